@@ -1,0 +1,85 @@
+"""Brute force: enumerate every assignment of a schedule's parameters, keep the best legal one.
+
+A depth-first walk over the parameters in their declared order; each constraint is checked as soon as all
+its variables are bound (pruning whole subtrees), the latency at every legal leaf. No bounding on the
+objective: this is the exhaustive reference that CP-SAT's optimum is compared with.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from loom_explorer.model.expr import compile_python, python_source, variables
+from loom_explorer.model.schedule import Constraint, SymbolicSchedule
+
+
+@dataclass(frozen=True, slots=True)
+class BruteResult:
+    best_values: dict[str, int] | None
+    best_latency_cycles: int | None
+    legal_points: int
+    visited_nodes: int
+    complete: bool
+    seconds: float
+
+
+def _check_source(c: Constraint) -> str:
+    lhs, rhs = python_source(c.lhs), python_source(c.rhs)
+    if c.kind == "le":
+        return f"{lhs} <= {rhs}"
+    if c.kind == "ge":
+        return f"{lhs} >= {rhs}"
+    if c.kind == "eq":
+        return f"{lhs} == {rhs}"
+    return f"({lhs} > 0 and {rhs} % {lhs} == 0)"
+
+
+def space_size(schedule: SymbolicSchedule) -> int:
+    n = 1
+    for p in schedule.params:
+        n *= len(p.values)
+    return n
+
+
+def brute_force(schedule: SymbolicSchedule, pins: dict[str, int] | None = None,
+                time_limit_seconds: float | None = None) -> BruteResult:
+    pins = pins or {}
+    params = list(schedule.params)
+    order = [p.name for p in params]
+    checks: list[list] = [[] for _ in params]  # type: ignore[type-arg]
+    for c in schedule.constraints:
+        depth = max((order.index(n) for n in variables(c.lhs) | variables(c.rhs)), default=0)
+        checks[depth].append(eval(f"lambda v: {_check_source(c)}"))  # noqa: S307 - our own tree
+    latency = compile_python(schedule.latency)
+    domains = [(p.name, (pins[p.name],) if p.name in pins else p.values) for p in params]
+    start = time.perf_counter()
+    deadline = start + time_limit_seconds if time_limit_seconds else None
+    state = {"best": None, "lat": None, "legal": 0, "nodes": 0, "stopped": False}
+    values: dict[str, int] = {}
+    last = len(domains) - 1
+
+    def walk(i: int) -> None:
+        name, domain = domains[i]
+        for value in domain:
+            state["nodes"] += 1
+            if deadline is not None and state["nodes"] % 4096 == 0 and time.perf_counter() > deadline:
+                state["stopped"] = True
+                return
+            values[name] = value
+            if not all(check(values) for check in checks[i]):
+                continue
+            if i == last:
+                state["legal"] += 1
+                lat = latency(values)
+                if state["lat"] is None or lat < state["lat"]:
+                    state["lat"], state["best"] = lat, dict(values)
+            else:
+                walk(i + 1)
+                if state["stopped"]:
+                    return
+
+    walk(0)
+    return BruteResult(best_values=state["best"], best_latency_cycles=state["lat"],  # type: ignore[arg-type]
+                       legal_points=state["legal"], visited_nodes=state["nodes"],  # type: ignore[arg-type]
+                       complete=not state["stopped"], seconds=time.perf_counter() - start)

@@ -1,0 +1,67 @@
+"""L1 capacity: the circular buffers of one core fit the usable L1.
+
+    sum of buffers <= L1_usable
+
+with (tile counts times the bytes per tile of each tensor's data format):
+
+    in0    in0_buffer_depth * out_block_h * in0_block_w
+    in1    in1_buffer_depth * in0_block_w * out_block_w
+    out    out_block_h * out_block_w              (per_core_B*per_core_M*per_core_N when out lives in L1)
+    interm out_block_h * out_block_w fp32 tiles  (only with fp32 accumulation into a non-fp32 output;
+                                                  otherwise partials share the out buffer, as in TTNN)
+    bias   per_core_N tiles                      (when the bias is on)
+    shard  per_core_B*per_core_M*per_core_K (in0) / per_core_B*per_core_K*per_core_N (in1), for an input
+           that already lives in L1
+    gather out_block_h * out_block_w partial tiles (split-K: partials arriving from other cores)
+"""
+
+from __future__ import annotations
+
+from loom_explorer.hardware.schema import DataFormat
+from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.expr import Expr, const, mul, total
+from loom_explorer.model.quantities import Quantities
+from loom_explorer.model.schedule import Constraint, L1Buffer
+from loom_explorer.problem import Placement
+
+
+def l1_buffers(q: Quantities) -> list[L1Buffer]:
+    a, b = q.inputs
+    out = q.con.matmul.out
+    buffers = [
+        L1Buffer(a, mul(q.depth[a], q.block_tiles(a), q.tile_bytes(a)), f"{a} circular buffer"),
+        L1Buffer(b, mul(q.depth[b], q.block_tiles(b), q.tile_bytes(b)), f"{b} circular buffer"),
+    ]
+    if q.problem.placement(out) is Placement.l1:
+        out_tiles: Expr = mul(q.pb, q.pm, q.pn)
+        out_text = "output shard (out lives in L1)"
+    else:
+        out_tiles = mul(q.out_block_h, q.out_block_w)
+        out_text = "output block"
+    buffers.append(L1Buffer(out, mul(out_tiles, q.tile_bytes(out)), out_text))
+    if q.problem.fp32_acc and q.fmt(out) is not DataFormat.float32:
+        buffers.append(L1Buffer("interm", mul(q.out_block_h, q.out_block_w, q.hw.tile_bytes[DataFormat.float32]),
+                                "fp32 partial sums"))
+    for t in q.problem.program.inputs:
+        if t.name in (a, b) or not q.problem.is_enabled(t.name):
+            continue
+        # auxiliary inputs (bias) are held for the core's N range
+        buffers.append(L1Buffer(t.name, mul(q.pn, q.tile_bytes(t.name)), f"{t.name} for per_core_N columns"))
+    for t, shard in ((a, mul(q.pb, q.pm, q.pk)), (b, mul(q.pb, q.pk, q.pn))):
+        if q.problem.placement(t) is Placement.l1 or q.candidate.comm(t) is Comm.local:
+            buffers.append(L1Buffer(f"{t}_shard", mul(shard, q.tile_bytes(t)), f"{t} resident shard"))
+    if q.candidate.gather_axis:
+        buffers.append(L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes),
+                                "split-K partial sums received"))
+    return buffers
+
+
+def l1_bytes(q: Quantities) -> Expr:
+    return total(b.bytes_expr for b in l1_buffers(q))
+
+
+def l1_capacity(q: Quantities) -> list[Constraint]:
+    return [
+        Constraint("l1_capacity", "l1_capacity", "le", l1_bytes(q), const(q.hw.l1.usable_bytes),
+                   "needs {lhs:,} B of L1 per core, {rhs:,} B usable"),
+    ]

@@ -1,0 +1,426 @@
+"""Symbolic integer expressions: one tree, three interpreters.
+
+Every latency term and every constraint side of a schedule is an :class:`Expr`. The same tree is
+
+* evaluated on plain Python integers (:func:`evaluate`) by the referee and the brute-force enumerator,
+* compiled to CP-SAT (:class:`loom_explorer.solve.cpsat.CpCompiler`) by the solver, and
+* described as text (:func:`describe`) for the docs, the CLI and the app,
+
+so the solver, the referee and the picture cannot drift apart.
+
+All values are integers (cycles, bytes, tiles). Division is exact integer division: ``CeilDiv(a, b)`` is
+``ceil(a / b)`` for ``b > 0`` and ``FloorDiv(a, b)`` is ``floor(a / b)``; rates that are not integers
+(e.g. 22.2 bytes/cycle) are written as ``CeilDiv(bytes * 10, 222)`` by :func:`ceil_rate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import reduce
+from typing import Iterable, Mapping, Union
+
+ExprLike = Union["Expr", int]
+
+
+class Expr:
+    """Base class of expression nodes; arithmetic operators build new nodes."""
+
+    __slots__ = ()
+
+    def __add__(self, other: ExprLike) -> Expr:
+        return add(self, other)
+
+    def __radd__(self, other: ExprLike) -> Expr:
+        return add(other, self)
+
+    def __sub__(self, other: ExprLike) -> Expr:
+        return add(self, mul(-1, other))
+
+    def __rsub__(self, other: ExprLike) -> Expr:
+        return add(other, mul(-1, self))
+
+    def __mul__(self, other: ExprLike) -> Expr:
+        return mul(self, other)
+
+    def __rmul__(self, other: ExprLike) -> Expr:
+        return mul(other, self)
+
+    def __str__(self) -> str:
+        return describe(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class Var(Expr):
+    """An integer unknown with a finite, sorted domain (a schedule parameter or an auxiliary)."""
+
+    name: str
+    values: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValueError(f"variable {self.name!r} has an empty domain")
+
+
+@dataclass(frozen=True, slots=True)
+class Sum(Expr):
+    terms: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Prod(Expr):
+    factors: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CeilDiv(Expr):
+    num: Expr
+    den: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class FloorDiv(Expr):
+    num: Expr
+    den: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Max(Expr):
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Min(Expr):
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Select(Expr):
+    """``table[key]``: a constant looked up by the value of a variable (every domain value listed)."""
+
+    key: Var
+    table: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Choice(Expr):
+    """``if_true`` when the 0/1 variable ``cond`` is 1, else ``if_false``."""
+
+    cond: Var
+    if_true: Expr
+    if_false: Expr
+
+
+def const(value: ExprLike) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expressions take integers, got {value!r}")
+    return Const(value)
+
+
+def add(*operands: ExprLike) -> Expr:
+    """Sum with constants folded and nested sums flattened."""
+    terms: list[Expr] = []
+    total = 0
+    for op in operands:
+        e = const(op)
+        parts = e.terms if isinstance(e, Sum) else (e,)
+        for p in parts:
+            if isinstance(p, Const):
+                total += p.value
+            else:
+                terms.append(p)
+    if total:
+        terms.append(Const(total))
+    if not terms:
+        return Const(0)
+    return terms[0] if len(terms) == 1 else Sum(tuple(terms))
+
+
+def total(operands: Iterable[ExprLike]) -> Expr:
+    return add(*operands)
+
+
+def mul(*operands: ExprLike) -> Expr:
+    """Product with constants folded (a zero constant gives zero) and nested products flattened."""
+    factors: list[Expr] = []
+    coeff = 1
+    for op in operands:
+        e = const(op)
+        parts = e.factors if isinstance(e, Prod) else (e,)
+        for p in parts:
+            if isinstance(p, Const):
+                coeff *= p.value
+            else:
+                factors.append(p)
+    if coeff == 0 or not factors:
+        return Const(coeff)
+    if coeff != 1:
+        factors.insert(0, Const(coeff))
+    return factors[0] if len(factors) == 1 else Prod(tuple(factors))
+
+
+def ceil_div(num: ExprLike, den: ExprLike) -> Expr:
+    n, d = const(num), const(den)
+    if isinstance(d, Const):
+        if d.value <= 0:
+            raise ValueError("ceil_div needs a positive divisor")
+        if d.value == 1:
+            return n
+        if isinstance(n, Const):
+            return Const(-(-n.value // d.value))
+    return CeilDiv(n, d)
+
+
+def floor_div(num: ExprLike, den: ExprLike) -> Expr:
+    n, d = const(num), const(den)
+    if isinstance(d, Const):
+        if d.value <= 0:
+            raise ValueError("floor_div needs a positive divisor")
+        if d.value == 1:
+            return n
+        if isinstance(n, Const):
+            return Const(n.value // d.value)
+    return FloorDiv(n, d)
+
+
+def ceil_rate(amount: ExprLike, rate: float | Fraction, max_denominator: int = 1000) -> Expr:
+    """``ceil(amount / rate)`` for a positive rational rate (e.g. bytes over bytes/cycle -> cycles)."""
+    frac = Fraction(rate).limit_denominator(max_denominator)
+    if frac <= 0:
+        raise ValueError(f"rate must be positive, got {rate}")
+    return ceil_div(mul(amount, frac.denominator), frac.numerator)
+
+
+def maximum(*args: ExprLike) -> Expr:
+    items = _dedupe(const(a) for a in args)
+    consts = [a.value for a in items if isinstance(a, Const)]
+    rest = [a for a in items if not isinstance(a, Const)]
+    if consts:
+        rest.append(Const(max(consts)))
+    return rest[0] if len(rest) == 1 else Max(tuple(rest))
+
+
+def minimum(*args: ExprLike) -> Expr:
+    items = _dedupe(const(a) for a in args)
+    consts = [a.value for a in items if isinstance(a, Const)]
+    rest = [a for a in items if not isinstance(a, Const)]
+    if consts:
+        rest.append(Const(min(consts)))
+    return rest[0] if len(rest) == 1 else Min(tuple(rest))
+
+
+def select(key: Var, table: Mapping[int, int]) -> Expr:
+    missing = [v for v in key.values if v not in table]
+    if missing:
+        raise ValueError(f"select on {key.name} lacks entries for {missing}")
+    values = {table[v] for v in key.values}
+    if len(values) == 1:
+        return Const(values.pop())
+    return Select(key, tuple((v, table[v]) for v in key.values))
+
+
+def choice(cond: Var, if_true: ExprLike, if_false: ExprLike) -> Expr:
+    if set(cond.values) - {0, 1}:
+        raise ValueError(f"choice needs a 0/1 variable, {cond.name} has {cond.values}")
+    t, f = const(if_true), const(if_false)
+    if t == f:
+        return t
+    return Choice(cond, t, f)
+
+
+def _dedupe(items: Iterable[Expr]) -> list[Expr]:
+    out: list[Expr] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+# --------------------------------------------------------------------------------------- interpreters
+
+
+def evaluate(expr: Expr, values: Mapping[str, int]) -> int:
+    """The value of ``expr`` for an assignment of every variable it mentions (plain Python ints)."""
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, Var):
+        try:
+            return values[expr.name]
+        except KeyError:
+            raise KeyError(f"no value for variable {expr.name!r}") from None
+    if isinstance(expr, Sum):
+        return sum(evaluate(t, values) for t in expr.terms)
+    if isinstance(expr, Prod):
+        return reduce(lambda a, b: a * b, (evaluate(f, values) for f in expr.factors), 1)
+    if isinstance(expr, CeilDiv):
+        den = evaluate(expr.den, values)
+        if den <= 0:
+            raise ZeroDivisionError(f"divisor {describe(expr.den)} = {den}")
+        return -(-evaluate(expr.num, values) // den)
+    if isinstance(expr, FloorDiv):
+        den = evaluate(expr.den, values)
+        if den <= 0:
+            raise ZeroDivisionError(f"divisor {describe(expr.den)} = {den}")
+        return evaluate(expr.num, values) // den
+    if isinstance(expr, Max):
+        return max(evaluate(a, values) for a in expr.args)
+    if isinstance(expr, Min):
+        return min(evaluate(a, values) for a in expr.args)
+    if isinstance(expr, Select):
+        key = evaluate(expr.key, values)
+        for k, v in expr.table:
+            if k == key:
+                return v
+        raise KeyError(f"{expr.key.name}={key} is outside its table")
+    if isinstance(expr, Choice):
+        return evaluate(expr.if_true if evaluate(expr.cond, values) else expr.if_false, values)
+    raise TypeError(f"unknown expression node {type(expr).__name__}")
+
+
+def bounds(expr: Expr) -> tuple[int, int]:
+    """Interval ``(lo, hi)`` that contains every value of ``expr`` over its variables' domains."""
+    if isinstance(expr, Const):
+        return expr.value, expr.value
+    if isinstance(expr, Var):
+        return expr.values[0], expr.values[-1]
+    if isinstance(expr, Sum):
+        bs = [bounds(t) for t in expr.terms]
+        return sum(b[0] for b in bs), sum(b[1] for b in bs)
+    if isinstance(expr, Prod):
+        lo, hi = 1, 1
+        for f in expr.factors:
+            flo, fhi = bounds(f)
+            corners = (lo * flo, lo * fhi, hi * flo, hi * fhi)
+            lo, hi = min(corners), max(corners)
+        return lo, hi
+    if isinstance(expr, (CeilDiv, FloorDiv)):
+        nlo, nhi = bounds(expr.num)
+        dlo, dhi = bounds(expr.den)
+        dlo = max(dlo, 1)
+        if nlo < 0:
+            raise ValueError(f"division of a possibly negative numerator: {describe(expr)}")
+        rnd = (lambda a, b: -(-a // b)) if isinstance(expr, CeilDiv) else (lambda a, b: a // b)
+        return rnd(nlo, dhi), rnd(nhi, dlo)
+    if isinstance(expr, Max):
+        bs = [bounds(a) for a in expr.args]
+        return max(b[0] for b in bs), max(b[1] for b in bs)
+    if isinstance(expr, Min):
+        bs = [bounds(a) for a in expr.args]
+        return min(b[0] for b in bs), min(b[1] for b in bs)
+    if isinstance(expr, Select):
+        vals = [v for _, v in expr.table]
+        return min(vals), max(vals)
+    if isinstance(expr, Choice):
+        (a, b), (c, d) = bounds(expr.if_true), bounds(expr.if_false)
+        return min(a, c), max(b, d)
+    raise TypeError(f"unknown expression node {type(expr).__name__}")
+
+
+def variables(expr: Expr) -> frozenset[str]:
+    """Names of every variable the expression mentions."""
+    return frozenset(v.name for v in _vars(expr))
+
+
+def variable_nodes(expr: Expr) -> dict[str, Var]:
+    return {v.name: v for v in _vars(expr)}
+
+
+def _vars(expr: Expr) -> Iterable[Var]:
+    if isinstance(expr, Var):
+        yield expr
+    elif isinstance(expr, (Sum,)):
+        for t in expr.terms:
+            yield from _vars(t)
+    elif isinstance(expr, Prod):
+        for t in expr.factors:
+            yield from _vars(t)
+    elif isinstance(expr, (CeilDiv, FloorDiv)):
+        yield from _vars(expr.num)
+        yield from _vars(expr.den)
+    elif isinstance(expr, (Max, Min)):
+        for t in expr.args:
+            yield from _vars(t)
+    elif isinstance(expr, Select):
+        yield expr.key
+    elif isinstance(expr, Choice):
+        yield expr.cond
+        yield from _vars(expr.if_true)
+        yield from _vars(expr.if_false)
+
+
+def describe(expr: Expr) -> str:
+    """Readable infix text, e.g. ``max(T_mm, ceil(in0_block_w * 4096 / 22))``."""
+    return _describe(expr, 0)
+
+
+def _describe(expr: Expr, prec: int) -> str:
+    # precedence: 0 top, 1 sum, 2 product
+    if isinstance(expr, Const):
+        return f"{expr.value}" if expr.value >= 0 or prec == 0 else f"({expr.value})"
+    if isinstance(expr, Var):
+        return expr.name
+    if isinstance(expr, Sum):
+        text = ""
+        for i, t in enumerate(expr.terms):
+            if isinstance(t, Prod) and isinstance(t.factors[0], Const) and t.factors[0].value < 0:
+                neg = mul(-t.factors[0].value, *t.factors[1:])
+                text += f" - {_describe(neg, 2)}" if i else f"-{_describe(neg, 2)}"
+            elif isinstance(t, Const) and t.value < 0 and i:
+                text += f" - {-t.value}"
+            else:
+                text += (" + " if i else "") + _describe(t, 1)
+        return f"({text})" if prec > 1 else text
+    if isinstance(expr, Prod):
+        text = "*".join(_describe(f, 2) for f in expr.factors)
+        return text
+    if isinstance(expr, CeilDiv):
+        return f"ceil({_describe(expr.num, 2)} / {_describe(expr.den, 2)})"
+    if isinstance(expr, FloorDiv):
+        return f"floor({_describe(expr.num, 2)} / {_describe(expr.den, 2)})"
+    if isinstance(expr, Max):
+        return "max(" + ", ".join(_describe(a, 0) for a in expr.args) + ")"
+    if isinstance(expr, Min):
+        return "min(" + ", ".join(_describe(a, 0) for a in expr.args) + ")"
+    if isinstance(expr, Select):
+        cases = ", ".join(f"{k}: {v}" for k, v in expr.table)
+        return f"{expr.key.name}->{{{cases}}}"
+    if isinstance(expr, Choice):
+        return (f"({expr.cond.name} ? {_describe(expr.if_true, 0)} : {_describe(expr.if_false, 0)})")
+    raise TypeError(f"unknown expression node {type(expr).__name__}")
+
+
+def python_source(expr: Expr) -> str:
+    """Python source of ``expr`` over a mapping ``v`` of variable values (same semantics as evaluate)."""
+    if isinstance(expr, Const):
+        return repr(expr.value)
+    if isinstance(expr, Var):
+        return f"v[{expr.name!r}]"
+    if isinstance(expr, Sum):
+        return "(" + " + ".join(python_source(t) for t in expr.terms) + ")"
+    if isinstance(expr, Prod):
+        return "(" + " * ".join(python_source(f) for f in expr.factors) + ")"
+    if isinstance(expr, CeilDiv):
+        return f"(-(-{python_source(expr.num)} // {python_source(expr.den)}))"
+    if isinstance(expr, FloorDiv):
+        return f"({python_source(expr.num)} // {python_source(expr.den)})"
+    if isinstance(expr, (Max, Min)):
+        fn = "max" if isinstance(expr, Max) else "min"
+        return f"{fn}(" + ", ".join(python_source(a) for a in expr.args) + ")"
+    if isinstance(expr, Select):
+        return f"{dict(expr.table)!r}[v[{expr.key.name!r}]]"
+    if isinstance(expr, Choice):
+        return (f"({python_source(expr.if_true)} if v[{expr.cond.name!r}] "
+                f"else {python_source(expr.if_false)})")
+    raise TypeError(f"unknown expression node {type(expr).__name__}")
+
+
+def compile_python(expr: Expr):  # type: ignore[no-untyped-def]
+    """A fast Python function ``f(values) -> int`` equal to ``evaluate(expr, values)``."""
+    return eval(f"lambda v: {python_source(expr)}")  # noqa: S307 - source generated from our own tree

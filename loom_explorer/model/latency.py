@@ -1,0 +1,211 @@
+"""Latency of a contraction candidate on its slowest core, in cycles, as named terms.
+
+Per input ``X`` and K step (one block of ``t_X`` tiles, ``B_X = t_X * bytes_per_tile``):
+
+    read_X  = ceil(B_X / r_core) + L_read(depth_X)     if X is read from DRAM (by this core or its sender)
+    mcast_X = ceil(B_X / w_mcast) + h*(n_axis - 1) + o_mc   if X is multicast (n_axis cores on its axis;
+                                                            (grid_x-1)+(grid_y-1) hops for a 2-D multicast)
+    dm_X    = read_X + mcast_X        (the sender reads, then multicasts; receivers wait for it)
+
+with ``L_read(1) = L_read(2) = L`` and ``L_read(3) = ceil(L/2)`` (two reads in flight hide half of it).
+All DRAM readers share the chip: ``chip = ceil(sum_X readers_X * B_X / R_chip)`` per step, where
+``readers_X`` is the number of cores reading ``X`` (all cores, one per row/column, or one).
+
+Compute of one K step of an output block (packer L1 accumulation, one pack per tile per step):
+
+    mm = out_block_h*out_block_w*(in0_block_w*c_f + c_pack) + (out_block_h/sh)*(out_block_w/sw)*o_sub
+
+Overlap: a double/triple-buffered input hides behind the step, a single-buffered one adds to it:
+
+    step = max(mm + sum_{X: depth_X = 1} dm_X,  dm_in0,  dm_in1,  chip)
+
+Whole kernel (n_out output blocks per core, n_k K steps per block):
+
+    T = launch + fill + n_out*(n_k*step + epilogue + write_back) + gather + reduce + final_write
+
+    fill        = max_X dm_X (+ the bias read), the first blocks before any compute
+    epilogue    = out_block_h*out_block_w*(c_eltwise [bias] + c_sfpu(act) [activation])
+    write_back  = ceil(out_block_h*out_block_w*bytes_out / w_core) + L_write   (out in DRAM, no split-K)
+    gather      = ceil((s-1)*P / w_unicast) + h*(s-1) + L_tx     (split-K over s cores, P partial bytes)
+    reduce      = (s-1)*per_core tiles*c_eltwise
+    final_write = ceil(per_core tiles*bytes_out / w_core) + L_write    (split-K, out in DRAM)
+"""
+
+from __future__ import annotations
+
+from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.expr import (
+    Const,
+    Expr,
+    ceil_div,
+    ceil_rate,
+    const,
+    maximum,
+    mul,
+    select,
+    total,
+)
+from loom_explorer.model.quantities import Quantities
+from loom_explorer.model.schedule import LatencyTerm
+from loom_explorer.problem import Placement
+
+
+def _read_latency(q: Quantities, tensor: str) -> Expr:
+    lat = q.hw.dram.read_latency_cycles
+    return select(q.depth[tensor], {1: lat, 2: lat, 3: -(-lat // 2)})
+
+
+def block_bytes(q: Quantities, tensor: str) -> Expr:
+    return mul(q.block_tiles(tensor), q.tile_bytes(tensor))
+
+
+def reads_dram(q: Quantities, tensor: str) -> bool:
+    return q.candidate.comm(tensor) is not Comm.local and q.problem.placement(tensor) is Placement.dram
+
+
+def read_cycles(q: Quantities, tensor: str) -> Expr:
+    if not reads_dram(q, tensor):
+        return const(0)
+    return ceil_rate(block_bytes(q, tensor), q.hw.dram.core_read_bytes_per_cycle) + _read_latency(q, tensor)
+
+
+def multicast_cycles(q: Quantities, tensor: str) -> Expr:
+    comm = q.candidate.comm(tensor)
+    noc = q.hw.noc
+    if comm.axis is None:
+        return const(0)
+    if comm is Comm.mcast_xy:
+        hops = q.grid_x + q.grid_y - 2
+    else:
+        hops = q.axis_cores(comm.axis) - 1
+    return (ceil_rate(block_bytes(q, tensor), noc.multicast_bytes_per_cycle)
+            + mul(noc.hop_latency_cycles, hops) + noc.multicast_handshake_cycles)
+
+
+def dram_readers(q: Quantities, tensor: str) -> Expr:
+    """Cores that read ``tensor`` from DRAM at every K step."""
+    if not reads_dram(q, tensor):
+        return const(0)
+    comm = q.candidate.comm(tensor)
+    if comm is Comm.dram:
+        return q.cores
+    if comm is Comm.mcast_x:
+        return q.grid_y
+    if comm is Comm.mcast_y:
+        return q.grid_x
+    return const(1)
+
+
+def data_movement_cycles(q: Quantities, tensor: str) -> Expr:
+    return read_cycles(q, tensor) + multicast_cycles(q, tensor)
+
+
+def compute_step_cycles(q: Quantities) -> Expr:
+    c = q.hw.compute
+    bh, bw = q.out_block_h, q.out_block_w
+    subblocks = mul(ceil_div(bh, q.out_subblock_h), ceil_div(bw, q.out_subblock_w))
+    mm_per_tile = mul(q.in0_block_w, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles
+    return mul(bh, bw, mm_per_tile) + mul(subblocks, c.subblock_overhead_cycles)
+
+
+def step_cycles(q: Quantities) -> Expr:
+    dm = {t: data_movement_cycles(q, t) for t in q.inputs}
+    exposed = total(mul(select(q.depth[t], {1: 1, 2: 0, 3: 0}), dm[t]) for t in q.inputs
+                    if not (isinstance(dm[t], Const) and dm[t].value == 0))
+    chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in q.inputs)
+    chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
+    return maximum(compute_step_cycles(q) + exposed, *dm.values(), chip)
+
+
+def epilogue_cycles(q: Quantities) -> Expr:
+    c = q.hw.compute
+    per_tile = 0
+    for op in q.con.epilogue:
+        if op.operand is not None and not q.problem.is_enabled(op.operand):
+            continue
+        if op.op == "activation":
+            if q.problem.activation is None:
+                continue
+            per_tile += c.sfpu_tile_cycles[q.problem.activation]
+        elif op.unit == "fpu":
+            per_tile += c.eltwise_tile_cycles
+        else:
+            per_tile += c.sfpu_tile_cycles[op.op]
+    return mul(q.out_block_h, q.out_block_w, per_tile)
+
+
+def _writes_dram(q: Quantities) -> bool:
+    return q.problem.placement(q.con.matmul.out) is Placement.dram
+
+
+def write_cycles(q: Quantities, tiles: Expr) -> Expr:
+    if not _writes_dram(q):
+        return const(0)
+    out = q.con.matmul.out
+    return ceil_rate(mul(tiles, q.tile_bytes(out)), q.hw.dram.core_write_bytes_per_cycle) + \
+        q.hw.dram.write_latency_cycles
+
+
+def fill_cycles(q: Quantities) -> Expr:
+    first = maximum(*(data_movement_cycles(q, t) for t in q.inputs))
+    aux = [t.name for t in q.problem.program.inputs if t.name not in q.inputs and q.problem.is_enabled(t.name)]
+    extra = total(ceil_rate(mul(q.pn, q.tile_bytes(t)), q.hw.dram.core_read_bytes_per_cycle)
+                  + q.hw.dram.read_latency_cycles for t in aux)
+    return first + extra
+
+
+def latency_terms(q: Quantities) -> tuple[Expr, list[LatencyTerm], Expr]:
+    """The objective (compact form for the solver), its breakdown (terms that sum to it) and a lower bound.
+
+    The lower bound replaces the K-step loop ``n_out*n_k*step`` by its compute floor
+    ``per_core_B*per_core_M*per_core_N*(per_core_K*c_f + c_pack)`` (valid because ``step >= mm`` and
+    ``n_k >= 1``). It is redundant, but it tells the solver early what a grid/per-core choice costs at
+    least, which is what makes proving optimality fast.
+    """
+    c = q.hw.compute
+    n_out = q.out_blocks
+    n_k = q.k_blocks
+    step = step_cycles(q)
+    mm = compute_step_cycles(q)
+    epi = epilogue_cycles(q)
+    split = q.candidate.gather_axis is not None
+    wb_block = const(0) if split else write_cycles(q, mul(q.out_block_h, q.out_block_w))
+    fill = fill_cycles(q)
+    tail: list[tuple[str, Expr, str]] = []
+    if split:
+        s = q.axis_cores(q.candidate.gather_axis)  # type: ignore[arg-type]
+        partial_tiles = mul(q.pb, q.pm, q.pn)
+        noc = q.hw.noc
+        gather = (ceil_rate(mul(s - 1, partial_tiles, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)
+                  + mul(noc.hop_latency_cycles, s - 1) + noc.transaction_latency_cycles)
+        tail = [
+            ("gather", gather, "split-K partial sums sent L1-to-L1 to the reducing core"),
+            ("reduce", mul(s - 1, partial_tiles, c.eltwise_tile_cycles), "adding the partial sums"),
+            ("write_back", write_cycles(q, partial_tiles), "reduced output written to DRAM"),
+        ]
+    objective = total([
+        c.kernel_launch_cycles, fill, mul(n_out, mul(n_k, step) + epi + wb_block), *(e for _, e, _ in tail)
+    ])
+    terms = [
+        LatencyTerm("launch", const(c.kernel_launch_cycles), "fixed per-op launch on the device"),
+        LatencyTerm("fill", fill, "first blocks loaded before any compute"),
+        LatencyTerm("compute", mul(n_out, n_k, mm), "tile matmuls, packing and sub-block overhead"),
+        LatencyTerm("data_movement", mul(n_out, n_k, step - mm),
+                    "K steps where reads/multicasts (or shared DRAM bandwidth) outlast compute"),
+        LatencyTerm("epilogue", mul(n_out, epi), "bias and activation per output tile"),
+    ]
+    if split:
+        terms += [LatencyTerm(n, e, d) for n, e, d in tail]
+    else:
+        terms.append(LatencyTerm("write_back", mul(n_out, wb_block), "output blocks written to DRAM"))
+    floor = mul(q.pb, q.pm, q.pn,
+                mul(q.pk, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles)
+    lower_bound = total([c.kernel_launch_cycles, fill, floor, mul(n_out, epi + wb_block),
+                         *(e for _, e, _ in tail)])
+    return objective, terms, lower_bound
+
+
+def dram_read_bytes(q: Quantities) -> Expr:
+    """Bytes one K step reads from DRAM over the whole chip, times the steps of the slowest core."""
+    per_step = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in q.inputs)
+    return mul(q.out_blocks, q.k_blocks, per_step)

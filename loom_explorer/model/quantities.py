@@ -1,0 +1,178 @@
+"""The parameters of a contraction candidate and the quantities derived from them.
+
+Notation (all counts in 32x32 tiles; ``E_d`` is dimension ``d``'s extent):
+
+* ``grid_x``, ``grid_y``: columns and rows of cores used;
+* ``per_core_d``: extent of ``d`` handled by one core (``E_d`` when ``d`` is on no grid axis);
+* ``out_block_h | per_core_M``, ``out_block_w | per_core_N``: output block; ``in0_block_w | per_core_K``;
+* ``out_subblock_h | out_block_h``, ``out_subblock_w | out_block_w``: Dst sub-block;
+* ``in0_buffer_depth``, ``in1_buffer_depth`` in {1, 2, 3}: blocks each input circular buffer holds.
+
+The slowest core handles full per-core extents, so every latency term is written for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom_explorer.hardware.schema import DataFormat, HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.expr import Const, Expr, Var, ceil_div, floor_div, mul, select
+from loom_explorer.model.schedule import Param
+from loom_explorer.problem import Problem
+from loom_explorer.program.contraction import Contraction, analyse_contraction
+
+BUFFER_DEPTHS = (1, 2, 3)
+
+
+@dataclass(frozen=True, eq=False)
+class Quantities:
+    hw: HardwareSpec
+    problem: Problem
+    candidate: Candidate
+    con: Contraction
+    params: tuple[Param, ...]
+    grid_x: Var
+    grid_y: Var
+    per_core: dict[str, Var]
+    out_block_h: Var
+    out_block_w: Var
+    in0_block_w: Var
+    out_subblock_h: Var
+    out_subblock_w: Var
+    depth: dict[str, Var]  # input tensor -> buffer depth
+
+    # ---------------------------------------------------------------- extents
+    def extent(self, dim: str) -> int:
+        return self.problem.tiles(dim)
+
+    @property
+    def pm(self) -> Var:
+        return self.per_core[self.con.m_dim]
+
+    @property
+    def pn(self) -> Var:
+        return self.per_core[self.con.n_dim]
+
+    @property
+    def pk(self) -> Var:
+        return self.per_core[self.con.k_dim]
+
+    @property
+    def pb(self) -> Expr:
+        """Batch indices per core (product over batch dims)."""
+        return mul(1, *(self.per_core[d] for d in self.con.batch_dims))
+
+    def axis_cores(self, axis: str) -> Expr:
+        """Cores along ``axis`` (``xy``: the cores of a 1-D layout that hold work)."""
+        if axis == "x":
+            return self.grid_x
+        if axis == "y":
+            return self.grid_y
+        return self.used_cores_1d
+
+    @property
+    def used_cores_1d(self) -> Expr:
+        dim = self.candidate.dim_on("xy")
+        assert dim is not None
+        return ceil_div(self.extent(dim), self.per_core[dim])
+
+    @property
+    def cores(self) -> Expr:
+        """Cores that hold work."""
+        if self.candidate.is_1d:
+            return self.used_cores_1d
+        return mul(self.grid_x, self.grid_y)
+
+    # ---------------------------------------------------------------- blocks
+    @property
+    def out_blocks(self) -> Expr:
+        """Output blocks per core: batch x (per_core_M/out_block_h) x (per_core_N/out_block_w)."""
+        return mul(self.pb, floor_div(self.pm, self.out_block_h), floor_div(self.pn, self.out_block_w))
+
+    @property
+    def k_blocks(self) -> Expr:
+        """K steps per output block: per_core_K / in0_block_w."""
+        if len(self.pk.values) == 1:
+            kt = self.pk.values[0]
+            return select(self.in0_block_w, {v: kt // v for v in self.in0_block_w.values})
+        return floor_div(self.pk, self.in0_block_w)
+
+    def block_tiles(self, tensor: str) -> Expr:
+        if tensor == self.con.matmul.a:
+            return mul(self.out_block_h, self.in0_block_w)
+        return mul(self.in0_block_w, self.out_block_w)
+
+    def fmt(self, tensor: str) -> DataFormat:
+        return self.problem.data_format(tensor)
+
+    def tile_bytes(self, tensor: str) -> int:
+        return self.hw.tile_bytes[self.fmt(tensor)]
+
+    @property
+    def acc_tile_bytes(self) -> int:
+        """Bytes of one partial-sum tile: fp32 with fp32 accumulation, else the output's format."""
+        if self.problem.fp32_acc:
+            return self.hw.tile_bytes[DataFormat.float32]
+        return self.tile_bytes(self.con.matmul.out)
+
+    @property
+    def dst_tiles(self) -> int:
+        c = self.hw.compute
+        return c.dst_tiles_fp32_acc if self.problem.fp32_acc else c.dst_tiles
+
+    @property
+    def inputs(self) -> tuple[str, str]:
+        return (self.con.matmul.a, self.con.matmul.b)
+
+
+def _divisors(n: int) -> tuple[int, ...]:
+    return tuple(d for d in range(1, n + 1) if n % d == 0)
+
+
+def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> Quantities:
+    con = analyse_contraction(problem.program)
+    params: list[Param] = []
+
+    def param(name: str, values: tuple[int, ...], description: str, unit: str) -> Var:
+        var = Var(name, tuple(sorted(set(values))))
+        params.append(Param(var, description, unit))
+        return var
+
+    used = {a for a, _ in candidate.axes}
+    uses_x = bool(used & {"x", "xy"})
+    uses_y = bool(used & {"y", "xy"})
+    gx = param("grid_x", tuple(range(1, hw.grid.columns + 1)) if uses_x else (1,),
+               "columns of cores used", "cores")
+    gy = param("grid_y", tuple(range(1, hw.grid.rows + 1)) if uses_y else (1,),
+               "rows of cores used", "cores")
+    per_core: dict[str, Var] = {}
+    for dim in (*con.batch_dims, con.m_dim, con.n_dim, con.k_dim):
+        extent = problem.tiles(dim)
+        on_grid = candidate.axis_of(dim) is not None
+        unit = "tiles" if problem.program.dim(dim).tile > 1 else "items"
+        per_core[dim] = param(
+            f"per_core_{dim}", tuple(range(1, extent + 1)) if on_grid else (extent,),
+            f"{dim} per core" + ("" if on_grid else f" (all of {dim}: not spread)"), unit,
+        )
+    mt, nt = problem.tiles(con.m_dim), problem.tiles(con.n_dim)
+    pk = per_core[con.k_dim]
+    kb_values = _divisors(pk.values[0]) if len(pk.values) == 1 else tuple(range(1, pk.values[-1] + 1))
+    kb = param("in0_block_w", kb_values, "K tiles per K step (in0 block width)", "tiles")
+    bh = param("out_block_h", tuple(range(1, mt + 1)), "output block height", "tiles")
+    bw = param("out_block_w", tuple(range(1, nt + 1)), "output block width", "tiles")
+    dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
+    sh = param("out_subblock_h", tuple(range(1, min(dst, mt) + 1)), "Dst sub-block height", "tiles")
+    sw = param("out_subblock_w", tuple(range(1, min(dst, nt) + 1)), "Dst sub-block width", "tiles")
+    depth = {
+        t: param(f"{t}_buffer_depth", BUFFER_DEPTHS, f"{t} circular buffer depth", "blocks")
+        for t in (con.matmul.a, con.matmul.b)
+    }
+    return Quantities(
+        hw=hw, problem=problem, candidate=candidate, con=con, params=tuple(params), grid_x=gx, grid_y=gy,
+        per_core=per_core, out_block_h=bh, out_block_w=bw, in0_block_w=kb, out_subblock_h=sh,
+        out_subblock_w=sw, depth=depth,
+    )
+
+
+__all__ = ["BUFFER_DEPTHS", "Const", "Quantities", "build_quantities"]

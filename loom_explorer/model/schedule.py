@@ -1,0 +1,128 @@
+"""The symbolic schedule of one candidate: parameters, named constraints, named latency terms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.expr import Expr, Var, describe, evaluate
+from loom_explorer.problem import Problem
+
+ConstraintKind = Literal["le", "ge", "eq", "divides"]
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A schedule parameter (TTNN's name where TTNN has the concept) and its finite domain."""
+
+    var: Var
+    description: str
+    unit: str
+
+    @property
+    def name(self) -> str:
+        return self.var.name
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        return self.var.values
+
+    @property
+    def fixed(self) -> bool:
+        return len(self.var.values) == 1
+
+    def domain_text(self) -> str:
+        v = self.values
+        if len(v) > 2 and v == tuple(range(v[0], v[-1] + 1)):
+            return f"{v[0]}..{v[-1]}"
+        if len(v) > 12:
+            return "{" + ", ".join(map(str, v[:6])) + ", ..., " + ", ".join(map(str, v[-3:])) + "}"
+        return "{" + ", ".join(map(str, v)) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """``lhs <= rhs`` / ``>=`` / ``==``, or ``lhs`` divides ``rhs``, named and grouped in a family.
+
+    ``message`` is a ``str.format`` template over ``lhs`` and ``rhs`` (their values) that says in words
+    what a violation means, e.g. ``"needs {lhs:,} B of L1 per core, {rhs:,} B usable"``.
+    """
+
+    name: str
+    family: str
+    kind: ConstraintKind
+    lhs: Expr
+    rhs: Expr
+    message: str
+
+    def values(self, values: dict[str, int]) -> tuple[int, int]:
+        return evaluate(self.lhs, values), evaluate(self.rhs, values)
+
+    def holds(self, values: dict[str, int]) -> bool:
+        lhs, rhs = self.values(values)
+        if self.kind == "le":
+            return lhs <= rhs
+        if self.kind == "ge":
+            return lhs >= rhs
+        if self.kind == "eq":
+            return lhs == rhs
+        return lhs > 0 and rhs % lhs == 0
+
+    def explain(self, values: dict[str, int]) -> str:
+        lhs, rhs = self.values(values)
+        return f"{self.name}: " + self.message.format(lhs=lhs, rhs=rhs)
+
+    def text(self) -> str:
+        op = {"le": "<=", "ge": ">=", "eq": "=="}.get(self.kind)
+        if op is None:
+            return f"{describe(self.rhs)} % {describe(self.lhs)} == 0"
+        return f"{describe(self.lhs)} {op} {describe(self.rhs)}"
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyTerm:
+    """A named share of the latency on the critical path; the terms of a schedule sum to its latency."""
+
+    name: str
+    expr: Expr
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class L1Buffer:
+    name: str
+    bytes_expr: Expr
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolicSchedule:
+    hardware: HardwareSpec
+    problem: Problem
+    candidate: Candidate
+    params: tuple[Param, ...]
+    constraints: tuple[Constraint, ...]
+    latency: Expr
+    latency_lower_bound: Expr
+    terms: tuple[LatencyTerm, ...]
+    l1_buffers: tuple[L1Buffer, ...]
+    l1_bytes: Expr
+    dram_read_bytes: Expr
+    flops: int
+    ideal_cycles: int
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.family for c in self.constraints))

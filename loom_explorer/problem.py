@@ -1,0 +1,124 @@
+"""What is being scheduled: a tile program with concrete extents, data formats and fidelity.
+
+``parse_shape("M=4096,K=4096,N=4096", program)`` turns the CLI's shape text into extents; every error
+names the key at fault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from loom_explorer.hardware.schema import DataFormat, Fidelity
+from loom_explorer.program.dsl import TileProgram
+
+
+class Placement(str, Enum):
+    """Where a tensor lives when the op starts (inputs) or ends (outputs)."""
+
+    dram = "dram"  # DRAM-interleaved (TTNN's default)
+    l1 = "l1"  # already sharded across the cores' L1 the way the candidate distributes it
+
+
+class ProblemError(ValueError):
+    """Bad problem input: shape, data format, placement or option."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    program: TileProgram
+    shape: tuple[tuple[str, int], ...]
+    formats: tuple[tuple[str, DataFormat], ...]
+    fidelity: Fidelity
+    fp32_acc: bool = False
+    placements: tuple[tuple[str, Placement], ...] = ()
+    enabled: frozenset[str] = field(default_factory=frozenset)
+    activation: str | None = None
+
+    def elements(self, dim: str) -> int:
+        return dict(self.shape)[dim]
+
+    def tiles(self, dim: str) -> int:
+        return self.program.dim(dim).tiles(self.elements(dim))
+
+    def data_format(self, tensor: str) -> DataFormat:
+        return dict(self.formats)[tensor]
+
+    def placement(self, tensor: str) -> Placement:
+        return dict(self.placements).get(tensor, Placement.dram)
+
+    def is_enabled(self, tensor: str) -> bool:
+        t = self.program.tensor(tensor)
+        return not t.optional or tensor in self.enabled
+
+    @property
+    def shape_text(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.shape)
+
+
+def parse_shape(text: str, program: TileProgram) -> tuple[tuple[str, int], ...]:
+    """``"M=4096,K=4096,N=4096"`` -> ``(("M", 4096), ("N", 4096), ("K", 4096))`` in the program's order."""
+    values: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise ProblemError(f"shape entry {part!r} is not KEY=VALUE")
+        key, _, raw = part.partition("=")
+        key = key.strip()
+        if key not in {d.name for d in program.dims}:
+            raise ProblemError(
+                f"shape key {key!r} is not a dimension of {program.name} "
+                f"(dimensions: {', '.join(d.name for d in program.dims)})"
+            )
+        if key in values:
+            raise ProblemError(f"shape key {key!r} given twice")
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ProblemError(f"shape {key}={raw!r} is not an integer") from None
+        if value <= 0:
+            raise ProblemError(f"shape {key}={value} must be positive")
+        values[key] = value
+    missing = [d.name for d in program.dims if d.name not in values]
+    if missing:
+        raise ProblemError(f"shape of {program.name} lacks {', '.join(missing)} (e.g. {_example(program)})")
+    return tuple((d.name, values[d.name]) for d in program.dims)
+
+
+def _example(program: TileProgram) -> str:
+    return ",".join(f"{d.name}={1024 if d.tile > 1 else 4}" for d in program.dims)
+
+
+def make_problem(
+    program: TileProgram,
+    shape: str | dict[str, int],
+    dtype: DataFormat = DataFormat.bfloat16,
+    fidelity: Fidelity = Fidelity.hifi2,
+    *,
+    formats: dict[str, DataFormat] | None = None,
+    placements: dict[str, Placement] | None = None,
+    fp32_acc: bool = False,
+    enabled: frozenset[str] | set[str] = frozenset(),
+    activation: str | None = None,
+) -> Problem:
+    """Build a :class:`Problem`, checking every tensor/option name against the program."""
+    shape_items = parse_shape(shape if isinstance(shape, str) else ",".join(f"{k}={v}" for k, v in shape.items()), program)
+    names = [t.name for t in program.tensors]
+    for label, mapping in (("format", formats or {}), ("placement", placements or {})):
+        unknown = [k for k in mapping if k not in names]
+        if unknown:
+            raise ProblemError(f"{label} names unknown tensors {unknown}; tensors: {', '.join(names)}")
+    optional = {t.name for t in program.tensors if t.optional}
+    bad = sorted(set(enabled) - optional)
+    if bad:
+        raise ProblemError(f"{program.name} has no optional tensor {bad}; optional: {sorted(optional) or 'none'}")
+    fmt = {t.name: (formats or {}).get(t.name, dtype) for t in program.tensors}
+    return Problem(
+        program=program,
+        shape=shape_items,
+        formats=tuple(fmt.items()),
+        fidelity=fidelity,
+        fp32_acc=fp32_acc,
+        placements=tuple((placements or {}).items()),
+        enabled=frozenset(enabled),
+        activation=activation,
+    )

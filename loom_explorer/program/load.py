@@ -1,0 +1,47 @@
+"""Load tile programs from ``kernels/*.py`` (shipped) or any Python file that defines ``PROGRAM``."""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib import resources
+from pathlib import Path
+
+from loom_explorer.program.dsl import TileProgram
+
+
+class KernelError(ValueError):
+    """A kernel that cannot be found or does not define a TileProgram."""
+
+
+def shipped_kernels_dir() -> Path:
+    packaged = Path(str(resources.files("loom_explorer"))) / "data" / "kernels"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "kernels"
+
+
+def list_kernels() -> list[str]:
+    return sorted(p.stem for p in shipped_kernels_dir().glob("*.py") if not p.name.startswith("_"))
+
+
+def load_program(name_or_path: str | Path) -> TileProgram:
+    text = str(name_or_path)
+    path = Path(text)
+    if not text.endswith(".py"):
+        path = shipped_kernels_dir() / f"{text}.py"
+        if not path.is_file():
+            raise KernelError(f"unknown kernel {text!r}; shipped: {', '.join(list_kernels())} (or give a .py path)")
+    elif not path.is_file():
+        raise KernelError(f"kernel file {text} does not exist")
+    spec = importlib.util.spec_from_file_location(f"loom_kernel_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise KernelError(f"cannot import kernel file {path}")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a user's kernel file may fail in any way; report it with the file name
+        raise KernelError(f"{path}: failed to import: {type(exc).__name__}: {exc}") from None
+    program = getattr(module, "PROGRAM", None)
+    if not isinstance(program, TileProgram):
+        raise KernelError(f"{path}: defines no PROGRAM = TileProgram(...)")
+    return program

@@ -1,0 +1,135 @@
+"""A symbolic schedule compiled once into a CP-SAT model, re-solved under different pins.
+
+Definitions (products, divisions, maxima) are always enforced; each named constraint is a restriction,
+optionally enforced only under a literal (the explanation model uses one literal per constraint). Pins
+are literals ``pin[name=value] => name == value`` passed as assumptions, so one compiled model serves
+every combination of pins.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from loom_explorer.model.expr import Const, Prod, Var, bounds
+from loom_explorer.model.schedule import Constraint, SymbolicSchedule
+from loom_explorer.solve.cpsat import CpCompiler
+
+
+def add_restriction(compiler: CpCompiler, c: Constraint, enforce: cp_model.IntVar | None = None) -> None:
+    """Add constraint ``c`` to the compiler's model, only under ``enforce`` when given."""
+    model = compiler.model
+    if c.kind == "divides":
+        if isinstance(c.rhs, Const) and all(c.rhs.value % v == 0 for v in bounds_values(c.lhs)):
+            return  # every value of the divisor's domain divides the constant: always true
+        lo, hi = bounds(c.rhs)
+        dlo, _ = bounds(c.lhs)
+        q = compiler.model.new_int_var(0, hi // max(dlo, 1), f"_q[{c.name}]")
+        prod = compiler.model.new_int_var(0, hi, f"_p[{c.name}]")
+        model.add_multiplication_equality(prod, [compiler.as_var(c.lhs), q])
+        ct = model.add(prod == compiler.linear(c.rhs))
+    else:
+        lhs, rhs = compiler.linear(c.lhs), compiler.linear(c.rhs)
+        ct = model.add(lhs <= rhs if c.kind == "le" else lhs >= rhs if c.kind == "ge" else lhs == rhs)
+    if enforce is not None:
+        ct.only_enforce_if(enforce)
+
+
+def bounds_values(expr: object) -> tuple[int, ...]:
+    if isinstance(expr, Var):
+        return expr.values
+    if isinstance(expr, Const):
+        return (expr.value,)
+    lo, hi = bounds(expr)  # type: ignore[arg-type]
+    return tuple(range(lo, hi + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class RawSolve:
+    status: str  # CP-SAT status name
+    values: dict[str, int] | None
+    objective: int | None
+    bound: int | None
+    seconds: float
+
+
+class CompiledSchedule:
+    """The optimisation model of one symbolic schedule; thread-safe re-solves under pins."""
+
+    def __init__(self, schedule: SymbolicSchedule, per_constraint_literals: bool = False) -> None:
+        self.schedule = schedule
+        self.model = cp_model.CpModel()
+        self.compiler = CpCompiler(self.model)
+        self.param_vars = {p.name: self.compiler.var(p.var) for p in schedule.params}
+        self.constraint_literals: dict[str, cp_model.IntVar] = {}
+        for c in schedule.constraints:
+            lit = None
+            if per_constraint_literals:
+                lit = self.model.new_bool_var(f"ct[{c.name}]")
+                self.constraint_literals[c.name] = lit
+            add_restriction(self.compiler, c, lit)
+        self.objective = self.compiler.linear(schedule.latency)
+        if not per_constraint_literals:
+            # redundant: a valid lower bound of the latency that propagates long before the products do
+            self.model.add(self.objective >= self.compiler.linear(schedule.latency_lower_bound))
+            self.model.minimize(self.objective)
+        self._pins: dict[tuple[str, int], cp_model.IntVar] = {}
+        self._lock = threading.Lock()
+
+    def pin_literal(self, name: str, value: int) -> cp_model.IntVar:
+        key = (name, value)
+        lit = self._pins.get(key)
+        if lit is None:
+            lit = self.model.new_bool_var(f"pin[{name}={value}]")
+            self.model.add(self.param_vars[name] == value).only_enforce_if(lit)
+            self._pins[key] = lit
+        return lit
+
+    def solve(
+        self,
+        pins: dict[str, int],
+        time_limit_seconds: float,
+        workers: int = 1,
+        seed: int = 0,
+        hint: dict[str, int] | None = None,
+        extra_assumptions: list[cp_model.IntVar] | None = None,
+    ) -> RawSolve:
+        with self._lock:
+            self.model.clear_assumptions()
+            literals = [self.pin_literal(n, v) for n, v in pins.items()] + list(extra_assumptions or [])
+            self.model.add_assumptions(literals)
+            self.model.clear_hints()
+            for name, value in (hint or {}).items():
+                if name in self.param_vars:
+                    self.model.add_hint(self.param_vars[name], value)
+            solver = cp_model.CpSolver()
+            solver.parameters.max_time_in_seconds = time_limit_seconds
+            solver.parameters.num_workers = workers
+            solver.parameters.random_seed = seed
+            start = time.perf_counter()
+            status = solver.solve(self.model)
+            seconds = time.perf_counter() - start
+            name = solver.status_name(status)
+            if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                values = {n: int(solver.value(v)) for n, v in self.param_vars.items()}
+                has_obj = self.model.has_objective()
+                return RawSolve(name, values, int(solver.objective_value) if has_obj else None,
+                                int(solver.best_objective_bound) if has_obj else None, seconds)
+            self._last_core = (
+                [int(i) for i in solver.sufficient_assumptions_for_infeasibility()]
+                if status == cp_model.INFEASIBLE else []
+            )
+            return RawSolve(name, None, None, None, seconds)
+
+    def last_core_indices(self) -> list[int]:
+        return list(getattr(self, "_last_core", []))
+
+
+def literal_index(lit: cp_model.IntVar) -> int:
+    return lit.index
+
+
+__all__ = ["CompiledSchedule", "Prod", "RawSolve", "add_restriction", "literal_index"]

@@ -1,0 +1,171 @@
+"""Compile :mod:`loom_explorer.model.expr` trees into a CP-SAT model.
+
+Linear nodes (sums, constant multiples) stay linear expressions. Every nonlinear node becomes one
+auxiliary integer variable whose bounds come from :func:`~loom_explorer.model.expr.bounds`, defined by
+one CP-SAT constraint (always enforced: definitions never take part in a conflict):
+
+* ``x*y``            -> ``AddMultiplicationEquality`` (products of more factors are chained pairwise)
+* ``ceil(n / c)``    -> ``c*q >= n`` and ``c*q <= n + c - 1`` (linear for a constant ``c``)
+* ``ceil(n / d)``    -> ``p = q*d``, ``p >= n``, ``p <= n + d - 1`` (``d`` a positive variable)
+* ``floor(n / c)``   -> ``c*q <= n`` and ``c*q >= n - c + 1``
+* ``max``/``min``    -> ``AddMaxEquality`` / ``AddMinEquality``
+* ``table[key]``     -> ``AddAllowedAssignments([key, r], table)``
+* ``c ? a : b``      -> ``r == a`` if ``c``, ``r == b`` if not ``c`` (half-reified equalities)
+
+Structurally equal sub-trees are compiled once (the nodes are frozen and hashable).
+"""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from loom_explorer.model.expr import (
+    CeilDiv,
+    Choice,
+    Const,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Prod,
+    Select,
+    Sum,
+    Var,
+    bounds,
+)
+
+Linear = cp_model.LinearExprT
+
+
+class CpCompiler:
+    """Owns the mapping from expression nodes to CP-SAT variables/expressions of one model."""
+
+    def __init__(self, model: cp_model.CpModel) -> None:
+        self.model = model
+        self.vars: dict[str, cp_model.IntVar] = {}
+        self._cache: dict[Expr, Linear] = {}
+        self._aux = 0
+
+    # ---------------------------------------------------------------- variables
+    def var(self, v: Var) -> cp_model.IntVar:
+        existing = self.vars.get(v.name)
+        if existing is not None:
+            return existing
+        if v.values == (0, 1):
+            new = self.model.new_bool_var(v.name)
+        else:
+            new = self.model.new_int_var_from_domain(
+                cp_model.Domain.from_values(list(v.values)), v.name
+            )
+        self.vars[v.name] = new
+        return new
+
+    def _new_aux(self, lo: int, hi: int, hint: str) -> cp_model.IntVar:
+        self._aux += 1
+        return self.model.new_int_var(lo, hi, f"_{hint}{self._aux}")
+
+    # ---------------------------------------------------------------- compile
+    def linear(self, expr: Expr) -> Linear:
+        """A CP-SAT linear expression (or int) equal to ``expr``."""
+        cached = self._cache.get(expr)
+        if cached is not None:
+            return cached
+        out = self._compile(expr)
+        self._cache[expr] = out
+        return out
+
+    def as_var(self, expr: Expr) -> cp_model.IntVar:
+        """A CP-SAT variable equal to ``expr`` (introduces one when ``expr`` is not already a variable)."""
+        lin = self.linear(expr)
+        if isinstance(lin, cp_model.IntVar):
+            return lin
+        lo, hi = bounds(expr)
+        aux = self._new_aux(lo, hi, "v")
+        self.model.add(aux == lin)
+        return aux
+
+    def _compile(self, expr: Expr) -> Linear:
+        if isinstance(expr, Const):
+            return expr.value
+        if isinstance(expr, Var):
+            return self.var(expr)
+        if isinstance(expr, Sum):
+            return sum((self.linear(t) for t in expr.terms), 0)
+        if isinstance(expr, Prod):
+            return self._product(expr)
+        if isinstance(expr, CeilDiv):
+            return self._division(expr, ceil=True)
+        if isinstance(expr, FloorDiv):
+            return self._division(expr, ceil=False)
+        if isinstance(expr, (Max, Min)):
+            lo, hi = bounds(expr)
+            target = self._new_aux(lo, hi, "max" if isinstance(expr, Max) else "min")
+            args = [self.linear(a) for a in expr.args]
+            if isinstance(expr, Max):
+                self.model.add_max_equality(target, args)
+            else:
+                self.model.add_min_equality(target, args)
+            return target
+        if isinstance(expr, Select):
+            lo, hi = bounds(expr)
+            target = self._new_aux(lo, hi, "sel")
+            self.model.add_allowed_assignments([self.var(expr.key), target], list(expr.table))
+            return target
+        if isinstance(expr, Choice):
+            lo, hi = bounds(expr)
+            target = self._new_aux(lo, hi, "ch")
+            cond = self.var(expr.cond)
+            self.model.add(target == self.linear(expr.if_true)).only_enforce_if(cond)
+            self.model.add(target == self.linear(expr.if_false)).only_enforce_if(~cond)
+            return target
+        raise TypeError(f"cannot compile {type(expr).__name__}")
+
+    def _product(self, expr: Prod) -> Linear:
+        coeff = 1
+        factors: list[Expr] = []
+        for f in expr.factors:
+            if isinstance(f, Const):
+                coeff *= f.value
+            else:
+                factors.append(f)
+        if len(factors) == 1:
+            return coeff * self.linear(factors[0])
+        # chain pairwise: ((f0*f1)*f2)*...
+        acc: Expr = factors[0]
+        acc_var = self.as_var(acc)
+        for f in factors[1:]:
+            acc = Prod((acc, f)) if not isinstance(acc, Prod) else Prod(acc.factors + (f,))
+            cached = self._cache.get(acc)
+            if cached is None:
+                lo, hi = bounds(acc)
+                target = self._new_aux(lo, hi, "mul")
+                self.model.add_multiplication_equality(target, [acc_var, self.as_var(f)])
+                self._cache[acc] = target
+                cached = target
+            acc_var = cached  # type: ignore[assignment]
+        return coeff * acc_var
+
+    def _division(self, expr: CeilDiv | FloorDiv, ceil: bool) -> Linear:
+        lo, hi = bounds(expr)
+        q = self._new_aux(lo, hi, "div")
+        num = self.linear(expr.num)
+        if isinstance(expr.den, Const):
+            c = expr.den.value
+            if ceil:
+                self.model.add(c * q >= num)
+                self.model.add(c * q <= num + c - 1)
+            else:
+                self.model.add(c * q <= num)
+                self.model.add(c * q >= num - c + 1)
+            return q
+        den = self.as_var(expr.den)
+        dlo, dhi = bounds(expr.den)
+        p = self._new_aux(min(0, lo * dlo), hi * dhi, "prod")
+        self.model.add_multiplication_equality(p, [q, den])
+        if ceil:
+            self.model.add(p >= num)
+            self.model.add(p <= num + den - 1)
+        else:
+            self.model.add(p <= num)
+            self.model.add(p >= num - den + 1)
+        return q

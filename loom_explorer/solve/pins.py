@@ -1,0 +1,53 @@
+"""Parse and check pins (``--pin NAME=VALUE``) against the parameters of the schedules being solved."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from loom_explorer.model.schedule import SymbolicSchedule
+
+
+class PinError(ValueError):
+    """A pin that names no parameter, is malformed, or lies outside every candidate's domain."""
+
+
+def parse_pins(items: Iterable[str]) -> dict[str, int]:
+    pins: dict[str, int] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise PinError(f"pin {item!r} is not NAME=VALUE")
+        try:
+            value = int(raw)
+        except ValueError:
+            raise PinError(f"pin {name}={raw!r}: the value must be an integer") from None
+        if name in pins:
+            raise PinError(f"pin {name} given twice")
+        pins[name] = value
+    return pins
+
+
+def check_pins(pins: dict[str, int], schedules: Sequence[SymbolicSchedule]) -> None:
+    """Raise :class:`PinError` for a pin no candidate knows, or whose value no candidate allows."""
+    for name, value in pins.items():
+        having = [s.param(name) for s in schedules if name in s.param_names]
+        if not having:
+            known = sorted({n for s in schedules for n in s.param_names})
+            raise PinError(f"unknown pin {name!r}; parameters: {', '.join(known)}")
+        if not any(value in p.values for p in having):
+            domains = sorted({p.domain_text() for p in having})
+            raise PinError(f"pin {name}={value} is outside its domain {' / '.join(domains)}")
+
+
+def pin_domain_conflict(pins: dict[str, int], schedule: SymbolicSchedule) -> str | None:
+    """Why this candidate cannot take these pins at all (parameter absent or value outside domain)."""
+    for name, value in pins.items():
+        if name not in schedule.param_names:
+            return f"this candidate has no parameter {name}"
+        p = schedule.param(name)
+        if value not in p.values:
+            if p.fixed:
+                return f"this candidate fixes {name} = {p.values[0]} ({p.description})"
+            return f"{name}={value} is outside this candidate's domain {p.domain_text()}"
+    return None

@@ -1,0 +1,153 @@
+"""Solve every candidate of a problem: one CP-SAT model per candidate, in parallel threads.
+
+CP-SAT releases the GIL while it searches, so a thread pool gives real parallelism without pickling the
+models; models are compiled once and cached, so a re-solve after a pin only pays for the search (warm
+started from the previous solution of the same candidate).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.enumerate import enumerate_candidates
+from loom_explorer.model.build import build_schedule
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import Problem
+from loom_explorer.solve.compiled import CompiledSchedule
+from loom_explorer.solve.explain import explain_infeasibility
+from loom_explorer.solve.pins import check_pins, pin_domain_conflict
+from loom_explorer.solve.result import CandidateResult, Conflict, Solution
+from loom_explorer.validate import evaluate_schedule
+
+
+@dataclass(frozen=True, slots=True)
+class SolveOptions:
+    time_limit_seconds: float = 10.0
+    workers_per_model: int = 1
+    parallel_models: int = 0  # 0: one per CPU core
+    seed: int = 0
+    top_k: int = 1
+    explain: bool = True
+
+
+class Session:
+    """The candidates of one problem on one chip, compiled once, solved under any pins."""
+
+    def __init__(self, hw: HardwareSpec, problem: Problem) -> None:
+        self.hw = hw
+        self.problem = problem
+        self.schedules: tuple[SymbolicSchedule, ...] = tuple(
+            build_schedule(hw, problem, c) for c in enumerate_candidates(problem)
+        )
+        self._compiled: dict[str, CompiledSchedule] = {}
+        self._last: dict[str, dict[str, int]] = {}
+        self._lock = threading.Lock()
+
+    def schedule(self, candidate_name: str) -> SymbolicSchedule:
+        for s in self.schedules:
+            if s.candidate.name == candidate_name:
+                return s
+        names = ", ".join(s.candidate.name for s in self.schedules)
+        raise KeyError(f"no candidate named {candidate_name!r}; candidates: {names}")
+
+    def compiled(self, schedule: SymbolicSchedule) -> CompiledSchedule:
+        name = schedule.candidate.name
+        with self._lock:
+            if name not in self._compiled:
+                self._compiled[name] = CompiledSchedule(schedule)
+            return self._compiled[name]
+
+    def solve(self, pins: dict[str, int] | None = None, options: SolveOptions = SolveOptions(),
+              candidates: Sequence[str] | None = None) -> list[CandidateResult]:
+        """Solve the chosen (default: all) candidates under ``pins``; ranked best first."""
+        pins = dict(pins or {})
+        chosen = [self.schedule(n) for n in candidates] if candidates else list(self.schedules)
+        check_pins(pins, chosen)
+        threads = options.parallel_models or os.cpu_count() or 1
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            results = list(pool.map(lambda s: self.solve_one(s, pins, options), chosen))
+        return rank(results)
+
+    def solve_one(self, schedule: SymbolicSchedule, pins: dict[str, int],
+                  options: SolveOptions) -> CandidateResult:
+        start = time.perf_counter()
+        name = schedule.candidate.name
+        base = dict(candidate_name=name, description=schedule.candidate.description,
+                    pins=tuple(sorted(pins.items())))
+        why = pin_domain_conflict(pins, schedule)
+        if why is not None:
+            conflict = Conflict(pins=tuple(sorted(pins.items())), constraints=(), families=("domain",),
+                                message=why)
+            return CandidateResult(status="conflict", solution=None, alternatives=(), conflict=conflict,
+                                   best_bound_cycles=None, solve_seconds=time.perf_counter() - start, **base)
+        compiled = self.compiled(schedule)
+        raw = compiled.solve(pins, options.time_limit_seconds, options.workers_per_model, options.seed,
+                             hint=self._last.get(name))
+        if raw.values is not None:
+            self._last[name] = raw.values
+            solution = evaluate_schedule(schedule, raw.values)
+            if solution.latency_cycles != raw.objective:
+                raise AssertionError(f"{name}: solver objective {raw.objective} != referee "
+                                     f"{solution.latency_cycles}")
+            alternatives = top_k(compiled, schedule, pins, raw.values, options) if options.top_k > 1 else ()
+            status = "optimal" if raw.status == "OPTIMAL" else "feasible"
+            return CandidateResult(status=status, solution=solution, alternatives=alternatives, conflict=None,
+                                   best_bound_cycles=raw.bound, solve_seconds=time.perf_counter() - start,
+                                   **base)
+        if raw.status != "INFEASIBLE":
+            return CandidateResult(status="timeout", solution=None, alternatives=(), conflict=None,
+                                   best_bound_cycles=None, solve_seconds=time.perf_counter() - start, **base)
+        conflict = explain_infeasibility(schedule, pins, options.time_limit_seconds) if options.explain else None
+        status = "conflict" if conflict is not None and conflict.pins else "infeasible"
+        if conflict is None:
+            status = "conflict" if pins else "infeasible"
+        return CandidateResult(status=status, solution=None, alternatives=(), conflict=conflict,
+                               best_bound_cycles=None, solve_seconds=time.perf_counter() - start, **base)
+
+
+def top_k(compiled: CompiledSchedule, schedule: SymbolicSchedule, pins: dict[str, int],
+          best: dict[str, int], options: SolveOptions) -> tuple[Solution, ...]:
+    """The next ``top_k - 1`` best distinct schedules: re-solve a copy that forbids those found so far."""
+    copy = CompiledSchedule(schedule)
+    found = [best]
+    out: list[Solution] = []
+    for _ in range(options.top_k - 1):
+        prev = found[-1]
+        differs = []
+        for name, value in prev.items():
+            if len(schedule.param(name).values) == 1:
+                continue
+            lit = copy.model.new_bool_var(f"ne[{name}]")
+            copy.model.add(copy.param_vars[name] != value).only_enforce_if(lit)
+            differs.append(lit)
+        if not differs:
+            break
+        copy.model.add_bool_or(differs)
+        raw = copy.solve(pins, options.time_limit_seconds, options.workers_per_model, options.seed)
+        if raw.values is None:
+            break
+        found.append(raw.values)
+        out.append(evaluate_schedule(schedule, raw.values))
+    return tuple(out)
+
+
+_STATUS_ORDER = {"optimal": 0, "feasible": 1, "timeout": 2, "conflict": 3, "infeasible": 4}
+
+
+def rank(results: list[CandidateResult]) -> list[CandidateResult]:
+    """Feasible best first (by predicted latency), then timeouts, conflicts, infeasible."""
+    def key(r: CandidateResult) -> tuple[int, int, str]:
+        lat = r.solution.latency_cycles if r.solution else 0
+        return (0 if r.solution else _STATUS_ORDER[r.status], lat, r.candidate_name)
+    return sorted(results, key=key)
+
+
+def solve_problem(hw: HardwareSpec, problem: Problem, pins: dict[str, int] | None = None,
+                  options: SolveOptions = SolveOptions()) -> list[CandidateResult]:
+    return Session(hw, problem).solve(pins, options)
