@@ -214,11 +214,12 @@ class HardwareSpec(_Frozen):
     @model_validator(mode="after")
     def _check(self) -> HardwareSpec:
         g = self.grid
-        for e in self.dram.endpoints:
+        for i, e in enumerate(self.dram.endpoints):
             if not (e.x < g.noc_width and e.y < g.noc_height):
-                raise ValueError(f"dram endpoint ({e.x}, {e.y}) lies outside the NoC grid")
+                raise ValueError(f"dram.endpoints.{i} ({e.x}, {e.y}) lies outside the NoC grid "
+                                 f"{g.noc_width}x{g.noc_height}")
             if e.x in g.noc_x and e.y in g.noc_y:
-                raise ValueError(f"dram endpoint ({e.x}, {e.y}) sits on a compute core")
+                raise ValueError(f"dram.endpoints.{i} ({e.x}, {e.y}) sits on a compute core")
         return self
 
     def cycles_to_us(self, cycles: int) -> float:

@@ -1,0 +1,121 @@
+"""Solve speed: CP-SAT on every candidate of each GEMM benchmark shape, beside brute force on the same space.
+
+    python benchmarks/solve_speed.py                      # Loom's 18 GEMM shapes x 2 chips + a ragged one
+    python benchmarks/solve_speed.py --brute-seconds 60   # more time for brute force per shape
+    python benchmarks/solve_speed.py --quick              # 3 shapes, for a smoke run
+
+For each shape it prints: candidates, how many CP-SAT proved optimal, the wall time to solve all of them
+(2 threads, one CP-SAT worker each), the slowest candidate, a warm re-solve of the best candidate after
+one pin (the pin moves in0_block_w to another legal value), the same for all candidates, and brute force
+over the same spaces with a time budget per shape: its wall time, how many candidates it finished, and
+whether its optimum equals CP-SAT's on every finished one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import time
+
+from loom_explorer.brute import brute_force
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
+
+SIZES = (256, 2048, 16384)
+
+
+def loom_shapes() -> list[str]:
+    out = []
+    for m, k, n in itertools.product(SIZES, SIZES, SIZES):
+        if n <= m:
+            out.append(f"M={m},K={k},N={n}")
+    return out
+
+
+def run(hw_name: str, shape: str, brute_seconds: float, time_limit: float) -> dict[str, float | int | str | bool]:
+    hw = load_hardware(hw_name)
+    problem = make_problem(load_program("gemm"), shape)
+    build_start = time.perf_counter()
+    session = Session(hw, problem)
+    for s in session.schedules:
+        session.compiled(s)
+    build_s = time.perf_counter() - build_start
+    options = SolveOptions(time_limit_seconds=time_limit)
+    start = time.perf_counter()
+    results = session.solve({}, options)
+    solve_s = time.perf_counter() - start
+    optimal = sum(r.status == "optimal" for r in results)
+    slowest = max(r.solve_seconds for r in results)
+    best = next(r for r in results if r.solution)
+    assert best.solution is not None
+    kb = best.solution.values()["in0_block_w"]
+    kb_domain = session.schedule(best.candidate_name).param("in0_block_w").values
+    other = next((v for v in kb_domain if v != kb and v == kb // 2), None) or next(v for v in kb_domain if v != kb)
+    t = time.perf_counter()
+    session.solve({"in0_block_w": other}, options, candidates=[best.candidate_name])
+    pin_one_s = time.perf_counter() - t
+    t = time.perf_counter()
+    session.solve({"in0_block_w": other}, options)
+    pin_all_s = time.perf_counter() - t
+    by_name = {r.candidate_name: r for r in results}
+    brute_done, brute_agree, brute_s = 0, True, 0.0
+    deadline = time.perf_counter() + brute_seconds
+    for sched in session.schedules:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        b = brute_force(sched, time_limit_seconds=left)
+        brute_s += b.seconds
+        if not b.complete:
+            break
+        brute_done += 1
+        sol = by_name[sched.candidate.name].solution
+        brute_agree &= (sol.latency_cycles if sol else None) == b.best_latency_cycles
+    return {
+        "hw": hw_name, "shape": shape, "candidates": len(results), "optimal": optimal, "build_s": build_s,
+        "solve_s": solve_s, "slowest_s": slowest, "pin_one_s": pin_one_s, "pin_all_s": pin_all_s,
+        "brute_s": brute_s, "brute_done": brute_done, "brute_agree": brute_agree,
+        "best_us": hw.cycles_to_us(best.solution.latency_cycles),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hw", default="wormhole_n150,blackhole_p150a")
+    parser.add_argument("--brute-seconds", type=float, default=20.0, help="brute-force budget per shape")
+    parser.add_argument("--time-limit", type=float, default=30.0, help="CP-SAT limit per candidate")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    shapes = loom_shapes() + ["M=640,K=1600,N=3200"]
+    if args.quick:
+        shapes = ["M=256,K=256,N=256", "M=2048,K=2048,N=2048", "M=640,K=1600,N=3200"]
+    header = (f"{'hw':<16} {'shape':<22} {'cand':>4} {'opt':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
+              f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'best us':>9}")
+    print(header)
+    rows = []
+    for hw_name in args.hw.split(","):
+        for shape in shapes:
+            r = run(hw_name, shape, args.brute_seconds, args.time_limit)
+            rows.append(r)
+            print(f"{r['hw']:<16} {r['shape']:<22} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
+                  f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {r['pin_one_s'] * 1e3:>7.0f} {r['pin_all_s']:>8.2f} "
+                  f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {str(r['brute_agree']):>5} "
+                  f"{r['best_us']:>9.1f}", flush=True)
+    solve = [float(r["solve_s"]) for r in rows]
+    pin1 = [float(r["pin_one_s"]) for r in rows]
+    print(f"\nall candidates proven optimal: {sum(r['optimal'] == r['candidates'] for r in rows)}/{len(rows)} shapes")
+    print(f"solve all candidates: median {statistics.median(solve):.2f} s, max {max(solve):.2f} s, "
+          f"under 1 s on {sum(s < 1 for s in solve)}/{len(rows)} shapes")
+    print(f"re-solve one candidate after a pin: median {statistics.median(pin1) * 1e3:.0f} ms, "
+          f"max {max(pin1) * 1e3:.0f} ms, under 100 ms on {sum(s < 0.1 for s in pin1)}/{len(rows)} shapes")
+    print(f"brute force finished {sum(int(r['brute_done']) for r in rows)} candidate spaces within its budget, "
+          f"agreeing with CP-SAT on all of them: {all(r['brute_agree'] for r in rows)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

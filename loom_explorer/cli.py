@@ -1,0 +1,157 @@
+"""``loom-explorer``: list hardware and kernels, solve a problem on a chip.
+
+Exit status: 0 when at least one candidate has a schedule, 3 when none has (explanations are still
+printed), 2 for bad input (unknown hardware, malformed YAML, bad shape, unknown pin, pin outside its
+domain, ...), with a message naming the culprit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from loom_explorer.hardware import HardwareError, list_hardware, load_hardware
+from loom_explorer.hardware.schema import parse_data_format, parse_fidelity
+from loom_explorer.problem import Placement, ProblemError, make_problem
+from loom_explorer.program import KernelError, ProgramStructureError, list_kernels, load_program
+from loom_explorer.report import solve_json, solve_table
+from loom_explorer.solve.pins import PinError, parse_pins
+from loom_explorer.solve.solver import Session, SolveOptions
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_NO_SCHEDULE = 0, 2, 3
+
+
+class InputError(ValueError):
+    pass
+
+
+def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise InputError(f"--{what} {item!r} is not TENSOR=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def cmd_hw(args: argparse.Namespace) -> int:
+    if args.action == "list":
+        for name in list_hardware():
+            hw = load_hardware(name)
+            print(f"{name:<18} {hw.grid.columns}x{hw.grid.rows} cores  {hw.clock_ghz} GHz  "
+                  f"L1 {hw.l1.usable_bytes:,} B usable  {hw.dram.channels} DRAM channels  {hw.description}")
+        return EXIT_OK
+    if not args.name:
+        raise InputError("hw show needs a hardware name or YAML path")
+    hw = load_hardware(args.name)
+    if args.json:
+        print(json.dumps(hw.model_dump(mode="json"), indent=2))
+    else:
+        print(f"{hw.name}: {hw.description}")
+        for key, value in hw.model_dump(mode="json").items():
+            if isinstance(value, dict):
+                print(f"  {key}:")
+                for k, v in value.items():
+                    text = v if not isinstance(v, list) or len(v) < 10 else f"[{len(v)} entries]"
+                    print(f"    {k}: {text}")
+            else:
+                print(f"  {key}: {value}")
+    return EXIT_OK
+
+
+def cmd_kernels(args: argparse.Namespace) -> int:
+    for name in list_kernels():
+        program = load_program(name)
+        dims = ", ".join(f"{d.name} ({d.kind})" for d in program.dims)
+        print(f"{name:<14} {program.description}\n{'':<14} dims: {dims}")
+    return EXIT_OK
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    hw = load_hardware(args.hw)
+    program = load_program(args.kernel)
+    try:
+        formats = {k: parse_data_format(v) for k, v in _pairs(args.format, "format").items()}
+        placements = {k: Placement(v) for k, v in _pairs(args.memory, "memory").items()}
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if args.activation is not None and args.activation not in hw.compute.sfpu_tile_cycles:
+        raise InputError(f"--activation {args.activation!r}: {hw.name} has costs for "
+                         f"{', '.join(sorted(hw.compute.sfpu_tile_cycles))}")
+    problem = make_problem(
+        program, args.shape, parse_data_format(args.dtype), parse_fidelity(args.fidelity), formats=formats,
+        placements=placements, fp32_acc=args.fp32_acc, enabled={"bias"} if args.bias else set(),
+        activation=args.activation,
+    )
+    pins = parse_pins(args.pin)
+    session = Session(hw, problem)
+    options = SolveOptions(time_limit_seconds=args.time_limit, top_k=args.alternatives, seed=args.seed)
+    results = session.solve(pins, options, candidates=args.candidate or None)
+    shown = results[: args.top] if args.top else results
+    schedules = {s.candidate.name: s for s in session.schedules}
+    if args.json:
+        print(json.dumps(solve_json(hw, problem, schedules, shown, pins), indent=2))
+    else:
+        print(solve_table(hw, problem, schedules, shown))
+    return EXIT_OK if any(r.solution for r in results) else EXIT_NO_SCHEDULE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="loom-explorer", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    hw = sub.add_parser("hw", help="list or show hardware descriptions")
+    hw.add_argument("action", choices=["list", "show"])
+    hw.add_argument("name", nargs="?", help="shipped name or path to a YAML file")
+    hw.add_argument("--json", action="store_true")
+    hw.set_defaults(func=cmd_hw)
+    kernels = sub.add_parser("kernels", help="list shipped tile programs")
+    kernels.add_argument("action", choices=["list"])
+    kernels.set_defaults(func=cmd_kernels)
+    solve = sub.add_parser("solve", help="solve every mapping candidate of a problem to optimality")
+    solve.add_argument("kernel", help="shipped kernel name (see `kernels list`) or path to a .py file")
+    solve.add_argument("--hw", required=True, help="shipped hardware name or path to a YAML file")
+    solve.add_argument("--shape", required=True, help="extents in elements, e.g. M=4096,K=4096,N=4096")
+    solve.add_argument("--dtype", default="bf16", help="data format of every tensor (default bf16)")
+    solve.add_argument("--format", action="append", default=[], metavar="TENSOR=FORMAT",
+                       help="data format of one tensor, e.g. in1=bfp8_b (repeatable)")
+    solve.add_argument("--memory", action="append", default=[], metavar="TENSOR=dram|l1",
+                       help="where a tensor lives: dram (interleaved, default) or l1 (sharded) (repeatable)")
+    solve.add_argument("--fidelity", default="hifi2", help="lofi, hifi2 (default), hifi3, hifi4")
+    solve.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
+    solve.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
+    solve.add_argument("--activation", default=None, help="fused activation, e.g. gelu")
+    solve.add_argument("--pin", action="append", default=[], metavar="NAME=VALUE",
+                       help="fix a parameter (repeatable)")
+    solve.add_argument("--candidate", action="append", default=[], metavar="NAME",
+                       help="solve only this candidate (repeatable)")
+    solve.add_argument("--top", type=int, default=0, help="show only the N best candidates")
+    solve.add_argument("--alternatives", type=int, default=1, metavar="K",
+                       help="K best distinct schedules per candidate (default 1)")
+    solve.add_argument("--time-limit", type=float, default=10.0, help="seconds per candidate (default 10)")
+    solve.add_argument("--seed", type=int, default=0)
+    solve.add_argument("--json", action="store_true", help="print one JSON object (the machine contract)")
+    solve.set_defaults(func=cmd_solve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "top", 0) < 0 or getattr(args, "alternatives", 1) < 1:
+        print("loom-explorer: error: --top must be >= 0 and --alternatives >= 1", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.func(args))
+    except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError) as exc:
+        print(f"loom-explorer: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyError as exc:  # unknown candidate name
+        print(f"loom-explorer: error: {exc.args[0]}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Turn solve results into the machine contract (JSON) and human-readable tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import Problem
+from loom_explorer.solve.result import CandidateResult, Solution
+
+SCHEMA_VERSION = 1
+
+
+def solution_metrics(hw: HardwareSpec, schedule: SymbolicSchedule, solution: Solution) -> dict[str, float]:
+    latency_us = hw.cycles_to_us(solution.latency_cycles)
+    return {
+        "latency_us": round(latency_us, 3),
+        "tflops": round(schedule.flops / (latency_us * 1e-6) / 1e12, 3),
+        "roofline_pct": round(100.0 * schedule.ideal_cycles / solution.latency_cycles, 2),
+    }
+
+
+def _solution_json(hw: HardwareSpec, schedule: SymbolicSchedule, s: Solution) -> dict[str, Any]:
+    return {
+        "latency_cycles": s.latency_cycles,
+        **solution_metrics(hw, schedule, s),
+        "params": dict(s.params),
+        "breakdown": dict(s.breakdown),
+        "l1_bytes": s.l1_bytes,
+        "dram_read_bytes": s.dram_read_bytes,
+    }
+
+
+def result_json(hw: HardwareSpec, schedule: SymbolicSchedule, r: CandidateResult) -> dict[str, Any]:
+    empty = {"latency_cycles": None, "latency_us": None, "tflops": None, "roofline_pct": None, "params": {},
+             "breakdown": {}, "l1_bytes": None, "dram_read_bytes": None}
+    body = _solution_json(hw, schedule, r.solution) if r.solution else empty
+    return {
+        "name": r.candidate_name,
+        "description": r.description,
+        "status": r.status,
+        **body,
+        "best_bound_cycles": r.best_bound_cycles,
+        "solve_seconds": round(r.solve_seconds, 4),
+        "conflict": None if r.conflict is None else {
+            "pins": dict(r.conflict.pins),
+            "constraints": list(r.conflict.constraints),
+            "families": list(r.conflict.families),
+            "message": r.conflict.message,
+        },
+        "alternatives": [_solution_json(hw, schedule, a) for a in r.alternatives],
+    }
+
+
+def solve_json(hw: HardwareSpec, problem: Problem, schedules: dict[str, SymbolicSchedule],
+               results: list[CandidateResult], pins: dict[str, int]) -> dict[str, Any]:
+    formats = dict(problem.formats)
+    out = problem.program.outputs[0].name
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "hardware": hw.name,
+        "kernel": problem.program.name,
+        "shape": dict(problem.shape),
+        "dtype": formats[out].value,
+        "formats": {k: v.value for k, v in formats.items()},
+        "fidelity": problem.fidelity.value,
+        "fp32_acc": problem.fp32_acc,
+        "pins": pins,
+        "candidates": [result_json(hw, schedules[r.candidate_name], r) for r in results],
+    }
+
+
+def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, SymbolicSchedule],
+                results: list[CandidateResult]) -> str:
+    lines = [
+        f"{problem.program.name} {problem.shape_text} on {hw.name} ({hw.grid.columns}x{hw.grid.rows} cores, "
+        f"{hw.clock_ghz} GHz), {dict(problem.formats)[problem.program.outputs[0].name].value}, "
+        f"{problem.fidelity.value}",
+        "",
+        f"{'#':>2}  {'candidate':<44} {'status':<10} {'latency us':>11} {'TFLOP/s':>8} {'roofline':>8} "
+        f"{'L1 KiB':>7} {'solve ms':>8}",
+    ]
+    for i, r in enumerate(results, 1):
+        if r.solution:
+            m = solution_metrics(hw, schedules[r.candidate_name], r.solution)
+            cols = (f"{m['latency_us']:>11.2f} {m['tflops']:>8.1f} {m['roofline_pct']:>7.1f}% "
+                    f"{r.solution.l1_bytes / 1024:>7.0f}")
+        else:
+            cols = f"{'-':>11} {'-':>8} {'-':>8} {'-':>7}"
+        lines.append(f"{i:>2}  {r.candidate_name:<44} {r.status:<10} {cols} {r.solve_seconds * 1e3:>8.0f}")
+    best = next((r for r in results if r.solution), None)
+    if best is not None and best.solution is not None:
+        sch = schedules[best.candidate_name]
+        lines += ["", f"best: {best.candidate_name}", f"  {best.description}", "  parameters:"]
+        lines += [f"    {n:<18} {v}" for n, v in best.solution.params]
+        lines.append(f"  latency breakdown (cycles, total {best.solution.latency_cycles:,}):")
+        lines += [f"    {n:<18} {v:>12,}" for n, v in best.solution.breakdown]
+        lines.append(f"  L1 {best.solution.l1_bytes:,} B of {hw.l1.usable_bytes:,} B usable; "
+                     f"compute roofline {sch.ideal_cycles:,} cycles")
+    conflicts = [r for r in results if r.conflict is not None]
+    if conflicts:
+        lines += ["", "no schedule:"]
+        for r in conflicts:
+            assert r.conflict is not None
+            lines.append(f"  {r.candidate_name}: {r.conflict.message}")
+    return "\n".join(lines)
