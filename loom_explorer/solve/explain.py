@@ -3,8 +3,9 @@
 A feasibility-only copy of the model enforces each named constraint under its own literal. All constraint
 literals and pin literals are passed as assumptions; CP-SAT's ``sufficient_assumptions_for_infeasibility``
 gives a core, which is shrunk by deletion to a minimal one (every member needed). The numbers come from
-relaxing the core's constraints: among assignments that meet the pins and every other constraint, the one
-that comes closest to meeting the first core constraint is evaluated by the referee, e.g.
+relaxing the core's constraints: among assignments that meet the pins and every other constraint (or only
+the pins, when the others conflict with them too), the one that comes closest to meeting the first core
+constraint is evaluated by the referee, e.g.
 ``l1_capacity: needs 1,622,016 B of L1 per core, 1,395,424 B usable``.
 """
 
@@ -55,9 +56,11 @@ def explain_infeasibility(schedule: SymbolicSchedule, pins: dict[str, int],
     details = _numbers(schedule, feas, pins, core_cts, time_limit_seconds)
     families = tuple(dict.fromkeys(by_name[n].family for n in core_cts))
     pin_text = ", ".join(f"{n}={v}" for n, v in core_pins)
-    lead = f"pins {pin_text} conflict with " if core_pins else "no schedule satisfies "
-    lead += " and ".join(core_cts) if core_cts else "the parameter domains"
-    message = lead + (": " + "; ".join(details) if details else "")
+    lead = f"pins {pin_text} conflict" if core_pins else "no schedule exists"
+    if details:
+        message = f"{lead}: " + "; ".join(details)
+    else:
+        message = f"{lead} with " + (" and ".join(core_cts) if core_cts else "the parameter domains")
     return Conflict(pins=core_pins, constraints=tuple(core_cts), families=families, message=message)
 
 
@@ -74,6 +77,8 @@ def _numbers(schedule: SymbolicSchedule, feas: CompiledSchedule, pins: dict[str,
         gap = feas.compiler.linear(target.lhs) - feas.compiler.linear(target.rhs)
         model.minimize(gap if target.kind == "le" else -gap)
     r = feas.solve(pins, time_limit_seconds, extra_assumptions=others)
+    if r.values is None:  # the other constraints conflict with the pins too: relax them as well
+        r = feas.solve(pins, time_limit_seconds)
     model.clear_objective()
     if r.values is None:
         return []
