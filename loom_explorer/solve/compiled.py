@@ -116,7 +116,9 @@ class CompiledSchedule:
             if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 values = {n: int(solver.value(v)) for n, v in self.param_vars.items()}
                 has_obj = self.model.has_objective()
-                return RawSolve(name, values, int(solver.objective_value) if has_obj else None,
+                # the objective evaluated on the returned solution: after a time limit CP-SAT's reported
+                # objective_value can differ from it (seen with OR-Tools 9.15)
+                return RawSolve(name, values, int(solver.value(self.objective)) if has_obj else None,
                                 int(solver.best_objective_bound) if has_obj else None, seconds)
             self._last_core = (
                 [int(i) for i in solver.sufficient_assumptions_for_infeasibility()]
