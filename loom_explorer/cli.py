@@ -74,15 +74,22 @@ def cmd_solve(args: argparse.Namespace) -> int:
     hw = load_hardware(args.hw)
     program = load_program(args.kernel)
     try:
+        dtype = parse_data_format(args.dtype)
+        fidelity = parse_fidelity(args.fidelity)
         formats = {k: parse_data_format(v) for k, v in _pairs(args.format, "format").items()}
-        placements = {k: Placement(v) for k, v in _pairs(args.memory, "memory").items()}
+        placements = {}
+        for tensor, where in _pairs(args.memory, "memory").items():
+            try:
+                placements[tensor] = Placement(where)
+            except ValueError:
+                raise InputError(f"--memory {tensor}={where}: expected dram or l1") from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if args.activation is not None and args.activation not in hw.compute.sfpu_tile_cycles:
         raise InputError(f"--activation {args.activation!r}: {hw.name} has costs for "
                          f"{', '.join(sorted(hw.compute.sfpu_tile_cycles))}")
     problem = make_problem(
-        program, args.shape, parse_data_format(args.dtype), parse_fidelity(args.fidelity), formats=formats,
+        program, args.shape, dtype, fidelity, formats=formats,
         placements=placements, fp32_acc=args.fp32_acc, enabled={"bias"} if args.bias else set(),
         activation=args.activation,
     )

@@ -71,13 +71,13 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        layout = ",".join(f"{d}@{a}" for a, d in self.axes)
+        layout = ",".join(f"{d}@{a}" for a, d in self.axes) or "single_core"
         comms = ",".join(f"{t}={c.value}" for t, c in self.comms)
         return f"{layout}|{comms}"
 
     @property
     def description(self) -> str:
-        layout = "; ".join(f"{d} across {_AXIS_WORDS[a]}" for a, d in self.axes)
+        layout = "; ".join(f"{d} across {_AXIS_WORDS[a]}" for a, d in self.axes) or "one core does all the work"
         comms = "; ".join(f"{t} {_COMM_WORDS[c]}" for t, c in self.comms)
         text = f"{layout}; {comms}"
         if self.gather_axis:

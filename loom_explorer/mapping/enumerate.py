@@ -28,6 +28,8 @@ def enumerate_candidates(problem: Problem) -> list[Candidate]:
     for d in dims:
         if program.dim(d).kind == "parallel":
             layouts.append((("xy", d),))
+    if not layouts:  # nothing worth spreading (every dimension fits one tile): one core does it all
+        layouts.append(())
     out: list[Candidate] = []
     for axes in layouts:
         gather = next((a for a, d in axes if program.dim(d).kind == "reduction"), None)

@@ -6,7 +6,8 @@ tensors mention them (nothing is declared per kernel):
 * reduction dims (``K``): in ``a`` and ``b``, not in ``out``;
 * row dims (``M``): in ``a`` and ``out``, not in ``b``;
 * column dims (``N``): in ``b`` and ``out``, not in ``a``;
-* batch dims: in ``out`` and in at least one input.
+* batch dims: in ``out`` and both inputs, or outer row/column dims that only one input mentions (that
+  input is then broadcast along them, and the other shared across them).
 
 The blocked-matmul model supports exactly one of each of M, N and K and any number of batch dims.
 """
@@ -40,10 +41,14 @@ def analyse_contraction(program: TileProgram) -> Contraction:
         )
     mm = matmuls[0]
     a, b, out = (set(program.tensor(n).dims) for n in (mm.a, mm.b, mm.out))
-    k = sorted((a & b) - out)
-    m = sorted((a & out) - b)
-    n = sorted((b & out) - a)
-    batch = [d.name for d in program.dims if d.name in out and (d.name in a or d.name in b) and d.name not in m + n]
+    order = [d.name for d in program.dims]
+    k = [d for d in order if d in (a & b) - out]
+    m = [d for d in order if d in (a & out) - b]
+    n = [d for d in order if d in (b & out) - a]
+    # several row (or column) dims: the innermost is the matrix dim, the outer ones are batch dims that
+    # one input is broadcast along (x[B, M, K] @ w[K, N]); the other input is shared across them
+    batch = [d for d in order if d in out and d in a and d in b] + m[:-1] + n[:-1]
+    m, n = m[-1:], n[-1:]
     for role, found in (("reduction (in both inputs, not the output)", k), ("row (in a and out)", m),
                         ("column (in b and out)", n)):
         if len(found) != 1:

@@ -128,6 +128,8 @@ class CpCompiler:
                 coeff *= f.value
             else:
                 factors.append(f)
+        if not factors:
+            return coeff
         if len(factors) == 1:
             return coeff * self.linear(factors[0])
         # chain pairwise: ((f0*f1)*f2)*...

@@ -10,8 +10,8 @@ with (tile counts times the bytes per tile of each tensor's data format):
     interm out_block_h * out_block_w fp32 tiles  (only with fp32 accumulation into a non-fp32 output;
                                                   otherwise partials share the out buffer, as in TTNN)
     bias   per_core_N tiles                      (when the bias is on)
-    shard  per_core_B*per_core_M*per_core_K (in0) / per_core_B*per_core_K*per_core_N (in1), for an input
-           that already lives in L1
+    shard  product of per_core_d over the tensor's own dims (e.g. per_core_M*per_core_K for in0), for an
+           input that already lives in L1
     gather out_block_h * out_block_w partial tiles (split-K: partials arriving from other cores)
 """
 
@@ -47,8 +47,9 @@ def l1_buffers(q: Quantities) -> list[L1Buffer]:
             continue
         # auxiliary inputs (bias) are held for the core's N range
         buffers.append(L1Buffer(t.name, mul(q.pn, q.tile_bytes(t.name)), f"{t.name} for per_core_N columns"))
-    for t, shard in ((a, mul(q.pb, q.pm, q.pk)), (b, mul(q.pb, q.pk, q.pn))):
+    for t in (a, b):
         if q.problem.placement(t) is Placement.l1 or q.candidate.comm(t) is Comm.local:
+            shard = mul(1, *(q.per_core[d] for d in q.problem.program.tensor(t).dims))
             buffers.append(L1Buffer(f"{t}_shard", mul(shard, q.tile_bytes(t)), f"{t} resident shard"))
     if q.candidate.gather_axis:
         buffers.append(L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes),

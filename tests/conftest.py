@@ -1,0 +1,75 @@
+"""Fixtures shared by the suite: hardware (shipped and a small derived chip) and a cache of solves.
+
+CP-SAT solves dominate the suite's run time, so sessions and their results are cached per
+(hardware, problem, pins) for the whole test session; tests only read them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from loom_explorer.hardware import load_hardware  # noqa: E402
+from loom_explorer.problem import make_problem  # noqa: E402
+from loom_explorer.program import TileProgram, load_program  # noqa: E402
+from loom_explorer.solve.solver import Session, SolveOptions  # noqa: E402
+from loom_helpers import small_hw_dict, write_hw  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def n150():
+    return load_hardware("wormhole_n150")
+
+
+@pytest.fixture(scope="session")
+def tiny_hw_path(tmp_path_factory) -> Path:
+    """A 4x4-core chip with the n150's rates, written as a user's YAML file."""
+    return write_hw(tmp_path_factory.mktemp("hw") / "tiny_4x4.yaml", small_hw_dict(4, 4))
+
+
+@pytest.fixture(scope="session")
+def tiny_hw(tiny_hw_path):
+    hw = load_hardware(tiny_hw_path)
+    assert (hw.grid.columns, hw.grid.rows) == (4, 4)
+    return hw
+
+
+@pytest.fixture(scope="session")
+def one_core_hw(tmp_path_factory):
+    """A chip with a single compute core: nothing can be multicast or split."""
+    return load_hardware(write_hw(tmp_path_factory.mktemp("hw1") / "one_core.yaml", small_hw_dict(1, 1)))
+
+
+def _freeze(value):
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return tuple(sorted(value))
+    return value
+
+
+@pytest.fixture(scope="session")
+def solve_cached():
+    """``solve_cached(hw, kernel, shape, pins=None, candidates=None, **problem_kw) -> (session, results)``.
+
+    ``kernel`` is a shipped kernel name or a TileProgram. Results are cached for the test session.
+    """
+    sessions: dict = {}
+    results: dict = {}
+
+    def run(hw, kernel, shape, pins=None, candidates=None, options=SolveOptions(), **problem_kw):
+        program = kernel if isinstance(kernel, TileProgram) else load_program(kernel)
+        pkey = (hw.name, program, shape, _freeze(problem_kw))
+        if pkey not in sessions:
+            sessions[pkey] = Session(hw, make_problem(program, shape, **problem_kw))
+        session = sessions[pkey]
+        rkey = (pkey, _freeze(pins or {}), tuple(candidates or ()), options)
+        if rkey not in results:
+            results[rkey] = session.solve(dict(pins or {}), options, candidates=candidates)
+        return session, results[rkey]
+
+    return run

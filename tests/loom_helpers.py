@@ -1,0 +1,113 @@
+"""Shared helpers of the test suite (imported by the tests; conftest.py puts this folder on sys.path).
+
+* :func:`small_hw_dict` derives a small chip from the shipped Wormhole n150 description, so that brute
+  force over every parameter assignment stays fast;
+* :func:`assert_sound` is the check every solver test applies to every schedule it gets: the referee
+  accepts it, agrees with the objective exactly, and the latency respects the compute roofline and the
+  schedule's own lower-bound expression.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from loom_explorer.hardware import load_hardware
+from loom_explorer.model.expr import evaluate
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.program import Dim, Matmul, Tensor, TileProgram
+from loom_explorer.solve.result import CandidateResult, Solution
+from loom_explorer.validate import referee
+
+STATUSES = {"optimal", "feasible", "infeasible", "conflict", "timeout"}
+
+
+def small_hw_dict(columns: int = 4, rows: int = 4, name: str | None = None) -> dict:
+    """The n150 description shrunk to ``columns`` x ``rows`` compute cores.
+
+    The compute cores take NoC columns 1.. and rows 1..; the n150's DRAM endpoints sit in NoC columns 0
+    and 5, so with at most 4 columns none of them lands on a compute core.
+    """
+    assert columns <= 4, "NoC column 5 holds DRAM endpoints on the n150"
+    d = load_hardware("wormhole_n150").model_dump(mode="json")
+    d["name"] = name or f"tiny_{columns}x{rows}"
+    d["grid"].update(columns=columns, rows=rows, noc_x=list(range(1, columns + 1)),
+                     noc_y=list(range(1, rows + 1)))
+    return d
+
+
+def write_hw(path: Path, data: dict) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def assert_solution_sound(schedule: SymbolicSchedule, solution: Solution) -> None:
+    """The referee accepts ``solution`` and recomputes exactly its numbers; bounds hold."""
+    values = solution.values()
+    verdict = referee(schedule, values)
+    name = schedule.candidate.name
+    assert verdict.legal, f"{name}: referee rejects the solver's schedule: {verdict.violations}"
+    assert verdict.solution is not None
+    assert verdict.solution.latency_cycles == solution.latency_cycles, name
+    assert verdict.solution == solution, name
+    assert solution.latency_cycles >= schedule.ideal_cycles, f"{name}: beats the compute roofline"
+    assert solution.latency_cycles >= evaluate(schedule.latency_lower_bound, values), \
+        f"{name}: below its own lower-bound expression"
+    assert sum(v for _, v in solution.breakdown) == solution.latency_cycles, name
+    assert solution.l1_bytes <= schedule.hardware.l1.usable_bytes, name
+    for p in schedule.params:
+        assert values[p.name] in p.values, f"{name}: {p.name}={values[p.name]} outside its domain"
+
+
+def assert_result_sound(schedule: SymbolicSchedule, result: CandidateResult) -> None:
+    """Status matches the payload; every schedule in the result (best and alternatives) is sound."""
+    assert result.status in STATUSES
+    assert result.candidate_name == schedule.candidate.name
+    if result.status in ("optimal", "feasible"):
+        assert result.solution is not None and result.conflict is None
+        assert_solution_sound(schedule, result.solution)
+        for name, value in result.pins:
+            assert result.solution.values()[name] == value, f"pin {name}={value} not respected"
+        if result.status == "optimal":
+            assert result.best_bound_cycles == result.solution.latency_cycles
+        for alt in result.alternatives:
+            assert_solution_sound(schedule, alt)
+            assert alt.latency_cycles >= result.solution.latency_cycles
+    else:
+        assert result.solution is None and not result.alternatives
+    if result.status == "conflict":
+        assert result.conflict is not None and result.conflict.message
+
+
+# ------------------------------------------------------------------------------- kernels defined here
+
+def transposed_program() -> TileProgram:
+    """``y[N, M] = w[N, K] @ x[K, M]``: the roles move (N plays the row dim, M the column dim)."""
+    return TileProgram(
+        name="transposed",
+        description="y = w @ x with the output transposed relative to gemm",
+        dims=(Dim("M", "parallel"), Dim("N", "parallel"), Dim("K", "reduction")),
+        tensors=(
+            Tensor("w", ("N", "K"), "input"),
+            Tensor("x", ("K", "M"), "input"),
+            Tensor("y", ("N", "M"), "output"),
+        ),
+        ops=(Matmul("w", "x", "y"),),
+    )
+
+
+def broadcast_program() -> TileProgram:
+    """``y[B, M, N] = x[B, M, K] @ w[K, N]``: the weights are shared by every batch index."""
+    return TileProgram(
+        name="bcast_gemm",
+        description="batched activations times one shared weight matrix",
+        dims=(Dim("B", "parallel", tile=1), Dim("M", "parallel"), Dim("N", "parallel"),
+              Dim("K", "reduction")),
+        tensors=(
+            Tensor("x", ("B", "M", "K"), "input"),
+            Tensor("w", ("K", "N"), "input"),
+            Tensor("y", ("B", "M", "N"), "output"),
+        ),
+        ops=(Matmul("x", "w", "y"),),
+    )
