@@ -40,6 +40,7 @@ from loom_explorer.model.expr import (
     ceil_div,
     ceil_rate,
     const,
+    floor_div,
     maximum,
     mul,
     select,
@@ -202,6 +203,17 @@ def latency_terms(q: Quantities) -> tuple[Expr, list[LatencyTerm], Expr]:
                 mul(q.pk, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles)
     lower_bound = total([c.kernel_launch_cycles, fill, floor, mul(n_out, epi + wb_block),
                          *(e for _, e, _ in tail)])
+    # second redundant bound: the chip's DRAM bandwidth over the whole K loop. With the divisibility
+    # constraints, n_out*n_k*out_block_h*in0_block_w = pb*pm*pk*(pn/out_block_w) (and likewise for in1),
+    # and n*ceil(x/R) >= ceil(n*x/R).
+    common = total([c.kernel_launch_cycles, fill, mul(n_out, epi + wb_block), *(e for _, e, _ in tail)])
+    loop_tiles = {
+        q.inputs[0]: mul(q.pb, q.pm, q.pk, floor_div(q.pn, q.out_block_w)),
+        q.inputs[1]: mul(q.pb, q.pn, q.pk, floor_div(q.pm, q.out_block_h)),
+    }
+    chip = total(mul(dram_readers(q, t), loop_tiles[t], q.tile_bytes(t)) for t in q.inputs)
+    if not isinstance(chip, Const):
+        lower_bound = maximum(lower_bound, common + ceil_rate(chip, q.hw.dram.chip_read_bytes_per_cycle))
     return objective, terms, lower_bound
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from loom_explorer.model.expr import Const, Prod, Var, bounds
+from loom_explorer.model.expr import Const, Max, Prod, Var, bounds
 from loom_explorer.model.schedule import Constraint, SymbolicSchedule
 from loom_explorer.solve.cpsat import CpCompiler
 
@@ -73,8 +73,10 @@ class CompiledSchedule:
             add_restriction(self.compiler, c, lit)
         self.objective = self.compiler.linear(schedule.latency)
         if not per_constraint_literals:
-            # redundant: a valid lower bound of the latency that propagates long before the products do
-            self.model.add(self.objective >= self.compiler.linear(schedule.latency_lower_bound))
+            # redundant: valid lower bounds of the latency that propagate long before the products do
+            bound = schedule.latency_lower_bound
+            for part in bound.args if isinstance(bound, Max) else (bound,):
+                self.model.add(self.objective >= self.compiler.linear(part))
             self.model.minimize(self.objective)
         self._pins: dict[tuple[str, int], cp_model.IntVar] = {}
         self._lock = threading.Lock()
