@@ -5,7 +5,7 @@
     python benchmarks/solve_speed.py --quick              # 3 shapes, for a smoke run
 
 For each shape it prints: candidates, how many CP-SAT proved optimal, the wall time to solve all of them
-(2 threads, one CP-SAT worker each), the slowest candidate, a warm re-solve of the best candidate after
+(SolveOptions defaults: candidates one after the other, a 4-worker CP-SAT portfolio each), the slowest candidate, a warm re-solve of the best candidate after
 one pin (the pin moves in0_block_w to another legal value), the same for all candidates, and brute force
 over the same spaces with a time budget per shape: its wall time, how many candidates it finished, and
 whether its optimum equals CP-SAT's on every finished one.

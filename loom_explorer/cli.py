@@ -95,7 +95,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     )
     pins = parse_pins(args.pin)
     session = Session(hw, problem)
-    options = SolveOptions(time_limit_seconds=args.time_limit, top_k=args.alternatives, seed=args.seed)
+    options = SolveOptions(time_limit_seconds=args.time_limit, workers_per_model=args.workers,
+                           parallel_models=args.parallel, top_k=args.alternatives, seed=args.seed)
     results = session.solve(pins, options, candidates=args.candidate or None)
     shown = results[: args.top] if args.top else results
     schedules = {s.candidate.name: s for s in session.schedules}
@@ -137,7 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--top", type=int, default=0, help="show only the N best candidates")
     solve.add_argument("--alternatives", type=int, default=1, metavar="K",
                        help="K best distinct schedules per candidate (default 1)")
-    solve.add_argument("--time-limit", type=float, default=10.0, help="seconds per candidate (default 10)")
+    solve.add_argument("--time-limit", type=float, default=30.0, help="seconds per candidate (default 30)")
+    solve.add_argument("--workers", type=int, default=4, help="CP-SAT workers per candidate (default 4)")
+    solve.add_argument("--parallel", type=int, default=1,
+                       help="candidates solved at once (default 1; 0: one per CPU core)")
     solve.add_argument("--seed", type=int, default=0)
     solve.add_argument("--json", action="store_true", help="print one JSON object (the machine contract)")
     solve.set_defaults(func=cmd_solve)
@@ -147,8 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "top", 0) < 0 or getattr(args, "alternatives", 1) < 1:
-        print("loom-explorer: error: --top must be >= 0 and --alternatives >= 1", file=sys.stderr)
+    if (getattr(args, "top", 0) < 0 or getattr(args, "alternatives", 1) < 1 or getattr(args, "workers", 1) < 1
+            or getattr(args, "parallel", 0) < 0 or getattr(args, "time_limit", 1.0) <= 0):
+        print("loom-explorer: error: --top and --parallel must be >= 0, --alternatives and --workers >= 1, "
+              "--time-limit > 0", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         return int(args.func(args))
