@@ -7,13 +7,13 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.shipped import shipped_dir
 
 
 class HardwareError(ValueError):
@@ -22,10 +22,7 @@ class HardwareError(ValueError):
 
 def shipped_hardware_dir() -> Path:
     """Folder of the hardware files shipped with the package (``hw/`` in a checkout)."""
-    packaged = Path(str(resources.files("loom_explorer"))) / "data" / "hw"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "hw"
+    return shipped_dir("hw")
 
 
 def list_hardware() -> list[str]:

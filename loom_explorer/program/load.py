@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-from importlib import resources
 from pathlib import Path
 
 from loom_explorer.program.dsl import TileProgram
+from loom_explorer.shipped import shipped_dir
 
 
 class KernelError(ValueError):
@@ -14,10 +14,8 @@ class KernelError(ValueError):
 
 
 def shipped_kernels_dir() -> Path:
-    packaged = Path(str(resources.files("loom_explorer"))) / "data" / "kernels"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "kernels"
+    """Folder of the kernels shipped with the package (``kernels/`` in a checkout)."""
+    return shipped_dir("kernels")
 
 
 def list_kernels() -> list[str]:
