@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from loom_explorer.model.expr import Const, Max, Prod, Var, bounds
+from loom_explorer.model.expr import Const, Max, Var, bounds
 from loom_explorer.model.schedule import Constraint, SymbolicSchedule
 from loom_explorer.solve.cpsat import CpCompiler
 
@@ -23,7 +23,7 @@ def add_restriction(compiler: CpCompiler, c: Constraint, enforce: cp_model.IntVa
     """Add constraint ``c`` to the compiler's model, only under ``enforce`` when given."""
     model = compiler.model
     if c.kind == "divides":
-        if isinstance(c.rhs, Const) and all(c.rhs.value % v == 0 for v in bounds_values(c.lhs)):
+        if isinstance(c.rhs, Const) and isinstance(c.lhs, Var) and all(c.rhs.value % v == 0 for v in c.lhs.values):
             return  # every value of the divisor's domain divides the constant: always true
         lo, hi = bounds(c.rhs)
         dlo, _ = bounds(c.lhs)
@@ -38,15 +38,6 @@ def add_restriction(compiler: CpCompiler, c: Constraint, enforce: cp_model.IntVa
         ct.only_enforce_if(enforce)
 
 
-def bounds_values(expr: object) -> tuple[int, ...]:
-    if isinstance(expr, Var):
-        return expr.values
-    if isinstance(expr, Const):
-        return (expr.value,)
-    lo, hi = bounds(expr)  # type: ignore[arg-type]
-    return tuple(range(lo, hi + 1))
-
-
 @dataclass(frozen=True, slots=True)
 class RawSolve:
     status: str  # CP-SAT status name
@@ -54,6 +45,7 @@ class RawSolve:
     objective: int | None
     bound: int | None
     seconds: float
+    core: tuple[int, ...] = ()  # indices of assumption literals sufficient for infeasibility
 
 
 class CompiledSchedule:
@@ -122,18 +114,7 @@ class CompiledSchedule:
                 # objective_value can differ from it (seen with OR-Tools 9.15)
                 return RawSolve(name, values, int(solver.value(self.objective)) if has_obj else None,
                                 int(solver.best_objective_bound) if has_obj else None, seconds)
-            self._last_core = (
-                [int(i) for i in solver.sufficient_assumptions_for_infeasibility()]
-                if status == cp_model.INFEASIBLE else []
-            )
-            return RawSolve(name, None, None, None, seconds)
+            core = tuple(int(i) for i in solver.sufficient_assumptions_for_infeasibility()) \
+                if status == cp_model.INFEASIBLE else ()
+            return RawSolve(name, None, None, None, seconds, core)
 
-    def last_core_indices(self) -> list[int]:
-        return list(getattr(self, "_last_core", []))
-
-
-def literal_index(lit: cp_model.IntVar) -> int:
-    return lit.index
-
-
-__all__ = ["CompiledSchedule", "Prod", "RawSolve", "add_restriction", "literal_index"]

@@ -29,24 +29,20 @@ def explain_infeasibility(schedule: SymbolicSchedule, pins: dict[str, int],
     def literal(m: tuple[str, str]) -> cp_model.IntVar:
         return p_lits[m[1]] if m[0] == "pin" else c_lits[m[1]]
 
-    def infeasible(subset: list[tuple[str, str]]) -> bool | None:
+    def infeasible(subset: list[tuple[str, str]]) -> bool:
         r = feas.solve({}, time_limit_seconds, extra_assumptions=[literal(m) for m in subset])
-        if r.status == "INFEASIBLE":
-            return True
-        if r.status in ("OPTIMAL", "FEASIBLE"):
-            return False
-        return None
+        return r.status == "INFEASIBLE"
 
-    first = infeasible(members)
-    if first is not True:
+    first = feas.solve({}, time_limit_seconds, extra_assumptions=[literal(m) for m in members])
+    if first.status != "INFEASIBLE":
         return None
     index_of = {literal(m).index: m for m in members}
-    core = [index_of[i] for i in feas.last_core_indices() if i in index_of] or members
+    core = [index_of[i] for i in first.core if i in index_of] or members
     # deletion filter: drop every member the conflict does not need
     i = 0
     while i < len(core):
         trial = core[:i] + core[i + 1:]
-        if trial and infeasible(trial) is True:
+        if trial and infeasible(trial):
             core = trial
         else:
             i += 1

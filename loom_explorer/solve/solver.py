@@ -22,7 +22,7 @@ from loom_explorer.problem import Problem
 from loom_explorer.solve.compiled import CompiledSchedule
 from loom_explorer.solve.explain import explain_infeasibility
 from loom_explorer.solve.pins import check_pins, pin_domain_conflict
-from loom_explorer.solve.result import CandidateResult, Conflict, Solution
+from loom_explorer.solve.result import CandidateResult, Conflict, Solution, Status
 from loom_explorer.validate import evaluate_schedule
 
 
@@ -83,14 +83,18 @@ class Session:
                   options: SolveOptions) -> CandidateResult:
         start = time.perf_counter()
         name = schedule.candidate.name
-        base = dict(candidate_name=name, description=schedule.candidate.description,
-                    pins=tuple(sorted(pins.items())))
+
+        def result(status: Status, solution: Solution | None = None, alternatives: tuple[Solution, ...] = (),
+                   conflict: Conflict | None = None, bound: int | None = None) -> CandidateResult:
+            return CandidateResult(candidate_name=name, description=schedule.candidate.description,
+                                   status=status, solution=solution, alternatives=alternatives,
+                                   conflict=conflict, best_bound_cycles=bound,
+                                   solve_seconds=time.perf_counter() - start, pins=tuple(sorted(pins.items())))
+
         why = pin_domain_conflict(pins, schedule)
         if why is not None:
-            conflict = Conflict(pins=tuple(sorted(pins.items())), constraints=(), families=("domain",),
-                                message=why)
-            return CandidateResult(status="conflict", solution=None, alternatives=(), conflict=conflict,
-                                   best_bound_cycles=None, solve_seconds=time.perf_counter() - start, **base)
+            return result("conflict", conflict=Conflict(pins=tuple(sorted(pins.items())), constraints=(),
+                                                        families=("domain",), message=why))
         compiled = self.compiled(schedule)
         raw = compiled.solve(pins, options.time_limit_seconds, options.workers_per_model, options.seed,
                              hint=self._last.get(name))
@@ -100,24 +104,18 @@ class Session:
             if solution.latency_cycles != raw.objective:
                 raise AssertionError(f"{name}: solver objective {raw.objective} != referee "
                                      f"{solution.latency_cycles}")
-            alternatives = top_k(compiled, schedule, pins, raw.values, options) if options.top_k > 1 else ()
-            status = "optimal" if raw.status == "OPTIMAL" else "feasible"
-            return CandidateResult(status=status, solution=solution, alternatives=alternatives, conflict=None,
-                                   best_bound_cycles=raw.bound, solve_seconds=time.perf_counter() - start,
-                                   **base)
+            alternatives = top_k(schedule, pins, raw.values, options) if options.top_k > 1 else ()
+            return result("optimal" if raw.status == "OPTIMAL" else "feasible", solution, alternatives,
+                          bound=raw.bound)
         if raw.status != "INFEASIBLE":
-            return CandidateResult(status="timeout", solution=None, alternatives=(), conflict=None,
-                                   best_bound_cycles=None, solve_seconds=time.perf_counter() - start, **base)
+            return result("timeout")
         conflict = explain_infeasibility(schedule, pins, options.time_limit_seconds) if options.explain else None
-        status = "conflict" if conflict is not None and conflict.pins else "infeasible"
-        if conflict is None:
-            status = "conflict" if pins else "infeasible"
-        return CandidateResult(status=status, solution=None, alternatives=(), conflict=conflict,
-                               best_bound_cycles=None, solve_seconds=time.perf_counter() - start, **base)
+        return result("conflict" if (conflict.pins if conflict is not None else pins) else "infeasible",
+                      conflict=conflict)
 
 
-def top_k(compiled: CompiledSchedule, schedule: SymbolicSchedule, pins: dict[str, int],
-          best: dict[str, int], options: SolveOptions) -> tuple[Solution, ...]:
+def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int],
+          options: SolveOptions) -> tuple[Solution, ...]:
     """The next ``top_k - 1`` best distinct schedules: re-solve a copy that forbids those found so far."""
     copy = CompiledSchedule(schedule)
     found = [best]
