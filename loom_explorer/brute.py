@@ -8,6 +8,7 @@ objective: this is the exhaustive reference that CP-SAT's optimum is compared wi
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom_explorer.model.expr import compile_python, python_source, variables
@@ -43,7 +44,9 @@ def space_size(schedule: SymbolicSchedule) -> int:
 
 
 def brute_force(schedule: SymbolicSchedule, pins: dict[str, int] | None = None,
-                time_limit_seconds: float | None = None) -> BruteResult:
+                time_limit_seconds: float | None = None,
+                on_legal: Callable[[dict[str, int], int], None] | None = None) -> BruteResult:
+    """The best legal assignment; ``on_legal(values, latency)`` is called for every legal one if given."""
     pins = pins or {}
     params = list(schedule.params)
     order = [p.name for p in params]
@@ -72,6 +75,8 @@ def brute_force(schedule: SymbolicSchedule, pins: dict[str, int] | None = None,
             if i == last:
                 state["legal"] += 1
                 lat = latency(values)
+                if on_legal is not None:
+                    on_legal(values, lat)
                 if state["lat"] is None or lat < state["lat"]:
                     state["lat"], state["best"] = lat, dict(values)
             else:
