@@ -83,7 +83,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             try:
                 placements[tensor] = Placement(where)
             except ValueError:
-                raise InputError(f"--memory {tensor}={where}: expected dram or l1") from None
+                raise InputError(f"--memory {tensor}={where}: expected one of "
+                                 f"{', '.join(p.value for p in Placement)}") from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if args.activation is not None and args.activation not in hw.compute.sfpu_tile_cycles:
@@ -98,6 +99,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     session = Session(hw, problem)
     options = SolveOptions(time_limit_seconds=args.time_limit, workers_per_model=args.workers,
                            parallel_models=args.parallel, top_k=args.alternatives, seed=args.seed)
+    if not session.schedules:
+        placed = ", ".join(f"{t}={p.value}" for t, p in problem.placements) or "none"
+        print(f"loom-explorer: no mapping candidate fits this problem (L1 placements: {placed}); "
+              "see docs/model.md section 2", file=sys.stderr)
     results = session.solve(pins, options, candidates=args.candidate or None)
     shown = results[: args.top] if args.top else results
     schedules = {s.candidate.name: s for s in session.schedules}
@@ -126,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--dtype", default="bf16", help="data format of every tensor (default bf16)")
     solve.add_argument("--format", action="append", default=[], metavar="TENSOR=FORMAT",
                        help="data format of one tensor, e.g. in1=bfp8_b (repeatable)")
-    solve.add_argument("--memory", action="append", default=[], metavar="TENSOR=dram|l1",
-                       help="where a tensor lives: dram (interleaved, default) or l1 (sharded) (repeatable)")
+    solve.add_argument("--memory", action="append", default=[], metavar="TENSOR=PLACEMENT",
+                       help="where a tensor lives: dram (interleaved, default), l1_height, l1_width, l1_block "
+                            "(TTNN shardings) or l1 (sharded as each candidate needs) (repeatable)")
     solve.add_argument("--fidelity", default="hifi2", help="lofi, hifi2 (default), hifi3, hifi4")
     solve.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
     solve.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")

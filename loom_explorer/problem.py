@@ -14,10 +14,23 @@ from loom_explorer.program.dsl import TileProgram
 
 
 class Placement(str, Enum):
-    """Where a tensor lives when the op starts (inputs) or ends (outputs)."""
+    """Where a tensor lives when the op starts (inputs) or ends (outputs).
+
+    The L1 shardings follow TTNN's memory layouts for a tensor whose last dim is its columns and whose
+    other dims are its rows: ``l1_height`` splits the rows over the cores of a 1-D layout, ``l1_width``
+    the columns, ``l1_block`` the rows over grid rows and the columns over grid columns. ``l1`` means
+    "sharded however each candidate needs it" (an optimistic what-if).
+    """
 
     dram = "dram"  # DRAM-interleaved (TTNN's default)
-    l1 = "l1"  # already sharded across the cores' L1 the way the candidate distributes it
+    l1 = "l1"
+    l1_height = "l1_height"
+    l1_width = "l1_width"
+    l1_block = "l1_block"
+
+    @property
+    def in_l1(self) -> bool:
+        return self is not Placement.dram
 
 
 class ProblemError(ValueError):

@@ -4,7 +4,8 @@ Layouts: every ordered pair of distinct dimensions (rows, columns) with at most 
 and every parallel dimension alone on a 1-D layout; dimensions of extent 1 are not spread. For each
 layout and each matmul input the options follow from the access maps only: ``dram`` always (or ``local``
 for an L1-resident tensor no other core needs), and a multicast along every grid axis whose dimensions do
-not index the tensor (it is shared there), plus the 2-D multicast when it is shared along both.
+not index the tensor (it is shared there), plus the 2-D multicast when it is shared along both. Tensors
+sharded in L1 keep only the layouts and options their sharding fits (``mapping/sharding.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 from itertools import permutations, product
 
 from loom_explorer.mapping.candidate import Axis, Candidate, Comm
-from loom_explorer.problem import Placement, Problem
+from loom_explorer.mapping.sharding import shard_fits
+from loom_explorer.problem import Problem
 from loom_explorer.program.contraction import analyse_contraction
 
 
@@ -33,6 +35,8 @@ def enumerate_candidates(problem: Problem) -> list[Candidate]:
     out: list[Candidate] = []
     for axes in layouts:
         gather = next((a for a, d in axes if program.dim(d).kind == "reduction"), None)
+        if not shard_fits(problem, axes, con.matmul.out, None):
+            continue
         options = [_comm_options(problem, tensor, axes) for tensor in (con.matmul.a, con.matmul.b)]
         for combo in product(*options):
             out.append(Candidate(axes=axes, comms=tuple(zip((con.matmul.a, con.matmul.b), combo)),
@@ -51,9 +55,10 @@ def _comm_options(problem: Problem, tensor: str, axes: tuple[tuple[Axis, str], .
         mcasts.append(Comm.mcast_y)
     if "x" in shared and "y" in shared:
         mcasts.append(Comm.mcast_xy)
-    if problem.placement(tensor) is Placement.l1:
+    if problem.placement(tensor).in_l1:
         # resident shards: no DRAM read; shared data still has to travel from the core that holds it
-        return [Comm.local] if not shared else [m for m in mcasts if _covers(m, shared)]
+        options = [Comm.local] if not shared else [m for m in mcasts if _covers(m, shared)]
+        return [c for c in options if shard_fits(problem, axes, tensor, c)]
     return [Comm.dram, *mcasts]
 
 

@@ -48,7 +48,6 @@ from loom_explorer.model.expr import (
 )
 from loom_explorer.model.quantities import Quantities
 from loom_explorer.model.schedule import LatencyTerm
-from loom_explorer.problem import Placement
 
 
 def _read_latency(q: Quantities, tensor: str) -> Expr:
@@ -61,7 +60,7 @@ def block_bytes(q: Quantities, tensor: str) -> Expr:
 
 
 def reads_dram(q: Quantities, tensor: str) -> bool:
-    return q.candidate.comm(tensor) is not Comm.local and q.problem.placement(tensor) is Placement.dram
+    return q.candidate.comm(tensor) is not Comm.local and not q.problem.placement(tensor).in_l1
 
 
 def read_cycles(q: Quantities, tensor: str) -> Expr:
@@ -136,7 +135,7 @@ def epilogue_cycles(q: Quantities) -> Expr:
 
 
 def _writes_dram(q: Quantities) -> bool:
-    return q.problem.placement(q.con.matmul.out) is Placement.dram
+    return not q.problem.placement(q.con.matmul.out).in_l1
 
 
 def write_cycles(q: Quantities, tiles: Expr) -> Expr:

@@ -11,7 +11,8 @@ with (tile counts times the bytes per tile of each tensor's data format):
                                                   otherwise partials share the out buffer, as in TTNN)
     bias   per_core_N tiles                      (when the bias is on)
     shard  product of per_core_d over the tensor's own dims (e.g. per_core_M*per_core_K for in0), for an
-           input that already lives in L1
+           input that already lives in L1; a block-sharded input whose columns are split over grid
+           columns without being on them holds ceil(E_C/grid_x) of them (per_core_M*ceil(E_K/grid_x))
     gather out_block_h * out_block_w partial tiles (split-K: partials arriving from other cores)
 """
 
@@ -19,10 +20,10 @@ from __future__ import annotations
 
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.model.expr import Expr, const, mul, total
+from loom_explorer.model.expr import Expr, ceil_div, const, mul, total
 from loom_explorer.model.quantities import Quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
-from loom_explorer.problem import Placement
+from loom_explorer.mapping.sharding import columns_split_over_x
 
 
 def l1_buffers(q: Quantities) -> list[L1Buffer]:
@@ -32,7 +33,7 @@ def l1_buffers(q: Quantities) -> list[L1Buffer]:
         L1Buffer(a, mul(q.depth[a], q.block_tiles(a), q.tile_bytes(a)), f"{a} circular buffer"),
         L1Buffer(b, mul(q.depth[b], q.block_tiles(b), q.tile_bytes(b)), f"{b} circular buffer"),
     ]
-    if q.problem.placement(out) is Placement.l1:
+    if q.problem.placement(out).in_l1:
         out_tiles: Expr = mul(q.pb, q.pm, q.pn)
         out_text = "output shard (out lives in L1)"
     else:
@@ -48,9 +49,11 @@ def l1_buffers(q: Quantities) -> list[L1Buffer]:
         # auxiliary inputs (bias) are held for the core's N range
         buffers.append(L1Buffer(t.name, mul(q.pn, q.tile_bytes(t.name)), f"{t.name} for per_core_N columns"))
     for t in (a, b):
-        if q.problem.placement(t) is Placement.l1 or q.candidate.comm(t) is Comm.local:
-            shard = mul(1, *(q.per_core[d] for d in q.problem.program.tensor(t).dims))
-            buffers.append(L1Buffer(f"{t}_shard", mul(shard, q.tile_bytes(t)), f"{t} resident shard"))
+        if q.problem.placement(t).in_l1 or q.candidate.comm(t) is Comm.local:
+            split = columns_split_over_x(q.problem, q.candidate.axes, t)
+            extents = [ceil_div(q.extent(d), q.grid_x) if d == split else q.per_core[d]
+                       for d in q.problem.program.tensor(t).dims]
+            buffers.append(L1Buffer(f"{t}_shard", mul(q.tile_bytes(t), *extents), f"{t} resident shard"))
     if q.candidate.gather_axis:
         buffers.append(L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes),
                                 "split-K partial sums received"))
