@@ -124,6 +124,8 @@ def make_problem(
     bad = sorted(set(enabled) - optional)
     if bad:
         raise ProblemError(f"{program.name} has no optional tensor {bad}; optional: {sorted(optional) or 'none'}")
+    if activation is not None and not any(getattr(op, "op", None) == "activation" for op in program.ops):
+        raise ProblemError(f"{program.name} has no activation op to apply {activation!r} to")
     fmt = {t.name: (formats or {}).get(t.name, dtype) for t in program.tensors}
     return Problem(
         program=program,

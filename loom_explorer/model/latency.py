@@ -48,6 +48,7 @@ from loom_explorer.model.expr import (
 )
 from loom_explorer.model.quantities import Quantities
 from loom_explorer.model.schedule import LatencyTerm
+from loom_explorer.problem import ProblemError
 
 
 def _read_latency(q: Quantities, tensor: str) -> Expr:
@@ -123,14 +124,16 @@ def epilogue_cycles(q: Quantities) -> Expr:
     for op in q.con.epilogue:
         if op.operand is not None and not q.problem.is_enabled(op.operand):
             continue
-        if op.op == "activation":
-            if q.problem.activation is None:
-                continue
-            per_tile += c.sfpu_tile_cycles[q.problem.activation]
-        elif op.unit == "fpu":
+        if op.unit == "fpu":
             per_tile += c.eltwise_tile_cycles
-        else:
-            per_tile += c.sfpu_tile_cycles[op.op]
+            continue
+        name = q.problem.activation if op.op == "activation" else op.op
+        if name is None:
+            continue
+        if name not in c.sfpu_tile_cycles:
+            raise ProblemError(f"hardware {q.hw.name} has no SFPU cost for op {name!r} "
+                               f"(compute.sfpu_tile_cycles has {', '.join(sorted(c.sfpu_tile_cycles))})")
+        per_tile += c.sfpu_tile_cycles[name]
     return mul(q.out_block_h, q.out_block_w, per_tile)
 
 
@@ -148,9 +151,8 @@ def write_cycles(q: Quantities, tiles: Expr) -> Expr:
 
 def fill_cycles(q: Quantities) -> Expr:
     first = maximum(*(data_movement_cycles(q, t) for t in q.inputs))
-    aux = [t.name for t in q.problem.program.inputs if t.name not in q.inputs and q.problem.is_enabled(t.name)]
-    extra = total(ceil_rate(mul(q.pn, q.tile_bytes(t)), q.hw.dram.core_read_bytes_per_cycle)
-                  + q.hw.dram.read_latency_cycles for t in aux)
+    extra = total(ceil_rate(mul(q.share_tiles(t), q.tile_bytes(t)), q.hw.dram.core_read_bytes_per_cycle)
+                  + q.hw.dram.read_latency_cycles for t in q.auxiliary_inputs)
     return first + extra
 
 

@@ -125,6 +125,16 @@ class Quantities:
     def inputs(self) -> tuple[str, str]:
         return (self.con.matmul.a, self.con.matmul.b)
 
+    @property
+    def auxiliary_inputs(self) -> tuple[str, ...]:
+        """Enabled inputs other than the matmul operands (e.g. a bias), read once and held in L1."""
+        return tuple(t.name for t in self.problem.program.inputs
+                     if t.name not in self.inputs and self.problem.is_enabled(t.name))
+
+    def share_tiles(self, tensor: str) -> Expr:
+        """Tiles of ``tensor`` one core touches: the product of its per-core extents (e.g. per_core_N for a bias)."""
+        return mul(1, *(self.per_core[d] for d in self.problem.program.tensor(tensor).dims))
+
 
 def _divisors(n: int) -> tuple[int, ...]:
     return tuple(d for d in range(1, n + 1) if n % d == 0)

@@ -57,5 +57,11 @@ def analyse_contraction(program: TileProgram) -> Contraction:
             )
     if program.dim(k[0]).kind != "reduction":
         raise ProgramStructureError(f"program {program.name}: dimension {k[0]} is summed over but declared parallel")
+    roleless = [d for d in order if d not in (*k, *m, *n, *batch)]
+    if roleless:
+        raise ProgramStructureError(
+            f"program {program.name}: dimension(s) {roleless} index no pair of the matmul's tensors "
+            f"({mm.a}, {mm.b}, {mm.out}), so they have no role (row, column, reduction or batch)"
+        )
     epilogue = tuple(op for op in program.ops if isinstance(op, Eltwise))
     return Contraction(matmul=mm, m_dim=m[0], n_dim=n[0], k_dim=k[0], batch_dims=tuple(batch), epilogue=epilogue)

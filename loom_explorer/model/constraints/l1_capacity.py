@@ -9,7 +9,7 @@ with (tile counts times the bytes per tile of each tensor's data format):
     out    out_block_h * out_block_w              (per_core_B*per_core_M*per_core_N when out lives in L1)
     interm out_block_h * out_block_w fp32 tiles  (only with fp32 accumulation into a non-fp32 output;
                                                   otherwise partials share the out buffer, as in TTNN)
-    bias   per_core_N tiles                      (when the bias is on)
+    bias   the core's share of each other input: product of per_core_d over its dims (per_core_N for a bias)
     shard  product of per_core_d over the tensor's own dims (e.g. per_core_M*per_core_K for in0), for an
            input that already lives in L1; a block-sharded input whose columns are split over grid
            columns without being on them holds ceil(E_C/grid_x) of them (per_core_M*ceil(E_K/grid_x))
@@ -43,11 +43,8 @@ def l1_buffers(q: Quantities) -> list[L1Buffer]:
     if q.problem.fp32_acc and q.fmt(out) is not DataFormat.float32:
         buffers.append(L1Buffer("interm", mul(q.out_block_h, q.out_block_w, q.hw.tile_bytes[DataFormat.float32]),
                                 "fp32 partial sums"))
-    for t in q.problem.program.inputs:
-        if t.name in (a, b) or not q.problem.is_enabled(t.name):
-            continue
-        # auxiliary inputs (bias) are held for the core's N range
-        buffers.append(L1Buffer(t.name, mul(q.pn, q.tile_bytes(t.name)), f"{t.name} for per_core_N columns"))
+    for t in q.auxiliary_inputs:
+        buffers.append(L1Buffer(t, mul(q.share_tiles(t), q.tile_bytes(t)), f"{t}, the core's share"))
     for t in (a, b):
         if q.problem.placement(t).in_l1 or q.candidate.comm(t) is Comm.local:
             split = columns_split_over_x(q.problem, q.candidate.axes, t)
