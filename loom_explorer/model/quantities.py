@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.expr import Const, Expr, Var, ceil_div, floor_div, mul, select
+from loom_explorer.model.expr import Expr, Var, ceil_div, floor_div, mul, select
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import Problem
 from loom_explorer.program.contraction import Contraction, analyse_contraction
@@ -184,5 +184,3 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
         out_subblock_w=sw, depth=depth,
     )
 
-
-__all__ = ["BUFFER_DEPTHS", "Const", "Quantities", "build_quantities"]

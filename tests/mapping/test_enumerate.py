@@ -16,7 +16,7 @@ from loom_explorer.model.expr import Const
 from loom_explorer.model.latency import dram_readers, read_cycles
 from loom_explorer.model.quantities import build_quantities
 from loom_explorer.problem import Placement, make_problem
-from loom_explorer.program import ProgramStructureError, analyse_contraction, load_program
+from loom_explorer.program import analyse_contraction, load_program
 from loom_helpers import broadcast_program, transposed_program
 
 GEMM = load_program("gemm")
