@@ -90,7 +90,10 @@ class CompiledSchedule:
         seed: int = 0,
         hint: dict[str, int] | None = None,
         extra_assumptions: list[cp_model.IntVar] | None = None,
+        presolve: bool = False,
     ) -> RawSolve:
+        """Solve under ``pins``. CP-SAT's presolve is off by default: on these small product-heavy models it
+        costs more than it saves (2-5x slower full solves, 2-6x slower re-solves; docs/performance.md)."""
         with self._lock:
             self.model.clear_assumptions()
             literals = [self.pin_literal(n, v) for n, v in pins.items()] + list(extra_assumptions or [])
@@ -103,6 +106,7 @@ class CompiledSchedule:
             solver.parameters.max_time_in_seconds = time_limit_seconds
             solver.parameters.num_workers = workers
             solver.parameters.random_seed = seed
+            solver.parameters.cp_model_presolve = presolve
             start = time.perf_counter()
             status = solver.solve(self.model)
             seconds = time.perf_counter() - start

@@ -29,9 +29,9 @@ from loom_explorer.validate import evaluate_schedule
 @dataclass(frozen=True, slots=True)
 class SolveOptions:
     """Solver settings. The defaults were measured (docs/performance.md): CP-SAT's solve times on these
-    models are heavy-tailed (the same model takes 1 s or 20 s depending on the seed), and a 4-worker
-    portfolio per model, candidates one after the other, beat 2 candidates at a time with one worker each
-    by about 1.3x in total and 4x in the slowest candidate on this 2-core machine."""
+    models are heavy-tailed, and a 4-worker portfolio per model, candidates one after the other, beat 2
+    candidates at a time with one worker each (and 2 or 8 workers) on this 2-core machine. CP-SAT's
+    presolve is off (see CompiledSchedule.solve)."""
 
     time_limit_seconds: float = 30.0
     workers_per_model: int = 4
