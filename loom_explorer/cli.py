@@ -18,6 +18,7 @@ from loom_explorer.hardware.schema import parse_data_format, parse_fidelity
 from loom_explorer.problem import Placement, ProblemError, make_problem
 from loom_explorer.program import KernelError, ProgramStructureError, list_kernels, load_program
 from loom_explorer.report import solve_json, solve_table
+from loom_explorer.solve.cpsat import ModelRangeError
 from loom_explorer.solve.pins import PinError, parse_pins
 from loom_explorer.solve.solver import Session, SolveOptions
 
@@ -165,7 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         return int(args.func(args))
-    except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError) as exc:
+    except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
+            ModelRangeError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

@@ -16,7 +16,7 @@ from ortools.sat.python import cp_model
 
 from loom_explorer.model.expr import Const, Max, Var, bounds
 from loom_explorer.model.schedule import Constraint, SymbolicSchedule
-from loom_explorer.solve.cpsat import CpCompiler
+from loom_explorer.solve.cpsat import LATENCY_LIMIT_CYCLES, CpCompiler
 
 
 def add_restriction(compiler: CpCompiler, c: Constraint, enforce: cp_model.IntVar | None = None) -> None:
@@ -63,8 +63,10 @@ class CompiledSchedule:
                 lit = self.model.new_bool_var(f"ct[{c.name}]")
                 self.constraint_literals[c.name] = lit
             add_restriction(self.compiler, c, lit)
-        self.objective = self.compiler.linear(schedule.latency)
-        if not per_constraint_literals:
+        self.objective = 0
+        if not per_constraint_literals:  # the explanation model needs no latency
+            self.objective = self.compiler.linear(schedule.latency)
+            self.model.add(self.objective <= LATENCY_LIMIT_CYCLES)
             # redundant: valid lower bounds of the latency that propagate long before the products do
             bound = schedule.latency_lower_bound
             for part in bound.args if isinstance(bound, Max) else (bound,):

@@ -36,6 +36,13 @@ from loom_explorer.model.expr import (
 
 Linear = cp_model.LinearExprT
 
+LATENCY_LIMIT_CYCLES = 2**40  # about 18 minutes at 1 GHz: schedules predicted slower are not considered
+AUX_LIMIT = 2**60
+
+
+class ModelRangeError(ValueError):
+    """The problem's numbers exceed what the integer model represents."""
+
 
 class CpCompiler:
     """Owns the mapping from expression nodes to CP-SAT variables/expressions of one model."""
@@ -61,7 +68,13 @@ class CpCompiler:
         return new
 
     def _new_aux(self, lo: int, hi: int, hint: str) -> cp_model.IntVar:
+        # Interval bounds multiply worst cases that never occur together and can pass int64 on huge shapes;
+        # AUX_LIMIT keeps every auxiliary inside CP-SAT's range. It is exact as long as the latency is capped
+        # at LATENCY_LIMIT_CYCLES (every auxiliary is at most the latency times a rate scale < 2**20).
         self._aux += 1
+        lo, hi = max(lo, -AUX_LIMIT), min(hi, AUX_LIMIT)
+        if lo > hi:
+            raise ModelRangeError(f"an intermediate quantity of the model is at least {lo:,}, beyond its range")
         return self.model.new_int_var(lo, hi, f"_{hint}{self._aux}")
 
     # ---------------------------------------------------------------- compile
