@@ -8,7 +8,8 @@ For each shape it prints: candidates, how many CP-SAT proved optimal, the wall t
 (SolveOptions defaults: candidates one after the other, a 4-worker CP-SAT portfolio each), the slowest candidate, a warm re-solve of the best candidate after
 one pin (the pin moves in0_block_w to another legal value), the same for all candidates, and brute force
 over the same spaces with a time budget per shape: its wall time, how many candidates it finished, and
-whether its optimum equals CP-SAT's on every finished one.
+whether its optimum equals CP-SAT's on every finished one, and "brute/cp": brute force's time over
+CP-SAT's on exactly the candidates brute force finished (same process, same spaces).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def run(hw_name: str, shape: str, brute_seconds: float, time_limit: float) -> di
     session.solve({"in0_block_w": other}, options)
     pin_all_s = time.perf_counter() - t
     by_name = {r.candidate_name: r for r in results}
-    brute_done, brute_agree, brute_s = 0, True, 0.0
+    brute_done, brute_agree, brute_s, brute_finished_s, cpsat_same_s = 0, True, 0.0, 0.0, 0.0
     deadline = time.perf_counter() + brute_seconds
     for sched in session.schedules:
         left = deadline - time.perf_counter()
@@ -73,14 +74,21 @@ def run(hw_name: str, shape: str, brute_seconds: float, time_limit: float) -> di
         if not b.complete:
             break
         brute_done += 1
+        brute_finished_s += b.seconds
+        cpsat_same_s += by_name[sched.candidate.name].solve_seconds
         sol = by_name[sched.candidate.name].solution
         brute_agree &= (sol.latency_cycles if sol else None) == b.best_latency_cycles
     return {
         "hw": hw_name, "shape": shape, "candidates": len(results), "optimal": optimal, "build_s": build_s,
         "solve_s": solve_s, "slowest_s": slowest, "pin_one_s": pin_one_s, "pin_all_s": pin_all_s,
         "brute_s": brute_s, "brute_done": brute_done, "brute_agree": brute_agree,
+        "brute_ratio": brute_finished_s / cpsat_same_s if cpsat_same_s else 0.0,
         "best_us": hw.cycles_to_us(best.solution.latency_cycles),
     }
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.0f}x" if value else "-"
 
 
 def main() -> int:
@@ -94,7 +102,7 @@ def main() -> int:
     if args.quick:
         shapes = ["M=256,K=256,N=256", "M=2048,K=2048,N=2048", "M=640,K=1600,N=3200"]
     header = (f"{'hw':<16} {'shape':<22} {'cand':>4} {'opt':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
-              f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'best us':>9}")
+              f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} {'best us':>9}")
     print(header)
     rows = []
     for hw_name in args.hw.split(","):
@@ -104,7 +112,7 @@ def main() -> int:
             print(f"{r['hw']:<16} {r['shape']:<22} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
                   f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {r['pin_one_s'] * 1e3:>7.0f} {r['pin_all_s']:>8.2f} "
                   f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {str(r['brute_agree']):>5} "
-                  f"{r['best_us']:>9.1f}", flush=True)
+                  f"{_ratio(r['brute_ratio']):>8} {r['best_us']:>9.1f}", flush=True)
     solve = [float(r["solve_s"]) for r in rows]
     pin1 = [float(r["pin_one_s"]) for r in rows]
     print(f"\nall candidates proven optimal: {sum(r['optimal'] == r['candidates'] for r in rows)}/{len(rows)} shapes")
