@@ -88,9 +88,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
                                  f"{', '.join(p.value for p in Placement)}") from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    if args.activation is not None and args.activation not in hw.compute.sfpu_tile_cycles:
-        raise InputError(f"--activation {args.activation!r}: {hw.name} has costs for "
-                         f"{', '.join(sorted(hw.compute.sfpu_tile_cycles))}")
     problem = make_problem(
         program, args.shape, dtype, fidelity, formats=formats,
         placements=placements, fp32_acc=args.fp32_acc, enabled={"bias"} if args.bias else set(),

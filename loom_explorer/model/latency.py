@@ -200,14 +200,14 @@ def latency_terms(q: Quantities) -> tuple[Expr, list[LatencyTerm], Expr]:
         terms += [LatencyTerm(n, e, d) for n, e, d in tail]
     else:
         terms.append(LatencyTerm("write_back", mul(n_out, wb_block), "output blocks written to DRAM"))
+    # everything but the K-step loop, common to both bounds
+    common = total([c.kernel_launch_cycles, fill, mul(n_out, epi + wb_block), *(e for _, e, _ in tail)])
     floor = mul(q.pb, q.pm, q.pn,
                 mul(q.pk, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles)
-    lower_bound = total([c.kernel_launch_cycles, fill, floor, mul(n_out, epi + wb_block),
-                         *(e for _, e, _ in tail)])
+    lower_bound = common + floor
     # second redundant bound: the chip's DRAM bandwidth over the whole K loop. With the divisibility
     # constraints, n_out*n_k*out_block_h*in0_block_w = pb*pm*pk*(pn/out_block_w) (and likewise for in1),
     # and n*ceil(x/R) >= ceil(n*x/R).
-    common = total([c.kernel_launch_cycles, fill, mul(n_out, epi + wb_block), *(e for _, e, _ in tail)])
     loop_tiles = {
         q.inputs[0]: mul(q.pb, q.pm, q.pk, floor_div(q.pn, q.out_block_w)),
         q.inputs[1]: mul(q.pb, q.pn, q.pk, floor_div(q.pm, q.out_block_h)),

@@ -131,9 +131,12 @@ class Quantities:
         return tuple(t.name for t in self.problem.program.inputs
                      if t.name not in self.inputs and self.problem.is_enabled(t.name))
 
-    def share_tiles(self, tensor: str) -> Expr:
-        """Tiles of ``tensor`` one core touches: the product of its per-core extents (e.g. per_core_N for a bias)."""
-        return mul(1, *(self.per_core[d] for d in self.problem.program.tensor(tensor).dims))
+    def share_tiles(self, tensor: str, split_over_x: str | None = None) -> Expr:
+        """Tiles of ``tensor`` one core holds: the product of its per-core extents (e.g. per_core_N for a
+        bias); a dim ``split_over_x`` spread over the grid columns without being on them counts
+        ``ceil(E/grid_x)`` (a block-sharded input's columns)."""
+        return mul(1, *(ceil_div(self.extent(d), self.grid_x) if d == split_over_x else self.per_core[d]
+                        for d in self.problem.program.tensor(tensor).dims))
 
 
 def _divisors(n: int) -> tuple[int, ...]:

@@ -63,7 +63,7 @@ class CompiledSchedule:
                 lit = self.model.new_bool_var(f"ct[{c.name}]")
                 self.constraint_literals[c.name] = lit
             add_restriction(self.compiler, c, lit)
-        self.objective = 0
+        self.objective: cp_model.LinearExprT | None = None
         if not per_constraint_literals:  # the explanation model needs no latency
             self.objective = self.compiler.linear(schedule.latency)
             self.model.add(self.objective <= LATENCY_LIMIT_CYCLES)
@@ -115,11 +115,12 @@ class CompiledSchedule:
             name = solver.status_name(status)
             if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 values = {n: int(solver.value(v)) for n, v in self.param_vars.items()}
-                has_obj = self.model.has_objective()
+                if self.objective is None:  # feasibility (explanation) model, possibly with a temporary goal
+                    return RawSolve(name, values, None, None, seconds)
                 # the objective evaluated on the returned solution: after a time limit CP-SAT's reported
                 # objective_value can differ from it (seen with OR-Tools 9.15)
-                return RawSolve(name, values, int(solver.value(self.objective)) if has_obj else None,
-                                int(solver.best_objective_bound) if has_obj else None, seconds)
+                return RawSolve(name, values, int(solver.value(self.objective)), int(solver.best_objective_bound),
+                                seconds)
             core = tuple(int(i) for i in solver.sufficient_assumptions_for_infeasibility()) \
                 if status == cp_model.INFEASIBLE else ()
             return RawSolve(name, None, None, None, seconds, core)

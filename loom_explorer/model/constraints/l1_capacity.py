@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.model.expr import Expr, ceil_div, const, mul, total
+from loom_explorer.model.expr import Expr, const, mul, total
 from loom_explorer.model.quantities import Quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.mapping.sharding import columns_split_over_x
@@ -47,10 +47,8 @@ def l1_buffers(q: Quantities) -> list[L1Buffer]:
         buffers.append(L1Buffer(t, mul(q.share_tiles(t), q.tile_bytes(t)), f"{t}, the core's share"))
     for t in (a, b):
         if q.problem.placement(t).in_l1 or q.candidate.comm(t) is Comm.local:
-            split = columns_split_over_x(q.problem, q.candidate.axes, t)
-            extents = [ceil_div(q.extent(d), q.grid_x) if d == split else q.per_core[d]
-                       for d in q.problem.program.tensor(t).dims]
-            buffers.append(L1Buffer(f"{t}_shard", mul(q.tile_bytes(t), *extents), f"{t} resident shard"))
+            shard = q.share_tiles(t, columns_split_over_x(q.problem, q.candidate.axes, t))
+            buffers.append(L1Buffer(f"{t}_shard", mul(shard, q.tile_bytes(t)), f"{t} resident shard"))
     if q.candidate.gather_axis:
         buffers.append(L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes),
                                 "split-K partial sums received"))
