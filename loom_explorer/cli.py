@@ -67,7 +67,8 @@ def cmd_hw(args: argparse.Namespace) -> int:
 def cmd_kernels(args: argparse.Namespace) -> int:
     for name in list_kernels():
         program = load_program(name)
-        dims = ", ".join(f"{d.name} ({d.kind})" for d in program.dims)
+        dims = ", ".join(f"{d.name} ({d.kind}" + (f", groups {d.group_of}" if d.group_of else "") + ")"
+                         for d in program.dims)
         print(f"{name:<14} {program.description}\n{'':<14} dims: {dims}")
     return EXIT_OK
 
@@ -91,7 +92,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     problem = make_problem(
         program, args.shape, dtype, fidelity, formats=formats,
         placements=placements, fp32_acc=args.fp32_acc, enabled={"bias"} if args.bias else set(),
-        activation=args.activation,
+        activation=args.activation, options={"causal"} if args.causal else set(),
     )
     pins = parse_pins(args.pin)
     session = Session(hw, problem)
@@ -136,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
     solve.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
     solve.add_argument("--activation", default=None, help="fused activation, e.g. gelu")
+    solve.add_argument("--causal", action="store_true",
+                       help="causal mask (kernels with a 'causal' option, e.g. flash_attention)")
     solve.add_argument("--pin", action="append", default=[], metavar="NAME=VALUE",
                        help="fix a parameter (repeatable)")
     solve.add_argument("--candidate", action="append", default=[], metavar="NAME",

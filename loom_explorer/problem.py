@@ -47,6 +47,11 @@ class Problem:
     placements: tuple[tuple[str, Placement], ...] = ()
     enabled: frozenset[str] = field(default_factory=frozenset)
     activation: str | None = None
+    options: frozenset[str] = field(default_factory=frozenset)
+
+    def has_option(self, option: str) -> bool:
+        """Whether a program option (e.g. ``causal``) is switched on."""
+        return option in self.options
 
     def elements(self, dim: str) -> int:
         return dict(self.shape)[dim]
@@ -91,6 +96,13 @@ def parse_shape(text: str, program: TileProgram) -> tuple[tuple[str, int], ...]:
         if value <= 0:
             raise ProblemError(f"shape {key}={value} must be positive")
         values[key] = value
+    for d in program.dims:  # a grouped index defaults to its parent (one group per index: no sharing)
+        if d.group_of is not None and d.name not in values and d.group_of in values:
+            values[d.name] = values[d.group_of]
+        if d.group_of is not None and d.name in values and d.group_of in values \
+                and values[d.group_of] % values[d.name]:
+            raise ProblemError(f"shape {d.name}={values[d.name]} must divide {d.group_of}={values[d.group_of]} "
+                               f"({d.name} groups consecutive {d.group_of} indices)")
     missing = [d.name for d in program.dims if d.name not in values]
     if missing:
         raise ProblemError(f"shape of {program.name} lacks {', '.join(missing)} (e.g. {_example(program)})")
@@ -98,7 +110,7 @@ def parse_shape(text: str, program: TileProgram) -> tuple[tuple[str, int], ...]:
 
 
 def _example(program: TileProgram) -> str:
-    return ",".join(f"{d.name}={1024 if d.tile > 1 else 4}" for d in program.dims)
+    return ",".join(f"{d.name}={1024 if d.tile > 1 else 4}" for d in program.dims if d.group_of is None)
 
 
 def make_problem(
@@ -112,6 +124,7 @@ def make_problem(
     fp32_acc: bool = False,
     enabled: frozenset[str] | set[str] = frozenset(),
     activation: str | None = None,
+    options: frozenset[str] | set[str] = frozenset(),
 ) -> Problem:
     """Build a :class:`Problem`, checking every tensor/option name against the program."""
     shape_items = parse_shape(shape if isinstance(shape, str) else ",".join(f"{k}={v}" for k, v in shape.items()), program)
@@ -126,6 +139,10 @@ def make_problem(
         raise ProblemError(f"{program.name} has no optional tensor {bad}; optional: {sorted(optional) or 'none'}")
     if activation is not None and not any(getattr(op, "op", None) == "activation" for op in program.ops):
         raise ProblemError(f"{program.name} has no activation op to apply {activation!r} to")
+    unknown_options = sorted(set(options) - set(program.options))
+    if unknown_options:
+        raise ProblemError(f"{program.name} has no option {unknown_options}; options: "
+                           f"{', '.join(program.options) or 'none'}")
     fmt = {t.name: (formats or {}).get(t.name, dtype) for t in program.tensors}
     return Problem(
         program=program,
@@ -136,4 +153,5 @@ def make_problem(
         placements=tuple((placements or {}).items()),
         enabled=frozenset(enabled),
         activation=activation,
+        options=frozenset(options),
     )

@@ -66,6 +66,7 @@ def solve_json(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symbolic
         "formats": {k: v.value for k, v in formats.items()},
         "fidelity": problem.fidelity.value,
         "fp32_acc": problem.fp32_acc,
+        "options": sorted(problem.options),
         "pins": pins,
         "candidates": [result_json(hw, schedules[r.candidate_name], r) for r in results],
     }
@@ -76,7 +77,7 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
     lines = [
         f"{problem.program.name} {problem.shape_text} on {hw.name} ({hw.grid.columns}x{hw.grid.rows} cores, "
         f"{hw.clock_ghz} GHz), {dict(problem.formats)[problem.program.outputs[0].name].value}, "
-        f"{problem.fidelity.value}",
+        f"{problem.fidelity.value}" + "".join(f", {o}" for o in sorted(problem.options)),
         "",
         f"{'#':>2}  {'candidate':<44} {'status':<10} {'latency us':>11} {'TFLOP/s':>8} {'roofline':>8} "
         f"{'L1 KiB':>7} {'solve ms':>8}",

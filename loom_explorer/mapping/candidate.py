@@ -14,6 +14,12 @@ Communication of an input tensor:
 
 A reduction dimension on an axis (split-K) leaves partial outputs that are gathered L1-to-L1 to the
 first core along that axis and reduced there.
+
+A 1-D layout may carry several dimensions *flattened* (``B*H*Sq@xy``): their index space, outer to inner,
+is dealt out in contiguous ranges over the cores, as TTNN's SDPA splits (batch, head, query chunk).
+A multicast along an axis whose dimension indexes the tensor through a grouped index (``k[Hkv]`` along
+``H``) reaches the cores of one group. ``balanced`` pairs a low and a high query chunk on each core
+(causal load balancing).
 """
 
 from __future__ import annotations
@@ -52,6 +58,16 @@ class Candidate:
     axes: tuple[tuple[Axis, str], ...]
     comms: tuple[tuple[str, Comm], ...]
     gather_axis: Axis | None = None
+    balanced: bool = False
+
+    def dims_on(self, axis: Axis) -> tuple[str, ...]:
+        """The dimensions an axis carries, outer to inner (several for a flattened 1-D layout)."""
+        dim = self.dim_on(axis)
+        return tuple(dim.split("*")) if dim else ()
+
+    @property
+    def flattened(self) -> bool:
+        return len(self.dims_on("xy")) > 1
 
     def dim_on(self, axis: Axis) -> str | None:
         return dict(self.axes).get(axis)
@@ -73,13 +89,16 @@ class Candidate:
     def name(self) -> str:
         layout = ",".join(f"{d}@{a}" for a, d in self.axes) or "single_core"
         comms = ",".join(f"{t}={c.value}" for t, c in self.comms)
-        return f"{layout}|{comms}"
+        return f"{layout}|{comms}" + ("|balanced" if self.balanced else "")
 
     @property
     def description(self) -> str:
-        layout = "; ".join(f"{d} across {_AXIS_WORDS[a]}" for a, d in self.axes) or "one core does all the work"
+        layout = "; ".join(f"{d.replace('*', ' x ')} across {_AXIS_WORDS[a]}" for a, d in self.axes) \
+            or "one core does all the work"
         comms = "; ".join(f"{t} {_COMM_WORDS[c]}" for t, c in self.comms)
         text = f"{layout}; {comms}"
         if self.gather_axis:
             text += f"; partial sums gathered along {_AXIS_WORDS[self.gather_axis]} and reduced (split-K)"
+        if self.balanced:
+            text += "; each core takes a low and a high query chunk (causal load balancing)"
         return text

@@ -1,11 +1,24 @@
-"""Enumerate the mapping candidates of a contraction program on a grid.
+"""Enumerate the mapping candidates of a program on a grid, from its structure and access maps only.
 
-Layouts: every ordered pair of distinct dimensions (rows, columns) with at most one reduction dimension,
-and every parallel dimension alone on a 1-D layout; dimensions of extent 1 are not spread. For each
-layout and each matmul input the options follow from the access maps only: ``dram`` always (or ``local``
-for an L1-resident tensor no other core needs), and a multicast along every grid axis whose dimensions do
-not index the tensor (it is shared there), plus the 2-D multicast when it is shared along both. Tensors
-sharded in L1 keep only the layouts and options their sharding fits (``mapping/sharding.py``).
+Nothing here knows a kernel by name. The program's structure (``program/structure.py``) says which
+dimensions may go on a grid axis (``spread_dims``; ``split_dims`` for reductions whose partials can be
+gathered), which inputs stream (``streamed``), whether tasks may be flattened over the cores, and where a
+causal diagonal lies. Then:
+
+* layouts: every ordered pair of distinct dimensions (rows, columns) with at most one split reduction,
+  every parallel dimension alone on a 1-D layout, and, when the structure allows it and two or more
+  dimensions are spread, all of them flattened on a 1-D layout; dimensions of extent 1 are not spread;
+* for each layout and streamed input (inputs with the same access map, like attention's ``k`` and ``v``,
+  travel together): ``dram`` always (or ``local`` for an L1-resident tensor no other
+  core needs), and a multicast along every grid axis whose dimension does not index the tensor (it is
+  shared there) or indexes it through a grouped index with groups of two or more (grouped-query
+  attention), plus the 2-D multicast when it is shared along both. Under a causal mask, cores along
+  the query dimension need different numbers of key/value blocks, so tensors indexed by the key/value
+  dimension are not multicast along it;
+* causal load balancing (a low and a high query chunk per core) as a second variant of every layout
+  that spreads the query dimension; a flattened causal layout is always balanced (as TTNN's is).
+
+Tensors sharded in L1 keep only the layouts and options their sharding fits (``mapping/sharding.py``).
 """
 
 from __future__ import annotations
@@ -15,37 +28,75 @@ from itertools import permutations, product
 from loom_explorer.mapping.candidate import Axis, Candidate, Comm
 from loom_explorer.mapping.sharding import shard_fits
 from loom_explorer.problem import Problem
-from loom_explorer.program.contraction import analyse_contraction
+from loom_explorer.program.structure import Structure, analyse_program
+
+Layout = tuple[tuple[Axis, str], ...]
 
 
 def enumerate_candidates(problem: Problem) -> list[Candidate]:
     program = problem.program
-    con = analyse_contraction(program)
-    dims = [d for d in (*con.batch_dims, con.m_dim, con.n_dim, con.k_dim) if problem.tiles(d) > 1]
-    layouts: list[tuple[tuple[Axis, str], ...]] = []
-    for dy, dx in permutations(dims, 2):
-        if program.dim(dy).kind == "reduction" and program.dim(dx).kind == "reduction":
+    st = analyse_program(program)
+    spread = [d for d in st.spread_dims if problem.tiles(d) > 1]
+    split = [d for d in st.split_dims if problem.tiles(d) > 1]
+    layouts: list[Layout] = []
+    for dy, dx in permutations(spread + split, 2):
+        if dy in split and dx in split:
             continue
         layouts.append((("y", dy), ("x", dx)))
-    for d in dims:
-        if program.dim(d).kind == "parallel":
-            layouts.append((("xy", d),))
+    layouts += [(("xy", d),) for d in spread]
+    if st.flatten and len(spread) > 1:
+        layouts.append((("xy", "*".join(spread)),))
     if not layouts:  # nothing worth spreading (every dimension fits one tile): one core does it all
         layouts.append(())
+    causal = st.diagonal is not None and problem.has_option("causal")
     out: list[Candidate] = []
     for axes in layouts:
-        gather = next((a for a, d in axes if program.dim(d).kind == "reduction"), None)
-        if not shard_fits(problem, axes, con.matmul.out, None):
+        gather = next((a for a, d in axes if d in split), None)
+        if not shard_fits(problem, axes, st.output, None):
             continue
-        options = [_comm_options(problem, tensor, axes) for tensor in (con.matmul.a, con.matmul.b)]
-        for combo in product(*options):
-            out.append(Candidate(axes=axes, comms=tuple(zip((con.matmul.a, con.matmul.b), combo)),
-                                 gather_axis=gather))
+        carries_q = causal and any(st.diagonal[0] in d.split("*") for _, d in axes)  # type: ignore[index]
+        flattened = any("*" in d for _, d in axes)
+        balance = [True] if carries_q and flattened else [False, True] if carries_q else [False]
+        groups = _travel_groups(problem, st.streamed)
+        options = [_comm_options(problem, st, group[0], axes, causal) for group in groups]
+        for combo, balanced in product(product(*options), balance):
+            comm = {t: c for group, c in zip(groups, combo) for t in group}
+            out.append(Candidate(axes=axes, comms=tuple((t, comm[t]) for t in st.streamed), gather_axis=gather,
+                                 balanced=balanced))
     return out
 
 
-def _comm_options(problem: Problem, tensor: str, axes: tuple[tuple[Axis, str], ...]) -> list[Comm]:
-    shared = [a for a, d in axes if problem.program.shared_along(tensor, d)]
+def _travel_groups(problem: Problem, streamed: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Streamed inputs with the same access map and placement (attention's k and v) travel the same way."""
+    groups: dict[tuple[object, ...], list[str]] = {}
+    for t in streamed:
+        groups.setdefault((problem.program.tensor(t).dims, problem.placement(t)), []).append(t)
+    return [tuple(g) for g in groups.values()]
+
+
+def shared_axes(problem: Problem, st: Structure, tensor: str, axes: Layout, causal: bool) -> list[Axis]:
+    """Grid axes along which ``tensor`` is shared (fully, or in groups of two or more cores' worth)."""
+    program = problem.program
+    out: list[Axis] = []
+    for axis, dims in axes:
+        ok = True
+        for d in dims.split("*"):
+            grouped = program.grouped_by(tensor, d)
+            if grouped is not None:
+                # groups of consecutive cores along one row or column (not along a 1-D layout's order)
+                ok = ok and problem.elements(d) // problem.elements(grouped) > 1 and axis != "xy"
+            else:
+                ok = ok and program.shared_along(tensor, d)
+            if causal and st.diagonal is not None and d == st.diagonal[0] \
+                    and st.diagonal[1] in program.tensor(tensor).dims:
+                ok = False  # cores along the query dim need different key/value blocks
+        if ok:
+            out.append(axis)
+    return out
+
+
+def _comm_options(problem: Problem, st: Structure, tensor: str, axes: Layout, causal: bool) -> list[Comm]:
+    shared = shared_axes(problem, st, tensor, axes, causal)
     mcasts: list[Comm] = []
     if "xy" in shared:
         mcasts.append(Comm.mcast_xy)

@@ -1,30 +1,41 @@
-"""Build the symbolic schedule of a candidate: parameters, every constraint family, latency terms."""
+"""Build the symbolic schedule of a candidate: parameters, every constraint family, latency terms.
+
+The program's structure picks the model: a blocked contraction (``model/quantities.py``,
+``model/latency.py``) or attention (``model/attention.py``, ``model/attention_latency.py``); the
+constraint families are shared.
+"""
 
 from __future__ import annotations
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
+from loom_explorer.model.attention_latency import attention_dram_read_bytes, attention_latency_terms
 from loom_explorer.model.constraints import FAMILIES, l1_buffers
 from loom_explorer.model.expr import total
 from loom_explorer.model.latency import dram_read_bytes, latency_terms
-from loom_explorer.model.quantities import build_quantities
+from loom_explorer.model.quantities import GridQuantities, build_quantities
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
+from loom_explorer.program.attention import is_attention
+from loom_explorer.program.contraction import analyse_contraction
 
 
 def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> SymbolicSchedule:
-    q = build_quantities(hw, problem, candidate)
+    q: GridQuantities
+    if is_attention(problem.program):
+        q = build_attention_quantities(hw, problem, candidate)
+        objective, terms, lower_bound = attention_latency_terms(q)
+        read_bytes = attention_dram_read_bytes(q)
+        flops, tile_matmuls = attention_work(q)
+    else:
+        q = build_quantities(hw, problem, candidate)
+        objective, terms, lower_bound = latency_terms(q)
+        read_bytes = dram_read_bytes(q)
+        flops, tile_matmuls = contraction_work(problem)
     constraints = tuple(c for family in FAMILIES for c in family(q))
-    objective, terms, lower_bound = latency_terms(q)
     buffers = tuple(l1_buffers(q))
-    con = q.con
-    tile_matmuls = 1
-    for d in (*con.batch_dims, con.m_dim, con.n_dim, con.k_dim):
-        tile_matmuls *= problem.tiles(d)
     cycles_per_tile = hw.compute.matmul_tile_cycles[problem.fidelity]
-    flops = 2
-    for d in (*con.batch_dims, con.m_dim, con.n_dim, con.k_dim):
-        flops *= problem.elements(d)
     return SymbolicSchedule(
         hardware=hw,
         problem=problem,
@@ -36,7 +47,29 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> 
         terms=tuple(terms),
         l1_buffers=buffers,
         l1_bytes=total(b.bytes_expr for b in buffers),
-        dram_read_bytes=dram_read_bytes(q),
+        dram_read_bytes=read_bytes,
         flops=flops,
         ideal_cycles=-(-tile_matmuls * cycles_per_tile // hw.grid.cores),
     )
+
+
+def contraction_work(problem: Problem) -> tuple[int, int]:
+    """(FLOPs, tile matmuls) of a contraction: 2*prod(extents), prod(tile counts)."""
+    con = analyse_contraction(problem.program)
+    flops, tile_matmuls = 2, 1
+    for d in (*con.batch_dims, con.m_dim, con.n_dim, con.k_dim):
+        flops *= problem.elements(d)
+        tile_matmuls *= problem.tiles(d)
+    return flops, tile_matmuls
+
+
+def attention_work(q: AttentionQuantities) -> tuple[int, int]:
+    """(FLOPs, tile matmuls) of attention: ``4*B*H*Sq*Skv*D`` (two matmuls), and for causal attention only
+    the pairs on or below the diagonal, ``Sq*(Sq+1)/2`` instead of ``Sq*Skv`` (tiles: ``Sq_t*(Sq_t+1)/2``)."""
+    p, st = q.problem, q.st
+    batch = 1
+    for d in st.batch_dims:
+        batch *= p.elements(d)
+    sq, skv, sq_t, skv_t = (p.elements(st.q_dim), p.elements(st.kv_dim), p.tiles(st.q_dim), p.tiles(st.kv_dim))
+    pairs, tile_pairs = (sq * (sq + 1) // 2, sq_t * (sq_t + 1) // 2) if q.causal else (sq * skv, sq_t * skv_t)
+    return 4 * batch * pairs * p.elements(st.head_dim), 2 * batch * tile_pairs * p.tiles(st.head_dim)

@@ -46,94 +46,100 @@ from loom_explorer.model.expr import (
     select,
     total,
 )
-from loom_explorer.model.quantities import Quantities
+from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import LatencyTerm
 from loom_explorer.problem import ProblemError
+from loom_explorer.program.dsl import Eltwise
 
 
-def _read_latency(q: Quantities, tensor: str) -> Expr:
+def _read_latency(q: GridQuantities, tensor: str) -> Expr:
     lat = q.hw.dram.read_latency_cycles
     return select(q.depth[tensor], {1: lat, 2: lat, 3: -(-lat // 2)})
 
 
-def block_bytes(q: Quantities, tensor: str) -> Expr:
+def block_bytes(q: GridQuantities, tensor: str) -> Expr:
     return mul(q.block_tiles(tensor), q.tile_bytes(tensor))
 
 
-def reads_dram(q: Quantities, tensor: str) -> bool:
+def reads_dram(q: GridQuantities, tensor: str) -> bool:
     return q.candidate.comm(tensor) is not Comm.local and not q.problem.placement(tensor).in_l1
 
 
-def read_cycles(q: Quantities, tensor: str) -> Expr:
+def read_cycles(q: GridQuantities, tensor: str) -> Expr:
     if not reads_dram(q, tensor):
         return const(0)
     return ceil_rate(block_bytes(q, tensor), q.hw.dram.core_read_bytes_per_cycle) + _read_latency(q, tensor)
 
 
-def multicast_cycles(q: Quantities, tensor: str) -> Expr:
-    comm = q.candidate.comm(tensor)
+def multicast_cycles(q: GridQuantities, tensor: str) -> Expr:
     noc = q.hw.noc
-    if comm.axis is None:
+    if q.candidate.comm(tensor).axis is None:
         return const(0)
-    if comm is Comm.mcast_xy:
-        hops = q.grid_x + q.grid_y - 2
-    else:
-        hops = q.axis_cores(comm.axis) - 1
     return (ceil_rate(block_bytes(q, tensor), noc.multicast_bytes_per_cycle)
-            + mul(noc.hop_latency_cycles, hops) + noc.multicast_handshake_cycles)
+            + mul(noc.hop_latency_cycles, q.mcast_hops(tensor)) + noc.multicast_handshake_cycles)
 
 
-def dram_readers(q: Quantities, tensor: str) -> Expr:
+def dram_readers(q: GridQuantities, tensor: str) -> Expr:
     """Cores that read ``tensor`` from DRAM at every K step."""
     if not reads_dram(q, tensor):
         return const(0)
-    comm = q.candidate.comm(tensor)
-    if comm is Comm.dram:
+    if q.candidate.comm(tensor) is Comm.dram:
         return q.cores
-    if comm is Comm.mcast_x:
-        return q.grid_y
-    if comm is Comm.mcast_y:
-        return q.grid_x
-    return const(1)
+    return q.mcast_readers(tensor)
 
 
-def data_movement_cycles(q: Quantities, tensor: str) -> Expr:
+def data_movement_cycles(q: GridQuantities, tensor: str) -> Expr:
     return read_cycles(q, tensor) + multicast_cycles(q, tensor)
 
 
-def compute_step_cycles(q: Quantities) -> Expr:
+def matmul_cycles(q: GridQuantities, rows: Expr, cols: Expr, inner: Expr, sub_h: Expr, sub_w: Expr) -> Expr:
+    """A ``rows x cols`` output block over ``inner`` tiles, accumulated in ``sub_h x sub_w`` Dst sub-blocks:
+    ``rows*cols*(inner*c_f + c_pack) + ceil(rows/sub_h)*ceil(cols/sub_w)*o_sub``."""
     c = q.hw.compute
-    bh, bw = q.out_block_h, q.out_block_w
-    subblocks = mul(ceil_div(bh, q.out_subblock_h), ceil_div(bw, q.out_subblock_w))
-    mm_per_tile = mul(q.in0_block_w, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles
-    return mul(bh, bw, mm_per_tile) + mul(subblocks, c.subblock_overhead_cycles)
+    per_tile = mul(inner, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles
+    return mul(rows, cols, per_tile) + mul(ceil_div(rows, sub_h), ceil_div(cols, sub_w), c.subblock_overhead_cycles)
+
+
+def compute_step_cycles(q: Quantities) -> Expr:
+    return matmul_cycles(q, q.out_block_h, q.out_block_w, q.in0_block_w, q.out_subblock_h, q.out_subblock_w)
+
+
+def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...]) -> Expr:
+    """One streaming step: ``max(compute + sum of single-buffered dm_X, dm_X..., chip)`` over ``tensors``."""
+    dm = {t: data_movement_cycles(q, t) for t in tensors}
+    exposed = total(mul(select(q.depth[t], {v: int(v == 1) for v in q.depth[t].values}), dm[t]) for t in tensors
+                    if not (isinstance(dm[t], Const) and dm[t].value == 0))
+    chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in tensors)
+    chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
+    return maximum(compute + exposed, *dm.values(), chip)
 
 
 def step_cycles(q: Quantities) -> Expr:
-    dm = {t: data_movement_cycles(q, t) for t in q.inputs}
-    exposed = total(mul(select(q.depth[t], {1: 1, 2: 0, 3: 0}), dm[t]) for t in q.inputs
-                    if not (isinstance(dm[t], Const) and dm[t].value == 0))
-    chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in q.inputs)
-    chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
-    return maximum(compute_step_cycles(q) + exposed, *dm.values(), chip)
+    return overlapped_step(q, compute_step_cycles(q), q.inputs)
+
+
+def op_tile_cycles(q: GridQuantities, op: Eltwise) -> int:
+    """Cycles of ``op`` on one tile: the FPU's eltwise cost, or the SFPU cost of the op (the problem's
+    activation for the op ``activation``); 0 when the op is off (its optional operand is off, no
+    activation was asked for, or it runs on the causal diagonal and the problem is not causal)."""
+    c = q.hw.compute
+    if op.operand is not None and not q.problem.is_enabled(op.operand):
+        return 0
+    if op.when == "diagonal" and not q.problem.has_option("causal"):
+        return 0
+    if op.unit == "fpu":
+        return c.eltwise_tile_cycles
+    name = q.problem.activation if op.op == "activation" else op.op
+    if name is None:
+        return 0
+    if name not in c.sfpu_tile_cycles:
+        raise ProblemError(f"hardware {q.hw.name} has no SFPU cost for op {name!r} "
+                           f"(compute.sfpu_tile_cycles has {', '.join(sorted(c.sfpu_tile_cycles))})")
+    return c.sfpu_tile_cycles[name]
 
 
 def epilogue_cycles(q: Quantities) -> Expr:
-    c = q.hw.compute
-    per_tile = 0
-    for op in q.con.epilogue:
-        if op.operand is not None and not q.problem.is_enabled(op.operand):
-            continue
-        if op.unit == "fpu":
-            per_tile += c.eltwise_tile_cycles
-            continue
-        name = q.problem.activation if op.op == "activation" else op.op
-        if name is None:
-            continue
-        if name not in c.sfpu_tile_cycles:
-            raise ProblemError(f"hardware {q.hw.name} has no SFPU cost for op {name!r} "
-                               f"(compute.sfpu_tile_cycles has {', '.join(sorted(c.sfpu_tile_cycles))})")
-        per_tile += c.sfpu_tile_cycles[name]
+    per_tile = sum(op_tile_cycles(q, op) for op in q.con.epilogue)
     return mul(q.out_block_h, q.out_block_w, per_tile)
 
 
@@ -144,8 +150,12 @@ def _writes_dram(q: Quantities) -> bool:
 def write_cycles(q: Quantities, tiles: Expr) -> Expr:
     if not _writes_dram(q):
         return const(0)
-    out = q.con.matmul.out
-    return ceil_rate(mul(tiles, q.tile_bytes(out)), q.hw.dram.core_write_bytes_per_cycle) + \
+    return dram_write_cycles(q, q.con.matmul.out, tiles)
+
+
+def dram_write_cycles(q: GridQuantities, tensor: str, tiles: Expr) -> Expr:
+    """One core writing ``tiles`` of ``tensor`` to DRAM."""
+    return ceil_rate(mul(tiles, q.tile_bytes(tensor)), q.hw.dram.core_write_bytes_per_cycle) + \
         q.hw.dram.write_latency_cycles
 
 

@@ -13,11 +13,12 @@ The slowest core handles full per-core extents, so every latency term is written
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
-from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.expr import Expr, Var, ceil_div, floor_div, mul, select
+from loom_explorer.mapping.candidate import Candidate, Comm
+from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, mul, select
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import Problem
 from loom_explorer.program.contraction import Contraction, analyse_contraction
@@ -26,42 +27,22 @@ BUFFER_DEPTHS = (1, 2, 3)
 
 
 @dataclass(frozen=True, eq=False)
-class Quantities:
+class GridQuantities:
+    """What every structure's model shares: the grid used, the per-core extents of the spread dimensions,
+    the streamed inputs with their buffer depths, and how multicast groups and DRAM readers follow."""
+
     hw: HardwareSpec
     problem: Problem
     candidate: Candidate
-    con: Contraction
     params: tuple[Param, ...]
     grid_x: Var
     grid_y: Var
     per_core: dict[str, Var]
-    out_block_h: Var
-    out_block_w: Var
-    in0_block_w: Var
-    out_subblock_h: Var
-    out_subblock_w: Var
-    depth: dict[str, Var]  # input tensor -> buffer depth
+    depth: dict[str, Var]  # streamed input -> buffer depth
 
-    # ---------------------------------------------------------------- extents
-    def extent(self, dim: str) -> int:
+    def extent(self, dim: str) -> Expr | int:
+        """Extent of a grid-carried dimension in the units ``per_core_<dim>`` counts."""
         return self.problem.tiles(dim)
-
-    @property
-    def pm(self) -> Var:
-        return self.per_core[self.con.m_dim]
-
-    @property
-    def pn(self) -> Var:
-        return self.per_core[self.con.n_dim]
-
-    @property
-    def pk(self) -> Var:
-        return self.per_core[self.con.k_dim]
-
-    @property
-    def pb(self) -> Expr:
-        """Batch indices per core (product over batch dims)."""
-        return mul(1, *(self.per_core[d] for d in self.con.batch_dims))
 
     def axis_cores(self, axis: str) -> Expr:
         """Cores along ``axis`` (``xy``: the cores of a 1-D layout that hold work)."""
@@ -84,6 +65,97 @@ class Quantities:
             return self.used_cores_1d
         return mul(self.grid_x, self.grid_y)
 
+    @property
+    def streamed(self) -> tuple[str, ...]:
+        return tuple(t for t, _ in self.candidate.comms)
+
+    def mcast_receivers(self, tensor: str) -> Expr:
+        """Cores one multicast of ``tensor`` reaches (its sender included)."""
+        axis = self.candidate.comm(tensor).axis
+        assert axis is not None
+        return self.cores if axis == "xy" else self.axis_cores(axis)
+
+    def mcast_hops(self, tensor: str) -> Expr:
+        """Hops from the sender to the farthest receiver."""
+        comm = self.candidate.comm(tensor)
+        if comm is Comm.mcast_xy:
+            return self.grid_x + self.grid_y - 2
+        return self.axis_cores(comm.axis) - 1  # type: ignore[arg-type]
+
+    def mcast_readers(self, tensor: str) -> Expr:
+        """Cores that read a multicast ``tensor`` from DRAM (one per multicast group)."""
+        comm = self.candidate.comm(tensor)
+        if comm is Comm.mcast_x:
+            return self.grid_y
+        if comm is Comm.mcast_y:
+            return self.grid_x
+        return const(1)
+
+    def block_tiles(self, tensor: str) -> Expr:
+        """Tiles of ``tensor`` one streaming step moves."""
+        raise NotImplementedError
+
+    def fmt(self, tensor: str) -> DataFormat:
+        return self.problem.data_format(tensor)
+
+    def tile_bytes(self, tensor: str) -> int:
+        return self.hw.tile_bytes[self.fmt(tensor)]
+
+    @property
+    def dst_tiles(self) -> int:
+        c = self.hw.compute
+        return c.dst_tiles_fp32_acc if self.problem.fp32_acc else c.dst_tiles
+
+    def divisibility_pairs(self) -> list[tuple[Var, Expr, str]]:
+        """``(a, b, b's name)``: ``a`` must divide ``b``."""
+        raise NotImplementedError
+
+    def subblock_pairs(self) -> list[tuple[str, Var, Var]]:
+        """``(matmul name, sub-block height, width)`` of every matmul accumulated in Dst."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, eq=False)
+class Quantities(GridQuantities):
+    con: Contraction
+    out_block_h: Var
+    out_block_w: Var
+    in0_block_w: Var
+    out_subblock_h: Var
+    out_subblock_w: Var
+
+    def extent(self, dim: str) -> int:
+        return self.problem.tiles(dim)
+
+    @property
+    def pm(self) -> Var:
+        return self.per_core[self.con.m_dim]
+
+    @property
+    def pn(self) -> Var:
+        return self.per_core[self.con.n_dim]
+
+    @property
+    def pk(self) -> Var:
+        return self.per_core[self.con.k_dim]
+
+    @property
+    def pb(self) -> Expr:
+        """Batch indices per core (product over batch dims)."""
+        return mul(1, *(self.per_core[d] for d in self.con.batch_dims))
+
+    def divisibility_pairs(self) -> list[tuple[Var, Expr, str]]:
+        return [
+            (self.out_subblock_h, self.out_block_h, "out_block_h"),
+            (self.out_subblock_w, self.out_block_w, "out_block_w"),
+            (self.out_block_h, self.pm, self.pm.name),
+            (self.out_block_w, self.pn, self.pn.name),
+            (self.in0_block_w, self.pk, self.pk.name),
+        ]
+
+    def subblock_pairs(self) -> list[tuple[str, Var, Var]]:
+        return [("matmul", self.out_subblock_h, self.out_subblock_w)]
+
     # ---------------------------------------------------------------- blocks
     @property
     def out_blocks(self) -> Expr:
@@ -103,23 +175,12 @@ class Quantities:
             return mul(self.out_block_h, self.in0_block_w)
         return mul(self.in0_block_w, self.out_block_w)
 
-    def fmt(self, tensor: str) -> DataFormat:
-        return self.problem.data_format(tensor)
-
-    def tile_bytes(self, tensor: str) -> int:
-        return self.hw.tile_bytes[self.fmt(tensor)]
-
     @property
     def acc_tile_bytes(self) -> int:
         """Bytes of one partial-sum tile: fp32 with fp32 accumulation, else the output's format."""
         if self.problem.fp32_acc:
             return self.hw.tile_bytes[DataFormat.float32]
         return self.tile_bytes(self.con.matmul.out)
-
-    @property
-    def dst_tiles(self) -> int:
-        c = self.hw.compute
-        return c.dst_tiles_fp32_acc if self.problem.fp32_acc else c.dst_tiles
 
     @property
     def inputs(self) -> tuple[str, str]:
@@ -139,26 +200,37 @@ class Quantities:
                         for d in self.problem.program.tensor(tensor).dims))
 
 
-def _divisors(n: int) -> tuple[int, ...]:
+def divisors(n: int) -> tuple[int, ...]:
     return tuple(d for d in range(1, n + 1) if n % d == 0)
+
+
+ParamMaker = Callable[[str, tuple[int, ...], str, str], Var]
+
+
+def param_maker(params: list[Param]) -> ParamMaker:
+    """A function that declares a parameter (name, domain, description, unit) into ``params``."""
+    def param(name: str, values: tuple[int, ...], description: str, unit: str) -> Var:
+        var = Var(name, tuple(sorted(set(values))))
+        params.append(Param(var, description, unit))
+        return var
+    return param
+
+
+def grid_params(hw: HardwareSpec, candidate: Candidate, param: ParamMaker) -> tuple[Var, Var]:
+    """``grid_x``, ``grid_y``: free up to the hardware grid along the axes the candidate uses, else 1."""
+    used = {a for a, _ in candidate.axes}
+    gx = param("grid_x", tuple(range(1, hw.grid.columns + 1)) if used & {"x", "xy"} else (1,),
+               "columns of cores used", "cores")
+    gy = param("grid_y", tuple(range(1, hw.grid.rows + 1)) if used & {"y", "xy"} else (1,),
+               "rows of cores used", "cores")
+    return gx, gy
 
 
 def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> Quantities:
     con = analyse_contraction(problem.program)
     params: list[Param] = []
-
-    def param(name: str, values: tuple[int, ...], description: str, unit: str) -> Var:
-        var = Var(name, tuple(sorted(set(values))))
-        params.append(Param(var, description, unit))
-        return var
-
-    used = {a for a, _ in candidate.axes}
-    uses_x = bool(used & {"x", "xy"})
-    uses_y = bool(used & {"y", "xy"})
-    gx = param("grid_x", tuple(range(1, hw.grid.columns + 1)) if uses_x else (1,),
-               "columns of cores used", "cores")
-    gy = param("grid_y", tuple(range(1, hw.grid.rows + 1)) if uses_y else (1,),
-               "rows of cores used", "cores")
+    param = param_maker(params)
+    gx, gy = grid_params(hw, candidate, param)
     per_core: dict[str, Var] = {}
     for dim in (*con.batch_dims, con.m_dim, con.n_dim, con.k_dim):
         extent = problem.tiles(dim)
@@ -170,7 +242,7 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
         )
     mt, nt = problem.tiles(con.m_dim), problem.tiles(con.n_dim)
     pk = per_core[con.k_dim]
-    kb_values = _divisors(pk.values[0]) if len(pk.values) == 1 else tuple(range(1, pk.values[-1] + 1))
+    kb_values = divisors(pk.values[0]) if len(pk.values) == 1 else tuple(range(1, pk.values[-1] + 1))
     kb = param("in0_block_w", kb_values, "K tiles per K step (in0 block width)", "tiles")
     bh = param("out_block_h", tuple(range(1, mt + 1)), "output block height", "tiles")
     bw = param("out_block_w", tuple(range(1, nt + 1)), "output block width", "tiles")

@@ -1,19 +1,25 @@
 """The tile DSL and kernel loading."""
 
+from loom_explorer.program.attention import Attention, analyse_attention
 from loom_explorer.program.contraction import Contraction, ProgramStructureError, analyse_contraction
 from loom_explorer.program.dsl import Dim, Eltwise, Matmul, Tensor, TileProgram
 from loom_explorer.program.load import KernelError, list_kernels, load_program
+from loom_explorer.program.structure import Structure, analyse_program
 
 __all__ = [
+    "Attention",
     "Contraction",
     "Dim",
     "Eltwise",
     "KernelError",
     "Matmul",
     "ProgramStructureError",
+    "Structure",
     "Tensor",
     "TileProgram",
+    "analyse_attention",
     "analyse_contraction",
+    "analyse_program",
     "list_kernels",
     "load_program",
 ]

@@ -10,6 +10,8 @@ tensors mention them (nothing is declared per kernel):
   input is then broadcast along them, and the other shared across them).
 
 The blocked-matmul model supports exactly one of each of M, N and K and any number of batch dims.
+The properties at the end (``spread_dims``, ``split_dims``, ``streamed``, ...) are what the generic
+candidate enumerator reads; :mod:`loom_explorer.program.attention` provides the same for attention.
 """
 
 from __future__ import annotations
@@ -31,6 +33,29 @@ class Contraction:
     k_dim: str
     batch_dims: tuple[str, ...]
     epilogue: tuple[Eltwise, ...]
+    program: TileProgram
+
+    @property
+    def spread_dims(self) -> tuple[str, ...]:
+        """Parallel dimensions a grid axis may carry."""
+        return tuple(d for d in (*self.batch_dims, self.m_dim, self.n_dim) if self.program.dim(d).spread)
+
+    @property
+    def split_dims(self) -> tuple[str, ...]:
+        """Reduction dimensions a grid axis may carry (partials gathered L1-to-L1 and reduced: split-K)."""
+        return (self.k_dim,) if self.program.dim(self.k_dim).spread else ()
+
+    @property
+    def streamed(self) -> tuple[str, ...]:
+        """Inputs streamed block by block (each gets its own communication option)."""
+        return (self.matmul.a, self.matmul.b)
+
+    @property
+    def output(self) -> str:
+        return self.matmul.out
+
+    flatten: bool = False  # no flattened 1-D layout over several dims
+    diagonal: tuple[str, str] | None = None  # no causal structure
 
 
 def analyse_contraction(program: TileProgram) -> Contraction:
@@ -64,4 +89,11 @@ def analyse_contraction(program: TileProgram) -> Contraction:
             f"({mm.a}, {mm.b}, {mm.out}), so they have no role (row, column, reduction or batch)"
         )
     epilogue = tuple(op for op in program.ops if isinstance(op, Eltwise))
-    return Contraction(matmul=mm, m_dim=m[0], n_dim=n[0], k_dim=k[0], batch_dims=tuple(batch), epilogue=epilogue)
+    per_step = [f"{op.op} on {op.tensor}" for op in epilogue if op.when != "final"]
+    if per_step or program.intermediates:
+        raise ProgramStructureError(
+            f"program {program.name}: a single-matmul contraction has no per-step ops or intermediate tensors "
+            f"(found {per_step or [t.name for t in program.intermediates]})"
+        )
+    return Contraction(matmul=mm, m_dim=m[0], n_dim=n[0], k_dim=k[0], batch_dims=tuple(batch), epilogue=epilogue,
+                       program=program)

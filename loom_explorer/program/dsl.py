@@ -11,6 +11,16 @@ index it (its *access map*): tensor ``in0[M, K]`` is touched by iteration ``(m, 
 
 Dimension extents are given in elements (``M=4096``) and counted in tiles of ``tile`` elements (32 for
 the two matrix dimensions of a tile, 1 for batch-like dimensions).
+
+Two refinements serve attention-like programs:
+
+* ``Dim(..., spread=False)`` keeps a dimension whole on every core (a head dimension is never split);
+* ``Dim("Hkv", ..., group_of="H")`` is a *grouped* index: a tensor indexed by ``Hkv`` is touched by
+  iteration ``h`` at ``h // (E_H / E_Hkv)``, so ``E_H / E_Hkv`` consecutive ``h`` share it (grouped-query
+  attention). Its extent defaults to ``E_H`` (no sharing) and must divide ``E_H``.
+
+Tensors are ``input``, ``output`` or ``intermediate`` (produced and consumed inside one reduction step,
+e.g. attention scores, or running statistics): intermediates live only in L1.
 """
 
 from __future__ import annotations
@@ -19,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 DimKind = Literal["parallel", "reduction"]
-TensorRole = Literal["input", "output"]
+TensorRole = Literal["input", "output", "intermediate"]
+EltwiseWhen = Literal["final", "step", "diagonal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +39,8 @@ class Dim:
     kind: DimKind
     tile: int = 32
     description: str = ""
+    spread: bool = True
+    group_of: str | None = None
 
     def tiles(self, elements: int) -> int:
         """Number of tiles (ceil) covering ``elements``."""
@@ -54,8 +67,12 @@ class Matmul:
 
 @dataclass(frozen=True, slots=True)
 class Eltwise:
-    """An elementwise op applied once per tile of ``tensor``'s final value.
+    """An elementwise op on the tiles of ``tensor``.
 
+    ``when`` says how often: ``final`` once per tile of the tensor's final value (a GEMM epilogue),
+    ``step`` once per tile of the tensor's block at every reduction step (online-softmax updates),
+    ``diagonal`` like ``step`` but only on the steps that cross a causal diagonal (the causal mask; the
+    program must declare the option ``causal``, and the op is skipped without it).
     ``unit`` is the engine that runs it: ``fpu`` (e.g. adding a bias row) or ``sfpu`` (activations).
     ``op`` names the cost entry in the hardware description (``compute.sfpu_tile_cycles``); the special
     op ``activation`` takes its name from the problem (``--activation gelu``) and is skipped without one.
@@ -66,6 +83,7 @@ class Eltwise:
     tensor: str
     unit: Literal["fpu", "sfpu"] = "sfpu"
     operand: str | None = None
+    when: EltwiseWhen = "final"
 
 
 Op = Matmul | Eltwise
@@ -100,6 +118,15 @@ class TileProgram:
                 raise ValueError(f"program {self.name}: op {op} names unknown tensors {missing}")
         if not any(t.role == "output" for t in self.tensors):
             raise ValueError(f"program {self.name}: no output tensor")
+        for d in self.dims:
+            if d.group_of is not None and (d.group_of not in names or d.group_of == d.name):
+                raise ValueError(f"program {self.name}: dimension {d.name} groups unknown dimension {d.group_of!r}")
+            if d.group_of is not None and (d.tile != 1 or self.dim(d.group_of).tile != 1):
+                raise ValueError(f"program {self.name}: grouped dimension {d.name} and {d.group_of} need tile=1")
+        for op in self.ops:
+            if isinstance(op, Eltwise) and op.when == "diagonal" and "causal" not in self.options:
+                raise ValueError(f"program {self.name}: op {op.op} on {op.tensor} runs on the causal diagonal "
+                                 "but the program has no 'causal' option")
 
     def dim(self, name: str) -> Dim:
         for d in self.dims:
@@ -121,6 +148,18 @@ class TileProgram:
     def outputs(self) -> tuple[Tensor, ...]:
         return tuple(t for t in self.tensors if t.role == "output")
 
+    @property
+    def intermediates(self) -> tuple[Tensor, ...]:
+        return tuple(t for t in self.tensors if t.role == "intermediate")
+
     def shared_along(self, tensor: str, dim: str) -> bool:
         """True when every index of ``dim`` touches the same tiles of ``tensor`` (reuse across ``dim``)."""
-        return dim not in self.tensor(tensor).dims
+        dims = self.tensor(tensor).dims
+        return dim not in dims and self.grouped_by(tensor, dim) is None
+
+    def grouped_by(self, tensor: str, dim: str) -> str | None:
+        """The grouped dimension through which ``tensor`` is indexed by ``dim`` (``Hkv`` for ``k`` along
+        ``H``): groups of consecutive ``dim`` indices share a tile. None when there is no such index."""
+        if dim in self.tensor(tensor).dims:
+            return None
+        return next((d for d in self.tensor(tensor).dims if self.dim(d).group_of == dim), None)

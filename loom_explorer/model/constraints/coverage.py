@@ -10,20 +10,28 @@ so ``g = ceil(E_d / per_core_d)``; the last core may get fewer than ``per_core_d
 1-D, dimension ``d`` over ``u = ceil(E_d / per_core_d)`` cores filled row-major into grid_x columns:
 
     u <= grid_x * grid_y,   u >= grid_x * (grid_y - 1) + 1,   u >= grid_x
+
+Extents are in the units ``per_core_d`` counts: tiles (or items) for a contraction; for attention, query
+*chunks* (``ceil(Sq/q_chunk)``, or chunk pairs when causal load balancing pairs them) and, on a flattened
+layout, tasks (``B*H*chunks``). An extent that depends on a parameter also needs ``per_core_d <= E_d``
+(for a constant extent the domain already says so).
 """
 
 from __future__ import annotations
 
-from loom_explorer.model.expr import ceil_div, const, mul
-from loom_explorer.model.quantities import Quantities
+from loom_explorer.model.expr import Const, ceil_div, const, mul
+from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint
 
 
-def coverage(q: Quantities) -> list[Constraint]:
+def coverage(q: GridQuantities) -> list[Constraint]:
     out: list[Constraint] = []
     for axis, dim in q.candidate.axes:
-        extent = q.extent(dim)
+        extent = const(q.extent(dim))
         p = q.per_core[dim]
+        if not isinstance(extent, Const):
+            out.append(Constraint(f"coverage[{dim},excess]", "coverage", "le", p, extent,
+                                  f"per_core_{dim} = {{lhs}} exceeds the {{rhs}} there are"))
         if axis == "xy":
             used = ceil_div(extent, p)
             out += [
@@ -40,10 +48,10 @@ def coverage(q: Quantities) -> list[Constraint]:
         g = q.grid_x if axis == "x" else q.grid_y
         gname = "grid_x" if axis == "x" else "grid_y"
         out += [
-            Constraint(f"coverage[{dim}]", "coverage", "ge", mul(g, p), const(extent),
-                       f"{gname}*per_core_{dim} = {{lhs}} tiles do not cover {dim} = {{rhs}} tiles"),
-            Constraint(f"coverage[{dim},idle]", "coverage", "le", mul(g - 1, p), const(extent - 1),
-                       f"the last core along {dim} would be idle: (g-1)*per_core_{dim} = {{lhs}} tiles "
-                       f"already cover {dim} = {extent} tiles"),
+            Constraint(f"coverage[{dim}]", "coverage", "ge", mul(g, p), extent,
+                       f"{gname}*per_core_{dim} = {{lhs}} do not cover {dim} = {{rhs}}"),
+            Constraint(f"coverage[{dim},idle]", "coverage", "le", mul(g - 1, p), extent - 1,
+                       f"the last core along {dim} would be idle: (g-1)*per_core_{dim} = {{lhs}} already cover "
+                       f"{dim} (= {{rhs}} + 1)"),
         ]
     return out

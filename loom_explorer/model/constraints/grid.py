@@ -9,11 +9,11 @@ schedule for a bigger grid with a reason.
 from __future__ import annotations
 
 from loom_explorer.model.expr import const
-from loom_explorer.model.quantities import Quantities
+from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint
 
 
-def grid(q: Quantities) -> list[Constraint]:
+def grid(q: GridQuantities) -> list[Constraint]:
     g = q.hw.grid
     return [
         Constraint("grid[x]", "grid", "le", q.grid_x, const(g.columns),

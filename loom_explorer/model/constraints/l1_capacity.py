@@ -14,6 +14,13 @@ with (tile counts times the bytes per tile of each tensor's data format):
            input that already lives in L1; a block-sharded input whose columns are split over grid
            columns without being on them holds ceil(E_C/grid_x) of them (per_core_M*ceil(E_K/grid_x))
     gather out_block_h * out_block_w partial tiles (split-K: partials arriving from other cores)
+
+Attention (TTNN's SDPA circular buffers; ``qc``, ``kc``, ``D_t`` in tiles):
+
+    q      q_buffer_depth * qc * D_t          k, v   {k,v}_buffer_depth * kc * D_t
+    scores qc * kc                            mask   2 * qc * kc  (causal only: the diagonal op's block)
+    stats  2 * qc for each statistic (running max and sum: current and previous)
+    out    qc * D_t, and out_im qc * D_t (fp32 tiles with fp32 accumulation)
 """
 
 from __future__ import annotations
@@ -21,12 +28,38 @@ from __future__ import annotations
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.expr import Expr, const, mul, total
-from loom_explorer.model.quantities import Quantities
+from loom_explorer.model.attention import AttentionQuantities
+from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.mapping.sharding import columns_split_over_x
 
 
-def l1_buffers(q: Quantities) -> list[L1Buffer]:
+def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
+    if isinstance(q, AttentionQuantities):
+        return attention_buffers(q)
+    assert isinstance(q, Quantities)
+    return contraction_buffers(q)
+
+
+def attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
+    def buf(name: str, count: Expr | int, tensor: str, text: str, tile_bytes: int | None = None) -> L1Buffer:
+        return L1Buffer(name, mul(count, q.block_tiles(tensor), tile_bytes or q.tile_bytes(tensor)), text)
+
+    buffers = [buf(t, q.depth[t], t, f"{t} chunks") for t in q.st.streamed]
+    for t in q.problem.program.intermediates:
+        if q.st.kv_dim in t.dims:
+            buffers.append(buf(t.name, 1, t.name, f"{t.name}: one step's block"))
+        else:
+            buffers.append(buf(t.name, 2, t.name, f"{t.name}: current and previous"))
+    masked = sorted({op.tensor for op in q.st.step_ops("diagonal")}) if q.causal else []
+    buffers += [buf(f"{t}_mask", 2, t, f"causal mask for {t}") for t in masked]
+    out = q.st.output
+    buffers.append(buf(out, 1, out, "output chunk"))
+    buffers.append(buf(f"{out}_im", 1, out, "output accumulator", q.acc_tile_bytes))
+    return buffers
+
+
+def contraction_buffers(q: Quantities) -> list[L1Buffer]:
     a, b = q.inputs
     out = q.con.matmul.out
     buffers = [
@@ -55,11 +88,11 @@ def l1_buffers(q: Quantities) -> list[L1Buffer]:
     return buffers
 
 
-def l1_bytes(q: Quantities) -> Expr:
+def l1_bytes(q: GridQuantities) -> Expr:
     return total(b.bytes_expr for b in l1_buffers(q))
 
 
-def l1_capacity(q: Quantities) -> list[Constraint]:
+def l1_capacity(q: GridQuantities) -> list[Constraint]:
     return [
         Constraint("l1_capacity", "l1_capacity", "le", l1_bytes(q), const(q.hw.l1.usable_bytes),
                    "needs {lhs:,} B of L1 per core, {rhs:,} B usable"),

@@ -1,6 +1,7 @@
 """Multicast: a multicast has receivers, and split-K has partners.
 
     mcast_x:  grid_x >= 2      mcast_y:  grid_y >= 2      mcast_xy: cores >= 2
+    grouped (k[Hkv] along H):  the cores of one group, (E_H/E_Hkv)/per_core_H per axis, >= 2
     split-K along an axis:     cores along it >= 2
 
 A "multicast" to nobody is the DRAM-read candidate in disguise; requiring receivers keeps every
@@ -11,21 +12,20 @@ multicast are the used cores of that row/column, and a 1-D multicast targets the
 from __future__ import annotations
 
 from loom_explorer.model.expr import const
-from loom_explorer.model.quantities import Quantities
+from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint
 
 _AXIS_NAME = {"x": "grid_x", "y": "grid_y", "xy": "cores"}
 
 
-def multicast(q: Quantities) -> list[Constraint]:
+def multicast(q: GridQuantities) -> list[Constraint]:
     out: list[Constraint] = []
-    for tensor in q.inputs:
+    for tensor in q.streamed:
         axis = q.candidate.comm(tensor).axis
         if axis is None:
             continue
-        cores = q.cores if axis == "xy" else q.axis_cores(axis)
-        out.append(Constraint(f"multicast[{tensor}]", "multicast", "ge", cores, const(2),
-                              f"{tensor} is multicast over {_AXIS_NAME[axis]} = {{lhs}} cores; a multicast needs at "
+        out.append(Constraint(f"multicast[{tensor}]", "multicast", "ge", q.mcast_receivers(tensor), const(2),
+                              f"{tensor} multicast along {_AXIS_NAME[axis]} reaches {{lhs}} cores; a multicast needs at "
                               "least {rhs}"))
     if q.candidate.gather_axis:
         axis = q.candidate.gather_axis

@@ -1,0 +1,249 @@
+"""The parameters of an attention candidate and the quantities derived from them.
+
+Notation (tiles of 32; ``E_d`` is dimension ``d``'s extent, ``D_t`` the head dim in tiles):
+
+* ``q_chunk_size``, ``k_chunk_size``: elements, multiples of 32 (TTNN's ``SDPAProgramConfig`` names);
+  ``qc``, ``kc`` the same in tiles. Chunks are padded to full size, as TTNN pads the sequences.
+* ``n_q = ceil(Sq_t / qc)`` query chunks and ``n_k = ceil(Skv_t / kc)`` key/value chunks per head.
+* A task is one query chunk of one (batch, head): it streams all key/value chunks through an online
+  softmax. With causal load balancing a task is a pair of chunks ``(i, n_q - 1 - i)``.
+* ``per_core_B``, ``per_core_H``: items per core of a batch dim on a grid axis (all of it when not spread);
+  ``per_core_Sq``: query chunks (pairs when balanced) per core; on a flattened layout ``per_core_B*H*Sq``
+  counts tasks per core, dealt out over the cores in contiguous ranges.
+* ``qk_subblock_h x qk_subblock_w``: Dst sub-block of the scores ``q @ k^T`` (a ``qc x kc`` block);
+  ``out_subblock_h x out_subblock_w``: Dst sub-block of ``s @ v`` (a ``qc x D_t`` block).
+* ``q_buffer_depth`` in {1, 2} (2 prefetches the next query chunk), ``k_buffer_depth``,
+  ``v_buffer_depth`` in {1, 2, 3}.
+
+Steps of the slowest core (each step: one query chunk against one key/value chunk):
+
+    non-causal:  steps = chunks * n_k
+    causal, per (b, h) with c chunks whose K rows needed sum to R tiles (chunk i needs (i+1)*qc):
+                 steps = ceil(R / kc) + c - 1      (an upper bound on sum_i ceil((i+1)*qc/kc), exact for c = 1)
+      query chunks spread, p per core, not balanced (the top p chunks): R = qc * p*(2*n_q - p + 1)/2
+      balanced, p pairs per core:                                       R = qc * (n_q + 1) * p
+      not spread (every core runs all n_q chunks of its heads):        R = qc * n_q*(n_q + 1)/2
+    diagonal steps (causal mask) = chunks * ceil(qc / kc)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom_explorer.hardware.schema import DataFormat, HardwareSpec
+from loom_explorer.mapping.candidate import Candidate, Comm
+from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, maximum, mul, select
+from loom_explorer.model.quantities import BUFFER_DEPTHS, GridQuantities, grid_params, param_maker
+from loom_explorer.model.schedule import Param
+from loom_explorer.problem import Problem, ProblemError
+from loom_explorer.program.attention import Attention, analyse_attention
+
+MAX_CHUNK_TILES = 32  # chunk sizes searched: 32 .. 1024 elements (TTNN's configs use 32 .. 512)
+Q_BUFFER_DEPTHS = (1, 2)
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionQuantities(GridQuantities):
+    st: Attention
+    q_chunk_size: Var
+    k_chunk_size: Var
+    qk_subblock_h: Var
+    qk_subblock_w: Var
+    out_subblock_h: Var
+    out_subblock_w: Var
+
+    # ---------------------------------------------------------------- chunks
+    @property
+    def qc(self) -> Expr:
+        return select(self.q_chunk_size, {v: v // 32 for v in self.q_chunk_size.values})
+
+    @property
+    def kc(self) -> Expr:
+        return select(self.k_chunk_size, {v: v // 32 for v in self.k_chunk_size.values})
+
+    @property
+    def head_tiles(self) -> int:
+        return self.problem.tiles(self.st.head_dim)
+
+    @property
+    def n_q(self) -> Expr:
+        return ceil_div(self.problem.tiles(self.st.q_dim), self.qc)
+
+    @property
+    def n_k(self) -> Expr:
+        return ceil_div(self.problem.tiles(self.st.kv_dim), self.kc)
+
+    @property
+    def causal(self) -> bool:
+        return self.problem.has_option("causal")
+
+    # ---------------------------------------------------------------- work split
+    def units(self, dim: str) -> Expr:
+        """Extent of one spread dimension in distribution units (items; query chunks or chunk pairs)."""
+        if dim != self.st.q_dim:
+            return const(self.problem.elements(dim))
+        return ceil_div(self.n_q, 2) if self.candidate.balanced else self.n_q
+
+    def extent(self, dim: str) -> Expr:
+        return mul(1, *(self.units(d) for d in dim.split("*")))
+
+    def core_units(self, dim: str) -> Expr:
+        """Units of ``dim`` the slowest core handles: its per-core share when spread, else all of them."""
+        for _, carried in self.candidate.axes:
+            if carried == dim:
+                return self.per_core[dim]
+        return self.units(dim)
+
+    @property
+    def _flat_group(self) -> tuple[str, ...]:
+        return self.candidate.dims_on("xy") if self.candidate.flattened else ()
+
+    @property
+    def heads(self) -> Expr:
+        """(batch, head) items of the slowest core; on a flattened layout, its tasks."""
+        group = self._flat_group
+        flat = [self.per_core["*".join(group)]] if group else []
+        return mul(1, *flat, *(self.core_units(d) for d in self.st.spread_dims
+                               if d not in group and d != self.st.q_dim))
+
+    @property
+    def tasks(self) -> Expr:
+        """Tasks (query chunks, or chunk pairs when balanced) of the slowest core."""
+        q = self.st.q_dim
+        if q in self._flat_group:
+            return self.heads
+        return mul(self.heads, self.core_units(q) if q in self.st.spread_dims else self.n_q)
+
+    @property
+    def chunks(self) -> Expr:
+        """Query chunks of the slowest core."""
+        return mul(2, self.tasks) if self.candidate.balanced else self.tasks
+
+    @property
+    def steps(self) -> Expr:
+        """Key/value steps of the slowest core (module docstring)."""
+        if not self.causal:
+            return mul(self.chunks, self.n_k)
+        qc, kc, n = self.qc, self.kc, self.n_q
+        if self.candidate.balanced:
+            return ceil_div(mul(qc, n + 1, self.tasks), kc) + mul(2, self.tasks) - 1
+        if self.candidate.axis_of(self.st.q_dim) is None:  # every core runs all chunks of its (b, h)
+            return mul(self.heads, ceil_div(mul(qc, floor_div(mul(n, n + 1), 2)), kc) + n - 1)
+        p = self.per_core[self.st.q_dim]
+        # p <= n_q (coverage), so 2*n_q - p + 1 >= 1; the max only tells interval bounds so
+        rows = mul(qc, floor_div(mul(p, maximum(mul(2, n) - p + 1, 1)), 2))
+        return mul(self.heads, ceil_div(rows, kc) + p - 1)
+
+    @property
+    def diagonal_steps(self) -> Expr:
+        return mul(self.chunks, ceil_div(self.qc, self.kc)) if self.causal else const(0)
+
+    # ---------------------------------------------------------------- blocks
+    def block_tiles(self, tensor: str) -> Expr:
+        """Tiles of ``tensor`` in one step's block: qc per query tile, kc per key tile, D_t per head tile."""
+        size = {self.st.q_dim: self.qc, self.st.kv_dim: self.kc, self.st.head_dim: const(self.head_tiles)}
+        return mul(1, *(size.get(d, 1) for d in self.problem.program.tensor(tensor).dims))
+
+    @property
+    def acc_tile_bytes(self) -> int:
+        if self.problem.fp32_acc:
+            return self.hw.tile_bytes[DataFormat.float32]
+        return self.tile_bytes(self.st.output)
+
+    # ---------------------------------------------------------------- multicast groups
+    def _axis_receivers(self, tensor: str, axis: str) -> Expr:
+        dim = self.candidate.dim_on(axis)  # type: ignore[arg-type]
+        assert dim is not None
+        if self.problem.program.grouped_by(tensor, dim) is not None:
+            return floor_div(self._group(tensor, dim), self.per_core[dim])
+        return self.axis_cores(axis)
+
+    def _group(self, tensor: str, dim: str) -> int:
+        grouped = self.problem.program.grouped_by(tensor, dim)
+        assert grouped is not None
+        return self.problem.elements(dim) // self.problem.elements(grouped)
+
+    def mcast_receivers(self, tensor: str) -> Expr:
+        comm = self.candidate.comm(tensor)
+        if comm is Comm.mcast_xy and not self.candidate.is_1d:
+            return mul(self._axis_receivers(tensor, "x"), self._axis_receivers(tensor, "y"))
+        if comm is Comm.mcast_xy:
+            return self.cores
+        return self._axis_receivers(tensor, comm.axis)  # type: ignore[arg-type]
+
+    def mcast_hops(self, tensor: str) -> Expr:
+        comm = self.candidate.comm(tensor)
+        if comm is Comm.mcast_xy and not self.candidate.is_1d:
+            return self._axis_receivers(tensor, "x") + self._axis_receivers(tensor, "y") - 2
+        if comm is Comm.mcast_xy:
+            return self.grid_x + self.grid_y - 2
+        return self.mcast_receivers(tensor) - 1
+
+    def mcast_readers(self, tensor: str) -> Expr:
+        return ceil_div(self.cores, self.mcast_receivers(tensor))
+
+    # ---------------------------------------------------------------- legality pairs
+    def divisibility_pairs(self) -> list[tuple[Var, Expr, str]]:
+        pairs: list[tuple[Var, Expr, str]] = [
+            (self.qk_subblock_h, self.qc, "q chunk tiles"),
+            (self.qk_subblock_w, self.kc, "k chunk tiles"),
+            (self.out_subblock_h, self.qc, "q chunk tiles"),
+            (self.out_subblock_w, const(self.head_tiles), f"{self.st.head_dim} tiles"),
+        ]
+        for tensor, comm in self.candidate.comms:  # a multicast group is whole cores' worth of heads
+            if comm.axis is None:
+                continue
+            for axis in (("x", "y") if comm is Comm.mcast_xy and not self.candidate.is_1d else (comm.axis,)):
+                dim = self.candidate.dim_on(axis)  # type: ignore[arg-type]
+                if dim is not None and self.problem.program.grouped_by(tensor, dim) is not None:
+                    pairs.append((self.per_core[dim], const(self._group(tensor, dim)),
+                                  f"{tensor}'s group of {dim}"))
+        return list({(a.name, b_name): (a, b, b_name) for a, b, b_name in pairs}.values())
+
+    def subblock_pairs(self) -> list[tuple[str, Var, Var]]:
+        return [("q@k", self.qk_subblock_h, self.qk_subblock_w), ("s@v", self.out_subblock_h, self.out_subblock_w)]
+
+
+def build_attention_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> AttentionQuantities:
+    st = analyse_attention(problem.program)
+    if problem.has_option("causal") and problem.elements(st.q_dim) != problem.elements(st.kv_dim):
+        raise ProblemError(f"causal attention needs {st.q_dim} == {st.kv_dim} "
+                           f"(got {problem.elements(st.q_dim)} and {problem.elements(st.kv_dim)})")
+    placed = [t for t, p in problem.placements if p.in_l1]
+    if placed:
+        raise ProblemError(f"the attention model reads and writes DRAM-interleaved tensors only; "
+                           f"{', '.join(placed)} placed in L1")
+    params: list[Param] = []
+    param = param_maker(params)
+    gx, gy = grid_params(hw, candidate, param)
+    per_core: dict[str, Var] = {}
+    for _, dim in candidate.axes:
+        limit = 1
+        for d in dim.split("*"):
+            limit *= problem.tiles(d)
+        unit = "tasks" if "*" in dim else "chunk pairs" if dim == st.q_dim and candidate.balanced \
+            else "q chunks" if dim == st.q_dim else "items"
+        per_core[dim] = param(f"per_core_{dim}", tuple(range(1, limit + 1)), f"{dim} per core", unit)
+    q_tiles = min(problem.tiles(st.q_dim), MAX_CHUNK_TILES)
+    k_tiles = min(problem.tiles(st.kv_dim), MAX_CHUNK_TILES)
+    qcs = param("q_chunk_size", tuple(32 * t for t in range(1, q_tiles + 1)), "query rows per chunk", "elements")
+    kcs = param("k_chunk_size", tuple(32 * t for t in range(1, k_tiles + 1)), "key/value rows per chunk",
+                "elements")
+    dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
+    dt = problem.tiles(st.head_dim)
+    qk_h = param("qk_subblock_h", tuple(range(1, min(dst, q_tiles) + 1)), "q@k^T Dst sub-block height", "tiles")
+    qk_w = param("qk_subblock_w", tuple(range(1, min(dst, k_tiles) + 1)), "q@k^T Dst sub-block width", "tiles")
+    o_h = param("out_subblock_h", tuple(range(1, min(dst, q_tiles) + 1)), "s@v Dst sub-block height", "tiles")
+    o_w = param("out_subblock_w", tuple(range(1, min(dst, dt) + 1)), "s@v Dst sub-block width", "tiles")
+    q, k, v = st.streamed
+    depth = {
+        q: param(f"{q}_buffer_depth", Q_BUFFER_DEPTHS, f"{q} chunks buffered (2: next chunk prefetched)", "chunks"),
+        k: param(f"{k}_buffer_depth", BUFFER_DEPTHS, f"{k} circular buffer depth", "chunks"),
+        v: param(f"{v}_buffer_depth", BUFFER_DEPTHS, f"{v} circular buffer depth", "chunks"),
+    }
+    return AttentionQuantities(
+        hw=hw, problem=problem, candidate=candidate, params=tuple(params), grid_x=gx, grid_y=gy,
+        per_core=per_core, depth=depth, st=st, q_chunk_size=qcs, k_chunk_size=kcs, qk_subblock_h=qk_h,
+        qk_subblock_w=qk_w, out_subblock_h=o_h, out_subblock_w=o_w,
+    )
+

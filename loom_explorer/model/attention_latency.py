@@ -1,0 +1,87 @@
+"""Latency of an attention candidate on its slowest core, in cycles, as named terms.
+
+Per step (one ``qc``-tile query chunk against one ``kc``-tile key/value chunk; ``c_f`` a tile matmul at
+the problem's fidelity, ``c_p`` a tile pack, ``o_sub`` the per-sub-block overhead):
+
+    qk   = qc*kc*(D_t*c_f + c_p) + (qc/qk_subblock_h)*(kc/qk_subblock_w)*o_sub
+    pv   = qc*D_t*(kc*c_f + c_p) + (qc/out_subblock_h)*(D_t/out_subblock_w)*o_sub
+    sm   = sum over the program's per-step eltwise ops of (tiles of the op's tensor in a step) * cost
+           (scale, row max, exp, row sum on the scores; the max correction and sum update on the
+           statistics; the output rescale and accumulate)
+    step = max(qk + sm + pv + sum_{X in k, v: depth_X = 1} dm_X,  dm_k,  dm_v,  chip)
+
+with ``dm_X`` = DRAM read (+ multicast) of one ``kc x D_t`` chunk and ``chip`` the chip's DRAM rate over
+every core's reads of the step, exactly as for GEMM (``model/latency.py``). Per query chunk:
+
+    q_read  = read of one qc x D_t chunk of q (exposed per chunk only when q_buffer_depth = 1)
+    final   = sum over the final eltwise ops (1/l, o/l) of tiles * cost
+    write   = qc*D_t*bytes_o / w_core + L_write
+
+Whole kernel, with ``chunks``, ``steps`` and ``diag`` (steps crossing the causal diagonal) of the slowest
+core from ``model/attention.py`` and ``mask`` the per-tile cost of the diagonal ops on a step's scores:
+
+    T = launch + fill + (chunks - 1)*q_read*[q_buffer_depth = 1] + steps*step + diag*mask
+        + chunks*(final + write),        fill = q_read + max(dm_k, dm_v)
+"""
+
+from __future__ import annotations
+
+from loom_explorer.model.attention import AttentionQuantities
+from loom_explorer.model.expr import Expr, const, maximum, mul, select, total
+from loom_explorer.model.latency import (
+    block_bytes,
+    data_movement_cycles,
+    dram_readers,
+    dram_write_cycles,
+    matmul_cycles,
+    op_tile_cycles,
+    overlapped_step,
+)
+from loom_explorer.model.schedule import LatencyTerm
+
+
+def _ops_cycles(q: AttentionQuantities, when: str) -> Expr:
+    return total(mul(q.block_tiles(op.tensor), op_tile_cycles(q, op)) for op in q.st.step_ops(when))
+
+
+def attention_latency_terms(q: AttentionQuantities) -> tuple[Expr, list[LatencyTerm], Expr]:
+    """The objective, its breakdown (terms that sum to it) and a lower bound (steps at compute speed)."""
+    c = q.hw.compute
+    dt = const(q.head_tiles)
+    q_in, k_in, v_in = q.st.streamed
+    qk = matmul_cycles(q, q.qc, q.kc, dt, q.qk_subblock_h, q.qk_subblock_w)
+    pv = matmul_cycles(q, q.qc, dt, q.kc, q.out_subblock_h, q.out_subblock_w)
+    sm = _ops_cycles(q, "step")
+    compute = qk + sm + pv
+    step = overlapped_step(q, compute, (k_in, v_in))
+    mask = _ops_cycles(q, "diagonal")
+    q_read = data_movement_cycles(q, q_in)
+    q_exposed = mul(select(q.depth[q_in], {v: int(v == 1) for v in q.depth[q_in].values}), q_read)
+    final = _ops_cycles(q, "final")
+    write = dram_write_cycles(q, q.st.output, q.block_tiles(q.st.output))
+    fill = q_read + maximum(data_movement_cycles(q, k_in), data_movement_cycles(q, v_in))
+    chunks, steps, diag = q.chunks, q.steps, q.diagonal_steps
+    common = total([c.kernel_launch_cycles, fill, mul(chunks - 1, q_exposed), mul(diag, mask),
+                    mul(chunks, final + write)])
+    objective = common + mul(steps, step)
+    terms = [
+        LatencyTerm("launch", const(c.kernel_launch_cycles), "fixed per-op launch on the device"),
+        LatencyTerm("fill", fill, "first query chunk and first key/value chunks loaded before any compute"),
+        LatencyTerm("q_load", mul(chunks - 1, q_exposed), "query chunk reads not hidden by prefetching"),
+        LatencyTerm("qk_matmul", mul(steps, qk), "scores q @ k^T: tile matmuls, packing, sub-block overhead"),
+        LatencyTerm("softmax", mul(steps, sm) + mul(diag, mask),
+                    "online softmax on the FPU and SFPU (scale, max, exp, sum, rescale; causal mask)"),
+        LatencyTerm("pv_matmul", mul(steps, pv), "output s @ v: tile matmuls, packing, sub-block overhead"),
+        LatencyTerm("kv_streaming", mul(steps, step - compute),
+                    "steps where key/value reads/multicasts (or shared DRAM bandwidth) outlast compute"),
+        LatencyTerm("normalize", mul(chunks, final), "final 1/l and o/l per query chunk"),
+        LatencyTerm("write_back", mul(chunks, write), "output chunks written to DRAM"),
+    ]
+    return objective, terms, common + mul(steps, compute)
+
+
+def attention_dram_read_bytes(q: AttentionQuantities) -> Expr:
+    """Key/value bytes one step reads over the chip times the slowest core's steps, plus every core's q."""
+    q_in, k_in, v_in = q.st.streamed
+    per_step = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in (k_in, v_in))
+    return mul(q.steps, per_step) + mul(q.chunks, q.cores, block_bytes(q, q_in))
