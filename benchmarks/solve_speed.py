@@ -1,12 +1,16 @@
-"""Solve speed: CP-SAT on every candidate of each GEMM benchmark shape, beside brute force on the same space.
+"""Solve speed: CP-SAT on every candidate of each benchmark shape, beside brute force on the same space.
 
     python benchmarks/solve_speed.py                      # Loom's 18 GEMM shapes x 2 chips + a ragged one
+    python benchmarks/solve_speed.py --kernel flash_attention   # Loom's FlashAttention shapes, causal, GQA
     python benchmarks/solve_speed.py --brute-seconds 60   # more time for brute force per shape
-    python benchmarks/solve_speed.py --quick              # 3 shapes, for a smoke run
+    python benchmarks/solve_speed.py --quick              # 3 shapes per kernel, for a smoke run
 
-For each shape it prints: candidates, how many CP-SAT proved optimal, the wall time to solve all of them
+FlashAttention shapes: Loom's (B, L) with B*L = 16384 on Wormhole and 15360 on Blackhole, one head,
+D in {64, 128}, each also causal, plus a grouped-query case (32 query heads sharing 8 key/value heads).
+
+For each shape it prints: candidates, how many CP-SAT proved (optimal, or infeasible), the wall time to solve all of them
 (SolveOptions defaults: candidates one after the other, a 4-worker CP-SAT portfolio each), the slowest candidate, a warm re-solve of the best candidate after
-one pin (the pin moves in0_block_w to another legal value), the same for all candidates, and brute force
+one pin (the pin moves in0_block_w, or q_chunk_size for attention, to another legal value), the same for all candidates, and brute force
 over the same spaces with a time budget per shape: its wall time, how many candidates it finished, and
 whether its optimum equals CP-SAT's on every finished one, and "brute/cp": brute force's time over
 CP-SAT's on exactly the candidates brute force finished (same process, same spaces).
@@ -37,9 +41,27 @@ def loom_shapes() -> list[str]:
     return out
 
 
-def run(hw_name: str, shape: str, brute_seconds: float, time_limit: float) -> dict[str, float | int | str | bool]:
+def attention_shapes(hw_name: str) -> list[tuple[str, bool]]:
+    """(shape, causal) pairs of Loom's FlashAttention benchmark on one chip, plus causal and GQA variants."""
+    tokens = 16384 if hw_name.startswith("wormhole") else 15360
+    out = []
+    for causal in (False, True):
+        for d in (64, 128):
+            for b in (1, 2, 4, 8, 16):
+                length = tokens // b
+                out.append((f"B={b},H=1,Sq={length},Skv={length},D={d}", causal))
+    out.append(("B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128", False))
+    out.append(("B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128", True))
+    return out
+
+
+PIN_PARAM = {"gemm": "in0_block_w", "flash_attention": "q_chunk_size"}
+
+
+def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: float,
+        time_limit: float) -> dict[str, float | int | str | bool]:
     hw = load_hardware(hw_name)
-    problem = make_problem(load_program("gemm"), shape)
+    problem = make_problem(load_program(kernel), shape, options={"causal"} if causal else set())
     build_start = time.perf_counter()
     session = Session(hw, problem)
     for s in session.schedules:
@@ -49,18 +71,19 @@ def run(hw_name: str, shape: str, brute_seconds: float, time_limit: float) -> di
     start = time.perf_counter()
     results = session.solve({}, options)
     solve_s = time.perf_counter() - start
-    optimal = sum(r.status == "optimal" for r in results)
+    optimal = sum(r.status in ("optimal", "infeasible") for r in results)  # proven: optimum or no schedule
     slowest = max(r.solve_seconds for r in results)
     best = next(r for r in results if r.solution)
     assert best.solution is not None
-    kb = best.solution.values()["in0_block_w"]
-    kb_domain = session.schedule(best.candidate_name).param("in0_block_w").values
+    name = PIN_PARAM[kernel]
+    kb = best.solution.values()[name]
+    kb_domain = session.schedule(best.candidate_name).param(name).values
     other = next((v for v in kb_domain if v != kb and v == kb // 2), None) or next(v for v in kb_domain if v != kb)
     t = time.perf_counter()
-    session.solve({"in0_block_w": other}, options, candidates=[best.candidate_name])
+    session.solve({name: other}, options, candidates=[best.candidate_name])
     pin_one_s = time.perf_counter() - t
     t = time.perf_counter()
-    session.solve({"in0_block_w": other}, options)
+    session.solve({name: other}, options)
     pin_all_s = time.perf_counter() - t
     by_name = {r.candidate_name: r for r in results}
     brute_done, brute_agree, brute_s, brute_finished_s, cpsat_same_s = 0, True, 0.0, 0.0, 0.0
@@ -79,7 +102,7 @@ def run(hw_name: str, shape: str, brute_seconds: float, time_limit: float) -> di
         sol = by_name[sched.candidate.name].solution
         brute_agree &= (sol.latency_cycles if sol else None) == b.best_latency_cycles
     return {
-        "hw": hw_name, "shape": shape, "candidates": len(results), "optimal": optimal, "build_s": build_s,
+        "hw": hw_name, "shape": shape + (" causal" if causal else ""), "candidates": len(results), "optimal": optimal, "build_s": build_s,
         "solve_s": solve_s, "slowest_s": slowest, "pin_one_s": pin_one_s, "pin_all_s": pin_all_s,
         "brute_s": brute_s, "brute_done": brute_done, "brute_agree": brute_agree,
         "brute_ratio": brute_finished_s / cpsat_same_s if cpsat_same_s else 0.0,
@@ -96,26 +119,34 @@ def main() -> int:
     parser.add_argument("--hw", default="wormhole_n150,blackhole_p150a")
     parser.add_argument("--brute-seconds", type=float, default=20.0, help="brute-force budget per shape")
     parser.add_argument("--time-limit", type=float, default=30.0, help="CP-SAT limit per candidate")
+    parser.add_argument("--kernel", default="gemm", choices=["gemm", "flash_attention", "all"])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    shapes = loom_shapes() + ["M=640,K=1600,N=3200"]
-    if args.quick:
-        shapes = ["M=256,K=256,N=256", "M=2048,K=2048,N=2048", "M=640,K=1600,N=3200"]
-    header = (f"{'hw':<16} {'shape':<22} {'cand':>4} {'opt':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
+    kernels = ["gemm", "flash_attention"] if args.kernel == "all" else [args.kernel]
+
+    def shapes(kernel: str, hw_name: str) -> list[tuple[str, bool]]:
+        if kernel == "flash_attention":
+            found = attention_shapes(hw_name)
+            return [found[0], found[14], found[-1]] if args.quick else found
+        if args.quick:
+            return [(s, False) for s in ("M=256,K=256,N=256", "M=2048,K=2048,N=2048", "M=640,K=1600,N=3200")]
+        return [(s, False) for s in loom_shapes() + ["M=640,K=1600,N=3200"]]
+
+    header = (f"{'hw':<16} {'shape':<45} {'cand':>4} {'prov':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
               f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} {'best us':>9}")
     print(header)
     rows = []
-    for hw_name in args.hw.split(","):
-        for shape in shapes:
-            r = run(hw_name, shape, args.brute_seconds, args.time_limit)
+    for kernel, hw_name in itertools.product(kernels, args.hw.split(",")):
+        for shape, causal in shapes(kernel, hw_name):
+            r = run(hw_name, kernel, shape, causal, args.brute_seconds, args.time_limit)
             rows.append(r)
-            print(f"{r['hw']:<16} {r['shape']:<22} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
+            print(f"{r['hw']:<16} {r['shape']:<45} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
                   f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {r['pin_one_s'] * 1e3:>7.0f} {r['pin_all_s']:>8.2f} "
                   f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {str(r['brute_agree']):>5} "
                   f"{_ratio(r['brute_ratio']):>8} {r['best_us']:>9.1f}", flush=True)
     solve = [float(r["solve_s"]) for r in rows]
     pin1 = [float(r["pin_one_s"]) for r in rows]
-    print(f"\nall candidates proven optimal: {sum(r['optimal'] == r['candidates'] for r in rows)}/{len(rows)} shapes")
+    print(f"\nevery candidate proven (optimal, or infeasible with a reason): {sum(r['optimal'] == r['candidates'] for r in rows)}/{len(rows)} shapes")
     print(f"solve all candidates: median {statistics.median(solve):.2f} s, max {max(solve):.2f} s, "
           f"under 1 s on {sum(s < 1 for s in solve)}/{len(rows)} shapes")
     print(f"re-solve one candidate after a pin: median {statistics.median(pin1) * 1e3:.0f} ms, "

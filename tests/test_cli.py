@@ -298,3 +298,42 @@ def test_console_script_bad_input(tiny_hw_path):
                                                "M=64,K=64,N=64"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "no_such_chip" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------------------------------ attention
+
+def test_solve_flash_attention_causal_json(tiny_hw_path):
+    argv = ["solve", "flash_attention", "--hw", str(tiny_hw_path), "--shape", "B=2,H=2,Sq=256,Skv=256,D=64",
+            "--causal", "--json"]
+    code, out, err = run_main(argv)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["kernel"] == "flash_attention" and data["options"] == ["causal"]
+    assert data["shape"] == {"B": 2, "H": 2, "Hkv": 2, "Sq": 256, "Skv": 256, "D": 64}
+    best = data["candidates"][0]
+    assert best["status"] == "optimal"
+    assert {"q_chunk_size", "k_chunk_size", "qk_subblock_h", "out_subblock_w"} <= set(best["params"])
+    assert best["params"]["q_chunk_size"] % 32 == 0 and best["params"]["k_chunk_size"] % 32 == 0
+    assert list(best["breakdown"]) == ["launch", "fill", "q_load", "qk_matmul", "softmax", "pv_matmul",
+                                       "kv_streaming", "normalize", "write_back"]
+    assert sum(best["breakdown"].values()) == best["latency_cycles"]
+    assert any(c["name"].endswith("|balanced") for c in data["candidates"])
+
+
+def test_solve_flash_attention_table(tiny_hw_path):
+    code, out, err = run_main(["solve", "flash_attention", "--hw", str(tiny_hw_path),
+                               "--shape", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", "--top", "3"])
+    assert code == 0, err
+    assert "Hkv=2" in out and "q_chunk_size" in out and "softmax" in out
+
+
+@pytest.mark.parametrize("kernel, shape, extra, culprit", [
+    ("gemm", "M=64,K=64,N=64", ["--causal"], "causal"),  # gemm has no causal option
+    ("flash_attention", "B=1,H=2,Sq=256,Skv=128,D=64", ["--causal"], "Sq == Skv"),
+    ("flash_attention", "B=1,H=6,Hkv=4,Sq=128,Skv=128,D=64", [], "Hkv=4"),  # Hkv must divide H
+    ("flash_attention", "B=1,H=2,Sq=128,Skv=128", [], "D"),  # missing key
+])
+def test_attention_bad_input_exits_2(tiny_hw_path, kernel, shape, extra, culprit):
+    code, _, err = run_main(["solve", kernel, "--hw", str(tiny_hw_path), "--shape", shape] + extra)
+    assert code == 2, err
+    assert culprit in err and "Traceback" not in err
