@@ -110,9 +110,7 @@ class AttentionQuantities(GridQuantities):
     def tasks(self) -> Expr:
         """Tasks (query chunks, or chunk pairs when balanced) of the slowest core."""
         q = self.st.q_dim
-        if q in self._flat_group:
-            return self.heads
-        return mul(self.heads, self.core_units(q) if q in self.st.spread_dims else self.n_q)
+        return self.heads if q in self._flat_group else mul(self.heads, self.core_units(q))
 
     @property
     def chunks(self) -> Expr:
