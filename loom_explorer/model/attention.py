@@ -18,11 +18,16 @@ Notation (tiles of 32; ``E_d`` is dimension ``d``'s extent, ``D_t`` the head dim
 Steps of the slowest core (each step: one query chunk against one key/value chunk):
 
     non-causal:  steps = chunks * n_k
-    causal, per (b, h) with c chunks whose K rows needed sum to R tiles (chunk i needs (i+1)*qc):
-                 steps = ceil(R / kc) + c - 1      (an upper bound on sum_i ceil((i+1)*qc/kc), exact for c = 1)
-      query chunks spread, p per core, not balanced (the top p chunks): R = qc * p*(2*n_q - p + 1)/2
-      balanced, p pairs per core:                                       R = qc * (n_q + 1) * p
-      not spread (every core runs all n_q chunks of its heads):        R = qc * n_q*(n_q + 1)/2
+    causal, per group (a (b, h), or a task of a flattened layout) of c chunks whose K tiles needed sum to
+    R (chunk i needs (i+1)*qc):
+                 steps = min(ceil(R / kc) + c - 1, c * n_k)
+      (an upper bound on sum_i min(ceil((i+1)*qc/kc), n_k), exact for c = 1; a chunk never needs more
+      than the n_k key/value chunks there are, even when its padding reaches past the sequence)
+      query chunks spread, p per core, not balanced (the top p chunks): c = p, R = qc * p*(2*n_q - p + 1)/2
+      balanced, p pairs per core:  c = min(2p, n_q), R = qc * min(p*(n_q + 1), n_q*(n_q + 1)/2)
+      (pair j holds chunks j and n_q-1-j; with n_q odd the middle chunk is alone)
+      flattened and balanced, per task: c = min(2, n_q), R = qc * min(n_q + 1, n_q*(n_q + 1)/2)
+      not spread (every core runs all n_q chunks of its heads):  c = n_q, R = qc * n_q*(n_q + 1)/2
     diagonal steps (causal mask) = chunks * ceil(qc / kc)
 """
 
@@ -32,7 +37,7 @@ from dataclasses import dataclass
 
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
-from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, maximum, mul, select
+from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, maximum, minimum, mul, select
 from loom_explorer.model.quantities import BUFFER_DEPTHS, GridQuantities, grid_params, param_maker
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import Problem, ProblemError
@@ -115,22 +120,39 @@ class AttentionQuantities(GridQuantities):
     @property
     def chunks(self) -> Expr:
         """Query chunks of the slowest core."""
-        return mul(2, self.tasks) if self.candidate.balanced else self.tasks
+        if not self.candidate.balanced:
+            return self.tasks
+        groups, chunks, _ = self._balanced_work()
+        return mul(groups, chunks)
+
+    def _balanced_work(self) -> tuple[Expr, Expr, Expr]:
+        """(groups, chunks per group, K tiles per group) of the slowest balanced core.
+
+        A pair ``(j, n_q-1-j)`` holds two chunks needing ``(n_q+1)*qc`` K tiles, except that with ``n_q`` odd
+        the middle chunk pairs with itself; ``p`` pairs of one head hold at most ``min(2p, n_q)`` chunks and
+        ``min(p*(n_q+1), n_q*(n_q+1)/2)*qc`` tiles. On a flattened layout the group is one pair."""
+        n, qc = self.n_q, self.qc
+        if self._flat_group:
+            return self.heads, minimum(2, n), mul(qc, minimum(n + 1, floor_div(mul(n, n + 1), 2)))
+        p = self.per_core[self.st.q_dim]
+        return (self.heads, minimum(mul(2, p), n),
+                mul(qc, minimum(mul(p, n + 1), floor_div(mul(n, n + 1), 2))))
 
     @property
     def steps(self) -> Expr:
         """Key/value steps of the slowest core (module docstring)."""
         if not self.causal:
             return mul(self.chunks, self.n_k)
-        qc, kc, n = self.qc, self.kc, self.n_q
+        qc, n = self.qc, self.n_q
         if self.candidate.balanced:
-            return ceil_div(mul(qc, n + 1, self.tasks), kc) + mul(2, self.tasks) - 1
-        if self.candidate.axis_of(self.st.q_dim) is None:  # every core runs all chunks of its (b, h)
-            return mul(self.heads, ceil_div(mul(qc, floor_div(mul(n, n + 1), 2)), kc) + n - 1)
-        p = self.per_core[self.st.q_dim]
-        # p <= n_q (coverage), so 2*n_q - p + 1 >= 1; the max only tells interval bounds so
-        rows = mul(qc, floor_div(mul(p, maximum(mul(2, n) - p + 1, 1)), 2))
-        return mul(self.heads, ceil_div(rows, kc) + p - 1)
+            groups, c, rows = self._balanced_work()
+        elif self.candidate.axis_of(self.st.q_dim) is None:  # every core runs all chunks of its (b, h)
+            groups, c, rows = self.heads, n, mul(qc, floor_div(mul(n, n + 1), 2))
+        else:  # the top p chunks of a head
+            p = self.per_core[self.st.q_dim]
+            # p <= n_q (coverage), so 2*n_q - p + 1 >= 1; the max only tells interval bounds so
+            groups, c, rows = self.heads, p, mul(qc, floor_div(mul(p, maximum(mul(2, n) - p + 1, 1)), 2))
+        return mul(groups, minimum(ceil_div(rows, self.kc) + c - 1, mul(c, self.n_k)))
 
     @property
     def diagonal_steps(self) -> Expr:
