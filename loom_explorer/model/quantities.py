@@ -9,6 +9,11 @@ Notation (all counts in 32x32 tiles; ``E_d`` is dimension ``d``'s extent):
 * ``in0_buffer_depth``, ``in1_buffer_depth`` in {1, 2, 3}: blocks each input circular buffer holds.
 
 The slowest core handles full per-core extents, so every latency term is written for it.
+
+:class:`GridQuantities` holds what every structure shares (grid, per-core extents of the spread
+dimensions, streamed inputs with their buffer depths, multicast groups and DRAM readers); the
+constraint families are written against it. :class:`Quantities` is the contraction's; attention's is in
+``model/attention.py``.
 """
 
 from __future__ import annotations
