@@ -50,9 +50,11 @@ def referee(schedule: SymbolicSchedule, values: dict[str, int]) -> Verdict:
     if problems:
         return Verdict(False, tuple(problems), None)
     violations = tuple(c.explain(values) for c in schedule.constraints if not c.holds(values))
+    if violations:  # an illegal point may lie outside the model's tables (e.g. a grid bigger than the chip)
+        return Verdict(False, violations, None)
     solution = evaluate_schedule(schedule, values)
     if sum(v for _, v in solution.breakdown) != solution.latency_cycles:
         raise AssertionError(
             f"{schedule.candidate.name}: breakdown {solution.breakdown} does not sum to {solution.latency_cycles}"
         )
-    return Verdict(not violations, violations, solution if not violations else None)
+    return Verdict(True, (), solution)

@@ -85,3 +85,4 @@ def attention_dram_read_bytes(q: AttentionQuantities) -> Expr:
     q_in, k_in, v_in = q.st.streamed
     per_step = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in (k_in, v_in))
     return mul(q.steps, per_step) + mul(q.chunks, q.cores, block_bytes(q, q_in))
+

@@ -2,7 +2,8 @@
 
 The program's structure picks the model: a blocked contraction (``model/quantities.py``,
 ``model/latency.py``) or attention (``model/attention.py``, ``model/attention_latency.py``); the
-constraint families are shared.
+constraint families, the traffic flows (``model/traffic.py``) and the NoC bound
+(``model/noc_bound.py``: ``latency = max(T, noc)``) are shared.
 """
 
 from __future__ import annotations
@@ -12,27 +13,39 @@ from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
 from loom_explorer.model.attention_latency import attention_dram_read_bytes, attention_latency_terms
 from loom_explorer.model.constraints import FAMILIES, l1_buffers
-from loom_explorer.model.expr import total
+from loom_explorer.model.expr import const, maximum, total
 from loom_explorer.model.latency import dram_read_bytes, latency_terms
 from loom_explorer.model.quantities import GridQuantities, build_quantities
-from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.model.noc_bound import noc_bound_cycles
+from loom_explorer.model.schedule import LatencyTerm, SymbolicSchedule
+from loom_explorer.model.traffic import attention_flows, contraction_flows
 from loom_explorer.problem import Problem
 from loom_explorer.program.attention import is_attention
 from loom_explorer.program.contraction import analyse_contraction
 
 
-def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> SymbolicSchedule:
+def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
+                   noc_bound: bool = True) -> SymbolicSchedule:
+    """``noc_bound=False`` leaves out the NoC bound (``model/noc_bound.py``), to see what it changes."""
     q: GridQuantities
     if is_attention(problem.program):
         q = build_attention_quantities(hw, problem, candidate)
         objective, terms, lower_bound = attention_latency_terms(q)
         read_bytes = attention_dram_read_bytes(q)
         flops, tile_matmuls = attention_work(q)
+        flows = attention_flows(q)
     else:
         q = build_quantities(hw, problem, candidate)
         objective, terms, lower_bound = latency_terms(q)
         read_bytes = dram_read_bytes(q)
         flops, tile_matmuls = contraction_work(problem)
+        flows = contraction_flows(q)
+    noc = noc_bound_cycles(q, flows) if noc_bound else const(0)
+    if noc_bound:
+        bounded = maximum(objective, noc)
+        terms.append(LatencyTerm("noc_bound", bounded - objective,
+                                 "time by which the busiest NoC link or DRAM bank outlasts everything else"))
+        objective, lower_bound = bounded, maximum(lower_bound, noc)
     constraints = tuple(c for family in FAMILIES for c in family(q))
     buffers = tuple(l1_buffers(q))
     cycles_per_tile = hw.compute.matmul_tile_cycles[problem.fidelity]
@@ -50,6 +63,8 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> 
         dram_read_bytes=read_bytes,
         flops=flops,
         ideal_cycles=-(-tile_matmuls * cycles_per_tile // hw.grid.cores),
+        traffic=tuple(flows),
+        noc_bound_cycles=noc,
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import reduce
+from itertools import product
 from typing import Iterable, Mapping, Union
 
 ExprLike = Union["Expr", int]
@@ -105,6 +106,15 @@ class Select(Expr):
 
     key: Var
     table: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Table(Expr):
+    """``table[(k1, k2, ...)]``: a constant looked up by the values of several variables (every
+    combination of their domains listed), e.g. a per-grid-shape coefficient indexed by (grid_x, grid_y)."""
+
+    keys: tuple[Var, ...]
+    table: tuple[tuple[tuple[int, ...], int], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +236,18 @@ def select(key: Var, table: Mapping[int, int]) -> Expr:
     return Select(key, tuple((v, table[v]) for v in key.values))
 
 
+def lookup(keys: tuple[Var, ...], table: Mapping[tuple[int, ...], int]) -> Expr:
+    """``table[(k1, ...)]`` over every combination of the keys' domain values (a constant when they agree)."""
+    combos = list(product(*(k.values for k in keys)))
+    missing = [c for c in combos if c not in table]
+    if missing:
+        raise ValueError(f"lookup on {[k.name for k in keys]} lacks entries for {missing[:4]}")
+    values = {table[c] for c in combos}
+    if len(values) == 1:
+        return Const(values.pop())
+    return Table(keys, tuple((c, table[c]) for c in combos))
+
+
 def choice(cond: Var, if_true: ExprLike, if_false: ExprLike) -> Expr:
     if set(cond.values) - {0, 1}:
         raise ValueError(f"choice needs a 0/1 variable, {cond.name} has {cond.values}")
@@ -279,6 +301,12 @@ def evaluate(expr: Expr, values: Mapping[str, int]) -> int:
             if k == key:
                 return v
         raise KeyError(f"{expr.key.name}={key} is outside its table")
+    if isinstance(expr, Table):
+        keys = tuple(evaluate(k, values) for k in expr.keys)
+        for k, v in expr.table:
+            if k == keys:
+                return v
+        raise KeyError(f"{[k.name for k in expr.keys]}={keys} is outside its table")
     if isinstance(expr, Choice):
         return evaluate(expr.if_true if evaluate(expr.cond, values) else expr.if_false, values)
     raise TypeError(f"unknown expression node {type(expr).__name__}")
@@ -314,7 +342,7 @@ def bounds(expr: Expr) -> tuple[int, int]:
     if isinstance(expr, Min):
         bs = [bounds(a) for a in expr.args]
         return min(b[0] for b in bs), min(b[1] for b in bs)
-    if isinstance(expr, Select):
+    if isinstance(expr, (Select, Table)):
         vals = [v for _, v in expr.table]
         return min(vals), max(vals)
     if isinstance(expr, Choice):
@@ -349,6 +377,8 @@ def _vars(expr: Expr) -> Iterable[Var]:
             yield from _vars(t)
     elif isinstance(expr, Select):
         yield expr.key
+    elif isinstance(expr, Table):
+        yield from expr.keys
     elif isinstance(expr, Choice):
         yield expr.cond
         yield from _vars(expr.if_true)
@@ -391,6 +421,8 @@ def _describe(expr: Expr, prec: int) -> str:
     if isinstance(expr, Select):
         cases = ", ".join(f"{k}: {v}" for k, v in expr.table)
         return f"{expr.key.name}->{{{cases}}}"
+    if isinstance(expr, Table):
+        return f"table[{', '.join(k.name for k in expr.keys)}]"
     if isinstance(expr, Choice):
         return (f"({expr.cond.name} ? {_describe(expr.if_true, 0)} : {_describe(expr.if_false, 0)})")
     raise TypeError(f"unknown expression node {type(expr).__name__}")
@@ -415,6 +447,9 @@ def python_source(expr: Expr) -> str:
         return f"{fn}(" + ", ".join(python_source(a) for a in expr.args) + ")"
     if isinstance(expr, Select):
         return f"{dict(expr.table)!r}[v[{expr.key.name!r}]]"
+    if isinstance(expr, Table):
+        keys = ", ".join(f"v[{k.name!r}]" for k in expr.keys)
+        return f"{dict(expr.table)!r}[({keys},)]"
     if isinstance(expr, Choice):
         return (f"({python_source(expr.if_true)} if v[{expr.cond.name!r}] "
                 f"else {python_source(expr.if_false)})")

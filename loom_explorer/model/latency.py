@@ -143,12 +143,12 @@ def epilogue_cycles(q: Quantities) -> Expr:
     return mul(q.out_block_h, q.out_block_w, per_tile)
 
 
-def _writes_dram(q: Quantities) -> bool:
+def writes_dram(q: Quantities) -> bool:
     return not q.problem.placement(q.con.matmul.out).in_l1
 
 
 def write_cycles(q: Quantities, tiles: Expr) -> Expr:
-    if not _writes_dram(q):
+    if not writes_dram(q):
         return const(0)
     return dram_write_cycles(q, q.con.matmul.out, tiles)
 
@@ -232,3 +232,4 @@ def dram_read_bytes(q: Quantities) -> Expr:
     """Bytes one K step reads from DRAM over the whole chip, times the steps of the slowest core."""
     per_step = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in q.inputs)
     return mul(q.out_blocks, q.k_blocks, per_step)
+

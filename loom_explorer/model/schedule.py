@@ -7,7 +7,8 @@ from typing import Literal
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.expr import Expr, Var, describe, evaluate
+from loom_explorer.model.expr import Const, Expr, Var, describe, evaluate
+from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.problem import Problem
 
 ConstraintKind = Literal["le", "ge", "eq", "divides"]
@@ -112,6 +113,8 @@ class SymbolicSchedule:
     dram_read_bytes: Expr
     flops: int
     ideal_cycles: int
+    traffic: tuple[TrafficFlow, ...] = ()
+    noc_bound_cycles: Expr = Const(0)
 
     def param(self, name: str) -> Param:
         for p in self.params:

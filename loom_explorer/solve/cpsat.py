@@ -9,7 +9,7 @@ one CP-SAT constraint (always enforced: definitions never take part in a conflic
 * ``ceil(n / d)``    -> ``p = q*d``, ``p >= n``, ``p <= n + d - 1`` (``d`` a positive variable)
 * ``floor(n / c)``   -> ``c*q <= n`` and ``c*q >= n - c + 1``
 * ``max``/``min``    -> ``AddMaxEquality`` / ``AddMinEquality``
-* ``table[key]``     -> ``AddAllowedAssignments([key, r], table)``
+* ``table[key]``     -> ``AddAllowedAssignments([key, r], table)`` (several keys likewise)
 * ``c ? a : b``      -> ``r == a`` if ``c``, ``r == b`` if not ``c`` (half-reified equalities)
 
 Structurally equal sub-trees are compiled once (the nodes are frozen and hashable).
@@ -30,14 +30,15 @@ from loom_explorer.model.expr import (
     Prod,
     Select,
     Sum,
+    Table,
     Var,
     bounds,
 )
 
 Linear = cp_model.LinearExprT
 
-LATENCY_LIMIT_CYCLES = 2**40  # about 18 minutes at 1 GHz: schedules predicted slower are not considered
-AUX_LIMIT = 2**60
+LATENCY_LIMIT_CYCLES = 2**39  # about 9 minutes at 1 GHz: schedules predicted slower are not considered
+AUX_LIMIT = 2**59
 
 
 class ModelRangeError(ValueError):
@@ -124,6 +125,12 @@ class CpCompiler:
             target = self._new_aux(lo, hi, "sel")
             self.model.add_allowed_assignments([self.var(expr.key), target], list(expr.table))
             return target
+        if isinstance(expr, Table):
+            lo, hi = bounds(expr)
+            target = self._new_aux(lo, hi, "tab")
+            self.model.add_allowed_assignments([*(self.var(k) for k in expr.keys), target],
+                                               [(*k, v) for k, v in expr.table])
+            return target
         if isinstance(expr, Choice):
             lo, hi = bounds(expr)
             target = self._new_aux(lo, hi, "ch")
@@ -144,7 +151,7 @@ class CpCompiler:
         if not factors:
             return coeff
         if len(factors) == 1:
-            return coeff * self.linear(factors[0])
+            return coeff * self._within(factors[0], self.linear(factors[0]), coeff)
         # chain pairwise: ((f0*f1)*f2)*...
         acc: Expr = factors[0]
         acc_var = self.as_var(acc)
@@ -158,10 +165,23 @@ class CpCompiler:
                 self._cache[acc] = target
                 cached = target
             acc_var = cached  # type: ignore[assignment]
-        return coeff * acc_var
+        return coeff * self._within(acc, acc_var, coeff)
+
+    def _within(self, expr: Expr, lin: Linear, coeff: int) -> Linear:
+        """``lin`` (equal to ``expr``), restricted to ``|x| <= AUX_LIMIT/|coeff|`` so that ``coeff*x`` stays
+        inside int64; exact for the same reason as AUX_LIMIT (``coeff*x`` is a quantity of the model)."""
+        lo, hi = bounds(expr)
+        limit = AUX_LIMIT // max(abs(coeff), 1)
+        if hi <= limit and lo >= -limit:
+            return lin
+        scaled = self._new_aux(max(lo, -limit), min(hi, limit), "lim")
+        self.model.add(scaled == lin)
+        return scaled
 
     def _division(self, expr: CeilDiv | FloorDiv, ceil: bool) -> Linear:
         lo, hi = bounds(expr)
+        if isinstance(expr.den, Const):  # keep c*q inside int64 (q is at most AUX_LIMIT/c, as its numerator is)
+            lo, hi = max(lo, -AUX_LIMIT // expr.den.value), min(hi, AUX_LIMIT // expr.den.value)
         q = self._new_aux(lo, hi, "div")
         num = self.linear(expr.num)
         if isinstance(expr.den, Const):

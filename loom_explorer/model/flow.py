@@ -1,0 +1,22 @@
+"""A traffic flow: one kind of NoC transfer that each of its senders repeats (see ``model/traffic.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom_explorer.mapping.candidate import Axis
+from loom_explorer.model.expr import Expr
+from loom_explorer.noc.tables import FlowKind, Senders
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficFlow:
+    name: str
+    tensor: str
+    kind: FlowKind
+    senders: Senders
+    axis: Axis | None  # multicast: row (x), column (y) or rectangle (xy); gather: its axis
+    noc: int
+    bytes: Expr  # per sender per repetition
+    count: Expr  # repetitions per sender
+    group: Expr | None = None  # grouped multicast: cores per group along the axis

@@ -1,0 +1,103 @@
+"""The NoC traffic of a candidate, as flows: who sends how many bytes where, how often, on which NoC.
+
+A flow is one kind of transfer that each of its senders repeats ``count`` times with ``bytes`` each
+(symbolic: both depend on the schedule's parameters; the slowest core's counts are used for every core):
+
+* ``dram_read``: a core reads its block from DRAM, its pages interleaved over all channels;
+* ``multicast``: the first core of a row / column (or the origin of the rectangle, or of a head group)
+  sends the block it read to the other cores of the row / column / rectangle / group;
+* ``dram_write``: a core writes its output block to DRAM, interleaved over all channels;
+* ``gather``: split-K partial sums sent from every core to the first core along the gather axis.
+
+NoC assignment, as the exported kernels do it (TTNN's reader/writer split): the streamed inputs alternate
+NoC0, NoC1, NoC0, ... in the order of the candidate (``in0`` on NoC0 with its multicast, ``in1`` on NoC1;
+``q``, ``v`` on NoC0 and ``k`` on NoC1); auxiliary reads, output writes and gathers go on NoC1.
+"""
+
+from __future__ import annotations
+
+from loom_explorer.mapping.candidate import Axis, Comm
+from loom_explorer.model.expr import Expr, const, mul
+from loom_explorer.model.attention import AttentionQuantities
+from loom_explorer.model.latency import block_bytes, reads_dram, writes_dram
+from loom_explorer.model.flow import TrafficFlow
+from loom_explorer.model.quantities import GridQuantities, Quantities
+from loom_explorer.noc.tables import Senders
+
+_SENDERS: dict[Comm, Senders] = {Comm.dram: "all", Comm.mcast_x: "row_heads", Comm.mcast_y: "col_heads",
+                                 Comm.mcast_xy: "origin", Comm.local: "all"}
+WRITER_NOC = 1
+
+
+def input_flows(q: GridQuantities, counts: dict[str, Expr]) -> list[TrafficFlow]:
+    """Reads and multicasts of each streamed input, ``counts[tensor]`` times per core."""
+    out: list[TrafficFlow] = []
+    for index, tensor in enumerate(q.streamed):
+        comm = q.candidate.comm(tensor)
+        noc = index % 2
+        size = block_bytes(q, tensor)
+        if reads_dram(q, tensor):
+            senders = _SENDERS[comm]
+            if q.candidate.is_1d and comm is Comm.mcast_xy:
+                senders = "origin"
+            out.append(TrafficFlow(f"{tensor} read", tensor, "dram_read", senders, None, noc, size,
+                                   counts[tensor]))
+        if comm.axis is not None:
+            grouped = _group_cores(q, tensor)
+            senders = "origin" if comm is Comm.mcast_xy else _SENDERS[comm]
+            out.append(TrafficFlow(f"{tensor} multicast", tensor, "multicast", senders, comm.axis, noc, size,
+                                   counts[tensor], grouped))
+    return out
+
+
+def _group_cores(q: GridQuantities, tensor: str) -> Expr | None:
+    """Cores per multicast group along the axis of a grouped (GQA) multicast, else None."""
+    comm = q.candidate.comm(tensor)
+    if comm is Comm.mcast_xy or comm.axis is None:
+        return None
+    dim = q.candidate.dim_on(comm.axis)
+    if dim is None or q.problem.program.grouped_by(tensor, dim) is None:
+        return None
+    return q.mcast_receivers(tensor)
+
+
+def read_once_flows(q: GridQuantities, tensors: tuple[str, ...]) -> list[TrafficFlow]:
+    """Inputs every core reads once (a bias), on the writer's NoC."""
+    return [TrafficFlow(f"{t} read", t, "dram_read", "all", None, WRITER_NOC,
+                        mul(q.share_tiles(t), q.tile_bytes(t)), const(1))  # type: ignore[attr-defined]
+            for t in tensors]
+
+
+def write_flow(q: GridQuantities, tensor: str, tiles: Expr, count: Expr, senders: Senders = "all") -> TrafficFlow:
+    return TrafficFlow(f"{tensor} write", tensor, "dram_write", senders, None, WRITER_NOC,
+                       mul(tiles, q.tile_bytes(tensor)), count)
+
+
+def gather_flow(tensor: str, axis: Axis, size: Expr) -> TrafficFlow:
+    return TrafficFlow(f"{tensor} partials gather", tensor, "gather", "all", axis, WRITER_NOC, size, const(1))
+
+def contraction_flows(q: Quantities) -> list[TrafficFlow]:
+    """The NoC flows of a contraction: both inputs once per K step, the auxiliary
+    inputs once, the output blocks written (or, split-K, gathered to the first core along the axis and
+    written from there)."""
+    steps = mul(q.out_blocks, q.k_blocks)
+    flows = input_flows(q, {t: steps for t in q.inputs}) + read_once_flows(q, q.auxiliary_inputs)
+    out = q.con.matmul.out
+    axis = q.candidate.gather_axis
+    if axis is not None:
+        partial_tiles = mul(q.pb, q.pm, q.pn)
+        flows.append(gather_flow(out, axis, mul(partial_tiles, q.acc_tile_bytes)))
+        if writes_dram(q):
+            flows.append(write_flow(q, out, partial_tiles, const(1), "row_heads" if axis == "x" else "col_heads"))
+    elif writes_dram(q):
+        flows.append(write_flow(q, out, mul(q.out_block_h, q.out_block_w), q.out_blocks))
+    return flows
+
+
+def attention_flows(q: AttentionQuantities) -> list[TrafficFlow]:
+    """The NoC flows of attention: a q chunk per query chunk, k and v chunks per step, o chunks written."""
+    q_in, k_in, v_in = q.st.streamed
+    flows = input_flows(q, {q_in: q.chunks, k_in: q.steps, v_in: q.steps})
+    flows.append(write_flow(q, q.st.output, q.block_tiles(q.st.output), q.chunks))
+    return flows
+
