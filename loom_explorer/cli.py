@@ -1,4 +1,4 @@
-"""``loom-explorer``: list hardware and kernels, solve a problem on a chip.
+"""``loom-explorer``: list hardware and kernels, solve a problem on a chip, route its NoC traffic.
 
 Exit status: 0 when at least one candidate has a schedule, 3 when none has (explanations are still
 printed), 2 for bad input (unknown hardware, malformed YAML, bad shape, unknown pin, pin outside its
@@ -14,13 +14,17 @@ import sys
 from collections.abc import Sequence
 
 from loom_explorer.hardware import HardwareError, list_hardware, load_hardware
-from loom_explorer.hardware.schema import parse_data_format, parse_fidelity
-from loom_explorer.problem import Placement, ProblemError, make_problem
+from loom_explorer.export.files import OutputError, write_new
+from loom_explorer.export.npe_workload import npe_workload
+from loom_explorer.hardware.schema import HardwareSpec, parse_data_format, parse_fidelity
+from loom_explorer.model.expr import evaluate
+from loom_explorer.problem import Placement, Problem, ProblemError, make_problem
 from loom_explorer.program import KernelError, ProgramStructureError, list_kernels, load_program
-from loom_explorer.report import solve_json, solve_table
+from loom_explorer.report import solve_json, solve_table, traffic_json, traffic_table
 from loom_explorer.solve.cpsat import ModelRangeError
 from loom_explorer.solve.pins import PinError, parse_pins
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.traffic import schedule_transfers, traffic_report
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_NO_SCHEDULE = 0, 2, 3
 
@@ -73,7 +77,7 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_solve(args: argparse.Namespace) -> int:
+def _problem(args: argparse.Namespace) -> tuple[HardwareSpec, Problem]:
     hw = load_hardware(args.hw)
     program = load_program(args.kernel)
     try:
@@ -94,10 +98,19 @@ def cmd_solve(args: argparse.Namespace) -> int:
         placements=placements, fp32_acc=args.fp32_acc, enabled={"bias"} if args.bias else set(),
         activation=args.activation, options={"causal"} if args.causal else set(),
     )
+    return hw, problem
+
+
+def _options(args: argparse.Namespace, top_k: int = 1) -> SolveOptions:
+    return SolveOptions(time_limit_seconds=args.time_limit, workers_per_model=args.workers,
+                        parallel_models=args.parallel, top_k=top_k, seed=args.seed)
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    hw, problem = _problem(args)
     pins = parse_pins(args.pin)
-    session = Session(hw, problem)
-    options = SolveOptions(time_limit_seconds=args.time_limit, workers_per_model=args.workers,
-                           parallel_models=args.parallel, top_k=args.alternatives, seed=args.seed)
+    session = Session(hw, problem, noc_bound=not args.no_noc_bound)
+    options = _options(args, args.alternatives)
     if not session.schedules:
         placed = ", ".join(f"{t}={p.value}" for t, p in problem.placements) or "none"
         print(f"loom-explorer: no mapping candidate fits this problem (L1 placements: {placed}); "
@@ -112,6 +125,61 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return EXIT_OK if any(r.solution for r in results) else EXIT_NO_SCHEDULE
 
 
+def cmd_traffic(args: argparse.Namespace) -> int:
+    hw, problem = _problem(args)
+    pins = parse_pins(args.pin)
+    session = Session(hw, problem, noc_bound=not args.no_noc_bound)
+    results = session.solve(pins, _options(args), candidates=[args.candidate] if args.candidate else None)
+    best = next((r for r in results if r.solution), None)
+    if best is None or best.solution is None:
+        for r in results:
+            print(f"  {r.candidate_name}: {r.conflict.message if r.conflict else r.status}", file=sys.stderr)
+        print("loom-explorer: no schedule, so no traffic", file=sys.stderr)
+        return EXIT_NO_SCHEDULE
+    schedule = session.schedule(best.candidate_name)
+    values = best.solution.values()
+    transfers = schedule_transfers(hw, schedule, values)
+    report = traffic_report(hw, transfers, best.solution.latency_cycles)
+    model_bound = evaluate(schedule.noc_bound_cycles, values)
+    if args.npe:
+        write_new(args.npe, json.dumps(npe_workload(hw, transfers), indent=1) + "\n", force=args.force)
+    if args.json:
+        print(json.dumps(traffic_json(hw, best.candidate_name, report, model_bound), indent=2))
+    else:
+        print(traffic_table(hw, problem, best.candidate_name, report, model_bound, args.links))
+        if args.npe:
+            print(f"\ntt-npe workload ({len(transfers)} transfers) written to {args.npe}")
+    return EXIT_OK
+
+
+def _add_problem_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kernel", help="shipped kernel name (see `kernels list`) or path to a .py file")
+    p.add_argument("--hw", required=True, help="shipped hardware name or path to a YAML file")
+    p.add_argument("--shape", required=True, help="extents in elements, e.g. M=4096,K=4096,N=4096")
+    p.add_argument("--dtype", default="bf16", help="data format of every tensor (default bf16)")
+    p.add_argument("--format", action="append", default=[], metavar="TENSOR=FORMAT",
+                   help="data format of one tensor, e.g. in1=bfp8_b (repeatable)")
+    p.add_argument("--memory", action="append", default=[], metavar="TENSOR=PLACEMENT",
+                   help="where a tensor lives: dram (interleaved, default), l1_height, l1_width, l1_block "
+                        "(TTNN shardings) or l1 (sharded as each candidate needs) (repeatable)")
+    p.add_argument("--fidelity", default="hifi2", help="lofi, hifi2 (default), hifi3, hifi4")
+    p.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
+    p.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
+    p.add_argument("--activation", default=None, help="fused activation, e.g. gelu")
+    p.add_argument("--causal", action="store_true",
+                   help="causal mask (kernels with a 'causal' option, e.g. flash_attention)")
+    p.add_argument("--pin", action="append", default=[], metavar="NAME=VALUE",
+                   help="fix a parameter (repeatable)")
+    p.add_argument("--no-noc-bound", action="store_true",
+                   help="leave the NoC link/bank bound out of the latency (to see what it changes)")
+    p.add_argument("--time-limit", type=float, default=30.0, help="seconds per candidate (default 30)")
+    p.add_argument("--workers", type=int, default=4, help="CP-SAT workers per candidate (default 4)")
+    p.add_argument("--parallel", type=int, default=1,
+                   help="candidates solved at once (default 1; 0: one per CPU core)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object (the machine contract)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loom-explorer", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -124,50 +192,35 @@ def build_parser() -> argparse.ArgumentParser:
     kernels.add_argument("action", choices=["list"])
     kernels.set_defaults(func=cmd_kernels)
     solve = sub.add_parser("solve", help="solve every mapping candidate of a problem to optimality")
-    solve.add_argument("kernel", help="shipped kernel name (see `kernels list`) or path to a .py file")
-    solve.add_argument("--hw", required=True, help="shipped hardware name or path to a YAML file")
-    solve.add_argument("--shape", required=True, help="extents in elements, e.g. M=4096,K=4096,N=4096")
-    solve.add_argument("--dtype", default="bf16", help="data format of every tensor (default bf16)")
-    solve.add_argument("--format", action="append", default=[], metavar="TENSOR=FORMAT",
-                       help="data format of one tensor, e.g. in1=bfp8_b (repeatable)")
-    solve.add_argument("--memory", action="append", default=[], metavar="TENSOR=PLACEMENT",
-                       help="where a tensor lives: dram (interleaved, default), l1_height, l1_width, l1_block "
-                            "(TTNN shardings) or l1 (sharded as each candidate needs) (repeatable)")
-    solve.add_argument("--fidelity", default="hifi2", help="lofi, hifi2 (default), hifi3, hifi4")
-    solve.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
-    solve.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
-    solve.add_argument("--activation", default=None, help="fused activation, e.g. gelu")
-    solve.add_argument("--causal", action="store_true",
-                       help="causal mask (kernels with a 'causal' option, e.g. flash_attention)")
-    solve.add_argument("--pin", action="append", default=[], metavar="NAME=VALUE",
-                       help="fix a parameter (repeatable)")
+    _add_problem_args(solve)
     solve.add_argument("--candidate", action="append", default=[], metavar="NAME",
                        help="solve only this candidate (repeatable)")
     solve.add_argument("--top", type=int, default=0, help="show only the N best candidates")
     solve.add_argument("--alternatives", type=int, default=1, metavar="K",
                        help="K best distinct schedules per candidate (default 1)")
-    solve.add_argument("--time-limit", type=float, default=30.0, help="seconds per candidate (default 30)")
-    solve.add_argument("--workers", type=int, default=4, help="CP-SAT workers per candidate (default 4)")
-    solve.add_argument("--parallel", type=int, default=1,
-                       help="candidates solved at once (default 1; 0: one per CPU core)")
-    solve.add_argument("--seed", type=int, default=0)
-    solve.add_argument("--json", action="store_true", help="print one JSON object (the machine contract)")
     solve.set_defaults(func=cmd_solve)
+    traffic = sub.add_parser("traffic", help="route the NoC traffic of the best (or a chosen) schedule")
+    _add_problem_args(traffic)
+    traffic.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
+    traffic.add_argument("--links", type=int, default=10, help="busiest links shown per NoC (default 10)")
+    traffic.add_argument("--npe", default=None, metavar="FILE", help="also write a tt-npe workload JSON")
+    traffic.add_argument("--force", action="store_true", help="overwrite the --npe file if it exists")
+    traffic.set_defaults(func=cmd_traffic)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if (getattr(args, "top", 0) < 0 or getattr(args, "alternatives", 1) < 1 or getattr(args, "workers", 1) < 1
+    if (getattr(args, "top", 0) < 0 or getattr(args, "links", 1) < 1 or getattr(args, "alternatives", 1) < 1 or getattr(args, "workers", 1) < 1
             or getattr(args, "parallel", 0) < 0 or getattr(args, "time_limit", 1.0) <= 0):
-        print("loom-explorer: error: --top and --parallel must be >= 0, --alternatives and --workers >= 1, "
+        print("loom-explorer: error: --top and --parallel must be >= 0, --alternatives, --workers and --links >= 1, "
               "--time-limit > 0", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         return int(args.func(args))
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
-            ModelRangeError) as exc:
+            ModelRangeError, OutputError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

@@ -8,6 +8,7 @@ from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
 from loom_explorer.solve.result import CandidateResult, Solution
+from loom_explorer.traffic.loads import TrafficReport
 
 SCHEMA_VERSION = 1
 
@@ -105,4 +106,58 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
         for r in conflicts:
             assert r.conflict is not None
             lines.append(f"  {r.candidate_name}: {r.conflict.message}")
+    return "\n".join(lines)
+
+
+def traffic_json(hw: HardwareSpec, candidate: str, report: TrafficReport, model_bound_cycles: int) -> dict[str, Any]:
+    """The traffic contract: every loaded link (NoC coordinates of the hardware file), every DRAM bank,
+    bytes sent/received, the busiest link's (or bank's) cycles, and the model's symbolic NoC bound."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "hardware": hw.name,
+        "candidate": candidate,
+        "latency_cycles": report.latency_cycles,
+        "links": [{"noc": x.noc, "src": list(x.src), "dst": list(x.dst), "bytes": x.bytes,
+                   "utilisation": round(x.utilisation, 6)} for x in report.links],
+        "dram": [{"bank": b.bank, "bytes_read": b.bytes_read, "bytes_written": b.bytes_written} for b in report.dram],
+        "bytes_sent": report.bytes_sent,
+        "bytes_received": report.bytes_received,
+        "bytes_multicast": report.bytes_multicast,
+        "bytes_unicast": report.bytes_unicast,
+        "link_bound_cycles": report.link_bound_cycles,
+        "busiest": report.busiest,
+        "latency_explained": round(report.explained, 4),
+        "model_noc_bound_cycles": model_bound_cycles,
+    }
+
+
+def traffic_table(hw: HardwareSpec, problem: Problem, candidate: str, report: TrafficReport,
+                  model_bound_cycles: int, top: int = 10) -> str:
+    read = sum(b.bytes_read for b in report.dram)
+    written = sum(b.bytes_written for b in report.dram)
+    lines = [
+        f"traffic of {problem.program.name} {problem.shape_text} on {hw.name}, candidate {candidate}",
+        f"predicted latency {report.latency_cycles:,} cycles ({hw.cycles_to_us(report.latency_cycles):.2f} us)",
+        "",
+        f"DRAM: {read:,} B read, {written:,} B written; per bank (read / written):",
+    ]
+    lines += [f"  bank {b.bank:>2}: {b.bytes_read:>15,} / {b.bytes_written:>15,}" for b in report.dram]
+    lines += [
+        f"multicast: {report.bytes_multicast:,} B sent; core-to-core unicast: {report.bytes_unicast:,} B; "
+        f"all transfers: {report.bytes_sent:,} B sent, {report.bytes_received:,} B received",
+    ]
+    width = hw.noc.link_bytes_per_cycle
+    for noc in (0, 1):
+        busiest = [x for x in report.links if x.noc == noc][:top]
+        lines += ["", f"busiest links of NoC{noc} ({width} B/cycle each):",
+                  f"  {'link':<22} {'bytes':>15} {'of capacity':>11}"]
+        lines += [f"  {str(x.src) + '->' + str(x.dst):<22} {x.bytes:>15,} {100 * x.utilisation:>10.1f}%" for x in busiest]
+        if not busiest:
+            lines.append("  (no traffic)")
+    lines += [
+        "",
+        f"the busiest link or bank ({report.busiest}) needs {report.link_bound_cycles:,} cycles on its own: "
+        f"{100 * report.explained:.1f}% of the predicted latency",
+        f"the model's NoC bound for this schedule: {model_bound_cycles:,} cycles",
+    ]
     return "\n".join(lines)

@@ -65,6 +65,7 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
         ideal_cycles=-(-tile_matmuls * cycles_per_tile // hw.grid.cores),
         traffic=tuple(flows),
         noc_bound_cycles=noc,
+        cores_used=q.cores,
     )
 
 

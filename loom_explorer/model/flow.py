@@ -15,8 +15,8 @@ class TrafficFlow:
     tensor: str
     kind: FlowKind
     senders: Senders
-    axis: Axis | None  # multicast: row (x), column (y) or rectangle (xy); gather: its axis
+    axis: Axis | None  # multicast (and the read feeding it): row (x), column (y) or all cores (xy); gather
     noc: int
     bytes: Expr  # per sender per repetition
     count: Expr  # repetitions per sender
-    group: Expr | None = None  # grouped multicast: cores per group along the axis
+    group: Expr | None = None  # grouped multicast (and its read): cores per group along the axis

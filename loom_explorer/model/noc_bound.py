@@ -39,7 +39,8 @@ def link_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:
     hw = q.hw
     terms = []
     for f in flows:
-        table = link_units(hw, f.kind, f.senders, f.axis, f.noc, one_d=q.candidate.is_1d)
+        axis = f.axis if f.kind in ("multicast", "gather") else None  # a DRAM flow's table needs no axis
+        table = link_units(hw, f.kind, f.senders, axis, f.noc, one_d=q.candidate.is_1d)
         coeff = lookup((q.grid_x, q.grid_y), {(x, y): table[(x, y)] for x in q.grid_x.values for y in q.grid_y.values})
         unit = hw.dram.channels if f.kind in ("dram_read", "dram_write") else 1
         terms.append(ceil_rate(mul(coeff, f.bytes, f.count), unit * hw.noc.link_bytes_per_cycle))

@@ -115,6 +115,7 @@ class SymbolicSchedule:
     ideal_cycles: int
     traffic: tuple[TrafficFlow, ...] = ()
     noc_bound_cycles: Expr = Const(0)
+    cores_used: Expr = Const(1)
 
     def param(self, name: str) -> Param:
         for p in self.params:

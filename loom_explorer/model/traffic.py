@@ -36,16 +36,12 @@ def input_flows(q: GridQuantities, counts: dict[str, Expr]) -> list[TrafficFlow]
         comm = q.candidate.comm(tensor)
         noc = index % 2
         size = block_bytes(q, tensor)
+        grouped = _group_cores(q, tensor)
         if reads_dram(q, tensor):
-            senders = _SENDERS[comm]
-            if q.candidate.is_1d and comm is Comm.mcast_xy:
-                senders = "origin"
-            out.append(TrafficFlow(f"{tensor} read", tensor, "dram_read", senders, None, noc, size,
-                                   counts[tensor]))
+            out.append(TrafficFlow(f"{tensor} read", tensor, "dram_read", _SENDERS[comm], comm.axis, noc, size,
+                                   counts[tensor], grouped))
         if comm.axis is not None:
-            grouped = _group_cores(q, tensor)
-            senders = "origin" if comm is Comm.mcast_xy else _SENDERS[comm]
-            out.append(TrafficFlow(f"{tensor} multicast", tensor, "multicast", senders, comm.axis, noc, size,
+            out.append(TrafficFlow(f"{tensor} multicast", tensor, "multicast", _SENDERS[comm], comm.axis, noc, size,
                                    counts[tensor], grouped))
     return out
 

@@ -44,11 +44,11 @@ class SolveOptions:
 class Session:
     """The candidates of one problem on one chip, compiled once, solved under any pins."""
 
-    def __init__(self, hw: HardwareSpec, problem: Problem) -> None:
+    def __init__(self, hw: HardwareSpec, problem: Problem, noc_bound: bool = True) -> None:
         self.hw = hw
         self.problem = problem
         self.schedules: tuple[SymbolicSchedule, ...] = tuple(
-            build_schedule(hw, problem, c) for c in enumerate_candidates(problem)
+            build_schedule(hw, problem, c, noc_bound) for c in enumerate_candidates(problem)
         )
         self._compiled: dict[str, CompiledSchedule] = {}
         self._last: dict[str, dict[str, int]] = {}
