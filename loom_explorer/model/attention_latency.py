@@ -26,6 +26,8 @@ core from ``model/attention.py`` and ``mask`` the per-tile cost of the diagonal 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from loom_explorer.model.attention import AttentionQuantities
 from loom_explorer.model.expr import Expr, const, maximum, mul, select, total
 from loom_explorer.model.latency import (
@@ -37,6 +39,7 @@ from loom_explorer.model.latency import (
     op_tile_cycles,
     overlapped_step,
 )
+from loom_explorer.model.noc_bound import LinkShare
 from loom_explorer.model.schedule import LatencyTerm
 
 
@@ -44,7 +47,8 @@ def _ops_cycles(q: AttentionQuantities, when: str) -> Expr:
     return total(mul(q.block_tiles(op.tensor), op_tile_cycles(q, op)) for op in q.st.step_ops(when))
 
 
-def attention_latency_terms(q: AttentionQuantities) -> tuple[Expr, list[LatencyTerm], Expr]:
+def attention_latency_terms(q: AttentionQuantities,
+                            step_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective, its breakdown (terms that sum to it) and a lower bound (steps at compute speed)."""
     c = q.hw.compute
     dt = const(q.head_tiles)
@@ -53,7 +57,8 @@ def attention_latency_terms(q: AttentionQuantities) -> tuple[Expr, list[LatencyT
     pv = matmul_cycles(q, q.qc, dt, q.kc, q.out_subblock_h, q.out_subblock_w)
     sm = _ops_cycles(q, "step")
     compute = qk + sm + pv
-    step = overlapped_step(q, compute, (k_in, v_in))
+    step = overlapped_step(q, compute, (k_in, v_in),
+                           [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links])
     mask = _ops_cycles(q, "diagonal")
     q_read = data_movement_cycles(q, q_in)
     q_exposed = mul(select(q.depth[q_in], {v: int(v == 1) for v in q.depth[q_in].values}), q_read)

@@ -2,8 +2,8 @@
 
 The program's structure picks the model: a blocked contraction (``model/quantities.py``,
 ``model/latency.py``) or attention (``model/attention.py``, ``model/attention_latency.py``); the
-constraint families, the traffic flows (``model/traffic.py``) and the NoC bound
-(``model/noc_bound.py``: ``latency = max(T, noc)``) are shared.
+constraint families, the traffic flows (``model/traffic.py``) and their NoC link times
+(``model/noc_bound.py``, a further argument of each step's max) are shared.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
 from loom_explorer.model.attention_latency import attention_dram_read_bytes, attention_latency_terms
 from loom_explorer.model.constraints import FAMILIES, l1_buffers
-from loom_explorer.model.expr import const, maximum, total
+from loom_explorer.model.expr import total
 from loom_explorer.model.latency import dram_read_bytes, latency_terms
 from loom_explorer.model.quantities import GridQuantities, build_quantities
-from loom_explorer.model.noc_bound import noc_bound_cycles
-from loom_explorer.model.schedule import LatencyTerm, SymbolicSchedule
+from loom_explorer.model.noc_bound import link_share, noc_bound_cycles
+from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.model.traffic import attention_flows, contraction_flows
 from loom_explorer.problem import Problem
 from loom_explorer.program.attention import is_attention
@@ -26,26 +26,26 @@ from loom_explorer.program.contraction import analyse_contraction
 
 def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
                    noc_bound: bool = True) -> SymbolicSchedule:
-    """``noc_bound=False`` leaves out the NoC bound (``model/noc_bound.py``), to see what it changes."""
+    """``noc_bound=False`` leaves the NoC link times out of the steps (``model/noc_bound.py``), to see what
+    they change."""
     q: GridQuantities
     if is_attention(problem.program):
         q = build_attention_quantities(hw, problem, candidate)
-        objective, terms, lower_bound = attention_latency_terms(q)
+        flows = attention_flows(q)
+        step_tensors = q.st.streamed[1:]  # k and v stream per step; q per query chunk
+        latency = attention_latency_terms
         read_bytes = attention_dram_read_bytes(q)
         flops, tile_matmuls = attention_work(q)
-        flows = attention_flows(q)
     else:
         q = build_quantities(hw, problem, candidate)
-        objective, terms, lower_bound = latency_terms(q)
+        flows = contraction_flows(q)
+        step_tensors = q.inputs
+        latency = latency_terms  # type: ignore[assignment]
         read_bytes = dram_read_bytes(q)
         flops, tile_matmuls = contraction_work(problem)
-        flows = contraction_flows(q)
-    noc = noc_bound_cycles(q, flows) if noc_bound else const(0)
-    if noc_bound:
-        bounded = maximum(objective, noc)
-        terms.append(LatencyTerm("noc_bound", bounded - objective,
-                                 "time by which the busiest NoC link or DRAM bank outlasts everything else"))
-        objective, lower_bound = bounded, maximum(lower_bound, noc)
+    step_links = [link_share(q, f) for f in flows if noc_bound and f.tensor in step_tensors
+                  and f.kind in ("dram_read", "multicast")]
+    objective, terms, lower_bound = latency(q, step_links)  # type: ignore[arg-type]
     constraints = tuple(c for family in FAMILIES for c in family(q))
     buffers = tuple(l1_buffers(q))
     cycles_per_tile = hw.compute.matmul_tile_cycles[problem.fidelity]
@@ -64,7 +64,7 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
         flops=flops,
         ideal_cycles=-(-tile_matmuls * cycles_per_tile // hw.grid.cores),
         traffic=tuple(flows),
-        noc_bound_cycles=noc,
+        noc_bound_cycles=noc_bound_cycles(q, flows),
         cores_used=q.cores,
     )
 

@@ -20,3 +20,4 @@ class TrafficFlow:
     bytes: Expr  # per sender per repetition
     count: Expr  # repetitions per sender
     group: Expr | None = None  # grouped multicast (and its read): cores per group along the axis
+

@@ -33,6 +33,9 @@ Whole kernel (n_out output blocks per core, n_k K steps per block):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.expr import (
     Const,
@@ -48,6 +51,9 @@ from loom_explorer.model.expr import (
 )
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import LatencyTerm
+
+if TYPE_CHECKING:
+    from loom_explorer.model.noc_bound import LinkShare
 from loom_explorer.problem import ProblemError
 from loom_explorer.program.dsl import Eltwise
 
@@ -104,18 +110,20 @@ def compute_step_cycles(q: Quantities) -> Expr:
     return matmul_cycles(q, q.out_block_h, q.out_block_w, q.in0_block_w, q.out_subblock_h, q.out_subblock_w)
 
 
-def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...]) -> Expr:
-    """One streaming step: ``max(compute + sum of single-buffered dm_X, dm_X..., chip)`` over ``tensors``."""
+def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...], links: Sequence[Expr] = ()) -> Expr:
+    """One streaming step: ``max(compute + sum of single-buffered dm_X, dm_X..., chip, link_f...)`` over
+    ``tensors``; ``links`` are the step's NoC link times (``model/noc_bound.py``)."""
     dm = {t: data_movement_cycles(q, t) for t in tensors}
     exposed = total(mul(select(q.depth[t], {v: int(v == 1) for v in q.depth[t].values}), dm[t]) for t in tensors
                     if not (isinstance(dm[t], Const) and dm[t].value == 0))
     chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in tensors)
     chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
-    return maximum(compute + exposed, *dm.values(), chip)
+    return maximum(compute + exposed, *dm.values(), chip, *links)
 
 
-def step_cycles(q: Quantities) -> Expr:
-    return overlapped_step(q, compute_step_cycles(q), q.inputs)
+def step_cycles(q: Quantities, links: Sequence[LinkShare] = ()) -> Expr:
+    return overlapped_step(q, compute_step_cycles(q), q.inputs,
+                           [link.cycles(q, block_bytes(q, link.tensor)) for link in links])
 
 
 def op_tile_cycles(q: GridQuantities, op: Eltwise) -> int:
@@ -166,7 +174,7 @@ def fill_cycles(q: Quantities) -> Expr:
     return first + extra
 
 
-def latency_terms(q: Quantities) -> tuple[Expr, list[LatencyTerm], Expr]:
+def latency_terms(q: Quantities, step_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective (compact form for the solver), its breakdown (terms that sum to it) and a lower bound.
 
     The lower bound replaces the K-step loop ``n_out*n_k*step`` by its compute floor
@@ -177,7 +185,7 @@ def latency_terms(q: Quantities) -> tuple[Expr, list[LatencyTerm], Expr]:
     c = q.hw.compute
     n_out = q.out_blocks
     n_k = q.k_blocks
-    step = step_cycles(q)
+    step = step_cycles(q, step_links)
     mm = compute_step_cycles(q)
     epi = epilogue_cycles(q)
     split = q.candidate.gather_axis is not None
@@ -218,14 +226,23 @@ def latency_terms(q: Quantities) -> tuple[Expr, list[LatencyTerm], Expr]:
     # second redundant bound: the chip's DRAM bandwidth over the whole K loop. With the divisibility
     # constraints, n_out*n_k*out_block_h*in0_block_w = pb*pm*pk*(pn/out_block_w) (and likewise for in1),
     # and n*ceil(x/R) >= ceil(n*x/R).
-    loop_tiles = {
-        q.inputs[0]: mul(q.pb, q.pm, q.pk, floor_div(q.pn, q.out_block_w)),
-        q.inputs[1]: mul(q.pb, q.pn, q.pk, floor_div(q.pm, q.out_block_h)),
-    }
-    chip = total(mul(dram_readers(q, t), loop_tiles[t], q.tile_bytes(t)) for t in q.inputs)
+    chip = total(mul(dram_readers(q, t), loop_tiles(q, t), q.tile_bytes(t)) for t in q.inputs)
     if not isinstance(chip, Const):
         lower_bound = maximum(lower_bound, common + ceil_rate(chip, q.hw.dram.chip_read_bytes_per_cycle))
+    # third: each NoC link over the whole K loop (n*ceil(x/W) >= ceil(n*x/W) again)
+    for link in step_links:
+        lower_bound = maximum(lower_bound, common + link.cycles(q, mul(loop_tiles(q, link.tensor),
+                                                                         q.tile_bytes(link.tensor))))
     return objective, terms, lower_bound
+
+
+def loop_tiles(q: Quantities, tensor: str) -> Expr:
+    """Tiles of ``tensor`` one core streams over the whole K loop, ``n_out*n_k*block_tiles``, written as
+    ``pb*pm*pk*(pn/out_block_w)`` for in0 (``pb*pn*pk*(pm/out_block_h)`` for in1): equal under the
+    divisibility constraints, and cheaper for the solver (no product with the step counts)."""
+    if tensor == q.inputs[0]:
+        return mul(q.pb, q.pm, q.pk, floor_div(q.pn, q.out_block_w))
+    return mul(q.pb, q.pn, q.pk, floor_div(q.pm, q.out_block_h))
 
 
 def dram_read_bytes(q: Quantities) -> Expr:

@@ -1,24 +1,27 @@
-"""The NoC bound: no schedule finishes before its busiest link or its busiest DRAM bank has moved its bytes.
+"""NoC link loads in the model: a step cannot end before its busiest link has moved the step's bytes.
 
-For every flow ``f`` of the candidate (``model/traffic.py``) with ``B_f`` bytes per sender per repetition
-and ``n_f`` repetitions, ``a_f(grid_x, grid_y)`` is the load of the busiest link of its NoC in the flow's
-unit (``noc/tables.py``: DOR routes on the chip's real NoC coordinates, tabulated per grid shape):
+Every flow ``f`` of a candidate (``model/traffic.py``) moves ``B_f`` bytes per sender per repetition.
+``a_f(grid_x, grid_y)`` is the load of the busiest link of its NoC in units of ``1/u_f`` of a sender's bytes
+(``u_f = C`` for DRAM flows, whose pages are interleaved over the ``C`` channels; 1 for multicasts and
+gathers), from DOR routes on the chip's real NoC coordinates tabulated per grid shape (``noc/tables.py``;
+a table lookup on (grid_x, grid_y) in the model). Per streaming step, each flow of a streamed input adds
 
-    link_f = ceil(a_f * B_f * n_f / (u_f * W_link))       u_f = C for DRAM flows (pages interleaved over
-                                                            the C channels), else 1
-    links  = max_f link_f
-    banks  = ceil(sum over DRAM flows of senders_f * B_f * n_f / (C * W_bank))
-    noc    = max(links, banks)
+    link_f = ceil(a_f * B_f / (u_f * W_link))                  W_link = noc.link_bytes_per_cycle
 
-``W_link`` is ``noc.link_bytes_per_cycle`` and ``W_bank`` ``dram.channel_peak_bytes_per_cycle``. Both are
-lower bounds on the run time (a link or a bank cannot move more than its width per cycle), so the
-latency becomes ``max(T, noc)``, with the difference reported as the term ``noc_bound``. ``links`` takes
-each flow's busiest link on its own (flows that share a link are not added up), which keeps it a lower
-bound and cheap: one table lookup and one product per flow. The traffic report (``traffic/``) routes the
-concrete schedule and sums every flow on every link.
+as one more argument of the step's max (``model/latency.py``: ``step = max(compute + exposed, dm_X, chip,
+link_f...)``), so a schedule that funnels its reads through one link is costed for it. For GEMM the same
+link over the whole K loop also joins the redundant lower bound. Each flow's busiest link is taken on its
+own (flows sharing a link are not added; in the shipped kernels the per-step flows of different inputs
+use different NoCs). Output writes (once per block) are not in the latency; the traffic report routes
+them with everything else.
+
+``noc_bound_cycles`` (reported, not optimised) is the same for the whole run, per flow, and for the DRAM
+banks (``ceil(sum of DRAM bytes / (C * W_bank))``, ``W_bank = dram.channel_peak_bytes_per_cycle``).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.expr import Expr, ceil_rate, const, lookup, maximum, mul, total
@@ -35,15 +38,38 @@ def senders(q: GridQuantities, flow: TrafficFlow) -> Expr:
     return {"all": q.cores, "row_heads": q.grid_y, "col_heads": q.grid_x, "origin": const(1)}[flow.senders]
 
 
+def _busiest_link(q: GridQuantities, f: TrafficFlow) -> tuple[Expr, int]:
+    """(a_f(grid_x, grid_y) as a table lookup, u_f)."""
+    axis = f.axis if f.kind in ("multicast", "gather") else None  # a DRAM flow's table needs no axis
+    table = link_units(q.hw, f.kind, f.senders, axis, f.noc, one_d=q.candidate.is_1d)
+    coeff = lookup((q.grid_x, q.grid_y), {(x, y): table[(x, y)] for x in q.grid_x.values for y in q.grid_y.values})
+    return coeff, q.hw.dram.channels if f.kind in ("dram_read", "dram_write") else 1
+
+
+@dataclass(frozen=True, slots=True)
+class LinkShare:
+    """The busiest link of one flow: it carries ``coeff / unit`` of each sender's bytes of ``tensor``."""
+
+    tensor: str
+    coeff: Expr
+    unit: int
+
+    def cycles(self, q: GridQuantities, nbytes: Expr) -> Expr:
+        """Cycles that link needs for ``nbytes`` per sender: ``ceil(a_f * B / (u_f * W_link))``."""
+        # the coefficient last, so that the product reuses the bytes' product the model already has
+        return ceil_rate(mul(nbytes, self.coeff), self.unit * q.hw.noc.link_bytes_per_cycle)
+
+
+def link_share(q: GridQuantities, f: TrafficFlow) -> LinkShare:
+    coeff, unit = _busiest_link(q, f)
+    return LinkShare(f.tensor, coeff, unit)
+
+
 def link_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:
-    hw = q.hw
     terms = []
     for f in flows:
-        axis = f.axis if f.kind in ("multicast", "gather") else None  # a DRAM flow's table needs no axis
-        table = link_units(hw, f.kind, f.senders, axis, f.noc, one_d=q.candidate.is_1d)
-        coeff = lookup((q.grid_x, q.grid_y), {(x, y): table[(x, y)] for x in q.grid_x.values for y in q.grid_y.values})
-        unit = hw.dram.channels if f.kind in ("dram_read", "dram_write") else 1
-        terms.append(ceil_rate(mul(coeff, f.bytes, f.count), unit * hw.noc.link_bytes_per_cycle))
+        coeff, unit = _busiest_link(q, f)
+        terms.append(ceil_rate(mul(coeff, f.bytes, f.count), unit * q.hw.noc.link_bytes_per_cycle))
     return maximum(0, *terms)
 
 

@@ -34,7 +34,7 @@ FA = load_program("flash_attention")
 QUICK = {"qk_subblock_h": 1, "qk_subblock_w": 1, "out_subblock_h": 1, "out_subblock_w": 1,
          "q_buffer_depth": 2, "k_buffer_depth": 2, "v_buffer_depth": 2}
 TERM_NAMES = ["launch", "fill", "q_load", "qk_matmul", "softmax", "pv_matmul", "kv_streaming", "normalize",
-              "write_back", "noc_bound"]
+              "write_back"]
 
 
 def cdiv(a: int, b: int) -> int:
