@@ -171,7 +171,7 @@ class AttentionQuantities(GridQuantities):
         return self.tile_bytes(self.st.output)
 
     # ---------------------------------------------------------------- multicast groups
-    def _axis_receivers(self, tensor: str, axis: str) -> Expr:
+    def axis_receivers(self, tensor: str, axis: str) -> Expr:
         dim = self.candidate.dim_on(axis)  # type: ignore[arg-type]
         assert dim is not None
         if self.problem.program.grouped_by(tensor, dim) is not None:
@@ -186,15 +186,15 @@ class AttentionQuantities(GridQuantities):
     def mcast_receivers(self, tensor: str) -> Expr:
         comm = self.candidate.comm(tensor)
         if comm is Comm.mcast_xy and not self.candidate.is_1d:
-            return mul(self._axis_receivers(tensor, "x"), self._axis_receivers(tensor, "y"))
+            return mul(self.axis_receivers(tensor, "x"), self.axis_receivers(tensor, "y"))
         if comm is Comm.mcast_xy:
             return self.cores
-        return self._axis_receivers(tensor, comm.axis)  # type: ignore[arg-type]
+        return self.axis_receivers(tensor, comm.axis)  # type: ignore[arg-type]
 
     def mcast_hops(self, tensor: str) -> Expr:
         comm = self.candidate.comm(tensor)
         if comm is Comm.mcast_xy and not self.candidate.is_1d:
-            return self._axis_receivers(tensor, "x") + self._axis_receivers(tensor, "y") - 2
+            return self.axis_receivers(tensor, "x") + self.axis_receivers(tensor, "y") - 2
         if comm is Comm.mcast_xy:
             return self.grid_x + self.grid_y - 2
         return self.mcast_receivers(tensor) - 1

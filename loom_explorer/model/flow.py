@@ -19,5 +19,6 @@ class TrafficFlow:
     noc: int
     bytes: Expr  # per sender per repetition
     count: Expr  # repetitions per sender
-    group: Expr | None = None  # grouped multicast (and its read): cores per group along the axis
+    group: Expr | None = None  # grouped multicast (and its read): cores per group along group_axis
+    group_axis: Axis | None = None
 

@@ -74,6 +74,10 @@ class GridQuantities:
     def streamed(self) -> tuple[str, ...]:
         return tuple(t for t, _ in self.candidate.comms)
 
+    def axis_receivers(self, tensor: str, axis: str) -> Expr:
+        """Cores along ``axis`` one multicast of ``tensor`` reaches (all of them unless grouped)."""
+        return self.axis_cores(axis)
+
     def mcast_receivers(self, tensor: str) -> Expr:
         """Cores one multicast of ``tensor`` reaches (its sender included)."""
         axis = self.candidate.comm(tensor).axis

@@ -36,25 +36,28 @@ def input_flows(q: GridQuantities, counts: dict[str, Expr]) -> list[TrafficFlow]
         comm = q.candidate.comm(tensor)
         noc = index % 2
         size = block_bytes(q, tensor)
-        grouped = _group_cores(q, tensor)
+        group_axis, group = _group(q, tensor)
         if reads_dram(q, tensor):
             out.append(TrafficFlow(f"{tensor} read", tensor, "dram_read", _SENDERS[comm], comm.axis, noc, size,
-                                   counts[tensor], grouped))
+                                   counts[tensor], group, group_axis))
         if comm.axis is not None:
             out.append(TrafficFlow(f"{tensor} multicast", tensor, "multicast", _SENDERS[comm], comm.axis, noc, size,
-                                   counts[tensor], grouped))
+                                   counts[tensor], group, group_axis))
     return out
 
 
-def _group_cores(q: GridQuantities, tensor: str) -> Expr | None:
-    """Cores per multicast group along the axis of a grouped (GQA) multicast, else None."""
+def _group(q: GridQuantities, tensor: str) -> tuple[Axis | None, Expr | None]:
+    """(grid axis, cores per group along it) of a grouped (GQA) multicast: its senders are the first core
+    of each group and it reaches only that group's cores (a row/column segment, or a band of the
+    rectangle for mcast_xy); (None, None) when the multicast is not grouped."""
     comm = q.candidate.comm(tensor)
-    if comm is Comm.mcast_xy or comm.axis is None:
-        return None
-    dim = q.candidate.dim_on(comm.axis)
-    if dim is None or q.problem.program.grouped_by(tensor, dim) is None:
-        return None
-    return q.mcast_receivers(tensor)
+    if comm.axis is None or q.candidate.is_1d:
+        return None, None
+    for axis in ("x", "y") if comm is Comm.mcast_xy else (comm.axis,):
+        dim = q.candidate.dim_on(axis)  # type: ignore[arg-type]
+        if dim is not None and q.problem.program.grouped_by(tensor, dim) is not None:
+            return axis, q.axis_receivers(tensor, axis)  # type: ignore[return-value]
+    return None, None
 
 
 def read_once_flows(q: GridQuantities, tensors: tuple[str, ...]) -> list[TrafficFlow]:

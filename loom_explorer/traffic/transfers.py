@@ -60,22 +60,35 @@ def used_cores(schedule: SymbolicSchedule, values: dict[str, int]) -> list[GridP
     return [(i, j) for j in range(gy) for i in range(gx)]
 
 
+def _group_of(pos: GridPos, axis: str | None, group: int | None) -> int:
+    """Index of the head group a core belongs to along ``axis`` (0 when the flow is not grouped)."""
+    if axis is None or group is None:
+        return 0
+    return pos[0 if axis == "x" else 1] // group
+
+
 def _senders(flow: TrafficFlow, cores: list[GridPos], group: int | None) -> list[GridPos]:
+    """Who reads (and multicasts): every core, or the first core along x (of each row), along y (of each
+    column) or both (the origin) -- first of its head group along a grouped axis."""
     if flow.senders == "all":
         return cores
-    if flow.senders == "origin":
-        return [(0, 0)]
-    along = 0 if flow.senders == "row_heads" else 1  # heads: first core of each row (column) or head group
-    return [c for c in cores if (c[along] == 0 if group is None else c[along] % group == 0)]
+    axes = {"row_heads": (0,), "col_heads": (1,), "origin": (0, 1)}[flow.senders]
+    grouped = {"x": 0, "y": 1}.get(flow.group_axis or "")
+
+    def first(c: GridPos, a: int) -> bool:
+        return c[a] % group == 0 if a == grouped and group else c[a] == 0
+
+    return [c for c in cores if all(first(c, a) for a in axes)]
 
 
 def _receivers(flow: TrafficFlow, sender: GridPos, cores: list[GridPos], group: int | None) -> list[GridPos]:
     i0, j0 = sender
+    same = [c for c in cores if _group_of(c, flow.group_axis, group) == _group_of(sender, flow.group_axis, group)]
     if flow.axis == "x":
-        return [(i, j) for i, j in cores if j == j0 and i != i0 and (group is None or i // group == i0 // group)]
+        return [(i, j) for i, j in same if j == j0 and i != i0]
     if flow.axis == "y":
-        return [(i, j) for i, j in cores if i == i0 and j != j0 and (group is None or j // group == j0 // group)]
-    return [c for c in cores if c != sender]
+        return [(i, j) for i, j in same if i == i0 and j != j0]
+    return [c for c in same if c != sender]
 
 
 def _shares(total: int, parts: int) -> list[int]:
