@@ -14,6 +14,8 @@ class OutputError(ValueError):
 def write_new(path: str | Path, text: str, force: bool = False) -> Path:
     """Write ``text`` to ``path`` atomically (a temporary file in the same folder, then a rename)."""
     target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"{target} is a folder; give a file name")
     if target.exists() and not force:
         raise OutputError(f"{target} exists; pass --force to overwrite it")
     if not target.parent.is_dir():
