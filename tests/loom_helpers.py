@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -111,3 +112,19 @@ def broadcast_program() -> TileProgram:
         ),
         ops=(Matmul("x", "w", "y"),),
     )
+
+
+def families_of(schedule: SymbolicSchedule, violations) -> set[str]:
+    """The constraint families of the referee's violations (each starts with its constraint's name)."""
+    by_name = {c.name: c.family for c in schedule.constraints}
+    out = set()
+    for v in violations:
+        name = v.split(":", 1)[0]
+        assert name in by_name, f"violation {v!r} does not start with a constraint name"
+        out.add(by_name[name])
+    return out
+
+
+def numbers(text: str) -> set[int]:
+    """Every integer in ``text`` (thousands separators allowed)."""
+    return {int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", text)}

@@ -13,7 +13,6 @@ exhaustive walk over every parameter assignment finds the same optimum.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import pytest
 
@@ -24,24 +23,12 @@ from loom_explorer.program import load_program
 from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.validate import referee
-from loom_helpers import assert_result_sound
+from loom_helpers import assert_result_sound, families_of, numbers
 
 FA = load_program("flash_attention")
 FAMILIES = ("grid", "coverage", "divisibility", "dst_capacity", "l1_capacity", "multicast")
 
 
-def families_of(schedule, violations) -> set[str]:
-    by_name = {c.name: c.family for c in schedule.constraints}
-    out = set()
-    for v in violations:
-        name = v.split(":", 1)[0]
-        assert name in by_name, f"violation {v!r} does not start with a constraint name"
-        out.add(by_name[name])
-    return out
-
-
-def numbers(text: str) -> set[int]:
-    return {int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", text)}
 
 
 _SESSIONS: dict = {}

@@ -11,7 +11,6 @@ Problem: gemm M=K=N=512 (16 tiles each) on a 4x4 chip, candidate ``M@y,N@x|in0=m
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import pytest
 
@@ -21,6 +20,7 @@ from loom_explorer.model.constraints import FAMILIES
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
+from loom_helpers import families_of, numbers
 from loom_explorer.validate import referee
 
 GEMM = load_program("gemm")
@@ -46,18 +46,6 @@ def schedule(tiny_hw, problem):
     return build_schedule(tiny_hw, problem, MCAST)
 
 
-def families_of(schedule, violations):
-    by_name = {c.name: c.family for c in schedule.constraints}
-    out = set()
-    for v in violations:
-        name = v.split(":", 1)[0]
-        assert name in by_name, f"violation {v!r} does not start with a constraint name"
-        out.add(by_name[name])
-    return out
-
-
-def numbers(text: str) -> set[int]:
-    return {int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", text)}
 
 
 def test_every_family_is_built(schedule):
