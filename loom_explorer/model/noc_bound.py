@@ -66,11 +66,8 @@ def link_share(q: GridQuantities, f: TrafficFlow) -> LinkShare:
 
 
 def link_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:
-    terms = []
-    for f in flows:
-        coeff, unit = _busiest_link(q, f)
-        terms.append(ceil_rate(mul(coeff, f.bytes, f.count), unit * q.hw.noc.link_bytes_per_cycle))
-    return maximum(0, *terms)
+    """Each flow's busiest link over the whole run (reported, not optimised)."""
+    return maximum(0, *(link_share(q, f).cycles(q, mul(f.bytes, f.count)) for f in flows))
 
 
 def bank_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:
