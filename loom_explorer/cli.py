@@ -69,11 +69,13 @@ def cmd_hw(args: argparse.Namespace) -> int:
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
-    for name in list_kernels():
+    names = list_kernels()
+    width = max(map(len, names), default=0) + 1
+    for name in names:
         program = load_program(name)
-        dims = ", ".join(f"{d.name} ({d.kind}" + (f", groups {d.group_of}" if d.group_of else "") + ")"
-                         for d in program.dims)
-        print(f"{name:<14} {program.description}\n{'':<14} dims: {dims}")
+        dims = ", ".join(f"{d.name} ({d.kind}" + (f", groups {d.group_of}" if d.group_of else "")
+                         + ("" if d.spread else ", not spread") + ")" for d in program.dims)
+        print(f"{name:<{width}} {program.description}\n{'':<{width}} dims: {dims}")
     return EXIT_OK
 
 
