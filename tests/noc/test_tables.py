@@ -99,20 +99,14 @@ def test_hand_worked_multicast_and_gather_tables(wrap_hw):
 
 # --------------------------------------------------------------------------- against the reference
 
+@pytest.mark.parametrize("chip", ["wrap_hw", "tiny_hw"])
 @pytest.mark.parametrize("key", ALL_KEYS, ids=lambda k: "-".join(map(str, k)))
-def test_tables_match_routing_wrap_chip(wrap_hw, key):
-    table = link_units(wrap_hw, *key)
-    assert set(table) == set(shapes(wrap_hw))
-    for gx, gy in shapes(wrap_hw):
-        assert table[(gx, gy)] == reference(wrap_hw, *key, gx, gy), (key, gx, gy)
-
-
-@pytest.mark.parametrize("key", ALL_KEYS, ids=lambda k: "-".join(map(str, k)))
-def test_tables_match_routing_tiny(tiny_hw, key):
-    table = link_units(tiny_hw, *key)
-    assert set(table) == set(shapes(tiny_hw))
-    for gx, gy in shapes(tiny_hw):
-        assert table[(gx, gy)] == reference(tiny_hw, *key, gx, gy), (key, gx, gy)
+def test_tables_match_routing(request, chip, key):
+    hw = request.getfixturevalue(chip)
+    table = link_units(hw, *key)
+    assert set(table) == set(shapes(hw))
+    for gx, gy in shapes(hw):
+        assert table[(gx, gy)] == reference(hw, *key, gx, gy), (key, gx, gy)
 
 
 @pytest.mark.parametrize("key", [("dram_read", "all", None, 0), ("dram_read", "all", None, 1),
