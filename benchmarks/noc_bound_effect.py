@@ -12,7 +12,6 @@ and the share of the predicted latency it explains on its own (``loom-explorer t
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 
 from loom_explorer.hardware import load_hardware

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loom_explorer.hardware.schema import DataFormat, HardwareSpec
+from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, maximum, minimum, mul, select
 from loom_explorer.model.quantities import BUFFER_DEPTHS, GridQuantities, grid_params, param_maker
@@ -165,20 +165,19 @@ class AttentionQuantities(GridQuantities):
         return mul(1, *(size.get(d, 1) for d in self.problem.program.tensor(tensor).dims))
 
     @property
-    def acc_tile_bytes(self) -> int:
-        if self.problem.fp32_acc:
-            return self.hw.tile_bytes[DataFormat.float32]
-        return self.tile_bytes(self.st.output)
+    def output(self) -> str:
+        return self.st.output
 
     # ---------------------------------------------------------------- multicast groups
     def axis_receivers(self, tensor: str, axis: str) -> Expr:
         dim = self.candidate.dim_on(axis)  # type: ignore[arg-type]
         assert dim is not None
         if self.problem.program.grouped_by(tensor, dim) is not None:
-            return floor_div(self._group(tensor, dim), self.per_core[dim])
+            return floor_div(self.group_size(tensor, dim), self.per_core[dim])
         return self.axis_cores(axis)
 
-    def _group(self, tensor: str, dim: str) -> int:
+    def group_size(self, tensor: str, dim: str) -> int:
+        """``E_H / E_Hkv``: consecutive indices of ``dim`` that share a tile of ``tensor``."""
         grouped = self.problem.program.grouped_by(tensor, dim)
         assert grouped is not None
         return self.problem.elements(dim) // self.problem.elements(grouped)
@@ -210,14 +209,9 @@ class AttentionQuantities(GridQuantities):
             (self.out_subblock_h, self.qc, "q chunk tiles"),
             (self.out_subblock_w, const(self.head_tiles), f"{self.st.head_dim} tiles"),
         ]
-        for tensor, comm in self.candidate.comms:  # a multicast group is whole cores' worth of heads
-            if comm.axis is None:
-                continue
-            for axis in (("x", "y") if comm is Comm.mcast_xy and not self.candidate.is_1d else (comm.axis,)):
-                dim = self.candidate.dim_on(axis)  # type: ignore[arg-type]
-                if dim is not None and self.problem.program.grouped_by(tensor, dim) is not None:
-                    pairs.append((self.per_core[dim], const(self._group(tensor, dim)),
-                                  f"{tensor}'s group of {dim}"))
+        for tensor in self.streamed:  # a multicast group is whole cores' worth of heads
+            for _, dim in self.grouped_axes(tensor):
+                pairs.append((self.per_core[dim], const(self.group_size(tensor, dim)), f"{tensor}'s group of {dim}"))
         return list({(a.name, b_name): (a, b, b_name) for a, b, b_name in pairs}.values())
 
     def subblock_pairs(self) -> list[tuple[str, Var, Var]]:

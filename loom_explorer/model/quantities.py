@@ -74,6 +74,19 @@ class GridQuantities:
     def streamed(self) -> tuple[str, ...]:
         return tuple(t for t, _ in self.candidate.comms)
 
+    def grouped_axes(self, tensor: str) -> list[tuple[str, str]]:
+        """(axis, dim) of each grid axis ``tensor`` is multicast along whose dim indexes it through a grouped
+        index (``k[Hkv]`` along ``H``): its multicast there reaches one head group, not the whole axis."""
+        comm = self.candidate.comm(tensor)
+        if comm.axis is None or self.candidate.is_1d:
+            return []
+        out = []
+        for axis in ("x", "y") if comm is Comm.mcast_xy else (comm.axis,):
+            dim = self.candidate.dim_on(axis)  # type: ignore[arg-type]
+            if dim is not None and self.problem.program.grouped_by(tensor, dim) is not None:
+                out.append((axis, dim))
+        return out
+
     def axis_receivers(self, tensor: str, axis: str) -> Expr:
         """Cores along ``axis`` one multicast of ``tensor`` reaches (all of them unless grouped)."""
         return self.axis_cores(axis)
@@ -109,6 +122,18 @@ class GridQuantities:
 
     def tile_bytes(self, tensor: str) -> int:
         return self.hw.tile_bytes[self.fmt(tensor)]
+
+    @property
+    def output(self) -> str:
+        """The output tensor."""
+        raise NotImplementedError
+
+    @property
+    def acc_tile_bytes(self) -> int:
+        """Bytes of one partial-sum tile: fp32 with fp32 accumulation, else the output's format."""
+        if self.problem.fp32_acc:
+            return self.hw.tile_bytes[DataFormat.float32]
+        return self.tile_bytes(self.output)
 
     @property
     def dst_tiles(self) -> int:
@@ -185,11 +210,8 @@ class Quantities(GridQuantities):
         return mul(self.in0_block_w, self.out_block_w)
 
     @property
-    def acc_tile_bytes(self) -> int:
-        """Bytes of one partial-sum tile: fp32 with fp32 accumulation, else the output's format."""
-        if self.problem.fp32_acc:
-            return self.hw.tile_bytes[DataFormat.float32]
-        return self.tile_bytes(self.con.matmul.out)
+    def output(self) -> str:
+        return self.con.matmul.out
 
     @property
     def inputs(self) -> tuple[str, str]:

@@ -17,10 +17,10 @@ NoC0, NoC1, NoC0, ... in the order of the candidate (``in0`` on NoC0 with its mu
 from __future__ import annotations
 
 from loom_explorer.mapping.candidate import Axis, Comm
-from loom_explorer.model.expr import Expr, const, mul
 from loom_explorer.model.attention import AttentionQuantities
-from loom_explorer.model.latency import block_bytes, reads_dram, writes_dram
+from loom_explorer.model.expr import Expr, const, mul
 from loom_explorer.model.flow import TrafficFlow
+from loom_explorer.model.latency import block_bytes, reads_dram, writes_dram
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.noc.tables import Senders
 
@@ -50,14 +50,11 @@ def _group(q: GridQuantities, tensor: str) -> tuple[Axis | None, Expr | None]:
     """(grid axis, cores per group along it) of a grouped (GQA) multicast: its senders are the first core
     of each group and it reaches only that group's cores (a row/column segment, or a band of the
     rectangle for mcast_xy); (None, None) when the multicast is not grouped."""
-    comm = q.candidate.comm(tensor)
-    if comm.axis is None or q.candidate.is_1d:
+    grouped = q.grouped_axes(tensor)
+    if not grouped:
         return None, None
-    for axis in ("x", "y") if comm is Comm.mcast_xy else (comm.axis,):
-        dim = q.candidate.dim_on(axis)  # type: ignore[arg-type]
-        if dim is not None and q.problem.program.grouped_by(tensor, dim) is not None:
-            return axis, q.axis_receivers(tensor, axis)  # type: ignore[return-value]
-    return None, None
+    axis = grouped[0][0]
+    return axis, q.axis_receivers(tensor, axis)  # type: ignore[return-value]
 
 
 def read_once_flows(q: GridQuantities, tensors: tuple[str, ...]) -> list[TrafficFlow]:
