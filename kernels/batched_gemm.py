@@ -9,6 +9,7 @@ from loom_explorer.program import Dim, Matmul, Tensor, TileProgram
 PROGRAM = TileProgram(
     name="batched_gemm",
     description="C[b] = A[b] @ B[b]: in0 [B, M, K], in1 [B, K, N], out [B, M, N]",
+    example_shape="B=8,M=1024,K=1024,N=1024",
     dims=(
         Dim("B", "parallel", tile=1, description="batch: independent matrices"),
         Dim("M", "parallel", description="rows of in0 and out"),

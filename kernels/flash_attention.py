@@ -14,6 +14,7 @@ from loom_explorer.program import Dim, Eltwise, Matmul, Tensor, TileProgram
 PROGRAM = TileProgram(
     name="flash_attention",
     description="o = softmax(q k^T / sqrt(D)) v: q [B, H, Sq, D], k/v [B, Hkv, Skv, D], o [B, H, Sq, D]",
+    example_shape="B=1,H=8,Sq=2048,Skv=2048,D=128",
     dims=(
         Dim("B", "parallel", tile=1, description="batch"),
         Dim("H", "parallel", tile=1, description="query heads"),

@@ -9,6 +9,7 @@ from loom_explorer.program import Dim, Eltwise, Matmul, Tensor, TileProgram
 PROGRAM = TileProgram(
     name="gemm",
     description="C = act(A @ B + bias): in0 [M, K], in1 [K, N], out [M, N]",
+    example_shape="M=4096,K=4096,N=4096",
     dims=(
         Dim("M", "parallel", description="rows of in0 and out"),
         Dim("N", "parallel", description="columns of in1 and out"),

@@ -19,6 +19,7 @@ from loom_explorer.program import Dim, Eltwise, Matmul, Tensor, TileProgram
 PROGRAM = TileProgram(
     name="linear_gelu",
     description="y = gelu(x @ w + bias): x [B, S, K], w [K, N] shared over B and S, bias [N], y [B, S, N]",
+    example_shape="B=1,S=2048,K=4096,N=4096",
     dims=(
         Dim("B", "parallel", tile=1, description="batch: independent sequences"),
         Dim("S", "parallel", description="sequence: tokens (rows of x and y)"),

@@ -1,4 +1,4 @@
-"""``loom-explorer``: list hardware and kernels, solve a problem on a chip, route its NoC traffic.
+"""``loom-explorer``: list hardware and kernels, solve a problem on a chip, route its NoC traffic, serve the explorer.
 
 Exit status: 0 when at least one candidate has a schedule, 3 when none has (explanations are still
 printed), 2 for bad input (unknown hardware, malformed YAML, bad shape, unknown pin, pin outside its
@@ -154,6 +154,17 @@ def cmd_traffic(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from loom_explorer.ui.app import serve
+    except ImportError as exc:
+        raise InputError(f"serve needs the app extra: pip install 'loom-explorer[app]' ({exc})") from None
+    print(f"loom-explorer: serving the explorer on http://{args.address or 'localhost'}:{args.port}/explorer "
+          "(Ctrl-C stops)", file=sys.stderr)
+    serve(port=args.port, show=args.show, address=args.address)
+    return EXIT_OK
+
+
 def _add_problem_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("kernel", help="shipped kernel name (see `kernels list`) or path to a .py file")
     p.add_argument("--hw", required=True, help="shipped hardware name or path to a YAML file")
@@ -208,6 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     traffic.add_argument("--npe", default=None, metavar="FILE", help="also write a tt-npe workload JSON")
     traffic.add_argument("--force", action="store_true", help="overwrite the --npe file if it exists")
     traffic.set_defaults(func=cmd_traffic)
+    serve = sub.add_parser("serve", help="open the explorer in a browser (what `panel serve apps/explorer.py` does)")
+    serve.add_argument("--port", type=int, default=5006, help="port (default 5006; 0 picks a free one)")
+    serve.add_argument("--address", default=None, help="address to listen on (default localhost)")
+    serve.add_argument("--show", action="store_true", help="open a browser tab")
+    serve.set_defaults(func=cmd_serve)
     return parser
 
 

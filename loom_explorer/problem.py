@@ -105,11 +105,14 @@ def parse_shape(text: str, program: TileProgram) -> tuple[tuple[str, int], ...]:
                                f"({d.name} groups consecutive {d.group_of} indices)")
     missing = [d.name for d in program.dims if d.name not in values]
     if missing:
-        raise ProblemError(f"shape of {program.name} lacks {', '.join(missing)} (e.g. {_example(program)})")
+        raise ProblemError(f"shape of {program.name} lacks {', '.join(missing)} (e.g. {example_shape(program)})")
     return tuple((d.name, values[d.name]) for d in program.dims)
 
 
-def _example(program: TileProgram) -> str:
+def example_shape(program: TileProgram) -> str:
+    """The program's ``example_shape``, or a made-up one (1024 per tiled dimension, 4 otherwise)."""
+    if program.example_shape:
+        return program.example_shape
     return ",".join(f"{d.name}={1024 if d.tile > 1 else 4}" for d in program.dims if d.group_of is None)
 
 

@@ -97,6 +97,7 @@ class TileProgram:
     tensors: tuple[Tensor, ...]
     ops: tuple[Op, ...]
     options: tuple[str, ...] = field(default=())
+    example_shape: str = ""  # a typical --shape, e.g. "M=4096,K=4096,N=4096" (the explorer's default)
 
     def __post_init__(self) -> None:
         names = [d.name for d in self.dims]

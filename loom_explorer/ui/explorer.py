@@ -1,0 +1,411 @@
+"""The explorer as a Panel viewer: served by ``apps/explorer.py`` / ``loom-explorer serve``, or inline in
+Jupyter (``Explorer(hw="wormhole_n150", kernel="gemm", shape={...})`` after ``pn.extension()``).
+
+Layout: problem inputs and status on the left; the candidate table; the chip with its NoC traffic beside
+the selected candidate's parameters and pin controls; latency breakdown and L1 bars; comparison with a
+kept schedule; the symbolic latency formula. Widgets and figures are built once and updated in place
+from :class:`~loom_explorer.ui.state.ExplorerState` watchers.
+
+Widget actions run the solver through :class:`~loom_explorer.ui.runner.SolveRunner` (a worker thread;
+the newest request wins) and apply results on the event loop; the notebook methods (:meth:`solve`,
+:meth:`pin`, :meth:`free`, :meth:`select`) block until their answer is shown.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from functools import partial
+
+import panel as pn
+import param
+
+from loom_explorer.model.expr import describe
+from loom_explorer.problem import example_shape
+from loom_explorer.program import load_program
+from loom_explorer.solve.pins import PinError
+from loom_explorer.solve.result import CandidateResult
+from loom_explorer.solve.solver import rank
+from loom_explorer.ui.charts import StackedBars
+from loom_explorer.ui.grid_view import GridView
+from loom_explorer.ui.runner import SolveRunner
+from loom_explorer.ui.scene import grid_scene
+from loom_explorer.ui.state import DEFAULT_HW, DEFAULT_KERNEL, ExplorerSchedule, ExplorerState, InputError, SolveJob
+from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_frame
+
+INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal"]
+ALL_TENSORS = "all operands"
+
+
+def _shape_text(shape: str | dict[str, int] | None, kernel: str) -> str:
+    if shape is None:
+        return example_shape(load_program(kernel))
+    return shape if isinstance(shape, str) else ",".join(f"{k}={v}" for k, v in shape.items())
+
+
+class Explorer(pn.viewable.Viewer):
+    """Every candidate of one problem; pin, free, compare and download the selected schedule."""
+
+    def __init__(self, hw: str = DEFAULT_HW, kernel: str = DEFAULT_KERNEL, shape: str | dict[str, int] | None = None,
+                 dtype: str = "bfloat16", fidelity: str = "hifi2", causal: bool = False, solve: bool = True,
+                 **params) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**params)
+        self.state = ExplorerState(hw=hw, kernel=kernel, shape=_shape_text(shape, kernel), dtype=dtype,
+                                   fidelity=fidelity, causal=causal)
+        self.runner = SolveRunner()
+        self._picked_by_user = False
+        self._syncing_table = False
+        self._formula_of: tuple[object, str] | None = None
+        self._shown: CandidateResult | None = None  # the result the selected views show
+        self._build()
+        self.state.param.watch(self._on_state, ["results", "candidate", "pins", "compare", "error"])
+        self.state.param.watch(self._on_inputs, INPUTS)
+        if solve:
+            self.solve()
+
+    # ------------------------------------------------------------------ notebook API
+    @property
+    def schedule(self) -> ExplorerSchedule:
+        """The selected candidate's schedule under its pins."""
+        return self.state.schedule
+
+    def solve(self) -> None:
+        """Solve every candidate of the current inputs (blocking); select the best."""
+        self._set_busy(True, "solving every candidate ...")
+        try:
+            self.state.apply(self.runner.run_now(lambda: self.state.plan_problem().run()))
+        finally:
+            self._set_busy(False)
+
+    def pin(self, name: str, value: int) -> ExplorerSchedule:
+        """Pin a parameter of the selected candidate and re-solve it (blocking)."""
+        return self._run_blocking(self.state.plan_pins({**self.state.pins, name: value}))
+
+    def free(self, name: str | None = None) -> ExplorerSchedule:
+        """Free one pin (all with ``None``) and re-solve (blocking)."""
+        if name is not None and name not in self.state.pins:
+            raise PinError(f"{name} is not pinned; pinned: {', '.join(self.state.pins) or 'nothing'}")
+        pins = {} if name is None else {k: v for k, v in self.state.pins.items() if k != name}
+        return self._run_blocking(self.state.plan_pins(pins))
+
+    def select(self, candidate: str) -> ExplorerSchedule:
+        job = self.state.plan_select(candidate)
+        if job is None:
+            self.state.select(candidate)
+            return self.schedule
+        return self._run_blocking(job)
+
+    def _run_blocking(self, job: SolveJob) -> ExplorerSchedule:
+        self.state.apply(self.runner.run_now(job.run))
+        return self.schedule
+
+    # ------------------------------------------------------------------ widgets
+    def _build(self) -> None:
+        st = self.state
+        self.w_hw = pn.widgets.Select.from_param(st.param.hw, label="Hardware", css_classes=["in-hw"])
+        self.w_kernel = pn.widgets.Select.from_param(st.param.kernel, label="Kernel", css_classes=["in-kernel"])
+        self.w_shape = pn.widgets.TextInput.from_param(st.param.shape, label="Shape", css_classes=["in-shape"])
+        self.w_dtype = pn.widgets.Select.from_param(st.param.dtype, label="Data format")
+        self.w_fidelity = pn.widgets.Select.from_param(st.param.fidelity, label="Math fidelity")
+        self.w_causal = pn.widgets.Checkbox.from_param(st.param.causal, label="causal", css_classes=["in-causal"])
+        self.b_solve = pn.widgets.Button(label="Solve all candidates", color="primary", css_classes=["solve"])
+        self.b_solve.on_click(self._on_solve_click)
+        self.spinner = pn.indicators.LoadingSpinner(value=False, width=22, height=22, css_classes=["busy"])
+        self.status = pn.pane.Markdown("", css_classes=["status"], margin=(0, 10))
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["error"])
+
+        self.table = pn.widgets.Tabulator(
+            None, selectable=1, disabled=True, show_index=False, height=300, sizing_mode="stretch_width",
+            layout="fit_data_stretch", css_classes=["candidates"])
+        self.table.param.watch(self._on_table_selection, "selection")
+        self.summary = pn.pane.Markdown("", css_classes=["summary"], sizing_mode="stretch_width")
+
+        self.grid = GridView()
+        self.w_operand = pn.widgets.Select(label="Show traffic of", options=[ALL_TENSORS], value=ALL_TENSORS,
+                                           width=180, css_classes=["operand"])
+        self.w_operand.param.watch(lambda _: self._refresh({"operand"}), "value")
+
+        self.params_table = pn.widgets.Tabulator(None, disabled=True, show_index=False, selectable=1, height=330,
+                                                 sizing_mode="stretch_width", css_classes=["params"])
+        self.params_table.param.watch(self._on_param_row, "selection")
+        self.w_pin_name = pn.widgets.Select(label="Parameter", options=[], width=170, css_classes=["pin-name"])
+        self.w_pin_value = pn.widgets.Select(label="Value", options=[], width=110, css_classes=["pin-value"])
+        self.w_pin_name.param.watch(lambda _: self._refresh_pin_values(), "value")
+        self.b_pin = pn.widgets.Button(label="Pin", color="primary", width=70, css_classes=["pin"])
+        self.b_free = pn.widgets.Button(label="Free", width=70, css_classes=["free"])
+        self.b_free_all = pn.widgets.Button(label="Free all", width=80, css_classes=["free-all"])
+        self.b_pin.on_click(self._on_pin_click)
+        self.b_free.on_click(self._on_free_click)
+        self.b_free_all.on_click(self._on_free_all_click)
+        self.conflict = pn.pane.Alert("", alert_type="warning", visible=False, css_classes=["conflict"],
+                                      sizing_mode="stretch_width")
+
+        self.breakdown = StackedBars("latency breakdown (critical path)", "cycles")
+        self.l1 = StackedBars("L1 per core: circular buffers (dashed: usable L1)", "bytes")
+        self.formula = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["formula"])
+
+        self.b_keep = pn.widgets.Button(label="Keep for comparison", css_classes=["keep"])
+        self.b_clear = pn.widgets.Button(label="Clear comparison", css_classes=["clear-compare"])
+        self.b_keep.on_click(lambda _: self.state.keep_for_compare())
+        self.b_clear.on_click(lambda _: setattr(self.state, "compare", None))
+        self.compare_table = pn.widgets.Tabulator(None, disabled=True, show_index=False, height=300, visible=False,
+                                                  sizing_mode="stretch_width", css_classes=["compare"])
+        self.download = pn.widgets.FileDownload(callback=self._download, filename="schedule.json",
+                                                label="Download schedule (JSON)", color="success",
+                                                css_classes=["download"])
+        self._layout = self._arrange()
+
+    def _arrange(self) -> pn.viewable.Viewable:
+        controls = pn.Column(
+            "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.w_causal,
+            self.b_solve, pn.Row(self.spinner, self.status), self.alert, width=310)
+        pin_controls = pn.Column(
+            "### Parameters of the selected candidate", self.params_table,
+            pn.Row(self.w_pin_name, self.w_pin_value, pn.Column(pn.Spacer(height=18), pn.Row(
+                self.b_pin, self.b_free, self.b_free_all))), self.conflict, self.download,
+            width=600)
+        return pn.Column(
+            pn.pane.Markdown("## loom-explorer: schedules for spatial dataflow accelerators"),
+            pn.Row(controls, pn.Column("### Mapping candidates", self.table, self.summary,
+                                       sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+            pn.Row(pn.Column(self.w_operand, self.grid.figure, sizing_mode="stretch_width"), pin_controls,
+                   sizing_mode="stretch_width"),
+            pn.Row(self.breakdown.figure, self.l1.figure, sizing_mode="stretch_width"),
+            pn.Column("### Compare", pn.Row(self.b_keep, self.b_clear), self.compare_table,
+                      sizing_mode="stretch_width"),
+            pn.Column("### Symbolic latency of the selected candidate", self.formula, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout
+
+    # ------------------------------------------------------------------ async actions (widgets)
+    def _set_busy(self, busy: bool, text: str = "") -> None:
+        self.spinner.value = busy
+        self.status.object = text
+
+    async def solve_async(self) -> None:
+        """Solve every candidate, streaming each result into the table as it arrives."""
+        gen = self.runner.new_request()
+        self._picked_by_user = False
+        self._set_busy(True, "building the candidates' models ...")
+        try:
+            job = await self.runner.run(gen, self.state.plan_problem)
+            if job is None:
+                return
+            for i, (name, _) in enumerate(job.tasks):
+                self._set_busy(True, f"solving candidate {i + 1}/{len(job.tasks)}: `{name}`")
+                if await self.runner.run(gen, partial(job.run_one, i)) is None:
+                    return
+                if not self._picked_by_user or self.state.session is not job.session:
+                    job.select = rank(list(job.results))[0].candidate_name
+                self.state.apply(job)
+                job.select = None
+            self._set_busy(False, f"{len(job.tasks)} candidates solved")
+        except (InputError, PinError, KeyError, ValueError) as exc:
+            self._fail(gen, exc)
+
+    async def _apply_async(self, job: SolveJob, text: str) -> None:
+        gen = self.runner.new_request()
+        self._set_busy(True, text)
+        try:
+            done = await self.runner.run(gen, job.run)
+        except (PinError, KeyError, ValueError) as exc:
+            self._fail(gen, exc)
+            return
+        if done is not None:
+            self.state.apply(done)
+            self._set_busy(False, "")
+
+    def _fail(self, gen: int, exc: Exception) -> None:
+        if self.runner.is_current(gen):
+            self.state.error = str(exc).strip("'\"")
+            self._set_busy(False, "")
+
+    async def _pins_async(self, pins: dict[str, int]) -> None:
+        try:
+            job = self.state.plan_pins(pins)
+        except (PinError, RuntimeError) as exc:
+            self.state.error = str(exc)
+            return
+        await self._apply_async(job, "re-solving under the pins ...")
+
+    async def _on_inputs(self, *events: param.parameterized.Event) -> None:
+        if any(e.name == "kernel" for e in events):
+            self.w_causal.visible = "causal" in load_program(self.state.kernel).options
+            shape = example_shape(load_program(self.state.kernel))
+            if self.state.shape != shape:
+                self.state.shape = shape  # triggers this watcher again, which solves
+                return
+        await self.solve_async()
+
+    async def _on_solve_click(self, _: object) -> None:
+        await self.solve_async()
+
+    async def _on_pin_click(self, _: object) -> None:
+        name, value = self.w_pin_name.value, self.w_pin_value.value
+        if name is None or value is None:
+            self.state.error = "pin: choose a parameter and a value first"
+            return
+        await self._pins_async({**self.state.pins, name: int(value)})
+
+    async def _on_free_click(self, _: object) -> None:
+        name = self.w_pin_name.value
+        if name not in self.state.pins:
+            self.state.error = f"free: {name} is not pinned; pinned: {', '.join(self.state.pins) or 'nothing'}"
+            return
+        await self._pins_async({k: v for k, v in self.state.pins.items() if k != name})
+
+    async def _on_free_all_click(self, _: object) -> None:
+        await self._pins_async({})
+
+    async def _on_table_selection(self, event: param.parameterized.Event) -> None:
+        if self._syncing_table or not event.new or self.table.value is None:
+            return
+        name = str(self.table.value.iloc[event.new[0]]["candidate"])
+        if name == self.state.candidate:
+            return
+        self._picked_by_user = True
+        job = self.state.plan_select(name)
+        if job is None:
+            self.state.select(name)
+        else:
+            await self._apply_async(job, f"solving `{name}` ...")
+
+    def _on_param_row(self, event: param.parameterized.Event) -> None:
+        frame = self.params_table.value
+        if event.new and frame is not None:
+            self.w_pin_name.value = str(frame.iloc[event.new[0]]["parameter"])
+
+    def _download(self) -> io.StringIO:
+        return io.StringIO(self.state.schedule_json())
+
+    # ------------------------------------------------------------------ refresh (state -> views)
+    def _on_state(self, *events: param.parameterized.Event) -> None:
+        # raw Bokeh models (grid, charts) change here too: hold the document and send one batch of events
+        with pn.io.unlocked():
+            self._refresh({e.name for e in events})
+
+    def _refresh(self, names: set[str]) -> None:
+        if "error" in names:
+            self.alert.object, self.alert.visible = self.state.error, bool(self.state.error)
+        if "results" in names:
+            self._refresh_table()
+        # the selected schedule only changes with the candidate or its pins (another candidate's result
+        # arriving, e.g. while the first solve streams in, only touches the table)
+        if self.state.candidate and (names & {"candidate", "pins", "compare"}
+                                     or self.state.result is not self._shown):
+            self._refresh_selected()
+        elif "operand" in names:
+            self._refresh_grid()
+
+    def _refresh_table(self) -> None:
+        st = self.state
+        if st.session is None:
+            return
+        frame = candidate_frame(st.hardware, {s.candidate.name: s for s in st.session.schedules}, st.results)
+        self._syncing_table = True
+        try:
+            self.table.value = frame
+            rows = frame.index[frame["candidate"] == st.candidate].tolist()
+            self.table.selection = rows[:1]
+        finally:
+            self._syncing_table = False
+
+    def _refresh_selected(self) -> None:
+        st = self.state
+        result = self._shown = st.result
+        self._syncing_table = True
+        try:
+            frame = self.table.value
+            if frame is not None:
+                self.table.selection = frame.index[frame["candidate"] == st.candidate].tolist()[:1]
+        finally:
+            self._syncing_table = False
+        self.summary.object = _summary(st, result)
+        tensors = [ALL_TENSORS, *st.tensors_moved()]
+        if self.w_operand.options != tensors:
+            self.w_operand.options = tensors
+            if self.w_operand.value not in tensors:
+                self.w_operand.value = ALL_TENSORS
+        self._refresh_grid()
+        self.params_table.value = param_frame(st)
+        names = [p.name for p in st.symbolic.params if not p.fixed]
+        if self.w_pin_name.options != names:
+            keep = self.w_pin_name.value
+            self.w_pin_name.options = names
+            self.w_pin_name.value = keep if keep in names else (names[0] if names else None)
+        self._refresh_pin_values()
+        message = result.conflict.message if result.conflict else (
+            "" if result.solution else f"no schedule: {result.status}")
+        self.conflict.object, self.conflict.visible = message, bool(message)
+        self._refresh_charts()
+        if self._formula_of != (st.session, st.candidate):  # the formula is the candidate's, whatever the pins
+            self._formula_of = (st.session, st.candidate)
+            self.formula.object = _formula(st)
+        self.download.filename = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{st.kernel}_{st.candidate}") + ".json"
+        self.compare_table.visible = st.compare is not None
+        self.compare_table.value = comparison_frame(st, st.compare) if st.compare is not None else None
+
+    def _refresh_grid(self) -> None:
+        st = self.state
+        if st.session is None or not st.candidate:
+            return
+        tensor = None if self.w_operand.value == ALL_TENSORS else self.w_operand.value
+        s = st.solution
+        transfers = [t for t in st.transfers() if tensor is None or t.tensor == tensor]
+        self.grid.update(grid_scene(st.hardware, st.symbolic if s else None, s.values() if s else {}, transfers,
+                                    st.traffic(tensor)))
+
+    def _refresh_pin_values(self) -> None:
+        st = self.state
+        name = self.w_pin_name.value
+        if st.session is None or not st.candidate or name not in st.symbolic.param_names:
+            self.w_pin_value.options = []
+            return
+        values = list(st.symbolic.param(name).values)
+        current = st.pins.get(name, st.solution.values().get(name) if st.solution else None)
+        self.w_pin_value.options = values
+        self.w_pin_value.value = current if current in values else values[0]
+
+    def _refresh_charts(self) -> None:
+        st = self.state
+        rows: list[tuple[str, list[tuple[str, int]]]] = []
+        l1_rows: list[tuple[str, list[tuple[str, int]]]] = []
+        if st.solution:
+            rows.append(("selected", list(st.solution.breakdown)))
+            l1_rows.append(("selected", st.l1_usage()))
+        kept = st.compare
+        if kept is not None and kept.result.solution is not None:
+            rows.append(("kept", list(kept.result.solution.breakdown)))
+        self.breakdown.update(rows)
+        self.l1.update(l1_rows, st.hardware.l1.usable_bytes)
+
+
+def _summary(st: ExplorerState, r: CandidateResult) -> str:
+    sch = st.schedule
+    pins = ", ".join(f"`{k}={v}`" for k, v in sch.pins.items()) or "none"
+    head = f"**selected** `{sch.candidate}` ({sch.status}); pins: {pins}"
+    if sch.latency_cycles is None:
+        return head + f"<br>{sch.conflict or 'no schedule'}"
+    return (head + f"<br>**{sch.latency_us:,.2f} us** ({sch.latency_cycles:,} cycles), {sch.tflops:.1f} TFLOP/s, "
+            f"{sch.roofline_pct:.1f}% of the compute roofline, L1 {sch.l1_bytes:,} B; {r.description}")
+
+
+_TABLE = re.compile(r"([A-Za-z_][\w*]*)->(\{[^{}]*\})")
+
+
+def _formula(st: ExplorerState) -> str:
+    """Every latency term in symbols; lookup tables (``x->{1: 384, ...}``) named once, e.g. ``T1[x]``."""
+    sym = st.symbolic
+    tables: dict[tuple[str, str], str] = {}
+
+    def short(m: re.Match[str]) -> str:
+        key = (m.group(1), m.group(2))
+        tables.setdefault(key, f"T{len(tables) + 1}")
+        return f"{tables[key]}[{m.group(1)}]"
+
+    lines = [f"{t.name} = {_TABLE.sub(short, describe(t.expr))}" for t in sym.terms]
+    lines += [f"{name}[{var}] = {table}" for (var, table), name in tables.items()]
+    return ("latency = " + " + ".join(t.name for t in sym.terms) + " (cycles), where\n\n```\n"
+            + "\n\n".join(lines) + "\n```")

@@ -1,0 +1,352 @@
+"""The explorer's state: which problem, which candidate, which pins, and what the solver said.
+
+No widgets here (the views in this package draw it), so the logic is tested with plain pytest and a
+notebook can drive it. Every change that needs the solver is split in two:
+
+* ``plan_*`` builds a :class:`SolveJob` from the current state without changing it;
+* :meth:`SolveJob.run` does the solving (on any thread; the session serialises nothing, so the views run
+  one job at a time, see ``ui/runner.py``);
+* :meth:`ExplorerState.apply` records the job's results (on the thread that owns the state).
+
+The synchronous methods (:meth:`solve_all`, :meth:`pin`, :meth:`free`, :meth:`select`) do all three at
+once, for notebooks and tests.
+
+Pins belong to a candidate: switching candidates keeps each one's pins, and switching back restores them.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from dataclasses import dataclass, field
+
+import param
+
+from loom_explorer.hardware import list_hardware, load_hardware
+from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec, parse_data_format, parse_fidelity
+from loom_explorer.model.expr import evaluate
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import Problem, example_shape, make_problem
+from loom_explorer.program import list_kernels, load_program
+from loom_explorer.report import solution_metrics, solve_json
+from loom_explorer.solve.pins import PinError
+from loom_explorer.solve.result import CandidateResult, Solution
+from loom_explorer.solve.solver import Session, SolveOptions, rank
+from loom_explorer.traffic import schedule_transfers, traffic_report
+from loom_explorer.traffic.loads import TrafficReport
+from loom_explorer.traffic.transfers import Transfer
+
+DEFAULT_HW = "wormhole_n150"
+DEFAULT_KERNEL = "gemm"
+
+
+class InputError(ValueError):
+    """A problem input the explorer cannot use; ``field`` names it (``shape``, ``hw``, ...)."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemInputs:
+    """What the user chose, as text (validated by :func:`open_session`)."""
+
+    hw: str
+    kernel: str
+    shape: str
+    dtype: str
+    fidelity: str
+    causal: bool
+
+
+def open_session(inputs: ProblemInputs) -> Session:
+    """Load hardware and kernel, build the problem and every candidate's model; errors name the field."""
+    def checked(field_name: str, make):  # type: ignore[no-untyped-def]
+        try:
+            return make()
+        except (ValueError, FileNotFoundError) as exc:  # HardwareError, KernelError, ProblemError are ValueErrors
+            raise InputError(field_name, str(exc)) from None
+
+    hw: HardwareSpec = checked("hw", lambda: load_hardware(inputs.hw))
+    program = checked("kernel", lambda: load_program(inputs.kernel))
+    dtype: DataFormat = checked("dtype", lambda: parse_data_format(inputs.dtype))
+    fidelity: Fidelity = checked("fidelity", lambda: parse_fidelity(inputs.fidelity))
+    causal = inputs.causal and "causal" in program.options
+    problem: Problem = checked("shape", lambda: make_problem(program, inputs.shape, dtype, fidelity,
+                                                             options={"causal"} if causal else set()))
+    return checked("shape", lambda: Session(hw, problem))
+
+
+@dataclass(frozen=True, slots=True)
+class ExplorerSchedule:
+    """The selected candidate's schedule under its pins, as a notebook reads it."""
+
+    candidate: str
+    description: str
+    status: str
+    pins: dict[str, int]
+    params: dict[str, int]
+    latency_cycles: int | None
+    latency_us: float | None
+    tflops: float | None
+    roofline_pct: float | None
+    breakdown: dict[str, int]
+    l1_bytes: int | None
+    conflict: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A schedule kept for comparison: candidate, pins and the result the solver gave for them."""
+
+    candidate: str
+    pins: tuple[tuple[str, int], ...]
+    result: CandidateResult
+
+    @property
+    def label(self) -> str:
+        pins = ", ".join(f"{k}={v}" for k, v in self.pins)
+        return self.candidate + (f" [{pins}]" if pins else "")
+
+
+@dataclass(slots=True)
+class SolveJob:
+    """Solver work planned from a state: (candidate, pins) pairs, solved in order by :meth:`run`."""
+
+    session: Session
+    tasks: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+    options: SolveOptions
+    select: str | None = None  # candidate to select once applied (None: the best)
+    results: list[CandidateResult] = field(default_factory=list)
+
+    def run_one(self, index: int) -> CandidateResult:
+        name, pins = self.tasks[index]
+        out = self.session.solve_one(self.session.schedule(name), dict(pins), self.options)
+        self.results.append(out)
+        return out
+
+    def run(self) -> SolveJob:
+        for i in range(len(self.tasks)):
+            self.run_one(i)
+        return self
+
+
+class ExplorerState(param.Parameterized):
+    """Problem inputs, the selected candidate with its pins, and every candidate's latest result."""
+
+    # check_on_set=False: a YAML path and the CLI's aliases (bf16, ...) are fine too; open_session checks
+    hw = param.Selector(default=DEFAULT_HW, objects=list_hardware(), check_on_set=False,
+                        doc="shipped hardware name or path to a hardware YAML file")
+    kernel = param.Selector(default=DEFAULT_KERNEL, objects=list_kernels(), doc="tile program")
+    shape = param.String(default="M=4096,K=4096,N=4096", doc="extents, e.g. M=4096,K=4096,N=4096")
+    dtype = param.Selector(default="bfloat16", objects=[f.value for f in DataFormat], check_on_set=False,
+                           doc="data format (ttnn name or alias)")
+    fidelity = param.Selector(default="hifi2", objects=[f.value for f in Fidelity], check_on_set=False,
+                              doc="math fidelity")
+    causal = param.Boolean(default=False, doc="causal masking (attention kernels)")
+    time_limit_seconds = param.Number(default=20.0, bounds=(0.1, None), doc="per-candidate solve limit")
+
+    candidate = param.String(default="", doc="the selected candidate")
+    pins = param.Dict(default={}, doc="pins of the selected candidate (parameter -> value)")
+    results = param.List(default=[], doc="every candidate's latest result, best first")
+    error = param.String(default="", doc="why the last request failed, naming the field or pin")
+    compare = param.Parameter(default=None, doc="a Snapshot kept for side-by-side comparison")
+
+    def __init__(self, **params) -> None:  # type: ignore[no-untyped-def]
+        if "kernel" in params and "shape" not in params:
+            params["shape"] = example_shape(load_program(params["kernel"]))
+        for key, parse in (("dtype", parse_data_format), ("fidelity", parse_fidelity)):
+            if key in params:  # the widgets list canonical names: show an alias (bf16) as its name (bfloat16)
+                try:
+                    params[key] = parse(params[key]).value
+                except ValueError:
+                    pass  # kept as given; open_session names the field
+        super().__init__(**params)
+        if self.hw not in self.param.hw.objects:  # a YAML path: offer it beside the shipped chips
+            self.param.hw.objects = [*self.param.hw.objects, self.hw]
+        self.session: Session | None = None
+        self._pins_by_candidate: dict[str, dict[str, int]] = {}
+        self._latest: dict[str, CandidateResult] = {}
+        self._traffic: dict[tuple[str, tuple[tuple[str, int], ...]], list[Transfer]] = {}
+
+    # ------------------------------------------------------------------ inputs
+    @property
+    def inputs(self) -> ProblemInputs:
+        return ProblemInputs(self.hw, self.kernel, self.shape, self.dtype, self.fidelity, self.causal)
+
+    def use_example_shape(self) -> None:
+        """Set ``shape`` to the kernel's example (the explorer does this when the kernel changes)."""
+        self.shape = example_shape(load_program(self.kernel))
+
+    @property
+    def options(self) -> SolveOptions:
+        return SolveOptions(time_limit_seconds=self.time_limit_seconds)
+
+    # ------------------------------------------------------------------ plans
+    def plan_problem(self) -> SolveJob:
+        """Open a session for the current inputs (raises :class:`InputError`) and plan every candidate."""
+        session = open_session(self.inputs)
+        return SolveJob(session, tuple((s.candidate.name, ()) for s in session.schedules), self.options)
+
+    def plan_pins(self, pins: dict[str, int]) -> SolveJob:
+        """Plan a re-solve of the selected candidate under ``pins`` (raises :class:`PinError`)."""
+        session, schedule = self._selected()
+        for name, value in pins.items():
+            if name not in schedule.param_names:
+                raise PinError(f"pin {name!r}: candidate {schedule.candidate.name} has no such parameter; "
+                               f"parameters: {', '.join(schedule.param_names)}")
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise PinError(f"pin {name}={value!r}: the value must be an integer")
+        clean = tuple(sorted((name, int(value)) for name, value in pins.items()))  # numpy ints too
+        return SolveJob(session, ((schedule.candidate.name, clean),), self.options,
+                        select=schedule.candidate.name)
+
+    def plan_select(self, candidate: str) -> SolveJob | None:
+        """``None`` when ``candidate`` already has a result (select it with :meth:`select`), else its solve."""
+        session = self._session()
+        session.schedule(candidate)  # KeyError naming the candidates
+        if candidate in self._latest:
+            return None
+        return SolveJob(session, ((candidate, ()),), self.options, select=candidate)
+
+    # ------------------------------------------------------------------ apply
+    def apply(self, job: SolveJob) -> None:
+        """Record a finished (or partly finished) job's results."""
+        if job.session is not self.session:  # a new problem: forget the old one's results and pins
+            self.session = job.session
+            self._pins_by_candidate, self._latest, self._traffic = {}, {}, {}
+            self.candidate, self.pins = "", {}
+            self.compare = None  # a kept schedule of another problem (chip, shape) compares with nothing here
+        for r in job.results:
+            self._latest[r.candidate_name] = r
+            self._pins_by_candidate[r.candidate_name] = dict(r.pins)
+        self.error = ""
+        chosen = job.select or (self.candidate if self.candidate in self._latest else None)
+        ranked = rank(list(self._latest.values()))
+        with param.parameterized.batch_call_watchers(self):
+            self.results = ranked
+            if chosen is None and ranked:
+                chosen = ranked[0].candidate_name
+            if chosen is not None:
+                self.candidate = chosen
+                self.pins = self._pins_by_candidate.get(chosen, {})
+
+    # ------------------------------------------------------------------ synchronous API
+    def solve_all(self) -> None:
+        """Open the problem and solve every candidate without pins; select the best."""
+        self.apply(self.plan_problem().run())
+
+    def select(self, candidate: str) -> None:
+        """Show ``candidate`` with the pins it had (its latest result)."""
+        job = self.plan_select(candidate)
+        if job is not None:
+            self.apply(job.run())
+            return
+        with param.parameterized.batch_call_watchers(self):
+            self.candidate = candidate
+            self.pins = self._pins_by_candidate.get(candidate, {})
+
+    def pin(self, name: str, value: int) -> CandidateResult:
+        """Pin ``name`` to ``value`` on the selected candidate and re-solve it."""
+        self.apply(self.plan_pins({**self.pins, name: value}).run())
+        return self.result
+
+    def free(self, name: str | None = None) -> CandidateResult:
+        """Free one pin (or all with ``None``) and re-solve."""
+        if name is not None and name not in self.pins:
+            raise PinError(f"{name} is not pinned; pinned: {', '.join(self.pins) or 'nothing'}")
+        pins = {} if name is None else {k: v for k, v in self.pins.items() if k != name}
+        self.apply(self.plan_pins(pins).run())
+        return self.result
+
+    def keep_for_compare(self) -> Snapshot:
+        snap = Snapshot(self.candidate, tuple(sorted(self.pins.items())), self.result)
+        self.compare = snap
+        return snap
+
+    # ------------------------------------------------------------------ reading
+    def _session(self) -> Session:
+        if self.session is None:
+            raise RuntimeError("nothing solved yet: call solve_all() first")
+        return self.session
+
+    def _selected(self) -> tuple[Session, SymbolicSchedule]:
+        session = self._session()
+        if not self.candidate:
+            raise RuntimeError("no candidate selected")
+        return session, session.schedule(self.candidate)
+
+    @property
+    def hardware(self) -> HardwareSpec:
+        return self._session().hw
+
+    @property
+    def problem(self) -> Problem:
+        return self._session().problem
+
+    @property
+    def symbolic(self) -> SymbolicSchedule:
+        """The selected candidate's symbolic schedule (parameters, constraints, latency expression)."""
+        return self._selected()[1]
+
+    @property
+    def result(self) -> CandidateResult:
+        self._selected()
+        return self._latest[self.candidate]
+
+    def result_of(self, candidate: str) -> CandidateResult | None:
+        return self._latest.get(candidate)
+
+    @property
+    def solution(self) -> Solution | None:
+        return self.result.solution
+
+    @property
+    def schedule(self) -> ExplorerSchedule:
+        r = self.result
+        s = r.solution
+        metrics = solution_metrics(self.hardware, self.symbolic, s) if s else {}
+        return ExplorerSchedule(
+            candidate=r.candidate_name, description=r.description, status=r.status, pins=dict(r.pins),
+            params=s.values() if s else {}, latency_cycles=s.latency_cycles if s else None,
+            latency_us=metrics.get("latency_us"), tflops=metrics.get("tflops"),
+            roofline_pct=metrics.get("roofline_pct"), breakdown=dict(s.breakdown) if s else {},
+            l1_bytes=s.l1_bytes if s else None, conflict=r.conflict.message if r.conflict else None,
+        )
+
+    def transfers(self) -> list[Transfer]:
+        """Every NoC transfer of the selected schedule (empty when it has none)."""
+        s = self.solution
+        if s is None:
+            return []
+        key = (self.candidate, s.params)
+        if key not in self._traffic:
+            self._traffic[key] = schedule_transfers(self.hardware, self.symbolic, s.values())
+        return self._traffic[key]
+
+    def traffic(self, tensor: str | None = None) -> TrafficReport | None:
+        """Link and DRAM loads of the selected schedule: all traffic, or one tensor's."""
+        s = self.solution
+        if s is None:
+            return None
+        chosen = [t for t in self.transfers() if tensor is None or t.tensor == tensor]
+        return traffic_report(self.hardware, chosen, s.latency_cycles)
+
+    def tensors_moved(self) -> list[str]:
+        return list(dict.fromkeys(t.tensor for t in self.transfers()))
+
+    def l1_usage(self) -> list[tuple[str, int]]:
+        """(circular buffer, bytes per core) of the selected schedule."""
+        s = self.solution
+        if s is None:
+            return []
+        values = s.values()
+        return [(b.name, evaluate(b.bytes_expr, values)) for b in self.symbolic.l1_buffers]
+
+    def schedule_json(self) -> str:
+        """The selected schedule in the ``solve --json`` contract (one candidate), for download."""
+        session, schedule = self._selected()
+        doc = solve_json(session.hw, session.problem, {schedule.candidate.name: schedule}, [self.result],
+                         dict(self.pins))
+        return json.dumps(doc, indent=2) + "\n"

@@ -1,0 +1,96 @@
+"""Drive the served explorer in real headless Chromium (Debian's, through Playwright): used by the browser
+tests and by ``benchmarks/ui_latency.py``.
+
+Panel renders every widget inside a shadow root; Playwright's CSS selectors pierce open shadow roots, so the
+``css_classes`` the explorer gives its widgets (``.pin-name``, ``.summary``, ...) find them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from loom_explorer.ui.app import RunningServer
+
+CHROMIUM = os.environ.get("LOOM_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-dev-shm-usage"]
+SOLVE_TIMEOUT_MS = 120_000
+
+# BokehJS: the grid's link source, and the time its data last changed (set by a listener installed below)
+_GRID_LINKS = "Bokeh.documents[0].get_model_by_name('grid_links')"
+
+
+@contextmanager
+def served_browser() -> Iterator[tuple[RunningServer, Browser]]:
+    server = RunningServer()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                yield server, browser
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+
+
+class ExplorerPage:
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    def open(self, url: str) -> ExplorerPage:
+        self.page.goto(url)
+        self.wait_solved()
+        return self
+
+    def text(self, css: str) -> str:
+        """Visible text of a widget (inside its shadow root)."""
+        return self.page.locator(css).first.evaluate("e => (e.shadowRoot || e).textContent")
+
+    def wait_solved(self) -> None:
+        """Until the status line says the candidates are solved (the first solve starts after page load)."""
+        self.page.locator(".status").get_by_text("candidates solved").wait_for(timeout=SOLVE_TIMEOUT_MS)
+
+    def candidate_rows(self) -> int:
+        return self.page.locator(".candidates .tabulator-row").count()
+
+    def grid_counts(self) -> dict[str, int]:
+        """Rows of the grid's tile, DRAM, multicast and link sources, as BokehJS holds them."""
+        return self.page.evaluate(
+            "() => Object.fromEntries(['tiles', 'dram', 'rects', 'links'].map(n => "
+            "[n, Bokeh.documents[0].get_model_by_name('grid_' + n).get_length() || 0]))")
+
+    def choose(self, css: str, value: str) -> None:
+        self.page.locator(f"{css} select").select_option(value)
+
+    def choose_pin(self, name: str, value: int, domain_size: int) -> None:
+        """Pick parameter ``name`` and ``value``. Picking the name makes the server send its domain to the
+        value list (``domain_size`` options), which would undo a value chosen before it arrives."""
+        self.choose(".pin-name", name)
+        options = self.page.locator(".pin-value option")
+        for _ in range(400):
+            if options.count() == domain_size:
+                break
+            self.page.wait_for_timeout(50)
+        else:
+            raise AssertionError(f"the value list of {name} never showed {domain_size} options")
+        self.choose(".pin-value", str(value))
+
+    def click(self, css: str) -> None:
+        self.page.locator(f"{css} button").click()
+
+    def watch_grid(self) -> None:
+        """Record (in ``window.__gridChanged``) when the grid's link data last changed."""
+        self.page.evaluate(f"() => {{ window.__gridChanged = 0; const s = {_GRID_LINKS}; "
+                           "s.change.connect(() => { window.__gridChanged = performance.now() }) }")
+
+    def click_and_time_grid(self, css: str, timeout_ms: int = 30_000) -> float:
+        """Milliseconds from clicking ``css``'s button to the grid's link data changing in the browser."""
+        button = self.page.locator(f"{css} button")
+        start = button.evaluate("b => { window.__gridChanged = 0; const t = performance.now(); b.click(); return t }")
+        self.page.wait_for_function("() => window.__gridChanged > 0", timeout=timeout_ms, polling=5)
+        return float(self.page.evaluate("() => window.__gridChanged")) - float(start)

@@ -1,0 +1,81 @@
+"""The served explorer in real headless Chromium: default page, pinning, a conflict, FlashAttention."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import DOCS_IMAGES
+from explorer_page import ExplorerPage
+
+from loom_explorer.hardware import load_hardware
+
+SMALL = "?shape=M=1024,K=1024,N=1024"
+
+
+def _latency(text: str) -> str:
+    match = re.search(r"([\d,.]+) us", text)
+    assert match, text
+    return match.group(1)
+
+
+def test_default_page_renders_grid_and_table(explorer: tuple[ExplorerPage, str]) -> None:
+    page, url = explorer
+    page.open(url)
+    assert "20 candidates solved" in page.text(".status")
+    assert page.candidate_rows() >= 5  # Tabulator renders the rows in view
+    summary = page.text(".summary")
+    assert "N@y,M@x|in0=mcast_y,in1=mcast_x" in summary and "pins: none" in summary
+    hw = load_hardware("wormhole_n150")
+    counts = page.grid_counts()
+    assert counts["tiles"] == hw.grid.noc_width * hw.grid.noc_height
+    assert counts["dram"] == hw.dram.channels
+    assert counts["links"] > 100 and counts["rects"] == 16  # 8 row and 8 column multicasts
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    page.page.screenshot(path=str(DOCS_IMAGES / "explorer.png"), full_page=True)
+
+
+def test_pin_changes_the_schedule_and_compare_keeps_the_old_one(explorer: tuple[ExplorerPage, str]) -> None:
+    page, url = explorer
+    page.open(url + SMALL)
+    before = page.text(".summary")
+    page.click(".keep")
+    page.watch_grid()
+    page.choose_pin("in0_block_w", 1, domain_size=6)
+    page.click(".pin")
+    page.page.locator(".summary").get_by_text("in0_block_w=1").wait_for(timeout=30_000)
+    after = page.text(".summary")
+    assert _latency(after) != _latency(before)
+    page.page.wait_for_function("() => window.__gridChanged > 0", timeout=10_000)
+    table = page.text(".compare")
+    assert "A (kept)" in table and "in0_block_w" in table
+    page.click(".free-all")
+    page.page.locator(".summary").get_by_text("pins: none").wait_for(timeout=30_000)
+    assert _latency(page.text(".summary")) == _latency(before)
+
+
+def test_conflicting_pins_are_explained(explorer: tuple[ExplorerPage, str]) -> None:
+    page, url = explorer
+    page.open(url + SMALL)
+    page.choose_pin("out_block_h", 32, domain_size=32)
+    page.click(".pin")
+    page.page.locator(".summary").get_by_text("out_block_h=32").wait_for(timeout=30_000)
+    page.choose_pin("in0_block_w", 32, domain_size=6)
+    page.click(".pin")
+    page.page.locator(".conflict").get_by_text("l1_capacity").wait_for(timeout=30_000)
+    text = page.text(".conflict")
+    assert "in0_block_w=32" in text and "out_block_h=32" in text and "B of L1 per core" in text
+    page.page.screenshot(path=str(DOCS_IMAGES / "explorer_conflict.png"), full_page=False)
+
+
+def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, str]) -> None:
+    page, url = explorer
+    page.open(url + SMALL)
+    page.choose(".in-kernel", "flash_attention")
+    page.page.locator(".summary").get_by_text("Sq").wait_for(timeout=120_000)
+    page.wait_solved()
+    assert page.page.locator(".in-shape input").input_value() == "B=1,H=8,Sq=2048,Skv=2048,D=128"
+    assert page.page.locator(".in-causal").is_visible()
+    counts = page.grid_counts()
+    assert counts["tiles"] > 0 and counts["links"] > 0
+    assert "q_chunk_size" in page.text(".params")
+    page.page.screenshot(path=str(DOCS_IMAGES / "explorer_attention.png"), full_page=True)
