@@ -17,7 +17,7 @@ def _readme_commands() -> list[str]:
 def test_readme_has_exactly_two_setup_commands() -> None:
     commands = _readme_commands()
     assert len(commands) == 2, commands
-    assert commands[0].startswith("pip install") and "loom-explorer" in commands[0]
+    assert commands[0].startswith("pip install") and "loom-explorer serve" in commands[0]
     assert commands[1].startswith("pip install") and "pytest" in commands[1]
 
 

@@ -107,7 +107,8 @@ class Explorer(pn.viewable.Viewer):
         self.w_shape = pn.widgets.TextInput.from_param(st.param.shape, label="Shape", css_classes=["in-shape"])
         self.w_dtype = pn.widgets.Select.from_param(st.param.dtype, label="Data format")
         self.w_fidelity = pn.widgets.Select.from_param(st.param.fidelity, label="Math fidelity")
-        self.w_causal = pn.widgets.Checkbox.from_param(st.param.causal, label="causal", css_classes=["in-causal"])
+        self.w_causal = pn.widgets.Checkbox.from_param(st.param.causal, label="causal", css_classes=["in-causal"],
+                                                       visible="causal" in load_program(st.kernel).options)
         self.b_solve = pn.widgets.Button(label="Solve all candidates", color="primary", css_classes=["solve"])
         self.b_solve.on_click(self._on_solve_click)
         self.spinner = pn.indicators.LoadingSpinner(value=False, width=22, height=22, css_classes=["busy"])

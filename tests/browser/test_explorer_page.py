@@ -25,6 +25,7 @@ def test_default_page_renders_grid_and_table(explorer: tuple[ExplorerPage, str])
     assert page.candidate_rows() >= 5  # Tabulator renders the rows in view
     summary = page.text(".summary")
     assert "N@y,M@x|in0=mcast_y,in1=mcast_x" in summary and "pins: none" in summary
+    assert not page.page.locator(".in-causal").is_visible()  # GEMM has no causal option
     hw = load_hardware("wormhole_n150")
     counts = page.grid_counts()
     assert counts["tiles"] == hw.grid.noc_width * hw.grid.noc_height
