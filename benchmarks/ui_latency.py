@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
 
-from explorer_page import ExplorerPage, served_browser  # noqa: E402
+from explorer_page import ExplorerPage, served_browser
 
-from loom_explorer.ui.scene import grid_scene  # noqa: E402
-from loom_explorer.ui.state import ExplorerState  # noqa: E402
+from loom_explorer.ui.scene import grid_scene
+from loom_explorer.ui.state import ExplorerState
 
 PARAM = "in0_block_w"
 

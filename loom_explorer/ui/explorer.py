@@ -30,7 +30,13 @@ from loom_explorer.ui.charts import StackedBars
 from loom_explorer.ui.grid_view import GridView
 from loom_explorer.ui.runner import SolveRunner
 from loom_explorer.ui.scene import grid_scene
-from loom_explorer.ui.state import DEFAULT_HW, DEFAULT_KERNEL, ExplorerSchedule, ExplorerState, InputError, SolveJob
+from loom_explorer.ui.state import (
+    DEFAULT_HW,
+    DEFAULT_KERNEL,
+    ExplorerSchedule,
+    ExplorerState,
+    SolveJob,
+)
 from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_frame
 
 INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal"]
@@ -83,10 +89,7 @@ class Explorer(pn.viewable.Viewer):
 
     def free(self, name: str | None = None) -> ExplorerSchedule:
         """Free one pin (all with ``None``) and re-solve (blocking)."""
-        if name is not None and name not in self.state.pins:
-            raise PinError(f"{name} is not pinned; pinned: {', '.join(self.state.pins) or 'nothing'}")
-        pins = {} if name is None else {k: v for k, v in self.state.pins.items() if k != name}
-        return self._run_blocking(self.state.plan_pins(pins))
+        return self._run_blocking(self.state.plan_pins(self.state.pins_without(name)))
 
     def select(self, candidate: str) -> ExplorerSchedule:
         job = self.state.plan_select(candidate)
@@ -203,7 +206,7 @@ class Explorer(pn.viewable.Viewer):
                 self.state.apply(job)
                 job.select = None
             self._set_busy(False, f"{len(job.tasks)} candidates solved")
-        except (InputError, PinError, KeyError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 -- the page's boundary: say what failed, never spin forever
             self._fail(gen, exc)
 
     async def _apply_async(self, job: SolveJob, text: str) -> None:
@@ -211,7 +214,7 @@ class Explorer(pn.viewable.Viewer):
         self._set_busy(True, text)
         try:
             done = await self.runner.run(gen, job.run)
-        except (PinError, KeyError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 -- as in solve_async
             self._fail(gen, exc)
             return
         if done is not None:
@@ -251,11 +254,12 @@ class Explorer(pn.viewable.Viewer):
         await self._pins_async({**self.state.pins, name: int(value)})
 
     async def _on_free_click(self, _: object) -> None:
-        name = self.w_pin_name.value
-        if name not in self.state.pins:
-            self.state.error = f"free: {name} is not pinned; pinned: {', '.join(self.state.pins) or 'nothing'}"
+        try:
+            pins = self.state.pins_without(self.w_pin_name.value)
+        except PinError as exc:
+            self.state.error = f"free: {exc}"
             return
-        await self._pins_async({k: v for k, v in self.state.pins.items() if k != name})
+        await self._pins_async(pins)
 
     async def _on_free_all_click(self, _: object) -> None:
         await self._pins_async({})

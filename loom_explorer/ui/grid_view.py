@@ -6,7 +6,13 @@ so zoom and pan survive a re-solve. NoC y grows downwards, as on the chip (row 0
 
 from __future__ import annotations
 
-from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    HoverTool,
+    LinearColorMapper,
+    Range1d,
+)
 from bokeh.palettes import Category10_10, Inferno256
 from bokeh.plotting import figure
 

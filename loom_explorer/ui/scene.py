@@ -51,7 +51,7 @@ class GridScene:
 
 def load_colour(utilisation: float) -> str:
     """Inferno from dark (idle) to bright (the busiest link's share of the predicted run; 1.0 = saturated)."""
-    idx = int(round(min(max(utilisation, 0.0), 1.0) * 200)) + 40
+    idx = round(min(max(utilisation, 0.0), 1.0) * 200) + 40
     return Inferno256[min(idx, 255)]
 
 

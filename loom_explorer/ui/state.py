@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 import param
 
 from loom_explorer.hardware import list_hardware, load_hardware
-from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec, parse_data_format, parse_fidelity
+from loom_explorer.hardware.schema import (
+    DataFormat,
+    Fidelity,
+    HardwareSpec,
+    parse_data_format,
+    parse_fidelity,
+)
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem, example_shape, make_problem
@@ -254,11 +260,16 @@ class ExplorerState(param.Parameterized):
 
     def free(self, name: str | None = None) -> CandidateResult:
         """Free one pin (or all with ``None``) and re-solve."""
-        if name is not None and name not in self.pins:
-            raise PinError(f"{name} is not pinned; pinned: {', '.join(self.pins) or 'nothing'}")
-        pins = {} if name is None else {k: v for k, v in self.pins.items() if k != name}
-        self.apply(self.plan_pins(pins).run())
+        self.apply(self.plan_pins(self.pins_without(name)).run())
         return self.result
+
+    def pins_without(self, name: str | None) -> dict[str, int]:
+        """The pins once ``name`` (every pin, for ``None``) is freed; PinError if it is not pinned."""
+        if name is None:
+            return {}
+        if name not in self.pins:
+            raise PinError(f"{name} is not pinned; pinned: {', '.join(self.pins) or 'nothing'}")
+        return {k: v for k, v in self.pins.items() if k != name}
 
     def keep_for_compare(self) -> Snapshot:
         snap = Snapshot(self.candidate, tuple(sorted(self.pins.items())), self.result)

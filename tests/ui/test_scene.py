@@ -15,7 +15,13 @@ from bokeh.palettes import Inferno256
 from loom_explorer.noc.graph import core_coord, dram_endpoints
 from loom_explorer.traffic import used_cores
 from loom_explorer.ui.grid_view import LINK_PALETTE
-from loom_explorer.ui.scene import LANE_OFFSET, STUB, grid_scene, link_segment, load_colour
+from loom_explorer.ui.scene import (
+    LANE_OFFSET,
+    STUB,
+    grid_scene,
+    link_segment,
+    load_colour,
+)
 from loom_explorer.ui.state import ExplorerState
 
 RAGGED = "M=900,K=512,N=900"

@@ -11,16 +11,23 @@ import json
 from collections import defaultdict
 
 import pytest
+from loom_helpers import assert_result_sound, numbers
 
 from loom_explorer.noc.graph import NocGraph
 from loom_explorer.problem import example_shape
 from loom_explorer.program import load_program
 from loom_explorer.report import SCHEMA_VERSION
 from loom_explorer.solve.pins import PinError
-from loom_explorer.ui.state import (DEFAULT_HW, DEFAULT_KERNEL, ExplorerState, InputError, ProblemInputs, Snapshot,
-                                    open_session)
+from loom_explorer.ui.state import (
+    DEFAULT_HW,
+    DEFAULT_KERNEL,
+    ExplorerState,
+    InputError,
+    ProblemInputs,
+    Snapshot,
+    open_session,
+)
 from loom_explorer.validate import evaluate_schedule
-from loom_helpers import assert_result_sound, numbers
 
 GEMM_1K = "M=1024,K=1024,N=1024"
 BEST_1K = "N@y,M@x|in0=mcast_y,in1=mcast_x"  # the best candidate of gemm 1024^3 on the n150
@@ -286,7 +293,7 @@ def test_a_bad_shape_is_an_input_error_and_keeps_the_state(small, shape):
                                          ("kernel", "no_such_kernel"), ("dtype", "float7"),
                                          ("fidelity", "ultra"), ("shape", "M=1,K=1")])
 def test_open_session_names_the_bad_field(field, value):
-    inputs = dict(hw="wormhole_n150", kernel="gemm", shape=SMALL, dtype="bfloat16", fidelity="hifi2", causal=False)
+    inputs = {"hw": "wormhole_n150", "kernel": "gemm", "shape": SMALL, "dtype": "bfloat16", "fidelity": "hifi2", "causal": False}
     inputs[field] = value
     with pytest.raises(InputError) as info:
         open_session(ProblemInputs(**inputs))

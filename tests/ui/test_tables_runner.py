@@ -19,7 +19,12 @@ from loom_explorer.ui.explorer import ALL_TENSORS, Explorer
 from loom_explorer.ui.runner import SolveRunner
 from loom_explorer.ui.scene import grid_scene
 from loom_explorer.ui.state import ExplorerState
-from loom_explorer.ui.tables import CANDIDATE_COLUMNS, candidate_frame, comparison_frame, param_frame
+from loom_explorer.ui.tables import (
+    CANDIDATE_COLUMNS,
+    candidate_frame,
+    comparison_frame,
+    param_frame,
+)
 
 SHAPE = "M=256,K=512,N=512"
 BEST = "N@y,M@x|in0=mcast_y,in1=mcast_x"  # the best candidate of gemm 256x512x512 on the n150
