@@ -1,0 +1,1 @@
+"""Running schedules: in Tenstorrent's functional simulator (tt-lang-sim) and, later, on a card."""

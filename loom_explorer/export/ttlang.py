@@ -1,0 +1,359 @@
+"""A GEMM schedule as a self-contained TT-Lang kernel file.
+
+The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
+builds random inputs, runs the kernel, checks the result against torch (PCC) and prints one line
+``LOOM_RESULT {"pcc": ...}`` that ``loom-explorer verify`` reads. The schedule document it was made from
+(``export/schedule_json.py``) is embedded at the end, so the file can be verified on its own.
+
+What the kernel does is what the model costs (``model/traffic.py``):
+
+* grid ``(grid_x, grid_y)``; core ``(x, y)`` owns ``per_core_M x per_core_N`` output tiles (and a
+  ``per_core_K`` slice of K under split-K), indexed by the grid axis each dimension is on (a 1-D layout
+  numbers the cores row by row, ``y * grid_x + x``, and cores past the work stay idle);
+* for each ``out_block_h x out_block_w`` output block, K in steps of ``in0_block_w``: an in0 block
+  (``out_block_h x in0_block_w``) and an in1 block (``in0_block_w x out_block_w``) per step, through
+  dataflow buffers of ``in0_buffer_depth`` / ``in1_buffer_depth`` blocks;
+* an input on ``dram`` is read by every core; on ``mcast_x`` (``mcast_y``) the first core of each row
+  (column) reads it and multicasts it along the row (column) through a ``ttl.PipeNet``; on ``mcast_xy``
+  the first core reads it and multicasts it to every other working core (one pipe per rectangle of
+  receivers);
+* output blocks are written to DRAM by their core; under split-K each core sends its partial blocks to
+  the first core along the gather axis, which adds them and writes.
+
+Every core computes whole blocks, as the model assumes: the host pads the inputs with zeros to whole
+per-core blocks (``M_PAD`` etc.) and crops the output, so a ragged shape moves exactly the tiles the
+model counts. in0 and its multicast run on the first data-movement kernel, in1, the output and the
+partials on the second (TTNN's reader/writer split, the NoC0/NoC1 assignment of the model).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
+from loom_explorer.hardware.schema import DataFormat
+from loom_explorer.mapping.candidate import Comm
+from loom_explorer.program.structure import analyse_program
+from loom_explorer.program.contraction import Contraction
+from loom_explorer.traffic.transfers import used_cores
+
+TTNN_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.bfloat8_b: "bfloat8_b",
+               DataFormat.bfloat4_b: "bfloat4_b", DataFormat.float32: "float32"}
+TORCH_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.float32: "float32"}
+
+
+class ExportError(ValueError):
+    """A schedule the chosen export format cannot express; the message says why."""
+
+
+def _check_supported(built: RebuiltSchedule) -> Contraction:
+    problem = built.problem
+    structure = analyse_program(problem.program)
+    if not isinstance(structure, Contraction):
+        raise ExportError(f"TT-Lang export covers GEMM schedules so far; {problem.program.name} is not a "
+                          "single contraction (FlashAttention export is not written yet)")
+    if structure.batch_dims:
+        raise ExportError(f"TT-Lang export covers plain GEMM (M, N, K) so far; {problem.program.name} has "
+                          f"batch dimensions {', '.join(structure.batch_dims)}")
+    extra = [t.name for t in problem.program.inputs if problem.is_enabled(t.name)
+             and t.name not in (structure.matmul.a, structure.matmul.b)]
+    if extra or problem.activation:
+        raise ExportError("TT-Lang export covers C = A @ B so far (no bias, no activation)")
+    placed = [t for t, p in problem.placements if p.value != "dram"]
+    if placed:
+        raise ExportError(f"TT-Lang export reads and writes DRAM-interleaved tensors; {', '.join(placed)} "
+                          "is placed in L1")
+    formats = {fmt for _, fmt in problem.formats}
+    if not formats <= {DataFormat.bfloat16}:
+        raise ExportError("TT-Lang export writes bfloat16 kernels so far; this problem uses "
+                          f"{', '.join(sorted(f.value for f in formats))}")
+    return structure
+
+
+def _index(axis: str | None) -> str:
+    """The core's index along the grid axis a dimension is on (0 when it is not spread)."""
+    return {"x": "x", "y": "y", "xy": "core", None: "0"}[axis]
+
+
+def _receive_send(tensor: str, comm: Comm, read: str, blk: str) -> str:
+    """Statements that fill ``blk`` with this step's block of ``tensor`` on every working core."""
+    if comm in (Comm.dram, Comm.local):
+        return f"ttl.copy({read}, {blk}).wait()\n"
+    head = {Comm.mcast_x: "x == 0", Comm.mcast_y: "y == 0", Comm.mcast_xy: "x == 0 and y == 0"}[comm]
+    return textwrap.dedent(f"""\
+        if {head}:
+            ttl.copy({read}, {blk}).wait()
+            {tensor}_net.if_src(send_{tensor})
+        else:
+            {tensor}_net.if_dst(receive_{tensor})
+        """)
+
+
+def _pipes(tensor: str, comm: Comm, working: list[tuple[int, int]], gx: int, gy: int) -> str:
+    """The PipeNet of a multicast input (``None`` for a DRAM-read one)."""
+    if comm is Comm.mcast_x:
+        return f"ttl.PipeNet([ttl.Pipe(src=(0, y), dst=(slice(1, GRID_X), y)) for y in range(GRID_Y)])"
+    if comm is Comm.mcast_y:
+        return f"ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=(x, slice(1, GRID_Y))) for x in range(GRID_X)])"
+    # mcast_xy: every working core but the first, as rectangles: full rows, then the last partial row
+    full_rows, rest = divmod(len(working), gx)
+    rects = []
+    if gx > 1:
+        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(1, {gx}), 0))")
+    if full_rows > 1:
+        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(0, {gx}), slice(1, {full_rows})))")
+    if rest and full_rows >= 1:
+        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(0, {rest}), {full_rows}))")
+    if not rects:
+        raise ExportError("a 1-D multicast to a single working core has no receivers")
+    return "ttl.PipeNet([\n        " + ",\n        ".join(rects) + ",\n    ])"
+
+
+def _unused_coordinates(prologue: str, kernel: str) -> tuple[str, str]:
+    """(prologue, kernel) with the node coordinates the kernel never reads unpacked as ``_``."""
+    text = prologue + kernel
+    used = [name if len(re.findall(rf"\b{name}\b", text)) > 1 else "_" for name in ("x", "y")]
+    line = "x, y = ttl.node(dims=2)\n"
+    return prologue.replace(line, "" if used == ["_", "_"] else f"{used[0]}, {used[1]} = ttl.node(dims=2)\n"), kernel
+
+
+def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
+    """The kernel file of a GEMM schedule (module docstring); ExportError for what it cannot express."""
+    con = _check_supported(built)
+    sch, v = built.schedule, built.solution.values()
+    cand, problem, hw = sch.candidate, built.problem, built.hardware
+    a, b, out = con.matmul.a, con.matmul.b, con.matmul.out
+    m, n, k = con.m_dim, con.n_dim, con.k_dim
+    gx, gy = v["grid_x"], v["grid_y"]
+    pm, pn, pk = v[f"per_core_{m}"], v[f"per_core_{n}"], v[f"per_core_{k}"]
+    obh, obw, ibw = v["out_block_h"], v["out_block_w"], v["in0_block_w"]
+    working = used_cores(sch, v)
+    one_d = cand.is_1d
+
+    def cores_along(dim: str) -> int:
+        axis = cand.axis_of(dim)
+        return {"x": gx, "y": gy, "xy": len(working), None: 1}[axis]
+
+    pad = {m: cores_along(m) * pm, n: cores_along(n) * pn, k: cores_along(k) * pk}
+    gather = cand.gather_axis
+    comm_a, comm_b = cand.comm(a), cand.comm(b)
+    header_params = "\n".join(f"#   {name:<18} = {value}" for name, value in v.items())
+    pins = ", ".join(f"{p}={x}" for p, x in doc.pins.items()) or "none"
+    breakdown = ", ".join(f"{t} {c:,}" for t, c in built.solution.breakdown)
+
+    nets = []
+    for t, c in ((a, comm_a), (b, comm_b)):
+        if c.axis is not None:
+            nets.append(f"{t}_net = {_pipes(t, c, working, gx, gy)}")
+    if gather is not None:
+        head = "(0, y)" if gather == "x" else "(x, 0)"
+        rng = "for x in range(1, GRID_X) for y in range(GRID_Y)" if gather == "x" else \
+            "for x in range(GRID_X) for y in range(1, GRID_Y)"
+        nets.append(f"partial_net = ttl.PipeNet([ttl.Pipe(src=(x, y), dst={head}) {rng}])")
+    is_head = {"x": "x == 0", "y": "y == 0", None: "True"}[gather]
+
+    def pipe_helpers(t: str, blk: str, comm: Comm) -> str:
+        if comm.axis is None:
+            return ""
+        return textwrap.dedent(f"""\
+            def send_{t}(pipe):
+                ttl.copy({blk}, pipe).wait()
+
+            def receive_{t}(pipe):
+                ttl.copy(pipe, {blk}).wait()
+
+            """)
+
+    mm, nn, kk = m.lower(), n.lower(), k.lower()
+    read_a = f"{a}[rows, steps]"
+    read_b = f"{b}[steps, cols]"
+    fill_a = pipe_helpers(a, f"{a}_blk", comm_a) + _receive_send(a, comm_a, read_a, f"{a}_blk")
+    fill_b = pipe_helpers(b, f"{b}_blk", comm_b) + _receive_send(b, comm_b, read_b, f"{b}_blk")
+    idle = textwrap.dedent("""\
+        x, y = ttl.node(dims=2)
+        """) + (textwrap.dedent("""\
+        if y * GRID_X + x >= WORKING_CORES:  # 1-D layout: cores are numbered row by row
+            return
+        """) if one_d else "")
+
+    def origin(*dims: str) -> str:
+        """First tile of this core's share of each dimension."""
+        lines = []
+        for d in dims:
+            axis = cand.axis_of(d)
+            where_on = {"x": "x", "y": "y", "xy": "(y * GRID_X + x)"}.get(axis or "")
+            lines.append(f"{d.lower()}0 = {where_on} * PER_CORE_{d}" if where_on
+                         else f"{d.lower()}0 = 0  # {d} is not spread: every core takes all of it")
+        return "\n".join(lines) + "\n"
+
+    where_a, where_b = idle + origin(m, k), idle + origin(m, n, k)
+    if gather is None:
+        finish_compute = f"""\
+                with acc_dfb.wait() as acc, {out}_dfb.reserve() as out_blk:
+                    out_blk.store(acc)
+"""
+        write_out = f"""\
+            with {out}_dfb.wait() as out_blk:
+                ttl.copy(out_blk, {out}[rows, cols]).wait()
+"""
+    else:
+        finish_compute = f"""\
+                if {is_head}:
+                    for _ in range(CORES_ALONG_K - 1):  # partial sums of the other cores along K
+                        with acc_dfb.wait() as pre, partial_dfb.wait() as part, acc_dfb.reserve() as acc:
+                            acc.store(pre + part)
+                with acc_dfb.wait() as acc, {out}_dfb.reserve() as out_blk:
+                    out_blk.store(acc)
+"""
+        write_out = f"""\
+            if {is_head}:
+                def receive_partial(pipe):  # once per other core along K
+                    with partial_dfb.reserve() as part:
+                        ttl.copy(pipe, part).wait()
+
+                partial_net.if_dst(receive_partial)
+                with {out}_dfb.wait() as out_blk:
+                    ttl.copy(out_blk, {out}[rows, cols]).wait()
+            else:
+                with {out}_dfb.wait() as out_blk:
+                    def send_partial(pipe):
+                        ttl.copy(out_blk, pipe).wait()
+
+                    partial_net.if_src(send_partial)
+"""
+    partial_dfb = f"\n    partial_dfb = ttl.make_dataflow_buffer_like({out}, shape=(OUT_BLOCK_H, OUT_BLOCK_W), block_count=1)" \
+        if gather is not None else ""
+    rows = f"rows = slice({mm}0 + bm * OUT_BLOCK_H, {mm}0 + (bm + 1) * OUT_BLOCK_H)\n"
+    cols = f"    cols = slice({nn}0 + bn * OUT_BLOCK_W, {nn}0 + (bn + 1) * OUT_BLOCK_W)\n"
+    steps = f"steps = slice({kk}0 + ks * IN0_BLOCK_W, {kk}0 + (ks + 1) * IN0_BLOCK_W)\n"
+
+    def body(inner: str, head: str = "") -> str:
+        """``inner`` inside the loops over this core's output blocks (``head``: the block's tile ranges)."""
+        per_bm, _, per_bn = head.partition("\n")
+        loops = (f"for bm in range(PER_CORE_{m} // OUT_BLOCK_H):\n" + (f"    {per_bm}\n" if per_bm else "")
+                 + f"    for bn in range(PER_CORE_{n} // OUT_BLOCK_W):\n" + (f"    {per_bn}" if per_bn else ""))
+        return textwrap.indent(loops + textwrap.indent(inner, "        "), "        ")
+
+    def k_loop(tensor: str, fill: str) -> str:
+        return (f"for ks in range(PER_CORE_{k} // IN0_BLOCK_W):\n    " + steps
+                + f"    with {tensor}_dfb.reserve() as {tensor}_blk:\n" + textwrap.indent(fill, "        "))
+
+    read_a_kernel = _unused_coordinates(where_a, body(k_loop(a, fill_a), rows))
+    read_b_kernel = _unused_coordinates(where_b, body(k_loop(b, fill_b) + textwrap.dedent(write_out), rows + cols))
+    compute_kernel = _unused_coordinates(idle, body(textwrap.dedent(f"""\
+        with acc_dfb.reserve() as acc:
+            acc.store(ttl.block.fill(0, shape=acc.shape))
+        for ks in range(PER_CORE_{k} // IN0_BLOCK_W):
+            with {a}_dfb.wait() as {a}_blk, {b}_dfb.wait() as {b}_blk, acc_dfb.wait() as pre, acc_dfb.reserve() as acc:
+                acc.store(pre + {a}_blk @ {b}_blk)
+        """) + textwrap.dedent(finish_compute)))
+    elements = dict(problem.shape)
+    return _TEMPLATE.format(
+        hw=hw.name, kernel=problem.program.name, shape=problem.shape_text, candidate=cand.name,
+        description=textwrap.fill(cand.description, 100, initial_indent="  ", subsequent_indent="  "), pins=pins, params=header_params,
+        latency_cycles=built.solution.latency_cycles, latency_us=hw.cycles_to_us(built.solution.latency_cycles),
+        breakdown=breakdown, a=a, b=b, out=out, m=m, n=n, k=k, gx=gx, gy=gy, pm=pm, pn=pn, pk=pk, obh=obh,
+        obw=obw, ibw=ibw, da=v[f"{a}_buffer_depth"], db=v[f"{b}_buffer_depth"], working=len(working),
+        cores_k=cores_along(k), m_el=elements[m], n_el=elements[n], k_el=elements[k],
+        m_pad=pad[m] * 32, n_pad=pad[n] * 32, k_pad=pad[k] * 32,
+        nets="\n    ".join(nets) or "# no multicast: every core reads its own blocks",
+        partial_dfb=partial_dfb, where_a=textwrap.indent(read_a_kernel[0], "        "),
+        where_b=textwrap.indent(read_b_kernel[0], "        "), idle=textwrap.indent(compute_kernel[0], "        "),
+        read_a=read_a_kernel[1], read_b=read_b_kernel[1], compute=compute_kernel[1],
+        document=doc.to_json(),
+        one_d="row by row (1-D layout)" if one_d else "by grid position",
+    )
+
+
+_TEMPLATE = '''\
+"""{kernel} {shape} on {hw}: TT-Lang kernel exported by loom-explorer.
+
+Candidate {candidate}:
+{description}
+Pins: {pins}
+Predicted latency: {latency_cycles:,} cycles ({latency_us:.2f} us); {breakdown}
+
+Run it in Tenstorrent's simulator with `tt-lang-sim THIS_FILE.py` (or `loom-explorer verify THIS_FILE.py`,
+which also compares the simulated traffic with the model's), or on a card with `python THIS_FILE.py`.
+"""
+# Schedule parameters (tiles of 32x32 unless named otherwise):
+{params}
+
+import json
+
+import torch
+import ttl
+import ttnn
+
+# ---------------------------------------------------------------- the schedule
+GRID_X, GRID_Y = {gx}, {gy}              # cores used: columns, rows
+WORKING_CORES = {working}                # cores with work, numbered {one_d}
+PER_CORE_{m}, PER_CORE_{n}, PER_CORE_{k} = {pm}, {pn}, {pk}   # tiles of {m}, {n}, {k} per core
+OUT_BLOCK_H, OUT_BLOCK_W = {obh}, {obw}      # output block (tiles)
+IN0_BLOCK_W = {ibw}                      # K tiles per step
+IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = {da}, {db}   # blocks per input dataflow buffer
+CORES_ALONG_K = {cores_k}                # > 1: split-K, partial sums gathered to the first core
+
+# the problem, and the padded extents every core's whole blocks cover (elements)
+{m}, {n}, {k} = {m_el}, {n_el}, {k_el}
+{m}_PAD, {n}_PAD, {k}_PAD = {m_pad}, {n_pad}, {k_pad}
+
+
+@ttl.operation(grid=(GRID_X, GRID_Y))
+def {kernel}_kernel({a}, {b}, {out}):
+    {a}_dfb = ttl.make_dataflow_buffer_like({a}, shape=(OUT_BLOCK_H, IN0_BLOCK_W), block_count=IN0_BUFFER_DEPTH)
+    {b}_dfb = ttl.make_dataflow_buffer_like({b}, shape=(IN0_BLOCK_W, OUT_BLOCK_W), block_count=IN1_BUFFER_DEPTH)
+    acc_dfb = ttl.make_dataflow_buffer_like({out}, shape=(OUT_BLOCK_H, OUT_BLOCK_W), block_count=2)
+    {out}_dfb = ttl.make_dataflow_buffer_like({out}, shape=(OUT_BLOCK_H, OUT_BLOCK_W), block_count=1){partial_dfb}
+    {nets}
+
+    @ttl.datamovement()
+    def read_{a}():  # {a} and its multicast (NoC0 in the model)
+{where_a}
+{read_a}
+    @ttl.compute()
+    def compute():
+{idle}
+{compute}
+    @ttl.datamovement()
+    def read_{b}_write_{out}():  # {b}, its multicast, the output and partial sums (NoC1 in the model)
+{where_b}
+{read_b}
+
+def to_device(tensor, device):
+    return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
+                           memory_config=ttnn.DRAM_MEMORY_CONFIG)
+
+
+def padded(rows, cols, fill_rows, fill_cols):
+    """Random values in the problem's part, zeros in the padding."""
+    t = torch.zeros((rows, cols), dtype=torch.bfloat16)
+    t[:fill_rows, :fill_cols] = torch.randn((fill_rows, fill_cols), dtype=torch.bfloat16)
+    return t
+
+
+def main():
+    torch.manual_seed(0)
+    {a}_host = padded({m}_PAD, {k}_PAD, {m}, {k})
+    {b}_host = padded({k}_PAD, {n}_PAD, {k}, {n})
+    device = ttnn.open_device(device_id=0)
+    try:
+        {out}_dev = to_device(torch.zeros(({m}_PAD, {n}_PAD), dtype=torch.bfloat16), device)
+        {kernel}_kernel(to_device({a}_host, device), to_device({b}_host, device), {out}_dev)
+        result = ttnn.to_torch({out}_dev).float()[:{m}, :{n}]
+    finally:
+        ttnn.close_device(device)
+    expected = ({a}_host.float() @ {b}_host.float())[:{m}, :{n}]
+    pcc = torch.corrcoef(torch.stack([result.flatten(), expected.flatten()]))[0, 1].item()
+    print("LOOM_RESULT " + json.dumps({{"pcc": pcc}}))
+    assert pcc >= 0.999, f"PCC {{pcc:.6f}} < 0.999"
+
+
+# The schedule this file was exported from (loom-explorer's schedule JSON, schema_version 1).
+LOOM_SCHEDULE = r"""
+{document}"""
+
+if __name__ == "__main__":
+    main()
+'''
