@@ -1,8 +1,10 @@
-"""``loom-explorer``: list hardware and kernels, solve a problem on a chip, route its NoC traffic, serve the explorer.
+"""``loom-explorer``: list hardware and kernels, solve a problem on a chip, route its NoC traffic, export and
+verify kernels, serve the explorer.
 
 Exit status: 0 when at least one candidate has a schedule, 3 when none has (explanations are still
-printed), 2 for bad input (unknown hardware, malformed YAML, bad shape, unknown pin, pin outside its
-domain, ...), with a message naming the culprit.
+printed), 1 when ``verify`` finds a numerical or traffic mismatch, 2 for bad input (unknown hardware,
+malformed YAML, bad shape, unknown pin, pin outside its domain, a schedule an export format cannot
+express, ...), with a message naming the culprit.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from collections.abc import Sequence
 
 from loom_explorer.hardware import HardwareError, list_hardware, load_hardware
 from loom_explorer.export.files import OutputError, write_new
+from loom_explorer.deploy.simulator import SimulationError
 from loom_explorer.export.npe_workload import npe_workload
+from loom_explorer.export.schedule_json import ScheduleFileError, rebuild, schedule_document
+from loom_explorer.export.ttlang import ExportError, ttlang_source
 from loom_explorer.hardware.schema import HardwareSpec, parse_data_format, parse_fidelity
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import Placement, Problem, ProblemError, make_problem
@@ -23,10 +28,11 @@ from loom_explorer.program import KernelError, ProgramStructureError, list_kerne
 from loom_explorer.report import solve_json, solve_table, traffic_json, traffic_table
 from loom_explorer.solve.cpsat import ModelRangeError
 from loom_explorer.solve.pins import PinError, parse_pins
+from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.traffic import schedule_transfers, traffic_report
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NO_SCHEDULE = 0, 2, 3
+EXIT_OK, EXIT_VERIFY_FAILED, EXIT_BAD_INPUT, EXIT_NO_SCHEDULE = 0, 1, 2, 3
 
 
 class InputError(ValueError):
@@ -132,12 +138,9 @@ def cmd_traffic(args: argparse.Namespace) -> int:
     pins = parse_pins(args.pin)
     session = Session(hw, problem, noc_bound=not args.no_noc_bound)
     results = session.solve(pins, _options(args), candidates=[args.candidate] if args.candidate else None)
-    best = next((r for r in results if r.solution), None)
+    best = _best(results)
     if best is None or best.solution is None:
-        for r in results:
-            print(f"  {r.candidate_name}: {r.conflict.message if r.conflict else r.status}", file=sys.stderr)
-        print("loom-explorer: no schedule, so no traffic", file=sys.stderr)
-        return EXIT_NO_SCHEDULE
+        return _report_no_schedule(results, "traffic")
     schedule = session.schedule(best.candidate_name)
     values = best.solution.values()
     transfers = schedule_transfers(hw, schedule, values)
@@ -154,6 +157,62 @@ def cmd_traffic(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+EXPORT_FORMATS = ("ttlang", "json", "npe")
+
+
+def _best(results: list[CandidateResult]) -> CandidateResult | None:
+    return next((r for r in results if r.solution), None)
+
+
+def _report_no_schedule(results: list[CandidateResult], what: str) -> int:
+    for r in results:
+        print(f"  {r.candidate_name}: {r.conflict.message if r.conflict else r.status}", file=sys.stderr)
+    print(f"loom-explorer: no schedule, so no {what}", file=sys.stderr)
+    return EXIT_NO_SCHEDULE
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    hw, problem = _problem(args)
+    options = _options(args)
+    session = Session(hw, problem, noc_bound=not args.no_noc_bound)
+    results = session.solve(parse_pins(args.pin), options, candidates=[args.candidate] if args.candidate else None)
+    best = _best(results)
+    if best is None:
+        return _report_no_schedule(results, "export")
+    doc = schedule_document(hw, args.hw, args.kernel, problem, best, options, noc_bound=not args.no_noc_bound)
+    if args.output_format == "json":
+        text = doc.to_json()
+    elif args.output_format == "ttlang":
+        text = ttlang_source(rebuild(doc), doc)
+    else:
+        schedule = session.schedule(best.candidate_name)
+        text = json.dumps(npe_workload(hw, schedule_transfers(hw, schedule, doc.params)), indent=1) + "\n"
+    write_new(args.output, text, force=args.force)
+    print(f"loom-explorer: wrote {args.output} ({args.output_format}): {best.candidate_name}, predicted "
+          f"{doc.prediction.latency_us:,.2f} us", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from loom_explorer.deploy.verify import verify_kernel_file
+
+    report = verify_kernel_file(args.file, args.timeout)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(f"{args.file}: candidate {report.candidate}, simulated in {report.seconds:.1f} s")
+        print(f"  numerics: PCC {report.pcc:.6f} (needs >= 0.999): {'ok' if report.numerics_ok else 'FAILED'}")
+        sim, model = report.simulated, report.predicted
+        print(f"  traffic: {'equal to the model' if report.traffic_equal else 'DIFFERS from the model'}: "
+              f"DRAM tiles read {dict(sorted(sim.dram_read_tiles.items()))}, written "
+              f"{dict(sorted(sim.dram_written_tiles.items()))}, pipe tiles received "
+              f"{sum(sim.pipe_received_tiles.values()):,} over {len(sim.pipe_received_tiles)} cores "
+              f"(model: {sum(model.pipe_received_tiles.values()):,} over {len(model.pipe_received_tiles)})")
+        for line in report.differences():
+            print(f"    {line}")
+    return EXIT_OK if report.passed else EXIT_VERIFY_FAILED
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from loom_explorer.ui.app import serve
@@ -165,12 +224,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _add_problem_args(p: argparse.ArgumentParser) -> None:
+def _add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--format") -> None:
     p.add_argument("kernel", help="shipped kernel name (see `kernels list`) or path to a .py file")
     p.add_argument("--hw", required=True, help="shipped hardware name or path to a YAML file")
     p.add_argument("--shape", required=True, help="extents in elements, e.g. M=4096,K=4096,N=4096")
     p.add_argument("--dtype", default="bf16", help="data format of every tensor (default bf16)")
-    p.add_argument("--format", action="append", default=[], metavar="TENSOR=FORMAT",
+    p.add_argument(tensor_format_flag, dest="format", action="append", default=[], metavar="TENSOR=FORMAT",
                    help="data format of one tensor, e.g. in1=bfp8_b (repeatable)")
     p.add_argument("--memory", action="append", default=[], metavar="TENSOR=PLACEMENT",
                    help="where a tensor lives: dram (interleaved, default), l1_height, l1_width, l1_block "
@@ -219,6 +278,20 @@ def build_parser() -> argparse.ArgumentParser:
     traffic.add_argument("--npe", default=None, metavar="FILE", help="also write a tt-npe workload JSON")
     traffic.add_argument("--force", action="store_true", help="overwrite the --npe file if it exists")
     traffic.set_defaults(func=cmd_traffic)
+    export = sub.add_parser("export", help="write the best (or a chosen) schedule as a kernel file or JSON")
+    _add_problem_args(export, tensor_format_flag="--tensor-format")
+    export.add_argument("--format", dest="output_format", choices=EXPORT_FORMATS, required=True,
+                        help="ttlang: TT-Lang kernel (runs in tt-lang-sim); json: the schedule document; "
+                             "npe: tt-npe workload")
+    export.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write (never half-written)")
+    export.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
+    export.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    export.set_defaults(func=cmd_export)
+    verify = sub.add_parser("verify", help="run an exported TT-Lang kernel in tt-lang-sim: numerics and traffic")
+    verify.add_argument("file", help="a file written by `export --format ttlang`")
+    verify.add_argument("--timeout", type=float, default=600.0, help="seconds the simulator may take (default 600)")
+    verify.add_argument("--json", action="store_true", help="print one JSON object")
+    verify.set_defaults(func=cmd_verify)
     serve = sub.add_parser("serve", help="open the explorer in a browser (what `panel serve apps/explorer.py` does)")
     serve.add_argument("--port", type=int, default=5006, help="port (default 5006; 0 picks a free one)")
     serve.add_argument("--address", default=None, help="address to listen on (default localhost)")
@@ -238,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
-            ModelRangeError, OutputError) as exc:
+            ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

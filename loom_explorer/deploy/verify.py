@@ -1,0 +1,94 @@
+"""``loom-explorer verify FILE``: run an exported TT-Lang kernel in tt-lang-sim and check it twice.
+
+1. Numerics: the file compares its result with torch; the PCC must reach ``PCC_MIN`` (bfloat16).
+2. Traffic: the tiles the simulator moved (DRAM reads and writes per tensor, pipe tiles received per
+   core) must equal what the model predicts for the schedule embedded in the file
+   (``traffic/tiles.py``). Any difference is a bug in the model or in the generator.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom_explorer.deploy.simulator import SimulationError, simulate
+from loom_explorer.export.schedule_json import ScheduleDocument, ScheduleFileError, parse_schedule_document, rebuild
+from loom_explorer.traffic.tiles import TileTraffic, tile_traffic
+from loom_explorer.traffic.transfers import schedule_transfers
+
+PCC_MIN = 0.999  # bfloat16 inputs, fp32 reference
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    file: str
+    candidate: str
+    pcc: float
+    simulated: TileTraffic
+    predicted: TileTraffic
+    seconds: float
+
+    @property
+    def numerics_ok(self) -> bool:
+        return self.pcc >= PCC_MIN
+
+    @property
+    def traffic_equal(self) -> bool:
+        return self.simulated == self.predicted
+
+    @property
+    def passed(self) -> bool:
+        return self.numerics_ok and self.traffic_equal
+
+    def differences(self) -> list[str]:
+        """Every count on which the simulator and the model disagree, in words."""
+        out = []
+        for label, sim, model in (
+            ("DRAM tiles read of", self.simulated.dram_read_tiles, self.predicted.dram_read_tiles),
+            ("DRAM tiles written of", self.simulated.dram_written_tiles, self.predicted.dram_written_tiles),
+            ("pipe tiles received by core", self.simulated.pipe_received_tiles, self.predicted.pipe_received_tiles),
+        ):
+            for key in sorted(set(sim) | set(model), key=str):
+                if sim.get(key, 0) != model.get(key, 0):
+                    out.append(f"{label} {key}: simulated {sim.get(key, 0):,}, model {model.get(key, 0):,}")
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        return {"file": self.file, "candidate": self.candidate, "pcc": self.pcc, "pcc_min": PCC_MIN,
+                "passed": self.passed,
+                "traffic": {"simulated": self.simulated.to_json(), "predicted": self.predicted.to_json(),
+                            "equal": self.traffic_equal, "differences": self.differences()},
+                "simulator_seconds": round(self.seconds, 2)}
+
+
+def embedded_document(path: str | Path) -> ScheduleDocument:
+    """The schedule document a TT-Lang export carries in its ``LOOM_SCHEDULE`` string."""
+    p = Path(path)
+    if not p.is_file():
+        raise ScheduleFileError(f"kernel file {p} does not exist")
+    try:
+        tree = ast.parse(p.read_text(), str(p))
+    except SyntaxError as exc:
+        raise ScheduleFileError(f"{p}: not Python: {exc}") from None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LOOM_SCHEDULE"
+                                                 for t in node.targets)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return parse_schedule_document(node.value.value, f"{p}: LOOM_SCHEDULE")
+    raise ScheduleFileError(f"{p}: no LOOM_SCHEDULE string; verify reads files written by "
+                            "`loom-explorer export --format ttlang`")
+
+
+def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0) -> VerifyReport:
+    """Simulate ``path`` and compare (module docstring); ScheduleFileError / SimulationError on failure."""
+    doc = embedded_document(path)
+    built = rebuild(doc)
+    values = built.solution.values()
+    predicted = tile_traffic(built.hardware, built.problem, schedule_transfers(built.hardware, built.schedule, values))
+    sim = simulate(path, (values["grid_x"], values["grid_y"]), timeout_seconds)
+    return VerifyReport(file=str(path), candidate=doc.candidate, pcc=sim.pcc, simulated=sim.traffic,
+                        predicted=predicted, seconds=sim.seconds)
+
+
+__all__ = ["PCC_MIN", "SimulationError", "VerifyReport", "embedded_document", "verify_kernel_file"]

@@ -1,0 +1,82 @@
+"""Exported TT-Lang GEMM kernels run in Tenstorrent's simulator (tt-lang-sim): the result matches torch and
+the simulator moves exactly the tiles the model predicts (DRAM reads/writes per tensor, pipe tiles per
+core). Every candidate of a ragged shape, and one of each family at a second shape on Blackhole."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom_explorer.deploy.verify import PCC_MIN, verify_kernel_file
+from loom_explorer.export.schedule_json import rebuild, schedule_document
+from loom_explorer.export.ttlang import ttlang_source
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.result import CandidateResult
+from loom_explorer.solve.solver import Session, SolveOptions
+
+pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+
+RAGGED = ("wormhole_n150", "M=320,K=256,N=192")  # 10 x 6 output tiles: no grid divides them evenly
+SECOND = ("blackhole_p150a", "M=256,K=512,N=384")
+# one candidate per family: 2-D multicast both, 2-D DRAM both, 2-D mixed, split-K (gather),
+# split-K with a multicast, 1-D DRAM, 1-D multicast to every core
+FAMILIES = ("M@y,N@x|in0=mcast_x,in1=mcast_y", "N@y,M@x|in0=dram,in1=dram", "M@y,N@x|in0=dram,in1=mcast_y",
+            "K@y,N@x|in0=dram,in1=dram", "N@y,K@x|in0=mcast_y,in1=dram", "M@xy|in0=dram,in1=dram",
+            "N@xy|in0=mcast_xy,in1=dram")
+
+
+def _solved(hw_name: str, shape: str) -> tuple[object, object, dict[str, CandidateResult]]:
+    hw = load_hardware(hw_name)
+    problem = make_problem(load_program("gemm"), shape)
+    results = Session(hw, problem).solve({}, SolveOptions())
+    return hw, problem, {r.candidate_name: r for r in results}
+
+
+@pytest.fixture(scope="module")
+def ragged() -> tuple[object, object, dict[str, CandidateResult]]:
+    return _solved(*RAGGED)
+
+
+@pytest.fixture(scope="module")
+def second() -> tuple[object, object, dict[str, CandidateResult]]:
+    return _solved(*SECOND)
+
+
+def _verify(tmp_path, hw_name: str, solved, candidate: str) -> None:  # type: ignore[no-untyped-def]
+    hw, problem, results = solved
+    result = results[candidate]
+    assert result.solution is not None, result.status
+    doc = schedule_document(hw, hw_name, "gemm", problem, result, SolveOptions())
+    path = tmp_path / "kernel.py"
+    path.write_text(ttlang_source(rebuild(doc), doc))
+    report = verify_kernel_file(path, timeout_seconds=300)
+    assert report.pcc >= PCC_MIN, report.pcc
+    assert report.traffic_equal, report.differences()
+    assert report.predicted.dram_read_tiles and report.predicted.dram_written_tiles
+    multicasts = "mcast" in candidate or candidate.startswith(("K@", "N@y,K@", "M@y,K@"))
+    assert bool(report.simulated.pipe_received_tiles) == multicasts
+
+
+def test_every_family_is_listed_among_the_candidates(ragged) -> None:  # type: ignore[no-untyped-def]
+    assert set(FAMILIES) <= set(ragged[2])
+    assert len(ragged[2]) == 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("candidate", [
+    "M@y,N@x|in0=mcast_x,in1=mcast_y", "N@y,M@x|in0=mcast_y,in1=mcast_x", "M@y,N@x|in0=dram,in1=dram",
+    "N@y,M@x|in0=dram,in1=dram", "M@y,N@x|in0=dram,in1=mcast_y", "N@y,M@x|in0=dram,in1=mcast_x",
+    "M@y,N@x|in0=mcast_x,in1=dram", "N@y,M@x|in0=mcast_y,in1=dram", "K@y,N@x|in0=dram,in1=dram",
+    "N@y,K@x|in0=dram,in1=dram", "M@y,K@x|in0=dram,in1=dram", "K@y,M@x|in0=dram,in1=dram",
+    "K@y,M@x|in0=dram,in1=mcast_x", "M@y,K@x|in0=dram,in1=mcast_y", "K@y,N@x|in0=mcast_x,in1=dram",
+    "N@y,K@x|in0=mcast_y,in1=dram", "M@xy|in0=dram,in1=dram", "N@xy|in0=dram,in1=dram",
+    "M@xy|in0=dram,in1=mcast_xy", "N@xy|in0=mcast_xy,in1=dram"])
+def test_every_candidate_of_a_ragged_shape(tmp_path, ragged, candidate: str) -> None:  # type: ignore[no-untyped-def]
+    _verify(tmp_path, RAGGED[0], ragged, candidate)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("candidate", FAMILIES)
+def test_each_family_at_a_second_shape_on_blackhole(tmp_path, second, candidate: str) -> None:  # type: ignore[no-untyped-def]
+    _verify(tmp_path, SECOND[0], second, candidate)
