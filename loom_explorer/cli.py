@@ -15,16 +15,26 @@ import os
 import sys
 from collections.abc import Sequence
 
-from loom_explorer.hardware import HardwareError, list_hardware, load_hardware
-from loom_explorer.export.files import OutputError, write_new
 from loom_explorer.deploy.simulator import SimulationError
+from loom_explorer.export.files import OutputError, write_new
+from loom_explorer.export.formats import EXPORT_FORMATS, export_text
 from loom_explorer.export.npe_workload import npe_workload
-from loom_explorer.export.schedule_json import ScheduleFileError, rebuild, schedule_document
-from loom_explorer.export.ttlang import ExportError, ttlang_source
-from loom_explorer.hardware.schema import HardwareSpec, parse_data_format, parse_fidelity
+from loom_explorer.export.schedule_json import ScheduleFileError
+from loom_explorer.export.ttlang import ExportError
+from loom_explorer.hardware import HardwareError, list_hardware, load_hardware
+from loom_explorer.hardware.schema import (
+    HardwareSpec,
+    parse_data_format,
+    parse_fidelity,
+)
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import Placement, Problem, ProblemError, make_problem
-from loom_explorer.program import KernelError, ProgramStructureError, list_kernels, load_program
+from loom_explorer.program import (
+    KernelError,
+    ProgramStructureError,
+    list_kernels,
+    load_program,
+)
 from loom_explorer.report import solve_json, solve_table, traffic_json, traffic_table
 from loom_explorer.solve.cpsat import ModelRangeError
 from loom_explorer.solve.pins import PinError, parse_pins
@@ -157,9 +167,6 @@ def cmd_traffic(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-EXPORT_FORMATS = ("ttlang", "json", "npe")
-
-
 def _best(results: list[CandidateResult]) -> CandidateResult | None:
     return next((r for r in results if r.solution), None)
 
@@ -179,17 +186,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     best = _best(results)
     if best is None:
         return _report_no_schedule(results, "export")
-    doc = schedule_document(hw, args.hw, args.kernel, problem, best, options, noc_bound=not args.no_noc_bound)
-    if args.output_format == "json":
-        text = doc.to_json()
-    elif args.output_format == "ttlang":
-        text = ttlang_source(rebuild(doc), doc)
-    else:
-        schedule = session.schedule(best.candidate_name)
-        text = json.dumps(npe_workload(hw, schedule_transfers(hw, schedule, doc.params)), indent=1) + "\n"
+    text = export_text(args.output_format, hw, args.hw, args.kernel, problem, session.schedule(best.candidate_name),
+                       best, options, noc_bound=not args.no_noc_bound)
     write_new(args.output, text, force=args.force)
+    assert best.solution is not None
     print(f"loom-explorer: wrote {args.output} ({args.output_format}): {best.candidate_name}, predicted "
-          f"{doc.prediction.latency_us:,.2f} us", file=sys.stderr)
+          f"{hw.cycles_to_us(best.solution.latency_cycles):,.2f} us", file=sys.stderr)
     return EXIT_OK
 
 

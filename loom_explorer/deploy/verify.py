@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_explorer.deploy.simulator import SimulationError, simulate
-from loom_explorer.export.schedule_json import ScheduleDocument, ScheduleFileError, parse_schedule_document, rebuild
+from loom_explorer.export.schedule_json import (
+    ScheduleDocument,
+    ScheduleFileError,
+    parse_schedule_document,
+    rebuild,
+)
 from loom_explorer.traffic.tiles import TileTraffic, tile_traffic
 from loom_explorer.traffic.transfers import schedule_transfers
 

@@ -25,7 +25,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from loom_explorer.hardware import load_hardware
-from loom_explorer.hardware.schema import HardwareSpec, parse_data_format, parse_fidelity
+from loom_explorer.hardware.schema import (
+    HardwareSpec,
+    parse_data_format,
+    parse_fidelity,
+)
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule

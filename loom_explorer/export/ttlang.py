@@ -34,8 +34,9 @@ import textwrap
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.program.structure import analyse_program
+from loom_explorer.problem import Problem
 from loom_explorer.program.contraction import Contraction
+from loom_explorer.program.structure import analyse_program
 from loom_explorer.traffic.transfers import used_cores
 
 TTNN_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.bfloat8_b: "bfloat8_b",
@@ -47,8 +48,16 @@ class ExportError(ValueError):
     """A schedule the chosen export format cannot express; the message says why."""
 
 
-def _check_supported(built: RebuiltSchedule) -> Contraction:
-    problem = built.problem
+def unsupported_reason(problem: Problem) -> str | None:
+    """Why TT-Lang export cannot write this problem's schedules (None: it can)."""
+    try:
+        _check_supported(problem)
+    except ExportError as exc:
+        return str(exc)
+    return None
+
+
+def _check_supported(problem: Problem) -> Contraction:
     structure = analyse_program(problem.program)
     if not isinstance(structure, Contraction):
         raise ExportError(f"TT-Lang export covers GEMM schedules so far; {problem.program.name} is not a "
@@ -93,9 +102,9 @@ def _receive_send(tensor: str, comm: Comm, read: str, blk: str) -> str:
 def _pipes(tensor: str, comm: Comm, working: list[tuple[int, int]], gx: int, gy: int) -> str:
     """The PipeNet of a multicast input (``None`` for a DRAM-read one)."""
     if comm is Comm.mcast_x:
-        return f"ttl.PipeNet([ttl.Pipe(src=(0, y), dst=(slice(1, GRID_X), y)) for y in range(GRID_Y)])"
+        return "ttl.PipeNet([ttl.Pipe(src=(0, y), dst=(slice(1, GRID_X), y)) for y in range(GRID_Y)])"
     if comm is Comm.mcast_y:
-        return f"ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=(x, slice(1, GRID_Y))) for x in range(GRID_X)])"
+        return "ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=(x, slice(1, GRID_Y))) for x in range(GRID_X)])"
     # mcast_xy: every working core but the first, as rectangles: full rows, then the last partial row
     full_rows, rest = divmod(len(working), gx)
     rects = []
@@ -120,7 +129,7 @@ def _unused_coordinates(prologue: str, kernel: str) -> tuple[str, str]:
 
 def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     """The kernel file of a GEMM schedule (module docstring); ExportError for what it cannot express."""
-    con = _check_supported(built)
+    con = _check_supported(built.problem)
     sch, v = built.schedule, built.solution.values()
     cand, problem, hw = sch.candidate, built.problem, built.hardware
     a, b, out = con.matmul.a, con.matmul.b, con.matmul.out

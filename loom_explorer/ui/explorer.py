@@ -20,6 +20,7 @@ from functools import partial
 import panel as pn
 import param
 
+from loom_explorer.export.formats import SUFFIXES
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
 from loom_explorer.program import load_program
@@ -40,6 +41,8 @@ from loom_explorer.ui.state import (
 from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_frame
 
 INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal"]
+DOWNLOADS = {"schedule (solve JSON)": "solve", "schedule document (JSON, round-trips)": "json",
+             "TT-Lang kernel (.py)": "ttlang", "tt-npe workload (JSON)": "npe"}
 ALL_TENSORS = "all operands"
 
 
@@ -154,9 +157,12 @@ class Explorer(pn.viewable.Viewer):
         self.b_clear.on_click(lambda _: setattr(self.state, "compare", None))
         self.compare_table = pn.widgets.Tabulator(None, disabled=True, show_index=False, height=300, visible=False,
                                                   sizing_mode="stretch_width", css_classes=["compare"])
+        self.w_download_format = pn.widgets.Select(label="Download as", options=DOWNLOADS, value="solve",
+                                                   width=260, css_classes=["download-format"])
+        self.w_download_format.param.watch(lambda _: self._refresh_download(), "value")
         self.download = pn.widgets.FileDownload(callback=self._download, filename="schedule.json",
-                                                label="Download schedule (JSON)", color="success",
-                                                css_classes=["download"])
+                                                label="Download", color="success", css_classes=["download"])
+        self.download_note = pn.pane.Markdown("", css_classes=["download-note"], margin=(0, 10))
         self._layout = self._arrange()
 
     def _arrange(self) -> pn.viewable.Viewable:
@@ -166,7 +172,8 @@ class Explorer(pn.viewable.Viewer):
         pin_controls = pn.Column(
             "### Parameters of the selected candidate", self.params_table,
             pn.Row(self.w_pin_name, self.w_pin_value, pn.Column(pn.Spacer(height=18), pn.Row(
-                self.b_pin, self.b_free, self.b_free_all))), self.conflict, self.download,
+                self.b_pin, self.b_free, self.b_free_all))), self.conflict,
+            pn.Row(self.w_download_format, pn.Column(pn.Spacer(height=18), self.download)), self.download_note,
             width=600)
         return pn.Column(
             pn.pane.Markdown("## loom-explorer: schedules for spatial dataflow accelerators"),
@@ -283,7 +290,18 @@ class Explorer(pn.viewable.Viewer):
             self.w_pin_name.value = str(frame.iloc[event.new[0]]["parameter"])
 
     def _download(self) -> io.StringIO:
-        return io.StringIO(self.state.schedule_json())
+        fmt = self.w_download_format.value
+        return io.StringIO(self.state.schedule_json() if fmt == "solve" else self.state.export(fmt))
+
+    def _refresh_download(self) -> None:
+        st, fmt = self.state, self.w_download_format.value
+        if st.session is None or not st.candidate:
+            return
+        blocker = st.export_blocker(fmt) if fmt != "solve" else None
+        self.download.disabled = blocker is not None
+        self.download_note.object = f"cannot download: {blocker}" if blocker else ""
+        suffix = ".json" if fmt == "solve" else SUFFIXES[fmt]
+        self.download.filename = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{st.kernel}_{st.candidate}") + suffix
 
     # ------------------------------------------------------------------ refresh (state -> views)
     def _on_state(self, *events: param.parameterized.Event) -> None:
@@ -348,7 +366,7 @@ class Explorer(pn.viewable.Viewer):
         if self._formula_of != (st.session, st.candidate):  # the formula is the candidate's, whatever the pins
             self._formula_of = (st.session, st.candidate)
             self.formula.object = _formula(st)
-        self.download.filename = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{st.kernel}_{st.candidate}") + ".json"
+        self._refresh_download()
         self.compare_table.visible = st.compare is not None
         self.compare_table.value = comparison_frame(st, st.compare) if st.compare is not None else None
 

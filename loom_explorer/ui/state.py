@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import param
 
+from loom_explorer.export.formats import ExportFormat, export_text
+from loom_explorer.export.ttlang import unsupported_reason
 from loom_explorer.hardware import list_hardware, load_hardware
 from loom_explorer.hardware.schema import (
     DataFormat,
@@ -354,6 +356,17 @@ class ExplorerState(param.Parameterized):
             return []
         values = s.values()
         return [(b.name, evaluate(b.bytes_expr, values)) for b in self.symbolic.l1_buffers]
+
+    def export(self, fmt: ExportFormat) -> str:
+        """The selected schedule as an export file (``export/formats.py``); ExportError if it cannot be."""
+        session, schedule = self._selected()
+        return export_text(fmt, session.hw, self.hw, self.kernel, session.problem, schedule, self.result, self.options)
+
+    def export_blocker(self, fmt: ExportFormat) -> str | None:
+        """Why the selected schedule cannot be exported as ``fmt`` (None: it can)."""
+        if self.solution is None:
+            return f"no schedule to export ({self.result.status})"
+        return unsupported_reason(self.problem) if fmt == "ttlang" else None
 
     def schedule_json(self) -> str:
         """The selected schedule in the ``solve --json`` contract (one candidate), for download."""
