@@ -21,6 +21,7 @@ from loom_explorer.export.formats import EXPORT_FORMATS, export_text
 from loom_explorer.export.npe_workload import npe_workload
 from loom_explorer.export.schedule_json import ScheduleFileError
 from loom_explorer.export.ttlang import ExportError
+from loom_explorer.export.ttnn_config import ttnn_equivalent
 from loom_explorer.hardware import HardwareError, list_hardware, load_hardware
 from loom_explorer.hardware.schema import (
     HardwareSpec,
@@ -186,6 +187,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     best = _best(results)
     if best is None:
         return _report_no_schedule(results, "export")
+    if args.output_format == "ttnn" and not args.candidate:
+        best = _best_for_ttnn(session, results)
     text = export_text(args.output_format, hw, args.hw, args.kernel, problem, session.schedule(best.candidate_name),
                        best, options, noc_bound=not args.no_noc_bound)
     write_new(args.output, text, force=args.force)
@@ -193,6 +196,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     print(f"loom-explorer: wrote {args.output} ({args.output_format}): {best.candidate_name}, predicted "
           f"{hw.cycles_to_us(best.solution.latency_cycles):,.2f} us", file=sys.stderr)
     return EXIT_OK
+
+
+def _best_for_ttnn(session: Session, results: list[CandidateResult]) -> CandidateResult:
+    """The best candidate TTNN has a program config for (saying so when it is not the best overall)."""
+    reasons = []
+    for r in results:
+        if r.solution is None:
+            continue
+        try:
+            ttnn_equivalent(session.schedule(r.candidate_name), r.solution.values())
+        except ExportError as exc:
+            reasons.append(str(exc))
+            continue
+        if reasons:
+            print(f"loom-explorer: exporting {r.candidate_name}, the best candidate TTNN can run; "
+                  f"better ones have no TTNN config ({reasons[0]})", file=sys.stderr)
+        return r
+    raise ExportError("no candidate with a schedule has a TTNN program config: " + "; ".join(reasons[:3]))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -283,8 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write the best (or a chosen) schedule as a kernel file or JSON")
     _add_problem_args(export, tensor_format_flag="--tensor-format")
     export.add_argument("--format", dest="output_format", choices=EXPORT_FORMATS, required=True,
-                        help="ttlang: TT-Lang kernel (runs in tt-lang-sim); json: the schedule document; "
-                             "npe: tt-npe workload")
+                        help="ttlang: TT-Lang kernel (runs in tt-lang-sim); ttnn: TTNN program config and "
+                             "the call; json: the schedule document; npe: tt-npe workload")
     export.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write (never half-written)")
     export.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
     export.add_argument("--force", action="store_true", help="overwrite FILE if it exists")

@@ -8,6 +8,7 @@ from typing import Literal
 from loom_explorer.export.npe_workload import npe_workload
 from loom_explorer.export.schedule_json import rebuild, schedule_document
 from loom_explorer.export.ttlang import ttlang_source
+from loom_explorer.export.ttnn_config import ttnn_source
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
@@ -15,9 +16,9 @@ from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import SolveOptions
 from loom_explorer.traffic.transfers import schedule_transfers
 
-ExportFormat = Literal["ttlang", "json", "npe"]
-EXPORT_FORMATS: tuple[ExportFormat, ...] = ("ttlang", "json", "npe")
-SUFFIXES: dict[ExportFormat, str] = {"ttlang": ".py", "json": ".json", "npe": "_npe.json"}
+ExportFormat = Literal["ttlang", "ttnn", "json", "npe"]
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("ttlang", "ttnn", "json", "npe")
+SUFFIXES: dict[ExportFormat, str] = {"ttlang": ".py", "ttnn": "_ttnn.py", "json": ".json", "npe": "_npe.json"}
 
 
 def export_text(fmt: ExportFormat, hw: HardwareSpec, hw_source: str, kernel_source: str, problem: Problem,
@@ -31,4 +32,6 @@ def export_text(fmt: ExportFormat, hw: HardwareSpec, hw_source: str, kernel_sour
         return doc.to_json()
     if fmt == "ttlang":
         return ttlang_source(rebuild(doc), doc)
+    if fmt == "ttnn":
+        return ttnn_source(rebuild(doc), doc)
     return json.dumps(npe_workload(hw, schedule_transfers(hw, schedule, doc.params)), indent=1) + "\n"

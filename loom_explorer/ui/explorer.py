@@ -42,7 +42,8 @@ from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_fra
 
 INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal"]
 DOWNLOADS = {"schedule (solve JSON)": "solve", "schedule document (JSON, round-trips)": "json",
-             "TT-Lang kernel (.py)": "ttlang", "tt-npe workload (JSON)": "npe"}
+             "TT-Lang kernel (.py)": "ttlang", "TTNN program config and call (.py)": "ttnn",
+             "tt-npe workload (JSON)": "npe"}
 ALL_TENSORS = "all operands"
 
 

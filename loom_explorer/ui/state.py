@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import param
 
 from loom_explorer.export.formats import ExportFormat, export_text
-from loom_explorer.export.ttlang import unsupported_reason
+from loom_explorer.export.ttlang import ExportError, unsupported_reason
+from loom_explorer.export.ttnn_config import ttnn_equivalent
 from loom_explorer.hardware import list_hardware, load_hardware
 from loom_explorer.hardware.schema import (
     DataFormat,
@@ -366,7 +367,14 @@ class ExplorerState(param.Parameterized):
         """Why the selected schedule cannot be exported as ``fmt`` (None: it can)."""
         if self.solution is None:
             return f"no schedule to export ({self.result.status})"
-        return unsupported_reason(self.problem) if fmt == "ttlang" else None
+        if fmt == "ttlang":
+            return unsupported_reason(self.problem)
+        if fmt == "ttnn":
+            try:
+                ttnn_equivalent(self.symbolic, self.solution.values())
+            except ExportError as exc:
+                return str(exc)
+        return None
 
     def schedule_json(self) -> str:
         """The selected schedule in the ``solve --json`` contract (one candidate), for download."""

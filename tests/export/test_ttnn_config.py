@@ -1,0 +1,118 @@
+"""TTNN export: which candidates map to which program config, with the schedule's values; the others are
+refused with the reason; the file is valid Python; on a card (``device`` marker) it runs."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from loom_explorer.cli import main
+from loom_explorer.export.schedule_json import rebuild, schedule_document
+from loom_explorer.export.ttlang import ExportError
+from loom_explorer.export.ttnn_config import ttnn_equivalent, ttnn_source
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
+
+MAPPED = {
+    "M@y,N@x|in0=mcast_x,in1=mcast_y": ("MatmulMultiCoreReuseMultiCastProgramConfig", {"transpose_mcast": False}),
+    "N@y,M@x|in0=mcast_y,in1=mcast_x": ("MatmulMultiCoreReuseMultiCastProgramConfig", {"transpose_mcast": True}),
+    "N@xy|in0=mcast_xy,in1=dram": ("MatmulMultiCoreReuseMultiCast1DProgramConfig", {"mcast_in0": True}),
+    "M@xy|in0=dram,in1=mcast_xy": ("MatmulMultiCoreReuseMultiCast1DProgramConfig", {"mcast_in0": False}),
+}
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("gemm"), "M=1024,K=2048,N=768")
+    session = Session(hw, problem)
+    return hw, problem, session, {r.candidate_name: r for r in session.solve({}, SolveOptions())}
+
+
+def _file(hw, problem, result) -> str:  # type: ignore[no-untyped-def]
+    doc = schedule_document(hw, "wormhole_n150", problem.program.name, problem, result, SolveOptions())
+    return ttnn_source(rebuild(doc), doc)
+
+
+@pytest.mark.parametrize("candidate", sorted(MAPPED))
+def test_mapped_candidates_carry_the_schedule_values(gemm, candidate: str) -> None:  # type: ignore[no-untyped-def]
+    hw, problem, session, results = gemm
+    values = results[candidate].solution.values()
+    name, args, notes = ttnn_equivalent(session.schedule(candidate), values)
+    expected_name, flags = MAPPED[candidate]
+    assert name == expected_name
+    assert args["compute_with_storage_grid_size"] == [values["grid_x"], values["grid_y"]]
+    for key in ("in0_block_w", "out_subblock_h", "out_subblock_w", "out_block_h", "out_block_w", "per_core_M",
+                "per_core_N"):
+        assert args[key] == values[key], key
+    assert {k: args[k] for k in flags} == flags
+    depths_differ = {values["in0_buffer_depth"], values["in1_buffer_depth"]} - {1 if values["per_core_K"] ==
+                                                                                  values["in0_block_w"] else 2}
+    assert bool(notes) == bool(depths_differ)
+    source = _file(hw, problem, results[candidate])
+    tree = ast.parse(source)
+    config = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "PROGRAM_CONFIG")
+    assert ast.literal_eval(config) == args
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "-"], input=source,
+                          capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+
+
+@pytest.mark.parametrize("candidate,why", [
+    ("K@y,N@x|in0=dram,in1=dram", "split-K"),
+    ("M@y,N@x|in0=dram,in1=mcast_y", "multicasts both inputs"),
+    ("M@y,N@x|in0=dram,in1=dram", "multicasts both inputs"),
+    ("M@xy|in0=dram,in1=dram", "1-D config"),
+])
+def test_other_candidates_are_refused_with_the_reason(gemm, candidate: str, why: str) -> None:  # type: ignore[no-untyped-def]
+    _, _, session, results = gemm
+    with pytest.raises(ExportError, match=why):
+        ttnn_equivalent(session.schedule(candidate), results[candidate].solution.values())
+
+
+def test_sdpa_config_for_the_flattened_attention_candidate() -> None:
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("flash_attention"), "B=1,H=4,Sq=1024,Skv=1024,D=64", options={"causal"})
+    session = Session(hw, problem)
+    for r in session.solve({}, SolveOptions()):
+        if r.solution is None:
+            continue
+        schedule = session.schedule(r.candidate_name)
+        if schedule.candidate.flattened and "mcast" not in r.candidate_name:
+            name, args, _ = ttnn_equivalent(schedule, r.solution.values())
+            assert name == "SDPAProgramConfig"
+            assert (args["q_chunk_size"], args["k_chunk_size"]) == (r.solution.values()["q_chunk_size"],
+                                                                   r.solution.values()["k_chunk_size"])
+            assert "CAUSAL = True" in _file(hw, problem, r)
+        else:
+            with pytest.raises(ExportError, match="SDPA"):
+                ttnn_equivalent(schedule, r.solution.values())
+
+
+def test_export_picks_the_best_candidate_ttnn_can_run(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "mm_ttnn.py"
+    # a tall-K shape whose best schedules split K, which TTNN cannot
+    code = main(["export", "gemm", "--hw", "wormhole_n150", "--shape", "M=64,K=16384,N=64", "--format", "ttnn",
+                 "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0 and out.is_file()
+    assert "the best candidate TTNN can run; better ones have no TTNN config" in err and "split-K" in err
+    text = out.read_text()
+    assert "PROGRAM_CONFIG_CLASS" in text and "K@" not in text.split("LOOM_SCHEDULE")[0]
+
+
+@pytest.mark.device
+@pytest.mark.skipif(importlib.util.find_spec("ttnn") is None, reason="needs ttnn and a Tenstorrent card")
+def test_the_exported_file_runs_on_a_card(gemm, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    hw, problem, _, results = gemm
+    path = tmp_path / "mm_ttnn.py"
+    path.write_text(_file(hw, problem, results["N@y,M@x|in0=mcast_y,in1=mcast_x"]))
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "LOOM_RESULT" in run.stdout
