@@ -17,6 +17,7 @@ from loom_explorer.export.schedule_json import (
     ScheduleDocument,
     ScheduleFileError,
     parse_schedule_document,
+    read_text,
     rebuild,
 )
 from loom_explorer.traffic.tiles import TileTraffic, tile_traffic
@@ -70,10 +71,8 @@ class VerifyReport:
 def embedded_document(path: str | Path) -> ScheduleDocument:
     """The schedule document a TT-Lang export carries in its ``LOOM_SCHEDULE`` string."""
     p = Path(path)
-    if not p.is_file():
-        raise ScheduleFileError(f"kernel file {p} does not exist")
     try:
-        tree = ast.parse(p.read_text(), str(p))
+        tree = ast.parse(read_text(p, "kernel file"), str(p))
     except SyntaxError as exc:
         raise ScheduleFileError(f"{p}: not Python: {exc}") from None
     for node in tree.body:

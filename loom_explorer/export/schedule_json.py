@@ -173,10 +173,18 @@ def parse_schedule_document(text: str, origin: str = "schedule") -> ScheduleDocu
 
 
 def load_schedule_document(path: str | Path) -> ScheduleDocument:
+    return parse_schedule_document(read_text(path, "schedule file"), str(path))
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """The UTF-8 text of ``path``; ScheduleFileError naming it when it is missing or not text."""
     p = Path(path)
     if not p.is_file():
-        raise ScheduleFileError(f"schedule file {p} does not exist")
-    return parse_schedule_document(p.read_text(), str(p))
+        raise ScheduleFileError(f"{what} {p} does not exist")
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ScheduleFileError(f"{what} {p} is not UTF-8 text") from None
 
 
 def rebuild(doc: ScheduleDocument) -> RebuiltSchedule:
@@ -195,6 +203,8 @@ def rebuild(doc: ScheduleDocument) -> RebuiltSchedule:
                                     "(its sha256 differs)")
         program = load_program(p.kernel)
         output = program.outputs[0].name
+        if output not in p.formats:
+            raise ScheduleFileError(f"problem.formats: no format for the output tensor {output!r}")
         problem = make_problem(
             program, p.shape, parse_data_format(p.formats[output]), parse_fidelity(p.fidelity),
             formats={k: parse_data_format(v) for k, v in p.formats.items()},

@@ -32,24 +32,31 @@ import re
 import textwrap
 
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
+from loom_explorer.export.ttlang_attention import (
+    attention_source,
+    attention_unsupported,
+)
+from loom_explorer.export.ttlang_common import ExportError, footer, header
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
+from loom_explorer.program.attention import Attention
 from loom_explorer.program.contraction import Contraction
 from loom_explorer.program.structure import analyse_program
 from loom_explorer.traffic.transfers import used_cores
 
-TTNN_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.bfloat8_b: "bfloat8_b",
-               DataFormat.bfloat4_b: "bfloat4_b", DataFormat.float32: "float32"}
-TORCH_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.float32: "float32"}
 
-
-class ExportError(ValueError):
-    """A schedule the chosen export format cannot express; the message says why."""
-
-
-def unsupported_reason(problem: Problem) -> str | None:
-    """Why TT-Lang export cannot write this problem's schedules (None: it can)."""
+def unsupported_reason(schedule: SymbolicSchedule) -> str | None:
+    """Why TT-Lang export cannot write this candidate's schedules (None: it can)."""
+    cand, problem = schedule.candidate, schedule.problem
+    try:
+        structure = _check_common(problem)
+    except ExportError as exc:
+        return str(exc)
+    if isinstance(structure, Attention):
+        return attention_unsupported(structure, cand.name, cand.flattened,
+                                     all(c is Comm.dram for _, c in cand.comms), problem.has_option("causal"))
     try:
         _check_supported(problem)
     except ExportError as exc:
@@ -57,18 +64,8 @@ def unsupported_reason(problem: Problem) -> str | None:
     return None
 
 
-def _check_supported(problem: Problem) -> Contraction:
-    structure = analyse_program(problem.program)
-    if not isinstance(structure, Contraction):
-        raise ExportError(f"TT-Lang export covers GEMM schedules so far; {problem.program.name} is not a "
-                          "single contraction (FlashAttention export is not written yet)")
-    if structure.batch_dims:
-        raise ExportError(f"TT-Lang export covers plain GEMM (M, N, K) so far; {problem.program.name} has "
-                          f"batch dimensions {', '.join(structure.batch_dims)}")
-    extra = [t.name for t in problem.program.inputs if problem.is_enabled(t.name)
-             and t.name not in (structure.matmul.a, structure.matmul.b)]
-    if extra or problem.activation:
-        raise ExportError("TT-Lang export covers C = A @ B so far (no bias, no activation)")
+def _check_common(problem: Problem) -> Contraction | Attention:
+    """What every TT-Lang export needs: DRAM-interleaved bfloat16 tensors."""
     placed = [t for t, p in problem.placements if p.value != "dram"]
     if placed:
         raise ExportError(f"TT-Lang export reads and writes DRAM-interleaved tensors; {', '.join(placed)} "
@@ -77,6 +74,20 @@ def _check_supported(problem: Problem) -> Contraction:
     if not formats <= {DataFormat.bfloat16}:
         raise ExportError("TT-Lang export writes bfloat16 kernels so far; this problem uses "
                           f"{', '.join(sorted(f.value for f in formats))}")
+    return analyse_program(problem.program)
+
+
+def _check_supported(problem: Problem) -> Contraction:
+    structure = _check_common(problem)
+    if not isinstance(structure, Contraction):
+        raise ExportError(f"{problem.program.name} is neither a single contraction nor attention")
+    if structure.batch_dims:
+        raise ExportError(f"TT-Lang export covers plain GEMM (M, N, K) so far; {problem.program.name} has "
+                          f"batch dimensions {', '.join(structure.batch_dims)}")
+    extra = [t.name for t in problem.program.inputs if problem.is_enabled(t.name)
+             and t.name not in (structure.matmul.a, structure.matmul.b)]
+    if extra or problem.activation:
+        raise ExportError("TT-Lang export covers C = A @ B so far (no bias, no activation)")
     return structure
 
 
@@ -128,10 +139,14 @@ def _unused_coordinates(prologue: str, kernel: str) -> tuple[str, str]:
 
 
 def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
-    """The kernel file of a GEMM schedule (module docstring); ExportError for what it cannot express."""
+    """The kernel file of a schedule (module docstring; attention: ``ttlang_attention.py``); ExportError for
+    what it cannot express."""
+    structure = _check_common(built.problem)
+    if isinstance(structure, Attention):
+        return attention_source(built, doc, structure)
     con = _check_supported(built.problem)
     sch, v = built.schedule, built.solution.values()
-    cand, problem, hw = sch.candidate, built.problem, built.hardware
+    cand, problem = sch.candidate, built.problem
     a, b, out = con.matmul.a, con.matmul.b, con.matmul.out
     m, n, k = con.m_dim, con.n_dim, con.k_dim
     gx, gy = v["grid_x"], v["grid_y"]
@@ -147,9 +162,6 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     pad = {m: cores_along(m) * pm, n: cores_along(n) * pn, k: cores_along(k) * pk}
     gather = cand.gather_axis
     comm_a, comm_b = cand.comm(a), cand.comm(b)
-    header_params = "\n".join(f"#   {name:<18} = {value}" for name, value in v.items())
-    pins = ", ".join(f"{p}={x}" for p, x in doc.pins.items()) or "none"
-    breakdown = ", ".join(f"{t} {c:,}" for t, c in built.solution.breakdown)
 
     nets = []
     for t, c in ((a, comm_a), (b, comm_b)):
@@ -259,10 +271,8 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         """) + textwrap.dedent(finish_compute)))
     elements = dict(problem.shape)
     return _TEMPLATE.format(
-        hw=hw.name, kernel=problem.program.name, shape=problem.shape_text, candidate=cand.name,
-        description=textwrap.fill(cand.description, 100, initial_indent="  ", subsequent_indent="  "), pins=pins, params=header_params,
-        latency_cycles=built.solution.latency_cycles, latency_us=hw.cycles_to_us(built.solution.latency_cycles),
-        breakdown=breakdown, a=a, b=b, out=out, m=m, n=n, k=k, gx=gx, gy=gy, pm=pm, pn=pn, pk=pk, obh=obh,
+        header=header(built, doc), kernel=problem.program.name, footer=footer(doc),
+        a=a, b=b, out=out, m=m, n=n, k=k, gx=gx, gy=gy, pm=pm, pn=pn, pk=pk, obh=obh,
         obw=obw, ibw=ibw, da=v[f"{a}_buffer_depth"], db=v[f"{b}_buffer_depth"], working=len(working),
         cores_k=cores_along(k), m_el=elements[m], n_el=elements[n], k_el=elements[k],
         m_pad=pad[m] * 32, n_pad=pad[n] * 32, k_pad=pad[k] * 32,
@@ -270,25 +280,12 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         partial_dfb=partial_dfb, where_a=textwrap.indent(read_a_kernel[0], "        "),
         where_b=textwrap.indent(read_b_kernel[0], "        "), idle=textwrap.indent(compute_kernel[0], "        "),
         read_a=read_a_kernel[1], read_b=read_b_kernel[1], compute=compute_kernel[1],
-        document=doc.to_json(),
         one_d="row by row (1-D layout)" if one_d else "by grid position",
     )
 
 
 _TEMPLATE = '''\
-"""{kernel} {shape} on {hw}: TT-Lang kernel exported by loom-explorer.
-
-Candidate {candidate}:
-{description}
-Pins: {pins}
-Predicted latency: {latency_cycles:,} cycles ({latency_us:.2f} us); {breakdown}
-
-Run it in Tenstorrent's simulator with `tt-lang-sim THIS_FILE.py` (or `loom-explorer verify THIS_FILE.py`,
-which also compares the simulated traffic with the model's), or on a card with `python THIS_FILE.py`.
-"""
-# Schedule parameters (tiles of 32x32 unless named otherwise):
-{params}
-
+{header}
 import json
 
 import torch
@@ -359,10 +356,4 @@ def main():
     assert pcc >= 0.999, f"PCC {{pcc:.6f}} < 0.999"
 
 
-# The schedule this file was exported from (loom-explorer's schedule JSON, schema_version 1).
-LOOM_SCHEDULE = r"""
-{document}"""
-
-if __name__ == "__main__":
-    main()
-'''
+{footer}'''

@@ -21,7 +21,7 @@ from __future__ import annotations
 import pprint
 
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang import TTNN_DTYPES, ExportError
+from loom_explorer.export.ttlang_common import TTNN_DTYPES, ExportError
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule

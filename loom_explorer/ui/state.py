@@ -368,7 +368,7 @@ class ExplorerState(param.Parameterized):
         if self.solution is None:
             return f"no schedule to export ({self.result.status})"
         if fmt == "ttlang":
-            return unsupported_reason(self.problem)
+            return unsupported_reason(self.symbolic)
         if fmt == "ttnn":
             try:
                 ttnn_equivalent(self.symbolic, self.solution.values())

@@ -80,3 +80,38 @@ def test_every_candidate_of_a_ragged_shape(tmp_path, ragged, candidate: str) -> 
 @pytest.mark.parametrize("candidate", FAMILIES)
 def test_each_family_at_a_second_shape_on_blackhole(tmp_path, second, candidate: str) -> None:  # type: ignore[no-untyped-def]
     _verify(tmp_path, SECOND[0], second, candidate)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,pins", [
+    ("B=2,H=2,Sq=256,Skv=256,D=64", {}),
+    # grouped-query heads, a ragged query length, 20 tasks on 7 cores of 3 (one padding task)
+    ("B=1,H=4,Hkv=2,Sq=320,Skv=256,D=64", {"per_core_H*Sq": 3, "q_chunk_size": 64}),
+])
+def test_flash_attention_flattened_split(tmp_path, shape: str, pins: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("flash_attention"), shape)
+    session = Session(hw, problem)
+    flat = next(s for s in session.schedules if s.candidate.flattened and "mcast" not in s.candidate.name)
+    (result,) = session.solve(pins, SolveOptions(), candidates=[flat.candidate.name])
+    assert result.solution is not None, result.status
+    doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())
+    path = tmp_path / "attention.py"
+    path.write_text(ttlang_source(rebuild(doc), doc))
+    report = verify_kernel_file(path, timeout_seconds=300)
+    assert report.pcc >= PCC_MIN, report.pcc
+    assert report.traffic_equal, report.differences()
+    assert set(report.simulated.dram_read_tiles) == {"q", "k", "v"} and not report.simulated.pipe_received_tiles
+
+
+def test_attention_candidates_the_export_does_not_write_yet_say_why() -> None:
+    from loom_explorer.export.ttlang import unsupported_reason
+
+    hw = load_hardware("wormhole_n150")
+    causal = Session(hw, make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64",
+                                      options={"causal"}))
+    assert all("causal" in (unsupported_reason(s) or "") for s in causal.schedules)
+    plain = Session(hw, make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64"))
+    reasons = {s.candidate.name: unsupported_reason(s) for s in plain.schedules}
+    assert any(r is None for r in reasons.values())
+    assert all("flattened layout" in r for n, r in reasons.items() if r is not None)
