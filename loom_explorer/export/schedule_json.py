@@ -218,8 +218,15 @@ def rebuild(doc: ScheduleDocument) -> RebuiltSchedule:
     if candidate is None:
         raise ScheduleFileError(f"candidate: {doc.candidate!r} is not a candidate of this problem")
     schedule = build_schedule(hw, problem, candidate, doc.solver.noc_bound)
-    if set(doc.params) != set(schedule.param_names):
-        raise ScheduleFileError(f"params: expected {', '.join(schedule.param_names)}; got {', '.join(doc.params)}")
+    missing = [n for n in schedule.param_names if n not in doc.params]
+    unknown = [n for n in doc.params if n not in schedule.param_names]
+    if missing or unknown:
+        raise ScheduleFileError("params: " + "; ".join(
+            part for part in (f"missing {', '.join(missing)}" if missing else "",
+                              f"unknown {', '.join(unknown)}" if unknown else "") if part))
+    off = [f"{n}={v} (params say {doc.params.get(n)})" for n, v in doc.pins.items() if doc.params.get(n) != v]
+    if off:
+        raise ScheduleFileError(f"pins: {', '.join(off)}: a pinned value must equal the parameter's")
     verdict = referee(schedule, dict(doc.params))
     if verdict.solution is None:
         raise ScheduleFileError(f"params: not a legal schedule of {doc.candidate}: {'; '.join(verdict.violations)}")
