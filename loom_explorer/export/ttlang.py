@@ -91,11 +91,6 @@ def _check_supported(problem: Problem) -> Contraction:
     return structure
 
 
-def _index(axis: str | None) -> str:
-    """The core's index along the grid axis a dimension is on (0 when it is not spread)."""
-    return {"x": "x", "y": "y", "xy": "core", None: "0"}[axis]
-
-
 def _receive_send(tensor: str, comm: Comm, read: str, blk: str) -> str:
     """Statements that fill ``blk`` with this step's block of ``tensor`` on every working core."""
     if comm in (Comm.dram, Comm.local):
@@ -110,8 +105,8 @@ def _receive_send(tensor: str, comm: Comm, read: str, blk: str) -> str:
         """)
 
 
-def _pipes(tensor: str, comm: Comm, working: list[tuple[int, int]], gx: int, gy: int) -> str:
-    """The PipeNet of a multicast input (``None`` for a DRAM-read one)."""
+def _pipes(comm: Comm, working: list[tuple[int, int]], gx: int) -> str:
+    """The PipeNet of a multicast input."""
     if comm is Comm.mcast_x:
         return "ttl.PipeNet([ttl.Pipe(src=(0, y), dst=(slice(1, GRID_X), y)) for y in range(GRID_Y)])"
     if comm is Comm.mcast_y:
@@ -119,8 +114,8 @@ def _pipes(tensor: str, comm: Comm, working: list[tuple[int, int]], gx: int, gy:
     # mcast_xy: every working core but the first, as rectangles: full rows, then the last partial row
     full_rows, rest = divmod(len(working), gx)
     rects = []
-    if gx > 1:
-        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(1, {gx}), 0))")
+    if min(gx, len(working)) > 1:
+        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(1, {min(gx, len(working))}), 0))")
     if full_rows > 1:
         rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(0, {gx}), slice(1, {full_rows})))")
     if rest and full_rows >= 1:
@@ -166,7 +161,7 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     nets = []
     for t, c in ((a, comm_a), (b, comm_b)):
         if c.axis is not None:
-            nets.append(f"{t}_net = {_pipes(t, c, working, gx, gy)}")
+            nets.append(f"{t}_net = {_pipes(c, working, gx)}")
     if gather is not None:
         head = "(0, y)" if gather == "x" else "(x, 0)"
         rng = "for x in range(1, GRID_X) for y in range(GRID_Y)" if gather == "x" else \
