@@ -14,7 +14,10 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from loom_explorer.accuracy.gemm_data import DataError
+from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.deploy.simulator import SimulationError
 from loom_explorer.export.files import OutputError, write_new
 from loom_explorer.export.formats import EXPORT_FORMATS, export_text
@@ -36,7 +39,7 @@ from loom_explorer.program import (
     list_kernels,
     load_program,
 )
-from loom_explorer.report import solve_json, solve_table, traffic_json, traffic_table
+from loom_explorer.report import result_json, solve_json, solve_table, traffic_json, traffic_table
 from loom_explorer.solve.cpsat import ModelRangeError
 from loom_explorer.solve.pins import PinError, parse_pins
 from loom_explorer.solve.result import CandidateResult
@@ -236,6 +239,71 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_VERIFY_FAILED
 
 
+def cmd_predict(args: argparse.Namespace) -> int:
+    from loom_explorer.accuracy.ttnn_configs import evaluate_config, parse_config, placements, ttnn_default_config
+    from loom_explorer.hardware.grid import restrict_grid
+
+    if bool(args.ttnn_config) == bool(args.ttnn_default):
+        raise InputError("predict needs exactly one of --ttnn-config FILE and --ttnn-default")
+    cfg = None
+    if args.ttnn_config:
+        try:
+            raw = json.loads(Path(args.ttnn_config).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"--ttnn-config {args.ttnn_config}: {exc}") from None
+        cfg = parse_config(raw, args.ttnn_config)
+        args.memory = [*args.memory, *(f"{t}={p.value}" for t, p in placements(cfg).items())]
+    hw, problem = _problem(args)
+    if args.grid:
+        try:
+            columns, rows = (int(x) for x in args.grid.lower().split("x"))
+            hw = restrict_grid(hw, columns, rows)
+        except ValueError as exc:
+            raise InputError(f"--grid {args.grid}: {exc if 'fit' in str(exc) else 'expected COLUMNSxROWS, e.g. 11x10'}") from None
+    cfg = cfg or ttnn_default_config(hw, problem)
+    evaluated = evaluate_config(hw, problem, cfg)
+    if args.json:
+        print(json.dumps({**result_json(hw, evaluated.schedule, evaluated.result),
+                          "ttnn_config": cfg.model_dump(mode="json")}, indent=2))
+    else:
+        print(solve_table(hw, problem, {evaluated.schedule.candidate.name: evaluated.schedule}, [evaluated.result]))
+    return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
+
+
+def cmd_accuracy(args: argparse.Namespace) -> int:
+    from loom_explorer.accuracy.gemm_data import accuracy_json, predict_rows
+
+    doc = accuracy_json(predict_rows(args.data, args.configs))
+    if args.json:
+        print(json.dumps(doc, indent=2))
+        return EXIT_OK
+    print(f"{'card':<5} {'kind':<11} {'M':>6} {'K':>6} {'N':>6} {'dtype':<10} {'fidelity':<6} {'regime':<13} "
+          f"{'measured us':>11} {'predicted us':>12} {'error':>7}")
+    for r in doc["rows"]:  # type: ignore[union-attr]
+        pred = f"{r['predicted_ns'] / 1e3:>12.2f}" if r["predicted_ns"] else f"{'illegal':>12}"
+        err = f"{r['error_pct']:>6.1f}%" if r["error_pct"] is not None else f"{'-':>7}"
+        print(f"{r['card']:<5} {r['config_kind']:<11} {r['M']:>6} {r['K']:>6} {r['N']:>6} {r['dtype']:<10} "
+              f"{r['math_fidelity']:<6} {r['regime']:<13} {float(r['measured_ns']) / 1e3:>11.2f} {pred} {err}")
+
+    def line(name: str, s: dict[str, object]) -> str:
+        return (f"  {name:<24} n={s['n']:<4} median |err| {s['median_abs_err_pct']}%  p90 {s['p90_abs_err_pct']}%  "
+                f"Spearman {s['spearman']}")
+
+    print("\nsummary (every row):")
+    print(line("all", doc["summary"]))  # type: ignore[arg-type]
+    for name, s in {**doc["by_card"], **doc["by_regime"]}.items():  # type: ignore[dict-item]
+        print(line(name, s))
+    print("\nheld-out rows, model vs three-constant roofline fitted on the other rows:")
+    for card, b in doc["held_out_vs_baseline"].items():  # type: ignore[union-attr]
+        print(line(f"{card} model", b["model"]))
+        print(line(f"{card} roofline {b['fit']}", b["baseline"]))
+    sp = doc["speedups"]
+    print(f"\nhand-tuned over automatic speedup: {len(sp['pairs'])} pairs, median |error| {sp['median_abs_err_pct']}%")  # type: ignore[index]
+    for message in doc["skipped"]:  # type: ignore[union-attr]
+        print(f"skipped: {message}", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from loom_explorer.ui.app import serve
@@ -315,6 +383,20 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--timeout", type=float, default=600.0, help="seconds the simulator may take (default 600)")
     verify.add_argument("--json", action="store_true", help="print one JSON object")
     verify.set_defaults(func=cmd_verify)
+    predict = sub.add_parser("predict", help="evaluate an existing TTNN matmul program config with the model")
+    _add_problem_args(predict)
+    predict.add_argument("--ttnn-config", default=None, metavar="FILE",
+                         help="JSON in the ttnn constructor's argument names (see docs/accuracy.md)")
+    predict.add_argument("--ttnn-default", action="store_true",
+                         help="the config ttnn picks itself for a DRAM-interleaved matmul")
+    predict.add_argument("--grid", default=None, metavar="XxY", help="restrict the device grid, e.g. 11x10")
+    predict.set_defaults(func=cmd_predict)
+    accuracy = sub.add_parser("accuracy", help="error table of the model on measured matmul data")
+    accuracy.add_argument("--data", required=True, help="CSV in the format of shared/data/gemm_flops_calibration.csv")
+    accuracy.add_argument("--configs", default=None,
+                          help="CSV of the manual configs (format of shared/data/gemm_manual_configs.csv)")
+    accuracy.add_argument("--json", action="store_true")
+    accuracy.set_defaults(func=cmd_accuracy)
     serve = sub.add_parser("serve", help="open the explorer in a browser (what `panel serve apps/explorer.py` does)")
     serve.add_argument("--port", type=int, default=5006, help="port (default 5006; 0 picks a free one)")
     serve.add_argument("--address", default=None, help="address to listen on (default localhost)")
@@ -334,7 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
-            ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError) as exc:
+            ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError, ConfigError,
+            DataError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

@@ -1,0 +1,1 @@
+"""Predicting existing TTNN configs and scoring the model on published measurements."""

@@ -1,0 +1,169 @@
+"""Evaluate an existing TTNN matmul program config with the model: ``loom-explorer predict``.
+
+A config (the ttnn constructor's own argument names, the JSON form of ``issues 7``) maps to one candidate
+and its parameter values:
+
+* ``MatmulMultiCoreReuseMultiCastProgramConfig``: ``M@y,N@x|in0=mcast_x,in1=mcast_y`` (``transpose_mcast``
+  false) or ``N@y,M@x|in0=mcast_y,in1=mcast_x`` (true); the cores used are ``ceil(Mt/per_core_M)`` rows by
+  ``ceil(Nt/per_core_N)`` columns (swapped when transposed), at most the config's grid;
+* ``MatmulMultiCoreReuseMultiCast1DProgramConfig``: ``N@xy|in0=mcast_xy,in1=dram`` (``mcast_in0``) or
+  ``M@xy|in0=dram,in1=mcast_xy``; the cores used fill the grid's columns row by row;
+* blocking as given; ``per_core_K`` all of K; input buffers of 2 blocks (1 with a single K block), as TTNN
+  allocates them.
+
+``ttnn_default_config`` reproduces the config ttnn picks for a DRAM-interleaved matmul without one
+(reference section 4): ``per_core_M = ceil(Mt/grid_y)``, ``per_core_N = ceil(Nt/grid_x)``,
+``in0_block_w = Kt/grid_x`` when that divides ``Kt`` (else 1), output block = the per-core block, the first
+legal sub-block of ttnn's search order, and ``in0_block_w`` halved (to a divisor of ``Kt``) until the
+buffers fit L1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.model.build import build_schedule
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.mapping.enumerate import enumerate_candidates
+from loom_explorer.problem import Placement, Problem
+from loom_explorer.solve.result import CandidateResult, Conflict
+from loom_explorer.validate import referee
+
+SUBBLOCK_ORDER = ((4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1),
+                  (1, 5), (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1))
+MEMORY = {"DRAM": Placement.dram, "L1_BLOCK_SHARDED": Placement.l1_block, "L1_HEIGHT_SHARDED": Placement.l1_height,
+          "L1_WIDTH_SHARDED": Placement.l1_width}
+
+
+class ConfigError(ValueError):
+    """A TTNN config the model cannot read or map; the message names the field."""
+
+
+class TtnnMatmulConfig(BaseModel):
+    """A ``ttnn.MatmulMultiCoreReuseMultiCast[1D]ProgramConfig`` in its constructor's argument names."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    program_config: str
+    compute_with_storage_grid_size: tuple[int, int]
+    in0_block_w: int = Field(ge=1)
+    per_core_M: int = Field(ge=1)
+    per_core_N: int = Field(ge=1)
+    out_block_h: int | None = Field(default=None, ge=1)
+    out_block_w: int | None = Field(default=None, ge=1)
+    out_subblock_h: int = Field(ge=1)
+    out_subblock_w: int = Field(ge=1)
+    transpose_mcast: bool = False
+    mcast_in0: bool | None = None
+    memory: dict[str, str] = Field(default_factory=dict)
+    compute: dict[str, object] = Field(default_factory=dict)
+
+
+def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
+    try:
+        cfg = TtnnMatmulConfig.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{origin}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    if cfg.program_config not in ("MatmulMultiCoreReuseMultiCastProgramConfig",
+                                  "MatmulMultiCoreReuseMultiCast1DProgramConfig"):
+        raise ConfigError(f"{origin}: program_config {cfg.program_config!r} is not a multicast matmul config "
+                          "the model maps (2-D or 1-D)")
+    bad = {t: m for t, m in cfg.memory.items() if m not in MEMORY}
+    if bad:
+        raise ConfigError(f"{origin}: memory {bad}: expected one of {', '.join(MEMORY)}")
+    return cfg
+
+
+def placements(cfg: TtnnMatmulConfig) -> dict[str, Placement]:
+    return {t: MEMORY[m] for t, m in cfg.memory.items() if MEMORY[m] is not Placement.dram}
+
+
+def candidate_name(cfg: TtnnMatmulConfig) -> str:
+    if cfg.program_config.endswith("1DProgramConfig"):
+        return "N@xy|in0=mcast_xy,in1=dram" if cfg.mcast_in0 else "M@xy|in0=dram,in1=mcast_xy"
+    return "N@y,M@x|in0=mcast_y,in1=mcast_x" if cfg.transpose_mcast else "M@y,N@x|in0=mcast_x,in1=mcast_y"
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluated:
+    """A config as the model sees it: its candidate's schedule, the values, and the referee's result."""
+
+    schedule: SymbolicSchedule
+    values: dict[str, int]
+    result: CandidateResult
+
+
+def evaluate_config(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> Evaluated:
+    """The referee's latency of exactly this config (a ``conflict`` result naming the violated
+    constraints when the model finds it illegal)."""
+    name = candidate_name(cfg)
+    candidate = next((c for c in enumerate_candidates(problem) if c.name == name), None)
+    if candidate is None:
+        raise ConfigError(f"candidate {name} (what {cfg.program_config} runs) is not a candidate of this problem "
+                          f"(placements {dict(problem.placements) or 'DRAM'})")
+    schedule = build_schedule(hw, problem, candidate)
+    mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
+    gx, gy = cfg.compute_with_storage_grid_size
+    rows, cols = math.ceil(mt / cfg.per_core_M), math.ceil(nt / cfg.per_core_N)
+    if cfg.program_config.endswith("1DProgramConfig"):
+        used = rows * cols
+        grid = (min(gx, used), math.ceil(used / gx))
+    else:
+        grid = (rows, cols) if cfg.transpose_mcast else (cols, rows)
+    k_steps = kt // cfg.in0_block_w if kt % cfg.in0_block_w == 0 else 0
+    depth = 2 if k_steps > 1 else 1
+    values = {"grid_x": grid[0], "grid_y": grid[1], "per_core_M": cfg.per_core_M, "per_core_N": cfg.per_core_N,
+              "per_core_K": kt, "in0_block_w": cfg.in0_block_w, "out_block_h": cfg.out_block_h or cfg.per_core_M,
+              "out_block_w": cfg.out_block_w or cfg.per_core_N, "out_subblock_h": cfg.out_subblock_h,
+              "out_subblock_w": cfg.out_subblock_w, "in0_buffer_depth": depth, "in1_buffer_depth": depth}
+    values = {p: values[p] for p in schedule.param_names if p in values}
+    missing = [p for p in schedule.param_names if p not in values]
+    if missing:
+        raise ConfigError(f"candidate {name} has parameters the config does not give: {', '.join(missing)}")
+    verdict = referee(schedule, values)
+    common = {"candidate_name": name, "description": candidate.description, "alternatives": (),
+              "best_bound_cycles": None, "solve_seconds": 0.0, "pins": tuple(sorted(values.items()))}
+    if verdict.solution is None:
+        conflict = Conflict(pins=tuple(sorted(values.items())), constraints=verdict.violations, families=(),
+                            message="the model finds this config illegal: " + "; ".join(verdict.violations))
+        return Evaluated(schedule, values, CandidateResult(status="conflict", solution=None, conflict=conflict,
+                                                           **common))
+    return Evaluated(schedule, values, CandidateResult(status="feasible", solution=verdict.solution,
+                                                       conflict=None, **common))
+
+
+def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
+    """The config ttnn picks without one for a DRAM-interleaved 2-D matmul (module docstring)."""
+    mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
+    gx, gy = hw.grid.columns, hw.grid.rows
+    pm, pn = math.ceil(mt / gy), math.ceil(nt / gx)
+    ibw = kt // gx if kt % gx == 0 and kt >= gx else 1
+    dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
+
+    def config(in0_block_w: int, bh: int, bw: int) -> TtnnMatmulConfig:
+        sub = next(((h, w) for h, w in SUBBLOCK_ORDER if bh % h == 0 and bw % w == 0 and h * w <= dst), (1, 1))
+        return TtnnMatmulConfig(program_config="MatmulMultiCoreReuseMultiCastProgramConfig",
+                                compute_with_storage_grid_size=(gx, gy), in0_block_w=in0_block_w, per_core_M=pm,
+                                per_core_N=pn, out_block_h=bh, out_block_w=bw, out_subblock_h=sub[0],
+                                out_subblock_w=sub[1])
+
+    def halve(value: int, whole: int) -> int:
+        """The largest divisor of ``whole`` below ``value`` that divides ``value``."""
+        return max(d for d in range(1, value) if whole % d == 0 and value % d == 0)
+
+    cfg = config(ibw, pm, pn)
+    while evaluate_config(hw, problem, cfg).result.solution is None:
+        if cfg.in0_block_w > 1:  # first shorten the K step, then split the output block
+            cfg = config(halve(cfg.in0_block_w, kt), pm, pn)
+        elif (cfg.out_block_h or pm) >= (cfg.out_block_w or pn) and (cfg.out_block_h or pm) > 1:
+            cfg = config(1, halve(cfg.out_block_h or pm, pm), cfg.out_block_w or pn)
+        elif (cfg.out_block_w or pn) > 1:
+            cfg = config(1, cfg.out_block_h or pm, halve(cfg.out_block_w or pn, pn))
+        else:
+            break
+    return cfg

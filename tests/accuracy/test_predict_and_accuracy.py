@@ -1,0 +1,168 @@
+"""predict (an existing TTNN config evaluated by the model, ttnn's own default config) and accuracy (the
+model against the published measurements in ../shared/data)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from loom_explorer.accuracy.gemm_data import DataError, accuracy_json, predict_rows
+from loom_explorer.accuracy.ttnn_configs import (
+    ConfigError,
+    TtnnMatmulConfig,
+    candidate_name,
+    evaluate_config,
+    parse_config,
+    ttnn_default_config,
+)
+from loom_explorer.cli import main
+from loom_explorer.hardware import load_hardware
+from loom_explorer.hardware.grid import restrict_grid
+from loom_explorer.problem import make_problem
+from loom_explorer.program import load_program
+from loom_explorer.validate import referee
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+CALIBRATION, CONFIGS = DATA / "gemm_flops_calibration.csv", DATA / "gemm_manual_configs.csv"
+
+
+def _problem(shape: str):  # type: ignore[no-untyped-def]
+    return make_problem(load_program("gemm"), shape)
+
+
+def test_ttnn_default_follows_the_rule() -> None:
+    hw = load_hardware("wormhole_n150")
+    cfg = ttnn_default_config(hw, _problem("M=1024,K=1024,N=1024"))
+    # Kt=32 over 8 columns -> in0_block_w 4; per_core = ceil(32/8) = 4; first sub-block of ttnn's order
+    assert (cfg.in0_block_w, cfg.per_core_M, cfg.per_core_N) == (4, 4, 4)
+    assert (cfg.out_subblock_h, cfg.out_subblock_w) == (4, 2)
+    assert cfg.compute_with_storage_grid_size == (8, 8)
+
+
+def test_ttnn_default_shrinks_until_l1_fits() -> None:
+    hw = load_hardware("wormhole_n150")
+    problem = _problem("M=8192,K=8192,N=8192")
+    cfg = ttnn_default_config(hw, problem)
+    assert cfg.in0_block_w == 1 and (cfg.out_block_h, cfg.out_block_w) != (cfg.per_core_M, cfg.per_core_N)
+    assert evaluate_config(hw, problem, cfg).result.solution is not None
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ({"transpose_mcast": False}, "M@y,N@x|in0=mcast_x,in1=mcast_y"),
+    ({"transpose_mcast": True}, "N@y,M@x|in0=mcast_y,in1=mcast_x"),
+    ({"program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig", "mcast_in0": True},
+     "N@xy|in0=mcast_xy,in1=dram"),
+    ({"program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig", "mcast_in0": False},
+     "M@xy|in0=dram,in1=mcast_xy"),
+])
+def test_configs_map_to_their_candidate(raw: dict[str, object], expected: str) -> None:
+    base = {"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig", "compute_with_storage_grid_size": [8, 8],
+            "in0_block_w": 2, "per_core_M": 4, "per_core_N": 4, "out_subblock_h": 2, "out_subblock_w": 2}
+    assert candidate_name(parse_config({**base, **raw})) == expected
+
+
+def test_a_config_is_evaluated_by_the_referee() -> None:
+    hw = load_hardware("wormhole_n150")
+    problem = _problem("M=1024,K=2048,N=512")
+    cfg = TtnnMatmulConfig(program_config="MatmulMultiCoreReuseMultiCastProgramConfig",
+                           compute_with_storage_grid_size=(8, 8), in0_block_w=8, per_core_M=4, per_core_N=2,
+                           out_block_h=4, out_block_w=2, out_subblock_h=2, out_subblock_w=2)
+    ev = evaluate_config(hw, problem, cfg)
+    assert ev.values["grid_x"] == 8 and ev.values["grid_y"] == 8 and ev.values["in0_buffer_depth"] == 2
+    verdict = referee(ev.schedule, ev.values)
+    assert ev.result.status == "feasible"
+    assert verdict.solution is not None and ev.result.solution == verdict.solution
+
+
+def test_an_illegal_config_is_explained() -> None:
+    hw = load_hardware("wormhole_n150")
+    problem = _problem("M=4096,K=4096,N=4096")
+    cfg = TtnnMatmulConfig(program_config="MatmulMultiCoreReuseMultiCastProgramConfig",
+                           compute_with_storage_grid_size=(8, 8), in0_block_w=128, per_core_M=16, per_core_N=16,
+                           out_subblock_h=4, out_subblock_w=2)
+    ev = evaluate_config(hw, problem, cfg)
+    assert ev.result.status == "conflict" and "l1_capacity" in ev.result.conflict.message
+
+
+def test_bad_configs_name_the_field() -> None:
+    with pytest.raises(ConfigError, match="in0_block_w"):
+        parse_config({"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",
+                      "compute_with_storage_grid_size": [8, 8], "per_core_M": 1, "per_core_N": 1,
+                      "out_subblock_h": 1, "out_subblock_w": 1})
+    with pytest.raises(ConfigError, match="program_config"):
+        parse_config({"program_config": "MatmulMultiCoreReuseProgramConfig", "compute_with_storage_grid_size": [8, 8],
+                      "in0_block_w": 1, "per_core_M": 1, "per_core_N": 1, "out_subblock_h": 1, "out_subblock_w": 1})
+
+
+def test_restricted_grid() -> None:
+    hw = restrict_grid(load_hardware("blackhole_p150a"), 11, 10)
+    assert (hw.grid.columns, hw.grid.rows) == (11, 10) and hw.name.endswith("@11x10")
+    with pytest.raises(ValueError, match="does not fit"):
+        restrict_grid(hw, 14, 10)
+
+
+def test_predict_cli(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",
+                               "compute_with_storage_grid_size": [8, 8], "in0_block_w": 4, "per_core_M": 4,
+                               "per_core_N": 4, "out_block_h": 4, "out_block_w": 4, "out_subblock_h": 2,
+                               "out_subblock_w": 4, "transpose_mcast": False, "fuse_batch": True,
+                               "memory": {"in0": "L1_BLOCK_SHARDED", "out": "L1_BLOCK_SHARDED"}}))
+    assert main(["predict", "gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024",
+                 "--ttnn-config", str(cfg), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "feasible" and out["params"]["in0_block_w"] == 4 and out["latency_cycles"] > 0
+    assert main(["predict", "gemm", "--hw", "blackhole_p150a", "--shape", "M=1024,K=1024,N=1024", "--ttnn-default",
+                 "--grid", "11x10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ttnn_config"]["compute_with_storage_grid_size"] == [11, 10]
+    assert main(["predict", "gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024"]) == 2
+    assert "exactly one of" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def published() -> dict[str, object]:
+    if not CALIBRATION.is_file():
+        pytest.fail(f"{CALIBRATION} is missing: the shared data folder sits beside the checkout")
+    return accuracy_json(predict_rows(CALIBRATION, CONFIGS))
+
+
+def test_accuracy_on_the_published_data(published) -> None:  # type: ignore[no-untyped-def]
+    rows = published["rows"]
+    assert len(rows) == 199  # the use_trace=True rows
+    assert all(r["predicted_ns"] is not None for r in rows)  # the model finds every measured config legal
+    assert set(published["by_card"]) == {"n150", "p150"}
+    assert published["summary"]["n"] == 199 and published["summary"]["spearman"] > 0.9
+    assert len(published["speedups"]["pairs"]) > 50
+    for card in ("n150", "p150"):
+        b = published["held_out_vs_baseline"][card]
+        assert b["held_out_rows"] > 10 and b["model"]["n"] == b["baseline"]["n"]
+    row = rows[0]
+    assert {"card", "M", "K", "N", "time_ns", "predicted_ns", "measured_ns", "error_pct"} <= set(row)
+
+
+def test_accuracy_accepts_another_file_of_the_same_format(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with CALIBRATION.open() as f:
+        reader = csv.DictReader(f)
+        rows = [r for r in reader if r["use_trace"] == "True" and r["config_kind"] == "out_of_box"][:5]
+        fields = reader.fieldnames
+    for r in rows:
+        r["M"] = str(int(r["M"]) + 96)  # shapes it has not seen
+    subset = tmp_path / "mine.csv"
+    with subset.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    doc = accuracy_json(predict_rows(subset, None))
+    assert len(doc["rows"]) == 5 and all(r["predicted_ns"] for r in doc["rows"])
+
+
+def test_accuracy_names_missing_columns(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("card,M,K\nn150,1,2\n")
+    with pytest.raises(DataError, match="missing columns .*time_ns"):
+        predict_rows(bad, None)
+    with pytest.raises(DataError, match="does not exist"):
+        predict_rows(tmp_path / "none.csv", None)
