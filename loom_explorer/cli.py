@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from loom_explorer.accuracy.calibrate import CalibrationError
 from loom_explorer.accuracy.gemm_data import DataError
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.deploy.simulator import SimulationError
@@ -39,7 +40,13 @@ from loom_explorer.program import (
     list_kernels,
     load_program,
 )
-from loom_explorer.report import result_json, solve_json, solve_table, traffic_json, traffic_table
+from loom_explorer.report import (
+    result_json,
+    solve_json,
+    solve_table,
+    traffic_json,
+    traffic_table,
+)
 from loom_explorer.solve.cpsat import ModelRangeError
 from loom_explorer.solve.pins import PinError, parse_pins
 from loom_explorer.solve.result import CandidateResult
@@ -240,7 +247,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from loom_explorer.accuracy.ttnn_configs import evaluate_config, parse_config, placements, ttnn_default_config
+    from loom_explorer.accuracy.ttnn_configs import (
+        evaluate_config,
+        parse_config,
+        placements,
+        ttnn_default_config,
+    )
     from loom_explorer.hardware.grid import restrict_grid
 
     if bool(args.ttnn_config) == bool(args.ttnn_default):
@@ -300,6 +312,27 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     sp = doc["speedups"]
     print(f"\nhand-tuned over automatic speedup: {len(sp['pairs'])} pairs, median |error| {sp['median_abs_err_pct']}%")  # type: ignore[index]
     for message in doc["skipped"]:  # type: ignore[union-attr]
+        print(f"skipped: {message}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from loom_explorer.accuracy.calibrate import calibrate, calibrated_yaml, is_shipped
+    from loom_explorer.accuracy.gemm_data import load_cases
+
+    if is_shipped(args.output):
+        raise InputError(f"-o {args.output}: calibration never writes a shipped hardware file; choose another path")
+    hw = load_hardware(args.hw)
+    cases, skipped = load_cases(args.data, args.configs)
+    result = calibrate(hw, cases)
+    write_new(args.output, calibrated_yaml(args.hw, result, Path(args.data).name), force=args.force)
+    print(f"calibrated {hw.name} on {result.train_rows} rows of {args.data}; wrote {args.output}")
+    for path, value in result.values.items():
+        print(f"  {path:<36} {result.shipped[path]:>10g} -> {value:g}")
+    for label, s in (("training rows, shipped", result.train_before), ("training rows, fitted", result.train_after),
+                     ("held-out rows, shipped", result.before), ("held-out rows, fitted", result.after)):
+        print(f"  {label:<24} n={s.n:<4} median |err| {s.median_abs_err_pct:.1f}%  p90 {s.p90_abs_err_pct:.1f}%")
+    for message in skipped:
         print(f"skipped: {message}", file=sys.stderr)
     return EXIT_OK
 
@@ -397,6 +430,13 @@ def build_parser() -> argparse.ArgumentParser:
                           help="CSV of the manual configs (format of shared/data/gemm_manual_configs.csv)")
     accuracy.add_argument("--json", action="store_true")
     accuracy.set_defaults(func=cmd_accuracy)
+    calibrate = sub.add_parser("calibrate", help="fit the hardware file's estimated constants to measured data")
+    calibrate.add_argument("--hw", required=True, help="the hardware file to start from (name or path)")
+    calibrate.add_argument("--data", required=True, help="CSV in the format of shared/data/gemm_flops_calibration.csv")
+    calibrate.add_argument("--configs", default=None, help="CSV of the manual configs")
+    calibrate.add_argument("-o", "--output", required=True, metavar="FILE", help="the new hardware YAML")
+    calibrate.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    calibrate.set_defaults(func=cmd_calibrate)
     serve = sub.add_parser("serve", help="open the explorer in a browser (what `panel serve apps/explorer.py` does)")
     serve.add_argument("--port", type=int, default=5006, help="port (default 5006; 0 picks a free one)")
     serve.add_argument("--address", default=None, help="address to listen on (default localhost)")
@@ -417,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
             ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError, ConfigError,
-            DataError) as exc:
+            DataError, CalibrationError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

@@ -36,8 +36,12 @@ from loom_explorer.accuracy.ttnn_configs import (
 )
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
-from loom_explorer.hardware.schema import HardwareSpec, parse_data_format, parse_fidelity
-from loom_explorer.problem import make_problem
+from loom_explorer.hardware.schema import (
+    HardwareSpec,
+    parse_data_format,
+    parse_fidelity,
+)
+from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 
 CARDS = {"n150": "wormhole_n150", "p150": "blackhole_p150a"}
@@ -53,6 +57,12 @@ CONFIG_REQUIRED = ("card", "grid_x", "grid_y", "dtype", "M", "K", "N", "program_
 
 class DataError(ValueError):
     """A measurement file the report cannot use; the message names the file, row and column."""
+
+
+def held_out(shape: tuple[int, int, int]) -> bool:
+    """Rows of about a third of the shapes are kept out of every fit (module docstring)."""
+    m, k, n = (x // 32 for x in shape)
+    return (7 * m + 3 * k + n) % 3 == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +95,7 @@ class Row:
 
     @property
     def held_out(self) -> bool:
-        m, k, n = (x // 32 for x in self.shape)
-        return (7 * m + 3 * k + n) % 3 == 0
+        return held_out(self.shape)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,59 +158,93 @@ def _manual_config(c: dict[str, str]) -> TtnnMatmulConfig:
         transpose_mcast=c["transpose_mcast"] == "True", memory=memory)
 
 
-def _hardware(card: str, grid: tuple[int, int], cache: dict[tuple[str, int, int], HardwareSpec]) -> HardwareSpec:
-    key = (card, *grid)
-    if key not in cache:
-        if card not in CARDS:
-            raise DataError(f"card {card!r}: expected one of {', '.join(CARDS)}")
-        cache[key] = restrict_grid(load_hardware(CARDS[card]), *grid)
-    return cache[key]
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One measured row, ready to predict: its problem and config (None: ttnn's default)."""
+
+    source: dict[str, str]
+    where: str
+    problem: Problem
+    config: TtnnMatmulConfig | None
+    grid: tuple[int, int]
+
+    @property
+    def card(self) -> str:
+        return self.source["card"]
+
+    @property
+    def held_out(self) -> bool:
+        return held_out(tuple(int(self.source[d]) for d in ("M", "K", "N")))  # type: ignore[arg-type]
 
 
-def predict_rows(data: str | Path, configs: str | Path | None) -> Report:
-    """Every ``use_trace=True`` row of ``data`` predicted with its own config (module docstring)."""
+def load_cases(data: str | Path, configs: str | Path | None) -> tuple[list[Case], list[str]]:
+    """The ``use_trace=True`` rows of ``data`` with their configs, and the rows that cannot be used."""
     measured = _read(data, REQUIRED)
     manual = {_config_key(c): c for c in _read(configs, CONFIG_REQUIRED)} if configs else {}
     program = load_program("gemm")
-    hw_cache: dict[tuple[str, int, int], HardwareSpec] = {}
-    rows: list[Row] = []
+    cases: list[Case] = []
     skipped: list[str] = []
     for number, r in enumerate(measured, 2):
         if r["use_trace"] != "True":
             continue
         where = f"{data}:{number}"
-        grid = (int(r["grid_x"]), int(r["grid_y"]))
-        hw = _hardware(r["card"], grid, hw_cache)
-        shape = (int(r["M"]), int(r["K"]), int(r["N"]))
-        dtype, fidelity = parse_data_format(r["dtype"]), parse_fidelity(r["math_fidelity"])
+        if r["card"] not in CARDS:
+            raise DataError(f"{where}: card {r['card']!r}: expected one of {', '.join(CARDS)}")
+        cfg = None
         if r["config_kind"] == "manual":
             c = manual.get(_config_key(r))
             if c is None:
                 skipped.append(f"{where}: no manual config for {_config_key(r)} in {configs}")
                 continue
             cfg = _manual_config(c)
-        else:
-            cfg = None
-        problem = make_problem(program, f"M={shape[0]},K={shape[1]},N={shape[2]}", dtype, fidelity,
-                               placements=placements(cfg) if cfg else {})
         try:
-            cfg = cfg or ttnn_default_config(hw, problem)
-            evaluated = evaluate_config(hw, problem, cfg)
+            problem = make_problem(program, f"M={r['M']},K={r['K']},N={r['N']}", parse_data_format(r["dtype"]),
+                                   parse_fidelity(r["math_fidelity"]), placements=placements(cfg) if cfg else {})
+        except ValueError as exc:
+            raise DataError(f"{where}: {exc}") from None
+        cases.append(Case(r, where, problem, cfg, (int(r["grid_x"]), int(r["grid_y"]))))
+    return cases, skipped
+
+
+def predict_cases(cases: list[Case], hardware: dict[str, HardwareSpec] | None = None) -> Report:
+    """Predict every case on its card's hardware (``hardware``: card -> spec; default the shipped files),
+    restricted to the case's grid."""
+    base = {card: (hardware or {}).get(card) or load_hardware(name) for card, name in CARDS.items()}
+    restricted: dict[tuple[str, int, int], HardwareSpec] = {}
+    rows: list[Row] = []
+    skipped: list[str] = []
+    for case in cases:
+        key = (case.card, *case.grid)
+        if key not in restricted:
+            restricted[key] = restrict_grid(base[case.card], *case.grid)
+        hw, problem = restricted[key], case.problem
+        try:
+            evaluated = evaluate_config(hw, problem, case.config or ttnn_default_config(hw, problem))
         except ConfigError as exc:
-            skipped.append(f"{where}: {exc}")
+            skipped.append(f"{case.where}: {exc}")
             continue
         sol = evaluated.result.solution
-        ideal_ns = hw.cycles_to_us(evaluated.schedule.ideal_cycles) * 1e3
+        dtype = problem.data_format("out")
         dram_bytes = sum(hw.tile_bytes[dtype] * problem.tiles(a) * problem.tiles(b)
                          for a, b in (("M", "K"), ("K", "N"), ("M", "N")))
-        dram_ns = dram_bytes / (hw.dram.channels * hw.dram.channel_peak_bytes_per_cycle) / hw.clock_ghz
+        r = case.source
         rows.append(Row(
-            source=r, card=r["card"], kind=r["config_kind"], shape=shape, grid=grid, dtype=dtype.value,
-            fidelity=fidelity.value, measured_ns=float(r["time_ns"]),
-            predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None, ideal_ns=ideal_ns,
-            dram_ns=dram_ns, candidate=evaluated.result.candidate_name,
+            source=r, card=case.card, kind=r["config_kind"], shape=(int(r["M"]), int(r["K"]), int(r["N"])),
+            grid=case.grid, dtype=dtype.value, fidelity=problem.fidelity.value, measured_ns=float(r["time_ns"]),
+            predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None,
+            ideal_ns=hw.cycles_to_us(evaluated.schedule.ideal_cycles) * 1e3,
+            dram_ns=dram_bytes / (hw.dram.channels * hw.dram.channel_peak_bytes_per_cycle) / hw.clock_ghz,
+            candidate=evaluated.result.candidate_name,
             note="" if sol else (evaluated.result.conflict.message if evaluated.result.conflict else "")))
     return Report(rows, skipped)
+
+
+def predict_rows(data: str | Path, configs: str | Path | None,
+                 hardware: dict[str, HardwareSpec] | None = None) -> Report:
+    """Every ``use_trace=True`` row of ``data`` predicted with its own config (module docstring)."""
+    cases, skipped = load_cases(data, configs)
+    report = predict_cases(cases, hardware)
+    return Report(report.rows, skipped + report.skipped)
 
 
 def _spearman(xs: list[float], ys: list[float]) -> float | None:

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.solve.result import CandidateResult, Conflict
 from loom_explorer.validate import referee
@@ -108,7 +108,7 @@ def evaluate_config(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
                           f"(placements {dict(problem.placements) or 'DRAM'})")
     schedule = build_schedule(hw, problem, candidate)
     mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
-    gx, gy = cfg.compute_with_storage_grid_size
+    gx = cfg.compute_with_storage_grid_size[0]
     rows, cols = math.ceil(mt / cfg.per_core_M), math.ceil(nt / cfg.per_core_N)
     if cfg.program_config.endswith("1DProgramConfig"):
         used = rows * cols

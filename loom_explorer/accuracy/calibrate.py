@@ -1,0 +1,137 @@
+"""Fit the hardware description's estimated constants to measured matmul times: ``loom-explorer calibrate``.
+
+The constants fitted are the ones the YAML files mark "estimate, calibrated by issue 7" that matmuls
+exercise: per-op launch, Dst sub-block overhead, tile pack, the multicast handshake, and one core's DRAM
+read bandwidth. The fit minimises the mean squared log error ``mean(log(predicted/measured)^2)`` (least
+squares on relative error) over the training rows of the chip's card (``gemm_data.held_out`` keeps a
+third of the shapes out), by coordinate descent over a grid of values per constant (two passes). Every
+evaluation re-predicts every training row with the exact config it ran.
+
+The result is a new YAML: the original file, line for line, with each fitted value replaced and its
+comment saying so. The shipped files are never written.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom_explorer.accuracy.gemm_data import (
+    CARDS,
+    Case,
+    Summary,
+    predict_cases,
+    summarise,
+)
+from loom_explorer.hardware.load import resolve_hardware_path, shipped_hardware_dir
+from loom_explorer.hardware.schema import HardwareSpec
+
+# (section, key); each is tried at SCALES times its shipped value
+CONSTANTS: tuple[tuple[str, str], ...] = (
+    ("compute", "kernel_launch_cycles"),
+    ("compute", "subblock_overhead_cycles"),
+    ("compute", "tile_pack_cycles"),
+    ("noc", "multicast_handshake_cycles"),
+    ("dram", "core_read_bytes_per_cycle"),
+)
+# a fitted value may not pass what the hardware can do (one core reads through one NoC link)
+PHYSICAL_LIMIT = {"dram.core_read_bytes_per_cycle": lambda hw: float(hw.noc.link_bytes_per_cycle)}
+SCALES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0)
+
+
+class CalibrationError(ValueError):
+    """Calibration input the fit cannot use; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    hardware: HardwareSpec
+    values: dict[str, float]  # "section.key" -> fitted value
+    shipped: dict[str, float]
+    train_rows: int
+    before: Summary  # held-out rows, shipped constants
+    after: Summary  # held-out rows, fitted constants
+    train_before: Summary
+    train_after: Summary
+
+
+def card_of(hw: HardwareSpec) -> str:
+    for card, name in CARDS.items():
+        if hw.name.split("@")[0] == name:
+            return card
+    raise CalibrationError(f"hardware {hw.name}: no measured card maps to it (cards: "
+                           f"{', '.join(f'{c} -> {n}' for c, n in CARDS.items())})")
+
+
+def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
+    sections: dict[str, dict[str, float]] = {}
+    for path, value in values.items():
+        section, key = path.split(".")
+        sections.setdefault(section, {})[key] = value
+    update = {}
+    for section, keys in sections.items():
+        current = getattr(hw, section)
+        typed = {k: type(getattr(current, k))(round(v) if isinstance(getattr(current, k), int) else v)
+                 for k, v in keys.items()}
+        update[section] = current.model_copy(update=typed)
+    return hw.model_copy(update=update)
+
+
+def _loss(cases: list[Case], hw: HardwareSpec, card: str) -> tuple[float, Summary]:
+    report = predict_cases(cases, {card: hw})
+    pairs = [(r.predicted_ns, r.measured_ns) for r in report.rows if r.predicted_ns]
+    if not pairs:
+        return math.inf, summarise([])
+    illegal = len(report.rows) - len(pairs)
+    return sum(math.log(p / m) ** 2 for p, m in pairs) / len(pairs) + illegal, summarise(pairs)
+
+
+def calibrate(hw: HardwareSpec, cases: list[Case]) -> Calibration:
+    """Fit ``CONSTANTS`` of ``hw`` on its card's training rows (module docstring)."""
+    card = card_of(hw)
+    mine = [c for c in cases if c.card == card]
+    train = [c for c in mine if not c.held_out]
+    test = [c for c in mine if c.held_out]
+    if len(train) < 5 or not test:
+        raise CalibrationError(f"only {len(train)} training and {len(test)} held-out rows for card {card}")
+    shipped = {f"{s}.{k}": float(getattr(getattr(hw, s), k)) for s, k in CONSTANTS}
+    best = dict(shipped)
+    best_loss, train_before = _loss(train, hw, card)
+    for _ in range(2):
+        for path, value in shipped.items():
+            for scale in SCALES:
+                if path in PHYSICAL_LIMIT and value * scale > PHYSICAL_LIMIT[path](hw):
+                    continue
+                trial = {**best, path: value * scale}
+                loss, _ = _loss(train, with_constants(hw, trial), card)
+                if loss < best_loss - 1e-12:
+                    best, best_loss = trial, loss
+    fitted = with_constants(hw, best)
+    return Calibration(
+        hardware=fitted, values=best, shipped=shipped, train_rows=len(train),
+        before=_loss(test, hw, card)[1], after=_loss(test, fitted, card)[1],
+        train_before=train_before, train_after=_loss(train, fitted, card)[1])
+
+
+def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> str:
+    """The hardware file at ``source`` with the fitted values written into their lines."""
+    text = Path(resolve_hardware_path(str(source))).read_text()
+    for path, value in calibration.values.items():
+        section, key = path.split(".")
+        pattern = re.compile(rf"^(\s+{key}:\s*)([^#\n]+?)(\s*#.*)?$", re.MULTILINE)
+        hits = pattern.findall(text)
+        if len(hits) != 1:
+            raise CalibrationError(f"{source}: expected one line for {key}, found {len(hits)}")
+        shipped = calibration.shipped[path]
+        integer = isinstance(getattr(getattr(calibration.hardware, section), key), int)
+        number = str(round(value)) if integer else f"{value:g}"
+        note = f"calibrated (was {shipped:g}) on {calibration.train_rows} rows of {data}"
+        text = pattern.sub(lambda m, number=number, note=note: f"{m.group(1)}{number}  # {note};"
+                           f" {(m.group(3) or '').strip().lstrip('#').strip()}", text)
+    return text
+
+
+def is_shipped(path: str | Path) -> bool:
+    return Path(path).resolve().parent == shipped_hardware_dir().resolve()
