@@ -20,6 +20,7 @@ from loom_explorer.accuracy.calibrate import CalibrationError
 from loom_explorer.accuracy.gemm_data import DataError
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.deploy.simulator import SimulationError
+from loom_explorer.deploy.store import StoreError
 from loom_explorer.export.files import OutputError, write_new
 from loom_explorer.export.formats import EXPORT_FORMATS, export_text
 from loom_explorer.export.npe_workload import npe_workload
@@ -230,6 +231,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from loom_explorer.deploy.verify import verify_kernel_file
 
     report = verify_kernel_file(args.file, args.timeout)
+    if args.record:
+        from loom_explorer.deploy.store import open_store
+        from loom_explorer.deploy.verify import simulator_measurement
+
+        with open_store(args.store) as store:
+            row = store.record(simulator_measurement(report))
+        print(f"recorded as measurement {row} in {store.path}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -285,7 +293,16 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def cmd_accuracy(args: argparse.Namespace) -> int:
     from loom_explorer.accuracy.gemm_data import accuracy_json, predict_rows
 
-    doc = accuracy_json(predict_rows(args.data, args.configs))
+    report = predict_rows(args.data, args.configs)
+    doc = accuracy_json(report)
+    if args.record:
+        from loom_explorer.accuracy.gemm_data import report_measurements
+        from loom_explorer.deploy.store import open_store
+
+        with open_store(args.store) as store:
+            for m in report_measurements(report):
+                store.record(m)
+        print(f"recorded {len(report.rows)} measurements in {store.path}", file=sys.stderr)
     if args.json:
         print(json.dumps(doc, indent=2))
         return EXIT_OK
@@ -334,6 +351,26 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"  {label:<24} n={s.n:<4} median |err| {s.median_abs_err_pct:.1f}%  p90 {s.p90_abs_err_pct:.1f}%")
     for message in skipped:
         print(f"skipped: {message}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from loom_explorer.deploy.store import open_store
+
+    with open_store(args.store) as store:
+        rows = store.measurements(args.hw, args.kernel)
+        path = store.path
+    if args.json:
+        print(json.dumps([{k: getattr(m, k) for k in m.__dataclass_fields__ if k != "schedule_json"}
+                          for m in rows], indent=2))
+        return EXIT_OK
+    print(f"{len(rows)} measurements in {path}")
+    for m in rows:
+        measured = f"{m.measured_ns / 1e3:10.2f} us" if m.measured_ns is not None else f"{'-':>13}"
+        predicted = f"{m.predicted_ns / 1e3:10.2f} us" if m.predicted_ns is not None else f"{'-':>13}"
+        extra = f" pcc {m.pcc:.4f} traffic {'equal' if m.traffic_equal else 'DIFFERS'}" if m.pcc is not None else ""
+        print(f"{m.created}  {m.source:<9} {m.hardware:<22} {m.kernel:<15} {m.candidate:<36} predicted {predicted}"
+              f"  measured {measured}{extra}")
     return EXIT_OK
 
 
@@ -415,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("file", help="a file written by `export --format ttlang`")
     verify.add_argument("--timeout", type=float, default=600.0, help="seconds the simulator may take (default 600)")
     verify.add_argument("--json", action="store_true", help="print one JSON object")
+    verify.add_argument("--record", action="store_true", help="also record the run in the results store")
+    verify.add_argument("--store", default=None, help="results store file (default: under the user's data dir)")
     verify.set_defaults(func=cmd_verify)
     predict = sub.add_parser("predict", help="evaluate an existing TTNN matmul program config with the model")
     _add_problem_args(predict)
@@ -429,6 +468,8 @@ def build_parser() -> argparse.ArgumentParser:
     accuracy.add_argument("--configs", default=None,
                           help="CSV of the manual configs (format of shared/data/gemm_manual_configs.csv)")
     accuracy.add_argument("--json", action="store_true")
+    accuracy.add_argument("--record", action="store_true", help="also record every row in the results store")
+    accuracy.add_argument("--store", default=None, help="results store file (default: under the user's data dir)")
     accuracy.set_defaults(func=cmd_accuracy)
     calibrate = sub.add_parser("calibrate", help="fit the hardware file's estimated constants to measured data")
     calibrate.add_argument("--hw", required=True, help="the hardware file to start from (name or path)")
@@ -437,6 +478,12 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("-o", "--output", required=True, metavar="FILE", help="the new hardware YAML")
     calibrate.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     calibrate.set_defaults(func=cmd_calibrate)
+    results = sub.add_parser("results", help="list the results store: predictions beside measurements")
+    results.add_argument("--hw", default=None, help="only this hardware name")
+    results.add_argument("--kernel", default=None, help="only this kernel")
+    results.add_argument("--store", default=None, help="results store file (default: under the user's data dir)")
+    results.add_argument("--json", action="store_true")
+    results.set_defaults(func=cmd_results)
     serve = sub.add_parser("serve", help="open the explorer in a browser (what `panel serve apps/explorer.py` does)")
     serve.add_argument("--port", type=int, default=5006, help="port (default 5006; 0 picks a free one)")
     serve.add_argument("--address", default=None, help="address to listen on (default localhost)")
@@ -457,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
             ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError, ConfigError,
-            DataError, CalibrationError) as exc:
+            DataError, CalibrationError, StoreError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

@@ -22,6 +22,7 @@ the relative error) and scored on the held-out rows beside the model. Rows are h
 from __future__ import annotations
 
 import csv
+import json
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from loom_explorer.accuracy.ttnn_configs import (
     placements,
     ttnn_default_config,
 )
+from loom_explorer.deploy.store import Measurement
+from loom_explorer.export.schedule_json import hardware_sha256
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import (
@@ -79,6 +82,11 @@ class Row:
     ideal_ns: float
     dram_ns: float
     candidate: str
+    hardware: str = ""
+    hardware_sha256: str = ""
+    params: dict[str, int] = field(default_factory=dict)
+    breakdown: dict[str, int] = field(default_factory=dict)
+    predicted_cycles: int | None = None
     note: str = ""
 
     @property
@@ -234,7 +242,9 @@ def predict_cases(cases: list[Case], hardware: dict[str, HardwareSpec] | None = 
             predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None,
             ideal_ns=hw.cycles_to_us(evaluated.schedule.ideal_cycles) * 1e3,
             dram_ns=dram_bytes / (hw.dram.channels * hw.dram.channel_peak_bytes_per_cycle) / hw.clock_ghz,
-            candidate=evaluated.result.candidate_name,
+            candidate=evaluated.result.candidate_name, hardware=hw.name, hardware_sha256=hardware_sha256(hw),
+            params=evaluated.values, breakdown=dict(sol.breakdown) if sol else {},
+            predicted_cycles=sol.latency_cycles if sol else None,
             note="" if sol else (evaluated.result.conflict.message if evaluated.result.conflict else "")))
     return Report(rows, skipped)
 
@@ -351,3 +361,15 @@ def accuracy_json(report: Report) -> dict[str, object]:
                      if speedups else None},
         "skipped": report.skipped,
     }
+
+
+def report_measurements(report: Report) -> list[Measurement]:
+    """The rows as results-store entries (source ``report``: published measurements)."""
+    return [Measurement(
+        source="report", hardware=r.hardware, hardware_sha256=r.hardware_sha256, kernel="gemm",
+        shape={"M": r.shape[0], "K": r.shape[1], "N": r.shape[2]}, candidate=r.candidate,
+        schedule_json=json.dumps({"candidate": r.candidate, "params": r.params, "dtype": r.dtype,
+                                  "fidelity": r.fidelity, "config_kind": r.kind}),
+        predicted_cycles=r.predicted_cycles, predicted_ns=r.predicted_ns, breakdown=r.breakdown,
+        measured_ns=r.measured_ns, measured_what="host wall clock per op with trace (published)",
+        note=r.note) for r in report.rows]

@@ -12,7 +12,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from loom_explorer.deploy.simulator import SimulationError, simulate
+from loom_explorer.deploy.simulator import simulate
+from loom_explorer.deploy.store import Measurement
 from loom_explorer.export.schedule_json import (
     ScheduleDocument,
     ScheduleFileError,
@@ -29,6 +30,7 @@ PCC_MIN = 0.999  # bfloat16 inputs, fp32 reference
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
     file: str
+    document: ScheduleDocument
     candidate: str
     pcc: float
     simulated: TileTraffic
@@ -91,8 +93,19 @@ def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0) -> Veri
     values = built.solution.values()
     predicted = tile_traffic(built.hardware, built.problem, schedule_transfers(built.hardware, built.schedule, values))
     sim = simulate(path, (values["grid_x"], values["grid_y"]), timeout_seconds)
-    return VerifyReport(file=str(path), candidate=doc.candidate, pcc=sim.pcc, simulated=sim.traffic,
+    return VerifyReport(file=str(path), document=doc, candidate=doc.candidate, pcc=sim.pcc, simulated=sim.traffic,
                         predicted=predicted, seconds=sim.seconds)
 
 
-__all__ = ["PCC_MIN", "SimulationError", "VerifyReport", "embedded_document", "verify_kernel_file"]
+
+
+def simulator_measurement(report: VerifyReport) -> Measurement:
+    """A verified simulator run as a results-store entry (no time: tt-lang-sim ticks are not cycles)."""
+    doc = report.document
+    return Measurement(
+        source="simulator", hardware=doc.hardware.name, hardware_sha256=doc.hardware.sha256,
+        kernel=doc.problem.kernel, shape=dict(doc.problem.shape), candidate=doc.candidate,
+        schedule_json=doc.to_json(), predicted_cycles=doc.prediction.latency_cycles,
+        predicted_ns=doc.prediction.latency_us * 1e3, breakdown=dict(doc.prediction.breakdown), measured_ns=None,
+        measured_what="simulated in tt-lang-sim (no time)", pcc=report.pcc, traffic_equal=report.traffic_equal,
+        note="; ".join(report.differences()))

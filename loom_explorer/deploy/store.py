@@ -1,0 +1,154 @@
+"""The local results store: every prediction beside what was measured for it, in one SQLite file.
+
+Default location: ``$LOOM_EXPLORER_STORE``, else ``$XDG_DATA_HOME/loom-explorer/results.sqlite`` (``~/.local/
+share`` when unset). The schema carries a version in its ``meta`` table; a file of another version is
+refused with a message rather than changed.
+
+A measurement records the hardware (and its spec's sha256), kernel, shape, candidate, the schedule
+document, the prediction (cycles, ns, breakdown), what was measured (``measured_ns``, ``None`` for a
+simulator run, whose ticks are not cycles; the PCC and whether the traffic matched the model, for
+simulator runs), where it came from (``card``, ``simulator`` or ``report``), tool versions and time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Literal
+
+STORE_SCHEMA_VERSION = 1
+Source = Literal["card", "simulator", "report"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS measurements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created TEXT NOT NULL,
+    source TEXT NOT NULL CHECK (source IN ('card', 'simulator', 'report')),
+    hardware TEXT NOT NULL,
+    hardware_sha256 TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    candidate TEXT NOT NULL,
+    schedule_json TEXT NOT NULL,
+    predicted_cycles INTEGER,
+    predicted_ns REAL,
+    breakdown TEXT NOT NULL,
+    measured_ns REAL,
+    measured_what TEXT NOT NULL,
+    pcc REAL,
+    traffic_equal INTEGER,
+    tool_version TEXT NOT NULL,
+    ortools_version TEXT NOT NULL,
+    note TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS by_hw_kernel ON measurements (hardware, kernel);
+"""
+
+
+class StoreError(RuntimeError):
+    """A results store that cannot be opened or used; the message names the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    source: Source
+    hardware: str
+    hardware_sha256: str
+    kernel: str
+    shape: dict[str, int]
+    candidate: str
+    schedule_json: str
+    predicted_cycles: int | None
+    predicted_ns: float | None
+    breakdown: dict[str, int]
+    measured_ns: float | None
+    measured_what: str  # e.g. "device kernel duration", "wall clock with trace", "simulated (no time)"
+    pcc: float | None = None
+    traffic_equal: bool | None = None
+    note: str = ""
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    tool_version: str = field(default_factory=lambda: _version("loom-explorer"))
+    ortools_version: str = field(default_factory=lambda: _version("ortools"))
+
+
+def _version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def default_store_path() -> Path:
+    if os.environ.get("LOOM_EXPLORER_STORE"):
+        return Path(os.environ["LOOM_EXPLORER_STORE"])
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "loom-explorer" / "results.sqlite"
+
+
+_COLUMNS = ("created", "source", "hardware", "hardware_sha256", "kernel", "shape", "candidate", "schedule_json",
+            "predicted_cycles", "predicted_ns", "breakdown", "measured_ns", "measured_what", "pcc", "traffic_equal",
+            "tool_version", "ortools_version", "note")
+
+
+class ResultsStore:
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_store_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
+            with self._db:
+                self._db.executescript(_SCHEMA)
+                row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                if row is None:
+                    self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(STORE_SCHEMA_VERSION),))
+                elif row[0] != str(STORE_SCHEMA_VERSION):
+                    raise StoreError(f"results store {self.path} has schema_version {row[0]}; this tool uses "
+                                     f"{STORE_SCHEMA_VERSION} (keep it, or give another --store)")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"results store {self.path}: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def record(self, m: Measurement) -> int:
+        values = {c: getattr(m, c) for c in _COLUMNS}
+        values.update(shape=json.dumps(m.shape), breakdown=json.dumps(m.breakdown),
+                      traffic_equal=None if m.traffic_equal is None else int(m.traffic_equal))
+        with self._db:
+            cur = self._db.execute(f"INSERT INTO measurements ({', '.join(_COLUMNS)}) "
+                                   f"VALUES ({', '.join('?' * len(_COLUMNS))})", [values[c] for c in _COLUMNS])
+        return int(cur.lastrowid or 0)
+
+    def measurements(self, hardware: str | None = None, kernel: str | None = None) -> list[Measurement]:
+        query = f"SELECT {', '.join(_COLUMNS)} FROM measurements"
+        where, args = [], []
+        for column, value in (("hardware", hardware), ("kernel", kernel)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        out = []
+        for row in self._db.execute(query + " ORDER BY id", args):
+            d = dict(zip(_COLUMNS, row))
+            d["shape"], d["breakdown"] = json.loads(d["shape"]), json.loads(d["breakdown"])
+            d["traffic_equal"] = None if d["traffic_equal"] is None else bool(d["traffic_equal"])
+            out.append(Measurement(**d))
+        return out
+
+
+@contextmanager
+def open_store(path: str | Path | None = None) -> Iterator[ResultsStore]:
+    store = ResultsStore(path)
+    try:
+        yield store
+    finally:
+        store.close()
