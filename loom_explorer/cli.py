@@ -19,6 +19,7 @@ from pathlib import Path
 from loom_explorer.accuracy.calibrate import CalibrationError
 from loom_explorer.accuracy.gemm_data import DataError
 from loom_explorer.accuracy.ttnn_configs import ConfigError
+from loom_explorer.deploy.runner import RunnerError
 from loom_explorer.deploy.simulator import SimulationError
 from loom_explorer.deploy.store import StoreError
 from loom_explorer.export.files import OutputError, write_new
@@ -232,11 +233,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     report = verify_kernel_file(args.file, args.timeout)
     if args.record:
+        from loom_explorer.deploy.runner import Run, run_measurement
         from loom_explorer.deploy.store import open_store
-        from loom_explorer.deploy.verify import simulator_measurement
 
+        run = Run("simulator", None, "simulated in tt-lang-sim (no time)", pcc=report.pcc,
+                  traffic_equal=report.traffic_equal, note="; ".join(report.differences()))
         with open_store(args.store) as store:
-            row = store.record(simulator_measurement(report))
+            row = store.record(run_measurement(report.document, run))
         print(f"recorded as measurement {row} in {store.path}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
@@ -352,6 +355,36 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     for message in skipped:
         print(f"skipped: {message}", file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_deploy(args: argparse.Namespace) -> int:
+    from loom_explorer.deploy.runner import pick_runner, run_measurement
+    from loom_explorer.deploy.store import open_store
+    from loom_explorer.export.schedule_json import schedule_document
+
+    runner, why = pick_runner(args.runner)
+    hw, problem = _problem(args)
+    options = _options(args)
+    session = Session(hw, problem, noc_bound=not args.no_noc_bound)
+    results = session.solve(parse_pins(args.pin), options, candidates=[args.candidate] if args.candidate else None)
+    best = _best_for_ttnn(session, results) if runner.name == "card" and not args.candidate else _best(results)
+    if best is None:
+        return _report_no_schedule(results, "deployment")
+    doc = schedule_document(hw, args.hw, args.kernel, problem, best, options, noc_bound=not args.no_noc_bound)
+    print(f"loom-explorer: {runner.name} ({why}): {best.candidate_name}", file=sys.stderr)
+    run = runner.run(doc, runs=args.runs)
+    with open_store(args.store) as store:
+        row = store.record(run_measurement(doc, run))
+    predicted_us = doc.prediction.latency_us
+    if run.measured_ns is not None:
+        error = 100 * (predicted_us * 1e3 - run.measured_ns) / run.measured_ns
+        print(f"predicted {predicted_us:,.2f} us, measured {run.measured_ns / 1e3:,.2f} us ({run.measured_what}); "
+              f"error {error:+.1f}%")
+    else:
+        print(f"predicted {predicted_us:,.2f} us; {run.measured_what}: PCC {run.pcc:.6f}, traffic "
+              f"{'equal to the model' if run.traffic_equal else 'DIFFERS from the model'}")
+    print(f"recorded as measurement {row} in {store.path}")
+    return EXIT_OK if run.traffic_equal is not False and (run.pcc is None or run.pcc >= 0.999) else EXIT_VERIFY_FAILED
 
 
 def cmd_results(args: argparse.Namespace) -> int:
@@ -478,6 +511,15 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("-o", "--output", required=True, metavar="FILE", help="the new hardware YAML")
     calibrate.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     calibrate.set_defaults(func=cmd_calibrate)
+    deploy = sub.add_parser("deploy", help="run the best (or a chosen) schedule on a card, or in the simulator, "
+                                           "and record predicted vs measured")
+    _add_problem_args(deploy)
+    deploy.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
+    deploy.add_argument("--runs", type=int, default=20, help="timed runs on a card (default 20)")
+    deploy.add_argument("--runner", choices=("auto", "card", "simulator"), default="auto",
+                        help="auto (default): the card when ttnn sees one, else tt-lang-sim")
+    deploy.add_argument("--store", default=None, help="results store file (default: under the user's data dir)")
+    deploy.set_defaults(func=cmd_deploy)
     results = sub.add_parser("results", help="list the results store: predictions beside measurements")
     results.add_argument("--hw", default=None, help="only this hardware name")
     results.add_argument("--kernel", default=None, help="only this kernel")
@@ -504,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
             ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError, ConfigError,
-            DataError, CalibrationError, StoreError) as exc:
+            DataError, CalibrationError, StoreError, RunnerError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

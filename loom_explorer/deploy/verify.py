@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_explorer.deploy.simulator import simulate
-from loom_explorer.deploy.store import Measurement
 from loom_explorer.export.schedule_json import (
     ScheduleDocument,
     ScheduleFileError,
@@ -95,17 +94,3 @@ def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0) -> Veri
     sim = simulate(path, (values["grid_x"], values["grid_y"]), timeout_seconds)
     return VerifyReport(file=str(path), document=doc, candidate=doc.candidate, pcc=sim.pcc, simulated=sim.traffic,
                         predicted=predicted, seconds=sim.seconds)
-
-
-
-
-def simulator_measurement(report: VerifyReport) -> Measurement:
-    """A verified simulator run as a results-store entry (no time: tt-lang-sim ticks are not cycles)."""
-    doc = report.document
-    return Measurement(
-        source="simulator", hardware=doc.hardware.name, hardware_sha256=doc.hardware.sha256,
-        kernel=doc.problem.kernel, shape=dict(doc.problem.shape), candidate=doc.candidate,
-        schedule_json=doc.to_json(), predicted_cycles=doc.prediction.latency_cycles,
-        predicted_ns=doc.prediction.latency_us * 1e3, breakdown=dict(doc.prediction.breakdown), measured_ns=None,
-        measured_what="simulated in tt-lang-sim (no time)", pcc=report.pcc, traffic_equal=report.traffic_equal,
-        note="; ".join(report.differences()))

@@ -29,6 +29,7 @@ from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import rank
 from loom_explorer.ui.charts import StackedBars
 from loom_explorer.ui.grid_view import GridView
+from loom_explorer.ui.measure import MeasurePanel
 from loom_explorer.ui.runner import SolveRunner
 from loom_explorer.ui.scene import grid_scene
 from loom_explorer.ui.state import (
@@ -164,6 +165,7 @@ class Explorer(pn.viewable.Viewer):
         self.download = pn.widgets.FileDownload(callback=self._download, filename="schedule.json",
                                                 label="Download", color="success", css_classes=["download"])
         self.download_note = pn.pane.Markdown("", css_classes=["download-note"], margin=(0, 10))
+        self.measure = MeasurePanel(self.state)
         self._layout = self._arrange()
 
     def _arrange(self) -> pn.viewable.Viewable:
@@ -185,6 +187,7 @@ class Explorer(pn.viewable.Viewer):
             pn.Row(self.breakdown.figure, self.l1.figure, sizing_mode="stretch_width"),
             pn.Column("### Compare", pn.Row(self.b_keep, self.b_clear), self.compare_table,
                       sizing_mode="stretch_width"),
+            self.measure.panel(),
             pn.Column("### Symbolic latency of the selected candidate", self.formula, sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 
@@ -365,6 +368,8 @@ class Explorer(pn.viewable.Viewer):
         self.conflict.object, self.conflict.visible = message, bool(message)
         self._refresh_charts()
         if self._formula_of != (st.session, st.candidate):  # the formula is the candidate's, whatever the pins
+            if self._formula_of is None or self._formula_of[0] is not st.session:
+                self.measure.refresh()
             self._formula_of = (st.session, st.candidate)
             self.formula.object = _formula(st)
         self._refresh_download()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import param
 
 from loom_explorer.export.formats import ExportFormat, export_text
+from loom_explorer.export.schedule_json import ScheduleDocument, schedule_document
 from loom_explorer.export.ttlang import ExportError, unsupported_reason
 from loom_explorer.export.ttnn_config import ttnn_equivalent
 from loom_explorer.hardware import list_hardware, load_hardware
@@ -357,6 +358,11 @@ class ExplorerState(param.Parameterized):
             return []
         values = s.values()
         return [(b.name, evaluate(b.bytes_expr, values)) for b in self.symbolic.l1_buffers]
+
+    def document(self) -> ScheduleDocument:
+        """The selected schedule as a schedule document (what the runners and the store take)."""
+        session, _ = self._selected()
+        return schedule_document(session.hw, self.hw, self.kernel, session.problem, self.result, self.options)
 
     def export(self, fmt: ExportFormat) -> str:
         """The selected schedule as an export file (``export/formats.py``); ExportError if it cannot be."""

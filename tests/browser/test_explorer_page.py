@@ -80,3 +80,18 @@ def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, s
     assert counts["tiles"] > 0 and counts["links"] > 0
     assert "q_chunk_size" in page.text(".params")
     page.page.screenshot(path=str(DOCS_IMAGES / "explorer_attention.png"), full_page=True)
+
+
+def test_measure_panel_runs_the_schedule_in_the_simulator(explorer, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("LOOM_EXPLORER_STORE", str(tmp_path / "results.sqlite"))  # the server runs in this process
+    page, url = explorer
+    page.open(url + "?shape=M=256,K=256,N=256")
+    page.click(".measure")
+    page.page.locator(".measure-result").get_by_text("traffic equal to the model").wait_for(timeout=180_000)
+    assert "simulator" in page.text(".measure-result") and "PCC 1.0000" in page.text(".measure-result")
+
+    from loom_explorer.deploy.store import open_store
+
+    with open_store(tmp_path / "results.sqlite") as store:
+        (m,) = store.measurements()
+    assert m.source == "simulator" and m.traffic_equal and m.kernel == "gemm"

@@ -1,0 +1,76 @@
+"""The explorer's Measure panel: run the selected schedule (on a card when ttnn sees one, otherwise in
+tt-lang-sim), record it in the results store, and plot predicted against measured for everything the
+store holds for this hardware and kernel."""
+
+from __future__ import annotations
+
+import asyncio
+
+import panel as pn
+from bokeh.models import ColumnDataSource, HoverTool, Slope
+from bokeh.plotting import figure
+
+from loom_explorer.deploy.runner import Run, RunnerError, pick_runner, run_measurement
+from loom_explorer.deploy.store import open_store
+from loom_explorer.ui.state import ExplorerState
+
+
+class MeasurePanel:
+    def __init__(self, state: ExplorerState) -> None:
+        self.state = state
+        self.button = pn.widgets.Button(label="Measure the selected schedule", css_classes=["measure"])
+        self.button.on_click(self._on_click)
+        self.result = pn.pane.Markdown("", css_classes=["measure-result"], sizing_mode="stretch_width")
+        self.points = ColumnDataSource(name="measured_points", data={k: [] for k in (
+            "predicted_us", "measured_us", "source", "candidate", "shape")})
+        f = figure(title="predicted vs measured (results store, this hardware and kernel)", height=320,
+                   sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
+                   x_axis_label="predicted us", y_axis_label="measured us", toolbar_location="right")
+        f.scatter("predicted_us", "measured_us", source=self.points, size=6, alpha=0.7)
+        f.add_layout(Slope(gradient=1, y_intercept=0, line_color="#888", line_dash="dashed"))
+        f.add_tools(HoverTool(tooltips=[("", "@candidate"), ("shape", "@shape"), ("source", "@source"),
+                                        ("predicted", "@predicted_us{0,0.00} us"),
+                                        ("measured", "@measured_us{0,0.00} us")]))
+        self.figure = f
+
+    def panel(self) -> pn.viewable.Viewable:
+        return pn.Column("### Measure", pn.Row(self.button), self.result, self.figure, sizing_mode="stretch_width")
+
+    def refresh(self) -> None:
+        """Reload the scatter from the store (every measured row of this hardware and kernel)."""
+        st = self.state
+        if st.session is None:
+            return
+        with open_store() as store:
+            rows = [m for m in store.measurements(st.hardware.name, st.kernel) if m.measured_ns and m.predicted_ns]
+        self.points.data = {
+            "predicted_us": [m.predicted_ns / 1e3 for m in rows], "measured_us": [m.measured_ns / 1e3 for m in rows],
+            "source": [m.source for m in rows], "candidate": [m.candidate for m in rows],
+            "shape": [",".join(f"{k}={v}" for k, v in m.shape.items()) for m in rows]}
+
+    async def _on_click(self, _: object) -> None:
+        if self.state.solution is None:
+            self.result.object = "nothing to measure: the selected candidate has no schedule"
+            return
+        doc = self.state.document()
+        runner, why = pick_runner("auto")
+        self.button.disabled = True
+        self.result.object = f"running on the {runner.name} ({why}) ..."
+        try:
+            run: Run = await asyncio.to_thread(runner.run, doc)
+        except (RunnerError, ValueError, RuntimeError) as exc:
+            self.result.object = f"could not measure: {exc}"
+            return
+        finally:
+            self.button.disabled = False
+        with open_store() as store:
+            row = store.record(run_measurement(doc, run))
+        if run.measured_ns is not None:
+            self.result.object = (f"**{run.source}**: measured {run.measured_ns / 1e3:,.2f} us ({run.measured_what}), "
+                                  f"predicted {doc.prediction.latency_us:,.2f} us; recorded as #{row}")
+        else:
+            self.result.object = (f"**{run.source}**: PCC {run.pcc:.4f}, traffic "
+                                  f"{'equal to the model' if run.traffic_equal else 'DIFFERS from the model'}"
+                                  f" ({run.note or 'every count equal'}); recorded as #{row}")
+        with pn.io.unlocked():
+            self.refresh()
