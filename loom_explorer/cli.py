@@ -446,6 +446,11 @@ def _add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--f
     p.add_argument("--json", action="store_true", help="print one JSON object (the machine contract)")
 
 
+def _add_store_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", default=None,
+                   help="results store file (default: $LOOM_EXPLORER_STORE or ~/.local/share/loom-explorer/results.sqlite)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loom-explorer", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -486,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--timeout", type=float, default=600.0, help="seconds the simulator may take (default 600)")
     verify.add_argument("--json", action="store_true", help="print one JSON object")
     verify.add_argument("--record", action="store_true", help="also record the run in the results store")
-    verify.add_argument("--store", default=None, help="results store file (default: under the user's data dir)")
+    _add_store_arg(verify)
     verify.set_defaults(func=cmd_verify)
     predict = sub.add_parser("predict", help="evaluate an existing TTNN matmul program config with the model")
     _add_problem_args(predict)
@@ -502,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="CSV of the manual configs (format of shared/data/gemm_manual_configs.csv)")
     accuracy.add_argument("--json", action="store_true")
     accuracy.add_argument("--record", action="store_true", help="also record every row in the results store")
-    accuracy.add_argument("--store", default=None, help="results store file (default: under the user's data dir)")
+    _add_store_arg(accuracy)
     accuracy.set_defaults(func=cmd_accuracy)
     calibrate = sub.add_parser("calibrate", help="fit the hardware file's estimated constants to measured data")
     calibrate.add_argument("--hw", required=True, help="the hardware file to start from (name or path)")
@@ -518,12 +523,12 @@ def build_parser() -> argparse.ArgumentParser:
     deploy.add_argument("--runs", type=int, default=20, help="timed runs on a card (default 20)")
     deploy.add_argument("--runner", choices=("auto", "card", "simulator"), default="auto",
                         help="auto (default): the card when ttnn sees one, else tt-lang-sim")
-    deploy.add_argument("--store", default=None, help="results store file (default: under the user's data dir)")
+    _add_store_arg(deploy)
     deploy.set_defaults(func=cmd_deploy)
     results = sub.add_parser("results", help="list the results store: predictions beside measurements")
     results.add_argument("--hw", default=None, help="only this hardware name")
     results.add_argument("--kernel", default=None, help="only this kernel")
-    results.add_argument("--store", default=None, help="results store file (default: under the user's data dir)")
+    _add_store_arg(results)
     results.add_argument("--json", action="store_true")
     results.set_defaults(func=cmd_results)
     serve = sub.add_parser("serve", help="open the explorer in a browser (what `panel serve apps/explorer.py` does)")
