@@ -1,4 +1,4 @@
-"""A GEMM schedule as a self-contained TT-Lang kernel file.
+"""A schedule as a self-contained TT-Lang kernel file (GEMM here; attention in ``ttlang_attention.py``).
 
 The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
 builds random inputs, runs the kernel, checks the result against torch (PCC) and prints one line

@@ -7,7 +7,12 @@ import importlib.util
 import pytest
 
 from loom_explorer.cli import main
-from loom_explorer.deploy.runner import CardRunner, RunnerError, SimulatorRunner, pick_runner
+from loom_explorer.deploy.runner import (
+    CardRunner,
+    RunnerError,
+    SimulatorRunner,
+    pick_runner,
+)
 from loom_explorer.deploy.store import open_store
 from loom_explorer.export.schedule_json import schedule_document
 from loom_explorer.hardware import load_hardware

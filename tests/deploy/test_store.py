@@ -9,17 +9,23 @@ from pathlib import Path
 import pytest
 
 from loom_explorer.cli import main
-from loom_explorer.deploy.store import Measurement, ResultsStore, StoreError, default_store_path, open_store
+from loom_explorer.deploy.store import (
+    Measurement,
+    ResultsStore,
+    StoreError,
+    default_store_path,
+    open_store,
+)
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def _measurement(**over: object) -> Measurement:
-    base = dict(source="card", hardware="wormhole_n150", hardware_sha256="ab" * 32, kernel="gemm",
-                shape={"M": 512, "K": 512, "N": 512}, candidate="M@y,N@x|in0=mcast_x,in1=mcast_y",
-                schedule_json="{}", predicted_cycles=20000, predicted_ns=20000.0,
-                breakdown={"compute": 15000, "launch": 5000}, measured_ns=21000.5,
-                measured_what="device kernel duration")
+    base = {"source": "card", "hardware": "wormhole_n150", "hardware_sha256": "ab" * 32, "kernel": "gemm",
+                "shape": {"M": 512, "K": 512, "N": 512}, "candidate": "M@y,N@x|in0=mcast_x,in1=mcast_y",
+                "schedule_json": "{}", "predicted_cycles": 20000, "predicted_ns": 20000.0,
+                "breakdown": {"compute": 15000, "launch": 5000}, "measured_ns": 21000.5,
+                "measured_what": "device kernel duration"}
     return Measurement(**{**base, **over})  # type: ignore[arg-type]
 
 
