@@ -1,5 +1,7 @@
-"""``loom-explorer``: list hardware and kernels, solve a problem on a chip, route its NoC traffic, export and
-verify kernels, serve the explorer.
+"""``loom-explorer``: solve, explore, export, verify and measure schedules for Tenstorrent chips.
+
+Subcommands list hardware and kernels, solve a problem on a chip, route its NoC traffic, export and verify
+kernels, predict and score TTNN configs against measurements, deploy, and serve the explorer.
 
 Exit status: 0 when at least one candidate has a schedule, 3 when none has (explanations are still
 printed), 1 when ``verify`` finds a numerical or traffic mismatch, 2 for bad input (unknown hardware,
