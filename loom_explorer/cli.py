@@ -235,13 +235,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     report = verify_kernel_file(args.file, args.timeout)
     if args.record:
-        from loom_explorer.deploy.runner import Run, run_measurement
+        from loom_explorer.deploy.runner import run_measurement, simulator_run
         from loom_explorer.deploy.store import open_store
 
-        run = Run("simulator", None, "simulated in tt-lang-sim (no time)", pcc=report.pcc,
-                  traffic_equal=report.traffic_equal, note="; ".join(report.differences()))
         with open_store(args.store) as store:
-            row = store.record(run_measurement(report.document, run))
+            row = store.record(run_measurement(report.document, simulator_run(report)))
         print(f"recorded as measurement {row} in {store.path}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
@@ -282,9 +280,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.grid:
         try:
             columns, rows = (int(x) for x in args.grid.lower().split("x"))
+        except ValueError:
+            raise InputError(f"--grid {args.grid}: expected COLUMNSxROWS, e.g. 11x10") from None
+        try:
             hw = restrict_grid(hw, columns, rows)
         except ValueError as exc:
-            raise InputError(f"--grid {args.grid}: {exc if 'fit' in str(exc) else 'expected COLUMNSxROWS, e.g. 11x10'}") from None
+            raise InputError(f"--grid {args.grid}: {exc}") from None
     cfg = cfg or ttnn_default_config(hw, problem)
     evaluated = evaluate_config(hw, problem, cfg)
     if args.json:

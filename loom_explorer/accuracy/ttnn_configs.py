@@ -101,12 +101,22 @@ class Evaluated:
 def evaluate_config(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> Evaluated:
     """The referee's latency of exactly this config (a ``conflict`` result naming the violated
     constraints when the model finds it illegal)."""
+    return evaluate_on(config_schedule(hw, problem, cfg), cfg)
+
+
+def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> SymbolicSchedule:
+    """The symbolic schedule of the candidate ``cfg`` runs."""
     name = candidate_name(cfg)
     candidate = next((c for c in enumerate_candidates(problem) if c.name == name), None)
     if candidate is None:
         raise ConfigError(f"candidate {name} (what {cfg.program_config} runs) is not a candidate of this problem "
                           f"(placements {dict(problem.placements) or 'DRAM'})")
-    schedule = build_schedule(hw, problem, candidate)
+    return build_schedule(hw, problem, candidate)
+
+
+def evaluate_on(schedule: SymbolicSchedule, cfg: TtnnMatmulConfig) -> Evaluated:
+    """``cfg``'s parameter values on its candidate's ``schedule``, checked and costed by the referee."""
+    problem, name = schedule.problem, schedule.candidate.name
     mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
     gx = cfg.compute_with_storage_grid_size[0]
     rows, cols = math.ceil(mt / cfg.per_core_M), math.ceil(nt / cfg.per_core_N)
@@ -126,7 +136,7 @@ def evaluate_config(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
     if missing:
         raise ConfigError(f"candidate {name} has parameters the config does not give: {', '.join(missing)}")
     verdict = referee(schedule, values)
-    common = {"candidate_name": name, "description": candidate.description, "alternatives": (),
+    common = {"candidate_name": name, "description": schedule.candidate.description, "alternatives": (),
               "best_bound_cycles": None, "solve_seconds": 0.0, "pins": tuple(sorted(values.items()))}
     if verdict.solution is None:
         conflict = Conflict(pins=tuple(sorted(values.items())), constraints=verdict.violations, families=(),
@@ -156,14 +166,17 @@ def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
         """The largest divisor of ``whole`` below ``value`` that divides ``value``."""
         return max(d for d in range(1, value) if whole % d == 0 and value % d == 0)
 
-    cfg = config(ibw, pm, pn)
-    while evaluate_config(hw, problem, cfg).result.solution is None:
-        if cfg.in0_block_w > 1:  # first shorten the K step, then split the output block
-            cfg = config(halve(cfg.in0_block_w, kt), pm, pn)
-        elif (cfg.out_block_h or pm) >= (cfg.out_block_w or pn) and (cfg.out_block_h or pm) > 1:
-            cfg = config(1, halve(cfg.out_block_h or pm, pm), cfg.out_block_w or pn)
-        elif (cfg.out_block_w or pn) > 1:
-            cfg = config(1, cfg.out_block_h or pm, halve(cfg.out_block_w or pn, pn))
+    bh, bw = pm, pn
+    cfg = config(ibw, bh, bw)
+    schedule = config_schedule(hw, problem, cfg)  # every step below runs the same candidate
+    while evaluate_on(schedule, cfg).result.solution is None:
+        if ibw > 1:  # first shorten the K step, then split the output block
+            ibw = halve(ibw, kt)
+        elif bh >= bw and bh > 1:
+            bh = halve(bh, pm)
+        elif bw > 1:
+            bw = halve(bw, pn)
         else:
             break
+        cfg = config(ibw, bh, bw)
     return cfg

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from loom_explorer.deploy.store import Measurement
-from loom_explorer.deploy.verify import verify_kernel_file
+from loom_explorer.deploy.verify import VerifyReport, verify_kernel_file
 from loom_explorer.export.schedule_json import ScheduleDocument, rebuild
 from loom_explorer.export.ttlang import ttlang_source
-from loom_explorer.export.ttnn_config import ttnn_equivalent
+from loom_explorer.export.ttnn_config import compute_config_args, ttnn_equivalent
 
 
 class RunnerError(RuntimeError):
@@ -74,8 +74,13 @@ class SimulatorRunner:
             path = Path(work) / "kernel.py"
             path.write_text(source)
             report = verify_kernel_file(path, self.timeout_seconds)
-        return Run("simulator", None, "simulated in tt-lang-sim (no time)", pcc=report.pcc,
-                   traffic_equal=report.traffic_equal, note="; ".join(report.differences()))
+        return simulator_run(report)
+
+
+def simulator_run(report: VerifyReport) -> Run:
+    """A verified simulator run: numerics and traffic, no time (simulator ticks are not cycles)."""
+    return Run("simulator", None, "simulated in tt-lang-sim (no time)", pcc=report.pcc,
+               traffic_equal=report.traffic_equal, note="; ".join(report.differences()))
 
 
 class CardRunner:
@@ -141,10 +146,9 @@ def _ttnn_op(ttnn, torch, device, built, name: str, args: dict[str, object]):  #
         del config["fused_activation"]
     program_config = getattr(ttnn, name)(**config)
     problem = built.problem
-    compute = ttnn.WormholeComputeKernelConfig(
-        math_fidelity=getattr(ttnn.MathFidelity, {"lofi": "LoFi", "hifi2": "HiFi2", "hifi3": "HiFi3",
-                                                  "hifi4": "HiFi4"}[problem.fidelity.value]),
-        math_approx_mode=False, fp32_dest_acc_en=problem.fp32_acc, packer_l1_acc=False)
+    compute_args = compute_config_args(problem)
+    compute_args["math_fidelity"] = getattr(ttnn.MathFidelity, compute_args["math_fidelity"])
+    compute = ttnn.WormholeComputeKernelConfig(**compute_args)
 
     def upload(shape: tuple[int, ...], tensor: str):  # type: ignore[no-untyped-def]
         return ttnn.from_torch(torch.randn(shape, dtype=torch.bfloat16),

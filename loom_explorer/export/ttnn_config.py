@@ -25,6 +25,7 @@ from loom_explorer.export.ttlang_common import TTNN_DTYPES, ExportError
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import Problem
 from loom_explorer.program.attention import Attention
 from loom_explorer.program.contraction import Contraction
 from loom_explorer.program.structure import analyse_program
@@ -80,6 +81,13 @@ def ttnn_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str,
                   "fused_activation": None}, notes
 
 
+def compute_config_args(problem: Problem) -> dict[str, object]:
+    """``ttnn.WormholeComputeKernelConfig`` arguments for ``problem`` (``math_fidelity`` names a
+    ``ttnn.MathFidelity``)."""
+    return {"math_fidelity": FIDELITY[problem.fidelity], "math_approx_mode": False,
+            "fp32_dest_acc_en": problem.fp32_acc, "packer_l1_acc": False}
+
+
 def _literal(value: object) -> str:
     return pprint.pformat(value, sort_dicts=False, width=110)
 
@@ -88,8 +96,7 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     """The Python file (module docstring) for ``built``; ExportError when TTNN cannot run it."""
     name, args, notes = ttnn_equivalent(built.schedule, built.solution.values())
     problem, hw = built.problem, built.hardware
-    compute = {"math_fidelity": FIDELITY[problem.fidelity], "math_approx_mode": False,
-               "fp32_dest_acc_en": problem.fp32_acc, "packer_l1_acc": False}
+    compute = compute_config_args(problem)
     dtypes = {t: TTNN_DTYPES[f] for t, f in problem.formats}
     attention = name == "SDPAProgramConfig"
     call = _SDPA_CALL if attention else _MATMUL_CALL

@@ -67,6 +67,7 @@ class Explorer(pn.viewable.Viewer):
         self._picked_by_user = False
         self._syncing_table = False
         self._formula_of: tuple[object, str] | None = None
+        self._measured_for: object = None  # the session the Measure scatter shows
         self._shown: CandidateResult | None = None  # the result the selected views show
         self._build()
         self.state.param.watch(self._on_state, ["results", "candidate", "pins", "compare", "error"])
@@ -331,24 +332,24 @@ class Explorer(pn.viewable.Viewer):
         if st.session is None:
             return
         frame = candidate_frame(st.hardware, {s.candidate.name: s for s in st.session.schedules}, st.results)
+        self.table.value = frame
+        self._select_row()
+
+    def _select_row(self) -> None:
+        """Highlight the selected candidate's row (without treating it as a click)."""
+        frame = self.table.value
+        if frame is None:
+            return
         self._syncing_table = True
         try:
-            self.table.value = frame
-            rows = frame.index[frame["candidate"] == st.candidate].tolist()
-            self.table.selection = rows[:1]
+            self.table.selection = frame.index[frame["candidate"] == self.state.candidate].tolist()[:1]
         finally:
             self._syncing_table = False
 
     def _refresh_selected(self) -> None:
         st = self.state
         result = self._shown = st.result
-        self._syncing_table = True
-        try:
-            frame = self.table.value
-            if frame is not None:
-                self.table.selection = frame.index[frame["candidate"] == st.candidate].tolist()[:1]
-        finally:
-            self._syncing_table = False
+        self._select_row()
         self.summary.object = _summary(st, result)
         tensors = [ALL_TENSORS, *st.tensors_moved()]
         if self.w_operand.options != tensors:
@@ -367,9 +368,10 @@ class Explorer(pn.viewable.Viewer):
             "" if result.solution else f"no schedule: {result.status}")
         self.conflict.object, self.conflict.visible = message, bool(message)
         self._refresh_charts()
+        if self._measured_for is not st.session:  # a new problem: its hardware and kernel's measurements
+            self._measured_for = st.session
+            self.measure.refresh()
         if self._formula_of != (st.session, st.candidate):  # the formula is the candidate's, whatever the pins
-            if self._formula_of is None or self._formula_of[0] is not st.session:
-                self.measure.refresh()
             self._formula_of = (st.session, st.candidate)
             self.formula.object = _formula(st)
         self._refresh_download()
@@ -382,9 +384,8 @@ class Explorer(pn.viewable.Viewer):
             return
         tensor = None if self.w_operand.value == ALL_TENSORS else self.w_operand.value
         s = st.solution
-        transfers = [t for t in st.transfers() if tensor is None or t.tensor == tensor]
-        self.grid.update(grid_scene(st.hardware, st.symbolic if s else None, s.values() if s else {}, transfers,
-                                    st.traffic(tensor)))
+        self.grid.update(grid_scene(st.hardware, st.symbolic if s else None, s.values() if s else {},
+                                    st.transfers(tensor), st.traffic(tensor)))
 
     def _refresh_pin_values(self) -> None:
         st = self.state

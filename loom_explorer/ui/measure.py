@@ -10,7 +10,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool, Slope
 from bokeh.plotting import figure
 
-from loom_explorer.deploy.runner import Run, RunnerError, pick_runner, run_measurement
+from loom_explorer.deploy.runner import Run, pick_runner, run_measurement
 from loom_explorer.deploy.store import open_store
 from loom_explorer.ui.state import ExplorerState
 
@@ -58,7 +58,7 @@ class MeasurePanel:
         self.result.object = f"running on the {runner.name} ({why}) ..."
         try:
             run: Run = await asyncio.to_thread(runner.run, doc)
-        except (RunnerError, ValueError, RuntimeError) as exc:
+        except (ValueError, RuntimeError) as exc:  # RunnerError, SimulationError, ScheduleFileError, ...
             self.result.object = f"could not measure: {exc}"
             return
         finally:

@@ -330,23 +330,22 @@ class ExplorerState(param.Parameterized):
             l1_bytes=s.l1_bytes if s else None, conflict=r.conflict.message if r.conflict else None,
         )
 
-    def transfers(self) -> list[Transfer]:
-        """Every NoC transfer of the selected schedule (empty when it has none)."""
+    def transfers(self, tensor: str | None = None) -> list[Transfer]:
+        """Every NoC transfer of the selected schedule, or one tensor's (empty when it has no schedule)."""
         s = self.solution
         if s is None:
             return []
         key = (self.candidate, s.params)
         if key not in self._traffic:
             self._traffic[key] = schedule_transfers(self.hardware, self.symbolic, s.values())
-        return self._traffic[key]
+        return [t for t in self._traffic[key] if tensor is None or t.tensor == tensor]
 
     def traffic(self, tensor: str | None = None) -> TrafficReport | None:
         """Link and DRAM loads of the selected schedule: all traffic, or one tensor's."""
         s = self.solution
         if s is None:
             return None
-        chosen = [t for t in self.transfers() if tensor is None or t.tensor == tensor]
-        return traffic_report(self.hardware, chosen, s.latency_cycles)
+        return traffic_report(self.hardware, self.transfers(tensor), s.latency_cycles)
 
     def tensors_moved(self) -> list[str]:
         return list(dict.fromkeys(t.tensor for t in self.transfers()))
