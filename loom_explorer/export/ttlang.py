@@ -55,8 +55,7 @@ def unsupported_reason(schedule: SymbolicSchedule) -> str | None:
     except ExportError as exc:
         return str(exc)
     if isinstance(structure, Attention):
-        return attention_unsupported(structure, cand.name, cand.flattened,
-                                     all(c is Comm.dram for _, c in cand.comms), problem.has_option("causal"))
+        return attention_unsupported(structure, cand.name, cand.flattened, all(c is Comm.dram for _, c in cand.comms))
     try:
         _check_supported(problem)
     except ExportError as exc:

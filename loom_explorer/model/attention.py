@@ -20,15 +20,25 @@ Steps of the slowest core (each step: one query chunk against one key/value chun
     non-causal:  steps = chunks * n_k
     causal, per group (a (b, h), or a task of a flattened layout) of c chunks whose K tiles needed sum to
     R (chunk i needs (i+1)*qc):
-                 steps = min(ceil(R / kc) + c - 1, c * n_k)
-      (an upper bound on sum_i min(ceil((i+1)*qc/kc), n_k), exact for c = 1; a chunk never needs more
-      than the n_k key/value chunks there are, even when its padding reaches past the sequence)
+                 steps = min(ceil(R / kc) + (c - 1) * [kc does not divide qc], c * n_k)
+      (an upper bound on sum_i min(ceil((i+1)*qc/kc), n_k): a sum of c ceilings exceeds the ceiling of
+      the sum by at most c - 1, and by nothing when kc divides qc, as every chunk then needs a whole
+      number of key chunks; exact for c = 1 and, when kc | qc, whenever no chunk's padding reaches past
+      the last key chunk (qc | Sq_t); a chunk never needs more than the n_k key/value chunks there are)
       query chunks spread, p per core, not balanced (the top p chunks): c = p, R = qc * p*(2*n_q - p + 1)/2
       balanced, p pairs per core:  c = min(2p, n_q), R = qc * min(p*(n_q + 1), n_q*(n_q + 1)/2)
       (pair j holds chunks j and n_q-1-j; with n_q odd the middle chunk is alone)
-      flattened and balanced, per task: c = min(2, n_q), R = qc * min(n_q + 1, n_q*(n_q + 1)/2)
+      flattened and balanced: tasks * max over pairs j of (need(j) + need(n_q - 1 - j)), need(i) =
+      min(ceil((i+1)*qc/kc), n_k), the middle chunk of an odd n_q counted once: exact for the slowest
+      task, tabulated over (q_chunk_size, k_chunk_size)
       not spread (every core runs all n_q chunks of its heads):  c = n_q, R = qc * n_q*(n_q + 1)/2
     diagonal steps (causal mask) = chunks * ceil(qc / kc)
+
+Causal mask index (``MASK_INDEX``): the exported TT-Lang kernels build each diagonal step's mask on the
+core from four constant blocks read once per core from DRAM and kept in L1: the tile index and the
+in-tile index of the chunk's query rows (two ``qc x 1`` blocks) and key columns (two ``1 x kc`` blocks),
+``2 * (qc + kc)`` tiles in the scores' format. (TT-Lang has no in-tile index operation, so the pattern
+cannot come from nothing; TTNN's SDPA writer fills mask tiles from its RISC-V instead.)
 """
 
 from __future__ import annotations
@@ -37,12 +47,13 @@ from dataclasses import dataclass
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
-from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, maximum, minimum, mul, select
+from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, lookup, maximum, minimum, mul, select
 from loom_explorer.model.quantities import BUFFER_DEPTHS, GridQuantities, grid_params, param_maker
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import Problem, ProblemError
 from loom_explorer.program.attention import Attention, analyse_attention
 
+MASK_INDEX = "mask_index"  # the causal mask index's name in flows and the exported kernels
 MAX_CHUNK_TILES = 32  # chunk sizes searched: 32 .. 1024 elements (TTNN's configs use 32 .. 512)
 Q_BUFFER_DEPTHS = (1, 2)
 
@@ -144,6 +155,8 @@ class AttentionQuantities(GridQuantities):
         if not self.causal:
             return mul(self.chunks, self.n_k)
         qc, n = self.qc, self.n_q
+        if self.candidate.balanced and self._flat_group:
+            return mul(self.heads, self._pair_steps())
         if self.candidate.balanced:
             groups, c, rows = self._balanced_work()
         elif self.candidate.axis_of(self.st.q_dim) is None:  # every core runs all chunks of its (b, h)
@@ -152,7 +165,25 @@ class AttentionQuantities(GridQuantities):
             p = self.per_core[self.st.q_dim]
             # p <= n_q (coverage), so 2*n_q - p + 1 >= 1; the max only tells interval bounds so
             groups, c, rows = self.heads, p, mul(qc, floor_div(mul(p, maximum(mul(2, n) - p + 1, 1)), 2))
-        return mul(groups, minimum(ceil_div(rows, self.kc) + c - 1, mul(c, self.n_k)))
+        ragged = minimum(1, self.qc - mul(self.kc, floor_div(self.qc, self.kc)))  # [kc does not divide qc]
+        return mul(groups, minimum(ceil_div(rows, self.kc) + mul(c - 1, ragged), mul(c, self.n_k)))
+
+    def _pair_steps(self) -> Expr:
+        """Steps of the slowest balanced pair of query chunks (module docstring), as a table."""
+        sq_t, skv_t = self.problem.tiles(self.st.q_dim), self.problem.tiles(self.st.kv_dim)
+
+        def slowest(qc: int, kc: int) -> int:
+            n_q, n_k = -(-sq_t // qc), -(-skv_t // kc)
+            need = [min(-(-(i + 1) * qc // kc), n_k) for i in range(n_q)]
+            return max(need[j] + (need[n_q - 1 - j] if n_q - 1 - j != j else 0) for j in range(-(-n_q // 2)))
+
+        qs, ks = self.q_chunk_size, self.k_chunk_size
+        return lookup((qs, ks), {(a, b): slowest(a // 32, b // 32) for a in qs.values for b in ks.values})
+
+    @property
+    def mask_index_tiles(self) -> Expr:
+        """Tiles of the causal mask index each core reads once (module docstring); 0 without the mask."""
+        return mul(2, self.qc + self.kc) if self.causal else const(0)
 
     @property
     def diagonal_steps(self) -> Expr:

@@ -21,4 +21,9 @@ class TrafficFlow:
     count: Expr  # repetitions per sender
     group: Expr | None = None  # grouped multicast (and its read): cores per group along group_axis
     group_axis: Axis | None = None
+    format_of: str | None = None  # whose data format the bytes are in, for auxiliary data; None: tensor
+
+    @property
+    def format_tensor(self) -> str:
+        return self.format_of or self.tensor
 

@@ -17,7 +17,7 @@ NoC0, NoC1, NoC0, ... in the order of the candidate (``in0`` on NoC0 with its mu
 from __future__ import annotations
 
 from loom_explorer.mapping.candidate import Axis, Comm
-from loom_explorer.model.attention import AttentionQuantities
+from loom_explorer.model.attention import MASK_INDEX, AttentionQuantities
 from loom_explorer.model.expr import Expr, const, mul
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.latency import block_bytes, reads_dram, writes_dram
@@ -91,9 +91,14 @@ def contraction_flows(q: Quantities) -> list[TrafficFlow]:
 
 
 def attention_flows(q: AttentionQuantities) -> list[TrafficFlow]:
-    """The NoC flows of attention: a q chunk per query chunk, k and v chunks per step, o chunks written."""
+    """The NoC flows of attention: a q chunk per query chunk, k and v chunks per step, o chunks written;
+    with the causal mask, its index once per core (``model/attention.py``)."""
     q_in, k_in, v_in = q.st.streamed
     flows = input_flows(q, {q_in: q.chunks, k_in: q.steps, v_in: q.steps})
     flows.append(write_flow(q, q.st.output, q.block_tiles(q.st.output), q.chunks))
+    if q.causal:
+        masked = q.st.step_ops("diagonal")[0].tensor
+        flows.append(TrafficFlow("causal mask index read", MASK_INDEX, "dram_read", "all", None, WRITER_NOC,
+                                 mul(q.mask_index_tiles, q.tile_bytes(masked)), const(1), format_of=masked))
     return flows
 

@@ -46,24 +46,22 @@ def tile_traffic(hw: HardwareSpec, problem: Problem, transfers: list[Transfer]) 
     read: dict[str, int] = defaultdict(int)
     written: dict[str, int] = defaultdict(int)
     received: dict[GridPos, int] = defaultdict(int)
+    formats: dict[str, DataFormat] = {}
     for t in transfers:
-        if t.kind == "gather":
-            fmt = DataFormat.float32 if problem.fp32_acc else problem.data_format(t.tensor)
-        else:
-            fmt = problem.data_format(t.tensor)
+        fmt = problem.data_format(t.format_tensor)
+        if t.kind == "gather" and problem.fp32_acc:
+            fmt = DataFormat.float32
         nbytes = t.bytes * t.count
-        if t.kind == "dram_read":
-            read[t.tensor] += nbytes
-        elif t.kind == "dram_write":
-            written[t.tensor] += nbytes
+        if t.kind in ("dram_read", "dram_write"):
+            (read if t.kind == "dram_read" else written)[t.tensor] += nbytes
+            formats[t.tensor] = fmt
         else:
             tiles = _exact_tiles(nbytes, hw.tile_bytes[fmt], f"{t.flow} to each receiver")
             for d in t.dsts:
                 received[grid_pos[d]] += tiles
-    return TileTraffic(
-        dram_read_tiles={k: _exact_tiles(v, hw.tile_bytes[problem.data_format(k)], f"{k} DRAM reads")
-                         for k, v in read.items()},
-        dram_written_tiles={k: _exact_tiles(v, hw.tile_bytes[problem.data_format(k)], f"{k} DRAM writes")
-                            for k, v in written.items()},
-        pipe_received_tiles=dict(received),
-    )
+
+    def in_tiles(totals: dict[str, int], what: str) -> dict[str, int]:
+        return {k: _exact_tiles(v, hw.tile_bytes[formats[k]], f"{k} DRAM {what}") for k, v in totals.items()}
+
+    return TileTraffic(dram_read_tiles=in_tiles(read, "reads"), dram_written_tiles=in_tiles(written, "writes"),
+                       pipe_received_tiles=dict(received))

@@ -42,6 +42,11 @@ class Transfer:
     bytes: int
     count: int
     channel: int | None = None
+    format_of: str | None = None  # as TrafficFlow.format_of
+
+    @property
+    def format_tensor(self) -> str:
+        return self.format_of or self.tensor
 
     @property
     def bytes_sent(self) -> int:
@@ -114,18 +119,19 @@ def schedule_transfers(hw: HardwareSpec, schedule: SymbolicSchedule, values: dic
             for i, j in cores:
                 head = (0, j) if f.axis == "x" else (i, 0)
                 if (i, j) not in heads:
-                    out.append(Transfer(f.name, f.tensor, f.kind, f.noc, at((i, j)), (at(head),), size, count))
+                    out.append(Transfer(f.name, f.tensor, f.kind, f.noc, at((i, j)), (at(head),), size, count,
+                                    format_of=f.format_of))
             continue
         for s in _senders(f, cores, group):
             if f.kind == "multicast":
                 rx = _receivers(f, s, cores, group)
                 if rx:
                     out.append(Transfer(f.name, f.tensor, f.kind, f.noc, at(s), tuple(at(r) for r in rx), size,
-                                        count))
+                                        count, format_of=f.format_of))
                 continue
             for ch, share in enumerate(_shares(size, len(eps))):
                 if share == 0:
                     continue
                 src, dst = (eps[ch], at(s)) if f.kind == "dram_read" else (at(s), eps[ch])
-                out.append(Transfer(f.name, f.tensor, f.kind, f.noc, src, (dst,), share, count, ch))
+                out.append(Transfer(f.name, f.tensor, f.kind, f.noc, src, (dst,), share, count, ch, f.format_of))
     return out

@@ -201,11 +201,12 @@ def test_npe_workload(workdir, dram_json):
 
 # ---------------------------------------------------------------------------------- --format ttlang
 
-def test_ttlang_of_attention_is_not_written_yet(workdir):
+def test_ttlang_of_a_2d_attention_layout_is_refused(workdir):
     path = workdir / "attention.py"
-    code, _, err = export("ttlang", path, "--causal", kernel="flash_attention", shape="B=1,H=2,Sq=512,Skv=512,D=64")
+    code, _, err = export("ttlang", path, "--causal", "--candidate", "H@y,Sq@x|q=dram,k=dram,v=dram",
+                          kernel="flash_attention", shape="B=1,H=2,Sq=512,Skv=512,D=64")
     assert code == 2, err
-    assert "not written yet" in err and "attention" in err.lower(), err
+    assert "flattened layout" in err and "H@y,Sq@x|q=dram,k=dram,v=dram is not" in err, err
     assert "Traceback" not in err
     assert not path.exists() and leftovers(workdir) == []
 

@@ -18,7 +18,9 @@ with (tile counts times the bytes per tile of each tensor's data format):
 Attention (TTNN's SDPA circular buffers; ``qc``, ``kc``, ``D_t`` in tiles):
 
     q      q_buffer_depth * qc * D_t          k, v   {k,v}_buffer_depth * kc * D_t
-    scores qc * kc                            mask   2 * qc * kc  (causal only: the diagonal op's block)
+    scores qc * kc                            mask   max(2 * qc * kc, qc * kc + 2 * (qc + kc))  (causal only:
+                                                     TTNN's two mask blocks, or the exported kernels' mask
+                                                     block and its index, ``model/attention.py``)
     stats  2 * qc for each statistic (running max and sum: current and previous)
     out    qc * D_t, and out_im qc * D_t (fp32 tiles with fp32 accumulation)
 """
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.model.expr import Expr, const, mul, total
+from loom_explorer.model.expr import Expr, const, maximum, mul, total
 from loom_explorer.model.attention import AttentionQuantities
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
@@ -52,7 +54,9 @@ def attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
         else:
             buffers.append(buf(t.name, 2, t.name, f"{t.name}: current and previous"))
     masked = sorted({op.tensor for op in q.st.step_ops("diagonal")}) if q.causal else []
-    buffers += [buf(f"{t}_mask", 2, t, f"causal mask for {t}") for t in masked]
+    for t in masked:
+        tiles = maximum(mul(2, q.block_tiles(t)), q.block_tiles(t) + q.mask_index_tiles)
+        buffers.append(L1Buffer(f"{t}_mask", mul(tiles, q.tile_bytes(t)), f"causal mask for {t} (and its index)"))
     out = q.st.output
     buffers.append(buf(out, 1, out, "output chunk"))
     buffers.append(buf(f"{out}_im", 1, out, "output accumulator", q.acc_tile_bytes))
