@@ -20,6 +20,7 @@ from pathlib import Path
 
 from loom_explorer.accuracy.calibrate import CalibrationError
 from loom_explorer.accuracy.gemm_data import DataError
+from loom_explorer.accuracy.ingest import IngestError
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.deploy.runner import RunnerError
 from loom_explorer.deploy.simulator import SimulationError
@@ -390,6 +391,41 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     return EXIT_OK if run.traffic_equal is not False and (run.pcc is None or run.pcc >= 0.999) else EXIT_VERIFY_FAILED
 
 
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from loom_explorer.accuracy.ingest import read_ops_perf, report_measurements, suggest_hardware, summary_json
+    from loom_explorer.deploy.store import open_store
+
+    report = read_ops_perf(args.file)
+    hw_name = args.hw or suggest_hardware(report)
+    if hw_name is None and report.ops:
+        raise InputError(f"{args.file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
+                         "give --hw, e.g. --hw wormhole_n150")
+    measurements = report_measurements(report, hw_name) if report.ops else []
+    if not args.dry_run:
+        with open_store(args.store) as store:
+            ids = [store.record(m) for m in measurements]
+        print(f"recorded {len(ids)} measurements in {store.path}", file=sys.stderr)
+    if args.json:
+        doc = summary_json(report)
+        doc["predictions"] = [{"row": op.row, "hardware": m.hardware, "candidate": m.candidate,
+                               "predicted_ns": m.predicted_ns, "measured_ns": m.measured_ns, "note": m.note}
+                              for op, m in zip(report.ops, measurements)]
+        print(json.dumps(doc, indent=2))
+        return EXIT_OK
+    print(f"{args.file}: {len(report.ops)} ops ingested, {len(report.skipped)} rows skipped"
+          + (f"; predicted on {hw_name}" if report.ops else ""))
+    for op, m in zip(report.ops, measurements):
+        shape = ",".join(f"{k}={v}" for k, v in op.shape.items())
+        predicted = f"{m.predicted_ns / 1e3:10.2f} us" if m.predicted_ns is not None else f"{'-':>13}"
+        error = (f"{100 * (m.predicted_ns - m.measured_ns) / m.measured_ns:+6.1f}%"
+                 if m.predicted_ns is not None and m.measured_ns else "")
+        print(f"  row {op.row:<5} {op.kernel:<15} {shape:<34} {m.candidate:<36} measured "
+              f"{op.device_kernel_ns / 1e3:10.2f} us  predicted {predicted} {error}")
+    for s in report.skipped:
+        print(f"  skipped {s}")
+    return EXIT_OK
+
+
 def cmd_results(args: argparse.Namespace) -> int:
     from loom_explorer.deploy.store import open_store
 
@@ -528,6 +564,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="auto (default): the card when ttnn sees one, else tt-lang-sim")
     _add_store_arg(deploy)
     deploy.set_defaults(func=cmd_deploy)
+    ingest = sub.add_parser("ingest", help="read a device-profiler ops_perf_results CSV: each matmul predicted "
+                                           "with its own config beside its measured kernel duration")
+    ingest.add_argument("file", help="ops_perf_results_<timestamp>.csv from tt-metal's device profiler")
+    ingest.add_argument("--hw", default=None,
+                        help="hardware to predict on (default: from the report's DEVICE ARCH column)")
+    ingest.add_argument("--dry-run", action="store_true", help="do not record in the results store")
+    ingest.add_argument("--json", action="store_true")
+    _add_store_arg(ingest)
+    ingest.set_defaults(func=cmd_ingest)
     results = sub.add_parser("results", help="list the results store: predictions beside measurements")
     results.add_argument("--hw", default=None, help="only this hardware name")
     results.add_argument("--kernel", default=None, help="only this kernel")
@@ -554,7 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
             ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError, ConfigError,
-            DataError, CalibrationError, StoreError, RunnerError) as exc:
+            DataError, CalibrationError, StoreError, RunnerError, IngestError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

@@ -5,7 +5,9 @@ Per input ``X`` and K step (one block of ``t_X`` tiles, ``B_X = t_X * bytes_per_
     read_X  = ceil(B_X / r_core) + L_read(depth_X)     if X is read from DRAM (by this core or its sender)
     mcast_X = ceil(B_X / w_mcast) + h*(n_axis - 1) + o_mc   if X is multicast (n_axis cores on its axis;
                                                             (grid_x-1)+(grid_y-1) hops for a 2-D multicast)
-    dm_X    = read_X + mcast_X        (the sender reads, then multicasts; receivers wait for it)
+    dm_X    = read_X + mcast_X        (one block: the sender reads, then multicasts; receivers wait)
+    s_X     = max(read_X, mcast_X)    (streaming: a sender with two or more buffered blocks reads the next
+                                       block while the current one is multicast, as TTNN's in1 sender does)
 
 with ``L_read(1) = L_read(2) = L`` and ``L_read(3) = ceil(L/2)`` (two reads in flight hide half of it).
 All DRAM readers share the chip: ``chip = ceil(sum_X readers_X * B_X / R_chip)`` per step, where
@@ -17,7 +19,7 @@ Compute of one K step of an output block (packer L1 accumulation, one pack per t
 
 Overlap: a double/triple-buffered input hides behind the step, a single-buffered one adds to it:
 
-    step = max(mm + sum_{X: depth_X = 1} dm_X,  dm_in0,  dm_in1,  chip)
+    step = max(mm + sum_{X: depth_X = 1} dm_X,  s_in0,  s_in1,  chip)
 
 Whole kernel (n_out output blocks per core, n_k K steps per block):
 
@@ -111,14 +113,16 @@ def compute_step_cycles(q: Quantities) -> Expr:
 
 
 def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...], links: Sequence[Expr] = ()) -> Expr:
-    """One streaming step: ``max(compute + sum of single-buffered dm_X, dm_X..., chip, link_f...)`` over
-    ``tensors``; ``links`` are the step's NoC link times (``model/noc_bound.py``)."""
+    """One streaming step: ``max(compute + sum of single-buffered dm_X, s_X..., chip, link_f...)`` over
+    ``tensors`` (``s_X = max(read_X, mcast_X)``, module docstring); ``links`` are the step's NoC link times
+    (``model/noc_bound.py``)."""
     dm = {t: data_movement_cycles(q, t) for t in tensors}
     exposed = total(mul(select(q.depth[t], {v: int(v == 1) for v in q.depth[t].values}), dm[t]) for t in tensors
                     if not (isinstance(dm[t], Const) and dm[t].value == 0))
+    streaming = [maximum(read_cycles(q, t), multicast_cycles(q, t)) for t in tensors]
     chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in tensors)
     chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
-    return maximum(compute + exposed, *dm.values(), chip, *links)
+    return maximum(compute + exposed, *streaming, chip, *links)
 
 
 def step_cycles(q: Quantities, links: Sequence[LinkShare] = ()) -> Expr:

@@ -9,9 +9,11 @@ A flow is one kind of transfer that each of its senders repeats ``count`` times 
 * ``dram_write``: a core writes its output block to DRAM, interleaved over all channels;
 * ``gather``: split-K partial sums sent from every core to the first core along the gather axis.
 
-NoC assignment, as the exported kernels do it (TTNN's reader/writer split): the streamed inputs alternate
-NoC0, NoC1, NoC0, ... in the order of the candidate (``in0`` on NoC0 with its multicast, ``in1`` on NoC1;
-``q``, ``v`` on NoC0 and ``k`` on NoC1); auxiliary reads, output writes and gathers go on NoC1.
+NoC assignment, as TTNN's 2-D multicast matmul does it (``matmul_op_multi_core_reuse_mcast_2d_program_factory``:
+``in0_noc = preferred_noc_for_dram_write`` = NOC_1, ``in1_noc = preferred_noc_for_dram_read`` = NOC_0 on
+Wormhole and Blackhole): the streamed inputs alternate NoC1, NoC0, NoC1, ... in the order of the candidate
+(``in0`` on NoC1 with its multicast, ``in1`` on NoC0; ``q``, ``v`` on NoC1 and ``k`` on NoC0); auxiliary
+reads, output writes and gathers go with the in1 sender/writer kernel, on NoC0.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from loom_explorer.noc.tables import Senders
 
 _SENDERS: dict[Comm, Senders] = {Comm.dram: "all", Comm.mcast_x: "row_heads", Comm.mcast_y: "col_heads",
                                  Comm.mcast_xy: "origin", Comm.local: "all"}
-WRITER_NOC = 1
+WRITER_NOC = 0
 
 
 def input_flows(q: GridQuantities, counts: dict[str, Expr]) -> list[TrafficFlow]:
@@ -34,7 +36,7 @@ def input_flows(q: GridQuantities, counts: dict[str, Expr]) -> list[TrafficFlow]
     out: list[TrafficFlow] = []
     for index, tensor in enumerate(q.streamed):
         comm = q.candidate.comm(tensor)
-        noc = index % 2
+        noc = 1 - index % 2
         size = block_bytes(q, tensor)
         group_axis, group = _group(q, tensor)
         if reads_dram(q, tensor):

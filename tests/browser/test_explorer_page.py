@@ -24,7 +24,7 @@ def test_default_page_renders_grid_and_table(explorer: tuple[ExplorerPage, str])
     assert "20 candidates solved" in page.text(".status")
     assert page.candidate_rows() >= 5  # Tabulator renders the rows in view
     summary = page.text(".summary")
-    assert "N@y,M@x|in0=mcast_y,in1=mcast_x" in summary and "pins: none" in summary
+    assert "M@y,N@x|in0=mcast_x,in1=mcast_y" in summary and "pins: none" in summary
     assert not page.page.locator(".in-causal").is_visible()  # GEMM has no causal option
     hw = load_hardware("wormhole_n150")
     counts = page.grid_counts()

@@ -224,7 +224,7 @@ def test_link_bytes_are_the_routed_sums(solved, case):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_both_nocs_carry_traffic(solved, case):
-    """Inputs alternate NoC0 / NoC1 and outputs go on NoC1: every schedule loads links of both NoCs."""
+    """Inputs alternate NoC1 / NoC0 and outputs go on NoC0: every schedule loads links of both NoCs."""
     for s in solved(case):
         assert {x.noc for x in s.report.links} == {0, 1}, s.name
         assert {t.noc for t in s.transfers} == {0, 1}

@@ -30,7 +30,7 @@ from loom_explorer.ui.state import (
 from loom_explorer.validate import evaluate_schedule
 
 GEMM_1K = "M=1024,K=1024,N=1024"
-BEST_1K = "N@y,M@x|in0=mcast_y,in1=mcast_x"  # the best candidate of gemm 1024^3 on the n150
+BEST_1K = "M@y,N@x|in0=mcast_x,in1=mcast_y"  # the best candidate of gemm 1024^3 on the n150
 SMALL = "M=256,K=256,N=256"
 FEASIBLE = {"optimal", "feasible"}
 

@@ -27,7 +27,7 @@ from loom_explorer.ui.tables import (
 )
 
 SHAPE = "M=256,K=512,N=512"
-BEST = "N@y,M@x|in0=mcast_y,in1=mcast_x"  # the best candidate of gemm 256x512x512 on the n150
+BEST = "M@y,N@x|in0=mcast_x,in1=mcast_y"  # the best candidate of gemm 256x512x512 on the n150
 FEASIBLE = {"optimal", "feasible"}
 
 
