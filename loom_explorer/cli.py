@@ -267,16 +267,27 @@ def cmd_predict(args: argparse.Namespace) -> int:
     )
     from loom_explorer.hardware.grid import restrict_grid
 
+    from loom_explorer.accuracy.sdpa_configs import (
+        evaluate_sdpa_config,
+        parse_sdpa_config,
+        ttnn_default_sdpa_config,
+    )
+    from loom_explorer.program.attention import is_attention
+
     if bool(args.ttnn_config) == bool(args.ttnn_default):
         raise InputError("predict needs exactly one of --ttnn-config FILE and --ttnn-default")
-    cfg = None
+    attention = is_attention(load_program(args.kernel))
+    cfg: object = None
     if args.ttnn_config:
         try:
             raw = json.loads(Path(args.ttnn_config).read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"--ttnn-config {args.ttnn_config}: {exc}") from None
-        cfg = parse_config(raw, args.ttnn_config)
-        args.memory = [*args.memory, *(f"{t}={p.value}" for t, p in placements(cfg).items())]
+        if attention:
+            cfg = parse_sdpa_config(raw, args.ttnn_config)
+        else:
+            cfg = parse_config(raw, args.ttnn_config)
+            args.memory = [*args.memory, *(f"{t}={p.value}" for t, p in placements(cfg).items())]
     hw, problem = _problem(args)
     if args.grid:
         try:
@@ -287,11 +298,15 @@ def cmd_predict(args: argparse.Namespace) -> int:
             hw = restrict_grid(hw, columns, rows)
         except ValueError as exc:
             raise InputError(f"--grid {args.grid}: {exc}") from None
-    cfg = cfg or ttnn_default_config(hw, problem)
-    evaluated = evaluate_config(hw, problem, cfg)
+    if attention:
+        cfg = cfg or ttnn_default_sdpa_config(hw)
+        evaluated = evaluate_sdpa_config(hw, problem, cfg)  # type: ignore[arg-type]
+    else:
+        cfg = cfg or ttnn_default_config(hw, problem)
+        evaluated = evaluate_config(hw, problem, cfg)  # type: ignore[arg-type]
     if args.json:
         print(json.dumps({**result_json(hw, evaluated.schedule, evaluated.result),
-                          "ttnn_config": cfg.model_dump(mode="json")}, indent=2))
+                          "ttnn_config": cfg.model_dump(mode="json")}, indent=2))  # type: ignore[attr-defined]
     else:
         print(solve_table(hw, problem, {evaluated.schedule.candidate.name: evaluated.schedule}, [evaluated.result]))
     return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
@@ -532,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--record", action="store_true", help="also record the run in the results store")
     _add_store_arg(verify)
     verify.set_defaults(func=cmd_verify)
-    predict = sub.add_parser("predict", help="evaluate an existing TTNN matmul program config with the model")
+    predict = sub.add_parser("predict", help="evaluate an existing TTNN program config (matmul or SDPA) with the model")
     _add_problem_args(predict)
     predict.add_argument("--ttnn-config", default=None, metavar="FILE",
                          help="JSON in the ttnn constructor's argument names (see docs/accuracy.md)")

@@ -116,7 +116,7 @@ def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
 
 def evaluate_on(schedule: SymbolicSchedule, cfg: TtnnMatmulConfig) -> Evaluated:
     """``cfg``'s parameter values on its candidate's ``schedule``, checked and costed by the referee."""
-    problem, name = schedule.problem, schedule.candidate.name
+    problem = schedule.problem
     mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
     gx = cfg.compute_with_storage_grid_size[0]
     rows, cols = math.ceil(mt / cfg.per_core_M), math.ceil(nt / cfg.per_core_N)
@@ -131,7 +131,12 @@ def evaluate_on(schedule: SymbolicSchedule, cfg: TtnnMatmulConfig) -> Evaluated:
               "per_core_K": kt, "in0_block_w": cfg.in0_block_w, "out_block_h": cfg.out_block_h or cfg.per_core_M,
               "out_block_w": cfg.out_block_w or cfg.per_core_N, "out_subblock_h": cfg.out_subblock_h,
               "out_subblock_w": cfg.out_subblock_w, "in0_buffer_depth": depth, "in1_buffer_depth": depth}
-    values = {p: values[p] for p in schedule.param_names if p in values}
+    return evaluate_values(schedule, {p: values[p] for p in schedule.param_names if p in values})
+
+
+def evaluate_values(schedule: SymbolicSchedule, values: dict[str, int]) -> Evaluated:
+    """A config's parameter ``values`` on its candidate's ``schedule``, checked and costed by the referee."""
+    name = schedule.candidate.name
     missing = [p for p in schedule.param_names if p not in values]
     if missing:
         raise ConfigError(f"candidate {name} has parameters the config does not give: {', '.join(missing)}")

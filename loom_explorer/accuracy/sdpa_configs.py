@@ -1,0 +1,116 @@
+"""Evaluate an existing TTNN ``SDPAProgramConfig`` with the model: ``loom-explorer predict flash_attention``.
+
+A config (the constructor's own argument names: ``{"program_config": "SDPAProgramConfig",
+"compute_with_storage_grid_size": [x, y], "q_chunk_size": .., "k_chunk_size": .., "exp_approx_mode": ..}``)
+maps to the flattened candidate, which is TTNN's SDPA work split (reference section 5): batch x heads x
+query chunks dealt out over the grid's cores in contiguous ranges, q, k and v read from DRAM by every core,
+and under the causal mask balanced pairs of query chunks. Its parameter values:
+
+* ``grid_x x grid_y``: the config's grid, shrunk to the rows (and, on one row, the columns) the tasks fill;
+* ``per_core_<B*H*Sq>`` = ``ceil(tasks / (x*y))`` with ``tasks = B*H*n_q`` (``B*H*ceil(n_q/2)`` causal);
+* the chunk sizes as given (TTNN pads the sequences to whole chunks, as the model does);
+* the Dst sub-blocks TTNN's ``determine_largest_subblock_size`` picks (``largest_subblock``);
+* buffers as TTNN allocates them: q double-buffered when a core has more than one query chunk, k and v
+  double-buffered.
+
+``ttnn_default_sdpa_config`` is what ``ttnn.transformer.scaled_dot_product_attention`` runs without a
+program config: 32-element chunks on the whole grid.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, evaluate_values
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Comm
+from loom_explorer.mapping.enumerate import enumerate_candidates
+from loom_explorer.model.build import build_schedule
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import Problem
+from loom_explorer.program.attention import analyse_attention
+
+DEFAULT_CHUNK = 32
+# the order TTNN's SDPA program factory tries sub-blocks in (sdpa_program_factory.cpp)
+SDPA_SUBBLOCK_ORDER = ((2, 4), (4, 2), (1, 8), (8, 1), (1, 7), (7, 1), (2, 3), (3, 2), (1, 6), (6, 1), (1, 5),
+                       (5, 1), (2, 2), (1, 4), (4, 1), (1, 3), (3, 1), (1, 2), (2, 1), (1, 1))
+
+
+class TtnnSdpaConfig(BaseModel):
+    """A ``ttnn.SDPAProgramConfig`` in its constructor's argument names."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    program_config: str = "SDPAProgramConfig"
+    compute_with_storage_grid_size: tuple[int, int]
+    q_chunk_size: int = Field(ge=32, multiple_of=32)
+    k_chunk_size: int = Field(ge=32, multiple_of=32)
+    exp_approx_mode: bool = False
+
+
+def parse_sdpa_config(raw: object, origin: str = "config") -> TtnnSdpaConfig:
+    if isinstance(raw, dict) and raw.get("program_config", "SDPAProgramConfig") != "SDPAProgramConfig":
+        raise ConfigError(f"{origin}: program_config {raw['program_config']!r}: attention takes an SDPAProgramConfig")
+    try:
+        return TtnnSdpaConfig.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "config"
+        raise ConfigError(f"{origin}: {field}: {first['msg']}") from None
+
+
+def ttnn_default_sdpa_config(hw: HardwareSpec) -> TtnnSdpaConfig:
+    return TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
+                          q_chunk_size=DEFAULT_CHUNK, k_chunk_size=DEFAULT_CHUNK)
+
+
+def largest_subblock(rows: int, cols: int, dst_tiles: int) -> tuple[int, int]:
+    """TTNN's ``determine_largest_subblock_size``: the first ``h x w`` of ``SDPA_SUBBLOCK_ORDER`` with
+    ``h*w <= dst_tiles`` that divides ``rows x cols`` and is either one row high or the whole width."""
+    return next((h, w) for h, w in SDPA_SUBBLOCK_ORDER
+                if h * w <= dst_tiles and rows % h == 0 and cols % w == 0 and (w == cols or h == 1))
+
+
+def sdpa_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule:
+    """The flattened candidate (TTNN's SDPA split; balanced under the causal mask)."""
+    causal = problem.has_option("causal")
+    for cand in enumerate_candidates(problem):
+        if cand.flattened and cand.balanced == causal and all(c is Comm.dram for _, c in cand.comms):
+            return build_schedule(hw, problem, cand)
+    raise ConfigError(f"{problem.program.name} {problem.shape_text}: no flattened candidate (TTNN's SDPA split)")
+
+
+def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, int]:
+    """The candidate's parameter values for ``cfg`` (module docstring)."""
+    problem, hw = schedule.problem, schedule.hardware
+    st = analyse_attention(problem.program)
+    qc, kc = cfg.q_chunk_size // 32, cfg.k_chunk_size // 32
+    n_q = math.ceil(problem.tiles(st.q_dim) / qc)
+    heads = math.prod(problem.elements(d) for d in st.batch_dims if problem.program.dim(d).group_of is None)
+    tasks = heads * (math.ceil(n_q / 2) if problem.has_option("causal") else n_q)
+    gx, gy = cfg.compute_with_storage_grid_size
+    per_core = math.ceil(tasks / (gx * gy))
+    used = math.ceil(tasks / per_core)
+    grid = (gx, math.ceil(used / gx)) if used > gx else (used, 1)
+    dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
+    qk = largest_subblock(qc, kc, dst)
+    out = largest_subblock(qc, problem.tiles(st.head_dim), dst)
+    q_in, k_in, v_in = st.streamed
+    group = "*".join(d for _, d in schedule.candidate.axes)
+    return {"grid_x": grid[0], "grid_y": grid[1], f"per_core_{group}": per_core,
+            "q_chunk_size": cfg.q_chunk_size, "k_chunk_size": cfg.k_chunk_size,
+            "qk_subblock_h": qk[0], "qk_subblock_w": qk[1], "out_subblock_h": out[0], "out_subblock_w": out[1],
+            f"{q_in}_buffer_depth": 2 if per_core * (2 if problem.has_option("causal") else 1) > 1 else 1,
+            f"{k_in}_buffer_depth": 2, f"{v_in}_buffer_depth": 2}
+
+
+def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig) -> Evaluated:
+    """The referee's latency of exactly this SDPA config (a ``conflict`` naming the violated constraints
+    when the model finds it illegal)."""
+    if cfg.compute_with_storage_grid_size[0] > hw.grid.columns or cfg.compute_with_storage_grid_size[1] > hw.grid.rows:
+        raise ConfigError(f"compute_with_storage_grid_size {list(cfg.compute_with_storage_grid_size)} does not fit "
+                          f"{hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
+    schedule = sdpa_schedule(hw, problem)
+    return evaluate_values(schedule, sdpa_values(schedule, cfg))

@@ -1,0 +1,101 @@
+"""``predict flash_attention --ttnn-config/--ttnn-default``: an SDPAProgramConfig mapped to the flattened
+candidate and costed by the referee (``accuracy/sdpa_configs.py``)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+
+from loom_explorer import cli
+from loom_explorer.accuracy.sdpa_configs import (
+    TtnnSdpaConfig,
+    evaluate_sdpa_config,
+    largest_subblock,
+    parse_sdpa_config,
+    sdpa_schedule,
+    sdpa_values,
+)
+from loom_explorer.accuracy.ttnn_configs import ConfigError
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import make_problem
+from loom_explorer.program import load_program
+from loom_explorer.validate import referee
+
+SHAPE = "B=1,H=4,Sq=1024,Skv=1024,D=64"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def problem(causal: bool = False):  # type: ignore[no-untyped-def]
+    return make_problem(load_program("flash_attention"), SHAPE, options={"causal"} if causal else set())
+
+
+@pytest.mark.parametrize("rows,cols,dst,want", [
+    # (2, 4) and (4, 2) are neither one row high nor the whole width of 16
+    (8, 16, 8, (1, 8)), (4, 2, 8, (4, 2)), (3, 5, 8, (1, 5)), (2, 2, 4, (2, 2)), (1, 1, 8, (1, 1)), (8, 8, 4, (1, 4)),
+    (2, 4, 8, (2, 4)), (8, 4, 8, (2, 4)), (6, 3, 8, (2, 3)),
+])
+def test_largest_subblock(rows: int, cols: int, dst: int, want: tuple[int, int]) -> None:
+    assert largest_subblock(rows, cols, dst) == want
+
+
+def test_values_of_a_plain_and_a_causal_config() -> None:
+    hw = load_hardware("wormhole_n150")
+    cfg = TtnnSdpaConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=128, k_chunk_size=256)
+    # 4 heads x 8 query chunks of 4 tiles = 32 tasks on 64 cores: one each, 4 rows of 8 used
+    v = sdpa_values(sdpa_schedule(hw, problem()), cfg)
+    assert (v["grid_x"], v["grid_y"], v["per_core_H*Sq"]) == (8, 4, 1)
+    assert (v["qk_subblock_h"], v["qk_subblock_w"], v["out_subblock_h"], v["out_subblock_w"]) == (1, 8, 4, 2)
+    assert (v["q_buffer_depth"], v["k_buffer_depth"], v["v_buffer_depth"]) == (1, 2, 2)
+    # causal: 4 heads x 4 balanced pairs = 16 tasks, two query chunks each (q double-buffered)
+    sch = sdpa_schedule(hw, problem(causal=True))
+    assert sch.candidate.balanced and sch.candidate.flattened
+    v = sdpa_values(sch, cfg)
+    assert (v["grid_x"], v["grid_y"], v["per_core_H*Sq"], v["q_buffer_depth"]) == (8, 2, 1, 2)
+
+
+def test_predict_equals_the_referee_on_the_same_values() -> None:
+    hw = load_hardware("wormhole_n150")
+    cfg = TtnnSdpaConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=64, k_chunk_size=128)
+    evaluated = evaluate_sdpa_config(hw, problem(), cfg)
+    assert evaluated.result.solution is not None
+    again = referee(sdpa_schedule(hw, problem()), evaluated.values).solution
+    assert again is not None and again.latency_cycles == evaluated.result.solution.latency_cycles
+
+
+def test_cli_config_and_default(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "sdpa.json"
+    path.write_text(json.dumps({"program_config": "SDPAProgramConfig", "compute_with_storage_grid_size": [8, 8],
+                                "q_chunk_size": 64, "k_chunk_size": 128, "exp_approx_mode": False}))
+    code, out, err = run("predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE,
+                         "--ttnn-config", str(path), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["name"] == "H*Sq@xy|q=dram,k=dram,v=dram" and doc["status"] == "feasible"
+    assert doc["params"]["q_chunk_size"] == 64 and doc["ttnn_config"]["k_chunk_size"] == 128
+    code, out, err = run("predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE, "--causal",
+                         "--ttnn-default", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["name"].endswith("|balanced") and doc["params"]["q_chunk_size"] == 32 == doc["params"]["k_chunk_size"]
+
+
+def test_bad_configs_name_the_field(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError, match="q_chunk_size"):
+        parse_sdpa_config({"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 48, "k_chunk_size": 64})
+    with pytest.raises(ConfigError, match="SDPAProgramConfig"):
+        parse_sdpa_config({"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig"})
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"compute_with_storage_grid_size": [13, 10], "q_chunk_size": 64,
+                                "k_chunk_size": 64}))
+    code, _, err = run("predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE,
+                       "--ttnn-config", str(path))
+    assert code == 2 and "compute_with_storage_grid_size" in err and "8x8" in err
