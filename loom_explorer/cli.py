@@ -21,6 +21,8 @@ from pathlib import Path
 from loom_explorer.accuracy.calibrate import CalibrationError
 from loom_explorer.accuracy.gemm_data import DataError
 from loom_explorer.accuracy.ingest import IngestError
+from loom_explorer.sweep.ops import OpsError
+from loom_explorer.sweep.run import SweepError
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.deploy.runner import RunnerError
 from loom_explorer.deploy.simulator import SimulationError
@@ -59,6 +61,7 @@ from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.traffic import schedule_transfers, traffic_report
 
 EXIT_OK, EXIT_VERIFY_FAILED, EXIT_BAD_INPUT, EXIT_NO_SCHEDULE = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130
 
 
 class InputError(ValueError):
@@ -116,7 +119,7 @@ def _problem(args: argparse.Namespace) -> tuple[HardwareSpec, Problem]:
     program = load_program(args.kernel)
     try:
         dtype = parse_data_format(args.dtype)
-        fidelity = parse_fidelity(args.fidelity)
+        fidelity = parse_fidelity(args.fidelity or "hifi2")
         formats = {k: parse_data_format(v) for k, v in _pairs(args.format, "format").items()}
         placements = {}
         for tensor, where in _pairs(args.memory, "memory").items():
@@ -288,6 +291,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         else:
             cfg = parse_config(raw, args.ttnn_config)
             args.memory = [*args.memory, *(f"{t}={p.value}" for t, p in placements(cfg).items())]
+            _apply_compute_config(args, cfg.compute, args.ttnn_config)
     hw, problem = _problem(args)
     if args.grid:
         try:
@@ -310,6 +314,19 @@ def cmd_predict(args: argparse.Namespace) -> int:
     else:
         print(solve_table(hw, problem, {evaluated.schedule.candidate.name: evaluated.schedule}, [evaluated.result]))
     return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
+
+
+def _apply_compute_config(args: argparse.Namespace, compute: dict[str, object], origin: str) -> None:
+    """A TTNN config's ``compute`` block sets the fidelity and fp32 accumulation (a conflicting flag is an
+    error, not silently overridden)."""
+    fidelity = compute.get("math_fidelity")
+    if fidelity is not None:
+        wanted = parse_fidelity(str(fidelity).split(".")[-1])
+        if args.fidelity is not None and parse_fidelity(args.fidelity) is not wanted:
+            raise InputError(f"--fidelity {args.fidelity} contradicts {origin}: compute.math_fidelity {fidelity}")
+        args.fidelity = wanted.value
+    if compute.get("fp32_dest_acc_en"):
+        args.fp32_acc = True
 
 
 def cmd_accuracy(args: argparse.Namespace) -> int:
@@ -347,7 +364,9 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     print("\nheld-out rows, model vs three-constant roofline fitted on the other rows:")
     for card, b in doc["held_out_vs_baseline"].items():  # type: ignore[union-attr]
         print(line(f"{card} model", b["model"]))
-        print(line(f"{card} roofline {b['fit']}", b["baseline"]))
+        fit = b["fit"]
+        print(line(f"{card} roofline", b["baseline"]) + f"  (fitted: compute efficiency {fit['compute_eff']}, "
+              f"DRAM efficiency {fit['dram_eff']}, overhead {fit['overhead_ns']} ns)")
     sp = doc["speedups"]
     print(f"\nhand-tuned over automatic speedup: {len(sp['pairs'])} pairs, median |error| {sp['median_abs_err_pct']}%")  # type: ignore[index]
     for message in doc["skipped"]:  # type: ignore[union-attr]
@@ -356,18 +375,20 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from loom_explorer.accuracy.calibrate import calibrate, calibrated_yaml, is_shipped
+    from loom_explorer.accuracy.calibrate import calibrate, calibrated_yaml, is_shipped, written_value
     from loom_explorer.accuracy.gemm_data import load_cases
 
     if is_shipped(args.output):
         raise InputError(f"-o {args.output}: calibration never writes a shipped hardware file; choose another path")
+    if Path(args.output).exists() and not args.force:
+        raise InputError(f"-o {args.output} exists (give --force to overwrite it)")
     hw = load_hardware(args.hw)
     cases, skipped = load_cases(args.data, args.configs)
     result = calibrate(hw, cases)
     write_new(args.output, calibrated_yaml(args.hw, result, Path(args.data).name), force=args.force)
     print(f"calibrated {hw.name} on {result.train_rows} rows of {args.data}; wrote {args.output}")
     for path, value in result.values.items():
-        print(f"  {path:<36} {result.shipped[path]:>10g} -> {value:g}")
+        print(f"  {path:<36} {result.shipped[path]:>10g} -> {written_value(result, path):g}")
     for label, s in (("training rows, shipped", result.train_before), ("training rows, fitted", result.train_after),
                      ("held-out rows, shipped", result.before), ("held-out rows, fitted", result.after)):
         print(f"  {label:<24} n={s.n:<4} median |err| {s.median_abs_err_pct:.1f}%  p90 {s.p90_abs_err_pct:.1f}%")
@@ -441,6 +462,51 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from loom_explorer.sweep.ops import model_ops, read_shapes, write_shapes
+    from loom_explorer.sweep.run import run_sweep
+    from loom_explorer.sweep.task import SweepSettings
+
+    if bool(args.shapes) == bool(args.model):
+        raise InputError("sweep needs a shapes.csv or --model NAME (not both)")
+    ops = model_ops(args.model) if args.model else read_shapes(args.shapes)
+    if args.write_shapes:
+        write_new(args.write_shapes, write_shapes(ops, args.write_shapes), force=args.force)
+        print(f"wrote {len(ops)} ops to {args.write_shapes}", file=sys.stderr)
+    hardware = [h.strip() for h in args.hw.split(",") if h.strip()]
+    for h in hardware:
+        load_hardware(h)  # a bad name fails here, before any worker starts
+    if args.workers is not None and args.workers < 1:
+        raise InputError("--workers must be >= 1")
+    summary = run_sweep(ops, hardware, args.out, scheduler=args.scheduler, workers=args.workers,
+                        settings=SweepSettings(time_limit_seconds=args.time_limit))
+    print(f"sweep: {summary.solved} solved ({summary.failed} failed), {summary.skipped} already in {args.out}, "
+          f"{summary.seconds:.1f} s" + (" (interrupted)" if summary.interrupted else ""))
+    return EXIT_INTERRUPTED if summary.interrupted else EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from loom_explorer.deploy.store import open_store
+    from loom_explorer.sweep.report import report_html, report_markdown
+
+    if not Path(args.store_file).is_file():
+        raise InputError(f"{args.store_file}: no such results store")
+    with open_store(args.store_file) as store:
+        records = store.sweep_results()
+    if not records:
+        raise InputError(f"{args.store_file}: no sweep results (run loom-explorer sweep first)")
+    title = args.title or f"Sweep report: {Path(args.store_file).name}"
+    if args.html:
+        write_new(args.html, report_html(records, title), force=args.force)
+        print(f"wrote {args.html}", file=sys.stderr)
+    if args.markdown:
+        write_new(args.markdown, report_markdown(records, title), force=args.force)
+        print(f"wrote {args.markdown}", file=sys.stderr)
+    if not (args.html or args.markdown):
+        print(report_markdown(records, title))
+    return EXIT_OK
+
+
 def cmd_results(args: argparse.Namespace) -> int:
     from loom_explorer.deploy.store import open_store
 
@@ -482,7 +548,7 @@ def _add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--f
     p.add_argument("--memory", action="append", default=[], metavar="TENSOR=PLACEMENT",
                    help="where a tensor lives: dram (interleaved, default), l1_height, l1_width, l1_block "
                         "(TTNN shardings) or l1 (sharded as each candidate needs) (repeatable)")
-    p.add_argument("--fidelity", default="hifi2", help="lofi, hifi2 (default), hifi3, hifi4")
+    p.add_argument("--fidelity", default=None, help="lofi, hifi2 (default), hifi3, hifi4")
     p.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
     p.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
     p.add_argument("--activation", default=None, help="fused activation, e.g. gelu")
@@ -588,6 +654,25 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--json", action="store_true")
     _add_store_arg(ingest)
     ingest.set_defaults(func=cmd_ingest)
+    sweep = sub.add_parser("sweep", help="solve every op of a shapes file (or a model) on every chip, with Dask")
+    sweep.add_argument("shapes", nargs="?", help="CSV with columns kernel,shape,dtype,fidelity[,causal][,label]")
+    sweep.add_argument("--model", default=None, help="generate the ops of a model: llama-3-8b, llama-3-70b")
+    sweep.add_argument("--write-shapes", default=None, metavar="FILE", help="also write the ops as a shapes.csv")
+    sweep.add_argument("--hw", required=True, help="comma-separated hardware names or YAML paths")
+    sweep.add_argument("--out", required=True, metavar="STORE", help="results store (SQLite) to add to")
+    sweep.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="a running Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)")
+    sweep.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    sweep.add_argument("--time-limit", type=float, default=30.0, help="seconds per candidate (default 30)")
+    sweep.add_argument("--force", action="store_true", help="overwrite the --write-shapes file")
+    sweep.set_defaults(func=cmd_sweep)
+    report = sub.add_parser("report", help="report a sweep: per op ours vs ttnn's default, with plots")
+    report.add_argument("store_file", metavar="STORE", help="the results store a sweep wrote")
+    report.add_argument("--html", default=None, metavar="FILE", help="write a self-contained HTML report")
+    report.add_argument("--markdown", default=None, metavar="FILE", help="write the report as Markdown")
+    report.add_argument("--title", default=None)
+    report.add_argument("--force", action="store_true", help="overwrite existing files")
+    report.set_defaults(func=cmd_report)
     results = sub.add_parser("results", help="list the results store: predictions beside measurements")
     results.add_argument("--hw", default=None, help="only this hardware name")
     results.add_argument("--kernel", default=None, help="only this kernel")
@@ -614,7 +699,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
             ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError, ConfigError,
-            DataError, CalibrationError, StoreError, RunnerError, IngestError) as exc:
+            DataError, CalibrationError, StoreError, RunnerError, IngestError, OpsError, SweepError) as exc:
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyError as exc:  # unknown candidate name

@@ -134,6 +134,8 @@ def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> 
     """The hardware file at ``source`` with the fitted values written into their lines."""
     text = Path(resolve_hardware_path(str(source))).read_text()
     for path, value in calibration.values.items():
+        if written_value(calibration, path) == calibration.shipped[path]:
+            continue  # unchanged: the line keeps its source
         section, key, *entry = path.split(".")
         pattern = re.compile(rf"^(\s+{key}:\s*)([^#\n]+?)(\s*#.*)?$", re.MULTILINE)
         hits = pattern.findall(text)
@@ -153,6 +155,11 @@ def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> 
 
         text = pattern.sub(replace, text)
     return text
+
+
+def written_value(calibration: Calibration, path: str) -> float:
+    """The value as the YAML holds it (integer constants and per-fidelity entries rounded)."""
+    return shipped_value(calibration.hardware, path)
 
 
 def is_shipped(path: str | Path) -> bool:

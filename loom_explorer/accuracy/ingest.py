@@ -37,11 +37,11 @@ other config classes, ``gather_in0``, no config are skipped), its ``fused_activa
 batch ``W*Z > 1`` of in0 with an unbatched in1 and ``fuse_batch`` is folded into M, as ttnn does; other
 batched matmuls are ingested but not predicted.
 SDPA: q = INPUT_0 ``[B, H, Sq, D]``, k = INPUT_1 ``[B, Hkv, Skv, D]``; ``is_causal`` and the
-``SDPAProgramConfig`` chunk sizes; the model has no SDPA config evaluation yet, so these are recorded
-measured-only (``predicted None``).
+``SDPAProgramConfig`` chunk sizes (none: ttnn's default, 32-element chunks on the whole grid).
 
-``record_report`` predicts every matmul with its own config (``evaluate_config``, the referee) on ``--hw``
-restricted to the config's grid, and stores it beside the measured kernel duration (source ``report``).
+``record_report`` predicts every op with its own config (``evaluate_config`` / ``evaluate_sdpa_config``,
+the referee) on ``--hw`` restricted to the config's grid, and stores it beside the measured kernel
+duration (source ``report``).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ from loom_explorer.accuracy.ttnn_configs import (
     parse_config,
     placements,
 )
+from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config, ttnn_default_sdpa_config
 from loom_explorer.deploy.store import Measurement, ResultsStore
 from loom_explorer.export.schedule_json import hardware_sha256
 from loom_explorer.hardware import load_hardware
@@ -362,7 +363,7 @@ def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> dict[
     return {"kernel": "flash_attention", "shape": shape, "model_shape": shape, "dtype": dtype, "formats": formats,
             "causal": bool(_flag(attrs.get("is_causal", ""))), "q_chunk_size": q_chunk, "k_chunk_size": k_chunk,
             "grid": grid, "fp32_acc": bool(compute.get("fp32_dest_acc_en")),
-            "note": "measured only: the model has no SDPA config evaluation yet (predicted None)"}
+            "note": "" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)"}
 
 
 def _read_row(row: _Row, number: int, op_code: str) -> IngestedOp:
@@ -480,13 +481,23 @@ def _measurement(report: IngestReport, op: IngestedOp, base: HardwareSpec) -> Me
                                    formats=op.formats, placements=placements(op.config), fp32_acc=op.fp32_acc,
                                    enabled={"bias"} if op.bias else set(), activation=op.activation)
             evaluated = evaluate_config(hw, problem, op.config)
+        elif op.kernel == "flash_attention" and op.model_shape is not None:
+            problem = make_problem(load_program("flash_attention"), op.model_shape, op.dtype, op.fidelity,
+                                   formats=op.formats, fp32_acc=op.fp32_acc,
+                                   options={"causal"} if op.causal else set())
+            sdpa = (TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
+                                   q_chunk_size=op.q_chunk_size, k_chunk_size=op.k_chunk_size or op.q_chunk_size)
+                    if op.q_chunk_size else ttnn_default_sdpa_config(hw))
+            evaluated = evaluate_sdpa_config(hw, problem, sdpa)
     except ValueError as exc:  # ConfigError, ProblemError, a grid that does not fit: recorded unpredicted
         notes.append(f"not predicted: {exc}")
     sol = evaluated.result.solution if evaluated else None
     if evaluated and evaluated.result.conflict:
         notes.append(evaluated.result.conflict.message)
-    if op.config is not None:
-        candidate = evaluated.result.candidate_name if evaluated else candidate_name(op.config)
+    if evaluated:
+        candidate = evaluated.result.candidate_name
+    elif op.config is not None:
+        candidate = candidate_name(op.config)
     else:
         candidate = "SDPAProgramConfig" if op.q_chunk_size else "SDPA (ttnn default config)"
     document = {"source_file": str(report.file), "row": op.row, "op_code": op.op_code, "candidate": candidate,

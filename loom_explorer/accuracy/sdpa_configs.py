@@ -23,7 +23,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, evaluate_values
+from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, check_grid, evaluate_values
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
@@ -109,8 +109,6 @@ def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, in
 def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig) -> Evaluated:
     """The referee's latency of exactly this SDPA config (a ``conflict`` naming the violated constraints
     when the model finds it illegal)."""
-    if cfg.compute_with_storage_grid_size[0] > hw.grid.columns or cfg.compute_with_storage_grid_size[1] > hw.grid.rows:
-        raise ConfigError(f"compute_with_storage_grid_size {list(cfg.compute_with_storage_grid_size)} does not fit "
-                          f"{hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
+    check_grid(hw, cfg.compute_with_storage_grid_size)
     schedule = sdpa_schedule(hw, problem)
     return evaluate_values(schedule, sdpa_values(schedule, cfg))

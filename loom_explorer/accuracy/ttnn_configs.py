@@ -101,7 +101,15 @@ class Evaluated:
 def evaluate_config(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> Evaluated:
     """The referee's latency of exactly this config (a ``conflict`` result naming the violated
     constraints when the model finds it illegal)."""
+    check_grid(hw, cfg.compute_with_storage_grid_size)
     return evaluate_on(config_schedule(hw, problem, cfg), cfg)
+
+
+def check_grid(hw: HardwareSpec, grid: tuple[int, int]) -> None:
+    """A config's ``compute_with_storage_grid_size`` must fit the chip (ConfigError)."""
+    if grid[0] > hw.grid.columns or grid[1] > hw.grid.rows:
+        raise ConfigError(f"compute_with_storage_grid_size {list(grid)} does not fit {hw.name}'s "
+                          f"{hw.grid.columns}x{hw.grid.rows} grid")
 
 
 def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> SymbolicSchedule:

@@ -114,7 +114,7 @@ def test_sdpa_row() -> None:
     assert op.kernel == "flash_attention" and op.config is None
     assert op.shape == {"B": 1, "H": 8, "Hkv": 1, "Sq": 2048, "Skv": 2048, "D": 128}
     assert op.causal is True and (op.q_chunk_size, op.k_chunk_size) == (256, 256) and op.grid == (8, 8)
-    assert op.device_kernel_ns == 412907.0 and "predicted None" in op.note
+    assert op.device_kernel_ns == 412907.0 and op.note == ""
 
 
 def test_sharded_placements_and_batch_folding() -> None:
@@ -256,8 +256,10 @@ def test_record_report_into_the_store(tmp_path: Path) -> None:
         assert predicted is not None and predicted > 0 and by_row[legal].kernel == "gemm"
     assert by_row[5].hardware == "wormhole_n150@8x4" and by_row[5].candidate == "N@xy|in0=mcast_xy,in1=dram"
     assert by_row[14].predicted_ns is None and "illegal" in by_row[14].note  # 4x4 sub-block > 8 Dst tiles
-    assert by_row[6].kernel == "flash_attention" and by_row[6].predicted_ns is None
-    assert "no SDPA config evaluation" in by_row[6].note
+    # SDPA: its SDPAProgramConfig (256/256 chunks, causal) on the flattened, balanced candidate
+    assert by_row[6].kernel == "flash_attention" and by_row[6].predicted_ns and by_row[6].predicted_ns > 0
+    assert by_row[6].candidate == "H*Sq@xy|q=dram,k=dram,v=dram|balanced"
+    assert json.loads(by_row[6].schedule_json)["params"]["q_chunk_size"] == 256
 
 
 def test_a_report_from_another_chip_is_recorded_unpredicted_with_why(tmp_path: Path) -> None:

@@ -180,6 +180,7 @@ def test_calibrate_writes_a_new_yaml_and_improves_the_training_fit(tmp_path, cap
     assert fitted.grid == shipped.grid and "# kernel_launch_cycles calibrated (was 4000)" in out.read_text()
     # a per-fidelity entry is written into its table, and never below the ideal value
     assert "hifi2 calibrated (was 32)" in out.read_text()
+    assert "lofi calibrated" not in out.read_text()  # unchanged values keep their source comment
     assert all(fitted.compute.matmul_tile_cycles[f] >= c for f, c in shipped.compute.matmul_tile_cycles.items())
     # the shipped file is never written, and an existing output is not overwritten
     assert main(["calibrate", "--hw", "wormhole_n150", "--data", str(CALIBRATION), "-o", str(out)]) == 2

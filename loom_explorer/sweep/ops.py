@@ -1,0 +1,148 @@
+"""The ops of a sweep: read from a ``shapes.csv`` or generated for a well-known transformer.
+
+``shapes.csv`` has the columns ``kernel,shape,dtype,fidelity`` (``shape`` as in ``solve``, e.g.
+``M=4096,K=4096,N=4096``), and optionally ``causal`` (``1``/``true``) and ``label``. Every row is checked
+when the file is read (kernel, shape, data format, fidelity), so a bad file is refused with the row and
+column at fault before anything is solved.
+
+``model_ops`` generates the ops of Llama-3 8B and 70B from their published dimensions (Meta's model
+cards: hidden 4096 / 8192, FFN 14336 / 28672, 32 / 64 query heads, 8 key/value heads, head dim 128,
+vocabulary 128256), per decoder layer and the LM head:
+
+* ``qkv``: ``M x hidden x (H + 2*Hkv)*128`` (q, k and v projections fused), ``wo``: ``M x hidden x hidden``,
+  ``w1/w3``: ``M x hidden x ffn`` (gate and up, two ops of the same shape), ``w2``: ``M x ffn x hidden``,
+  ``lm_head``: ``M x hidden x vocab``;
+* attention: prefill ``B=1, Sq = Skv = tokens``, causal; decode one query per user over a ``DECODE_KV``
+  token cache, not causal;
+
+with ``M`` the tokens (prefill at 2k and 8k) or the users (decode at batch 1 and 32). Every op is bf16,
+HiFi2 (ttnn's default compute config for bf16).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom_explorer.hardware.schema import DataFormat, Fidelity, parse_data_format, parse_fidelity
+from loom_explorer.problem import ProblemError, make_problem
+from loom_explorer.program import KernelError, load_program
+
+COLUMNS = ("kernel", "shape", "dtype", "fidelity")
+DECODE_KV = 4096  # cached tokens each decode step attends to
+
+
+class OpsError(ValueError):
+    """A shapes file or model name that cannot be read; the message names the row and column."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOp:
+    kernel: str
+    shape: str  # canonical: the program's dims in order, e.g. "M=4096,N=4096,K=4096"
+    dtype: DataFormat
+    fidelity: Fidelity
+    causal: bool = False
+    label: str = ""
+
+    @property
+    def key(self) -> str:
+        """What identifies the op (with the hardware and tool version, a sweep's skip key)."""
+        return f"{self.kernel}|{self.shape}|{self.dtype.value}|{self.fidelity.value}|{'causal' if self.causal else ''}"
+
+
+def make_op(kernel: str, shape: str, dtype: str = "bf16", fidelity: str = "hifi2", causal: bool = False,
+            label: str = "") -> SweepOp:
+    """An op, checked: the kernel exists, the shape fits it, the causal option exists (ValueError)."""
+    program = load_program(kernel)
+    fmt, fid = parse_data_format(dtype), parse_fidelity(fidelity)
+    if causal and "causal" not in program.options:
+        raise ProblemError(f"kernel {kernel} has no causal option")
+    problem = make_problem(program, shape, fmt, fid, options={"causal"} if causal else set())
+    return SweepOp(program.name, problem.shape_text, fmt, fid, causal, label)
+
+
+def _flag(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("", "0", "false", "no"):
+        return False
+    if value in ("1", "true", "yes"):
+        return True
+    raise ValueError(f"expected 1/0 or true/false, got {text!r}")
+
+
+def read_shapes(path: str | Path) -> list[SweepOp]:
+    """Every row of a ``shapes.csv`` as a checked op (module docstring)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OpsError(f"{p}: cannot read ({exc})") from None
+    reader = csv.DictReader(text.splitlines())
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise OpsError(f"{p}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                       f"(expected {','.join(COLUMNS)}[,causal][,label])")
+    ops: list[SweepOp] = []
+    for number, row in enumerate(reader, 2):
+        if not any((v or "").strip() for v in row.values()):
+            continue
+        try:
+            causal = _flag(row.get("causal") or "")
+        except ValueError as exc:
+            raise OpsError(f"{p} row {number}, column causal: {exc}") from None
+        try:
+            ops.append(make_op(row["kernel"].strip(), row["shape"].strip(), row["dtype"].strip(),
+                               row["fidelity"].strip(), causal, (row.get("label") or "").strip()))
+        except (ValueError, KernelError) as exc:
+            raise OpsError(f"{p} row {number}: {exc}") from None
+    if not ops:
+        raise OpsError(f"{p}: no ops (only a header)")
+    return ops
+
+
+def write_shapes(ops: list[SweepOp], path: str | Path) -> str:
+    """The ops as ``shapes.csv`` text (written to ``path`` by the caller's safe writer)."""
+    lines = [",".join((*COLUMNS, "causal", "label"))]
+    for op in ops:
+        lines.append(",".join((op.kernel, f'"{op.shape}"', op.dtype.value, op.fidelity.value,
+                               "1" if op.causal else "0", f'"{op.label}"')))
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Transformer:
+    hidden: int
+    ffn: int
+    heads: int
+    kv_heads: int
+    head_dim: int = 128
+    vocab: int = 128256
+
+
+MODELS = {
+    "llama-3-8b": Transformer(hidden=4096, ffn=14336, heads=32, kv_heads=8),
+    "llama-3-70b": Transformer(hidden=8192, ffn=28672, heads=64, kv_heads=8),
+}
+PHASES = (("prefill 2k", 2048, True), ("prefill 8k", 8192, True), ("decode b1", 1, False), ("decode b32", 32, False))
+
+
+def model_ops(name: str) -> list[SweepOp]:
+    """The ops of ``name`` (``MODELS``) in prefill at 2k/8k tokens and decode at batch 1/32."""
+    model = MODELS.get(name.lower())
+    if model is None:
+        raise OpsError(f"--model {name}: known models are {', '.join(MODELS)}")
+    m, ops = model, []
+    for phase, rows, prefill in PHASES:
+        qkv = (m.heads + 2 * m.kv_heads) * m.head_dim
+        for op, k, n in (("qkv", m.hidden, qkv), ("wo", m.heads * m.head_dim, m.hidden),
+                         ("w1/w3", m.hidden, m.ffn), ("w2", m.ffn, m.hidden), ("lm_head", m.hidden, m.vocab)):
+            ops.append(make_op("gemm", f"M={rows},K={k},N={n}", label=f"{name} {phase}: {op}"))
+        if prefill:
+            shape = f"B=1,H={m.heads},Hkv={m.kv_heads},Sq={rows},Skv={rows},D={m.head_dim}"
+            ops.append(make_op("flash_attention", shape, causal=True, label=f"{name} {phase}: attention"))
+        else:
+            shape = f"B={rows},H={m.heads},Hkv={m.kv_heads},Sq=1,Skv={DECODE_KV},D={m.head_dim}"
+            ops.append(make_op("flash_attention", shape, label=f"{name} {phase}: attention"))
+    return ops

@@ -1,0 +1,109 @@
+"""One sweep task: solve one op on one chip, and price ttnn's default config for it (runs on a worker).
+
+``solve_op`` never raises: anything that goes wrong (an op the model refuses, a solver error) becomes a
+``failed`` record carrying the error, so one bad op does not stop a sweep. The record keeps the best
+schedule and the runner-up (the best schedule of another candidate), each with its utilisation (ideal
+compute cycles over the predicted latency), and the predicted latency of the config ttnn picks without
+one (``predict --ttnn-default``: ``ttnn_default_config`` for matmuls, 32-element chunks for SDPA).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+
+from loom_explorer.accuracy.sdpa_configs import evaluate_sdpa_config, ttnn_default_sdpa_config
+from loom_explorer.accuracy.ttnn_configs import Evaluated, evaluate_config, ttnn_default_config
+from loom_explorer.deploy.store import SweepChoice, SweepRecord, _version
+from loom_explorer.export.schedule_json import hardware_sha256
+from loom_explorer.hardware import load_hardware
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.problem import Problem, make_problem
+from loom_explorer.program import load_program
+from loom_explorer.program.attention import is_attention
+from loom_explorer.solve.result import CandidateResult
+from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.sweep.ops import SweepOp
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSettings:
+    """Solver settings of every task: one CP-SAT worker per task (a Dask worker process is one core)."""
+
+    time_limit_seconds: float = 30.0
+    workers_per_model: int = 1
+
+    def solve_options(self) -> SolveOptions:
+        return SolveOptions(time_limit_seconds=self.time_limit_seconds, workers_per_model=self.workers_per_model,
+                            explain=False)
+
+
+def op_key(hw: HardwareSpec, op: SweepOp) -> str:
+    """The skip key: the hardware file's hash, this tool's version, and the op."""
+    return f"{hardware_sha256(hw)}|{_version('loom-explorer')}|{op.key}"
+
+
+def _choice(hw: HardwareSpec, session: Session, r: CandidateResult) -> SweepChoice:
+    assert r.solution is not None
+    ideal = session.schedule(r.candidate_name).ideal_cycles
+    return SweepChoice(r.candidate_name, r.solution.params, r.solution.latency_cycles,
+                       hw.cycles_to_us(r.solution.latency_cycles) * 1e3, ideal / r.solution.latency_cycles)
+
+
+def _ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[float | None, str]:
+    """(predicted ns of ttnn's default config, a note: its candidate, or why there is none)."""
+    try:
+        evaluated: Evaluated
+        if is_attention(problem.program):
+            evaluated = evaluate_sdpa_config(hw, problem, ttnn_default_sdpa_config(hw))
+        else:
+            evaluated = evaluate_config(hw, problem, ttnn_default_config(hw, problem))
+    except ValueError as exc:
+        return None, f"no ttnn default: {exc}"
+    sol = evaluated.result.solution
+    if sol is None:
+        reason = evaluated.result.conflict.message if evaluated.result.conflict else evaluated.result.status
+        return None, f"ttnn default {evaluated.result.candidate_name}: {reason}"
+    return hw.cycles_to_us(sol.latency_cycles) * 1e3, evaluated.result.candidate_name
+
+
+def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings()) -> SweepRecord:
+    """Solve ``op`` on ``hw_name`` (module docstring); never raises."""
+    start = time.perf_counter()
+    base = {"label": op.label, "kernel": op.kernel, "shape": op.shape, "dtype": op.dtype.value,
+            "fidelity": op.fidelity.value, "causal": op.causal, "tool_version": _version("loom-explorer")}
+    try:
+        hw = load_hardware(hw_name)
+    except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+        return SweepRecord(op_key=f"{hw_name}|{op.key}", hardware=hw_name, hardware_sha256="", status="failed",
+                           error=f"{type(exc).__name__}: {exc}", best=None, runner_up=None, ideal_ns=None,
+                           ttnn_default_ns=None, ttnn_default_note="", solve_seconds=time.perf_counter() - start,
+                           **base)
+    common = {"op_key": op_key(hw, op), "hardware": hw.name, "hardware_sha256": hardware_sha256(hw), **base}
+    try:
+        problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity,
+                               options={"causal"} if op.causal else set())
+        session = Session(hw, problem)
+        results = session.solve({}, settings.solve_options())
+        solved = [r for r in results if r.solution is not None]
+        default_ns, note = _ttnn_default(hw, problem)
+        ideal_ns = hw.cycles_to_us(max(s.ideal_cycles for s in session.schedules)) * 1e3
+        if not solved:
+            reasons = "; ".join(f"{r.candidate_name}: {r.conflict.message if r.conflict else r.status}"
+                                for r in results)
+            return SweepRecord(status="no_schedule", error=reasons, best=None, runner_up=None, ideal_ns=ideal_ns,
+                               ttnn_default_ns=default_ns, ttnn_default_note=note,
+                               solve_seconds=time.perf_counter() - start, **common)
+        unproven = [r.candidate_name for r in results if r.status not in ("optimal", "infeasible", "conflict")]
+        return SweepRecord(
+            status="ok", error=f"not proven optimal within the time limit: {', '.join(unproven)}" if unproven else "",
+            best=_choice(hw, session, solved[0]),
+            runner_up=_choice(hw, session, solved[1]) if len(solved) > 1 else None,
+            ideal_ns=hw.cycles_to_us(session.schedule(solved[0].candidate_name).ideal_cycles) * 1e3,
+            ttnn_default_ns=default_ns, ttnn_default_note=note, solve_seconds=time.perf_counter() - start, **common)
+    except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+        detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return SweepRecord(status="failed", error=detail, best=None, runner_up=None, ideal_ns=None,
+                           ttnn_default_ns=None, ttnn_default_note="", solve_seconds=time.perf_counter() - start,
+                           **common)
