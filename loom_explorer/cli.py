@@ -469,15 +469,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     if bool(args.shapes) == bool(args.model):
         raise InputError("sweep needs a shapes.csv or --model NAME (not both)")
-    ops = model_ops(args.model) if args.model else read_shapes(args.shapes)
-    if args.write_shapes:
-        write_new(args.write_shapes, write_shapes(ops, args.write_shapes), force=args.force)
-        print(f"wrote {len(ops)} ops to {args.write_shapes}", file=sys.stderr)
+    if args.workers is not None and args.workers < 1:
+        raise InputError("--workers must be >= 1")
     hardware = [h.strip() for h in args.hw.split(",") if h.strip()]
     for h in hardware:
         load_hardware(h)  # a bad name fails here, before any worker starts
-    if args.workers is not None and args.workers < 1:
-        raise InputError("--workers must be >= 1")
+    ops = model_ops(args.model) if args.model else read_shapes(args.shapes)
+    if args.write_shapes:
+        write_new(args.write_shapes, write_shapes(ops), force=args.force)
+        print(f"wrote {len(ops)} ops to {args.write_shapes}", file=sys.stderr)
     summary = run_sweep(ops, hardware, args.out, scheduler=args.scheduler, workers=args.workers,
                         settings=SweepSettings(time_limit_seconds=args.time_limit))
     print(f"sweep: {summary.solved} solved ({summary.failed} failed), {summary.skipped} already in {args.out}, "
@@ -690,7 +690,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if (getattr(args, "top", 0) < 0 or getattr(args, "links", 1) < 1 or getattr(args, "alternatives", 1) < 1 or getattr(args, "workers", 1) < 1
+    if (getattr(args, "top", 0) < 0 or getattr(args, "links", 1) < 1 or getattr(args, "alternatives", 1) < 1 or (getattr(args, "workers", 1) or 1) < 1
             or getattr(args, "parallel", 0) < 0 or getattr(args, "time_limit", 1.0) <= 0):
         print("loom-explorer: error: --top and --parallel must be >= 0, --alternatives, --workers and --links >= 1, "
               "--time-limit > 0", file=sys.stderr)

@@ -13,9 +13,9 @@ and its parameter values:
 
 ``ttnn_default_config`` reproduces the config ttnn picks for a DRAM-interleaved matmul without one
 (reference section 4): ``per_core_M = ceil(Mt/grid_y)``, ``per_core_N = ceil(Nt/grid_x)``,
-``in0_block_w = Kt/grid_x`` when that divides ``Kt`` (else 1), output block = the per-core block, the first
-legal sub-block of ttnn's search order, and ``in0_block_w`` halved (to a divisor of ``Kt``) until the
-buffers fit L1.
+``in0_block_w = Kt/grid_x`` when that divides ``Kt`` (else 1), output block = the per-core block or, when
+that does not fit L1, the largest near-square block of divisors that does (``output_blocks``, as ttnn's
+``get_multi_dim_per_core_factor`` shrinks it), and the first legal sub-block of ttnn's search order.
 """
 
 from __future__ import annotations
@@ -175,21 +175,27 @@ def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
                                 per_core_N=pn, out_block_h=bh, out_block_w=bw, out_subblock_h=sub[0],
                                 out_subblock_w=sub[1])
 
-    def halve(value: int, whole: int) -> int:
-        """The largest divisor of ``whole`` below ``value`` that divides ``value``."""
-        return max(d for d in range(1, value) if whole % d == 0 and value % d == 0)
-
-    bh, bw = pm, pn
-    cfg = config(ibw, bh, bw)
-    schedule = config_schedule(hw, problem, cfg)  # every step below runs the same candidate
-    while evaluate_on(schedule, cfg).result.solution is None:
-        if ibw > 1:  # first shorten the K step, then split the output block
-            ibw = halve(ibw, kt)
-        elif bh >= bw and bh > 1:
-            bh = halve(bh, pm)
-        elif bw > 1:
-            bw = halve(bw, pn)
-        else:
-            break
+    schedule = config_schedule(hw, problem, config(ibw, pm, pn))  # every block size runs the same candidate
+    for bh, bw in output_blocks(pm, pn):
         cfg = config(ibw, bh, bw)
-    return cfg
+        if evaluate_on(schedule, cfg).result.solution is not None:
+            return cfg
+    return config(ibw, 1, 1)
+
+
+def output_blocks(per_core_m: int, per_core_n: int) -> list[tuple[int, int]]:
+    """The output blocks ttnn tries, in order, until one fits L1 (``get_multi_dim_per_core_factor`` in
+    ttnn's ``matmul_program_config.cpp``, with ``in0_block_w`` kept): the whole per-core block first, then
+    for each product of a divisor of ``per_core_M`` and one of ``per_core_N`` the pair closest to square
+    (the later pair on a tie), largest product first."""
+    def divisors(n: int) -> list[int]:
+        return [n, 1, *(d for d in range(n // 2, 1, -1) if n % d == 0)]
+
+    best: dict[int, tuple[int, int]] = {}
+    for m in divisors(per_core_m):
+        for n in divisors(per_core_n):
+            ratio = max(m, n) / min(m, n)
+            kept = best.get(m * n)
+            if kept is None or max(kept) / min(kept) >= ratio:
+                best[m * n] = (m, n)
+    return [(per_core_m, per_core_n)] + [best[p] for p in sorted(best, reverse=True)]

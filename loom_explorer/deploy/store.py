@@ -102,11 +102,11 @@ class Measurement:
     traffic_equal: bool | None = None
     note: str = ""
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    tool_version: str = field(default_factory=lambda: _version("loom-explorer"))
-    ortools_version: str = field(default_factory=lambda: _version("ortools"))
+    tool_version: str = field(default_factory=lambda: package_version("loom-explorer"))
+    ortools_version: str = field(default_factory=lambda: package_version("ortools"))
 
 
-def _version(name: str) -> str:
+def package_version(name: str) -> str:
     try:
         return version(name)
     except PackageNotFoundError:
@@ -131,17 +131,21 @@ class ResultsStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path)
+            # the version is read before anything is written: a newer store is refused untouched
+            has_meta = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+            row = (self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                   if has_meta else None)
+            if row is not None and row[0] not in ("1", str(STORE_SCHEMA_VERSION)):
+                self._db.close()
+                raise StoreError(f"results store {self.path} has schema_version {row[0]}; this tool uses "
+                                 f"{STORE_SCHEMA_VERSION} (keep it, or give another --store)")
             with self._db:
                 self._db.executescript(_SCHEMA)
-                row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 if row is None:
                     self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(STORE_SCHEMA_VERSION),))
                 elif row[0] == "1":  # version 2 only added sweep_results (created above)
                     self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
                                      (str(STORE_SCHEMA_VERSION),))
-                elif row[0] != str(STORE_SCHEMA_VERSION):
-                    raise StoreError(f"results store {self.path} has schema_version {row[0]}; this tool uses "
-                                     f"{STORE_SCHEMA_VERSION} (keep it, or give another --store)")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"results store {self.path}: {exc}") from None
 
@@ -177,8 +181,8 @@ class ResultsStore:
 
     # ---------------------------------------------------------------- sweep results
     def sweep_keys(self) -> set[str]:
-        """The op keys already recorded (``SweepRecord.op_key``)."""
-        return {row[0] for row in self._db.execute("SELECT op_key FROM sweep_results")}
+        """The op keys already solved (``SweepRecord.op_key``); failed ops are not, so a re-run retries them."""
+        return {row[0] for row in self._db.execute("SELECT op_key FROM sweep_results WHERE status != 'failed'")}
 
     def record_sweep(self, r: SweepRecord) -> int:
         """Record one sweep result in one transaction (replacing an earlier one of the same key)."""

@@ -22,6 +22,7 @@ HiFi2 (ttnn's default compute config for bf16).
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,25 +77,31 @@ def read_shapes(path: str | Path) -> list[SweepOp]:
     """Every row of a ``shapes.csv`` as a checked op (module docstring)."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is not part of the header
     except (OSError, UnicodeDecodeError) as exc:
         raise OpsError(f"{p}: cannot read ({exc})") from None
-    reader = csv.DictReader(text.splitlines())
-    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    reader = csv.reader(text.splitlines())
+    header = [h.strip().lower() for h in next(reader, [])]
+    missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise OpsError(f"{p}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
                        f"(expected {','.join(COLUMNS)}[,causal][,label])")
     ops: list[SweepOp] = []
-    for number, row in enumerate(reader, 2):
-        if not any((v or "").strip() for v in row.values()):
+    for cells in reader:
+        number = reader.line_num  # the file's line, blank lines counted
+        if not any(c.strip() for c in cells):
             continue
+        row = {name: (cells[i].strip() if i < len(cells) else "") for i, name in enumerate(header)}
+        empty = [c for c in COLUMNS if not row[c]]
+        if empty:
+            raise OpsError(f"{p} row {number}: column {empty[0]} is empty")
         try:
-            causal = _flag(row.get("causal") or "")
+            causal = _flag(row.get("causal", ""))
         except ValueError as exc:
             raise OpsError(f"{p} row {number}, column causal: {exc}") from None
         try:
-            ops.append(make_op(row["kernel"].strip(), row["shape"].strip(), row["dtype"].strip(),
-                               row["fidelity"].strip(), causal, (row.get("label") or "").strip()))
+            ops.append(make_op(row["kernel"], row["shape"], row["dtype"], row["fidelity"], causal,
+                               row.get("label", "")))
         except (ValueError, KernelError) as exc:
             raise OpsError(f"{p} row {number}: {exc}") from None
     if not ops:
@@ -102,13 +109,14 @@ def read_shapes(path: str | Path) -> list[SweepOp]:
     return ops
 
 
-def write_shapes(ops: list[SweepOp], path: str | Path) -> str:
-    """The ops as ``shapes.csv`` text (written to ``path`` by the caller's safe writer)."""
-    lines = [",".join((*COLUMNS, "causal", "label"))]
+def write_shapes(ops: list[SweepOp]) -> str:
+    """The ops as ``shapes.csv`` text (``read_shapes`` reads it back to the same ops)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow((*COLUMNS, "causal", "label"))
     for op in ops:
-        lines.append(",".join((op.kernel, f'"{op.shape}"', op.dtype.value, op.fidelity.value,
-                               "1" if op.causal else "0", f'"{op.label}"')))
-    return "\n".join(lines) + "\n"
+        writer.writerow((op.kernel, op.shape, op.dtype.value, op.fidelity.value, int(op.causal), op.label))
+    return out.getvalue()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +138,8 @@ PHASES = (("prefill 2k", 2048, True), ("prefill 8k", 8192, True), ("decode b1", 
 
 def model_ops(name: str) -> list[SweepOp]:
     """The ops of ``name`` (``MODELS``) in prefill at 2k/8k tokens and decode at batch 1/32."""
-    model = MODELS.get(name.lower())
+    name = name.lower()
+    model = MODELS.get(name)
     if model is None:
         raise OpsError(f"--model {name}: known models are {', '.join(MODELS)}")
     m, ops = model, []

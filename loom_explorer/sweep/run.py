@@ -24,7 +24,7 @@ from typing import TextIO
 from loom_explorer.deploy.store import ResultsStore, SweepRecord
 from loom_explorer.hardware import load_hardware
 from loom_explorer.sweep.ops import SweepOp
-from loom_explorer.sweep.task import SweepSettings, op_key, solve_op
+from loom_explorer.sweep.task import SweepSettings, failed_record, op_key, solve_op
 
 
 class SweepError(RuntimeError):
@@ -58,35 +58,23 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[object]:
             client.close()
         return
     n = workers or os.cpu_count() or 1
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client
 
 
 def pending(ops: list[SweepOp], hardware: list[str], done: set[str]) -> tuple[list[tuple[str, SweepOp]], int]:
-    """(the (hardware, op) pairs not yet in the store, how many are)."""
+    """(the (hardware, op) pairs not yet solved in the store, how many are); ops of the same key are one."""
     todo, skipped = [], 0
+    unique = list({op.key: op for op in reversed(ops)}.values())[::-1]  # one op per key: the first label wins
     for hw_name in hardware:
         hw = load_hardware(hw_name)
-        for op in ops:
+        for op in unique:
             if op_key(hw, op) in done:
                 skipped += 1
             else:
                 todo.append((hw_name, op))
     return todo, skipped
-
-
-def _lost(hw_name: str, op: SweepOp, exc: BaseException) -> SweepRecord:
-    """A task Dask could not run (its worker died): recorded as failed."""
-    hw = load_hardware(hw_name)
-    from loom_explorer.export.schedule_json import hardware_sha256
-    from loom_explorer.deploy.store import _version
-
-    return SweepRecord(op_key=op_key(hw, op), hardware=hw.name, hardware_sha256=hardware_sha256(hw),
-                       tool_version=_version("loom-explorer"), label=op.label, kernel=op.kernel, shape=op.shape,
-                       dtype=op.dtype.value, fidelity=op.fidelity.value, causal=op.causal, status="failed",
-                       error=f"the task was lost: {type(exc).__name__}: {exc}", best=None, runner_up=None,
-                       ideal_ns=None, ttnn_default_ns=None, ttnn_default_note="", solve_seconds=0.0)
 
 
 def _progress(out: TextIO) -> Callable[[int, int, SweepRecord], None]:
@@ -124,7 +112,8 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
                     try:
                         record = future.result()
                     except Exception as exc:  # noqa: BLE001 - the worker died; recorded
-                        record = _lost(*futures[future], exc)
+                        hw_name, op = futures[future]
+                        record = failed_record(hw_name, op, f"the task was lost: {type(exc).__name__}: {exc}")
                     store.record_sweep(record)
                     solved += 1
                     failed += record.status == "failed"

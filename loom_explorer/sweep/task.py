@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from loom_explorer.accuracy.sdpa_configs import evaluate_sdpa_config, ttnn_default_sdpa_config
 from loom_explorer.accuracy.ttnn_configs import Evaluated, evaluate_config, ttnn_default_config
-from loom_explorer.deploy.store import SweepChoice, SweepRecord, _version
+from loom_explorer.deploy.store import SweepChoice, SweepRecord, package_version
 from loom_explorer.export.schedule_json import hardware_sha256
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import HardwareSpec
@@ -41,7 +41,7 @@ class SweepSettings:
 
 def op_key(hw: HardwareSpec, op: SweepOp) -> str:
     """The skip key: the hardware file's hash, this tool's version, and the op."""
-    return f"{hardware_sha256(hw)}|{_version('loom-explorer')}|{op.key}"
+    return f"{hardware_sha256(hw)}|{package_version('loom-explorer')}|{op.key}"
 
 
 def _choice(hw: HardwareSpec, session: Session, r: CandidateResult) -> SweepChoice:
@@ -68,19 +68,31 @@ def _ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[float | None, str
     return hw.cycles_to_us(sol.latency_cycles) * 1e3, evaluated.result.candidate_name
 
 
+def _op_fields(op: SweepOp) -> dict[str, object]:
+    return {"label": op.label, "kernel": op.kernel, "shape": op.shape, "dtype": op.dtype.value,
+            "fidelity": op.fidelity.value, "causal": op.causal, "tool_version": package_version("loom-explorer")}
+
+
+def failed_record(hw_name: str, op: SweepOp, error: str, seconds: float = 0.0) -> SweepRecord:
+    """The record of an op that could not be solved on ``hw_name`` (the error says why)."""
+    try:
+        hw = load_hardware(hw_name)
+        where = {"op_key": op_key(hw, op), "hardware": hw.name, "hardware_sha256": hardware_sha256(hw)}
+    except Exception:  # noqa: BLE001 - the hardware itself is what failed
+        where = {"op_key": f"{hw_name}|{op.key}", "hardware": hw_name, "hardware_sha256": ""}
+    return SweepRecord(status="failed", error=error, best=None, runner_up=None, ideal_ns=None, ttnn_default_ns=None,
+                       ttnn_default_note="", solve_seconds=seconds, **where, **_op_fields(op))  # type: ignore[arg-type]
+
+
 def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings()) -> SweepRecord:
     """Solve ``op`` on ``hw_name`` (module docstring); never raises."""
     start = time.perf_counter()
-    base = {"label": op.label, "kernel": op.kernel, "shape": op.shape, "dtype": op.dtype.value,
-            "fidelity": op.fidelity.value, "causal": op.causal, "tool_version": _version("loom-explorer")}
     try:
         hw = load_hardware(hw_name)
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
-        return SweepRecord(op_key=f"{hw_name}|{op.key}", hardware=hw_name, hardware_sha256="", status="failed",
-                           error=f"{type(exc).__name__}: {exc}", best=None, runner_up=None, ideal_ns=None,
-                           ttnn_default_ns=None, ttnn_default_note="", solve_seconds=time.perf_counter() - start,
-                           **base)
-    common = {"op_key": op_key(hw, op), "hardware": hw.name, "hardware_sha256": hardware_sha256(hw), **base}
+        return failed_record(hw_name, op, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+    common = {"op_key": op_key(hw, op), "hardware": hw.name, "hardware_sha256": hardware_sha256(hw),
+              **_op_fields(op)}
     try:
         problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity,
                                options={"causal"} if op.causal else set())
@@ -104,6 +116,4 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
             ttnn_default_ns=default_ns, ttnn_default_note=note, solve_seconds=time.perf_counter() - start, **common)
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return SweepRecord(status="failed", error=detail, best=None, runner_up=None, ideal_ns=None,
-                           ttnn_default_ns=None, ttnn_default_note="", solve_seconds=time.perf_counter() - start,
-                           **common)
+        return failed_record(hw_name, op, detail, time.perf_counter() - start)
