@@ -160,20 +160,38 @@ def evaluate_values(schedule: SymbolicSchedule, values: dict[str, int]) -> Evalu
                                                        conflict=None, **common))
 
 
+NARROW_RATIO = 8  # ttnn's is_narrow_shape: a height/width ratio above this takes the 1-D config
+
+
 def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
-    """The config ttnn picks without one for a DRAM-interleaved 2-D matmul (module docstring)."""
+    """The config ttnn picks without one for a DRAM-interleaved matmul (module docstring): the 2-D
+    multicast config, or for a narrow shape (``M/N`` or ``N/M`` above 8, or M, N or K within one tile)
+    the 1-D one (ttnn's ``create_matmul_1d_systolic_array_program_config``): a tall shape (more M tiles than
+    N tiles) splits M over every core and multicasts in1, a wide one splits N and multicasts in0, with
+    ``in0_block_w = ceil(Kt/cores)`` lowered to a divisor of ``Kt``."""
     mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
+    m, n, k = (problem.elements(d) for d in ("M", "N", "K"))
     gx, gy = hw.grid.columns, hw.grid.rows
-    pm, pn = math.ceil(mt / gy), math.ceil(nt / gx)
-    ibw = kt // gx if kt % gx == 0 and kt >= gx else 1
+    narrow = max(m, n) // min(m, n) > NARROW_RATIO or min(m, n, k) <= 32
+    mcast_in0: bool | None = None
+    if narrow:
+        cores = gx * gy
+        mcast_in0 = not mt > nt
+        pm, pn = (mt, math.ceil(nt / cores)) if mcast_in0 else (math.ceil(mt / cores), nt)
+        ibw = math.ceil(kt / cores)
+        while kt % ibw:
+            ibw -= 1
+    else:
+        pm, pn = math.ceil(mt / gy), math.ceil(nt / gx)
+        ibw = kt // gx if kt % gx == 0 and kt >= gx else 1
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
 
     def config(in0_block_w: int, bh: int, bw: int) -> TtnnMatmulConfig:
         sub = next(((h, w) for h, w in SUBBLOCK_ORDER if bh % h == 0 and bw % w == 0 and h * w <= dst), (1, 1))
-        return TtnnMatmulConfig(program_config="MatmulMultiCoreReuseMultiCastProgramConfig",
-                                compute_with_storage_grid_size=(gx, gy), in0_block_w=in0_block_w, per_core_M=pm,
-                                per_core_N=pn, out_block_h=bh, out_block_w=bw, out_subblock_h=sub[0],
-                                out_subblock_w=sub[1])
+        name = "MatmulMultiCoreReuseMultiCast1DProgramConfig" if narrow else "MatmulMultiCoreReuseMultiCastProgramConfig"
+        return TtnnMatmulConfig(program_config=name, compute_with_storage_grid_size=(gx, gy),
+                                in0_block_w=in0_block_w, per_core_M=pm, per_core_N=pn, out_block_h=bh,
+                                out_block_w=bw, out_subblock_h=sub[0], out_subblock_w=sub[1], mcast_in0=mcast_in0)
 
     schedule = config_schedule(hw, problem, config(ibw, pm, pn))  # every block size runs the same candidate
     for bh, bw in output_blocks(pm, pn):
@@ -198,4 +216,4 @@ def output_blocks(per_core_m: int, per_core_n: int) -> list[tuple[int, int]]:
             kept = best.get(m * n)
             if kept is None or max(kept) / min(kept) >= ratio:
                 best[m * n] = (m, n)
-    return [(per_core_m, per_core_n)] + [best[p] for p in sorted(best, reverse=True)]
+    return [best[p] for p in sorted(best, reverse=True)]  # the largest is the whole block

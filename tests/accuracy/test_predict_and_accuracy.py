@@ -16,6 +16,7 @@ from loom_explorer.accuracy.ttnn_configs import (
     candidate_name,
     evaluate_config,
     parse_config,
+    output_blocks,
     ttnn_default_config,
 )
 from loom_explorer.cli import main
@@ -42,12 +43,40 @@ def test_ttnn_default_follows_the_rule() -> None:
     assert cfg.compute_with_storage_grid_size == (8, 8)
 
 
-def test_ttnn_default_shrinks_until_l1_fits() -> None:
+def test_ttnn_default_shrinks_the_output_block_until_l1_fits() -> None:
+    """As ttnn's get_multi_dim_per_core_factor: in0_block_w stays, the output block shrinks to the largest
+    near-square divisor pair that fits (4096^3 on the n150: 16x16 per core, K step 16 -> 8x8 blocks, the
+    blocking of the hand-tuned config of the same shape, which measured the same time)."""
     hw = load_hardware("wormhole_n150")
-    problem = _problem("M=8192,K=8192,N=8192")
-    cfg = ttnn_default_config(hw, problem)
-    assert cfg.in0_block_w == 1 and (cfg.out_block_h, cfg.out_block_w) != (cfg.per_core_M, cfg.per_core_N)
-    assert evaluate_config(hw, problem, cfg).result.solution is not None
+    for shape, block in (("M=4096,K=4096,N=4096", (8, 8)), ("M=8192,K=8192,N=8192", (4, 4))):
+        problem = _problem(shape)
+        cfg = ttnn_default_config(hw, problem)
+        kt = problem.tiles("K")
+        assert cfg.in0_block_w == kt // 8 and (cfg.out_block_h, cfg.out_block_w) == block, shape
+        assert evaluate_config(hw, problem, cfg).result.solution is not None
+        bigger = cfg.model_copy(update={"out_block_h": cfg.out_block_h * 2})  # the next size up does not fit
+        assert evaluate_config(hw, problem, bigger).result.solution is None
+
+
+def test_output_blocks_order() -> None:
+    # whole block first; then per product the pair closest to square, largest product first
+    # (16, 8) and (8, 16) are equally square: the later one, (8, 16), is kept; 64 = 8x8 beats 16x4
+    assert output_blocks(16, 16)[:5] == [(16, 16), (8, 16), (8, 8), (4, 8), (4, 4)]
+    blocks = output_blocks(8, 501)
+    assert blocks[0] == (8, 501) and (8, 3) in blocks and blocks[-1] == (1, 1)
+    products = [m * n for m, n in blocks]
+    assert products == sorted(products, reverse=True) and len(set(products)) == len(products)
+
+
+def test_ttnn_default_of_narrow_shapes_is_the_1d_config() -> None:
+    hw = load_hardware("wormhole_n150")
+    wide = ttnn_default_config(hw, _problem("M=32,K=4096,N=6144"))  # decode: one tile of M
+    assert wide.program_config.endswith("1DProgramConfig") and wide.mcast_in0 is True
+    assert (wide.per_core_M, wide.per_core_N, wide.in0_block_w) == (1, 3, 2)  # 192 N tiles / 64 cores
+    tall = ttnn_default_config(hw, _problem("M=16384,K=1024,N=256"))  # ratio 64
+    assert tall.program_config.endswith("1DProgramConfig") and tall.mcast_in0 is False
+    assert (tall.per_core_M, tall.per_core_N) == (8, 8)
+    assert evaluate_config(hw, _problem("M=16384,K=1024,N=256"), tall).result.solution is not None
 
 
 @pytest.mark.parametrize("raw,expected", [
