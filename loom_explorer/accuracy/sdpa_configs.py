@@ -74,12 +74,16 @@ def largest_subblock(rows: int, cols: int, dst_tiles: int) -> tuple[int, int]:
 
 
 def sdpa_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule:
-    """The flattened candidate (TTNN's SDPA split; balanced under the causal mask)."""
+    """TTNN's SDPA split: every (batch, head, query chunk) task dealt over all cores, q, k and v read from
+    DRAM, balanced under the causal mask. That is the flattened candidate, or, when only one of those
+    dims has more than one task (e.g. one query chunk per head), the 1-D layout of that dim."""
     causal = problem.has_option("causal")
     for cand in enumerate_candidates(problem):
-        if cand.flattened and cand.balanced == causal and all(c is Comm.dram for _, c in cand.comms):
+        one_d = len(cand.axes) == 1 and cand.axes[0][0] == "xy"
+        if one_d and cand.balanced == causal and all(c is Comm.dram for _, c in cand.comms):
             return build_schedule(hw, problem, cand)
-    raise ConfigError(f"{problem.program.name} {problem.shape_text}: no flattened candidate (TTNN's SDPA split)")
+    raise ConfigError(f"{problem.program.name} {problem.shape_text}: no candidate deals all tasks over the cores "
+                      "(TTNN's SDPA split)")
 
 
 def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, int]:

@@ -4,7 +4,8 @@ default config's predicted latency for the same op and the speedup (``loom-explo
 Speedup is ttnn's default latency over ours, both predicted by the same model (``predict --ttnn-default``),
 so it says how much the chosen schedule gains over the config ttnn would pick, under the model. A group
 is the text of an op's label before ``:`` (e.g. ``llama-3-8b prefill 2k``); its totals add the op
-latencies once each (an op that runs several times per layer is not multiplied).
+latencies once each (an op that runs several times per layer is not multiplied), over the ops that have
+both latencies (``priced``), so that the two sums compare.
 
 ``report_markdown`` writes the summary and the op tables as Markdown; ``report_html`` the same as one
 self-contained HTML page with two Bokeh plots per chip (predicted latency of ours and ttnn's default per
@@ -24,9 +25,12 @@ from loom_explorer.deploy.store import SweepRecord
 
 @dataclass(frozen=True, slots=True)
 class GroupSummary:
+    """Latency sums are over the ops that have both ours and ttnn's default (``priced``)."""
+
     name: str
     ops: int
     failed: int
+    priced: int
     ours_us: float
     ttnn_default_us: float | None
     geomean_speedup: float | None
@@ -48,8 +52,8 @@ def summarise(records: list[SweepRecord]) -> list[GroupSummary]:
         priced = [r for r in ok if r.speedup]
         speedups = [r.speedup for r in priced if r.speedup]
         out.append(GroupSummary(
-            name=name, ops=len(rs), failed=len(rs) - len(ok),
-            ours_us=sum(r.best.latency_ns for r in ok) / 1e3,  # type: ignore[union-attr]
+            name=name, ops=len(rs), failed=len(rs) - len(ok), priced=len(priced),
+            ours_us=sum(r.best.latency_ns for r in priced) / 1e3,  # type: ignore[union-attr]
             ttnn_default_us=sum(r.ttnn_default_ns for r in priced) / 1e3 if priced else None,  # type: ignore[misc]
             geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
             max_speedup=max(speedups) if speedups else None))
@@ -80,13 +84,13 @@ HEADERS = ["op", "kernel", "shape", "ours us", "util", "candidate (or error)", "
 def report_markdown(records: list[SweepRecord], title: str) -> str:
     lines = [f"# {title}", "", "Predicted by loom-explorer's model (not measured). Speedup = ttnn's default "
              "config's predicted latency over ours.", "", "## Summary", "",
-             "| chip: group | ops | failed | ours us (sum) | ttnn default us (sum) | speedup (geomean) | best |",
-             "|---|---|---|---|---|---|---|"]
+             "| chip: group | ops | failed | priced | ours us (sum) | ttnn default us (sum) | speedup (geomean) | best |",
+             "|---|---|---|---|---|---|---|---|"]
     for g in summarise(records):
         default = f"{g.ttnn_default_us:,.1f}" if g.ttnn_default_us is not None else "-"
         geo = f"{g.geomean_speedup:.2f}x" if g.geomean_speedup else "-"
         best = f"{g.max_speedup:.2f}x" if g.max_speedup else "-"
-        lines.append(f"| {g.name} | {g.ops} | {g.failed} | {g.ours_us:,.1f} | {default} | {geo} | {best} |")
+        lines.append(f"| {g.name} | {g.ops} | {g.failed} | {g.priced} | {g.ours_us:,.1f} | {default} | {geo} | {best} |")
     by_hw: dict[str, list[SweepRecord]] = defaultdict(list)
     for r in records:
         by_hw[r.hardware].append(r)
@@ -137,7 +141,7 @@ def report_html(records: list[SweepRecord], title: str) -> str:
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
-    summary = [[g.name, str(g.ops), str(g.failed), f"{g.ours_us:,.1f}",
+    summary = [[g.name, str(g.ops), str(g.failed), str(g.priced), f"{g.ours_us:,.1f}",
                 f"{g.ttnn_default_us:,.1f}" if g.ttnn_default_us is not None else "-",
                 f"{g.geomean_speedup:.2f}x" if g.geomean_speedup else "-",
                 f"{g.max_speedup:.2f}x" if g.max_speedup else "-"] for g in summarise(records)]
@@ -147,7 +151,7 @@ def report_html(records: list[SweepRecord], title: str) -> str:
             f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>"
             "<p>Predicted by loom-explorer's model (not measured). Speedup = ttnn's default config's predicted "
             "latency over ours.</p><h2>Summary</h2>"
-            + table(["chip: group", "ops", "failed", "ours us (sum)", "ttnn default us (sum)", "speedup (geomean)",
-                     "best"], summary)
+            + table(["chip: group", "ops", "failed", "priced", "ours us (sum)", "ttnn default us (sum)",
+                     "speedup (geomean)", "best"], summary)
             + _plots(records) + "<h2>Ops</h2>" + table(["chip", *HEADERS], [[r.hardware, *_row(r)] for r in records])
             + "</body></html>\n")
