@@ -78,10 +78,10 @@ def sdpa_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule:
     DRAM, balanced under the causal mask. That is the flattened candidate, or, when only one of those
     dims has more than one task (e.g. one query chunk per head), the 1-D layout of that dim."""
     causal = problem.has_option("causal")
-    for cand in enumerate_candidates(problem):
-        one_d = len(cand.axes) == 1 and cand.axes[0][0] == "xy"
-        if one_d and cand.balanced == causal and all(c is Comm.dram for _, c in cand.comms):
-            return build_schedule(hw, problem, cand)
+    splits = [c for c in enumerate_candidates(problem) if len(c.axes) == 1 and c.axes[0][0] == "xy"
+              and c.balanced == causal and all(comm is Comm.dram for _, comm in c.comms)]
+    if splits:  # the one that deals the most dims over the cores
+        return build_schedule(hw, problem, max(splits, key=lambda c: len(c.axes[0][1].split("*"))))
     raise ConfigError(f"{problem.program.name} {problem.shape_text}: no candidate deals all tasks over the cores "
                       "(TTNN's SDPA split)")
 

@@ -99,3 +99,14 @@ def test_bad_configs_name_the_field(tmp_path) -> None:  # type: ignore[no-untype
     code, _, err = run("predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE,
                        "--ttnn-config", str(path))
     assert code == 2 and "compute_with_storage_grid_size" in err and "8x8" in err
+
+
+def test_one_query_chunk_per_head_uses_the_1d_layout_of_the_heads() -> None:
+    """Decode (one query row per head): the only dim with tasks is H, so TTNN's split is H over the cores."""
+    hw = load_hardware("wormhole_n150")
+    decode = make_problem(load_program("flash_attention"), "B=1,H=8,Hkv=2,Sq=1,Skv=1024,D=64")
+    sch = sdpa_schedule(hw, decode)
+    assert sch.candidate.name == "H@xy|q=dram,k=dram,v=dram"
+    cfg = TtnnSdpaConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=32, k_chunk_size=256)
+    evaluated = evaluate_sdpa_config(hw, decode, cfg)
+    assert evaluated.result.solution is not None and evaluated.values["per_core_H"] == 1
