@@ -6,14 +6,12 @@ test if it is ever entered).
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import pytest
 
 from loom_explorer import cli
 from loom_explorer.hardware.schema import DataFormat, Fidelity
-from loom_explorer.sweep import run as sweep_run
 from loom_explorer.sweep.ops import (
     COLUMNS,
     DECODE_KV,
@@ -219,15 +217,6 @@ def test_model_ops_unknown_model_lists_the_known_ones():
 
 
 # ---------------------------------------------------------------- the CLI refuses bad input before any cluster
-@pytest.fixture
-def no_cluster(monkeypatch):
-    """Fail the test if ``run_sweep`` ever tries to start (or connect to) a Dask cluster."""
-    @contextlib.contextmanager
-    def refuse(*args, **kwargs):
-        raise AssertionError("a Dask cluster was started")
-        yield  # pragma: no cover
-
-    monkeypatch.setattr(sweep_run, "dask_client", refuse)
 
 
 def run_cli(argv, capsys):

@@ -37,7 +37,6 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
-from loom_explorer.sweep import run as sweep_run
 from loom_explorer.sweep.ops import SweepOp, make_op
 from loom_explorer.sweep.run import SweepSummary, run_sweep
 from loom_explorer.sweep.task import SweepSettings, op_key
@@ -84,15 +83,6 @@ def swept(tmp_path_factory) -> Swept:
     return Swept(store, summary, records_of(store), raw_rows(store), progress.getvalue())
 
 
-@pytest.fixture
-def no_cluster(monkeypatch):
-    """Fail the test if ``run_sweep`` starts (or connects to) a Dask cluster."""
-    @contextlib.contextmanager
-    def refuse(*args, **kwargs):
-        raise AssertionError("a Dask cluster was started")
-        yield  # pragma: no cover
-
-    monkeypatch.setattr(sweep_run, "dask_client", refuse)
 
 
 def find(records: list[SweepRecord], hw: str, op: SweepOp) -> SweepRecord:
