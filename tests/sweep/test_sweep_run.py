@@ -182,9 +182,14 @@ def test_a_row_that_fails_on_the_worker_is_recorded_and_the_rest_solved(swept):
 
 # ---------------------------------------------------------------- re-runs
 def test_rerun_solves_nothing_and_leaves_the_store_unchanged(swept, no_cluster):
+    """What was solved is skipped; the failed op is not in the skip keys (a re-run with it retries it)."""
+    with open_store(swept.store) as store:
+        keys = store.sweep_keys()
+    assert {find(swept.records, hw, BAD).op_key for hw in HW}.isdisjoint(keys)
+    assert {find(swept.records, hw, op).op_key for hw in HW for op in GOOD} == keys
     before = swept.store.read_bytes()
-    summary = run_sweep(OPS, list(HW), swept.store, workers=2, settings=SETTINGS, progress=None)
-    assert (summary.solved, summary.skipped, summary.failed, summary.interrupted) == (0, len(OPS) * len(HW), 0,
+    summary = run_sweep(list(GOOD), list(HW), swept.store, workers=2, settings=SETTINGS, progress=None)
+    assert (summary.solved, summary.skipped, summary.failed, summary.interrupted) == (0, len(GOOD) * len(HW), 0,
                                                                                       False)
     assert raw_rows(swept.store) == swept.rows
     assert swept.store.read_bytes() == before
@@ -193,8 +198,8 @@ def test_rerun_solves_nothing_and_leaves_the_store_unchanged(swept, no_cluster):
 def test_adding_one_op_solves_only_that_op(swept, tmp_path):
     store = tmp_path / "copy.sqlite"
     shutil.copyfile(swept.store, store)
-    summary = run_sweep([*OPS, NEW], list(HW), store, workers=2, settings=SETTINGS, progress=None)
-    assert (summary.solved, summary.skipped, summary.failed) == (len(HW), len(OPS) * len(HW), 0)
+    summary = run_sweep([*GOOD, NEW], list(HW), store, workers=2, settings=SETTINGS, progress=None)
+    assert (summary.solved, summary.skipped, summary.failed) == (len(HW), len(GOOD) * len(HW), 0)
     rows = raw_rows(store)
     assert rows[:len(swept.rows)] == swept.rows  # the old rows untouched (ids, timestamps, values)
     records = records_of(store)
@@ -242,8 +247,8 @@ def test_a_version_1_store_is_migrated_and_accepts_sweep_rows(swept, tmp_path, n
             store.record_sweep(r)
     assert records_of(path) == swept.records
     # the migrated store is a sweep's store: a re-run skips everything recorded in it
-    summary = run_sweep(OPS, list(HW), path, settings=SETTINGS, progress=None)
-    assert (summary.solved, summary.skipped) == (0, len(OPS) * len(HW))
+    summary = run_sweep(list(GOOD), list(HW), path, settings=SETTINGS, progress=None)
+    assert (summary.solved, summary.skipped) == (0, len(GOOD) * len(HW))
     assert cli.main(["report", str(path)]) == 0
     assert "tiny: gemm 128" in capsys.readouterr().out
 
@@ -299,13 +304,13 @@ def test_report_writes_markdown_with_summary_and_op_tables(swept, reports):
     for hw in HW:
         ok = [find(swept.records, hw, op) for op in GOOD]
         tiny = by_name[f"{hw}: tiny"]
-        assert tiny[1:3] == ["3", "0"]
-        assert tiny[3] == f"{sum(r.best.latency_ns for r in ok) / 1e3:,.1f}"
-        assert tiny[4] == f"{sum(r.ttnn_default_ns for r in ok) / 1e3:,.1f}"
+        assert tiny[1:4] == ["3", "0", "3"]  # ops, failed, priced
+        assert tiny[4] == f"{sum(r.best.latency_ns for r in ok) / 1e3:,.1f}"
+        assert tiny[5] == f"{sum(r.ttnn_default_ns for r in ok) / 1e3:,.1f}"
         geomean = math.exp(sum(math.log(r.speedup) for r in ok) / len(ok))
-        assert tiny[5] == f"{geomean:.2f}x"
-        assert tiny[6] == f"{max(r.speedup for r in ok):.2f}x"
-        assert by_name[f"{hw}: broken"][1:7] == ["1", "1", "0.0", "-", "-", "-"]
+        assert tiny[6] == f"{geomean:.2f}x"
+        assert tiny[7] == f"{max(r.speedup for r in ok):.2f}x"
+        assert by_name[f"{hw}: broken"][1:8] == ["1", "1", "0", "0.0", "-", "-", "-"]
 
         rows = {c[0]: c for c in map(_cells, _section(text, f"## {hw}")[2:])}
         assert set(rows) == {op.label for op in OPS}
