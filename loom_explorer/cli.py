@@ -205,8 +205,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     best = _best(results)
     if best is None:
         return _report_no_schedule(results, "export")
-    if args.output_format == "ttnn" and not args.candidate:
-        best = _best_for_ttnn(session, results)
+    if args.output_format in ("ttnn", "ttlang") and not args.candidate:
+        best = _best_exportable(session, results, args.output_format)
     text = export_text(args.output_format, hw, args.hw, args.kernel, problem, session.schedule(best.candidate_name),
                        best, options, noc_bound=not args.no_noc_bound)
     write_new(args.output, text, force=args.force)
@@ -216,22 +216,30 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _best_for_ttnn(session: Session, results: list[CandidateResult]) -> CandidateResult:
-    """The best candidate TTNN has a program config for (saying so when it is not the best overall)."""
+def _best_exportable(session: Session, results: list[CandidateResult], fmt: str = "ttnn") -> CandidateResult:
+    """The best candidate the format can express (``ttnn``: TTNN has a program config for it; ``ttlang``: the
+    TT-Lang generator writes it), saying so when it is not the best overall."""
+    from loom_explorer.export.ttlang import unsupported_reason
+
+    what = "a TTNN program config" if fmt == "ttnn" else "a TT-Lang export"
     reasons = []
     for r in results:
         if r.solution is None:
             continue
+        schedule = session.schedule(r.candidate_name)
         try:
-            ttnn_equivalent(session.schedule(r.candidate_name), r.solution.values())
+            if fmt == "ttnn":
+                ttnn_equivalent(schedule, r.solution.values())
+            elif (why := unsupported_reason(schedule)) is not None:
+                raise ExportError(why)
         except ExportError as exc:
             reasons.append(str(exc))
             continue
         if reasons:
-            print(f"loom-explorer: exporting {r.candidate_name}, the best candidate TTNN can run; "
-                  f"better ones have no TTNN config ({reasons[0]})", file=sys.stderr)
+            print(f"loom-explorer: exporting {r.candidate_name}, the best candidate with {what}; "
+                  f"better ones have none ({reasons[0]})", file=sys.stderr)
         return r
-    raise ExportError("no candidate with a schedule has a TTNN program config: " + "; ".join(reasons[:3]))
+    raise ExportError(f"no candidate with a schedule has {what}: " + "; ".join(reasons[:3]))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -407,7 +415,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     options = _options(args)
     session = Session(hw, problem, noc_bound=not args.no_noc_bound)
     results = session.solve(parse_pins(args.pin), options, candidates=[args.candidate] if args.candidate else None)
-    best = _best_for_ttnn(session, results) if runner.name == "card" and not args.candidate else _best(results)
+    best = _best_exportable(session, results) if runner.name == "card" and not args.candidate else _best(results)
     if best is None:
         return _report_no_schedule(results, "deployment")
     doc = schedule_document(hw, args.hw, args.kernel, problem, best, options, noc_bound=not args.no_noc_bound)

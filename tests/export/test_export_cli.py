@@ -362,3 +362,13 @@ def test_verify_binary_file_exits_2(workdir):
     code, _, err = run_main(["verify", path])
     assert code == 2 and str(path) in err, err
     assert "Traceback" not in err
+
+
+def test_ttlang_without_a_candidate_takes_the_best_one_it_can_write(workdir):
+    """Causal attention whose best candidate is a 2-D layout: export writes the best flattened one and says
+    which better candidate it could not write."""
+    path = workdir / "causal.py"
+    code, _, err = export("ttlang", path, "--causal", kernel="flash_attention", shape="B=1,H=2,Sq=256,Skv=256,D=64")
+    assert code == 0, err
+    assert "the best candidate with a TT-Lang export; better ones have none" in err and "flattened layout" in err
+    assert "H*Sq@xy|q=dram,k=dram,v=dram|balanced" in path.read_text()

@@ -102,7 +102,7 @@ def test_export_picks_the_best_candidate_ttnn_can_run(tmp_path, capsys) -> None:
                  "-o", str(out)])
     err = capsys.readouterr().err
     assert code == 0 and out.is_file()
-    assert "the best candidate TTNN can run; better ones have no TTNN config" in err and "split-K" in err
+    assert "the best candidate with a TTNN program config; better ones have none" in err and "split-K" in err
     text = out.read_text()
     assert "PROGRAM_CONFIG_CLASS" in text and "K@" not in text.split("LOOM_SCHEDULE")[0]
 
