@@ -132,7 +132,6 @@ def _source_of(fn: object) -> str:
     return textwrap.dedent(inspect.getsource(fn))  # type: ignore[arg-type]
 
 
-_MASK_INDEX_BLOCKS = ("row_tiles", "row_elems", "col_tiles", "col_elems")
 
 _MASK = {
     "arg": ", mask_index",
