@@ -132,7 +132,6 @@ def _source_of(fn: object) -> str:
     return textwrap.dedent(inspect.getsource(fn))  # type: ignore[arg-type]
 
 
-
 _MASK = {
     "arg": ", mask_index",
     "dfbs": """\
