@@ -270,19 +270,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from loom_explorer.accuracy.ttnn_configs import (
-        evaluate_config,
-        parse_config,
-        placements,
-        ttnn_default_config,
-    )
+    from loom_explorer.accuracy.sdpa_configs import evaluate_sdpa_config, evaluate_ttnn_default, parse_sdpa_config
+    from loom_explorer.accuracy.ttnn_configs import evaluate_config, parse_config, placements
     from loom_explorer.hardware.grid import restrict_grid
-
-    from loom_explorer.accuracy.sdpa_configs import (
-        evaluate_sdpa_config,
-        parse_sdpa_config,
-        ttnn_default_sdpa_config,
-    )
     from loom_explorer.program.attention import is_attention
 
     if bool(args.ttnn_config) == bool(args.ttnn_default):
@@ -310,11 +300,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
             hw = restrict_grid(hw, columns, rows)
         except ValueError as exc:
             raise InputError(f"--grid {args.grid}: {exc}") from None
-    if attention:
-        cfg = cfg or ttnn_default_sdpa_config(hw)
+    if cfg is None:
+        cfg, evaluated = evaluate_ttnn_default(hw, problem)
+    elif attention:
         evaluated = evaluate_sdpa_config(hw, problem, cfg)  # type: ignore[arg-type]
     else:
-        cfg = cfg or ttnn_default_config(hw, problem)
         evaluated = evaluate_config(hw, problem, cfg)  # type: ignore[arg-type]
     if args.json:
         print(json.dumps({**result_json(hw, evaluated.schedule, evaluated.result),

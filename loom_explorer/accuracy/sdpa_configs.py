@@ -21,16 +21,25 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, check_grid, evaluate_values
+from loom_explorer.accuracy.ttnn_configs import (
+    ConfigError,
+    Evaluated,
+    TtnnMatmulConfig,
+    check_grid,
+    evaluate_config,
+    evaluate_values,
+    ttnn_default_config,
+    validated,
+)
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
-from loom_explorer.program.attention import analyse_attention
+from loom_explorer.program.attention import analyse_attention, is_attention
 
 DEFAULT_CHUNK = 32
 # the order TTNN's SDPA program factory tries sub-blocks in (sdpa_program_factory.cpp)
@@ -53,12 +62,7 @@ class TtnnSdpaConfig(BaseModel):
 def parse_sdpa_config(raw: object, origin: str = "config") -> TtnnSdpaConfig:
     if isinstance(raw, dict) and raw.get("program_config", "SDPAProgramConfig") != "SDPAProgramConfig":
         raise ConfigError(f"{origin}: program_config {raw['program_config']!r}: attention takes an SDPAProgramConfig")
-    try:
-        return TtnnSdpaConfig.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "config"
-        raise ConfigError(f"{origin}: {field}: {first['msg']}") from None
+    return validated(TtnnSdpaConfig, raw, origin)
 
 
 def ttnn_default_sdpa_config(hw: HardwareSpec) -> TtnnSdpaConfig:
@@ -116,3 +120,13 @@ def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig
     check_grid(hw, cfg.compute_with_storage_grid_size)
     schedule = sdpa_schedule(hw, problem)
     return evaluate_values(schedule, sdpa_values(schedule, cfg))
+
+
+def evaluate_ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatmulConfig | TtnnSdpaConfig, Evaluated]:
+    """The config ttnn picks without one (SDPA's for attention, the matmul auto-config otherwise) and the
+    referee's evaluation of it (``predict --ttnn-default``)."""
+    if is_attention(problem.program):
+        sdpa = ttnn_default_sdpa_config(hw)
+        return sdpa, evaluate_sdpa_config(hw, problem, sdpa)
+    matmul = ttnn_default_config(hw, problem)
+    return matmul, evaluate_config(hw, problem, matmul)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,6 +38,9 @@ SUBBLOCK_ORDER = ((4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3)
                   (1, 5), (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1))
 MEMORY = {"DRAM": Placement.dram, "L1_BLOCK_SHARDED": Placement.l1_block, "L1_HEIGHT_SHARDED": Placement.l1_height,
           "L1_WIDTH_SHARDED": Placement.l1_width}
+
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class ConfigError(ValueError):
@@ -63,12 +67,17 @@ class TtnnMatmulConfig(BaseModel):
     compute: dict[str, object] = Field(default_factory=dict)
 
 
-def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
+def validated(model: type[M], raw: object, origin: str) -> M:
+    """``raw`` as ``model``, or a ConfigError naming ``origin`` and the first field at fault."""
     try:
-        cfg = TtnnMatmulConfig.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(f"{origin}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
+    cfg = validated(TtnnMatmulConfig, raw, origin)
     if cfg.program_config not in ("MatmulMultiCoreReuseMultiCastProgramConfig",
                                   "MatmulMultiCoreReuseMultiCast1DProgramConfig"):
         raise ConfigError(f"{origin}: program_config {cfg.program_config!r} is not a multicast matmul config "

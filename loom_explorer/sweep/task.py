@@ -13,15 +13,13 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from loom_explorer.accuracy.sdpa_configs import evaluate_sdpa_config, ttnn_default_sdpa_config
-from loom_explorer.accuracy.ttnn_configs import Evaluated, evaluate_config, ttnn_default_config
+from loom_explorer.accuracy.sdpa_configs import evaluate_ttnn_default
 from loom_explorer.deploy.store import SweepChoice, SweepRecord, package_version
 from loom_explorer.export.schedule_json import hardware_sha256
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.program.attention import is_attention
 from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.sweep.ops import SweepOp
@@ -54,11 +52,7 @@ def _choice(hw: HardwareSpec, session: Session, r: CandidateResult) -> SweepChoi
 def _ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[float | None, str]:
     """(predicted ns of ttnn's default config, a note: its candidate, or why there is none)."""
     try:
-        evaluated: Evaluated
-        if is_attention(problem.program):
-            evaluated = evaluate_sdpa_config(hw, problem, ttnn_default_sdpa_config(hw))
-        else:
-            evaluated = evaluate_config(hw, problem, ttnn_default_config(hw, problem))
+        _, evaluated = evaluate_ttnn_default(hw, problem)
     except ValueError as exc:
         return None, f"no ttnn default: {exc}"
     sol = evaluated.result.solution
