@@ -176,6 +176,10 @@ class ComputeSpec(_Frozen):
     eltwise_tile_cycles: int = Field(ge=0, description="one FPU elementwise tile op (e.g. add of partials)")
     sfpu_tile_cycles: dict[str, int] = Field(description="one SFPU op over a 32x32 tile, by op name")
     kernel_launch_cycles: int = Field(ge=0, description="fixed cost per op launch on the device")
+    unpack_bytes_per_cycle: float | None = Field(
+        default=None, gt=0,
+        description="L1 bytes per cycle the unpackers feed the matrix unit's source registers with; "
+                    "absent: never a bottleneck (not modelled)")
 
     @field_validator("matmul_tile_cycles")
     @classmethod

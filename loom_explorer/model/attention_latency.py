@@ -53,8 +53,9 @@ def attention_latency_terms(q: AttentionQuantities,
     c = q.hw.compute
     dt = const(q.head_tiles)
     q_in, k_in, v_in = q.st.streamed
-    qk = matmul_cycles(q, q.qc, q.kc, dt, q.qk_subblock_h, q.qk_subblock_w)
-    pv = matmul_cycles(q, q.qc, dt, q.kc, q.out_subblock_h, q.out_subblock_w)
+    q_bytes = q.tile_bytes(q_in)  # the scores P are kept in q's format
+    qk = matmul_cycles(q, q.qc, q.kc, dt, q.qk_subblock_h, q.qk_subblock_w, q_bytes, q.tile_bytes(k_in))
+    pv = matmul_cycles(q, q.qc, dt, q.kc, q.out_subblock_h, q.out_subblock_w, q_bytes, q.tile_bytes(v_in))
     sm = _ops_cycles(q, "step")
     compute = qk + sm + pv
     step = overlapped_step(q, compute, (k_in, v_in),

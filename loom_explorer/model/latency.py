@@ -100,16 +100,32 @@ def data_movement_cycles(q: GridQuantities, tensor: str) -> Expr:
     return read_cycles(q, tensor) + multicast_cycles(q, tensor)
 
 
-def matmul_cycles(q: GridQuantities, rows: Expr, cols: Expr, inner: Expr, sub_h: Expr, sub_w: Expr) -> Expr:
+def matmul_cycles(q: GridQuantities, rows: Expr, cols: Expr, inner: Expr, sub_h: Expr, sub_w: Expr,
+                  a_tile_bytes: int, b_tile_bytes: int) -> Expr:
     """A ``rows x cols`` output block over ``inner`` tiles, accumulated in ``sub_h x sub_w`` Dst sub-blocks:
-    ``rows*cols*(inner*c_f + c_pack) + ceil(rows/sub_h)*ceil(cols/sub_w)*o_sub``."""
+
+        inner*max(rows*cols*c_f, unpack) + rows*cols*c_pack + ceil(rows/sub_h)*ceil(cols/sub_w)*o_sub
+        unpack = ceil((ceil(cols/sub_w)*rows*B_a + ceil(rows/sub_h)*cols*B_b) / U)
+
+    Per inner tile each sub-block unpacks its ``sub_h`` tiles of the left operand (``B_a`` bytes each) and
+    ``sub_w`` of the right one (``B_b``) into the source registers while the matrix unit works on the
+    previous ones, so the slower of the two sets the pace. ``U = compute.unpack_bytes_per_cycle``; without
+    it the unpackers are never the bottleneck (``unpack = 0``)."""
     c = q.hw.compute
-    per_tile = mul(inner, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles
-    return mul(rows, cols, per_tile) + mul(ceil_div(rows, sub_h), ceil_div(cols, sub_w), c.subblock_overhead_cycles)
+    tile_math = mul(rows, cols, c.matmul_tile_cycles[q.problem.fidelity])
+    sub_rows, sub_cols = ceil_div(rows, sub_h), ceil_div(cols, sub_w)
+    if c.unpack_bytes_per_cycle is not None:
+        unpack = ceil_rate(mul(sub_cols, rows, a_tile_bytes) + mul(sub_rows, cols, b_tile_bytes),
+                           c.unpack_bytes_per_cycle)
+        tile_math = maximum(tile_math, unpack)
+    return mul(inner, tile_math) + mul(rows, cols, c.tile_pack_cycles) + \
+        mul(sub_rows, sub_cols, c.subblock_overhead_cycles)
 
 
 def compute_step_cycles(q: Quantities) -> Expr:
-    return matmul_cycles(q, q.out_block_h, q.out_block_w, q.in0_block_w, q.out_subblock_h, q.out_subblock_w)
+    in0, in1 = q.inputs
+    return matmul_cycles(q, q.out_block_h, q.out_block_w, q.in0_block_w, q.out_subblock_h, q.out_subblock_w,
+                         q.tile_bytes(in0), q.tile_bytes(in1))
 
 
 def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...], links: Sequence[Expr] = ()) -> Expr:
