@@ -357,8 +357,17 @@ def expected_terms(hw, prob, v, steps, chunks, diag):
         c.eltwise_tile_cycles
     exp, recip = c.sfpu_tile_cycles["exp"], c.sfpu_tile_cycles["recip"]
     qc, kc, dt = v["q_chunk_size"] // 32, v["k_chunk_size"] // 32, prob.tiles("D")
-    qk = qc * kc * (dt * cf + cp) + cdiv(qc, v["qk_subblock_h"]) * cdiv(kc, v["qk_subblock_w"]) * osub
-    pv = qc * dt * (kc * cf + cp) + cdiv(qc, v["out_subblock_h"]) * cdiv(dt, v["out_subblock_w"]) * osub
+    tile_bytes = hw.tile_bytes[prob.data_format("q")]  # q, k, v and the scores share one format here
+
+    def matmul(rows, cols, inner, sub_h, sub_w):
+        """inner*max(math, unpack) + packing + sub-block overhead (model/latency.py, matmul_cycles)."""
+        sub_rows, sub_cols = cdiv(rows, sub_h), cdiv(cols, sub_w)
+        unpack = cdiv((sub_cols * rows + sub_rows * cols) * tile_bytes, c.unpack_bytes_per_cycle) \
+            if c.unpack_bytes_per_cycle else 0
+        return inner * max(rows * cols * cf, unpack) + rows * cols * cp + sub_rows * sub_cols * osub
+
+    qk = matmul(qc, kc, dt, v["qk_subblock_h"], v["qk_subblock_w"])
+    pv = matmul(qc, dt, kc, v["out_subblock_h"], v["out_subblock_w"])
     # scale, max, exp, sum on s (qc x kc); exp on m (qc); mul on l (qc); rescale and accumulate o (qc x D_t)
     sm = qc * kc * (elt + elt + exp + elt) + qc * exp + qc * elt + 2 * qc * dt * elt
     mask = qc * kc * elt
