@@ -25,7 +25,8 @@ class BruteResult:
     seconds: float
 
 
-def _check_source(c: Constraint) -> str:
+def check_source(c: Constraint) -> str:
+    """Python source of ``c`` over a mapping ``v`` of variable values (the same test as ``Constraint.holds``)."""
     lhs, rhs = python_source(c.lhs), python_source(c.rhs)
     if c.kind == "le":
         return f"{lhs} <= {rhs}"
@@ -53,7 +54,7 @@ def brute_force(schedule: SymbolicSchedule, pins: dict[str, int] | None = None,
     checks: list[list] = [[] for _ in params]  # type: ignore[type-arg]
     for c in schedule.constraints:
         depth = max((order.index(n) for n in variables(c.lhs) | variables(c.rhs)), default=0)
-        checks[depth].append(eval(f"lambda v: {_check_source(c)}"))  # noqa: S307 - our own tree
+        checks[depth].append(eval(f"lambda v: {check_source(c)}"))  # noqa: S307 - our own tree
     latency = compile_python(schedule.latency)
     domains = [(p.name, (pins[p.name],) if p.name in pins else p.values) for p in params]
     start = time.perf_counter()

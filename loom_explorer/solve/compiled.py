@@ -66,7 +66,9 @@ class CompiledSchedule:
         self.objective: cp_model.LinearExprT | None = None
         if not per_constraint_literals:  # the explanation model needs no latency
             self.objective = self.compiler.linear(schedule.latency)
-            self.model.add(self.objective <= LATENCY_LIMIT_CYCLES)
+            # objective <= cap; each solve sets cap's domain to the latency limit or a known schedule's latency
+            self._cap = self.model.new_int_var(0, LATENCY_LIMIT_CYCLES, "latency_cap")
+            self.model.add(self.objective <= self._cap)
             # redundant: valid lower bounds of the latency that propagate long before the products do
             bound = schedule.latency_lower_bound
             for part in bound.args if isinstance(bound, Max) else (bound,):
@@ -93,10 +95,16 @@ class CompiledSchedule:
         hint: dict[str, int] | None = None,
         extra_assumptions: list[cp_model.IntVar] | None = None,
         presolve: bool = False,
+        upper_bound: int | None = None,
     ) -> RawSolve:
         """Solve under ``pins``. CP-SAT's presolve is off by default: on these small product-heavy models it
-        costs more than it saves (2-5x slower full solves, 2-6x slower re-solves; docs/performance.md)."""
+        costs more than it saves (2-5x slower full solves, 2-6x slower re-solves; docs/performance.md).
+        ``upper_bound``: the latency of a legal schedule under these pins (``solve/incumbent.py``); the
+        search then only looks at schedules at least as fast."""
         with self._lock:
+            if self.objective is not None:
+                cap = LATENCY_LIMIT_CYCLES if upper_bound is None else min(upper_bound, LATENCY_LIMIT_CYCLES)
+                self.model.proto.variables[self._cap.index].domain[1] = cap  # the domain is [0, cap]
             self.model.clear_assumptions()
             literals = [self.pin_literal(n, v) for n, v in pins.items()] + list(extra_assumptions or [])
             self.model.add_assumptions(literals)

@@ -7,6 +7,7 @@ started from the previous solution of the same candidate).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -21,6 +22,7 @@ from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
 from loom_explorer.solve.compiled import CompiledSchedule
 from loom_explorer.solve.explain import explain_infeasibility
+from loom_explorer.solve.incumbent import Incumbent, IncumbentFinder
 from loom_explorer.solve.pins import check_pins, pin_domain_conflict
 from loom_explorer.solve.result import CandidateResult, Conflict, Solution, Status
 from loom_explorer.validate import evaluate_schedule
@@ -51,6 +53,7 @@ class Session:
             build_schedule(hw, problem, c, noc_bound) for c in enumerate_candidates(problem)
         )
         self._compiled: dict[str, CompiledSchedule] = {}
+        self._finders: dict[str, IncumbentFinder] = {}
         self._last: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
 
@@ -67,6 +70,18 @@ class Session:
             if name not in self._compiled:
                 self._compiled[name] = CompiledSchedule(schedule)
             return self._compiled[name]
+
+    def incumbent(self, schedule: SymbolicSchedule, pins: dict[str, int]) -> Incumbent | None:
+        """The best legal schedule under ``pins`` among the last solutions of this candidate and of the others
+        (``solve/incumbent.py``)."""
+        name = schedule.candidate.name
+        with self._lock:
+            finder = self._finders.get(name)
+            if finder is None:
+                finder = self._finders[name] = IncumbentFinder(schedule)
+            own = [self._last[name]] if name in self._last else []
+            others = [v for n, v in self._last.items() if n != name]
+        return finder.best(own + others, pins)
 
     def solve(self, pins: dict[str, int] | None = None, options: SolveOptions = SolveOptions(),
               candidates: Sequence[str] | None = None) -> list[CandidateResult]:
@@ -96,8 +111,14 @@ class Session:
             return result("conflict", conflict=Conflict(pins=tuple(sorted(pins.items())), constraints=(),
                                                         families=("domain",), message=why))
         compiled = self.compiled(schedule)
+        known = self.incumbent(schedule, pins)
         raw = compiled.solve(pins, options.time_limit_seconds, options.workers_per_model, options.seed,
-                             hint=self._last.get(name))
+                             hint=known.values if known else self._last.get(name),
+                             upper_bound=known.latency_cycles if known else None)
+        if raw.values is None and known is not None:
+            if raw.status == "INFEASIBLE":
+                raise AssertionError(f"{name}: CP-SAT finds no schedule under {pins}, but {known.values} is legal")
+            raw = dataclasses.replace(raw, values=known.values, objective=known.latency_cycles)  # timed out
         if raw.values is not None:
             self._last[name] = raw.values
             solution = evaluate_schedule(schedule, raw.values)
