@@ -4,6 +4,7 @@
     python benchmarks/solve_speed.py --kernel flash_attention   # Loom's FlashAttention shapes, causal, GQA
     python benchmarks/solve_speed.py --brute-seconds 60   # more time for brute force per shape
     python benchmarks/solve_speed.py --quick              # 3 shapes per kernel, for a smoke run
+    python benchmarks/solve_speed.py --baseline           # also solve without a starting schedule, same process
 
 FlashAttention shapes: Loom's (B, L) with B*L = 16384 on Wormhole and 15360 on Blackhole, one head,
 D in {64, 128}, each also causal, plus a grouped-query case (32 query heads sharing 8 key/value heads).
@@ -59,11 +60,11 @@ PIN_PARAM = {"gemm": "in0_block_w", "flash_attention": "q_chunk_size"}
 
 
 def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: float,
-        time_limit: float) -> dict[str, float | int | str | bool]:
+        time_limit: float, start_from_known: bool = True) -> dict[str, float | int | str | bool]:
     hw = load_hardware(hw_name)
     problem = make_problem(load_program(kernel), shape, options={"causal"} if causal else set())
     build_start = time.perf_counter()
-    session = Session(hw, problem)
+    session = Session(hw, problem, start_from_known=start_from_known)
     for s in session.schedules:
         session.compiled(s)
     build_s = time.perf_counter() - build_start
@@ -121,6 +122,8 @@ def main() -> int:
     parser.add_argument("--time-limit", type=float, default=30.0, help="CP-SAT limit per candidate")
     parser.add_argument("--kernel", default="gemm", choices=["gemm", "flash_attention", "all"])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also solve every shape without a starting schedule (solve/incumbent.py), same process")
     args = parser.parse_args()
     kernels = ["gemm", "flash_attention"] if args.kernel == "all" else [args.kernel]
 
@@ -134,16 +137,26 @@ def main() -> int:
 
     header = (f"{'hw':<16} {'shape':<45} {'cand':>4} {'prov':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
               f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} {'best us':>9}")
+    if args.baseline:
+        header += f" {'base s':>7} {'base pin1':>9}"
     print(header)
-    rows = []
+    rows: list[dict[str, float | int | str | bool]] = []
+    baseline: list[dict[str, float | int | str | bool]] = []
     for kernel, hw_name in itertools.product(kernels, args.hw.split(",")):
         for shape, causal in shapes(kernel, hw_name):
             r = run(hw_name, kernel, shape, causal, args.brute_seconds, args.time_limit)
             rows.append(r)
-            print(f"{r['hw']:<16} {r['shape']:<45} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
-                  f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {r['pin_one_s'] * 1e3:>7.0f} {r['pin_all_s']:>8.2f} "
-                  f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {str(r['brute_agree']):>5} "
-                  f"{_ratio(r['brute_ratio']):>8} {r['best_us']:>9.1f}", flush=True)
+            line = (f"{r['hw']:<16} {r['shape']:<45} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
+                    f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {r['pin_one_s'] * 1e3:>7.0f} {r['pin_all_s']:>8.2f} "
+                    f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {str(r['brute_agree']):>5} "
+                    f"{_ratio(r['brute_ratio']):>8} {r['best_us']:>9.1f}")
+            if args.baseline:
+                b = run(hw_name, kernel, shape, causal, 0.0, args.time_limit, start_from_known=False)
+                if b["best_us"] != r["best_us"]:
+                    raise AssertionError(f"{shape}: {b['best_us']} us without a starting schedule, {r['best_us']} with")
+                baseline.append(b)
+                line += f" {b['solve_s']:>7.2f} {b['pin_one_s'] * 1e3:>9.0f}"
+            print(line, flush=True)
     solve = [float(r["solve_s"]) for r in rows]
     pin1 = [float(r["pin_one_s"]) for r in rows]
     print(f"\nevery candidate proven (optimal, or infeasible with a reason): {sum(r['optimal'] == r['candidates'] for r in rows)}/{len(rows)} shapes")
@@ -153,6 +166,16 @@ def main() -> int:
           f"max {max(pin1) * 1e3:.0f} ms, under 100 ms on {sum(s < 0.1 for s in pin1)}/{len(rows)} shapes")
     print(f"brute force finished {sum(int(r['brute_done']) for r in rows)} candidate spaces within its budget, "
           f"agreeing with CP-SAT on all of them: {all(r['brute_agree'] for r in rows)}")
+    if baseline:
+        base_solve = [float(b["solve_s"]) for b in baseline]
+        base_pin = [float(b["pin_one_s"]) for b in baseline]
+        print(f"without a starting schedule (same process): solve all median {statistics.median(base_solve):.2f} s, "
+              f"max {max(base_solve):.2f} s, under 1 s on {sum(s < 1 for s in base_solve)}/{len(baseline)}; "
+              f"re-solve after a pin median {statistics.median(base_pin) * 1e3:.0f} ms, "
+              f"under 100 ms on {sum(s < 0.1 for s in base_pin)}/{len(baseline)}")
+        print(f"total time with / without: solve all {sum(solve):.1f} / {sum(base_solve):.1f} s "
+              f"({sum(base_solve) / sum(solve):.2f}x), re-solve after a pin {sum(pin1):.1f} / {sum(base_pin):.1f} s "
+              f"({sum(base_pin) / sum(pin1):.2f}x)")
     return 0
 
 

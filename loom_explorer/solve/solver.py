@@ -46,9 +46,13 @@ class SolveOptions:
 class Session:
     """The candidates of one problem on one chip, compiled once, solved under any pins."""
 
-    def __init__(self, hw: HardwareSpec, problem: Problem, noc_bound: bool = True) -> None:
+    def __init__(self, hw: HardwareSpec, problem: Problem, noc_bound: bool = True,
+                 start_from_known: bool = True) -> None:
+        """``start_from_known=False`` never bounds a solve by a known schedule (``solve/incumbent.py``), to
+        measure what that changes."""
         self.hw = hw
         self.problem = problem
+        self.start_from_known = start_from_known
         self.schedules: tuple[SymbolicSchedule, ...] = tuple(
             build_schedule(hw, problem, c, noc_bound) for c in enumerate_candidates(problem)
         )
@@ -75,6 +79,8 @@ class Session:
         """The best legal schedule under ``pins`` among the last solutions of this candidate and of the others
         (``solve/incumbent.py``)."""
         name = schedule.candidate.name
+        if not self.start_from_known:
+            return None
         with self._lock:
             finder = self._finders.get(name)
             if finder is None:
@@ -120,7 +126,8 @@ class Session:
                 raise AssertionError(f"{name}: CP-SAT finds no schedule under {pins}, but {known.values} is legal")
             raw = dataclasses.replace(raw, values=known.values, objective=known.latency_cycles)  # timed out
         if raw.values is not None:
-            self._last[name] = raw.values
+            with self._lock:  # other threads read it for their starting points
+                self._last[name] = raw.values
             solution = evaluate_schedule(schedule, raw.values)
             if solution.latency_cycles != raw.objective:
                 raise AssertionError(f"{name}: solver objective {raw.objective} != referee "
