@@ -8,7 +8,7 @@ objective: this is the exhaustive reference that CP-SAT's optimum is compared wi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from loom_explorer.model.expr import compile_python, python_source, variables
@@ -25,8 +25,13 @@ class BruteResult:
     seconds: float
 
 
-def check_source(c: Constraint) -> str:
-    """Python source of ``c`` over a mapping ``v`` of variable values (the same test as ``Constraint.holds``)."""
+def compile_check(c: Constraint) -> Callable[[Mapping[str, int]], bool]:
+    """A fast Python function ``f(values) -> bool`` equal to ``c.holds(values)``."""
+    check: Callable[[Mapping[str, int]], bool] = eval(f"lambda v: {_check_source(c)}")  # noqa: S307 - our own tree
+    return check
+
+
+def _check_source(c: Constraint) -> str:
     lhs, rhs = python_source(c.lhs), python_source(c.rhs)
     if c.kind == "le":
         return f"{lhs} <= {rhs}"
@@ -51,10 +56,10 @@ def brute_force(schedule: SymbolicSchedule, pins: dict[str, int] | None = None,
     pins = pins or {}
     params = list(schedule.params)
     order = [p.name for p in params]
-    checks: list[list] = [[] for _ in params]  # type: ignore[type-arg]
+    checks: list[list[Callable[[Mapping[str, int]], bool]]] = [[] for _ in params]
     for c in schedule.constraints:
         depth = max((order.index(n) for n in variables(c.lhs) | variables(c.rhs)), default=0)
-        checks[depth].append(eval(f"lambda v: {check_source(c)}"))  # noqa: S307 - our own tree
+        checks[depth].append(compile_check(c))
     latency = compile_python(schedule.latency)
     domains = [(p.name, (pins[p.name],) if p.name in pins else p.values) for p in params]
     start = time.perf_counter()

@@ -12,10 +12,10 @@ the bound is a schedule's latency and so never below the optimum.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from loom_explorer.brute import check_source
+from loom_explorer.brute import compile_check
 from loom_explorer.model.expr import compile_python
 from loom_explorer.model.schedule import SymbolicSchedule
 
@@ -30,11 +30,9 @@ class IncumbentFinder:
     """Adapts, checks and costs candidate points for one schedule (compiled once)."""
 
     def __init__(self, schedule: SymbolicSchedule) -> None:
-        self.schedule = schedule
         self._domains = {p.name: frozenset(p.values) for p in schedule.params}
         self._fixed = {p.name: p.values[0] for p in schedule.params if p.fixed}
-        self._checks: list[Callable[[Mapping[str, int]], bool]] = [
-            eval(f"lambda v: {check_source(c)}") for c in schedule.constraints]  # noqa: S307 - our own tree
+        self._checks = [compile_check(c) for c in schedule.constraints]
         self._latency = compile_python(schedule.latency)
 
     def adapt(self, values: Mapping[str, int], pins: Mapping[str, int]) -> dict[str, int] | None:
