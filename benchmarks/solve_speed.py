@@ -5,6 +5,7 @@
     python benchmarks/solve_speed.py --brute-seconds 60   # more time for brute force per shape
     python benchmarks/solve_speed.py --quick              # 3 shapes per kernel, for a smoke run
     python benchmarks/solve_speed.py --baseline           # also solve without a starting schedule, same process
+    python benchmarks/solve_speed.py --baseline no-links  # also solve the model without NoC link times
 
 FlashAttention shapes: Loom's (B, L) with B*L = 16384 on Wormhole and 15360 on Blackhole, one head,
 D in {64, 128}, each also causal, plus a grouped-query case (32 query heads sharing 8 key/value heads).
@@ -60,11 +61,11 @@ PIN_PARAM = {"gemm": "in0_block_w", "flash_attention": "q_chunk_size"}
 
 
 def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: float,
-        time_limit: float, start_from_known: bool = True) -> dict[str, float | int | str | bool]:
+        time_limit: float, start_from_known: bool = True, noc_bound: bool = True) -> dict[str, float | int | str | bool]:
     hw = load_hardware(hw_name)
     problem = make_problem(load_program(kernel), shape, options={"causal"} if causal else set())
     build_start = time.perf_counter()
-    session = Session(hw, problem, start_from_known=start_from_known)
+    session = Session(hw, problem, noc_bound=noc_bound, start_from_known=start_from_known)
     for s in session.schedules:
         session.compiled(s)
     build_s = time.perf_counter() - build_start
@@ -122,8 +123,9 @@ def main() -> int:
     parser.add_argument("--time-limit", type=float, default=30.0, help="CP-SAT limit per candidate")
     parser.add_argument("--kernel", default="gemm", choices=["gemm", "flash_attention", "all"])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--baseline", action="store_true",
-                        help="also solve every shape without a starting schedule (solve/incumbent.py), same process")
+    parser.add_argument("--baseline", nargs="?", const="no-start", choices=["no-start", "no-links"],
+                        help="also solve every shape, in the same process, without a starting schedule "
+                             "(no-start, solve/incumbent.py) or with the model without NoC link times (no-links)")
     args = parser.parse_args()
     kernels = ["gemm", "flash_attention"] if args.kernel == "all" else [args.kernel]
 
@@ -151,8 +153,9 @@ def main() -> int:
                     f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {str(r['brute_agree']):>5} "
                     f"{_ratio(r['brute_ratio']):>8} {r['best_us']:>9.1f}")
             if args.baseline:
-                b = run(hw_name, kernel, shape, causal, 0.0, args.time_limit, start_from_known=False)
-                if b["best_us"] != r["best_us"]:
+                b = run(hw_name, kernel, shape, causal, 0.0, args.time_limit,
+                        start_from_known=args.baseline != "no-start", noc_bound=args.baseline != "no-links")
+                if args.baseline == "no-start" and b["best_us"] != r["best_us"]:
                     raise AssertionError(f"{shape}: {b['best_us']} us without a starting schedule, {r['best_us']} with")
                 baseline.append(b)
                 line += f" {b['solve_s']:>7.2f} {b['pin_one_s'] * 1e3:>9.0f}"
@@ -169,7 +172,8 @@ def main() -> int:
     if baseline:
         base_solve = [float(b["solve_s"]) for b in baseline]
         base_pin = [float(b["pin_one_s"]) for b in baseline]
-        print(f"without a starting schedule (same process): solve all median {statistics.median(base_solve):.2f} s, "
+        what = "without a starting schedule" if args.baseline == "no-start" else "without NoC link times"
+        print(f"{what} (same process): solve all median {statistics.median(base_solve):.2f} s, "
               f"max {max(base_solve):.2f} s, under 1 s on {sum(s < 1 for s in base_solve)}/{len(baseline)}; "
               f"re-solve after a pin median {statistics.median(base_pin) * 1e3:.0f} ms, "
               f"under 100 ms on {sum(s < 0.1 for s in base_pin)}/{len(baseline)}")

@@ -16,7 +16,7 @@ from loom_explorer.model.constraints import FAMILIES, l1_buffers
 from loom_explorer.model.expr import total
 from loom_explorer.model.latency import dram_read_bytes, latency_terms
 from loom_explorer.model.quantities import GridQuantities, build_quantities
-from loom_explorer.model.noc_bound import link_share, noc_bound_cycles
+from loom_explorer.model.noc_bound import noc_bound_cycles, step_link_shares
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.model.traffic import attention_flows, contraction_flows
 from loom_explorer.problem import Problem
@@ -43,8 +43,7 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
         latency = latency_terms  # type: ignore[assignment]
         read_bytes = dram_read_bytes(q)
         flops, tile_matmuls = contraction_work(problem)
-    step_links = [link_share(q, f) for f in flows if noc_bound and f.tensor in step_tensors
-                  and f.kind in ("dram_read", "multicast")]
+    step_links = step_link_shares(q, flows, step_tensors) if noc_bound else []
     objective, terms, lower_bound = latency(q, step_links)  # type: ignore[arg-type]
     constraints = tuple(c for family in FAMILIES for c in family(q))
     buffers = tuple(l1_buffers(q))

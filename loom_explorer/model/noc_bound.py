@@ -22,9 +22,10 @@ banks (``ceil(sum of DRAM bytes / (C * W_bank))``, ``W_bank = dram.channel_peak_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.model.expr import Expr, ceil_rate, const, lookup, maximum, mul, total
+from loom_explorer.model.expr import Expr, bounds, ceil_rate, const, lookup, maximum, mul, total
 from loom_explorer.model.latency import dram_readers
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.flow import TrafficFlow
@@ -63,6 +64,26 @@ class LinkShare:
 def link_share(q: GridQuantities, f: TrafficFlow) -> LinkShare:
     coeff, unit = _busiest_link(q, f)
     return LinkShare(f.tensor, coeff, unit)
+
+
+def step_link_shares(q: GridQuantities, flows: list[TrafficFlow], tensors: tuple[str, ...]) -> list[LinkShare]:
+    """The link shares of the streamed reads and multicasts of ``tensors`` that can bind a step.
+
+    A flow's own transfer is already an argument of the step's max (``s_X >= ceil(B/r)`` with ``r`` the
+    core's DRAM read rate or the multicast rate, ``model/latency.py``), so its link time
+    ``ceil(a_f*B/(u_f*W_link))`` can only matter where ``a_f/(u_f*W_link) > 1/r`` for some grid shape;
+    the others are left out (the model's values are the same, the solver has fewer products). With the
+    shipped chips every multicast link is left out: its busiest link carries the packet once, at a link
+    rate above the multicast rate."""
+    out = []
+    for f in flows:
+        if f.tensor not in tensors or f.kind not in ("dram_read", "multicast"):
+            continue
+        share = link_share(q, f)
+        rate = q.hw.noc.multicast_bytes_per_cycle if f.kind == "multicast" else q.hw.dram.core_read_bytes_per_cycle
+        if Fraction(bounds(share.coeff)[1]) * Fraction(rate) > share.unit * Fraction(q.hw.noc.link_bytes_per_cycle):
+            out.append(share)
+    return out
 
 
 def link_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:

@@ -17,6 +17,8 @@ Structurally equal sub-trees are compiled once (the nodes are frozen and hashabl
 
 from __future__ import annotations
 
+from itertools import product
+
 from ortools.sat.python import cp_model
 
 from loom_explorer.model.expr import (
@@ -39,6 +41,10 @@ Linear = cp_model.LinearExprT
 
 LATENCY_LIMIT_CYCLES = 2**39  # about 9 minutes at 1 GHz: schedules predicted slower are not considered
 AUX_LIMIT = 2**59
+# a product with a table of at most this many key combinations is one reified equality per combination
+# (the per-grid-shape NoC link coefficients: 64 on an 8x8 grid, 130 on 13x10); a larger table (attention's
+# 32x32 causal step table) stays one multiplication, measured faster there (docs/performance.md)
+TABLE_PRODUCT_MAX_COMBOS = 256
 
 
 class ModelRangeError(ValueError):
@@ -53,6 +59,7 @@ class CpCompiler:
         self.vars: dict[str, cp_model.IntVar] = {}
         self._cache: dict[Expr, Linear] = {}
         self._aux = 0
+        self._combos: dict[tuple[Var, ...], dict[tuple[int, ...], cp_model.IntVar]] = {}
 
     # ---------------------------------------------------------------- variables
     def var(self, v: Var) -> cp_model.IntVar:
@@ -152,6 +159,9 @@ class CpCompiler:
             return coeff
         if len(factors) == 1:
             return coeff * self._within(factors[0], self.linear(factors[0]), coeff)
+        tables = [f for f in factors if isinstance(f, Table)]
+        if len(tables) == 1 and len(tables[0].table) <= TABLE_PRODUCT_MAX_COMBOS:
+            return coeff * self._within(expr, self._table_product(expr, tables[0], factors), coeff)
         # chain pairwise: ((f0*f1)*f2)*...
         acc: Expr = factors[0]
         acc_var = self.as_var(acc)
@@ -166,6 +176,32 @@ class CpCompiler:
                 cached = target
             acc_var = cached  # type: ignore[assignment]
         return coeff * self._within(acc, acc_var, coeff)
+
+    def _table_product(self, expr: Prod, table: Table, factors: list[Expr]) -> cp_model.IntVar:
+        """``table[keys] * rest`` as one half-reified linear equality per key combination,
+        ``[keys == k] => r == table[k]*rest``: no multiplication constraint, whose bounds reasoning on a
+        wide ``rest`` is what made the NoC link terms slow to solve (docs/performance.md)."""
+        rest_factors = [f for f in factors if f is not table]
+        rest = rest_factors[0] if len(rest_factors) == 1 else Prod(tuple(rest_factors))
+        rest_lin = self.linear(rest)
+        lo, hi = bounds(Prod(tuple(factors)))
+        target = self._new_aux(lo, hi, "tmul")
+        for key, value in table.table:
+            self.model.add(target == value * rest_lin).only_enforce_if(self._combo(table.keys, key))
+        return target
+
+    def _combo(self, keys: tuple[Var, ...], values: tuple[int, ...]) -> cp_model.IntVar:
+        """A literal true exactly when ``keys == values`` (one-hot over every combination, made once)."""
+        if keys not in self._combos:
+            lits: dict[tuple[int, ...], cp_model.IntVar] = {}
+            for combo in product(*(k.values for k in keys)):
+                lit = self.model.new_bool_var(f"_is{combo}")
+                for k, v in zip(keys, combo):
+                    self.model.add(self.var(k) == v).only_enforce_if(lit)
+                lits[combo] = lit
+            self.model.add_exactly_one(lits.values())
+            self._combos[keys] = lits
+        return self._combos[keys][values]
 
     def _within(self, expr: Expr, lin: Linear, coeff: int) -> Linear:
         """``lin`` (equal to ``expr``), restricted to ``|x| <= AUX_LIMIT/|coeff|`` so that ``coeff*x`` stays

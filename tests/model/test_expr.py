@@ -38,6 +38,7 @@ from loom_explorer.model.expr import (
     describe,
     evaluate,
     floor_div,
+    lookup,
     maximum,
     minimum,
     mul,
@@ -56,6 +57,7 @@ VARS = {
     "e": Var("e", (0, 1, 2, 3, 5, 8)),
 }
 SELECT_KEYS = [VARS["a"], VARS["c"], VARS["e"]]
+TABLE_KEYS = [(VARS["c"], VARS["e"]), (VARS["a"], VARS["b"])]
 
 
 def _select(key: Var) -> st.SearchStrategy[Expr]:
@@ -65,10 +67,19 @@ def _select(key: Var) -> st.SearchStrategy[Expr]:
     )
 
 
+def _lookup(keys: tuple[Var, Var]) -> st.SearchStrategy[Expr]:
+    """A table over two variables (the per-grid-shape link coefficients' form); in a product it compiles
+    to one reified equality per key combination (``CpCompiler._table_product``)."""
+    combos = list(itertools.product(keys[0].values, keys[1].values))
+    return st.lists(st.integers(-5, 30), min_size=len(combos), max_size=len(combos)).map(
+        lambda vals: lookup(keys, dict(zip(combos, vals))))
+
+
 LEAVES = st.one_of(
     st.integers(-6, 12).map(const),
     st.sampled_from(list(VARS.values())),
     st.sampled_from(SELECT_KEYS).flatmap(_select),
+    st.sampled_from(TABLE_KEYS).flatmap(_lookup),
 )
 
 
@@ -192,6 +203,21 @@ def test_known_values(expr, values, expected):
     assert evaluate(expr, values) == expected
     assert compile_python(expr)(values) == expected
     assert cp_value(expr, values) == expected
+
+
+@pytest.mark.parametrize("side", [3, 20])  # 9 combinations: reified equalities; 400: one multiplication
+def test_table_products_both_encodings(side):
+    """``table[g1, g2] * x`` and ``ceil(table * x / 7)`` take every value exhaustive evaluation gives, with
+    the table small enough for one reified equality per combination and too large for it."""
+    g1, g2 = Var("g1", tuple(range(1, side + 1))), Var("g2", tuple(range(1, side + 1)))
+    table = lookup((g1, g2), {(i, j): (i * 7 + j * 3) % 11 for i in g1.values for j in g2.values})
+    xs = Var("xs", (1, 4, 9))
+    for expr in (mul(table, xs), ceil_rate(mul(xs, 5, table), 7), mul(table, xs, xs)):
+        for values in ({"g1": 1, "g2": side, "xs": 9}, {"g1": side, "g2": 2, "xs": 4}, {"g1": 2, "g2": 3, "xs": 1}):
+            assert cp_value(expr, values) == evaluate(expr, values)
+        seen = [evaluate(expr, {"g1": i, "g2": j, "xs": x})
+                for i in g1.values for j in g2.values for x in xs.values]
+        assert (cp_extreme(expr, maximise=False), cp_extreme(expr, maximise=True)) == (min(seen), max(seen))
 
 
 def test_smart_constructors_fold_constants():
