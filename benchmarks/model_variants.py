@@ -1,0 +1,66 @@
+"""Time to solve every candidate of a few fixed shapes, for comparing model or solver variants run one
+after another (the figures of docs/performance.md, "Cheaper link terms").
+
+    python benchmarks/model_variants.py                 # 6 GEMM shapes x 2 seeds, the shipped model
+    python benchmarks/model_variants.py --no-links      # the model without NoC link times
+    python benchmarks/model_variants.py --kernel flash_attention --seeds 1   # 5 attention shapes, mostly causal
+
+Prints each shape's solve times (one per seed), the total, and the best latency of every shape (so two
+variants of an exact change can be checked to give the same optima).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
+
+SHAPES = {
+    "gemm": [("wormhole_n150", "M=2048,K=2048,N=2048", False), ("wormhole_n150", "M=16384,K=2048,N=2048", False),
+             ("wormhole_n150", "M=256,K=16384,N=256", False), ("wormhole_n150", "M=16384,K=256,N=16384", False),
+             ("blackhole_p150a", "M=2048,K=2048,N=2048", False),
+             ("blackhole_p150a", "M=16384,K=2048,N=16384", False)],
+    "flash_attention": [("wormhole_n150", "B=1,H=1,Sq=16384,Skv=16384,D=128", False),
+                        ("wormhole_n150", "B=1,H=1,Sq=16384,Skv=16384,D=128", True),
+                        ("wormhole_n150", "B=8,H=1,Sq=2048,Skv=2048,D=64", True),
+                        ("blackhole_p150a", "B=2,H=1,Sq=7680,Skv=7680,D=128", True),
+                        ("blackhole_p150a", "B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128", True)],
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernel", default="gemm", choices=sorted(SHAPES))
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--no-links", action="store_true", help="Session(noc_bound=False)")
+    args = parser.parse_args()
+    total, bests = 0.0, []
+    for hw_name, shape, causal in SHAPES[args.kernel]:
+        hw = load_hardware(hw_name)
+        problem = make_problem(load_program(args.kernel), shape, options={"causal"} if causal else set())
+        times = []
+        for seed in range(args.seeds):
+            session = Session(hw, problem, noc_bound=not args.no_links)
+            start = time.perf_counter()
+            results = session.solve(options=SolveOptions(seed=seed))
+            times.append(time.perf_counter() - start)
+            unproven = [r.candidate_name for r in results if r.status not in ("optimal", "infeasible", "conflict")]
+            if unproven:
+                raise SystemExit(f"{hw_name} {shape}: not proven: {unproven}")
+        best = results[0].solution
+        assert best is not None
+        bests.append(best.latency_cycles)
+        total += sum(times)
+        print(f"{hw_name:<16} {shape + (' causal' if causal else ''):<46} " + " ".join(f"{t:6.2f}" for t in times),
+              flush=True)
+    print(f"total {total:.1f} s; best latencies (cycles) {bests}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
