@@ -161,7 +161,7 @@ class CpCompiler:
             return coeff * self._within(factors[0], self.linear(factors[0]), coeff)
         tables = [f for f in factors if isinstance(f, Table)]
         if len(tables) == 1 and len(tables[0].table) <= TABLE_PRODUCT_MAX_COMBOS:
-            return coeff * self._within(expr, self._table_product(expr, tables[0], factors), coeff)
+            return coeff * self._within(Prod(tuple(factors)), self._table_product(tables[0], factors), coeff)
         # chain pairwise: ((f0*f1)*f2)*...
         acc: Expr = factors[0]
         acc_var = self.as_var(acc)
@@ -177,7 +177,7 @@ class CpCompiler:
             acc_var = cached  # type: ignore[assignment]
         return coeff * self._within(acc, acc_var, coeff)
 
-    def _table_product(self, expr: Prod, table: Table, factors: list[Expr]) -> cp_model.IntVar:
+    def _table_product(self, table: Table, factors: list[Expr]) -> cp_model.IntVar:
         """``table[keys] * rest`` as one half-reified linear equality per key combination,
         ``[keys == k] => r == table[k]*rest``: no multiplication constraint, whose bounds reasoning on a
         wide ``rest`` is what made the NoC link terms slow to solve (docs/performance.md)."""
