@@ -24,17 +24,18 @@ from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 
 CASES = [
-    ("wormhole_n150", "gemm", "M=2048,K=1024,N=1536", set()),
-    ("blackhole_p150a", "gemm", "M=640,K=1600,N=3200", set()),
-    ("wormhole_n150", "flash_attention", "B=2,H=1,Sq=1024,Skv=1024,D=64", set()),
-    ("blackhole_p150a", "flash_attention", "B=1,H=8,Hkv=2,Sq=512,Skv=512,D=128", set()),
+    ("wormhole_n150", "gemm", "M=2048,K=1024,N=1536"),
+    ("blackhole_p150a", "gemm", "M=640,K=1600,N=3200"),
+    ("wormhole_n150", "flash_attention", "B=2,H=1,Sq=1024,Skv=1024,D=64"),
+    ("blackhole_p150a", "flash_attention", "B=1,H=8,Hkv=2,Sq=512,Skv=512,D=128"),
 ]
 
 
-def _models(hw_name: str, kernel: str, shape: str, options: set[str]):
-    """Per candidate: (params, latency with every link time, latency with the kept ones, kept, all)."""
+def _models(hw_name: str, kernel: str, shape: str):
+    """Per candidate: (name, params, latency with every link time, latency with the kept ones, the kept
+    link shares, every link share, the flows)."""
     hw = load_hardware(hw_name)
-    problem = make_problem(load_program(kernel), shape, options=options)
+    problem = make_problem(load_program(kernel), shape)
     for candidate in enumerate_candidates(problem):
         if kernel == "gemm":
             q = build_quantities(hw, problem, candidate)
@@ -47,11 +48,11 @@ def _models(hw_name: str, kernel: str, shape: str, options: set[str]):
         yield candidate.name, q.params, terms(q, every)[0], terms(q, kept)[0], kept, every, flows
 
 
-@pytest.mark.parametrize("hw_name, kernel, shape, options", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_leaving_out_dominated_link_times_changes_no_latency(hw_name, kernel, shape, options):
+@pytest.mark.parametrize("hw_name, kernel, shape", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_leaving_out_dominated_link_times_changes_no_latency(hw_name, kernel, shape):
     rng = random.Random(7)
     dropped = kept_total = 0
-    for name, params, full, filtered, kept, every, _ in _models(hw_name, kernel, shape, options):
+    for name, params, full, filtered, kept, every, _ in _models(hw_name, kernel, shape):
         dropped += len(every) - len(kept)
         kept_total += len(kept)
         f_full, f_kept = compile_python(full), compile_python(filtered)
@@ -73,7 +74,7 @@ def test_multicast_links_never_bind_on_the_shipped_chips(hw_name):
     """The busiest link of a multicast carries each packet once, at a link rate above the multicast rate;
     the DRAM reads of every core on NoC1 funnel through links that bind (Wormhole: 256 of 12 channels'
     shares on one link at 8x8, about 15x one core's read rate)."""
-    for name, _, _, _, kept, every, flows in _models(hw_name, "gemm", "M=2048,K=2048,N=2048", set()):
+    for name, _, _, _, kept, every, flows in _models(hw_name, "gemm", "M=2048,K=2048,N=2048"):
         reads = [f for f in flows if f.kind == "dram_read" and f.tensor in ("in0", "in1")]
         assert len(kept) <= len(reads), name
         if "in0=dram" in name:  # in0 is read by every core on NoC1
