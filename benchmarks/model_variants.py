@@ -4,6 +4,7 @@ after another (the figures of docs/performance.md, "Cheaper link terms").
     python benchmarks/model_variants.py                 # 6 GEMM shapes x 2 seeds, the shipped model
     python benchmarks/model_variants.py --no-links      # the model without NoC link times
     python benchmarks/model_variants.py --kernel flash_attention --seeds 1   # 5 attention shapes, mostly causal
+    python benchmarks/model_variants.py --only "n150 M=16384,K=256"           # the shapes matching a substring
 
 Prints each shape's solve times (one per seed), the total, and the best latency of every shape (so two
 variants of an exact change can be checked to give the same optima).
@@ -38,9 +39,12 @@ def main() -> int:
     parser.add_argument("--kernel", default="gemm", choices=sorted(SHAPES))
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--no-links", action="store_true", help="Session(noc_bound=False)")
+    parser.add_argument("--only", default="", help="only the shapes whose 'hardware shape' contains this")
     args = parser.parse_args()
     total, bests = 0.0, []
     for hw_name, shape, causal in SHAPES[args.kernel]:
+        if args.only not in f"{hw_name} {shape}":
+            continue
         hw = load_hardware(hw_name)
         problem = make_problem(load_program(args.kernel), shape, options={"causal"} if causal else set())
         times = []

@@ -327,10 +327,28 @@ def _apply_compute_config(args: argparse.Namespace, compute: dict[str, object], 
         args.fp32_acc = True
 
 
+def _card_hardware(pins: Sequence[str]) -> dict[str, HardwareSpec]:
+    """``--hw CARD=FILE`` options: the hardware file to predict one card's rows with (e.g. a calibrated one);
+    the file must describe the same chip as the card's shipped file."""
+    from loom_explorer.accuracy.gemm_data import CARDS
+
+    chosen: dict[str, HardwareSpec] = {}
+    for pin in pins:
+        card, sep, name = pin.partition("=")
+        if not sep or not name or card not in CARDS:
+            raise HardwareError(f"--hw {pin!r}: expected CARD=FILE with CARD one of {', '.join(CARDS)}")
+        hw, shipped = load_hardware(name), load_hardware(CARDS[card])
+        if hw.arch != shipped.arch:
+            raise HardwareError(f"--hw {pin!r}: {name} describes a {hw.arch} chip; card {card} is "
+                                f"{shipped.arch} ({CARDS[card]})")
+        chosen[card] = hw
+    return chosen
+
+
 def cmd_accuracy(args: argparse.Namespace) -> int:
     from loom_explorer.accuracy.gemm_data import accuracy_json, predict_rows
 
-    report = predict_rows(args.data, args.configs)
+    report = predict_rows(args.data, args.configs, _card_hardware(args.hw))
     doc = accuracy_json(report)
     if args.record:
         from loom_explorer.accuracy.gemm_data import report_measurements
@@ -624,6 +642,9 @@ def build_parser() -> argparse.ArgumentParser:
     accuracy.add_argument("--configs", default=None,
                           help="CSV of the manual configs (format of shared/data/gemm_manual_configs.csv)")
     accuracy.add_argument("--json", action="store_true")
+    accuracy.add_argument("--hw", action="append", default=[], metavar="CARD=FILE",
+                          help="predict one card's rows with this hardware file instead of the shipped one, "
+                               "e.g. p150=p150_fitted.yaml from `calibrate` (repeatable)")
     accuracy.add_argument("--record", action="store_true", help="also record every row in the results store")
     _add_store_arg(accuracy)
     accuracy.set_defaults(func=cmd_accuracy)

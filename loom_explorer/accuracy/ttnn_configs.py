@@ -12,10 +12,7 @@ and its parameter values:
   allocates them.
 
 ``ttnn_default_config`` reproduces the config ttnn picks for a DRAM-interleaved matmul without one
-(reference section 4): ``per_core_M = ceil(Mt/grid_y)``, ``per_core_N = ceil(Nt/grid_x)``,
-``in0_block_w = Kt/grid_x`` when that divides ``Kt`` (else 1), output block = the per-core block or, when
-that does not fit L1, the largest near-square block of divisors that does (``output_blocks``, as ttnn's
-``get_multi_dim_per_core_factor`` shrinks it), and the first legal sub-block of ttnn's search order.
+(reference section 4; its docstring has the rule).
 """
 
 from __future__ import annotations
@@ -169,45 +166,69 @@ def evaluate_values(schedule: SymbolicSchedule, values: dict[str, int]) -> Evalu
                                                        conflict=None, **common))
 
 
-NARROW_RATIO = 8  # ttnn's is_narrow_shape: a height/width ratio above this takes the 1-D config
+NARROW_RATIO = 8  # ttnn's is_narrow_shape: a height/width ratio above this takes a 1-D config
+PER_CORE_FACTORS = (16, 8, 4, 2)  # get_per_core_factor's trial sizes, largest first
 
 
 def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
-    """The config ttnn picks without one for a DRAM-interleaved matmul (module docstring): the 2-D
-    multicast config, or for a narrow shape (``M/N`` or ``N/M`` above 8, or M, N or K within one tile)
-    the 1-D one (ttnn's ``create_matmul_1d_systolic_array_program_config``): a tall shape (more M tiles than
-    N tiles) splits M over every core and multicasts in1, a wide one splits N and multicasts in0, with
-    ``in0_block_w = ceil(Kt/cores)`` lowered to a divisor of ``Kt``."""
+    """The config ttnn picks for a DRAM-interleaved matmul called without a program config or a core grid
+    (``create_simple_matmul_program_config`` in ttnn's ``matmul_op.cpp``; reference section 4):
+
+    1. a square trial block ``f x f`` per core, ``f`` the first of 16, 8, 4, 2 whose circular buffers fit
+       L1 with ``in0_block_w = 2`` (``get_per_core_factor``), gives ``ceil(Mt/f)`` rows by ``ceil(Nt/f)``
+       columns of blocks; unless that is one block or does not fit the grid, a single row of blocks takes
+       the 1-D config multicasting in0 and a single column the 1-D config multicasting in1
+       (``get_core_range``), as does a narrow shape (``M/N`` or ``N/M`` above 8, or M or N within one
+       tile: wide multicasts in0, tall in1);
+    2. the 1-D config (``get_mcast_1d_config``): all of M (in0 multicast) or all of N (in1 multicast) per
+       core, the other side split over every core of the grid, ``in0_block_w`` 2 (1 when ``Kt`` is odd);
+    3. otherwise the 2-D multicast config: ``per_core_M = ceil(Mt/grid_y)``, ``per_core_N =
+       ceil(Nt/grid_x)``, ``in0_block_w = Kt/grid_x`` when that divides ``Kt`` (else 1);
+
+    then the output block: the per-core block or, when that does not fit L1, the largest near-square block
+    of divisors that does (``output_blocks``), and the first legal sub-block of ttnn's search order."""
     mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
-    m, n, k = (problem.elements(d) for d in ("M", "N", "K"))
+    m, n = problem.elements("M"), problem.elements("N")
     gx, gy = hw.grid.columns, hw.grid.rows
-    narrow = max(m, n) // min(m, n) > NARROW_RATIO or min(m, n, k) <= 32
+    narrow = max(m, n) // min(m, n) > NARROW_RATIO or min(m, n) <= 32
+    pair_w = 2 if kt % 2 == 0 else 1
+    f = _per_core_factor(hw, problem, pair_w)
+    rows, cols = math.ceil(mt / f), math.ceil(nt / f)
+    spread = (rows, cols) != (1, 1) and rows <= gy and cols <= gx  # get_core_range is not (0, 0)
     mcast_in0: bool | None = None
-    if narrow:
-        cores = gx * gy
-        mcast_in0 = not mt > nt
-        pm, pn = (mt, math.ceil(nt / cores)) if mcast_in0 else (math.ceil(mt / cores), nt)
-        ibw = math.ceil(kt / cores)
-        while kt % ibw:
-            ibw -= 1
+    if (spread and rows == 1) or (narrow and n > m):
+        mcast_in0, pm, pn, ibw = True, mt, math.ceil(math.ceil(n / (gx * gy)) / 32), pair_w
+    elif (spread and cols == 1) or narrow:
+        mcast_in0, pm, pn, ibw = False, math.ceil(math.ceil(m / (gx * gy)) / 32), nt, pair_w
     else:
         pm, pn = math.ceil(mt / gy), math.ceil(nt / gx)
         ibw = kt // gx if kt % gx == 0 and kt >= gx else 1
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
 
-    def config(in0_block_w: int, bh: int, bw: int) -> TtnnMatmulConfig:
+    def config(bh: int, bw: int) -> TtnnMatmulConfig:
         sub = next(((h, w) for h, w in SUBBLOCK_ORDER if bh % h == 0 and bw % w == 0 and h * w <= dst), (1, 1))
-        name = "MatmulMultiCoreReuseMultiCast1DProgramConfig" if narrow else "MatmulMultiCoreReuseMultiCastProgramConfig"
+        name = "MatmulMultiCoreReuseMultiCastProgramConfig" if mcast_in0 is None else \
+            "MatmulMultiCoreReuseMultiCast1DProgramConfig"
         return TtnnMatmulConfig(program_config=name, compute_with_storage_grid_size=(gx, gy),
-                                in0_block_w=in0_block_w, per_core_M=pm, per_core_N=pn, out_block_h=bh,
+                                in0_block_w=ibw, per_core_M=pm, per_core_N=pn, out_block_h=bh,
                                 out_block_w=bw, out_subblock_h=sub[0], out_subblock_w=sub[1], mcast_in0=mcast_in0)
 
-    schedule = config_schedule(hw, problem, config(ibw, pm, pn))  # every block size runs the same candidate
+    schedule = config_schedule(hw, problem, config(pm, pn))  # every block size runs the same candidate
     for bh, bw in output_blocks(pm, pn):
-        cfg = config(ibw, bh, bw)
+        cfg = config(bh, bw)
         if evaluate_on(schedule, cfg).result.solution is not None:
             return cfg
-    return config(ibw, 1, 1)
+    return config(1, 1)
+
+
+def _per_core_factor(hw: HardwareSpec, problem: Problem, in0_block_w: int) -> int:
+    """ttnn's ``get_per_core_factor``: the first trial ``f`` whose circular buffers (in0 and in1 double
+    buffered, ``2*f*in0_block_w`` tiles each, and the ``f x f`` output) fit the usable L1; 1 if none does."""
+    tile = {t: hw.tile_bytes[problem.data_format(t)] for t in ("in0", "in1", "out")}
+    for f in PER_CORE_FACTORS:
+        if 2 * f * in0_block_w * (tile["in0"] + tile["in1"]) + f * f * tile["out"] < hw.l1.usable_bytes:
+            return f
+    return 1
 
 
 def output_blocks(per_core_m: int, per_core_n: int) -> list[tuple[int, int]]:

@@ -8,6 +8,8 @@ constraint families, the traffic flows (``model/traffic.py``) and their NoC link
 
 from __future__ import annotations
 
+from functools import partial
+
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
@@ -16,7 +18,7 @@ from loom_explorer.model.constraints import FAMILIES, l1_buffers
 from loom_explorer.model.expr import total
 from loom_explorer.model.latency import dram_read_bytes, latency_terms
 from loom_explorer.model.quantities import GridQuantities, build_quantities
-from loom_explorer.model.noc_bound import noc_bound_cycles, step_link_shares
+from loom_explorer.model.noc_bound import noc_bound_cycles, step_link_shares, write_link_shares
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.model.traffic import attention_flows, contraction_flows
 from loom_explorer.problem import Problem
@@ -33,18 +35,18 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
         q = build_attention_quantities(hw, problem, candidate)
         flows = attention_flows(q)
         step_tensors = q.st.streamed[1:]  # k and v stream per step; q per query chunk
-        latency = attention_latency_terms
+        latency = attention_latency_terms  # its writes overlap the next query chunk: no write links
         read_bytes = attention_dram_read_bytes(q)
         flops, tile_matmuls = attention_work(q)
     else:
         q = build_quantities(hw, problem, candidate)
         flows = contraction_flows(q)
         step_tensors = q.inputs
-        latency = latency_terms  # type: ignore[assignment]
+        latency = partial(latency_terms, write_links=write_link_shares(q, flows) if noc_bound else [])
         read_bytes = dram_read_bytes(q)
         flops, tile_matmuls = contraction_work(problem)
     step_links = step_link_shares(q, flows, step_tensors) if noc_bound else []
-    objective, terms, lower_bound = latency(q, step_links)  # type: ignore[arg-type]
+    objective, terms, lower_bound = latency(q, step_links)  # type: ignore[operator]
     constraints = tuple(c for family in FAMILIES for c in family(q))
     buffers = tuple(l1_buffers(q))
     cycles_per_tile = hw.compute.matmul_tile_cycles[problem.fidelity]

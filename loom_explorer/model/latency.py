@@ -27,10 +27,13 @@ Whole kernel (n_out output blocks per core, n_k K steps per block):
 
     fill        = max_X dm_X (+ the bias read), the first blocks before any compute
     epilogue    = out_block_h*out_block_w*(c_eltwise [bias] + c_sfpu(act) [activation])
-    write_back  = ceil(out_block_h*out_block_w*bytes_out / w_core) + L_write   (out in DRAM, no split-K)
+    write_back  = max(ceil(B_out / w_core), link_out) + L_write     (out in DRAM, no split-K;
+                  B_out = out_block_h*out_block_w*bytes_out, link_out = ceil(a_out*B_out/(C*W_link)): every
+                  core writes its block at once, and the busiest link of the write flow carries a_out/C
+                  of a block, ``model/noc_bound.py: write_link_shares``)
     gather      = ceil((s-1)*P / w_unicast) + h*(s-1) + L_tx     (split-K over s cores, P partial bytes)
     reduce      = (s-1)*per_core tiles*c_eltwise
-    final_write = ceil(per_core tiles*bytes_out / w_core) + L_write    (split-K, out in DRAM)
+    final_write = max(ceil(per_core tiles*bytes_out / w_core), link_out) + L_write   (split-K, out in DRAM)
 """
 
 from __future__ import annotations
@@ -175,15 +178,18 @@ def writes_dram(q: Quantities) -> bool:
     return not q.problem.placement(q.con.matmul.out).in_l1
 
 
-def write_cycles(q: Quantities, tiles: Expr) -> Expr:
+def write_cycles(q: Quantities, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
     if not writes_dram(q):
         return const(0)
-    return dram_write_cycles(q, q.con.matmul.out, tiles)
+    return dram_write_cycles(q, q.con.matmul.out, tiles, links)
 
 
-def dram_write_cycles(q: GridQuantities, tensor: str, tiles: Expr) -> Expr:
-    """One core writing ``tiles`` of ``tensor`` to DRAM."""
-    return ceil_rate(mul(tiles, q.tile_bytes(tensor)), q.hw.dram.core_write_bytes_per_cycle) + \
+def dram_write_cycles(q: GridQuantities, tensor: str, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
+    """Every core writing ``tiles`` of ``tensor`` to DRAM at once: ``max(ceil(B/w_core), link_f...) +
+    L_write``, ``link_f`` the busiest links of ``tensor``'s write flow (``model/noc_bound.py``)."""
+    nbytes = mul(tiles, q.tile_bytes(tensor))
+    return maximum(ceil_rate(nbytes, q.hw.dram.core_write_bytes_per_cycle),
+                   *(link.cycles(q, nbytes) for link in links if link.tensor == tensor)) + \
         q.hw.dram.write_latency_cycles
 
 
@@ -194,7 +200,8 @@ def fill_cycles(q: Quantities) -> Expr:
     return first + extra
 
 
-def latency_terms(q: Quantities, step_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
+def latency_terms(q: Quantities, step_links: Sequence[LinkShare] = (),
+                  write_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective (compact form for the solver), its breakdown (terms that sum to it) and a lower bound.
 
     The lower bound replaces the K-step loop ``n_out*n_k*step`` by its compute floor
@@ -209,7 +216,7 @@ def latency_terms(q: Quantities, step_links: Sequence[LinkShare] = ()) -> tuple[
     mm = compute_step_cycles(q)
     epi = epilogue_cycles(q)
     split = q.candidate.gather_axis is not None
-    wb_block = const(0) if split else write_cycles(q, mul(q.out_block_h, q.out_block_w))
+    wb_block = const(0) if split else write_cycles(q, mul(q.out_block_h, q.out_block_w), write_links)
     fill = fill_cycles(q)
     tail: list[tuple[str, Expr, str]] = []
     if split:
@@ -221,7 +228,7 @@ def latency_terms(q: Quantities, step_links: Sequence[LinkShare] = ()) -> tuple[
         tail = [
             ("gather", gather, "split-K partial sums sent L1-to-L1 to the reducing core"),
             ("reduce", mul(s - 1, partial_tiles, c.eltwise_tile_cycles), "adding the partial sums"),
-            ("write_back", write_cycles(q, partial_tiles), "reduced output written to DRAM"),
+            ("write_back", write_cycles(q, partial_tiles, write_links), "reduced output written to DRAM"),
         ]
     objective = total([
         c.kernel_launch_cycles, fill, mul(n_out, mul(n_k, step) + epi + wb_block), *(e for _, e, _ in tail)
@@ -253,6 +260,12 @@ def latency_terms(q: Quantities, step_links: Sequence[LinkShare] = ()) -> tuple[
     for link in step_links:
         lower_bound = maximum(lower_bound, common + link.cycles(q, mul(loop_tiles(q, link.tensor),
                                                                          q.tile_bytes(link.tensor))))
+    # fourth: the compute floor plus every output block's write-back taken as one write of the whole per-core
+    # output (n*max(ceil(x/w), link(x)) + n*L >= max(ceil(n*x/w), link(n*x)) + L), which depends on the
+    # grid and per-core sizes only
+    if not split and writes_dram(q):
+        rest = total([c.kernel_launch_cycles, fill, mul(n_out, epi)])
+        lower_bound = maximum(lower_bound, rest + floor + write_cycles(q, mul(q.pb, q.pm, q.pn), write_links))
     return objective, terms, lower_bound
 
 

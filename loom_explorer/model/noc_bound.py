@@ -12,8 +12,9 @@ as one more argument of the step's max (``model/latency.py``: ``step = max(compu
 link_f...)``), so a schedule that funnels its reads through one link is costed for it. For GEMM the same
 link over the whole K loop also joins the redundant lower bound. Each flow's busiest link is taken on its
 own (flows sharing a link are not added; in the shipped kernels the per-step flows of different inputs
-use different NoCs). Output writes (once per block) are not in the latency; the traffic report routes
-them with everything else.
+use different NoCs). A contraction's output writes, all cores' blocks at once at the end of each output
+block, load the links the same way: the busiest link's time is an argument of the block's write-back
+(``write_link_shares``). Attention's writes overlap the next query chunk and are not link-costed.
 
 ``noc_bound_cycles`` (reported, not optimised) is the same for the whole run, per flow, and for the DRAM
 banks (``ceil(sum of DRAM bytes / (C * W_bank))``, ``W_bank = dram.channel_peak_bytes_per_cycle``).
@@ -75,13 +76,29 @@ def step_link_shares(q: GridQuantities, flows: list[TrafficFlow], tensors: tuple
     the others are left out (the model's values are the same, the solver has fewer products). With the
     shipped chips every multicast link is left out: its busiest link carries the packet once, at a link
     rate above the multicast rate."""
+    rates = {"multicast": q.hw.noc.multicast_bytes_per_cycle, "dram_read": q.hw.dram.core_read_bytes_per_cycle}
+    return _binding(q, [f for f in flows if f.tensor in tensors and f.kind in rates], rates)
+
+
+def write_link_shares(q: GridQuantities, flows: list[TrafficFlow]) -> list[LinkShare]:
+    """The link shares of the output writes that can bind a block's write-back.
+
+    Every core writes its output block at the same time, at the end of the block's K loop, so the busiest
+    link of the write flow carries ``a_f/u_f`` of a core's block while each core writes its own at
+    ``w_core``; the write-back is ``max(ceil(B/w_core), ceil(a_f*B/(u_f*W_link))) + L_write``
+    (``model/latency.py``). Kept where the link time can be the larger, as for the step's links."""
+    return _binding(q, [f for f in flows if f.kind == "dram_write"],
+                    {"dram_write": q.hw.dram.core_write_bytes_per_cycle})
+
+
+def _binding(q: GridQuantities, flows: list[TrafficFlow], rates: dict[str, float]) -> list[LinkShare]:
+    """The shares of ``flows`` whose link time can exceed the flow's own transfer at ``rates[kind]``:
+    ``max_g a_f(g) * r > u_f * W_link``."""
     out = []
     for f in flows:
-        if f.tensor not in tensors or f.kind not in ("dram_read", "multicast"):
-            continue
         share = link_share(q, f)
-        rate = q.hw.noc.multicast_bytes_per_cycle if f.kind == "multicast" else q.hw.dram.core_read_bytes_per_cycle
-        if Fraction(bounds(share.coeff)[1]) * Fraction(rate) > share.unit * Fraction(q.hw.noc.link_bytes_per_cycle):
+        if Fraction(bounds(share.coeff)[1]) * Fraction(rates[f.kind]) > \
+                share.unit * Fraction(q.hw.noc.link_bytes_per_cycle):
             out.append(share)
     return out
 

@@ -79,6 +79,24 @@ def test_ttnn_default_of_narrow_shapes_is_the_1d_config() -> None:
     assert evaluate_config(hw, _problem("M=16384,K=1024,N=256"), tall).result.solution is not None
 
 
+def test_ttnn_default_of_one_row_or_column_of_blocks_is_the_1d_config() -> None:
+    """ttnn's trial block is 16x16 tiles per core: 512x1024 gives one row of two blocks, so ttnn takes the
+    1-D config multicasting in0 (all 16 M tiles per core, one N tile on each of 32 cores, K step 2); the
+    transposed shape takes the one multicasting in1; a single block (512x512) stays 2-D. The n150 measured
+    512x1024x1024 at 91 us of device time against 39 us for 1024^3, which the 2-D config cannot explain."""
+    hw = load_hardware("wormhole_n150")
+    row = ttnn_default_config(hw, _problem("M=512,K=1024,N=1024"))
+    assert row.program_config.endswith("1DProgramConfig") and row.mcast_in0 is True
+    assert (row.per_core_M, row.per_core_N, row.in0_block_w, row.out_subblock_h, row.out_subblock_w) == (16, 1, 2, 8, 1)
+    column = ttnn_default_config(hw, _problem("M=1024,K=1024,N=512"))
+    assert column.program_config.endswith("1DProgramConfig") and column.mcast_in0 is False
+    assert (column.per_core_M, column.per_core_N) == (1, 16)
+    assert ttnn_default_config(hw, _problem("M=512,K=512,N=512")).mcast_in0 is None
+    slow, fast = (evaluate_config(hw, _problem(s), ttnn_default_config(hw, _problem(s))).result.solution
+                  for s in ("M=512,K=1024,N=1024", "M=1024,K=1024,N=1024"))
+    assert slow.latency_cycles > fast.latency_cycles  # half the work, yet slower, as measured
+
+
 @pytest.mark.parametrize("raw,expected", [
     ({"transpose_mcast": False}, "M@y,N@x|in0=mcast_x,in1=mcast_y"),
     ({"transpose_mcast": True}, "N@y,M@x|in0=mcast_y,in1=mcast_x"),
@@ -228,3 +246,29 @@ def test_calibrate_writes_a_new_yaml_and_improves_the_training_fit(tmp_path, cap
     medians = dict(re.findall(r"(training rows, \w+)\s+n=\d+\s+median \|err\| ([\d.]+)%", text))
     # coordinate descent only accepts a lower training loss; on these rows the median follows (15.5% -> 14.6%)
     assert float(medians["training rows, fitted"]) < float(medians["training rows, shipped"])
+
+
+def test_accuracy_with_another_hardware_file_for_one_card(tmp_path, capsys, published) -> None:  # type: ignore[no-untyped-def]
+    """``--hw p150=FILE`` predicts the p150 rows with FILE (here the shipped file with a cheaper tile pack)
+    and leaves the n150 rows alone; a bad pin or a file of the other chip is refused, naming the pin."""
+    from loom_explorer.hardware.load import resolve_hardware_path
+
+    text = resolve_hardware_path("blackhole_p150a").read_text()
+    assert "  tile_pack_cycles: 32 " in text
+    mine = tmp_path / "p150_mine.yaml"
+    mine.write_text(text.replace("  tile_pack_cycles: 32 ", "  tile_pack_cycles: 8 "))
+    args = ["accuracy", "--data", str(CALIBRATION), "--configs", str(CONFIGS), "--json"]
+    assert main([*args, "--hw", f"p150={mine}"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    before = {(r["card"], r["config_kind"], r["M"], r["K"], r["N"], r["dtype"], r["math_fidelity"]): r["predicted_ns"]
+              for r in published["rows"]}
+    after = {(r["card"], r["config_kind"], r["M"], r["K"], r["N"], r["dtype"], r["math_fidelity"]): r["predicted_ns"]
+             for r in doc["rows"]}
+    assert before.keys() == after.keys()
+    assert all(after[k] == v for k, v in before.items() if k[0] == "n150")
+    p150 = [(after[k], v) for k, v in before.items() if k[0] == "p150"]
+    assert all(a <= b for a, b in p150) and sum(a < b for a, b in p150) > len(p150) / 2
+    for pin, message in (("x150=wormhole_n150", "CARD one of n150, p150"),
+                         ("p150=wormhole_n150", "describes a wormhole_b0 chip")):
+        assert main([*args, "--hw", pin]) != 0
+        assert message in capsys.readouterr().err

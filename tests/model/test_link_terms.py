@@ -1,4 +1,5 @@
-"""Which NoC link times join a step's max (``model/noc_bound.py: step_link_shares``).
+"""Which NoC link times join a step's max (``model/noc_bound.py: step_link_shares``) and the write-back
+(``write_link_shares``).
 
 A link time is left out when the flow's own transfer term in the same max is at least as large for every
 grid shape. Leaving it out must not change any latency: the model with every link time and the model with
@@ -7,6 +8,7 @@ the kept ones are evaluated on the same random points of every candidate's space
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -17,11 +19,16 @@ from loom_explorer.model.attention import build_attention_quantities
 from loom_explorer.model.attention_latency import attention_latency_terms
 from loom_explorer.model.expr import compile_python
 from loom_explorer.model.latency import latency_terms
-from loom_explorer.model.noc_bound import link_share, step_link_shares
+from loom_explorer.model.build import build_schedule
+from loom_explorer.model.noc_bound import link_share, step_link_shares, write_link_shares
 from loom_explorer.model.quantities import build_quantities
 from loom_explorer.model.traffic import attention_flows, contraction_flows
-from loom_explorer.problem import make_problem
+from loom_explorer.noc.graph import NocGraph
+from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program
+from loom_explorer.validate import referee
+from loom_explorer.traffic import schedule_transfers
+from loom_explorer.traffic.loads import route_loads
 
 CASES = [
     ("wormhole_n150", "gemm", "M=2048,K=1024,N=1536"),
@@ -79,3 +86,51 @@ def test_multicast_links_never_bind_on_the_shipped_chips(hw_name):
         assert len(kept) <= len(reads), name
         if "in0=dram" in name:  # in0 is read by every core on NoC1
             assert any(s.tensor == "in0" for s in kept), name
+
+
+# --- output writes (``write_link_shares``): every core writes its block at once at the end of a block ---
+
+WRITE_CASES = [  # (hardware, shape, the config's params: ttnn's default 2-D multicast config of the shape)
+    ("wormhole_n150", "M=1024,K=1024,N=2048",
+     dict(grid_x=8, grid_y=8, per_core_M=4, per_core_N=8, in0_block_w=4, out_block_h=4, out_block_w=8)),
+    ("blackhole_p150a", "M=1280,K=1664,N=3328",
+     dict(grid_x=13, grid_y=10, per_core_M=4, per_core_N=8, in0_block_w=4, out_block_h=4, out_block_w=8)),
+]
+MCAST_2D = "M@y,N@x|in0=mcast_x,in1=mcast_y"
+
+
+@pytest.mark.parametrize("hw_name, shape, pinned", WRITE_CASES, ids=[c[0] for c in WRITE_CASES])
+def test_write_back_is_the_busiest_routed_link_of_the_output_writes(hw_name, shape, pinned):
+    """The model's write-back of the output block equals, on a hand-picked config, the time the busiest
+    link needs for the output writes routed transfer by transfer (``traffic/``, an independent path:
+    DOR routes of every core's pages to their channels), plus the write latency; and that it is far above
+    one core writing its block alone, which is all the model charged before."""
+    hw = load_hardware(hw_name)
+    problem = make_problem(load_program("gemm"), shape)
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == MCAST_2D)
+    schedule = build_schedule(hw, problem, candidate)
+    values = {**{p: 1 for p in schedule.param_names}, **pinned, "per_core_K": problem.tiles("K"),
+              "in0_buffer_depth": 2, "in1_buffer_depth": 2}
+    values.update(out_subblock_h=1, out_subblock_w=1)
+    writes = [t for t in schedule_transfers(hw, schedule, values) if t.kind == "dram_write"]
+    busiest = max(route_loads(NocGraph(hw), writes).values())
+    link_cycles = -(-busiest // hw.noc.link_bytes_per_cycle)
+    block_bytes = pinned["out_block_h"] * pinned["out_block_w"] * hw.tile_bytes[problem.data_format("out")]
+    alone = math.ceil(block_bytes / hw.dram.core_write_bytes_per_cycle)
+    write_back = dict(referee(schedule, values).solution.breakdown)["write_back"]
+    # the model spreads a block evenly over the channels; the routed pages are whole pages
+    assert write_back - hw.dram.write_latency_cycles == pytest.approx(link_cycles, rel=1e-3)
+    assert link_cycles > 5 * alone
+
+
+@pytest.mark.parametrize("hw_name", ["wormhole_n150", "blackhole_p150a"])
+def test_output_write_links_are_kept_where_the_output_is_in_dram(hw_name):
+    """All cores writing interleaved pages funnel through the DRAM columns' links, so the write link is
+    kept for every candidate that writes DRAM, and there is none with the output in L1."""
+    hw = load_hardware(hw_name)
+    for memory, expected in (({}, 1), ({"out": Placement.l1}, 0)):
+        problem = make_problem(load_program("gemm"), "M=2048,K=2048,N=2048", placements=memory)
+        for candidate in enumerate_candidates(problem):
+            q = build_quantities(hw, problem, candidate)
+            shares = write_link_shares(q, contraction_flows(q))
+            assert len(shares) == expected and all(s.tensor == "out" for s in shares), (memory, candidate.name)
