@@ -349,7 +349,8 @@ def accuracy_json(report: Report) -> dict[str, object]:
                          "error_pct": round(100 * (predicted - measured) / measured, 2)})
     return {
         "rows": [{**r.source, "candidate": r.candidate, "regime": r.regime, "predicted_ns": _round(r.predicted_ns, 1),
-                  "measured_ns": r.measured_ns, "error_pct": _round(r.error_pct), "note": r.note}
+                  "measured_ns": r.measured_ns, "error_pct": _round(r.error_pct), "note": r.note,
+                  "hardware": r.hardware, "hardware_sha256": r.hardware_sha256}
                  for r in report.rows],
         "summary": summarise(pairs(ok)).to_json(),
         "by_card": {c: summarise(pairs([r for r in ok if r.card == c])).to_json() for c in sorted({r.card for r in ok})},

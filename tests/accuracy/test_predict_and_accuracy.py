@@ -265,6 +265,8 @@ def test_accuracy_with_another_hardware_file_for_one_card(tmp_path, capsys, publ
     after = {(r["card"], r["config_kind"], r["M"], r["K"], r["N"], r["dtype"], r["math_fidelity"]): r["predicted_ns"]
              for r in doc["rows"]}
     assert before.keys() == after.keys()
+    hashes = {r["card"]: r["hardware_sha256"] for r in doc["rows"]}
+    assert hashes["p150"] != {r["card"]: r["hardware_sha256"] for r in published["rows"]}["p150"]
     assert all(after[k] == v for k, v in before.items() if k[0] == "n150")
     p150 = [(after[k], v) for k, v in before.items() if k[0] == "p150"]
     assert all(a <= b for a, b in p150) and sum(a < b for a, b in p150) > len(p150) / 2
