@@ -21,7 +21,7 @@ from loom_explorer.program import Dim, Matmul, Tensor, TileProgram
 from loom_explorer.solve.result import CandidateResult, Solution
 from loom_explorer.validate import referee
 
-STATUSES = {"optimal", "feasible", "infeasible", "conflict", "timeout"}
+STATUSES = {"optimal", "feasible", "dominated", "infeasible", "conflict", "timeout"}
 
 
 def small_hw_dict(columns: int = 4, rows: int = 4, name: str | None = None) -> dict:

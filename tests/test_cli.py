@@ -196,6 +196,7 @@ def test_exit_3_when_pins_conflict_everywhere(tiny_hw_path):
     (["--activation", "swish"], "swish"),
     (["--candidate", "Q@xy|in0=dram"], "Q@xy"),
     (["--alternatives", "0"], "alternatives"),
+    (["--fastest", "-1"], "fastest"),
 ])
 def test_exit_2_names_the_culprit(tiny_hw_path, extra, culprit):
     argv = ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", "M=256,K=256,N=256"]

@@ -96,11 +96,13 @@ class CompiledSchedule:
         extra_assumptions: list[cp_model.IntVar] | None = None,
         presolve: bool = False,
         upper_bound: int | None = None,
+        first_solution: bool = False,
     ) -> RawSolve:
         """Solve under ``pins``. CP-SAT's presolve is off by default: on these small product-heavy models it
         costs more than it saves (2-5x slower full solves, 2-6x slower re-solves; docs/performance.md).
         ``upper_bound``: the latency of a legal schedule under these pins (``solve/incumbent.py``); the
-        search then only looks at schedules at least as fast."""
+        search then only looks at schedules at least as fast. ``first_solution``: stop at the first schedule
+        found (a feasibility check under ``upper_bound``)."""
         with self._lock:
             if self.objective is not None:
                 cap = LATENCY_LIMIT_CYCLES if upper_bound is None else min(upper_bound, LATENCY_LIMIT_CYCLES)
@@ -117,6 +119,7 @@ class CompiledSchedule:
             solver.parameters.num_workers = workers
             solver.parameters.random_seed = seed
             solver.parameters.cp_model_presolve = presolve
+            solver.parameters.stop_after_first_solution = first_solution
             start = time.perf_counter()
             status = solver.solve(self.model)
             seconds = time.perf_counter() - start

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Status = Literal["optimal", "feasible", "infeasible", "conflict", "timeout"]
+# dominated: no schedule of this candidate is as fast as the bound (SolveOptions.fastest); its own optimum
+# was not sought
+Status = Literal["optimal", "feasible", "dominated", "infeasible", "conflict", "timeout"]
 
 
 @dataclass(frozen=True, slots=True)

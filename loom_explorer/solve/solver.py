@@ -41,6 +41,9 @@ class SolveOptions:
     seed: int = 0
     top_k: int = 1
     explain: bool = True
+    # None: prove every candidate's own optimum. n >= 1: prove only the n fastest candidates' optima and
+    # every other candidate slower than the n-th ("dominated"), a branch and bound over candidates
+    fastest: int | None = None
 
 
 class Session:
@@ -96,12 +99,44 @@ class Session:
         chosen = [self.schedule(n) for n in candidates] if candidates else list(self.schedules)
         check_pins(pins, chosen)
         threads = options.parallel_models or os.cpu_count() or 1
+        if options.fastest is not None:
+            return rank(self._solve_fastest(chosen, pins, options, threads))
         with ThreadPoolExecutor(max_workers=threads) as pool:
             results = list(pool.map(lambda s: self.solve_one(s, pins, options), chosen))
         return rank(results)
 
+    def _solve_fastest(self, chosen: list[SymbolicSchedule], pins: dict[str, int], options: SolveOptions,
+                       threads: int) -> list[CandidateResult]:
+        """Branch and bound over candidates, ``n = options.fastest``. Until ``n`` schedules are known the
+        next candidate is solved to its optimum; after that each candidate is solved under
+        ``latency <= c``, ``c`` the n-th smallest latency found so far (``solve_one``'s ``cutoff``), up to
+        ``threads`` candidates at a time. A candidate with no schedule under ``c`` is ``dominated``: its
+        optimum exceeds ``c``, which is at least the n-th fastest candidate's optimum, so it is not among
+        the n fastest. ``c`` only falls, so a candidate dominated under an earlier ``c`` stays dominated.
+        Order: the candidates with the best schedule the session already knows first
+        (``solve/incumbent.py``), the rest in enumeration order, re-sorted after every round."""
+        n = options.fastest
+        if n is None or n < 1:
+            raise ValueError(f"SolveOptions.fastest must be at least 1, not {n}")
+        pending = list(chosen)
+        latencies: list[int] = []
+        results: list[CandidateResult] = []
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            while pending:
+                known = {s.candidate.name: self.incumbent(s, pins) for s in pending}
+                pending.sort(key=lambda s: (_known_key(known[s.candidate.name]), _traffic_rank(s)))
+                cut = sorted(latencies)[n - 1] if len(latencies) >= n else None
+                batch, pending = (pending[:1], pending[1:]) if cut is None else (pending[:threads], pending[threads:])
+                for r in pool.map(lambda s: self.solve_one(s, pins, options, cutoff=cut), batch):
+                    results.append(r)
+                    if r.solution is not None:
+                        latencies.append(r.solution.latency_cycles)
+        return results
+
     def solve_one(self, schedule: SymbolicSchedule, pins: dict[str, int],
-                  options: SolveOptions) -> CandidateResult:
+                  options: SolveOptions, cutoff: int | None = None) -> CandidateResult:
+        """Solve one candidate to its optimum; with ``cutoff``, only below it: no schedule of latency at
+        most ``cutoff`` makes the result ``dominated`` (bound ``cutoff + 1``)."""
         start = time.perf_counter()
         name = schedule.candidate.name
 
@@ -118,9 +153,19 @@ class Session:
                                                         families=("domain",), message=why))
         compiled = self.compiled(schedule)
         known = self.incumbent(schedule, pins)
+        hint = known.values if known else self._last.get(name)
+        if cutoff is not None and (known is None or known.latency_cycles > cutoff):
+            # is there any schedule under the cutoff? One worker: these proofs are short and a portfolio
+            # only adds overhead (docs/performance.md); the optimum, if there is one, is sought below
+            screen = compiled.solve(pins, options.time_limit_seconds, 1, options.seed, hint=hint,
+                                    upper_bound=cutoff, first_solution=True)
+            if screen.status == "INFEASIBLE":
+                return result("dominated", bound=cutoff + 1)
+            if screen.values is not None and screen.objective is not None:
+                known = Incumbent(screen.values, screen.objective)
+                hint = known.values
         raw = compiled.solve(pins, options.time_limit_seconds, options.workers_per_model, options.seed,
-                             hint=known.values if known else self._last.get(name),
-                             upper_bound=known.latency_cycles if known else None)
+                             hint=hint, upper_bound=known.latency_cycles if known else None)
         if raw.values is None and known is not None:
             if raw.status == "INFEASIBLE":
                 raise AssertionError(f"{name}: CP-SAT finds no schedule under {pins}, but {known.values} is legal")
@@ -140,6 +185,18 @@ class Session:
         conflict = explain_infeasibility(schedule, pins, options.time_limit_seconds) if options.explain else None
         return result("conflict" if (conflict.pins if conflict is not None else pins) else "infeasible",
                       conflict=conflict)
+
+
+def _known_key(known: Incumbent | None) -> tuple[bool, int]:
+    """Candidates with a known schedule first, fastest first."""
+    return (known is None, known.latency_cycles if known else 0)
+
+
+def _traffic_rank(schedule: SymbolicSchedule) -> tuple[int, int]:
+    """Among candidates with nothing known: fewest inputs read by every core from DRAM first (multicast
+    and local inputs cut DRAM traffic), then those without a gather of partial sums."""
+    comms = dict(schedule.candidate.comms).values()
+    return (sum(c.value == "dram" for c in comms), schedule.candidate.gather_axis is not None)
 
 
 def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int],
@@ -168,13 +225,13 @@ def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int]
     return tuple(out)
 
 
-_STATUS_ORDER = {"optimal": 0, "feasible": 1, "timeout": 2, "conflict": 3, "infeasible": 4}
+_STATUS_ORDER = {"optimal": 0, "feasible": 1, "dominated": 2, "timeout": 3, "conflict": 4, "infeasible": 5}
 
 
 def rank(results: list[CandidateResult]) -> list[CandidateResult]:
     """Feasible best first (by predicted latency), then timeouts, conflicts, infeasible."""
     def key(r: CandidateResult) -> tuple[int, int, str]:
-        lat = r.solution.latency_cycles if r.solution else 0
+        lat = r.solution.latency_cycles if r.solution else r.best_bound_cycles or 0
         return (0 if r.solution else _STATUS_ORDER[r.status], lat, r.candidate_name)
     return sorted(results, key=key)
 
