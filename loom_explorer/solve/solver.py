@@ -100,44 +100,93 @@ class Session:
         check_pins(pins, chosen)
         threads = options.parallel_models or os.cpu_count() or 1
         if options.fastest is not None:
-            return rank(self._solve_fastest(chosen, pins, options, threads))
+            return rank(self._solve_fastest(chosen, pins, options))
         with ThreadPoolExecutor(max_workers=threads) as pool:
             results = list(pool.map(lambda s: self.solve_one(s, pins, options), chosen))
         return rank(results)
 
-    def _solve_fastest(self, chosen: list[SymbolicSchedule], pins: dict[str, int], options: SolveOptions,
-                       threads: int) -> list[CandidateResult]:
-        """Branch and bound over candidates, ``n = options.fastest``. Until ``n`` schedules are known the
-        next candidate is solved to its optimum; after that each candidate is solved under
-        ``latency <= c``, ``c`` the n-th smallest latency found so far (``solve_one``'s ``cutoff``), up to
-        ``threads`` candidates at a time. A candidate with no schedule under ``c`` is ``dominated``: its
-        optimum exceeds ``c``, which is at least the n-th fastest candidate's optimum, so it is not among
-        the n fastest. ``c`` only falls, so a candidate dominated under an earlier ``c`` stays dominated.
-        Order: the candidates with the best schedule the session already knows first
-        (``solve/incumbent.py``), the rest in enumeration order, re-sorted after every round."""
+    def _solve_fastest(self, chosen: list[SymbolicSchedule], pins: dict[str, int],
+                       options: SolveOptions) -> list[CandidateResult]:
+        """Branch and bound over candidates, ``n = options.fastest`` (docs/model.md, "The fastest
+        candidates only"). ``c`` is the n-th smallest latency of a schedule found so far, one per
+        candidate. Until ``c`` exists, the next candidate is solved to its optimum. Then every other
+        candidate is screened, one per CPU core at a time: no schedule faster than ``c`` makes it
+        ``dominated``; a schedule found lowers ``c`` to its latency and defers the candidate. Last, the
+        deferred candidates, fastest found first, are solved to their optimum under the final ``c``
+        (``solve_one``'s ``cutoff``: a deferred candidate that others have since matched is dominated).
+        A dominated candidate's optimum is at least ``c``, which is at least the n-th fastest candidate's
+        optimum, so it is not faster than the n-th fastest (a tie is left out: its latency is already
+        found); ``c`` only falls, so it stays dominated.
+        Order: candidates whose adapted known schedule is fastest first (``solve/incumbent.py``), then
+        by ``_traffic_rank``, re-sorted after every round."""
         n = options.fastest
         if n is None or n < 1:
             raise ValueError(f"SolveOptions.fastest must be at least 1, not {n}")
         pending = list(chosen)
-        latencies: list[int] = []
+        found: dict[str, Incumbent] = {}  # legal schedules screened under c, per deferred candidate
+        latencies: dict[str, int] = {}  # the best latency known per candidate (found or proven)
         results: list[CandidateResult] = []
-        with ThreadPoolExecutor(max_workers=threads) as pool:
+
+        def cutoff() -> int | None:
+            return sorted(latencies.values())[n - 1] if len(latencies) >= n else None
+
+        def record(r: CandidateResult) -> None:
+            results.append(r)
+            if r.solution is not None:
+                latencies[r.candidate_name] = r.solution.latency_cycles
+
+        cores = os.cpu_count() or 1
+        with ThreadPoolExecutor(max_workers=cores) as pool:
             while pending:
                 known = {s.candidate.name: self.incumbent(s, pins) for s in pending}
                 pending.sort(key=lambda s: (_known_key(known[s.candidate.name]), _traffic_rank(s)))
-                cut = sorted(latencies)[n - 1] if len(latencies) >= n else None
-                batch, pending = (pending[:1], pending[1:]) if cut is None else (pending[:threads], pending[threads:])
-                for r in pool.map(lambda s: self.solve_one(s, pins, options, cutoff=cut), batch):
-                    results.append(r)
-                    if r.solution is not None:
-                        latencies.append(r.solution.latency_cycles)
+                cut = cutoff()
+                if cut is None:
+                    record(self.solve_one(pending.pop(0), pins, options))
+                    continue
+                batch, pending = pending[:cores], pending[cores:]
+                for s, out in zip(batch, pool.map(lambda s: self.screen(s, pins, options, cut), batch)):
+                    if isinstance(out, CandidateResult):
+                        results.append(out)
+                    else:  # a schedule under c (or the screen ran out of time: None)
+                        found[s.candidate.name] = out  # type: ignore[assignment]
+                        if out is not None:
+                            latencies[s.candidate.name] = out.latency_cycles
+            deferred = sorted(found, key=lambda name: _known_key(found[name]))
+            for name in deferred:
+                del latencies[name]  # its optimum replaces the screened latency
+                record(self.solve_one(self.schedule(name), pins, options, cutoff=cutoff(), start=found[name]))
         return results
 
-    def solve_one(self, schedule: SymbolicSchedule, pins: dict[str, int],
-                  options: SolveOptions, cutoff: int | None = None) -> CandidateResult:
-        """Solve one candidate to its optimum; with ``cutoff``, only below it: no schedule of latency at
-        most ``cutoff`` makes the result ``dominated`` (bound ``cutoff + 1``)."""
+    def screen(self, schedule: SymbolicSchedule, pins: dict[str, int], options: SolveOptions,
+               cutoff: int) -> CandidateResult | Incumbent | None:
+        """Any schedule faster than ``cutoff``? ``dominated`` (bound ``cutoff``) when CP-SAT proves there is
+        none, else the first one found (``None`` if the time limit came first). One worker: these proofs
+        take 5-40 ms and a portfolio only adds overhead (docs/performance.md)."""
         start = time.perf_counter()
+        name = schedule.candidate.name
+        if pin_domain_conflict(pins, schedule) is not None:
+            return self.solve_one(schedule, pins, options)  # explained as a conflict
+        known = self.incumbent(schedule, pins)
+        if known is not None and known.latency_cycles < cutoff:
+            return known
+        raw = self.compiled(schedule).solve(pins, options.time_limit_seconds, 1, options.seed,
+                                            hint=known.values if known else self._last.get(name),
+                                            upper_bound=cutoff - 1, first_solution=True)
+        if raw.status == "INFEASIBLE":
+            return CandidateResult(candidate_name=name, description=schedule.candidate.description,
+                                   status="dominated", solution=None, alternatives=(), conflict=None,
+                                   best_bound_cycles=cutoff, solve_seconds=time.perf_counter() - start,
+                                   pins=tuple(sorted(pins.items())))
+        if raw.values is None or raw.objective is None:
+            return None
+        return Incumbent(raw.values, raw.objective)
+
+    def solve_one(self, schedule: SymbolicSchedule, pins: dict[str, int], options: SolveOptions,
+                  cutoff: int | None = None, start: Incumbent | None = None) -> CandidateResult:
+        """Solve one candidate to its optimum; with ``cutoff``, only when it has a schedule faster than
+        that (``screen``), else ``dominated``. ``start``: a legal schedule under ``pins`` to start from."""
+        start_s = time.perf_counter()
         name = schedule.candidate.name
 
         def result(status: Status, solution: Solution | None = None, alternatives: tuple[Solution, ...] = (),
@@ -145,25 +194,21 @@ class Session:
             return CandidateResult(candidate_name=name, description=schedule.candidate.description,
                                    status=status, solution=solution, alternatives=alternatives,
                                    conflict=conflict, best_bound_cycles=bound,
-                                   solve_seconds=time.perf_counter() - start, pins=tuple(sorted(pins.items())))
+                                   solve_seconds=time.perf_counter() - start_s, pins=tuple(sorted(pins.items())))
 
         why = pin_domain_conflict(pins, schedule)
         if why is not None:
             return result("conflict", conflict=Conflict(pins=tuple(sorted(pins.items())), constraints=(),
                                                         families=("domain",), message=why))
         compiled = self.compiled(schedule)
-        known = self.incumbent(schedule, pins)
+        known = min((k for k in (self.incumbent(schedule, pins), start) if k is not None),
+                    key=lambda k: k.latency_cycles, default=None)
+        if cutoff is not None and (known is None or known.latency_cycles >= cutoff):
+            screened = self.screen(schedule, pins, options, cutoff)
+            if isinstance(screened, CandidateResult):
+                return dataclasses.replace(screened, solve_seconds=time.perf_counter() - start_s)
+            known = screened or known
         hint = known.values if known else self._last.get(name)
-        if cutoff is not None and (known is None or known.latency_cycles > cutoff):
-            # is there any schedule under the cutoff? One worker: these proofs are short and a portfolio
-            # only adds overhead (docs/performance.md); the optimum, if there is one, is sought below
-            screen = compiled.solve(pins, options.time_limit_seconds, 1, options.seed, hint=hint,
-                                    upper_bound=cutoff, first_solution=True)
-            if screen.status == "INFEASIBLE":
-                return result("dominated", bound=cutoff + 1)
-            if screen.values is not None and screen.objective is not None:
-                known = Incumbent(screen.values, screen.objective)
-                hint = known.values
         raw = compiled.solve(pins, options.time_limit_seconds, options.workers_per_model, options.seed,
                              hint=hint, upper_bound=known.latency_cycles if known else None)
         if raw.values is None and known is not None:

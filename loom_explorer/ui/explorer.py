@@ -201,7 +201,8 @@ class Explorer(pn.viewable.Viewer):
         self.status.object = text
 
     async def solve_async(self) -> None:
-        """Solve every candidate, streaming each result into the table as it arrives."""
+        """Find the fastest candidate first (every other one proven slower), then solve every other
+        candidate to its own optimum, streaming each result into the table as it arrives."""
         gen = self.runner.new_request()
         self._picked_by_user = False
         self._set_busy(True, "building the candidates' models ...")
@@ -209,8 +210,17 @@ class Explorer(pn.viewable.Viewer):
             job = await self.runner.run(gen, self.state.plan_problem)
             if job is None:
                 return
+            self._set_busy(True, f"finding the fastest of {len(job.tasks)} candidates ...")
+            first = await self.runner.run(gen, job.run_fastest)
+            if first is None:
+                return
+            self.state.apply(job)
+            settled = {r.candidate_name for r in first if r.status != "dominated"}
             for i, (name, _) in enumerate(job.tasks):
-                self._set_busy(True, f"solving candidate {i + 1}/{len(job.tasks)}: `{name}`")
+                if name in settled:
+                    continue
+                self._set_busy(True, f"best proven: `{first[0].candidate_name}`; solving the others "
+                                     f"({i + 1}/{len(job.tasks)}): `{name}`")
                 if await self.runner.run(gen, partial(job.run_one, i)) is None:
                     return
                 if not self._picked_by_user or self.state.session is not job.session:

@@ -51,6 +51,10 @@ class ExplorerPage:
         """Visible text of a widget (inside its shadow root)."""
         return self.page.locator(css).first.evaluate("e => (e.shadowRoot || e).textContent")
 
+    def wait_best(self) -> None:
+        """Until the status line says the fastest candidate is proven (the others are still being solved)."""
+        self.page.locator(".status").get_by_text("best proven").wait_for(timeout=SOLVE_TIMEOUT_MS)
+
     def wait_solved(self) -> None:
         """Until the status line says the candidates are solved (the first solve starts after page load)."""
         self.page.locator(".status").get_by_text("candidates solved").wait_for(timeout=SOLVE_TIMEOUT_MS)

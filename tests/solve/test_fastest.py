@@ -34,11 +34,11 @@ def check_against_full(full: list, fast: list, n: int) -> None:
     assert sorted(_latency(r) for r in solved)[:n] == top
     for r in solved:
         assert r.status == "optimal" and _latency(r) == optimum[r.candidate_name]
-    # every other candidate is proven slower than the n-th fastest, and its real optimum agrees
+    # every other candidate is proven no faster than the n-th fastest, and its real optimum agrees
     dominated = [r for r in fast if r.status == "dominated"]
     for r in dominated:
         assert r.solution is None and r.best_bound_cycles is not None
-        assert r.best_bound_cycles > top[-1]
+        assert r.best_bound_cycles >= top[-1]
         if r.candidate_name in optimum:
             assert optimum[r.candidate_name] >= r.best_bound_cycles
     assert len(solved) + len(dominated) + sum(r.status in ("infeasible", "conflict") for r in fast) == len(fast)

@@ -130,6 +130,28 @@ def test_solve_all_ranks_every_candidate_and_selects_the_best(gemm, optimum):
     assert sch.roofline_pct == pytest.approx(100.0 * st.symbolic.ideal_cycles / best, abs=0.01)
 
 
+def test_the_page_plan_shows_the_proven_best_first(optimum):
+    """What the page does (explorer.solve_async): the fastest candidate first, every other one proven
+    slower, then each of those solved to its own optimum; the end state equals solving every candidate."""
+    st = ExplorerState(shape=GEMM_1K)
+    job = st.plan_problem()
+    first = job.run_fastest()
+    st.apply(job)
+    assert st.candidate == BEST_1K and st.result.status == "optimal"
+    assert st.solution.latency_cycles == optimum[BEST_1K] == min(v for v in optimum.values() if v is not None)
+    dominated = [r for r in first if r.status == "dominated"]
+    assert dominated and all(optimum[r.candidate_name] >= r.best_bound_cycles >= optimum[BEST_1K]
+                             for r in dominated)
+    for i, (name, _) in enumerate(job.tasks):
+        if name in {r.candidate_name for r in dominated}:
+            job.run_one(i)
+    st.apply(job)
+    assert {r.candidate_name: _latency(r) for r in st.results} == optimum
+    assert all(r.status == "optimal" for r in st.results) and st.candidate == BEST_1K
+    with pytest.raises(ValueError, match="without pins"):
+        type(job)(job.session, ((BEST_1K, (("in0_block_w", 1),)),), job.options).run_fastest()
+
+
 # ------------------------------------------------------------------------------------------- pins
 
 def _check_referee(st: ExplorerState) -> None:
