@@ -1,9 +1,13 @@
 """A symbolic schedule compiled once into a CP-SAT model, re-solved under different pins.
 
 Definitions (products, divisions, maxima) are always enforced; each named constraint is a restriction,
-optionally enforced only under a literal (the explanation model uses one literal per constraint). Pins
-are literals ``pin[name=value] => name == value`` passed as assumptions, so one compiled model serves
-every combination of pins.
+optionally enforced only under a literal (the explanation model uses one literal per constraint). One
+compiled model serves every combination of pins. In the optimisation model a pin narrows its
+parameter's domain to the one value for one solve (the domain is restored afterwards): CP-SAT's
+root-level reasoning (its LP, its bounds) then sees the pin, which pins passed as assumptions hide until
+the search branches on them; re-solves after a pin were up to 10x slower that way
+(docs/performance.md). In the explanation model pins are literals ``pin[name=value] => name == value``
+passed as assumptions, so that an infeasible core can name them.
 """
 
 from __future__ import annotations
@@ -36,6 +40,16 @@ def add_restriction(compiler: CpCompiler, c: Constraint, enforce: cp_model.IntVa
         ct = model.add(lhs <= rhs if c.kind == "le" else lhs >= rhs if c.kind == "ge" else lhs == rhs)
     if enforce is not None:
         ct.only_enforce_if(enforce)
+
+
+def _in_domain(domain: list[int], value: int) -> bool:
+    """Whether ``value`` lies in a CP-SAT domain given as [lo0, hi0, lo1, hi1, ...]."""
+    return any(lo <= value <= hi for lo, hi in zip(domain[::2], domain[1::2]))
+
+
+def _set_domain(field, domain: list[int]) -> None:  # type: ignore[no-untyped-def]
+    field.clear()
+    field.extend(domain)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +118,20 @@ class CompiledSchedule:
         search then only looks at schedules at least as fast. ``first_solution``: stop at the first schedule
         found (a feasibility check under ``upper_bound``)."""
         with self._lock:
+            saved: dict[int, list[int]] = {}  # domains changed for this solve, restored below
+            literals = list(extra_assumptions or [])
             if self.objective is not None:
                 cap = LATENCY_LIMIT_CYCLES if upper_bound is None else min(upper_bound, LATENCY_LIMIT_CYCLES)
                 self.model.proto.variables[self._cap.index].domain[1] = cap  # the domain is [0, cap]
+                for n, v in pins.items():
+                    var = self.model.proto.variables[self.param_vars[n].index]
+                    if not _in_domain(list(var.domain), v):  # the solver checks pins before it gets here
+                        raise ValueError(f"pin {n}={v} is outside the parameter's domain")
+                    saved[self.param_vars[n].index] = list(var.domain)
+                    _set_domain(var.domain, [v, v])
+            else:
+                literals += [self.pin_literal(n, v) for n, v in pins.items()]
             self.model.clear_assumptions()
-            literals = [self.pin_literal(n, v) for n, v in pins.items()] + list(extra_assumptions or [])
             self.model.add_assumptions(literals)
             self.model.clear_hints()
             for name, value in (hint or {}).items():
@@ -121,7 +144,11 @@ class CompiledSchedule:
             solver.parameters.cp_model_presolve = presolve
             solver.parameters.stop_after_first_solution = first_solution
             start = time.perf_counter()
-            status = solver.solve(self.model)
+            try:
+                status = solver.solve(self.model)
+            finally:
+                for index, domain in saved.items():
+                    _set_domain(self.model.proto.variables[index].domain, domain)
             seconds = time.perf_counter() - start
             name = solver.status_name(status)
             if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
