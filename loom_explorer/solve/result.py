@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-# dominated: no schedule of this candidate is as fast as the bound (SolveOptions.fastest); its own optimum
+# dominated: no schedule of this candidate is faster than best_bound_cycles (SolveOptions.fastest); its own optimum
 # was not sought
 Status = Literal["optimal", "feasible", "dominated", "infeasible", "conflict", "timeout"]
 

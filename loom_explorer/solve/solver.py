@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.enumerate import enumerate_candidates
@@ -123,7 +124,7 @@ class Session:
         if n is None or n < 1:
             raise ValueError(f"SolveOptions.fastest must be at least 1, not {n}")
         pending = list(chosen)
-        found: dict[str, Incumbent] = {}  # legal schedules screened under c, per deferred candidate
+        found: dict[str, Incumbent | None] = {}  # the schedule each deferred candidate's screen found
         latencies: dict[str, int] = {}  # the best latency known per candidate (found or proven)
         results: list[CandidateResult] = []
 
@@ -145,11 +146,12 @@ class Session:
                     record(self.solve_one(pending.pop(0), pins, options))
                     continue
                 batch, pending = pending[:cores], pending[cores:]
-                for s, out in zip(batch, pool.map(lambda s: self.screen(s, pins, options, cut), batch)):
+                screened = pool.map(self.screen, batch, repeat(pins), repeat(options), repeat(cut))
+                for s, out in zip(batch, screened):
                     if isinstance(out, CandidateResult):
                         results.append(out)
-                    else:  # a schedule under c (or the screen ran out of time: None)
-                        found[s.candidate.name] = out  # type: ignore[assignment]
+                    else:  # a schedule faster than c (or None: the screen ran out of time)
+                        found[s.candidate.name] = out
                         if out is not None:
                             latencies[s.candidate.name] = out.latency_cycles
             deferred = sorted(found, key=lambda name: _known_key(found[name]))

@@ -4,12 +4,12 @@ exactly what solving every candidate finds, and prove every candidate it leaves 
 from __future__ import annotations
 
 import pytest
+from loom_helpers import assert_result_sound
 
 from loom_explorer import cli
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
-from loom_helpers import assert_result_sound
 
 CASES = [  # (kernel, shape, options): ragged, K-heavy (split-K wins), square, and attention on the 4x4 chip
     ("gemm", "M=160,K=128,N=96", set()),

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from loom_helpers import assert_result_sound
 
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.pins import PinError, check_pins, parse_pins
 from loom_explorer.solve.solver import Session, SolveOptions, rank
-from loom_helpers import assert_result_sound
 
 SHAPE = "M=128,K=256,N=128"  # K = 8 tiles
 
@@ -130,3 +130,21 @@ def test_time_limited_solve_reports_a_known_status(tiny_hw):
         assert r.status in ("optimal", "feasible", "timeout")
         if r.status == "feasible":
             assert r.best_bound_cycles is not None and r.best_bound_cycles <= r.solution.latency_cycles
+
+
+def test_a_pinned_solve_restores_the_compiled_models_domains(session):
+    """Pins narrow domains of the compiled optimisation model for one solve only (solve/compiled.py)."""
+    schedule = session.schedules[0]
+    compiled = session.compiled(schedule)
+    before = [list(v.domain) for v in compiled.model.proto.variables]
+    free = compiled.solve({}, 30.0)
+    value = next(v for v in schedule.param("in0_block_w").values if v != free.values["in0_block_w"])
+    pinned = compiled.solve({"in0_block_w": value}, 30.0)
+    assert pinned.values is not None and pinned.values["in0_block_w"] == value
+    assert pinned.objective >= free.objective
+    after = [list(v.domain) for v in compiled.model.proto.variables]
+    cap = compiled._cap.index  # the latency cap is set by every solve
+    assert [d for i, d in enumerate(after) if i != cap] == [d for i, d in enumerate(before) if i != cap]
+    assert compiled.solve({}, 30.0).objective == free.objective
+    with pytest.raises(ValueError, match="in0_block_w=99"):
+        compiled.solve({"in0_block_w": 99}, 30.0)
