@@ -157,7 +157,8 @@ def main() -> int:
         return [(s, False) for s in loom_shapes() + ["M=640,K=1600,N=3200"]]
 
     header = (f"{'hw':<16} {'shape':<45} {'cand':>4} {'prov':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
-              f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} {'best us':>9}")
+              f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} {'best us':>9} "
+              f"{'fast s':>6} {'opt':>3} {'fpin ms':>7}")
     if args.baseline:
         header += f" {'base s':>7} {'base pin1':>9}"
     print(header)
