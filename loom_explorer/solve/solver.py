@@ -156,7 +156,7 @@ class Session:
                             latencies[s.candidate.name] = out.latency_cycles
             deferred = sorted(found, key=lambda name: _known_key(found[name]))
             for name in deferred:
-                del latencies[name]  # its optimum replaces the screened latency
+                latencies.pop(name, None)  # its optimum replaces the screened latency
                 record(self.solve_one(self.schedule(name), pins, options, cutoff=cutoff(), start=found[name]))
         return results
 

@@ -86,3 +86,15 @@ def test_cli_fastest_table_shows_the_bound(tiny_hw_path, capsys) -> None:
     dominated = [line for line in rows if "dominated" in line]
     assert dominated and all(">=" in line for line in dominated)
     assert rows.index(dominated[0]) > 0 and "best:" in out
+
+
+@pytest.mark.parametrize("seconds", [0.002, 0.01, 0.03])
+def test_fastest_under_a_tight_time_limit_reports_every_candidate(tiny_hw, seconds) -> None:
+    """Screens and solves that run out of time still leave one result per candidate, never a crash."""
+    problem = make_problem(load_program("gemm"), "M=512,K=256,N=512")
+    session = Session(tiny_hw, problem, start_from_known=False)
+    fast = session.solve({}, SolveOptions(fastest=1, time_limit_seconds=seconds))
+    assert sorted(r.candidate_name for r in fast) == sorted(s.candidate.name for s in session.schedules)
+    assert {r.status for r in fast} <= {"optimal", "feasible", "dominated", "timeout"}
+    for r in fast:
+        assert_result_sound(session.schedule(r.candidate_name), r)
