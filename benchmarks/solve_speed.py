@@ -17,7 +17,7 @@ over the same spaces with a time budget per shape: its wall time, how many candi
 whether its optimum equals CP-SAT's on every finished one, and "brute/cp": brute force's time over
 CP-SAT's on exactly the candidates brute force finished (same process, same spaces). Then "fast s": a fresh
 session asked for the fastest schedule only (``SolveOptions(fastest=1)``, a branch and bound over
-candidates: only the winner's optimum is sought, every other candidate is proven slower), with "opt" the
+candidates: only the winner's optimum is sought, every other candidate is proven no faster), with "opt" the
 candidates it solved to their optimum, and "fpin ms" that session re-solved after the same pin, again
 over every candidate. The script checks that the fastest-only solve finds the same best latency.
 """

@@ -166,7 +166,7 @@ def cmd_traffic(args: argparse.Namespace) -> int:
     hw, problem = _problem(args)
     pins = parse_pins(args.pin)
     session = Session(hw, problem, noc_bound=not args.no_noc_bound)
-    # only the best schedule is routed: the other candidates need only be proven slower
+    # only the best schedule is routed: the other candidates need only be proven no faster
     results = session.solve(pins, _options(args, fastest=1), candidates=[args.candidate] if args.candidate else None)
     best = _best(results)
     if best is None or best.solution is None:
@@ -608,7 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="K best distinct schedules per candidate (default 1)")
     solve.add_argument("--fastest", type=int, default=0, metavar="N",
                        help="solve only the N fastest candidates to their optimum and prove every other one "
-                            "slower (status 'dominated'); much faster than the default, which solves every "
+                            "no faster (status 'dominated'); much faster than the default, which solves every "
                             "candidate (0)")
     solve.set_defaults(func=cmd_solve)
     traffic = sub.add_parser("traffic", help="route the NoC traffic of the best (or a chosen) schedule")

@@ -88,7 +88,7 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
             m = solution_metrics(hw, schedules[r.candidate_name], r.solution)
             cols = (f"{m['latency_us']:>11.2f} {m['tflops']:>8.1f} {m['roofline_pct']:>7.1f}% "
                     f"{r.solution.l1_bytes / 1024:>7.0f}")
-        elif r.status == "dominated" and r.best_bound_cycles is not None:  # proven slower than this
+        elif r.status == "dominated" and r.best_bound_cycles is not None:  # proven no faster than this
             cols = f"{'>=' + format(hw.cycles_to_us(r.best_bound_cycles), '.2f'):>11} {'-':>8} {'-':>8} {'-':>7}"
         else:
             cols = f"{'-':>11} {'-':>8} {'-':>8} {'-':>7}"

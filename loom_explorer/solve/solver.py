@@ -43,7 +43,7 @@ class SolveOptions:
     top_k: int = 1
     explain: bool = True
     # None: prove every candidate's own optimum. n >= 1: prove only the n fastest candidates' optima and
-    # every other candidate slower than the n-th ("dominated"), a branch and bound over candidates
+    # every other candidate no faster than the n-th ("dominated"), a branch and bound over candidates
     fastest: int | None = None
 
 
@@ -276,7 +276,8 @@ _STATUS_ORDER = {"optimal": 0, "feasible": 1, "dominated": 2, "timeout": 3, "con
 
 
 def rank(results: list[CandidateResult]) -> list[CandidateResult]:
-    """Feasible best first (by predicted latency), then timeouts, conflicts, infeasible."""
+    """Feasible best first (by predicted latency), then dominated (by bound), timeouts, conflicts,
+    infeasible."""
     def key(r: CandidateResult) -> tuple[int, int, str]:
         lat = r.solution.latency_cycles if r.solution else r.best_bound_cycles or 0
         return (0 if r.solution else _STATUS_ORDER[r.status], lat, r.candidate_name)

@@ -33,7 +33,7 @@ class SweepSettings:
     workers_per_model: int = 1
 
     def solve_options(self) -> SolveOptions:
-        # a sweep records the best schedule and the runner-up: the other candidates need only be proven slower
+        # a sweep records the best schedule and the runner-up: the others need only be proven no faster
         return SolveOptions(time_limit_seconds=self.time_limit_seconds, workers_per_model=self.workers_per_model,
                             explain=False, fastest=2)
 

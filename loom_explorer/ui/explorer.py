@@ -201,7 +201,7 @@ class Explorer(pn.viewable.Viewer):
         self.status.object = text
 
     async def solve_async(self) -> None:
-        """Find the fastest candidate first (every other one proven slower), then solve every other
+        """Find the fastest candidate first (every other one proven no faster), then solve every other
         candidate to its own optimum, streaming each result into the table as it arrives."""
         gen = self.runner.new_request()
         self._picked_by_user = False

@@ -142,7 +142,7 @@ class SolveJob:
         return self
 
     def run_fastest(self) -> list[CandidateResult]:
-        """The fastest candidate of the tasks (all without pins), proven, and every other one proven slower
+        """The fastest candidate of the tasks (all without pins), proven, and every other one proven no faster
         (``SolveOptions.fastest``): the page shows the winner long before every candidate's own optimum."""
         if any(pins for _, pins in self.tasks):
             raise ValueError("run_fastest solves candidates without pins")

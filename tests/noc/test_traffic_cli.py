@@ -101,10 +101,13 @@ def test_json_contract(best_json, tiny_hw):
 
 
 def test_json_is_the_best_schedule(best_json, tiny_hw_path, direct):
-    code, out, err = run_main(["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", SHAPE, "--json", "--top", "1"])
+    code, out, err = run_main(["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", SHAPE, "--json"])
     assert code == 0, err
-    best = json.loads(out)["candidates"][0]
-    assert best_json["candidate"] == best["name"]
+    candidates = json.loads(out)["candidates"]
+    # traffic proves the fastest only (solve --fastest 1), so of candidates tied for the best any may come out
+    tied = {c["name"]: c for c in candidates if c["latency_cycles"] == candidates[0]["latency_cycles"]}
+    assert best_json["candidate"] in tied
+    best = tied[best_json["candidate"]]
     assert best_json["latency_cycles"] == best["latency_cycles"]
     solution, transfers, report = direct(best["name"])
     assert solution.latency_cycles == best["latency_cycles"]
