@@ -69,10 +69,15 @@ def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: floa
         time_limit: float, start_from_known: bool = True, noc_bound: bool = True) -> dict[str, float | int | str | bool]:
     hw = load_hardware(hw_name)
     problem = make_problem(load_program(kernel), shape, options={"causal"} if causal else set())
+
+    def compiled_session() -> Session:
+        out = Session(hw, problem, noc_bound=noc_bound, start_from_known=start_from_known)
+        for s in out.schedules:
+            out.compiled(s)
+        return out
+
     build_start = time.perf_counter()
-    session = Session(hw, problem, noc_bound=noc_bound, start_from_known=start_from_known)
-    for s in session.schedules:
-        session.compiled(s)
+    session = compiled_session()
     build_s = time.perf_counter() - build_start
     options = SolveOptions(time_limit_seconds=time_limit)
     start = time.perf_counter()
@@ -93,9 +98,7 @@ def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: floa
     session.solve({name: other}, options)
     pin_all_s = time.perf_counter() - t
     # the fastest schedule only (SolveOptions.fastest=1): a fresh session, then the same pin over every candidate
-    fresh = Session(hw, problem, noc_bound=noc_bound, start_from_known=start_from_known)
-    for s in fresh.schedules:
-        fresh.compiled(s)
+    fresh = compiled_session()
     fast_options = dataclasses.replace(options, fastest=1)
     t = time.perf_counter()
     fast = fresh.solve({}, fast_options)

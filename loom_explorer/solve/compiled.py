@@ -124,11 +124,11 @@ class CompiledSchedule:
                 cap = LATENCY_LIMIT_CYCLES if upper_bound is None else min(upper_bound, LATENCY_LIMIT_CYCLES)
                 self.model.proto.variables[self._cap.index].domain[1] = cap  # the domain is [0, cap]
                 for n, v in pins.items():
-                    var = self.model.proto.variables[self.param_vars[n].index]
-                    if not _in_domain(list(var.domain), v):  # the solver checks pins before it gets here
+                    index = self.param_vars[n].index
+                    saved[index] = list(self.model.proto.variables[index].domain)
+                    if not _in_domain(saved[index], v):  # the solver checks pins before it gets here
                         raise ValueError(f"pin {n}={v} is outside the parameter's domain")
-                    saved[self.param_vars[n].index] = list(var.domain)
-                    _set_domain(var.domain, [v, v])
+                    _set_domain(self.model.proto.variables[index].domain, [v, v])
             else:
                 literals += [self.pin_literal(n, v) for n, v in pins.items()]
             self.model.clear_assumptions()

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
 
 from loom_explorer.hardware.schema import HardwareSpec
@@ -146,7 +147,8 @@ class Session:
                     record(self.solve_one(pending.pop(0), pins, options))
                     continue
                 batch, pending = pending[:cores], pending[cores:]
-                screened = pool.map(self.screen, batch, repeat(pins), repeat(options), repeat(cut))
+                screened = pool.map(self.screen, batch, repeat(pins), repeat(options), repeat(cut),
+                                    [known[s.candidate.name] for s in batch])
                 for s, out in zip(batch, screened):
                     if isinstance(out, CandidateResult):
                         results.append(out)
@@ -161,25 +163,21 @@ class Session:
         return results
 
     def screen(self, schedule: SymbolicSchedule, pins: dict[str, int], options: SolveOptions,
-               cutoff: int) -> CandidateResult | Incumbent | None:
+               cutoff: int, known: Incumbent | None) -> CandidateResult | Incumbent | None:
         """Any schedule faster than ``cutoff``? ``dominated`` (bound ``cutoff``) when CP-SAT proves there is
-        none, else the first one found (``None`` if the time limit came first). One worker: these proofs
-        take 5-40 ms and a portfolio only adds overhead (docs/performance.md)."""
+        none, else the first one found (``None`` if the time limit came first); ``known``: the best legal
+        schedule the caller knows (``self.incumbent``). One worker: these proofs take 5-40 ms and a
+        portfolio only adds overhead (docs/performance.md)."""
         start = time.perf_counter()
-        name = schedule.candidate.name
         if pin_domain_conflict(pins, schedule) is not None:
             return self.solve_one(schedule, pins, options)  # explained as a conflict
-        known = self.incumbent(schedule, pins)
         if known is not None and known.latency_cycles < cutoff:
             return known
         raw = self.compiled(schedule).solve(pins, options.time_limit_seconds, 1, options.seed,
-                                            hint=known.values if known else self._last.get(name),
+                                            hint=known.values if known else self._last.get(schedule.candidate.name),
                                             upper_bound=cutoff - 1, first_solution=True)
         if raw.status == "INFEASIBLE":
-            return CandidateResult(candidate_name=name, description=schedule.candidate.description,
-                                   status="dominated", solution=None, alternatives=(), conflict=None,
-                                   best_bound_cycles=cutoff, solve_seconds=time.perf_counter() - start,
-                                   pins=tuple(sorted(pins.items())))
+            return _result(schedule, pins, start, "dominated", bound=cutoff)
         if raw.values is None or raw.objective is None:
             return None
         return Incumbent(raw.values, raw.objective)
@@ -190,13 +188,7 @@ class Session:
         that (``screen``), else ``dominated``. ``start``: a legal schedule under ``pins`` to start from."""
         start_s = time.perf_counter()
         name = schedule.candidate.name
-
-        def result(status: Status, solution: Solution | None = None, alternatives: tuple[Solution, ...] = (),
-                   conflict: Conflict | None = None, bound: int | None = None) -> CandidateResult:
-            return CandidateResult(candidate_name=name, description=schedule.candidate.description,
-                                   status=status, solution=solution, alternatives=alternatives,
-                                   conflict=conflict, best_bound_cycles=bound,
-                                   solve_seconds=time.perf_counter() - start_s, pins=tuple(sorted(pins.items())))
+        result = partial(_result, schedule, pins, start_s)
 
         why = pin_domain_conflict(pins, schedule)
         if why is not None:
@@ -206,7 +198,7 @@ class Session:
         known = min((k for k in (self.incumbent(schedule, pins), start) if k is not None),
                     key=lambda k: k.latency_cycles, default=None)
         if cutoff is not None and (known is None or known.latency_cycles >= cutoff):
-            screened = self.screen(schedule, pins, options, cutoff)
+            screened = self.screen(schedule, pins, options, cutoff, known)
             if isinstance(screened, CandidateResult):
                 return dataclasses.replace(screened, solve_seconds=time.perf_counter() - start_s)
             known = screened or known
@@ -232,6 +224,16 @@ class Session:
         conflict = explain_infeasibility(schedule, pins, options.time_limit_seconds) if options.explain else None
         return result("conflict" if (conflict.pins if conflict is not None else pins) else "infeasible",
                       conflict=conflict)
+
+
+def _result(schedule: SymbolicSchedule, pins: dict[str, int], started: float, status: Status,
+            solution: Solution | None = None, alternatives: tuple[Solution, ...] = (),
+            conflict: Conflict | None = None, bound: int | None = None) -> CandidateResult:
+    """A candidate's result, timed from ``started`` (``time.perf_counter``)."""
+    return CandidateResult(candidate_name=schedule.candidate.name, description=schedule.candidate.description,
+                           status=status, solution=solution, alternatives=alternatives, conflict=conflict,
+                           best_bound_cycles=bound, solve_seconds=time.perf_counter() - started,
+                           pins=tuple(sorted(pins.items())))
 
 
 def _known_key(known: Incumbent | None) -> tuple[bool, int]:
