@@ -51,9 +51,21 @@ class ExplorerPage:
         """Visible text of a widget (inside its shadow root)."""
         return self.page.locator(css).first.evaluate("e => (e.shadowRoot || e).textContent")
 
-    def wait_best(self) -> None:
-        """Until the status line says the fastest candidate is proven (the others are still being solved)."""
-        self.page.locator(".status").get_by_text("best proven").wait_for(timeout=SOLVE_TIMEOUT_MS)
+    def record_statuses(self) -> None:
+        """Record in ``window.__statuses`` every status line the server sends, with the summary shown beside
+        it at that moment and the milliseconds since navigation (a listener on the status pane's BokehJS model). Reading the record after the solve
+        avoids racing the page for a status that is soon replaced. Call it right after ``goto``: the first
+        status worth recording comes after the candidates' models are built."""
+        self.page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=SOLVE_TIMEOUT_MS)
+        self.page.evaluate(
+            "() => { window.__statuses = []; const models = [...Bokeh.documents[0].all_models]; "
+            "const find = c => models.find(m => (m.css_classes || []).includes(c)); "
+            "const status = find('status'), summary = find('summary'); "
+            "status.properties.text.change.connect(() => "
+            "window.__statuses.push({status: status.text, summary: summary.text, ms: performance.now()})) }")
+
+    def statuses(self) -> list[dict[str, str | float]]:
+        return list(self.page.evaluate("() => window.__statuses"))
 
     def wait_solved(self) -> None:
         """Until the status line says the candidates are solved (the first solve starts after page load)."""
