@@ -15,7 +15,11 @@ comment saying so. The shipped files are never written.
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 import re
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,8 +109,16 @@ def _loss(cases: list[Case], hw: HardwareSpec, card: str) -> tuple[float, Summar
     return sum(math.log(p / m) ** 2 for p, m in pairs) / len(pairs) + illegal, summarise(pairs)
 
 
-def calibrate(hw: HardwareSpec, cases: list[Case]) -> Calibration:
-    """Fit ``CONSTANTS`` of ``hw`` on its card's training rows (module docstring)."""
+def _trial_loss(train: list[Case], hw: HardwareSpec, card: str) -> float:
+    return _loss(train, hw, card)[0]
+
+
+def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None) -> Calibration:
+    """Fit ``CONSTANTS`` of ``hw`` on its card's training rows (module docstring).
+
+    The trial values of one constant are costed in parallel (``processes``, default one per CPU core):
+    each is the current best with only that constant changed, so they do not depend on each other, and
+    the one kept is the first of least loss that beats the current best, as a sequential pass keeps."""
     card = card_of(hw)
     mine = [c for c in cases if c.card == card]
     train = [c for c in mine if not c.held_out]
@@ -116,17 +128,18 @@ def calibrate(hw: HardwareSpec, cases: list[Case]) -> Calibration:
     shipped = {path: value for path in CONSTANTS if (value := shipped_value(hw, path)) is not None}
     best = dict(shipped)
     best_loss, train_before = _loss(train, hw, card)
-    for _ in range(2):
-        for path, value in shipped.items():
-            for scale in SCALES:
-                if path in PHYSICAL_LIMIT and value * scale > PHYSICAL_LIMIT[path](hw):
-                    continue
-                if path.startswith(AT_LEAST_SHIPPED) and scale < 1:
-                    continue
-                trial = {**best, path: value * scale}
-                loss, _ = _loss(train, with_constants(hw, trial), card)
-                if loss < best_loss - 1e-12:
-                    best, best_loss = trial, loss
+    workers = processes or os.cpu_count() or 1
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for _ in range(2):
+            for path, value in shipped.items():
+                trials = [{**best, path: value * scale} for scale in SCALES
+                          if not (path in PHYSICAL_LIMIT and value * scale > PHYSICAL_LIMIT[path](hw))
+                          and not (path.startswith(AT_LEAST_SHIPPED) and scale < 1)]
+                losses = list(pool.map(_trial_loss, repeat(train), (with_constants(hw, t) for t in trials),
+                                       repeat(card)))
+                for trial, loss in zip(trials, losses):
+                    if loss < best_loss - 1e-12:
+                        best, best_loss = trial, loss
     fitted = with_constants(hw, best)
     return Calibration(
         hardware=fitted, values=best, shipped=shipped, train_rows=len(train),
