@@ -2,6 +2,7 @@
 
     python benchmarks/pin_resolve.py
     python benchmarks/pin_resolve.py --hw blackhole_p150a --shapes "M=16384,K=2048,N=16384" --seeds 5
+    python benchmarks/pin_resolve.py --subsolvers "core,default_lp,no_lp,lb_tree_search;core,default_lp,no_lp,max_lp"
 
 For each shape the best candidate is solved, then re-solved with ``in0_block_w`` pinned to another legal
 value (half the optimum's where it can), over several CP-SAT seeds, both ways in the same process and
@@ -9,6 +10,9 @@ from the same starting point (``solve/incumbent.py``): through ``CompiledSchedul
 narrows the parameter's domain for that solve, and through an assumption literal
 ``pin[name=value] => name == value`` on the same compiled model (how pins were passed before). Both
 must find the same optimum.
+
+``--subsolvers``: instead, the shipped domain pins against CP-SAT portfolios named subsolver by subsolver
+(one worker each; ';' between portfolios), same seeds and starting point.
 """
 
 from __future__ import annotations
@@ -16,13 +20,57 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from collections.abc import Callable
+from unittest import mock
+
+from ortools.sat.python import cp_model
 
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
+from loom_explorer.solve import compiled as compiled_module
+from loom_explorer.solve.compiled import CompiledSchedule, RawSolve
 from loom_explorer.solve.solver import Session, SolveOptions
 
 SHAPES = ("M=2048,K=16384,N=256", "M=16384,K=256,N=256", "M=16384,K=2048,N=16384", "M=16384,K=16384,N=16384")
+
+
+def portfolio(subsolvers: list[str]) -> type[cp_model.CpSolver]:
+    """A CpSolver that runs exactly ``subsolvers``, one worker each (patched into ``solve/compiled.py``)."""
+
+    class Portfolio(cp_model.CpSolver):
+        def solve(self, model, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self.parameters.subsolvers.clear()
+            self.parameters.subsolvers.extend(subsolvers)
+            self.parameters.num_workers = len(subsolvers)
+            return super().solve(model, *args, **kwargs)
+
+    return Portfolio
+
+
+def variants(args: argparse.Namespace, compiled: CompiledSchedule, name: str,
+             other: int) -> dict[str, Callable[..., RawSolve]]:
+    """Label -> a solve of ``compiled`` under the pin ``name=other``, given (seed, hint, upper bound)."""
+    pins = {name: other}
+
+    def by_domain(seed: int, hint: dict[str, int], upper: int | None) -> RawSolve:
+        return compiled.solve(pins, 60.0, 4, seed, hint=hint, upper_bound=upper)
+
+    if not args.subsolvers:
+        def by_literal(seed: int, hint: dict[str, int], upper: int | None) -> RawSolve:
+            return compiled.solve({}, 60.0, 4, seed, hint=hint, upper_bound=upper,
+                                  extra_assumptions=[compiled.pin_literal(name, other)])
+        return {"domain": by_domain, "assumption": by_literal}
+
+    def with_portfolio(subsolvers: list[str]) -> Callable[..., RawSolve]:
+        def run(seed: int, hint: dict[str, int], upper: int | None) -> RawSolve:
+            with mock.patch.object(compiled_module.cp_model, "CpSolver", portfolio(subsolvers)):
+                return by_domain(seed, hint, upper)
+        return run
+
+    out = {"default": by_domain}
+    out.update({p: with_portfolio(p.split(",")) for p in args.subsolvers.split(";")})
+    return out
 
 
 def main() -> int:
@@ -30,10 +78,11 @@ def main() -> int:
     parser.add_argument("--hw", default="wormhole_n150,blackhole_p150a")
     parser.add_argument("--shapes", default=";".join(SHAPES), help="shapes separated by ';'")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--subsolvers", default="",
+                        help="CP-SAT portfolios to compare with the shipped one, e.g. 'core,default_lp,no_lp,max_lp'")
     args = parser.parse_args()
-    domain_ms: list[float] = []
-    assumption_ms: list[float] = []
-    print(f"{'hw':<16} {'shape':<25} {'pin':<16} {'domain ms (per seed)':<24} {'assumption ms (per seed)'}")
+    times: dict[str, list[float]] = {}
+    print(f"{'hw':<16} {'shape':<25} {'pin':<16} ms per seed, by variant")
     for hw_name in args.hw.split(","):
         hw = load_hardware(hw_name)
         for shape in args.shapes.split(";"):
@@ -44,31 +93,27 @@ def main() -> int:
             kb = best.solution.values()["in0_block_w"]
             values = schedule.param("in0_block_w").values
             other = kb // 2 if kb // 2 in values else next(v for v in values if v != kb)
-            pins = {"in0_block_w": other}
-            known = session.incumbent(schedule, pins)
+            known = session.incumbent(schedule, {"in0_block_w": other})
             hint = known.values if known else best.solution.values()
             upper = known.latency_cycles if known else None
-            compiled = session.compiled(schedule)
-            row: dict[str, list[float]] = {"domain": [], "assumption": []}
+            runs = variants(args, session.compiled(schedule), "in0_block_w", other)
+            row: dict[str, list[float]] = {label: [] for label in runs}
             optima = set()
             for seed in range(args.seeds):
-                by_domain = compiled.solve(pins, 60.0, 4, seed, hint=hint, upper_bound=upper)
-                literal = compiled.pin_literal("in0_block_w", other)
-                by_literal = compiled.solve({}, 60.0, 4, seed, hint=hint, upper_bound=upper,
-                                            extra_assumptions=[literal])
-                assert by_domain.status == by_literal.status == "OPTIMAL", (shape, seed)
-                optima |= {by_domain.objective, by_literal.objective}
-                row["domain"].append(by_domain.seconds * 1e3)
-                row["assumption"].append(by_literal.seconds * 1e3)
+                for label, run in runs.items():
+                    raw = run(seed, hint, upper)
+                    assert raw.status == "OPTIMAL", (shape, seed, label)
+                    optima.add(raw.objective)
+                    row[label].append(raw.seconds * 1e3)
             assert len(optima) == 1, (shape, optima)
-            domain_ms += row["domain"]
-            assumption_ms += row["assumption"]
-            fmt = " ".join(f"{v:.0f}" for v in row["domain"])
-            print(f"{hw_name:<16} {shape:<25} {'in0_block_w=' + str(other):<16} {fmt:<24} "
-                  f"{' '.join(f'{v:.0f}' for v in row['assumption'])}", flush=True)
-    print(f"\nmedian / max over all: domain {statistics.median(domain_ms):.0f} / {max(domain_ms):.0f} ms, "
-          f"assumption {statistics.median(assumption_ms):.0f} / {max(assumption_ms):.0f} ms; totals "
-          f"{sum(domain_ms) / 1e3:.1f} / {sum(assumption_ms) / 1e3:.1f} s")
+            for label, ms in row.items():
+                times.setdefault(label, []).extend(ms)
+            cells = "  ".join(f"{label}: {' '.join(f'{v:.0f}' for v in ms)}" for label, ms in row.items())
+            print(f"{hw_name:<16} {shape:<25} {'in0_block_w=' + str(other):<16} {cells}", flush=True)
+    print()
+    for label, ms in times.items():
+        print(f"{label:<40} median {statistics.median(ms):.0f} ms, max {max(ms):.0f} ms, total "
+              f"{sum(ms) / 1e3:.2f} s, under 100 ms {sum(v < 100 for v in ms)}/{len(ms)}")
     return 0
 
 

@@ -19,8 +19,8 @@ import multiprocessing
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 
 from loom_explorer.accuracy.gemm_data import (
