@@ -53,9 +53,10 @@ class ExplorerPage:
 
     def record_statuses(self) -> None:
         """Record in ``window.__statuses`` every status line the server sends, with the summary shown beside
-        it at that moment and the milliseconds since navigation (a listener on the status pane's BokehJS model). Reading the record after the solve
-        avoids racing the page for a status that is soon replaced. Call it right after ``goto``: the first
-        status worth recording comes after the candidates' models are built."""
+        it at that moment and the milliseconds since navigation (a listener on the status pane's BokehJS
+        model). Reading the record after the solve avoids racing the page for a status that is soon
+        replaced. Call it right after ``goto``: the first status worth recording comes after the
+        candidates' models are built."""
         self.page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=SOLVE_TIMEOUT_MS)
         self.page.evaluate(
             "() => { window.__statuses = []; const models = [...Bokeh.documents[0].all_models]; "
