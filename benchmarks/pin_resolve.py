@@ -32,6 +32,9 @@ from loom_explorer.solve import compiled as compiled_module
 from loom_explorer.solve.compiled import CompiledSchedule, RawSolve
 from loom_explorer.solve.solver import Session, SolveOptions
 
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from solve_speed import pin_value  # the same pin as solve_speed.py
+
 SHAPES = ("M=2048,K=16384,N=256", "M=16384,K=256,N=256", "M=16384,K=2048,N=16384", "M=16384,K=16384,N=16384")
 
 
@@ -90,9 +93,7 @@ def main() -> int:
             best = session.solve({}, SolveOptions())[0]
             assert best.solution is not None
             schedule = session.schedule(best.candidate_name)
-            kb = best.solution.values()["in0_block_w"]
-            values = schedule.param("in0_block_w").values
-            other = kb // 2 if kb // 2 in values else next(v for v in values if v != kb)
+            other = pin_value(best.solution.values()["in0_block_w"], schedule.param("in0_block_w").values)
             known = session.incumbent(schedule, {"in0_block_w": other})
             hint = known.values if known else best.solution.values()
             upper = known.latency_cycles if known else None

@@ -65,6 +65,12 @@ def attention_shapes(hw_name: str) -> list[tuple[str, bool]]:
 PIN_PARAM = {"gemm": "in0_block_w", "flash_attention": "q_chunk_size"}
 
 
+def pin_value(optimum: int, domain: tuple[int, ...]) -> int:
+    """The value the benchmark pins a parameter to: half its optimum's where the domain has it, else the
+    first other value."""
+    return optimum // 2 if optimum // 2 in domain else next(v for v in domain if v != optimum)
+
+
 def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: float,
         time_limit: float, start_from_known: bool = True, noc_bound: bool = True) -> dict[str, float | int | str | bool]:
     hw = load_hardware(hw_name)
@@ -88,9 +94,7 @@ def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: floa
     best = next(r for r in results if r.solution)
     assert best.solution is not None
     name = PIN_PARAM[kernel]
-    kb = best.solution.values()[name]
-    kb_domain = session.schedule(best.candidate_name).param(name).values
-    other = next((v for v in kb_domain if v != kb and v == kb // 2), None) or next(v for v in kb_domain if v != kb)
+    other = pin_value(best.solution.values()[name], session.schedule(best.candidate_name).param(name).values)
     t = time.perf_counter()
     session.solve({name: other}, options, candidates=[best.candidate_name])
     pin_one_s = time.perf_counter() - t
