@@ -5,6 +5,7 @@ after another (the figures of docs/performance.md, "Cheaper link terms").
     python benchmarks/model_variants.py --no-links      # the model without NoC link times
     python benchmarks/model_variants.py --kernel flash_attention --seeds 1   # 5 attention shapes, mostly causal
     python benchmarks/model_variants.py --only "n150 M=16384,K=256"           # the shapes matching a substring
+    python benchmarks/model_variants.py --workers 1 --parallel-models 2      # other solver settings
 
 Prints each shape's solve times (one per seed), the total, and the best latency of every shape (so two
 variants of an exact change can be checked to give the same optima).
@@ -40,6 +41,10 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--no-links", action="store_true", help="Session(noc_bound=False)")
     parser.add_argument("--only", default="", help="only the shapes whose 'hardware shape' contains this")
+    parser.add_argument("--workers", type=int, default=SolveOptions().workers_per_model,
+                        help="SolveOptions.workers_per_model: CP-SAT workers per candidate")
+    parser.add_argument("--parallel-models", type=int, default=SolveOptions().parallel_models,
+                        help="SolveOptions.parallel_models: candidates solved at once")
     args = parser.parse_args()
     total, bests = 0.0, []
     for hw_name, shape, causal in SHAPES[args.kernel]:
@@ -51,7 +56,8 @@ def main() -> int:
         for seed in range(args.seeds):
             session = Session(hw, problem, noc_bound=not args.no_links)
             start = time.perf_counter()
-            results = session.solve(options=SolveOptions(seed=seed))
+            results = session.solve(options=SolveOptions(seed=seed, workers_per_model=args.workers,
+                                                         parallel_models=args.parallel_models))
             times.append(time.perf_counter() - start)
             unproven = [r.candidate_name for r in results if r.status not in ("optimal", "infeasible", "conflict")]
             if unproven:

@@ -3,6 +3,7 @@
     python benchmarks/pin_resolve.py
     python benchmarks/pin_resolve.py --hw blackhole_p150a --shapes "M=16384,K=2048,N=16384" --seeds 5
     python benchmarks/pin_resolve.py --subsolvers "core,default_lp,no_lp,lb_tree_search;core,default_lp,no_lp,max_lp"
+    python benchmarks/pin_resolve.py --compare cap      # or --compare floor
 
 For each shape the best candidate is solved, then re-solved with ``in0_block_w`` pinned to another legal
 value (half the optimum's where it can), over several CP-SAT seeds, both ways in the same process and
@@ -13,11 +14,17 @@ must find the same optimum.
 
 ``--subsolvers``: instead, the shipped domain pins against CP-SAT portfolios named subsolver by subsolver
 (one worker each; ';' between portfolios), same seeds and starting point.
+
+``--compare cap``: the shipped solve (latency capped at the starting point's, which CP-SAT must then find
+again) against a cap one cycle below it, where INFEASIBLE proves the starting point optimal.
+``--compare floor``: the shipped solve against one whose latency is also bounded below by the unpinned
+optimum (a pin only removes schedules), both on freshly compiled models.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 from collections.abc import Callable
@@ -26,6 +33,7 @@ from unittest import mock
 from ortools.sat.python import cp_model
 
 from loom_explorer.hardware import load_hardware
+from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve import compiled as compiled_module
@@ -51,13 +59,31 @@ def portfolio(subsolvers: list[str]) -> type[cp_model.CpSolver]:
     return Portfolio
 
 
-def variants(args: argparse.Namespace, compiled: CompiledSchedule, name: str,
-             other: int) -> dict[str, Callable[..., RawSolve]]:
+def variants(args: argparse.Namespace, schedule: SymbolicSchedule, compiled: CompiledSchedule, name: str,
+             other: int, unpinned_cycles: int) -> dict[str, Callable[..., RawSolve]]:
     """Label -> a solve of ``compiled`` under the pin ``name=other``, given (seed, hint, upper bound)."""
     pins = {name: other}
 
-    def by_domain(seed: int, hint: dict[str, int], upper: int | None) -> RawSolve:
-        return compiled.solve(pins, 60.0, 4, seed, hint=hint, upper_bound=upper)
+    def on(model: CompiledSchedule) -> Callable[..., RawSolve]:
+        def run(seed: int, hint: dict[str, int], upper: int | None) -> RawSolve:
+            return model.solve(pins, 60.0, 4, seed, hint=hint, upper_bound=upper)
+        return run
+
+    by_domain = on(compiled)
+
+    if args.compare == "cap" and not args.subsolvers:
+        def below_known(seed: int, hint: dict[str, int], upper: int | None) -> RawSolve:
+            raw = compiled.solve(pins, 60.0, 4, seed, hint=hint, upper_bound=None if upper is None else upper - 1)
+            if raw.status == "INFEASIBLE" and upper is not None:  # nothing faster: the starting point is optimal
+                return dataclasses.replace(raw, status="OPTIMAL", values=hint, objective=upper)
+            return raw
+        return {"cap=known": by_domain, "cap=known-1": below_known}
+
+    if args.compare == "floor" and not args.subsolvers:
+        plain, floored = CompiledSchedule(schedule), CompiledSchedule(schedule)
+        assert floored.objective is not None
+        floored.model.add(floored.objective >= unpinned_cycles)
+        return {"shipped": on(plain), "floor=unpinned": on(floored)}
 
     if not args.subsolvers:
         def by_literal(seed: int, hint: dict[str, int], upper: int | None) -> RawSolve:
@@ -81,6 +107,8 @@ def main() -> int:
     parser.add_argument("--hw", default="wormhole_n150,blackhole_p150a")
     parser.add_argument("--shapes", default=";".join(SHAPES), help="shapes separated by ';'")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--compare", default="assumption", choices=("assumption", "cap", "floor"),
+                        help="what to compare the shipped re-solve with (see above)")
     parser.add_argument("--subsolvers", default="",
                         help="CP-SAT portfolios to compare with the shipped one, e.g. 'core,default_lp,no_lp,max_lp'")
     args = parser.parse_args()
@@ -97,7 +125,8 @@ def main() -> int:
             known = session.incumbent(schedule, {"in0_block_w": other})
             hint = known.values if known else best.solution.values()
             upper = known.latency_cycles if known else None
-            runs = variants(args, session.compiled(schedule), "in0_block_w", other)
+            runs = variants(args, schedule, session.compiled(schedule), "in0_block_w", other,
+                            best.solution.latency_cycles)
             row: dict[str, list[float]] = {label: [] for label in runs}
             optima = set()
             for seed in range(args.seeds):
