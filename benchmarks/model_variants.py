@@ -7,7 +7,8 @@ after another (the figures of docs/performance.md, "Cheaper link terms").
     python benchmarks/model_variants.py --only "n150 M=16384,K=256"           # the shapes matching a substring
     python benchmarks/model_variants.py --workers 1 --parallel-models 2      # other solver settings
 
-Prints each shape's solve times (one per seed), the total, and the best latency of every shape (so two
+Prints each shape's solve times (one per seed), the total wall and CPU time (every thread; the CPU
+figure is the work a machine with more cores could spread), and the best latency of every shape (so two
 variants of an exact change can be checked to give the same optima).
 """
 
@@ -47,6 +48,7 @@ def main() -> int:
                         help="SolveOptions.parallel_models: candidates solved at once")
     args = parser.parse_args()
     total, bests = 0.0, []
+    cpu_start = time.process_time()  # CPU seconds of every thread (CP-SAT's workers included)
     for hw_name, shape, causal in SHAPES[args.kernel]:
         if args.only not in f"{hw_name} {shape}":
             continue
@@ -68,7 +70,9 @@ def main() -> int:
         total += sum(times)
         print(f"{hw_name:<16} {shape + (' causal' if causal else ''):<46} " + " ".join(f"{t:6.2f}" for t in times),
               flush=True)
-    print(f"total {total:.1f} s; best latencies (cycles) {bests}")
+    cpu = time.process_time() - cpu_start
+    print(f"total {total:.1f} s, CPU {cpu:.1f} s ({cpu / total:.2f} cores busy on average); "
+          f"best latencies (cycles) {bests}")
     return 0
 
 
