@@ -73,7 +73,7 @@ def variants(args: argparse.Namespace, schedule: SymbolicSchedule, compiled: Com
 
     if args.compare == "cap" and not args.subsolvers:
         def below_known(seed: int, hint: dict[str, int], upper: int | None) -> RawSolve:
-            raw = compiled.solve(pins, 60.0, 4, seed, hint=hint, upper_bound=None if upper is None else upper - 1)
+            raw = by_domain(seed, hint, None if upper is None else upper - 1)
             if raw.status == "INFEASIBLE" and upper is not None:  # nothing faster: the starting point is optimal
                 return dataclasses.replace(raw, status="OPTIMAL", values=hint, objective=upper)
             return raw
