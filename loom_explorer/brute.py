@@ -43,9 +43,10 @@ def _check_source(c: Constraint) -> str:
 
 
 def space_size(schedule: SymbolicSchedule) -> int:
+    """Assignments of every parameter over its domain (the product of the domain sizes)."""
     n = 1
     for p in schedule.params:
-        n *= len(p.values)
+        n *= p.values.size
     return n
 
 

@@ -6,16 +6,21 @@ kernels, predict and score TTNN configs against measurements, deploy, and serve 
 Exit status: 0 when at least one candidate has a schedule, 3 when none has (explanations are still
 printed), 1 when ``verify`` finds a numerical or traffic mismatch, 2 for bad input (unknown hardware,
 malformed YAML, bad shape, unknown pin, pin outside its domain, a schedule an export format cannot
-express, ...), with a message naming the culprit.
+express, ...), with a message naming the culprit, 130 on Ctrl-C (``solve`` prints what it has proven, the
+unfinished candidates marked ``interrupted``; ``solve/interrupt.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from loom_explorer.accuracy.calibrate import CalibrationError
@@ -27,7 +32,7 @@ from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.deploy.runner import RunnerError
 from loom_explorer.deploy.simulator import SimulationError
 from loom_explorer.deploy.store import StoreError
-from loom_explorer.export.files import OutputError, write_new
+from loom_explorer.export.files import OutputError, check_target, write_new
 from loom_explorer.export.formats import EXPORT_FORMATS, export_text
 from loom_explorer.export.npe_workload import npe_workload
 from loom_explorer.export.schedule_json import ScheduleFileError
@@ -55,6 +60,7 @@ from loom_explorer.report import (
     traffic_table,
 )
 from loom_explorer.solve.cpsat import ModelRangeError
+from loom_explorer.solve.interrupt import STOP, Interrupted, stop_on_sigint
 from loom_explorer.solve.pins import PinError, parse_pins
 from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
@@ -66,6 +72,52 @@ EXIT_INTERRUPTED = 130
 
 class InputError(ValueError):
     pass
+
+
+# Numeric flags are checked by their argparse ``type``, so that a bad value is refused (exit 2) with the flag
+# named before any work starts. Bounds: seconds are finite, > 0 and at most threading.TIMEOUT_MAX (the
+# longest wait the platform supports); CP-SAT workers and parallel models at most 1024 threads (each holds a
+# copy of the model); CP-SAT's seed is a 32-bit integer; a local sweep runs at most 4 worker processes per
+# core (each is single-threaded and holds its own Python, OR-Tools and models: more only adds memory); a TCP
+# port is 0..65535.
+MAX_THREADS = 1024
+MAX_SWEEP_WORKERS = 4 * (os.cpu_count() or 1)
+MAX_WHOLE = (1 << 63) - 1
+
+
+def seconds(text: str) -> float:
+    """A flag's duration: a finite number of seconds > 0 (``nan``, ``inf``, 0 and negatives are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and 0 < value <= threading.TIMEOUT_MAX):
+        raise argparse.ArgumentTypeError(f"{text}: must be a finite number > 0 "
+                                         f"(seconds, at most {threading.TIMEOUT_MAX:.3g})")
+    return value
+
+
+def whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """argparse ``type``: a whole number (ASCII digits) in ``minimum..maximum``."""
+    top = MAX_WHOLE if maximum is None else maximum
+
+    def parse(text: str) -> int:
+        t = text.strip()
+        if re.fullmatch(r"[+-]?[0-9]{1,19}", t) and minimum <= int(t) <= top:
+            return int(t)
+        span = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise argparse.ArgumentTypeError(f"{text}: must be a whole number {span}")
+
+    parse.__name__ = f"whole number {minimum}..{top}"
+    return parse
+
+
+def grid_size(text: str) -> str:
+    """``COLUMNSxROWS`` of whole numbers >= 1, e.g. ``11x10`` (returned as given)."""
+    if not re.fullmatch(r"\s*[0-9]{1,4}\s*[xX]\s*[0-9]{1,4}\s*", text) or \
+            min(int(x) for x in text.lower().split("x")) < 1:
+        raise argparse.ArgumentTypeError(f"{text}: expected COLUMNSxROWS of whole numbers >= 1, e.g. 11x10")
+    return text
 
 
 def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
@@ -138,6 +190,11 @@ def _problem(args: argparse.Namespace) -> tuple[HardwareSpec, Problem]:
     return hw, problem
 
 
+def _deadline(args: argparse.Namespace) -> float:
+    """When building the models must be done: the command's start plus ``--time-limit`` (``Session``)."""
+    return getattr(args, "started", time.monotonic()) + args.time_limit
+
+
 def _options(args: argparse.Namespace, top_k: int = 1, fastest: int | None = None) -> SolveOptions:
     return SolveOptions(time_limit_seconds=args.time_limit, workers_per_model=args.workers,
                         parallel_models=args.parallel, top_k=top_k, seed=args.seed, fastest=fastest)
@@ -146,12 +203,15 @@ def _options(args: argparse.Namespace, top_k: int = 1, fastest: int | None = Non
 def cmd_solve(args: argparse.Namespace) -> int:
     hw, problem = _problem(args)
     pins = parse_pins(args.pin)
-    session = Session(hw, problem, noc_bound=not args.no_noc_bound)
+    session = Session(hw, problem, noc_bound=not args.no_noc_bound, deadline=_deadline(args))
     options = _options(args, args.alternatives, args.fastest or None)
     if not session.schedules:
         placed = ", ".join(f"{t}={p.value}" for t, p in problem.placements) or "none"
         print(f"loom-explorer: no mapping candidate fits this problem (L1 placements: {placed}); "
               "see docs/model.md section 2", file=sys.stderr)
+    else:
+        print(f"loom-explorer: solving {len(args.candidate) or len(session.schedules)} candidates "
+              "(Ctrl-C stops and prints what is proven)", file=sys.stderr, flush=True)
     results = session.solve(pins, options, candidates=args.candidate or None)
     shown = results[: args.top] if args.top else results
     schedules = {s.candidate.name: s for s in session.schedules}
@@ -159,15 +219,22 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(json.dumps(solve_json(hw, problem, schedules, shown, pins), indent=2))
     else:
         print(solve_table(hw, problem, schedules, shown))
+    if session.stop.stopped:
+        print("loom-explorer: interrupted: candidates marked 'interrupted' did not finish", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_OK if any(r.solution for r in results) else EXIT_NO_SCHEDULE
 
 
 def cmd_traffic(args: argparse.Namespace) -> int:
+    if args.npe:
+        check_target(args.npe, args.force)  # an unwritable --npe fails before the solve
     hw, problem = _problem(args)
     pins = parse_pins(args.pin)
-    session = Session(hw, problem, noc_bound=not args.no_noc_bound)
+    session = Session(hw, problem, noc_bound=not args.no_noc_bound, deadline=_deadline(args))
     # only the best schedule is routed: the other candidates need only be proven no faster
     results = session.solve(pins, _options(args, fastest=1), candidates=[args.candidate] if args.candidate else None)
+    if session.stop.stopped:
+        return _report_interrupted(results, "traffic")
     best = _best(results)
     if best is None or best.solution is None:
         return _report_no_schedule(results, "traffic")
@@ -191,6 +258,16 @@ def _best(results: list[CandidateResult]) -> CandidateResult | None:
     return next((r for r in results if r.solution), None)
 
 
+def _report_interrupted(results: list[CandidateResult], what: str) -> int:
+    """Ctrl-C during the solve: every candidate's status so far on stderr (a schedule shown for an
+    ``interrupted`` one is not proven optimal); nothing is routed or written."""
+    for r in results:
+        found = f", best found {r.solution.latency_cycles:,} cycles" if r.solution else ""
+        print(f"  {r.candidate_name}: {r.status}{found}", file=sys.stderr)
+    print(f"loom-explorer: interrupted before the solve finished, so no {what}", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def _report_no_schedule(results: list[CandidateResult], what: str) -> int:
     for r in results:
         print(f"  {r.candidate_name}: {r.conflict.message if r.conflict else r.status}", file=sys.stderr)
@@ -199,10 +276,13 @@ def _report_no_schedule(results: list[CandidateResult], what: str) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    check_target(args.output, args.force)  # an unwritable -o fails before the solve
     hw, problem = _problem(args)
     options = _options(args)
-    session = Session(hw, problem, noc_bound=not args.no_noc_bound)
+    session = Session(hw, problem, noc_bound=not args.no_noc_bound, deadline=_deadline(args))
     results = session.solve(parse_pins(args.pin), options, candidates=[args.candidate] if args.candidate else None)
+    if session.stop.stopped:
+        return _report_interrupted(results, "export")
     best = _best(results)
     if best is None:
         return _report_no_schedule(results, "export")
@@ -246,7 +326,7 @@ def _best_exportable(session: Session, results: list[CandidateResult], fmt: str 
 def cmd_verify(args: argparse.Namespace) -> int:
     from loom_explorer.deploy.verify import verify_kernel_file
 
-    report = verify_kernel_file(args.file, args.timeout)
+    report = verify_kernel_file(args.file, args.timeout, hw_file=args.hw, kernel_file=args.kernel)
     if args.record:
         from loom_explorer.deploy.runner import run_measurement, simulator_run
         from loom_explorer.deploy.store import open_store
@@ -282,9 +362,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     cfg: object = None
     if args.ttnn_config:
         try:
-            raw = json.loads(Path(args.ttnn_config).read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"--ttnn-config {args.ttnn_config}: {exc}") from None
+            raw = _finite_json(Path(args.ttnn_config).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
+            raise InputError(f"--ttnn-config {args.ttnn_config}: {exc or 'nested too deeply'}") from None
         if attention:
             cfg = parse_sdpa_config(raw, args.ttnn_config)
         else:
@@ -313,6 +393,19 @@ def cmd_predict(args: argparse.Namespace) -> int:
     else:
         print(solve_table(hw, problem, {evaluated.schedule.candidate.name: evaluated.schedule}, [evaluated.result]))
     return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
+
+
+def _finite_json(text: str) -> object:
+    """JSON as Python's reader takes it, less ``NaN``, ``Infinity`` and numbers that overflow a float
+    (ValueError naming the token)."""
+    def refuse(token: str) -> float:
+        raise ValueError(f"{token[:30]} is not a finite number")
+
+    def number(token: str) -> float:
+        value = float(token)
+        return value if math.isfinite(value) else refuse(token)
+
+    return json.loads(text, parse_constant=refuse, parse_float=number)
 
 
 def _apply_compute_config(args: argparse.Namespace, compute: dict[str, object], origin: str) -> None:
@@ -346,21 +439,39 @@ def _card_hardware(pins: Sequence[str]) -> dict[str, HardwareSpec]:
     return chosen
 
 
-def cmd_accuracy(args: argparse.Namespace) -> int:
-    from loom_explorer.accuracy.gemm_data import accuracy_json, predict_rows
+def _say_rows(title: str, issues: Sequence[object]) -> None:
+    """``title`` and the grouped reasons of ``issues`` (``RowIssue``s) on stderr."""
+    from loom_explorer.accuracy.csv_input import group_issues
 
-    report = predict_rows(args.data, args.configs, _card_hardware(args.hw))
+    print(title, file=sys.stderr)
+    for line in group_issues(list(issues)):  # type: ignore[arg-type]
+        print(f"  {line}", file=sys.stderr)
+
+
+def cmd_accuracy(args: argparse.Namespace) -> int:
+    from loom_explorer.accuracy.gemm_data import accuracy_json, predict_rows, unscored
+    from loom_explorer.accuracy.progress import Progress
+
+    hardware = _card_hardware(args.hw)
+    progress = Progress()
+    try:
+        report = predict_rows(args.data, args.configs, hardware, skip_bad_rows=args.skip_bad_rows,
+                              progress=progress)
+    finally:
+        progress.close()
     doc = accuracy_json(report)
     if args.record:
         from loom_explorer.accuracy.gemm_data import report_measurements
         from loom_explorer.deploy.store import open_store
 
         with open_store(args.store) as store:
-            for m in report_measurements(report):
-                store.record(m)
+            store.record_many(report_measurements(report))
         print(f"recorded {len(report.rows)} measurements in {store.path}", file=sys.stderr)
+    not_scored = unscored(report)
     if args.json:
         print(json.dumps(doc, indent=2))
+        if not_scored:
+            _say_rows(f"could not score {len(not_scored)} rows:", not_scored)
         return EXIT_OK
     print(f"{'card':<5} {'kind':<11} {'M':>6} {'K':>6} {'N':>6} {'dtype':<10} {'fidelity':<6} {'regime':<13} "
           f"{'measured us':>11} {'predicted us':>12} {'error':>7}")
@@ -370,9 +481,12 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
         print(f"{r['card']:<5} {r['config_kind']:<11} {r['M']:>6} {r['K']:>6} {r['N']:>6} {r['dtype']:<10} "
               f"{r['math_fidelity']:<6} {r['regime']:<13} {float(r['measured_ns']) / 1e3:>11.2f} {pred} {err}")
 
+    def pct(value: object) -> str:
+        return "-" if value is None else f"{value}%"
+
     def line(name: str, s: dict[str, object]) -> str:
-        return (f"  {name:<24} n={s['n']:<4} median |err| {s['median_abs_err_pct']}%  p90 {s['p90_abs_err_pct']}%  "
-                f"Spearman {s['spearman']}")
+        return (f"  {name:<24} n={s['n']:<4} median |err| {pct(s['median_abs_err_pct'])}  "
+                f"p90 {pct(s['p90_abs_err_pct'])}  Spearman {'-' if s['spearman'] is None else s['spearman']}")
 
     print("\nsummary (every row):")
     print(line("all", doc["summary"]))  # type: ignore[arg-type]
@@ -385,32 +499,50 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
         print(line(f"{card} roofline", b["baseline"]) + f"  (fitted: compute efficiency {fit['compute_eff']}, "
               f"DRAM efficiency {fit['dram_eff']}, overhead {fit['overhead_ns']} ns)")
     sp = doc["speedups"]
-    print(f"\nhand-tuned over automatic speedup: {len(sp['pairs'])} pairs, median |error| {sp['median_abs_err_pct']}%")  # type: ignore[index]
-    for message in doc["skipped"]:  # type: ignore[union-attr]
-        print(f"skipped: {message}", file=sys.stderr)
+    print(f"\nhand-tuned over automatic speedup: {len(sp['pairs'])} pairs, "  # type: ignore[index]
+          f"median |error| {pct(sp['median_abs_err_pct'])}")  # type: ignore[index]
+    if not_scored:
+        _say_rows(f"could not score {len(not_scored)} rows:", not_scored)
     return EXIT_OK
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from loom_explorer.accuracy.calibrate import calibrate, calibrated_yaml, is_shipped, written_value
-    from loom_explorer.accuracy.gemm_data import load_cases
+    from loom_explorer.accuracy.calibrate import (
+        calibrate,
+        calibrated_yaml,
+        is_shipped,
+        written_value,
+    )
+    from loom_explorer.accuracy.gemm_data import load_cases, refusal
+    from loom_explorer.accuracy.progress import Progress
 
     if is_shipped(args.output):
         raise InputError(f"-o {args.output}: calibration never writes a shipped hardware file; choose another path")
-    if Path(args.output).exists() and not args.force:
-        raise InputError(f"-o {args.output} exists (give --force to overwrite it)")
+    check_target(args.output, force=args.force)  # a target write_new would refuse fails before the fit
     hw = load_hardware(args.hw)
-    cases, skipped = load_cases(args.data, args.configs)
-    result = calibrate(hw, cases)
+    # every row is checked before the fit: an unusable one stops it unless --skip-bad-rows leaves it out
+    cases, unusable = load_cases(args.data, args.configs, skip_bad_rows=args.skip_bad_rows)
+    if unusable and not args.skip_bad_rows:
+        raise CalibrationError(refusal(unusable))
+    if unusable:
+        _say_rows(f"skipped {len(unusable)} unusable rows (--skip-bad-rows):", unusable)
+    progress = Progress()
+    try:
+        result = calibrate(hw, cases, progress=progress)
+    finally:
+        progress.close()
     write_new(args.output, calibrated_yaml(args.hw, result, Path(args.data).name), force=args.force)
     print(f"calibrated {hw.name} on {result.train_rows} rows of {args.data}; wrote {args.output}")
-    for path, value in result.values.items():
+    moved = [path for path in result.values if written_value(result, path) != result.shipped[path]]
+    for path in result.values:
         print(f"  {path:<36} {result.shipped[path]:>10g} -> {written_value(result, path):g}")
+    if not moved:
+        print("  no constant moved: the shipped values fit these rows best (the file written keeps every value)")
     for label, s in (("training rows, shipped", result.train_before), ("training rows, fitted", result.train_after),
                      ("held-out rows, shipped", result.before), ("held-out rows, fitted", result.after)):
-        print(f"  {label:<24} n={s.n:<4} median |err| {s.median_abs_err_pct:.1f}%  p90 {s.p90_abs_err_pct:.1f}%")
-    for message in skipped:
-        print(f"skipped: {message}", file=sys.stderr)
+        median = "-" if s.median_abs_err_pct is None else f"{s.median_abs_err_pct:.1f}%"
+        p90 = "-" if s.p90_abs_err_pct is None else f"{s.p90_abs_err_pct:.1f}%"
+        print(f"  {label:<24} n={s.n:<4} median |err| {median}  p90 {p90}")
     return EXIT_OK
 
 
@@ -422,7 +554,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     runner, why = pick_runner(args.runner)
     hw, problem = _problem(args)
     options = _options(args)
-    session = Session(hw, problem, noc_bound=not args.no_noc_bound)
+    session = Session(hw, problem, noc_bound=not args.no_noc_bound, deadline=_deadline(args))
     results = session.solve(parse_pins(args.pin), options, candidates=[args.candidate] if args.candidate else None)
     best = _best_exportable(session, results) if runner.name == "card" and not args.candidate else _best(results)
     if best is None:
@@ -445,19 +577,33 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from loom_explorer.accuracy.ingest import read_ops_perf, report_measurements, suggest_hardware, summary_json
+    from loom_explorer.accuracy.ingest import (
+        read_ops_perf,
+        report_measurements,
+        suggest_hardware,
+        summary_json,
+    )
+    from loom_explorer.accuracy.progress import Progress
     from loom_explorer.deploy.store import open_store
 
-    report = read_ops_perf(args.file)
-    hw_name = args.hw or suggest_hardware(report)
-    if hw_name is None and report.ops:
-        raise InputError(f"{args.file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
-                         "give --hw, e.g. --hw wormhole_n150")
-    measurements = report_measurements(report, hw_name) if report.ops else []
+    progress = Progress()
+    try:
+        # the whole file is read and checked before anything is predicted or recorded
+        report = read_ops_perf(args.file, skip_bad_rows=args.skip_bad_rows, progress=progress)
+        hw_name = args.hw or suggest_hardware(report)
+        if hw_name is None and report.ops:
+            raise InputError(f"{args.file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
+                             "give --hw, e.g. --hw wormhole_n150")
+        measurements = report_measurements(report, hw_name, progress) if report.ops else []
+        if not args.dry_run:
+            with open_store(args.store) as store:
+                ids = store.record_many(measurements)
+    finally:
+        progress.close()
     if not args.dry_run:
-        with open_store(args.store) as store:
-            ids = [store.record(m) for m in measurements]
         print(f"recorded {len(ids)} measurements in {store.path}", file=sys.stderr)
+    if report.bad:
+        _say_rows(f"skipped {len(report.bad)} unusable rows (--skip-bad-rows):", report.bad)
     if args.json:
         doc = summary_json(report)
         doc["predictions"] = [{"row": op.row, "hardware": m.hardware, "candidate": m.candidate,
@@ -486,8 +632,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     if bool(args.shapes) == bool(args.model):
         raise InputError("sweep needs a shapes.csv or --model NAME (not both)")
-    if args.workers is not None and args.workers < 1:
-        raise InputError("--workers must be >= 1")
     hardware = [h.strip() for h in args.hw.split(",") if h.strip()]
     for h in hardware:
         load_hardware(h)  # a bad name fails here, before any worker starts
@@ -546,12 +690,16 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
-        from loom_explorer.ui.app import serve
+        from loom_explorer.ui.app import ServeConfig, ServeError, serve
+        from loom_explorer.ui.catalog import Catalog, CatalogError
     except ImportError as exc:
         raise InputError(f"serve needs the app extra: pip install 'loom-explorer[app]' ({exc})") from None
-    print(f"loom-explorer: serving the explorer on http://{args.address or 'localhost'}:{args.port}/explorer "
-          "(Ctrl-C stops)", file=sys.stderr)
-    serve(port=args.port, show=args.show, address=args.address)
+    try:
+        catalog = Catalog.build(args.hw or (), args.kernel or (), args.hw_dir or (), args.kernel_dir or ())
+        serve(ServeConfig(catalog, port=args.port, address=args.address, allow_hosts=tuple(args.allow_host or ())),
+              show=args.show)
+    except (CatalogError, ServeError) as exc:
+        raise InputError(str(exc)) from None
     return EXIT_OK
 
 
@@ -575,11 +723,15 @@ def _add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--f
                    help="fix a parameter (repeatable)")
     p.add_argument("--no-noc-bound", action="store_true",
                    help="leave the NoC link/bank bound out of the latency (to see what it changes)")
-    p.add_argument("--time-limit", type=float, default=30.0, help="seconds per candidate (default 30)")
-    p.add_argument("--workers", type=int, default=4, help="CP-SAT workers per candidate (default 4)")
-    p.add_argument("--parallel", type=int, default=1,
+    p.add_argument("--time-limit", type=seconds, default=30.0,
+                   help="seconds per candidate (default 30): building every candidate's model must end within "
+                        "this many seconds of the command's start, and each candidate's solve (its model, "
+                        "search, alternatives and conflict explanation) within this many of its own start")
+    p.add_argument("--workers", type=whole(1, MAX_THREADS), default=4,
+                   help="CP-SAT workers per candidate (default 4)")
+    p.add_argument("--parallel", type=whole(0, MAX_THREADS), default=1,
                    help="candidates solved at once (default 1; 0: one per CPU core)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=whole(0, 2**31 - 1), default=0, help="CP-SAT's random seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object (the machine contract)")
 
 
@@ -603,10 +755,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_problem_args(solve)
     solve.add_argument("--candidate", action="append", default=[], metavar="NAME",
                        help="solve only this candidate (repeatable)")
-    solve.add_argument("--top", type=int, default=0, help="show only the N best candidates")
-    solve.add_argument("--alternatives", type=int, default=1, metavar="K",
+    solve.add_argument("--top", type=whole(0), default=0, help="show only the N best candidates")
+    solve.add_argument("--alternatives", type=whole(1), default=1, metavar="K",
                        help="K best distinct schedules per candidate (default 1)")
-    solve.add_argument("--fastest", type=int, default=0, metavar="N",
+    solve.add_argument("--fastest", type=whole(0), default=0, metavar="N",
                        help="solve only the N fastest candidates to their optimum and prove every other one "
                             "no faster (status 'dominated'); much faster than the default, which solves every "
                             "candidate (0)")
@@ -614,7 +766,7 @@ def build_parser() -> argparse.ArgumentParser:
     traffic = sub.add_parser("traffic", help="route the NoC traffic of the best (or a chosen) schedule")
     _add_problem_args(traffic)
     traffic.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
-    traffic.add_argument("--links", type=int, default=10, help="busiest links shown per NoC (default 10)")
+    traffic.add_argument("--links", type=whole(1), default=10, help="busiest links shown per NoC (default 10)")
     traffic.add_argument("--npe", default=None, metavar="FILE", help="also write a tt-npe workload JSON")
     traffic.add_argument("--force", action="store_true", help="overwrite the --npe file if it exists")
     traffic.set_defaults(func=cmd_traffic)
@@ -629,9 +781,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(func=cmd_export)
     verify = sub.add_parser("verify", help="run an exported TT-Lang kernel in tt-lang-sim: numerics and traffic")
     verify.add_argument("file", help="a file written by `export --format ttlang`")
-    verify.add_argument("--timeout", type=float, default=600.0, help="seconds the simulator may take (default 600)")
+    verify.add_argument("--timeout", type=seconds, default=600.0, help="seconds the simulator may take (default 600)")
     verify.add_argument("--json", action="store_true", help="print one JSON object")
     verify.add_argument("--record", action="store_true", help="also record the run in the results store")
+    verify.add_argument("--hw", default=None, metavar="FILE",
+                        help="the hardware YAML the kernel was exported for, when it is not a shipped chip")
+    verify.add_argument("--kernel", default=None, metavar="FILE",
+                        help="the tile program (.py) it was exported from, when it is not a shipped kernel")
     _add_store_arg(verify)
     verify.set_defaults(func=cmd_verify)
     predict = sub.add_parser("predict", help="evaluate an existing TTNN program config (matmul or SDPA) with the model")
@@ -640,7 +796,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="JSON in the ttnn constructor's argument names (see docs/accuracy.md)")
     predict.add_argument("--ttnn-default", action="store_true",
                          help="the config ttnn picks itself for a DRAM-interleaved matmul")
-    predict.add_argument("--grid", default=None, metavar="XxY", help="restrict the device grid, e.g. 11x10")
+    predict.add_argument("--grid", type=grid_size, default=None, metavar="XxY", help="restrict the device grid, e.g. 11x10")
     predict.set_defaults(func=cmd_predict)
     accuracy = sub.add_parser("accuracy", help="error table of the model on measured matmul data")
     accuracy.add_argument("--data", required=True, help="CSV in the format of shared/data/gemm_flops_calibration.csv")
@@ -651,6 +807,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="predict one card's rows with this hardware file instead of the shipped one, "
                                "e.g. p150=p150_fitted.yaml from `calibrate` (repeatable)")
     accuracy.add_argument("--record", action="store_true", help="also record every row in the results store")
+    accuracy.add_argument("--skip-bad-rows", action="store_true",
+                          help="leave out rows with a bad cell or a wrong number of cells (listed) instead of "
+                               "refusing the file")
     _add_store_arg(accuracy)
     accuracy.set_defaults(func=cmd_accuracy)
     calibrate = sub.add_parser("calibrate", help="fit the hardware file's estimated constants to measured data")
@@ -659,12 +818,15 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--configs", default=None, help="CSV of the manual configs")
     calibrate.add_argument("-o", "--output", required=True, metavar="FILE", help="the new hardware YAML")
     calibrate.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    calibrate.add_argument("--skip-bad-rows", action="store_true",
+                           help="fit without the unusable rows (a bad cell, a wrong number of cells, a manual row "
+                                "without its config; listed) instead of refusing to fit")
     calibrate.set_defaults(func=cmd_calibrate)
     deploy = sub.add_parser("deploy", help="run the best (or a chosen) schedule on a card, or in the simulator, "
                                            "and record predicted vs measured")
     _add_problem_args(deploy)
     deploy.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
-    deploy.add_argument("--runs", type=int, default=20, help="timed runs on a card (default 20)")
+    deploy.add_argument("--runs", type=whole(1), default=20, help="timed runs on a card (default 20)")
     deploy.add_argument("--runner", choices=("auto", "card", "simulator"), default="auto",
                         help="auto (default): the card when ttnn sees one, else tt-lang-sim")
     _add_store_arg(deploy)
@@ -676,6 +838,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="hardware to predict on (default: from the report's DEVICE ARCH column)")
     ingest.add_argument("--dry-run", action="store_true", help="do not record in the results store")
     ingest.add_argument("--json", action="store_true")
+    ingest.add_argument("--skip-bad-rows", action="store_true",
+                        help="skip rows with a bad number cell or a wrong number of cells (listed) instead of "
+                             "refusing the file")
     _add_store_arg(ingest)
     ingest.set_defaults(func=cmd_ingest)
     sweep = sub.add_parser("sweep", help="solve every op of a shapes file (or a model) on every chip, with Dask")
@@ -686,8 +851,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--out", required=True, metavar="STORE", help="results store (SQLite) to add to")
     sweep.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="a running Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)")
-    sweep.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
-    sweep.add_argument("--time-limit", type=float, default=30.0, help="seconds per candidate (default 30)")
+    sweep.add_argument("--workers", type=whole(1, MAX_SWEEP_WORKERS), default=None,
+                       help="local worker processes, at most 4 per core (default: one per core)")
+    sweep.add_argument("--time-limit", type=seconds, default=30.0, help="seconds per candidate (default 30)")
     sweep.add_argument("--force", action="store_true", help="overwrite the --write-shapes file")
     sweep.set_defaults(func=cmd_sweep)
     report = sub.add_parser("report", help="report a sweep: per op ours vs ttnn's default, with plots")
@@ -704,23 +870,48 @@ def build_parser() -> argparse.ArgumentParser:
     results.add_argument("--json", action="store_true")
     results.set_defaults(func=cmd_results)
     serve = sub.add_parser("serve", help="open the explorer in a browser (what `panel serve apps/explorer.py` does)")
-    serve.add_argument("--port", type=int, default=5006, help="port (default 5006; 0 picks a free one)")
-    serve.add_argument("--address", default=None, help="address to listen on (default localhost)")
+    serve.add_argument("--port", type=whole(0, 65535), default=5006, help="port (default 5006; 0 picks a free one)")
+    serve.add_argument("--address", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only; anything else is "
+                            "reachable by others and is announced with a warning)")
+    serve.add_argument("--allow-host", action="append", metavar="NAME",
+                       help="also answer requests that name this host (e.g. a DNS name in front of --address)")
+    serve.add_argument("--hw", action="append", metavar="FILE",
+                       help="offer this hardware YAML too, named by its stem (repeatable)")
+    serve.add_argument("--hw-dir", action="append", metavar="DIR", help="offer every .yaml file of DIR too")
+    serve.add_argument("--kernel", action="append", metavar="FILE",
+                       help="offer this kernel file too, named by its stem (repeatable; it is Python and runs "
+                            "when the server starts)")
+    serve.add_argument("--kernel-dir", action="append", metavar="DIR", help="offer every .py kernel of DIR too")
     serve.add_argument("--show", action="store_true", help="open a browser tab")
     serve.set_defaults(func=cmd_serve)
     return parser
 
 
+_STOPPABLE = ("solve", "traffic", "export", "sweep")  # Ctrl-C stops them and they print what they have
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if (getattr(args, "top", 0) < 0 or getattr(args, "fastest", 0) < 0 or getattr(args, "links", 1) < 1 or getattr(args, "alternatives", 1) < 1 or (getattr(args, "workers", 1) or 1) < 1
-            or getattr(args, "parallel", 0) < 0 or getattr(args, "time_limit", 1.0) <= 0):
-        print("loom-explorer: error: --top, --fastest and --parallel must be >= 0, --alternatives, --workers and --links >= 1, "
-              "--time-limit > 0", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    try:  # numeric flags are checked by their types: a bad one exits 2 naming the flag, before any work
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse printed the usage error (2) or the help (0)
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    args.started = time.monotonic()  # --time-limit counts from here: building the models must end in time
     try:
+        if args.command in _STOPPABLE and threading.current_thread() is threading.main_thread():
+            # Ctrl-C stops the solves through the token (solve/interrupt.py); the command prints what it has
+            STOP.clear()
+            with stop_on_sigint(STOP):
+                code = int(args.func(args))
+            return EXIT_INTERRUPTED if STOP.stopped else code
         return int(args.func(args))
+    except Interrupted as exc:
+        print(f"loom-explorer: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("loom-explorer: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (HardwareError, KernelError, ProblemError, ProgramStructureError, PinError, InputError,
             ModelRangeError, OutputError, ExportError, ScheduleFileError, SimulationError, ConfigError,
             DataError, CalibrationError, StoreError, RunnerError, IngestError, OpsError, SweepError) as exc:

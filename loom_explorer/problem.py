@@ -1,11 +1,13 @@
 """What is being scheduled: a tile program with concrete extents, data formats and fidelity.
 
 ``parse_shape("M=4096,K=4096,N=4096", program)`` turns the CLI's shape text into extents; every error
-names the key at fault.
+names the key at fault. An extent is written in ASCII digits (no point, exponent or underscore) and lies
+in 1..2^63-1: the model computes in 64-bit integers, so a larger extent has no representation.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -35,6 +37,35 @@ class Placement(str, Enum):
 
 class ProblemError(ValueError):
     """Bad problem input: shape, data format, placement or option."""
+
+
+MAX_EXTENT = (1 << 63) - 1  # the model's integers are 64-bit
+_WHOLE = re.compile(r"([+-]?)([0-9]+)")
+
+
+def parse_whole(raw: str, what: str, error: type[ValueError], minimum: int = 1) -> int:
+    """``raw`` as an integer in ``minimum..2^63-1`` written in ASCII digits; ``error`` naming ``what`` otherwise.
+
+    Python's ``int()`` also takes ``1_000``, other scripts' digits and surrounding blanks, and gives up past
+    4300 digits with its own message: this reads only plain decimal numbers and checks the length first.
+    """
+    m = _WHOLE.fullmatch(raw.strip())
+    if m is None:
+        raise error(f"{what}={raw.strip()!r} is not a whole number")
+    sign, digits = m.groups()
+    if sign == "-" and digits.strip("0"):
+        raise error(f"{what}={raw.strip()} must be >= {minimum}")
+    if len(digits.lstrip("0")) > len(str(MAX_EXTENT)) or int(digits) > MAX_EXTENT:
+        raise error(f"{what}={_abbreviated(digits)} is too large (at most 2^63-1 = {MAX_EXTENT})")
+    value = int(digits)
+    if value < minimum:
+        raise error(f"{what}={value} must be >= {minimum}")
+    return value
+
+
+def _abbreviated(digits: str) -> str:
+    digits = digits.lstrip("0") or "0"
+    return digits if len(digits) <= 24 else f"{digits[:10]}...({len(digits)} digits)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +108,8 @@ class Problem:
 def parse_shape(text: str, program: TileProgram) -> tuple[tuple[str, int], ...]:
     """``"M=4096,K=4096,N=4096"`` -> ``(("M", 4096), ("N", 4096), ("K", 4096))`` in the program's order."""
     values: dict[str, int] = {}
+    if not text.strip():
+        raise ProblemError(f"the shape is empty; {program.name} needs e.g. {example_shape(program)}")
     for part in filter(None, (p.strip() for p in text.split(","))):
         if "=" not in part:
             raise ProblemError(f"shape entry {part!r} is not KEY=VALUE")
@@ -89,13 +122,7 @@ def parse_shape(text: str, program: TileProgram) -> tuple[tuple[str, int], ...]:
             )
         if key in values:
             raise ProblemError(f"shape key {key!r} given twice")
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ProblemError(f"shape {key}={raw!r} is not an integer") from None
-        if value <= 0:
-            raise ProblemError(f"shape {key}={value} must be positive")
-        values[key] = value
+        values[key] = parse_whole(raw, f"shape {key}", ProblemError)
     for d in program.dims:  # a grouped index defaults to its parent (one group per index: no sharing)
         if d.group_of is not None and d.name not in values and d.group_of in values:
             values[d.name] = values[d.group_of]

@@ -69,6 +69,8 @@ def solve_json(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symbolic
         "fp32_acc": problem.fp32_acc,
         "options": sorted(problem.options),
         "pins": pins,
+        # true when a stop request (Ctrl-C) cut the solve short: candidates with status "interrupted" are unfinished
+        "interrupted": any(r.status == "interrupted" for r in results),
         "candidates": [result_json(hw, schedules[r.candidate_name], r) for r in results],
     }
 
@@ -80,7 +82,7 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
         f"{hw.clock_ghz} GHz), {dict(problem.formats)[problem.program.outputs[0].name].value}, "
         f"{problem.fidelity.value}" + "".join(f", {o}" for o in sorted(problem.options)),
         "",
-        f"{'#':>2}  {'candidate':<44} {'status':<10} {'latency us':>11} {'TFLOP/s':>8} {'roofline':>8} "
+        f"{'#':>2}  {'candidate':<44} {'status':<11} {'latency us':>11} {'TFLOP/s':>8} {'roofline':>8} "
         f"{'L1 KiB':>7} {'solve ms':>8}",
     ]
     for i, r in enumerate(results, 1):
@@ -92,11 +94,13 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
             cols = f"{'>=' + format(hw.cycles_to_us(r.best_bound_cycles), '.2f'):>11} {'-':>8} {'-':>8} {'-':>7}"
         else:
             cols = f"{'-':>11} {'-':>8} {'-':>8} {'-':>7}"
-        lines.append(f"{i:>2}  {r.candidate_name:<44} {r.status:<10} {cols} {r.solve_seconds * 1e3:>8.0f}")
+        lines.append(f"{i:>2}  {r.candidate_name:<44} {r.status:<11} {cols} {r.solve_seconds * 1e3:>8.0f}")
     best = next((r for r in results if r.solution), None)
     if best is not None and best.solution is not None:
         sch = schedules[best.candidate_name]
-        lines += ["", f"best: {best.candidate_name}", f"  {best.description}", "  parameters:"]
+        unproven = " (interrupted: the best schedule its search found, not proven optimal)" \
+            if best.status == "interrupted" else ""
+        lines += ["", f"best: {best.candidate_name}{unproven}", f"  {best.description}", "  parameters:"]
         lines += [f"    {n:<18} {v}" for n, v in best.solution.params]
         lines.append(f"  latency breakdown (cycles, total {best.solution.latency_cycles:,}):")
         lines += [f"    {n:<18} {v:>12,}" for n, v in best.solution.breakdown]
@@ -108,6 +112,10 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
         for r in conflicts:
             assert r.conflict is not None
             lines.append(f"  {r.candidate_name}: {r.conflict.message}")
+    stopped = sum(r.status == "interrupted" for r in results)
+    if stopped:
+        lines += ["", (f"interrupted: {stopped} of {len(results)} candidates did not finish (status interrupted); "
+                       "the schedule shown for one is the best its search found, not proven optimal")]
     return "\n".join(lines)
 
 

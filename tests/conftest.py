@@ -7,6 +7,7 @@ CP-SAT solves dominate the suite's run time, so sessions and their results are c
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,14 @@ from loom_explorer.problem import make_problem  # noqa: E402
 from loom_explorer.program import TileProgram, load_program  # noqa: E402
 from loom_explorer.solve.solver import Session, SolveOptions  # noqa: E402
 from loom_helpers import small_hw_dict, write_hw  # noqa: E402
+
+
+def pytest_configure(config):
+    """Hypothesis keeps its example database and caches in ./.hypothesis: keep them out of the tree (in the
+    temporary folder, kept between runs so that its caches serve again)."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "loom-explorer-hypothesis")
 
 
 @pytest.fixture(scope="session")

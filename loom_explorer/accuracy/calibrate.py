@@ -30,6 +30,7 @@ from loom_explorer.accuracy.gemm_data import (
     predict_cases,
     summarise,
 )
+from loom_explorer.accuracy.progress import Progress
 from loom_explorer.hardware.load import resolve_hardware_path, shipped_hardware_dir
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec
 
@@ -113,12 +114,14 @@ def _trial_loss(train: list[Case], hw: HardwareSpec, card: str) -> float:
     return _loss(train, hw, card)[0]
 
 
-def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None) -> Calibration:
+def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
+              progress: Progress | None = None) -> Calibration:
     """Fit ``CONSTANTS`` of ``hw`` on its card's training rows (module docstring).
 
     The trial values of one constant are costed in parallel (``processes``, default one per CPU core):
     each is the current best with only that constant changed, so they do not depend on each other, and
-    the one kept is the first of least loss that beats the current best, as a sequential pass keeps."""
+    the one kept is the first of least loss that beats the current best, as a sequential pass keeps.
+    ``progress`` counts the constants tried (two passes)."""
     card = card_of(hw)
     mine = [c for c in cases if c.card == card]
     train = [c for c in mine if not c.held_out]
@@ -129,17 +132,22 @@ def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None)
     best = dict(shipped)
     best_loss, train_before = _loss(train, hw, card)
     workers = processes or os.cpu_count() or 1
+    if progress:
+        progress.phase("fitting", 2 * len(shipped))
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for _ in range(2):
-            for path, value in shipped.items():
-                trials = [{**best, path: value * scale} for scale in SCALES
-                          if not (path in PHYSICAL_LIMIT and value * scale > PHYSICAL_LIMIT[path](hw))
-                          and not (path.startswith(AT_LEAST_SHIPPED) and scale < 1)]
-                losses = list(pool.map(_trial_loss, repeat(train), (with_constants(hw, t) for t in trials),
-                                       repeat(card)))
-                for trial, loss in zip(trials, losses):
-                    if loss < best_loss - 1e-12:
-                        best, best_loss = trial, loss
+        for done, (path, value) in enumerate([*shipped.items()] * 2):
+            if progress:
+                progress.update(done)
+            trials = [{**best, path: value * scale} for scale in SCALES
+                      if not (path in PHYSICAL_LIMIT and value * scale > PHYSICAL_LIMIT[path](hw))
+                      and not (path.startswith(AT_LEAST_SHIPPED) and scale < 1)]
+            losses = list(pool.map(_trial_loss, repeat(train), (with_constants(hw, t) for t in trials),
+                                   repeat(card)))
+            for trial, loss in zip(trials, losses):
+                if loss < best_loss - 1e-12:
+                    best, best_loss = trial, loss
+        if progress:
+            progress.update(2 * len(shipped))
     fitted = with_constants(hw, best)
     return Calibration(
         hardware=fitted, values=best, shipped=shipped, train_rows=len(train),
@@ -163,7 +171,8 @@ def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> 
         number = str(round(value)) if entry or isinstance(current, int) else f"{value:g}"
         note = f"{entry[0] if entry else key} calibrated (was {shipped:g}) on {calibration.train_rows} rows of {data}"
 
-        def replace(m: re.Match[str], number: str = number, note: str = note, entry: list[str] = entry) -> str:
+        def replace(m: re.Match[str], number: str = number, note: str = note, entry: list[str] = entry,
+                    key: str = key) -> str:
             old = m.group(2)
             if entry and not re.search(rf"\b{entry[0]}:\s*[\d.]+", old):
                 raise CalibrationError(f"{source}: no entry {entry[0]} in the {key} line")

@@ -7,6 +7,12 @@ dtype, M, K, N) with its memory placement, or, for out-of-box rows, the config t
 to the row's grid. Only ``use_trace=True`` rows are used: without trace the time is host dispatch
 (``gemm_benchmark_method.md``).
 
+Both files are checked whole before anything is predicted (``read_measurements``, ``read_configs``, the
+rules of ``csv_input``): a bad cell or a short or long row is a ``DataError`` naming file, line and column,
+or, when the caller asks to skip bad rows, an unusable row listed with its reason (``RowIssue``). Rows the
+model cannot score are listed too (``unscored``). Rows alike (card, grid, problem, config) are predicted
+once, so the time is linear in rows plus one evaluation per distinct op.
+
 Summary statistics: count, median and 90th-percentile absolute error (%), Spearman rank correlation;
 overall, per card and per regime (``small``: ideal compute under 20 us; otherwise ``compute-bound`` when
 the ideal compute time exceeds the DRAM bytes at peak bandwidth, else ``dram-bound``). Per pair of a
@@ -21,25 +27,46 @@ the relative error) and scored on the held-out rows beside the model. Rows are h
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from loom_explorer.accuracy.csv_input import (
+    CellError,
+    RowIssue,
+    boolean,
+    cell_issue,
+    csv_records,
+    positive_int,
+    positive_time,
+    read_text,
+    refusal,
+    width_issue,
+)
+from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.ttnn_configs import (
     ConfigError,
     TtnnMatmulConfig,
     evaluate_config,
+    parse_config,
     placements,
-    ttnn_default_config,
+    ttnn_default_evaluated,
 )
 from loom_explorer.deploy.store import Measurement
 from loom_explorer.export.schedule_json import hardware_sha256
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import (
+    DataFormat,
+    Fidelity,
+    GridSpec,
     HardwareSpec,
     parse_data_format,
     parse_fidelity,
@@ -53,9 +80,11 @@ REQUIRED = ("card", "config_kind", "M", "K", "N", "use_trace", "grid_x", "grid_y
             "dtype", "math_fidelity", "time_ns")
 
 
+KINDS = ("manual", "out_of_box")
+BLOCKING = ("in0_block_w", "per_core_M", "per_core_N", "out_block_h", "out_block_w", "out_subblock_h",
+            "out_subblock_w")
 CONFIG_REQUIRED = ("card", "grid_x", "grid_y", "dtype", "M", "K", "N", "program_config", "transpose_mcast",
-                   "in0_block_w", "per_core_M", "per_core_N", "out_block_h", "out_block_w", "out_subblock_h",
-                   "out_subblock_w", "in0_sharded", "out_sharded")
+                   *BLOCKING, "in0_sharded", "out_sharded")
 
 
 class DataError(ValueError):
@@ -88,6 +117,8 @@ class Row:
     breakdown: dict[str, int] = field(default_factory=dict)
     predicted_cycles: int | None = None
     note: str = ""
+    file: str = ""
+    line: int = 0  # the row's line in ``file``
 
     @property
     def regime(self) -> str:
@@ -97,9 +128,12 @@ class Row:
 
     @property
     def error_pct(self) -> float | None:
-        if self.predicted_ns is None:
+        """Signed relative error, ``100 * (predicted - measured) / measured``: above -100 (both times are
+        checked > 0); None when there is no prediction."""
+        if self.predicted_ns is None or not self.measured_ns > 0:
             return None
-        return 100.0 * (self.predicted_ns - self.measured_ns) / self.measured_ns
+        error = 100.0 * (self.predicted_ns - self.measured_ns) / self.measured_ns
+        return error if math.isfinite(error) else None
 
     @property
     def held_out(self) -> bool:
@@ -131,50 +165,223 @@ class Baseline:
 @dataclass(frozen=True, slots=True)
 class Report:
     rows: list[Row]
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[RowIssue] = field(default_factory=list)  # rows not predicted, and why
 
 
 def _round(x: float | None, digits: int = 2) -> float | None:
     return None if x is None else round(x, digits)
 
 
-def _read(path: str | Path, required: tuple[str, ...]) -> list[dict[str, str]]:
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"file {p} does not exist")
-    with p.open(newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in required if c not in (reader.fieldnames or [])]
-        rows = list(reader)
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One checked row of the measurement CSV (``line``: its line in the file)."""
+
+    line: int
+    source: dict[str, str]
+    card: str
+    kind: str
+    shape: tuple[int, int, int]
+    use_trace: bool
+    grid: tuple[int, int]
+    dtype: DataFormat
+    fidelity: Fidelity
+    time_ns: float
+
+
+@dataclass(frozen=True, slots=True)
+class ManualConfig:
+    """One checked row of the manual-configs CSV."""
+
+    line: int
+    key: tuple[str, int, int, DataFormat, int, int, int]  # card, grid_x, grid_y, dtype, M, K, N
+    config: TtnnMatmulConfig
+
+
+def _card(text: str) -> str:
+    if text not in CARDS:
+        raise CellError(text, f"not a card ({', '.join(CARDS)})")
+    return text
+
+
+def _kind(text: str) -> str:
+    if text not in KINDS:
+        raise CellError(text, f"not a config kind ({', '.join(KINDS)})")
+    return text
+
+
+def _data_format(text: str) -> DataFormat:
+    try:
+        return parse_data_format(text)
+    except ValueError:
+        raise CellError(text, "not a data format (BFLOAT16, BFLOAT8_B, BFLOAT4_B, FLOAT32)") from None
+
+
+def _fidelity(text: str) -> Fidelity:
+    try:
+        return parse_fidelity(text)
+    except ValueError:
+        raise CellError(text, "not a math fidelity (LoFi, HiFi2, HiFi3, HiFi4)") from None
+
+
+_UNSEEN = object()
+
+
+class _Checker:
+    """Reads the named columns of a file's rows, each with its parser (``CellError`` -> a ``RowIssue``
+    naming file, line and column). Each distinct text of a column is parsed once: rows repeat cards,
+    shapes and formats."""
+
+    def __init__(self, file: str, header: list[str], parsers: dict[str, Callable[[str], object]],
+                 unique: tuple[str, ...] = ()) -> None:
+        self.file = file
+        self.columns = [(name, header.index(name), parse, None if name in unique else dict[str, object]())
+                        for name, parse in parsers.items()]
+
+    def __call__(self, line: int, cells: list[str]) -> tuple[dict[str, Any], list[RowIssue]]:
+        values: dict[str, Any] = {}
+        issues: list[RowIssue] = []
+        for name, i, parse, memo in self.columns:
+            text = cells[i]
+            value = _UNSEEN if memo is None else memo.get(text, _UNSEEN)
+            if value is _UNSEEN:
+                try:
+                    value = parse(text)
+                except CellError as exc:
+                    value = exc
+                if memo is not None:
+                    memo[text] = value
+            if isinstance(value, CellError):
+                issues.append(cell_issue(self.file, line, name, value))
+            else:
+                values[name] = value
+        return values, issues
+
+
+@lru_cache(maxsize=len(CARDS))
+def _card_grid(card: str) -> GridSpec:
+    return load_hardware(CARDS[card]).grid
+
+
+def _grid_fits(file: str, line: int, v: dict[str, Any]) -> list[RowIssue]:
+    """The row's grid must fit its card's chip (the shipped hardware file's grid)."""
+    if "card" not in v or "grid_x" not in v or "grid_y" not in v:
+        return []
+    chip = _card_grid(v["card"])
+    if v["grid_x"] <= chip.columns and v["grid_y"] <= chip.rows:
+        return []
+    return [RowIssue(file, line, column, "more cores than the card's chip has",
+                     f"{v[column]} is more than {CARDS[v['card']]}'s {most}")
+            for column, most in (("grid_x", chip.columns), ("grid_y", chip.rows)) if v[column] > most]
+
+
+def _table(path: str | Path, required: tuple[str, ...]) -> tuple[str, list[str], list[tuple[int, list[str]]]]:
+    """(file name as given, header, data records) of a CSV with ``required`` columns (DataError otherwise)."""
+    file = str(path)
+    records = csv_records(file, read_text(path, DataError), DataError)
+    first = next(records, None)
+    if first is None:
+        raise DataError(f"{file}: empty file (no header, no data rows)")
+    header = [h.strip() for h in first[1]]
+    missing = [c for c in required if c not in header]
     if missing:
-        raise DataError(f"{p}: missing columns {', '.join(missing)}")
-    return rows
+        raise DataError(f"{file}: missing columns {', '.join(missing)}")
+    rows = list(records)
+    if not rows:
+        raise DataError(f"{file}: no data rows (only the header)")
+    return file, header, rows
 
 
-def _config_key(r: dict[str, str]) -> tuple[str, ...]:
-    return (r["card"], r["grid_x"], r["grid_y"], r["dtype"].upper(), r["M"], r["K"], r["N"])
+def read_measurements(path: str | Path) -> tuple[list[Measured], list[RowIssue]]:
+    """Every row of a measurement CSV, checked (``csv_input``): the good rows and the unusable ones.
+
+    Checked in every row: ``card`` (n150, p150), ``config_kind`` (manual, out_of_box), ``use_trace``
+    (True/False), ``M``, ``K``, ``N``, ``grid_x``, ``grid_y`` (whole numbers >= 1, the grid within the card's
+    chip), ``dtype``, ``math_fidelity`` and ``time_ns`` (a finite time > 0 ns). Other columns are not read."""
+    file, header, records = _table(path, REQUIRED)
+    check = _Checker(file, header, {"card": _card, "config_kind": _kind, "use_trace": boolean,
+                                    **dict.fromkeys(("M", "K", "N", "grid_x", "grid_y"), positive_int),
+                                    "dtype": _data_format, "math_fidelity": _fidelity, "time_ns": positive_time},
+                     unique=("time_ns",))
+    good: list[Measured] = []
+    issues: list[RowIssue] = []
+    for line, cells in records:
+        wrong = width_issue(file, line, cells, header)
+        if wrong:
+            issues.append(wrong)
+            continue
+        v, bad = check(line, cells)
+        bad += _grid_fits(file, line, v)
+        if bad:
+            issues.extend(bad)
+            continue
+        good.append(Measured(line, dict(zip(header, cells)), v["card"], v["config_kind"], (v["M"], v["K"], v["N"]),
+                             v["use_trace"], (v["grid_x"], v["grid_y"]), v["dtype"], v["math_fidelity"],
+                             v["time_ns"]))
+    return good, issues
 
 
-def _manual_config(c: dict[str, str]) -> TtnnMatmulConfig:
-    memory = {"in0": "L1_BLOCK_SHARDED" if c["in0_sharded"] == "True" else "DRAM",
-              "out": "L1_BLOCK_SHARDED" if c["out_sharded"] == "True" else "DRAM"}
-    return TtnnMatmulConfig(
-        program_config=c["program_config"], compute_with_storage_grid_size=(int(c["grid_x"]), int(c["grid_y"])),
-        in0_block_w=int(c["in0_block_w"]), per_core_M=int(c["per_core_M"]), per_core_N=int(c["per_core_N"]),
-        out_block_h=int(c["out_block_h"]), out_block_w=int(c["out_block_w"]),
-        out_subblock_h=int(c["out_subblock_h"]), out_subblock_w=int(c["out_subblock_w"]),
-        transpose_mcast=c["transpose_mcast"] == "True", memory=memory)
+def read_configs(path: str | Path) -> tuple[dict[tuple[object, ...], ManualConfig], list[RowIssue]]:
+    """Every row of a manual-configs CSV, checked: the configs by (card, grid_x, grid_y, dtype, M, K, N), and
+    the unusable rows (bad cells as in ``read_measurements``; blocking and sub-block sizes whole numbers
+    >= 1; ``transpose_mcast``, ``in0_sharded``, ``out_sharded`` True/False; a config class the model maps;
+    a second config for the same key)."""
+    file, header, records = _table(path, CONFIG_REQUIRED)
+    check = _Checker(file, header, {"card": _card, "dtype": _data_format, "program_config": str.strip,
+                                    **dict.fromkeys(("grid_x", "grid_y", "M", "K", "N", *BLOCKING), positive_int),
+                                    **dict.fromkeys(("transpose_mcast", "in0_sharded", "out_sharded"), boolean)})
+    found: dict[tuple[object, ...], ManualConfig] = {}
+    issues: list[RowIssue] = []
+    for line, cells in records:
+        wrong = width_issue(file, line, cells, header)
+        if wrong:
+            issues.append(wrong)
+            continue
+        v, bad = check(line, cells)
+        bad += _grid_fits(file, line, v)
+        if bad:
+            issues.extend(bad)
+            continue
+        card, dtype = v["card"], v["dtype"]
+        ints = {name: v[name] for name in ("grid_x", "grid_y", "M", "K", "N", *BLOCKING)}
+        flags = {name: v[name] for name in ("transpose_mcast", "in0_sharded", "out_sharded")}
+        memory = {t: "L1_BLOCK_SHARDED" if flags[f"{t}_sharded"] else "DRAM" for t in ("in0", "out")}
+        try:
+            config = parse_config({"program_config": v["program_config"],
+                                   "compute_with_storage_grid_size": (ints["grid_x"], ints["grid_y"]),
+                                   **{b: ints[b] for b in BLOCKING}, "transpose_mcast": flags["transpose_mcast"],
+                                   "memory": memory}, "config")
+        except ConfigError as exc:
+            issues.append(RowIssue(file, line, "program_config", "not a config the model maps",
+                                   str(exc).removeprefix("config: ")))
+            continue
+        key = (card, ints["grid_x"], ints["grid_y"], dtype, ints["M"], ints["K"], ints["N"])
+        if key in found:
+            issues.append(RowIssue(file, line, None, "a second config for the same card, grid, dtype and shape",
+                                   f"a second config for {_key_text(key)} (the first is on line {found[key].line})"))
+            continue
+        found[key] = ManualConfig(line, key, config)  # type: ignore[arg-type]
+    return found, issues
+
+
+def _key_text(key: tuple[object, ...]) -> str:
+    card, gx, gy, dtype, m, k, n = key
+    return f"{card} {gx}x{gy} {getattr(dtype, 'value', dtype)} M={m},K={k},N={n}"
 
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One measured row, ready to predict: its problem and config (None: ttnn's default)."""
+    """One measured row, ready to predict: its problem and config (None: ttnn's default). ``key`` is the same
+    for rows the model predicts alike (card, grid, problem, config), so each distinct one is costed once."""
 
     source: dict[str, str]
     where: str
     problem: Problem
     config: TtnnMatmulConfig | None
     grid: tuple[int, int]
+    file: str = ""
+    line: int = 0
+    key: tuple[object, ...] = ()
+    measured_ns: float = 0.0
 
     @property
     def card(self) -> str:
@@ -185,100 +392,178 @@ class Case:
         return held_out(tuple(int(self.source[d]) for d in ("M", "K", "N")))  # type: ignore[arg-type]
 
 
-def load_cases(data: str | Path, configs: str | Path | None) -> tuple[list[Case], list[str]]:
-    """The ``use_trace=True`` rows of ``data`` with their configs, and the rows that cannot be used."""
-    measured = _read(data, REQUIRED)
-    manual = {_config_key(c): c for c in _read(configs, CONFIG_REQUIRED)} if configs else {}
+def load_cases(data: str | Path, configs: str | Path | None,
+               skip_bad_rows: bool = False) -> tuple[list[Case], list[RowIssue]]:
+    """The ``use_trace=True`` rows of ``data`` with their configs, and the rows that cannot be used.
+
+    Both files are read and checked first (``read_measurements``, ``read_configs``): a bad cell, a short or
+    long row is a ``DataError`` naming its file, line and column, unless ``skip_bad_rows``, when those rows
+    are returned among the unusable ones. A ``manual`` row without a config in ``configs`` is returned among
+    them too (``accuracy`` reports it; ``calibrate`` refuses it without ``--skip-bad-rows``). A file without
+    ``use_trace=True`` rows is a ``DataError``."""
+    measured, issues = read_measurements(data)
+    manual, config_issues = read_configs(configs) if configs else ({}, [])
+    bad = issues + config_issues
+    if bad and not skip_bad_rows:
+        raise DataError(refusal(bad))
+    traced = [m for m in measured if m.use_trace]
+    if not traced:
+        raise DataError(f"{data}: no usable rows with use_trace=True (rows without trace time host dispatch, "
+                        "not the op)" + (f"; {len(bad)} unusable rows left out" if bad else ""))
     program = load_program("gemm")
+    problems: dict[tuple[object, ...], Problem] = {}
     cases: list[Case] = []
-    skipped: list[str] = []
-    for number, r in enumerate(measured, 2):
-        if r["use_trace"] != "True":
-            continue
-        where = f"{data}:{number}"
-        if r["card"] not in CARDS:
-            raise DataError(f"{where}: card {r['card']!r}: expected one of {', '.join(CARDS)}")
-        cfg = None
-        if r["config_kind"] == "manual":
-            c = manual.get(_config_key(r))
-            if c is None:
-                skipped.append(f"{where}: no manual config for {_config_key(r)} in {configs}")
+    unusable = list(bad)
+    for m in traced:
+        where = f"{data}:{m.line}"
+        cfg, config_line = None, 0
+        if m.kind == "manual":
+            found = manual.get((m.card, *m.grid, m.dtype, *m.shape))
+            if found is None:
+                given = f"in {configs}" if configs else "(no configs file given)"
+                unusable.append(RowIssue(str(data), m.line, None, f"manual row without a config {given}",
+                                         f"manual row without a config for "
+                                         f"{_key_text((m.card, *m.grid, m.dtype, *m.shape))} {given}"))
                 continue
-            cfg = _manual_config(c)
-        try:
-            problem = make_problem(program, f"M={r['M']},K={r['K']},N={r['N']}", parse_data_format(r["dtype"]),
-                                   parse_fidelity(r["math_fidelity"]), placements=placements(cfg) if cfg else {})
-        except ValueError as exc:
-            raise DataError(f"{where}: {exc}") from None
-        cases.append(Case(r, where, problem, cfg, (int(r["grid_x"]), int(r["grid_y"]))))
-    return cases, skipped
+            cfg, config_line = found.config, found.line
+        place = placements(cfg) if cfg else {}
+        pkey = (m.shape, m.dtype, m.fidelity, tuple(sorted((t, p.value) for t, p in place.items())))
+        problem = problems.get(pkey)
+        if problem is None:
+            try:
+                problem = make_problem(program, dict(zip("MKN", m.shape)), m.dtype, m.fidelity, placements=place)
+            except ValueError as exc:
+                unusable.append(RowIssue(str(data), m.line, None, "not a problem the model takes", str(exc)))
+                continue
+            problems[pkey] = problem
+        key = (m.card, m.grid, pkey, config_line)  # config_line 0: ttnn's default config
+        cases.append(Case(m.source, where, problem, cfg, m.grid, str(data), m.line, key, m.time_ns))
+    return cases, unusable
 
 
-def predict_cases(cases: list[Case], hardware: dict[str, HardwareSpec] | None = None) -> Report:
+@dataclass(frozen=True, slots=True)
+class _Prediction:
+    """What the model says for one distinct case key (shared by every row of that key)."""
+
+    hardware: str
+    hardware_sha256: str
+    candidate: str
+    predicted_ns: float | None
+    ideal_ns: float
+    dram_ns: float
+    params: dict[str, int]
+    breakdown: dict[str, int]
+    predicted_cycles: int | None
+    note: str
+
+
+def _predict_one(hw: HardwareSpec, sha: str, case: Case) -> _Prediction:
+    problem = case.problem
+    if case.config is None:
+        _, evaluated = ttnn_default_evaluated(hw, problem)
+    else:
+        evaluated = evaluate_config(hw, problem, case.config)
+    sol = evaluated.result.solution
+    dtype = problem.data_format("out")
+    dram_bytes = sum(hw.tile_bytes[dtype] * problem.tiles(a) * problem.tiles(b)
+                     for a, b in (("M", "K"), ("K", "N"), ("M", "N")))
+    return _Prediction(
+        hardware=hw.name, hardware_sha256=sha, candidate=evaluated.result.candidate_name,
+        predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None,
+        ideal_ns=hw.cycles_to_us(evaluated.schedule.ideal_cycles) * 1e3,
+        dram_ns=dram_bytes / (hw.dram.channels * hw.dram.channel_peak_bytes_per_cycle) / hw.clock_ghz,
+        params=evaluated.values, breakdown=dict(sol.breakdown) if sol else {},
+        predicted_cycles=sol.latency_cycles if sol else None,
+        note="" if sol else (evaluated.result.conflict.message if evaluated.result.conflict else ""))
+
+
+def predict_cases(cases: list[Case], hardware: dict[str, HardwareSpec] | None = None,
+                  progress: Progress | None = None) -> Report:
     """Predict every case on its card's hardware (``hardware``: card -> spec; default the shipped files),
-    restricted to the case's grid."""
+    restricted to the case's grid. Each distinct ``Case.key`` is costed once (rows repeat shapes), so the
+    time is linear in rows plus one evaluation per distinct key."""
     base = {card: (hardware or {}).get(card) or load_hardware(name) for card, name in CARDS.items()}
-    restricted: dict[tuple[str, int, int], HardwareSpec] = {}
+    restricted: dict[tuple[str, int, int], tuple[HardwareSpec, str] | str] = {}
+    known: dict[tuple[object, ...], _Prediction | str] = {}
     rows: list[Row] = []
-    skipped: list[str] = []
-    for case in cases:
-        key = (case.card, *case.grid)
-        if key not in restricted:
-            restricted[key] = restrict_grid(base[case.card], *case.grid)
-        hw, problem = restricted[key], case.problem
-        try:
-            evaluated = evaluate_config(hw, problem, case.config or ttnn_default_config(hw, problem))
-        except ConfigError as exc:
-            skipped.append(f"{case.where}: {exc}")
+    skipped: list[RowIssue] = []
+    if progress:
+        progress.phase("predicting", len(cases))
+    for i, case in enumerate(cases):
+        if progress:
+            progress.update(i)
+        hit = known.get(case.key)
+        if hit is None:
+            key = (case.card, *case.grid)
+            if key not in restricted:
+                try:
+                    hw = restrict_grid(base[case.card], *case.grid)
+                    restricted[key] = (hw, hardware_sha256(hw))
+                except ValueError as exc:
+                    restricted[key] = str(exc)
+            chip = restricted[key]
+            if isinstance(chip, str):
+                hit = chip
+            else:
+                try:
+                    hit = _predict_one(*chip, case)
+                except ConfigError as exc:
+                    hit = str(exc)
+            known[case.key] = hit
+        if isinstance(hit, str):
+            skipped.append(RowIssue(case.file, case.line, None, "the model cannot take its config", hit))
             continue
-        sol = evaluated.result.solution
-        dtype = problem.data_format("out")
-        dram_bytes = sum(hw.tile_bytes[dtype] * problem.tiles(a) * problem.tiles(b)
-                         for a, b in (("M", "K"), ("K", "N"), ("M", "N")))
         r = case.source
         rows.append(Row(
             source=r, card=case.card, kind=r["config_kind"], shape=(int(r["M"]), int(r["K"]), int(r["N"])),
-            grid=case.grid, dtype=dtype.value, fidelity=problem.fidelity.value, measured_ns=float(r["time_ns"]),
-            predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None,
-            ideal_ns=hw.cycles_to_us(evaluated.schedule.ideal_cycles) * 1e3,
-            dram_ns=dram_bytes / (hw.dram.channels * hw.dram.channel_peak_bytes_per_cycle) / hw.clock_ghz,
-            candidate=evaluated.result.candidate_name, hardware=hw.name, hardware_sha256=hardware_sha256(hw),
-            params=evaluated.values, breakdown=dict(sol.breakdown) if sol else {},
-            predicted_cycles=sol.latency_cycles if sol else None,
-            note="" if sol else (evaluated.result.conflict.message if evaluated.result.conflict else "")))
+            grid=case.grid, dtype=case.problem.data_format("out").value, fidelity=case.problem.fidelity.value,
+            measured_ns=case.measured_ns or float(r["time_ns"]), predicted_ns=hit.predicted_ns,
+            ideal_ns=hit.ideal_ns, dram_ns=hit.dram_ns, candidate=hit.candidate, hardware=hit.hardware,
+            hardware_sha256=hit.hardware_sha256, params=hit.params, breakdown=hit.breakdown,
+            predicted_cycles=hit.predicted_cycles, note=hit.note, file=case.file, line=case.line))
+    if progress:
+        progress.update(len(cases))
     return Report(rows, skipped)
 
 
 def predict_rows(data: str | Path, configs: str | Path | None,
-                 hardware: dict[str, HardwareSpec] | None = None) -> Report:
+                 hardware: dict[str, HardwareSpec] | None = None, skip_bad_rows: bool = False,
+                 progress: Progress | None = None) -> Report:
     """Every ``use_trace=True`` row of ``data`` predicted with its own config (module docstring)."""
-    cases, skipped = load_cases(data, configs)
-    report = predict_cases(cases, hardware)
+    cases, skipped = load_cases(data, configs, skip_bad_rows)
+    report = predict_cases(cases, hardware, progress)
     return Report(report.rows, skipped + report.skipped)
 
 
+def unscored(report: Report) -> list[RowIssue]:
+    """Every row of the report without an error figure, and why: unusable rows, rows the model cannot take,
+    and rows whose config the model finds illegal."""
+    illegal = [RowIssue(r.file, r.line, None, "the model finds its config illegal", r.note)
+               for r in report.rows if r.predicted_ns is None]
+    return sorted([*report.skipped, *illegal], key=lambda i: (i.file, i.line))
+
+
+def _ranks(v: np.ndarray) -> np.ndarray:
+    """0-based ranks of ``v``, ties sharing the mean of their ranks."""
+    order = np.argsort(v, kind="stable")
+    ordered = v[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]  # the first of each run of equal values
+    first = np.flatnonzero(starts)
+    last = np.r_[first[1:], len(v)] - 1
+    out = np.empty(len(v))
+    out[order] = ((first + last) / 2)[np.cumsum(starts) - 1]
+    return out
+
+
 def _spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman's rank correlation (Pearson's of the tie-averaged ranks); None under 3 pairs or without
+    spread."""
     if len(xs) < 3:
         return None
-
-    def ranks(v: list[float]) -> list[float]:
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        out = [0.0] * len(v)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for t in range(i, j + 1):
-                out[order[t]] = (i + j) / 2
-            i = j + 1
-        return out
-
-    rx, ry = ranks(xs), ranks(ys)
-    mx, my = statistics.fmean(rx), statistics.fmean(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    var = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
-    return cov / var if var else None
+    rx, ry = _ranks(np.asarray(xs, dtype=float)), _ranks(np.asarray(ys, dtype=float))
+    dx, dy = rx - rx.mean(), ry - ry.mean()
+    var = math.sqrt(float((dx * dx).sum()) * float((dy * dy).sum()))
+    return float((dx * dy).sum()) / var if var else None
 
 
 def _p90(values: list[float]) -> float:
@@ -296,16 +581,21 @@ def summarise(pairs: list[tuple[float, float]]) -> Summary:
 
 
 def fit_baseline(rows: list[Row]) -> Baseline:
-    """Three-constant roofline fitted on ``rows`` (module docstring)."""
+    """Three-constant roofline fitted on ``rows`` (module docstring): for each grid point ``(e_c, e_d)``,
+    ``t0 = max(0, sum((y - b) / y^2) / sum(1 / y^2))`` minimises ``sum(((b + t0 - y) / y)^2)`` with
+    ``b = max(ideal / e_c, dram / e_d)``; the point of least loss is kept (the first on a tie)."""
+    ideal = np.array([r.ideal_ns for r in rows])
+    dram = np.array([r.dram_ns for r in rows])
+    ys = np.array([r.measured_ns for r in rows])
+    inv2 = 1.0 / ys ** 2
+    den = float(inv2.sum())
     best: tuple[float, Baseline] | None = None
     for ec in [x / 100 for x in range(20, 101, 2)]:
+        compute = ideal / ec
         for ed in [x / 100 for x in range(10, 101, 3)]:
-            base = [max(r.ideal_ns / ec, r.dram_ns / ed) for r in rows]
-            ys = [r.measured_ns for r in rows]
-            num = sum((y - b) / y ** 2 for b, y in zip(base, ys))
-            den = sum(1 / y ** 2 for y in ys)
-            t0 = max(0.0, num / den)
-            loss = sum(((b + t0 - y) / y) ** 2 for b, y in zip(base, ys))
+            base = np.maximum(compute, dram / ed)
+            t0 = max(0.0, float(((ys - base) * inv2).sum()) / den)
+            loss = float((((base + t0 - ys) / ys) ** 2).sum())
             if best is None or loss < best[0]:
                 best = (loss, Baseline(ec, ed, t0))
     assert best is not None
@@ -360,7 +650,7 @@ def accuracy_json(report: Report) -> dict[str, object]:
         "speedups": {"pairs": speedups,
                      "median_abs_err_pct": _round(statistics.median(abs(s["error_pct"]) for s in speedups))
                      if speedups else None},
-        "skipped": report.skipped,
+        "skipped": [str(s) for s in report.skipped],
     }
 
 

@@ -39,6 +39,13 @@ batched matmuls are ingested but not predicted.
 SDPA: q = INPUT_0 ``[B, H, Sq, D]``, k = INPUT_1 ``[B, Hkv, Skv, D]``; ``is_causal`` and the
 ``SDPAProgramConfig`` chunk sizes (none: ttnn's default, 32-element chunks on the whole grid).
 
+The file is checked whole before anything is predicted or recorded (``csv_input``): it is refused when it is
+not UTF-8 text, empty or header-only, or has a row with another number of cells than the header; in the
+row of an op that is ingested, the duration (a finite number of ns above 0), the shape extents (whole
+numbers >= 1, logical at most padded), ``CORE COUNT`` (>= 1) and ``DEVICE ID`` (>= 0) are checked. A bad one
+is an ``IngestError`` naming the file, line and column, or with ``skip_bad_rows`` a skipped row. Rows that
+repeat an op (same cells in every column read but the duration) are read once, and ops alike predicted once.
+
 ``record_report`` predicts every op with its own config (``evaluate_config`` / ``evaluate_sdpa_config``,
 the referee) on ``--hw`` restricted to the config's grid, and stores it beside the measured kernel
 duration (source ``report``).
@@ -46,24 +53,42 @@ duration (source ``report``).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
+from loom_explorer.accuracy.csv_input import (
+    CellError,
+    RowIssue,
+    cell_issue,
+    csv_records,
+    positive_int,
+    positive_time,
+    read_text,
+    refusal,
+    width_issue,
+)
+from loom_explorer.accuracy.progress import Progress
+from loom_explorer.accuracy.sdpa_configs import (
+    TtnnSdpaConfig,
+    evaluate_sdpa_config,
+    ttnn_default_sdpa_config,
+)
 from loom_explorer.accuracy.ttnn_configs import (
     ConfigError,
+    Evaluated,
     TtnnMatmulConfig,
     candidate_name,
     evaluate_config,
     parse_config,
     placements,
 )
-from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config, ttnn_default_sdpa_config
 from loom_explorer.deploy.store import Measurement, ResultsStore
 from loom_explorer.export.schedule_json import hardware_sha256
 from loom_explorer.hardware import load_hardware
@@ -71,6 +96,7 @@ from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
+from loom_explorer.program.dsl import TileProgram
 
 Kernel = Literal["gemm", "flash_attention"]
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
@@ -83,6 +109,7 @@ MEMORY = {"DRAM_INTERLEAVED": "DRAM", "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
           "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED", "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED"}
 ARCH_HARDWARE = {"wormhole": "wormhole_n150", "blackhole": "blackhole_p150a"}
 NO_VALUE = {"", "-", "std::nullopt", "nullopt", "none"}
+T = TypeVar("T")
 
 
 class IngestError(ValueError):
@@ -136,42 +163,99 @@ class IngestReport:
     file: Path
     ops: tuple[IngestedOp, ...]
     skipped: tuple[SkippedRow, ...]
+    bad: tuple[RowIssue, ...] = ()  # the skipped rows that were unusable (read with skip_bad_rows)
 
 
 # ---- cells -------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=1024)
 def _key(name: str) -> str:
     """Header names compare without case, spaces or ``_``."""
     return re.sub(r"[\s_]+", "", name).upper()
 
 
+class _Columns:
+    """The header: a name (any case, spaces, ``_``) -> the first column of that name, and its header text."""
+
+    def __init__(self, header: list[str]) -> None:
+        self.header = header
+        self.index: dict[str, int] = {}
+        for i, name in enumerate(header):
+            self.index.setdefault(_key(name), i)
+        self._found: dict[tuple[str, ...], tuple[int, ...]] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return _key(name) in self.index
+
+    def find(self, names: tuple[str, ...]) -> tuple[int, ...]:
+        """The columns of ``names`` that the header has, in the order given."""
+        found = self._found.get(names)
+        if found is None:
+            found = self._found[names] = tuple(self.index[_key(n)] for n in names if _key(n) in self.index)
+        return found
+
+
+class _BadCell(Exception):
+    """A number cell of an ingested row that is not what its column means (module docstring)."""
+
+    def __init__(self, column: str, error: CellError) -> None:
+        super().__init__(f"column {column}: {error}")
+        self.column, self.error = column, error
+
+
 class _Row:
-    def __init__(self, columns: dict[str, int], cells: list[str]) -> None:
+    def __init__(self, columns: _Columns, cells: list[str]) -> None:
         self.columns, self.cells = columns, cells
 
+    def cell(self, *names: str) -> tuple[str, str]:
+        """(header name, stripped text) of the first of ``names`` with a non-empty cell; ``("", "")`` if none."""
+        for i in self.columns.find(names):
+            if i < len(self.cells) and self.cells[i].strip():
+                return self.columns.header[i].strip(), self.cells[i].strip()
+        return "", ""
+
     def get(self, *names: str) -> str:
-        for name in names:
-            i = self.columns.get(_key(name))
-            if i is not None and i < len(self.cells) and self.cells[i].strip():
-                return self.cells[i].strip()
-        return ""
+        return self.cell(*names)[1]
+
+    def number(self, parse: Callable[[str], T], *names: str) -> T | None:
+        """The cell of ``names`` read by ``parse`` (``csv_input``); None when empty or ``-``; a bad value is a
+        ``_BadCell`` naming the column."""
+        column, text = self.cell(*names)
+        if text.lower() in NO_VALUE:
+            return None
+        try:
+            return parse(text)
+        except CellError as exc:
+            raise _BadCell(column, exc) from None
 
     def shape(self, tensor: str) -> tuple[int, int, int, int] | None:
         """Logical ``(W, Z, Y, X)`` of ``tensor`` (e.g. ``INPUT_0``); None when the row has no such tensor."""
-        dims = [_logical(self.get(f"{tensor}_{a}_PAD[LOGICAL]", f"{tensor}_{a}"), f"{tensor}_{a}") for a in "WZYX"]
+        dims = [self.number(_logical, f"{tensor}_{a}_PAD[LOGICAL]", f"{tensor}_{a}") for a in "WZYX"]
         if dims[2] is None or dims[3] is None:
             return None
         return (dims[0] or 1, dims[1] or 1, dims[2], dims[3])
 
 
-def _logical(text: str, column: str) -> int | None:
-    """``"32[19]"`` (padded[logical]) -> 19; ``"19"`` -> 19; empty -> None."""
-    if text.lower() in NO_VALUE:
-        return None
-    m = re.fullmatch(r"(\d+)\s*(?:\[\s*(\d+)\s*\])?", text)
+_EXTENT = re.compile(r"([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?")
+_WHOLE = re.compile(r"[0-9]+")
+
+
+def _logical(text: str) -> int:
+    """``"32[19]"`` (padded[logical]) -> 19; ``"19"`` -> 19: a whole number >= 1 (``positive_int``), the
+    logical extent at most the padded one."""
+    m = _EXTENT.fullmatch(text)
     if m is None:
-        raise _Skip(f"{column} {text!r} is not a tensor extent")
-    return int(m.group(2) or m.group(1))
+        raise CellError(text, "not a tensor extent (N or padded[logical])")
+    logical = positive_int(m.group(2) or m.group(1))
+    if m.group(2) is not None and logical > positive_int(m.group(1)):
+        raise CellError(text, "a logical extent above its padded one")
+    return logical
+
+
+def _device_id(text: str) -> int:
+    if not _WHOLE.fullmatch(text):
+        raise CellError(text, "not a whole number")
+    return int(text)
 
 
 def _int(text: str) -> int | None:
@@ -310,7 +394,7 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
     return cfg, bool(_flag(f.get("fuse_batch", ""))), _activation(f.get("fused_activation", ""))
 
 
-def _matmul(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> dict[str, object]:
+def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> dict[str, object]:
     a, b = row.shape("INPUT_0"), row.shape("INPUT_1")
     if a is None or b is None:
         raise _Skip("a matmul needs the shapes of INPUT_0 and INPUT_1")
@@ -324,7 +408,10 @@ def _matmul(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> dic
     memory = {t: _memory(row, col, notes) for t, col in tensors.items()}
     dtype = _dtype(row, "INPUT_0")
     formats = {t: _dtype(row, col, dtype) for t, col in tensors.items()}
-    cfg, fuse_batch, activation = _matmul_config(attrs, memory, compute)
+    config = _cached_matmul_config(attributes, tuple(sorted(memory.items())))
+    if isinstance(config, str):
+        raise _Skip(config)
+    cfg, fuse_batch, activation = config
     batch, in1_batch = a[0] * a[1], b[0] * b[1]
     shape = {"M": m, "K": k, "N": n, **({"batch": batch} if batch > 1 else {})}
     model_shape: dict[str, int] | None = {"M": m, "K": k, "N": n}
@@ -357,7 +444,11 @@ def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> dict[
         parsed = parse_struct(text)
         if parsed is None or parsed[0] != "SDPAProgramConfig":
             raise _Skip(f"program_config {text[:80]!r} is not an SDPAProgramConfig")
-        q_chunk, k_chunk = _int(parsed[1].get("q_chunk_size", "")), _int(parsed[1].get("k_chunk_size", ""))
+        chunks = {key: parsed[1].get(key, "") for key in ("q_chunk_size", "k_chunk_size")}
+        for key, value in chunks.items():
+            if value and _int(value) is None:
+                raise _Skip(f"SDPAProgramConfig {key}={value!r} is not a whole number")
+        q_chunk, k_chunk = _int(chunks["q_chunk_size"]), _int(chunks["k_chunk_size"])
         grid = _grid(parsed[1].get("compute_with_storage_grid_size", ""))
     shape = {"B": b, "H": h, "Hkv": hkv, "Sq": sq, "Skv": skv, "D": d}
     return {"kernel": "flash_attention", "shape": shape, "model_shape": shape, "dtype": dtype, "formats": formats,
@@ -366,85 +457,124 @@ def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> dict[
             "note": "" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)"}
 
 
-def _read_row(row: _Row, number: int, op_code: str) -> IngestedOp:
+@lru_cache(maxsize=4096)
+def _attributes(text: str) -> tuple[dict[str, str], dict[str, object]]:
+    """ATTRIBUTES and its compute kernel config, parsed once per distinct text (rows repeat ops); the dicts
+    are shared, never changed."""
+    attrs = parse_attributes(text)
+    return attrs, _compute(attrs)
+
+
+@lru_cache(maxsize=4096)
+def _cached_matmul_config(text: str, memory: tuple[tuple[str, str], ...]
+                          ) -> tuple[TtnnMatmulConfig, bool, str | None] | str:
+    """``_matmul_config`` of ATTRIBUTES ``text`` once per distinct (text, memory); a skip as its reason."""
+    attrs, compute = _attributes(text)
+    try:
+        return _matmul_config(attrs, dict(memory), compute)
+    except _Skip as why:
+        return str(why)
+
+
+# the columns an op's reading depends on besides its duration (rows with the same cells in these read alike)
+_READ_COLUMNS = {_key(c) for c in ("OP TYPE", OP_CODE, ATTRIBUTES, "MATH FIDELITY", "CORE COUNT", "DEVICE ID",
+                                   "DEVICE ARCH")}
+
+
+def _op_of(row: _Row, op_code: str) -> IngestedOp:
+    """The op of a row, all but its row number and duration (``row=0``, ``device_kernel_ns=0``)."""
     if row.get("OP TYPE").lower() == "signpost":
         raise _Skip("signpost (a marker, not an op)")
-    text = row.get(DURATION)
-    if text.lower() in NO_VALUE:
+    if row.get(DURATION).lower() in NO_VALUE:
         raise _Skip(f"{DURATION} is empty (host-only op or no device data)")
-    try:
-        duration_ns = float(text)
-    except ValueError:
-        raise _Skip(f"{DURATION} {text!r} is not a number") from None
-    if not math.isfinite(duration_ns) or duration_ns <= 0:
-        raise _Skip(f"{DURATION} {text!r} is not a positive duration")
     name = op_code.split("::")[-1].lower()
     if name not in MATMUL_OPS | SDPA_OPS:
         if "matmul" in name or "sdpa" in name or "scaleddotproduct" in name:
             raise _Skip("a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
                         "ScaledDotProductAttention / SDPAOperation)")
         raise _Skip("not a matmul or SDPA op")
-    attrs = parse_attributes(row.get(ATTRIBUTES))
-    compute = _compute(attrs)
+    # the number cells of an op that is ingested: a bad one is an error (_BadCell), not a skip
+    core_count = row.number(positive_int, "CORE COUNT")
+    device_id = row.number(_device_id, "DEVICE ID")
+    attributes = row.get(ATTRIBUTES)
+    attrs, compute = _attributes(attributes)
     fidelity = _fidelity(row, compute)
-    parts = _matmul(row, attrs, compute) if name in MATMUL_OPS else _sdpa(row, attrs, compute)
+    parts = _matmul(row, attributes, attrs, compute) if name in MATMUL_OPS else _sdpa(row, attrs, compute)
     defaults = {"config": None, "causal": False, "q_chunk_size": None, "k_chunk_size": None}
-    return IngestedOp(row=number, op_code=op_code, fidelity=fidelity, device_kernel_ns=duration_ns,
-                      core_count=_int(row.get("CORE COUNT")), device_id=_int(row.get("DEVICE ID")),
+    return IngestedOp(row=0, op_code=op_code, fidelity=fidelity, device_kernel_ns=0.0,
+                      core_count=core_count, device_id=device_id,  # type: ignore[arg-type]
                       device_arch=row.get("DEVICE ARCH") or None, **{**defaults, **parts})  # type: ignore[arg-type]
 
 
-def _text(p: Path) -> str:
-    if not p.exists():
-        raise IngestError(f"{p}: no such file")
-    if not p.is_file():
-        raise IngestError(f"{p}: not a regular file")
-    try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise IngestError(f"{p}: not a CSV file (not UTF-8 text)") from None
-    except OSError as exc:
-        raise IngestError(f"{p}: cannot read ({exc.strerror})") from None
-    if "\x00" in text:
-        raise IngestError(f"{p}: not a CSV file (binary content)")
-    if not text.strip():
-        raise IngestError(f"{p}: empty file (no header)")
-    return text
-
-
-def read_ops_perf(path: str | Path) -> IngestReport:
-    """Every row of an ``ops_perf_results_*.csv``, ingested or skipped with the reason (module docstring)."""
-    p = Path(path)
-    csv.field_size_limit(max(csv.field_size_limit(), 1 << 24))  # ATTRIBUTES cells can be long
-    reader = csv.reader(io.StringIO(_text(p), newline=""))
-    ops: list[IngestedOp] = []
-    skipped: list[SkippedRow] = []
-    try:
-        header = next(reader)
-        columns: dict[str, int] = {}
-        for i, name in enumerate(header):
-            columns.setdefault(_key(name), i)
-        required = {OP_CODE: [OP_CODE], DURATION: [DURATION],
+REQUIRED_COLUMNS = {OP_CODE: [OP_CODE], DURATION: [DURATION],
                     **{f"INPUT_0_{a} (or INPUT_0_{a}_PAD[LOGICAL])": [f"INPUT_0_{a}", f"INPUT_0_{a}_PAD[LOGICAL]"]
                        for a in "YX"}}
-        missing = [name for name, alts in required.items() if not any(_key(alt) in columns for alt in alts)]
-        if missing:
-            raise IngestError(f"{p}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                              "missing (not an ops_perf_results CSV of tt-metal's device profiler?)")
-        last_line = reader.line_num
-        for cells in reader:
-            number, last_line = last_line + 1, reader.line_num
-            if not any(c.strip() for c in cells):
-                continue
-            row = _Row(columns, cells)
-            op_code = row.get(OP_CODE)
+
+
+def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progress | None = None) -> IngestReport:
+    """Every row of an ``ops_perf_results_*.csv``, ingested or skipped with the reason (module docstring).
+
+    The file is checked whole before anything is predicted or recorded: a row with another number of cells
+    than the header, or a number cell of an ingested op that is not what its column means, is an
+    ``IngestError`` naming the file, line and column, unless ``skip_bad_rows`` (then a skipped row saying
+    so). A file without data rows is an ``IngestError``."""
+    p = Path(path)
+    records = csv_records(p, read_text(p, IngestError), IngestError)
+    header_line = next(records, None)
+    if header_line is None:
+        raise IngestError(f"{p}: empty file (no header, no data rows)")
+    header = header_line[1]
+    columns = _Columns(header)
+    missing = [name for name, alts in REQUIRED_COLUMNS.items() if not any(alt in columns for alt in alts)]
+    if missing:
+        raise IngestError(f"{p}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                          "missing (not an ops_perf_results CSV of tt-metal's device profiler?)")
+    rows = list(records)
+    if not rows:
+        raise IngestError(f"{p}: no data rows (only the header)")
+    ops: list[IngestedOp] = []
+    skipped: list[SkippedRow] = []
+    bad: list[RowIssue] = []
+    # a trace repeats the same ops: rows alike in every column an op's reading depends on are read once
+    read_columns = [i for i, name in enumerate(header) if _key(name) in _READ_COLUMNS
+                    or _key(name).startswith(("INPUT", "OUTPUT"))]
+    cells_read = itemgetter(*read_columns)  # OP CODE is among them
+    known: dict[tuple[object, ...], IngestedOp | _Skip | _BadCell] = {}
+    if progress:
+        progress.phase("reading", len(rows))
+    for done, (number, cells) in enumerate(rows):
+        if progress:
+            progress.update(done)
+        row = _Row(columns, cells)
+        op_code = row.get(OP_CODE)
+        wrong = width_issue(str(p), number, cells, header)
+        if wrong is not None:
+            bad.append(wrong)
+            skipped.append(SkippedRow(number, op_code, wrong.detail))
+            continue
+        key = (row.get(DURATION).lower() in NO_VALUE, cells_read(cells))
+        op = known.get(key)
+        if op is None:
             try:
-                ops.append(_read_row(row, number, op_code))
-            except _Skip as why:
-                skipped.append(SkippedRow(number, op_code, str(why)))
-    except csv.Error as exc:
-        raise IngestError(f"{p}: not a readable CSV file (line {reader.line_num}: {exc})") from None
-    return IngestReport(p, tuple(ops), tuple(skipped))
+                op = _op_of(row, op_code)
+            except (_Skip, _BadCell) as why:
+                op = why
+            known[key] = op
+        if isinstance(op, IngestedOp):
+            try:
+                op = replace(op, row=number, device_kernel_ns=row.number(positive_time, DURATION))
+            except _BadCell as cell:
+                op = cell
+        if isinstance(op, IngestedOp):
+            ops.append(op)
+        elif isinstance(op, _Skip):
+            skipped.append(SkippedRow(number, op_code, str(op)))
+        else:
+            bad.append(cell_issue(str(p), number, op.column, op.error))
+            skipped.append(SkippedRow(number, op_code, str(op)))
+    if bad and not skip_bad_rows:
+        raise IngestError(refusal(bad))
+    return IngestReport(p, tuple(ops), tuple(skipped), tuple(bad))
 
 
 # ---- predictions and the store -----------------------------------------------------------------------
@@ -455,62 +585,133 @@ def suggest_hardware(report: IngestReport) -> str | None:
     return ARCH_HARDWARE.get(archs.pop()) if len(archs) == 1 else None
 
 
-def report_measurements(report: IngestReport, hw_name: str) -> list[Measurement]:
+def report_measurements(report: IngestReport, hw_name: str, progress: Progress | None = None) -> list[Measurement]:
     """Every ingested op as a results-store entry: matmuls predicted with their own config on ``hw_name``
-    restricted to the config's grid; SDPA measured only."""
-    base = load_hardware(hw_name)
-    return [_measurement(report, op, base) for op in report.ops]
+    restricted to the config's grid; SDPA measured only. Ops alike (``_Predictor``) are predicted once."""
+    predict = _Predictor(load_hardware(hw_name), str(report.file))
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if progress:
+        progress.phase("predicting", len(report.ops))
+    out = []
+    for done, op in enumerate(report.ops):
+        if progress:
+            progress.update(done)
+        out.append(_measurement(report, op, predict, created))
+    return out
 
 
 def record_report(report: IngestReport, hw_name: str, store: ResultsStore) -> list[int]:
-    """Record ``report_measurements`` in ``store``; the new row ids."""
-    return [store.record(m) for m in report_measurements(report, hw_name)]
+    """Record ``report_measurements`` in ``store`` (one transaction); the new row ids."""
+    return store.record_many(report_measurements(report, hw_name))
 
 
-def _measurement(report: IngestReport, op: IngestedOp, base: HardwareSpec) -> Measurement:
+@dataclass(frozen=True, slots=True)
+class _Predicted:
+    """The model's view of one distinct op: its hardware, evaluation, candidate, and the op's schedule
+    document as JSON without its first three keys (``source_file``, ``row``, ``op_code``: per row)."""
+
+    hw: HardwareSpec
+    hardware_sha256: str
+    evaluated: Evaluated | None
+    failure: str  # why it was not predicted ("" when it was, or when the model does not take the op)
+    candidate: str = ""
+    document_tail: str = "}"
+
+
+class _Predictor:
+    """Evaluates ops on ``base`` restricted to each op's grid, each distinct op once: a report repeats the
+    same ops many times, and an evaluation (building the candidate's schedule) is the expensive part."""
+
+    def __init__(self, base: HardwareSpec, source_file: str) -> None:
+        self.base, self.source_file = base, source_file
+        self.chips: dict[tuple[int, int] | None, tuple[HardwareSpec, str]] = {None: (base, hardware_sha256(base))}
+        self.known: dict[tuple[object, ...], _Predicted] = {}
+        self._config_json: dict[int, str] = {}  # by id of a config of report.ops (alive while they are)
+
+    def __call__(self, op: IngestedOp) -> _Predicted:
+        config = None
+        if op.config is not None:
+            config = self._config_json.get(id(op.config))
+            if config is None:
+                config = self._config_json[id(op.config)] = op.config.model_dump_json()
+        key = (op.kernel, tuple(op.model_shape.items()) if op.model_shape else None, op.dtype,
+               tuple(op.formats.items()), op.fidelity, op.fp32_acc, op.bias, op.activation, op.grid, config,
+               op.causal, op.q_chunk_size, op.k_chunk_size)
+        known = self.known.get(key)
+        if known is None:
+            known = self.known[key] = self._described(op, self._evaluate(op))
+        return known
+
+    def _evaluate(self, op: IngestedOp) -> _Predicted:
+        hw, sha = self.chips[None]
+        try:
+            if op.grid:
+                if op.grid not in self.chips:
+                    chip = restrict_grid(self.base, *op.grid)
+                    self.chips[op.grid] = (chip, hardware_sha256(chip))
+                hw, sha = self.chips[op.grid]
+            evaluated = None
+            if op.kernel == "gemm" and op.config is not None and op.model_shape is not None:
+                problem = make_problem(_program("gemm"), op.model_shape, op.dtype, op.fidelity,
+                                       formats=op.formats, placements=placements(op.config), fp32_acc=op.fp32_acc,
+                                       enabled={"bias"} if op.bias else set(), activation=op.activation)
+                evaluated = evaluate_config(hw, problem, op.config)
+            elif op.kernel == "flash_attention" and op.model_shape is not None:
+                problem = make_problem(_program("flash_attention"), op.model_shape, op.dtype, op.fidelity,
+                                       formats=op.formats, fp32_acc=op.fp32_acc,
+                                       options={"causal"} if op.causal else set())
+                sdpa = (TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
+                                       q_chunk_size=op.q_chunk_size,
+                                       k_chunk_size=op.k_chunk_size or op.q_chunk_size)
+                        if op.q_chunk_size else ttnn_default_sdpa_config(hw))
+                evaluated = evaluate_sdpa_config(hw, problem, sdpa)
+        except ValueError as exc:  # ConfigError, ProblemError, a grid that does not fit: recorded unpredicted
+            return _Predicted(hw, sha, None, f"not predicted: {exc}")
+        return _Predicted(hw, sha, evaluated, "")
+
+    @staticmethod
+    def _described(op: IngestedOp, p: _Predicted) -> _Predicted:
+        """``p`` with its candidate and document tail (the same for every op of its key)."""
+        evaluated = p.evaluated
+        if evaluated:
+            candidate = evaluated.result.candidate_name
+        elif op.config is not None:
+            candidate = candidate_name(op.config)
+        else:
+            candidate = "SDPAProgramConfig" if op.q_chunk_size else "SDPA (ttnn default config)"
+        tail = json.dumps({"candidate": candidate, "params": evaluated.values if evaluated else {},
+                           "dtype": op.dtype.value, "fidelity": op.fidelity.value,
+                           "ttnn_config": op.config.model_dump(mode="json") if op.config else None,
+                           "causal": op.causal, "q_chunk_size": op.q_chunk_size, "k_chunk_size": op.k_chunk_size})
+        return replace(p, candidate=candidate, document_tail=", " + tail[1:])
+
+
+@lru_cache(maxsize=4)
+def _program(kernel: str) -> TileProgram:
+    return load_program(kernel)
+
+
+def _measurement(report: IngestReport, op: IngestedOp, predict: _Predictor, created: str) -> Measurement:
     notes = [f"{report.file.name} row {op.row} ({op.op_code})", *filter(None, [op.note])]
-    family = base.name.split("_")[0]
+    family = predict.base.name.split("_")[0]
     if op.device_arch and not op.device_arch.lower().startswith(family):
-        notes.append(f"the report ran on {op.device_arch}; predicted on {base.name}")
-    hw, evaluated = base, None
-    try:
-        if op.grid:
-            hw = restrict_grid(base, *op.grid)
-        if op.kernel == "gemm" and op.config is not None and op.model_shape is not None:
-            problem = make_problem(load_program("gemm"), op.model_shape, op.dtype, op.fidelity,
-                                   formats=op.formats, placements=placements(op.config), fp32_acc=op.fp32_acc,
-                                   enabled={"bias"} if op.bias else set(), activation=op.activation)
-            evaluated = evaluate_config(hw, problem, op.config)
-        elif op.kernel == "flash_attention" and op.model_shape is not None:
-            problem = make_problem(load_program("flash_attention"), op.model_shape, op.dtype, op.fidelity,
-                                   formats=op.formats, fp32_acc=op.fp32_acc,
-                                   options={"causal"} if op.causal else set())
-            sdpa = (TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
-                                   q_chunk_size=op.q_chunk_size, k_chunk_size=op.k_chunk_size or op.q_chunk_size)
-                    if op.q_chunk_size else ttnn_default_sdpa_config(hw))
-            evaluated = evaluate_sdpa_config(hw, problem, sdpa)
-    except ValueError as exc:  # ConfigError, ProblemError, a grid that does not fit: recorded unpredicted
-        notes.append(f"not predicted: {exc}")
+        notes.append(f"the report ran on {op.device_arch}; predicted on {predict.base.name}")
+    predicted = predict(op)
+    hw, evaluated = predicted.hw, predicted.evaluated
+    if predicted.failure:
+        notes.append(predicted.failure)
     sol = evaluated.result.solution if evaluated else None
     if evaluated and evaluated.result.conflict:
         notes.append(evaluated.result.conflict.message)
-    if evaluated:
-        candidate = evaluated.result.candidate_name
-    elif op.config is not None:
-        candidate = candidate_name(op.config)
-    else:
-        candidate = "SDPAProgramConfig" if op.q_chunk_size else "SDPA (ttnn default config)"
-    document = {"source_file": str(report.file), "row": op.row, "op_code": op.op_code, "candidate": candidate,
-                "params": evaluated.values if evaluated else {}, "dtype": op.dtype.value,
-                "fidelity": op.fidelity.value, "ttnn_config": op.config.model_dump(mode="json") if op.config else None,
-                "causal": op.causal, "q_chunk_size": op.q_chunk_size, "k_chunk_size": op.k_chunk_size}
+    # the schedule document: {"source_file", "row", "op_code", then the key's part, as JSON}
+    head = json.dumps({"source_file": predict.source_file, "row": op.row, "op_code": op.op_code})
     return Measurement(
-        source="report", hardware=hw.name, hardware_sha256=hardware_sha256(hw), kernel=op.kernel,
-        shape=dict(op.shape), candidate=candidate, schedule_json=json.dumps(document),
+        source="report", hardware=hw.name, hardware_sha256=predicted.hardware_sha256, kernel=op.kernel,
+        shape=dict(op.shape), candidate=predicted.candidate, schedule_json=head[:-1] + predicted.document_tail,
         predicted_cycles=sol.latency_cycles if sol else None,
         predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None,
         breakdown=dict(sol.breakdown) if sol else {}, measured_ns=op.device_kernel_ns,
-        measured_what="device kernel duration", note="; ".join(notes))
+        measured_what="device kernel duration", note="; ".join(notes), created=created)
 
 
 def summary_json(report: IngestReport) -> dict[str, object]:

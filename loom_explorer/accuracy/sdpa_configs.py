@@ -28,9 +28,8 @@ from loom_explorer.accuracy.ttnn_configs import (
     Evaluated,
     TtnnMatmulConfig,
     check_grid,
-    evaluate_config,
     evaluate_values,
-    ttnn_default_config,
+    ttnn_default_evaluated,
     validated,
 )
 from loom_explorer.hardware.schema import HardwareSpec
@@ -128,5 +127,4 @@ def evaluate_ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatmu
     if is_attention(problem.program):
         sdpa = ttnn_default_sdpa_config(hw)
         return sdpa, evaluate_sdpa_config(hw, problem, sdpa)
-    matmul = ttnn_default_config(hw, problem)
-    return matmul, evaluate_config(hw, problem, matmul)
+    return ttnn_default_evaluated(hw, problem)

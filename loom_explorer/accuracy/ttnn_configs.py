@@ -171,6 +171,11 @@ PER_CORE_FACTORS = (16, 8, 4, 2)  # get_per_core_factor's trial sizes, largest f
 
 
 def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
+    """The config ttnn picks for a DRAM-interleaved matmul called without one (``ttnn_default_evaluated``)."""
+    return ttnn_default_evaluated(hw, problem)[0]
+
+
+def ttnn_default_evaluated(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatmulConfig, Evaluated]:
     """The config ttnn picks for a DRAM-interleaved matmul called without a program config or a core grid
     (``create_simple_matmul_program_config`` in ttnn's ``matmul_op.cpp``; reference section 4):
 
@@ -186,7 +191,9 @@ def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
        ceil(Nt/grid_x)``, ``in0_block_w = Kt/grid_x`` when that divides ``Kt`` (else 1);
 
     then the output block: the per-core block or, when that does not fit L1, the largest near-square block
-    of divisors that does (``output_blocks``), and the first legal sub-block of ttnn's search order."""
+    of divisors that does (``output_blocks``), and the first legal sub-block of ttnn's search order.
+
+    Returned with its evaluation (what ``evaluate_config`` gives for it), on the one schedule built."""
     mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
     m, n = problem.elements("M"), problem.elements("N")
     gx, gy = hw.grid.columns, hw.grid.rows
@@ -216,9 +223,10 @@ def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
     schedule = config_schedule(hw, problem, config(pm, pn))  # every block size runs the same candidate
     for bh, bw in output_blocks(pm, pn):
         cfg = config(bh, bw)
-        if evaluate_on(schedule, cfg).result.solution is not None:
-            return cfg
-    return config(1, 1)
+        evaluated = evaluate_on(schedule, cfg)
+        if evaluated.result.solution is not None:
+            return cfg, evaluated
+    return config(1, 1), evaluate_on(schedule, config(1, 1))
 
 
 def _per_core_factor(hw: HardwareSpec, problem: Problem, in0_block_w: int) -> int:

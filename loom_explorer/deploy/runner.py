@@ -25,7 +25,7 @@ from typing import Literal, Protocol
 
 from loom_explorer.deploy.store import Measurement
 from loom_explorer.deploy.verify import VerifyReport, verify_kernel_file
-from loom_explorer.export.schedule_json import ScheduleDocument, rebuild
+from loom_explorer.export.schedule_json import ScheduleDocument, rebuild_own
 from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.export.ttnn_config import compute_config_args, ttnn_equivalent
 
@@ -69,11 +69,12 @@ class SimulatorRunner:
         why = self.unavailable()
         if why:
             raise RunnerError(why)
-        source = ttlang_source(rebuild(doc), doc)
+        source = ttlang_source(rebuild_own(doc), doc)
         with tempfile.TemporaryDirectory(prefix="loom-run-") as work:
             path = Path(work) / "kernel.py"
             path.write_text(source)
-            report = verify_kernel_file(path, self.timeout_seconds)
+            report = verify_kernel_file(path, self.timeout_seconds, hw_file=doc.hardware.source,
+                                        kernel_file=doc.problem.kernel)
         return simulator_run(report)
 
 
@@ -101,7 +102,7 @@ class CardRunner:
         why = self.unavailable()
         if why:
             raise RunnerError(why)
-        built = rebuild(doc)
+        built = rebuild_own(doc)
         name, args, notes = ttnn_equivalent(built.schedule, built.solution.values())
         import torch
         import ttnn

@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Literal
@@ -106,7 +107,9 @@ class Measurement:
     ortools_version: str = field(default_factory=lambda: package_version("ortools"))
 
 
+@cache
 def package_version(name: str) -> str:
+    """The installed version of ``name`` (read once per process: every Measurement carries two)."""
     try:
         return version(name)
     except PackageNotFoundError:
@@ -153,13 +156,19 @@ class ResultsStore:
         self._db.close()
 
     def record(self, m: Measurement) -> int:
-        values = {c: getattr(m, c) for c in _COLUMNS}
-        values.update(shape=json.dumps(m.shape), breakdown=json.dumps(m.breakdown),
-                      traffic_equal=None if m.traffic_equal is None else int(m.traffic_equal))
+        return self.record_many([m])[0]
+
+    def record_many(self, measurements: Iterable[Measurement]) -> list[int]:
+        """Record ``measurements`` in one transaction (all of them or, on an error, none); their row ids."""
+        insert = f"INSERT INTO measurements ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+        ids = []
         with self._db:
-            cur = self._db.execute(f"INSERT INTO measurements ({', '.join(_COLUMNS)}) "
-                                   f"VALUES ({', '.join('?' * len(_COLUMNS))})", [values[c] for c in _COLUMNS])
-        return int(cur.lastrowid or 0)
+            for m in measurements:
+                values = {c: getattr(m, c) for c in _COLUMNS}
+                values.update(shape=json.dumps(m.shape), breakdown=json.dumps(m.breakdown),
+                              traffic_equal=None if m.traffic_equal is None else int(m.traffic_equal))
+                ids.append(int(self._db.execute(insert, [values[c] for c in _COLUMNS]).lastrowid or 0))
+        return ids
 
     def measurements(self, hardware: str | None = None, kernel: str | None = None) -> list[Measurement]:
         query = f"SELECT {', '.join(_COLUMNS)} FROM measurements"

@@ -85,10 +85,13 @@ def embedded_document(path: str | Path) -> ScheduleDocument:
                             "`loom-explorer export --format ttlang`")
 
 
-def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0) -> VerifyReport:
-    """Simulate ``path`` and compare (module docstring); ScheduleFileError / SimulationError on failure."""
+def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0, hw_file: str | Path | None = None,
+                       kernel_file: str | Path | None = None) -> VerifyReport:
+    """Simulate ``path`` and compare (module docstring); ScheduleFileError / SimulationError on failure.
+    ``hw_file`` / ``kernel_file``: the hardware and kernel files the schedule was made for, when they are not
+    shipped ones (the embedded document names them, but a document never opens a file it names)."""
     doc = embedded_document(path)
-    built = rebuild(doc)
+    built = rebuild(doc, hw_file=hw_file, kernel_file=kernel_file)
     values = built.solution.values()
     predicted = tile_traffic(built.hardware, built.problem, schedule_transfers(built.hardware, built.schedule, values))
     sim = simulate(path, (values["grid_x"], values["grid_y"]), timeout_seconds)

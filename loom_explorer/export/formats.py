@@ -6,7 +6,7 @@ import json
 from typing import Literal
 
 from loom_explorer.export.npe_workload import npe_workload
-from loom_explorer.export.schedule_json import rebuild, schedule_document
+from loom_explorer.export.schedule_json import rebuild_own, schedule_document
 from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.export.ttnn_config import ttnn_source
 from loom_explorer.hardware.schema import HardwareSpec
@@ -30,8 +30,7 @@ def export_text(fmt: ExportFormat, hw: HardwareSpec, hw_source: str, kernel_sour
     doc = schedule_document(hw, hw_source, kernel_source, problem, result, options, noc_bound)
     if fmt == "json":
         return doc.to_json()
-    if fmt == "ttlang":
-        return ttlang_source(rebuild(doc), doc)
-    if fmt == "ttnn":
-        return ttnn_source(rebuild(doc), doc)
-    return json.dumps(npe_workload(hw, schedule_transfers(hw, schedule, doc.params)), indent=1) + "\n"
+    if fmt == "npe":
+        return json.dumps(npe_workload(hw, schedule_transfers(hw, schedule, doc.params)), indent=1) + "\n"
+    built = rebuild_own(doc)
+    return ttlang_source(built, doc) if fmt == "ttlang" else ttnn_source(built, doc)

@@ -10,21 +10,26 @@ time limit, workers, seed, whether the NoC link terms were in the model).
 symbolic schedule and evaluates the recorded parameters with the referee: the predicted latency must come
 out identical, or the document no longer describes what this version of the tool would predict
 (:class:`ScheduleFileError` says which part changed).
+
+Reading is strict: UTF-8 JSON (``NaN``, ``Infinity`` and numbers that overflow a float are refused, though
+Python's ``json`` module accepts them), every field of its JSON type (no ``"5"`` for 5), counts and cycles
+>= 0, extents >= 1, the time limit finite and > 0; every problem is one line naming the field.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from loom_explorer.hardware import load_hardware
+from loom_explorer.hardware import list_hardware, load_hardware
 from loom_explorer.hardware.schema import (
     HardwareSpec,
     parse_data_format,
@@ -34,13 +39,18 @@ from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem, make_problem
-from loom_explorer.program import load_program
+from loom_explorer.program import list_kernels, load_program
 from loom_explorer.program.load import shipped_kernels_dir
 from loom_explorer.solve.result import CandidateResult, Solution
 from loom_explorer.solve.solver import SolveOptions
 from loom_explorer.validate import referee
 
 SCHEDULE_SCHEMA_VERSION = 1
+MAX_FILE_BYTES = 1 << 24  # a schedule document is a few KiB; an exported kernel embedding one, tens of KiB
+_MAX_INT = (1 << 63) - 1  # the model's integers are 64-bit
+
+Count = Annotated[int, Field(ge=0, le=_MAX_INT)]
+Extent = Annotated[int, Field(ge=1, le=_MAX_INT)]
 
 
 class ScheduleFileError(ValueError):
@@ -48,7 +58,7 @@ class ScheduleFileError(ValueError):
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class HardwareRecord(_Record):
@@ -60,7 +70,7 @@ class HardwareRecord(_Record):
 class ProblemRecord(_Record):
     kernel: str  # the shipped name or .py path it was loaded from
     kernel_sha256: str
-    shape: dict[str, int]
+    shape: dict[str, Extent]
     formats: dict[str, str]
     fidelity: str
     fp32_acc: bool
@@ -73,18 +83,18 @@ class ProblemRecord(_Record):
 class SolverRecord(_Record):
     tool_version: str
     ortools_version: str
-    time_limit_seconds: float
-    workers_per_model: int
-    seed: int
+    time_limit_seconds: float = Field(gt=0)
+    workers_per_model: int = Field(ge=1)
+    seed: int = Field(ge=0, le=2**31 - 1)  # CP-SAT's random_seed is a 32-bit integer
     noc_bound: bool
 
 
 class PredictionRecord(_Record):
-    latency_cycles: int
-    latency_us: float
-    breakdown: dict[str, int]
-    l1_bytes: int
-    dram_read_bytes: int
+    latency_cycles: Count
+    latency_us: float = Field(ge=0)
+    breakdown: dict[str, Count]
+    l1_bytes: Count
+    dram_read_bytes: Count
 
 
 class ScheduleDocument(_Record):
@@ -94,8 +104,8 @@ class ScheduleDocument(_Record):
     problem: ProblemRecord
     candidate: str
     status: str
-    pins: dict[str, int]
-    params: dict[str, int]
+    pins: dict[str, Count]
+    params: dict[str, Count]
     prediction: PredictionRecord
     solver: SolverRecord
 
@@ -156,20 +166,56 @@ def schedule_document(hw: HardwareSpec, hw_source: str, kernel_source: str, prob
     )
 
 
+class _NotFinite:
+    """What the JSON reader puts in place of ``NaN``, ``Infinity`` or an overflowing number: no field accepts
+    it, so validation names the field that holds it."""
+
+    def __init__(self, text: str, why: str = "is not a finite number JSON allows") -> None:
+        self.text, self.why = text, why
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _parse_float(text: str) -> float | _NotFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NotFinite(text)
+
+
+def _parse_int(text: str) -> int | _NotFinite:
+    if len(text) <= 20 and abs(value := int(text)) <= _MAX_INT:  # length first: int() of 5000 digits raises
+        return value
+    return _NotFinite(text if len(text) <= 24 else f"{text[:10]}...({len(text)} digits)", "is too large (at most 2^63-1)")
+
+
+def _json(text: str) -> Any:
+    return json.loads(text, parse_constant=_NotFinite, parse_float=_parse_float, parse_int=_parse_int)
+
+
+def _field_error(origin: str, err: Any) -> str:
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    if isinstance(err["input"], _NotFinite):
+        return f"{origin}: field {where}: {err['input'].text[:30]} {err['input'].why}"
+    got = "" if err["type"] == "missing" or isinstance(err["input"], (dict, list)) else f" (got {err['input']!r:.40})"
+    return f"{origin}: field {where}: {err['msg']}{got}"
+
+
 def parse_schedule_document(text: str, origin: str = "schedule") -> ScheduleDocument:
+    """The document in ``text``; ScheduleFileError, one line per problem naming ``origin`` and the field."""
     try:
-        raw = json.loads(text)
+        raw = _json(text)
     except json.JSONDecodeError as exc:
         raise ScheduleFileError(f"{origin}: not JSON: {exc}") from None
-    if isinstance(raw, dict) and raw.get("schema_version") not in (None, SCHEDULE_SCHEMA_VERSION):
+    except RecursionError:
+        raise ScheduleFileError(f"{origin}: not a schedule document: nested too deeply") from None
+    version_value = raw.get("schema_version", SCHEDULE_SCHEMA_VERSION) if isinstance(raw, dict) else None
+    if isinstance(raw, dict) and (type(version_value) is not int or version_value != SCHEDULE_SCHEMA_VERSION):
         raise ScheduleFileError(f"{origin}: schema_version {raw['schema_version']!r}; this tool reads "
                                 f"{SCHEDULE_SCHEMA_VERSION}")
     try:
-        return ScheduleDocument.model_validate(raw)
+        return ScheduleDocument.model_validate(raw, strict=True)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ScheduleFileError(f"{origin}: field {where}: {first['msg']}") from None
+        raise ScheduleFileError("\n".join(_field_error(origin, err) for err in exc.errors())) from None
 
 
 def load_schedule_document(path: str | Path) -> ScheduleDocument:
@@ -177,31 +223,58 @@ def load_schedule_document(path: str | Path) -> ScheduleDocument:
 
 
 def read_text(path: str | Path, what: str) -> str:
-    """The UTF-8 text of ``path``; ScheduleFileError naming it when it is missing or not text."""
+    """The UTF-8 text of ``path``; ScheduleFileError naming it when it is missing, unreadable or not text."""
     p = Path(path)
-    if not p.is_file():
-        raise ScheduleFileError(f"{what} {p} does not exist")
     try:
-        return p.read_text(encoding="utf-8")
+        if not p.is_file():
+            raise ScheduleFileError(f"{what} {p} " + ("is not a regular file" if p.exists() else "does not exist"))
+        with p.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ScheduleFileError(f"{what} {p}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScheduleFileError(f"{what} {p} is larger than {MAX_FILE_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScheduleFileError(f"{what} {p} is not UTF-8 text") from None
 
 
-def rebuild(doc: ScheduleDocument) -> RebuiltSchedule:
-    """The document's schedule, rebuilt and re-evaluated (module docstring); raises ScheduleFileError."""
+def _source(field: str, named: str, shipped: list[str], given: str | Path | None, flag: str) -> str:
+    """What to load for a document's hardware or kernel: a shipped name as it is; otherwise only the file the
+    person running the tool gave (``given``). A document is data: it never names a file to open or, for a
+    kernel, Python to run."""
+    if named in shipped:
+        return named
+    if given is None:
+        raise ScheduleFileError(f"{field}: the document names the file {named!r}, and a schedule document never "
+                                f"opens a file it names; give that file yourself ({flag} FILE) to use it")
+    return str(given)
+
+
+def rebuild(doc: ScheduleDocument, hw_file: str | Path | None = None,
+            kernel_file: str | Path | None = None) -> RebuiltSchedule:
+    """The document's schedule, rebuilt and re-evaluated (module docstring); raises ScheduleFileError.
+
+    A shipped hardware or kernel name in the document is loaded as such. A file it names instead is never
+    opened: ``hw_file`` / ``kernel_file`` are the files the person running the tool names for them (from the
+    command line, or the arguments this process made the document from); their hashes must match the
+    document's."""
+    hw_source = _source("hardware", doc.hardware.source, list_hardware(), hw_file, "--hw")
     try:
-        hw = load_hardware(doc.hardware.source)
+        hw = load_hardware(hw_source)
     except ValueError as exc:
         raise ScheduleFileError(f"hardware: {exc}") from None
     if hardware_sha256(hw) != doc.hardware.sha256:
-        raise ScheduleFileError(f"hardware: {doc.hardware.source} has changed since the schedule was exported "
+        raise ScheduleFileError(f"hardware: {hw_source} has changed since the schedule was exported "
                                 "(its sha256 differs)")
     p = doc.problem
+    kernel = _source("problem.kernel", p.kernel, list_kernels(), kernel_file, "--kernel")
     try:
-        if kernel_sha256(p.kernel) != p.kernel_sha256:
-            raise ScheduleFileError(f"problem.kernel: {p.kernel} has changed since the schedule was exported "
+        if kernel_sha256(kernel) != p.kernel_sha256:
+            raise ScheduleFileError(f"problem.kernel: {kernel} has changed since the schedule was exported "
                                     "(its sha256 differs)")
-        program = load_program(p.kernel)
+        program = load_program(kernel)
         output = program.outputs[0].name
         if output not in p.formats:
             raise ScheduleFileError(f"problem.formats: no format for the output tensor {output!r}")
@@ -235,3 +308,9 @@ def rebuild(doc: ScheduleDocument) -> RebuiltSchedule:
         raise ScheduleFileError(f"prediction.latency_cycles: the model now predicts {solution.latency_cycles:,} "
                                 f"cycles for these parameters, the document says {doc.prediction.latency_cycles:,}")
     return RebuiltSchedule(hw, problem, schedule, solution)
+
+
+def rebuild_own(doc: ScheduleDocument) -> RebuiltSchedule:
+    """``rebuild`` of a document this process made from its user's own arguments (never one read from a
+    file): the hardware and kernel files it names are the ones that user gave."""
+    return rebuild(doc, hw_file=doc.hardware.source, kernel_file=doc.problem.kernel)

@@ -4,16 +4,42 @@ Every field carries its unit in its name. The YAML files state the source of eac
 values marked version-dependent in the reference (usable L1, effective bandwidths) are plain fields a user
 can change. Rates that are not whole numbers (bytes/cycle) stay floats here and become exact rationals in
 the model.
+
+Every number is bounded, so that nothing the model derives from a file can overflow or divide by zero (NaN
+and infinities are refused everywhere):
+
+* NoC extents: at most 64 per axis. A NoC node id is a 6-bit field of a NoC address on Wormhole and Blackhole
+  (tt-metal ``noc_parameters.h``: ``NOC_ADDR_NODE_ID_BITS 6``).
+* Byte sizes (L1, DRAM channel, packet, tile): at most 2^36 bytes, a node's local address space
+  (``NOC_ADDR_LOCAL_BITS 36``).
+* Rates (bytes/cycle): from 0.001 (the model turns a rate into a fraction of denominator <= 1000, so a smaller
+  one would round to zero) up to 2^36 (a node's whole address space per cycle).
+* Fixed costs (cycles): at most 2^32 (seconds at any clock for one transaction or tile op); counts of Dst
+  tiles: at most 2^16.
+* ``clock_ghz``: 0.001 (1 MHz) to 1000 (1 THz), so that every time in microseconds stays finite and nonzero.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SCHEMA_VERSION = 1
+
+MAX_NOC_EXTENT = 1 << 6  # NoC node ids are 6-bit (NOC_ADDR_NODE_ID_BITS)
+MAX_BYTES = 1 << 36  # a NoC node's local address space (NOC_ADDR_LOCAL_BITS)
+MIN_RATE_BYTES_PER_CYCLE = 0.001  # rates become fractions with denominator <= 1000 (model.expr.ceil_rate)
+MAX_RATE_BYTES_PER_CYCLE = float(MAX_BYTES)
+MAX_CYCLES = 1 << 32
+MAX_TILES = 1 << 16
+MIN_CLOCK_GHZ, MAX_CLOCK_GHZ = 0.001, 1000.0
+
+Cycles = Annotated[int, Field(ge=0, le=MAX_CYCLES)]
+PositiveCycles = Annotated[int, Field(gt=0, le=MAX_CYCLES)]
+Bytes = Annotated[int, Field(gt=0, le=MAX_BYTES)]
+Rate = Annotated[float, Field(ge=MIN_RATE_BYTES_PER_CYCLE, le=MAX_RATE_BYTES_PER_CYCLE)]
 
 
 class DataFormat(str, Enum):
@@ -67,7 +93,7 @@ def parse_fidelity(text: str) -> Fidelity:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Coord(_Frozen):
@@ -84,8 +110,9 @@ class GridSpec(_Frozen):
     rows: int = Field(ge=1, description="compute grid y extent")
     noc_x: list[int] = Field(description="NoC x coordinate of each compute column, left to right")
     noc_y: list[int] = Field(description="NoC y coordinate of each compute row, top to bottom")
-    noc_width: int = Field(ge=1, description="NoC grid x extent (all tiles, including DRAM/Ethernet/PCIe)")
-    noc_height: int = Field(ge=1, description="NoC grid y extent")
+    noc_width: int = Field(ge=1, le=MAX_NOC_EXTENT,
+                           description="NoC grid x extent (all tiles, including DRAM/Ethernet/PCIe)")
+    noc_height: int = Field(ge=1, le=MAX_NOC_EXTENT, description="NoC grid y extent")
 
     @model_validator(mode="after")
     def _check(self) -> GridSpec:
@@ -107,8 +134,8 @@ class GridSpec(_Frozen):
 
 
 class L1Spec(_Frozen):
-    total_bytes: int = Field(gt=0)
-    usable_bytes: int = Field(gt=0, description="bytes available to circular buffers (version-dependent)")
+    total_bytes: Bytes
+    usable_bytes: Bytes = Field(description="bytes available to circular buffers (version-dependent)")
 
     @model_validator(mode="after")
     def _check(self) -> L1Spec:
@@ -123,13 +150,13 @@ class NocSpec(_Frozen):
     routing: list[Literal["x_then_y", "y_then_x"]] = Field(
         description="dimension order of each NoC: NoC0 +x then +y, NoC1 -y then -x"
     )
-    link_bytes_per_cycle: float = Field(gt=0, description="per link per direction")
-    hop_latency_cycles: int = Field(ge=0, description="router to router")
-    max_packet_bytes: int = Field(gt=0)
-    unicast_bytes_per_cycle: float = Field(gt=0, description="sustained L1->L1 write of one core")
-    multicast_bytes_per_cycle: float = Field(gt=0, description="sustained multicast of one sender (bytes issued)")
-    transaction_latency_cycles: int = Field(ge=0, description="fixed cost of one L1->L1 transaction")
-    multicast_handshake_cycles: int = Field(ge=0, description="semaphore round trip sender<->receivers per block")
+    link_bytes_per_cycle: Rate = Field(description="per link per direction")
+    hop_latency_cycles: Cycles = Field(description="router to router")
+    max_packet_bytes: Bytes
+    unicast_bytes_per_cycle: Rate = Field(description="sustained L1->L1 write of one core")
+    multicast_bytes_per_cycle: Rate = Field(description="sustained multicast of one sender (bytes issued)")
+    transaction_latency_cycles: Cycles = Field(description="fixed cost of one L1->L1 transaction")
+    multicast_handshake_cycles: Cycles = Field(description="semaphore round trip sender<->receivers per block")
 
     @model_validator(mode="after")
     def _check(self) -> NocSpec:
@@ -139,20 +166,20 @@ class NocSpec(_Frozen):
 
 
 class DramEndpoint(_Frozen):
-    channel: int = Field(ge=0)
-    x: int = Field(ge=0)
-    y: int = Field(ge=0)
+    channel: int = Field(ge=0, lt=MAX_NOC_EXTENT * MAX_NOC_EXTENT)
+    x: int = Field(ge=0, lt=MAX_NOC_EXTENT)
+    y: int = Field(ge=0, lt=MAX_NOC_EXTENT)
 
 
 class DramSpec(_Frozen):
-    channels: int = Field(ge=1)
-    channel_bytes: int = Field(gt=0, description="capacity of one channel")
-    channel_peak_bytes_per_cycle: float = Field(gt=0)
-    chip_read_bytes_per_cycle: float = Field(gt=0, description="sustained aggregate read bandwidth, all channels")
-    core_read_bytes_per_cycle: float = Field(gt=0, description="sustained read bandwidth of one reading core")
-    core_write_bytes_per_cycle: float = Field(gt=0, description="sustained write bandwidth of one writing core")
-    read_latency_cycles: int = Field(ge=0, description="one read transaction, request to data")
-    write_latency_cycles: int = Field(ge=0)
+    channels: int = Field(ge=1, le=MAX_NOC_EXTENT * MAX_NOC_EXTENT, description="each needs a NoC endpoint")
+    channel_bytes: Bytes = Field(description="capacity of one channel")
+    channel_peak_bytes_per_cycle: Rate
+    chip_read_bytes_per_cycle: Rate = Field(description="sustained aggregate read bandwidth, all channels")
+    core_read_bytes_per_cycle: Rate = Field(description="sustained read bandwidth of one reading core")
+    core_write_bytes_per_cycle: Rate = Field(description="sustained write bandwidth of one writing core")
+    read_latency_cycles: Cycles = Field(description="one read transaction, request to data")
+    write_latency_cycles: Cycles
     endpoints: list[DramEndpoint]
 
     @model_validator(mode="after")
@@ -168,16 +195,17 @@ class DramSpec(_Frozen):
 
 
 class ComputeSpec(_Frozen):
-    matmul_tile_cycles: dict[Fidelity, int] = Field(description="one 32x32x32 tile matmul, by fidelity")
-    dst_tiles: int = Field(ge=1, description="Dst tiles a kernel gets with 16-bit accumulation (half sync)")
-    dst_tiles_fp32_acc: int = Field(ge=1, description="Dst tiles with fp32 accumulation")
-    subblock_overhead_cycles: int = Field(ge=0, description="acquire/release Dst and start a sub-block")
-    tile_pack_cycles: int = Field(ge=0, description="pack one tile from Dst to L1 (or unpack a partial back)")
-    eltwise_tile_cycles: int = Field(ge=0, description="one FPU elementwise tile op (e.g. add of partials)")
-    sfpu_tile_cycles: dict[str, int] = Field(description="one SFPU op over a 32x32 tile, by op name")
-    kernel_launch_cycles: int = Field(ge=0, description="fixed cost per op launch on the device")
-    unpack_bytes_per_cycle: float | None = Field(
-        default=None, gt=0,
+    matmul_tile_cycles: dict[Fidelity, PositiveCycles] = Field(description="one 32x32x32 tile matmul, by fidelity")
+    dst_tiles: int = Field(ge=1, le=MAX_TILES,
+                           description="Dst tiles a kernel gets with 16-bit accumulation (half sync)")
+    dst_tiles_fp32_acc: int = Field(ge=1, le=MAX_TILES, description="Dst tiles with fp32 accumulation")
+    subblock_overhead_cycles: Cycles = Field(description="acquire/release Dst and start a sub-block")
+    tile_pack_cycles: Cycles = Field(description="pack one tile from Dst to L1 (or unpack a partial back)")
+    eltwise_tile_cycles: Cycles = Field(description="one FPU elementwise tile op (e.g. add of partials)")
+    sfpu_tile_cycles: dict[str, Cycles] = Field(description="one SFPU op over a 32x32 tile, by op name")
+    kernel_launch_cycles: Cycles = Field(description="fixed cost per op launch on the device")
+    unpack_bytes_per_cycle: Rate | None = Field(
+        default=None,
         description="L1 bytes per cycle the unpackers feed the matrix unit's source registers with; "
                     "absent: never a bottleneck (not modelled)")
 
@@ -199,13 +227,13 @@ class HardwareSpec(_Frozen):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     arch: str
     description: str
-    clock_ghz: float = Field(gt=0)
+    clock_ghz: float = Field(ge=MIN_CLOCK_GHZ, le=MAX_CLOCK_GHZ)
     grid: GridSpec
     l1: L1Spec
     noc: NocSpec
     dram: DramSpec
     compute: ComputeSpec
-    tile_bytes: dict[DataFormat, int]
+    tile_bytes: dict[DataFormat, Bytes]
 
     @field_validator("tile_bytes")
     @classmethod

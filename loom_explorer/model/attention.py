@@ -44,11 +44,30 @@ cannot come from nothing; TTNN's SDPA writer fills mask tiles from its RISC-V in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import gcd
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
-from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, lookup, maximum, minimum, mul, select
-from loom_explorer.model.quantities import BUFFER_DEPTHS, GridQuantities, grid_params, param_maker
+from loom_explorer.model.domain import Domain
+from loom_explorer.model.expr import (
+    Expr,
+    Var,
+    ceil_div,
+    const,
+    floor_div,
+    lookup,
+    maximum,
+    minimum,
+    mul,
+    select,
+)
+from loom_explorer.model.quantities import (
+    BUFFER_DEPTHS,
+    GridQuantities,
+    grid_params,
+    param_maker,
+    spread_domain,
+)
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import Problem, ProblemError
 from loom_explorer.program.attention import Attention, analyse_attention
@@ -171,14 +190,9 @@ class AttentionQuantities(GridQuantities):
     def _pair_steps(self) -> Expr:
         """Steps of the slowest balanced pair of query chunks (module docstring), as a table."""
         sq_t, skv_t = self.problem.tiles(self.st.q_dim), self.problem.tiles(self.st.kv_dim)
-
-        def slowest(qc: int, kc: int) -> int:
-            n_q, n_k = -(-sq_t // qc), -(-skv_t // kc)
-            need = [min(-(-(i + 1) * qc // kc), n_k) for i in range(n_q)]
-            return max(need[j] + (need[n_q - 1 - j] if n_q - 1 - j != j else 0) for j in range(-(-n_q // 2)))
-
         qs, ks = self.q_chunk_size, self.k_chunk_size
-        return lookup((qs, ks), {(a, b): slowest(a // 32, b // 32) for a in qs.values for b in ks.values})
+        return lookup((qs, ks), {(a, b): slowest_pair_steps(sq_t, skv_t, a // 32, b // 32)
+                                 for a in qs.values for b in ks.values})
 
     @property
     def mask_index_tiles(self) -> Expr:
@@ -249,6 +263,38 @@ class AttentionQuantities(GridQuantities):
         return [("q@k", self.qk_subblock_h, self.qk_subblock_w), ("s@v", self.out_subblock_h, self.out_subblock_w)]
 
 
+def slowest_pair_steps(sq_t: int, skv_t: int, qc: int, kc: int) -> int:
+    """``max_j need(j) + need(n_q - 1 - j)`` over the pairs ``j < ceil(n_q / 2)`` (the middle chunk of an odd
+    ``n_q`` counted once), ``need(i) = min(ceil((i+1)*qc/kc), n_k)``: the steps of the slowest balanced pair.
+
+    Without enumerating the ``n_q`` chunks: ``need`` is capped (``= n_k``) exactly from the first index ``c``
+    where ``ceil((i+1)*qc/kc) >= n_k`` (a binary search), so the pairs fall into intervals bounded by ``c`` and
+    ``n_q - c`` (and the middle). Where only one side is capped the sum is monotone (its maximum at an end of
+    the interval); where neither is, it is periodic with period ``p = kc / gcd(qc, kc)`` (``j -> j + p`` adds
+    ``p*qc/kc``, an integer, to one ceiling and takes it from the other); both capped, constant. So the
+    maximum is over the points within ``p`` of every interval end: ``O(p + log n_q)`` evaluations."""
+    n_q, n_k = -(-sq_t // qc), -(-skv_t // kc)
+    pairs = -(-n_q // 2)
+
+    def need(i: int) -> int:
+        return min(-(-(i + 1) * qc // kc), n_k)
+
+    def pair(j: int) -> int:
+        return need(j) + (need(n_q - 1 - j) if n_q - 1 - j != j else 0)
+
+    lo, hi = 0, n_q  # first capped index: the least i with ceil((i+1)*qc/kc) >= n_k (n_q if none)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if -(-(mid + 1) * qc // kc) >= n_k:
+            hi = mid
+        else:
+            lo = mid + 1
+    period = kc // gcd(qc, kc)
+    ends = (0, lo - 1, lo, n_q - lo - 1, n_q - lo, pairs - 2, pairs - 1)
+    points = {j for e in ends for j in range(e - period, e + period + 1) if 0 <= j < pairs}
+    return max(pair(j) for j in points)
+
+
 def build_attention_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> AttentionQuantities:
     st = analyse_attention(problem.program)
     if problem.has_option("causal") and problem.elements(st.q_dim) != problem.elements(st.kv_dim):
@@ -262,24 +308,33 @@ def build_attention_quantities(hw: HardwareSpec, problem: Problem, candidate: Ca
     param = param_maker(params)
     gx, gy = grid_params(hw, candidate, param)
     per_core: dict[str, Var] = {}
-    for _, dim in candidate.axes:
-        limit = 1
-        for d in dim.split("*"):
-            limit *= problem.tiles(d)
-        unit = "tasks" if "*" in dim else "chunk pairs" if dim == st.q_dim and candidate.balanced \
-            else "q chunks" if dim == st.q_dim else "items"
-        per_core[dim] = param(f"per_core_{dim}", tuple(range(1, limit + 1)), f"{dim} per core", unit)
     q_tiles = min(problem.tiles(st.q_dim), MAX_CHUNK_TILES)
     k_tiles = min(problem.tiles(st.kv_dim), MAX_CHUNK_TILES)
+    for axis, dim in candidate.axes:
+        # the dimension's extent in units (module docstring) lies in least..most over the chunk sizes:
+        # items of a batch dim; ceil(Sq_t / qc) query chunks (pairs: half, rounded up) for qc in 1..q_tiles
+        least, most = 1, 1
+        for d in dim.split("*"):
+            if d == st.q_dim:
+                lo_units, hi_units = -(-problem.tiles(d) // q_tiles), problem.tiles(d)
+                if candidate.balanced:
+                    lo_units, hi_units = -(-lo_units // 2), -(-hi_units // 2)
+            else:
+                lo_units = hi_units = problem.elements(d)
+            least, most = least * lo_units, most * hi_units
+        unit = "tasks" if "*" in dim else "chunk pairs" if dim == st.q_dim and candidate.balanced \
+            else "q chunks" if dim == st.q_dim else "items"
+        domain, bound = spread_domain(hw, axis, least, most)
+        per_core[dim] = param(f"per_core_{dim}", domain, f"{dim} per core", unit, bound)
     qcs = param("q_chunk_size", tuple(32 * t for t in range(1, q_tiles + 1)), "query rows per chunk", "elements")
     kcs = param("k_chunk_size", tuple(32 * t for t in range(1, k_tiles + 1)), "key/value rows per chunk",
                 "elements")
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
     dt = problem.tiles(st.head_dim)
-    qk_h = param("qk_subblock_h", tuple(range(1, min(dst, q_tiles) + 1)), "q@k^T Dst sub-block height", "tiles")
-    qk_w = param("qk_subblock_w", tuple(range(1, min(dst, k_tiles) + 1)), "q@k^T Dst sub-block width", "tiles")
-    o_h = param("out_subblock_h", tuple(range(1, min(dst, q_tiles) + 1)), "s@v Dst sub-block height", "tiles")
-    o_w = param("out_subblock_w", tuple(range(1, min(dst, dt) + 1)), "s@v Dst sub-block width", "tiles")
+    qk_h = param("qk_subblock_h", Domain.range(1, min(dst, q_tiles)), "q@k^T Dst sub-block height", "tiles")
+    qk_w = param("qk_subblock_w", Domain.range(1, min(dst, k_tiles)), "q@k^T Dst sub-block width", "tiles")
+    o_h = param("out_subblock_h", Domain.range(1, min(dst, q_tiles)), "s@v Dst sub-block height", "tiles")
+    o_w = param("out_subblock_w", Domain.range(1, min(dst, dt)), "s@v Dst sub-block width", "tiles")
     q, k, v = st.streamed
     depth = {
         q: param(f"{q}_buffer_depth", Q_BUFFER_DEPTHS, f"{q} chunks buffered (2: next chunk prefetched)", "chunks"),

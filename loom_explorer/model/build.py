@@ -12,17 +12,27 @@ from functools import partial
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
-from loom_explorer.model.attention_latency import attention_dram_read_bytes, attention_latency_terms
+from loom_explorer.model.attention import (
+    AttentionQuantities,
+    build_attention_quantities,
+)
+from loom_explorer.model.attention_latency import (
+    attention_dram_read_bytes,
+    attention_latency_terms,
+)
 from loom_explorer.model.constraints import FAMILIES, l1_buffers
 from loom_explorer.model.expr import total
 from loom_explorer.model.latency import dram_read_bytes, latency_terms
+from loom_explorer.model.noc_bound import (
+    noc_bound_cycles,
+    step_link_shares,
+    write_link_shares,
+)
 from loom_explorer.model.quantities import GridQuantities, build_quantities
-from loom_explorer.model.noc_bound import noc_bound_cycles, step_link_shares, write_link_shares
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.model.traffic import attention_flows, contraction_flows
 from loom_explorer.problem import Problem
-from loom_explorer.program.attention import is_attention
+from loom_explorer.program.attention import analyse_attention, is_attention
 from loom_explorer.program.contraction import analyse_contraction
 
 
@@ -70,6 +80,18 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
     )
 
 
+def problem_ideal_cycles(hw: HardwareSpec, problem: Problem) -> int:
+    """The compute roofline of the problem on ``hw`` (every candidate's ``ideal_cycles``), from the problem
+    alone: no candidate's model is built, so it is bounded work for any shape."""
+    if is_attention(problem.program):
+        st = analyse_attention(problem.program)
+        _, tile_matmuls = _attention_work(problem, st.batch_dims, st.q_dim, st.kv_dim, st.head_dim,
+                                          problem.has_option("causal"))
+    else:
+        _, tile_matmuls = contraction_work(problem)
+    return -(-tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity] // hw.grid.cores)
+
+
 def contraction_work(problem: Problem) -> tuple[int, int]:
     """(FLOPs, tile matmuls) of a contraction: 2*prod(extents), prod(tile counts)."""
     con = analyse_contraction(problem.program)
@@ -83,10 +105,14 @@ def contraction_work(problem: Problem) -> tuple[int, int]:
 def attention_work(q: AttentionQuantities) -> tuple[int, int]:
     """(FLOPs, tile matmuls) of attention: ``4*B*H*Sq*Skv*D`` (two matmuls), and for causal attention only
     the pairs on or below the diagonal, ``Sq*(Sq+1)/2`` instead of ``Sq*Skv`` (tiles: ``Sq_t*(Sq_t+1)/2``)."""
-    p, st = q.problem, q.st
+    return _attention_work(q.problem, q.st.batch_dims, q.st.q_dim, q.st.kv_dim, q.st.head_dim, q.causal)
+
+
+def _attention_work(p: Problem, batch_dims: tuple[str, ...], q_dim: str, kv_dim: str, head_dim: str,
+                    causal: bool) -> tuple[int, int]:
     batch = 1
-    for d in st.batch_dims:
+    for d in batch_dims:
         batch *= p.elements(d)
-    sq, skv, sq_t, skv_t = (p.elements(st.q_dim), p.elements(st.kv_dim), p.tiles(st.q_dim), p.tiles(st.kv_dim))
-    pairs, tile_pairs = (sq * (sq + 1) // 2, sq_t * (sq_t + 1) // 2) if q.causal else (sq * skv, sq_t * skv_t)
-    return 4 * batch * pairs * p.elements(st.head_dim), 2 * batch * tile_pairs * p.tiles(st.head_dim)
+    sq, skv, sq_t, skv_t = (p.elements(q_dim), p.elements(kv_dim), p.tiles(q_dim), p.tiles(kv_dim))
+    pairs, tile_pairs = (sq * (sq + 1) // 2, sq_t * (sq_t + 1) // 2) if causal else (sq * skv, sq_t * skv_t)
+    return 4 * batch * pairs * p.elements(head_dim), 2 * batch * tile_pairs * p.tiles(head_dim)

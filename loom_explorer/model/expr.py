@@ -21,7 +21,16 @@ from functools import reduce
 from itertools import product
 from typing import Iterable, Mapping, Union
 
+from loom_explorer.model.domain import Domain
+
 ExprLike = Union["Expr", int]
+
+# a lookup table (``select``, ``lookup``) lists every value of its keys' domains: at most this many rows
+MAX_TABLE_ROWS = 1 << 16
+
+
+class ModelRangeError(ValueError):
+    """The problem's numbers exceed what the integer model represents (or can build in bounded work)."""
 
 
 class Expr:
@@ -58,12 +67,17 @@ class Const(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Var(Expr):
-    """An integer unknown with a finite, sorted domain (a schedule parameter or an auxiliary)."""
+    """An integer unknown with a finite domain (a schedule parameter or an auxiliary).
+
+    ``values`` is a :class:`~loom_explorer.model.domain.Domain` (intervals: ``1..E`` costs the same for any
+    extent ``E``); an explicit collection of integers given instead is converted to one."""
 
     name: str
-    values: tuple[int, ...]
+    values: Domain
 
     def __post_init__(self) -> None:
+        if not isinstance(self.values, Domain):
+            object.__setattr__(self, "values", Domain.of(self.values))
         if not self.values:
             raise ValueError(f"variable {self.name!r} has an empty domain")
 
@@ -226,7 +240,18 @@ def minimum(*args: ExprLike) -> Expr:
     return rest[0] if len(rest) == 1 else Min(tuple(rest))
 
 
+def _table_rows(keys: tuple[Var, ...]) -> int:
+    rows = 1
+    for k in keys:
+        rows *= k.values.size
+    if rows > MAX_TABLE_ROWS:
+        raise ModelRangeError(f"a lookup table over {', '.join(k.name for k in keys)} would list {rows:,} rows, "
+                              f"more than the model's {MAX_TABLE_ROWS:,}")
+    return rows
+
+
 def select(key: Var, table: Mapping[int, int]) -> Expr:
+    _table_rows((key,))
     missing = [v for v in key.values if v not in table]
     if missing:
         raise ValueError(f"select on {key.name} lacks entries for {missing}")
@@ -238,6 +263,7 @@ def select(key: Var, table: Mapping[int, int]) -> Expr:
 
 def lookup(keys: tuple[Var, ...], table: Mapping[tuple[int, ...], int]) -> Expr:
     """``table[(k1, ...)]`` over every combination of the keys' domain values (a constant when they agree)."""
+    _table_rows(keys)
     combos = list(product(*(k.values for k in keys)))
     missing = [c for c in combos if c not in table]
     if missing:
@@ -249,7 +275,7 @@ def lookup(keys: tuple[Var, ...], table: Mapping[tuple[int, ...], int]) -> Expr:
 
 
 def choice(cond: Var, if_true: ExprLike, if_false: ExprLike) -> Expr:
-    if set(cond.values) - {0, 1}:
+    if cond.values.min < 0 or cond.values.max > 1:
         raise ValueError(f"choice needs a 0/1 variable, {cond.name} has {cond.values}")
     t, f = const(if_true), const(if_false)
     if t == f:
@@ -317,7 +343,7 @@ def bounds(expr: Expr) -> tuple[int, int]:
     if isinstance(expr, Const):
         return expr.value, expr.value
     if isinstance(expr, Var):
-        return expr.values[0], expr.values[-1]
+        return expr.values.min, expr.values.max
     if isinstance(expr, Sum):
         bs = [bounds(t) for t in expr.terms]
         return sum(b[0] for b in bs), sum(b[1] for b in bs)

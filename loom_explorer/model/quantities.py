@@ -18,11 +18,12 @@ constraint families are written against it. :class:`Quantities` is the contracti
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
+from loom_explorer.model.domain import Domain, divisors_up_to
 from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, mul, select
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import Problem
@@ -199,8 +200,8 @@ class Quantities(GridQuantities):
     @property
     def k_blocks(self) -> Expr:
         """K steps per output block: per_core_K / in0_block_w."""
-        if len(self.pk.values) == 1:
-            kt = self.pk.values[0]
+        if self.pk.values.fixed:
+            kt = self.pk.values.min
             return select(self.in0_block_w, {v: kt // v for v in self.in0_block_w.values})
         return floor_div(self.pk, self.in0_block_w)
 
@@ -231,18 +232,15 @@ class Quantities(GridQuantities):
                         for d in self.problem.program.tensor(tensor).dims))
 
 
-def divisors(n: int) -> tuple[int, ...]:
-    return tuple(d for d in range(1, n + 1) if n % d == 0)
-
-
-ParamMaker = Callable[[str, tuple[int, ...], str, str], Var]
+ParamMaker = Callable[..., Var]
 
 
 def param_maker(params: list[Param]) -> ParamMaker:
-    """A function that declares a parameter (name, domain, description, unit) into ``params``."""
-    def param(name: str, values: tuple[int, ...], description: str, unit: str) -> Var:
-        var = Var(name, tuple(sorted(set(values))))
-        params.append(Param(var, description, unit))
+    """A function ``param(name, values, description, unit, bound="")`` that declares a parameter into
+    ``params``; ``values`` is a :class:`Domain` (or a small explicit collection of integers)."""
+    def param(name: str, values: Domain | Iterable[int], description: str, unit: str, bound: str = "") -> Var:
+        var = Var(name, values if isinstance(values, Domain) else Domain.of(values))
+        params.append(Param(var, description, unit, bound))
         return var
     return param
 
@@ -250,14 +248,52 @@ def param_maker(params: list[Param]) -> ParamMaker:
 def grid_params(hw: HardwareSpec, candidate: Candidate, param: ParamMaker) -> tuple[Var, Var]:
     """``grid_x``, ``grid_y``: free up to the hardware grid along the axes the candidate uses, else 1."""
     used = {a for a, _ in candidate.axes}
-    gx = param("grid_x", tuple(range(1, hw.grid.columns + 1)) if used & {"x", "xy"} else (1,),
+    gx = param("grid_x", Domain.range(1, hw.grid.columns) if used & {"x", "xy"} else (1,),
                "columns of cores used", "cores")
-    gy = param("grid_y", tuple(range(1, hw.grid.rows + 1)) if used & {"y", "xy"} else (1,),
+    gy = param("grid_y", Domain.range(1, hw.grid.rows) if used & {"y", "xy"} else (1,),
                "rows of cores used", "cores")
     return gx, gy
 
 
+def axis_core_limit(hw: HardwareSpec, axis: str) -> int:
+    """The most cores a grid axis can hold: the hardware's columns (``x``), rows (``y``), or all of its cores
+    (``xy``, a 1-D layout)."""
+    return hw.grid.columns if axis == "x" else hw.grid.rows if axis == "y" else hw.grid.columns * hw.grid.rows
+
+
+def spread_domain(hw: HardwareSpec, axis: str, least_extent: int, most_extent: int) -> tuple[Domain, str]:
+    """Domain of ``per_core_d`` for a dimension on grid axis ``axis`` whose extent (in the units it counts) lies
+    in ``least_extent..most_extent``: ``ceil(least_extent / G)..most_extent``, ``G`` the axis's most cores.
+
+    Exact: coverage (``model/constraints/coverage.py``) needs ``g * per_core_d >= E_d`` with ``g <= G`` cores
+    (2-D), or ``ceil(E_d / per_core_d) <= grid_x * grid_y <= G`` (1-D), so ``per_core_d >= ceil(E_d / G)``:
+    a smaller value could never cover the dimension. The domain is an interval whatever the extent."""
+    cores = axis_core_limit(hw, axis)
+    least = max(1, -(-least_extent // cores))
+    bound = f"coverage: at most {cores} cores along {axis} cover {least_extent:,} only with {least:,} or more each"
+    return Domain.range(least, max(least, most_extent)), bound if least > 1 else ""
+
+
+def l1_block_limit(hw: HardwareSpec, own_bytes: int, other_bytes: int) -> int:
+    """The largest count ``n`` of tiles along one block side such that ``n * own_bytes + other_bytes`` fits the
+    usable L1 (at least 1, so that a chip too small for any block still gets a domain and an explained
+    conflict): ``own_bytes`` the bytes each unit of the side costs in buffers that grow with it, when every
+    other block side and buffer depth is 1; ``other_bytes`` what the buffers cost that do not grow with it.
+    A larger value breaks the L1 capacity constraint on its own, so cutting the domain there is exact."""
+    return max(1, (hw.l1.usable_bytes - other_bytes) // own_bytes)
+
+
 def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> Quantities:
+    """The contraction's parameters over compact domains (``model/domain.py``): ``per_core_d`` over
+    ``ceil(E_d/G)..E_d`` (:func:`spread_domain`), and the block sizes cut where the L1 constraint alone rejects
+    them (:func:`l1_block_limit`; with every other side and depth at its least, 1):
+
+        in0_block_w * (b_in0 + b_in1) <= L1           (the in0 and in1 circular buffers)
+        out_block_h * (b_in0 + b_out) + b_in1 <= L1     (b_out: only when the output block is an L1 buffer,
+        out_block_w * (b_in1 + b_out) + b_in0 <= L1      i.e. the output is written to DRAM)
+
+    ``b_t`` the bytes of one tile of ``t``. So the domains stay small and exact for any extent; with a
+    divisor-set ``in0_block_w`` (``per_core_K`` fixed) only the divisors up to its limit are listed."""
     con = analyse_contraction(problem.program)
     params: list[Param] = []
     param = param_maker(params)
@@ -265,21 +301,36 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
     per_core: dict[str, Var] = {}
     for dim in (*con.batch_dims, con.m_dim, con.n_dim, con.k_dim):
         extent = problem.tiles(dim)
-        on_grid = candidate.axis_of(dim) is not None
+        axis = candidate.axis_of(dim)
         unit = "tiles" if problem.program.dim(dim).tile > 1 else "items"
+        domain, bound = spread_domain(hw, axis, extent, extent) if axis is not None else (Domain.range(extent, extent), "")
         per_core[dim] = param(
-            f"per_core_{dim}", tuple(range(1, extent + 1)) if on_grid else (extent,),
-            f"{dim} per core" + ("" if on_grid else f" (all of {dim}: not spread)"), unit,
+            f"per_core_{dim}", domain,
+            f"{dim} per core" + ("" if axis is not None else f" (all of {dim}: not spread)"), unit, bound,
         )
     mt, nt = problem.tiles(con.m_dim), problem.tiles(con.n_dim)
+    a, b, out = con.matmul.a, con.matmul.b, con.matmul.out
+    tb = {t: hw.tile_bytes[problem.data_format(t)] for t in (a, b, out)}
+    out_buffer = 0 if problem.placement(out).in_l1 else tb[out]
+
+    def l1_text(limit: int, most: int) -> str:  # said only where L1, not the extent, ends the domain
+        return f"a block side over {limit:,} tiles overflows L1 on its own" if limit < most else ""
+
+    kb_limit = l1_block_limit(hw, tb[a] + tb[b], 0)
     pk = per_core[con.k_dim]
-    kb_values = divisors(pk.values[0]) if len(pk.values) == 1 else tuple(range(1, pk.values[-1] + 1))
-    kb = param("in0_block_w", kb_values, "K tiles per K step (in0 block width)", "tiles")
-    bh = param("out_block_h", tuple(range(1, mt + 1)), "output block height", "tiles")
-    bw = param("out_block_w", tuple(range(1, nt + 1)), "output block width", "tiles")
+    kb_values = Domain.of(divisors_up_to(pk.values.min, kb_limit)) if pk.values.fixed \
+        else Domain.range(1, min(pk.values.max, kb_limit))
+    kb = param("in0_block_w", kb_values, "K tiles per K step (in0 block width)", "tiles",
+               l1_text(kb_limit, pk.values.max))
+    bh_limit = l1_block_limit(hw, tb[a] + out_buffer, tb[b])
+    bh = param("out_block_h", Domain.range(1, min(mt, bh_limit)), "output block height", "tiles",
+               l1_text(bh_limit, mt))
+    bw_limit = l1_block_limit(hw, tb[b] + out_buffer, tb[a])
+    bw = param("out_block_w", Domain.range(1, min(nt, bw_limit)), "output block width", "tiles",
+               l1_text(bw_limit, nt))
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
-    sh = param("out_subblock_h", tuple(range(1, min(dst, mt) + 1)), "Dst sub-block height", "tiles")
-    sw = param("out_subblock_w", tuple(range(1, min(dst, nt) + 1)), "Dst sub-block width", "tiles")
+    sh = param("out_subblock_h", Domain.range(1, min(dst, mt)), "Dst sub-block height", "tiles")
+    sw = param("out_subblock_w", Domain.range(1, min(dst, nt)), "Dst sub-block width", "tiles")
     depth = {
         t: param(f"{t}_buffer_depth", BUFFER_DEPTHS, f"{t} circular buffer depth", "blocks")
         for t in (con.matmul.a, con.matmul.b)
@@ -289,4 +340,3 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
         per_core=per_core, out_block_h=bh, out_block_w=bw, in0_block_w=kb, out_subblock_h=sh,
         out_subblock_w=sw, depth=depth,
     )
-

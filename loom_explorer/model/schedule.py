@@ -7,7 +7,8 @@ from typing import Literal
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.expr import Const, Expr, Var, describe, evaluate
+from loom_explorer.model.domain import Domain
+from loom_explorer.model.expr import Const, Expr, Var, bounds, describe, evaluate
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.problem import Problem
 
@@ -16,31 +17,32 @@ ConstraintKind = Literal["le", "ge", "eq", "divides"]
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A schedule parameter (TTNN's name where TTNN has the concept) and its finite domain."""
+    """A schedule parameter (TTNN's name where TTNN has the concept) and its finite domain.
+
+    ``bound``: why the domain stops short of the extent where a constraint makes that exact (e.g. "larger
+    blocks alone overflow L1"), said when a pin falls outside it; empty when the domain is the plain range."""
 
     var: Var
     description: str
     unit: str
+    bound: str = ""
 
     @property
     def name(self) -> str:
         return self.var.name
 
     @property
-    def values(self) -> tuple[int, ...]:
+    def values(self) -> Domain:
+        """The domain: intervals, never enumerated to build or test (``model/domain.py``)."""
         return self.var.values
 
     @property
     def fixed(self) -> bool:
-        return len(self.var.values) == 1
+        return self.var.values.fixed
 
     def domain_text(self) -> str:
-        v = self.values
-        if len(v) > 2 and v == tuple(range(v[0], v[-1] + 1)):
-            return f"{v[0]}..{v[-1]}"
-        if len(v) > 12:
-            return "{" + ", ".join(map(str, v[:6])) + ", ..., " + ", ".join(map(str, v[-3:])) + "}"
-        return "{" + ", ".join(map(str, v)) + "}"
+        """``lo..hi`` for a run of values, ``{a, b, ...}`` otherwise (:meth:`Domain.text`)."""
+        return self.var.values.text()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +132,18 @@ class SymbolicSchedule:
     @property
     def families(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.family for c in self.constraints))
+
+
+def latency_floor(schedule: SymbolicSchedule) -> int:
+    """A lower bound of the latency of every legal schedule of this candidate, in cycles, the largest of:
+
+    * the interval lower bounds (:func:`~loom_explorer.model.expr.bounds`, exact integers of any size) of the
+      latency and of its redundant lower bound over the parameters' domains: sound over the whole domain,
+      illegal points included, and tight for a contraction because ``per_core_d`` starts at
+      ``ceil(E_d / cores)`` (``model/quantities.py: spread_domain``);
+    * ``ideal_cycles``, the compute roofline: every tile matmul of the problem is done by some core, the
+      slowest core does at least the average over all the chip's cores, and its latency counts each of its
+      tile matmuls at ``c_f`` cycles (checked on every legal schedule: ``tests/model/test_lower_bound.py``,
+      ``tests/attention/test_attention_model.py``). Attention's interval bound is weak (its chunk counts
+      divide by the chunk sizes), this one is not."""
+    return max(bounds(schedule.latency)[0], bounds(schedule.latency_lower_bound)[0], schedule.ideal_cycles)

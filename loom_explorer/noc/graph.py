@@ -39,9 +39,13 @@ class NocGraph:
                 self.graphs[0].add_edge((x, y), (x, (y + 1) % self.height), axis="y")
                 self.graphs[1].add_edge((x, y), ((x - 1) % self.width, y), axis="x")
                 self.graphs[1].add_edge((x, y), (x, (y - 1) % self.height), axis="y")
+        self._routes: dict[tuple[int, Coord, Coord], tuple[Link, ...]] = {}  # routes are fixed: computed once
 
     def route(self, noc: int, src: Coord, dst: Coord) -> list[Link]:
         """The links a unicast packet from ``src`` to ``dst`` crosses on ``noc`` (empty when src == dst)."""
+        known = self._routes.get((noc, src, dst))
+        if known is not None:
+            return list(known)
         self._check(src)
         self._check(dst)
         graph = self.graphs[noc]
@@ -57,6 +61,7 @@ class NocGraph:
                 assert graph.has_edge(here, nxt) and graph.edges[here, nxt]["axis"] == axis
                 links.append((noc, here, nxt))
                 here = nxt
+        self._routes[(noc, src, dst)] = tuple(links)
         return links
 
     def tree(self, noc: int, src: Coord, dsts: Iterable[Coord]) -> set[Link]:

@@ -30,6 +30,7 @@ Senders = Literal["all", "row_heads", "col_heads", "origin"]
 Table = dict[tuple[int, int], int]
 
 _CACHE: dict[tuple[object, ...], Table] = {}
+_LOADS: dict[str, _Loads] = {}  # one chip's graphs (and their memoised routes), shared by its tables
 
 
 class _Loads:
@@ -59,9 +60,10 @@ def link_units(hw: HardwareSpec, kind: FlowKind, senders: Senders, axis: str | N
 
     ``one_d``: the participants are a 1-D layout's cores, of which only the full rows are certain, so the
     table at ``(gx, gy)`` counts ``gx`` x ``max(gy - 1, 1)`` cores (a lower bound on the load)."""
-    key = (hw.model_dump_json(), kind, senders, axis, noc, one_d)
+    chip = hw.model_dump_json()
+    key = (chip, kind, senders, axis, noc, one_d)
     if key not in _CACHE:
-        loads = _Loads(hw)
+        loads = _LOADS.get(chip) or _LOADS.setdefault(chip, _Loads(hw))
         full = _full_table(loads, kind, senders, axis, noc)
         if one_d:
             full = {(gx, gy): full[(gx, max(gy - 1, 1))] for gx, gy in full}

@@ -21,6 +21,7 @@ from ortools.sat.python import cp_model
 from loom_explorer.model.expr import Const, Max, Var, bounds
 from loom_explorer.model.schedule import Constraint, SymbolicSchedule
 from loom_explorer.solve.cpsat import LATENCY_LIMIT_CYCLES, CpCompiler
+from loom_explorer.solve.interrupt import STOP, StopToken
 
 
 def add_restriction(compiler: CpCompiler, c: Constraint, enforce: cp_model.IntVar | None = None) -> None:
@@ -111,12 +112,15 @@ class CompiledSchedule:
         presolve: bool = False,
         upper_bound: int | None = None,
         first_solution: bool = False,
+        stop: StopToken | None = None,
     ) -> RawSolve:
         """Solve under ``pins``. CP-SAT's presolve is off by default: on these small product-heavy models it
         costs more than it saves (2-5x slower full solves, 2-6x slower re-solves; docs/performance.md).
         ``upper_bound``: the latency of a legal schedule under these pins (``solve/incumbent.py``); the
         search then only looks at schedules at least as fast. ``first_solution``: stop at the first schedule
-        found (a feasibility check under ``upper_bound``)."""
+        found (a feasibility check under ``upper_bound``). ``stop`` (default: the process-wide token): a stop
+        request ends the search early (status ``FEASIBLE`` or ``UNKNOWN``); once set, no search starts
+        (``UNKNOWN``) (``solve/interrupt.py``)."""
         with self._lock:
             saved: dict[int, list[int]] = {}  # domains changed for this solve, restored below
             literals = list(extra_assumptions or [])
@@ -143,9 +147,11 @@ class CompiledSchedule:
             solver.parameters.random_seed = seed
             solver.parameters.cp_model_presolve = presolve
             solver.parameters.stop_after_first_solution = first_solution
+            solver.parameters.catch_sigint_signal = False  # Ctrl-C stops searches through the token only
             start = time.perf_counter()
             try:
-                status = solver.solve(self.model)
+                with (stop or STOP).searching(solver) as go:
+                    status = solver.solve(self.model) if go else cp_model.UNKNOWN
             finally:
                 for index, domain in saved.items():
                     _set_domain(self.model.proto.variables[index].domain, domain)

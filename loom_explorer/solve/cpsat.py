@@ -29,6 +29,7 @@ from loom_explorer.model.expr import (
     FloorDiv,
     Max,
     Min,
+    ModelRangeError,
     Prod,
     Select,
     Sum,
@@ -47,8 +48,15 @@ AUX_LIMIT = 2**59
 TABLE_PRODUCT_MAX_COMBOS = 256
 
 
-class ModelRangeError(ValueError):
-    """The problem's numbers exceed what the integer model represents."""
+__all__ = ["AUX_LIMIT", "LATENCY_LIMIT_CYCLES", "CpCompiler", "ModelRangeError", "domain"]
+
+
+def domain(v: Var) -> cp_model.Domain:
+    """``v``'s domain as a CP-SAT domain, interval by interval (never value by value). Values beyond
+    ``AUX_LIMIT`` are outside the model's range (they would pass CP-SAT's int64 in any product)."""
+    if v.values.max > AUX_LIMIT or v.values.min < -AUX_LIMIT:
+        raise ModelRangeError(f"{v.name} ranges over {v.values.text()}, beyond the model's range of 2**59")
+    return cp_model.Domain.from_flat_intervals(v.values.flat_intervals())
 
 
 class CpCompiler:
@@ -66,12 +74,10 @@ class CpCompiler:
         existing = self.vars.get(v.name)
         if existing is not None:
             return existing
-        if v.values == (0, 1):
+        if v.values.intervals == ((0, 1),):
             new = self.model.new_bool_var(v.name)
         else:
-            new = self.model.new_int_var_from_domain(
-                cp_model.Domain.from_values(list(v.values)), v.name
-            )
+            new = self.model.new_int_var_from_domain(domain(v), v.name)
         self.vars[v.name] = new
         return new
 

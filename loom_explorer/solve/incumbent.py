@@ -30,8 +30,8 @@ class IncumbentFinder:
     """Adapts, checks and costs candidate points for one schedule (compiled once)."""
 
     def __init__(self, schedule: SymbolicSchedule) -> None:
-        self._domains = {p.name: frozenset(p.values) for p in schedule.params}
-        self._fixed = {p.name: p.values[0] for p in schedule.params if p.fixed}
+        self._domains = {p.name: p.values for p in schedule.params}  # intervals: membership by binary search
+        self._fixed = {p.name: p.values.min for p in schedule.params if p.fixed}
         self._checks = [compile_check(c) for c in schedule.constraints]
         self._latency = compile_python(schedule.latency)
 

@@ -1,10 +1,15 @@
-"""Parse and check pins (``--pin NAME=VALUE``) against the parameters of the schedules being solved."""
+"""Parse and check pins (``--pin NAME=VALUE``) against the parameters of the schedules being solved.
+
+A pin's value is a whole number in 0..2^63-1 written in ASCII digits (parameters are counts and sizes; the
+model's integers are 64-bit); whether it lies in a parameter's domain is :func:`check_pins`'s question.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
 from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import parse_whole
 
 
 class PinError(ValueError):
@@ -16,15 +21,11 @@ def parse_pins(items: Iterable[str]) -> dict[str, int]:
     for item in items:
         name, sep, raw = item.partition("=")
         name = name.strip()
-        if not sep or not name:
+        if not sep or not name or not raw.strip():
             raise PinError(f"pin {item!r} is not NAME=VALUE")
-        try:
-            value = int(raw)
-        except ValueError:
-            raise PinError(f"pin {name}={raw!r}: the value must be an integer") from None
         if name in pins:
             raise PinError(f"pin {name} given twice")
-        pins[name] = value
+        pins[name] = parse_whole(raw, f"pin {name}", PinError, minimum=0)
     return pins
 
 
@@ -35,9 +36,11 @@ def check_pins(pins: dict[str, int], schedules: Sequence[SymbolicSchedule]) -> N
         if not having:
             known = sorted({n for s in schedules for n in s.param_names})
             raise PinError(f"unknown pin {name!r}; parameters: {', '.join(known)}")
-        if not any(value in p.values for p in having):
+        if not any(value in p.values for p in having):  # a binary search over the domain's intervals
             domains = sorted({p.domain_text() for p in having})
-            raise PinError(f"pin {name}={value} is outside its domain {' / '.join(domains)}")
+            why = sorted({p.bound for p in having if p.bound})
+            raise PinError(f"pin {name}={value} is outside its domain {' / '.join(domains)}"
+                           + (f" ({'; '.join(why)})" if why else ""))
 
 
 def pin_domain_conflict(pins: dict[str, int], schedule: SymbolicSchedule) -> str | None:
@@ -48,6 +51,7 @@ def pin_domain_conflict(pins: dict[str, int], schedule: SymbolicSchedule) -> str
         p = schedule.param(name)
         if value not in p.values:
             if p.fixed:
-                return f"this candidate fixes {name} = {p.values[0]} ({p.description})"
-            return f"{name}={value} is outside this candidate's domain {p.domain_text()}"
+                return f"this candidate fixes {name} = {p.values.min} ({p.description})"
+            return f"{name}={value} is outside this candidate's domain {p.domain_text()}" + \
+                (f" ({p.bound})" if p.bound else "")
     return None

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 # dominated: no schedule of this candidate is faster than best_bound_cycles (SolveOptions.fastest); its own optimum
-# was not sought
-Status = Literal["optimal", "feasible", "dominated", "infeasible", "conflict", "timeout"]
+# was not sought. interrupted: a stop request (Ctrl-C, solve/interrupt.py) ended or prevented its search; the
+# solution, if any, is the best its search found, not proven optimal
+Status = Literal["optimal", "feasible", "dominated", "infeasible", "conflict", "timeout", "interrupted"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,12 +19,14 @@ from itertools import repeat
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.enumerate import enumerate_candidates
-from loom_explorer.model.build import build_schedule
-from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.model.build import build_schedule, problem_ideal_cycles
+from loom_explorer.model.schedule import SymbolicSchedule, latency_floor
 from loom_explorer.problem import Problem
 from loom_explorer.solve.compiled import CompiledSchedule
+from loom_explorer.solve.cpsat import LATENCY_LIMIT_CYCLES, ModelRangeError
 from loom_explorer.solve.explain import explain_infeasibility
 from loom_explorer.solve.incumbent import Incumbent, IncumbentFinder
+from loom_explorer.solve.interrupt import STOP, Interrupted, StopToken
 from loom_explorer.solve.pins import check_pins, pin_domain_conflict
 from loom_explorer.solve.result import CandidateResult, Conflict, Solution, Status
 from loom_explorer.validate import evaluate_schedule
@@ -48,23 +50,62 @@ class SolveOptions:
     fastest: int | None = None
 
 
+class ModelTimeError(ModelRangeError):
+    """Building the candidates' models did not finish before the deadline (``Session``'s ``deadline``)."""
+
+
 class Session:
     """The candidates of one problem on one chip, compiled once, solved under any pins."""
 
     def __init__(self, hw: HardwareSpec, problem: Problem, noc_bound: bool = True,
-                 start_from_known: bool = True) -> None:
+                 start_from_known: bool = True, deadline: float | None = None, stop: StopToken = STOP) -> None:
         """``start_from_known=False`` never bounds a solve by a known schedule (``solve/incumbent.py``), to
-        measure what that changes."""
+        measure what that changes.
+
+        ``deadline`` (a ``time.monotonic()`` instant; the CLI passes its start plus ``--time-limit``): building
+        stops with :class:`ModelTimeError` when the clock has passed it before a candidate's model is built (an
+        already passed deadline builds nothing). Each candidate's model takes bounded work for any shape
+        (domains are intervals, ``model/domain.py``), so only the clock can stop it between candidates.
+
+        Raises :class:`ModelRangeError` when every candidate's predicted latency is provably beyond the
+        model's range, ``LATENCY_LIMIT_CYCLES`` (:func:`latency_floor`): no schedule could be found.
+
+        ``stop`` (default: the process-wide token, set by Ctrl-C on the command line; ``solve/interrupt.py``):
+        once set, building stops with :class:`Interrupted` between candidates, running searches stop, and no
+        search starts; every candidate not finished is then reported ``interrupted``."""
         self.hw = hw
         self.problem = problem
         self.start_from_known = start_from_known
-        self.schedules: tuple[SymbolicSchedule, ...] = tuple(
-            build_schedule(hw, problem, c, noc_bound) for c in enumerate_candidates(problem)
-        )
+        self.stop = stop
+        ideal = problem_ideal_cycles(hw, problem)  # every candidate's floor is at least this: checked first
+        if ideal > LATENCY_LIMIT_CYCLES:
+            raise ModelRangeError(_beyond_range(hw, ideal))
+        candidates = enumerate_candidates(problem)
+        built: list[SymbolicSchedule] = []
+        for c in candidates:
+            if stop.stopped:
+                raise Interrupted(f"interrupted while building the candidates' models ({len(built)} of "
+                                  f"{len(candidates)} built); nothing solved")
+            if deadline is not None and time.monotonic() > deadline:
+                raise ModelTimeError(f"the time limit ran out while building the candidates' models ({len(built)} "
+                                     f"of {len(candidates)} built); allow more time (--time-limit)")
+            built.append(build_schedule(hw, problem, c, noc_bound))
+        self.schedules: tuple[SymbolicSchedule, ...] = tuple(built)
+        self._floors = {s.candidate.name: latency_floor(s) for s in self.schedules}
+        if self.schedules and min(self._floors.values()) > LATENCY_LIMIT_CYCLES:
+            raise ModelRangeError(_beyond_range(hw, min(self._floors.values())))
         self._compiled: dict[str, CompiledSchedule] = {}
         self._finders: dict[str, IncumbentFinder] = {}
         self._last: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
+
+    def _out_of_range(self, schedule: SymbolicSchedule) -> str | None:
+        """Why no schedule of this candidate can be in the model's range, if that is proven (``latency_floor``)."""
+        floor = self._floors[schedule.candidate.name]
+        if floor <= LATENCY_LIMIT_CYCLES:
+            return None
+        return (f"every schedule of this candidate is predicted at least {floor:,} cycles, beyond the model's "
+                f"range of 2**39 = {LATENCY_LIMIT_CYCLES:,} cycles")
 
     def schedule(self, candidate_name: str) -> SymbolicSchedule:
         for s in self.schedules:
@@ -140,6 +181,9 @@ class Session:
         cores = os.cpu_count() or 1
         with ThreadPoolExecutor(max_workers=cores) as pool:
             while pending:
+                if self.stop.stopped:  # no search starts any more
+                    results += [self.solve_one(s, pins, options) for s in pending]
+                    break
                 known = {s.candidate.name: self.incumbent(s, pins) for s in pending}
                 pending.sort(key=lambda s: (_known_key(known[s.candidate.name]), _traffic_rank(s)))
                 cut = cutoff()
@@ -165,28 +209,35 @@ class Session:
     def screen(self, schedule: SymbolicSchedule, pins: dict[str, int], options: SolveOptions,
                cutoff: int, known: Incumbent | None) -> CandidateResult | Incumbent | None:
         """Any schedule faster than ``cutoff``? ``dominated`` (bound ``cutoff``) when CP-SAT proves there is
-        none, else the first one found (``None`` if the time limit came first); ``known``: the best legal
-        schedule the caller knows (``self.incumbent``). One worker: these proofs take 5-40 ms and a
-        portfolio only adds overhead (docs/performance.md)."""
+        none, else the first one found (``None`` if the time limit came first, ``interrupted`` if a stop
+        request did); ``known``: the best legal schedule the caller knows (``self.incumbent``). One worker:
+        these proofs take 5-40 ms and a portfolio only adds overhead (docs/performance.md)."""
         start = time.perf_counter()
-        if pin_domain_conflict(pins, schedule) is not None:
+        if pin_domain_conflict(pins, schedule) is not None or self._out_of_range(schedule) is not None:
             return self.solve_one(schedule, pins, options)  # explained as a conflict
         if known is not None and known.latency_cycles < cutoff:
             return known
         raw = self.compiled(schedule).solve(pins, options.time_limit_seconds, 1, options.seed,
                                             hint=known.values if known else self._last.get(schedule.candidate.name),
-                                            upper_bound=cutoff - 1, first_solution=True)
+                                            upper_bound=cutoff - 1, first_solution=True, stop=self.stop)
         if raw.status == "INFEASIBLE":
             return _result(schedule, pins, start, "dominated", bound=cutoff)
         if raw.values is None or raw.objective is None:
-            return None
+            return _result(schedule, pins, start, "interrupted") if self.stop.stopped else None
         return Incumbent(raw.values, raw.objective)
 
     def solve_one(self, schedule: SymbolicSchedule, pins: dict[str, int], options: SolveOptions,
                   cutoff: int | None = None, start: Incumbent | None = None) -> CandidateResult:
         """Solve one candidate to its optimum; with ``cutoff``, only when it has a schedule faster than
-        that (``screen``), else ``dominated``. ``start``: a legal schedule under ``pins`` to start from."""
+        that (``screen``), else ``dominated``. ``start``: a legal schedule under ``pins`` to start from.
+        After a stop request (``self.stop``) no search starts: the result is ``interrupted``, with the best
+        schedule this candidate's search (or ``start``) found, not proven optimal, if any.
+
+        Everything it does (compiling the model, the screen, the search, the alternatives, explaining a
+        conflict) shares one budget of ``options.time_limit_seconds`` from its start: each step gets what the
+        earlier ones left (``_left``)."""
         start_s = time.perf_counter()
+        ends = time.monotonic() + options.time_limit_seconds
         name = schedule.candidate.name
         result = partial(_result, schedule, pins, start_s)
 
@@ -194,17 +245,25 @@ class Session:
         if why is not None:
             return result("conflict", conflict=Conflict(pins=tuple(sorted(pins.items())), constraints=(),
                                                         families=("domain",), message=why))
+        too_slow = self._out_of_range(schedule)
+        if too_slow is not None:
+            return result("infeasible", conflict=Conflict(pins=(), constraints=(), families=("range",),
+                                                          message=too_slow))
+        if self.stop.stopped:
+            return result("interrupted", evaluate_schedule(schedule, start.values) if start else None)
         compiled = self.compiled(schedule)
-        known = min((k for k in (self.incumbent(schedule, pins), start) if k is not None),
+        # a known schedule beyond the model's range cannot bound the search (its latency is capped lower)
+        known = min((k for k in (self.incumbent(schedule, pins), start)
+                     if k is not None and k.latency_cycles <= LATENCY_LIMIT_CYCLES),
                     key=lambda k: k.latency_cycles, default=None)
         if cutoff is not None and (known is None or known.latency_cycles >= cutoff):
-            screened = self.screen(schedule, pins, options, cutoff, known)
+            screened = self.screen(schedule, pins, _left(options, ends), cutoff, known)
             if isinstance(screened, CandidateResult):
                 return dataclasses.replace(screened, solve_seconds=time.perf_counter() - start_s)
             known = screened or known
         hint = known.values if known else self._last.get(name)
-        raw = compiled.solve(pins, options.time_limit_seconds, options.workers_per_model, options.seed,
-                             hint=hint, upper_bound=known.latency_cycles if known else None)
+        raw = compiled.solve(pins, _left(options, ends).time_limit_seconds, options.workers_per_model, options.seed,
+                             hint=hint, upper_bound=known.latency_cycles if known else None, stop=self.stop)
         if raw.values is None and known is not None:
             if raw.status == "INFEASIBLE":
                 raise AssertionError(f"{name}: CP-SAT finds no schedule under {pins}, but {known.values} is legal")
@@ -216,14 +275,37 @@ class Session:
             if solution.latency_cycles != raw.objective:
                 raise AssertionError(f"{name}: solver objective {raw.objective} != referee "
                                      f"{solution.latency_cycles}")
-            alternatives = top_k(schedule, pins, raw.values, options) if options.top_k > 1 else ()
-            return result("optimal" if raw.status == "OPTIMAL" else "feasible", solution, alternatives,
-                          bound=raw.bound)
+            alternatives = top_k(schedule, pins, raw.values, _left(options, ends), self.stop) \
+                if options.top_k > 1 else ()
+            status: Status = "optimal" if raw.status == "OPTIMAL" else \
+                "interrupted" if self.stop.stopped else "feasible"
+            return result(status, solution, alternatives, bound=raw.bound)
         if raw.status != "INFEASIBLE":
-            return result("timeout")
-        conflict = explain_infeasibility(schedule, pins, options.time_limit_seconds) if options.explain else None
+            return result("interrupted" if self.stop.stopped else "timeout")
+        try:
+            conflict = explain_infeasibility(schedule, pins, _left(options, ends).time_limit_seconds, self.stop,
+                                             capped=True) \
+                if options.explain else None
+        except Interrupted:  # proven infeasible, but not explained
+            conflict = Conflict(pins=tuple(sorted(pins.items())), constraints=(), families=(),
+                                message="no schedule (the explanation was interrupted)") if pins else None
         return result("conflict" if (conflict.pins if conflict is not None else pins) else "infeasible",
                       conflict=conflict)
+
+
+def _beyond_range(hw: HardwareSpec, least_cycles: int) -> str:
+    return (f"every candidate's predicted latency is at least {least_cycles:,} cycles "
+            f"({least_cycles / (hw.clock_ghz * 1e9):,.1f} s at {hw.clock_ghz:g} GHz), beyond the model's range of "
+            f"2**39 = {LATENCY_LIMIT_CYCLES:,} cycles; try a smaller shape")
+
+
+# the least time a step of a candidate's solve is given, so that a spent budget still returns a status at once
+MIN_STEP_SECONDS = 0.01
+
+
+def _left(options: SolveOptions, ends: float) -> SolveOptions:
+    """``options`` with the time limit cut to what is left before ``ends`` (``time.monotonic()``)."""
+    return dataclasses.replace(options, time_limit_seconds=max(MIN_STEP_SECONDS, ends - time.monotonic()))
 
 
 def _result(schedule: SymbolicSchedule, pins: dict[str, int], started: float, status: Status,
@@ -249,8 +331,11 @@ def _traffic_rank(schedule: SymbolicSchedule) -> tuple[int, int]:
 
 
 def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int],
-          options: SolveOptions) -> tuple[Solution, ...]:
-    """The next ``top_k - 1`` best distinct schedules: re-solve a copy that forbids those found so far."""
+          options: SolveOptions, stop: StopToken = STOP) -> tuple[Solution, ...]:
+    """The next ``top_k - 1`` best distinct schedules: re-solve a copy that forbids those found so far
+    (fewer when ``stop`` is set); all of them within ``options.time_limit_seconds`` (each re-solve gets what
+    the earlier ones left)."""
+    ends = time.monotonic() + options.time_limit_seconds
     copy = CompiledSchedule(schedule)
     found = [best]
     out: list[Solution] = []
@@ -266,20 +351,24 @@ def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int]
         if not differs:
             break
         copy.model.add_bool_or(differs)
-        raw = copy.solve(pins, options.time_limit_seconds, options.workers_per_model, options.seed)
-        if raw.values is None:
+        if time.monotonic() >= ends:
+            break
+        raw = copy.solve(pins, _left(options, ends).time_limit_seconds, options.workers_per_model, options.seed,
+                         stop=stop)
+        if raw.values is None or stop.stopped:
             break
         found.append(raw.values)
         out.append(evaluate_schedule(schedule, raw.values))
     return tuple(out)
 
 
-_STATUS_ORDER = {"optimal": 0, "feasible": 1, "dominated": 2, "timeout": 3, "conflict": 4, "infeasible": 5}
+_STATUS_ORDER = {"optimal": 0, "feasible": 1, "dominated": 2, "timeout": 3, "interrupted": 4, "conflict": 5,
+                 "infeasible": 6}
 
 
 def rank(results: list[CandidateResult]) -> list[CandidateResult]:
-    """Feasible best first (by predicted latency), then dominated (by bound), timeouts, conflicts,
-    infeasible."""
+    """Candidates with a schedule best first (by predicted latency, whatever their status), then dominated
+    (by bound), timeouts, interrupted, conflicts, infeasible."""
     def key(r: CandidateResult) -> tuple[int, int, str]:
         lat = r.solution.latency_cycles if r.solution else r.best_bound_cycles or 0
         return (0 if r.solution else _STATUS_ORDER[r.status], lat, r.candidate_name)

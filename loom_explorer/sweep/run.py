@@ -5,16 +5,28 @@ Workers: a ``LocalCluster`` of processes, one single-threaded worker per core (`
 core), or any running scheduler (``scheduler="tcp://host:8786"``). Each task is ``task.solve_op``, which
 never raises; a task lost with its worker is recorded as ``failed`` with the error Dask reports. Results
 stream back with ``as_completed`` and each is written in its own transaction, so an interrupted sweep
-(Ctrl-C) leaves every finished row recorded and nothing half-written; running it again solves only what
-is missing (the skip key: hardware file hash, tool version, op).
+leaves every finished row recorded and nothing half-written; running it again solves only what is missing
+(the skip key: hardware file hash, tool version, op).
+
+Interrupts: a stop request (``stop``, set by Ctrl-C on the command line, ``solve/interrupt.py``) or a
+``KeyboardInterrupt`` ends the sweep promptly (about 2 s here, mostly the cluster's close): nothing more is
+recorded, the futures are cancelled, and a local cluster has its workers' searches stopped (their own stop
+token, through ``Client.run``) and is closed, so no worker process is left. A cluster still starting is
+closed once it has started. The local workers never see
+SIGINT themselves (Ctrl-C to the terminal signals the whole process group): they are started from a thread
+that blocks SIGINT, and a process inherits its creator's signal mask, so the parent alone decides. Tasks on
+a remote scheduler's workers are cancelled but not stopped (they belong to that cluster).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing.resource_tracker
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,6 +35,7 @@ from typing import TextIO
 
 from loom_explorer.deploy.store import ResultsStore, SweepRecord
 from loom_explorer.hardware import load_hardware
+from loom_explorer.solve.interrupt import STOP, StopToken
 from loom_explorer.sweep.ops import SweepOp
 from loom_explorer.sweep.task import SweepSettings, failed_record, op_key, solve_op
 
@@ -40,11 +53,70 @@ class SweepSummary:
     interrupted: bool = False
 
 
+def _stop_searches() -> None:
+    """Run on every local worker when the sweep stops: stop its searches (solve/interrupt.py)."""
+    STOP.stop()
+
+
+def _start_local_cluster(n: int) -> tuple[object, object]:
+    """(LocalCluster of ``n`` single-threaded worker processes, a Client on it), started from a thread with
+    SIGINT blocked (module docstring). Waits for the start even after a stop request, so that the caller
+    can close what was started."""
+    from distributed import Client, LocalCluster
+
+    started: dict[str, object] = {}
+
+    def start() -> None:
+        try:
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                   silence_logs=logging.ERROR)
+            started["cluster"] = cluster
+            started["client"] = Client(cluster)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            started["error"] = exc
+
+    # start the resource tracker now: multiprocessing unblocks SIGINT in the thread that starts it
+    multiprocessing.resource_tracker.ensure_running()
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        starter = threading.Thread(target=start, name="loom-sweep-cluster", daemon=True)
+        starter.start()
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    while starter.is_alive():
+        try:
+            starter.join(0.1)
+        except KeyboardInterrupt:  # library use without a stop token handler: close what was started
+            starter.join()
+            _close(started.get("client"), started.get("cluster"))
+            raise
+    if "error" in started:
+        _close(started.get("client"), started.get("cluster"))
+        raise started["error"]  # type: ignore[misc]
+    return started["cluster"], started["client"]
+
+
+def _close(client: object, cluster: object) -> None:
+    """Stop the local workers' searches, then close the client and the cluster (its worker processes)."""
+    if client is not None:
+        with contextlib.suppress(Exception):
+            client.run(_stop_searches)  # type: ignore[attr-defined]
+        with contextlib.suppress(Exception):
+            client.close()  # type: ignore[attr-defined]
+    if cluster is not None:
+        with contextlib.suppress(Exception):
+            cluster.close()  # type: ignore[attr-defined]
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str | None, workers: int | None) -> Iterator[object]:
-    """A ``distributed.Client`` on ``scheduler``, or on a new LocalCluster of ``workers`` processes."""
+    """A ``distributed.Client`` on ``scheduler``, or on a new LocalCluster of ``workers`` processes; closed
+    on exit, a local cluster with its workers' searches stopped first (module docstring)."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError as exc:
         raise SweepError(f"sweeps need Dask: pip install 'loom-explorer[sweep]' ({exc})") from None
     if scheduler:
@@ -57,10 +129,11 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[object]:
         finally:
             client.close()
         return
-    n = workers or os.cpu_count() or 1
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    cluster, client = _start_local_cluster(workers or os.cpu_count() or 1)
+    try:
         yield client
+    finally:
+        _close(client, cluster)
 
 
 def pending(ops: list[SweepOp], hardware: list[str], done: set[str]) -> tuple[list[tuple[str, SweepOp]], int]:
@@ -92,8 +165,9 @@ def _progress(out: TextIO) -> Callable[[int, int, SweepRecord], None]:
 
 def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *, scheduler: str | None = None,
               workers: int | None = None, settings: SweepSettings = SweepSettings(),
-              progress: TextIO | None = sys.stderr) -> SweepSummary:
-    """Solve every (op, hardware) pair not yet recorded in ``store_path`` (module docstring)."""
+              progress: TextIO | None = sys.stderr, stop: StopToken = STOP) -> SweepSummary:
+    """Solve every (op, hardware) pair not yet recorded in ``store_path`` (module docstring). ``stop``: the
+    stop request that ends the sweep early (default: the process-wide token, set by Ctrl-C)."""
     start = time.perf_counter()
     store = ResultsStore(store_path)
     try:
@@ -102,29 +176,46 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
             return SweepSummary(0, skipped, 0, time.perf_counter() - start)
         show = _progress(progress) if progress else None
         solved = failed = 0
+        interrupted = False
         with dask_client(scheduler, workers) as client:
             from distributed import as_completed
 
+            if progress and not stop.stopped:
+                where = scheduler or f"{workers or os.cpu_count() or 1} local workers"
+                print(f"sweep: solving {len(todo)} ops on {where} (Ctrl-C stops; finished ops stay recorded)",
+                      file=progress, flush=True)
             futures = {client.submit(solve_op, hw_name, op, settings, pure=False): (hw_name, op)  # type: ignore[attr-defined]
                        for hw_name, op in todo}
+            done = as_completed(futures)
             try:
-                for future in as_completed(futures):
-                    try:
-                        record = future.result()
-                    except Exception as exc:  # noqa: BLE001 - the worker died; recorded
-                        hw_name, op = futures[future]
-                        record = failed_record(hw_name, op, f"the task was lost: {type(exc).__name__}: {exc}")
-                    store.record_sweep(record)
-                    solved += 1
-                    failed += record.status == "failed"
-                    if show:
-                        show(solved, len(todo), record)
+                while not stop.stopped and not done.is_empty():
+                    batch = done.next_batch(block=False)
+                    if not batch:
+                        stop.wait(0.1)
+                    for future in batch:
+                        if stop.stopped:  # nothing is recorded after a stop request
+                            break
+                        try:
+                            record = future.result()
+                        except Exception as exc:  # noqa: BLE001 - the worker died; recorded
+                            hw_name, op = futures[future]
+                            record = failed_record(hw_name, op, f"the task was lost: {type(exc).__name__}: {exc}")
+                        store.record_sweep(record)
+                        solved += 1
+                        failed += record.status == "failed"
+                        if show:
+                            show(solved, len(todo), record)
             except KeyboardInterrupt:
-                client.cancel(list(futures))  # type: ignore[attr-defined]
-                if progress:
-                    print(f"\ninterrupted: {solved} of {len(todo)} recorded in {store.path}; run again to go on",
-                          file=progress)
-                return SweepSummary(solved, skipped, failed, time.perf_counter() - start, interrupted=True)
+                interrupted = True
+            interrupted = interrupted or stop.stopped
+            if interrupted:
+                with contextlib.suppress(Exception):
+                    client.cancel(list(futures))  # type: ignore[attr-defined]
+        if interrupted:
+            if progress:
+                print(f"\ninterrupted: {solved} of {len(todo)} recorded in {store.path}; run again to go on",
+                      file=progress)
+            return SweepSummary(solved, skipped, failed, time.perf_counter() - start, interrupted=True)
         return SweepSummary(solved, skipped, failed, time.perf_counter() - start)
     finally:
         store.close()

@@ -93,6 +93,8 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
                                options={"causal"} if op.causal else set())
         session = Session(hw, problem)
         results = session.solve({}, settings.solve_options())
+        if session.stop.stopped:  # the sweep is stopping: unfinished, and never recorded as a result
+            return failed_record(hw_name, op, "interrupted before the solve finished", time.perf_counter() - start)
         solved = [r for r in results if r.solution is not None]
         default_ns, note = _ttnn_default(hw, problem)
         ideal_ns = hw.cycles_to_us(max(s.ideal_cycles for s in session.schedules)) * 1e3

@@ -13,6 +13,7 @@ the newest request wins) and apply results on the event loop; the notebook metho
 
 from __future__ import annotations
 
+import html
 import io
 import re
 from functools import partial
@@ -23,7 +24,6 @@ import param
 from loom_explorer.export.formats import SUFFIXES
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
-from loom_explorer.program import load_program
 from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import rank
@@ -35,6 +35,7 @@ from loom_explorer.ui.scene import grid_scene
 from loom_explorer.ui.state import (
     DEFAULT_HW,
     DEFAULT_KERNEL,
+    Catalog,
     ExplorerSchedule,
     ExplorerState,
     SolveJob,
@@ -48,21 +49,25 @@ DOWNLOADS = {"schedule (solve JSON)": "solve", "schedule document (JSON, round-t
 ALL_TENSORS = "all operands"
 
 
-def _shape_text(shape: str | dict[str, int] | None, kernel: str) -> str:
-    if shape is None:
-        return example_shape(load_program(kernel))
+def _shape_text(shape: str | dict[str, int]) -> str:
     return shape if isinstance(shape, str) else ",".join(f"{k}={v}" for k, v in shape.items())
 
 
 class Explorer(pn.viewable.Viewer):
-    """Every candidate of one problem; pin, free, compare and download the selected schedule."""
+    """Every candidate of one problem; pin, free, compare and download the selected schedule.
+
+    ``catalog`` lists the hardware and kernels to choose from (default: the shipped ones, and a path given
+    here, for a notebook); the served page passes the server's. ``notice`` is shown in the page's alert
+    until the user changes an input (the served page's word on a query value it ignored)."""
 
     def __init__(self, hw: str = DEFAULT_HW, kernel: str = DEFAULT_KERNEL, shape: str | dict[str, int] | None = None,
                  dtype: str = "bfloat16", fidelity: str = "hifi2", causal: bool = False, solve: bool = True,
-                 **params) -> None:  # type: ignore[no-untyped-def]
+                 catalog: Catalog | None = None, notice: str = "", **params) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**params)
-        self.state = ExplorerState(hw=hw, kernel=kernel, shape=_shape_text(shape, kernel), dtype=dtype,
-                                   fidelity=fidelity, causal=causal)
+        chosen = {} if shape is None else {"shape": _shape_text(shape)}  # None: the kernel's example shape
+        self.state = ExplorerState(catalog, hw=hw, kernel=kernel, dtype=dtype, fidelity=fidelity, causal=causal,
+                                   **chosen)
+        self.notice = notice
         self.runner = SolveRunner()
         self._picked_by_user = False
         self._syncing_table = False
@@ -70,8 +75,9 @@ class Explorer(pn.viewable.Viewer):
         self._measured_for: object = None  # the session the Measure scatter shows
         self._shown: CandidateResult | None = None  # the result the selected views show
         self._build()
-        self.state.param.watch(self._on_state, ["results", "candidate", "pins", "compare", "error"])
-        self.state.param.watch(self._on_inputs, INPUTS)
+        self._watchers = [self.state.param.watch(self._on_state, ["results", "candidate", "pins", "compare", "error"]),
+                          self.state.param.watch(self._on_inputs, INPUTS)]
+        self._show_alert()
         if solve:
             self.solve()
 
@@ -108,6 +114,18 @@ class Explorer(pn.viewable.Viewer):
         self.state.apply(self.runner.run_now(job.run))
         return self.schedule
 
+    def close(self) -> None:
+        """Forget this explorer's work (its browser session closed): stop watching, stop the running search
+        and drop queued solver work, and release the session, results and caches. Idempotent."""
+        for watcher in self._watchers:
+            self.state.param.unwatch(watcher)
+        self._watchers = []
+        self.runner.new_request()  # anything still queued or running is superseded: its answer is dropped
+        self.runner.shutdown()
+        self.state.release()
+        self._shown = None
+        self._measured_for = self._formula_of = None
+
     # ------------------------------------------------------------------ widgets
     def _build(self) -> None:
         st = self.state
@@ -117,7 +135,7 @@ class Explorer(pn.viewable.Viewer):
         self.w_dtype = pn.widgets.Select.from_param(st.param.dtype, label="Data format")
         self.w_fidelity = pn.widgets.Select.from_param(st.param.fidelity, label="Math fidelity")
         self.w_causal = pn.widgets.Checkbox.from_param(st.param.causal, label="causal", css_classes=["in-causal"],
-                                                       visible="causal" in load_program(st.kernel).options)
+                                                       visible="causal" in st.catalog.program(st.kernel).options)
         self.b_solve = pn.widgets.Button(label="Solve all candidates", color="primary", css_classes=["solve"])
         self.b_solve.on_click(self._on_solve_click)
         self.spinner = pn.indicators.LoadingSpinner(value=False, width=22, height=22, css_classes=["busy"])
@@ -257,9 +275,17 @@ class Explorer(pn.viewable.Viewer):
         await self._apply_async(job, "re-solving under the pins ...")
 
     async def _on_inputs(self, *events: param.parameterized.Event) -> None:
+        if self.notice:  # the user chose something: the word on the first request's query is done
+            self.notice = ""
+            self._show_alert()
         if any(e.name == "kernel" for e in events):
-            self.w_causal.visible = "causal" in load_program(self.state.kernel).options
-            shape = example_shape(load_program(self.state.kernel))
+            try:
+                program = self.state.catalog.program(self.state.kernel)
+            except ValueError as exc:  # InputError: the kernel's file no longer loads
+                self.state.error = str(exc)
+                return
+            self.w_causal.visible = "causal" in program.options
+            shape = example_shape(program)
             if self.state.shape != shape:
                 self.state.shape = shape  # triggers this watcher again, which solves
                 return
@@ -324,9 +350,14 @@ class Explorer(pn.viewable.Viewer):
         with pn.io.unlocked():
             self._refresh({e.name for e in events})
 
+    def _show_alert(self) -> None:
+        """The error and the notice, as text: a message quoting the user's input never becomes markup."""
+        text = "\n\n".join(html.escape(t) for t in (self.state.error, self.notice) if t)
+        self.alert.object, self.alert.visible = text, bool(text)
+
     def _refresh(self, names: set[str]) -> None:
         if "error" in names:
-            self.alert.object, self.alert.visible = self.state.error, bool(self.state.error)
+            self._show_alert()
         if "results" in names:
             self._refresh_table()
         # the selected schedule only changes with the candidate or its pins (another candidate's result
@@ -403,8 +434,9 @@ class Explorer(pn.viewable.Viewer):
         if st.session is None or not st.candidate or name not in st.symbolic.param_names:
             self.w_pin_value.options = []
             return
-        values = list(st.symbolic.param(name).values)
         current = st.pins.get(name, st.solution.values().get(name) if st.solution else None)
+        # a huge domain (per_core_M of M=10**9) offers a spread of values, never all of them
+        values = list(st.symbolic.param(name).values.choices(PIN_CHOICES, keep=(current,)))
         self.w_pin_value.options = values
         self.w_pin_value.value = current if current in values else values[0]
 
@@ -420,6 +452,9 @@ class Explorer(pn.viewable.Viewer):
             rows.append(("kept", list(kept.result.solution.breakdown)))
         self.breakdown.update(rows)
         self.l1.update(l1_rows, st.hardware.l1.usable_bytes)
+
+
+PIN_CHOICES = 2000  # most values a pin's drop-down lists
 
 
 def _summary(st: ExplorerState, r: CandidateResult) -> str:

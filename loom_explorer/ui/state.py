@@ -37,25 +37,22 @@ from loom_explorer.hardware.schema import (
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem, example_shape, make_problem
-from loom_explorer.program import list_kernels, load_program
+from loom_explorer.program import list_kernels
 from loom_explorer.report import solution_metrics, solve_json
+from loom_explorer.solve.interrupt import STOP, StopToken
 from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.result import CandidateResult, Solution
 from loom_explorer.solve.solver import Session, SolveOptions, rank
 from loom_explorer.traffic import schedule_transfers, traffic_report
 from loom_explorer.traffic.loads import TrafficReport
 from loom_explorer.traffic.transfers import Transfer
+from loom_explorer.ui.catalog import Catalog, InputError
 
 DEFAULT_HW = "wormhole_n150"
 DEFAULT_KERNEL = "gemm"
 
 
-class InputError(ValueError):
-    """A problem input the explorer cannot use; ``field`` names it (``shape``, ``hw``, ...)."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
+MAX_SHAPE_CHARS = 400  # a shape names a handful of extents; longer text is refused before it is parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,22 +67,33 @@ class ProblemInputs:
     causal: bool
 
 
-def open_session(inputs: ProblemInputs) -> Session:
-    """Load hardware and kernel, build the problem and every candidate's model; errors name the field."""
+def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: StopToken = STOP) -> Session:
+    """Load hardware and kernel (names of ``catalog``; paths too with :meth:`Catalog.local`, the default),
+    build the problem and every candidate's model. Every error is an :class:`InputError` naming the field;
+    a shape whose model is too large to build (a ``ValueError`` giving the reason, or memory running out)
+    is refused as a ``shape`` error. ``stop`` stops the session's searches (``solve/interrupt.py``)."""
+    catalog = catalog if catalog is not None else Catalog.local()
+
     def checked(field_name: str, make):  # type: ignore[no-untyped-def]
         try:
             return make()
-        except (ValueError, FileNotFoundError) as exc:  # HardwareError, KernelError, ProblemError are ValueErrors
+        except InputError:
+            raise
+        except (ValueError, OSError) as exc:  # HardwareError, KernelError, ProblemError are ValueErrors
             raise InputError(field_name, str(exc)) from None
+        except (MemoryError, RecursionError):
+            raise InputError(field_name, "too large: building the model ran out of memory") from None
 
-    hw: HardwareSpec = checked("hw", lambda: load_hardware(inputs.hw))
-    program = checked("kernel", lambda: load_program(inputs.kernel))
+    if len(inputs.shape) > MAX_SHAPE_CHARS:
+        raise InputError("shape", f"too long ({len(inputs.shape)} characters; at most {MAX_SHAPE_CHARS})")
+    hw: HardwareSpec = checked("hw", lambda: load_hardware(catalog.hw_source(inputs.hw)))
+    program = checked("kernel", lambda: catalog.program(inputs.kernel))
     dtype: DataFormat = checked("dtype", lambda: parse_data_format(inputs.dtype))
     fidelity: Fidelity = checked("fidelity", lambda: parse_fidelity(inputs.fidelity))
     causal = inputs.causal and "causal" in program.options
     problem: Problem = checked("shape", lambda: make_problem(program, inputs.shape, dtype, fidelity,
                                                              options={"causal"} if causal else set()))
-    return checked("shape", lambda: Session(hw, problem))
+    return checked("shape", lambda: Session(hw, problem, stop=stop))
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,17 +161,17 @@ class SolveJob:
 
 
 class ExplorerState(param.Parameterized):
-    """Problem inputs, the selected candidate with its pins, and every candidate's latest result."""
+    """Problem inputs, the selected candidate with its pins, and every candidate's latest result.
 
-    # check_on_set=False: a YAML path and the CLI's aliases (bf16, ...) are fine too; open_session checks
-    hw = param.Selector(default=DEFAULT_HW, objects=list_hardware(), check_on_set=False,
-                        doc="shipped hardware name or path to a hardware YAML file")
-    kernel = param.Selector(default=DEFAULT_KERNEL, objects=list_kernels(), doc="tile program")
+    Each state has its own choices: the hardware and kernel lists are its catalog's names, set on this
+    instance (the class's lists never change), and every choice is checked when it is set, so nothing one
+    state (one browser session) is given appears in another's lists."""
+
+    hw = param.Selector(default=DEFAULT_HW, objects=list_hardware(), doc="hardware name (of the catalog)")
+    kernel = param.Selector(default=DEFAULT_KERNEL, objects=list_kernels(), doc="tile program (of the catalog)")
     shape = param.String(default="M=4096,K=4096,N=4096", doc="extents, e.g. M=4096,K=4096,N=4096")
-    dtype = param.Selector(default="bfloat16", objects=[f.value for f in DataFormat], check_on_set=False,
-                           doc="data format (ttnn name or alias)")
-    fidelity = param.Selector(default="hifi2", objects=[f.value for f in Fidelity], check_on_set=False,
-                              doc="math fidelity")
+    dtype = param.Selector(default="bfloat16", objects=[f.value for f in DataFormat], doc="data format")
+    fidelity = param.Selector(default="hifi2", objects=[f.value for f in Fidelity], doc="math fidelity")
     causal = param.Boolean(default=False, doc="causal masking (attention kernels)")
     time_limit_seconds = param.Number(default=20.0, bounds=(0.1, None), doc="per-candidate solve limit")
 
@@ -173,22 +181,42 @@ class ExplorerState(param.Parameterized):
     error = param.String(default="", doc="why the last request failed, naming the field or pin")
     compare = param.Parameter(default=None, doc="a Snapshot kept for side-by-side comparison")
 
-    def __init__(self, **params) -> None:  # type: ignore[no-untyped-def]
-        if "kernel" in params and "shape" not in params:
-            params["shape"] = example_shape(load_program(params["kernel"]))
+    def __init__(self, catalog: Catalog | None = None, **params) -> None:  # type: ignore[no-untyped-def]
+        """``catalog`` says which hardware and kernel names exist (default :meth:`Catalog.local`: the
+        shipped ones, and a path given here is offered beside them). An unknown name or an unreadable
+        data format or fidelity raises :class:`InputError` naming the field."""
+        catalog = catalog if catalog is not None else Catalog.local()
+        hw, kernel = str(params.pop("hw", DEFAULT_HW)), str(params.pop("kernel", DEFAULT_KERNEL))
+        catalog.hw_source(hw)
+        if "shape" not in params:
+            params["shape"] = example_shape(catalog.program(kernel))
+        else:
+            catalog.kernel_source(kernel)
         for key, parse in (("dtype", parse_data_format), ("fidelity", parse_fidelity)):
             if key in params:  # the widgets list canonical names: show an alias (bf16) as its name (bfloat16)
                 try:
                     params[key] = parse(params[key]).value
-                except ValueError:
-                    pass  # kept as given; open_session names the field
+                except ValueError as exc:
+                    raise InputError(key, str(exc)) from None
         super().__init__(**params)
-        if self.hw not in self.param.hw.objects:  # a YAML path: offer it beside the shipped chips
-            self.param.hw.objects = [*self.param.hw.objects, self.hw]
+        self.catalog = catalog
+        self.param.hw.objects = [*catalog.hardware, *([] if hw in catalog.hardware else [hw])]
+        self.param.kernel.objects = [*catalog.kernels, *([] if kernel in catalog.kernels else [kernel])]
+        self.hw, self.kernel = hw, kernel
         self.session: Session | None = None
+        self.stop_token = StopToken()  # this state's searches only (one browser session's)
         self._pins_by_candidate: dict[str, dict[str, int]] = {}
         self._latest: dict[str, CandidateResult] = {}
         self._traffic: dict[tuple[str, tuple[tuple[str, int], ...]], list[Transfer]] = {}
+
+    def release(self) -> None:
+        """Stop this state's running search, drop the session, every result and cache, without notifying
+        watchers (a closed browser session). The state solves nothing afterwards."""
+        self.stop_token.stop()
+        self.session = None
+        self._pins_by_candidate, self._latest, self._traffic = {}, {}, {}
+        with param.parameterized.discard_events(self):
+            self.results, self.compare, self.pins = [], None, {}
 
     # ------------------------------------------------------------------ inputs
     @property
@@ -197,7 +225,7 @@ class ExplorerState(param.Parameterized):
 
     def use_example_shape(self) -> None:
         """Set ``shape`` to the kernel's example (the explorer does this when the kernel changes)."""
-        self.shape = example_shape(load_program(self.kernel))
+        self.shape = example_shape(self.catalog.program(self.kernel))
 
     @property
     def options(self) -> SolveOptions:
@@ -206,7 +234,7 @@ class ExplorerState(param.Parameterized):
     # ------------------------------------------------------------------ plans
     def plan_problem(self) -> SolveJob:
         """Open a session for the current inputs (raises :class:`InputError`) and plan every candidate."""
-        session = open_session(self.inputs)
+        session = open_session(self.inputs, self.catalog, self.stop_token)
         return SolveJob(session, tuple((s.candidate.name, ()) for s in session.schedules), self.options)
 
     def plan_pins(self, pins: dict[str, int]) -> SolveJob:
@@ -371,12 +399,14 @@ class ExplorerState(param.Parameterized):
     def document(self) -> ScheduleDocument:
         """The selected schedule as a schedule document (what the runners and the store take)."""
         session, _ = self._selected()
-        return schedule_document(session.hw, self.hw, self.kernel, session.problem, self.result, self.options)
+        return schedule_document(session.hw, self.catalog.hw_source(self.hw), self.catalog.kernel_source(self.kernel),
+                                 session.problem, self.result, self.options)
 
     def export(self, fmt: ExportFormat) -> str:
         """The selected schedule as an export file (``export/formats.py``); ExportError if it cannot be."""
         session, schedule = self._selected()
-        return export_text(fmt, session.hw, self.hw, self.kernel, session.problem, schedule, self.result, self.options)
+        return export_text(fmt, session.hw, self.catalog.hw_source(self.hw), self.catalog.kernel_source(self.kernel),
+                           session.problem, schedule, self.result, self.options)
 
     def export_blocker(self, fmt: ExportFormat) -> str | None:
         """Why the selected schedule cannot be exported as ``fmt`` (None: it can)."""

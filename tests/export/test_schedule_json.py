@@ -70,9 +70,9 @@ def _edit(doc: ScheduleDocument, **parts) -> ScheduleDocument:
     return doc.model_copy(update=update)
 
 
-def _rebuild_error(doc: ScheduleDocument) -> str:
+def _rebuild_error(doc: ScheduleDocument, **files) -> str:
     with pytest.raises(ScheduleFileError) as info:
-        rebuild(doc)
+        rebuild(doc, **files)
     return str(info.value)
 
 
@@ -251,7 +251,7 @@ def test_changed_hardware_file(tmp_path, gemm):
     (r,) = Session(hw, problem).solve({}, OPTIONS, candidates=[DRAM])
     doc = parse_schedule_document(schedule_document(hw, str(path), "gemm", problem, r, OPTIONS).to_json())
     assert doc.hardware.source == str(path)
-    assert rebuild(doc).solution == r.solution
+    assert rebuild(doc, hw_file=path).solution == r.solution
 
     def rewrite(text: str, bump_ns: int) -> None:
         path.write_text(text)
@@ -262,18 +262,18 @@ def test_changed_hardware_file(tmp_path, gemm):
 
     # comments and layout are not the specification: the hash is of the validated contents
     rewrite("# my copy of the n150\n" + shipped.read_text() + "\n# end\n", 1_000_000_000)
-    assert rebuild(doc).solution == r.solution
+    assert rebuild(doc, hw_file=path).solution == r.solution
 
     text = path.read_text()
     edited = re.sub(r"^clock_ghz: 1\.0 ", "clock_ghz: 1.2 ", text, count=1, flags=re.MULTILINE)
     assert edited != text, "the n150 YAML no longer has a 'clock_ghz: 1.0' line"
     rewrite(edited, 2_000_000_000)
     assert load_hardware(path).clock_ghz == 1.2
-    message = _rebuild_error(doc)
+    message = _rebuild_error(doc, hw_file=path)
     assert message.startswith("hardware:") and str(path) in message and "changed" in message, message
 
     path.unlink()
-    message = _rebuild_error(doc)
+    message = _rebuild_error(doc, hw_file=path)
     assert message.startswith("hardware:") and str(path) in message, message
 
 
@@ -285,10 +285,34 @@ def test_changed_kernel_file(tmp_path, n150):
     doc = schedule_document(n150, HW, str(path), problem, r, OPTIONS)
     assert doc.problem.kernel == str(path)
     assert doc.problem.kernel_sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert rebuild(doc).solution == r.solution
+    assert rebuild(doc, kernel_file=path).solution == r.solution
     path.write_text(path.read_text() + "\n# edited after the export\n")
-    message = _rebuild_error(doc)
+    message = _rebuild_error(doc, kernel_file=path)
     assert message.startswith("problem.kernel:") and str(path) in message and "changed" in message, message
+
+
+def test_a_document_never_opens_the_files_it_names(tmp_path, n150):
+    """A kernel file named by a document is Python: rebuilding never runs it, even when its hash matches,
+    unless the person running the tool names that file; a named hardware file is never opened either."""
+    marker = tmp_path / "ran"
+    path = tmp_path / "my_gemm.py"
+    path.write_text((shipped_kernels_dir() / "gemm.py").read_text()
+                    + f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    problem = make_problem(load_program(str(path)), SHAPE)
+    marker.unlink()
+    (r,) = Session(n150, problem).solve({}, OPTIONS, candidates=[DRAM])
+    doc = parse_schedule_document(schedule_document(n150, HW, str(path), problem, r, OPTIONS).to_json())
+    message = _rebuild_error(doc)
+    assert message.startswith("problem.kernel:") and "--kernel FILE" in message, message
+    assert not marker.exists(), "rebuilding a document ran the kernel file it names"
+    assert rebuild(doc, kernel_file=path).solution == r.solution and marker.exists()
+
+    hw_path = tmp_path / "chip.yaml"
+    shutil.copyfile(resolve_hardware_path(HW), hw_path)
+    hw_doc = _edit(parse_schedule_document(schedule_document(n150, HW, "gemm", problem, r, OPTIONS).to_json()),
+                   hardware={"source": str(hw_path)})
+    message = _rebuild_error(hw_doc)
+    assert message.startswith("hardware:") and "--hw FILE" in message, message
 
 
 def test_params_at_an_illegal_point(dram_doc):

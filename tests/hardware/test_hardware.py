@@ -355,8 +355,8 @@ def _error(arg) -> str:
 def test_malformed_yaml(tmp_path):
     path = _write(tmp_path / "malformed.yaml", "grid: [1, 2\ndram: {channels: 12\n")
     msg = _error(path)
-    assert str(path.resolve()) in msg
-    assert "malformed YAML" in msg and "line" in msg
+    assert msg.startswith(f"{path.resolve()}:2:5: malformed YAML")  # FILE:LINE:COLUMN of the problem
+    assert "\n" not in msg
 
 
 def test_not_a_mapping(tmp_path):
@@ -429,3 +429,126 @@ def test_nonexistent_yaml_path(tmp_path):
 
 def test_hardware_error_is_a_value_error():
     assert issubclass(HardwareError, ValueError)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Strict reading: every number checked, one line per problem at FILE:LINE:COLUMN
+
+
+_N150_TEXT = (shipped_hardware_dir() / "wormhole_n150.yaml").read_text()
+
+
+def _edited(tmp_path: Path, key: str, value: str, name: str = "edited.yaml") -> tuple[Path, int, int]:
+    """The shipped n150 file with the value of the first ``key:`` line replaced; (path, line, column) of it."""
+    lines = _N150_TEXT.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(rf"^(\s*{key}:\s+)(\S+)(.*)$", line)
+        if m:
+            lines[i] = m.group(1) + value + m.group(3)
+            path = tmp_path / name
+            path.write_text("\n".join(lines) + "\n")
+            return path, i + 1, len(m.group(1)) + 1
+    raise AssertionError(f"no {key} line")
+
+
+@pytest.mark.parametrize("key, value, why", [
+    ("clock_ghz", "1e308", "less than or equal to 1000"),
+    ("clock_ghz", ".nan", "finite number"),
+    ("clock_ghz", ".inf", "finite number"),
+    ("clock_ghz", "nan", "finite number"),
+    ("clock_ghz", "0", "greater than or equal to 0.001"),
+    ("clock_ghz", "-1.0", "greater than or equal to 0.001"),
+    ("link_bytes_per_cycle", "-.inf", "finite number"),
+    ("link_bytes_per_cycle", "0.0001", "greater than or equal to 0.001"),
+    ("link_bytes_per_cycle", "1e300", "less than or equal to"),
+    ("hop_latency_cycles", "-1", "greater than or equal to 0"),
+    ("kernel_launch_cycles", "1" + "0" * 30, "less than or equal to 4294967296"),
+    ("kernel_launch_cycles", "4294967297", "less than or equal to 4294967296"),
+    ("total_bytes", "0", "greater than 0"),
+    ("channel_bytes", "1000000000000000000000000", "less than or equal to 68719476736"),
+    ("noc_width", "1000000000000", "less than or equal to 64"),
+    ("dst_tiles", "yes", "is a boolean"),
+    ("bfloat16", "-2048", "greater than 0"),
+])
+def test_bad_number_is_refused_at_its_line_and_column(tmp_path, key, value, why):
+    path, line, column = _edited(tmp_path, key, value)
+    msg = _error(path)
+    assert msg.startswith(f"{path.resolve()}:{line}:{column}: field "), msg
+    assert key in msg.splitlines()[0] and why in msg, msg
+
+
+def test_every_problem_is_one_line_at_its_own_position(tmp_path):
+    path, line1, _ = _edited(tmp_path, "clock_ghz", ".nan")
+    text = re.sub(r"(?m)^(  hop_latency_cycles:\s+)\d+", r"\g<1>-9", path.read_text())
+    path.write_text(text)
+    line2 = next(i for i, x in enumerate(text.splitlines(), 1) if "hop_latency_cycles:" in x)
+    lines = _error(path).splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"{path.resolve()}:{line1}:") and "clock_ghz" in lines[0]
+    assert lines[1].startswith(f"{path.resolve()}:{line2}:") and "noc.hop_latency_cycles" in lines[1]
+
+
+@pytest.mark.parametrize("text, line, key", [
+    ("name: a\nname: b\n", 2, "name"),
+    ("grid:\n  rows: 8\n  columns: 8\n  rows: 9\n", 4, "rows"),
+    ("tile_bytes: {bfloat16: 2048, bfloat16: 1}\n", 1, "bfloat16"),
+])
+def test_duplicate_key_is_an_error(tmp_path, text, line, key):
+    path = _write(tmp_path / "dup.yaml", text)
+    msg = _error(path)
+    assert msg.startswith(f"{path.resolve()}:{line}:") and f"duplicate key {key!r}" in msg, msg
+
+
+def test_duplicate_key_in_a_shipped_file_copy(tmp_path):
+    lines = _N150_TEXT.splitlines()
+    i = next(i for i, x in enumerate(lines) if x.startswith("clock_ghz:"))
+    path = _write(tmp_path / "dup.yaml", "\n".join([*lines, "clock_ghz: 2.0"]) + "\n")
+    msg = _error(path)
+    assert msg == f"{path.resolve()}:{len(lines) + 1}:1: duplicate key 'clock_ghz' (first given at line {i + 1})"
+
+
+@pytest.mark.parametrize("data, what", [
+    (bytes(range(256)), "a binary file"),
+    (b"\x7fELF\x02\x01\x01\x00\x00", "a binary file"),
+    (b"name: caf\xe9\n", "not UTF-8 text"),
+    (b"\xff\xfe", "not UTF-8 text"),
+], ids=["all-bytes", "elf", "latin-1", "utf-16-bom"])
+def test_binary_or_non_utf8_file_is_refused_in_one_line(tmp_path, data, what):
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(data)
+    msg = _error(path)
+    assert msg.startswith(str(path.resolve())) and what in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("text, what", [
+    ("", "empty file"),
+    ("x: 2001-13-01\n", "malformed YAML"),  # a timestamp PyYAML cannot build raises ValueError
+    ("[" * 5000, "malformed YAML"),
+    ("x: 1" + "0" * 5000 + "\n", "1:4: malformed YAML: an integer of 5001 characters is too large"),
+    ("a: !!python/object:os.system {}\n", "malformed YAML"),
+    ("? [1, 2]\n: 3\n", "plain value"),
+], ids=["empty", "timestamp", "nested", "5001-digits", "python-tag", "list-key"])
+def test_odd_yaml_is_refused_in_one_line(tmp_path, text, what):
+    path = _write(tmp_path / "odd.yaml", text)
+    msg = _error(path)
+    assert str(path.resolve()) in msg and what in msg and "\n" not in msg, msg
+
+
+def test_a_folder_named_yaml_is_not_a_file(tmp_path):
+    (tmp_path / "dir.yaml").mkdir()
+    assert "is not a regular file" in _error(tmp_path / "dir.yaml")
+
+
+def test_bounds_keep_microseconds_finite():
+    """The clock bound is what keeps cycles_to_us finite and nonzero (clock_ghz 1e308 divided to 0)."""
+    from loom_explorer.hardware.schema import MAX_CLOCK_GHZ, MIN_CLOCK_GHZ
+
+    hw = load_hardware("wormhole_n150")
+    for clock in (MIN_CLOCK_GHZ, MAX_CLOCK_GHZ):
+        us = hw.model_copy(update={"clock_ghz": clock}).cycles_to_us(1)
+        assert math.isfinite(us) and us > 0
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "a" * 300 + ".yaml"], ids=["long-name", "long-path"])
+def test_a_name_too_long_for_the_file_system_is_a_clean_error(name):
+    assert "a" * 40 in _error(name)

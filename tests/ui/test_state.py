@@ -21,6 +21,7 @@ from loom_explorer.solve.pins import PinError
 from loom_explorer.ui.state import (
     DEFAULT_HW,
     DEFAULT_KERNEL,
+    Catalog,
     ExplorerState,
     InputError,
     ProblemInputs,
@@ -323,27 +324,40 @@ def test_open_session_names_the_bad_field(field, value):
     assert isinstance(info.value, ValueError)
 
 
-@pytest.mark.parametrize("field,value", [("hw", "no_such_chip"), ("dtype", "float7"), ("fidelity", "ultra")])
-def test_the_state_refuses_unknown_choices_and_keeps_its_problem(small, field, value):
-    """An unknown hardware, data format or fidelity is accepted by the state (a YAML path and the CLI's
-    aliases are fine too) and refused by the next solve with an InputError naming the field; the solved
-    problem stays."""
+@pytest.mark.parametrize("field,value", [("hw", "no_such_chip"), ("hw", "/etc/passwd"), ("kernel", "nope"),
+                                         ("dtype", "float7"), ("fidelity", "ultra")])
+def test_the_state_refuses_unknown_choices_on_assignment_and_keeps_its_problem(small, field, value):
+    """A choice outside the state's own lists is refused when set (naming the field), and neither the
+    state's lists nor its solved problem change."""
     st = small
     session, results, before = st.session, list(st.results), getattr(st, field)
-    setattr(st, field, value)
-    try:
-        with pytest.raises(InputError) as info:
-            st.solve_all()
-        assert info.value.field == field
-    finally:
-        setattr(st, field, before)
+    objects = list(st.param[field].objects)
+    with pytest.raises(ValueError, match=field):
+        setattr(st, field, value)
+    assert getattr(st, field) == before and list(st.param[field].objects) == objects
+    assert value not in ExplorerState.param[field].objects
     assert st.session is session and st.results == results and st.solution is not None
 
 
-def test_an_unknown_kernel_is_refused_on_assignment(small):
-    with pytest.raises(ValueError, match="kernel"):
-        small.kernel = "nope"
-    assert small.kernel == "gemm"
+@pytest.mark.parametrize("field,value", [("hw", "no_such_chip"), ("hw", "/etc/passwd"), ("kernel", "/tmp/x.py"),
+                                         ("dtype", "float7"), ("fidelity", "ultra")])
+def test_a_served_state_refuses_unknown_names_and_paths_naming_the_field(field, value):
+    with pytest.raises(InputError) as info:
+        ExplorerState(Catalog.shipped(), shape=SMALL, **{field: value})
+    assert info.value.field == field
+    assert "/" not in str(info.value)  # a path is never quoted back
+
+
+def test_each_state_has_its_own_lists():
+    """A path offered to one (notebook) state appears in its hardware list only: not in the class's, not in
+    another state's (the served page builds one state per browser session)."""
+    from loom_explorer.hardware.load import resolve_hardware_path
+
+    path = str(resolve_hardware_path("blackhole_p150a"))
+    mine = ExplorerState(hw=path, shape=SMALL)
+    other = ExplorerState(Catalog.shipped(), shape=SMALL)
+    assert path in mine.param.hw.objects
+    assert path not in other.param.hw.objects and path not in ExplorerState.param.hw.objects
 
 
 def test_aliases_and_hardware_paths_are_accepted():

@@ -1,0 +1,166 @@
+"""The CSV files ``accuracy``, ``calibrate`` and ``ingest`` read, and the checks every cell they use passes.
+
+A file is read whole as UTF-8 text (a leading byte-order mark is allowed). It is refused in one line when it
+does not exist, is not a regular file (a folder, a FIFO: never opened), is not UTF-8, holds a NUL byte
+(binary), is not readable CSV, has no header or has no data rows.
+
+Rows are numbered as the file's lines, as an editor shows them: the header is line 1, a row starts on the
+line where its first cell starts (a quoted cell may span lines), blank lines are not rows. A row with more
+or fewer cells than the header is an error naming its line.
+
+A number cell is refused (``CellError``, the reason) unless it is what its column means: a count or extent
+(``positive_int``: decimal digits, at least 1, at most ``MAX_EXTENT``) or a duration (``positive_time``: a
+finite decimal number of ns above 0, within ``MIN_TIME_NS..MAX_TIME_NS``; ``nan``, ``inf``, negatives and 0
+are refused).
+
+Problems are collected as ``RowIssue`` (file, line, column by header name, reason); ``group_issues`` says
+them in a few lines: one per (column, reason), with the count and the first line numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_EXTENT = 1 << 31  # a tensor extent, grid size or count above this is not a measured op
+MIN_TIME_NS, MAX_TIME_NS = 1e-3, 1e15  # a measured op time outside these is not one (1e15 ns: 11.6 days)
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class CellError(ValueError):
+    """A cell that is not what its column means: ``reason`` is what it is (``"not a number"``), without
+    the value; the message says both (``"'nan' is not a finite number"``)."""
+
+    def __init__(self, value: str, reason: str) -> None:
+        shown = value if len(value) <= 40 else value[:40] + "..."  # a long cell is cut in the message
+        super().__init__(f"{shown!r} is {reason}")
+        self.value, self.reason = value, reason
+
+
+@dataclass(frozen=True, slots=True)
+class RowIssue:
+    """A row that cannot be used: ``file:line``, the column (header name) when one cell is at fault, and why.
+
+    ``reason`` is the kind of problem without the cell's value (what ``group_issues`` groups on);
+    ``detail`` says it with the value."""
+
+    file: str
+    line: int
+    column: str | None
+    reason: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}: " + (f"column {self.column}: " if self.column else "")
+        return where + (self.detail or self.reason)
+
+
+def group_issues(issues: list[RowIssue], first: int = 5) -> list[str]:
+    """One line per (file, column, reason): ``"FILE: column C: REASON: N rows (lines a, b, c, ...)"``, in
+    order of first appearance, with the first ``first`` line numbers."""
+    groups: dict[tuple[str, str | None, str], list[int]] = {}
+    for issue in issues:
+        groups.setdefault((issue.file, issue.column, issue.reason), []).append(issue.line)
+    out = []
+    for (file, column, reason), lines in groups.items():
+        shown = ", ".join(map(str, lines[:first])) + (", ..." if len(lines) > first else "")
+        out.append(f"{file}: {f'column {column}: ' if column else ''}{reason}: {len(lines)} "
+                   f"row{'s' if len(lines) > 1 else ''} (line{'s' if len(lines) > 1 else ''} {shown})")
+    return out
+
+
+def refusal(issues: list[RowIssue], flag: str = "--skip-bad-rows") -> str:
+    """The one-line error for unusable rows: the first, how many more, and the flag that skips them."""
+    more = len(issues) - 1
+    return (f"{issues[0]}" + (f" (and {more} more unusable row{'s' if more > 1 else ''})" if more else "")
+            + f"; fix the file or give {flag} to leave such rows out")
+
+
+def read_text(path: str | Path, error: type[ValueError]) -> str:
+    """The whole file as text, or ``error`` in one line naming the file (module docstring)."""
+    p = Path(path)
+    if not p.exists():
+        raise error(f"{p}: no such file")
+    if not p.is_file():
+        raise error(f"{p}: not a regular file")
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{p}: not a CSV file (not UTF-8 text)") from None
+    except OSError as exc:
+        raise error(f"{p}: cannot read ({exc.strerror})") from None
+    if "\x00" in text:
+        raise error(f"{p}: not a CSV file (binary content)")
+    if not text.strip():
+        raise error(f"{p}: empty file (no header, no data rows)")
+    return text
+
+
+def csv_records(path: str | Path, text: str, error: type[ValueError]) -> Iterator[tuple[int, list[str]]]:
+    """``(line, cells)`` of every non-blank record of ``text``, the header first (line numbers as in the
+    module docstring); a CSV syntax error is ``error`` naming the file and line."""
+    csv.field_size_limit(max(csv.field_size_limit(), 1 << 24))  # profiler ATTRIBUTES cells can be long
+    reader = csv.reader(io.StringIO(text, newline=""))
+    last = 0
+    try:
+        for cells in reader:
+            line, last = last + 1, reader.line_num
+            if cells and (cells[0].strip() or "".join(cells).strip()):  # the first test is almost always enough
+                yield line, cells
+    except csv.Error as exc:
+        raise error(f"{path}:{reader.line_num}: not readable CSV ({exc})") from None
+
+
+def width_issue(file: str, line: int, cells: list[str], header: list[str]) -> RowIssue | None:
+    """A row of another length than the header (a short or long row), or None."""
+    if len(cells) == len(header):
+        return None
+    kind = "short row" if len(cells) < len(header) else "long row"
+    return RowIssue(file, line, None, f"{kind} (not as many cells as the header)",
+                    f"{kind}: {len(cells)} cells, the header has {len(header)}")
+
+
+def positive_int(text: str) -> int:
+    """A count, extent or grid size: decimal digits, ``1 <= value <= MAX_EXTENT``."""
+    t = text.strip()
+    if not _DIGITS.fullmatch(t):
+        raise CellError(text, "not a whole number")
+    value = int(t)
+    if value < 1:
+        raise CellError(text, "below 1")
+    if value > MAX_EXTENT:
+        raise CellError(text, f"above {MAX_EXTENT}")
+    return value
+
+
+def positive_time(text: str) -> float:
+    """A duration in ns: a finite decimal number above 0 (``nan``, ``inf``, negatives and 0 are refused),
+    within ``MIN_TIME_NS..MAX_TIME_NS``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise CellError(text, "not a number") from None
+    if not math.isfinite(value):
+        raise CellError(text, "not a finite number")
+    if value <= 0:
+        raise CellError(text, "not above 0")
+    if not MIN_TIME_NS <= value <= MAX_TIME_NS:
+        raise CellError(text, f"outside {MIN_TIME_NS:g}..{MAX_TIME_NS:g} ns")
+    return value
+
+
+def boolean(text: str) -> bool:
+    """``True`` / ``False`` (any case)."""
+    value = {"true": True, "false": False}.get(text.strip().lower())
+    if value is None:
+        raise CellError(text, "not True or False")
+    return value
+
+
+def cell_issue(file: str, line: int, column: str, exc: CellError) -> RowIssue:
+    return RowIssue(file, line, column, exc.reason, str(exc))
