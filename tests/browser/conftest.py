@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from explorer_page import ExplorerPage, served_browser
 
 from loom_explorer.ui.app import RunningServer
 
-DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+# Screenshots go to a temporary folder; LOOM_SCREENSHOTS=docs/images refreshes the docs' pictures on purpose
+# (tests never write into the tree by themselves).
+SCREENSHOTS_ENV = "LOOM_SCREENSHOTS"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -18,6 +21,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(item.fspath).parents:
             item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the page tests save their screenshots (``$LOOM_SCREENSHOTS``, else a temporary folder)."""
+    chosen = os.environ.get(SCREENSHOTS_ENV)
+    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="module")

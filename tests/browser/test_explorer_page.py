@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from conftest import DOCS_IMAGES
 from explorer_page import ExplorerPage
 
 from loom_explorer.hardware import load_hardware
@@ -18,7 +18,7 @@ def _latency(text: str) -> str:
     return match.group(1)
 
 
-def test_default_page_renders_grid_and_table(explorer: tuple[ExplorerPage, str]) -> None:
+def test_default_page_renders_grid_and_table(explorer: tuple[ExplorerPage, str], screenshots: Path) -> None:
     page, url = explorer
     page.page.goto(url)
     page.record_statuses()
@@ -37,8 +37,7 @@ def test_default_page_renders_grid_and_table(explorer: tuple[ExplorerPage, str])
     assert counts["tiles"] == hw.grid.noc_width * hw.grid.noc_height
     assert counts["dram"] == hw.dram.channels
     assert counts["links"] > 100 and counts["rects"] == 16  # 8 row and 8 column multicasts
-    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-    page.page.screenshot(path=str(DOCS_IMAGES / "explorer.png"), full_page=True)
+    page.page.screenshot(path=str(screenshots / "explorer.png"), full_page=True)
 
 
 def test_pin_changes_the_schedule_and_compare_keeps_the_old_one(explorer: tuple[ExplorerPage, str]) -> None:
@@ -60,7 +59,7 @@ def test_pin_changes_the_schedule_and_compare_keeps_the_old_one(explorer: tuple[
     assert _latency(page.text(".summary")) == _latency(before)
 
 
-def test_conflicting_pins_are_explained(explorer: tuple[ExplorerPage, str]) -> None:
+def test_conflicting_pins_are_explained(explorer: tuple[ExplorerPage, str], screenshots: Path) -> None:
     page, url = explorer
     page.open(url + SMALL)
     page.choose_pin("out_block_h", 32, domain_size=32)
@@ -71,10 +70,10 @@ def test_conflicting_pins_are_explained(explorer: tuple[ExplorerPage, str]) -> N
     page.page.locator(".conflict").get_by_text("l1_capacity").wait_for(timeout=30_000)
     text = page.text(".conflict")
     assert "in0_block_w=32" in text and "out_block_h=32" in text and "B of L1 per core" in text
-    page.page.screenshot(path=str(DOCS_IMAGES / "explorer_conflict.png"), full_page=False)
+    page.page.screenshot(path=str(screenshots / "explorer_conflict.png"), full_page=False)
 
 
-def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, str]) -> None:
+def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, str], screenshots: Path) -> None:
     page, url = explorer
     page.open(url + SMALL)
     page.choose(".in-kernel", "flash_attention")
@@ -85,7 +84,7 @@ def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, s
     counts = page.grid_counts()
     assert counts["tiles"] > 0 and counts["links"] > 0
     assert "q_chunk_size" in page.text(".params")
-    page.page.screenshot(path=str(DOCS_IMAGES / "explorer_attention.png"), full_page=True)
+    page.page.screenshot(path=str(screenshots / "explorer_attention.png"), full_page=True)
 
 
 def test_measure_panel_runs_the_schedule_in_the_simulator(explorer, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
