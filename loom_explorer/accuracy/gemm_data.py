@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -291,6 +291,23 @@ def _table(path: str | Path, required: tuple[str, ...]) -> tuple[str, list[str],
     return file, header, rows
 
 
+def _checked(file: str, header: list[str], records: Iterable[tuple[int, list[str]]], check: _Checker,
+             issues: list[RowIssue]) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
+    """(line, cells, checked values) of every record of the right width whose cells pass ``check`` and whose
+    grid fits its card; the other records' issues are appended to ``issues``."""
+    for line, cells in records:
+        wrong = width_issue(file, line, cells, header)
+        if wrong:
+            issues.append(wrong)
+            continue
+        v, bad = check(line, cells)
+        bad += _grid_fits(file, line, v)
+        if bad:
+            issues.extend(bad)
+            continue
+        yield line, cells, v
+
+
 def read_measurements(path: str | Path) -> tuple[list[Measured], list[RowIssue]]:
     """Every row of a measurement CSV, checked (``csv_input``): the good rows and the unusable ones.
 
@@ -304,16 +321,7 @@ def read_measurements(path: str | Path) -> tuple[list[Measured], list[RowIssue]]
                      unique=("time_ns",))
     good: list[Measured] = []
     issues: list[RowIssue] = []
-    for line, cells in records:
-        wrong = width_issue(file, line, cells, header)
-        if wrong:
-            issues.append(wrong)
-            continue
-        v, bad = check(line, cells)
-        bad += _grid_fits(file, line, v)
-        if bad:
-            issues.extend(bad)
-            continue
+    for line, cells, v in _checked(file, header, records, check, issues):
         good.append(Measured(line, dict(zip(header, cells)), v["card"], v["config_kind"], (v["M"], v["K"], v["N"]),
                              v["use_trace"], (v["grid_x"], v["grid_y"]), v["dtype"], v["math_fidelity"],
                              v["time_ns"]))
@@ -331,16 +339,7 @@ def read_configs(path: str | Path) -> tuple[dict[tuple[object, ...], ManualConfi
                                     **dict.fromkeys(("transpose_mcast", "in0_sharded", "out_sharded"), boolean)})
     found: dict[tuple[object, ...], ManualConfig] = {}
     issues: list[RowIssue] = []
-    for line, cells in records:
-        wrong = width_issue(file, line, cells, header)
-        if wrong:
-            issues.append(wrong)
-            continue
-        v, bad = check(line, cells)
-        bad += _grid_fits(file, line, v)
-        if bad:
-            issues.extend(bad)
-            continue
+    for line, _, v in _checked(file, header, records, check, issues):
         card, dtype = v["card"], v["dtype"]
         ints = {name: v[name] for name in ("grid_x", "grid_y", "M", "K", "N", *BLOCKING)}
         flags = {name: v[name] for name in ("transpose_mcast", "in0_sharded", "out_sharded")}

@@ -1,6 +1,7 @@
 """The ops of a sweep: read from a ``shapes.csv`` or generated for a well-known transformer.
 
-``shapes.csv`` has the columns ``kernel,shape,dtype,fidelity`` (``shape`` as in ``solve``, e.g.
+``shapes.csv`` has the columns ``kernel,shape,dtype,fidelity`` (``kernel`` a shipped kernel's name: a data
+file never names a file to import; ``shape`` as in ``solve``, e.g.
 ``M=4096,K=4096,N=4096``), and optionally ``causal`` (``1``/``true``) and ``label``. Every row is checked
 when the file is read (kernel, shape, data format, fidelity), so a bad file is refused with the row and
 column at fault before anything is solved.
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from loom_explorer.hardware.schema import DataFormat, Fidelity, parse_data_format, parse_fidelity
 from loom_explorer.problem import ProblemError, make_problem
-from loom_explorer.program import KernelError, load_program
+from loom_explorer.program import KernelError, list_kernels, load_program
 
 COLUMNS = ("kernel", "shape", "dtype", "fidelity")
 DECODE_KV = 4096  # cached tokens each decode step attends to
@@ -87,6 +88,7 @@ def read_shapes(path: str | Path) -> list[SweepOp]:
         raise OpsError(f"{p}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
                        f"(expected {','.join(COLUMNS)}[,causal][,label])")
     ops: list[SweepOp] = []
+    shipped = list_kernels()
     for cells in reader:
         number = reader.line_num  # the file's line, blank lines counted
         if not any(c.strip() for c in cells):
@@ -95,6 +97,10 @@ def read_shapes(path: str | Path) -> list[SweepOp]:
         empty = [c for c in COLUMNS if not row[c]]
         if empty:
             raise OpsError(f"{p} row {number}: column {empty[0]} is empty")
+        if row["kernel"] not in shipped:  # a data file names kernels, never a file to import (Python)
+            raise OpsError(f"{p} row {number}, column kernel: {row['kernel'][:60]!r} is not a shipped kernel; a "
+                           "shapes file names one of "
+                           f"{', '.join(shipped)}, never a file")
         try:
             causal = _flag(row.get("causal", ""))
         except ValueError as exc:

@@ -92,6 +92,17 @@ def test_bad_row_is_refused_naming_row_and_cause(tmp_path, row, row_number, need
     assert str(p) in msg and f"row {row_number}" in msg and needle in msg
 
 
+def test_a_kernel_file_named_by_a_shapes_file_is_never_imported(tmp_path):
+    """A shapes file is data: its kernel column names a shipped kernel, never a file to import."""
+    marker = tmp_path / "ran"
+    kernel = tmp_path / "evil.py"
+    kernel.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    p = write(tmp_path, f'{HEADER}\n{kernel},"M=64,K=64,N=64",bf16,hifi2\n')
+    with pytest.raises(OpsError, match=r"row 2, column kernel: .* is not a shipped kernel"):
+        read_shapes(p)
+    assert not marker.exists(), "reading a shapes file imported the kernel file it names"
+
+
 def test_row_number_after_a_blank_line_is_the_file_line(tmp_path):
     """Rows are numbered as an editor numbers lines (header = row 1), blank lines included."""
     p = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n\n" 'gemm,"M=128,K=128,N=128",bf99,hifi2\n')
