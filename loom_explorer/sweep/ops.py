@@ -27,7 +27,12 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from loom_explorer.hardware.schema import DataFormat, Fidelity, parse_data_format, parse_fidelity
+from loom_explorer.hardware.schema import (
+    DataFormat,
+    Fidelity,
+    parse_data_format,
+    parse_fidelity,
+)
 from loom_explorer.problem import ProblemError, make_problem
 from loom_explorer.program import KernelError, list_kernels, load_program
 
