@@ -210,8 +210,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(f"loom-explorer: no mapping candidate fits this problem (L1 placements: {placed}); "
               "see docs/model.md section 2", file=sys.stderr)
     else:
-        print(f"loom-explorer: solving {len(args.candidate) or len(session.schedules)} candidates "
-              "(Ctrl-C stops and prints what is proven)", file=sys.stderr, flush=True)
+        _say_solving(len(args.candidate) or len(session.schedules))
     results = session.solve(pins, options, candidates=args.candidate or None)
     shown = results[: args.top] if args.top else results
     schedules = {s.candidate.name: s for s in session.schedules}
@@ -223,6 +222,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print("loom-explorer: interrupted: candidates marked 'interrupted' did not finish", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK if any(r.solution for r in results) else EXIT_NO_SCHEDULE
+
+
+def _say_solving(candidates: int) -> None:
+    """The progress line of a command whose searches Ctrl-C stops (``_STOPPABLE``)."""
+    print(f"loom-explorer: solving {candidates} candidates (Ctrl-C stops and prints what is proven)",
+          file=sys.stderr, flush=True)
 
 
 def cmd_traffic(args: argparse.Namespace) -> int:
@@ -555,7 +560,10 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     hw, problem = _problem(args)
     options = _options(args)
     session = Session(hw, problem, noc_bound=not args.no_noc_bound, deadline=_deadline(args))
+    _say_solving(1 if args.candidate else len(session.schedules))
     results = session.solve(parse_pins(args.pin), options, candidates=[args.candidate] if args.candidate else None)
+    if session.stop.stopped:
+        return _report_interrupted(results, "deployment")
     best = _best_exportable(session, results) if runner.name == "card" and not args.candidate else _best(results)
     if best is None:
         return _report_no_schedule(results, "deployment")
@@ -888,7 +896,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_STOPPABLE = ("solve", "traffic", "export", "sweep")  # Ctrl-C stops them and they print what they have
+# Ctrl-C stops their searches (CP-SAT's stop_search) and they print what they have; elsewhere no search runs, and
+# Ctrl-C is a KeyboardInterrupt (exit 130)
+_STOPPABLE = ("solve", "traffic", "export", "deploy", "sweep")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

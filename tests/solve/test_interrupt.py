@@ -121,6 +121,20 @@ def test_ctrl_c_during_fastest_solve_json_marks_unfinished_candidates(tmp_path):
             assert c["params"] and c["latency_us"] > 0
 
 
+def test_ctrl_c_during_deploy_solve_deploys_nothing(tmp_path):
+    """``deploy`` solves first: Ctrl-C then runs and records nothing (no unproven schedule is deployed)."""
+    store = tmp_path / "store.sqlite"
+    run = Running(["deploy", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--time-limit", "100",
+                   "--runner", "simulator", "--store", str(store)], tmp_path)
+    run.wait_for("solving 20 candidates", 30.0)
+    time.sleep(1.0)
+    code, seconds, _, err = run.interrupt()
+    _no_abort(err)
+    assert code == 130, err[-3000:]
+    assert seconds < STOP_SECONDS, (seconds, err[-2000:])
+    assert "so no deployment" in err and not store.exists(), err[-2000:]
+
+
 # --------------------------------------------------------------------------------------- the library
 @pytest.fixture(scope="module")
 def big_problem():
