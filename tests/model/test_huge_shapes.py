@@ -33,7 +33,8 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
                           capture_output=True, text=True, timeout=timeout, preexec_fn=_limited)
 
 
-@pytest.mark.parametrize("hw", ["wormhole_n150", "blackhole_p150a"])
+# one chip in the quick tier, the other with the slow tests (a subprocess each)
+@pytest.mark.parametrize("hw", ["wormhole_n150", pytest.param("blackhole_p150a", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("kernel, shape", [
     ("gemm", "M=1000000000000,K=4096,N=4096"),
     ("gemm", "M=1000000000000000000,K=4096,N=4096"),
