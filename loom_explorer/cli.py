@@ -453,17 +453,19 @@ def _say_rows(title: str, issues: Sequence[object]) -> None:
         print(f"  {line}", file=sys.stderr)
 
 
+def _pct(value: object, spec: str = "") -> str:
+    """An error figure in percent, or ``-`` where there is none (no scored row)."""
+    return "-" if value is None else f"{value:{spec}}%"
+
+
 def cmd_accuracy(args: argparse.Namespace) -> int:
     from loom_explorer.accuracy.gemm_data import accuracy_json, predict_rows, unscored
     from loom_explorer.accuracy.progress import Progress
 
     hardware = _card_hardware(args.hw)
-    progress = Progress()
-    try:
+    with Progress() as progress:
         report = predict_rows(args.data, args.configs, hardware, skip_bad_rows=args.skip_bad_rows,
                               progress=progress)
-    finally:
-        progress.close()
     doc = accuracy_json(report)
     if args.record:
         from loom_explorer.accuracy.gemm_data import report_measurements
@@ -486,12 +488,9 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
         print(f"{r['card']:<5} {r['config_kind']:<11} {r['M']:>6} {r['K']:>6} {r['N']:>6} {r['dtype']:<10} "
               f"{r['math_fidelity']:<6} {r['regime']:<13} {float(r['measured_ns']) / 1e3:>11.2f} {pred} {err}")
 
-    def pct(value: object) -> str:
-        return "-" if value is None else f"{value}%"
-
     def line(name: str, s: dict[str, object]) -> str:
-        return (f"  {name:<24} n={s['n']:<4} median |err| {pct(s['median_abs_err_pct'])}  "
-                f"p90 {pct(s['p90_abs_err_pct'])}  Spearman {'-' if s['spearman'] is None else s['spearman']}")
+        return (f"  {name:<24} n={s['n']:<4} median |err| {_pct(s['median_abs_err_pct'])}  "
+                f"p90 {_pct(s['p90_abs_err_pct'])}  Spearman {'-' if s['spearman'] is None else s['spearman']}")
 
     print("\nsummary (every row):")
     print(line("all", doc["summary"]))  # type: ignore[arg-type]
@@ -505,7 +504,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
               f"DRAM efficiency {fit['dram_eff']}, overhead {fit['overhead_ns']} ns)")
     sp = doc["speedups"]
     print(f"\nhand-tuned over automatic speedup: {len(sp['pairs'])} pairs, "  # type: ignore[index]
-          f"median |error| {pct(sp['median_abs_err_pct'])}")  # type: ignore[index]
+          f"median |error| {_pct(sp['median_abs_err_pct'])}")  # type: ignore[index]
     if not_scored:
         _say_rows(f"could not score {len(not_scored)} rows:", not_scored)
     return EXIT_OK
@@ -531,11 +530,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise CalibrationError(refusal(unusable))
     if unusable:
         _say_rows(f"skipped {len(unusable)} unusable rows (--skip-bad-rows):", unusable)
-    progress = Progress()
-    try:
+    with Progress() as progress:
         result = calibrate(hw, cases, progress=progress)
-    finally:
-        progress.close()
     write_new(args.output, calibrated_yaml(args.hw, result, Path(args.data).name), force=args.force)
     print(f"calibrated {hw.name} on {result.train_rows} rows of {args.data}; wrote {args.output}")
     moved = [path for path in result.values if written_value(result, path) != result.shipped[path]]
@@ -545,9 +541,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print("  no constant moved: the shipped values fit these rows best (the file written keeps every value)")
     for label, s in (("training rows, shipped", result.train_before), ("training rows, fitted", result.train_after),
                      ("held-out rows, shipped", result.before), ("held-out rows, fitted", result.after)):
-        median = "-" if s.median_abs_err_pct is None else f"{s.median_abs_err_pct:.1f}%"
-        p90 = "-" if s.p90_abs_err_pct is None else f"{s.p90_abs_err_pct:.1f}%"
-        print(f"  {label:<24} n={s.n:<4} median |err| {median}  p90 {p90}")
+        print(f"  {label:<24} n={s.n:<4} median |err| {_pct(s.median_abs_err_pct, '.1f')}  "
+              f"p90 {_pct(s.p90_abs_err_pct, '.1f')}")
     return EXIT_OK
 
 
@@ -594,8 +589,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from loom_explorer.accuracy.progress import Progress
     from loom_explorer.deploy.store import open_store
 
-    progress = Progress()
-    try:
+    with Progress() as progress:
         # the whole file is read and checked before anything is predicted or recorded
         report = read_ops_perf(args.file, skip_bad_rows=args.skip_bad_rows, progress=progress)
         hw_name = args.hw or suggest_hardware(report)
@@ -606,8 +600,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if not args.dry_run:
             with open_store(args.store) as store:
                 ids = store.record_many(measurements)
-    finally:
-        progress.close()
     if not args.dry_run:
         print(f"recorded {len(ids)} measurements in {store.path}", file=sys.stderr)
     if report.bad:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import sys
 import time
+from types import TracebackType
 from typing import TextIO
 
 
 class Progress:
+    """The bar (module docstring); as a context manager, ``close`` runs on the way out, error or not."""
+
     def __init__(self, stream: TextIO | None = None, *, delay_s: float = 2.0, every_s: float = 10.0) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.delay_s, self.every_s = delay_s, every_s
@@ -48,6 +51,13 @@ class Progress:
 
     def close(self) -> None:
         self._end_line()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
 
     def _end_line(self) -> None:
         if self._shown:

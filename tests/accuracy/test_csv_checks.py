@@ -3,7 +3,7 @@ checked before any work, and a bad one is refused (exit 2) naming ``file:line`` 
 left out (``--skip-bad-rows``) or cannot be scored are listed with the reason.
 
 Fixtures: ``data/gemm_measured_small.csv`` and ``data/gemm_manual_configs_small.csv`` (rows of the published
-matmul measurements, as ``../shared/data`` has them), ``data/ops_perf_results_v2.csv`` (a profiler report).
+matmul measurements, in the published tables' format), ``data/ops_perf_results_v2.csv`` (a profiler report).
 Line numbers are the file's: the header is line 1, the first data row line 2.
 """
 
