@@ -177,30 +177,6 @@ class Domain(Sequence[int]):
         return f"Domain({self.text()})"
 
 
-def divisors(n: int) -> tuple[int, ...]:
-    """Every positive divisor of ``n >= 1``, increasing: ``n``'s prime factors by trial division up to
-    ``sqrt(n)`` (at most ``sqrt(n)`` steps, far fewer for a number with small factors), then every product of
-    their powers. For a bounded set, :func:`divisors_up_to` costs at most ``limit`` steps whatever ``n``."""
-    if n < 1:
-        raise ValueError(f"divisors of {n}: n must be positive")
-    factors: list[tuple[int, int]] = []
-    rest, p = n, 2
-    while p * p <= rest:
-        if rest % p == 0:
-            e = 0
-            while rest % p == 0:
-                rest //= p
-                e += 1
-            factors.append((p, e))
-        p += 1 if p == 2 else 2
-    if rest > 1:
-        factors.append((rest, 1))
-    out = [1]
-    for p, e in factors:
-        out = [d * p**k for d in out for k in range(e + 1)]
-    return tuple(sorted(out))
-
-
 def divisors_up_to(n: int, limit: int) -> tuple[int, ...]:
     """The positive divisors of ``n >= 1`` that are at most ``limit``, increasing: trial division of every
     ``d <= min(limit, sqrt(n))``, each hit also giving its cofactor ``n // d`` (kept when at most
