@@ -141,10 +141,6 @@ class Domain(Sequence[int]):
         return int(value in self)
 
     # ---------------------------------------------------------------- operations
-    def clip(self, lo: int, hi: int) -> Domain:
-        """The values within ``lo..hi``."""
-        return Domain(tuple((max(a, lo), min(b, hi)) for a, b in self.intervals if a <= hi and b >= lo))
-
     def choices(self, limit: int, keep: Iterable[int | None] = ()) -> tuple[int, ...]:
         """At most about ``limit`` values to offer for picking (e.g. a pin's drop-down): every value when
         there are at most ``limit``, else the ends of each interval, ``limit`` values spread evenly over the

@@ -154,8 +154,6 @@ def test_domains_of_a_huge_shape_are_intervals() -> None:
 
 def test_random_points_of_compact_domains_are_members() -> None:
     rng = random.Random(7)
-    d = Domain.of([1, 2, 3, 10, 11, 40]).clip(2, 10)
-    assert tuple(d) == (2, 3, 10)
     for _ in range(100):
         lo = rng.randint(1, 10**12)
         r = Domain.range(lo, lo + rng.randint(0, 10**12))
