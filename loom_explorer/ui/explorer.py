@@ -151,14 +151,14 @@ class Explorer(pn.viewable.Viewer):
         self.grid = GridView()
         self.w_operand = pn.widgets.Select(label="Show traffic of", options=[ALL_TENSORS], value=ALL_TENSORS,
                                            width=180, css_classes=["operand"])
-        self.w_operand.param.watch(lambda _: self._refresh({"operand"}), "value")
+        self.w_operand.param.watch(lambda _: self._on_state_names({"operand"}), "value")
 
         self.params_table = pn.widgets.Tabulator(None, disabled=True, show_index=False, selectable=1, height=330,
                                                  sizing_mode="stretch_width", css_classes=["params"])
         self.params_table.param.watch(self._on_param_row, "selection")
         self.w_pin_name = pn.widgets.Select(label="Parameter", options=[], width=170, css_classes=["pin-name"])
         self.w_pin_value = pn.widgets.Select(label="Value", options=[], width=110, css_classes=["pin-value"])
-        self.w_pin_name.param.watch(lambda _: self._refresh_pin_values(), "value")
+        self.w_pin_name.param.watch(self._on_pin_name, "value")
         self.b_pin = pn.widgets.Button(label="Pin", color="primary", width=70, css_classes=["pin"])
         self.b_free = pn.widgets.Button(label="Free", width=70, css_classes=["free"])
         self.b_free_all = pn.widgets.Button(label="Free all", width=80, css_classes=["free-all"])
@@ -346,9 +346,12 @@ class Explorer(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ refresh (state -> views)
     def _on_state(self, *events: param.parameterized.Event) -> None:
+        self._on_state_names({e.name for e in events})
+
+    def _on_state_names(self, names: set[str]) -> None:
         # raw Bokeh models (grid, charts) change here too: hold the document and send one batch of events
         with pn.io.unlocked():
-            self._refresh({e.name for e in events})
+            self._refresh(names)
 
     def _show_alert(self) -> None:
         """The error and the notice, as text: a message quoting the user's input never becomes markup."""
@@ -427,6 +430,11 @@ class Explorer(pn.viewable.Viewer):
         s = st.solution
         self.grid.update(grid_scene(st.hardware, st.symbolic if s else None, s.values() if s else {},
                                     st.transfers(tensor), st.traffic(tensor)))
+
+    def _on_pin_name(self, _: object) -> None:
+        # one message for the value list and the value: a value chosen in between would be overwritten
+        with pn.io.hold():
+            self._refresh_pin_values()
 
     def _refresh_pin_values(self) -> None:
         st = self.state

@@ -96,6 +96,8 @@ class ExplorerPage:
         else:
             raise AssertionError(f"the value list of {name} never showed {domain_size} options")
         self.choose(".pin-value", str(value))
+        chosen = self.page.locator(".pin-value select").input_value()
+        assert chosen == str(value), f"the value list of {name} shows {chosen}, not {value}"
 
     def click(self, css: str) -> None:
         self.page.locator(f"{css} button").click()

@@ -73,6 +73,21 @@ def test_conflicting_pins_are_explained(explorer: tuple[ExplorerPage, str], scre
     page.page.screenshot(path=str(screenshots / "explorer_conflict.png"), full_page=False)
 
 
+def test_a_parameter_s_value_list_and_value_arrive_together(explorer: tuple[ExplorerPage, str]) -> None:
+    """A value chosen between the two would be overwritten by the server's default value."""
+    page, url = explorer
+    frames: list[str] = []
+    page.page.on("websocket", lambda ws: ws.on(
+        "framereceived", lambda f: frames.append(f if isinstance(f, str) else f.decode(errors="replace"))))
+    page.open(url + SMALL)
+    seen = len(frames)
+    page.choose(".pin-name", "in0_block_w")
+    page.page.locator(".pin-value option").nth(5).wait_for(state="attached", timeout=10_000)
+    page.page.wait_for_timeout(500)
+    patches = [f for f in frames[seen:] if '"attr":"options"' in f or '"attr":"value"' in f]
+    assert len(patches) == 1 and '"attr":"options"' in patches[0] and '"attr":"value"' in patches[0], patches
+
+
 def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, str], screenshots: Path) -> None:
     page, url = explorer
     page.open(url + SMALL)
