@@ -68,6 +68,16 @@ def _abbreviated(digits: str) -> str:
     return digits if len(digits) <= 24 else f"{digits[:10]}...({len(digits)} digits)"
 
 
+class KernelTarget(str, Enum):
+    """Which kernels run the schedule, and so which circular buffers the L1 constraint counts
+    (``model/constraints/l1_capacity.py``): TTNN's own op kernels (its matmul and SDPA program factories,
+    what ``--format ttnn`` configures and the accuracy data measured), or the kernels ``--format ttlang``
+    writes (their dataflow buffers, as the TT-Lang compiler allocates them)."""
+
+    ttnn = "ttnn"
+    ttlang = "ttlang"
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     program: TileProgram
@@ -79,6 +89,7 @@ class Problem:
     enabled: frozenset[str] = field(default_factory=frozenset)
     activation: str | None = None
     options: frozenset[str] = field(default_factory=frozenset)
+    target: KernelTarget = KernelTarget.ttnn
 
     def has_option(self, option: str) -> bool:
         """Whether a program option (e.g. ``causal``) is switched on."""
@@ -155,6 +166,7 @@ def make_problem(
     enabled: frozenset[str] | set[str] = frozenset(),
     activation: str | None = None,
     options: frozenset[str] | set[str] = frozenset(),
+    target: KernelTarget = KernelTarget.ttnn,
 ) -> Problem:
     """Build a :class:`Problem`, checking every tensor/option name against the program."""
     shape_items = parse_shape(shape if isinstance(shape, str) else ",".join(f"{k}={v}" for k, v in shape.items()), program)
@@ -184,4 +196,5 @@ def make_problem(
         enabled=frozenset(enabled),
         activation=activation,
         options=frozenset(options),
+        target=KernelTarget(target),
     )

@@ -38,7 +38,7 @@ from loom_explorer.hardware.schema import (
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Placement, Problem, make_problem
+from loom_explorer.problem import KernelTarget, Placement, Problem, make_problem
 from loom_explorer.program import list_kernels, load_program
 from loom_explorer.program.load import shipped_kernels_dir
 from loom_explorer.solve.result import CandidateResult, Solution
@@ -78,6 +78,7 @@ class ProblemRecord(_Record):
     enabled: list[str]
     activation: str | None
     options: list[str]
+    target: Literal["ttnn", "ttlang"] = "ttnn"  # whose kernels' buffers the L1 constraint counted
 
 
 class SolverRecord(_Record):
@@ -154,7 +155,8 @@ def schedule_document(hw: HardwareSpec, hw_source: str, kernel_source: str, prob
             kernel=kernel_source, kernel_sha256=kernel_sha256(kernel_source), shape=dict(problem.shape),
             formats={k: v.value for k, v in problem.formats}, fidelity=problem.fidelity.value,
             fp32_acc=problem.fp32_acc, placements={k: v.value for k, v in problem.placements},
-            enabled=sorted(problem.enabled), activation=problem.activation, options=sorted(problem.options)),
+            enabled=sorted(problem.enabled), activation=problem.activation, options=sorted(problem.options),
+            target=problem.target.value),
         candidate=result.candidate_name, status=result.status, pins=dict(result.pins), params=s.values(),
         prediction=PredictionRecord(latency_cycles=s.latency_cycles, latency_us=round(hw.cycles_to_us(s.latency_cycles), 3),
                                     breakdown=dict(s.breakdown), l1_bytes=s.l1_bytes,
@@ -282,7 +284,7 @@ def rebuild(doc: ScheduleDocument, hw_file: str | Path | None = None,
             program, p.shape, parse_data_format(p.formats[output]), parse_fidelity(p.fidelity),
             formats={k: parse_data_format(v) for k, v in p.formats.items()},
             placements={k: Placement(v) for k, v in p.placements.items()}, fp32_acc=p.fp32_acc,
-            enabled=set(p.enabled), activation=p.activation, options=set(p.options))
+            enabled=set(p.enabled), activation=p.activation, options=set(p.options), target=KernelTarget(p.target))
     except (OSError, ValueError) as exc:
         if isinstance(exc, ScheduleFileError):
             raise

@@ -26,7 +26,7 @@ from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.domain import Domain, divisors_up_to
 from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, mul, select
 from loom_explorer.model.schedule import Param
-from loom_explorer.problem import Problem
+from loom_explorer.problem import KernelTarget, Problem
 from loom_explorer.program.contraction import Contraction, analyse_contraction
 
 BUFFER_DEPTHS = (1, 2, 3)
@@ -288,12 +288,14 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
     ``ceil(E_d/G)..E_d`` (:func:`spread_domain`), and the block sizes cut where the L1 constraint alone rejects
     them (:func:`l1_block_limit`; with every other side and depth at its least, 1):
 
-        in0_block_w * (b_in0 + b_in1) <= L1           (the in0 and in1 circular buffers)
-        out_block_h * (b_in0 + b_out) + b_in1 <= L1     (b_out: only when the output block is an L1 buffer,
-        out_block_w * (b_in1 + b_out) + b_in0 <= L1      i.e. the output is written to DRAM)
+        in0_block_w * (b_in0 + b_in1) <= L1                   (the in0 and in1 circular buffers)
+        out_block_h * (b_in0 + b_out + 2 b_acc) + b_in1 <= L1   (b_out: only when the output block is an L1
+        out_block_w * (b_in1 + b_out + 2 b_acc) + b_in0 <= L1    buffer, i.e. the output is written to DRAM)
 
-    ``b_t`` the bytes of one tile of ``t``. So the domains stay small and exact for any extent; with a
-    divisor-set ``in0_block_w`` (``per_core_K`` fixed) only the divisors up to its limit are listed."""
+    ``b_t`` the bytes of one tile of ``t``, ``b_acc`` of one partial-sum tile (the TT-Lang target's two-block
+    accumulator, 0 for TTNN's kernels; the split-K partials buffer, at least 0 blocks, is left out, so the
+    cut stays exact). So the domains stay small and exact for any extent; with a divisor-set ``in0_block_w``
+    (``per_core_K`` fixed) only the divisors up to its limit are listed."""
     con = analyse_contraction(problem.program)
     params: list[Param] = []
     param = param_maker(params)
@@ -312,6 +314,8 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
     a, b, out = con.matmul.a, con.matmul.b, con.matmul.out
     tb = {t: hw.tile_bytes[problem.data_format(t)] for t in (a, b, out)}
     out_buffer = 0 if problem.placement(out).in_l1 else tb[out]
+    acc_buffer = 2 * (hw.tile_bytes[DataFormat.float32] if problem.fp32_acc else tb[out]) \
+        if problem.target is KernelTarget.ttlang else 0  # the TT-Lang kernels' two-block accumulator
 
     def l1_text(limit: int, most: int) -> str:  # said only where L1, not the extent, ends the domain
         return f"a block side over {limit:,} tiles overflows L1 on its own" if limit < most else ""
@@ -322,10 +326,10 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
         else Domain.range(1, min(pk.values.max, kb_limit))
     kb = param("in0_block_w", kb_values, "K tiles per K step (in0 block width)", "tiles",
                l1_text(kb_limit, pk.values.max))
-    bh_limit = l1_block_limit(hw, tb[a] + out_buffer, tb[b])
+    bh_limit = l1_block_limit(hw, tb[a] + out_buffer + acc_buffer, tb[b])
     bh = param("out_block_h", Domain.range(1, min(mt, bh_limit)), "output block height", "tiles",
                l1_text(bh_limit, mt))
-    bw_limit = l1_block_limit(hw, tb[b] + out_buffer, tb[a])
+    bw_limit = l1_block_limit(hw, tb[b] + out_buffer + acc_buffer, tb[a])
     bw = param("out_block_w", Domain.range(1, min(nt, bw_limit)), "output block width", "tiles",
                l1_text(bw_limit, nt))
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles

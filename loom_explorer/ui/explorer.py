@@ -42,7 +42,7 @@ from loom_explorer.ui.state import (
 )
 from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_frame
 
-INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal"]
+INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal", "target"]
 DOWNLOADS = {"schedule (solve JSON)": "solve", "schedule document (JSON, round-trips)": "json",
              "TT-Lang kernel (.py)": "ttlang", "TTNN program config and call (.py)": "ttnn",
              "tt-npe workload (JSON)": "npe"}
@@ -61,12 +61,12 @@ class Explorer(pn.viewable.Viewer):
     until the user changes an input (the served page's word on a query value it ignored)."""
 
     def __init__(self, hw: str = DEFAULT_HW, kernel: str = DEFAULT_KERNEL, shape: str | dict[str, int] | None = None,
-                 dtype: str = "bfloat16", fidelity: str = "hifi2", causal: bool = False, solve: bool = True,
+                 dtype: str = "bfloat16", fidelity: str = "hifi2", causal: bool = False, target: str = "ttnn", solve: bool = True,
                  catalog: Catalog | None = None, notice: str = "", **params) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**params)
         chosen = {} if shape is None else {"shape": _shape_text(shape)}  # None: the kernel's example shape
         self.state = ExplorerState(catalog, hw=hw, kernel=kernel, dtype=dtype, fidelity=fidelity, causal=causal,
-                                   **chosen)
+                                   target=target, **chosen)
         self.notice = notice
         self.runner = SolveRunner()
         self._picked_by_user = False
@@ -136,6 +136,8 @@ class Explorer(pn.viewable.Viewer):
         self.w_fidelity = pn.widgets.Select.from_param(st.param.fidelity, label="Math fidelity")
         self.w_causal = pn.widgets.Checkbox.from_param(st.param.causal, label="causal", css_classes=["in-causal"],
                                                        visible="causal" in st.catalog.program(st.kernel).options)
+        self.w_target = pn.widgets.Select.from_param(
+            st.param.target, label="Kernels (whose buffers fill L1)", css_classes=["in-target"])
         self.b_solve = pn.widgets.Button(label="Solve all candidates", color="primary", css_classes=["solve"])
         self.b_solve.on_click(self._on_solve_click)
         self.spinner = pn.indicators.LoadingSpinner(value=False, width=22, height=22, css_classes=["busy"])
@@ -189,7 +191,7 @@ class Explorer(pn.viewable.Viewer):
 
     def _arrange(self) -> pn.viewable.Viewable:
         controls = pn.Column(
-            "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.w_causal,
+            "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.w_causal, self.w_target,
             self.b_solve, pn.Row(self.spinner, self.status), self.alert, width=310)
         pin_controls = pn.Column(
             "### Parameters of the selected candidate", self.params_table,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import param
 
-from loom_explorer.export.formats import ExportFormat, export_text
+from loom_explorer.export.formats import ExportFormat, export_text, ttlang_l1_blocker
 from loom_explorer.export.schedule_json import ScheduleDocument, schedule_document
 from loom_explorer.export.ttlang import ExportError, unsupported_reason
 from loom_explorer.export.ttnn_config import ttnn_equivalent
@@ -36,7 +36,7 @@ from loom_explorer.hardware.schema import (
 )
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Problem, example_shape, make_problem
+from loom_explorer.problem import KernelTarget, Problem, example_shape, make_problem
 from loom_explorer.program import list_kernels
 from loom_explorer.report import solution_metrics, solve_json
 from loom_explorer.solve.interrupt import STOP, StopToken
@@ -65,6 +65,7 @@ class ProblemInputs:
     dtype: str
     fidelity: str
     causal: bool
+    target: str = "ttnn"
 
 
 def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: StopToken = STOP) -> Session:
@@ -91,8 +92,10 @@ def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: St
     dtype: DataFormat = checked("dtype", lambda: parse_data_format(inputs.dtype))
     fidelity: Fidelity = checked("fidelity", lambda: parse_fidelity(inputs.fidelity))
     causal = inputs.causal and "causal" in program.options
+    target: KernelTarget = checked("target", lambda: KernelTarget(inputs.target))
     problem: Problem = checked("shape", lambda: make_problem(program, inputs.shape, dtype, fidelity,
-                                                             options={"causal"} if causal else set()))
+                                                             options={"causal"} if causal else set(),
+                                                             target=target))
     return checked("shape", lambda: Session(hw, problem, stop=stop))
 
 
@@ -173,6 +176,8 @@ class ExplorerState(param.Parameterized):
     dtype = param.Selector(default="bfloat16", objects=[f.value for f in DataFormat], doc="data format")
     fidelity = param.Selector(default="hifi2", objects=[f.value for f in Fidelity], doc="math fidelity")
     causal = param.Boolean(default=False, doc="causal masking (attention kernels)")
+    target = param.Selector(default="ttnn", objects=[t.value for t in KernelTarget],
+                            doc="whose kernels run the schedule (and so whose circular buffers L1 holds)")
     time_limit_seconds = param.Number(default=20.0, bounds=(0.1, None), doc="per-candidate solve limit")
 
     candidate = param.String(default="", doc="the selected candidate")
@@ -221,7 +226,7 @@ class ExplorerState(param.Parameterized):
     # ------------------------------------------------------------------ inputs
     @property
     def inputs(self) -> ProblemInputs:
-        return ProblemInputs(self.hw, self.kernel, self.shape, self.dtype, self.fidelity, self.causal)
+        return ProblemInputs(self.hw, self.kernel, self.shape, self.dtype, self.fidelity, self.causal, self.target)
 
     def use_example_shape(self) -> None:
         """Set ``shape`` to the kernel's example (the explorer does this when the kernel changes)."""
@@ -413,7 +418,8 @@ class ExplorerState(param.Parameterized):
         if self.solution is None:
             return f"no schedule to export ({self.result.status})"
         if fmt == "ttlang":
-            return unsupported_reason(self.symbolic)
+            return unsupported_reason(self.symbolic) or ttlang_l1_blocker(
+                self.hardware, self._session().problem, self.symbolic, self.solution.values())
         if fmt == "ttnn":
             try:
                 ttnn_equivalent(self.symbolic, self.solution.values())

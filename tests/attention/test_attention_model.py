@@ -26,7 +26,7 @@ from loom_explorer.mapping import Candidate, Comm, enumerate_candidates
 from loom_explorer.model.attention import build_attention_quantities
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
-from loom_explorer.problem import make_problem
+from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import analyse_attention, load_program
 from loom_explorer.validate import referee
 
@@ -335,6 +335,31 @@ def test_l1_accumulator_is_fp32_with_fp32_accumulation(tiny_hw):
     # fp32 accumulation halves the Dst tiles: a 2x4 sub-block no longer fits
     assert not referee(s, {**v, "out_subblock_h": 2, "out_subblock_w": 2, "qk_subblock_h": 4,
                            "qk_subblock_w": 2}).legal
+
+
+def test_l1_buffers_of_the_ttlang_target_are_the_exported_kernels(tiny_hw):
+    """Under ``export --format ttlang`` the buffers are the exported TT-Lang kernel's dataflow buffers
+    (``model/constraints/l1_capacity.py``; the compiler's totals: tests/export/test_ttlang_compile_attention.py):
+    the accumulator two blocks in the output's format even with fp32 accumulation, and under the mask
+    the index, its two gaps, 32 and -1e30, the wide offset and key - query position, and the offset."""
+    v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=96,
+             q_buffer_depth=1, k_buffer_depth=3, v_buffer_depth=2)
+    cand = Candidate(axes=(("y", "H"), ("x", "Sq")), comms=(("q", Comm.dram), ("k", Comm.dram), ("v", Comm.dram)))
+    qc, kc, dt, tile = 2, 3, 2, 2048
+    want = {"q": 1 * qc * dt, "k": 3 * kc * dt, "v": 2 * kc * dt, "o": qc * dt, "ones": 1, "scale": qc * kc,
+            "k_t": dt * kc, "s_qk": qc * kc, "s": qc * kc, "s_max": qc, "m_new": qc, "m_wide": qc * kc,
+            "s_p": qc * kc, "correction": qc, "s_sum": qc, "correction_wide": qc * dt, "o_corrected": qc * dt,
+            "m": 2 * qc, "l": 2 * qc, "o_acc": 2 * qc * dt, "l_wide": qc * dt}
+    mask = {"s_mask_index": 2 * (qc + kc), "s_mask_gaps": 2 * qc * kc, "s_mask_constants": 2 * qc * kc,
+            "s_mask_offset": 2, "s_mask_work": 2 * qc * kc}
+    for causal in (False, True):
+        prob = problem("B=1,H=2,Sq=256,Skv=256,D=64", causal, target=KernelTarget.ttlang, fp32_acc=True)
+        s = build_schedule(tiny_hw, prob, cand)
+        assert referee(s, v).legal, referee(s, v).violations
+        got = {b.name: evaluate(b.bytes_expr, v) for b in s.l1_buffers}
+        expected = {k: t * tile for k, t in (want | mask if causal else want).items()}
+        assert got == expected, causal
+        assert referee(s, v).solution.l1_bytes == sum(expected.values())
 
 
 def test_mask_buffer_is_named_after_the_programs_scores(tiny_hw):

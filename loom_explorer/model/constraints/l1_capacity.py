@@ -6,60 +6,103 @@ with (tile counts times the bytes per tile of each tensor's data format):
 
     in0    in0_buffer_depth * out_block_h * in0_block_w
     in1    in1_buffer_depth * in0_block_w * out_block_w
+    acc    2 * out_block_h * out_block_w partial-sum tiles (the running sum: the block read and the block
+           written each K step; fp32 tiles with fp32 accumulation, else the output's format)
     out    out_block_h * out_block_w              (per_core_B*per_core_M*per_core_N when out lives in L1)
-    interm out_block_h * out_block_w fp32 tiles  (only with fp32 accumulation into a non-fp32 output;
-                                                  otherwise partials share the out buffer, as in TTNN)
     bias   the core's share of each other input: product of per_core_d over its dims (per_core_N for a bias)
     shard  product of per_core_d over the tensor's own dims (e.g. per_core_M*per_core_K for in0), for an
            input that already lives in L1; a block-sharded input whose columns are split over grid
            columns without being on them holds ceil(E_C/grid_x) of them (per_core_M*ceil(E_K/grid_x))
-    gather out_block_h * out_block_w partial tiles (split-K: partials arriving from other cores)
+    gather (G_K - 1) * out_block_h * out_block_w partial-sum tiles (split-K, G_K the cores along K:
+           one block per other core along K, each gather pipe having its own slot)
 
-Attention (TTNN's SDPA circular buffers; ``qc``, ``kc``, ``D_t`` in tiles):
+These are exactly the dataflow buffers of the exported TT-Lang GEMM kernel (``export/ttlang.py``: in0_dfb,
+in1_dfb, acc_dfb, out_dfb, partial_dfb), so ``l1_bytes`` is the circular-buffer total the TT-Lang compiler
+allocates and checks for it.
+
+Attention: exactly the dataflow buffers of the exported TT-Lang kernel (``export/ttlang_attention.py``),
+so ``l1_bytes`` is the circular-buffer total the TT-Lang compiler allocates (``qc``, ``kc``, ``D_t`` in
+tiles; x2: the old block is held while the new one is written):
 
     q      q_buffer_depth * qc * D_t          k, v   {k,v}_buffer_depth * kc * D_t
-    scores qc * kc                            mask   max(2 * qc * kc, qc * kc + 2 * (qc + kc))  (causal only:
-                                                     TTNN's two mask blocks, or the exported kernels' mask
-                                                     block and its index, ``model/attention.py``)
-    stats  2 * qc for each statistic (running max and sum: current and previous)
-    out    qc * D_t, and out_im qc * D_t (fp32 tiles with fp32 accumulation)
+    out    qc * D_t                           k_t    D_t * kc (k transposed)
+    qc x kc    scale, q k^T, scores, new max (wide), p                          5 * qc * kc
+    qc x 1     step max, new max, correction, step sum; running max and sum x2  8 * qc
+    qc x D_t   correction (wide), corrected, row sum (wide); accumulator x2    5 * qc * D_t
+    ones   1 (the reduce scaler)
+    mask   causal only: the index 2 * (qc + kc), two index gaps, 32 and -1e30, offset (wide), key - query
+           position 6 * qc * kc, the offset 1 x2:  2 * (qc + kc) + 6 * qc * kc + 2
 """
 
 from __future__ import annotations
 
-from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.model.expr import Expr, const, maximum, mul, total
+from loom_explorer.model.expr import Expr, const, mul, total
 from loom_explorer.model.attention import AttentionQuantities
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.mapping.sharding import columns_split_over_x
+from loom_explorer.model.constraints.ttnn_buffers import ttnn_attention_buffers, ttnn_contraction_buffers
+from loom_explorer.problem import KernelTarget
 
 
 def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
+    """The circular buffers of the kernels that run the schedule (``Problem.target``): TTNN's
+    (``ttnn_buffers.py``) or the exported TT-Lang kernels' (below)."""
+    ttnn = q.problem.target is KernelTarget.ttnn
     if isinstance(q, AttentionQuantities):
-        return attention_buffers(q)
+        return ttnn_attention_buffers(q) if ttnn else attention_buffers(q)
     assert isinstance(q, Quantities)
-    return contraction_buffers(q)
+    return ttnn_contraction_buffers(q) if ttnn else contraction_buffers(q)
 
 
 def attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
-    def buf(name: str, count: Expr | int, tensor: str, text: str, tile_bytes: int | None = None) -> L1Buffer:
-        return L1Buffer(name, mul(count, q.block_tiles(tensor), tile_bytes or q.tile_bytes(tensor)), text)
-
-    buffers = [buf(t, q.depth[t], t, f"{t} chunks") for t in q.st.streamed]
-    for t in q.problem.program.intermediates:
-        if q.st.kv_dim in t.dims:
-            buffers.append(buf(t.name, 1, t.name, f"{t.name}: one step's block"))
-        else:
-            buffers.append(buf(t.name, 2, t.name, f"{t.name}: current and previous"))
-    masked = sorted({op.tensor for op in q.st.step_ops("diagonal")}) if q.causal else []
-    for t in masked:
-        tiles = maximum(mul(2, q.block_tiles(t)), q.block_tiles(t) + q.mask_index_tiles)
-        buffers.append(L1Buffer(f"{t}_mask", mul(tiles, q.tile_bytes(t)), f"causal mask for {t} (and its index)"))
+    """One buffer per dataflow buffer of the exported TT-Lang kernel (``export/ttlang_attention.py``), in its
+    order: the module docstring's attention table. The streamed inputs and the output in their own formats,
+    everything else (made like the kernel's ``scratch`` tensor) in the output's, the mask index in the
+    scores'."""
     out = q.st.output
-    buffers.append(buf(out, 1, out, "output chunk"))
-    buffers.append(buf(f"{out}_im", 1, out, "output accumulator", q.acc_tile_bytes))
+    inter = q.problem.program.intermediates
+    scores = next(t.name for t in inter if q.st.kv_dim in t.dims)
+    row_max, row_sum = (t.name for t in inter if q.st.kv_dim not in t.dims)
+    qc, kc, dt = q.qc, q.kc, const(q.head_tiles)
+    tile = q.tile_bytes(out)
+
+    def buf(name: str, tiles: Expr, text: str, count: int = 1, tile_bytes: int = tile) -> L1Buffer:
+        return L1Buffer(name, mul(count, tiles, tile_bytes), text)
+
+    buffers = [L1Buffer(t, mul(q.depth[t], q.block_tiles(t), q.tile_bytes(t)), f"{t} chunks") for t in q.st.streamed]
+    k_in = q.st.streamed[1]
+    buffers += [
+        buf(out, mul(qc, dt), "output chunk"),
+        buf("ones", const(1), "reduce scaler (ones)"),
+        buf("scale", mul(qc, kc), "score scale 1/sqrt(D)"),
+        buf(f"{k_in}_t", mul(dt, kc), f"{k_in} chunk transposed"),
+        buf(f"{scores}_qk", mul(qc, kc), "q k^T"),
+        buf(scores, mul(qc, kc), "scaled (masked) scores"),
+        buf(f"{scores}_max", qc, "the step's row max"),
+        buf(f"{row_max}_new", qc, "new running max"),
+        buf(f"{row_max}_wide", mul(qc, kc), "new running max, broadcast over the keys"),
+        buf(f"{scores}_p", mul(qc, kc), "p = exp(s - m')"),
+        buf("correction", qc, "exp(m - m')"),
+        buf(f"{scores}_sum", qc, "the step's row sum"),
+        buf("correction_wide", mul(qc, dt), "exp(m - m'), broadcast over the head dim"),
+        buf(f"{out}_corrected", mul(qc, dt), "accumulator times the correction"),
+        buf(row_max, qc, "running row max: old and new", 2),
+        buf(row_sum, qc, "running row sum: old and new", 2),
+        buf(f"{out}_acc", mul(qc, dt), "unnormalised output: old and new", 2),
+        buf(f"{row_sum}_wide", mul(qc, dt), "row sum, broadcast over the head dim"),
+    ]
+    if q.causal:
+        index_tile = q.tile_bytes(scores)
+        buffers += [
+            buf(f"{scores}_mask_index", q.mask_index_tiles, "mask index: row/column tile and in-tile index",
+                1, index_tile),
+            buf(f"{scores}_mask_gaps", mul(2, qc, kc), "key - query tile and in-tile index"),
+            buf(f"{scores}_mask_constants", mul(2, qc, kc), "32 and -1e30"),
+            buf(f"{scores}_mask_offset", const(1), "step's key tile offset: old and new", 2),
+            buf(f"{scores}_mask_work", mul(2, qc, kc), "offset broadcast, key - query position"),
+        ]
     return buffers
 
 
@@ -77,18 +120,19 @@ def contraction_buffers(q: Quantities) -> list[L1Buffer]:
         out_tiles = mul(q.out_block_h, q.out_block_w)
         out_text = "output block"
     buffers.append(L1Buffer(out, mul(out_tiles, q.tile_bytes(out)), out_text))
-    if q.problem.fp32_acc and q.fmt(out) is not DataFormat.float32:
-        buffers.append(L1Buffer("interm", mul(q.out_block_h, q.out_block_w, q.hw.tile_bytes[DataFormat.float32]),
-                                "fp32 partial sums"))
+    buffers.append(L1Buffer("acc", mul(2, q.out_block_h, q.out_block_w, q.acc_tile_bytes),
+                            "accumulator: the partial sum read and the one written each K step"))
     for t in q.auxiliary_inputs:
         buffers.append(L1Buffer(t, mul(q.share_tiles(t), q.tile_bytes(t)), f"{t}, the core's share"))
     for t in (a, b):
         if q.problem.placement(t).in_l1 or q.candidate.comm(t) is Comm.local:
             shard = q.share_tiles(t, columns_split_over_x(q.problem, q.candidate.axes, t))
             buffers.append(L1Buffer(f"{t}_shard", mul(shard, q.tile_bytes(t)), f"{t} resident shard"))
-    if q.candidate.gather_axis:
-        buffers.append(L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes),
-                                "split-K partial sums received"))
+    gather = q.candidate.gather_axis
+    if gather:
+        senders = (q.grid_x if gather == "x" else q.grid_y) - 1
+        buffers.append(L1Buffer("partials", mul(senders, q.out_block_h, q.out_block_w, q.acc_tile_bytes),
+                                "split-K partial sums received: one block per other core along K"))
     return buffers
 
 
