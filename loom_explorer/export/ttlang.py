@@ -17,13 +17,21 @@ What the kernel does is what the model costs (``model/traffic.py``):
   (column) reads it and multicasts it along the row (column) through a ``ttl.PipeNet``; on ``mcast_xy``
   the first core reads it and multicasts it to every other working core (one pipe per rectangle of
   receivers);
+* the sum of an output block runs through a two-block accumulator (``acc_dfb``): the first K step stores
+  ``a @ b``, each later one ``pre + a @ b``;
 * output blocks are written to DRAM by their core; under split-K each core sends its partial blocks to
-  the first core along the gather axis, which adds them and writes.
+  the first core along the gather axis, which buffers one block per sender (``partial_dfb``), adds them
+  and writes.
 
 Every core computes whole blocks, as the model assumes: the host pads the inputs with zeros to whole
 per-core blocks (``M_PAD`` etc.) and crops the output, so a ragged shape moves exactly the tiles the
 model counts. in0 and its multicast run on the first data-movement kernel, in1, the output and the
 partials on the second (TTNN's reader/writer split, the NoC0/NoC1 assignment of the model).
+
+The file is written in the language both the TT-Lang compiler and the simulator take (no ``slice``
+objects, no ``return`` in a thread, no zero fill; docs/export.md), its dataflow buffers are exactly the
+model's L1 buffers (``model/constraints/l1_capacity.py``), and it defines ``KERNEL`` (the operation) and
+``kernel_arguments()`` (the host tensors in argument order), which the compile driver and ``main()`` use.
 """
 
 from __future__ import annotations
@@ -87,6 +95,9 @@ def _check_supported(problem: Problem) -> Contraction:
              and t.name not in (structure.matmul.a, structure.matmul.b)]
     if extra or problem.activation:
         raise ExportError("TT-Lang export covers C = A @ B so far (no bias, no activation)")
+    if problem.fp32_acc:
+        raise ExportError("TT-Lang GEMM export accumulates in the output's format (a dataflow buffer takes its "
+                          "tensor's data format); fp32 accumulation is not written")
     return structure
 
 
@@ -124,12 +135,10 @@ def _pipes(comm: Comm, working: list[tuple[int, int]], gx: int) -> str:
     return "ttl.PipeNet([\n        " + ",\n        ".join(rects) + ",\n    ])"
 
 
-def _unused_coordinates(prologue: str, kernel: str) -> tuple[str, str]:
-    """(prologue, kernel) with the node coordinates the kernel never reads unpacked as ``_``."""
-    text = prologue + kernel
-    used = [name if len(re.findall(rf"\b{name}\b", text)) > 1 else "_" for name in ("x", "y")]
-    line = "x, y = ttl.node(dims=2)\n"
-    return prologue.replace(line, "" if used == ["_", "_"] else f"{used[0]}, {used[1]} = ttl.node(dims=2)\n"), kernel
+def partial_block_count(cores_along_k: int) -> int:
+    """Blocks of the split-K partials buffer on the first core along K: one per sending core (the compiler
+    gives each gather pipe into a receiver its own slot of the buffer), 0 without split-K."""
+    return max(0, cores_along_k - 1)
 
 
 def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
@@ -181,16 +190,11 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
             """)
 
     mm, nn, kk = m.lower(), n.lower(), k.lower()
-    read_a = f"{a}[rows, steps]"
-    read_b = f"{b}[steps, cols]"
+    # tile ranges as inline ``t[a:b, c:d]`` subscripts of int starts: the compiler takes no slice objects
+    read_a = f"{a}[r0:r0 + OUT_BLOCK_H, s0:s0 + IN0_BLOCK_W]"
+    read_b = f"{b}[s0:s0 + IN0_BLOCK_W, c0:c0 + OUT_BLOCK_W]"
     fill_a = pipe_helpers(a, f"{a}_blk", comm_a) + _receive_send(a, comm_a, read_a, f"{a}_blk")
     fill_b = pipe_helpers(b, f"{b}_blk", comm_b) + _receive_send(b, comm_b, read_b, f"{b}_blk")
-    idle = textwrap.dedent("""\
-        x, y = ttl.node(dims=2)
-        """) + (textwrap.dedent("""\
-        if y * GRID_X + x >= WORKING_CORES:  # 1-D layout: cores are numbered row by row
-            return
-        """) if one_d else "")
 
     def origin(*dims: str) -> str:
         """First tile of this core's share of each dimension."""
@@ -200,27 +204,26 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
             where_on = {"x": "x", "y": "y", "xy": "(y * GRID_X + x)"}.get(axis or "")
             lines.append(f"{d.lower()}0 = {where_on} * PER_CORE_{d}" if where_on
                          else f"{d.lower()}0 = 0  # {d} is not spread: every core takes all of it")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n" if lines else ""
 
-    where_a, where_b = idle + origin(m, k), idle + origin(m, n, k)
     if gather is None:
         finish_compute = f"""\
-                with acc_dfb.wait() as acc, {out}_dfb.reserve() as out_blk:
-                    out_blk.store(acc)
-"""
+            with acc_dfb.wait() as acc, {out}_dfb.reserve() as out_blk:
+                out_blk.store(acc)
+            """
         write_out = f"""\
             with {out}_dfb.wait() as out_blk:
-                ttl.copy(out_blk, {out}[rows, cols]).wait()
-"""
+                ttl.copy(out_blk, {out}[r0:r0 + OUT_BLOCK_H, c0:c0 + OUT_BLOCK_W]).wait()
+            """
     else:
         finish_compute = f"""\
-                if {is_head}:
-                    for _ in range(CORES_ALONG_K - 1):  # partial sums of the other cores along K
-                        with acc_dfb.wait() as pre, partial_dfb.wait() as part, acc_dfb.reserve() as acc:
-                            acc.store(pre + part)
-                with acc_dfb.wait() as acc, {out}_dfb.reserve() as out_blk:
-                    out_blk.store(acc)
-"""
+            if {is_head}:
+                for _ in range(CORES_ALONG_K - 1):  # partial sums of the other cores along K
+                    with acc_dfb.wait() as pre, partial_dfb.wait() as part, acc_dfb.reserve() as acc:
+                        acc.store(pre + part)
+            with acc_dfb.wait() as acc, {out}_dfb.reserve() as out_blk:
+                out_blk.store(acc)
+            """
         write_out = f"""\
             if {is_head}:
                 def receive_partial(pipe):  # once per other core along K
@@ -229,40 +232,50 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
 
                 partial_net.if_dst(receive_partial)
                 with {out}_dfb.wait() as out_blk:
-                    ttl.copy(out_blk, {out}[rows, cols]).wait()
+                    ttl.copy(out_blk, {out}[r0:r0 + OUT_BLOCK_H, c0:c0 + OUT_BLOCK_W]).wait()
             else:
                 with {out}_dfb.wait() as out_blk:
                     def send_partial(pipe):
                         ttl.copy(out_blk, pipe).wait()
 
                     partial_net.if_src(send_partial)
-"""
-    partial_dfb = f"\n    partial_dfb = ttl.make_dataflow_buffer_like({out}, shape=(OUT_BLOCK_H, OUT_BLOCK_W), block_count=1)" \
-        if gather is not None else ""
-    rows = f"rows = slice({mm}0 + bm * OUT_BLOCK_H, {mm}0 + (bm + 1) * OUT_BLOCK_H)\n"
-    cols = f"    cols = slice({nn}0 + bn * OUT_BLOCK_W, {nn}0 + (bn + 1) * OUT_BLOCK_W)\n"
-    steps = f"steps = slice({kk}0 + ks * IN0_BLOCK_W, {kk}0 + (ks + 1) * IN0_BLOCK_W)\n"
+            """
+    partial_dfb = (f"\n    partial_dfb = ttl.make_dataflow_buffer_like({out}, shape=(OUT_BLOCK_H, OUT_BLOCK_W), "
+                   "block_count=PARTIAL_BLOCKS)") if gather is not None else ""
+    row_start = f"r0 = {mm}0 + bm * OUT_BLOCK_H\n"
+    col_start = f"c0 = {nn}0 + bn * OUT_BLOCK_W\n"
 
-    def body(inner: str, head: str = "") -> str:
-        """``inner`` inside the loops over this core's output blocks (``head``: the block's tile ranges)."""
-        per_bm, _, per_bn = head.partition("\n")
-        loops = (f"for bm in range(PER_CORE_{m} // OUT_BLOCK_H):\n" + (f"    {per_bm}\n" if per_bm else "")
-                 + f"    for bn in range(PER_CORE_{n} // OUT_BLOCK_W):\n" + (f"    {per_bn}" if per_bn else ""))
-        return textwrap.indent(loops + textwrap.indent(inner, "        "), "        ")
+    def blocks(inner: str, per_bm: str = "", per_bn: str = "") -> str:
+        """``inner`` inside the loops over this core's output blocks (``per_bm``/``per_bn``: their first tiles)."""
+        return (f"for bm in range(PER_CORE_{m} // OUT_BLOCK_H):\n" + textwrap.indent(per_bm, "    ")
+                + f"    for bn in range(PER_CORE_{n} // OUT_BLOCK_W):\n" + textwrap.indent(per_bn + inner, "        "))
 
     def k_loop(tensor: str, fill: str) -> str:
-        return (f"for ks in range(PER_CORE_{k} // IN0_BLOCK_W):\n    " + steps
+        return (f"for ks in range(PER_CORE_{k} // IN0_BLOCK_W):\n    s0 = {kk}0 + ks * IN0_BLOCK_W\n"
                 + f"    with {tensor}_dfb.reserve() as {tensor}_blk:\n" + textwrap.indent(fill, "        "))
 
-    read_a_kernel = _unused_coordinates(where_a, body(k_loop(a, fill_a), rows))
-    read_b_kernel = _unused_coordinates(where_b, body(k_loop(b, fill_b) + textwrap.dedent(write_out), rows + cols))
-    compute_kernel = _unused_coordinates(idle, body(textwrap.dedent(f"""\
-        with acc_dfb.reserve() as acc:
-            acc.store(ttl.block.fill(0, shape=acc.shape))
-        for ks in range(PER_CORE_{k} // IN0_BLOCK_W):
+    def thread(work: str) -> str:
+        """A thread body: the node's coordinates, then ``work`` (1-D: only on the working cores, inside an
+        ``if``: the compiler takes no ``return`` in a thread)."""
+        if one_d:
+            work = ("if y * GRID_X + x < WORKING_CORES:  # 1-D layout: cores are numbered row by row; the rest idle\n"
+                    + textwrap.indent(work, "    "))
+        used = [name if re.search(rf"\b{name}\b", work) else "_" for name in ("x", "y")]
+        node = "" if used == ["_", "_"] else f"{used[0]}, {used[1]} = ttl.node(dims=2)\n"
+        return textwrap.indent(node + work, "        ")
+
+    compute_steps = textwrap.dedent(f"""\
+        with {a}_dfb.wait() as {a}_blk, {b}_dfb.wait() as {b}_blk, acc_dfb.reserve() as acc:
+            acc.store({a}_blk @ {b}_blk)  # the first K step starts the sum (no zero fill)
+        for ks in range(1, PER_CORE_{k} // IN0_BLOCK_W):
             with {a}_dfb.wait() as {a}_blk, {b}_dfb.wait() as {b}_blk, acc_dfb.wait() as pre, acc_dfb.reserve() as acc:
                 acc.store(pre + {a}_blk @ {b}_blk)
-        """) + textwrap.dedent(finish_compute)))
+        """)
+    read_a_kernel = thread(origin(m, k) + blocks(k_loop(a, fill_a), row_start))
+    read_b_kernel = thread(origin(m, n, k) + blocks(k_loop(b, fill_b) + textwrap.dedent(write_out), row_start,
+                                                    col_start))
+    compute_kernel = thread(blocks(compute_steps + textwrap.dedent(finish_compute)))
+    partial_blocks = partial_block_count(cores_along(k))
     elements = dict(problem.shape)
     return _TEMPLATE.format(
         header=header(built, doc), kernel=problem.program.name, footer=footer(doc),
@@ -271,9 +284,8 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         cores_k=cores_along(k), m_el=elements[m], n_el=elements[n], k_el=elements[k],
         m_pad=pad[m] * 32, n_pad=pad[n] * 32, k_pad=pad[k] * 32,
         nets="\n    ".join(nets) or "# no multicast: every core reads its own blocks",
-        partial_dfb=partial_dfb, where_a=textwrap.indent(read_a_kernel[0], "        "),
-        where_b=textwrap.indent(read_b_kernel[0], "        "), idle=textwrap.indent(compute_kernel[0], "        "),
-        read_a=read_a_kernel[1], read_b=read_b_kernel[1], compute=compute_kernel[1],
+        partial_dfb=partial_dfb, partial_blocks=partial_blocks,
+        read_a=read_a_kernel, read_b=read_b_kernel, compute=compute_kernel,
         one_d="row by row (1-D layout)" if one_d else "by grid position",
     )
 
@@ -294,6 +306,7 @@ OUT_BLOCK_H, OUT_BLOCK_W = {obh}, {obw}      # output block (tiles)
 IN0_BLOCK_W = {ibw}                      # K tiles per step
 IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = {da}, {db}   # blocks per input dataflow buffer
 CORES_ALONG_K = {cores_k}                # > 1: split-K, partial sums gathered to the first core
+PARTIAL_BLOCKS = {partial_blocks}               # partial-sum blocks the first core along K buffers (split-K)
 
 # the problem, and the padded extents every core's whole blocks cover (elements)
 {m}, {n}, {k} = {m_el}, {n_el}, {k_el}
@@ -310,16 +323,17 @@ def {kernel}_kernel({a}, {b}, {out}):
 
     @ttl.datamovement()
     def read_{a}():  # {a} and its multicast (NoC0 in the model)
-{where_a}
 {read_a}
     @ttl.compute()
     def compute():
-{idle}
 {compute}
     @ttl.datamovement()
     def read_{b}_write_{out}():  # {b}, its multicast, the output and partial sums (NoC1 in the model)
-{where_b}
 {read_b}
+
+
+KERNEL = {kernel}_kernel
+
 
 def to_device(tensor, device):
     return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
@@ -333,15 +347,22 @@ def padded(rows, cols, fill_rows, fill_cols):
     return t
 
 
-def main():
+def kernel_arguments():
+    """The host tensors KERNEL takes, in order: {a} and {b} (seeded random values in the problem's part,
+    zeros in the padding) and {out} (zeros)."""
     torch.manual_seed(0)
     {a}_host = padded({m}_PAD, {k}_PAD, {m}, {k})
     {b}_host = padded({k}_PAD, {n}_PAD, {k}, {n})
+    return [{a}_host, {b}_host, torch.zeros(({m}_PAD, {n}_PAD), dtype=torch.bfloat16)]
+
+
+def main():
+    {a}_host, {b}_host, {out}_host = kernel_arguments()
     device = ttnn.open_device(device_id=0)
     try:
-        {out}_dev = to_device(torch.zeros(({m}_PAD, {n}_PAD), dtype=torch.bfloat16), device)
-        {kernel}_kernel(to_device({a}_host, device), to_device({b}_host, device), {out}_dev)
-        result = ttnn.to_torch({out}_dev).float()[:{m}, :{n}]
+        arguments = [to_device(t, device) for t in ({a}_host, {b}_host, {out}_host)]
+        KERNEL(*arguments)
+        result = ttnn.to_torch(arguments[2]).float()[:{m}, :{n}]
     finally:
         ttnn.close_device(device)
     expected = ({a}_host.float() @ {b}_host.float())[:{m}, :{n}]

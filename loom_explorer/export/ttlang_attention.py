@@ -7,20 +7,35 @@ model's causal load balancing has it. Each query chunk of a task reads its ``qc 
 ``kc x D`` key and value chunks of its head (of its key/value head under GQA) through an online softmax,
 and writes its ``qc x D`` output chunk: exactly the flows the model counts (``attention_flows``: q once
 per chunk, k and v once per step, o once per chunk). A plain chunk takes all ``n_k`` key chunks; a causal
-chunk ``i`` only the ``min(ceil((i+1)*qc/kc), n_k)`` that reach its last row. The host pads the task list
+chunk ``i`` only the ``ceil((i+1)*qc/kc)`` that reach its last row (at most ``n_k``: the export refuses
+more query than key tiles). The host pads the task list
 to whole cores (``cores x P``) with zero queries of padding heads, so every working core runs ``P`` tasks,
 as the model assumes; padded query rows are cropped from the output.
 
 Per step (FlashAttention-2): ``s = q k^T / sqrt(D)``, ``m' = max(m, rowmax(s))``, ``p = exp(s - m')``,
 ``l' = l exp(m - m') + rowsum(p)``, ``acc' = acc exp(m - m') + p v``; at the end ``o = acc / l``.
 
-Causal mask: on a step whose keys reach past the chunk's first query row, ``s`` is set to -1e30 where the
-key's position exceeds the query's. TT-Lang has no in-tile index operation, so each core reads the mask
-index once (``MASK_INDEX`` in ``model/attention.py``, ``2*(qc + kc)`` tiles, counted by the model): the
-tile index and in-tile index of a chunk's rows and of a key chunk's columns, as ``qc x 1`` and ``1 x kc``
-blocks that broadcast over the scores. With ``d`` the step's key offset minus the chunk's query offset in
-tiles, a score is masked when ``32 * (d + key tile - query tile) + (key column - query row) > 0``; every
-operand is a small integer, exact in bf16, and rounding the sum never changes its sign.
+Causal mask: ``s`` gets -1e30 (or less) added where the key's position exceeds the query's. TT-Lang has
+no in-tile index operation, so each core reads the mask index once (``MASK_INDEX`` in
+``model/attention.py``, ``2*(qc + kc)`` tiles, counted by the model): the tile index and in-tile index of a
+chunk's rows and of a key chunk's columns, as ``qc x 1`` and ``1 x kc`` blocks, broadcast once into the
+``qc x kc`` key - query tile gap ``T`` and in-tile gap ``E``. A step's key offset from the chunk's first
+query row, ``d`` tiles, is a ``1 x 1`` block counted down from 0 by ``chunk * qc`` and up by ``kc`` a step
+in ones; every step adds ``relu(32 * (d + T) + E) * -1e30`` to its scores: ``relu`` is 0 where the key is
+not ahead and at least 1 where it is (every operand a small integer, exact in bf16, rounding never changes
+the sum's sign), so steps wholly before the chunk's rows are unchanged.
+
+The language is the one the TT-Lang compiler (tt-lang 1.1.1) takes, which the simulator (tt-lang-sim
+1.1.6) also runs: no early ``return`` in a thread (a working-core guard ``if`` instead), loops over
+``range`` only (a task's chunks and steps are arithmetic, not helper calls), one operation's result per
+stored block where the compiler needs a block of its own (a reduce, a broadcast, a fill, a transpose),
+constants filled once per core into buffers of their own (``fill`` takes only literals; ``where`` and
+comparisons do not exist in the compiler), and intermediate buffers made like a never-read ``scratch``
+tensor as large as any block (the simulator wants the tensor to hold the block). Where the two name or
+sign an operation differently (the compiler's ``ttl.math.reduce_max(x, scaler, dims=)``,
+``ttl.math.broadcast(x, out, dims=)``, ``ttl.math.fill(out, value)``, ``ttl.transpose``), the file's
+simulator adapter gives the simulator the compiler's form. The file defines ``KERNEL`` (the operation)
+and ``kernel_arguments()`` (its host tensors, in order): ``loom-explorer verify`` compiles it through them.
 
 Not written yet: the 2-D layouts with key/value multicasts (``ExportError`` says so). Keys are not padded:
 ``Skv`` must be a whole number of key chunks.
@@ -28,7 +43,6 @@ Not written yet: the 2-D layouts with key/value multicasts (``ExportError`` says
 
 from __future__ import annotations
 
-import inspect
 import math
 import textwrap
 
@@ -104,8 +118,10 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
     slots = len(used_cores(sch, v)) * v["per_core_" + "*".join(group)]
     kv_tiles = kc * d_t * sum(chunk_steps(c, qc, kc, n_k, causal) for t in range(slots)
                               for c in task_chunks(t, n_q, causal))
+    if causal and -(-n_q * qc // kc) > n_k:
+        raise ExportError(f"causal attention with more query than key tiles ({st.q_dim}={shape[st.q_dim]}, "
+                          f"{st.kv_dim}={shape[st.kv_dim]}): a chunk's key steps would need a clamp")
     names = {"q": q_in, "k": k_in, "v": v_in, "o": out}
-    mask = _MASK if causal else _NO_MASK
     return _TEMPLATE.format(
         header=header(built, doc), **names, gx=v["grid_x"], gy=v["grid_y"], working=len(used_cores(sch, v)),
         per_core=v["per_core_" + "*".join(group)], qc=qc, kc=kc, dt=d_t, n_q=n_q, n_k=n_k,
@@ -114,146 +130,316 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
         hkv=shape[kv_heads[0]] if kv_heads else shape.get("H", 1), sq=shape[st.q_dim], skv=shape[st.kv_dim],
         d=shape[st.head_dim], causal=causal, task="balanced query chunk pairs" if causal else "query chunks",
         group=" x ".join(group), note=_overcount_note(built, kv_tiles), footer=footer(doc),
-        helpers=_source_of(task_chunks) + "\n\n" + _source_of(chunk_steps),
-        kernel=_kernel(names, mask, causal), mask_host=mask["host"],
-        mask_call=", to_device(mask_index, device)" if causal else "",
+        adapter=_SIM_ADAPTER, kernel=_kernel(names, causal, 1.0 / math.sqrt(shape[st.head_dim])),
+        mask_host=_MASK_HOST if causal else "",
+        mask_arg=", mask_index" if causal else "", mask_doc=", the causal mask index" if causal else "",
     )
 
 
-def _kernel(names: dict[str, str], mask: dict[str, str], causal: bool) -> str:
-    """The operation: its buffers, reader, compute (inside the held mask index when causal) and writer."""
-    tasks = _COMPUTE_TASKS.format(**names, apply=textwrap.indent(mask["apply"], " " * 20))
-    tasks = mask["wait"] + textwrap.indent(tasks, " " * 12) if causal else textwrap.indent(tasks, " " * 8)
-    return _KERNEL.format(**names, arg=mask["arg"], dfbs=mask["dfbs"], read=mask["read"], tasks=tasks)
+def _kernel(names: dict[str, str], causal: bool, scale: float) -> str:
+    """The operation: its buffers, reader, compute (every op's result stored in its own buffer) and writer;
+    ``scale`` (1/sqrt(D)) goes in as a literal, the only value ``fill`` takes."""
+    step = _STEP.format(**names, scores=_SCORES_CAUSAL if causal else _SCORES)
+    tasks = (_COMPUTE_TASKS_CAUSAL if causal else _COMPUTE_TASKS).format(
+        **names, step=textwrap.indent(step, " " * (16 if causal else 12)))
+    return _KERNEL.format(
+        **names, arg=", mask_index" if causal else "", dfbs=_MASK_DFBS.format(**names) if causal else "",
+        read=_MASK_READ if causal else "", read_tasks=(_READ_CAUSAL if causal else _READ).format(**names),
+        write_tasks=(_WRITE_CAUSAL if causal else _WRITE).format(**names),
+        constants=_MASK_CONSTANTS if causal else "", scale=repr(scale), held=_MASK_HELD if causal else "",
+        tasks=textwrap.indent(tasks, " " * 16))
 
 
-def _source_of(fn: object) -> str:
-    """A helper's own source, so the exported file runs the very rule the model and the tests use."""
-    return textwrap.dedent(inspect.getsource(fn))  # type: ignore[arg-type]
+# The kernel is written in the language the TT-Lang compiler takes (module docstring); ``_SIM_ADAPTER`` gives
+# the simulator the compiler's signatures where the two differ.
+_MASK_HOST = """\
+    # the causal mask index (module docstring): row tile / in-tile row in column tiles 0 / 1 of the first
+    # QC tile rows, column tile / in-tile column in tile rows QC / QC + 1
+    mask_index = torch.zeros(((QC + 2) * 32, max(KC, 2) * 32), dtype=torch.bfloat16)
+    mask_index[:QC * 32, :32] = (torch.arange(QC * 32) // 32)[:, None]
+    mask_index[:QC * 32, 32:64] = (torch.arange(QC * 32) % 32)[:, None]
+    mask_index[QC * 32:(QC + 1) * 32, :KC * 32] = (torch.arange(KC * 32) // 32)[None, :]
+    mask_index[(QC + 1) * 32:(QC + 2) * 32, :KC * 32] = (torch.arange(KC * 32) % 32)[None, :]
+"""
 
+_SIM_ADAPTER = '''\
+if hasattr(ttl, "block"):
+    # tt-lang-sim: its ttl.math.reduce_*/ttl.block.broadcast/ttl.block.fill take a result shape where the
+    # compiler takes a scaler block (ones here) or an output block; give the simulator the compiler's forms.
+    _sim_reduce_max, _sim_reduce_sum = ttl.math.reduce_max, ttl.math.reduce_sum
 
-_MASK = {
-    "arg": ", mask_index",
-    "dfbs": """\
+    def _scaled(reduce, block, scaler, dims):
+        """The compiler's reduce: the reduction times its scaler tile (all ones here)."""
+        shape = tuple(1 if i in [d % len(block.shape) for d in dims] else n for i, n in enumerate(block.shape))
+        wide = [i for i, n in enumerate(shape) if n > 1]
+        return reduce(block, dims, shape) * (ttl.block.broadcast(scaler, wide, shape) if wide else scaler)
+
+    ttl.math.reduce_max = lambda block, scaler, dims: _scaled(_sim_reduce_max, block, scaler, dims)
+    ttl.math.reduce_sum = lambda block, scaler, dims: _scaled(_sim_reduce_sum, block, scaler, dims)
+    ttl.math.broadcast = lambda block, out, dims: ttl.block.broadcast(block, dims, tuple(out.shape))
+    ttl.math.fill = lambda block, value: ttl.block.fill(value, tuple(block.shape))
+    ttl.transpose = ttl.block.transpose
+'''
+
+_MASK_DFBS = """\
     # the causal mask index, read once per core (module docstring): tile and in-tile index of a query
     # chunk's rows (QC x 1: column 0 of each tile) and of a key chunk's columns (1 x KC: row 0 of each tile)
     row_tiles_dfb = ttl.make_dataflow_buffer_like(mask_index, shape=(QC, 1), block_count=1)
     row_elems_dfb = ttl.make_dataflow_buffer_like(mask_index, shape=(QC, 1), block_count=1)
     col_tiles_dfb = ttl.make_dataflow_buffer_like(mask_index, shape=(1, KC), block_count=1)
     col_elems_dfb = ttl.make_dataflow_buffer_like(mask_index, shape=(1, KC), block_count=1)
-""",
-    "read": """\
-        for index_dfb, rows, cols in ((row_tiles_dfb, (0, QC), (0, 1)), (row_elems_dfb, (0, QC), (1, 2)),
-                                      (col_tiles_dfb, (QC, QC + 1), (0, KC)),
-                                      (col_elems_dfb, (QC + 1, QC + 2), (0, KC))):
-            with index_dfb.reserve() as index_blk:
-                ttl.copy(mask_index[rows[0]:rows[1], cols[0]:cols[1]], index_blk).wait()
-""",
-    "wait": """\
-        with (row_tiles_dfb.wait() as row_tiles, row_elems_dfb.wait() as row_elems,
-              col_tiles_dfb.wait() as col_tiles, col_elems_dfb.wait() as col_elems):
-""",
-    "apply": """\
-if (step + 1) * KC > chunk * QC:  # keys past the chunk's first row: mask them
-    # key - query position = 32 * (offset + key tile - query tile) + (key column - query row)
-    tiles = (ttl.block.broadcast(col_tiles, dims=[0], shape=(QC, KC))
-             - ttl.block.broadcast(row_tiles, dims=[-1], shape=(QC, KC))
-             + ttl.block.fill(step * KC - chunk * QC, shape=(QC, KC)))
-    ahead = (tiles * ttl.block.fill(32, shape=(QC, KC))
-             + ttl.block.broadcast(col_elems, dims=[0], shape=(QC, KC))
-             - ttl.block.broadcast(row_elems, dims=[-1], shape=(QC, KC)))
-    scores = ttl.block.where(ttl.math.gt(ahead, ttl.block.fill(0, shape=(QC, KC))),
-                             ttl.block.fill(-1e30, shape=(QC, KC)), scores)
-""",
-    "host": """\
-    mask_index = torch.zeros(((QC + 2) * 32, max(KC, 2) * 32), dtype=torch.bfloat16)
-    tile_rows = torch.arange(QC * 32) // 32
-    mask_index[:QC * 32, :32] = tile_rows[:, None]  # row tile index, whole tiles
-    mask_index[:QC * 32, 32:64] = (torch.arange(QC * 32) % 32)[:, None]  # in-tile row
-    mask_index[QC * 32:(QC + 1) * 32, :KC * 32] = (torch.arange(KC * 32) // 32)[None, :]  # column tile index
-    mask_index[(QC + 1) * 32:(QC + 2) * 32, :KC * 32] = (torch.arange(KC * 32) % 32)[None, :]  # in-tile column
-""",
-}
-_NO_MASK = {"arg": "", "dfbs": "", "read": "", "wait": "", "apply": "", "host": ""}
+    tile_gap_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)  # key - query tile
+    elem_gap_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)  # key - query in-tile
+    thirty_two_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
+    minus_inf_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
+    offset_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(1, 1), block_count=2)  # step's key - chunk's query tile
+    # (both also hold the broadcast index blocks once, before the first task)
+    offset_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
+    ahead_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)  # key - query position
+"""
+
+_MASK_READ = """\
+            with row_tiles_dfb.reserve() as index_blk:
+                ttl.copy(mask_index[0:QC, 0:1], index_blk).wait()
+            with row_elems_dfb.reserve() as index_blk:
+                ttl.copy(mask_index[0:QC, 1:2], index_blk).wait()
+            with col_tiles_dfb.reserve() as index_blk:
+                ttl.copy(mask_index[QC:QC + 1, 0:KC], index_blk).wait()
+            with col_elems_dfb.reserve() as index_blk:
+                ttl.copy(mask_index[QC + 1:QC + 2, 0:KC], index_blk).wait()
+"""
+
+_MASK_CONSTANTS = """\
+            with thirty_two_dfb.reserve() as c:
+                c.store(ttl.math.fill(c, 32.0))
+            with minus_inf_dfb.reserve() as c:
+                c.store(ttl.math.fill(c, -1e30))
+            # key tile - query tile and key column - query row of every score of a step at offset 0
+            with row_tiles_dfb.wait() as row_tiles, col_tiles_dfb.wait() as col_tiles:
+                with ahead_dfb.reserve() as w:
+                    w.store(ttl.math.broadcast(col_tiles, w, dims=[0]))
+                with offset_wide_dfb.reserve() as w:
+                    w.store(ttl.math.broadcast(row_tiles, w, dims=[1]))
+            with ahead_dfb.wait() as cols, offset_wide_dfb.wait() as rows, tile_gap_dfb.reserve() as gap:
+                gap.store(cols - rows)
+            with row_elems_dfb.wait() as row_elems, col_elems_dfb.wait() as col_elems:
+                with ahead_dfb.reserve() as w:
+                    w.store(ttl.math.broadcast(col_elems, w, dims=[0]))
+                with offset_wide_dfb.reserve() as w:
+                    w.store(ttl.math.broadcast(row_elems, w, dims=[1]))
+            with ahead_dfb.wait() as cols, offset_wide_dfb.wait() as rows, elem_gap_dfb.reserve() as gap:
+                gap.store(cols - rows)
+"""
+
+_MASK_HELD = (",\n                  tile_gap_dfb.wait() as tile_gap, elem_gap_dfb.wait() as elem_gap,\n"
+              "                  thirty_two_dfb.wait() as thirty_two, minus_inf_dfb.wait() as minus_inf")
 
 _KERNEL = '''\
 @ttl.operation(grid=(GRID_X, GRID_Y))
-def attention_kernel({q}, {k}, {v}, {o}{arg}):
+def attention_kernel({q}, {k}, {v}, {o}, scratch{arg}):
     # rows of the 2-D host tensors: (head, chunk) major, tiles of the chunk minor; columns: the head dim
     {q}_dfb = ttl.make_dataflow_buffer_like({q}, shape=(QC, DT), block_count=Q_BUFFER_DEPTH)
     {k}_dfb = ttl.make_dataflow_buffer_like({k}, shape=(KC, DT), block_count=K_BUFFER_DEPTH)
     {v}_dfb = ttl.make_dataflow_buffer_like({v}, shape=(KC, DT), block_count=V_BUFFER_DEPTH)
-    max_dfb = ttl.make_dataflow_buffer_like({o}, shape=(QC, 1), block_count=2)  # running row max m
-    sum_dfb = ttl.make_dataflow_buffer_like({o}, shape=(QC, 1), block_count=2)  # running row sum l
-    acc_dfb = ttl.make_dataflow_buffer_like({o}, shape=(QC, DT), block_count=2)  # unnormalised output
     {o}_dfb = ttl.make_dataflow_buffer_like({o}, shape=(QC, DT), block_count=1)
+    # (intermediate buffers are made like ``scratch``, a never-read tensor as large as any block: the
+    # simulator wants the tensor to hold the block)
+    # constants, filled once per core: the reduce scaler (ones) and the score scale 1/sqrt(D)
+    ones_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(1, 1), block_count=1)
+    scale_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
+    # one step: k^T, q k^T, its scaled scores, the step's row max, the new running max (and wide), p
+    {k}t_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(DT, KC), block_count=1)
+    qk_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
+    scores_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
+    step_max_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=1)
+    new_max_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=1)
+    new_max_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
+    p_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
+    # the correction exp(m - m'), its row sum and wide form, the corrected accumulator
+    correction_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=1)
+    step_sum_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=1)
+    correction_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)
+    corrected_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)
+    # running state across a chunk's steps (the old block is held while the new one is written)
+    max_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=2)  # running row max m
+    sum_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=2)  # running row sum l
+    acc_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=2)  # unnormalised output
+    sum_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)  # l, for o = acc / l
 {dfbs}
     @ttl.datamovement()
     def read_{q}_{k}_{v}():
         x, y = ttl.node(dims=2)
         core = y * GRID_X + x  # cores are numbered row by row
-        if core >= WORKING_CORES:
-            return
-{read}        for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
-            head = task // TASKS_PER_HEAD
-            kv_row = kv_head(head) * N_K * KC
-            for chunk in task_chunks(task, N_Q, CAUSAL):
-                with {q}_dfb.reserve() as {q}_blk:
-                    ttl.copy({q}[(head * N_Q + chunk) * QC:(head * N_Q + chunk + 1) * QC, 0:DT], {q}_blk).wait()
-                for step in range(chunk_steps(chunk, QC, KC, N_K, CAUSAL)):
-                    with {k}_dfb.reserve() as {k}_blk:
-                        ttl.copy({k}[kv_row + step * KC:kv_row + (step + 1) * KC, 0:DT], {k}_blk).wait()
-                    with {v}_dfb.reserve() as {v}_blk:
-                        ttl.copy({v}[kv_row + step * KC:kv_row + (step + 1) * KC, 0:DT], {v}_blk).wait()
-
+        if core < WORKING_CORES:
+{read}{read_tasks}
     @ttl.compute()
     def compute():
         x, y = ttl.node(dims=2)
         core = y * GRID_X + x
-        if core >= WORKING_CORES:
-            return
+        if core < WORKING_CORES:
+            with ones_dfb.reserve() as c:
+                c.store(ttl.math.fill(c, 1.0))
+            with scale_dfb.reserve() as c:
+                c.store(ttl.math.fill(c, {scale}))  # 1/sqrt(D): fill takes a literal
+{constants}            with (ones_dfb.wait() as ones, scale_dfb.wait() as scale{held}):
 {tasks}
     @ttl.datamovement()
     def write_{o}():
         x, y = ttl.node(dims=2)
         core = y * GRID_X + x
-        if core >= WORKING_CORES:
-            return
-        for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
-            head = task // TASKS_PER_HEAD
-            for chunk in task_chunks(task, N_Q, CAUSAL):
+        if core < WORKING_CORES:
+{write_tasks}'''
+
+# plain: task t is query chunk t % N_Q of (batch, head) row t // N_Q
+_READ = """\
+            for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
+                head = task // TASKS_PER_HEAD
+                chunk = task % TASKS_PER_HEAD
+                kv_row = ((head // H) * HKV + (head % H) // GROUP) * N_K * KC
+                with {q}_dfb.reserve() as {q}_blk:
+                    ttl.copy({q}[(head * N_Q + chunk) * QC:(head * N_Q + chunk + 1) * QC, 0:DT], {q}_blk).wait()
+                for step in range(N_K):
+                    with {k}_dfb.reserve() as {k}_blk:
+                        ttl.copy({k}[kv_row + step * KC:kv_row + (step + 1) * KC, 0:DT], {k}_blk).wait()
+                    with {v}_dfb.reserve() as {v}_blk:
+                        ttl.copy({v}[kv_row + step * KC:kv_row + (step + 1) * KC, 0:DT], {v}_blk).wait()
+"""
+
+_WRITE = """\
+            for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
+                head = task // TASKS_PER_HEAD
+                chunk = task % TASKS_PER_HEAD
                 with {o}_dfb.wait() as out_blk:
                     ttl.copy(out_blk, {o}[(head * N_Q + chunk) * QC:(head * N_Q + chunk + 1) * QC, 0:DT]).wait()
-'''
+"""
+
+# causal: task t is the pair (j, N_Q - 1 - j), j = t % TASKS_PER_HEAD, one chunk when they coincide
+# (2 * j + 1 == N_Q); chunk c streams ceil((c + 1) * QC / KC) key chunks (at most N_K: checked on export)
+_READ_CAUSAL = """\
+            for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
+                head = task // TASKS_PER_HEAD
+                j = task % TASKS_PER_HEAD
+                kv_row = ((head // H) * HKV + (head % H) // GROUP) * N_K * KC
+                for half in range(2 - (2 * j + 1) // N_Q):
+                    chunk = j + half * (N_Q - 1 - 2 * j)
+                    with {q}_dfb.reserve() as {q}_blk:
+                        ttl.copy({q}[(head * N_Q + chunk) * QC:(head * N_Q + chunk + 1) * QC, 0:DT], {q}_blk).wait()
+                    for step in range(((chunk + 1) * QC + KC - 1) // KC):
+                        with {k}_dfb.reserve() as {k}_blk:
+                            ttl.copy({k}[kv_row + step * KC:kv_row + (step + 1) * KC, 0:DT], {k}_blk).wait()
+                        with {v}_dfb.reserve() as {v}_blk:
+                            ttl.copy({v}[kv_row + step * KC:kv_row + (step + 1) * KC, 0:DT], {v}_blk).wait()
+"""
+
+_WRITE_CAUSAL = """\
+            for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
+                head = task // TASKS_PER_HEAD
+                j = task % TASKS_PER_HEAD
+                for half in range(2 - (2 * j + 1) // N_Q):
+                    chunk = j + half * (N_Q - 1 - 2 * j)
+                    with {o}_dfb.wait() as out_blk:
+                        ttl.copy(out_blk, {o}[(head * N_Q + chunk) * QC:(head * N_Q + chunk + 1) * QC, 0:DT]).wait()
+"""
 
 _COMPUTE_TASKS = """\
 for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
-    for chunk in task_chunks(task, N_Q, CAUSAL):
-        steps = chunk_steps(chunk, QC, KC, N_K, CAUSAL)
+    steps = N_K
+    with {q}_dfb.wait() as {q}_blk:
+        with max_dfb.reserve() as m:
+            m.store(ttl.math.fill(m, -1e30))
+        with sum_dfb.reserve() as s:
+            s.store(ttl.math.fill(s, 0.0))
+        with acc_dfb.reserve() as acc:
+            acc.store(ttl.math.fill(acc, 0.0))
+        for step in range(steps):
+{step}    with sum_dfb.wait() as l_final, sum_wide_dfb.reserve() as w:
+        w.store(ttl.math.broadcast(l_final, w, dims=[1]))
+    with acc_dfb.wait() as acc, sum_wide_dfb.wait() as l_wide, {o}_dfb.reserve() as out_blk:
+        out_blk.store(acc / l_wide)
+"""
+
+_COMPUTE_TASKS_CAUSAL = """\
+for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
+    j = task % TASKS_PER_HEAD
+    for half in range(2 - (2 * j + 1) // N_Q):
+        chunk = j + half * (N_Q - 1 - 2 * j)
+        steps = ((chunk + 1) * QC + KC - 1) // KC
+        # the offset (in tiles) of step 0's keys from the chunk's first query row: -chunk * QC
+        with offset_dfb.reserve() as off:
+            off.store(ttl.math.fill(off, 0.0))
+        for _ in range(chunk * QC):  # (fill takes only literals: count the offset down in ones)
+            with offset_dfb.wait() as off_old, offset_dfb.reserve() as off:
+                off.store(off_old - ones)
         with {q}_dfb.wait() as {q}_blk:
             with max_dfb.reserve() as m:
-                m.store(ttl.block.fill(-1e30, shape=(QC, 1)))
+                m.store(ttl.math.fill(m, -1e30))
             with sum_dfb.reserve() as s:
-                s.store(ttl.block.fill(0, shape=(QC, 1)))
+                s.store(ttl.math.fill(s, 0.0))
             with acc_dfb.reserve() as acc:
-                acc.store(ttl.block.fill(0, shape=(QC, DT)))
+                acc.store(ttl.math.fill(acc, 0.0))
             for step in range(steps):
-                with ({k}_dfb.wait() as {k}_blk, {v}_dfb.wait() as {v}_blk, max_dfb.wait() as m_old,
-                      sum_dfb.wait() as l_old, acc_dfb.wait() as acc_old):
-                    scores = ({q}_blk @ ttl.block.transpose({k}_blk)) * ttl.block.fill(SCALE, shape=(QC, KC))
-{apply}                    m_new = ttl.math.max(m_old, ttl.math.reduce_max(scores, dims=[-1], shape=(QC, 1)))
-                    p = ttl.math.exp(scores - ttl.block.broadcast(m_new, dims=[-1], shape=(QC, KC)))
-                    correction = ttl.math.exp(m_old - m_new)
-                    if step + 1 < steps:  # the running max is not needed after the last step
-                        with max_dfb.reserve() as m:
-                            m.store(m_new)
-                    with sum_dfb.reserve() as s:
-                        s.store(l_old * correction + ttl.math.reduce_sum(p, dims=[-1], shape=(QC, 1)))
-                    with acc_dfb.reserve() as acc:
-                        acc.store(acc_old * ttl.block.broadcast(correction, dims=[-1], shape=(QC, DT))
-                                  + p @ {v}_blk)
-            with sum_dfb.wait() as s, acc_dfb.wait() as acc, {o}_dfb.reserve() as out_blk:
-                out_blk.store(acc * ttl.block.broadcast(ttl.math.recip(s), dims=[-1], shape=(QC, DT)))
+{step}        with sum_dfb.wait() as l_final, sum_wide_dfb.reserve() as w:
+            w.store(ttl.math.broadcast(l_final, w, dims=[1]))
+        with acc_dfb.wait() as acc, sum_wide_dfb.wait() as l_wide, {o}_dfb.reserve() as out_blk:
+            out_blk.store(acc / l_wide)
+"""
+
+_SCORES = """\
+with qk_dfb.wait() as qk, scores_dfb.reserve() as sc:
+    sc.store(qk * scale)
+"""
+
+# key - query position = 32 * (offset + key tile - query tile) + (key column - query row); a score is masked
+# (-1e30 or less added) where it is positive: relu of it is then >= 1, and 0 elsewhere
+_SCORES_CAUSAL = """\
+with offset_dfb.wait() as off, offset_wide_dfb.reserve() as w:
+    w.store(ttl.math.broadcast(off, w, dims=[0, 1]))
+    if step + 1 < steps:  # the next step's offset: KC tiles further
+        with offset_dfb.reserve() as off_next:
+            off_next.store(off + ones)
+for _ in range(KC - 1):
+    if step + 1 < steps:
+        with offset_dfb.wait() as off, offset_dfb.reserve() as off_next:
+            off_next.store(off + ones)
+with offset_wide_dfb.wait() as off_wide, ahead_dfb.reserve() as ahead:
+    ahead.store((off_wide + tile_gap) * thirty_two + elem_gap)
+with qk_dfb.wait() as qk, ahead_dfb.wait() as ahead, scores_dfb.reserve() as sc:
+    sc.store(qk * scale + ttl.math.relu(ahead) * minus_inf)
+"""
+
+_STEP = """\
+with {k}_dfb.wait() as {k}_blk, {k}t_dfb.reserve() as kt:
+    kt.store(ttl.transpose({k}_blk))
+with {k}t_dfb.wait() as kt, qk_dfb.reserve() as qk:
+    qk.store({q}_blk @ kt)
+{scores}with scores_dfb.wait() as sc:
+    with step_max_dfb.reserve() as sm:
+        sm.store(ttl.math.reduce_max(sc, ones, dims=[1]))
+    with max_dfb.wait() as m_old:
+        with step_max_dfb.wait() as sm, new_max_dfb.reserve() as mn:
+            mn.store(ttl.math.max(m_old, sm))
+        with new_max_dfb.wait() as mn:
+            with correction_dfb.reserve() as cr:
+                cr.store(ttl.math.exp(m_old - mn))
+            with new_max_wide_dfb.reserve() as w:
+                w.store(ttl.math.broadcast(mn, w, dims=[1]))
+            if step + 1 < steps:  # the running max is not needed after the last step
+                with max_dfb.reserve() as m:
+                    m.store(mn)
+    with new_max_wide_dfb.wait() as mw, p_dfb.reserve() as p:
+        p.store(ttl.math.exp(sc - mw))
+with p_dfb.wait() as p:
+    with step_sum_dfb.reserve() as ss:
+        ss.store(ttl.math.reduce_sum(p, ones, dims=[1]))
+    with correction_dfb.wait() as cr:
+        with sum_dfb.wait() as l_old, step_sum_dfb.wait() as ss, sum_dfb.reserve() as l_new:
+            l_new.store(l_old * cr + ss)
+        with correction_wide_dfb.reserve() as w:
+            w.store(ttl.math.broadcast(cr, w, dims=[1]))
+    with correction_wide_dfb.wait() as cw, acc_dfb.wait() as acc_old, corrected_dfb.reserve() as co:
+        co.store(acc_old * cw)
+    with corrected_dfb.wait() as co, {v}_dfb.wait() as {v}_blk, acc_dfb.reserve() as acc:
+        acc.store(co + p @ {v}_blk)
 """
 
 _TEMPLATE = '''\
@@ -282,14 +468,12 @@ HEADS_PAD = -(-WORKING_CORES * TASKS_PER_CORE // TASKS_PER_HEAD)  # (batch, head
 KV_HEADS_PAD = -(-HEADS_PAD // H) * HKV
 
 
-def kv_head(head):
-    """The (batch, key/value head) row that query row ``head`` reads (GQA: H/HKV query heads share one)."""
-    return (head // H) * HKV + (head % H) // (H // HKV)
+GROUP = H // HKV                         # query heads per key/value head (GQA)
 
+{adapter}
 
-{helpers}
-
-{kernel}''' + '''
+{kernel}
+KERNEL = attention_kernel''' + '''
 
 def to_device(tensor, device):
     return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
@@ -303,20 +487,32 @@ def rows(t, heads_pad, chunk_rows):
     return flat.reshape(-1, D)
 
 
-def main():
+def kernel_arguments():
+    """The kernel's host tensors in argument order: q, k, v (seeded, laid out by ``rows``), the zero
+    output, the never-read scratch tensor{mask_doc}."""
     torch.manual_seed(0)
     q = torch.randn((B, H, SQ, D), dtype=torch.bfloat16)
     k = torch.randn((B, HKV, SKV, D), dtype=torch.bfloat16)
     v = torch.randn((B, HKV, SKV, D), dtype=torch.bfloat16)
-{mask_host}    device = ttnn.open_device(device_id=0)
+{mask_host}    out = torch.zeros((HEADS_PAD * N_Q * QC * 32, D), dtype=torch.bfloat16)
+    scratch = torch.zeros((max(QC, DT) * 32, max(KC, DT) * 32), dtype=torch.bfloat16)
+    return [rows(q, HEADS_PAD, N_Q * QC * 32), rows(k, KV_HEADS_PAD, N_K * KC * 32),
+            rows(v, KV_HEADS_PAD, N_K * KC * 32), out, scratch{mask_arg}]
+
+
+def main():
+    arguments = kernel_arguments()
+    device = ttnn.open_device(device_id=0)
     try:
-        out_dev = to_device(torch.zeros((HEADS_PAD * N_Q * QC * 32, D), dtype=torch.bfloat16), device)
-        attention_kernel(to_device(rows(q, HEADS_PAD, N_Q * QC * 32), device),
-                         to_device(rows(k, KV_HEADS_PAD, N_K * KC * 32), device),
-                         to_device(rows(v, KV_HEADS_PAD, N_K * KC * 32), device), out_dev{mask_call})
-        result = ttnn.to_torch(out_dev).float().reshape(HEADS_PAD, N_Q * QC * 32, D)[:B * H, :SQ]
+        on_device = [to_device(t, device) for t in arguments]
+        KERNEL(*on_device)
+        result = ttnn.to_torch(on_device[3]).float().reshape(HEADS_PAD, N_Q * QC * 32, D)[:B * H, :SQ]
     finally:
         ttnn.close_device(device)
+    torch.manual_seed(0)  # the same inputs, for the reference
+    q = torch.randn((B, H, SQ, D), dtype=torch.bfloat16)
+    k = torch.randn((B, HKV, SKV, D), dtype=torch.bfloat16)
+    v = torch.randn((B, HKV, SKV, D), dtype=torch.bfloat16)
     groups = H // HKV
     expected = torch.nn.functional.scaled_dot_product_attention(
         q.float(), k.float().repeat_interleave(groups, dim=1), v.float().repeat_interleave(groups, dim=1),

@@ -11,7 +11,7 @@ from loom_explorer.deploy.verify import PCC_MIN, verify_kernel_file
 from loom_explorer.export.schedule_json import rebuild, schedule_document
 from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.hardware import load_hardware
-from loom_explorer.problem import make_problem
+from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
@@ -29,7 +29,7 @@ FAMILIES = ("M@y,N@x|in0=mcast_x,in1=mcast_y", "N@y,M@x|in0=dram,in1=dram", "M@y
 
 def _solved(hw_name: str, shape: str) -> tuple[object, object, dict[str, CandidateResult]]:
     hw = load_hardware(hw_name)
-    problem = make_problem(load_program("gemm"), shape)
+    problem = make_problem(load_program("gemm"), shape, target=KernelTarget.ttlang)  # as `export --format ttlang`
     results = Session(hw, problem).solve({}, SolveOptions())
     return hw, problem, {r.candidate_name: r for r in results}
 
@@ -85,7 +85,8 @@ def test_each_family_at_a_second_shape_on_blackhole(tmp_path, second, candidate:
 
 def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False):  # type: ignore[no-untyped-def]
     hw = load_hardware("wormhole_n150")
-    problem = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set())
+    problem = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set(),
+                           target=KernelTarget.ttlang)  # as `export --format ttlang`
     session = Session(hw, problem)
     flat = next(s for s in session.schedules if s.candidate.flattened and "mcast" not in s.candidate.name)
     (result,) = session.solve(pins, SolveOptions(), candidates=[flat.candidate.name])
