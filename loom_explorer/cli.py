@@ -18,6 +18,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -26,8 +27,6 @@ from pathlib import Path
 from loom_explorer.accuracy.calibrate import CalibrationError
 from loom_explorer.accuracy.gemm_data import DataError
 from loom_explorer.accuracy.ingest import IngestError
-from loom_explorer.sweep.ops import OpsError
-from loom_explorer.sweep.run import SweepError
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.deploy.runner import RunnerError
 from loom_explorer.deploy.simulator import SimulationError
@@ -45,7 +44,7 @@ from loom_explorer.hardware.schema import (
     parse_fidelity,
 )
 from loom_explorer.model.expr import evaluate
-from loom_explorer.problem import Placement, Problem, ProblemError, make_problem
+from loom_explorer.problem import KernelTarget, Placement, Problem, ProblemError, make_problem
 from loom_explorer.program import (
     KernelError,
     ProgramStructureError,
@@ -64,6 +63,8 @@ from loom_explorer.solve.interrupt import STOP, Interrupted, stop_on_sigint
 from loom_explorer.solve.pins import PinError, parse_pins
 from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.sweep.ops import OpsError
+from loom_explorer.sweep.run import SweepError
 from loom_explorer.traffic import schedule_transfers, traffic_report
 
 EXIT_OK, EXIT_VERIFY_FAILED, EXIT_BAD_INPUT, EXIT_NO_SCHEDULE = 0, 1, 2, 3
@@ -186,8 +187,22 @@ def _problem(args: argparse.Namespace) -> tuple[HardwareSpec, Problem]:
         program, args.shape, dtype, fidelity, formats=formats,
         placements=placements, fp32_acc=args.fp32_acc, enabled={"bias"} if args.bias else set(),
         activation=args.activation, options={"causal"} if args.causal else set(),
+        target=_target(args),
     )
     return hw, problem
+
+
+def _target(args: argparse.Namespace) -> KernelTarget:
+    """``--target``, else the kernels the command writes: ``export --format ttlang`` solves for the TT-Lang
+    kernels' buffers, everything else for TTNN's."""
+    chosen = getattr(args, "target", None)
+    if chosen is not None:
+        if getattr(args, "output_format", None) == "ttlang" and args.command == "export" and chosen != "ttlang":
+            raise InputError("--target ttnn contradicts --format ttlang: a TT-Lang export is solved for the "
+                             "TT-Lang kernels' buffers")
+        return KernelTarget(chosen)
+    return KernelTarget.ttlang if args.command == "export" and getattr(args, "output_format", None) == "ttlang" \
+        else KernelTarget.ttnn
 
 
 def _deadline(args: argparse.Namespace) -> float:
@@ -331,7 +346,8 @@ def _best_exportable(session: Session, results: list[CandidateResult], fmt: str 
 def cmd_verify(args: argparse.Namespace) -> int:
     from loom_explorer.deploy.verify import verify_kernel_file
 
-    report = verify_kernel_file(args.file, args.timeout, hw_file=args.hw, kernel_file=args.kernel)
+    report = verify_kernel_file(args.file, args.timeout, hw_file=args.hw, kernel_file=args.kernel,
+                                compile_it=not args.no_compile)
     if args.record:
         from loom_explorer.deploy.runner import run_measurement, simulator_run
         from loom_explorer.deploy.store import open_store
@@ -352,12 +368,52 @@ def cmd_verify(args: argparse.Namespace) -> int:
               f"(model: {sum(model.pipe_received_tiles.values()):,} over {len(model.pipe_received_tiles)})")
         for line in report.differences():
             print(f"    {line}")
+        if report.compiled is None:
+            print(f"  compile: {report.compile_note}")
+        elif report.compiled.passed:
+            print(f"  compile: ok ({report.compiled.compiler}, compile-only; circular buffers "
+                  f"{report.compiled.cb_l1_bytes:,} B of the {report.compiled.l1_budget_bytes:,} B budget)")
+        else:
+            print(f"  compile: FAILED ({report.compiled.compiler}):")
+            print(textwrap.indent(report.compiled.message, "    "))
     return EXIT_OK if report.passed else EXIT_VERIFY_FAILED
 
 
+def cmd_toolchain(args: argparse.Namespace) -> int:
+    from loom_explorer.deploy import toolchain as tc
+
+    root = Path(args.path).expanduser() if args.path else None
+    if args.action == "status":
+        found = tc.find_toolchain(root)
+        if found is None:
+            print(f"not installed (expected at {root or tc.default_root()}); run `loom-explorer toolchain install`")
+            return EXIT_VERIFY_FAILED
+        print(f"{found.root}: tt-lang {tc.TT_LANG_VERSION}, ttnn {tc.TTNN_VERSION}, torch {tc.TORCH_VERSION} "
+              f"on Python {tc.PYTHON_VERSION} ({found.python})")
+        return EXIT_OK
+    if args.action == "install" and not args.force and tc.find_toolchain(root) is not None:
+        print(f"already installed: {root or tc.default_root()} (--force re-creates it)")
+        return EXIT_OK
+    try:
+        tc.install_toolchain(root, Path(args.python) if args.python else None,
+                             log=lambda line: print(line, file=sys.stderr))
+    except tc.ToolchainError as exc:
+        print(f"loom-explorer: toolchain: {exc}", file=sys.stderr)
+        return EXIT_VERIFY_FAILED
+    return EXIT_OK
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
-    from loom_explorer.accuracy.sdpa_configs import evaluate_sdpa_config, evaluate_ttnn_default, parse_sdpa_config
-    from loom_explorer.accuracy.ttnn_configs import evaluate_config, parse_config, placements
+    from loom_explorer.accuracy.sdpa_configs import (
+        evaluate_sdpa_config,
+        evaluate_ttnn_default,
+        parse_sdpa_config,
+    )
+    from loom_explorer.accuracy.ttnn_configs import (
+        evaluate_config,
+        parse_config,
+        placements,
+    )
     from loom_explorer.hardware.grid import restrict_grid
     from loom_explorer.program.attention import is_attention
 
@@ -715,6 +771,9 @@ def _add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--f
                         "(TTNN shardings) or l1 (sharded as each candidate needs) (repeatable)")
     p.add_argument("--fidelity", default=None, help="lofi, hifi2 (default), hifi3, hifi4")
     p.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
+    p.add_argument("--target", choices=[t.value for t in KernelTarget], default=None,
+                   help="whose kernels run the schedule, so whose circular buffers L1 holds: ttnn (TTNN's ops; "
+                        "the default) or ttlang (the exported TT-Lang kernels; the default of export --format ttlang)")
     p.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
     p.add_argument("--activation", default=None, help="fused activation, e.g. gelu")
     p.add_argument("--causal", action="store_true",
@@ -779,10 +838,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
     export.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     export.set_defaults(func=cmd_export)
-    verify = sub.add_parser("verify", help="run an exported TT-Lang kernel in tt-lang-sim: numerics and traffic")
+    verify = sub.add_parser("verify", help="check an exported TT-Lang kernel: numerics and traffic in tt-lang-sim, "
+                                           "and the real TT-Lang compiler (compile-only)")
     verify.add_argument("file", help="a file written by `export --format ttlang`")
     verify.add_argument("--timeout", type=seconds, default=600.0, help="seconds the simulator may take (default 600)")
     verify.add_argument("--json", action="store_true", help="print one JSON object")
+    verify.add_argument("--no-compile", action="store_true",
+                        help="skip the TT-Lang compiler (the simulator only; the report says it was not compiled)")
     verify.add_argument("--record", action="store_true", help="also record the run in the results store")
     verify.add_argument("--hw", default=None, metavar="FILE",
                         help="the hardware YAML the kernel was exported for, when it is not a shipped chip")
@@ -790,6 +852,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the tile program (.py) it was exported from, when it is not a shipped kernel")
     _add_store_arg(verify)
     verify.set_defaults(func=cmd_verify)
+    toolchain = sub.add_parser("toolchain", help="install or show the Python 3.12 environment of Tenstorrent's tools "
+                                                 "(the TT-Lang compiler, ttnn) that verify and the card-path tests use")
+    toolchain.add_argument("action", choices=["install", "status"])
+    toolchain.add_argument("--python", default=None, metavar="PYTHON3.12",
+                           help="the Python 3.12 to build on (default: python3.12 on PATH, else pyenv's)")
+    toolchain.add_argument("--path", default=None, metavar="DIR",
+                           help="where the environment lives (default: $LOOM_TOOLCHAIN, else ~/.cache/loom-explorer/...)")
+    toolchain.add_argument("--force", action="store_true", help="re-create an installed toolchain")
+    toolchain.set_defaults(func=cmd_toolchain)
     predict = sub.add_parser("predict", help="evaluate an existing TTNN program config (matmul or SDPA) with the model")
     _add_problem_args(predict)
     predict.add_argument("--ttnn-config", default=None, metavar="FILE",

@@ -82,3 +82,16 @@ def solve_cached():
         return session, results[rkey]
 
     return run
+
+
+@pytest.fixture(scope="session")
+def toolchain():
+    """The Python 3.12 toolchain (TT-Lang compiler, ttnn) the ``toolchain`` tests need. Missing, they fail:
+    the README's test command installs it (``loom-explorer toolchain install``)."""
+    from loom_explorer.deploy.toolchain import find_toolchain, default_root
+
+    found = find_toolchain()
+    if found is None:
+        pytest.fail(f"the toolchain is not installed at {default_root()}: run `loom-explorer toolchain install` "
+                    "(the README's test command does), or deselect with -m 'not toolchain'")
+    return found

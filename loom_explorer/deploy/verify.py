@@ -1,18 +1,25 @@
-"""``loom-explorer verify FILE``: run an exported TT-Lang kernel in tt-lang-sim and check it twice.
+"""``loom-explorer verify FILE``: check an exported TT-Lang kernel with Tenstorrent's simulator and compiler.
 
-1. Numerics: the file compares its result with torch; the PCC must reach ``PCC_MIN`` (bfloat16).
+1. Numerics: the file, run in tt-lang-sim, compares its result with torch; the PCC must reach ``PCC_MIN``
+   (bfloat16).
 2. Traffic: the tiles the simulator moved (DRAM reads and writes per tensor, pipe tiles received per
    core) must equal what the model predicts for the schedule embedded in the file
    (``traffic/tiles.py``). Any difference is a bug in the model or in the generator.
+3. Compile: the real TT-Lang compiler accepts the file, compile-only (``deploy/compiler.py``), run beside the
+   simulator. Without the toolchain (``loom-explorer toolchain install``) the report says the file was not
+   compiled, and claims nothing about it.
 """
 
 from __future__ import annotations
 
 import ast
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom_explorer.deploy.compiler import CompileReport, compile_file
 from loom_explorer.deploy.simulator import simulate
+from loom_explorer.deploy.toolchain import ToolchainError, find_toolchain
 from loom_explorer.export.schedule_json import (
     ScheduleDocument,
     ScheduleFileError,
@@ -35,6 +42,8 @@ class VerifyReport:
     simulated: TileTraffic
     predicted: TileTraffic
     seconds: float
+    compiled: CompileReport | None = None  # None: not compiled (``compile_note`` says why)
+    compile_note: str = ""
 
     @property
     def numerics_ok(self) -> bool:
@@ -45,8 +54,13 @@ class VerifyReport:
         return self.simulated == self.predicted
 
     @property
+    def compile_passed(self) -> bool | None:
+        return None if self.compiled is None else self.compiled.passed
+
+    @property
     def passed(self) -> bool:
-        return self.numerics_ok and self.traffic_equal
+        """Numerics and traffic, and the compile when it ran (a file not compiled is said so, not failed)."""
+        return self.numerics_ok and self.traffic_equal and self.compile_passed is not False
 
     def differences(self) -> list[str]:
         """Every count on which the simulator and the model disagree, in words."""
@@ -66,6 +80,8 @@ class VerifyReport:
                 "passed": self.passed,
                 "traffic": {"simulated": self.simulated.to_json(), "predicted": self.predicted.to_json(),
                             "equal": self.traffic_equal, "differences": self.differences()},
+                "compile": self.compiled.to_json() if self.compiled is not None else
+                {"passed": None, "compiler": None, "message": self.compile_note},
                 "simulator_seconds": round(self.seconds, 2)}
 
 
@@ -86,14 +102,24 @@ def embedded_document(path: str | Path) -> ScheduleDocument:
 
 
 def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0, hw_file: str | Path | None = None,
-                       kernel_file: str | Path | None = None) -> VerifyReport:
-    """Simulate ``path`` and compare (module docstring); ScheduleFileError / SimulationError on failure.
-    ``hw_file`` / ``kernel_file``: the hardware and kernel files the schedule was made for, when they are not
-    shipped ones (the embedded document names them, but a document never opens a file it names)."""
+                       kernel_file: str | Path | None = None, compile_it: bool = True) -> VerifyReport:
+    """Simulate and compile ``path`` and compare (module docstring); ScheduleFileError / SimulationError on
+    failure. ``hw_file`` / ``kernel_file``: the hardware and kernel files the schedule was made for, when they
+    are not shipped ones (the embedded document names them, but a document never opens a file it names).
+    ``compile_it=False``: the simulator only (the report says the file was not compiled)."""
     doc = embedded_document(path)
     built = rebuild(doc, hw_file=hw_file, kernel_file=kernel_file)
     values = built.solution.values()
     predicted = tile_traffic(built.hardware, built.problem, schedule_transfers(built.hardware, built.schedule, values))
-    sim = simulate(path, (values["grid_x"], values["grid_y"]), timeout_seconds)
+    toolchain = find_toolchain() if compile_it else None
+    note = "" if toolchain else ("not compiled (--no-compile)" if not compile_it else
+                                 "not compiled: the TT-Lang compiler is not installed (`loom-explorer toolchain install`)")
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the compiler runs while the simulator does
+        compiling = pool.submit(compile_file, path, toolchain, timeout_seconds) if toolchain else None
+        sim = simulate(path, (values["grid_x"], values["grid_y"]), timeout_seconds)
+        try:
+            compiled = compiling.result() if compiling else None
+        except ToolchainError as exc:
+            compiled, note = None, f"not compiled: {exc}"
     return VerifyReport(file=str(path), document=doc, candidate=doc.candidate, pcc=sim.pcc, simulated=sim.traffic,
-                        predicted=predicted, seconds=sim.seconds)
+                        predicted=predicted, seconds=sim.seconds, compiled=compiled, compile_note=note)

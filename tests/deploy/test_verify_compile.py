@@ -1,0 +1,88 @@
+"""``verify`` runs the real TT-Lang compiler (compile-only) beside the simulator and reports both; without the
+toolchain it says the file was not compiled and claims nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loom_explorer.deploy.compiler import compile_files
+
+pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+
+SHAPE = "M=256,K=256,N=256"
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "loom_explorer.cli", *args], capture_output=True, text=True,
+                          timeout=600, check=False, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def kernel_file(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    path = tmp_path_factory.mktemp("verify") / "gemm.py"
+    done = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", SHAPE, "--format", "ttlang", "-o", str(path))
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def test_without_the_toolchain_verify_says_it_did_not_compile(kernel_file, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    done = _cli("verify", str(kernel_file), "--json", env={"LOOM_TOOLCHAIN": str(tmp_path / "none")})
+    report = json.loads(done.stdout)
+    assert report["compile"] == {"passed": None, "compiler": None, "message": report["compile"]["message"]}
+    assert "not compiled" in report["compile"]["message"] and "toolchain install" in report["compile"]["message"]
+    assert report["passed"] and done.returncode == 0  # the simulator's checks passed; no compile is claimed
+
+
+@pytest.mark.toolchain
+def test_verify_compiles_with_the_real_compiler(kernel_file, toolchain) -> None:  # type: ignore[no-untyped-def]
+    done = _cli("verify", str(kernel_file))  # the text report
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "compile: ok (tt-lang 1.1.1, compile-only; circular buffers" in done.stdout
+    done = _cli("verify", str(kernel_file), "--json")
+    report = json.loads(done.stdout)
+    assert report["compile"]["passed"] is True, report["compile"]["message"]
+    assert report["compile"]["compiler"] == "tt-lang 1.1.1"
+    assert 0 < report["compile"]["circular_buffer_bytes"] <= report["compile"]["l1_budget_bytes"]
+    assert report["passed"] and report["pcc"] >= 0.999 and done.returncode == 0
+
+
+@pytest.mark.toolchain
+def test_a_kernel_the_compiler_refuses_fails_verify(toolchain, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """in0 buffered 32 blocks deep, far beyond L1: the simulator runs it (it has no L1 budget), the compiler
+    refuses it."""
+    path = tmp_path / "greedy.py"
+    done = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=1024,N=256", "--candidate",
+                "M@y,N@x|in0=dram,in1=dram", "--pin", "grid_x=1", "--pin", "grid_y=1", "--pin", "out_block_h=4",
+                "--pin", "in0_block_w=16", "--format", "ttlang", "-o", str(path))
+    assert done.returncode == 0, done.stderr
+    greedy, count = re.subn(r"^IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = \d+, \d+", "IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = 32, 2",
+                            path.read_text(), flags=re.MULTILINE)
+    assert count == 1
+    path.write_text(greedy)
+    done = _cli("verify", str(path), "--json")
+    report = json.loads(done.stdout)
+    assert report["pcc"] >= 0.999 and report["traffic"]["equal"]  # the simulator is content
+    assert report["compile"]["passed"] is False and "exceeds L1 budget" in report["compile"]["message"]
+    assert not report["passed"] and done.returncode == 1
+
+
+@pytest.mark.toolchain
+def test_a_declared_but_unused_buffer_is_refused_as_the_runtime_would(kernel_file, toolchain, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The compiler leaves an unused dataflow buffer without a configuration, which tt-lang's runtime refuses
+    to run: the compile check says so rather than passing it (the next file still compiles)."""
+    unused, count = re.subn(r"^(    in0_dfb = ttl\.make_dataflow_buffer_like\(in0, .*)$",
+                            r"\1\n    unused_dfb = ttl.make_dataflow_buffer_like(in0, shape=(1, 1), block_count=1)",
+                            kernel_file.read_text(), flags=re.MULTILINE)
+    assert count == 1
+    path = tmp_path / "unused.py"
+    path.write_text(unused)
+    bad, good = compile_files([path, kernel_file], toolchain)
+    assert not bad.passed and "has no configuration" in bad.message
+    assert good.passed and good.cb_l1_bytes > 0
