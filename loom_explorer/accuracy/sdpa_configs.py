@@ -7,11 +7,30 @@ query chunks dealt out over the grid's cores in contiguous ranges, q, k and v re
 and under the causal mask balanced pairs of query chunks. Its parameter values:
 
 * ``grid_x x grid_y``: the config's grid, shrunk to the rows (and, on one row, the columns) the tasks fill;
-* ``per_core_<B*H*Sq>`` = ``ceil(tasks / (x*y))`` with ``tasks = B*H*n_q`` (``B*H*ceil(n_q/2)`` causal);
+* ``per_core_<B*H*Sq>``: the tasks of the busiest core (``sdpa_split``);
 * the chunk sizes as given (TTNN pads the sequences to whole chunks, as the model does);
 * the Dst sub-blocks TTNN's ``determine_largest_subblock_size`` picks (``largest_subblock``);
 * buffers as TTNN allocates them: q double-buffered when a core has more than one query chunk, k and v
   double-buffered.
+
+The split follows ttnn 0.81.1, whose SDPA kernels (``reader_interleaved.cpp``, ``writer_interleaved.cpp``,
+``sdpa.cpp`` as the wheel ships them) take one contiguous range ``[global_q_start, global_q_start +
+global_q_count)`` of the flat ``B*H*n_q`` query-chunk space per core and, under the causal mask, remap it
+zigzag (``q_chunk_remapping.hpp``: flat position ``2j`` -> chunk ``j``, ``2j+1`` -> chunk ``n_q-1-j``, per
+head). The program factory deals that space out in pairs when the mask is causal and ``n_q`` is even (a
+pair is one light and one heavy chunk: the model's balanced task), chunk by chunk otherwise. So:
+
+* not causal: ``per_core = ceil(B*H*n_q / cores)`` chunks;
+* causal, ``n_q`` even: ``per_core = ceil(B*H*n_q/2 / cores)`` pairs;
+* causal, ``n_q`` odd: a core gets ``c = ceil(B*H*n_q / cores)`` consecutive zigzag positions, alternately
+  light and heavy: the model costs it as ``ceil(c/2)`` balanced pairs (the flattened causal candidate is
+  always balanced), which counts one extra chunk when ``c`` is odd.
+
+The older per-head split (``batch x heads x q_parallel`` factors with a ``BALANCED_Q_PARALLEL`` define
+when ``q_per_core * q_parallel == n_q`` and ``q_per_core`` is even) is gone from 0.81.1's kernels.
+
+``exp_approx_mode`` left out (``None``) means the approximate exponential: the factory's
+``get_exp_approx_mode`` defaults to true (``TtnnSdpaConfig.exp_approx``).
 
 ``ttnn_default_sdpa_config`` is what ``ttnn.transformer.scaled_dot_product_attention`` runs without a
 program config: 32-element chunks on the whole grid.
@@ -55,7 +74,12 @@ class TtnnSdpaConfig(BaseModel):
     compute_with_storage_grid_size: tuple[int, int]
     q_chunk_size: int = Field(ge=32, multiple_of=32)
     k_chunk_size: int = Field(ge=32, multiple_of=32)
-    exp_approx_mode: bool = False
+    exp_approx_mode: bool | None = None
+
+    @property
+    def exp_approx(self) -> bool:
+        """What the kernel runs: ``None`` is the approximate exponential (ttnn's default)."""
+        return True if self.exp_approx_mode is None else self.exp_approx_mode
 
 
 def parse_sdpa_config(raw: object, origin: str = "config") -> TtnnSdpaConfig:
@@ -89,17 +113,33 @@ def sdpa_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule:
                       "(TTNN's SDPA split)")
 
 
+def sdpa_split(problem: Problem, q_chunk_size: int, cores: int) -> tuple[int, int, int]:
+    """(tasks of the busiest core, query chunks of the busiest core, cores used) of ttnn 0.81.1's SDPA work
+    split of ``problem`` over ``cores`` (module docstring): a task is one query chunk, or under the causal
+    mask one balanced pair. ttnn gives every core the base share and the first ones one task more; the
+    model's layout packs the same busiest-core count onto ``ceil(tasks / per_core)`` cores (the latency is
+    the busiest core's either way)."""
+    st = analyse_attention(problem.program)
+    n_q = math.ceil(problem.tiles(st.q_dim) / (q_chunk_size // 32))
+    heads = math.prod(problem.elements(d) for d in st.batch_dims if problem.program.dim(d).group_of is None)
+    chunks = heads * n_q
+    if problem.has_option("causal") and n_q % 2 == 0:
+        pairs = math.ceil(chunks // 2 / cores)
+        return pairs, 2 * pairs, math.ceil(chunks // 2 / pairs)
+    per_core_chunks = math.ceil(chunks / cores)
+    used = math.ceil(chunks / per_core_chunks)
+    if problem.has_option("causal"):
+        return math.ceil(per_core_chunks / 2), per_core_chunks, used
+    return per_core_chunks, per_core_chunks, used
+
+
 def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, int]:
     """The candidate's parameter values for ``cfg`` (module docstring)."""
     problem, hw = schedule.problem, schedule.hardware
     st = analyse_attention(problem.program)
     qc, kc = cfg.q_chunk_size // 32, cfg.k_chunk_size // 32
-    n_q = math.ceil(problem.tiles(st.q_dim) / qc)
-    heads = math.prod(problem.elements(d) for d in st.batch_dims if problem.program.dim(d).group_of is None)
-    tasks = heads * (math.ceil(n_q / 2) if problem.has_option("causal") else n_q)
     gx, gy = cfg.compute_with_storage_grid_size
-    per_core = math.ceil(tasks / (gx * gy))
-    used = math.ceil(tasks / per_core)
+    per_core, q_chunks, used = sdpa_split(problem, cfg.q_chunk_size, gx * gy)
     grid = (gx, math.ceil(used / gx)) if used > gx else (used, 1)
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
     qk = largest_subblock(qc, kc, dst)
@@ -109,7 +149,7 @@ def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, in
     return {"grid_x": grid[0], "grid_y": grid[1], f"per_core_{group}": per_core,
             "q_chunk_size": cfg.q_chunk_size, "k_chunk_size": cfg.k_chunk_size,
             "qk_subblock_h": qk[0], "qk_subblock_w": qk[1], "out_subblock_h": out[0], "out_subblock_w": out[1],
-            f"{q_in}_buffer_depth": 2 if per_core * (2 if problem.has_option("causal") else 1) > 1 else 1,
+            f"{q_in}_buffer_depth": 2 if q_chunks > 1 else 1,
             f"{k_in}_buffer_depth": 2, f"{v_in}_buffer_depth": 2}
 
 

@@ -4,30 +4,41 @@ Both runners take the same ``ScheduleDocument`` and return a :class:`Run`:
 
 * :class:`SimulatorRunner` exports the TT-Lang kernel into a temporary folder and verifies it
   (``deploy/verify.py``): numerics and traffic, no time (simulator ticks are not cycles);
-* :class:`CardRunner` (ttnn imported lazily) opens the device once, runs the schedule's TTNN program
-  config (``export/ttnn_config.py``) ``warmup`` times, then ``runs`` times with the device profiler on and
-  reads back ``DEVICE KERNEL DURATION [ns]`` of each run (median), then once more captured in a trace of
-  ``runs`` ops for a wall-clock figure; the device is closed on every path. Schedules TTNN cannot run are
-  refused with the reason (running their TT-Lang kernel on a card is left to ``python FILE``).
+* :class:`CardRunner` measures in a subprocess (``deploy/card_launch.py``, same Python as the caller) started
+  with the device profiler's environment (``TT_METAL_DEVICE_PROFILER``, ``TT_METAL_PROFILER_MID_RUN_DUMP``,
+  ``TT_METAL_PROFILER_CPP_POST_PROCESS`` = 1), which ttnn reads when it is imported: the parent never imports
+  ttnn. The child runs the schedule's exported TTNN file (``export/ttnn_config.py``: program, compute and
+  memory configs, so L1-sharded operands stay sharded) ``warmup`` times, then ``runs`` times reading
+  ``DEVICE KERNEL DURATION [ns]`` after each (median), checks the PCC, and times ``runs`` calls captured
+  in a trace; its JSON line comes back as a :class:`Run`. Schedules TTNN cannot run as scheduled are
+  refused before any process starts, with the reason (running their TT-Lang kernel on a card is left to
+  ``python FILE``).
 
-``pick_runner`` chooses the card when ttnn sees one, else the simulator, and says why.
+``pick_runner`` chooses the card when ttnn is installed and a card is under ``/dev/tenstorrent``, else the
+simulator, and says why.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import statistics
+import json
+import os
+import subprocess
+import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from loom_explorer.deploy.card_launch import PROFILER_ENV, RESULT_PREFIX
 from loom_explorer.deploy.store import Measurement
 from loom_explorer.deploy.verify import VerifyReport, verify_kernel_file
 from loom_explorer.export.schedule_json import ScheduleDocument, rebuild_own
 from loom_explorer.export.ttlang import ttlang_source
-from loom_explorer.export.ttnn_config import compute_config_args, ttnn_equivalent
+from loom_explorer.export.ttlang_common import ExportError
+from loom_explorer.export.ttnn_config import ttnn_source
+
+DEVICE_FOLDER = Path("/dev/tenstorrent")  # one entry per card the kernel driver (tt-kmd) found
 
 
 class RunnerError(RuntimeError):
@@ -84,89 +95,111 @@ def simulator_run(report: VerifyReport) -> Run:
                traffic_equal=report.traffic_equal, note="; ".join(report.differences()))
 
 
+class CardRunnerError(RunnerError):
+    """A card measurement that failed in its process; ``report`` is the child's JSON report (or None)."""
+
+    def __init__(self, message: str, report: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
 class CardRunner:
     name: Literal["card"] = "card"
 
+    def __init__(self, timeout_seconds: float = 1800.0, python: str | None = None) -> None:
+        self.timeout_seconds = timeout_seconds
+        self.python = python or sys.executable
+
     def unavailable(self) -> str | None:
+        """Checked without importing ttnn here (ttnn must first be imported with the profiler environment,
+        in the measuring process): ttnn installed, and a card under ``/dev/tenstorrent``."""
         if importlib.util.find_spec("ttnn") is None:
             return "ttnn is not installed (pip install 'loom-explorer[device]', Python 3.10 or 3.12)"
-        import ttnn
+        if not (DEVICE_FOLDER.is_dir() and any(DEVICE_FOLDER.iterdir())):
+            return f"no Tenstorrent device ({DEVICE_FOLDER} is absent or empty)"
+        return None
 
-        try:
-            count = ttnn.GetNumAvailableDevices()
-        except Exception as exc:  # noqa: BLE001 -- any driver failure means "no card here"
-            return f"ttnn found no Tenstorrent device ({exc})"
-        return None if count > 0 else "ttnn found no Tenstorrent device"
-
-    def run(self, doc: ScheduleDocument, runs: int = 20, warmup: int = 5) -> Run:  # pragma: no cover - card only
+    def run(self, doc: ScheduleDocument, runs: int = 20, warmup: int = 5) -> Run:
+        refuse_for_card(doc)
         why = self.unavailable()
         if why:
             raise RunnerError(why)
-        built = rebuild_own(doc)
-        name, args, notes = ttnn_equivalent(built.schedule, built.solution.values())
-        import torch
-        import ttnn
+        return launch_card_measurement(doc, runs, warmup, self.python, self.timeout_seconds)
 
-        device = ttnn.open_device(device_id=0, trace_region_size=16 << 20)
+
+def refuse_for_card(doc: ScheduleDocument) -> None:
+    """RunnerError with the reason when TTNN cannot run ``doc``'s schedule as it was scheduled (no TTNN
+    config, a format the op refuses, a memory placement TTNN cannot realise)."""
+    try:
+        ttnn_source(rebuild_own(doc), doc)
+    except ExportError as exc:
+        raise RunnerError(f"the card cannot run this schedule through TTNN: {exc}") from None
+
+
+NO_TRACY = "Tracy-enabled build"  # ttnn's TT_FATAL when the device profiler is asked of a build without it
+
+
+def launch_card_measurement(doc: ScheduleDocument, runs: int, warmup: int, python: str | None = None,
+                            timeout_seconds: float = 1800.0) -> Run:
+    """Measure ``doc`` in ``python -m loom_explorer.deploy.card_launch`` (``python``: this interpreter by
+    default) with ``PROFILER_ENV`` added to the environment. When ttnn stops because its build has no
+    device profiler (no Tracy), measure again without it: the trace's wall clock only, said in the Run.
+    CardRunnerError carrying the child's report (its ``stage`` and ``error``) when the measurement failed."""
+    report = _launch(doc, runs, warmup, python, timeout_seconds, profile=True)
+    if not report.get("ok") and report.get("stage") == "open_device" and NO_TRACY in str(report.get("error")):
+        first = report
+        report = _launch(doc, runs, warmup, python, timeout_seconds, profile=False)
+        report["no_profiler_reason"] = str(first.get("error"))
+    if not report.get("ok"):
+        raise CardRunnerError(f"the card measurement failed at {report.get('stage')}: {report.get('error')}", report)
+    return card_run(report)
+
+
+def _launch(doc: ScheduleDocument, runs: int, warmup: int, python: str | None, timeout_seconds: float,
+            profile: bool) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="loom-card-") as work:
+        path = Path(work) / "schedule.json"
+        path.write_text(doc.to_json())
+        env = {k: v for k, v in os.environ.items() if k not in PROFILER_ENV}
+        if profile:
+            env.update(PROFILER_ENV)
+        argv = [python or sys.executable, "-m", "loom_explorer.deploy.card_launch", str(path), str(runs), str(warmup)]
         try:
-            op = _ttnn_op(ttnn, torch, device, built, name, args)
-            for _ in range(warmup):
-                op()
-            ttnn.synchronize_device(device)
-            ttnn.ReadDeviceProfiler(device)  # drop the warm-up records
-            for _ in range(runs):
-                op()
-            ttnn.synchronize_device(device)
-            ttnn.ReadDeviceProfiler(device)
-            durations = [float(r["DEVICE KERNEL DURATION [ns]"])
-                         for rows in ttnn.get_latest_programs_perf_data().values() for r in rows
-                         if "DEVICE KERNEL DURATION [ns]" in r]
-            trace = ttnn.begin_trace_capture(device, cq_id=0)
-            for _ in range(runs):
-                op()
-            ttnn.end_trace_capture(device, trace, cq_id=0)
-            start = time.perf_counter()
-            ttnn.execute_trace(device, trace, cq_id=0, blocking=False)
-            ttnn.synchronize_device(device)
-            wall_ns = (time.perf_counter() - start) * 1e9 / runs
-            ttnn.release_trace(device, trace)
-        finally:
-            ttnn.close_device(device)
-        if not durations:
-            raise RunnerError("the device profiler returned no kernel durations; build tt-metal with the profiler "
-                              "(TT_METAL_DEVICE_PROFILER=1)")
-        return Run("card", statistics.median(durations[-runs:]), "device kernel duration (median)",
-                   wall_clock_ns=wall_ns, note="; ".join(notes))
+            done = subprocess.run([*argv, *([] if profile else ["--no-profiler"])], env=env, capture_output=True,
+                                  text=True, timeout=timeout_seconds, check=False)
+        except subprocess.TimeoutExpired:
+            raise CardRunnerError(f"the card measurement did not finish in {timeout_seconds:.0f} s") from None
+    report = parse_card_report(done.stdout)
+    if report is None:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        raise CardRunnerError(f"the card measurement process exited with {done.returncode} and no report: "
+                              + " | ".join(tail))
+    return report
 
 
-def _ttnn_op(ttnn, torch, device, built, name: str, args: dict[str, object]):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """A callable that runs the schedule's TTNN op once on ``device`` (inputs uploaded once)."""
-    config = dict(args)
-    config["compute_with_storage_grid_size"] = ttnn.CoreCoord(*config["compute_with_storage_grid_size"])  # type: ignore[misc]
-    if config.get("fused_activation", "absent") is None:
-        del config["fused_activation"]
-    program_config = getattr(ttnn, name)(**config)
-    problem = built.problem
-    compute_args = compute_config_args(problem)
-    compute_args["math_fidelity"] = getattr(ttnn.MathFidelity, compute_args["math_fidelity"])
-    compute = ttnn.WormholeComputeKernelConfig(**compute_args)
+def parse_card_report(stdout: str) -> dict[str, object] | None:
+    """The last ``LOOM_CARD {json}`` line of the child's stdout (None when there is none)."""
+    lines = [line for line in stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    return json.loads(lines[-1][len(RESULT_PREFIX):]) if lines else None
 
-    def upload(shape: tuple[int, ...], tensor: str):  # type: ignore[no-untyped-def]
-        return ttnn.from_torch(torch.randn(shape, dtype=torch.bfloat16),
-                               dtype=getattr(ttnn, problem.data_format(tensor).value), layout=ttnn.TILE_LAYOUT,
-                               device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
 
-    s = dict(problem.shape)
-    if name == "SDPAProgramConfig":
-        q = upload((s["B"], s["H"], s["Sq"], s["D"]), "q")
-        k = upload((s["B"], s["Hkv"], s["Skv"], s["D"]), "k")
-        v = upload((s["B"], s["Hkv"], s["Skv"], s["D"]), "v")
-        causal = problem.has_option("causal")
-        return lambda: ttnn.transformer.scaled_dot_product_attention(
-            q, k, v, is_causal=causal, program_config=program_config, compute_kernel_config=compute)
-    a, b = upload((s["M"], s["K"]), "in0"), upload((s["K"], s["N"]), "in1")
-    return lambda: ttnn.matmul(a, b, program_config=program_config, compute_kernel_config=compute,
-                               memory_config=ttnn.DRAM_MEMORY_CONFIG)
+def card_run(report: dict[str, object]) -> Run:
+    """A successful child report as a Run: the median device kernel duration, or, from a run without the
+    device profiler, the trace's wall clock per call (``measured_what`` says which); CardRunnerError when
+    the profiler was on and returned no kernel durations."""
+    notes = [str(n) for n in report.get("notes", [])]  # type: ignore[attr-defined]
+    wall_ns = float(report["wall_clock_ns"])  # type: ignore[arg-type]
+    if not report.get("profiled", True):
+        notes.append(f"no device profiler in this ttnn build ({report.get('no_profiler_reason', 'not asked for')})")
+        return Run("card", wall_ns, f"wall clock per call over a trace of {report.get('runs')} calls (no device "
+                   "profiler)", pcc=float(report["pcc"]), wall_clock_ns=wall_ns,  # type: ignore[arg-type]
+                   note="; ".join(notes))
+    if report.get("median_ns") is None:
+        raise CardRunnerError("the device profiler returned no kernel durations although the profiler environment "
+                              f"was set ({report.get('profiler_env')}); is this ttnn built with the profiler?",
+                              report)
+    return Run("card", float(report["median_ns"]), "device kernel duration (median)",  # type: ignore[arg-type]
+               pcc=float(report["pcc"]), wall_clock_ns=wall_ns, note="; ".join(notes))
 
 
 def pick_runner(choice: Literal["auto", "card", "simulator"] = "auto") -> tuple[Runner, str]:

@@ -16,6 +16,7 @@ from loom_explorer.accuracy.sdpa_configs import (
     largest_subblock,
     parse_sdpa_config,
     sdpa_schedule,
+    sdpa_split,
     sdpa_values,
 )
 from loom_explorer.accuracy.ttnn_configs import ConfigError
@@ -110,3 +111,41 @@ def test_one_query_chunk_per_head_uses_the_1d_layout_of_the_heads() -> None:
     cfg = TtnnSdpaConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=32, k_chunk_size=256)
     evaluated = evaluate_sdpa_config(hw, decode, cfg)
     assert evaluated.result.solution is not None and evaluated.values["per_core_H"] == 1
+
+
+def test_exp_approx_mode_left_out_is_the_approximate_exponential() -> None:
+    """ttnn's SDPA factory resolves an unset ``exp_approx_mode`` to true."""
+    cfg = parse_sdpa_config({"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 64, "k_chunk_size": 64})
+    assert cfg.exp_approx_mode is None and cfg.exp_approx is True
+    assert parse_sdpa_config({"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 64, "k_chunk_size": 64,
+                              "exp_approx_mode": False}).exp_approx is False
+
+
+@pytest.mark.parametrize("shape,causal,q_chunk,cores,want", [
+    # 4 heads x 8 chunks = 32 chunks on 64 cores: one each, 32 cores
+    ("B=1,H=4,Sq=1024,Skv=1024,D=64", False, 128, 64, (1, 1, 32)),
+    # causal, n_q = 8 even: 16 pairs on 64 cores, one pair (two chunks) each
+    ("B=1,H=4,Sq=1024,Skv=1024,D=64", True, 128, 64, (1, 2, 16)),
+    # causal, 20 pairs on 8 cores: 3 pairs on the busiest core (ttnn: base 2, the first 4 cores one more;
+    # the model packs 3 per core on 7 cores)
+    ("B=1,H=4,Sq=1280,Skv=1280,D=64", True, 128, 8, (3, 6, 7)),
+    # causal, n_q = 5 odd: 20 chunks dealt one by one, 3 on the busiest of 8 cores (costed as 2 pairs)
+    ("B=1,H=4,Sq=640,Skv=640,D=64", True, 128, 8, (2, 3, 7)),
+    # not causal, 20 chunks on 64 cores: 20 cores with one each
+    ("B=1,H=4,Sq=640,Skv=640,D=64", False, 128, 64, (1, 1, 20)),
+])
+def test_the_work_split_follows_ttnn(shape: str, causal: bool, q_chunk: int, cores: int,
+                                     want: tuple[int, int, int]) -> None:
+    p = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set())
+    assert sdpa_split(p, q_chunk, cores) == want
+
+
+def test_an_odd_number_of_query_chunks_under_the_causal_mask() -> None:
+    """Chunks dealt singly: a core with three consecutive zigzag positions double-buffers q and is costed
+    as two balanced pairs."""
+    hw = load_hardware("wormhole_n150")
+    p = make_problem(load_program("flash_attention"), "B=1,H=4,Sq=640,Skv=640,D=64", options={"causal"})
+    cfg = TtnnSdpaConfig(compute_with_storage_grid_size=(4, 2), q_chunk_size=128, k_chunk_size=128)
+    v = sdpa_values(sdpa_schedule(hw, p), cfg)
+    assert (v["grid_x"], v["grid_y"], v["per_core_H*Sq"], v["q_buffer_depth"]) == (4, 2, 2, 2)  # 7 cores of 8
+    assert evaluate_sdpa_config(hw, p, cfg).result.solution is not None

@@ -1,22 +1,32 @@
-"""Runners: the simulator runner everywhere; the card runner only on a machine with a card (``device``)."""
+"""Runners: the simulator runner everywhere; the card runner's refusals, its child process and its report
+everywhere, its measurement only on a machine with a card (``device``; the real-ttnn checks up to opening a
+device are in ``tests/ttnn_contract``)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import pytest
 
 from loom_explorer.cli import main
+from loom_explorer.deploy.card_launch import PROFILER_ENV
 from loom_explorer.deploy.runner import (
     CardRunner,
+    CardRunnerError,
     RunnerError,
     SimulatorRunner,
+    card_run,
+    launch_card_measurement,
+    parse_card_report,
     pick_runner,
+    refuse_for_card,
 )
 from loom_explorer.deploy.store import open_store
 from loom_explorer.export.schedule_json import schedule_document
 from loom_explorer.hardware import load_hardware
-from loom_explorer.problem import make_problem
+from loom_explorer.hardware.schema import DataFormat
+from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
 
@@ -61,3 +71,48 @@ def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:  # t
 def test_the_card_runner_measures_a_gemm() -> None:  # pragma: no cover - card only
     run = CardRunner().run(_doc("gemm", "M=1024,K=1024,N=1024"), runs=10, warmup=2)
     assert run.source == "card" and run.measured_ns and run.measured_ns > 0 and run.wall_clock_ns
+
+
+def test_a_child_report_becomes_a_run() -> None:
+    profiled = {"ok": True, "stage": "done", "profiled": True, "median_ns": 1500.0, "durations_ns": [1400.0, 1500.0],
+                "pcc": 0.9995, "wall_clock_ns": 1800.0, "runs": 2, "notes": ["in0: TTNN buffers 2 block(s)"]}
+    run = card_run(profiled)
+    assert (run.source, run.measured_ns, run.measured_what) == ("card", 1500.0, "device kernel duration (median)")
+    assert run.pcc == 0.9995 and run.wall_clock_ns == 1800.0 and "TTNN buffers" in run.note
+    wall_only = {**profiled, "profiled": False, "median_ns": None, "durations_ns": [],
+                 "no_profiler_reason": "TT_METAL_DEVICE_PROFILER requires a Tracy-enabled build of tt-metal."}
+    run = card_run(wall_only)
+    assert run.measured_ns == 1800.0 and "no device profiler" in run.measured_what and "Tracy" in run.note
+    with pytest.raises(CardRunnerError, match="no kernel durations"):
+        card_run({**profiled, "median_ns": None, "durations_ns": []})
+    line = "LOOM_CARD " + json.dumps(profiled)
+    assert parse_card_report(f"ttnn chatter\n{line}\nmore chatter\n") == profiled
+    assert parse_card_report("no report at all\n") is None
+
+
+def test_the_measuring_process_gets_the_profiler_environment(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A real child process of this interpreter: it reports the profiler environment it saw, and (without
+    ttnn here, or without a card) the stage it stopped at."""
+    with pytest.raises(CardRunnerError) as failed:
+        launch_card_measurement(_doc(), runs=1, warmup=0)
+    report = failed.value.report
+    assert report is not None and report["profiler_env"] in (PROFILER_ENV, dict.fromkeys(PROFILER_ENV))
+    if not HAS_TTNN:
+        assert report["stage"] == "import" and "ttnn" in str(report["error"])
+        assert report["profiler_env"] == PROFILER_ENV
+
+
+def test_the_card_runner_refuses_what_ttnn_would_not_run_as_scheduled() -> None:
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64",
+                           DataFormat.float32)
+    session = Session(hw, problem)
+    (result,) = [r for r in session.solve({}, SolveOptions()) if r.candidate_name.startswith("H*Sq@xy")]
+    doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())
+    with pytest.raises(RunnerError, match="SDPA takes q, k and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32"):
+        CardRunner().run(doc)
+    problem = make_problem(load_program("gemm"), "M=256,K=256,N=256", placements={"in0": Placement.l1})
+    best = Session(hw, problem).solve({}, SolveOptions())[0]
+    doc = schedule_document(hw, "wormhole_n150", "gemm", problem, best, SolveOptions())
+    with pytest.raises(RunnerError, match="in0=l1: a what-if placement"):
+        refuse_for_card(doc)

@@ -1,5 +1,7 @@
-"""TTNN export: which candidates map to which program config, with the schedule's values; the others are
-refused with the reason; the file is valid Python; on a card (``device`` marker) it runs."""
+"""TTNN export: which candidates map to which program config, with the schedule's values; L1 placements as
+sharded memory configs; the others are refused with the reason; the file is valid Python and builds its
+ttnn objects before opening a device; on a card (``device`` marker) it runs. The same files against the
+real ttnn (up to opening a device) are checked in ``tests/ttnn_contract``."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ import pytest
 from loom_explorer.cli import main
 from loom_explorer.export.schedule_json import rebuild, schedule_document
 from loom_explorer.export.ttlang import ExportError
-from loom_explorer.export.ttnn_config import ttnn_equivalent, ttnn_source
+from loom_explorer.export.ttnn_config import ttnn_equivalent, ttnn_memory, ttnn_source
 from loom_explorer.hardware import load_hardware
-from loom_explorer.problem import make_problem
+from loom_explorer.hardware.schema import DataFormat
+from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
 
@@ -116,3 +119,72 @@ def test_the_exported_file_runs_on_a_card(gemm, tmp_path) -> None:  # type: igno
     run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "LOOM_RESULT" in run.stdout
+
+
+def _solved(placements: dict[str, Placement]):  # type: ignore[no-untyped-def]
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("gemm"), "M=1024,K=2048,N=768", placements=placements)
+    session = Session(hw, problem)
+    return hw, problem, session, {r.candidate_name: r for r in session.solve({}, SolveOptions()) if r.solution}
+
+
+@pytest.mark.parametrize("placements,candidate,expected", [
+    # (tensor, layout, shard rows and columns in tiles as a function of the values, cores)
+    ({"in0": Placement.l1_block, "out": Placement.l1_block}, "M@y,N@x|in0=mcast_x,in1=mcast_y",
+     {"in0": ("BLOCK_SHARDED", lambda v: (v["per_core_M"], -(-64 // v["grid_x"])), lambda v: v["grid_x"] * v["grid_y"]),
+      "out": ("BLOCK_SHARDED", lambda v: (v["per_core_M"], v["per_core_N"]), lambda v: v["grid_x"] * v["grid_y"])}),
+    ({"in0": Placement.l1_height, "out": Placement.l1_height}, "M@xy|in0=local,in1=mcast_xy",
+     {"in0": ("HEIGHT_SHARDED", lambda v: (v["per_core_M"], 64), lambda v: -(-32 // v["per_core_M"])),
+      "out": ("HEIGHT_SHARDED", lambda v: (v["per_core_M"], 24), lambda v: -(-32 // v["per_core_M"]))}),
+    ({"out": Placement.l1_width}, "N@xy|in0=mcast_xy,in1=dram",
+     {"out": ("WIDTH_SHARDED", lambda v: (32, v["per_core_N"]), lambda v: -(-24 // v["per_core_N"]))}),
+])
+def test_l1_placements_become_sharded_memory_configs(placements, candidate, expected) -> None:  # type: ignore[no-untyped-def]
+    hw, problem, session, results = _solved(placements)
+    values = results[candidate].solution.values()
+    memory = ttnn_memory(session.schedule(candidate), values)
+    assert {t for t, m in memory.items() if m == "DRAM"} == {"in0", "in1", "out"} - set(expected)
+    for tensor, (layout, shard_tiles, cores) in expected.items():
+        spec = memory[tensor]
+        assert spec["memory_layout"] == layout and spec["buffer_type"] == "L1", tensor
+        assert spec["shard_shape"] == [32 * x for x in shard_tiles(values)], tensor
+        count = sum((b[0] - a[0] + 1) * (b[1] - a[1] + 1) for a, b in spec["core_ranges"])
+        assert count == cores(values), tensor
+    source = _file(hw, problem, results[candidate])
+    assert ast.literal_eval(next(n.value for n in ast.parse(source).body if isinstance(n, ast.Assign)
+                                 and n.targets[0].id == "MEMORY")) == memory
+    assert "L1-sharded operands (as the schedule places them)" in source
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "-"], input=source, check=False,
+                          capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+
+
+@pytest.mark.parametrize("placements,candidate,why", [
+    ({"in1": Placement.l1_width}, "N@xy|in0=mcast_xy,in1=local", "in1=l1_width: TTNN's multicast matmuls read in1"),
+    ({"in0": Placement.l1}, "M@y,N@x|in0=mcast_x,in1=mcast_y", "in0=l1: a what-if placement"),
+])
+def test_placements_ttnn_cannot_realise_are_refused(placements, candidate, why) -> None:  # type: ignore[no-untyped-def]
+    _, _, session, results = _solved(placements)
+    with pytest.raises(ExportError, match=why):
+        ttnn_equivalent(session.schedule(candidate), results[candidate].solution.values())
+
+
+def test_fp32_attention_is_refused() -> None:
+    """SDPA takes q, k and v in bf16, bfp8_b or bfp4_b (attention with L1 operands never gets this far: the
+    attention model itself reads and writes DRAM-interleaved tensors only)."""
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64", DataFormat.float32)
+    session = Session(hw, problem)
+    flat = [r for r in session.solve({}, SolveOptions()) if r.solution and r.candidate_name.startswith("H*Sq@xy")]
+    assert flat
+    with pytest.raises(ExportError, match="SDPA takes q, k and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32"):
+        ttnn_equivalent(session.schedule(flat[0].candidate_name), flat[0].solution.values())
+
+
+def test_the_file_builds_every_ttnn_object_before_opening_the_device(gemm) -> None:  # type: ignore[no-untyped-def]
+    hw, problem, _, results = gemm
+    tree = ast.parse(_file(hw, problem, results["M@y,N@x|in0=mcast_x,in1=mcast_y"]))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"build", "host_inputs", "upload", "op", "expected", "main"} <= set(functions)
+    calls = [ast.unparse(n.func) for n in ast.walk(functions["main"]) if isinstance(n, ast.Call)]
+    assert calls.index("ttnn.open_device") > max(calls.index("build"), calls.index("host_inputs"))

@@ -1,0 +1,92 @@
+"""Schedule documents for the ttnn-contract tier and checks of the ttnn objects an exported file builds."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from loom_explorer.export.schedule_json import ScheduleDocument, schedule_document
+from loom_explorer.hardware import load_hardware
+from loom_explorer.hardware.schema import DataFormat
+from loom_explorer.problem import Placement, make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
+
+GEMM_SHAPE = "M=1024,K=2048,N=768"
+ATTENTION_SHAPE = "B=1,H=4,Sq=1024,Skv=1024,D=64"
+
+
+@cache
+def solved(kernel: str, shape: str, placements: tuple[tuple[str, str], ...] = (), causal: bool = False,
+           dtype: str | None = None) -> dict[str, ScheduleDocument]:
+    """Documents of every feasible candidate of one problem, by candidate name."""
+    hw = load_hardware("wormhole_n150")
+    kwargs: dict[str, object] = {"placements": {t: Placement(p) for t, p in placements}}
+    if causal:
+        kwargs["options"] = {"causal"}
+    if dtype:
+        kwargs["dtype"] = DataFormat(dtype)
+    problem = make_problem(load_program(kernel), shape, **kwargs)  # type: ignore[arg-type]
+    results = Session(hw, problem).solve({}, SolveOptions())
+    return {r.candidate_name: schedule_document(hw, "wormhole_n150", kernel, problem, r, SolveOptions())
+            for r in results if r.solution is not None}
+
+
+def check_program_config(ttnn, built, name: str, args: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+    """``built`` is a real ``ttnn.<name>`` carrying every argument of ``args``."""
+    assert isinstance(built, getattr(ttnn, name)), type(built)
+    for key, value in args.items():
+        if key == "compute_with_storage_grid_size":
+            grid = built.compute_with_storage_grid_size
+            assert [grid.x, grid.y] == value
+        elif key != "fused_activation":
+            assert getattr(built, key) == value, key
+
+
+def check_compute_config(ttnn, built, args: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(built, ttnn.WormholeComputeKernelConfig)
+    assert built.math_fidelity == getattr(ttnn.MathFidelity, str(args["math_fidelity"]))
+    for key in ("math_approx_mode", "fp32_dest_acc_en", "packer_l1_acc"):
+        assert getattr(built, key) == args[key], key
+
+
+def check_memory_config(ttnn, built, spec: object, tensor_shape: tuple[int, ...]) -> None:  # type: ignore[no-untyped-def]
+    """A DRAM-interleaved config for ``"DRAM"``; otherwise a real sharded L1 config with the spec's layout,
+    shard shape, orientation and cores, whose shards tile the (tile-padded) tensor."""
+    assert isinstance(built, ttnn.MemoryConfig)
+    if spec == "DRAM":
+        assert built == ttnn.DRAM_MEMORY_CONFIG and not built.is_sharded()
+        return
+    assert isinstance(spec, dict)
+    assert built.is_sharded() and built.buffer_type == ttnn.BufferType.L1
+    assert built.memory_layout == getattr(ttnn.TensorMemoryLayout, spec["memory_layout"])
+    shard = built.shard_spec
+    assert list(shard.shape) == spec["shard_shape"]
+    assert shard.orientation == getattr(ttnn.ShardOrientation, spec["shard_orientation"])
+    cores = sum((last[0] - first[0] + 1) * (last[1] - first[1] + 1) for first, last in spec["core_ranges"])
+    assert shard.num_cores() == cores
+    rows = math.prod(tensor_shape[:-1])
+    padded_rows, padded_cols = math.ceil(rows / 32) * 32, math.ceil(tensor_shape[-1] / 32) * 32
+    height, width = spec["shard_shape"]
+    if spec["memory_layout"] == "HEIGHT_SHARDED":
+        assert width == padded_cols and math.ceil(padded_rows / height) == cores
+    elif spec["memory_layout"] == "WIDTH_SHARDED":
+        assert height == padded_rows and math.ceil(padded_cols / width) == cores
+    else:
+        (x0, y0), (x1, y1) = spec["core_ranges"][0]
+        assert len(spec["core_ranges"]) == 1
+        assert math.ceil(padded_rows / height) == y1 - y0 + 1 and math.ceil(padded_cols / width) == x1 - x0 + 1
+
+
+def import_file(source: str, folder: Path, name: str = "exported_ttnn") -> ModuleType:
+    """``source`` written to ``folder/<name>.py`` and imported as a module (this imports the real ttnn)."""
+    path = folder / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

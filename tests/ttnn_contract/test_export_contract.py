@@ -1,0 +1,100 @@
+"""Exported TTNN files against the real ttnn: every config object they build is one ttnn 0.81.1 accepts,
+with the schedule's values, and ``main`` runs up to exactly ``ttnn.open_device``."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+import ttnn
+from conftest import OpenDeviceReached
+from contract_helpers import (
+    ATTENTION_SHAPE,
+    GEMM_SHAPE,
+    check_compute_config,
+    check_memory_config,
+    check_program_config,
+    import_file,
+    solved,
+)
+
+from loom_explorer.export.schedule_json import rebuild_own
+from loom_explorer.export.ttlang_common import ExportError
+from loom_explorer.export.ttnn_config import ttnn_source
+
+# (placements, candidate, program config class, sharded layouts expected by tensor)
+GEMM_CASES = [
+    ((), "M@y,N@x|in0=mcast_x,in1=mcast_y", "MatmulMultiCoreReuseMultiCastProgramConfig", {}),
+    ((), "N@y,M@x|in0=mcast_y,in1=mcast_x", "MatmulMultiCoreReuseMultiCastProgramConfig", {}),
+    ((), "N@xy|in0=mcast_xy,in1=dram", "MatmulMultiCoreReuseMultiCast1DProgramConfig", {}),
+    ((), "M@xy|in0=dram,in1=mcast_xy", "MatmulMultiCoreReuseMultiCast1DProgramConfig", {}),
+    ((("in0", "l1_block"), ("out", "l1_block")), "M@y,N@x|in0=mcast_x,in1=mcast_y",
+     "MatmulMultiCoreReuseMultiCastProgramConfig", {"in0": "BLOCK_SHARDED", "out": "BLOCK_SHARDED"}),
+    ((("in0", "l1_height"), ("out", "l1_height")), "M@xy|in0=local,in1=mcast_xy",
+     "MatmulMultiCoreReuseMultiCast1DProgramConfig", {"in0": "HEIGHT_SHARDED", "out": "HEIGHT_SHARDED"}),
+    ((("out", "l1_width"),), "N@xy|in0=mcast_xy,in1=dram", "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+     {"out": "WIDTH_SHARDED"}),
+]
+
+
+def _constant(source: str, name: str) -> object:
+    tree = ast.parse(source)
+    node = next(n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == name)
+    return ast.literal_eval(node)
+
+
+def _check_file(source: str, tmp_path, stop_at_open_device, shapes: dict[str, tuple[int, ...]]):  # type: ignore[no-untyped-def]
+    """Import the exported file with the real ttnn, check what ``build`` makes, then run ``main`` and check
+    it stopped at ``ttnn.open_device`` with the configs and inputs already made."""
+    module = import_file(source, tmp_path)
+    name, args = _constant(source, "PROGRAM_CONFIG_CLASS"), _constant(source, "PROGRAM_CONFIG")
+    memory = _constant(source, "MEMORY")
+    configs = module.build()
+    check_program_config(ttnn, configs["program"], name, args)  # type: ignore[arg-type]
+    check_compute_config(ttnn, configs["compute"], _constant(source, "COMPUTE_CONFIG"))  # type: ignore[arg-type]
+    assert set(configs["memory"]) == set(memory) == set(shapes)  # type: ignore[arg-type]
+    for tensor, spec in memory.items():  # type: ignore[attr-defined]
+        check_memory_config(ttnn, configs["memory"][tensor], spec, shapes[tensor])
+    inputs = module.host_inputs()
+    assert {t: tuple(x.shape) for t, x in inputs.items()} == {t: s for t, s in shapes.items() if t in inputs}
+    with pytest.raises(OpenDeviceReached):
+        module.main()
+    made = stop_at_open_device["locals"]
+    assert set(made) >= {"configs", "inputs"}, sorted(made)
+    assert type(made["configs"]["program"]) is type(configs["program"])
+    assert set(made["inputs"]) == set(inputs)
+    return module, memory
+
+
+@pytest.mark.parametrize("placements,candidate,config_class,sharded", GEMM_CASES,
+                         ids=[f"{c}{'+' + '+'.join(f'{t}={p}' for t, p in pl) if pl else ''}"
+                              for pl, c, _, _ in GEMM_CASES])
+def test_a_gemm_file_builds_real_ttnn_objects_up_to_open_device(placements, candidate, config_class, sharded,  # type: ignore[no-untyped-def]
+                                                                 tmp_path, stop_at_open_device) -> None:
+    doc = solved("gemm", GEMM_SHAPE, placements)[candidate]
+    source = ttnn_source(rebuild_own(doc), doc)
+    assert _constant(source, "PROGRAM_CONFIG_CLASS") == config_class
+    shapes = {"in0": (1024, 2048), "in1": (2048, 768), "out": (1024, 768)}
+    _, memory = _check_file(source, tmp_path, stop_at_open_device, shapes)
+    assert {t: m["memory_layout"] for t, m in memory.items() if m != "DRAM"} == sharded  # type: ignore[attr-defined]
+    if sharded:
+        assert "L1-sharded operands" in source.split('"""')[1]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["plain", "causal"])
+def test_an_attention_file_builds_real_ttnn_objects_up_to_open_device(causal: bool, tmp_path,  # type: ignore[no-untyped-def]
+                                                                      stop_at_open_device) -> None:
+    docs = solved("flash_attention", ATTENTION_SHAPE, causal=causal)
+    (candidate,) = [c for c in docs if c.startswith("H*Sq@xy|q=dram,k=dram,v=dram")]
+    source = ttnn_source(rebuild_own(docs[candidate]), docs[candidate])
+    shapes = {"q": (1, 4, 1024, 64), "k": (1, 4, 1024, 64), "v": (1, 4, 1024, 64), "o": (1, 4, 1024, 64)}
+    module, _ = _check_file(source, tmp_path, stop_at_open_device, shapes)
+    assert module.CAUSAL is causal
+    assert module.build()["program"].exp_approx_mode is False
+
+
+def test_fp32_attention_is_refused_before_anything_is_built() -> None:
+    docs = solved("flash_attention", ATTENTION_SHAPE, dtype="float32")
+    (candidate,) = [c for c in docs if c.startswith("H*Sq@xy|q=dram,k=dram,v=dram")]
+    with pytest.raises(ExportError, match=r"SDPA takes q, k and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32"):
+        ttnn_source(rebuild_own(docs[candidate]), docs[candidate])
