@@ -870,9 +870,11 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--grid", type=grid_size, default=None, metavar="XxY", help="restrict the device grid, e.g. 11x10")
     predict.set_defaults(func=cmd_predict)
     accuracy = sub.add_parser("accuracy", help="error table of the model on measured matmul data")
-    accuracy.add_argument("--data", required=True, help="CSV in the format of shared/data/gemm_flops_calibration.csv")
+    accuracy.add_argument("--data", required=True,
+                          help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv")
     accuracy.add_argument("--configs", default=None,
-                          help="CSV of the manual configs (format of shared/data/gemm_manual_configs.csv)")
+                          help="CSV of the manual configs (format of "
+                               "loom_explorer/data/published/gemm_manual_configs.csv)")
     accuracy.add_argument("--json", action="store_true")
     accuracy.add_argument("--hw", action="append", default=[], metavar="CARD=FILE",
                           help="predict one card's rows with this hardware file instead of the shipped one, "
@@ -885,7 +887,8 @@ def build_parser() -> argparse.ArgumentParser:
     accuracy.set_defaults(func=cmd_accuracy)
     calibrate = sub.add_parser("calibrate", help="fit the hardware file's estimated constants to measured data")
     calibrate.add_argument("--hw", required=True, help="the hardware file to start from (name or path)")
-    calibrate.add_argument("--data", required=True, help="CSV in the format of shared/data/gemm_flops_calibration.csv")
+    calibrate.add_argument("--data", required=True,
+                           help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv")
     calibrate.add_argument("--configs", default=None, help="CSV of the manual configs")
     calibrate.add_argument("-o", "--output", required=True, metavar="FILE", help="the new hardware YAML")
     calibrate.add_argument("--force", action="store_true", help="overwrite FILE if it exists")

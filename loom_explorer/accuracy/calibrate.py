@@ -1,8 +1,8 @@
 """Fit the hardware description's estimated constants to measured matmul times: ``loom-explorer calibrate``.
 
-The constants fitted are the ones the YAML files mark "estimate, calibrated by issue 7" that matmuls
-exercise: per-op launch, Dst sub-block overhead, tile pack, the multicast handshake, and one core's DRAM
-read bandwidth; and the achieved cycles of a tile matmul per fidelity (LoFi, HiFi2, HiFi4), which the
+The constants fitted are the estimates of the YAML files that matmuls exercise (their comments name
+``loom_explorer/data/published/gemm_flops_calibration.csv``): per-op launch, Dst sub-block overhead, tile
+pack, the multicast handshake; one core's DRAM read bandwidth; and the achieved cycles of a tile matmul per fidelity (LoFi, HiFi2, HiFi4), which the
 shipped files give at their ideal (tech report) values and the fit may only raise. The fit minimises the mean squared log error ``mean(log(predicted/measured)^2)`` (least
 squares on relative error) over the training rows of the chip's card (``gemm_data.held_out`` keeps a
 third of the shapes out), by coordinate descent over a grid of values per constant (two passes). Every

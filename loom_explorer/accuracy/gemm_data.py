@@ -1,5 +1,5 @@
-"""The model against published matmul measurements (``../shared/data/gemm_flops_calibration.csv`` and the
-manual configs of ``gemm_manual_configs.csv``): ``loom-explorer accuracy``.
+"""The model against published matmul measurements (``gemm_flops_calibration.csv`` and the manual configs of
+``gemm_manual_configs.csv`` in ``loom_explorer/data/published``): ``loom-explorer accuracy``.
 
 Every measured row is predicted with the exact config it ran: its manual config (joined on card, grid,
 dtype, M, K, N) with its memory placement, or, for out-of-box rows, the config ttnn picks itself

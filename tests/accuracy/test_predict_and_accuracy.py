@@ -1,11 +1,10 @@
 """predict (an existing TTNN config evaluated by the model, ttnn's own default config) and accuracy (the
-model against the published measurements in ../shared/data)."""
+model against the published measurements in ``loom_explorer/data/published``)."""
 
 from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import pytest
 
@@ -20,14 +19,14 @@ from loom_explorer.accuracy.ttnn_configs import (
     ttnn_default_config,
 )
 from loom_explorer.cli import main
+from loom_explorer.data import published_path
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.validate import referee
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-CALIBRATION, CONFIGS = DATA / "gemm_flops_calibration.csv", DATA / "gemm_manual_configs.csv"
+CALIBRATION, CONFIGS = published_path("gemm_flops_calibration.csv"), published_path("gemm_manual_configs.csv")
 
 
 def _problem(shape: str):  # type: ignore[no-untyped-def]
@@ -171,8 +170,6 @@ def test_predict_cli(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def published() -> dict[str, object]:
-    if not CALIBRATION.is_file():
-        pytest.fail(f"{CALIBRATION} is missing: the shared data folder sits beside the checkout")
     return accuracy_json(predict_rows(CALIBRATION, CONFIGS))
 
 

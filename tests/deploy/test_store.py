@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 
 import pytest
 
 from loom_explorer.cli import main
+from loom_explorer.data import published_path
 from loom_explorer.deploy.store import (
     Measurement,
     ResultsStore,
@@ -16,8 +16,6 @@ from loom_explorer.deploy.store import (
     default_store_path,
     open_store,
 )
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def _measurement(**over: object) -> Measurement:
@@ -77,8 +75,8 @@ def test_default_location(monkeypatch, tmp_path) -> None:  # type: ignore[no-unt
 
 def test_accuracy_and_verify_record_into_the_store(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     store = tmp_path / "r.sqlite"
-    assert main(["accuracy", "--data", str(DATA / "gemm_flops_calibration.csv"), "--configs",
-                 str(DATA / "gemm_manual_configs.csv"), "--json", "--record", "--store", str(store)]) == 0
+    assert main(["accuracy", "--data", str(published_path("gemm_flops_calibration.csv")), "--configs",
+                 str(published_path("gemm_manual_configs.csv")), "--json", "--record", "--store", str(store)]) == 0
     capsys.readouterr()
     kernel = tmp_path / "g.py"
     assert main(["export", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--format", "ttlang",

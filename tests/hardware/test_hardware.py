@@ -20,12 +20,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from loom_explorer.accuracy.calibrate import CONSTANTS
+from loom_explorer.data import PublishedDataMissing, published_path
 from loom_explorer.hardware import DataFormat, Fidelity, HardwareError, list_hardware, load_hardware
 from loom_explorer.hardware.load import shipped_hardware_dir
 
 SHIPPED = list_hardware()
 
-# Published facts of the cards we ship (shared/reference/tenstorrent.md, section 1). A file added later for
+# Published facts of the cards we ship (docs.tenstorrent.com specification pages; tt-metal's core and soc
+# descriptors, as each YAML file cites them). A file added later for
 # another card is still checked against every general invariant below, just not against this table.
 KNOWN_CARDS = {
     # name: (arch, compute cores, DRAM channels, spec DRAM GB/s per chip, NoC columns holding DRAM tiles)
@@ -152,6 +155,9 @@ def test_compute_and_tiles(name):
 _KEY_LINE = re.compile(r"^(?P<indent>\s*)(?P<key>[^\s#:-][^:#]*?):(?:\s+(?P<value>.*))?$")
 _ITEM_LINE = re.compile(r"^(?P<indent>\s*)-\s+(?P<value>.*)$")
 _ESTIMATE = re.compile(r"\bestimated?\b", re.IGNORECASE)  # the word, not a path such as noc_estimator/
+# a file of the published data folder cited in a comment (``FILE``, with no suffix, is the header's placeholder)
+_PUBLISHED = re.compile(r"loom_explorer/data/published/(?P<name>[\w.-]+\.\w+)")
+_UNCALIBRATED = re.compile(r"\buncalibrated\b", re.IGNORECASE)
 
 
 def _split_comment(line: str) -> tuple[str, str | None]:
@@ -199,12 +205,19 @@ def comment_violations(text: str) -> list[str]:
       the nearest line above it that is less indented and is a ``key:`` line with no value of its own
       (``endpoints:  # source``); one source then covers the whole list. Mapping children (``bfloat16: 2048``
       under ``tile_bytes:``) get no such allowance: each carries its own comment;
-    * a comment that calls the number an estimate must say it is calibrated by issue 7.
+    * a comment that calls the number an estimate must name the file of ``loom_explorer/data/published`` it
+      was (or can be) fitted to, or say "uncalibrated";
+    * every file of ``loom_explorer/data/published`` a comment cites (header comments included) must exist.
     """
     bad = []
     parents: list[tuple[int, bool]] = []  # (indent, has comment) of the enclosing value-less key lines
     for lineno, raw in enumerate(text.splitlines(), 1):
         code, comment = _split_comment(raw)
+        for cited in _PUBLISHED.finditer(comment or ""):
+            try:
+                published_path(cited["name"])
+            except PublishedDataMissing as exc:
+                bad.append(f"line {lineno}: cites a published data file that is not there: {exc}")
         if not code.strip():
             continue
         indent = len(code) - len(code.lstrip())
@@ -218,8 +231,10 @@ def comment_violations(text: str) -> list[str]:
         value = (item or key).group("value") or ""
         if key is not None and not value:
             parents.append((indent, bool(comment)))
-        if comment is not None and _ESTIMATE.search(comment) and "issue 7" not in comment.lower():
-            bad.append(f"line {lineno}: an estimate must say 'calibrated by issue 7': {raw.strip()!r}")
+        if (comment is not None and _ESTIMATE.search(comment) and not _PUBLISHED.search(comment)
+                and not _UNCALIBRATED.search(comment)):
+            bad.append(f"line {lineno}: an estimate must name the published data file it was fitted to, "
+                       f"or say 'uncalibrated': {raw.strip()!r}")
         if not value or not _holds_number(value):
             continue
         if comment:
@@ -236,6 +251,24 @@ def test_every_number_has_a_source_comment(name):
     assert comment_violations(text) == []
 
 
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_fitted_estimates_name_the_data_they_are_fitted_to(name):
+    """Every estimate ``loom-explorer calibrate`` fits names the measurements it fits it to, which ship here."""
+    fitted_keys = {constant.split(".")[1] for constant in CONSTANTS}
+    named = []
+    for raw in (shipped_hardware_dir() / f"{name}.yaml").read_text().splitlines():
+        code, comment = _split_comment(raw)
+        key = _KEY_LINE.match(code)
+        if key is None or key["key"].strip() not in fitted_keys or not _ESTIMATE.search(comment or ""):
+            continue
+        cited = [m["name"] for m in _PUBLISHED.finditer(comment or "")]
+        assert "gemm_flops_calibration.csv" in cited, f"{name}: {raw.strip()!r}"
+        named.append(key["key"].strip())
+    # the four constants that are estimates on every card (the others calibrate fits are sourced figures)
+    assert {"kernel_launch_cycles", "subblock_overhead_cycles", "tile_pack_cycles",
+            "multicast_handshake_cycles"} <= set(named)
+
+
 def test_comment_rule_itself():
     ok = (
         "name: chip_n150\n"
@@ -246,7 +279,9 @@ def test_comment_rule_itself():
         "    - {channel: 0, x: 0, y: 0}\n"
         "  channels: 12   # spec\n"
         "  note: 'has # inside quotes'\n"
-        "kernel_launch_cycles: 4000   # estimate, calibrated by issue 7\n"
+        "kernel_launch_cycles: 4000   # estimate, fitted to loom_explorer/data/published/gemm_flops_calibration.csv\n"
+        "eltwise_tile_cycles: 32   # estimate, uncalibrated\n"
+        "# FILE of loom_explorer/data/published/FILE: a placeholder, not a citation\n"
     )
     assert comment_violations(ok) == []
     missing = "clock_ghz: 1.0\n"
@@ -259,8 +294,13 @@ def test_comment_rule_itself():
     assert len(comment_violations(flow_list)) == 1
     hash_in_quotes_is_no_comment = "clock_ghz: 1.0 #source\nx: 'a # b'\ny: [3, '#']\n"
     assert len(comment_violations(hash_in_quotes_is_no_comment)) == 1
-    estimate_without_issue = "kernel_launch_cycles: 4000   # estimate\n"
-    assert len(comment_violations(estimate_without_issue)) == 1
+    estimate_without_data = "kernel_launch_cycles: 4000   # estimate\n"
+    assert len(comment_violations(estimate_without_data)) == 1
+    gone = "loom_explorer/data/published/" + "gone.csv"  # (spelt in two so that no repository check reads it)
+    missing_data_file = f"kernel_launch_cycles: 4000   # estimate, fitted to {gone}\n"
+    assert [v for v in comment_violations(missing_data_file) if "'gone.csv' is missing" in v] != []
+    missing_data_file_in_header = f"# see {gone}\nclock_ghz: 1.0   # spec\n"
+    assert len(comment_violations(missing_data_file_in_header)) == 1
     path_named_estimator = "latency: 293   # tt-metal@.../noc_estimator/noc_latencies.yaml\n"
     assert comment_violations(path_named_estimator) == []
 

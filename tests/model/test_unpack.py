@@ -18,7 +18,8 @@ from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.validate import referee
 
-# the n150 2048^3 hand-tuned config of shared/data/gemm_manual_configs.csv, on the 2-D multicast layout
+# the n150 2048^3 hand-tuned config of loom_explorer/data/published/gemm_manual_configs.csv, on the 2-D
+# multicast layout
 TTNN_2048 = {"grid_x": 8, "grid_y": 8, "per_core_M": 8, "per_core_N": 8, "per_core_K": 64, "in0_block_w": 8,
              "out_block_h": 8, "out_block_w": 8, "in0_buffer_depth": 2, "in1_buffer_depth": 2}
 
