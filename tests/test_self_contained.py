@@ -43,7 +43,7 @@ def test_no_tracked_file_refers_to_a_folder_beside_the_checkout() -> None:
 
 
 def test_the_pattern_catches_what_it_is_for() -> None:
-    for line in ("see ../" "shared" "/data/x.csv", "shared/" "reference/tenstorrent.md", "/work/" "shared/data"):
+    for line in ("see ../" + "shared" + "/data/x.csv", "shared/" + "reference/tenstorrent.md", "/work/" + "shared/data"):
         assert OUTSIDE.search(line), line
     for line in ("the shared weight", "shared_along", "tests/shared_helpers.py"):
         assert not OUTSIDE.search(line), line
@@ -83,3 +83,17 @@ def test_the_published_csv_files_name_their_sources() -> None:
 def test_a_missing_or_bad_name_is_refused_naming_it(name: str) -> None:
     with pytest.raises(PublishedDataMissing, match=re.escape(repr(name))):
         published_path(name)
+
+
+def test_the_wheel_layout_matches_the_checkout() -> None:
+    """The wheel puts ``hw/`` and ``kernels/`` beside ``published/`` in ``loom_explorer/data`` (pyproject's
+    force-include); in a checkout those stay at the top level and ``shipped_dir`` finds them there."""
+    tomllib = pytest.importorskip("tomllib")
+    from loom_explorer.shipped import shipped_dir
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    forced = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    assert forced == {name: f"loom_explorer/data/{name}" for name in ("hw", "kernels")}
+    for name in forced:
+        assert not (PUBLISHED_DIR.parent / name).exists(), f"loom_explorer/data/{name} would shadow ./{name}"
+        assert shipped_dir(name) == ROOT / name
