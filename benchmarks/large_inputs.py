@@ -2,6 +2,7 @@
 
     python benchmarks/large_inputs.py                       # 100,000 rows, and 10,000 for the ratio
     python benchmarks/large_inputs.py --rows 20000 --ops 500 --no-small
+    python benchmarks/large_inputs.py --quick               # 1,000 rows of 40 ops: a smoke run (seconds)
 
 Generates into a temporary folder, with a fixed seed:
 
@@ -210,7 +211,10 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=2000, help="distinct ops per file (default 2000)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-small", action="store_true", help="skip the run at rows/10")
+    parser.add_argument("--quick", action="store_true", help="1,000 rows of 40 distinct ops, no run at rows/10")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.ops, args.no_small = 1000, 40, True
     sizes = [args.rows] if args.no_small else [args.rows // 10, args.rows]
     print(f"{'command':<9} {'rows':>8} {'distinct ops':>12} {'seconds':>8} {'rows/s':>8} {'cpu s':>8} {'import s':>8}")
     with tempfile.TemporaryDirectory() as tmp:

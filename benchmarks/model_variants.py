@@ -1,11 +1,12 @@
 """Time to solve every candidate of a few fixed shapes, for comparing model or solver variants run one
-after another (the figures of docs/performance.md, "Cheaper link terms").
+after another (docs/performance.md, "Solve speed").
 
     python benchmarks/model_variants.py                 # 6 GEMM shapes x 2 seeds, the shipped model
     python benchmarks/model_variants.py --no-links      # the model without NoC link times
     python benchmarks/model_variants.py --kernel flash_attention --seeds 1   # 5 attention shapes, mostly causal
     python benchmarks/model_variants.py --only "n150 M=16384,K=256"           # the shapes matching a substring
     python benchmarks/model_variants.py --workers 1 --parallel-models 2      # other solver settings
+    python benchmarks/model_variants.py --quick         # the first shape, one seed: a smoke run (seconds)
 
 Prints each shape's solve times (one per seed), the total wall and CPU time (every thread; the CPU
 figure is the work a machine with more cores could spread), and the best latency of every shape (so two
@@ -46,15 +47,18 @@ def main() -> int:
                         help="SolveOptions.workers_per_model: CP-SAT workers per candidate")
     parser.add_argument("--parallel-models", type=int, default=SolveOptions().parallel_models,
                         help="SolveOptions.parallel_models: candidates solved at once")
+    parser.add_argument("--quick", action="store_true", help="the kernel's first shape only, one seed")
     args = parser.parse_args()
+    shapes = SHAPES[args.kernel][:1] if args.quick else SHAPES[args.kernel]
+    seeds = 1 if args.quick else args.seeds
     total, cpu, bests = 0.0, 0.0, []
-    for hw_name, shape, causal in SHAPES[args.kernel]:
+    for hw_name, shape, causal in shapes:
         if args.only not in f"{hw_name} {shape}":
             continue
         hw = load_hardware(hw_name)
         problem = make_problem(load_program(args.kernel), shape, options={"causal"} if causal else set())
         times = []
-        for seed in range(args.seeds):
+        for seed in range(seeds):
             session = Session(hw, problem, noc_bound=not args.no_links)
             start, cpu_start = time.perf_counter(), time.process_time()  # CPU: every thread, CP-SAT's too
             results = session.solve(options=SolveOptions(seed=seed, workers_per_model=args.workers,
@@ -70,6 +74,8 @@ def main() -> int:
         total += sum(times)
         print(f"{hw_name:<16} {shape + (' causal' if causal else ''):<46} " + " ".join(f"{t:6.2f}" for t in times),
               flush=True)
+    if not bests:
+        raise SystemExit(f"no shape matches --only {args.only!r}")
     print(f"total {total:.1f} s, CPU {cpu:.1f} s ({cpu / total:.2f} cores busy on average); "
           f"best latencies (cycles) {bests}")
     return 0

@@ -2,6 +2,7 @@
 
     python benchmarks/ui_latency.py                 # default GEMM 4096^3 on wormhole_n150, 20 pins
     python benchmarks/ui_latency.py --pins 40 --shape M=1024,K=1024,N=1024
+    python benchmarks/ui_latency.py --quick         # GEMM 256^3, 3 pins: a smoke run of the whole path
 
 The page is served in this process (``RunningServer``); Chromium opens it and solves every candidate. Then,
 for the best candidate, ``in0_block_w`` is pinned to each of its values in turn (then all freed). Each
@@ -12,20 +13,17 @@ the server, routing the new schedule's traffic, and the update of every view.
 Beside it, in the same process and for the same pins, the time ``ExplorerState.pin`` takes without any
 browser (solve + referee only), and the time to build the grid scene (transfers, routing): the browser
 figure minus these two is Panel/Bokeh and the websocket.
+
+Needs Chromium and Playwright, as the browser tests do (``loom_explorer/ui/page_driver.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
-
-from explorer_page import ExplorerPage, served_browser
-
+from loom_explorer.ui.page_driver import ExplorerPage, served_browser
 from loom_explorer.ui.scene import grid_scene
 from loom_explorer.ui.state import ExplorerState
 
@@ -43,7 +41,10 @@ def main() -> None:
     ap.add_argument("--shape", default="M=4096,K=4096,N=4096")
     ap.add_argument("--hw", default="wormhole_n150")
     ap.add_argument("--pins", type=int, default=20, help="pin clicks to time")
+    ap.add_argument("--quick", action="store_true", help="GEMM 256^3 and 3 pins (seconds, for a smoke run)")
     args = ap.parse_args()
+    if args.quick:
+        args.shape, args.pins = "M=256,K=256,N=256", 3
 
     state = ExplorerState(hw=args.hw, shape=args.shape)
     state.solve_all()

@@ -586,8 +586,9 @@ def suggest_hardware(report: IngestReport) -> str | None:
 
 
 def report_measurements(report: IngestReport, hw_name: str, progress: Progress | None = None) -> list[Measurement]:
-    """Every ingested op as a results-store entry: matmuls predicted with their own config on ``hw_name``
-    restricted to the config's grid; SDPA measured only. Ops alike (``_Predictor``) are predicted once."""
+    """Every ingested op as a results-store entry, predicted on ``hw_name`` restricted to its config's grid with
+    its own config: a matmul's program config, an SDPA op's ``SDPAProgramConfig`` (none: ttnn's default).
+    Ops alike (``_Predictor``) are predicted once."""
     predict = _Predictor(load_hardware(hw_name), str(report.file))
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if progress:

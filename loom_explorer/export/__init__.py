@@ -1,1 +1,1 @@
-"""Exports of a chosen schedule (tt-npe workloads now; TT-Lang, TTNN and JSON come with the export issue)."""
+"""Exports of a chosen schedule: TT-Lang kernels, TTNN program configs, the schedule JSON document, tt-npe workloads."""

@@ -15,8 +15,9 @@ every core's reads of the step, exactly as for GEMM (``model/latency.py``). Per 
 
     q_read  = read of one qc x D_t chunk of q (exposed per chunk only when q_buffer_depth = 1)
     final   = sum over the final eltwise ops (1/l, o/l) of tiles * cost
-    write   = qc*D_t*bytes_o / w_core + L_write   (one core's chunk: the writer overlaps the next chunk, so
-              the NoC links of all cores' writes are not costed, unlike GEMM's write-back)
+    write   = qc*D_t*bytes_o / w_core + L_write   (one core's chunk at one core's write rate, added after the
+              chunk and not overlapped with the next one; unlike GEMM's write-back, the NoC links of all
+              cores' writes are not costed)
 
 Whole kernel, with ``chunks``, ``steps`` and ``diag`` (steps crossing the causal diagonal) of the slowest
 core from ``model/attention.py`` and ``mask`` the per-tile cost of the diagonal ops on a step's scores:

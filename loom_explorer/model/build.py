@@ -45,7 +45,7 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
         q = build_attention_quantities(hw, problem, candidate)
         flows = attention_flows(q)
         step_tensors = q.st.streamed[1:]  # k and v stream per step; q per query chunk
-        latency = attention_latency_terms  # its writes overlap the next query chunk: no write links
+        latency = attention_latency_terms  # its writes cost one core's write time per chunk: no write links
         read_bytes = attention_dram_read_bytes(q)
         flops, tile_matmuls = attention_work(q)
     else:

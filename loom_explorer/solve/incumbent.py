@@ -2,7 +2,7 @@
 
 Before a candidate is solved, every earlier solution that could fit it is re-checked under the current
 pins: the candidate's own last solution (from before a pin changed), and the solutions of the candidates
-already solved in this session that share its parameter names (e.g. the same layout with another
+already solved in this ``Session`` that share its parameter names (e.g. the same layout with another
 multicast choice). Each is adapted (the candidate's fixed parameters and the pins override it), checked
 against every constraint, and costed, with functions compiled from the same expressions the referee
 evaluates. The best legal one bounds the solve from above (``objective <= its latency``) and is the

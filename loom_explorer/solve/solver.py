@@ -36,7 +36,7 @@ from loom_explorer.validate import evaluate_schedule
 class SolveOptions:
     """Solver settings. The defaults were measured (docs/performance.md): CP-SAT's solve times on these
     models are heavy-tailed, and a 4-worker portfolio per model, candidates one after the other, beat 2
-    candidates at a time with one worker each (and 2 or 8 workers) on this 2-core machine. CP-SAT's
+    candidates at a time with one worker each (and 2 or 8 workers) on a 2-core machine. CP-SAT's
     presolve is off (see CompiledSchedule.solve)."""
 
     time_limit_seconds: float = 30.0

@@ -124,9 +124,9 @@ def _session_args() -> Mapping[str, Sequence[bytes]]:
 
 
 def create_app(catalog: Catalog | None = None) -> Explorer:
-    """An explorer for this session (``catalog``: what it may load; default the shipped hardware and
+    """An explorer for this browser session (``catalog``: what it may load; default the shipped hardware and
     kernels); its first solve starts once the page is shown (a spinner meanwhile), and it is closed when
-    the session ends."""
+    the browser session ends."""
     pn.extension("tabulator", notifications=False)
     catalog = catalog if catalog is not None else Catalog.shipped()
     kwargs, notes = query_choices(_session_args(), catalog)

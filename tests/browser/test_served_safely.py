@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from explorer_page import CHROMIUM, CHROMIUM_ARGS, ExplorerPage
 from playwright.sync_api import Browser, sync_playwright
 from served_cli import ROOT, Served
+
+from loom_explorer.ui.page_driver import CHROMIUM, CHROMIUM_ARGS, ExplorerPage
 
 SMALL = "shape=M=256,K=256,N=256"
 WAIT_MS = 120_000

@@ -1,4 +1,5 @@
-"""Constraint families, one per module. Each ``add_<family>(q)`` returns named constraints."""
+"""Constraint families, one per module. Each family is a function ``family(q) -> list[Constraint]`` named after
+its module (``grid``, ``coverage``, ...); ``FAMILIES`` lists them in the order the model adds them."""
 
 from loom_explorer.model.constraints.coverage import coverage
 from loom_explorer.model.constraints.divisibility import divisibility

@@ -1,0 +1,51 @@
+"""Every script in ``benchmarks/`` runs with ``--quick`` and prints its figures.
+
+Each runs in a subprocess, as a user runs it (``python benchmarks/NAME.py --quick``), from an empty
+temporary folder, so a script that needs the repository as its working directory, or writes into it, fails
+here. The quick runs take seconds; their figures are not checked, only that they are printed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+# script -> (pytest marks, patterns its --quick output must contain: the lines that carry its figures)
+EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = {
+    "solve_speed.py": ((), (r"M=256,K=256,N=256 +20 +20 ",
+                            r"solve all candidates: median \d+\.\d+ s",
+                            r"re-solve one candidate after a pin: median \d+ ms",
+                            r"fastest schedule only .*: median \d+\.\d+ s",
+                            r"brute force finished \d+ candidate spaces .*: True")),
+    "model_variants.py": ((), (r"wormhole_n150 +M=2048,K=2048,N=2048 +\d+\.\d+",
+                               r"total \d+\.\d+ s, CPU \d+\.\d+ s")),
+    "large_inputs.py": ((), (r"accuracy +1000 +40 +\d+\.\d+ +\d+",
+                             r"ingest +1000 +40 +\d+\.\d+ +\d+")),
+    "sweep_scaling.py": ((), (r"1 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
+                              r"2 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
+                              r"2 workers / 1 worker: \d+\.\d+x")),
+    "ui_latency.py": ((pytest.mark.browser,), (r"first page: the best candidate proven and shown \d+\.\d+ s",
+                                               r"browser: click Pin -> grid updated median +\d+\.\d+ ms",
+                                               r"of which solve \(no browser\) +median +\d+\.\d+ ms",
+                                               r"target: median under 300 ms -> (met|MISSED)")),
+}
+
+
+def test_every_benchmark_script_has_a_quick_run_here() -> None:
+    assert sorted(p.name for p in BENCHMARKS.glob("*.py")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("script", [pytest.param(name, marks=marks) for name, (marks, _) in EXPECTED.items()])
+def test_quick_run_prints_its_figures(script: str, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for pattern in EXPECTED[script][1]:
+        assert re.search(pattern, done.stdout), f"{script} --quick printed no line matching {pattern!r}:\n{done.stdout}"
+    assert list(tmp_path.iterdir()) == [], "the benchmark left files in its working directory"
