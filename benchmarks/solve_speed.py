@@ -182,7 +182,7 @@ def main() -> int:
             rows.append(r)
             line = (f"{r['hw']:<16} {r['shape']:<45} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
                     f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {r['pin_one_s'] * 1e3:>7.0f} {r['pin_all_s']:>8.2f} "
-                    f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {str(r['brute_agree']):>5} "
+                    f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {r['brute_agree']!s:>5} "
                     f"{_ratio(r['brute_ratio']):>8} {r['best_us']:>9.1f} {r['fast_s']:>6.2f} {r['fast_optimal']:>3} "
                     f"{r['fast_pin_s'] * 1e3:>7.0f}")
             if args.baseline:

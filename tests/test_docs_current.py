@@ -27,8 +27,8 @@ DIARY = [
     r"\bissues? ?#?\d+",
     r"\bissue-\d+",
     r"(?<![\w&/(])#\d+\b",
-    r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(st|nd|rd|th)|last|previous|next|"
-    r"this|that|same|earlier|later|another)\s+(session|stop)\b",
+    (r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(st|nd|rd|th)|last|previous|next|"
+     r"this|that|same|earlier|later|another)\s+(session|stop)\b"),
     r"\bthis \d+-core machine\b",
     r"\b(today|yesterday|tonight|this morning|this afternoon)\b",
     r"\bthe (model|code|fix) of (the|an?) (\w+ )?issue\b",
@@ -78,7 +78,7 @@ def _tables(text: str) -> list[tuple[str, list[str], list[list[str]]]]:
             rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]])
             continue
         if rows:
-            out.append((heading, rows[0], [r for r in rows[2:]]))
+            out.append((heading, rows[0], rows[2:]))
             rows = []
     return out
 
@@ -208,3 +208,11 @@ def test_every_figure_in_performance_md_has_its_command_and_date() -> None:
                 assert DATE.match(last_run), f"{heading}: {figure}: last run {last_run!r} is not a date"
     tests = [rows for heading, header, rows in tables if heading == "Tests"]
     assert len(tests) == 1 and [r[0] for r in tests[0]] == ["whole suite", "quick tier"], tests
+
+
+def test_the_quick_tier_of_performance_md_is_the_readme_s() -> None:
+    readme = (ROOT / "README.md").read_text()
+    named = re.findall(r'(-m "[^"]+")[^.]{0,200}?quick tier', readme, flags=re.DOTALL)
+    assert named, "the README names no quick-tier marker expression"
+    rows = {r[0]: r for heading, header, rows in _tables(PERFORMANCE.read_text()) if heading == "Tests" for r in rows}
+    assert named[0] in rows["quick tier"][2], (named[0], rows["quick tier"][2])

@@ -50,7 +50,7 @@ class ExplorerPage:
 
     def text(self, css: str) -> str:
         """Visible text of a widget (inside its shadow root)."""
-        return self.page.locator(css).first.evaluate("e => (e.shadowRoot || e).textContent")
+        return str(self.page.locator(css).first.evaluate("e => (e.shadowRoot || e).textContent"))
 
     def record_statuses(self) -> None:
         """Record in ``window.__statuses`` every status line the server sends, with the summary shown beside
@@ -78,9 +78,10 @@ class ExplorerPage:
 
     def grid_counts(self) -> dict[str, int]:
         """Rows of the grid's tile, DRAM, multicast and link sources, as BokehJS holds them."""
-        return self.page.evaluate(
+        counts = self.page.evaluate(
             "() => Object.fromEntries(['tiles', 'dram', 'rects', 'links'].map(n => "
             "[n, Bokeh.documents[0].get_model_by_name('grid_' + n).get_length() || 0]))")
+        return {str(name): int(rows) for name, rows in counts.items()}
 
     def choose(self, css: str, value: str) -> None:
         self.page.locator(f"{css} select").select_option(value)
