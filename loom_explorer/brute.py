@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from loom_explorer.model.expr import compile_python, python_source, variables
-from loom_explorer.model.schedule import Constraint, SymbolicSchedule
+from loom_explorer.model.expr import compile_python, variables
+from loom_explorer.model.schedule import SymbolicSchedule, compile_check
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,23 +23,6 @@ class BruteResult:
     visited_nodes: int
     complete: bool
     seconds: float
-
-
-def compile_check(c: Constraint) -> Callable[[Mapping[str, int]], bool]:
-    """A fast Python function ``f(values) -> bool`` equal to ``c.holds(values)``."""
-    check: Callable[[Mapping[str, int]], bool] = eval(f"lambda v: {_check_source(c)}")  # noqa: S307 - our own tree
-    return check
-
-
-def _check_source(c: Constraint) -> str:
-    lhs, rhs = python_source(c.lhs), python_source(c.rhs)
-    if c.kind == "le":
-        return f"{lhs} <= {rhs}"
-    if c.kind == "ge":
-        return f"{lhs} >= {rhs}"
-    if c.kind == "eq":
-        return f"{lhs} == {rhs}"
-    return f"({lhs} > 0 and {rhs} % {lhs} == 0)"
 
 
 def space_size(schedule: SymbolicSchedule) -> int:

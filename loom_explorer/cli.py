@@ -30,7 +30,6 @@ from loom_explorer.accuracy.ingest import IngestError
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.deploy.runner import RunnerError
 from loom_explorer.deploy.simulator import SimulationError
-from loom_explorer.deploy.store import StoreError
 from loom_explorer.export.files import OutputError, check_target, write_new
 from loom_explorer.export.formats import EXPORT_FORMATS, export_text
 from loom_explorer.export.npe_workload import npe_workload
@@ -58,11 +57,12 @@ from loom_explorer.report import (
     traffic_json,
     traffic_table,
 )
+from loom_explorer.result import CandidateResult
 from loom_explorer.solve.cpsat import ModelRangeError
 from loom_explorer.solve.interrupt import STOP, Interrupted, stop_on_sigint
 from loom_explorer.solve.pins import PinError, parse_pins
-from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.store import StoreError
 from loom_explorer.sweep.ops import OpsError
 from loom_explorer.sweep.run import SweepError
 from loom_explorer.traffic import schedule_transfers, traffic_report
@@ -350,7 +350,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                 compile_it=not args.no_compile)
     if args.record:
         from loom_explorer.deploy.runner import run_measurement, simulator_run
-        from loom_explorer.deploy.store import open_store
+        from loom_explorer.store import open_store
 
         with open_store(args.store) as store:
             row = store.record(run_measurement(report.document, simulator_run(report)))
@@ -525,7 +525,7 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     doc = accuracy_json(report)
     if args.record:
         from loom_explorer.accuracy.gemm_data import report_measurements
-        from loom_explorer.deploy.store import open_store
+        from loom_explorer.store import open_store
 
         with open_store(args.store) as store:
             store.record_many(report_measurements(report))
@@ -604,7 +604,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     from loom_explorer.deploy.runner import pick_runner, run_measurement
-    from loom_explorer.deploy.store import open_store
+    from loom_explorer.store import open_store
     from loom_explorer.export.schedule_json import schedule_document
 
     runner, why = pick_runner(args.runner)
@@ -643,7 +643,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         summary_json,
     )
     from loom_explorer.accuracy.progress import Progress
-    from loom_explorer.deploy.store import open_store
+    from loom_explorer.store import open_store
 
     with Progress() as progress:
         # the whole file is read and checked before anything is predicted or recorded
@@ -703,8 +703,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from loom_explorer.deploy.store import open_store
-    from loom_explorer.sweep.report import report_html, report_markdown
+    from loom_explorer.store import open_store
+    from loom_explorer.sweep.report import report_markdown
+    from loom_explorer.ui.sweep_report import report_html
 
     if not Path(args.store_file).is_file():
         raise InputError(f"{args.store_file}: no such results store")
@@ -725,7 +726,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from loom_explorer.deploy.store import open_store
+    from loom_explorer.store import open_store
 
     with open_store(args.store) as store:
         rows = store.measurements(args.hw, args.kernel)

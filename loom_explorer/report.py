@@ -7,7 +7,7 @@ from typing import Any
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
-from loom_explorer.solve.result import CandidateResult, Solution
+from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.traffic.loads import TrafficReport
 
 SCHEMA_VERSION = 1

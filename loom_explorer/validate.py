@@ -1,16 +1,27 @@
 """The referee: check and evaluate a concrete schedule without CP-SAT.
 
-Every solver test asserts that the referee accepts the solver's schedule and that its latency equals
-the solver's objective exactly; the brute-force enumerator is built on the same functions.
+``referee(schedule, values)`` checks every parameter's domain and every named constraint of the symbolic
+schedule, by evaluating the same expression trees the solver compiled (``model/expr.py: evaluate``), and,
+when the point is legal, evaluates its latency, breakdown, L1 and DRAM bytes.
+
+``judge(schedule, values, latency_cycles, source)`` is what the solver calls on every schedule it returns
+(``solve/solver.py``): CP-SAT's optimum or best schedule found, a starting schedule returned when the
+search timed out or was interrupted, and every alternative (``top_k``). The schedule must be legal and its
+latency must equal the one the solver reported, else :class:`RefereeError` says which constraint fails or
+both latencies. Every solver test also asserts this, and the brute-force enumerator is built on the same
+functions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
+from loom_explorer.errors import EXIT_INTERNAL, LoomError
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.solve.result import Solution
+from loom_explorer.result import Solution
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +31,39 @@ class Verdict:
     solution: Solution | None
 
 
-def domain_violations(schedule: SymbolicSchedule, values: dict[str, int]) -> list[str]:
+class RefereeError(LoomError):
+    """The solver returned a schedule the referee rejects, or costs differently: a bug of the tool.
+
+    ``violations``: each failed domain or constraint check (``"l1_capacity: needs ... B of L1"``), empty when
+    the schedule is legal; ``solver_latency_cycles`` what the solver reported, ``referee_latency_cycles``
+    what the referee computes for the same values (None when illegal). ``solver_latency_cycles`` is None when
+    CP-SAT proved that no schedule exists while ``values`` (the starting schedule) is one the referee accepts."""
+
+    exit_status: ClassVar[int] = EXIT_INTERNAL
+
+    def __init__(self, candidate: str, source: str, values: Mapping[str, int], solver_latency_cycles: int | None,
+                 referee_latency_cycles: int | None, violations: tuple[str, ...] = ()) -> None:
+        self.candidate = candidate
+        self.source = source
+        self.values = dict(values)
+        self.solver_latency_cycles = solver_latency_cycles
+        self.referee_latency_cycles = referee_latency_cycles
+        self.violations = violations
+        point = ", ".join(f"{k}={v}" for k, v in self.values.items())
+        if solver_latency_cycles is None:
+            claim = f"CP-SAT proves that no schedule exists, but {source} is legal by the referee"
+            what = f"at {referee_latency_cycles:,} cycles"
+        elif violations:
+            claim = f"{source} is a schedule of {solver_latency_cycles:,} cycles by the solver"
+            what = f"but the referee finds it illegal: {'; '.join(violations)}"
+        else:
+            claim = f"{source} is a schedule of {solver_latency_cycles:,} cycles by the solver"
+            what = f"but the referee computes {referee_latency_cycles:,} cycles for it"
+        super().__init__(f"{candidate}: {claim}, {what} ({point}); this is a bug of loom-explorer, please "
+                         f"report it")
+
+
+def domain_violations(schedule: SymbolicSchedule, values: Mapping[str, int]) -> list[str]:
     out = []
     for p in schedule.params:
         if p.name not in values:
@@ -32,7 +75,7 @@ def domain_violations(schedule: SymbolicSchedule, values: dict[str, int]) -> lis
     return out
 
 
-def evaluate_schedule(schedule: SymbolicSchedule, values: dict[str, int]) -> Solution:
+def evaluate_schedule(schedule: SymbolicSchedule, values: Mapping[str, int]) -> Solution:
     """Latency, breakdown, L1 and DRAM bytes of a concrete assignment (no legality check)."""
     breakdown = tuple((t.name, evaluate(t.expr, values)) for t in schedule.terms)
     return Solution(
@@ -44,8 +87,9 @@ def evaluate_schedule(schedule: SymbolicSchedule, values: dict[str, int]) -> Sol
     )
 
 
-def referee(schedule: SymbolicSchedule, values: dict[str, int]) -> Verdict:
+def referee(schedule: SymbolicSchedule, values: Mapping[str, int]) -> Verdict:
     """Check every parameter's domain and every named constraint; evaluate the latency when legal."""
+    values = dict(values)
     problems = domain_violations(schedule, values)
     if problems:
         return Verdict(False, tuple(problems), None)
@@ -58,3 +102,16 @@ def referee(schedule: SymbolicSchedule, values: dict[str, int]) -> Verdict:
             f"{schedule.candidate.name}: breakdown {solution.breakdown} does not sum to {solution.latency_cycles}"
         )
     return Verdict(True, (), solution)
+
+
+def judge(schedule: SymbolicSchedule, values: Mapping[str, int], latency_cycles: int, source: str) -> Solution:
+    """The referee's :class:`Solution` for a schedule the solver returns with ``latency_cycles``; raises
+    :class:`RefereeError` when the referee finds it illegal or costs it differently. ``source`` says where
+    the schedule came from, for the message (e.g. ``"CP-SAT's optimum"``)."""
+    verdict = referee(schedule, values)
+    name = schedule.candidate.name
+    if verdict.solution is None:
+        raise RefereeError(name, source, values, latency_cycles, None, verdict.violations)
+    if verdict.solution.latency_cycles != latency_cycles:
+        raise RefereeError(name, source, values, latency_cycles, verdict.solution.latency_cycles)
+    return verdict.solution

@@ -18,7 +18,7 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.program import Dim, Matmul, Tensor, TileProgram
-from loom_explorer.solve.result import CandidateResult, Solution
+from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.validate import referee
 
 STATUSES = {"optimal", "feasible", "dominated", "infeasible", "conflict", "timeout"}

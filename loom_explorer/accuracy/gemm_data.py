@@ -59,8 +59,6 @@ from loom_explorer.accuracy.ttnn_configs import (
     placements,
     ttnn_default_evaluated,
 )
-from loom_explorer.deploy.store import Measurement
-from loom_explorer.export.schedule_json import hardware_sha256
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import (
@@ -71,8 +69,10 @@ from loom_explorer.hardware.schema import (
     parse_data_format,
     parse_fidelity,
 )
+from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
+from loom_explorer.store import Measurement
 
 CARDS = {"n150": "wormhole_n150", "p150": "blackhole_p150a"}
 SMALL_NS = 20_000

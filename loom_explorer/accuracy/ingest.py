@@ -89,14 +89,15 @@ from loom_explorer.accuracy.ttnn_configs import (
     parse_config,
     placements,
 )
-from loom_explorer.deploy.store import Measurement, ResultsStore
-from loom_explorer.export.schedule_json import hardware_sha256
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
+from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.program.dsl import TileProgram
+from loom_explorer.store import Measurement, ResultsStore
 
 Kernel = Literal["gemm", "flash_attention"]
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
@@ -112,7 +113,7 @@ NO_VALUE = {"", "-", "std::nullopt", "nullopt", "none"}
 T = TypeVar("T")
 
 
-class IngestError(ValueError):
+class IngestError(LoomError, ValueError):
     """A report that cannot be read at all; the message names the file (and the column)."""
 
 

@@ -28,7 +28,7 @@ from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
-from loom_explorer.solve.result import CandidateResult, Conflict
+from loom_explorer.result import CandidateResult, Conflict
 from loom_explorer.validate import referee
 
 SUBBLOCK_ORDER = ((4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1),

@@ -16,7 +16,7 @@ from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.solve.result import CandidateResult
+from loom_explorer.result import CandidateResult
 from loom_explorer.solve.solver import SolveOptions
 from loom_explorer.traffic.transfers import schedule_transfers
 

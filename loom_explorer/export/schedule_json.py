@@ -18,7 +18,6 @@ Python's ``json`` module accepts them), every field of its JSON type (no ``"5"``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -35,13 +34,14 @@ from loom_explorer.hardware.schema import (
     parse_data_format,
     parse_fidelity,
 )
+from loom_explorer.hashing import file_sha256, hardware_sha256
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Placement, Problem, make_problem
 from loom_explorer.program import list_kernels, load_program
 from loom_explorer.program.load import shipped_kernels_dir
-from loom_explorer.solve.result import CandidateResult, Solution
+from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.solve.solver import SolveOptions
 from loom_explorer.validate import referee
 
@@ -129,16 +129,12 @@ def _package_version(name: str) -> str:
         return "unknown"
 
 
-def hardware_sha256(hw: HardwareSpec) -> str:
-    return hashlib.sha256(hw.model_dump_json().encode()).hexdigest()
-
-
 def kernel_path(kernel: str) -> Path:
     return Path(kernel) if kernel.endswith(".py") else shipped_kernels_dir() / f"{kernel}.py"
 
 
 def kernel_sha256(kernel: str) -> str:
-    return hashlib.sha256(kernel_path(kernel).read_bytes()).hexdigest()
+    return file_sha256(kernel_path(kernel))
 
 
 def schedule_document(hw: HardwareSpec, hw_source: str, kernel_source: str, problem: Problem,

@@ -31,11 +31,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loom_explorer.model.attention import AttentionQuantities
+from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Expr, const, maximum, mul, select, total
 from loom_explorer.model.latency import (
     block_bytes,
     data_movement_cycles,
-    dram_readers,
     dram_write_cycles,
     matmul_cycles,
     op_tile_cycles,

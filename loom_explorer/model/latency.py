@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.dram_reads import dram_readers, reads_dram
 from loom_explorer.model.expr import (
     Const,
     Expr,
@@ -72,10 +72,6 @@ def block_bytes(q: GridQuantities, tensor: str) -> Expr:
     return mul(q.block_tiles(tensor), q.tile_bytes(tensor))
 
 
-def reads_dram(q: GridQuantities, tensor: str) -> bool:
-    return q.candidate.comm(tensor) is not Comm.local and not q.problem.placement(tensor).in_l1
-
-
 def read_cycles(q: GridQuantities, tensor: str) -> Expr:
     if not reads_dram(q, tensor):
         return const(0)
@@ -88,15 +84,6 @@ def multicast_cycles(q: GridQuantities, tensor: str) -> Expr:
         return const(0)
     return (ceil_rate(block_bytes(q, tensor), noc.multicast_bytes_per_cycle)
             + mul(noc.hop_latency_cycles, q.mcast_hops(tensor)) + noc.multicast_handshake_cycles)
-
-
-def dram_readers(q: GridQuantities, tensor: str) -> Expr:
-    """Cores that read ``tensor`` from DRAM at every K step."""
-    if not reads_dram(q, tensor):
-        return const(0)
-    if q.candidate.comm(tensor) is Comm.dram:
-        return q.cores
-    return q.mcast_readers(tensor)
 
 
 def data_movement_cycles(q: GridQuantities, tensor: str) -> Expr:

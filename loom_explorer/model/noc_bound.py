@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Expr, bounds, ceil_rate, const, lookup, maximum, mul, total
-from loom_explorer.model.latency import dram_readers
-from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.flow import TrafficFlow
+from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.noc.tables import link_units
 
 

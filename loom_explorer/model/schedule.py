@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.domain import Domain
-from loom_explorer.model.expr import Const, Expr, Var, bounds, describe, evaluate
+from loom_explorer.model.expr import Const, Expr, Var, bounds, describe, evaluate, python_source
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.problem import Problem
 
@@ -82,6 +83,24 @@ class Constraint:
         if op is None:
             return f"{describe(self.rhs)} % {describe(self.lhs)} == 0"
         return f"{describe(self.lhs)} {op} {describe(self.rhs)}"
+
+
+def compile_check(c: Constraint) -> Callable[[Mapping[str, int]], bool]:
+    """A fast Python function ``f(values) -> bool`` equal to ``c.holds(values)``: the same comparison of
+    the same two expressions, compiled to Python source once (``model/expr.py: python_source``)."""
+    check: Callable[[Mapping[str, int]], bool] = eval(f"lambda v: {_check_source(c)}")  # noqa: S307 - our own tree
+    return check
+
+
+def _check_source(c: Constraint) -> str:
+    lhs, rhs = python_source(c.lhs), python_source(c.rhs)
+    if c.kind == "le":
+        return f"{lhs} <= {rhs}"
+    if c.kind == "ge":
+        return f"{lhs} >= {rhs}"
+    if c.kind == "eq":
+        return f"{lhs} == {rhs}"
+    return f"({lhs} > 0 and {rhs} % {lhs} == 0)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from loom_explorer.mapping.candidate import Axis, Comm
 from loom_explorer.model.attention import MASK_INDEX, AttentionQuantities
+from loom_explorer.model.dram_reads import reads_dram
 from loom_explorer.model.expr import Expr, const, mul
 from loom_explorer.model.flow import TrafficFlow
-from loom_explorer.model.latency import block_bytes, reads_dram, writes_dram
+from loom_explorer.model.latency import block_bytes, writes_dram
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.noc.tables import Senders
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from ortools.sat.python import cp_model
 
 from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.result import Conflict
 from loom_explorer.solve.compiled import CompiledSchedule, RawSolve
 from loom_explorer.solve.cpsat import LATENCY_LIMIT_CYCLES
 from loom_explorer.solve.interrupt import STOP, Interrupted, StopToken
-from loom_explorer.solve.result import Conflict
 
 MIN_SOLVE_SECONDS = 0.01  # a solve after the explanation's time is spent still returns a status at once
 

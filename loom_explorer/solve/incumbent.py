@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from loom_explorer.brute import compile_check
 from loom_explorer.model.expr import compile_python
-from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.model.schedule import SymbolicSchedule, compile_check
 
 
 @dataclass(frozen=True, slots=True)

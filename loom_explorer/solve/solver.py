@@ -17,19 +17,20 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import repeat
 
+from loom_explorer.errors import UnknownCandidateError
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule, problem_ideal_cycles
 from loom_explorer.model.schedule import SymbolicSchedule, latency_floor
 from loom_explorer.problem import Problem
+from loom_explorer.result import CandidateResult, Conflict, Solution, Status
 from loom_explorer.solve.compiled import CompiledSchedule
 from loom_explorer.solve.cpsat import LATENCY_LIMIT_CYCLES, ModelRangeError
 from loom_explorer.solve.explain import explain_infeasibility
 from loom_explorer.solve.incumbent import Incumbent, IncumbentFinder
 from loom_explorer.solve.interrupt import STOP, Interrupted, StopToken
 from loom_explorer.solve.pins import check_pins, pin_domain_conflict
-from loom_explorer.solve.result import CandidateResult, Conflict, Solution, Status
-from loom_explorer.validate import evaluate_schedule
+from loom_explorer.validate import RefereeError, judge
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +113,7 @@ class Session:
             if s.candidate.name == candidate_name:
                 return s
         names = ", ".join(s.candidate.name for s in self.schedules)
-        raise KeyError(f"no candidate named {candidate_name!r}; candidates: {names}")
+        raise UnknownCandidateError(f"no candidate named {candidate_name!r}; candidates: {names}")
 
     def compiled(self, schedule: SymbolicSchedule) -> CompiledSchedule:
         name = schedule.candidate.name
@@ -233,6 +234,10 @@ class Session:
         After a stop request (``self.stop``) no search starts: the result is ``interrupted``, with the best
         schedule this candidate's search (or ``start``) found, not proven optimal, if any.
 
+        Every schedule it returns (CP-SAT's, the starting schedule after a search that found nothing better
+        in time or was interrupted, each alternative) is judged by the referee (``validate.judge``): a schedule
+        the referee finds illegal, or costs differently from the solver, raises :class:`RefereeError`.
+
         Everything it does (compiling the model, the screen, the search, the alternatives, explaining a
         conflict) shares one budget of ``options.time_limit_seconds`` from its start: each step gets what the
         earlier ones left (``_left``)."""
@@ -250,7 +255,9 @@ class Session:
             return result("infeasible", conflict=Conflict(pins=(), constraints=(), families=("range",),
                                                           message=too_slow))
         if self.stop.stopped:
-            return result("interrupted", evaluate_schedule(schedule, start.values) if start else None)
+            return result("interrupted", judge(schedule, start.values, start.latency_cycles,
+                                               "the starting schedule (interrupted before its search)")
+                          if start else None)
         compiled = self.compiled(schedule)
         # a known schedule beyond the model's range cannot bound the search (its latency is capped lower)
         known = min((k for k in (self.incumbent(schedule, pins), start)
@@ -264,17 +271,17 @@ class Session:
         hint = known.values if known else self._last.get(name)
         raw = compiled.solve(pins, _left(options, ends).time_limit_seconds, options.workers_per_model, options.seed,
                              hint=hint, upper_bound=known.latency_cycles if known else None, stop=self.stop)
+        source = f"CP-SAT's {'optimum' if raw.status == 'OPTIMAL' else 'best schedule found'}"
         if raw.values is None and known is not None:
-            if raw.status == "INFEASIBLE":
-                raise AssertionError(f"{name}: CP-SAT finds no schedule under {pins}, but {known.values} is legal")
+            if raw.status == "INFEASIBLE":  # CP-SAT and a schedule the referee accepts contradict each other
+                solution = judge(schedule, known.values, known.latency_cycles, "the starting schedule")
+                raise RefereeError(name, "the starting schedule", known.values, None, solution.latency_cycles)
+            source = "the starting schedule (the search found nothing better in time)"
             raw = dataclasses.replace(raw, values=known.values, objective=known.latency_cycles)  # timed out
-        if raw.values is not None:
+        if raw.values is not None and raw.objective is not None:
+            solution = judge(schedule, raw.values, raw.objective, source)  # every schedule returned is refereed
             with self._lock:  # other threads read it for their starting points
                 self._last[name] = raw.values
-            solution = evaluate_schedule(schedule, raw.values)
-            if solution.latency_cycles != raw.objective:
-                raise AssertionError(f"{name}: solver objective {raw.objective} != referee "
-                                     f"{solution.latency_cycles}")
             alternatives = top_k(schedule, pins, raw.values, _left(options, ends), self.stop) \
                 if options.top_k > 1 else ()
             status: Status = "optimal" if raw.status == "OPTIMAL" else \
@@ -358,7 +365,9 @@ def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int]
         if raw.values is None or stop.stopped:
             break
         found.append(raw.values)
-        out.append(evaluate_schedule(schedule, raw.values))
+        if raw.objective is None:
+            break
+        out.append(judge(schedule, raw.values, raw.objective, f"alternative {len(found) - 1}"))
     return tuple(out)
 
 

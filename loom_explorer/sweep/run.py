@@ -33,14 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from loom_explorer.deploy.store import ResultsStore, SweepRecord
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.solve.interrupt import STOP, StopToken
+from loom_explorer.store import ResultsStore, SweepRecord
 from loom_explorer.sweep.ops import SweepOp
 from loom_explorer.sweep.task import SweepSettings, failed_record, op_key, solve_op
 
 
-class SweepError(RuntimeError):
+class SweepError(LoomError, RuntimeError):
     """A sweep that cannot start (no Dask, an unreachable scheduler); the message says what to do."""
 
 

@@ -14,14 +14,14 @@ import traceback
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.sdpa_configs import evaluate_ttnn_default
-from loom_explorer.deploy.store import SweepChoice, SweepRecord, package_version
-from loom_explorer.export.schedule_json import hardware_sha256
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.solve.result import CandidateResult
+from loom_explorer.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.store import SweepChoice, SweepRecord, package_version
 from loom_explorer.sweep.ops import SweepOp
 
 

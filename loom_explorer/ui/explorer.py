@@ -24,8 +24,8 @@ import param
 from loom_explorer.export.formats import SUFFIXES
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
+from loom_explorer.result import CandidateResult
 from loom_explorer.solve.pins import PinError
-from loom_explorer.solve.result import CandidateResult
 from loom_explorer.solve.solver import rank
 from loom_explorer.ui.charts import StackedBars
 from loom_explorer.ui.grid_view import GridView

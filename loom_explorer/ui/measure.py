@@ -11,7 +11,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Slope
 from bokeh.plotting import figure
 
 from loom_explorer.deploy.runner import Run, pick_runner, run_measurement
-from loom_explorer.deploy.store import open_store
+from loom_explorer.store import open_store
 from loom_explorer.ui.state import ExplorerState
 
 

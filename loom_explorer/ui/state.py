@@ -39,9 +39,9 @@ from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem, example_shape, make_problem
 from loom_explorer.program import list_kernels
 from loom_explorer.report import solution_metrics, solve_json
+from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.solve.interrupt import STOP, StopToken
 from loom_explorer.solve.pins import PinError
-from loom_explorer.solve.result import CandidateResult, Solution
 from loom_explorer.solve.solver import Session, SolveOptions, rank
 from loom_explorer.traffic import schedule_transfers, traffic_report
 from loom_explorer.traffic.loads import TrafficReport

@@ -7,7 +7,7 @@ import pandas as pd
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.report import solution_metrics
-from loom_explorer.solve.result import CandidateResult
+from loom_explorer.result import CandidateResult
 from loom_explorer.ui.state import ExplorerState, Snapshot
 
 CANDIDATE_COLUMNS = ["rank", "candidate", "status", "feasible", "latency_us", "tflops", "roofline_pct", "l1_kib",

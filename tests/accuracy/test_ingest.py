@@ -41,8 +41,8 @@ from loom_explorer.accuracy.ingest import (
     suggest_hardware,
     summary_json,
 )
-from loom_explorer.deploy.store import ResultsStore
 from loom_explorer.hardware.schema import DataFormat, Fidelity
+from loom_explorer.store import ResultsStore
 
 DATA = Path(__file__).parent / "data"
 V2, V1 = DATA / "ops_perf_results_v2.csv", DATA / "ops_perf_results_v1_reordered.csv"

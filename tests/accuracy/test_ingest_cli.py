@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from loom_explorer import cli
-from loom_explorer.deploy.store import ResultsStore
+from loom_explorer.store import ResultsStore
 
 DATA = Path(__file__).parent / "data"
 V2 = DATA / "ops_perf_results_v2.csv"  # has DEVICE ARCH (wormhole_b0)

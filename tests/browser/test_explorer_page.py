@@ -109,7 +109,7 @@ def test_measure_panel_runs_the_schedule_in_the_simulator(explorer, monkeypatch,
     page.page.locator(".measure-result").get_by_text("traffic equal to the model").wait_for(timeout=180_000)
     assert "simulator" in page.text(".measure-result") and "PCC 1.0000" in page.text(".measure-result")
 
-    from loom_explorer.deploy.store import open_store
+    from loom_explorer.store import open_store
 
     with open_store(tmp_path / "results.sqlite") as store:
         (m,) = store.measurements()

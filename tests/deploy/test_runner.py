@@ -22,13 +22,13 @@ from loom_explorer.deploy.runner import (
     pick_runner,
     refuse_for_card,
 )
-from loom_explorer.deploy.store import open_store
 from loom_explorer.export.schedule_json import schedule_document
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.store import open_store
 
 HAS_TTNN = importlib.util.find_spec("ttnn") is not None
 

@@ -9,7 +9,7 @@ import pytest
 
 from loom_explorer.cli import main
 from loom_explorer.data import published_path
-from loom_explorer.deploy.store import (
+from loom_explorer.store import (
     Measurement,
     ResultsStore,
     StoreError,

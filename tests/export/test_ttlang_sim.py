@@ -13,7 +13,7 @@ from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.solve.result import CandidateResult
+from loom_explorer.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
 
 pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")

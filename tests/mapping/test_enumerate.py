@@ -12,8 +12,9 @@ import pytest
 
 from loom_explorer.mapping import Comm, enumerate_candidates
 from loom_explorer.model.build import build_schedule
+from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Const
-from loom_explorer.model.latency import dram_readers, read_cycles
+from loom_explorer.model.latency import read_cycles
 from loom_explorer.model.quantities import build_quantities
 from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import analyse_contraction, load_program

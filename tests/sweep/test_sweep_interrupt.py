@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from loom_explorer.deploy.store import open_store
+from loom_explorer.store import open_store
 
 pytestmark = pytest.mark.slow
 

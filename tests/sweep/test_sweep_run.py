@@ -24,7 +24,12 @@ from loom_explorer.accuracy.sdpa_configs import (
     ttnn_default_sdpa_config,
 )
 from loom_explorer.accuracy.ttnn_configs import evaluate_config, ttnn_default_config
-from loom_explorer.deploy.store import (
+from loom_explorer.hardware import load_hardware
+from loom_explorer.hashing import hardware_sha256
+from loom_explorer.problem import make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.store import (
     STORE_SCHEMA_VERSION,
     Measurement,
     ResultsStore,
@@ -32,11 +37,6 @@ from loom_explorer.deploy.store import (
     SweepRecord,
     open_store,
 )
-from loom_explorer.export.schedule_json import hardware_sha256
-from loom_explorer.hardware import load_hardware
-from loom_explorer.problem import make_problem
-from loom_explorer.program import load_program
-from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.sweep.ops import SweepOp, make_op
 from loom_explorer.sweep.run import SweepSummary, run_sweep
 from loom_explorer.sweep.task import SweepSettings, op_key

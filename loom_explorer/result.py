@@ -1,4 +1,8 @@
-"""What a solve returns: a schedule, a conflict, or nothing within the time limit."""
+"""What a solve returns: a schedule, a conflict, or nothing within the time limit.
+
+Plain frozen records that import nothing of the package: the referee (``validate.py``) builds a
+:class:`Solution`, the solver (``solve/``) a :class:`CandidateResult`, and every layer above reads them.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,30 @@
+"""Which cores read an input from DRAM at every K step; the latency terms (``model/latency.py``) and the NoC
+link loads (``model/noc_bound.py``) both count them.
+
+An input ``X`` is read from DRAM unless it is local to each core or already in L1 (``reads_dram``). Its
+readers per step (``dram_readers``):
+
+    readers_X = cores                     every core reads its own block (``Comm.dram``)
+              = senders of its multicast  one core per row, column or the grid (``GridQuantities.mcast_readers``)
+              = 0                         not read from DRAM
+"""
+
+from __future__ import annotations
+
+from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.expr import Expr, const
+from loom_explorer.model.quantities import GridQuantities
+
+
+def reads_dram(q: GridQuantities, tensor: str) -> bool:
+    """Whether ``tensor`` is read from DRAM: it is neither local to each core nor placed in L1."""
+    return q.candidate.comm(tensor) is not Comm.local and not q.problem.placement(tensor).in_l1
+
+
+def dram_readers(q: GridQuantities, tensor: str) -> Expr:
+    """Cores that read ``tensor`` from DRAM at every K step."""
+    if not reads_dram(q, tensor):
+        return const(0)
+    if q.candidate.comm(tensor) is Comm.dram:
+        return q.cores
+    return q.mcast_readers(tensor)

@@ -1,0 +1,116 @@
+"""The results store: one SQLite file of measurements and sweep results, opened, migrated, read and written.
+
+Default location: ``$LOOM_EXPLORER_STORE``, else ``$XDG_DATA_HOME/loom-explorer/results.sqlite``
+(``~/.local/share`` when unset). Opening a file brings its tables to the current version or refuses it
+(``store/migrations.py``); every write is one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from loom_explorer.store.migrations import migrate
+from loom_explorer.store.records import Measurement, SweepChoice, SweepRecord
+from loom_explorer.store.schema import MEASUREMENT_COLUMNS, SWEEP_COLUMNS, StoreError
+
+
+def default_store_path() -> Path:
+    if os.environ.get("LOOM_EXPLORER_STORE"):
+        return Path(os.environ["LOOM_EXPLORER_STORE"])
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "loom-explorer" / "results.sqlite"
+
+
+class ResultsStore:
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_store_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"results store {self.path}: {exc}") from None
+        try:
+            migrate(self._db, self.path)
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StoreError(f"results store {self.path}: {exc}") from None
+        except StoreError:
+            self._db.close()
+            raise
+
+    def close(self) -> None:
+        self._db.close()
+
+    # ---------------------------------------------------------------- measurements
+    def record(self, m: Measurement) -> int:
+        return self.record_many([m])[0]
+
+    def record_many(self, measurements: Iterable[Measurement]) -> list[int]:
+        """Record ``measurements`` in one transaction (all of them or, on an error, none); their row ids."""
+        insert = (f"INSERT INTO measurements ({', '.join(MEASUREMENT_COLUMNS)}) "
+                  f"VALUES ({', '.join('?' * len(MEASUREMENT_COLUMNS))})")
+        ids = []
+        with self._db:
+            for m in measurements:
+                values = {c: getattr(m, c) for c in MEASUREMENT_COLUMNS}
+                values.update(shape=json.dumps(m.shape), breakdown=json.dumps(m.breakdown),
+                              traffic_equal=None if m.traffic_equal is None else int(m.traffic_equal))
+                ids.append(int(self._db.execute(insert, [values[c] for c in MEASUREMENT_COLUMNS]).lastrowid or 0))
+        return ids
+
+    def measurements(self, hardware: str | None = None, kernel: str | None = None) -> list[Measurement]:
+        query = f"SELECT {', '.join(MEASUREMENT_COLUMNS)} FROM measurements"
+        where, args = [], []
+        for column, value in (("hardware", hardware), ("kernel", kernel)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        out = []
+        for row in self._db.execute(query + " ORDER BY id", args):
+            d = dict(zip(MEASUREMENT_COLUMNS, row, strict=True))
+            d["shape"], d["breakdown"] = json.loads(d["shape"]), json.loads(d["breakdown"])
+            d["traffic_equal"] = None if d["traffic_equal"] is None else bool(d["traffic_equal"])
+            out.append(Measurement(**d))
+        return out
+
+    # ---------------------------------------------------------------- sweep results
+    def sweep_keys(self) -> set[str]:
+        """The op keys already solved (``SweepRecord.op_key``); failed ops are not, so a re-run retries them."""
+        return {row[0] for row in self._db.execute("SELECT op_key FROM sweep_results WHERE status != 'failed'")}
+
+    def record_sweep(self, r: SweepRecord) -> int:
+        """Record one sweep result in one transaction (replacing an earlier one of the same key)."""
+        values = [r.created, r.op_key, r.hardware, r.hardware_sha256, r.tool_version, r.label, r.kernel, r.shape,
+                  r.dtype, r.fidelity, int(r.causal), r.status, r.error,
+                  r.best.to_json() if r.best else None, r.runner_up.to_json() if r.runner_up else None,
+                  r.ideal_ns, r.ttnn_default_ns, r.ttnn_default_note, r.solve_seconds]
+        with self._db:
+            cur = self._db.execute(f"INSERT OR REPLACE INTO sweep_results ({', '.join(SWEEP_COLUMNS)}) "
+                                   f"VALUES ({', '.join('?' * len(SWEEP_COLUMNS))})", values)
+        return int(cur.lastrowid or 0)
+
+    def sweep_results(self) -> list[SweepRecord]:
+        out = []
+        for row in self._db.execute(f"SELECT {', '.join(SWEEP_COLUMNS)} FROM sweep_results ORDER BY id"):
+            d = dict(zip(SWEEP_COLUMNS, row, strict=True))
+            d["causal"] = bool(d["causal"])
+            d["best"] = SweepChoice.from_json(d["best"]) if d["best"] else None
+            d["runner_up"] = SweepChoice.from_json(d["runner_up"]) if d["runner_up"] else None
+            out.append(SweepRecord(**d))
+        return out
+
+
+@contextmanager
+def open_store(path: str | Path | None = None) -> Iterator[ResultsStore]:
+    store = ResultsStore(path)
+    try:
+        yield store
+    finally:
+        store.close()
