@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware.schema import DataFormat, Fidelity
 from loom_explorer.program.dsl import TileProgram
 
@@ -35,7 +36,7 @@ class Placement(str, Enum):
         return self is not Placement.dram
 
 
-class ProblemError(ValueError):
+class ProblemError(LoomError, ValueError):
     """Bad problem input: shape, data format, placement or option."""
 
 

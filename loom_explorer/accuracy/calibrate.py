@@ -31,6 +31,7 @@ from loom_explorer.accuracy.gemm_data import (
     summarise,
 )
 from loom_explorer.accuracy.progress import Progress
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware.load import resolve_hardware_path, shipped_hardware_dir
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec
 
@@ -54,7 +55,7 @@ AT_LEAST_SHIPPED = ("compute.matmul_tile_cycles.",)
 SCALES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0)
 
 
-class CalibrationError(ValueError):
+class CalibrationError(LoomError, ValueError):
     """Calibration input the fit cannot use; the message names it."""
 
 

@@ -27,12 +27,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom_explorer.errors import LoomError
+
 MAX_EXTENT = 1 << 31  # a tensor extent, grid size or count above this is not a measured op
 MIN_TIME_NS, MAX_TIME_NS = 1e-3, 1e15  # a measured op time outside these is not one (1e15 ns: 11.6 days)
 _DIGITS = re.compile(r"[0-9]+")
 
 
-class CellError(ValueError):
+class CellError(LoomError, ValueError):
     """A cell that is not what its column means: ``reason`` is what it is (``"not a number"``), without
     the value; the message says both (``"'nan' is not a finite number"``)."""
 

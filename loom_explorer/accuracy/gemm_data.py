@@ -59,6 +59,7 @@ from loom_explorer.accuracy.ttnn_configs import (
     placements,
     ttnn_default_evaluated,
 )
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import (
@@ -87,7 +88,7 @@ CONFIG_REQUIRED = ("card", "grid_x", "grid_y", "dtype", "M", "K", "N", "program_
                    *BLOCKING, "in0_sharded", "out_sharded")
 
 
-class DataError(ValueError):
+class DataError(LoomError, ValueError):
     """A measurement file the report cannot use; the message names the file, row and column."""
 
 
@@ -608,48 +609,98 @@ def speedup_pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
             if r.kind == "manual" and (r.card, r.shape, r.dtype, r.fidelity) in oob]
 
 
-def accuracy_json(report: Report) -> dict[str, object]:
-    """The ``accuracy --json`` contract: rows, summaries (overall, per card, per regime), the held-out
-    comparison with the fitted roofline baseline per card, and the hand-tuned-over-automatic speedups."""
+@dataclass(frozen=True, slots=True)
+class HeldOutComparison:
+    """One card's held-out rows: the model's errors beside a three-constant roofline fitted on its other rows."""
+
+    card: str
+    fit: Baseline
+    rows: int
+    baseline: Summary
+    model: Summary
+
+
+@dataclass(frozen=True, slots=True)
+class Speedup:
+    """Hand-tuned over automatic config, ``auto_ns / tuned_ns``, measured and predicted (rounded to 3 digits);
+    ``error_pct = 100 * (predicted - measured) / measured`` (2 digits)."""
+
+    tuned: Row
+    measured: float
+    predicted: float
+    error_pct: float
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyTables:
+    """What ``accuracy`` reports: error summaries over every scored row, per card and per regime, the
+    held-out comparison per card and the speedups (``accuracy_tables``)."""
+
+    rows: list[Row]
+    summary: Summary
+    by_card: dict[str, Summary]
+    by_regime: dict[str, Summary]
+    held_out: list[HeldOutComparison]
+    speedups: list[Speedup]
+    speedup_median_abs_err_pct: float | None
+    skipped: list[RowIssue]
+
+
+def accuracy_tables(report: Report) -> AccuracyTables:
+    """The summaries, comparisons and speedups of ``report`` (``AccuracyTables``)."""
     ok = [r for r in report.rows if r.predicted_ns is not None]
 
     def pairs(rows: list[Row]) -> list[tuple[float, float]]:
         return [(r.predicted_ns, r.measured_ns) for r in rows if r.predicted_ns is not None]
 
-    baseline: dict[str, object] = {}
+    held_out = []
     for card in sorted({r.card for r in ok}):
         train = [r for r in ok if r.card == card and not r.held_out]
         test = [r for r in ok if r.card == card and r.held_out]
         if not train or not test:
             continue
         fit = fit_baseline(train)
-        baseline[card] = {"fit": {"compute_eff": fit.compute_eff, "dram_eff": fit.dram_eff,
-                                  "overhead_ns": round(fit.overhead_ns, 1)},
-                          "held_out_rows": len(test),
-                          "baseline": summarise([(fit.predict(r), r.measured_ns) for r in test]).to_json(),
-                          "model": summarise(pairs(test)).to_json()}
+        roofline = summarise([(fit.predict(r), r.measured_ns) for r in test])
+        held_out.append(HeldOutComparison(card, fit, len(test), roofline, summarise(pairs(test))))
     speedups = []
     for tuned, auto in speedup_pairs(ok):
         assert tuned.predicted_ns is not None and auto.predicted_ns is not None
         measured, predicted = auto.measured_ns / tuned.measured_ns, auto.predicted_ns / tuned.predicted_ns
-        speedups.append({"card": tuned.card, "M": tuned.shape[0], "K": tuned.shape[1], "N": tuned.shape[2],
-                         "dtype": tuned.dtype, "fidelity": tuned.fidelity, "measured": round(measured, 3),
-                         "predicted": round(predicted, 3),
-                         "error_pct": round(100 * (predicted - measured) / measured, 2)})
+        speedups.append(Speedup(tuned, round(measured, 3), round(predicted, 3),
+                                round(100 * (predicted - measured) / measured, 2)))
+    return AccuracyTables(
+        rows=report.rows, summary=summarise(pairs(ok)),
+        by_card={c: summarise(pairs([r for r in ok if r.card == c])) for c in sorted({r.card for r in ok})},
+        by_regime={g: summarise(pairs([r for r in ok if r.regime == g]))
+                   for g in ("small", "compute-bound", "dram-bound")},
+        held_out=held_out, speedups=speedups,
+        speedup_median_abs_err_pct=_round(statistics.median(abs(s.error_pct) for s in speedups)) if speedups else None,
+        skipped=report.skipped)
+
+
+def accuracy_json(report: Report) -> dict[str, object]:
+    """The ``accuracy --json`` contract: rows, summaries (overall, per card, per regime), the held-out
+    comparison with the fitted roofline baseline per card, and the hand-tuned-over-automatic speedups."""
+    tables = accuracy_tables(report)
     return {
         "rows": [{**r.source, "candidate": r.candidate, "regime": r.regime, "predicted_ns": _round(r.predicted_ns, 1),
                   "measured_ns": r.measured_ns, "error_pct": _round(r.error_pct), "note": r.note,
                   "hardware": r.hardware, "hardware_sha256": r.hardware_sha256}
-                 for r in report.rows],
-        "summary": summarise(pairs(ok)).to_json(),
-        "by_card": {c: summarise(pairs([r for r in ok if r.card == c])).to_json() for c in sorted({r.card for r in ok})},
-        "by_regime": {g: summarise(pairs([r for r in ok if r.regime == g])).to_json()
-                      for g in ("small", "compute-bound", "dram-bound")},
-        "held_out_vs_baseline": baseline,
-        "speedups": {"pairs": speedups,
-                     "median_abs_err_pct": _round(statistics.median(abs(s["error_pct"]) for s in speedups))
-                     if speedups else None},
-        "skipped": [str(s) for s in report.skipped],
+                 for r in tables.rows],
+        "summary": tables.summary.to_json(),
+        "by_card": {c: s.to_json() for c, s in tables.by_card.items()},
+        "by_regime": {g: s.to_json() for g, s in tables.by_regime.items()},
+        "held_out_vs_baseline": {
+            h.card: {"fit": {"compute_eff": h.fit.compute_eff, "dram_eff": h.fit.dram_eff,
+                             "overhead_ns": round(h.fit.overhead_ns, 1)},
+                     "held_out_rows": h.rows, "baseline": h.baseline.to_json(), "model": h.model.to_json()}
+            for h in tables.held_out},
+        "speedups": {"pairs": [{"card": s.tuned.card, "M": s.tuned.shape[0], "K": s.tuned.shape[1],
+                                "N": s.tuned.shape[2], "dtype": s.tuned.dtype, "fidelity": s.tuned.fidelity,
+                                "measured": s.measured, "predicted": s.predicted, "error_pct": s.error_pct}
+                               for s in tables.speedups],
+                     "median_abs_err_pct": tables.speedup_median_abs_err_pct},
+        "skipped": [str(s) for s in tables.skipped],
     }
 
 

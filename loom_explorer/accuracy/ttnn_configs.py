@@ -1,13 +1,14 @@
 """Evaluate an existing TTNN matmul program config with the model: ``loom-explorer predict``.
 
-A config (the ttnn constructor's own argument names, the JSON form of ``issues 7``) maps to one candidate
-and its parameter values:
+A config (the ttnn constructor's own argument names) maps to one candidate and its parameter values by
+the table ``export/ttnn_mapping.py`` keeps for both directions (the export writes configs with it):
 
 * ``MatmulMultiCoreReuseMultiCastProgramConfig``: ``M@y,N@x|in0=mcast_x,in1=mcast_y`` (``transpose_mcast``
   false) or ``N@y,M@x|in0=mcast_y,in1=mcast_x`` (true); the cores used are ``ceil(Mt/per_core_M)`` rows by
   ``ceil(Nt/per_core_N)`` columns (swapped when transposed), at most the config's grid;
 * ``MatmulMultiCoreReuseMultiCast1DProgramConfig``: ``N@xy|in0=mcast_xy,in1=dram`` (``mcast_in0``) or
-  ``M@xy|in0=dram,in1=mcast_xy``; the cores used fill the grid's columns row by row;
+  ``M@xy|in0=dram,in1=mcast_xy`` (``in0=local`` when in0 is height-sharded in L1); the cores used fill the
+  grid's columns row by row;
 * blocking as given; ``per_core_K`` all of K; input buffers of 2 blocks (1 with a single K block), as TTNN
   allocates them.
 
@@ -23,6 +24,16 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from loom_explorer.errors import LoomError
+from loom_explorer.export.ttnn_mapping import (
+    CONFIG_CLASSES,
+    ONE_D,
+    TWO_D,
+    MatmulArgs,
+    MatmulLayout,
+    layout_of_config,
+    schedule_values,
+)
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
@@ -40,7 +51,7 @@ MEMORY = {"DRAM": Placement.dram, "L1_BLOCK_SHARDED": Placement.l1_block, "L1_HE
 M = TypeVar("M", bound=BaseModel)
 
 
-class ConfigError(ValueError):
+class ConfigError(LoomError, ValueError):
     """A TTNN config the model cannot read or map; the message names the field."""
 
 
@@ -75,8 +86,7 @@ def validated(model: type[M], raw: object, origin: str) -> M:
 
 def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
     cfg = validated(TtnnMatmulConfig, raw, origin)
-    if cfg.program_config not in ("MatmulMultiCoreReuseMultiCastProgramConfig",
-                                  "MatmulMultiCoreReuseMultiCast1DProgramConfig"):
+    if cfg.program_config not in CONFIG_CLASSES:
         raise ConfigError(f"{origin}: program_config {cfg.program_config!r} is not a multicast matmul config "
                           "the model maps (2-D or 1-D)")
     bad = {t: m for t, m in cfg.memory.items() if m not in MEMORY}
@@ -89,10 +99,22 @@ def placements(cfg: TtnnMatmulConfig) -> dict[str, Placement]:
     return {t: MEMORY[m] for t, m in cfg.memory.items() if MEMORY[m] is not Placement.dram}
 
 
+def layout(cfg: TtnnMatmulConfig) -> MatmulLayout:
+    """The row of ``export/ttnn_mapping.py``'s table ``cfg`` is."""
+    return layout_of_config(cfg.program_config, cfg.transpose_mcast, cfg.mcast_in0)
+
+
 def candidate_name(cfg: TtnnMatmulConfig) -> str:
-    if cfg.program_config.endswith("1DProgramConfig"):
-        return "N@xy|in0=mcast_xy,in1=dram" if cfg.mcast_in0 else "M@xy|in0=dram,in1=mcast_xy"
-    return "N@y,M@x|in0=mcast_y,in1=mcast_x" if cfg.transpose_mcast else "M@y,N@x|in0=mcast_x,in1=mcast_y"
+    """The GEMM candidate ``cfg`` runs, in0 in DRAM (e.g. ``M@y,N@x|in0=mcast_x,in1=mcast_y``)."""
+    return layout(cfg).candidate().name
+
+
+def matmul_args(cfg: TtnnMatmulConfig) -> MatmulArgs:
+    """``cfg``'s arguments; an output block left out is the whole per-core block (TTNN's default)."""
+    return MatmulArgs(grid=cfg.compute_with_storage_grid_size, in0_block_w=cfg.in0_block_w,
+                      out_subblock_h=cfg.out_subblock_h, out_subblock_w=cfg.out_subblock_w,
+                      out_block_h=cfg.out_block_h or cfg.per_core_M, out_block_w=cfg.out_block_w or cfg.per_core_N,
+                      per_core_M=cfg.per_core_M, per_core_N=cfg.per_core_N)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +142,11 @@ def check_grid(hw: HardwareSpec, grid: tuple[int, int]) -> None:
 
 def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> SymbolicSchedule:
     """The symbolic schedule of the candidate ``cfg`` runs."""
-    name = candidate_name(cfg)
-    candidate = next((c for c in enumerate_candidates(problem) if c.name == name), None)
+    row = layout(cfg)
+    candidate = next((c for c in enumerate_candidates(problem) if row.runs(c, "M", "N", "in0", "in1")), None)
     if candidate is None:
-        raise ConfigError(f"candidate {name} (what {cfg.program_config} runs) is not a candidate of this problem "
+        flag = f"{row.flag}={row.flag_value}"
+        raise ConfigError(f"what {cfg.program_config} ({flag}) runs is not a candidate of this problem "
                           f"(placements {dict(problem.placements) or 'DRAM'})")
     return build_schedule(hw, problem, candidate)
 
@@ -131,20 +154,8 @@ def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
 def evaluate_on(schedule: SymbolicSchedule, cfg: TtnnMatmulConfig) -> Evaluated:
     """``cfg``'s parameter values on its candidate's ``schedule``, checked and costed by the referee."""
     problem = schedule.problem
-    mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
-    gx = cfg.compute_with_storage_grid_size[0]
-    rows, cols = math.ceil(mt / cfg.per_core_M), math.ceil(nt / cfg.per_core_N)
-    if cfg.program_config.endswith("1DProgramConfig"):
-        used = rows * cols
-        grid = (min(gx, used), math.ceil(used / gx))
-    else:
-        grid = (rows, cols) if cfg.transpose_mcast else (cols, rows)
-    k_steps = kt // cfg.in0_block_w if kt % cfg.in0_block_w == 0 else 0
-    depth = 2 if k_steps > 1 else 1
-    values = {"grid_x": grid[0], "grid_y": grid[1], "per_core_M": cfg.per_core_M, "per_core_N": cfg.per_core_N,
-              "per_core_K": kt, "in0_block_w": cfg.in0_block_w, "out_block_h": cfg.out_block_h or cfg.per_core_M,
-              "out_block_w": cfg.out_block_w or cfg.per_core_N, "out_subblock_h": cfg.out_subblock_h,
-              "out_subblock_w": cfg.out_subblock_w, "in0_buffer_depth": depth, "in1_buffer_depth": depth}
+    tiles = (problem.tiles("M"), problem.tiles("N"), problem.tiles("K"))
+    values = schedule_values(layout(cfg), matmul_args(cfg), tiles)
     return evaluate_values(schedule, {p: values[p] for p in schedule.param_names if p in values})
 
 
@@ -214,8 +225,7 @@ def ttnn_default_evaluated(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatm
 
     def config(bh: int, bw: int) -> TtnnMatmulConfig:
         sub = next(((h, w) for h, w in SUBBLOCK_ORDER if bh % h == 0 and bw % w == 0 and h * w <= dst), (1, 1))
-        name = "MatmulMultiCoreReuseMultiCastProgramConfig" if mcast_in0 is None else \
-            "MatmulMultiCoreReuseMultiCast1DProgramConfig"
+        name = TWO_D if mcast_in0 is None else ONE_D
         return TtnnMatmulConfig(program_config=name, compute_with_storage_grid_size=(gx, gy),
                                 in0_block_w=ibw, per_core_M=pm, per_core_N=pn, out_block_h=bh,
                                 out_block_w=bw, out_subblock_h=sub[0], out_subblock_w=sub[1], mcast_in0=mcast_in0)

@@ -32,16 +32,17 @@ from typing import Literal, Protocol
 
 from loom_explorer.deploy.card_launch import PROFILER_ENV, RESULT_PREFIX
 from loom_explorer.deploy.verify import VerifyReport, verify_kernel_file
+from loom_explorer.errors import LoomError
+from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import ScheduleDocument, rebuild_own
 from loom_explorer.export.ttlang import ttlang_source
-from loom_explorer.export.ttlang_common import ExportError
 from loom_explorer.export.ttnn_config import ttnn_source
 from loom_explorer.store import Measurement
 
 DEVICE_FOLDER = Path("/dev/tenstorrent")  # one entry per card the kernel driver (tt-kmd) found
 
 
-class RunnerError(RuntimeError):
+class RunnerError(LoomError, RuntimeError):
     """A runner that cannot run here or cannot run this schedule; the message says why."""
 
 

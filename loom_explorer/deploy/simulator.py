@@ -22,6 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom_explorer.errors import LoomError
 from loom_explorer.traffic.tiles import TileTraffic
 
 RESULT_PREFIX = "LOOM_RESULT "
@@ -29,7 +30,7 @@ _NODE = re.compile(r"^node(\d+)-")
 _PIPE_SRC = re.compile(r"^pipe_\((\d+),(\d+)\)_to_")
 
 
-class SimulationError(RuntimeError):
+class SimulationError(LoomError, RuntimeError):
     """The simulator is missing, failed, timed out, or gave no result; the message says which."""
 
 

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom_explorer.errors import LoomError
+
 TT_LANG_VERSION = "1.1.1"
 TTNN_VERSION = "0.81.1"
 TORCH_VERSION = "2.14.1"
@@ -43,7 +45,7 @@ OVERRIDES = (f"ttnn=={TTNN_VERSION}", 'triton; sys_platform == "never"', 'cuda-b
 ENV_VAR = "LOOM_TOOLCHAIN"
 
 
-class ToolchainError(RuntimeError):
+class ToolchainError(LoomError, RuntimeError):
     """The toolchain is missing or could not be installed; the message says what to do."""
 
 

@@ -22,8 +22,10 @@ import stat
 import tempfile
 from pathlib import Path
 
+from loom_explorer.errors import LoomError
 
-class OutputError(ValueError):
+
+class OutputError(LoomError, ValueError):
     """An output file that cannot be written: it exists (without ``force``), is not a regular file, or its
     folder is missing or not writable."""
 

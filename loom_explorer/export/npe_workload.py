@@ -11,10 +11,13 @@ together (the steady state of the schedule's loop).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from loom_explorer.export.exporter import SolvedSchedule
 from loom_explorer.hardware.schema import HardwareSpec
-from loom_explorer.traffic.transfers import Transfer
+from loom_explorer.problem import KernelTarget
+from loom_explorer.traffic.transfers import Transfer, schedule_transfers
 
 NPE_SCHEMA_NOTE = "loom-explorer tt-npe workload, one phase"
 
@@ -42,3 +45,21 @@ def npe_transfer(hw: HardwareSpec, t: Transfer) -> dict[str, Any]:
 def npe_workload(hw: HardwareSpec, transfers: list[Transfer]) -> dict[str, Any]:
     return {"note": NPE_SCHEMA_NOTE, "hardware": hw.name,
             "phases": [{"transfers": [npe_transfer(hw, t) for t in transfers]}]}
+
+
+class NpeExporter:
+    """``--format npe``: the schedule's transfers as a tt-npe workload (module docstring)."""
+
+    name = "npe"
+    suffix = "_npe.json"
+    summary = "tt-npe workload"
+    noun = "a tt-npe workload"
+    label = "tt-npe workload (JSON)"
+    kernel_target: KernelTarget | None = None
+
+    def can_export(self, solved: SolvedSchedule) -> str | None:
+        return None
+
+    def export(self, solved: SolvedSchedule) -> str:
+        transfers = schedule_transfers(solved.hw, solved.schedule, solved.values)
+        return json.dumps(npe_workload(solved.hw, transfers), indent=1) + "\n"

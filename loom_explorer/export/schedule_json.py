@@ -28,6 +28,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from loom_explorer.errors import LoomError
+from loom_explorer.export.exporter import SolvedSchedule
 from loom_explorer.hardware import list_hardware, load_hardware
 from loom_explorer.hardware.schema import (
     HardwareSpec,
@@ -53,7 +55,7 @@ Count = Annotated[int, Field(ge=0, le=_MAX_INT)]
 Extent = Annotated[int, Field(ge=1, le=_MAX_INT)]
 
 
-class ScheduleFileError(ValueError):
+class ScheduleFileError(LoomError, ValueError):
     """A schedule document that cannot be read, or no longer matches its hardware, kernel or model."""
 
 
@@ -312,3 +314,21 @@ def rebuild_own(doc: ScheduleDocument) -> RebuiltSchedule:
     """``rebuild`` of a document this process made from its user's own arguments (never one read from a
     file): the hardware and kernel files it names are the ones that user gave."""
     return rebuild(doc, hw_file=doc.hardware.source, kernel_file=doc.problem.kernel)
+
+
+class JsonExporter:
+    """``--format json``: the schedule document (module docstring), which ``rebuild`` reads back."""
+
+    name = "json"
+    suffix = ".json"
+    summary = "the schedule document"
+    noun = "a schedule document"
+    label = "schedule document (JSON, round-trips)"
+    kernel_target: KernelTarget | None = None
+
+    def can_export(self, solved: SolvedSchedule) -> str | None:
+        return None
+
+    def export(self, solved: SolvedSchedule) -> str:
+        return schedule_document(solved.hw, solved.hw_source, solved.kernel_source, solved.problem, solved.result,
+                                 solved.options, solved.noc_bound).to_json()

@@ -36,19 +36,23 @@ model's L1 buffers (``model/constraints/l1_capacity.py``), and it defines ``KERN
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 
-from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
+from loom_explorer.export.exporter import ExportError, SolvedSchedule
+from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, schedule_document
 from loom_explorer.export.ttlang_attention import (
     attention_source,
     attention_unsupported,
 )
-from loom_explorer.export.ttlang_common import ExportError, footer, header
-from loom_explorer.hardware.schema import DataFormat
+from loom_explorer.export.ttlang_common import footer, header
+from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.build import build_schedule
+from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Problem
+from loom_explorer.problem import KernelTarget, Problem
 from loom_explorer.program.attention import Attention
 from loom_explorer.program.contraction import Contraction
 from loom_explorer.program.structure import analyse_program
@@ -372,3 +376,42 @@ def main():
 
 
 {footer}'''
+
+
+def ttlang_l1_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule,
+                      values: dict[str, int]) -> str | None:
+    """Why a schedule solved for TTNN's kernels cannot be written as a TT-Lang kernel: the TT-Lang kernel's own
+    circular buffers (``Problem.target``) overflow L1 at these values. None when they fit (or the schedule was
+    solved for the TT-Lang kernels, whose buffers the solve already counted)."""
+    if problem.target is KernelTarget.ttlang:
+        return None
+    ttlang = build_schedule(hw, dataclasses.replace(problem, target=KernelTarget.ttlang), schedule.candidate)
+    need = evaluate(ttlang.l1_bytes, values)
+    if need <= hw.l1.usable_bytes:
+        return None
+    return (f"the TT-Lang kernel of this schedule needs {need:,} B of circular buffers per core, more than the "
+            f"{hw.l1.usable_bytes:,} B usable (it was solved for TTNN's kernels, "
+            f"{evaluate(schedule.l1_bytes, values):,} B): solve for the TT-Lang kernels (--target ttlang)")
+
+
+class TtLangExporter:
+    """``--format ttlang``: the TT-Lang kernel file (module docstring), solved for the TT-Lang kernels' buffers."""
+
+    name = "ttlang"
+    suffix = ".py"
+    summary = "TT-Lang kernel (runs in tt-lang-sim)"
+    noun = "a TT-Lang export"
+    label = "TT-Lang kernel (.py)"
+    kernel_target: KernelTarget | None = KernelTarget.ttlang
+
+    def can_export(self, solved: SolvedSchedule) -> str | None:
+        return unsupported_reason(solved.schedule) or ttlang_l1_blocker(solved.hw, solved.problem, solved.schedule,
+                                                                         solved.values)
+
+    def export(self, solved: SolvedSchedule) -> str:
+        why = self.can_export(solved)
+        if why is not None:
+            raise ExportError(why)
+        doc = schedule_document(solved.hw, solved.hw_source, solved.kernel_source, solved.problem, solved.result,
+                                solved.options, solved.noc_bound)
+        return ttlang_source(rebuild_own(doc), doc)

@@ -46,8 +46,9 @@ from __future__ import annotations
 import math
 import textwrap
 
+from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_common import ExportError, footer, header
+from loom_explorer.export.ttlang_common import footer, header
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.program.attention import Attention, analyse_attention
 from loom_explorer.traffic.tiles import tile_traffic

@@ -1,6 +1,5 @@
-"""What every exported kernel file shares: its header (problem, candidate, prediction, parameters), its
-footer (the embedded schedule document and the main guard), and the error for what a format cannot
-express."""
+"""What every exported kernel file shares: its header (problem, candidate, prediction, parameters) and its
+footer (the embedded schedule document and the main guard)."""
 
 from __future__ import annotations
 
@@ -11,10 +10,6 @@ from loom_explorer.hardware.schema import DataFormat
 
 TTNN_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.bfloat8_b: "bfloat8_b",
                DataFormat.bfloat4_b: "bfloat4_b", DataFormat.float32: "float32"}
-
-
-class ExportError(ValueError):
-    """A schedule the chosen export format cannot express; the message says why."""
 
 
 def header(built: RebuiltSchedule, doc: ScheduleDocument) -> str:

@@ -1,14 +1,10 @@
 """A schedule as a TTNN program config plus the call that uses it: a Python file for a machine with a card.
 
 Only candidates TTNN's own ops implement are exported (``ttnn_equivalent`` says why the others are not):
-
-| candidate | TTNN |
-|---|---|
-| ``M@y,N@x\\|in0=mcast_x,in1=mcast_y`` | ``MatmulMultiCoreReuseMultiCastProgramConfig(transpose_mcast=False)`` |
-| ``N@y,M@x\\|in0=mcast_y,in1=mcast_x`` | the same with ``transpose_mcast=True`` |
-| ``N@xy\\|in0=mcast_xy,in1=dram`` | ``MatmulMultiCoreReuseMultiCast1DProgramConfig(mcast_in0=True)`` |
-| ``M@xy\\|in0=dram,in1=mcast_xy`` | the same with ``mcast_in0=False`` |
-| attention ``...@xy\\|q=dram,k=dram,v=dram`` (flattened B x H x Sq) | ``SDPAProgramConfig`` |
+the 2-D and 1-D multicast matmul configs of ``export/ttnn_mapping.py`` (the table both this export and
+``predict --ttnn-config`` read; e.g. ``M@y,N@x|in0=mcast_x,in1=mcast_y`` is
+``MatmulMultiCoreReuseMultiCastProgramConfig(transpose_mcast=False)``), and for attention the flattened
+``...@xy|q=dram,k=dram,v=dram`` candidate (B x H x Sq dealt over the cores): ``SDPAProgramConfig``.
 
 Memory placements are realised, not dropped (``ttnn_memory``): an L1-sharded operand becomes a
 ``ttnn.MemoryConfig(<layout>, BufferType.L1, ShardSpec(CoreRangeSet, shard_shape, orientation))`` on the
@@ -36,18 +32,19 @@ from __future__ import annotations
 import math
 import pprint
 
-from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_common import TTNN_DTYPES, ExportError
+from loom_explorer.export.exporter import ExportError, SolvedSchedule
+from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, schedule_document
+from loom_explorer.export.ttlang_common import TTNN_DTYPES
+from loom_explorer.export.ttnn_mapping import config_args, layout_of_candidate, ttnn_buffer_blocks
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Placement, Problem
+from loom_explorer.problem import KernelTarget, Placement, Problem
 from loom_explorer.program.attention import Attention
 from loom_explorer.program.contraction import Contraction
 from loom_explorer.program.structure import analyse_program
 
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
-TTNN_BUFFER_BLOCKS = 2  # TTNN double-buffers both inputs (single-buffers with one K block)
 SDPA_DTYPES = ("bfloat16", "bfloat8_b", "bfloat4_b")  # what ttnn's SDPA accepts for q, k and v
 TILE = 32
 DRAM = "DRAM"
@@ -77,22 +74,9 @@ def ttnn_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str,
            (structure.matmul.a, structure.matmul.b)) or problem.activation:
         raise ExportError("TTNN export covers C = A @ B so far (no bias, no activation)")
     a, b = structure.matmul.a, structure.matmul.b
-    comms = (cand.comm(a), cand.comm(b))
-    blocking = {"in0_block_w": v["in0_block_w"], "out_subblock_h": v["out_subblock_h"],
-                "out_subblock_w": v["out_subblock_w"], "out_block_h": v["out_block_h"],
-                "out_block_w": v["out_block_w"], "per_core_M": v[f"per_core_{structure.m_dim}"],
-                "per_core_N": v[f"per_core_{structure.n_dim}"]}
-    m_axis = cand.axis_of(structure.m_dim)
-    if comms == (Comm.mcast_x, Comm.mcast_y) and m_axis == "y":
-        name, args = "MatmulMultiCoreReuseMultiCastProgramConfig", {"transpose_mcast": False}
-    elif comms == (Comm.mcast_y, Comm.mcast_x) and m_axis == "x":
-        name, args = "MatmulMultiCoreReuseMultiCastProgramConfig", {"transpose_mcast": True}
-    elif comms == (Comm.mcast_xy, Comm.dram) and cand.axis_of(structure.n_dim) == "xy":
-        name, args = "MatmulMultiCoreReuseMultiCast1DProgramConfig", {"mcast_in0": True}
-    elif comms in ((Comm.dram, Comm.mcast_xy), (Comm.local, Comm.mcast_xy)) and m_axis == "xy":
-        name, args = "MatmulMultiCoreReuseMultiCast1DProgramConfig", {"mcast_in0": False}
-    else:
-        if Comm.local in comms:  # an operand sharded in L1: say whether TTNN can hold it that way at all
+    layout = layout_of_candidate(cand, structure.m_dim, structure.n_dim, a, b)
+    if layout is None:
+        if Comm.local in (cand.comm(a), cand.comm(b)):  # an operand sharded in L1: can TTNN hold it that way?
             ttnn_memory(schedule, v)
         why = "splits K over cores (TTNN's matmul has no split-K)" if cand.gather_axis else \
             "reads an input from DRAM on every core of a 2-D grid (TTNN's 2-D config multicasts both inputs)" \
@@ -100,13 +84,12 @@ def ttnn_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str,
         raise ExportError(f"candidate {cand.name} has no TTNN program config: it {why}")
     ttnn_memory(schedule, v)
     notes = []
-    k_steps = v[f"per_core_{structure.k_dim}"] // v["in0_block_w"]
-    ttnn_depth = TTNN_BUFFER_BLOCKS if k_steps > 1 else 1
+    ttnn_depth = ttnn_buffer_blocks(v[f"per_core_{structure.k_dim}"] // v["in0_block_w"])
     for tensor, param in ((a, "in0_buffer_depth"), (b, "in1_buffer_depth")):
         if v.get(param, ttnn_depth) != ttnn_depth:
             notes.append(f"{tensor}: TTNN buffers {ttnn_depth} block(s); this schedule chose {v[param]}")
-    return name, {"compute_with_storage_grid_size": grid, **blocking, **args, "fuse_batch": True,
-                  "fused_activation": None}, notes
+    args = config_args(v, structure.m_dim, structure.n_dim).constructor_args(layout)
+    return layout.config_class, args, notes
 
 
 def _ranges_filling_rows(cores: int, columns: int) -> list[list[list[int]]]:
@@ -357,3 +340,26 @@ LOOM_SCHEDULE = r"""
 if __name__ == "__main__":
     main()
 '''
+
+
+class TtnnExporter:
+    """``--format ttnn``: the TTNN program config and the call that uses it (module docstring)."""
+
+    name = "ttnn"
+    suffix = "_ttnn.py"
+    summary = "TTNN program config and the call"
+    noun = "a TTNN program config"
+    label = "TTNN program config and call (.py)"
+    kernel_target: KernelTarget | None = None
+
+    def can_export(self, solved: SolvedSchedule) -> str | None:
+        try:
+            ttnn_equivalent(solved.schedule, solved.values)
+        except ExportError as exc:
+            return str(exc)
+        return None
+
+    def export(self, solved: SolvedSchedule) -> str:
+        doc = schedule_document(solved.hw, solved.hw_source, solved.kernel_source, solved.problem, solved.result,
+                                solved.options, solved.noc_bound)
+        return ttnn_source(rebuild_own(doc), doc)

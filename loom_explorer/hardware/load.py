@@ -18,11 +18,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.shipped import shipped_dir
 
 
-class HardwareError(ValueError):
+class HardwareError(LoomError, ValueError):
     """A hardware description that cannot be found or is malformed."""
 
 

@@ -21,6 +21,7 @@ from functools import reduce
 from itertools import product
 from typing import Iterable, Mapping, Union
 
+from loom_explorer.errors import LoomError
 from loom_explorer.model.domain import Domain
 
 ExprLike = Union["Expr", int]
@@ -29,7 +30,7 @@ ExprLike = Union["Expr", int]
 MAX_TABLE_ROWS = 1 << 16
 
 
-class ModelRangeError(ValueError):
+class ModelRangeError(LoomError, ValueError):
     """The problem's numbers exceed what the integer model represents (or can build in bounded work)."""
 
 

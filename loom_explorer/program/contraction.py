@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from loom_explorer.errors import LoomError
 from loom_explorer.program.dsl import Eltwise, Matmul, TileProgram
 
 
-class ProgramStructureError(ValueError):
+class ProgramStructureError(LoomError, ValueError):
     """The program is not a single-matmul contraction the model can schedule."""
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from loom_explorer.errors import LoomError
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.shipped import shipped_dir
 
 
-class KernelError(ValueError):
+class KernelError(LoomError, ValueError):
     """A kernel that cannot be found or does not define a TileProgram."""
 
 

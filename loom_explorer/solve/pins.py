@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from loom_explorer.errors import LoomError
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import parse_whole
 
 
-class PinError(ValueError):
+class PinError(LoomError, ValueError):
     """A pin that names no parameter, is malformed, or lies outside every candidate's domain."""
 
 

@@ -27,6 +27,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware.schema import (
     DataFormat,
     Fidelity,
@@ -40,7 +41,7 @@ COLUMNS = ("kernel", "shape", "dtype", "fidelity")
 DECODE_KV = 4096  # cached tokens each decode step attends to
 
 
-class OpsError(ValueError):
+class OpsError(LoomError, ValueError):
     """A shapes file or model name that cannot be read; the message names the row and column."""
 
 

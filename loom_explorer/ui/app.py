@@ -35,6 +35,7 @@ from tornado.httputil import HTTPServerRequest
 from tornado.routing import Matcher, Rule
 from tornado.web import RequestHandler
 
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware.schema import (
     DataFormat,
     Fidelity,
@@ -55,7 +56,7 @@ WILDCARDS = ("0.0.0.0", "::")
 _LIVE: weakref.WeakSet[Explorer] = weakref.WeakSet()  # this process's session explorers (closed on shutdown)
 
 
-class ServeError(ValueError):
+class ServeError(LoomError, ValueError):
     """The server cannot start as asked (address, port); the message names the flag."""
 
 

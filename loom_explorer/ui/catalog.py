@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from loom_explorer.errors import LoomError
 from loom_explorer.hardware import list_hardware, load_hardware
 from loom_explorer.program import TileProgram, list_kernels, load_program
 
@@ -24,11 +25,11 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 HW_SUFFIXES = (".yaml", ".yml")
 
 
-class CatalogError(ValueError):
+class CatalogError(LoomError, ValueError):
     """A file or folder named on the command line cannot be offered (missing, clashing name, fails to load)."""
 
 
-class InputError(ValueError):
+class InputError(LoomError, ValueError):
     """A problem input the explorer cannot use; ``field`` names it (``shape``, ``hw``, ...)."""
 
     def __init__(self, field_name: str, message: str) -> None:

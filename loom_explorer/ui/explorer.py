@@ -21,7 +21,7 @@ from functools import partial
 import panel as pn
 import param
 
-from loom_explorer.export.formats import SUFFIXES
+from loom_explorer.export.formats import EXPORTERS, exporter
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
 from loom_explorer.result import CandidateResult
@@ -43,9 +43,8 @@ from loom_explorer.ui.state import (
 from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_frame
 
 INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal", "target"]
-DOWNLOADS = {"schedule (solve JSON)": "solve", "schedule document (JSON, round-trips)": "json",
-             "TT-Lang kernel (.py)": "ttlang", "TTNN program config and call (.py)": "ttnn",
-             "tt-npe workload (JSON)": "npe"}
+# the solve contract, then every export format (export/formats.py)
+DOWNLOADS = {"schedule (solve JSON)": "solve", **{e.label: e.name for e in EXPORTERS}}
 ALL_TENSORS = "all operands"
 
 
@@ -343,7 +342,7 @@ class Explorer(pn.viewable.Viewer):
         blocker = st.export_blocker(fmt) if fmt != "solve" else None
         self.download.disabled = blocker is not None
         self.download_note.object = f"cannot download: {blocker}" if blocker else ""
-        suffix = ".json" if fmt == "solve" else SUFFIXES[fmt]
+        suffix = ".json" if fmt == "solve" else exporter(fmt).suffix
         self.download.filename = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{st.kernel}_{st.candidate}") + suffix
 
     # ------------------------------------------------------------------ refresh (state -> views)

@@ -22,10 +22,9 @@ from dataclasses import dataclass, field, replace
 
 import param
 
-from loom_explorer.export.formats import ExportFormat, export_text, ttlang_l1_blocker
+from loom_explorer.export.exporter import SolvedSchedule
+from loom_explorer.export.formats import export_blocker, export_text
 from loom_explorer.export.schedule_json import ScheduleDocument, schedule_document
-from loom_explorer.export.ttlang import ExportError, unsupported_reason
-from loom_explorer.export.ttnn_config import ttnn_equivalent
 from loom_explorer.hardware import list_hardware, load_hardware
 from loom_explorer.hardware.schema import (
     DataFormat,
@@ -407,25 +406,19 @@ class ExplorerState(param.Parameterized):
         return schedule_document(session.hw, self.catalog.hw_source(self.hw), self.catalog.kernel_source(self.kernel),
                                  session.problem, self.result, self.options)
 
-    def export(self, fmt: ExportFormat) -> str:
-        """The selected schedule as an export file (``export/formats.py``); ExportError if it cannot be."""
-        session, schedule = self._selected()
-        return export_text(fmt, session.hw, self.catalog.hw_source(self.hw), self.catalog.kernel_source(self.kernel),
-                           session.problem, schedule, self.result, self.options)
+    def solved(self) -> SolvedSchedule:
+        """The selected schedule as the exporters take it (``export/exporter.py``)."""
+        _, schedule = self._selected()
+        return SolvedSchedule(schedule, self.result, self.catalog.hw_source(self.hw),
+                              self.catalog.kernel_source(self.kernel), self.options)
 
-    def export_blocker(self, fmt: ExportFormat) -> str | None:
+    def export(self, fmt: str) -> str:
+        """The selected schedule in export format ``fmt`` (``export/formats.py``); ExportError if it cannot be."""
+        return export_text(fmt, self.solved())
+
+    def export_blocker(self, fmt: str) -> str | None:
         """Why the selected schedule cannot be exported as ``fmt`` (None: it can)."""
-        if self.solution is None:
-            return f"no schedule to export ({self.result.status})"
-        if fmt == "ttlang":
-            return unsupported_reason(self.symbolic) or ttlang_l1_blocker(
-                self.hardware, self._session().problem, self.symbolic, self.solution.values())
-        if fmt == "ttnn":
-            try:
-                ttnn_equivalent(self.symbolic, self.solution.values())
-            except ExportError as exc:
-                return str(exc)
-        return None
+        return export_blocker(fmt, self.solved())
 
     def schedule_json(self) -> str:
         """The selected schedule in the ``solve --json`` contract (one candidate), for download."""

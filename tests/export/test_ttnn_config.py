@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from loom_explorer.cli import main
+from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import rebuild, schedule_document
-from loom_explorer.export.ttlang import ExportError
 from loom_explorer.export.ttnn_config import ttnn_equivalent, ttnn_memory, ttnn_source
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat

@@ -11,9 +11,10 @@ import sys
 
 import pytest
 
-from loom_explorer.export.formats import export_text, ttlang_l1_blocker
+from loom_explorer.export.exporter import ExportError, SolvedSchedule
+from loom_explorer.export.formats import export_text
 from loom_explorer.export.schedule_json import ScheduleDocument, rebuild_own, schedule_document
-from loom_explorer.export.ttlang_common import ExportError
+from loom_explorer.export.ttlang import ttlang_l1_blocker
 from loom_explorer.hardware import load_hardware
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
@@ -49,9 +50,10 @@ def test_a_ttnn_schedule_whose_tt_lang_kernel_overflows_is_not_exported_as_one(s
     hw, problem, schedule, best = solved
     reason = ttlang_l1_blocker(hw, problem, schedule, best.solution.values())
     assert reason is not None and "more than the 1,395,424 B usable" in reason and "--target ttlang" in reason
+    exported = SolvedSchedule(schedule, best, "wormhole_n150", "gemm", SolveOptions())
     with pytest.raises(ExportError, match="TT-Lang kernel of this schedule needs"):
-        export_text("ttlang", hw, "wormhole_n150", "gemm", problem, schedule, best, SolveOptions())
-    ttnn_file = export_text("ttnn", hw, "wormhole_n150", "gemm", problem, schedule, best, SolveOptions())
+        export_text("ttlang", exported)
+    ttnn_file = export_text("ttnn", exported)
     assert "ttnn" in ttnn_file  # the TTNN export of the same schedule is fine
 
 

@@ -18,8 +18,8 @@ from contract_helpers import (
     solved,
 )
 
+from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import rebuild_own
-from loom_explorer.export.ttlang_common import ExportError
 from loom_explorer.export.ttnn_config import ttnn_source
 
 # (placements, candidate, program config class, sharded layouts expected by tensor)

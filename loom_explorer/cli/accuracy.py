@@ -1,0 +1,400 @@
+"""The model against TTNN and measurements: ``predict`` (a TTNN config as the model sees it), ``accuracy``
+(the error table on measured matmuls), ``calibrate`` (fit the hardware file's estimated constants) and
+``ingest`` (a device-profiler report, each op predicted with its own config)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom_explorer.accuracy.gemm_data import AccuracyTables, Row, Summary
+from loom_explorer.cli.common import (
+    Command,
+    InputError,
+    ProblemRequest,
+    add_command,
+    add_problem_args,
+    add_store_arg,
+    grid_size,
+    pct,
+    say,
+    say_rows,
+)
+from loom_explorer.errors import EXIT_NO_SCHEDULE, EXIT_OK
+from loom_explorer.export.files import check_target, write_new
+from loom_explorer.hardware import HardwareError, load_hardware
+from loom_explorer.hardware.schema import HardwareSpec, parse_fidelity
+from loom_explorer.program import load_program
+from loom_explorer.report import result_json, solve_table
+
+# ------------------------------------------------------------------------------------------- predict
+
+
+@dataclass(frozen=True, slots=True)
+class PredictCommand:
+    problem: ProblemRequest
+    ttnn_config: str | None  # a JSON file, or None for the config ttnn picks itself
+    grid: tuple[int, int] | None  # (columns, rows) the device grid is restricted to
+    json: bool
+
+
+def parse_predict(args: argparse.Namespace) -> PredictCommand:
+    if bool(args.ttnn_config) == bool(args.ttnn_default):
+        raise InputError("predict needs exactly one of --ttnn-config FILE and --ttnn-default")
+    return PredictCommand(ProblemRequest.from_args(args), args.ttnn_config, args.grid, args.json)
+
+
+def finite_json(text: str) -> object:
+    """JSON as Python's reader takes it, less ``NaN``, ``Infinity`` and numbers that overflow a float
+    (ValueError naming the token)."""
+    def refuse(token: str) -> float:
+        raise ValueError(f"{token[:30]} is not a finite number")
+
+    def number(token: str) -> float:
+        value = float(token)
+        return value if math.isfinite(value) else refuse(token)
+
+    return json.loads(text, parse_constant=refuse, parse_float=number)
+
+
+def with_compute_config(problem: ProblemRequest, compute: dict[str, object], memory: dict[str, str],
+                        origin: str) -> ProblemRequest:
+    """``problem`` with a TTNN config's placements added and its ``compute`` block's fidelity and fp32
+    accumulation (a flag that contradicts the block is an error, not silently overridden)."""
+    fidelity = compute.get("math_fidelity")
+    chosen = problem.fidelity
+    if fidelity is not None:
+        wanted = parse_fidelity(str(fidelity).split(".")[-1])
+        if problem.fidelity is not None and parse_fidelity(problem.fidelity) is not wanted:
+            raise InputError(f"--fidelity {problem.fidelity} contradicts {origin}: compute.math_fidelity {fidelity}")
+        chosen = wanted.value
+    return dataclasses.replace(problem, memory=(*problem.memory, *(f"{t}={p}" for t, p in memory.items())),
+                               fidelity=chosen, fp32_acc=problem.fp32_acc or bool(compute.get("fp32_dest_acc_en")))
+
+
+def run_predict(req: PredictCommand) -> int:
+    from loom_explorer.accuracy.sdpa_configs import (
+        TtnnSdpaConfig,
+        evaluate_sdpa_config,
+        evaluate_ttnn_default,
+        parse_sdpa_config,
+    )
+    from loom_explorer.accuracy.ttnn_configs import (
+        Evaluated,
+        TtnnMatmulConfig,
+        evaluate_config,
+        parse_config,
+        placements,
+    )
+    from loom_explorer.hardware.grid import restrict_grid
+    from loom_explorer.program.attention import is_attention
+
+    attention = is_attention(load_program(req.problem.kernel))
+    problem_request = req.problem
+    cfg: TtnnMatmulConfig | TtnnSdpaConfig | None = None
+    if req.ttnn_config:
+        try:
+            raw = finite_json(Path(req.ttnn_config).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
+            raise InputError(f"--ttnn-config {req.ttnn_config}: {exc or 'nested too deeply'}") from None
+        if attention:
+            cfg = parse_sdpa_config(raw, req.ttnn_config)
+        else:
+            cfg = parse_config(raw, req.ttnn_config)
+            problem_request = with_compute_config(req.problem, cfg.compute,
+                                                  {t: p.value for t, p in placements(cfg).items()}, req.ttnn_config)
+    hw, problem = problem_request.build()
+    if req.grid:
+        try:
+            hw = restrict_grid(hw, *req.grid)
+        except ValueError as exc:
+            raise InputError(f"--grid {req.grid[0]}x{req.grid[1]}: {exc}") from None
+    evaluated: Evaluated
+    if cfg is None:
+        cfg, evaluated = evaluate_ttnn_default(hw, problem)
+    elif isinstance(cfg, TtnnSdpaConfig):
+        evaluated = evaluate_sdpa_config(hw, problem, cfg)
+    else:
+        evaluated = evaluate_config(hw, problem, cfg)
+    if req.json:
+        print(json.dumps({**result_json(hw, evaluated.schedule, evaluated.result),
+                          "ttnn_config": cfg.model_dump(mode="json")}, indent=2))
+    else:
+        print(solve_table(hw, problem, {evaluated.schedule.candidate.name: evaluated.schedule}, [evaluated.result]))
+    return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
+
+
+# ------------------------------------------------------------------------------------------ accuracy
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyCommand:
+    data: str
+    configs: str | None
+    card_hw: tuple[str, ...]  # CARD=FILE
+    record: bool
+    skip_bad_rows: bool
+    store: str | None
+    json: bool
+
+
+def parse_accuracy(args: argparse.Namespace) -> AccuracyCommand:
+    return AccuracyCommand(args.data, args.configs, tuple(args.hw), args.record, args.skip_bad_rows, args.store,
+                           args.json)
+
+
+def card_hardware(pins: tuple[str, ...]) -> dict[str, HardwareSpec]:
+    """``--hw CARD=FILE`` options: the hardware file to predict one card's rows with (e.g. a calibrated one);
+    the file must describe the same chip as the card's shipped file."""
+    from loom_explorer.accuracy.gemm_data import CARDS
+
+    chosen: dict[str, HardwareSpec] = {}
+    for pin in pins:
+        card, sep, name = pin.partition("=")
+        if not sep or not name or card not in CARDS:
+            raise HardwareError(f"--hw {pin!r}: expected CARD=FILE with CARD one of {', '.join(CARDS)}")
+        hw, shipped = load_hardware(name), load_hardware(CARDS[card])
+        if hw.arch != shipped.arch:
+            raise HardwareError(f"--hw {pin!r}: {name} describes a {hw.arch} chip; card {card} is "
+                                f"{shipped.arch} ({CARDS[card]})")
+        chosen[card] = hw
+    return chosen
+
+
+def _rounded(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _row_line(r: Row) -> str:
+    """One row of the table, with the measurement file's own words (``source``) for card, kind, shape, dtype
+    and fidelity, as the JSON rows have them."""
+    predicted_ns, error_pct = _rounded(r.predicted_ns, 1), _rounded(r.error_pct)
+    s = r.source
+    pred = f"{predicted_ns / 1e3:>12.2f}" if predicted_ns else f"{'illegal':>12}"
+    err = f"{error_pct:>6.1f}%" if error_pct is not None else f"{'-':>7}"
+    return (f"{s['card']:<5} {s['config_kind']:<11} {s['M']:>6} {s['K']:>6} {s['N']:>6} {s['dtype']:<10} "
+            f"{s['math_fidelity']:<6} {r.regime:<13} {r.measured_ns / 1e3:>11.2f} {pred} {err}")
+
+
+def _summary_line(name: str, s: Summary) -> str:
+    spearman = _rounded(s.spearman, 4)
+    return (f"  {name:<24} n={s.n:<4} median |err| {pct(_rounded(s.median_abs_err_pct))}  "
+            f"p90 {pct(_rounded(s.p90_abs_err_pct))}  Spearman {'-' if spearman is None else spearman}")
+
+
+def print_accuracy_tables(tables: AccuracyTables) -> None:
+    print(f"{'card':<5} {'kind':<11} {'M':>6} {'K':>6} {'N':>6} {'dtype':<10} {'fidelity':<6} {'regime':<13} "
+          f"{'measured us':>11} {'predicted us':>12} {'error':>7}")
+    for r in tables.rows:
+        print(_row_line(r))
+    print("\nsummary (every row):")
+    print(_summary_line("all", tables.summary))
+    for name, s in {**tables.by_card, **tables.by_regime}.items():
+        print(_summary_line(name, s))
+    print("\nheld-out rows, model vs three-constant roofline fitted on the other rows:")
+    for h in tables.held_out:
+        print(_summary_line(f"{h.card} model", h.model))
+        print(_summary_line(f"{h.card} roofline", h.baseline) + f"  (fitted: compute efficiency {h.fit.compute_eff}, "
+              f"DRAM efficiency {h.fit.dram_eff}, overhead {round(h.fit.overhead_ns, 1)} ns)")
+    print(f"\nhand-tuned over automatic speedup: {len(tables.speedups)} pairs, "
+          f"median |error| {pct(tables.speedup_median_abs_err_pct)}")
+
+
+def run_accuracy(req: AccuracyCommand) -> int:
+    from loom_explorer.accuracy.gemm_data import accuracy_json, accuracy_tables, predict_rows, unscored
+    from loom_explorer.accuracy.progress import Progress
+
+    hardware = card_hardware(req.card_hw)
+    with Progress() as progress:
+        report = predict_rows(req.data, req.configs, hardware, skip_bad_rows=req.skip_bad_rows, progress=progress)
+    if req.record:
+        from loom_explorer.accuracy.gemm_data import report_measurements
+        from loom_explorer.store import open_store
+
+        with open_store(req.store) as store:
+            store.record_many(report_measurements(report))
+        say(f"recorded {len(report.rows)} measurements in {store.path}")
+    if req.json:
+        print(json.dumps(accuracy_json(report), indent=2))
+    else:
+        print_accuracy_tables(accuracy_tables(report))
+    not_scored = unscored(report)
+    if not_scored:
+        say_rows(f"could not score {len(not_scored)} rows:", not_scored)
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------- calibrate
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrateCommand:
+    hw: str
+    data: str
+    configs: str | None
+    output: str
+    force: bool
+    skip_bad_rows: bool
+
+
+def parse_calibrate(args: argparse.Namespace) -> CalibrateCommand:
+    return CalibrateCommand(args.hw, args.data, args.configs, args.output, args.force, args.skip_bad_rows)
+
+
+def run_calibrate(req: CalibrateCommand) -> int:
+    from loom_explorer.accuracy.calibrate import (
+        CalibrationError,
+        calibrate,
+        calibrated_yaml,
+        is_shipped,
+        written_value,
+    )
+    from loom_explorer.accuracy.gemm_data import load_cases, refusal
+    from loom_explorer.accuracy.progress import Progress
+
+    if is_shipped(req.output):
+        raise InputError(f"-o {req.output}: calibration never writes a shipped hardware file; choose another path")
+    check_target(req.output, force=req.force)  # a target write_new would refuse fails before the fit
+    hw = load_hardware(req.hw)
+    # every row is checked before the fit: an unusable one stops it unless --skip-bad-rows leaves it out
+    cases, unusable = load_cases(req.data, req.configs, skip_bad_rows=req.skip_bad_rows)
+    if unusable and not req.skip_bad_rows:
+        raise CalibrationError(refusal(unusable))
+    if unusable:
+        say_rows(f"skipped {len(unusable)} unusable rows (--skip-bad-rows):", unusable)
+    with Progress() as progress:
+        result = calibrate(hw, cases, progress=progress)
+    write_new(req.output, calibrated_yaml(req.hw, result, Path(req.data).name), force=req.force)
+    print(f"calibrated {hw.name} on {result.train_rows} rows of {req.data}; wrote {req.output}")
+    moved = [path for path in result.values if written_value(result, path) != result.shipped[path]]
+    for path in result.values:
+        print(f"  {path:<36} {result.shipped[path]:>10g} -> {written_value(result, path):g}")
+    if not moved:
+        print("  no constant moved: the shipped values fit these rows best (the file written keeps every value)")
+    for label, s in (("training rows, shipped", result.train_before), ("training rows, fitted", result.train_after),
+                     ("held-out rows, shipped", result.before), ("held-out rows, fitted", result.after)):
+        print(f"  {label:<24} n={s.n:<4} median |err| {pct(s.median_abs_err_pct, '.1f')}  "
+              f"p90 {pct(s.p90_abs_err_pct, '.1f')}")
+    return EXIT_OK
+
+
+# -------------------------------------------------------------------------------------------- ingest
+
+
+@dataclass(frozen=True, slots=True)
+class IngestCommand:
+    file: str
+    hw: str | None
+    dry_run: bool
+    skip_bad_rows: bool
+    store: str | None
+    json: bool
+
+
+def parse_ingest(args: argparse.Namespace) -> IngestCommand:
+    return IngestCommand(args.file, args.hw, args.dry_run, args.skip_bad_rows, args.store, args.json)
+
+
+def run_ingest(req: IngestCommand) -> int:
+    from loom_explorer.accuracy.ingest import read_ops_perf, report_measurements, suggest_hardware, summary_json
+    from loom_explorer.accuracy.progress import Progress
+    from loom_explorer.store import open_store
+
+    ids: list[int] = []
+    store_path: Path | None = None
+    with Progress() as progress:
+        # the whole file is read and checked before anything is predicted or recorded
+        report = read_ops_perf(req.file, skip_bad_rows=req.skip_bad_rows, progress=progress)
+        hw_name = req.hw or suggest_hardware(report)
+        if hw_name is None and report.ops:
+            raise InputError(f"{req.file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
+                             "give --hw, e.g. --hw wormhole_n150")
+        measurements = report_measurements(report, hw_name, progress) if hw_name and report.ops else []
+        if not req.dry_run:
+            with open_store(req.store) as store:
+                ids = store.record_many(measurements)
+                store_path = store.path
+    if not req.dry_run:
+        say(f"recorded {len(ids)} measurements in {store_path}")
+    if report.bad:
+        say_rows(f"skipped {len(report.bad)} unusable rows (--skip-bad-rows):", report.bad)
+    if req.json:
+        doc = summary_json(report)
+        doc["predictions"] = [{"row": op.row, "hardware": m.hardware, "candidate": m.candidate,
+                               "predicted_ns": m.predicted_ns, "measured_ns": m.measured_ns, "note": m.note}
+                              for op, m in zip(report.ops, measurements, strict=True)]
+        print(json.dumps(doc, indent=2))
+        return EXIT_OK
+    print(f"{req.file}: {len(report.ops)} ops ingested, {len(report.skipped)} rows skipped"
+          + (f"; predicted on {hw_name}" if report.ops else ""))
+    for op, m in zip(report.ops, measurements, strict=True):
+        shape = ",".join(f"{k}={v}" for k, v in op.shape.items())
+        predicted = f"{m.predicted_ns / 1e3:10.2f} us" if m.predicted_ns is not None else f"{'-':>13}"
+        error = (f"{100 * (m.predicted_ns - m.measured_ns) / m.measured_ns:+6.1f}%"
+                 if m.predicted_ns is not None and m.measured_ns else "")
+        print(f"  row {op.row:<5} {op.kernel:<15} {shape:<34} {m.candidate:<36} measured "
+              f"{op.device_kernel_ns / 1e3:10.2f} us  predicted {predicted} {error}")
+    for s in report.skipped:
+        print(f"  skipped {s}")
+    return EXIT_OK
+
+
+def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    predict = add_command(sub, "predict", Command(parse_predict, run_predict),
+                          help="evaluate an existing TTNN program config (matmul or SDPA) with the model")
+    add_problem_args(predict)
+    predict.add_argument("--ttnn-config", default=None, metavar="FILE",
+                         help="JSON in the ttnn constructor's argument names (see docs/accuracy.md)")
+    predict.add_argument("--ttnn-default", action="store_true",
+                         help="the config ttnn picks itself for a DRAM-interleaved matmul")
+    predict.add_argument("--grid", type=grid_size, default=None, metavar="XxY",
+                         help="restrict the device grid, e.g. 11x10")
+
+
+def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    accuracy = add_command(sub, "accuracy", Command(parse_accuracy, run_accuracy),
+                           help="error table of the model on measured matmul data")
+    accuracy.add_argument("--data", required=True,
+                          help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv")
+    accuracy.add_argument("--configs", default=None,
+                          help="CSV of the manual configs "
+                               "(format of loom_explorer/data/published/gemm_manual_configs.csv)")
+    accuracy.add_argument("--json", action="store_true")
+    accuracy.add_argument("--hw", action="append", default=[], metavar="CARD=FILE",
+                          help="predict one card's rows with this hardware file instead of the shipped one, "
+                               "e.g. p150=p150_fitted.yaml from `calibrate` (repeatable)")
+    accuracy.add_argument("--record", action="store_true", help="also record every row in the results store")
+    accuracy.add_argument("--skip-bad-rows", action="store_true",
+                          help="leave out rows with a bad cell or a wrong number of cells (listed) instead of "
+                               "refusing the file")
+    add_store_arg(accuracy)
+    calibrate = add_command(sub, "calibrate", Command(parse_calibrate, run_calibrate),
+                            help="fit the hardware file's estimated constants to measured data")
+    calibrate.add_argument("--hw", required=True, help="the hardware file to start from (name or path)")
+    calibrate.add_argument("--data", required=True,
+                           help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv")
+    calibrate.add_argument("--configs", default=None, help="CSV of the manual configs")
+    calibrate.add_argument("-o", "--output", required=True, metavar="FILE", help="the new hardware YAML")
+    calibrate.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    calibrate.add_argument("--skip-bad-rows", action="store_true",
+                           help="fit without the unusable rows (a bad cell, a wrong number of cells, a manual row "
+                                "without its config; listed) instead of refusing to fit")
+
+
+def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ingest = add_command(sub, "ingest", Command(parse_ingest, run_ingest),
+                         help="read a device-profiler ops_perf_results CSV: each matmul predicted "
+                              "with its own config beside its measured kernel duration")
+    ingest.add_argument("file", help="ops_perf_results_<timestamp>.csv from tt-metal's device profiler")
+    ingest.add_argument("--hw", default=None,
+                        help="hardware to predict on (default: from the report's DEVICE ARCH column)")
+    ingest.add_argument("--dry-run", action="store_true", help="do not record in the results store")
+    ingest.add_argument("--json", action="store_true")
+    ingest.add_argument("--skip-bad-rows", action="store_true",
+                        help="skip rows with a bad number cell or a wrong number of cells (listed) instead of "
+                             "refusing the file")
+    add_store_arg(ingest)

@@ -1,0 +1,96 @@
+"""``export``: the best (or a chosen) schedule in an export format (``export/formats.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from loom_explorer.cli.common import (
+    Command,
+    ProblemRequest,
+    SolveRequest,
+    add_command,
+    add_problem_args,
+    best,
+    kernel_target,
+    no_schedule,
+    report_interrupted,
+)
+from loom_explorer.errors import EXIT_OK
+from loom_explorer.export.exporter import ExportError, SolvedSchedule
+from loom_explorer.export.files import check_target, write_new
+from loom_explorer.export.formats import EXPORT_FORMATS, EXPORTERS, export_text, exporter
+from loom_explorer.result import CandidateResult
+from loom_explorer.solve.solver import Session, SolveOptions
+
+
+@dataclass(frozen=True, slots=True)
+class ExportCommand:
+    problem: ProblemRequest
+    solve: SolveRequest
+    output_format: str
+    output: str
+    candidate: str | None
+    force: bool
+
+
+def parse_export(args: argparse.Namespace) -> ExportCommand:
+    target = kernel_target(args.target, exporter(args.output_format).kernel_target, args.output_format)
+    return ExportCommand(ProblemRequest.from_args(args, target), SolveRequest.from_args(args), args.output_format,
+                         args.output, args.candidate, args.force)
+
+
+def solved_schedules(session: Session, results: Sequence[CandidateResult], problem: ProblemRequest,
+                     options: SolveOptions, noc_bound: bool) -> list[SolvedSchedule]:
+    """The candidates with a schedule, best first, as the exporters take them."""
+    return [SolvedSchedule(session.schedule(r.candidate_name), r, problem.hw, problem.kernel, options, noc_bound)
+            for r in results if r.solution is not None]
+
+
+def best_exportable(solved: Sequence[SolvedSchedule], fmt: str) -> SolvedSchedule:
+    """The best schedule format ``fmt`` can express, saying so when it is not the best overall; ExportError
+    with the distinct reasons when none can be."""
+    chosen = exporter(fmt)
+    reasons: list[str] = []
+    for s in solved:
+        why = chosen.can_export(s)
+        if why is None:
+            if reasons:
+                print(f"loom-explorer: exporting {s.result.candidate_name}, the best candidate with {chosen.noun}; "
+                      f"better ones have none ({reasons[0]})", file=sys.stderr)
+            return s
+        if why not in reasons:  # one candidate after another often fails for the same reason
+            reasons.append(why)
+    raise ExportError(f"no candidate with a schedule has {chosen.noun}: " + "; ".join(reasons[:3]))
+
+
+def run_export(req: ExportCommand) -> int:
+    check_target(req.output, req.force)  # an unwritable -o fails before the solve
+    hw, problem = req.problem.build()
+    options = req.solve.options()
+    session = req.solve.session(hw, problem)
+    results = session.solve(req.solve.parsed_pins(), options, candidates=[req.candidate] if req.candidate else None)
+    if session.stop.stopped:
+        return report_interrupted(results, "export")
+    if best(results) is None:
+        raise no_schedule(results, "export")
+    solved = solved_schedules(session, results, req.problem, options, req.solve.noc_bound)
+    chosen = solved[0] if req.candidate else best_exportable(solved, req.output_format)
+    write_new(req.output, export_text(req.output_format, chosen), force=req.force)
+    latency_us = hw.cycles_to_us(chosen.result.solution.latency_cycles) if chosen.result.solution else 0.0
+    print(f"loom-explorer: wrote {req.output} ({req.output_format}): {chosen.result.candidate_name}, predicted "
+          f"{latency_us:,.2f} us", file=sys.stderr)
+    return EXIT_OK
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = add_command(sub, "export", Command(parse_export, run_export, stoppable=True),
+                         help="write the best (or a chosen) schedule as a kernel file or JSON")
+    add_problem_args(export, tensor_format_flag="--tensor-format")
+    export.add_argument("--format", dest="output_format", choices=EXPORT_FORMATS, required=True,
+                        help="; ".join(f"{e.name}: {e.summary}" for e in EXPORTERS))
+    export.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write (never half-written)")
+    export.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
+    export.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
