@@ -8,17 +8,15 @@ when the point is legal, evaluates its latency, breakdown, L1 and DRAM bytes.
 (``solve/solver.py``): CP-SAT's optimum or best schedule found, a starting schedule returned when the
 search timed out or was interrupted, and every alternative (``top_k``). The schedule must be legal and its
 latency must equal the one the solver reported, else :class:`RefereeError` says which constraint fails or
-both latencies. Every solver test also asserts this, and the brute-force enumerator is built on the same
-functions.
+both latencies. That is a bug of the tool, not of the input, so it is not a ``LoomError``: the command
+line reports it as an internal error (``errors.EXIT_INTERNAL``, the traceback under ``--debug``). Every
+solver test also asserts this, and the brute-force enumerator is built on the same functions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
-
-from loom_explorer.errors import EXIT_INTERNAL, LoomError
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.result import Solution
@@ -31,15 +29,13 @@ class Verdict:
     solution: Solution | None
 
 
-class RefereeError(LoomError):
+class RefereeError(RuntimeError):
     """The solver returned a schedule the referee rejects, or costs differently: a bug of the tool.
 
     ``violations``: each failed domain or constraint check (``"l1_capacity: needs ... B of L1"``), empty when
     the schedule is legal; ``solver_latency_cycles`` what the solver reported, ``referee_latency_cycles``
     what the referee computes for the same values (None when illegal). ``solver_latency_cycles`` is None when
     CP-SAT proved that no schedule exists while ``values`` (the starting schedule) is one the referee accepts."""
-
-    exit_status: ClassVar[int] = EXIT_INTERNAL
 
     def __init__(self, candidate: str, source: str, values: Mapping[str, int], solver_latency_cycles: int | None,
                  referee_latency_cycles: int | None, violations: tuple[str, ...] = ()) -> None:

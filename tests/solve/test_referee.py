@@ -16,7 +16,7 @@ import dataclasses
 
 import pytest
 
-from loom_explorer.errors import EXIT_INTERNAL, LoomError
+from loom_explorer.errors import LoomError
 from loom_explorer.model.expr import ExprLike
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import make_problem
@@ -68,7 +68,7 @@ def test_a_latency_other_than_the_referees_raises_with_both_values(tiny_hw) -> N
     message = str(err)
     assert f"{latency + 7:,} cycles by the solver" in message and f"computes {latency:,} cycles" in message
     assert name in message and "CP-SAT's optimum" in message
-    assert isinstance(err, LoomError) and err.exit_status == EXIT_INTERNAL
+    assert not isinstance(err, LoomError)  # a bug of the tool: the command line's internal-error path
 
 
 def test_an_illegal_schedule_raises_naming_the_failed_constraint(tiny_hw) -> None:
