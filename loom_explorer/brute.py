@@ -25,6 +25,17 @@ class BruteResult:
     seconds: float
 
 
+@dataclass(slots=True)
+class _WalkState:
+    """What the depth-first walk has found so far."""
+
+    best_values: dict[str, int] | None = None
+    best_latency_cycles: int | None = None
+    legal_points: int = 0
+    visited_nodes: int = 0
+    stopped: bool = False
+
+
 def space_size(schedule: SymbolicSchedule) -> int:
     """Assignments of every parameter over its domain (the product of the domain sizes)."""
     n = 1
@@ -48,33 +59,33 @@ def brute_force(schedule: SymbolicSchedule, pins: dict[str, int] | None = None,
     domains = [(p.name, (pins[p.name],) if p.name in pins else p.values) for p in params]
     start = time.perf_counter()
     deadline = start + time_limit_seconds if time_limit_seconds else None
-    state = {"best": None, "lat": None, "legal": 0, "nodes": 0, "stopped": False}
+    state = _WalkState()
     values: dict[str, int] = {}
     last = len(domains) - 1
 
     def walk(i: int) -> None:
         name, domain = domains[i]
         for value in domain:
-            state["nodes"] += 1
-            if deadline is not None and state["nodes"] % 4096 == 0 and time.perf_counter() > deadline:
-                state["stopped"] = True
+            state.visited_nodes += 1
+            if deadline is not None and state.visited_nodes % 4096 == 0 and time.perf_counter() > deadline:
+                state.stopped = True
                 return
             values[name] = value
             if not all(check(values) for check in checks[i]):
                 continue
             if i == last:
-                state["legal"] += 1
+                state.legal_points += 1
                 lat = latency(values)
                 if on_legal is not None:
                     on_legal(values, lat)
-                if state["lat"] is None or lat < state["lat"]:
-                    state["lat"], state["best"] = lat, dict(values)
+                if state.best_latency_cycles is None or lat < state.best_latency_cycles:
+                    state.best_latency_cycles, state.best_values = lat, dict(values)
             else:
                 walk(i + 1)
-                if state["stopped"]:
+                if state.stopped:
                     return
 
     walk(0)
-    return BruteResult(best_values=state["best"], best_latency_cycles=state["lat"],  # type: ignore[arg-type]
-                       legal_points=state["legal"], visited_nodes=state["nodes"],  # type: ignore[arg-type]
-                       complete=not state["stopped"], seconds=time.perf_counter() - start)
+    return BruteResult(best_values=state.best_values, best_latency_cycles=state.best_latency_cycles,
+                       legal_points=state.legal_points, visited_nodes=state.visited_nodes,
+                       complete=not state.stopped, seconds=time.perf_counter() - start)

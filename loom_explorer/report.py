@@ -34,8 +34,8 @@ def _solution_json(hw: HardwareSpec, schedule: SymbolicSchedule, s: Solution) ->
 
 
 def result_json(hw: HardwareSpec, schedule: SymbolicSchedule, r: CandidateResult) -> dict[str, Any]:
-    empty = {"latency_cycles": None, "latency_us": None, "tflops": None, "roofline_pct": None, "params": {},
-             "breakdown": {}, "l1_bytes": None, "dram_read_bytes": None}
+    empty: dict[str, Any] = {"latency_cycles": None, "latency_us": None, "tflops": None, "roofline_pct": None,
+                             "params": {}, "breakdown": {}, "l1_bytes": None, "dram_read_bytes": None}
     body = _solution_json(hw, schedule, r.solution) if r.solution else empty
     return {
         "name": r.candidate_name,
@@ -161,7 +161,7 @@ def traffic_table(hw: HardwareSpec, problem: Problem, candidate: str, report: Tr
         busiest = [x for x in report.links if x.noc == noc][:top]
         lines += ["", f"busiest links of NoC{noc} ({width} B/cycle each):",
                   f"  {'link':<22} {'bytes':>15} {'of capacity':>11}"]
-        lines += [f"  {str(x.src) + '->' + str(x.dst):<22} {x.bytes:>15,} {100 * x.utilisation:>10.1f}%" for x in busiest]
+        lines += [f"  {f'{x.src}->{x.dst}':<22} {x.bytes:>15,} {100 * x.utilisation:>10.1f}%" for x in busiest]
         if not busiest:
             lines.append("  (no traffic)")
     lines += [

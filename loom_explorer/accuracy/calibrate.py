@@ -2,8 +2,9 @@
 
 The constants fitted are the estimates of the YAML files that matmuls exercise (their comments name
 ``loom_explorer/data/published/gemm_flops_calibration.csv``): per-op launch, Dst sub-block overhead, tile
-pack, the multicast handshake; one core's DRAM read bandwidth; and the achieved cycles of a tile matmul per fidelity (LoFi, HiFi2, HiFi4), which the
-shipped files give at their ideal (tech report) values and the fit may only raise. The fit minimises the mean squared log error ``mean(log(predicted/measured)^2)`` (least
+pack, the multicast handshake; one core's DRAM read bandwidth; and the achieved cycles of a tile matmul per
+fidelity (LoFi, HiFi2, HiFi4), which the shipped files give at their ideal (tech report) values and the fit
+may only raise. The fit minimises the mean squared log error ``mean(log(predicted/measured)^2)`` (least
 squares on relative error) over the training rows of the chip's card (``gemm_data.held_out`` keeps a
 third of the shapes out), by coordinate descent over a grid of values per constant (two passes). Every
 evaluation re-predicts every training row with the exact config it ran.
@@ -96,7 +97,8 @@ def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
         current = getattr(getattr(hw, section), key)
         if entry:  # a per-fidelity table: replace one entry
             table = sections.setdefault(section, {}).setdefault(key, dict(current))
-            table[Fidelity(entry[0])] = round(value)  # type: ignore[index]
+            assert isinstance(table, dict), f"{section}.{key} is a per-fidelity table"
+            table[Fidelity(entry[0])] = round(value)
         else:
             sections.setdefault(section, {})[key] = type(current)(round(value) if isinstance(current, int) else value)
     return hw.model_copy(update={s: getattr(hw, s).model_copy(update=keys) for s, keys in sections.items()})
@@ -144,7 +146,7 @@ def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
                       and not (path.startswith(AT_LEAST_SHIPPED) and scale < 1)]
             losses = list(pool.map(_trial_loss, repeat(train), (with_constants(hw, t) for t in trials),
                                    repeat(card)))
-            for trial, loss in zip(trials, losses):
+            for trial, loss in zip(trials, losses, strict=True):
                 if loss < best_loss - 1e-12:
                     best, best_loss = trial, loss
         if progress:

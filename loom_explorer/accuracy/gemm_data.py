@@ -323,7 +323,8 @@ def read_measurements(path: str | Path) -> tuple[list[Measured], list[RowIssue]]
     good: list[Measured] = []
     issues: list[RowIssue] = []
     for line, cells, v in _checked(file, header, records, check, issues):
-        good.append(Measured(line, dict(zip(header, cells)), v["card"], v["config_kind"], (v["M"], v["K"], v["N"]),
+        good.append(Measured(line, dict(zip(header, cells, strict=True)), v["card"], v["config_kind"],
+                             (v["M"], v["K"], v["N"]),
                              v["use_trace"], (v["grid_x"], v["grid_y"]), v["dtype"], v["math_fidelity"],
                              v["time_ns"]))
     return good, issues
@@ -359,7 +360,7 @@ def read_configs(path: str | Path) -> tuple[dict[tuple[object, ...], ManualConfi
             issues.append(RowIssue(file, line, None, "a second config for the same card, grid, dtype and shape",
                                    f"a second config for {_key_text(key)} (the first is on line {found[key].line})"))
             continue
-        found[key] = ManualConfig(line, key, config)  # type: ignore[arg-type]
+        found[key] = ManualConfig(line, key, config)
     return found, issues
 
 
@@ -389,7 +390,8 @@ class Case:
 
     @property
     def held_out(self) -> bool:
-        return held_out(tuple(int(self.source[d]) for d in ("M", "K", "N")))  # type: ignore[arg-type]
+        m, k, n = (int(self.source[d]) for d in ("M", "K", "N"))
+        return held_out((m, k, n))
 
 
 def load_cases(data: str | Path, configs: str | Path | None,
@@ -431,7 +433,8 @@ def load_cases(data: str | Path, configs: str | Path | None,
         problem = problems.get(pkey)
         if problem is None:
             try:
-                problem = make_problem(program, dict(zip("MKN", m.shape)), m.dtype, m.fidelity, placements=place)
+                problem = make_problem(program, dict(zip("MKN", m.shape, strict=True)), m.dtype, m.fidelity,
+                                       placements=place)
             except ValueError as exc:
                 unusable.append(RowIssue(str(data), m.line, None, "not a problem the model takes", str(exc)))
                 continue

@@ -395,7 +395,27 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
     return cfg, bool(_flag(f.get("fuse_batch", ""))), _activation(f.get("fused_activation", ""))
 
 
-def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class _OpParts:
+    """What the kind of op (matmul or SDPA) says of an :class:`IngestedOp`."""
+
+    kernel: Kernel
+    shape: dict[str, int]
+    model_shape: dict[str, int] | None
+    dtype: DataFormat
+    formats: dict[str, DataFormat]
+    grid: tuple[int, int] | None
+    fp32_acc: bool
+    note: str
+    config: TtnnMatmulConfig | None = None
+    causal: bool = False
+    q_chunk_size: int | None = None
+    k_chunk_size: int | None = None
+    bias: bool = False
+    activation: str | None = None
+
+
+def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
     a, b = row.shape("INPUT_0"), row.shape("INPUT_1")
     if a is None or b is None:
         raise _Skip("a matmul needs the shapes of INPUT_0 and INPUT_1")
@@ -423,12 +443,12 @@ def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str
         model_shape = None
         notes.append(f"not predicted: batched matmul (in0 batch {batch}, in1 batch {in1_batch}, fuse_batch "
                      f"{int(fuse_batch)}) and the model's gemm has no batch dimension")
-    return {"kernel": "gemm", "shape": shape, "model_shape": model_shape, "dtype": dtype, "formats": formats,
-            "config": cfg, "grid": cfg.compute_with_storage_grid_size, "bias": bias, "activation": activation,
-            "fp32_acc": bool(compute.get("fp32_dest_acc_en")), "note": "; ".join(notes)}
+    return _OpParts(kernel="gemm", shape=shape, model_shape=model_shape, dtype=dtype, formats=formats,
+                    config=cfg, grid=cfg.compute_with_storage_grid_size, bias=bias, activation=activation,
+                    fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(notes))
 
 
-def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> dict[str, object]:
+def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
     q, k = row.shape("INPUT_0"), row.shape("INPUT_1")
     if q is None or k is None:
         raise _Skip("SDPA needs the shapes of q (INPUT_0) and k (INPUT_1)")
@@ -452,10 +472,10 @@ def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> dict[
         q_chunk, k_chunk = _int(chunks["q_chunk_size"]), _int(chunks["k_chunk_size"])
         grid = _grid(parsed[1].get("compute_with_storage_grid_size", ""))
     shape = {"B": b, "H": h, "Hkv": hkv, "Sq": sq, "Skv": skv, "D": d}
-    return {"kernel": "flash_attention", "shape": shape, "model_shape": shape, "dtype": dtype, "formats": formats,
-            "causal": bool(_flag(attrs.get("is_causal", ""))), "q_chunk_size": q_chunk, "k_chunk_size": k_chunk,
-            "grid": grid, "fp32_acc": bool(compute.get("fp32_dest_acc_en")),
-            "note": "" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)"}
+    return _OpParts(kernel="flash_attention", shape=shape, model_shape=shape, dtype=dtype, formats=formats,
+                    causal=bool(_flag(attrs.get("is_causal", ""))), q_chunk_size=q_chunk, k_chunk_size=k_chunk,
+                    grid=grid, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+                    note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)")
 
 
 @lru_cache(maxsize=4096)
@@ -501,10 +521,12 @@ def _op_of(row: _Row, op_code: str) -> IngestedOp:
     attrs, compute = _attributes(attributes)
     fidelity = _fidelity(row, compute)
     parts = _matmul(row, attributes, attrs, compute) if name in MATMUL_OPS else _sdpa(row, attrs, compute)
-    defaults = {"config": None, "causal": False, "q_chunk_size": None, "k_chunk_size": None}
-    return IngestedOp(row=0, op_code=op_code, fidelity=fidelity, device_kernel_ns=0.0,
-                      core_count=core_count, device_id=device_id,  # type: ignore[arg-type]
-                      device_arch=row.get("DEVICE ARCH") or None, **{**defaults, **parts})  # type: ignore[arg-type]
+    return IngestedOp(row=0, op_code=op_code, kernel=parts.kernel, shape=parts.shape, dtype=parts.dtype,
+                      formats=parts.formats, fidelity=fidelity, config=parts.config, causal=parts.causal,
+                      q_chunk_size=parts.q_chunk_size, k_chunk_size=parts.k_chunk_size, device_kernel_ns=0.0,
+                      core_count=core_count, model_shape=parts.model_shape, grid=parts.grid, fp32_acc=parts.fp32_acc,
+                      bias=parts.bias, activation=parts.activation, device_id=device_id,
+                      device_arch=row.get("DEVICE ARCH") or None, note=parts.note)
 
 
 REQUIRED_COLUMNS = {OP_CODE: [OP_CODE], DURATION: [DURATION],
@@ -563,7 +585,9 @@ def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progr
             known[key] = op
         if isinstance(op, IngestedOp):
             try:
-                op = replace(op, row=number, device_kernel_ns=row.number(positive_time, DURATION))
+                duration_ns = row.number(positive_time, DURATION)
+                assert duration_ns is not None, "a row without a duration is skipped when its op is read"
+                op = replace(op, row=number, device_kernel_ns=duration_ns)
             except _BadCell as cell:
                 op = cell
         if isinstance(op, IngestedOp):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -166,15 +167,13 @@ def evaluate_values(schedule: SymbolicSchedule, values: dict[str, int]) -> Evalu
     if missing:
         raise ConfigError(f"candidate {name} has parameters the config does not give: {', '.join(missing)}")
     verdict = referee(schedule, values)
-    common = {"candidate_name": name, "description": schedule.candidate.description, "alternatives": (),
-              "best_bound_cycles": None, "solve_seconds": 0.0, "pins": tuple(sorted(values.items()))}
+    result = partial(CandidateResult, candidate_name=name, description=schedule.candidate.description,
+                     alternatives=(), best_bound_cycles=None, solve_seconds=0.0, pins=tuple(sorted(values.items())))
     if verdict.solution is None:
         conflict = Conflict(pins=tuple(sorted(values.items())), constraints=verdict.violations, families=(),
                             message="the model finds this config illegal: " + "; ".join(verdict.violations))
-        return Evaluated(schedule, values, CandidateResult(status="conflict", solution=None, conflict=conflict,
-                                                           **common))
-    return Evaluated(schedule, values, CandidateResult(status="feasible", solution=verdict.solution,
-                                                       conflict=None, **common))
+        return Evaluated(schedule, values, result(status="conflict", solution=None, conflict=conflict))
+    return Evaluated(schedule, values, result(status="feasible", solution=verdict.solution, conflict=None))
 
 
 NARROW_RATIO = 8  # ttnn's is_narrow_shape: a height/width ratio above this takes a 1-D config

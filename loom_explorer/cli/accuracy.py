@@ -100,7 +100,7 @@ def run_predict(req: PredictCommand) -> int:
         try:
             raw = finite_json(Path(req.ttnn_config).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
-            raise InputError(f"--ttnn-config {req.ttnn_config}: {exc or 'nested too deeply'}") from None
+            raise InputError(f"--ttnn-config {req.ttnn_config}: {str(exc) or 'nested too deeply'}") from None
         if attention:
             cfg = parse_sdpa_config(raw, req.ttnn_config)
         else:
@@ -253,7 +253,8 @@ def run_calibrate(req: CalibrateCommand) -> int:
         is_shipped,
         written_value,
     )
-    from loom_explorer.accuracy.gemm_data import load_cases, refusal
+    from loom_explorer.accuracy.csv_input import refusal
+    from loom_explorer.accuracy.gemm_data import load_cases
     from loom_explorer.accuracy.progress import Progress
 
     if is_shipped(req.output):

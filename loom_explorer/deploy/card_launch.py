@@ -38,6 +38,7 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 PROFILER_ENV = {"TT_METAL_DEVICE_PROFILER": "1", "TT_METAL_PROFILER_MID_RUN_DUMP": "1",
                 "TT_METAL_PROFILER_CPP_POST_PROCESS": "1"}
@@ -46,7 +47,7 @@ RESULT_PREFIX = "LOOM_CARD "
 TRACE_REGION_BYTES = 16 << 20
 
 
-def kernel_durations_ns(perf_data: Mapping[object, Iterable[object]]) -> list[float]:
+def kernel_durations_ns(perf_data: Mapping[Any, Iterable[Any]]) -> list[float]:
     """Every ``DEVICE KERNEL DURATION [ns]`` in one ``ttnn.get_latest_programs_perf_data()`` answer: a dict of
     chip id -> list of ``ttnn._ttnn.profiler.ProgramAnalysisData``, each with ``program_analyses_results``, a
     dict of analysis name -> ``ProgramSingleAnalysisResult`` whose ``duration`` is in ns. Programs without
@@ -54,7 +55,7 @@ def kernel_durations_ns(perf_data: Mapping[object, Iterable[object]]) -> list[fl
     durations: list[float] = []
     for programs in perf_data.values():
         for program in programs:
-            result = program.program_analyses_results.get(KERNEL_DURATION)  # type: ignore[attr-defined]
+            result = program.program_analyses_results.get(KERNEL_DURATION)
             if result is not None:
                 durations.append(float(result.duration))
     return durations

@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from loom_explorer.deploy.toolchain import Toolchain, ToolchainError, require_toolchain
 
@@ -85,11 +86,12 @@ def compile_file(path: str | Path, toolchain: Toolchain | None = None, timeout_s
     return compile_files([path], toolchain, timeout_seconds)[0]
 
 
-def _report(raw: dict[str, object]) -> CompileReport:
+def _report(raw: dict[str, Any]) -> CompileReport:
+    """One file's report as the driver prints it (JSON, ``ttlang_compile.py``)."""
     cbs = raw.get("circular_buffers") or []
     assert isinstance(cbs, list)
     return CompileReport(
         file=str(raw["file"]), passed=bool(raw["passed"]), compiler=str(raw["compiler"]),
-        message=str(raw.get("message") or ""), l1_budget_bytes=int(raw["l1_budget_bytes"]),  # type: ignore[call-overload]
+        message=str(raw.get("message") or ""), l1_budget_bytes=int(raw["l1_budget_bytes"]),
         circular_buffers=tuple(CircularBuffer(int(c["tiles"]), int(c["block_count"]), int(c["page_bytes"]),
                                               bool(c["compiler_allocated"])) for c in cbs))

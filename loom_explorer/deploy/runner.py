@@ -28,7 +28,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from loom_explorer.deploy.card_launch import PROFILER_ENV, RESULT_PREFIX
 from loom_explorer.deploy.verify import VerifyReport, verify_kernel_file
@@ -58,7 +58,8 @@ class Run:
 
 
 class Runner(Protocol):
-    name: Literal["card", "simulator"]
+    @property
+    def name(self) -> Literal["card", "simulator"]: ...
 
     def unavailable(self) -> str | None:
         """Why this runner cannot run on this machine (None: it can)."""
@@ -157,7 +158,7 @@ def launch_card_measurement(doc: ScheduleDocument, runs: int, warmup: int, pytho
 
 
 def _launch(doc: ScheduleDocument, runs: int, warmup: int, python: str | None, timeout_seconds: float,
-            profile: bool) -> dict[str, object]:
+            profile: bool) -> CardReport:
     with tempfile.TemporaryDirectory(prefix="loom-card-") as work:
         path = Path(work) / "schedule.json"
         path.write_text(doc.to_json())
@@ -178,28 +179,32 @@ def _launch(doc: ScheduleDocument, runs: int, warmup: int, python: str | None, t
     return report
 
 
-def parse_card_report(stdout: str) -> dict[str, object] | None:
+# the JSON report the card process prints (``card_launch.run_document``): read at this boundary, field by field
+CardReport = dict[str, Any]
+
+
+def parse_card_report(stdout: str) -> CardReport | None:
     """The last ``LOOM_CARD {json}`` line of the child's stdout (None when there is none)."""
     lines = [line for line in stdout.splitlines() if line.startswith(RESULT_PREFIX)]
     return json.loads(lines[-1][len(RESULT_PREFIX):]) if lines else None
 
 
-def card_run(report: dict[str, object]) -> Run:
+def card_run(report: CardReport) -> Run:
     """A successful child report as a Run: the median device kernel duration, or, from a run without the
     device profiler, the trace's wall clock per call (``measured_what`` says which); CardRunnerError when
     the profiler was on and returned no kernel durations."""
-    notes = [str(n) for n in report.get("notes", [])]  # type: ignore[attr-defined]
-    wall_ns = float(report["wall_clock_ns"])  # type: ignore[arg-type]
+    notes = [str(n) for n in report.get("notes", [])]
+    wall_ns = float(report["wall_clock_ns"])
     if not report.get("profiled", True):
         notes.append(f"no device profiler in this ttnn build ({report.get('no_profiler_reason', 'not asked for')})")
         return Run("card", wall_ns, f"wall clock per call over a trace of {report.get('runs')} calls (no device "
-                   "profiler)", pcc=float(report["pcc"]), wall_clock_ns=wall_ns,  # type: ignore[arg-type]
+                   "profiler)", pcc=float(report["pcc"]), wall_clock_ns=wall_ns,
                    note="; ".join(notes))
     if report.get("median_ns") is None:
         raise CardRunnerError("the device profiler returned no kernel durations although the profiler environment "
                               f"was set ({report.get('profiler_env')}); is this ttnn built with the profiler?",
                               report)
-    return Run("card", float(report["median_ns"]), "device kernel duration (median)",  # type: ignore[arg-type]
+    return Run("card", float(report["median_ns"]), "device kernel duration (median)",
                pcc=float(report["pcc"]), wall_clock_ns=wall_ns, note="; ".join(notes))
 
 

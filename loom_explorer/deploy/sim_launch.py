@@ -30,8 +30,8 @@ def _install_diagnostics_fallback() -> None:
     if shipped.is_file():
         return
     stand_in = types.ModuleType("ttl.diagnostics")
-    stand_in.TTLangCompileError = _CompileError  # type: ignore[attr-defined]
-    diagnostics.lazy_import_diagnostics = lambda: stand_in  # type: ignore[assignment]
+    stand_in.TTLangCompileError = _CompileError  # type: ignore[attr-defined]  # a module made here, at run time
+    diagnostics.lazy_import_diagnostics = lambda: stand_in
 
 
 def main() -> None:

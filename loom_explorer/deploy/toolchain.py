@@ -98,8 +98,8 @@ def find_python312() -> Path | None:
     found = shutil.which(f"python{PYTHON_VERSION}")
     candidates = [found] if found else []
     pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
-    candidates += sorted(glob.glob(str(pyenv_root / "versions" / f"{PYTHON_VERSION}*" / "bin" / f"python{PYTHON_VERSION}")),
-                         reverse=True)
+    pattern = pyenv_root / "versions" / f"{PYTHON_VERSION}*" / "bin" / f"python{PYTHON_VERSION}"
+    candidates += sorted(glob.glob(str(pattern)), reverse=True)
     return next((Path(c) for c in candidates if _version_of(Path(c)) == PYTHON_VERSION), None)
 
 
@@ -118,7 +118,7 @@ def _uv() -> list[str] | None:
     if found:
         return [found]
     try:
-        import uv  # type: ignore[import-not-found]  # the PyPI package ships the binary
+        import uv  # the PyPI package ships the binary
     except ImportError:
         return None
     return [uv.find_uv_bin()]
@@ -134,7 +134,8 @@ def install_toolchain(root: Path | None = None, python: Path | None = None,
                              "install one or pass --python")
     version = _version_of(python)
     if version != PYTHON_VERSION:
-        raise ToolchainError(f"--python {python} is {'not a Python that runs' if version is None else 'Python ' + version}; "
+        found = "not a Python that runs" if version is None else f"Python {version}"
+        raise ToolchainError(f"--python {python} is {found}; "
                              f"the toolchain's wheels need Python {PYTHON_VERSION}")
     root.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=root.name + ".building-", dir=root.parent))

@@ -13,9 +13,11 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from loom_explorer.deploy.compiler import CompileReport, compile_file
 from loom_explorer.deploy.simulator import simulate
@@ -31,6 +33,7 @@ from loom_explorer.traffic.tiles import TileTraffic, tile_traffic
 from loom_explorer.traffic.transfers import schedule_transfers
 
 PCC_MIN = 0.999  # bfloat16 inputs, fp32 reference
+K = TypeVar("K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +67,11 @@ class VerifyReport:
 
     def differences(self) -> list[str]:
         """Every count on which the simulator and the model disagree, in words."""
-        out = []
-        for label, sim, model in (
-            ("DRAM tiles read of", self.simulated.dram_read_tiles, self.predicted.dram_read_tiles),
-            ("DRAM tiles written of", self.simulated.dram_written_tiles, self.predicted.dram_written_tiles),
-            ("pipe tiles received by core", self.simulated.pipe_received_tiles, self.predicted.pipe_received_tiles),
-        ):
-            for key in sorted(set(sim) | set(model), key=str):
-                if sim.get(key, 0) != model.get(key, 0):
-                    out.append(f"{label} {key}: simulated {sim.get(key, 0):,}, model {model.get(key, 0):,}")
-        return out
+        sim, model = self.simulated, self.predicted
+        return [*_count_differences("DRAM tiles read of", sim.dram_read_tiles, model.dram_read_tiles),
+                *_count_differences("DRAM tiles written of", sim.dram_written_tiles, model.dram_written_tiles),
+                *_count_differences("pipe tiles received by core", sim.pipe_received_tiles,
+                                    model.pipe_received_tiles)]
 
     def to_json(self) -> dict[str, object]:
         return {"file": self.file, "candidate": self.candidate, "pcc": self.pcc, "pcc_min": PCC_MIN,
@@ -83,6 +81,15 @@ class VerifyReport:
                 "compile": self.compiled.to_json() if self.compiled is not None else
                 {"passed": None, "compiler": None, "message": self.compile_note},
                 "simulator_seconds": round(self.seconds, 2)}
+
+
+def _count_differences(label: str, simulated: Mapping[K, int], model: Mapping[K, int]) -> list[str]:
+    """The keys on which the simulated and the predicted counts differ (a missing key counts 0), in words."""
+    out = []
+    for key in sorted(set(simulated) | set(model), key=str):
+        if simulated.get(key, 0) != model.get(key, 0):
+            out.append(f"{label} {key}: simulated {simulated.get(key, 0):,}, model {model.get(key, 0):,}")
+    return out
 
 
 def embedded_document(path: str | Path) -> ScheduleDocument:
@@ -113,7 +120,8 @@ def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0, hw_file
     predicted = tile_traffic(built.hardware, built.problem, schedule_transfers(built.hardware, built.schedule, values))
     toolchain = find_toolchain() if compile_it else None
     note = "" if toolchain else ("not compiled (--no-compile)" if not compile_it else
-                                 "not compiled: the TT-Lang compiler is not installed (`loom-explorer toolchain install`)")
+                                 "not compiled: the TT-Lang compiler is not installed "
+                                 "(`loom-explorer toolchain install`)")
     with ThreadPoolExecutor(max_workers=1) as pool:  # the compiler runs while the simulator does
         compiling = pool.submit(compile_file, path, toolchain, timeout_seconds) if toolchain else None
         sim = simulate(path, (values["grid_x"], values["grid_y"]), timeout_seconds)

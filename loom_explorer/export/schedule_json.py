@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -47,7 +47,7 @@ from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.solve.solver import SolveOptions
 from loom_explorer.validate import referee
 
-SCHEDULE_SCHEMA_VERSION = 1
+SCHEDULE_SCHEMA_VERSION: Final = 1
 MAX_FILE_BYTES = 1 << 24  # a schedule document is a few KiB; an exported kernel embedding one, tens of KiB
 _MAX_INT = (1 << 63) - 1  # the model's integers are 64-bit
 
@@ -156,7 +156,8 @@ def schedule_document(hw: HardwareSpec, hw_source: str, kernel_source: str, prob
             enabled=sorted(problem.enabled), activation=problem.activation, options=sorted(problem.options),
             target=problem.target.value),
         candidate=result.candidate_name, status=result.status, pins=dict(result.pins), params=s.values(),
-        prediction=PredictionRecord(latency_cycles=s.latency_cycles, latency_us=round(hw.cycles_to_us(s.latency_cycles), 3),
+        prediction=PredictionRecord(latency_cycles=s.latency_cycles,
+                                    latency_us=round(hw.cycles_to_us(s.latency_cycles), 3),
                                     breakdown=dict(s.breakdown), l1_bytes=s.l1_bytes,
                                     dram_read_bytes=s.dram_read_bytes),
         solver=SolverRecord(tool_version=_package_version("loom-explorer"),
@@ -185,7 +186,8 @@ def _parse_float(text: str) -> float | _NotFinite:
 def _parse_int(text: str) -> int | _NotFinite:
     if len(text) <= 20 and abs(value := int(text)) <= _MAX_INT:  # length first: int() of 5000 digits raises
         return value
-    return _NotFinite(text if len(text) <= 24 else f"{text[:10]}...({len(text)} digits)", "is too large (at most 2^63-1)")
+    shown = text if len(text) <= 24 else f"{text[:10]}...({len(text)} digits)"
+    return _NotFinite(shown, "is too large (at most 2^63-1)")
 
 
 def _json(text: str) -> Any:

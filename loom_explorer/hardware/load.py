@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
@@ -80,7 +80,13 @@ MAX_FILE_BYTES = 1 << 20
 _KeyPath = tuple[Any, ...]
 
 
-class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:  # libyaml's parser when PyYAML was built with it
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_SafeLoader):
     """PyYAML's safe loader (libyaml's parser when present: 10x faster); :func:`_positions` adds the
     duplicate-key check and the value positions."""
 
@@ -179,7 +185,7 @@ def _read_yaml(path: Path) -> tuple[Any, dict[_KeyPath, yaml.Mark]]:
     except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a timestamp with month 13
         if isinstance(exc, HardwareError):
             raise
-        raise HardwareError(f"{path}: malformed YAML: {exc or type(exc).__name__}") from None
+        raise HardwareError(f"{path}: malformed YAML: {str(exc) or type(exc).__name__}") from None
     finally:
         if loader is not None:
             loader.dispose()

@@ -40,7 +40,10 @@ class Comm(str, Enum):
 
     @property
     def axis(self) -> Axis | None:
-        return {"mcast_x": "x", "mcast_y": "y", "mcast_xy": "xy"}.get(self.value)  # type: ignore[return-value]
+        return _COMM_AXIS.get(self.value)
+
+
+_COMM_AXIS: dict[str, Axis] = {"mcast_x": "x", "mcast_y": "y", "mcast_xy": "xy"}
 
 
 _COMM_WORDS = {

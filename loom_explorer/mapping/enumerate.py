@@ -54,13 +54,13 @@ def enumerate_candidates(problem: Problem) -> list[Candidate]:
         gather = next((a for a, d in axes if d in split), None)
         if not shard_fits(problem, axes, st.output, None):
             continue
-        carries_q = causal and any(st.diagonal[0] in d.split("*") for _, d in axes)  # type: ignore[index]
+        carries_q = causal and st.diagonal is not None and any(st.diagonal[0] in d.split("*") for _, d in axes)
         flattened = any("*" in d for _, d in axes)
         balance = [True] if carries_q and flattened else [False, True] if carries_q else [False]
         groups = _travel_groups(problem, st.streamed)
         options = [_comm_options(problem, st, group[0], axes, causal) for group in groups]
         for combo, balanced in product(product(*options), balance):
-            comm = {t: c for group, c in zip(groups, combo) for t in group}
+            comm = {t: c for group, c in zip(groups, combo, strict=True) for t in group}
             out.append(Candidate(axes=axes, comms=tuple((t, comm[t]) for t in st.streamed), gather_axis=gather,
                                  balanced=balanced))
     return out

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from loom_explorer.hardware.schema import HardwareSpec
-from loom_explorer.mapping.candidate import Candidate, Comm
+from loom_explorer.mapping.candidate import Axis, Candidate, Comm
 from loom_explorer.model.domain import Domain
 from loom_explorer.model.expr import (
     Expr,
@@ -214,8 +214,8 @@ class AttentionQuantities(GridQuantities):
         return self.st.output
 
     # ---------------------------------------------------------------- multicast groups
-    def axis_receivers(self, tensor: str, axis: str) -> Expr:
-        dim = self.candidate.dim_on(axis)  # type: ignore[arg-type]
+    def axis_receivers(self, tensor: str, axis: Axis) -> Expr:
+        dim = self.candidate.dim_on(axis)
         assert dim is not None
         if self.problem.program.grouped_by(tensor, dim) is not None:
             return floor_div(self.group_size(tensor, dim), self.per_core[dim])
@@ -233,7 +233,8 @@ class AttentionQuantities(GridQuantities):
             return mul(self.axis_receivers(tensor, "x"), self.axis_receivers(tensor, "y"))
         if comm is Comm.mcast_xy:
             return self.cores
-        return self.axis_receivers(tensor, comm.axis)  # type: ignore[arg-type]
+        assert comm.axis is not None, f"{tensor} is not multicast"
+        return self.axis_receivers(tensor, comm.axis)
 
     def mcast_hops(self, tensor: str) -> Expr:
         comm = self.candidate.comm(tensor)

@@ -45,18 +45,18 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
         q = build_attention_quantities(hw, problem, candidate)
         flows = attention_flows(q)
         step_tensors = q.st.streamed[1:]  # k and v stream per step; q per query chunk
-        latency = attention_latency_terms  # its writes cost one core's write time per chunk: no write links
+        latency = partial(attention_latency_terms, q)  # its writes cost one core's write time per chunk: no write links
         read_bytes = attention_dram_read_bytes(q)
         flops, tile_matmuls = attention_work(q)
     else:
         q = build_quantities(hw, problem, candidate)
         flows = contraction_flows(q)
         step_tensors = q.inputs
-        latency = partial(latency_terms, write_links=write_link_shares(q, flows) if noc_bound else [])
+        latency = partial(latency_terms, q, write_links=write_link_shares(q, flows) if noc_bound else [])
         read_bytes = dram_read_bytes(q)
         flops, tile_matmuls = contraction_work(problem)
     step_links = step_link_shares(q, flows, step_tensors) if noc_bound else []
-    objective, terms, lower_bound = latency(q, step_links)  # type: ignore[operator]
+    objective, terms, lower_bound = latency(step_links)
     constraints = tuple(c for family in FAMILIES for c in family(q))
     buffers = tuple(l1_buffers(q))
     cycles_per_tile = hw.compute.matmul_tile_cycles[problem.fidelity]

@@ -15,11 +15,12 @@ All values are integers (cycles, bytes, tiles). Division is exact integer divisi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import reduce
 from itertools import product
-from typing import Iterable, Mapping, Union
+from typing import Union
 
 from loom_explorer.errors import LoomError
 from loom_explorer.model.domain import Domain
@@ -330,8 +331,8 @@ def evaluate(expr: Expr, values: Mapping[str, int]) -> int:
         raise KeyError(f"{expr.key.name}={key} is outside its table")
     if isinstance(expr, Table):
         keys = tuple(evaluate(k, values) for k in expr.keys)
-        for k, v in expr.table:
-            if k == keys:
+        for ks, v in expr.table:
+            if ks == keys:
                 return v
         raise KeyError(f"{[k.name for k in expr.keys]}={keys} is outside its table")
     if isinstance(expr, Choice):
@@ -361,7 +362,8 @@ def bounds(expr: Expr) -> tuple[int, int]:
         dlo = max(dlo, 1)
         if nlo < 0:
             raise ValueError(f"division of a possibly negative numerator: {describe(expr)}")
-        rnd = (lambda a, b: -(-a // b)) if isinstance(expr, CeilDiv) else (lambda a, b: a // b)
+        rnd: Callable[[int, int], int] = (lambda a, b: -(-a // b)) if isinstance(expr, CeilDiv) else (
+            lambda a, b: a // b)
         return rnd(nlo, dhi), rnd(nhi, dlo)
     if isinstance(expr, Max):
         bs = [bounds(a) for a in expr.args]
@@ -483,6 +485,7 @@ def python_source(expr: Expr) -> str:
     raise TypeError(f"unknown expression node {type(expr).__name__}")
 
 
-def compile_python(expr: Expr):  # type: ignore[no-untyped-def]
+def compile_python(expr: Expr) -> Callable[[Mapping[str, int]], int]:
     """A fast Python function ``f(values) -> int`` equal to ``evaluate(expr, values)``."""
-    return eval(f"lambda v: {python_source(expr)}")  # noqa: S307 - source generated from our own tree
+    compiled: Callable[[Mapping[str, int]], int] = eval(f"lambda v: {python_source(expr)}")  # noqa: S307 - our own tree
+    return compiled

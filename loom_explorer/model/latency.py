@@ -118,13 +118,17 @@ def compute_step_cycles(q: Quantities) -> Expr:
                          q.tile_bytes(in0), q.tile_bytes(in1))
 
 
+def _is_zero(e: Expr) -> bool:
+    return isinstance(e, Const) and e.value == 0
+
+
 def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...], links: Sequence[Expr] = ()) -> Expr:
     """One streaming step: ``max(compute + sum of single-buffered dm_X, s_X..., chip, link_f...)`` over
     ``tensors`` (``s_X = max(read_X, mcast_X)``, module docstring); ``links`` are the step's NoC link times
     (``model/noc_bound.py``)."""
     dm = {t: data_movement_cycles(q, t) for t in tensors}
     exposed = total(mul(select(q.depth[t], {v: int(v == 1) for v in q.depth[t].values}), dm[t]) for t in tensors
-                    if not (isinstance(dm[t], Const) and dm[t].value == 0))
+                    if not _is_zero(dm[t]))
     streaming = [maximum(read_cycles(q, t), multicast_cycles(q, t)) for t in tensors]
     chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in tensors)
     chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
@@ -202,12 +206,13 @@ def latency_terms(q: Quantities, step_links: Sequence[LinkShare] = (),
     step = step_cycles(q, step_links)
     mm = compute_step_cycles(q)
     epi = epilogue_cycles(q)
-    split = q.candidate.gather_axis is not None
+    gather_axis = q.candidate.gather_axis
+    split = gather_axis is not None
     wb_block = const(0) if split else write_cycles(q, mul(q.out_block_h, q.out_block_w), write_links)
     fill = fill_cycles(q)
     tail: list[tuple[str, Expr, str]] = []
-    if split:
-        s = q.axis_cores(q.candidate.gather_axis)  # type: ignore[arg-type]
+    if gather_axis is not None:
+        s = q.axis_cores(gather_axis)
         partial_tiles = mul(q.pb, q.pm, q.pn)
         noc = q.hw.noc
         gather = (ceil_rate(mul(s - 1, partial_tiles, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)

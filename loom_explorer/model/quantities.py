@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
-from loom_explorer.mapping.candidate import Candidate, Comm
+from loom_explorer.mapping.candidate import Axis, Candidate, Comm
 from loom_explorer.model.domain import Domain, divisors_up_to
 from loom_explorer.model.expr import Expr, Var, ceil_div, const, floor_div, mul, select
 from loom_explorer.model.schedule import Param
@@ -50,7 +50,7 @@ class GridQuantities:
         """Extent of a grid-carried dimension in the units ``per_core_<dim>`` counts."""
         return self.problem.tiles(dim)
 
-    def axis_cores(self, axis: str) -> Expr:
+    def axis_cores(self, axis: Axis) -> Expr:
         """Cores along ``axis`` (``xy``: the cores of a 1-D layout that hold work)."""
         if axis == "x":
             return self.grid_x
@@ -75,20 +75,21 @@ class GridQuantities:
     def streamed(self) -> tuple[str, ...]:
         return tuple(t for t, _ in self.candidate.comms)
 
-    def grouped_axes(self, tensor: str) -> list[tuple[str, str]]:
+    def grouped_axes(self, tensor: str) -> list[tuple[Axis, str]]:
         """(axis, dim) of each grid axis ``tensor`` is multicast along whose dim indexes it through a grouped
         index (``k[Hkv]`` along ``H``): its multicast there reaches one head group, not the whole axis."""
         comm = self.candidate.comm(tensor)
         if comm.axis is None or self.candidate.is_1d:
             return []
-        out = []
-        for axis in ("x", "y") if comm is Comm.mcast_xy else (comm.axis,):
-            dim = self.candidate.dim_on(axis)  # type: ignore[arg-type]
+        out: list[tuple[Axis, str]] = []
+        axes: tuple[Axis, ...] = ("x", "y") if comm is Comm.mcast_xy else (comm.axis,)
+        for axis in axes:
+            dim = self.candidate.dim_on(axis)
             if dim is not None and self.problem.program.grouped_by(tensor, dim) is not None:
                 out.append((axis, dim))
         return out
 
-    def axis_receivers(self, tensor: str, axis: str) -> Expr:
+    def axis_receivers(self, tensor: str, axis: Axis) -> Expr:
         """Cores along ``axis`` one multicast of ``tensor`` reaches (all of them unless grouped)."""
         return self.axis_cores(axis)
 
@@ -103,7 +104,8 @@ class GridQuantities:
         comm = self.candidate.comm(tensor)
         if comm is Comm.mcast_xy:
             return self.grid_x + self.grid_y - 2
-        return self.axis_cores(comm.axis) - 1  # type: ignore[arg-type]
+        assert comm.axis is not None, f"{tensor} is not multicast"
+        return self.axis_cores(comm.axis) - 1
 
     def mcast_readers(self, tensor: str) -> Expr:
         """Cores that read a multicast ``tensor`` from DRAM (one per multicast group)."""
@@ -305,7 +307,8 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
         extent = problem.tiles(dim)
         axis = candidate.axis_of(dim)
         unit = "tiles" if problem.program.dim(dim).tile > 1 else "items"
-        domain, bound = spread_domain(hw, axis, extent, extent) if axis is not None else (Domain.range(extent, extent), "")
+        domain, bound = (spread_domain(hw, axis, extent, extent) if axis is not None
+                         else (Domain.range(extent, extent), ""))
         per_core[dim] = param(
             f"per_core_{dim}", domain,
             f"{dim} per core" + ("" if axis is not None else f" (all of {dim}: not spread)"), unit, bound,

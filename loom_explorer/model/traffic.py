@@ -57,13 +57,13 @@ def _group(q: GridQuantities, tensor: str) -> tuple[Axis | None, Expr | None]:
     if not grouped:
         return None, None
     axis = grouped[0][0]
-    return axis, q.axis_receivers(tensor, axis)  # type: ignore[return-value]
+    return axis, q.axis_receivers(tensor, axis)
 
 
-def read_once_flows(q: GridQuantities, tensors: tuple[str, ...]) -> list[TrafficFlow]:
+def read_once_flows(q: Quantities, tensors: tuple[str, ...]) -> list[TrafficFlow]:
     """Inputs every core reads once (a bias), on the writer's NoC."""
     return [TrafficFlow(f"{t} read", t, "dram_read", "all", None, WRITER_NOC,
-                        mul(q.share_tiles(t), q.tile_bytes(t)), const(1))  # type: ignore[attr-defined]
+                        mul(q.share_tiles(t), q.tile_bytes(t)), const(1))
             for t in tensors]
 
 

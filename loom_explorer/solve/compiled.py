@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import MutableSequence
 from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
@@ -45,10 +46,11 @@ def add_restriction(compiler: CpCompiler, c: Constraint, enforce: cp_model.IntVa
 
 def _in_domain(domain: list[int], value: int) -> bool:
     """Whether ``value`` lies in a CP-SAT domain given as [lo0, hi0, lo1, hi1, ...]."""
-    return any(lo <= value <= hi for lo, hi in zip(domain[::2], domain[1::2]))
+    return any(lo <= value <= hi for lo, hi in zip(domain[::2], domain[1::2], strict=True))
 
 
-def _set_domain(field, domain: list[int]) -> None:  # type: ignore[no-untyped-def]
+def _set_domain(field: MutableSequence[int], domain: list[int]) -> None:
+    """Replace a variable's domain in the model's proto (a repeated integer field) by ``domain``."""
     field.clear()
     field.extend(domain)
 

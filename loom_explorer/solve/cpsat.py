@@ -38,7 +38,7 @@ from loom_explorer.model.expr import (
     bounds,
 )
 
-Linear = cp_model.LinearExprT
+Linear = cp_model.LinearExpr | int  # what compiling an expression gives: a CP-SAT expression or a constant
 
 LATENCY_LIMIT_CYCLES = 2**39  # about 9 minutes at 1 GHz: schedules predicted slower are not considered
 AUX_LIMIT = 2**59
@@ -170,7 +170,7 @@ class CpCompiler:
             return coeff * self._within(Prod(tuple(factors)), self._table_product(tables[0], factors), coeff)
         # chain pairwise: ((f0*f1)*f2)*...
         acc: Expr = factors[0]
-        acc_var = self.as_var(acc)
+        acc_var: Linear = self.as_var(acc)
         for f in factors[1:]:
             acc = Prod((acc, f)) if not isinstance(acc, Prod) else Prod(acc.factors + (f,))
             cached = self._cache.get(acc)
@@ -180,7 +180,7 @@ class CpCompiler:
                 self.model.add_multiplication_equality(target, [acc_var, self.as_var(f)])
                 self._cache[acc] = target
                 cached = target
-            acc_var = cached  # type: ignore[assignment]
+            acc_var = cached
         return coeff * self._within(acc, acc_var, coeff)
 
     def _table_product(self, table: Table, factors: list[Expr]) -> cp_model.IntVar:
@@ -202,7 +202,7 @@ class CpCompiler:
             lits: dict[tuple[int, ...], cp_model.IntVar] = {}
             for combo in product(*(k.values for k in keys)):
                 lit = self.model.new_bool_var(f"_is{combo}")
-                for k, v in zip(keys, combo):
+                for k, v in zip(keys, combo, strict=True):
                     self.model.add(self.var(k) == v).only_enforce_if(lit)
                 lits[combo] = lit
             self.model.add_exactly_one(lits.values())

@@ -49,10 +49,12 @@ def summarise(records: list[SweepRecord]) -> list[GroupSummary]:
         ok = [r for r in rs if r.best is not None]
         priced = [r for r in ok if r.speedup]
         speedups = [r.speedup for r in priced if r.speedup]
+        ours_ns = [r.best.latency_ns for r in priced if r.best is not None]  # every priced record has both
+        ttnn_default_ns = [r.ttnn_default_ns for r in priced if r.ttnn_default_ns is not None]
         out.append(GroupSummary(
             name=name, ops=len(rs), failed=len(rs) - len(ok), priced=len(priced),
-            ours_us=sum(r.best.latency_ns for r in priced) / 1e3,  # type: ignore[union-attr]
-            ttnn_default_us=sum(r.ttnn_default_ns for r in priced) / 1e3 if priced else None,  # type: ignore[misc]
+            ours_us=sum(ours_ns) / 1e3,
+            ttnn_default_us=sum(ttnn_default_ns) / 1e3 if priced else None,
             geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
             max_speedup=max(speedups) if speedups else None))
     return out
@@ -82,13 +84,15 @@ HEADERS = ["op", "kernel", "shape", "ours us", "util", "candidate (or error)", "
 def report_markdown(records: list[SweepRecord], title: str) -> str:
     lines = [f"# {title}", "", "Predicted by loom-explorer's model (not measured). Speedup = ttnn's default "
              "config's predicted latency over ours.", "", "## Summary", "",
-             "| chip: group | ops | failed | priced | ours us (sum) | ttnn default us (sum) | speedup (geomean) | best |",
+             "| chip: group | ops | failed | priced | ours us (sum) | ttnn default us (sum) | speedup (geomean) "
+             "| best |",
              "|---|---|---|---|---|---|---|---|"]
     for g in summarise(records):
         default = f"{g.ttnn_default_us:,.1f}" if g.ttnn_default_us is not None else "-"
         geo = f"{g.geomean_speedup:.2f}x" if g.geomean_speedup else "-"
         best = f"{g.max_speedup:.2f}x" if g.max_speedup else "-"
-        lines.append(f"| {g.name} | {g.ops} | {g.failed} | {g.priced} | {g.ours_us:,.1f} | {default} | {geo} | {best} |")
+        lines.append(f"| {g.name} | {g.ops} | {g.failed} | {g.priced} | {g.ours_us:,.1f} | {default} | {geo} "
+                     f"| {best} |")
     by_hw: dict[str, list[SweepRecord]] = defaultdict(list)
     for r in records:
         by_hw[r.hardware].append(r)

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
@@ -39,6 +39,9 @@ from loom_explorer.solve.interrupt import STOP, StopToken
 from loom_explorer.store import ResultsStore, SweepRecord
 from loom_explorer.sweep.ops import SweepOp
 from loom_explorer.sweep.task import SweepSettings, failed_record, op_key, solve_op
+
+if TYPE_CHECKING:  # an optional dependency (the sweep extra), imported where it is used
+    from distributed import Client, LocalCluster
 
 
 class SweepError(LoomError, RuntimeError):
@@ -59,61 +62,70 @@ def _stop_searches() -> None:
     STOP.stop()
 
 
-def _start_local_cluster(n: int) -> tuple[object, object]:
+@dataclass
+class _Started:
+    """What the starting thread made, or the exception that stopped it."""
+
+    cluster: LocalCluster | None = None
+    client: Client | None = None
+    error: BaseException | None = None
+
+
+def _start_local_cluster(n: int) -> tuple[LocalCluster, Client]:
     """(LocalCluster of ``n`` single-threaded worker processes, a Client on it), started from a thread with
     SIGINT blocked (module docstring). Waits for the start even after a stop request, so that the caller
     can close what was started."""
     from distributed import Client, LocalCluster
 
-    started: dict[str, object] = {}
+    started = _Started()
 
     def start() -> None:
         try:
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                    silence_logs=logging.ERROR)
-            started["cluster"] = cluster
-            started["client"] = Client(cluster)
+            started.cluster = cluster
+            started.client = Client(cluster)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            started["error"] = exc
+            started.error = exc
 
     # start the resource tracker now: multiprocessing unblocks SIGINT in the thread that starts it
     multiprocessing.resource_tracker.ensure_running()
     blocked = hasattr(signal, "pthread_sigmask")
-    if blocked:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
     try:
         starter = threading.Thread(target=start, name="loom-sweep-cluster", daemon=True)
         starter.start()
     finally:
-        if blocked:
+        if previous is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     while starter.is_alive():
         try:
             starter.join(0.1)
         except KeyboardInterrupt:  # library use without a stop token handler: close what was started
             starter.join()
-            _close(started.get("client"), started.get("cluster"))
+            _close(started.client, started.cluster)
             raise
-    if "error" in started:
-        _close(started.get("client"), started.get("cluster"))
-        raise started["error"]  # type: ignore[misc]
-    return started["cluster"], started["client"]
+    if started.error is not None:
+        _close(started.client, started.cluster)
+        raise started.error
+    assert started.cluster is not None and started.client is not None, "the start thread ends in one or the other"
+    return started.cluster, started.client
 
 
-def _close(client: object, cluster: object) -> None:
+def _close(client: Client | None, cluster: LocalCluster | None) -> None:
     """Stop the local workers' searches, then close the client and the cluster (its worker processes)."""
     if client is not None:
         with contextlib.suppress(Exception):
-            client.run(_stop_searches)  # type: ignore[attr-defined]
+            client.run(_stop_searches)
         with contextlib.suppress(Exception):
-            client.close()  # type: ignore[attr-defined]
+            client.close()
     if cluster is not None:
         with contextlib.suppress(Exception):
-            cluster.close()  # type: ignore[attr-defined]
+            cluster.close()
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: str | None, workers: int | None) -> Iterator[object]:
+def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Client]:
     """A ``distributed.Client`` on ``scheduler``, or on a new LocalCluster of ``workers`` processes; closed
     on exit, a local cluster with its workers' searches stopped first (module docstring)."""
     try:
@@ -165,10 +177,12 @@ def _progress(out: TextIO) -> Callable[[int, int, SweepRecord], None]:
 
 
 def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *, scheduler: str | None = None,
-              workers: int | None = None, settings: SweepSettings = SweepSettings(),
+              workers: int | None = None, settings: SweepSettings | None = None,
               progress: TextIO | None = sys.stderr, stop: StopToken = STOP) -> SweepSummary:
     """Solve every (op, hardware) pair not yet recorded in ``store_path`` (module docstring). ``stop``: the
-    stop request that ends the sweep early (default: the process-wide token, set by Ctrl-C)."""
+    stop request that ends the sweep early (default: the process-wide token, set by Ctrl-C); ``settings``:
+    ``SweepSettings()`` when not given."""
+    settings = settings or SweepSettings()
     start = time.perf_counter()
     store = ResultsStore(store_path)
     try:
@@ -185,7 +199,7 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
                 where = scheduler or f"{workers or os.cpu_count() or 1} local workers"
                 print(f"sweep: solving {len(todo)} ops on {where} (Ctrl-C stops; finished ops stay recorded)",
                       file=progress, flush=True)
-            futures = {client.submit(solve_op, hw_name, op, settings, pure=False): (hw_name, op)  # type: ignore[attr-defined]
+            futures = {client.submit(solve_op, hw_name, op, settings, pure=False): (hw_name, op)
                        for hw_name, op in todo}
             done = as_completed(futures)
             try:
@@ -211,7 +225,7 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
             interrupted = interrupted or stop.stopped
             if interrupted:
                 with contextlib.suppress(Exception):
-                    client.cancel(list(futures))  # type: ignore[attr-defined]
+                    client.cancel(list(futures))
         if interrupted:
             if progress:
                 print(f"\ninterrupted: {solved} of {len(todo)} recorded in {store.path}; run again to go on",

@@ -21,7 +21,7 @@ from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
-from loom_explorer.store import SweepChoice, SweepRecord, package_version
+from loom_explorer.store import SweepChoice, SweepRecord, SweepStatus, package_version
 from loom_explorer.sweep.ops import SweepOp
 
 
@@ -63,20 +63,34 @@ def _ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[float | None, str
     return hw.cycles_to_us(sol.latency_cycles) * 1e3, evaluated.result.candidate_name
 
 
-def _op_fields(op: SweepOp) -> dict[str, object]:
-    return {"label": op.label, "kernel": op.kernel, "shape": op.shape, "dtype": op.dtype.value,
-            "fidelity": op.fidelity.value, "causal": op.causal, "tool_version": package_version("loom-explorer")}
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """What names the chip of a record: the op's key on it, its name and the hash of its description."""
+
+    op_key: str
+    hardware: str
+    hardware_sha256: str
+
+
+def _record(op: SweepOp, where: _Where, status: SweepStatus, error: str, solve_seconds: float, *,
+            best: SweepChoice | None = None, runner_up: SweepChoice | None = None, ideal_ns: float | None = None,
+            ttnn_default_ns: float | None = None, ttnn_default_note: str = "") -> SweepRecord:
+    return SweepRecord(op_key=where.op_key, hardware=where.hardware, hardware_sha256=where.hardware_sha256,
+                       tool_version=package_version("loom-explorer"), label=op.label, kernel=op.kernel,
+                       shape=op.shape, dtype=op.dtype.value, fidelity=op.fidelity.value, causal=op.causal,
+                       status=status, error=error, best=best, runner_up=runner_up, ideal_ns=ideal_ns,
+                       ttnn_default_ns=ttnn_default_ns, ttnn_default_note=ttnn_default_note,
+                       solve_seconds=solve_seconds)
 
 
 def failed_record(hw_name: str, op: SweepOp, error: str, seconds: float = 0.0) -> SweepRecord:
     """The record of an op that could not be solved on ``hw_name`` (the error says why)."""
     try:
         hw = load_hardware(hw_name)
-        where = {"op_key": op_key(hw, op), "hardware": hw.name, "hardware_sha256": hardware_sha256(hw)}
+        where = _Where(op_key(hw, op), hw.name, hardware_sha256(hw))
     except Exception:  # noqa: BLE001 - the hardware itself is what failed
-        where = {"op_key": f"{hw_name}|{op.key}", "hardware": hw_name, "hardware_sha256": ""}
-    return SweepRecord(status="failed", error=error, best=None, runner_up=None, ideal_ns=None, ttnn_default_ns=None,
-                       ttnn_default_note="", solve_seconds=seconds, **where, **_op_fields(op))  # type: ignore[arg-type]
+        where = _Where(f"{hw_name}|{op.key}", hw_name, "")
+    return _record(op, where, "failed", error, seconds)
 
 
 def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings()) -> SweepRecord:
@@ -86,8 +100,7 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
         hw = load_hardware(hw_name)
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
         return failed_record(hw_name, op, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-    common = {"op_key": op_key(hw, op), "hardware": hw.name, "hardware_sha256": hardware_sha256(hw),
-              **_op_fields(op)}
+    where = _Where(op_key(hw, op), hw.name, hardware_sha256(hw))
     try:
         problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity,
                                options={"causal"} if op.causal else set())
@@ -101,16 +114,17 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
         if not solved:
             reasons = "; ".join(f"{r.candidate_name}: {r.conflict.message if r.conflict else r.status}"
                                 for r in results)
-            return SweepRecord(status="no_schedule", error=reasons, best=None, runner_up=None, ideal_ns=ideal_ns,
-                               ttnn_default_ns=default_ns, ttnn_default_note=note,
-                               solve_seconds=time.perf_counter() - start, **common)
-        unproven = [r.candidate_name for r in results if r.status not in ("optimal", "dominated", "infeasible", "conflict")]
-        return SweepRecord(
-            status="ok", error=f"not proven optimal within the time limit: {', '.join(unproven)}" if unproven else "",
+            return _record(op, where, "no_schedule", reasons, time.perf_counter() - start, ideal_ns=ideal_ns,
+                           ttnn_default_ns=default_ns, ttnn_default_note=note)
+        proven = ("optimal", "dominated", "infeasible", "conflict")
+        unproven = [r.candidate_name for r in results if r.status not in proven]
+        return _record(
+            op, where, "ok", f"not proven optimal within the time limit: {', '.join(unproven)}" if unproven else "",
+            time.perf_counter() - start,
             best=_choice(hw, session, solved[0]),
             runner_up=_choice(hw, session, solved[1]) if len(solved) > 1 else None,
             ideal_ns=hw.cycles_to_us(session.schedule(solved[0].candidate_name).ideal_cycles) * 1e3,
-            ttnn_default_ns=default_ns, ttnn_default_note=note, solve_seconds=time.perf_counter() - start, **common)
+            ttnn_default_ns=default_ns, ttnn_default_note=note)
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return failed_record(hw_name, op, detail, time.perf_counter() - start)

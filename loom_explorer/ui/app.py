@@ -18,6 +18,7 @@ What :func:`serve` guards, since whoever reaches the port drives the solver:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import re
 import socket
@@ -30,7 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import panel as pn
-from panel.io.server import get_server
+from panel.io.server import Server, get_server
 from tornado.httputil import HTTPServerRequest
 from tornado.routing import Matcher, Rule
 from tornado.web import RequestHandler
@@ -218,10 +219,8 @@ def _host_form(host: str) -> str:
 
 def _machine_names() -> list[str]:
     names = [socket.gethostname(), socket.getfqdn()]
-    try:
+    with contextlib.suppress(OSError):
         names += [str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None)]
-    except OSError:
-        pass
     return [_host_form(n) for n in names if n]
 
 
@@ -268,7 +267,7 @@ def guard(server: Any, hosts: Sequence[str]) -> None:
     origins.update(f"{h}:{server.port}" for h in hosts)
 
 
-def build_server(config: ServeConfig, **server_options: Any) -> tuple[Any, str]:
+def build_server(config: ServeConfig, **server_options: Any) -> tuple[Server, str]:
     """The guarded, not yet started Bokeh server for ``config``, and the page's URL (with the real port).
 
     ``server_options`` go to Bokeh's server. Raises :class:`ServeError` when the address or port cannot be
@@ -314,7 +313,7 @@ class RunningServer:
         self._config = ServeConfig(catalog if catalog is not None else Catalog.shipped(), port=port)
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self._server: Any = None
+        self._server: Server | None = None
         self.url = ""
         self._thread = threading.Thread(target=self._run, args=(server_options,), daemon=True,
                                         name="loom-explorer-server")
@@ -323,23 +322,29 @@ class RunningServer:
             raise RuntimeError("the explorer server did not start within 60 s")
         if self._error is not None:
             raise self._error
-        self.port = int(self._server.port)
+        self.port = self._listening_port()
+
+    def _listening_port(self) -> int:
+        """The port the started server listens on (it is set before the constructor stops waiting)."""
+        assert self._server is not None and self._server.port is not None
+        return self._server.port
 
     def _run(self, server_options: dict[str, Any]) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         try:
-            self._server, self.url = build_server(self._config, **server_options)
+            server, self.url = build_server(self._config, **server_options)
         except BaseException as exc:  # noqa: BLE001 -- handed to the constructor's thread
             self._error = exc
             self._ready.set()
             return
-        self._server.start()
+        self._server = server
+        server.start()
         self._ready.set()
         try:
-            self._server.io_loop.start()
+            server.io_loop.start()
         finally:
-            self._server.stop(wait=False)
+            server.stop(wait=False)
             loop.close()
 
     def stop(self) -> None:

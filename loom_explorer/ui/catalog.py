@@ -12,7 +12,7 @@ In a notebook (the user's own process) :meth:`Catalog.local` also accepts a path
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -78,7 +78,8 @@ class Catalog:
         for flag, path in [*(("--kernel", Path(p)) for p in kernel_files),
                            *(("--kernel-dir", p) for d in kernel_dirs for p in _folder("--kernel-dir", d, (".py",)))]:
             _add(kernels, "kernel", flag, path, (".py",), load_program)
-        return Catalog(MappingProxyType(dict(sorted(hardware.items()))), MappingProxyType(dict(sorted(kernels.items()))))
+        return Catalog(MappingProxyType(dict(sorted(hardware.items()))),
+                       MappingProxyType(dict(sorted(kernels.items()))))
 
     # ------------------------------------------------------------------ lookups
     def hw_source(self, value: str) -> str:
@@ -115,7 +116,8 @@ def _folder(flag: str, folder: str | Path, suffixes: tuple[str, ...]) -> list[Pa
     return files
 
 
-def _add(known: dict[str, str], what: str, flag: str, path: Path, suffixes: tuple[str, ...], load) -> None:  # type: ignore[no-untyped-def]
+def _add(known: dict[str, str], what: str, flag: str, path: Path, suffixes: tuple[str, ...],
+         load: Callable[[Path], object]) -> None:
     if path.suffix not in suffixes:
         raise CatalogError(f"{flag} {path}: a {what} file ends in {' or '.join(suffixes)}")
     if not path.is_file():

@@ -7,7 +7,8 @@ per segment) because the set of terms differs between kernels.
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Span
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool
+from bokeh.models.annotations import Span  # (bokeh.models re-exports it in a way mypy cannot follow)
 from bokeh.palettes import Category20_20
 from bokeh.plotting import figure
 
@@ -35,8 +36,9 @@ class StackedBars:
     """A horizontal stacked-bar figure with hover; ``limit`` draws a vertical line (e.g. L1 capacity)."""
 
     def __init__(self, title: str, unit: str, height: int = 170) -> None:
-        self.source = ColumnDataSource(stacked([]).data)
-        self.figure = figure(title=title, height=height, sizing_mode="stretch_width", y_range=FactorRange(),
+        self.source = ColumnDataSource(stacked([]).source_data())
+        self.row_range = FactorRange()
+        self.figure = figure(title=title, height=height, sizing_mode="stretch_width", y_range=self.row_range,
                              toolbar_location=None, x_axis_label=unit)
         self.figure.hbar(y="row", left="left", right="right", height=0.6, color="colour", line_color="white",
                          source=self.source, legend_field="segment")
@@ -50,7 +52,7 @@ class StackedBars:
         self.figure.add_layout(self.limit)
 
     def update(self, rows: list[tuple[str, list[tuple[str, int]]]], limit: int | None = None) -> None:
-        self.figure.y_range.factors = [label for label, _ in reversed(rows)]
-        self.source.data = stacked(rows).data
+        self.row_range.factors = [label for label, _ in reversed(rows)]
+        self.source.data = stacked(rows).source_data()
         self.limit.visible = limit is not None
         self.limit.location = limit or 0

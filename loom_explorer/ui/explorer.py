@@ -17,6 +17,7 @@ import html
 import io
 import re
 from functools import partial
+from typing import Any
 
 import panel as pn
 import param
@@ -27,6 +28,7 @@ from loom_explorer.problem import example_shape
 from loom_explorer.result import CandidateResult
 from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.solver import rank
+from loom_explorer.ui.catalog import Catalog
 from loom_explorer.ui.charts import StackedBars
 from loom_explorer.ui.grid_view import GridView
 from loom_explorer.ui.measure import MeasurePanel
@@ -35,7 +37,6 @@ from loom_explorer.ui.scene import grid_scene
 from loom_explorer.ui.state import (
     DEFAULT_HW,
     DEFAULT_KERNEL,
-    Catalog,
     ExplorerSchedule,
     ExplorerState,
     SolveJob,
@@ -60,9 +61,10 @@ class Explorer(pn.viewable.Viewer):
     until the user changes an input (the served page's word on a query value it ignored)."""
 
     def __init__(self, hw: str = DEFAULT_HW, kernel: str = DEFAULT_KERNEL, shape: str | dict[str, int] | None = None,
-                 dtype: str = "bfloat16", fidelity: str = "hifi2", causal: bool = False, target: str = "ttnn", solve: bool = True,
-                 catalog: Catalog | None = None, notice: str = "", **params) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(**params)
+                 dtype: str = "bfloat16", fidelity: str = "hifi2", causal: bool = False, target: str = "ttnn",
+                 solve: bool = True,
+                 catalog: Catalog | None = None, notice: str = "", **params: Any) -> None:
+        super().__init__(**params)  # type: ignore[no-untyped-call]  # panel's Viewer.__init__ is untyped
         chosen = {} if shape is None else {"shape": _shape_text(shape)}  # None: the kernel's example shape
         self.state = ExplorerState(catalog, hw=hw, kernel=kernel, dtype=dtype, fidelity=fidelity, causal=causal,
                                    target=target, **chosen)
@@ -175,7 +177,7 @@ class Explorer(pn.viewable.Viewer):
 
         self.b_keep = pn.widgets.Button(label="Keep for comparison", css_classes=["keep"])
         self.b_clear = pn.widgets.Button(label="Clear comparison", css_classes=["clear-compare"])
-        self.b_keep.on_click(lambda _: self.state.keep_for_compare())
+        self.b_keep.on_click(self._on_keep_click)
         self.b_clear.on_click(lambda _: setattr(self.state, "compare", None))
         self.compare_table = pn.widgets.Tabulator(None, disabled=True, show_index=False, height=300, visible=False,
                                                   sizing_mode="stretch_width", css_classes=["compare"])
@@ -190,7 +192,8 @@ class Explorer(pn.viewable.Viewer):
 
     def _arrange(self) -> pn.viewable.Viewable:
         controls = pn.Column(
-            "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.w_causal, self.w_target,
+            "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.w_causal,
+            self.w_target,
             self.b_solve, pn.Row(self.spinner, self.status), self.alert, width=310)
         pin_controls = pn.Column(
             "### Parameters of the selected candidate", self.params_table,
@@ -312,6 +315,9 @@ class Explorer(pn.viewable.Viewer):
 
     async def _on_free_all_click(self, _: object) -> None:
         await self._pins_async({})
+
+    def _on_keep_click(self, _: object) -> None:
+        self.state.keep_for_compare()
 
     async def _on_table_selection(self, event: param.parameterized.Event) -> None:
         if self._syncing_table or not event.new or self.table.value is None:

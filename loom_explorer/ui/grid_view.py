@@ -7,12 +7,12 @@ so zoom and pan survive a re-solve. NoC y grows downwards, as on the chip (row 0
 from __future__ import annotations
 
 from bokeh.models import (
-    ColorBar,
     ColumnDataSource,
     HoverTool,
     LinearColorMapper,
     Range1d,
 )
+from bokeh.models.annotations import ColorBar  # (bokeh.models re-exports it in a way mypy cannot follow)
 from bokeh.palettes import Category10_10, Inferno256
 from bokeh.plotting import figure
 
@@ -23,14 +23,15 @@ LINK_PALETTE = Inferno256[40:241]  # the range scene.load_colour maps utilisatio
 
 class GridView:
     def __init__(self, height: int = 640) -> None:
-        self.tiles = ColumnDataSource(name="grid_tiles", data={k: [] for k in ("x", "y", "kind", "label", "work", "colour", "received",
-                                                       "sent")})
+        self.tiles = ColumnDataSource(name="grid_tiles", data={
+            k: [] for k in ("x", "y", "kind", "label", "work", "colour", "received", "sent")})
         self.dram = ColumnDataSource(name="grid_dram", data={k: [] for k in ("x", "y", "bank", "read", "written")})
-        self.rects = ColumnDataSource(name="grid_rects", data={k: [] for k in ("x", "y", "width", "height", "tensor", "bytes", "colour")})
-        self.links = ColumnDataSource(name="grid_links", data={k: [] for k in ("x0", "y0", "x1", "y1", "noc", "bytes", "utilisation",
-                                                       "colour", "label")})
+        self.rects = ColumnDataSource(name="grid_rects", data={
+            k: [] for k in ("x", "y", "width", "height", "tensor", "bytes", "colour")})
+        self.links = ColumnDataSource(name="grid_links", data={
+            k: [] for k in ("x0", "y0", "x1", "y1", "noc", "bytes", "utilisation", "colour", "label")})
         f = figure(height=height, sizing_mode="stretch_width", match_aspect=True,
-                   x_range=Range1d(-0.6, 1.6), y_range=Range1d(1.6, -0.6),
+                   x_range=Range1d(start=-0.6, end=1.6), y_range=Range1d(start=1.6, end=-0.6),
                    tools="pan,wheel_zoom,box_zoom,reset,save", active_scroll="wheel_zoom",
                    title="core grid and NoC traffic (NoC0 and NoC1 as two lanes, colour = link load)")
         f.xaxis.axis_label, f.yaxis.axis_label = "NoC x", "NoC y"
@@ -62,9 +63,9 @@ class GridView:
             self.figure.x_range.update(start=-0.6, end=scene.width - 0.4)
             self.figure.y_range.update(start=scene.height - 0.4, end=-0.6)
         tensors = list(dict.fromkeys(scene.rects.data["tensor"]))
-        rects = dict(scene.rects.data)
+        rects = scene.rects.source_data()
         rects["colour"] = [Category10_10[tensors.index(t) % 10] for t in rects["tensor"]]
-        self.tiles.data = scene.tiles.data
-        self.dram.data = scene.dram.data
+        self.tiles.data = scene.tiles.source_data()
+        self.dram.data = scene.dram.source_data()
         self.rects.data = rects
-        self.links.data = scene.links.data
+        self.links.data = scene.links.source_data()

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import panel as pn
-from bokeh.models import ColumnDataSource, HoverTool, Slope
+from bokeh.models import ColumnDataSource, HoverTool
+from bokeh.models.annotations import Slope  # (bokeh.models re-exports it in a way mypy cannot follow)
 from bokeh.plotting import figure
 
 from loom_explorer.deploy.runner import Run, pick_runner, run_measurement
@@ -41,10 +42,15 @@ class MeasurePanel:
         st = self.state
         if st.session is None:
             return
+        rows, predicted_us, measured_us = [], [], []
         with open_store() as store:
-            rows = [m for m in store.measurements(st.hardware.name, st.kernel) if m.measured_ns and m.predicted_ns]
+            for m in store.measurements(st.hardware.name, st.kernel):
+                if m.measured_ns and m.predicted_ns:
+                    rows.append(m)
+                    predicted_us.append(m.predicted_ns / 1e3)
+                    measured_us.append(m.measured_ns / 1e3)
         self.points.data = {
-            "predicted_us": [m.predicted_ns / 1e3 for m in rows], "measured_us": [m.measured_ns / 1e3 for m in rows],
+            "predicted_us": predicted_us, "measured_us": measured_us,
             "source": [m.source for m in rows], "candidate": [m.candidate for m in rows],
             "shape": [",".join(f"{k}={v}" for k, v in m.shape.items()) for m in rows]}
 

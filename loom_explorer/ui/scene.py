@@ -16,14 +16,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bokeh.palettes import Inferno256
 
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Axis
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.noc.graph import Coord, core_coord, dram_endpoints
 from loom_explorer.traffic.loads import TrafficReport
 from loom_explorer.traffic.transfers import Transfer, used_cores
+
+if TYPE_CHECKING:
+    from bokeh.models.sources import DataDict
 
 LANE_OFFSET = 0.17  # NoC0 lane on the +offset side of a link, NoC1 on the -offset side (tile pitch 1)
 STUB = 0.45  # length of a wrap-around link's stub
@@ -37,6 +42,10 @@ class Columns:
 
     def __len__(self) -> int:
         return len(next(iter(self.data.values()), []))
+
+    def source_data(self) -> DataDict:
+        """The columns as a ColumnDataSource's ``data`` (a new dict holding the same lists)."""
+        return dict(self.data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +67,9 @@ def load_colour(utilisation: float) -> str:
 def core_work(schedule: SymbolicSchedule, values: dict[str, int], pos: tuple[int, int]) -> float:
     """Share of a full per-core block held by the core at grid position ``pos`` (module docstring)."""
     share = 1.0
-    for axis, index in (("x", pos[0]), ("y", pos[1])):
-        dims = schedule.candidate.dims_on(axis)  # type: ignore[arg-type]
+    along: tuple[tuple[Axis, int], ...] = (("x", pos[0]), ("y", pos[1]))
+    for axis, index in along:
+        dims = schedule.candidate.dims_on(axis)
         if len(dims) != 1 or f"per_core_{dims[0]}" not in values:
             continue
         dim = dims[0]
@@ -140,12 +150,14 @@ def link_segment(noc: int, src: Coord, dst: Coord) -> tuple[float, float, float,
     if abs(dx) > 1 or abs(dy) > 1:  # wrap-around: a stub from src towards the edge it leaves by
         dx = -1 if dx > 1 else (1 if dx < -1 else dx)
         dy = -1 if dy > 1 else (1 if dy < -1 else dy)
-        bx, by = ax + STUB * dx, ay + STUB * dy
+        tx, ty = ax + STUB * dx, ay + STUB * dy
+    else:
+        tx, ty = bx, by
     off = LANE_OFFSET if noc == 0 else -LANE_OFFSET
     ox, oy = (0.0, off) if dy == 0 else (off, 0.0)
     # leave a little gap at both routers so that arrows of consecutive links stay apart
-    sx, sy = ax + 0.22 * (bx - ax), ay + 0.22 * (by - ay)
-    ex, ey = ax + 0.78 * (bx - ax), ay + 0.78 * (by - ay)
+    sx, sy = ax + 0.22 * (tx - ax), ay + 0.22 * (ty - ay)
+    ex, ey = ax + 0.78 * (tx - ax), ay + 0.78 * (ty - ay)
     return sx + ox, sy + oy, ex + ox, ey + oy
 
 

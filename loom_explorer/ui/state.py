@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 import param
 
@@ -49,6 +51,7 @@ from loom_explorer.ui.catalog import Catalog, InputError
 
 DEFAULT_HW = "wormhole_n150"
 DEFAULT_KERNEL = "gemm"
+T = TypeVar("T")
 
 
 MAX_SHAPE_CHARS = 400  # a shape names a handful of extents; longer text is refused before it is parsed
@@ -74,7 +77,7 @@ def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: St
     is refused as a ``shape`` error. ``stop`` stops the session's searches (``solve/interrupt.py``)."""
     catalog = catalog if catalog is not None else Catalog.local()
 
-    def checked(field_name: str, make):  # type: ignore[no-untyped-def]
+    def checked(field_name: str, make: Callable[[], T]) -> T:
         try:
             return make()
         except InputError:
@@ -169,14 +172,19 @@ class ExplorerState(param.Parameterized):
     instance (the class's lists never change), and every choice is checked when it is set, so nothing one
     state (one browser session) is given appears in another's lists."""
 
-    hw = param.Selector(default=DEFAULT_HW, objects=list_hardware(), doc="hardware name (of the catalog)")
-    kernel = param.Selector(default=DEFAULT_KERNEL, objects=list_kernels(), doc="tile program (of the catalog)")
+    hw: param.Selector[str] = param.Selector(default=DEFAULT_HW, objects=list_hardware(),
+                                             doc="hardware name (of the catalog)")
+    kernel: param.Selector[str] = param.Selector(default=DEFAULT_KERNEL, objects=list_kernels(),
+                                                 doc="tile program (of the catalog)")
     shape = param.String(default="M=4096,K=4096,N=4096", doc="extents, e.g. M=4096,K=4096,N=4096")
-    dtype = param.Selector(default="bfloat16", objects=[f.value for f in DataFormat], doc="data format")
-    fidelity = param.Selector(default="hifi2", objects=[f.value for f in Fidelity], doc="math fidelity")
+    dtype: param.Selector[str] = param.Selector(default="bfloat16", objects=[f.value for f in DataFormat],
+                                                doc="data format")
+    fidelity: param.Selector[str] = param.Selector(default="hifi2", objects=[f.value for f in Fidelity],
+                                                   doc="math fidelity")
     causal = param.Boolean(default=False, doc="causal masking (attention kernels)")
-    target = param.Selector(default="ttnn", objects=[t.value for t in KernelTarget],
-                            doc="whose kernels run the schedule (and so whose circular buffers L1 holds)")
+    target: param.Selector[str] = param.Selector(
+        default="ttnn", objects=[t.value for t in KernelTarget],
+        doc="whose kernels run the schedule (and so whose circular buffers L1 holds)")
     time_limit_seconds = param.Number(default=20.0, bounds=(0.1, None), doc="per-candidate solve limit")
 
     candidate = param.String(default="", doc="the selected candidate")
@@ -185,7 +193,7 @@ class ExplorerState(param.Parameterized):
     error = param.String(default="", doc="why the last request failed, naming the field or pin")
     compare = param.Parameter(default=None, doc="a Snapshot kept for side-by-side comparison")
 
-    def __init__(self, catalog: Catalog | None = None, **params) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, catalog: Catalog | None = None, **params: Any) -> None:
         """``catalog`` says which hardware and kernel names exist (default :meth:`Catalog.local`: the
         shipped ones, and a path given here is offered beside them). An unknown name or an unreadable
         data format or fidelity raises :class:`InputError` naming the field."""
@@ -202,7 +210,7 @@ class ExplorerState(param.Parameterized):
                     params[key] = parse(params[key]).value
                 except ValueError as exc:
                     raise InputError(key, str(exc)) from None
-        super().__init__(**params)
+        super().__init__(**params)  # type: ignore[no-untyped-call]  # param's Parameterized.__init__ is untyped
         self.catalog = catalog
         self.param.hw.objects = [*catalog.hardware, *([] if hw in catalog.hardware else [hw])]
         self.param.kernel.objects = [*catalog.kernels, *([] if kernel in catalog.kernels else [kernel])]

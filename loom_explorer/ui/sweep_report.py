@@ -10,7 +10,7 @@ from collections import defaultdict
 
 from bokeh.embed import components
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, HoverTool
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool
 from bokeh.plotting import figure
 from bokeh.resources import INLINE
 
@@ -27,11 +27,13 @@ def _plots(records: list[SweepRecord]) -> str:
     layouts = []
     for hw, rs in by_hw.items():
         names = [f"{i + 1}. {r.label or r.shape}" for i, r in enumerate(rs)]
-        src = ColumnDataSource({"op": names, "ours": [r.best.latency_ns / 1e3 for r in rs],  # type: ignore[union-attr]
+        ours_us = [r.best.latency_ns / 1e3 for r in rs if r.best is not None]  # every r here has a best
+        src = ColumnDataSource({"op": names, "ours": ours_us,
                                 "default": [(r.ttnn_default_ns or float("nan")) / 1e3 for r in rs],
                                 "speedup": [r.speedup or float("nan") for r in rs]})
-        bars = figure(y_range=list(reversed(names)), x_axis_type="log", height=max(250, 22 * len(rs) + 80),
-                      width=700, title=f"{hw}: predicted latency (us), ours (blue) and ttnn default (orange)")
+        bars = figure(y_range=FactorRange(factors=list(reversed(names))), x_axis_type="log",
+                      height=max(250, 22 * len(rs) + 80), width=700,
+                      title=f"{hw}: predicted latency (us), ours (blue) and ttnn default (orange)")
         bars.scatter("default", "op", source=src, size=9, color="darkorange", marker="square")
         bars.scatter("ours", "op", source=src, size=9, color="steelblue")
         bars.add_tools(HoverTool(tooltips=[("op", "@op"), ("ours us", "@ours{0,0.0}"),

@@ -30,7 +30,8 @@ def candidate_frame(hw: HardwareSpec, schedules: dict[str, SymbolicSchedule],
             "pins": ", ".join(f"{k}={v}" for k, v in r.pins),
             "solve_ms": round(r.solve_seconds * 1e3, 1),
         })
-    return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)  # pandas-stubs say Any for Python 3.10
+    return frame
 
 
 def param_frame(state: ExplorerState) -> pd.DataFrame:
@@ -41,7 +42,8 @@ def param_frame(state: ExplorerState) -> pd.DataFrame:
         "parameter": p.name, "value": values.get(p.name), "pinned": state.pins.get(p.name),
         "domain": p.domain_text(), "unit": p.unit, "description": p.description,
     } for p in schedule.params]
-    return pd.DataFrame(rows, columns=["parameter", "value", "pinned", "domain", "unit", "description"])
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=["parameter", "value", "pinned", "domain", "unit", "description"])
+    return frame
 
 
 def comparison_frame(state: ExplorerState, kept: Snapshot) -> pd.DataFrame:
@@ -64,4 +66,5 @@ def comparison_frame(state: ExplorerState, kept: Snapshot) -> pd.DataFrame:
     ta, tb = (dict(sa.breakdown) if sa else {}), (dict(sb.breakdown) if sb else {})
     for name in dict.fromkeys([*ta, *tb]):
         add(f"term {name}", ta.get(name), tb.get(name))
-    return pd.DataFrame(rows, columns=["", "A (kept)", "B (selected)"])
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=["", "A (kept)", "B (selected)"])
+    return frame

@@ -46,9 +46,10 @@ def ttnn_attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
         else:
             buffers.append(buf(t.name, 2, t.name, f"{t.name}: current and previous"))
     masked = sorted({op.tensor for op in q.st.step_ops("diagonal")}) if q.causal else []
-    for t in masked:
-        tiles = maximum(mul(2, q.block_tiles(t)), q.block_tiles(t) + q.mask_index_tiles)
-        buffers.append(L1Buffer(f"{t}_mask", mul(tiles, q.tile_bytes(t)), f"causal mask for {t} (and its index)"))
+    for name in masked:
+        tiles = maximum(mul(2, q.block_tiles(name)), q.block_tiles(name) + q.mask_index_tiles)
+        buffers.append(L1Buffer(f"{name}_mask", mul(tiles, q.tile_bytes(name)),
+                                f"causal mask for {name} (and its index)"))
     out = q.st.output
     buffers.append(buf(out, 1, out, "output chunk"))
     buffers.append(buf(f"{out}_im", 1, out, "output accumulator", q.acc_tile_bytes))
