@@ -128,7 +128,7 @@ def _matmul_attributes(m: int, k: int, n: int, fidelity: str, one_d: bool) -> tu
 
 
 def _tensor(row: dict[str, str], name: str, dims: tuple[int, int, int, int], dtype: str = "BFLOAT16") -> None:
-    for axis, value in zip("WZYX", dims):
+    for axis, value in zip("WZYX", dims, strict=True):
         row[f"{name}_{axis}_PAD[LOGICAL]"] = f"{value}[{value}]"
     row[f"{name}_LAYOUT"], row[f"{name}_DATATYPE"], row[f"{name}_MEMORY"] = "TILE", dtype, "DEV_0_DRAM_INTERLEAVED"
 

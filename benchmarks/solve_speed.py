@@ -11,10 +11,11 @@
 FlashAttention shapes: Loom's (B, L) with B*L = 16384 on Wormhole and 15360 on Blackhole, one head,
 D in {64, 128}, each also causal, plus a grouped-query case (32 query heads sharing 8 key/value heads).
 
-For each shape it prints: candidates, how many CP-SAT proved (optimal, or infeasible), the wall time to solve all of them
-(SolveOptions defaults: candidates one after the other, a 4-worker CP-SAT portfolio each), the slowest candidate, a warm re-solve of the best candidate after
-one pin (the pin moves in0_block_w, or q_chunk_size for attention, to another legal value), the same for all candidates, and brute force
-over the same spaces with a time budget per shape: its wall time, how many candidates it finished, and
+For each shape it prints: candidates, how many CP-SAT proved (optimal, or infeasible), the wall time to
+solve all of them (SolveOptions defaults: candidates one after the other, a 4-worker CP-SAT portfolio each),
+the slowest candidate, a warm re-solve of the best candidate after one pin (the pin moves in0_block_w, or
+q_chunk_size for attention, to another legal value), the same for all candidates, and brute force over the
+same spaces with a time budget per shape: its wall time, how many candidates it finished, and
 whether its optimum equals CP-SAT's on every finished one, and "brute/cp": brute force's time over
 CP-SAT's on exactly the candidates brute force finished (same process, same spaces). Then "fast s": a fresh
 session asked for the fastest schedule only (``SolveOptions(fastest=1)``, a branch and bound over
@@ -73,7 +74,8 @@ def pin_value(optimum: int, domain: tuple[int, ...]) -> int:
 
 
 def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: float,
-        time_limit: float, start_from_known: bool = True, noc_bound: bool = True) -> dict[str, float | int | str | bool]:
+        time_limit: float, start_from_known: bool = True,
+        noc_bound: bool = True) -> dict[str, float | int | str | bool]:
     hw = load_hardware(hw_name)
     problem = make_problem(load_program(kernel), shape, options={"causal"} if causal else set())
 
@@ -130,7 +132,8 @@ def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: floa
         sol = by_name[sched.candidate.name].solution
         brute_agree &= (sol.latency_cycles if sol else None) == b.best_latency_cycles
     return {
-        "hw": hw_name, "shape": shape + (" causal" if causal else ""), "candidates": len(results), "optimal": optimal, "build_s": build_s,
+        "hw": hw_name, "shape": shape + (" causal" if causal else ""), "candidates": len(results),
+        "optimal": optimal, "build_s": build_s,
         "solve_s": solve_s, "slowest_s": slowest, "pin_one_s": pin_one_s, "pin_all_s": pin_all_s,
         "brute_s": brute_s, "brute_done": brute_done, "brute_agree": brute_agree,
         "brute_ratio": brute_finished_s / cpsat_same_s if cpsat_same_s else 0.0,
@@ -169,7 +172,8 @@ def main() -> int:
         return [(s, False) for s in loom_shapes() + ["M=640,K=1600,N=3200"]]
 
     header = (f"{'hw':<16} {'shape':<45} {'cand':>4} {'prov':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
-              f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} {'best us':>9} "
+              f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} "
+              f"{'best us':>9} "
               f"{'fast s':>6} {'opt':>3} {'fpin ms':>7}")
     if args.baseline:
         header += f" {'base s':>7} {'base pin1':>9}"
@@ -195,7 +199,8 @@ def main() -> int:
             print(line, flush=True)
     solve = [float(r["solve_s"]) for r in rows]
     pin1 = [float(r["pin_one_s"]) for r in rows]
-    print(f"\nevery candidate proven (optimal, or infeasible with a reason): {sum(r['optimal'] == r['candidates'] for r in rows)}/{len(rows)} shapes")
+    proven = sum(r['optimal'] == r['candidates'] for r in rows)
+    print(f"\nevery candidate proven (optimal, or infeasible with a reason): {proven}/{len(rows)} shapes")
     print(f"solve all candidates: median {statistics.median(solve):.2f} s, max {max(solve):.2f} s, "
           f"under 1 s on {sum(s < 1 for s in solve)}/{len(rows)} shapes")
     print(f"re-solve one candidate after a pin: median {statistics.median(pin1) * 1e3:.0f} ms, "

@@ -33,7 +33,8 @@ PARAM = "in0_block_w"
 def _summary(name: str, ms: list[float]) -> str:
     ms = sorted(ms)
     p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
-    return f"{name:<34} median {statistics.median(ms):7.1f} ms   p90 {p90:7.1f} ms   max {ms[-1]:7.1f} ms   (n={len(ms)})"
+    return (f"{name:<34} median {statistics.median(ms):7.1f} ms   p90 {p90:7.1f} ms   max {ms[-1]:7.1f} ms   "
+            f"(n={len(ms)})")
 
 
 def main() -> None:

@@ -170,7 +170,8 @@ def make_problem(
     target: KernelTarget = KernelTarget.ttnn,
 ) -> Problem:
     """Build a :class:`Problem`, checking every tensor/option name against the program."""
-    shape_items = parse_shape(shape if isinstance(shape, str) else ",".join(f"{k}={v}" for k, v in shape.items()), program)
+    shape_text = shape if isinstance(shape, str) else ",".join(f"{k}={v}" for k, v in shape.items())
+    shape_items = parse_shape(shape_text, program)
     names = [t.name for t in program.tensors]
     for label, mapping in (("format", formats or {}), ("placement", placements or {})):
         unknown = [k for k in mapping if k not in names]

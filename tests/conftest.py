@@ -14,11 +14,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from loom_helpers import small_hw_dict, write_hw  # noqa: E402
+
 from loom_explorer.hardware import load_hardware  # noqa: E402
 from loom_explorer.problem import make_problem  # noqa: E402
 from loom_explorer.program import TileProgram, load_program  # noqa: E402
 from loom_explorer.solve.solver import Session, SolveOptions  # noqa: E402
-from loom_helpers import small_hw_dict, write_hw  # noqa: E402
 
 
 def pytest_configure(config):
@@ -70,7 +71,7 @@ def solve_cached():
     sessions: dict = {}
     results: dict = {}
 
-    def run(hw, kernel, shape, pins=None, candidates=None, options=SolveOptions(), **problem_kw):
+    def run(hw, kernel, shape, pins=None, candidates=None, options=None, **problem_kw):
         program = kernel if isinstance(kernel, TileProgram) else load_program(kernel)
         pkey = (hw.name, program, shape, _freeze(problem_kw))
         if pkey not in sessions:
@@ -78,7 +79,7 @@ def solve_cached():
         session = sessions[pkey]
         rkey = (pkey, _freeze(pins or {}), tuple(candidates or ()), options)
         if rkey not in results:
-            results[rkey] = session.solve(dict(pins or {}), options, candidates=candidates)
+            results[rkey] = session.solve(dict(pins or {}), options or SolveOptions(), candidates=candidates)
         return session, results[rkey]
 
     return run
@@ -88,7 +89,7 @@ def solve_cached():
 def toolchain():
     """The Python 3.12 toolchain (TT-Lang compiler, ttnn) the ``toolchain`` tests need. Missing, they fail:
     the README's test command installs it (``loom-explorer toolchain install``)."""
-    from loom_explorer.deploy.toolchain import find_toolchain, default_root
+    from loom_explorer.deploy.toolchain import default_root, find_toolchain
 
     found = find_toolchain()
     if found is None:

@@ -18,7 +18,8 @@ SIBLING = "sha" + "red"
 OUTSIDE = re.compile("|".join([r"\.\./" + SIBLING, r"\b" + SIBLING + "/(?:data|reference|design)/",
                                "/work/" + SIBLING]))
 # a citation of a published data file, by path or through the accessor
-CITED = re.compile(r"loom_explorer/data/published/(?P<path>[\w.-]+\.\w+)|published_path\(\s*[\"'](?P<call>[^\"']+)[\"']")
+CITED = re.compile(r"loom_explorer/data/published/(?P<path>[\w.-]+\.\w+)"
+                   r"|published_path\(\s*[\"'](?P<call>[^\"']+)[\"']")
 
 
 def tracked_files() -> list[Path]:

@@ -20,11 +20,14 @@ def header(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     breakdown = ", ".join(f"{t} {c:,}" for t, c in solution.breakdown)
     params = "\n".join(f"#   {name:<18} = {value}" for name, value in solution.values().items())
     description = textwrap.fill(cand.description, 100, initial_indent="  ", subsequent_indent="  ")
-    return (f'"""{problem.program.name} {problem.shape_text} on {hw.name}: TT-Lang kernel exported by loom-explorer.\n\n'
+    title = f"{problem.program.name} {problem.shape_text} on {hw.name}: TT-Lang kernel exported by loom-explorer."
+    latency_us = hw.cycles_to_us(solution.latency_cycles)
+    return (f'"""{title}\n\n'
             f"Candidate {cand.name}:\n{description}\nPins: {pins}\n"
-            f"Predicted latency: {solution.latency_cycles:,} cycles ({hw.cycles_to_us(solution.latency_cycles):.2f} us); "
+            f"Predicted latency: {solution.latency_cycles:,} cycles ({latency_us:.2f} us); "
             f"{breakdown}\n\n"
-            "Run it in Tenstorrent's simulator with `tt-lang-sim THIS_FILE.py` (or `loom-explorer verify THIS_FILE.py`,\n"
+            "Run it in Tenstorrent's simulator with `tt-lang-sim THIS_FILE.py` "
+            "(or `loom-explorer verify THIS_FILE.py`,\n"
             "which also compares the simulated traffic with the model's), or on a card with `python THIS_FILE.py`.\n"
             '"""\n'
             f"# Schedule parameters (tiles of 32x32 unless named otherwise):\n{params}\n")

@@ -10,11 +10,14 @@ Memory placements are realised, not dropped (``ttnn_memory``): an L1-sharded ope
 ``ttnn.MemoryConfig(<layout>, BufferType.L1, ShardSpec(CoreRangeSet, shard_shape, orientation))`` on the
 cores the schedule uses, so the card runs the schedule that was predicted:
 
-| placement | candidate | TTNN memory config |
-|---|---|---|
-| ``in0=l1_block`` / ``out=l1_block`` | ``M@y,N@x\\|in0=mcast_x,in1=mcast_y`` | ``BLOCK_SHARDED``, shards ``[per_core_M, ceil(Kt/grid_x)]`` / ``[per_core_M, per_core_N]`` tiles, row-major over the ``grid_x x grid_y`` cores |
-| ``in0=l1_height`` / ``out=l1_height`` | ``M@xy\\|in0=local,in1=mcast_xy`` (1-D, ``mcast_in0=False``) | ``HEIGHT_SHARDED``, shards ``[per_core_M, Kt]`` / ``[per_core_M, Nt]`` tiles on the ``ceil(Mt/per_core_M)`` cores, rows filled first |
-| ``out=l1_width`` | ``N@xy\\|in0=mcast_xy,in1=dram`` | ``WIDTH_SHARDED``, shards ``[Mt, per_core_N]`` tiles on the ``ceil(Nt/per_core_N)`` cores |
+- ``in0=l1_block`` / ``out=l1_block``, candidate ``M@y,N@x|in0=mcast_x,in1=mcast_y``: ``BLOCK_SHARDED``,
+  shards ``[per_core_M, ceil(Kt/grid_x)]`` / ``[per_core_M, per_core_N]`` tiles, row-major over the
+  ``grid_x x grid_y`` cores;
+- ``in0=l1_height`` / ``out=l1_height``, candidate ``M@xy|in0=local,in1=mcast_xy`` (1-D,
+  ``mcast_in0=False``): ``HEIGHT_SHARDED``, shards ``[per_core_M, Kt]`` / ``[per_core_M, Nt]`` tiles on the
+  ``ceil(Mt/per_core_M)`` cores, rows filled first;
+- ``out=l1_width``, candidate ``N@xy|in0=mcast_xy,in1=dram``: ``WIDTH_SHARDED``, shards ``[Mt, per_core_N]``
+  tiles on the ``ceil(Nt/per_core_N)`` cores.
 
 Every other L1 placement is refused with the reason (``in1`` in L1: TTNN's multicast matmuls read
 ``in1`` interleaved; ``l1``: a what-if with no TTNN layout; any L1 operand of attention: this export runs
@@ -198,7 +201,8 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         kernel=problem.program.name, shape=problem.shape_text, hw=hw.name, candidate=doc.candidate,
         latency_cycles=built.solution.latency_cycles, latency_us=hw.cycles_to_us(built.solution.latency_cycles),
         placement_line=placement_line, config_name=name, config=_literal(args), compute=_literal(compute),
-        memory=_literal(memory), notes=_literal(notes), dtypes=_literal(dtypes), shape_dict=_literal(dict(problem.shape)),
+        memory=_literal(memory), notes=_literal(notes), dtypes=_literal(dtypes),
+        shape_dict=_literal(dict(problem.shape)),
         causal=problem.has_option("causal"), call=call, document=doc.to_json())
 
 

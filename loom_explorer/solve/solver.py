@@ -194,7 +194,7 @@ class Session:
                 batch, pending = pending[:cores], pending[cores:]
                 screened = pool.map(self.screen, batch, repeat(pins), repeat(options), repeat(cut),
                                     [known[s.candidate.name] for s in batch])
-                for s, out in zip(batch, screened):
+                for s, out in zip(batch, screened, strict=True):
                     if isinstance(out, CandidateResult):
                         results.append(out)
                     else:  # a schedule faster than c (or None: the screen ran out of time)

@@ -74,7 +74,7 @@ def core_work(prob, cand: Candidate, values: dict[str, int]) -> list[list[tuple[
         used = cdiv(len(flat), p)
         assert used <= gx * gy, "more cores than the grid used"
         assert used > gx * (gy - 1) and used >= gx, "an idle row or column of the grid used"
-        cores = [[dict(zip(dims, t)) for t in flat[c * p:(c + 1) * p]] for c in range(used)]
+        cores = [[dict(zip(dims, t, strict=True)) for t in flat[c * p:(c + 1) * p]] for c in range(used)]
         carried = dims
     else:
         ranges = []
@@ -91,14 +91,14 @@ def core_work(prob, cand: Candidate, values: dict[str, int]) -> list[list[tuple[
             ranges.append(rs)
             carried.append(d)
         for combo in itertools.product(*ranges):
-            cores.append([dict(zip(carried, t)) for t in itertools.product(*combo)])
+            cores.append([dict(zip(carried, t, strict=True)) for t in itertools.product(*combo)])
     rest = [d for d in spread if d not in carried]
     out = []
     for items in cores:
         work = []
         for it in items:
             for t in itertools.product(*(range(units(d)) for d in rest)):
-                full = {**it, **dict(zip(rest, t))}
+                full = {**it, **dict(zip(rest, t, strict=True))}
                 batch = tuple(full.get(d, 0) for d in st.batch_dims)
                 for ch in (chunks(full[q]) if q in spread else range(n)):
                     work.append((batch, ch))
@@ -283,7 +283,7 @@ def test_balancing_with_one_core_along_the_queries_changes_nothing_odd_chunks(ti
     rows = compare_balanced(tiny_hw, "B=1,H=1,Sq=224,Skv=224,D=32",
                             lambda i: i["g"] == 1 and i["n"] % 2 == 1 and i["n"] >= 3 and i["heads"] == 1)
     worse = []
-    for name, v, info, model_u, model_b, exact_u, exact_b in rows:
+    for name, v, _info, model_u, model_b, exact_u, exact_b in rows:
         assert exact_u == exact_b, (name, v)
         if model_b > model_u:
             worse.append((name, v["q_chunk_size"], v["k_chunk_size"], model_u, model_b, exact_u))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from loom_helpers import assert_result_sound, families_of, numbers
 
 from loom_explorer.brute import brute_force, space_size
 from loom_explorer.model.build import build_schedule
@@ -23,7 +24,6 @@ from loom_explorer.program import load_program
 from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.validate import referee
-from loom_helpers import assert_result_sound, families_of, numbers
 
 FA = load_program("flash_attention")
 FAMILIES = ("grid", "coverage", "divisibility", "dst_capacity", "l1_capacity", "multicast")

@@ -14,5 +14,5 @@ def test_screenshots_go_to_a_temporary_folder_unless_asked(screenshots: Path) ->
     if chosen:
         assert screenshots == Path(chosen)
     else:
-        assert ROOT != screenshots.resolve() and ROOT not in screenshots.resolve().parents
+        assert screenshots.resolve() != ROOT and ROOT not in screenshots.resolve().parents
     assert screenshots.is_dir()

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+TIER = ROOT / "tests" / "ttnn_contract"
 
 
 @pytest.mark.toolchain
 def test_the_ttnn_contract_tier_passes(toolchain) -> None:  # type: ignore[no-untyped-def]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run([str(toolchain.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "--confcutdir", str(ROOT / "tests" / "ttnn_contract"), str(ROOT / "tests" / "ttnn_contract")],
+                           "--confcutdir", str(TIER), str(TIER)],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=900, check=False)
     tail = done.stdout[-6000:] + done.stderr[-2000:]
     assert done.returncode == 0, tail

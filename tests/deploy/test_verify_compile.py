@@ -62,7 +62,8 @@ def test_a_kernel_the_compiler_refuses_fails_verify(toolchain, tmp_path) -> None
                 "M@y,N@x|in0=dram,in1=dram", "--pin", "grid_x=1", "--pin", "grid_y=1", "--pin", "out_block_h=4",
                 "--pin", "in0_block_w=16", "--format", "ttlang", "-o", str(path))
     assert done.returncode == 0, done.stderr
-    greedy, count = re.subn(r"^IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = \d+, \d+", "IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = 32, 2",
+    greedy, count = re.subn(r"^IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = \d+, \d+",
+                            "IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = 32, 2",
                             path.read_text(), flags=re.MULTILINE)
     assert count == 1
     path.write_text(greedy)

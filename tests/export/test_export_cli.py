@@ -254,7 +254,8 @@ def test_ttlang_header_and_constants(dram_kernel):
     assert f"Predicted latency: {doc.prediction.latency_cycles:,} cycles" in header
     assert len(doc.params) == 12
     for name, value in doc.params.items():
-        assert re.search(rf"^#\s+{name}\s+=\s+{value}$", header, flags=re.MULTILINE), f"{name} = {value} not in the header"
+        found = re.search(rf"^#\s+{name}\s+=\s+{value}$", header, flags=re.MULTILINE)
+        assert found, f"{name} = {value} not in the header"
     c = _constants(text)
     v = doc.params
     assert (c["GRID_X"], c["GRID_Y"]) == (v["grid_x"], v["grid_y"])
@@ -299,7 +300,8 @@ def test_verify_tampered_export_lists_the_differences(fresh_verify, dram_kernel,
     new_w = next((w for w in range(1, per_core_n + 1) if per_core_n % w == 0 and w != old_w), None)
     assert new_w is not None, f"PER_CORE_N = {per_core_n} has no other divisor than OUT_BLOCK_W = {old_w}"
     pattern = rf"^OUT_BLOCK_H, OUT_BLOCK_W = {c['OUT_BLOCK_H']}, {old_w}\b"
-    tampered_text, n = re.subn(pattern, f"OUT_BLOCK_H, OUT_BLOCK_W = {c['OUT_BLOCK_H']}, {new_w}", text, flags=re.MULTILINE)
+    tampered_text, n = re.subn(pattern, f"OUT_BLOCK_H, OUT_BLOCK_W = {c['OUT_BLOCK_H']}, {new_w}", text,
+                               flags=re.MULTILINE)
     assert n == 1
     tampered = workdir / "gemm_dram_tampered.py"
     tampered.write_text(tampered_text)

@@ -61,7 +61,8 @@ def compiled(tmp_path_factory, toolchain) -> dict[tuple[str, str], tuple[Compile
     cases = [(RAGGED, c) for c in _all_candidates(*RAGGED)] + [(SECOND, c) for c in FAMILIES]
     files = [_file_of(out_dir, hw_name, shape, c) for (hw_name, shape), c in cases]
     reports = compile_files([p for p, _ in files], toolchain)
-    return {(hw_name, c): (report, l1) for ((hw_name, _), c), report, (_, l1) in zip(cases, reports, files)}
+    return {(hw_name, c): (report, l1)
+            for ((hw_name, _), c), report, (_, l1) in zip(cases, reports, files, strict=True)}
 
 
 def _check(compiled, hw_name: str, candidate: str) -> None:  # type: ignore[no-untyped-def]

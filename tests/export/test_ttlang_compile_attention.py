@@ -53,7 +53,7 @@ def compiled(tmp_path_factory, toolchain) -> list[tuple[CompileReport, int]]:  #
     out_dir = tmp_path_factory.mktemp("ttlang_compile_attention")
     files = [_file_of(out_dir, n, *case) for n, case in enumerate(CASES)]
     reports = compile_files([p for p, _ in files], toolchain)
-    return [(report, l1) for report, (_, l1) in zip(reports, files)]
+    return [(report, l1) for report, (_, l1) in zip(reports, files, strict=True)]
 
 
 @pytest.mark.toolchain

@@ -9,6 +9,7 @@ an L1-resident input is never read from DRAM.
 from __future__ import annotations
 
 import pytest
+from loom_helpers import broadcast_program, transposed_program
 
 from loom_explorer.mapping import Comm, enumerate_candidates
 from loom_explorer.model.build import build_schedule
@@ -18,7 +19,6 @@ from loom_explorer.model.latency import read_cycles
 from loom_explorer.model.quantities import build_quantities
 from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import analyse_contraction, load_program
-from loom_helpers import broadcast_program, transposed_program
 
 GEMM = load_program("gemm")
 BATCHED = load_program("batched_gemm")

@@ -13,14 +13,14 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from loom_helpers import families_of, numbers
 
-from loom_explorer.mapping import Comm, Candidate
+from loom_explorer.mapping import Candidate, Comm
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.constraints import FAMILIES
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
-from loom_helpers import families_of, numbers
 from loom_explorer.validate import referee
 
 GEMM = load_program("gemm")

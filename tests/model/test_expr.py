@@ -63,7 +63,7 @@ TABLE_KEYS = [(VARS["c"], VARS["e"]), (VARS["a"], VARS["b"])]
 def _select(key: Var) -> st.SearchStrategy[Expr]:
     n = len(key.values)
     return st.lists(st.integers(-20, 40), min_size=n, max_size=n).map(
-        lambda vals: select(key, dict(zip(key.values, vals)))
+        lambda vals: select(key, dict(zip(key.values, vals, strict=True)))
     )
 
 
@@ -72,7 +72,7 @@ def _lookup(keys: tuple[Var, Var]) -> st.SearchStrategy[Expr]:
     to one reified equality per key combination (``CpCompiler._table_product``)."""
     combos = list(itertools.product(keys[0].values, keys[1].values))
     return st.lists(st.integers(-5, 30), min_size=len(combos), max_size=len(combos)).map(
-        lambda vals: lookup(keys, dict(zip(combos, vals))))
+        lambda vals: lookup(keys, dict(zip(combos, vals, strict=True))))
 
 
 LEAVES = st.one_of(
@@ -169,7 +169,7 @@ def test_three_interpreters_agree(case):
 def test_cpsat_extremes_match_exhaustive_evaluation(expr):
     nodes = variable_nodes(expr)
     names = sorted(nodes)
-    seen = [evaluate(expr, dict(zip(names, combo)))
+    seen = [evaluate(expr, dict(zip(names, combo, strict=True)))
             for combo in itertools.product(*(nodes[n].values for n in names))]
     lo, hi = bounds(expr)
     assert lo <= min(seen) and max(seen) <= hi

@@ -85,5 +85,6 @@ def test_export_ttlang_solves_for_the_tt_lang_kernels(tmp_path) -> None:  # type
     bad = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--format", "ttlang", "--target", "ttnn",
                "-o", str(tmp_path / "k2.py"))
     assert bad.returncode == 2 and "--target ttnn contradicts --format ttlang" in bad.stderr
-    solve = _cli("solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--target", "ttlang", "--json")
+    solve = _cli("solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--target", "ttlang",
+                 "--json")
     assert solve.returncode == 0, solve.stderr

@@ -17,18 +17,18 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.attention import build_attention_quantities
 from loom_explorer.model.attention_latency import attention_latency_terms
+from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import compile_python
 from loom_explorer.model.latency import latency_terms
-from loom_explorer.model.build import build_schedule
 from loom_explorer.model.noc_bound import link_share, step_link_shares, write_link_shares
 from loom_explorer.model.quantities import build_quantities
 from loom_explorer.model.traffic import attention_flows, contraction_flows
 from loom_explorer.noc.graph import NocGraph
 from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.validate import referee
 from loom_explorer.traffic import schedule_transfers
 from loom_explorer.traffic.loads import route_loads
+from loom_explorer.validate import referee
 
 CASES = [
     ("wormhole_n150", "gemm", "M=2048,K=1024,N=1536"),
@@ -81,7 +81,7 @@ def test_multicast_links_never_bind_on_the_shipped_chips(hw_name):
     """The busiest link of a multicast carries each packet once, at a link rate above the multicast rate;
     the DRAM reads of every core on NoC1 funnel through links that bind (Wormhole: 256 of 12 channels'
     shares on one link at 8x8, about 15x one core's read rate)."""
-    for name, _, _, _, kept, every, flows in _models(hw_name, "gemm", "M=2048,K=2048,N=2048"):
+    for name, _, _, _, kept, _every, flows in _models(hw_name, "gemm", "M=2048,K=2048,N=2048"):
         reads = [f for f in flows if f.kind == "dram_read" and f.tensor in ("in0", "in1")]
         assert len(kept) <= len(reads), name
         if "in0=dram" in name:  # in0 is read by every core on NoC1

@@ -26,12 +26,12 @@ def test_lower_bound_holds_on_every_legal_schedule(shape: str, options: dict) ->
         bound = compile_python(schedule.latency_lower_bound)
         violations: list[tuple[dict[str, int], int, int]] = []
 
-        def check(values: dict[str, int], latency: int) -> None:
+        def check(values: dict[str, int], latency: int) -> None:  # called within this iteration only
             nonlocal legal
             legal += 1
-            lb = bound(values)
-            if lb > latency or latency < schedule.ideal_cycles:
-                violations.append((dict(values), latency, lb))
+            lb = bound(values)  # noqa: B023
+            if lb > latency or latency < schedule.ideal_cycles:  # noqa: B023
+                violations.append((dict(values), latency, lb))  # noqa: B023
 
         result = brute_force(schedule, time_limit_seconds=60, on_legal=check)
         assert result.complete

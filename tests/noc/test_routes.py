@@ -8,15 +8,15 @@ a couple of DRAM endpoints placed inside it.
 from __future__ import annotations
 
 import itertools
-import re
 import random
+import re
 
 import networkx as nx
 import pytest
+from loom_helpers import small_hw_dict
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.noc import NocGraph, core_coord, dram_endpoints
-from loom_helpers import small_hw_dict
 
 
 def mini_hw(width: int, height: int, noc_x=(1, 2), noc_y=(1,), endpoints=((0, 0, 0), (1, 3, 0))) -> HardwareSpec:
@@ -32,7 +32,7 @@ def mini_hw(width: int, height: int, noc_x=(1, 2), noc_y=(1,), endpoints=((0, 0,
 
 def hops(noc, *nodes):
     """The links of the path through ``nodes`` on ``noc``."""
-    return [(noc, a, b) for a, b in zip(nodes, nodes[1:])]
+    return [(noc, a, b) for a, b in itertools.pairwise(nodes)]
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ import itertools
 from collections import Counter
 
 import pytest
+from test_routes import mini_hw
 
 from loom_explorer.noc import NocGraph, core_coord, dram_endpoints
 from loom_explorer.noc.tables import link_units
-from test_routes import mini_hw
 
 DRAM_KEYS = [(kind, senders, None, noc) for kind in ("dram_read", "dram_write")
              for senders in ("all", "row_heads", "col_heads", "origin") for noc in (0, 1)]

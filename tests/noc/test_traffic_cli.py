@@ -74,7 +74,7 @@ def direct(tiny_hw_path):
 
 def test_json_contract(best_json, tiny_hw):
     data = best_json
-    assert TOP_KEYS <= set(data), TOP_KEYS - set(data)
+    assert set(data) >= TOP_KEYS, TOP_KEYS - set(data)
     assert data["schema_version"] == 1 and data["hardware"] == "tiny_4x4"
     W, H = tiny_hw.grid.noc_width, tiny_hw.grid.noc_height
     width = tiny_hw.noc.link_bytes_per_cycle
@@ -160,7 +160,7 @@ def test_text_lists_busiest_links_of_both_nocs(tiny_hw_path, direct):
         lines = _link_lines(out, noc)
         expected = [x for x in report.links if x.noc == noc][:3]
         assert len(lines) == len(expected) == 3
-        for line, x in zip(lines, expected):
+        for line, x in zip(lines, expected, strict=True):
             m = re.fullmatch(r"\s+(\(\d+, \d+\)->\(\d+, \d+\))\s+([\d,]+)\s+([\d.]+)%", line)
             assert m, line
             assert m.group(1) == f"{x.src}->{x.dst}"
@@ -188,7 +188,7 @@ def _check_workload(wl, hw, transfers):
     assert set(wl) >= {"phases"} and len(wl["phases"]) == 1
     ts = wl["phases"][0]["transfers"]
     assert len(ts) == len(transfers)
-    for t, src in zip(ts, transfers):
+    for t, src in zip(ts, transfers, strict=True):
         assert 0 < t["packet_size"] <= hw.noc.max_packet_bytes
         assert t["num_packets"] >= src.count
         assert t["packet_size"] * t["num_packets"] >= src.bytes * src.count

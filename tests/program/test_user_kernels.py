@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from loom_helpers import assert_result_sound
 
 from loom_explorer import cli
 from loom_explorer.mapping import Comm, enumerate_candidates
@@ -29,7 +30,6 @@ from loom_explorer.program import (
     load_program,
 )
 from loom_explorer.validate import referee
-from loom_helpers import assert_result_sound
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAPE = "B=2,S=128,K=128,N=128"  # 2 sequences, 4 tiles each of S, K and N: every dimension can be spread

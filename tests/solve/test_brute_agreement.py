@@ -9,11 +9,11 @@ swapped roles, bias+activation, fp32 accumulation, mixed formats with LoFi, and 
 from __future__ import annotations
 
 import pytest
+from loom_helpers import assert_result_sound, transposed_program
 
 from loom_explorer.brute import brute_force, space_size
 from loom_explorer.hardware import DataFormat, Fidelity
 from loom_explorer.problem import Placement
-from loom_helpers import assert_result_sound, transposed_program
 
 FAST = [
     ("gemm", "M=64,K=64,N=64", {}),

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import random
 
+from loom_helpers import assert_result_sound
+
 from loom_explorer.brute import brute_force
 from loom_explorer.solve.explain import explain_infeasibility
-from loom_helpers import assert_result_sound
 
 
 def test_random_pins_against_brute_force(tiny_hw, solve_cached):

@@ -108,7 +108,8 @@ def test_ctrl_c_during_solve_prints_partial_table_and_exits_130(tmp_path):
 
 
 def test_ctrl_c_during_fastest_solve_json_marks_unfinished_candidates(tmp_path):
-    code, seconds, out, err = _solve_and_interrupt(tmp_path, "--fastest", "2", "--workers", "1", "--alternatives", "3", "--json")
+    code, seconds, out, err = _solve_and_interrupt(tmp_path, "--fastest", "2", "--workers", "1", "--alternatives", "3",
+                                                   "--json")
     _no_abort(err)
     assert code == 130, err[-3000:]
     assert seconds < STOP_SECONDS, (seconds, err[-2000:])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from loom_helpers import assert_solution_sound
 
 from loom_explorer.errors import LoomError
 from loom_explorer.model.expr import ExprLike
@@ -25,7 +26,6 @@ from loom_explorer.solve.incumbent import Incumbent
 from loom_explorer.solve.interrupt import StopToken
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.validate import RefereeError, judge, referee
-from loom_helpers import assert_solution_sound
 
 SHAPE = "M=160,K=128,N=96"  # ragged on the 4x4 chip: 20 candidates, each solved in milliseconds
 

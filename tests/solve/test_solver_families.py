@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from loom_helpers import assert_result_sound
 
 from loom_explorer.solve.pins import PinError
-from loom_helpers import assert_result_sound
 
 CAND = "M@y,N@x|in0=mcast_x,in1=mcast_y"
 SHAPE = "M=512,K=512,N=512"

@@ -96,5 +96,6 @@ def test_an_attention_file_builds_real_ttnn_objects_up_to_open_device(causal: bo
 def test_fp32_attention_is_refused_before_anything_is_built() -> None:
     docs = solved("flash_attention", ATTENTION_SHAPE, dtype="float32")
     (candidate,) = [c for c in docs if c.startswith("H*Sq@xy|q=dram,k=dram,v=dram")]
-    with pytest.raises(ExportError, match=r"SDPA takes q, k and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32"):
+    refusal = r"SDPA takes q, k and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32"
+    with pytest.raises(ExportError, match=refusal):
         ttnn_source(rebuild_own(docs[candidate]), docs[candidate])

@@ -47,7 +47,7 @@ def scene_of(st: ExplorerState, candidate: str, tensor: str | None = None):
 
 def tiles_by_coord(scene) -> dict:
     d = scene.tiles.data
-    return {(x, y): {k: d[k][i] for k in d} for i, (x, y) in enumerate(zip(d["x"], d["y"]))}
+    return {(x, y): {k: d[k][i] for k in d} for i, (x, y) in enumerate(zip(d["x"], d["y"], strict=True))}
 
 
 @pytest.mark.parametrize("candidate", [MCAST, SPLIT_K, ONE_D])
@@ -114,7 +114,7 @@ def test_ragged_work_is_fractional_on_the_last_row_and_column(ragged):
 
 def test_a_flattened_layout_gives_every_working_core_a_full_share(ragged):
     scene = scene_of(ragged, ONE_D)
-    works = [w for w, k in zip(scene.tiles.data["work"], scene.tiles.data["kind"]) if k == "core"]
+    works = [w for w, k in zip(scene.tiles.data["work"], scene.tiles.data["kind"], strict=True) if k == "core"]
     assert works and set(works) == {1.0}
 
 
@@ -156,7 +156,8 @@ def test_one_tensors_scene_has_only_its_links(ragged):
         part = scene_of(st, MCAST, tensor)
         assert part.links.data["bytes"] == [x.bytes for x in st.traffic(tensor).links]
         assert set(part.rects.data["tensor"]) <= {tensor}
-        for k in zip(part.links.data["noc"], part.links.data["x0"], part.links.data["y0"], part.links.data["bytes"]):
+        links = part.links.data
+        for k in zip(links["noc"], links["x0"], links["y0"], links["bytes"], strict=True):
             by_link[k[:3]] += k[3]
     assert sum(by_link.values()) == sum(full.links.data["bytes"])
 
@@ -168,7 +169,7 @@ def test_dram_columns_one_row_per_channel(ragged):
     d = scene.dram.data
     assert len(scene.dram) == st.hardware.dram.channels
     assert d["bank"] == list(range(st.hardware.dram.channels))
-    assert list(zip(d["x"], d["y"])) == dram_endpoints(st.hardware)
+    assert list(zip(d["x"], d["y"], strict=True)) == dram_endpoints(st.hardware)
     assert d["read"] == [b.bytes_read for b in report.dram]
     assert d["written"] == [b.bytes_written for b in report.dram]
     assert sum(d["read"]) > 0 and sum(d["written"]) > 0

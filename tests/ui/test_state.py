@@ -316,7 +316,8 @@ def test_a_bad_shape_is_an_input_error_and_keeps_the_state(small, shape):
                                          ("kernel", "no_such_kernel"), ("dtype", "float7"),
                                          ("fidelity", "ultra"), ("shape", "M=1,K=1")])
 def test_open_session_names_the_bad_field(field, value):
-    inputs = {"hw": "wormhole_n150", "kernel": "gemm", "shape": SMALL, "dtype": "bfloat16", "fidelity": "hifi2", "causal": False}
+    inputs = {"hw": "wormhole_n150", "kernel": "gemm", "shape": SMALL, "dtype": "bfloat16", "fidelity": "hifi2",
+              "causal": False}
     inputs[field] = value
     with pytest.raises(InputError) as info:
         open_session(ProblemInputs(**inputs))

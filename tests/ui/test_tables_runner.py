@@ -85,7 +85,7 @@ def test_candidate_frame_one_ranked_row_per_candidate(explorer):
     assert 0 < len(feasible) < n
     assert frame["feasible"].tolist() == sorted(frame["feasible"].tolist(), reverse=True)  # feasible first
     assert feasible["latency_us"].tolist() == sorted(feasible["latency_us"].tolist())
-    for r, (_, row) in zip(st.results, frame.iterrows()):
+    for r, (_, row) in zip(st.results, frame.iterrows(), strict=True):
         if r.solution:
             assert row["latency_us"] == pytest.approx(st.hardware.cycles_to_us(r.solution.latency_cycles), abs=1e-3)
             assert row["l1_kib"] == pytest.approx(r.solution.l1_bytes / 1024, abs=0.05)
@@ -331,7 +331,7 @@ def test_select_switches_candidate_and_views(explorer, optimum):
     assert f"`{other}`" in explorer.summary.object
     params = explorer.params_table.value
     assert params["parameter"].tolist() == [p.name for p in st.symbolic.params]
-    assert dict(zip(params["parameter"], params["value"])) == st.solution.values()
+    assert dict(zip(params["parameter"], params["value"], strict=True)) == st.solution.values()
     assert explorer.grid.links.data == _fresh_links(st)
 
 

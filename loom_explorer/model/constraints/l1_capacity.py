@@ -37,12 +37,12 @@ tiles; x2: the old block is held while the new one is written):
 from __future__ import annotations
 
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.model.expr import Expr, const, mul, total
+from loom_explorer.mapping.sharding import columns_split_over_x
 from loom_explorer.model.attention import AttentionQuantities
+from loom_explorer.model.constraints.ttnn_buffers import ttnn_attention_buffers, ttnn_contraction_buffers
+from loom_explorer.model.expr import Expr, const, mul, total
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
-from loom_explorer.mapping.sharding import columns_split_over_x
-from loom_explorer.model.constraints.ttnn_buffers import ttnn_attention_buffers, ttnn_contraction_buffers
 from loom_explorer.problem import KernelTarget
 
 

@@ -25,8 +25,8 @@ def multicast(q: GridQuantities) -> list[Constraint]:
         if axis is None:
             continue
         out.append(Constraint(f"multicast[{tensor}]", "multicast", "ge", q.mcast_receivers(tensor), const(2),
-                              f"{tensor} multicast along {_AXIS_NAME[axis]} reaches {{lhs}} cores; a multicast needs at "
-                              "least {rhs}"))
+                              f"{tensor} multicast along {_AXIS_NAME[axis]} reaches {{lhs}} cores; "
+                              "a multicast needs at least {rhs}"))
     if q.candidate.gather_axis:
         axis = q.candidate.gather_axis
         out.append(Constraint("multicast[split_k]", "multicast", "ge", q.axis_cores(axis), const(2),
