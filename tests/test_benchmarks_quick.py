@@ -27,9 +27,10 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
                                r"total \d+\.\d+ s, CPU \d+\.\d+ s")),
     "large_inputs.py": ((), (r"accuracy +1000 +40 +\d+\.\d+ +\d+",
                              r"ingest +1000 +40 +\d+\.\d+ +\d+")),
-    "sweep_scaling.py": ((), (r"1 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
-                              r"2 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
-                              r"2 workers / 1 worker: \d+\.\d+x")),
+    "sweep_scaling.py": ((pytest.mark.slow,),  # two Dask clusters: about 20 s
+                         (r"1 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
+                          r"2 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
+                          r"2 workers / 1 worker: \d+\.\d+x")),
     "ui_latency.py": ((pytest.mark.browser,), (r"first page: the best candidate proven and shown \d+\.\d+ s",
                                                r"browser: click Pin -> grid updated median +\d+\.\d+ ms",
                                                r"of which solve \(no browser\) +median +\d+\.\d+ ms",

@@ -285,8 +285,8 @@ def test_every_candidate_solves_optimally_and_soundly(tiny_hw, case):
 
 BRUTE = [
     ("B=2,H=2,Sq=128,Skv=128,D=64", False),
-    ("B=2,H=2,Sq=128,Skv=128,D=64", True),
-    ("B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", False),
+    pytest.param(("B=2,H=2,Sq=128,Skv=128,D=64", True), marks=pytest.mark.slow),
+    pytest.param(("B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", False), marks=pytest.mark.slow),
     ("B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", True),
     ("B=2,H=2,Sq=96,Skv=160,D=64", False),   # ragged: 3 query tiles, 5 key tiles
     ("B=1,H=2,Sq=160,Skv=160,D=32", True),   # odd tiles under the mask

@@ -40,6 +40,7 @@ def _doc(kernel: str = "gemm", shape: str = "M=256,K=256,N=256"):  # type: ignor
     return schedule_document(hw, "wormhole_n150", kernel, problem, best, SolveOptions())
 
 
+@pytest.mark.slow
 def test_the_simulator_runner_checks_numerics_and_traffic() -> None:
     run = SimulatorRunner().run(_doc())
     assert run.source == "simulator" and run.measured_ns is None

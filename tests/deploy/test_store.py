@@ -73,6 +73,7 @@ def test_default_location(monkeypatch, tmp_path) -> None:  # type: ignore[no-unt
     assert default_store_path() == tmp_path / "mine.sqlite"
 
 
+@pytest.mark.slow
 def test_accuracy_and_verify_record_into_the_store(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     store = tmp_path / "r.sqlite"
     assert main(["accuracy", "--data", str(published_path("gemm_flops_calibration.csv")), "--configs",
