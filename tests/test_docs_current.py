@@ -3,8 +3,8 @@ figure of docs/performance.md with the command that reproduces it and the date o
 
 docs/performance.md's format: every table is either a figure table, header ``| figure | value | command |
 last run |``, whose rows each carry at least one command in backticks (``python benchmarks/...``,
-``loom-explorer ...`` or ``python -m pytest ...``) and a date (YYYY-MM-DD; ``TODO-LEAD`` while the test-suite
-times wait to be filled in), or the table of ideas not kept, header ``| idea | measured effect | why dropped |``.
+``loom-explorer ...`` or ``python -m pytest ...``) and a date (YYYY-MM-DD), or the table of ideas not kept, header
+``| idea | measured effect | why dropped |``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ SESSION_ALLOWED = re.compile(r"\b(browser|server|Bokeh|Panel)\s+$", re.IGNORECAS
 FIGURE_HEADER = ["figure", "value", "command", "last run"]
 IDEA_HEADER = ["idea", "measured effect", "why dropped"]
 COMMAND_PREFIXES = ("python benchmarks/", "loom-explorer ", "python -m pytest")
-DATE = re.compile(r"^(\d{4}-\d{2}-\d{2}|TODO-LEAD)$")
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 # Paths in the text: repository files, and package modules named relative to loom_explorer/.
 REPO_PATH = re.compile(
