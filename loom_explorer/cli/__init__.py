@@ -15,9 +15,9 @@ Exit status (``loom_explorer/errors.py``):
   domain, a schedule an export format cannot express, ...), with a one-line message naming the culprit:
   every ``LoomError``;
 * 3 when no candidate has a schedule (explanations are still printed);
-* 70 for an internal error (a bug: any exception that is not a ``LoomError``, or a ``RefereeError``, the
-  solver and the referee disagreeing): a one-line message asking for a report; ``--debug`` prints the
-  traceback of the former too;
+* 70 for an internal error (a bug: any exception that is not a ``LoomError``, among them a
+  ``RefereeError``, the solver and the referee disagreeing): a one-line message asking for a report;
+  ``--debug`` prints the traceback too;
 * 130 on Ctrl-C (``solve`` prints what it has proven, the unfinished candidates marked ``interrupted``;
   ``solve/interrupt.py``).
 """
