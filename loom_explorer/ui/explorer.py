@@ -497,5 +497,5 @@ def _formula(st: ExplorerState) -> str:
 
     lines = [f"{t.name} = {_TABLE.sub(short, describe(t.expr))}" for t in sym.terms]
     lines += [f"{name}[{var}] = {table}" for (var, table), name in tables.items()]
-    return ("latency = " + " + ".join(t.name for t in sym.terms) + " (cycles), where\n\n```\n"
+    return ("latency = " + " + ".join(t.name for t in sym.terms) + " (cycles), where\n\n```text\n"
             + "\n\n".join(lines) + "\n```")
