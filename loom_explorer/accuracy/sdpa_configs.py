@@ -39,6 +39,7 @@ program config: 32-element chunks on the whole grid.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,12 +58,24 @@ from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
-from loom_explorer.program.attention import analyse_attention, is_attention
+from loom_explorer.program.attention import ATTENTION, analyse_attention
+from loom_explorer.program.contraction import CONTRACTION
+from loom_explorer.program.dsl import TileProgram
+from loom_explorer.program.structure import program_family
 
 DEFAULT_CHUNK = 32
 # the order TTNN's SDPA program factory tries sub-blocks in (sdpa_program_factory.cpp)
 SDPA_SUBBLOCK_ORDER = ((2, 4), (4, 2), (1, 8), (8, 1), (1, 7), (7, 1), (2, 3), (3, 2), (1, 6), (6, 1), (1, 5),
                        (5, 1), (2, 2), (1, 4), (4, 1), (1, 3), (3, 1), (1, 2), (2, 1), (1, 1))
+
+
+# the TTNN op whose program configs ``predict`` reads and evaluates, by kernel family (``program/structure.py``)
+TTNN_OPS: dict[str, Literal["matmul", "sdpa"]] = {CONTRACTION.name: "matmul", ATTENTION.name: "sdpa"}
+
+
+def ttnn_op(program: TileProgram) -> Literal["matmul", "sdpa"] | None:
+    """The TTNN op that runs ``program``'s kernel family (None: TTNN has none for it)."""
+    return TTNN_OPS.get(program_family(program).name)
 
 
 class TtnnSdpaConfig(BaseModel):
@@ -164,7 +177,7 @@ def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig
 def evaluate_ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatmulConfig | TtnnSdpaConfig, Evaluated]:
     """The config ttnn picks without one (SDPA's for attention, the matmul auto-config otherwise) and the
     referee's evaluation of it (``predict --ttnn-default``)."""
-    if is_attention(problem.program):
+    if ttnn_op(problem.program) == "sdpa":
         sdpa = ttnn_default_sdpa_config(hw)
         return sdpa, evaluate_sdpa_config(hw, problem, sdpa)
     return ttnn_default_evaluated(hw, problem)

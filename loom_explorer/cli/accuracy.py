@@ -82,6 +82,7 @@ def run_predict(req: PredictCommand) -> int:
         evaluate_sdpa_config,
         evaluate_ttnn_default,
         parse_sdpa_config,
+        ttnn_op,
     )
     from loom_explorer.accuracy.ttnn_configs import (
         Evaluated,
@@ -91,9 +92,8 @@ def run_predict(req: PredictCommand) -> int:
         placements,
     )
     from loom_explorer.hardware.grid import restrict_grid
-    from loom_explorer.program.attention import is_attention
 
-    attention = is_attention(load_program(req.problem.kernel))
+    sdpa = ttnn_op(load_program(req.problem.kernel)) == "sdpa"
     problem_request = req.problem
     cfg: TtnnMatmulConfig | TtnnSdpaConfig | None = None
     if req.ttnn_config:
@@ -101,7 +101,7 @@ def run_predict(req: PredictCommand) -> int:
             raw = finite_json(Path(req.ttnn_config).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
             raise InputError(f"--ttnn-config {req.ttnn_config}: {str(exc) or 'nested too deeply'}") from None
-        if attention:
+        if sdpa:
             cfg = parse_sdpa_config(raw, req.ttnn_config)
         else:
             cfg = parse_config(raw, req.ttnn_config)

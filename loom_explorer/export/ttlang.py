@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import textwrap
+from collections.abc import Callable
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, schedule_document
@@ -53,29 +54,56 @@ from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.program.attention import Attention
-from loom_explorer.program.contraction import Contraction
-from loom_explorer.program.structure import analyse_program
+from loom_explorer.program.attention import ATTENTION, analyse_attention
+from loom_explorer.program.contraction import CONTRACTION, Contraction, analyse_contraction
+from loom_explorer.program.family import Structure
+from loom_explorer.program.structure import analyse_program, program_family
 from loom_explorer.traffic.transfers import used_cores
 
 
 def unsupported_reason(schedule: SymbolicSchedule) -> str | None:
     """Why TT-Lang export cannot write this candidate's schedules (None: it can)."""
-    cand, problem = schedule.candidate, schedule.problem
     try:
-        structure = _check_common(problem)
+        writer = _writer(schedule.problem)
     except ExportError as exc:
         return str(exc)
-    if isinstance(structure, Attention):
-        return attention_unsupported(structure, cand.name, cand.flattened, all(c is Comm.dram for _, c in cand.comms))
+    return writer.unsupported(schedule)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Writer:
+    """The TT-Lang kernel generator of one kernel family: why a candidate cannot be written (None: it can),
+    and the kernel file of a solved schedule."""
+
+    unsupported: Callable[[SymbolicSchedule], str | None]
+    source: Callable[[RebuiltSchedule, ScheduleDocument], str]
+
+
+def _attention_unsupported(schedule: SymbolicSchedule) -> str | None:
+    cand = schedule.candidate
+    return attention_unsupported(analyse_attention(schedule.problem.program), cand.name, cand.flattened,
+                                 all(c is Comm.dram for _, c in cand.comms))
+
+
+def _gemm_unsupported(schedule: SymbolicSchedule) -> str | None:
     try:
-        _check_supported(problem)
+        _check_supported(schedule.problem)
     except ExportError as exc:
         return str(exc)
     return None
 
 
-def _check_common(problem: Problem) -> Contraction | Attention:
+def _writer(problem: Problem) -> _Writer:
+    """The writer of ``problem``'s kernel family (``_WRITERS``), after the checks every export needs."""
+    _check_common(problem)
+    family = program_family(problem.program)
+    writer = _WRITERS.get(family.name)
+    if writer is None:
+        raise ExportError(f"TT-Lang export writes no kernel for the {family.name} family ({family.description})")
+    return writer
+
+
+def _check_common(problem: Problem) -> Structure:
     """What every TT-Lang export needs: DRAM-interleaved bfloat16 tensors."""
     placed = [t for t, p in problem.placements if p.value != "dram"]
     if placed:
@@ -89,9 +117,8 @@ def _check_common(problem: Problem) -> Contraction | Attention:
 
 
 def _check_supported(problem: Problem) -> Contraction:
-    structure = _check_common(problem)
-    if not isinstance(structure, Contraction):
-        raise ExportError(f"{problem.program.name} is neither a single contraction nor attention")
+    _check_common(problem)
+    structure = analyse_contraction(problem.program)
     if structure.batch_dims:
         raise ExportError(f"TT-Lang export covers plain GEMM (M, N, K) so far; {problem.program.name} has "
                           f"batch dimensions {', '.join(structure.batch_dims)}")
@@ -148,9 +175,15 @@ def partial_block_count(cores_along_k: int) -> int:
 def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     """The kernel file of a schedule (module docstring; attention: ``ttlang_attention.py``); ExportError for
     what it cannot express."""
-    structure = _check_common(built.problem)
-    if isinstance(structure, Attention):
-        return attention_source(built, doc, structure)
+    return _writer(built.problem).source(built, doc)
+
+
+def _attention_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
+    return attention_source(built, doc, analyse_attention(built.problem.program))
+
+
+def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
+    """The GEMM kernel file (module docstring)."""
     con = _check_supported(built.problem)
     sch, v = built.schedule, built.solution.values()
     cand, problem = sch.candidate, built.problem
@@ -292,6 +325,13 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         read_a=read_a_kernel, read_b=read_b_kernel, compute=compute_kernel,
         one_d="row by row (1-D layout)" if one_d else "by grid position",
     )
+
+
+# the kernel families TT-Lang export writes, by name (``program/structure.py``); another family is refused
+_WRITERS: dict[str, _Writer] = {
+    CONTRACTION.name: _Writer(_gemm_unsupported, _gemm_source),
+    ATTENTION.name: _Writer(_attention_unsupported, _attention_source),
+}
 
 
 _TEMPLATE = '''\

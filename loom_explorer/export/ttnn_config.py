@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import math
 import pprint
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, schedule_document
@@ -43,9 +45,9 @@ from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Placement, Problem
-from loom_explorer.program.attention import Attention
-from loom_explorer.program.contraction import Contraction
-from loom_explorer.program.structure import analyse_program
+from loom_explorer.program.attention import ATTENTION, analyse_attention
+from loom_explorer.program.contraction import CONTRACTION, Contraction, analyse_contraction
+from loom_explorer.program.structure import analyse_program, program_family
 
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
 SDPA_DTYPES = ("bfloat16", "bfloat8_b", "bfloat4_b")  # what ttnn's SDPA accepts for q, k and v
@@ -56,23 +58,29 @@ DRAM = "DRAM"
 def ttnn_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
     """(config class, its arguments, notes on what TTNN fixes differently) of ``schedule`` at parameter
     values ``v``; ExportError when TTNN has no op that runs this candidate."""
+    return _op(schedule.problem).equivalent(schedule, v)
+
+
+def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
     cand, problem = schedule.candidate, schedule.problem
-    structure = analyse_program(problem.program)
+    structure = analyse_attention(problem.program)
     grid = [v["grid_x"], v["grid_y"]]
-    if isinstance(structure, Attention):
-        if not (cand.flattened and all(c is Comm.dram for _, c in cand.comms)):
-            raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
-                              f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
-        for t in structure.streamed:
-            fmt = TTNN_DTYPES[problem.data_format(t)]
-            if fmt not in SDPA_DTYPES:
-                raise ExportError(f"TTNN's SDPA takes q, k and v in {', '.join(SDPA_DTYPES)} only; {t} is {fmt} "
-                                  "(the op refuses it on the card)")
-        ttnn_memory(schedule, v)
-        return "SDPAProgramConfig", {"compute_with_storage_grid_size": grid, "q_chunk_size": v["q_chunk_size"],
-                                     "k_chunk_size": v["k_chunk_size"], "exp_approx_mode": False}, []
-    if not isinstance(structure, Contraction) or structure.batch_dims:
-        raise ExportError(f"TTNN export covers GEMM and SDPA so far; {problem.program.name} is neither")
+    if not (cand.flattened and all(c is Comm.dram for _, c in cand.comms)):
+        raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
+                          f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
+    for t in structure.streamed:
+        fmt = TTNN_DTYPES[problem.data_format(t)]
+        if fmt not in SDPA_DTYPES:
+            raise ExportError(f"TTNN's SDPA takes q, k and v in {', '.join(SDPA_DTYPES)} only; {t} is {fmt} "
+                              "(the op refuses it on the card)")
+    ttnn_memory(schedule, v)
+    return "SDPAProgramConfig", {"compute_with_storage_grid_size": grid, "q_chunk_size": v["q_chunk_size"],
+                                 "k_chunk_size": v["k_chunk_size"], "exp_approx_mode": False}, []
+
+
+def _matmul_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
+    cand, problem = schedule.candidate, schedule.problem
+    structure = _plain_contraction(problem)
     if any(problem.is_enabled(t.name) for t in problem.program.inputs if t.name not in
            (structure.matmul.a, structure.matmul.b)) or problem.activation:
         raise ExportError("TTNN export covers C = A @ B so far (no bias, no activation)")
@@ -115,17 +123,24 @@ def ttnn_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, obje
     arguments of a sharded ``ttnn.MemoryConfig`` (module docstring's table: layout, inclusive core ranges,
     shard shape in elements, orientation). ExportError naming the tensor when TTNN cannot hold the operand
     where the schedule placed it, so nothing is exported (or run) that would measure another schedule."""
+    return _op(schedule.problem).memory(schedule, v)
+
+
+def _sdpa_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
+    problem = schedule.problem
+    structure = analyse_attention(problem.program)
+    operands = [*structure.streamed, structure.output]
+    placed = {t: problem.placement(t) for t in operands if problem.placement(t).in_l1}
+    if placed:
+        t, p = next(iter(placed.items()))
+        raise ExportError(f"{t}={p.value}: this export runs TTNN's SDPA on DRAM-interleaved q, k, v and output; "
+                          "an L1 placement is not realised, so it is refused")
+    return dict.fromkeys(operands, DRAM)
+
+
+def _matmul_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
     cand, problem = schedule.candidate, schedule.problem
-    structure = analyse_program(problem.program)
-    if isinstance(structure, Attention):
-        operands = [*structure.streamed, structure.output]
-        placed = {t: problem.placement(t) for t in operands if problem.placement(t).in_l1}
-        if placed:
-            t, p = next(iter(placed.items()))
-            raise ExportError(f"{t}={p.value}: this export runs TTNN's SDPA on DRAM-interleaved q, k, v and output; "
-                              "an L1 placement is not realised, so it is refused")
-        return dict.fromkeys(operands, DRAM)
-    assert isinstance(structure, Contraction)
+    structure = analyse_contraction(problem.program)
     mm = structure.matmul
     mt, nt, kt = (problem.tiles(d) for d in (structure.m_dim, structure.n_dim, structure.k_dim))
     pm, pn = v[f"per_core_{structure.m_dim}"], v[f"per_core_{structure.n_dim}"]
@@ -183,17 +198,7 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     problem, hw = built.problem, built.hardware
     compute = compute_config_args(problem)
     dtypes = {t: TTNN_DTYPES[f] for t, f in problem.formats}
-    attention = name == "SDPAProgramConfig"
-    structure = analyse_program(problem.program)
-    if attention:
-        assert isinstance(structure, Attention)
-        q, k, v = structure.streamed
-        call = _SDPA_CALL.format(q=q, k=k, v=v, out=structure.output)
-    else:
-        assert isinstance(structure, Contraction)
-        mm = structure.matmul
-        call = _MATMUL_CALL.format(a=mm.a, b=mm.b, out=mm.out, m=structure.m_dim, k=structure.k_dim,
-                                   n=structure.n_dim)
+    call = _op(problem).call(problem)
     sharded = [t for t, m in memory.items() if m != DRAM]
     placement_line = (f"L1-sharded operands (as the schedule places them): {', '.join(sharded)}."
                       if sharded else "All operands DRAM-interleaved (as the schedule places them).")
@@ -204,6 +209,52 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         memory=_literal(memory), notes=_literal(notes), dtypes=_literal(dtypes),
         shape_dict=_literal(dict(problem.shape)),
         causal=problem.has_option("causal"), call=call, document=doc.to_json())
+
+
+def _plain_contraction(problem: Problem) -> Contraction:
+    """The contraction of a GEMM without batch dimensions (what TTNN's matmul configs cover)."""
+    structure = analyse_contraction(problem.program)
+    if structure.batch_dims:
+        raise ExportError(f"TTNN export covers GEMM and SDPA so far; {problem.program.name} is neither")
+    return structure
+
+
+def _matmul_call(problem: Problem) -> str:
+    structure = analyse_contraction(problem.program)
+    mm = structure.matmul
+    return _MATMUL_CALL.format(a=mm.a, b=mm.b, out=mm.out, m=structure.m_dim, k=structure.k_dim, n=structure.n_dim)
+
+
+def _sdpa_call(problem: Problem) -> str:
+    structure = analyse_attention(problem.program)
+    q, k, v = structure.streamed
+    return _SDPA_CALL.format(q=q, k=k, v=v, out=structure.output)
+
+
+@dataclass(frozen=True, slots=True)
+class _TtnnOp:
+    """The TTNN op that runs one kernel family: its program config at parameter values (ExportError when
+    TTNN cannot run the candidate), its operands' memory configs, and the source of its call."""
+
+    equivalent: Callable[[SymbolicSchedule, dict[str, int]], tuple[str, dict[str, object], list[str]]]
+    memory: Callable[[SymbolicSchedule, dict[str, int]], dict[str, object]]
+    call: Callable[[Problem], str]
+
+
+def _op(problem: Problem) -> _TtnnOp:
+    """The TTNN op of ``problem``'s kernel family (``_OPS``); ExportError when TTNN export has none."""
+    analyse_program(problem.program)  # a malformed program is reported by its family's analysis
+    op = _OPS.get(program_family(problem.program).name)
+    if op is None:
+        raise ExportError(f"TTNN export covers GEMM and SDPA so far; {problem.program.name} is neither")
+    return op
+
+
+# the kernel families TTNN export maps to a TTNN op, by name (``program/structure.py``)
+_OPS: dict[str, _TtnnOp] = {
+    CONTRACTION.name: _TtnnOp(_matmul_equivalent, _matmul_memory, _matmul_call),
+    ATTENTION.name: _TtnnOp(_sdpa_equivalent, _sdpa_memory, _sdpa_call),
+}
 
 
 _MATMUL_CALL = '''\

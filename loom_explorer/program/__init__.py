@@ -3,8 +3,9 @@
 from loom_explorer.program.attention import Attention, analyse_attention
 from loom_explorer.program.contraction import Contraction, ProgramStructureError, analyse_contraction
 from loom_explorer.program.dsl import Dim, Eltwise, Matmul, Tensor, TileProgram
+from loom_explorer.program.family import ProgramFamily, Structure
 from loom_explorer.program.load import KernelError, list_kernels, load_program
-from loom_explorer.program.structure import Structure, analyse_program
+from loom_explorer.program.structure import PROGRAM_FAMILIES, analyse_program, program_family
 
 __all__ = [
     "Attention",
@@ -13,6 +14,8 @@ __all__ = [
     "Eltwise",
     "KernelError",
     "Matmul",
+    "PROGRAM_FAMILIES",
+    "ProgramFamily",
     "ProgramStructureError",
     "Structure",
     "Tensor",
@@ -22,4 +25,5 @@ __all__ = [
     "analyse_program",
     "list_kernels",
     "load_program",
+    "program_family",
 ]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from loom_explorer.program.contraction import ProgramStructureError
 from loom_explorer.program.dsl import Eltwise, Matmul, TileProgram
+from loom_explorer.program.family import ProgramFamily
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,3 +116,11 @@ def analyse_attention(program: TileProgram) -> Attention:
     ops = tuple(op for op in program.ops if isinstance(op, Eltwise))
     return Attention(qk=qk, pv=pv, q_dim=qd[0], kv_dim=kv[0], head_dim=head[0], batch_dims=tuple(batch), ops=ops,
                      program=program)
+
+
+ATTENTION = ProgramFamily(
+    name="attention",
+    description="two chained matmuls with an online softmax between them (FlashAttention-2)",
+    matches=is_attention,
+    analyse=analyse_attention,
+)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from loom_explorer.errors import LoomError
 from loom_explorer.program.dsl import Eltwise, Matmul, TileProgram
+from loom_explorer.program.family import ProgramFamily
 
 
 class ProgramStructureError(LoomError, ValueError):
@@ -98,3 +99,11 @@ def analyse_contraction(program: TileProgram) -> Contraction:
         )
     return Contraction(matmul=mm, m_dim=m[0], n_dim=n[0], k_dim=k[0], batch_dims=tuple(batch), epilogue=epilogue,
                        program=program)
+
+
+CONTRACTION = ProgramFamily(
+    name="contraction",
+    description="one matmul with an element-wise epilogue (blocked matmul)",
+    matches=lambda program: True,  # the fallback: its analysis says what a program of no known shape lacks
+    analyse=analyse_contraction,
+)

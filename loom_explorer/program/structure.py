@@ -1,18 +1,30 @@
-"""The structure of a tile program: a single-matmul contraction or a two-matmul attention.
+"""The registry of kernel families at the program layer, and the analysis of a program by its family.
 
-Both structures answer the questions the generic candidate enumerator asks (which dimensions may go on
-a grid axis, which reductions may be split, which inputs stream, whether tasks may be flattened over the
-cores, where a causal diagonal lies); the model builder picks its latency model by structure.
+``PROGRAM_FAMILIES`` lists every family's :class:`~loom_explorer.program.family.ProgramFamily`, most
+specific first: a program belongs to the first family whose ``matches`` accepts it. The last entry, the
+contraction, accepts every program, so a program of no known shape gets the contraction's explanation of
+what it lacks. A new family is a new module defining its ``ProgramFamily`` plus one entry here (before the
+contraction); its model hooks are registered in ``model/families/``.
 """
 
 from __future__ import annotations
 
-from loom_explorer.program.attention import Attention, analyse_attention, is_attention
-from loom_explorer.program.contraction import Contraction, analyse_contraction
+from loom_explorer.program.attention import ATTENTION
+from loom_explorer.program.contraction import CONTRACTION
 from loom_explorer.program.dsl import TileProgram
+from loom_explorer.program.family import ProgramFamily, Structure
 
-Structure = Contraction | Attention
+PROGRAM_FAMILIES: tuple[ProgramFamily, ...] = (ATTENTION, CONTRACTION)
+
+
+def program_family(program: TileProgram) -> ProgramFamily:
+    """The family of ``program``: the first of ``PROGRAM_FAMILIES`` that matches it."""
+    return next(f for f in PROGRAM_FAMILIES if f.matches(program))
 
 
 def analyse_program(program: TileProgram) -> Structure:
-    return analyse_attention(program) if is_attention(program) else analyse_contraction(program)
+    """``program``'s structure, analysed by its family (``ProgramStructureError`` when malformed)."""
+    return program_family(program).analyse(program)
+
+
+__all__ = ["PROGRAM_FAMILIES", "ProgramFamily", "Structure", "analyse_program", "program_family"]

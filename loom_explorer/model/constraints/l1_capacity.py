@@ -36,24 +36,14 @@ tiles; x2: the old block is held while the new one is written):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.sharding import columns_split_over_x
 from loom_explorer.model.attention import AttentionQuantities
-from loom_explorer.model.constraints.ttnn_buffers import ttnn_attention_buffers, ttnn_contraction_buffers
 from loom_explorer.model.expr import Expr, const, mul, total
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
-from loom_explorer.problem import KernelTarget
-
-
-def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
-    """The circular buffers of the kernels that run the schedule (``Problem.target``): TTNN's
-    (``ttnn_buffers.py``) or the exported TT-Lang kernels' (below)."""
-    ttnn = q.problem.target is KernelTarget.ttnn
-    if isinstance(q, AttentionQuantities):
-        return ttnn_attention_buffers(q) if ttnn else attention_buffers(q)
-    assert isinstance(q, Quantities)
-    return ttnn_contraction_buffers(q) if ttnn else contraction_buffers(q)
 
 
 def attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
@@ -136,12 +126,10 @@ def contraction_buffers(q: Quantities) -> list[L1Buffer]:
     return buffers
 
 
-def l1_bytes(q: GridQuantities) -> Expr:
-    return total(b.bytes_expr for b in l1_buffers(q))
-
-
-def l1_capacity(q: GridQuantities) -> list[Constraint]:
+def l1_capacity(q: GridQuantities, buffers: Sequence[L1Buffer]) -> list[Constraint]:
+    """One core's ``buffers`` (the kernel family's, ``ModelFamily.l1_buffers``: TTNN's kernels',
+    ``ttnn_buffers.py``, or the exported TT-Lang kernels', the tables above) fit its usable L1."""
     return [
-        Constraint("l1_capacity", "l1_capacity", "le", l1_bytes(q), const(q.hw.l1.usable_bytes),
-                   "needs {lhs:,} B of L1 per core, {rhs:,} B usable"),
+        Constraint("l1_capacity", "l1_capacity", "le", total(b.bytes_expr for b in buffers),
+                   const(q.hw.l1.usable_bytes), "needs {lhs:,} B of L1 per core, {rhs:,} B usable"),
     ]

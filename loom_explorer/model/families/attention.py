@@ -1,0 +1,61 @@
+"""The attention family's model: FlashAttention-2 over query chunks (``model/attention.py``,
+``model/attention_latency.py``, ``model/traffic.py``; L1 buffers in ``model/constraints/l1_capacity.py``)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
+from loom_explorer.model.attention_latency import attention_dram_read_bytes, attention_latency_terms
+from loom_explorer.model.constraints.l1_capacity import attention_buffers
+from loom_explorer.model.constraints.ttnn_buffers import ttnn_attention_buffers
+from loom_explorer.model.families.base import FamilyModel, ModelFamily
+from loom_explorer.model.quantities import GridQuantities
+from loom_explorer.model.schedule import L1Buffer
+from loom_explorer.model.traffic import attention_flows
+from loom_explorer.problem import KernelTarget, Problem
+from loom_explorer.program.attention import ATTENTION, analyse_attention
+
+
+def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
+    """The attention model of ``candidate``: k and v stream per step (q per query chunk); its writes cost
+    one core's write time per chunk, so no write link shares (``noc_bound`` changes nothing here)."""
+    q = build_attention_quantities(hw, problem, candidate)
+    flops, tile_matmuls = attention_work(problem, q.causal)
+    return FamilyModel(
+        quantities=q,
+        flows=tuple(attention_flows(q)),
+        step_tensors=q.st.streamed[1:],
+        latency=partial(attention_latency_terms, q),
+        dram_read_bytes=attention_dram_read_bytes(q),
+        flops=flops,
+        tile_matmuls=tile_matmuls,
+    )
+
+
+def attention_work(p: Problem, causal: bool) -> tuple[int, int]:
+    """(FLOPs, tile matmuls) of attention: ``4*B*H*Sq*Skv*D`` (two matmuls), and for causal attention only
+    the pairs on or below the diagonal, ``Sq*(Sq+1)/2`` instead of ``Sq*Skv`` (tiles: ``Sq_t*(Sq_t+1)/2``)."""
+    st = analyse_attention(p.program)
+    batch = 1
+    for d in st.batch_dims:
+        batch *= p.elements(d)
+    sq, skv, sq_t, skv_t = (p.elements(st.q_dim), p.elements(st.kv_dim), p.tiles(st.q_dim), p.tiles(st.kv_dim))
+    pairs, tile_pairs = (sq * (sq + 1) // 2, sq_t * (sq_t + 1) // 2) if causal else (sq * skv, sq_t * skv_t)
+    return 4 * batch * pairs * p.elements(st.head_dim), 2 * batch * tile_pairs * p.tiles(st.head_dim)
+
+
+def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
+    """TTNN's SDPA kernel's buffers or the exported TT-Lang FlashAttention kernel's (``Problem.target``)."""
+    assert isinstance(q, AttentionQuantities)  # built by this family's ``build``
+    return ttnn_attention_buffers(q) if q.problem.target is KernelTarget.ttnn else attention_buffers(q)
+
+
+FAMILY = ModelFamily(
+    name=ATTENTION.name,
+    build=build,
+    tile_matmuls=lambda problem: attention_work(problem, problem.has_option("causal"))[1],
+    l1_buffers=l1_buffers,
+)

@@ -1,0 +1,57 @@
+"""The model-level contract of a kernel family: how a candidate of its programs becomes a symbolic schedule.
+
+``model/build.py`` is generic: it asks the program's :class:`ModelFamily` (``model/families/__init__.py``)
+for a :class:`FamilyModel` of the candidate and assembles the schedule from it and the shared constraint
+families (``model/constraints/``), traffic link times (``model/noc_bound.py``) and L1 buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.expr import Expr
+from loom_explorer.model.flow import TrafficFlow
+from loom_explorer.model.noc_bound import LinkShare
+from loom_explorer.model.quantities import GridQuantities
+from loom_explorer.model.schedule import L1Buffer, LatencyTerm
+from loom_explorer.problem import Problem
+
+Latency = Callable[[Sequence[LinkShare]], tuple[Expr, list[LatencyTerm], Expr]]
+"""Given each step's NoC link shares: (objective, its breakdown into named terms, a redundant lower bound)."""
+
+
+@dataclass(frozen=True, eq=False)
+class FamilyModel:
+    """What a family's model of one candidate supplies to the generic builder.
+
+    ``quantities``: parameters and shared per-core quantities (the constraint families read them);
+    ``flows``: the traffic flows; ``step_tensors``: the inputs that travel every step (their link shares
+    bound the step); ``latency``: the latency terms given the step link shares; ``dram_read_bytes``;
+    ``flops`` and ``tile_matmuls``: the work of the candidate (``ideal_cycles`` follows from the latter)."""
+
+    quantities: GridQuantities
+    flows: tuple[TrafficFlow, ...]
+    step_tensors: tuple[str, ...]
+    latency: Latency
+    dram_read_bytes: Expr
+    flops: int
+    tile_matmuls: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFamily:
+    """A kernel family at the model layer, keyed by the program family's ``name`` (``program/structure.py``).
+
+    ``build(hw, problem, candidate, noc_bound)``: the candidate's :class:`FamilyModel` (``noc_bound=False``
+    leaves NoC link times out of the latency); ``tile_matmuls(problem)``: the tile matmuls of the whole
+    problem (the compute roofline, from the problem alone, bounded work for any shape);
+    ``l1_buffers(q)``: one core's L1 buffers for ``q.problem.target`` (the L1 capacity constraint sums them).
+    """
+
+    name: str
+    build: Callable[[HardwareSpec, Problem, Candidate, bool], FamilyModel]
+    tile_matmuls: Callable[[Problem], int]
+    l1_buffers: Callable[[GridQuantities], list[L1Buffer]]

@@ -1,0 +1,63 @@
+"""The program-level contract of a kernel family: what its analysis of a program answers.
+
+A kernel family is a shape of tile program the engine can schedule (a blocked contraction, attention).
+At this layer a family is a :class:`ProgramFamily`: a name, ``matches(program)`` (does the program have
+this family's shape) and ``analyse(program)`` (its :class:`Structure`, raising
+``ProgramStructureError`` with the reason when the program is malformed for the family). The registry
+of families is ``program/structure.py``; the model, export and accuracy layers key their own hooks by
+the family's ``name``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from loom_explorer.program.dsl import TileProgram
+
+
+class Structure(Protocol):
+    """What a family's analysis of a program answers: the questions the generic candidate enumerator
+    (``mapping/enumerate.py``) asks.
+
+    * ``spread_dims``: dimensions that may go on a grid axis (each core a share of them);
+    * ``split_dims``: reductions that may be split over a grid axis (partial results gathered);
+    * ``streamed``: the inputs that travel to the cores block by block (DRAM or multicast);
+    * ``output``: the tensor written back, whose placement must fit the layout;
+    * ``flatten``: whether the tasks of all spread dims may be flattened into one 1-D layout;
+    * ``diagonal``: (query dim, key dim) of a causal diagonal, when the program has one.
+    """
+
+    @property
+    def program(self) -> TileProgram: ...
+
+    @property
+    def spread_dims(self) -> tuple[str, ...]: ...
+
+    @property
+    def split_dims(self) -> tuple[str, ...]: ...
+
+    @property
+    def streamed(self) -> tuple[str, ...]: ...
+
+    @property
+    def output(self) -> str: ...
+
+    @property
+    def flatten(self) -> bool: ...
+
+    @property
+    def diagonal(self) -> tuple[str, str] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramFamily:
+    """A kernel family at the program layer. ``name`` keys the family's hooks in the later layers (model,
+    export, accuracy); ``matches`` is cheap and never raises; ``analyse`` is only called on a program the
+    family matches."""
+
+    name: str
+    description: str
+    matches: Callable[[TileProgram], bool]
+    analyse: Callable[[TileProgram], Structure]
