@@ -24,7 +24,6 @@ from __future__ import annotations
 from loom_explorer.model.expr import add, const, minimum, mul
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import Constraint
-from loom_explorer.problem import KernelTarget
 
 TTLANG_DST_TILES = 4  # the TT-Lang compiler's Dst capacity (tt-lang 1.1.1: "exceeds DST capacity of 4")
 
@@ -38,11 +37,12 @@ def dst_capacity(q: GridQuantities) -> list[Constraint]:
                    f"a {name} sub-block of {{lhs}} tiles exceeds the {{rhs}} Dst tiles available with {acc} "
                    "accumulation")
         for name, h, w in pairs
-    ] + (ttlang_subblocks(q) if isinstance(q, Quantities) and q.problem.target is KernelTarget.ttlang else [])
+    ]
 
 
 def ttlang_subblocks(q: Quantities) -> list[Constraint]:
-    """The TT-Lang compiler's sub-blocking of an output block (module docstring)."""
+    """The TT-Lang compiler's sub-blocking of a GEMM output block (module docstring): the contraction
+    family adds these for the TT-Lang target (``model/families/contraction.py``)."""
     (_, h, w), = q.subblock_pairs()
     tiles, k_step = mul(h, w), minimum(q.in0_block_w, 2)
     return [

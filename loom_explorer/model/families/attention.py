@@ -58,4 +58,5 @@ FAMILY = ModelFamily(
     build=build,
     tile_matmuls=lambda problem: attention_work(problem, problem.has_option("causal"))[1],
     l1_buffers=l1_buffers,
+    constraints=lambda q: [],  # the shared constraint families cover attention
 )

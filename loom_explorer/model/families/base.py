@@ -16,7 +16,7 @@ from loom_explorer.model.expr import Expr
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.noc_bound import LinkShare
 from loom_explorer.model.quantities import GridQuantities
-from loom_explorer.model.schedule import L1Buffer, LatencyTerm
+from loom_explorer.model.schedule import Constraint, L1Buffer, LatencyTerm
 from loom_explorer.problem import Problem
 
 Latency = Callable[[Sequence[LinkShare]], tuple[Expr, list[LatencyTerm], Expr]]
@@ -48,10 +48,13 @@ class ModelFamily:
     ``build(hw, problem, candidate, noc_bound)``: the candidate's :class:`FamilyModel` (``noc_bound=False``
     leaves NoC link times out of the latency); ``tile_matmuls(problem)``: the tile matmuls of the whole
     problem (the compute roofline, from the problem alone, bounded work for any shape);
-    ``l1_buffers(q)``: one core's L1 buffers for ``q.problem.target`` (the L1 capacity constraint sums them).
+    ``l1_buffers(q)``: one core's L1 buffers for ``q.problem.target`` (the L1 capacity constraint sums them);
+    ``constraints(q)``: the family's own constraints beyond the shared constraint families, each naming the
+    constraint family it belongs to (``Constraint.family``), added after that family's.
     """
 
     name: str
     build: Callable[[HardwareSpec, Problem, Candidate, bool], FamilyModel]
     tile_matmuls: Callable[[Problem], int]
     l1_buffers: Callable[[GridQuantities], list[L1Buffer]]
+    constraints: Callable[[GridQuantities], list[Constraint]]

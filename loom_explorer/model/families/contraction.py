@@ -7,13 +7,14 @@ from functools import partial
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.constraints.dst_capacity import ttlang_subblocks
 from loom_explorer.model.constraints.l1_capacity import contraction_buffers
 from loom_explorer.model.constraints.ttnn_buffers import ttnn_contraction_buffers
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.latency import dram_read_bytes, latency_terms
 from loom_explorer.model.noc_bound import write_link_shares
 from loom_explorer.model.quantities import GridQuantities, Quantities, build_quantities
-from loom_explorer.model.schedule import L1Buffer
+from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.model.traffic import contraction_flows
 from loom_explorer.problem import KernelTarget, Problem
 from loom_explorer.program.contraction import CONTRACTION, analyse_contraction
@@ -52,9 +53,16 @@ def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
     return ttnn_contraction_buffers(q) if q.problem.target is KernelTarget.ttnn else contraction_buffers(q)
 
 
+def constraints(q: GridQuantities) -> list[Constraint]:
+    """The TT-Lang compiler's sub-blocking of the GEMM output block (``dst_capacity.py``), for that target."""
+    assert isinstance(q, Quantities)  # built by this family's ``build``
+    return ttlang_subblocks(q) if q.problem.target is KernelTarget.ttlang else []
+
+
 FAMILY = ModelFamily(
     name=CONTRACTION.name,
     build=build,
     tile_matmuls=lambda problem: contraction_work(problem)[1],
     l1_buffers=l1_buffers,
+    constraints=constraints,
 )
