@@ -1,0 +1,51 @@
+"""The kernel-family registries: every program family has model hooks, shipped kernels land in the family
+that models them, and a program of no known shape keeps the contraction's explanation."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom_explorer.model.families import MODEL_FAMILIES, model_family
+from loom_explorer.model.schedule import Constraint
+from loom_explorer.program import PROGRAM_FAMILIES, ProgramStructureError, analyse_program, load_program, program_family
+from loom_explorer.program.dsl import Dim, Eltwise, Tensor, TileProgram
+
+
+def test_every_program_family_has_model_hooks_and_no_other() -> None:
+    names = [f.name for f in PROGRAM_FAMILIES]
+    assert len(set(names)) == len(names)
+    assert set(names) == set(MODEL_FAMILIES)
+    assert PROGRAM_FAMILIES[-1].name == "contraction"  # the fallback comes last
+
+
+@pytest.mark.parametrize(("kernel", "family"), [("gemm", "contraction"), ("batched_gemm", "contraction"),
+                                                ("linear_gelu", "contraction"), ("flash_attention", "attention")])
+def test_shipped_kernels_belong_to_their_family(kernel: str, family: str) -> None:
+    program = load_program(kernel)
+    assert program_family(program).name == family
+    assert model_family(program).name == family
+    analyse_program(program)
+
+
+def test_a_program_of_no_known_shape_gets_the_contraction_error() -> None:
+    program = TileProgram(name="relu2d", description="y = relu(x)",
+                          dims=(Dim("H", "parallel"), Dim("W", "parallel")),
+                          tensors=(Tensor("x", ("H", "W"), "input"), Tensor("y", ("H", "W"), "output")),
+                          ops=(Eltwise("relu", "y"),))
+    assert program_family(program).name == "contraction"
+    with pytest.raises(ProgramStructureError, match="exactly one Matmul op, found 0"):
+        analyse_program(program)
+
+
+def test_family_constraints_must_name_a_constraint_family(n150) -> None:
+    from loom_explorer.mapping.enumerate import enumerate_candidates
+    from loom_explorer.model.constraints import constraints
+    from loom_explorer.model.expr import const
+    from loom_explorer.model.quantities import build_quantities
+    from loom_explorer.problem import make_problem
+
+    problem = make_problem(load_program("gemm"), "M=256,K=256,N=256")
+    q = build_quantities(n150, problem, enumerate_candidates(problem)[0])
+    stray = Constraint("stray", "no_such_family", "le", const(0), const(1), "")
+    with pytest.raises(ValueError, match="no_such_family"):
+        constraints(q, [], [stray])
