@@ -202,6 +202,12 @@ def _field_error(origin: str, err: Any) -> str:
     return f"{origin}: field {where}: {err['msg']}{got}"
 
 
+def solved_document(solved: SolvedSchedule) -> ScheduleDocument:
+    """The document of an exporter's :class:`SolvedSchedule` (``schedule_document`` of its parts)."""
+    return schedule_document(solved.hw, solved.hw_source, solved.kernel_source, solved.problem, solved.result,
+                             solved.options, solved.noc_bound)
+
+
 def parse_schedule_document(text: str, origin: str = "schedule") -> ScheduleDocument:
     """The document in ``text``; ScheduleFileError, one line per problem naming ``origin`` and the field."""
     try:
@@ -332,5 +338,4 @@ class JsonExporter:
         return None
 
     def export(self, solved: SolvedSchedule) -> str:
-        return schedule_document(solved.hw, solved.hw_source, solved.kernel_source, solved.problem, solved.result,
-                                 solved.options, solved.noc_bound).to_json()
+        return solved_document(solved).to_json()

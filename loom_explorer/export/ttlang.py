@@ -42,7 +42,7 @@ import textwrap
 from collections.abc import Callable
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
-from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, schedule_document
+from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
 from loom_explorer.export.ttlang_attention import (
     attention_source,
     attention_unsupported,
@@ -452,6 +452,5 @@ class TtLangExporter:
         why = self.can_export(solved)
         if why is not None:
             raise ExportError(why)
-        doc = schedule_document(solved.hw, solved.hw_source, solved.kernel_source, solved.problem, solved.result,
-                                solved.options, solved.noc_bound)
+        doc = solved_document(solved)
         return ttlang_source(rebuild_own(doc), doc)

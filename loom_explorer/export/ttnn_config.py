@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
-from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, schedule_document
+from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
 from loom_explorer.export.ttlang_common import TTNN_DTYPES
 from loom_explorer.export.ttnn_mapping import config_args, layout_of_candidate, ttnn_buffer_blocks
 from loom_explorer.hardware.schema import Fidelity
@@ -415,6 +415,5 @@ class TtnnExporter:
         return None
 
     def export(self, solved: SolvedSchedule) -> str:
-        doc = schedule_document(solved.hw, solved.hw_source, solved.kernel_source, solved.problem, solved.result,
-                                solved.options, solved.noc_bound)
+        doc = solved_document(solved)
         return ttnn_source(rebuild_own(doc), doc)

@@ -26,7 +26,7 @@ import param
 
 from loom_explorer.export.exporter import SolvedSchedule
 from loom_explorer.export.formats import export_blocker, export_text
-from loom_explorer.export.schedule_json import ScheduleDocument, schedule_document
+from loom_explorer.export.schedule_json import ScheduleDocument, solved_document
 from loom_explorer.hardware import list_hardware, load_hardware
 from loom_explorer.hardware.schema import (
     DataFormat,
@@ -410,9 +410,7 @@ class ExplorerState(param.Parameterized):
 
     def document(self) -> ScheduleDocument:
         """The selected schedule as a schedule document (what the runners and the store take)."""
-        session, _ = self._selected()
-        return schedule_document(session.hw, self.catalog.hw_source(self.hw), self.catalog.kernel_source(self.kernel),
-                                 session.problem, self.result, self.options)
+        return solved_document(self.solved())
 
     def solved(self) -> SolvedSchedule:
         """The selected schedule as the exporters take it (``export/exporter.py``)."""
