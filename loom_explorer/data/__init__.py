@@ -18,6 +18,7 @@ PUBLISHED_DIR: Path = Path(__file__).resolve().parent / "published"
 PUBLISHED_FILES: tuple[str, ...] = (
     "gemm_flops_calibration.csv",
     "gemm_manual_configs.csv",
+    "gemm_flops_checking.csv",
     "gemm_benchmark_method.md",
     "sdpa_perf.csv",
     "noc_dm_packet_sizes.csv",
