@@ -4,6 +4,7 @@ under two hardware files of one chip, and the first file's choice costed under t
     python benchmarks/schedule_changes.py --before OLD.yaml --after wormhole_n150   # 18 GEMM shapes + a ragged one
     python benchmarks/schedule_changes.py --before OLD.yaml --after NEW.yaml --quick  # M=256,K=256,N=256 only
     python benchmarks/schedule_changes.py --before wormhole_n150 --after wormhole_n150 --quick  # nothing moves
+    python benchmarks/schedule_changes.py --before OLD.yaml --after NEW.yaml --terms  # and where the cycles go
 
 Shapes: ``solve_speed.py``'s ``loom_shapes()`` and its ragged shape. Each file gets a fresh
 ``Session(hw, problem)`` solved with ``SolveOptions(fastest=1)``: its best schedule is a candidate, its
@@ -20,7 +21,8 @@ same as the AFTER choice under the AFTER model), the best latency under each mod
 which is at least 1 when the AFTER solve is optimal (``illegal`` when the AFTER model rejects the BEFORE
 choice: its constraints are named under the line). The summary gives how many choices changed, the median
 and max ratio, and the median change of the best predicted latency, t_after / t_before in microseconds (the
-cycle ratio unless the two files' clocks differ).
+cycle ratio unless the two files' clocks differ). ``--terms``: under each changed choice, its latency terms
+(``Solution.breakdown``, cycles) under the BEFORE model, and the AFTER model's terms of both choices.
 """
 
 from __future__ import annotations
@@ -44,11 +46,13 @@ RAGGED_SHAPE = "M=640,K=1600,N=3200"  # solve_speed.py's ragged shape (written i
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """The fastest schedule one model finds: candidate, parameter values, latency (cycles), solver status."""
+    """The fastest schedule one model finds: candidate, parameter values, latency and its terms (cycles),
+    solver status."""
 
     candidate: str
     params: tuple[tuple[str, int], ...]
     latency_cycles: int
+    breakdown: tuple[tuple[str, int], ...]
     status: str
 
     def brief(self) -> str:
@@ -60,8 +64,8 @@ class Choice:
 
 @dataclass(frozen=True, slots=True)
 class ShapeChange:
-    """One shape under both models; ``old_under_new_cycles`` is the BEFORE choice costed by the AFTER model
-    (None, with ``violations``, when that model finds it illegal)."""
+    """One shape under both models; ``old_under_new_cycles`` (terms: ``old_under_new_breakdown``) is the
+    BEFORE choice costed by the AFTER model (None, with ``violations``, when that model finds it illegal)."""
 
     shape: str
     before: Choice
@@ -69,6 +73,7 @@ class ShapeChange:
     before_us: float
     after_us: float
     old_under_new_cycles: int | None
+    old_under_new_breakdown: tuple[tuple[str, int], ...]
     violations: tuple[str, ...]
 
     @property
@@ -97,7 +102,8 @@ def fastest(hw: HardwareSpec, problem: Problem, shape: str) -> tuple[Session, Ch
     best = session.solve({}, SolveOptions(fastest=1))[0]
     if best.solution is None:
         raise SystemExit(f"{hw.name} {shape}: no schedule ({best.status})")
-    return session, Choice(best.candidate_name, best.solution.params, best.solution.latency_cycles, best.status)
+    return session, Choice(best.candidate_name, best.solution.params, best.solution.latency_cycles,
+                           best.solution.breakdown, best.status)
 
 
 def compare(before_hw: HardwareSpec, after_hw: HardwareSpec, shape: str) -> ShapeChange:
@@ -105,9 +111,14 @@ def compare(before_hw: HardwareSpec, after_hw: HardwareSpec, shape: str) -> Shap
     _, before = fastest(before_hw, problem, shape)
     after_session, after = fastest(after_hw, problem, shape)
     verdict = referee(after_session.schedule(before.candidate), dict(before.params))
+    old = verdict.solution
     return ShapeChange(shape, before, after, before_hw.cycles_to_us(before.latency_cycles),
-                       after_hw.cycles_to_us(after.latency_cycles),
-                       verdict.solution.latency_cycles if verdict.solution else None, verdict.violations)
+                       after_hw.cycles_to_us(after.latency_cycles), old.latency_cycles if old else None,
+                       old.breakdown if old else (), verdict.violations)
+
+
+def terms(breakdown: tuple[tuple[str, int], ...]) -> str:
+    return " ".join(f"{name} {cycles:,}" for name, cycles in breakdown)
 
 
 def main() -> int:
@@ -115,6 +126,8 @@ def main() -> int:
     parser.add_argument("--before", required=True, help="the hardware file (name or path) before the change")
     parser.add_argument("--after", required=True, help="the hardware file (name or path) after the change")
     parser.add_argument("--quick", action="store_true", help="the first shape only")
+    parser.add_argument("--terms", action="store_true",
+                        help="under each changed choice, the latency terms of both choices under both models")
     args = parser.parse_args()
     before_hw, after_hw = load_hardware(args.before), load_hardware(args.after)
     if before_hw.name != after_hw.name:
@@ -124,7 +137,7 @@ def main() -> int:
     if args.quick:
         shapes = shapes[:1]
     print(f"{before_hw.name}: before {args.before}, after {args.after}")
-    print(f"{'shape':<22} {'before choice':<72} {'after choice':<72} {'changed':<14} {'before cyc':>11} "
+    print(f"{'shape':<23} {'before choice':<72} {'after choice':<72} {'changed':<14} {'before cyc':>11} "
           f"{'after cyc':>11} {'ratio':>7}")
     rows: list[ShapeChange] = []
     for shape in shapes:
@@ -134,11 +147,15 @@ def main() -> int:
         ratio = f"{r.ratio:.3f}" if r.ratio is not None else "illegal"
         unproven = [f"{name} {c.status}" for name, c in (("before", r.before), ("after", r.after))
                     if c.status != "optimal"]
-        print(f"{shape:<22} {r.before.brief():<72} {after_text:<72} {r.what_changed():<14} "
+        print(f"{shape:<23} {r.before.brief():<72} {after_text:<72} {r.what_changed():<14} "
               f"{r.before.latency_cycles:>11,} {r.after.latency_cycles:>11,} {ratio:>7}"
               + (f"  (not proven: {', '.join(unproven)})" if unproven else ""), flush=True)
         if r.violations:
-            print(f"{'':<22} the after model rejects the before choice: {'; '.join(r.violations)}")
+            print(f"{'':<23} the after model rejects the before choice: {'; '.join(r.violations)}")
+        elif args.terms and r.changed:
+            print(f"{'':<23} before model, before choice: {terms(r.before.breakdown)}\n"
+                  f"{'':<23} after model, before choice:  {terms(r.old_under_new_breakdown)}\n"
+                  f"{'':<23} after model, after choice:   {terms(r.after.breakdown)}")
     ratios = [r.ratio for r in rows if r.ratio is not None]
     changed = [r for r in rows if r.changed]
     ties = sum(r.what_changed().endswith("tie") for r in changed)
