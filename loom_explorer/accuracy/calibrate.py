@@ -5,9 +5,10 @@ The constants fitted are the estimates of the YAML files that matmuls exercise (
 pack, the multicast handshake; one core's DRAM read bandwidth; and the achieved cycles of a tile matmul per
 fidelity (LoFi, HiFi2, HiFi4), which the shipped files give at their ideal (tech report) values and the fit
 may only raise. The fit minimises the mean squared log error ``mean(log(predicted/measured)^2)`` (least
-squares on relative error) over the training rows of the chip's card (``gemm_data.held_out`` keeps a
-third of the shapes out), by coordinate descent over a grid of values per constant (two passes). Every
-evaluation re-predicts every training row with the exact config it ran.
+squares on relative error) over every row of the chip's card, by coordinate descent over a grid of values per
+constant (at most two passes). Every evaluation re-predicts every row with the exact config it ran. How well
+the fit predicts shapes it has not seen is measured by leave-one-shape-out cross-validation
+(``cross_validation``): the same fit without each shape, scored on that shape's rows.
 
 The result is a new YAML: the original file, line for line, with each fitted value replaced and its
 comment saying so. The shipped files are never written.
@@ -19,22 +20,23 @@ import math
 import multiprocessing
 import os
 import re
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from loom_explorer.accuracy.gemm_data import (
-    CARDS,
-    Case,
-    Summary,
-    predict_cases,
-    summarise,
-)
+from loom_explorer.accuracy.gemm_data import CARDS, Case, ErrorsByKind, errors_by_kind, predict_cases
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware.load import resolve_hardware_path, shipped_hardware_dir
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec
+
+if TYPE_CHECKING:
+    from loom_explorer.accuracy.cross_validation import CrossValidation
+
+MapFn = Callable[..., Iterable[Any]]
 
 # "section.key" or "section.key.entry" (an entry of a per-fidelity table); each is tried at SCALES times
 # its shipped value
@@ -48,12 +50,24 @@ CONSTANTS: tuple[str, ...] = (
     "compute.matmul_tile_cycles.hifi2",
     "compute.matmul_tile_cycles.hifi4",
     "compute.unpack_bytes_per_cycle",  # only where the hardware file gives one
+    "dram.step_read_bytes_per_cycle",  # the same
 )
 # a fitted value may not pass what the hardware can do: one core reads through one NoC link, and a tile
 # matmul takes at least the cycles the ideal figures give (the shipped values are those)
 PHYSICAL_LIMIT = {"dram.core_read_bytes_per_cycle": lambda hw: float(hw.noc.link_bytes_per_cycle)}
 AT_LEAST_SHIPPED = ("compute.matmul_tile_cycles.",)
 SCALES = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0)
+# then passes around the current best until one moves nothing
+FINE_SCALES = (0.8, 0.9, 1.1, 1.2)
+FINE_PASSES = 2
+
+
+def _allowed(hw: HardwareSpec, path: str, value: float) -> bool:
+    """Within the constant's physical limit, and a tile matmul never faster than its shipped (ideal) cycles."""
+    if path in PHYSICAL_LIMIT and value > PHYSICAL_LIMIT[path](hw):
+        return False
+    shipped = shipped_value(hw, path)
+    return not (path.startswith(AT_LEAST_SHIPPED) and shipped is not None and value < shipped)
 
 
 class CalibrationError(LoomError, ValueError):
@@ -64,12 +78,12 @@ class CalibrationError(LoomError, ValueError):
 class Calibration:
     hardware: HardwareSpec
     values: dict[str, float]  # "section.key" -> fitted value
-    shipped: dict[str, float]
-    train_rows: int
-    before: Summary  # held-out rows, shipped constants
-    after: Summary  # held-out rows, fitted constants
-    train_before: Summary
-    train_after: Summary
+    shipped: dict[str, float]  # the values the fit started from
+    given: dict[str, float]  # the values of the file as given
+    rows: int  # the card's rows the fit used
+    before: ErrorsByKind  # in sample: every row, shipped constants
+    after: ErrorsByKind  # in sample: every row, fitted constants
+    cross_validated: CrossValidation | None  # leave-one-shape-out, when asked for
 
 
 def card_of(hw: HardwareSpec) -> str:
@@ -104,65 +118,126 @@ def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
     return hw.model_copy(update={s: getattr(hw, s).model_copy(update=keys) for s, keys in sections.items()})
 
 
-def _loss(cases: list[Case], hw: HardwareSpec, card: str) -> tuple[float, Summary]:
+def _loss(cases: list[Case], hw: HardwareSpec, card: str) -> float:
+    """Mean ``log(predicted/measured)^2`` over the predicted rows, plus 1 per row the model finds illegal."""
     report = predict_cases(cases, {card: hw})
     pairs = [(r.predicted_ns, r.measured_ns) for r in report.rows if r.predicted_ns]
     if not pairs:
-        return math.inf, summarise([])
-    illegal = len(report.rows) - len(pairs)
-    return sum(math.log(p / m) ** 2 for p, m in pairs) / len(pairs) + illegal, summarise(pairs)
+        return math.inf
+    return sum(math.log(p / m) ** 2 for p, m in pairs) / len(pairs) + len(report.rows) - len(pairs)
 
 
-def _trial_loss(train: list[Case], hw: HardwareSpec, card: str) -> float:
-    return _loss(train, hw, card)[0]
+def shipped_constants(hw: HardwareSpec, constants: tuple[str, ...] = CONSTANTS) -> dict[str, float]:
+    """The ``constants`` (of ``CONSTANTS``) that ``hw`` gives, at their values."""
+    return {path: value for path in constants if (value := shipped_value(hw, path)) is not None}
+
+
+def chosen_constants(names: str | None) -> tuple[str, ...]:
+    """``--constants a,b``: the named ``CONSTANTS`` (all of them for None); an unknown name is refused."""
+    if names is None:
+        return CONSTANTS
+    chosen = tuple(n.strip() for n in names.split(",") if n.strip())
+    unknown = [n for n in chosen if n not in CONSTANTS]
+    if unknown or not chosen:
+        raise CalibrationError(f"--constants {names!r}: {', '.join(unknown) or 'no name'} is not a constant "
+                               f"calibrate fits ({', '.join(CONSTANTS)})")
+    return chosen
+
+
+def fit_constants(hw: HardwareSpec, train: list[Case], card: str, map_fn: MapFn = map,
+                  progress: Progress | None = None, constants: tuple[str, ...] = CONSTANTS) -> dict[str, float]:
+    """The fitted value of each of ``constants`` that ``hw`` gives, on ``train`` (module docstring).
+
+    Coordinate descent from the shipped values: each constant in turn is tried at ``SCALES`` times its shipped
+    value (within its physical limit), the others held at their current best, and the first trial of least
+    loss that beats the current best is kept; then up to ``FINE_PASSES`` passes try ``FINE_SCALES`` times
+    each constant's current best, stopping after a pass that moves nothing.
+    ``map_fn`` costs the trials of one constant (``pool.map`` runs them in parallel: they do not depend on
+    each other); ``progress`` counts the constants tried."""
+    shipped = shipped_constants(hw, constants)
+    best = dict(shipped)
+    best_loss = _loss(train, hw, card)
+    passes = (SCALES, *[FINE_SCALES] * FINE_PASSES)
+    if progress:
+        progress.phase("fitting", len(passes) * len(shipped))
+    done = 0
+    for number, scales in enumerate(passes):
+        moved = False
+        for path, value in shipped.items():
+            if progress:
+                progress.update(done)
+            done += 1
+            around = value if number == 0 else best[path]  # coarse around the start, fine around the best
+            trials = [{**best, path: around * scale} for scale in scales if _allowed(hw, path, around * scale)]
+            losses = list(map_fn(_loss, repeat(train), [with_constants(hw, t) for t in trials], repeat(card)))
+            for trial, loss in zip(trials, losses, strict=True):
+                if loss < best_loss - 1e-12:
+                    best, best_loss, moved = trial, loss, True
+        if number > 0 and not moved:
+            break
+    if progress:
+        progress.update(len(passes) * len(shipped))
+    return best
 
 
 def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
-              progress: Progress | None = None) -> Calibration:
-    """Fit ``CONSTANTS`` of ``hw`` on its card's training rows (module docstring).
+              progress: Progress | None = None, cross_validate: bool = False,
+              start: HardwareSpec | None = None, constants: tuple[str, ...] = CONSTANTS) -> Calibration:
+    """Fit ``CONSTANTS`` of ``hw`` on every row of its card (``fit_constants``) from ``start`` (default ``hw``
+    itself; ``start_values`` undoes an earlier calibration), the trials of one constant costed in parallel
+    (``processes``, default one per CPU core). With ``cross_validate``, also the leave-one-shape-out errors
+    of the same fit from the same start (``cross_validation.cross_validate``)."""
+    from loom_explorer.accuracy.cross_validation import cross_validate as run_cross_validation  # imports this
 
-    The trial values of one constant are costed in parallel (``processes``, default one per CPU core):
-    each is the current best with only that constant changed, so they do not depend on each other, and
-    the one kept is the first of least loss that beats the current best, as a sequential pass keeps.
-    ``progress`` counts the constants tried (two passes)."""
     card = card_of(hw)
     mine = [c for c in cases if c.card == card]
-    train = [c for c in mine if not c.held_out]
-    test = [c for c in mine if c.held_out]
-    if len(train) < 5 or not test:
-        raise CalibrationError(f"only {len(train)} training and {len(test)} held-out rows for card {card}")
-    shipped = {path: value for path in CONSTANTS if (value := shipped_value(hw, path)) is not None}
-    best = dict(shipped)
-    best_loss, train_before = _loss(train, hw, card)
+    shapes = {c.shape for c in mine}
+    if len(mine) < 5 or len(shapes) < 3:
+        raise CalibrationError(f"only {len(mine)} rows of {len(shapes)} shapes for card {card}: a fit needs at "
+                               "least 5 rows of 3 shapes")
     workers = processes or os.cpu_count() or 1
-    if progress:
-        progress.phase("fitting", 2 * len(shipped))
+    begin = start or hw
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for done, (path, value) in enumerate([*shipped.items()] * 2):
-            if progress:
-                progress.update(done)
-            trials = [{**best, path: value * scale} for scale in SCALES
-                      if not (path in PHYSICAL_LIMIT and value * scale > PHYSICAL_LIMIT[path](hw))
-                      and not (path.startswith(AT_LEAST_SHIPPED) and scale < 1)]
-            losses = list(pool.map(_trial_loss, repeat(train), (with_constants(hw, t) for t in trials),
-                                   repeat(card)))
-            for trial, loss in zip(trials, losses, strict=True):
-                if loss < best_loss - 1e-12:
-                    best, best_loss = trial, loss
-        if progress:
-            progress.update(2 * len(shipped))
-    fitted = with_constants(hw, best)
+        best = fit_constants(begin, mine, card, pool.map, progress, constants)
+    fitted = with_constants(begin, best)
     return Calibration(
-        hardware=fitted, values=best, shipped=shipped, train_rows=len(train),
-        before=_loss(test, hw, card)[1], after=_loss(test, fitted, card)[1],
-        train_before=train_before, train_after=_loss(train, fitted, card)[1])
+        hardware=fitted, values=best, shipped=shipped_constants(begin, constants),
+        given=shipped_constants(hw, constants), rows=len(mine),
+        before=errors_by_kind(predict_cases(mine, {card: hw}).rows),
+        after=errors_by_kind(predict_cases(mine, {card: fitted}).rows),
+        cross_validated=run_cross_validation(begin, mine, workers, progress, constants) if cross_validate else None)
+
+
+CALIBRATED_NOTE = re.compile(r"(\w+) calibrated \(was ([-+\d.eE]+)\) on \d+ rows of [^;#]*;\s*")
+
+
+def calibration_notes(source: str | Path) -> dict[str, float]:
+    """The constants an earlier ``calibrate`` wrote into the hardware file at ``source``, each at the value
+    it had before that fit (the ``KEY calibrated (was V) on N rows of FILE;`` notes of its comments)."""
+    text = Path(resolve_hardware_path(str(source))).read_text()
+    values: dict[str, float] = {}
+    for path in CONSTANTS:
+        section, key, *entry = path.split(".")
+        for line in re.findall(rf"^\s+{key}:.*$", text, re.MULTILINE):
+            for word, was in CALIBRATED_NOTE.findall(line):
+                if word == (entry[0] if entry else key):
+                    values[path] = float(was)
+    return values
+
+
+def start_values(hw: HardwareSpec, source: str | Path) -> HardwareSpec:
+    """``hw`` (read from ``source``) with each constant that an earlier ``calibrate`` wrote back at the value
+    it had before that fit (``calibration_notes``). Fits start there, so a cross-validated fit never starts
+    from values fitted on the shape it leaves out, and refitting a calibrated file on the same rows gives
+    the same file."""
+    return with_constants(hw, calibration_notes(source))
 
 
 def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> str:
     """The hardware file at ``source`` with the fitted values written into their lines."""
     text = Path(resolve_hardware_path(str(source))).read_text()
     for path, value in calibration.values.items():
-        if written_value(calibration, path) == calibration.shipped[path]:
+        if written_value(calibration, path) == calibration.given[path]:
             continue  # unchanged: the line keeps its source
         section, key, *entry = path.split(".")
         pattern = re.compile(rf"^(\s+{key}:\s*)([^#\n]+?)(\s*#.*)?$", re.MULTILINE)
@@ -172,18 +247,29 @@ def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> 
         shipped = calibration.shipped[path]
         current = getattr(getattr(calibration.hardware, section), key)
         number = str(round(value)) if entry or isinstance(current, int) else f"{value:g}"
-        note = f"{entry[0] if entry else key} calibrated (was {shipped:g}) on {calibration.train_rows} rows of {data}"
+        word = entry[0] if entry else key
+        # back at the value the fit started from, the line needs no note
+        note = "" if written_back(calibration, path) else \
+            f"{word} calibrated (was {shipped:g}) on {calibration.rows} rows of {data}; "
 
         def replace(m: re.Match[str], number: str = number, note: str = note, entry: list[str] = entry,
-                    key: str = key) -> str:
+                    key: str = key, word: str = word) -> str:
             old = m.group(2)
             if entry and not re.search(rf"\b{entry[0]}:\s*[\d.]+", old):
                 raise CalibrationError(f"{source}: no entry {entry[0]} in the {key} line")
             new = re.sub(rf"\b({entry[0]}:\s*)[\d.]+", rf"\g<1>{number}", old) if entry else number
-            return f"{m.group(1)}{new}  # {note}; {(m.group(3) or '').strip().lstrip('#').strip()}"
+            comment = (m.group(3) or "").strip().lstrip("#").strip()
+            # an earlier note on the same constant is replaced, not stacked
+            comment = CALIBRATED_NOTE.sub(lambda n: "" if n.group(1) == word else n.group(0), comment)
+            return f"{m.group(1)}{new}  # {note}{comment}"
 
         text = pattern.sub(replace, text)
     return text
+
+
+def written_back(calibration: Calibration, path: str) -> bool:
+    """The fitted value is the value the fit started from: the line needs no note."""
+    return written_value(calibration, path) == calibration.shipped[path]
 
 
 def written_value(calibration: Calibration, path: str) -> float:

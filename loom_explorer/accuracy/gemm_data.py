@@ -19,10 +19,9 @@ the ideal compute time exceeds the DRAM bytes at peak bandwidth, else ``dram-bou
 hand-tuned row and the out-of-box row of the same shape, dtype and fidelity: measured and predicted
 speedup.
 
-The baseline is a three-constant roofline, ``max(ideal_compute / e_c, dram_bytes / (bw * e_d)) + t0``,
-fitted on the training rows (grid search over ``e_c``, ``e_d``; ``t0`` in closed form, least squares of
-the relative error) and scored on the held-out rows beside the model. Rows are held out by shape:
-``(7*Mt + 3*Kt + Nt) % 3 == 0`` (tiles) -> held out, about a third of the shapes.
+The baseline is a three-constant roofline, ``max(ideal_compute / e_c, dram_bytes / (bw * e_d)) + t0``
+(grid search over ``e_c``, ``e_d``; ``t0`` in closed form, least squares of the relative error), scored as
+the model is: leave one shape out (``cross_validation``).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -92,12 +91,6 @@ class DataError(LoomError, ValueError):
     """A measurement file the report cannot use; the message names the file, row and column."""
 
 
-def held_out(shape: tuple[int, int, int]) -> bool:
-    """Rows of about a third of the shapes are kept out of every fit (module docstring)."""
-    m, k, n = (x // 32 for x in shape)
-    return (7 * m + 3 * k + n) % 3 == 0
-
-
 @dataclass(frozen=True, slots=True)
 class Row:
     source: dict[str, str]
@@ -136,9 +129,6 @@ class Row:
         error = 100.0 * (self.predicted_ns - self.measured_ns) / self.measured_ns
         return error if math.isfinite(error) else None
 
-    @property
-    def held_out(self) -> bool:
-        return held_out(self.shape)
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,9 +379,10 @@ class Case:
         return self.source["card"]
 
     @property
-    def held_out(self) -> bool:
+    def shape(self) -> tuple[int, int, int]:
+        """(M, K, N): the unit cross-validation leaves out."""
         m, k, n = (int(self.source[d]) for d in ("M", "K", "N"))
-        return held_out((m, k, n))
+        return m, k, n
 
 
 def load_cases(data: str | Path, configs: str | Path | None,
@@ -613,14 +604,54 @@ def speedup_pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
 
 
 @dataclass(frozen=True, slots=True)
-class HeldOutComparison:
-    """One card's held-out rows: the model's errors beside a three-constant roofline fitted on its other rows."""
+class ErrorsByKind:
+    """Error summaries of one set of predictions: over every row, and per config kind (manual, out_of_box)."""
+
+    all: Summary
+    by_kind: dict[str, Summary]
+
+    def to_json(self) -> dict[str, object]:
+        return {"all": self.all.to_json(), "by_kind": {k: s.to_json() for k, s in self.by_kind.items()}}
+
+
+def errors_by_kind(rows: list[Row], predicted: Sequence[float | None] | None = None) -> ErrorsByKind:
+    """Summaries of ``predicted`` (aligned with ``rows``; default each row's own prediction) against the
+    measurements; rows without a prediction are left out."""
+    values = list(predicted) if predicted is not None else [r.predicted_ns for r in rows]
+
+    def pairs(kind: str | None) -> list[tuple[float, float]]:
+        return [(p, r.measured_ns) for r, p in zip(rows, values, strict=True) if p and kind in (None, r.kind)]
+
+    return ErrorsByKind(summarise(pairs(None)),
+                        {k: summarise(pairs(k)) for k in KINDS if any(r.kind == k for r in rows)})
+
+
+def roofline_cross_validated(rows: list[Row]) -> list[float | None]:
+    """Leave one shape out: each row predicted by a roofline (``fit_baseline``) fitted on the rows of its card
+    with another shape (None when its card has no other shape)."""
+    predicted: list[float | None] = [None] * len(rows)
+    for card, shape in {(r.card, r.shape) for r in rows}:
+        train = [r for r in rows if r.card == card and r.shape != shape]
+        if train:
+            fit = fit_baseline(train)
+            for i, r in enumerate(rows):
+                if r.card == card and r.shape == shape:
+                    predicted[i] = fit.predict(r)
+    return predicted
+
+
+@dataclass(frozen=True, slots=True)
+class CardComparison:
+    """One card's rows: the model's errors (in sample: the constants as given; and, when asked for, leave one
+    shape out: the constants refitted without each shape) beside the three-constant roofline's, fitted on
+    the same rows the same ways."""
 
     card: str
-    fit: Baseline
-    rows: int
-    baseline: Summary
-    model: Summary
+    fit: Baseline  # the roofline on every row of the card
+    model: ErrorsByKind
+    roofline: ErrorsByKind  # in sample
+    roofline_cross_validated: ErrorsByKind
+    model_cross_validated: ErrorsByKind | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -637,34 +668,33 @@ class Speedup:
 @dataclass(frozen=True, slots=True)
 class AccuracyTables:
     """What ``accuracy`` reports: error summaries over every scored row, per card and per regime, the
-    held-out comparison per card and the speedups (``accuracy_tables``)."""
+    comparison with the roofline per card and the speedups (``accuracy_tables``)."""
 
     rows: list[Row]
     summary: Summary
     by_card: dict[str, Summary]
     by_regime: dict[str, Summary]
-    held_out: list[HeldOutComparison]
+    comparisons: list[CardComparison]
     speedups: list[Speedup]
     speedup_median_abs_err_pct: float | None
     skipped: list[RowIssue]
 
 
-def accuracy_tables(report: Report) -> AccuracyTables:
-    """The summaries, comparisons and speedups of ``report`` (``AccuracyTables``)."""
+def accuracy_tables(report: Report, cross_validated: dict[str, ErrorsByKind] | None = None) -> AccuracyTables:
+    """The summaries, comparisons and speedups of ``report`` (``AccuracyTables``); ``cross_validated``: the
+    model's leave-one-shape-out errors per card, when they were computed (``cross_validation``)."""
     ok = [r for r in report.rows if r.predicted_ns is not None]
 
     def pairs(rows: list[Row]) -> list[tuple[float, float]]:
         return [(r.predicted_ns, r.measured_ns) for r in rows if r.predicted_ns is not None]
 
-    held_out = []
+    comparisons = []
     for card in sorted({r.card for r in ok}):
-        train = [r for r in ok if r.card == card and not r.held_out]
-        test = [r for r in ok if r.card == card and r.held_out]
-        if not train or not test:
-            continue
-        fit = fit_baseline(train)
-        roofline = summarise([(fit.predict(r), r.measured_ns) for r in test])
-        held_out.append(HeldOutComparison(card, fit, len(test), roofline, summarise(pairs(test))))
+        mine = [r for r in ok if r.card == card]
+        fit = fit_baseline(mine)
+        comparisons.append(CardComparison(
+            card, fit, errors_by_kind(mine), errors_by_kind(mine, [fit.predict(r) for r in mine]),
+            errors_by_kind(mine, roofline_cross_validated(mine)), (cross_validated or {}).get(card)))
     speedups = []
     for tuned, auto in speedup_pairs(ok):
         assert tuned.predicted_ns is not None and auto.predicted_ns is not None
@@ -676,15 +706,14 @@ def accuracy_tables(report: Report) -> AccuracyTables:
         by_card={c: summarise(pairs([r for r in ok if r.card == c])) for c in sorted({r.card for r in ok})},
         by_regime={g: summarise(pairs([r for r in ok if r.regime == g]))
                    for g in ("small", "compute-bound", "dram-bound")},
-        held_out=held_out, speedups=speedups,
+        comparisons=comparisons, speedups=speedups,
         speedup_median_abs_err_pct=_round(statistics.median(abs(s.error_pct) for s in speedups)) if speedups else None,
         skipped=report.skipped)
 
 
-def accuracy_json(report: Report) -> dict[str, object]:
-    """The ``accuracy --json`` contract: rows, summaries (overall, per card, per regime), the held-out
-    comparison with the fitted roofline baseline per card, and the hand-tuned-over-automatic speedups."""
-    tables = accuracy_tables(report)
+def accuracy_json(tables: AccuracyTables) -> dict[str, object]:
+    """The ``accuracy --json`` contract: rows, summaries (overall, per card, per regime), the comparison with
+    the fitted roofline per card, and the hand-tuned-over-automatic speedups."""
     return {
         "rows": [{**r.source, "candidate": r.candidate, "regime": r.regime, "predicted_ns": _round(r.predicted_ns, 1),
                   "measured_ns": r.measured_ns, "error_pct": _round(r.error_pct), "note": r.note,
@@ -693,11 +722,13 @@ def accuracy_json(report: Report) -> dict[str, object]:
         "summary": tables.summary.to_json(),
         "by_card": {c: s.to_json() for c, s in tables.by_card.items()},
         "by_regime": {g: s.to_json() for g, s in tables.by_regime.items()},
-        "held_out_vs_baseline": {
-            h.card: {"fit": {"compute_eff": h.fit.compute_eff, "dram_eff": h.fit.dram_eff,
-                             "overhead_ns": round(h.fit.overhead_ns, 1)},
-                     "held_out_rows": h.rows, "baseline": h.baseline.to_json(), "model": h.model.to_json()}
-            for h in tables.held_out},
+        "versus_roofline": {
+            c.card: {"roofline_fit": {"compute_eff": c.fit.compute_eff, "dram_eff": c.fit.dram_eff,
+                                      "overhead_ns": round(c.fit.overhead_ns, 1)},
+                     "model": c.model.to_json(), "roofline": c.roofline.to_json(),
+                     "roofline_cross_validated": c.roofline_cross_validated.to_json(),
+                     "model_cross_validated": c.model_cross_validated.to_json() if c.model_cross_validated else None}
+            for c in tables.comparisons},
         "speedups": {"pairs": [{"card": s.tuned.card, "M": s.tuned.shape[0], "K": s.tuned.shape[1],
                                 "N": s.tuned.shape[2], "dtype": s.tuned.dtype, "fidelity": s.tuned.fidelity,
                                 "measured": s.measured, "predicted": s.predicted, "error_pct": s.error_pct}

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from loom_explorer.accuracy.gemm_data import AccuracyTables, Row, Summary
+from loom_explorer.accuracy.gemm_data import AccuracyTables, ErrorsByKind, Row, Summary
 from loom_explorer.cli.common import (
     Command,
     InputError,
@@ -140,11 +140,13 @@ class AccuracyCommand:
     skip_bad_rows: bool
     store: str | None
     json: bool
+    cross_validate: bool
+    constants: str | None  # --constants a,b: the constants the cross-validation refits
 
 
 def parse_accuracy(args: argparse.Namespace) -> AccuracyCommand:
     return AccuracyCommand(args.data, args.configs, tuple(args.hw), args.record, args.skip_bad_rows, args.store,
-                           args.json)
+                           args.json, args.cross_validate, args.constants)
 
 
 def card_hardware(pins: tuple[str, ...]) -> dict[str, HardwareSpec]:
@@ -180,10 +182,17 @@ def _row_line(r: Row) -> str:
             f"{s['math_fidelity']:<6} {r.regime:<13} {r.measured_ns / 1e3:>11.2f} {pred} {err}")
 
 
-def _summary_line(name: str, s: Summary) -> str:
+def _summary_line(name: str, s: Summary, width: int = 24) -> str:
     spearman = _rounded(s.spearman, 4)
-    return (f"  {name:<24} n={s.n:<4} median |err| {pct(_rounded(s.median_abs_err_pct))}  "
+    return (f"  {name:<{width}} n={s.n:<4} median |err| {pct(_rounded(s.median_abs_err_pct))}  "
             f"p90 {pct(_rounded(s.p90_abs_err_pct))}  Spearman {'-' if spearman is None else spearman}")
+
+
+def print_errors_by_kind(name: str, errors: ErrorsByKind) -> None:
+    """One summary line for every row, then one per config kind."""
+    print(_summary_line(name, errors.all, width=40))
+    for kind, s in errors.by_kind.items():
+        print(_summary_line(f"  {kind}", s, width=40))
 
 
 def print_accuracy_tables(tables: AccuracyTables) -> None:
@@ -195,22 +204,50 @@ def print_accuracy_tables(tables: AccuracyTables) -> None:
     print(_summary_line("all", tables.summary))
     for name, s in {**tables.by_card, **tables.by_regime}.items():
         print(_summary_line(name, s))
-    print("\nheld-out rows, model vs three-constant roofline fitted on the other rows:")
-    for h in tables.held_out:
-        print(_summary_line(f"{h.card} model", h.model))
-        print(_summary_line(f"{h.card} roofline", h.baseline) + f"  (fitted: compute efficiency {h.fit.compute_eff}, "
-              f"DRAM efficiency {h.fit.dram_eff}, overhead {round(h.fit.overhead_ns, 1)} ns)")
+    print("\nthe model beside a three-constant roofline fitted on the same rows (in sample: every row; "
+          "cross-validated: leave one shape out)")
+    for c in tables.comparisons:
+        print(f"  {c.card} roofline on every row: compute efficiency {c.fit.compute_eff}, DRAM efficiency "
+              f"{c.fit.dram_eff}, overhead {round(c.fit.overhead_ns, 1)} ns")
+        figures = [("model, in sample", c.model), ("roofline, in sample", c.roofline),
+                   ("roofline, cross-validated", c.roofline_cross_validated)]
+        if c.model_cross_validated:
+            figures.insert(1, ("model, cross-validated", c.model_cross_validated))
+        for label, errors in figures:
+            print_errors_by_kind(f"{c.card} {label}", errors)
+    if not any(c.model_cross_validated for c in tables.comparisons):
+        print("  (the model's cross-validated error refits its constants once per shape: --cross-validate)")
     print(f"\nhand-tuned over automatic speedup: {len(tables.speedups)} pairs, "
           f"median |error| {pct(tables.speedup_median_abs_err_pct)}")
 
 
 def run_accuracy(req: AccuracyCommand) -> int:
-    from loom_explorer.accuracy.gemm_data import accuracy_json, accuracy_tables, predict_rows, unscored
+    from loom_explorer.accuracy.calibrate import calibration_notes, chosen_constants, start_values
+    from loom_explorer.accuracy.cross_validation import cross_validate
+    from loom_explorer.accuracy.gemm_data import (
+        CARDS,
+        Report,
+        accuracy_json,
+        accuracy_tables,
+        load_cases,
+        predict_cases,
+        unscored,
+    )
     from loom_explorer.accuracy.progress import Progress
 
+    constants = chosen_constants(req.constants) if req.constants else None
     hardware = card_hardware(req.card_hw)
+    cross_validated: dict[str, ErrorsByKind] = {}
     with Progress() as progress:
-        report = predict_rows(req.data, req.configs, hardware, skip_bad_rows=req.skip_bad_rows, progress=progress)
+        cases, unusable = load_cases(req.data, req.configs, req.skip_bad_rows)
+        predicted = predict_cases(cases, hardware, progress)
+        report = Report(predicted.rows, unusable + predicted.skipped)
+        for card in sorted({c.card for c in cases}) if req.cross_validate else ():
+            name = dict(pin.split("=", 1) for pin in req.card_hw).get(card, CARDS[card])
+            start = start_values(hardware.get(card) or load_hardware(name), name)
+            # by default the constants the file says were fitted: the cross-validation of how it was made
+            refit = constants or tuple(calibration_notes(name))
+            cross_validated[card] = cross_validate(start, cases, progress=progress, constants=refit).errors
     if req.record:
         from loom_explorer.accuracy.gemm_data import report_measurements
         from loom_explorer.store import open_store
@@ -218,10 +255,11 @@ def run_accuracy(req: AccuracyCommand) -> int:
         with open_store(req.store) as store:
             store.record_many(report_measurements(report))
         say(f"recorded {len(report.rows)} measurements in {store.path}")
+    tables = accuracy_tables(report, cross_validated)
     if req.json:
-        print(json.dumps(accuracy_json(report), indent=2))
+        print(json.dumps(accuracy_json(tables), indent=2))
     else:
-        print_accuracy_tables(accuracy_tables(report))
+        print_accuracy_tables(tables)
     not_scored = unscored(report)
     if not_scored:
         say_rows(f"could not score {len(not_scored)} rows:", not_scored)
@@ -239,10 +277,13 @@ class CalibrateCommand:
     output: str
     force: bool
     skip_bad_rows: bool
+    cross_validate: bool
+    constants: str | None  # --constants a,b
 
 
 def parse_calibrate(args: argparse.Namespace) -> CalibrateCommand:
-    return CalibrateCommand(args.hw, args.data, args.configs, args.output, args.force, args.skip_bad_rows)
+    return CalibrateCommand(args.hw, args.data, args.configs, args.output, args.force, args.skip_bad_rows,
+                            args.cross_validate, args.constants)
 
 
 def run_calibrate(req: CalibrateCommand) -> int:
@@ -250,13 +291,16 @@ def run_calibrate(req: CalibrateCommand) -> int:
         CalibrationError,
         calibrate,
         calibrated_yaml,
+        chosen_constants,
         is_shipped,
+        start_values,
         written_value,
     )
     from loom_explorer.accuracy.csv_input import refusal
     from loom_explorer.accuracy.gemm_data import load_cases
     from loom_explorer.accuracy.progress import Progress
 
+    constants = chosen_constants(req.constants)  # a bad name is refused before anything is read
     if is_shipped(req.output):
         raise InputError(f"-o {req.output}: calibration never writes a shipped hardware file; choose another path")
     check_target(req.output, force=req.force)  # a target write_new would refuse fails before the fit
@@ -268,18 +312,23 @@ def run_calibrate(req: CalibrateCommand) -> int:
     if unusable:
         say_rows(f"skipped {len(unusable)} unusable rows (--skip-bad-rows):", unusable)
     with Progress() as progress:
-        result = calibrate(hw, cases, progress=progress)
+        start = start_values(hw, req.hw)
+        result = calibrate(hw, cases, progress=progress, cross_validate=req.cross_validate, start=start,
+                           constants=constants)
     write_new(req.output, calibrated_yaml(req.hw, result, Path(req.data).name), force=req.force)
-    print(f"calibrated {hw.name} on {result.train_rows} rows of {req.data}; wrote {req.output}")
-    moved = [path for path in result.values if written_value(result, path) != result.shipped[path]]
+    print(f"calibrated {hw.name} on {result.rows} rows of {req.data}; wrote {req.output}")
+    if start != hw:
+        print(f"  (the fit starts from the values {req.hw} notes as those before its own calibration)")
+    moved = [path for path in result.values if written_value(result, path) != result.given[path]]
     for path in result.values:
         print(f"  {path:<36} {result.shipped[path]:>10g} -> {written_value(result, path):g}")
     if not moved:
-        print("  no constant moved: the shipped values fit these rows best (the file written keeps every value)")
-    for label, s in (("training rows, shipped", result.train_before), ("training rows, fitted", result.train_after),
-                     ("held-out rows, shipped", result.before), ("held-out rows, fitted", result.after)):
-        print(f"  {label:<24} n={s.n:<4} median |err| {pct(s.median_abs_err_pct, '.1f')}  "
-              f"p90 {pct(s.p90_abs_err_pct, '.1f')}")
+        print("  no constant moved: the file's values fit these rows best (the file written keeps every value)")
+    print_errors_by_kind("given constants, in sample", result.before)
+    print_errors_by_kind("fitted constants, in sample", result.after)
+    if result.cross_validated:
+        print_errors_by_kind(f"fitted, cross-validated ({result.cross_validated.folds} shapes, each left out once)",
+                             result.cross_validated.errors)
     return EXIT_OK
 
 
@@ -372,6 +421,12 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     accuracy.add_argument("--skip-bad-rows", action="store_true",
                           help="leave out rows with a bad cell or a wrong number of cells (listed) instead of "
                                "refusing the file")
+    accuracy.add_argument("--cross-validate", action="store_true",
+                          help="also the model's leave-one-shape-out error: the constants the hardware file "
+                               "notes as calibrated refitted without each shape, from their values before that "
+                               "fit, and that shape predicted")
+    accuracy.add_argument("--constants", default=None, metavar="A,B",
+                          help="with --cross-validate: refit these constants instead (as calibrate --constants)")
     add_store_arg(accuracy)
     calibrate = add_command(sub, "calibrate", Command(parse_calibrate, run_calibrate),
                             help="fit the hardware file's estimated constants to measured data")
@@ -384,6 +439,11 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     calibrate.add_argument("--skip-bad-rows", action="store_true",
                            help="fit without the unusable rows (a bad cell, a wrong number of cells, a manual row "
                                 "without its config; listed) instead of refusing to fit")
+    calibrate.add_argument("--constants", default=None, metavar="A,B",
+                           help="fit only these constants (names as printed, e.g. dram.step_read_bytes_per_cycle); "
+                                "default all")
+    calibrate.add_argument("--cross-validate", action="store_true",
+                           help="also the fit's leave-one-shape-out error (one more fit per shape; minutes)")
 
 
 def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -17,9 +17,11 @@ Compute of one K step of an output block (packer L1 accumulation, one pack per t
 
     mm = out_block_h*out_block_w*(in0_block_w*c_f + c_pack) + (out_block_h/sh)*(out_block_w/sw)*o_sub
 
-Overlap: a double/triple-buffered input hides behind the step, a single-buffered one adds to it:
+Overlap: a double/triple-buffered input hides behind the step, a single-buffered one adds to it, and each
+block a core or its sender reads from DRAM stalls the step by ``stall_X = ceil(B_X / r_stall)``
+(``dram.step_read_bytes_per_cycle``; no stall when the hardware file leaves it out):
 
-    step = max(mm + sum_{X: depth_X = 1} dm_X,  s_in0,  s_in1,  chip)
+    step = max(mm + sum_X stall_X + sum_{X: depth_X = 1} dm_X,  s_in0,  s_in1,  chip)
 
 Whole kernel (n_out output blocks per core, n_k K steps per block):
 
@@ -135,8 +137,25 @@ def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...], 
     return maximum(compute + exposed, *streaming, chip, *links)
 
 
+def read_stall_cycles(q: GridQuantities, tensor: str) -> Expr:
+    """``ceil(B_X / r_stall)``: how long one K step's DRAM read of ``tensor``'s block delays the step, for a
+    block the core or its sender reads from DRAM (0 otherwise, and when the hardware file gives no
+    ``dram.step_read_bytes_per_cycle``).
+
+    TTNN's matmul senders read a block tile by tile, wait for every read (``noc_async_read_barrier``), then
+    wait for every receiver's semaphore before the multicast; on the published Wormhole rows the K steps of
+    schedules that stream in0 from DRAM run slower than their compute by an amount proportional to the
+    block bytes read, which ``max`` overlap does not produce. ``r_stall`` is an estimate that
+    ``calibrate`` fits (docs/model.md, section 5)."""
+    rate = q.hw.dram.step_read_bytes_per_cycle
+    if rate is None or not reads_dram(q, tensor):
+        return const(0)
+    return ceil_rate(block_bytes(q, tensor), rate)
+
+
 def step_cycles(q: Quantities, links: Sequence[LinkShare] = ()) -> Expr:
-    return overlapped_step(q, compute_step_cycles(q), q.inputs,
+    stall = total(read_stall_cycles(q, t) for t in q.inputs)
+    return overlapped_step(q, compute_step_cycles(q) + stall, q.inputs,
                            [link.cycles(q, block_bytes(q, link.tensor)) for link in links])
 
 
