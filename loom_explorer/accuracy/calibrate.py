@@ -25,16 +25,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loom_explorer.accuracy.gemm_data import CARDS, Case, ErrorsByKind, errors_by_kind, predict_cases
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware.load import resolve_hardware_path, shipped_hardware_dir
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec
-
-if TYPE_CHECKING:
-    from loom_explorer.accuracy.cross_validation import CrossValidation
 
 MapFn = Callable[..., Iterable[Any]]
 
@@ -81,9 +78,8 @@ class Calibration:
     shipped: dict[str, float]  # the values the fit started from
     given: dict[str, float]  # the values of the file as given
     rows: int  # the card's rows the fit used
-    before: ErrorsByKind  # in sample: every row, shipped constants
+    before: ErrorsByKind  # in sample: every row, the constants as given
     after: ErrorsByKind  # in sample: every row, fitted constants
-    cross_validated: CrossValidation | None  # leave-one-shape-out, when asked for
 
 
 def card_of(hw: HardwareSpec) -> str:
@@ -181,14 +177,12 @@ def fit_constants(hw: HardwareSpec, train: list[Case], card: str, map_fn: MapFn 
 
 
 def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
-              progress: Progress | None = None, cross_validate: bool = False,
-              start: HardwareSpec | None = None, constants: tuple[str, ...] = CONSTANTS) -> Calibration:
-    """Fit ``CONSTANTS`` of ``hw`` on every row of its card (``fit_constants``) from ``start`` (default ``hw``
+              progress: Progress | None = None, start: HardwareSpec | None = None,
+              constants: tuple[str, ...] = CONSTANTS) -> Calibration:
+    """Fit ``constants`` of ``hw`` on every row of its card (``fit_constants``) from ``start`` (default ``hw``
     itself; ``start_values`` undoes an earlier calibration), the trials of one constant costed in parallel
-    (``processes``, default one per CPU core). With ``cross_validate``, also the leave-one-shape-out errors
-    of the same fit from the same start (``cross_validation.cross_validate``)."""
-    from loom_explorer.accuracy.cross_validation import cross_validate as run_cross_validation  # imports this
-
+    (``processes``, default one per CPU core). ``cross_validation.cross_validate`` scores the same fit on
+    shapes it leaves out."""
     card = card_of(hw)
     mine = [c for c in cases if c.card == card]
     shapes = {c.shape for c in mine}
@@ -204,8 +198,7 @@ def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
         hardware=fitted, values=best, shipped=shipped_constants(begin, constants),
         given=shipped_constants(hw, constants), rows=len(mine),
         before=errors_by_kind(predict_cases(mine, {card: hw}).rows),
-        after=errors_by_kind(predict_cases(mine, {card: fitted}).rows),
-        cross_validated=run_cross_validation(begin, mine, workers, progress, constants) if cross_validate else None)
+        after=errors_by_kind(predict_cases(mine, {card: fitted}).rows))
 
 
 CALIBRATED_NOTE = re.compile(r"(\w+) calibrated \(was ([-+\d.eE]+)\) on \d+ rows of [^;#]*;\s*")

@@ -296,6 +296,7 @@ def run_calibrate(req: CalibrateCommand) -> int:
         start_values,
         written_value,
     )
+    from loom_explorer.accuracy.cross_validation import cross_validate
     from loom_explorer.accuracy.csv_input import refusal
     from loom_explorer.accuracy.gemm_data import load_cases
     from loom_explorer.accuracy.progress import Progress
@@ -313,8 +314,9 @@ def run_calibrate(req: CalibrateCommand) -> int:
         say_rows(f"skipped {len(unusable)} unusable rows (--skip-bad-rows):", unusable)
     with Progress() as progress:
         start = start_values(hw, req.hw)
-        result = calibrate(hw, cases, progress=progress, cross_validate=req.cross_validate, start=start,
-                           constants=constants)
+        result = calibrate(hw, cases, progress=progress, start=start, constants=constants)
+        cross_validated = cross_validate(start, cases, progress=progress, constants=constants) \
+            if req.cross_validate else None
     write_new(req.output, calibrated_yaml(req.hw, result, Path(req.data).name), force=req.force)
     print(f"calibrated {hw.name} on {result.rows} rows of {req.data}; wrote {req.output}")
     if start != hw:
@@ -326,9 +328,9 @@ def run_calibrate(req: CalibrateCommand) -> int:
         print("  no constant moved: the file's values fit these rows best (the file written keeps every value)")
     print_errors_by_kind("given constants, in sample", result.before)
     print_errors_by_kind("fitted constants, in sample", result.after)
-    if result.cross_validated:
-        print_errors_by_kind(f"fitted, cross-validated ({result.cross_validated.folds} shapes, each left out once)",
-                             result.cross_validated.errors)
+    if cross_validated:
+        print_errors_by_kind(f"fitted, cross-validated ({cross_validated.folds} shapes, each left out once)",
+                             cross_validated.errors)
     return EXIT_OK
 
 

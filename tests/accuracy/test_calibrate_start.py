@@ -24,7 +24,7 @@ def _calibration(start_file: str, fitted_values: dict[str, float]) -> Calibratio
     none = ErrorsByKind(Summary(0, None, None, None), {})
     values = {**shipped_constants(start), **fitted_values}
     return Calibration(hardware=with_constants(start, values), values=values, shipped=shipped_constants(start),
-                       given=shipped_constants(given), rows=7, before=none, after=none, cross_validated=None)
+                       given=shipped_constants(given), rows=7, before=none, after=none)
 
 
 def test_a_calibrated_file_starts_again_from_its_earlier_values(tmp_path: Path) -> None:
