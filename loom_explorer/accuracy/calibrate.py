@@ -100,7 +100,8 @@ def shipped_value(hw: HardwareSpec, path: str) -> float | None:
 
 
 def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
-    """``hw`` with the constants at ``values``' paths replaced (integers rounded)."""
+    """``hw`` with the constants at ``values``' paths replaced, as the YAML that ``calibrated_yaml`` writes holds
+    them (integers rounded, others to 6 significant digits)."""
     sections: dict[str, dict[str, object]] = {}
     for path, value in values.items():
         section, key, *entry = path.split(".")
@@ -110,7 +111,9 @@ def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
             assert isinstance(table, dict), f"{section}.{key} is a per-fidelity table"
             table[Fidelity(entry[0])] = round(value)
         else:
-            sections.setdefault(section, {})[key] = type(current)(round(value) if isinstance(current, int) else value)
+            # as the YAML will hold it: integers rounded, other numbers to the 6 digits ``:g`` writes
+            sections.setdefault(section, {})[key] = type(current)(
+                round(value) if isinstance(current, int) else float(f"{value:g}"))
     return hw.model_copy(update={s: getattr(hw, s).model_copy(update=keys) for s, keys in sections.items()})
 
 
