@@ -28,7 +28,6 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
     step_links = step_link_shares(q, flows, model.step_tensors) if noc_bound else []
     objective, terms, lower_bound = model.latency(step_links)
     buffers = tuple(family.l1_buffers(q))
-    cycles_per_tile = hw.compute.matmul_tile_cycles[problem.fidelity]
     return SymbolicSchedule(
         hardware=hw,
         problem=problem,
@@ -42,7 +41,7 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
         l1_bytes=total(b.bytes_expr for b in buffers),
         dram_read_bytes=model.dram_read_bytes,
         flops=model.flops,
-        ideal_cycles=-(-model.tile_matmuls * cycles_per_tile // hw.grid.cores),
+        ideal_cycles=-(-model.work_cycles // hw.grid.cores),
         traffic=tuple(flows),
         noc_bound_cycles=noc_bound_cycles(q, flows),
         cores_used=q.cores,
@@ -52,5 +51,4 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
 def problem_ideal_cycles(hw: HardwareSpec, problem: Problem) -> int:
     """The compute roofline of the problem on ``hw`` (every candidate's ``ideal_cycles``), from the problem
     alone: no candidate's model is built, so it is bounded work for any shape."""
-    tile_matmuls = model_family(problem.program).tile_matmuls(problem)
-    return -(-tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity] // hw.grid.cores)
+    return -(-model_family(problem.program).work_cycles(hw, problem) // hw.grid.cores)

@@ -61,7 +61,8 @@ from loom_explorer.model.schedule import LatencyTerm
 
 if TYPE_CHECKING:
     from loom_explorer.model.noc_bound import LinkShare
-from loom_explorer.problem import ProblemError
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.problem import Problem, ProblemError
 from loom_explorer.program.dsl import Eltwise
 
 
@@ -160,21 +161,26 @@ def step_cycles(q: Quantities, links: Sequence[LinkShare] = ()) -> Expr:
 
 
 def op_tile_cycles(q: GridQuantities, op: Eltwise) -> int:
+    """Cycles of ``op`` on one tile for ``q``'s problem (``eltwise_op_cycles``)."""
+    return eltwise_op_cycles(q.hw, q.problem, op)
+
+
+def eltwise_op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
     """Cycles of ``op`` on one tile: the FPU's eltwise cost, or the SFPU cost of the op (the problem's
     activation for the op ``activation``); 0 when the op is off (its optional operand is off, no
     activation was asked for, or it runs on the causal diagonal and the problem is not causal)."""
-    c = q.hw.compute
-    if op.operand is not None and not q.problem.is_enabled(op.operand):
+    c = hw.compute
+    if op.operand is not None and not problem.is_enabled(op.operand):
         return 0
-    if op.when == "diagonal" and not q.problem.has_option("causal"):
+    if op.when == "diagonal" and not problem.has_option("causal"):
         return 0
     if op.unit == "fpu":
         return c.eltwise_tile_cycles
-    name = q.problem.activation if op.op == "activation" else op.op
+    name = problem.activation if op.op == "activation" else op.op
     if name is None:
         return 0
     if name not in c.sfpu_tile_cycles:
-        raise ProblemError(f"hardware {q.hw.name} has no SFPU cost for op {name!r} "
+        raise ProblemError(f"hardware {hw.name} has no SFPU cost for op {name!r} "
                            f"(compute.sfpu_tile_cycles has {', '.join(sorted(c.sfpu_tile_cycles))})")
     return c.sfpu_tile_cycles[name]
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 from loom_explorer.program.attention import ATTENTION
 from loom_explorer.program.contraction import CONTRACTION
 from loom_explorer.program.dsl import TileProgram
+from loom_explorer.program.elementwise import ELEMENTWISE
 from loom_explorer.program.family import ProgramFamily, Structure
 
-PROGRAM_FAMILIES: tuple[ProgramFamily, ...] = (ATTENTION, CONTRACTION)
+PROGRAM_FAMILIES: tuple[ProgramFamily, ...] = (ATTENTION, ELEMENTWISE, CONTRACTION)
 
 
 def program_family(program: TileProgram) -> ProgramFamily:

@@ -31,7 +31,7 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         latency=partial(attention_latency_terms, q),
         dram_read_bytes=attention_dram_read_bytes(q),
         flops=flops,
-        tile_matmuls=tile_matmuls,
+        work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
     )
 
 
@@ -56,7 +56,8 @@ def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
 FAMILY = ModelFamily(
     name=ATTENTION.name,
     build=build,
-    tile_matmuls=lambda problem: attention_work(problem, problem.has_option("causal"))[1],
+    work_cycles=lambda hw, problem: attention_work(problem, problem.has_option("causal"))[1]
+    * hw.compute.matmul_tile_cycles[problem.fidelity],
     l1_buffers=l1_buffers,
     constraints=lambda q: [],  # the shared constraint families cover attention
 )

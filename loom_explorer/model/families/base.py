@@ -30,7 +30,9 @@ class FamilyModel:
     ``quantities``: parameters and shared per-core quantities (the constraint families read them);
     ``flows``: the traffic flows; ``step_tensors``: the inputs that travel every step (their link shares
     bound the step); ``latency``: the latency terms given the step link shares; ``dram_read_bytes``;
-    ``flops`` and ``tile_matmuls``: the work of the candidate (``ideal_cycles`` follows from the latter)."""
+    ``flops`` and ``work_cycles``: the work of the candidate, the latter in one core's cycles at the ideal
+    rates (tile matmuls at the fidelity's cycles per tile, element-wise ops at theirs); the compute roofline
+    ``ideal_cycles`` is it spread over every core of the chip."""
 
     quantities: GridQuantities
     flows: tuple[TrafficFlow, ...]
@@ -38,7 +40,7 @@ class FamilyModel:
     latency: Latency
     dram_read_bytes: Expr
     flops: int
-    tile_matmuls: int
+    work_cycles: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,7 @@ class ModelFamily:
     """A kernel family at the model layer, keyed by the program family's ``name`` (``program/structure.py``).
 
     ``build(hw, problem, candidate, noc_bound)``: the candidate's :class:`FamilyModel` (``noc_bound=False``
-    leaves NoC link times out of the latency); ``tile_matmuls(problem)``: the tile matmuls of the whole
+    leaves NoC link times out of the latency); ``work_cycles(hw, problem)``: the ``work_cycles`` of the whole
     problem (the compute roofline, from the problem alone, bounded work for any shape);
     ``l1_buffers(q)``: one core's L1 buffers for ``q.problem.target`` (the L1 capacity constraint sums them);
     ``constraints(q)``: the family's own constraints beyond the shared constraint families, each naming the
@@ -55,6 +57,6 @@ class ModelFamily:
 
     name: str
     build: Callable[[HardwareSpec, Problem, Candidate, bool], FamilyModel]
-    tile_matmuls: Callable[[Problem], int]
+    work_cycles: Callable[[HardwareSpec, Problem], int]
     l1_buffers: Callable[[GridQuantities], list[L1Buffer]]
     constraints: Callable[[GridQuantities], list[Constraint]]

@@ -33,7 +33,7 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         latency=partial(latency_terms, q, write_links=write_link_shares(q, flows) if noc_bound else []),
         dram_read_bytes=dram_read_bytes(q),
         flops=flops,
-        tile_matmuls=tile_matmuls,
+        work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
     )
 
 
@@ -62,7 +62,8 @@ def constraints(q: GridQuantities) -> list[Constraint]:
 FAMILY = ModelFamily(
     name=CONTRACTION.name,
     build=build,
-    tile_matmuls=lambda problem: contraction_work(problem)[1],
+    work_cycles=lambda hw, problem: contraction_work(problem)[1] * hw.compute.matmul_tile_cycles[
+        problem.fidelity],
     l1_buffers=l1_buffers,
     constraints=constraints,
 )

@@ -1,0 +1,55 @@
+"""The element-wise family's model: blocks of output tiles per core, full-rank inputs streamed with them,
+broadcast inputs read once (``model/elementwise.py``)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.elementwise import (
+    ElementwiseQuantities,
+    build_elementwise_quantities,
+    elementwise_buffers,
+    elementwise_dram_read_bytes,
+    elementwise_flows,
+    elementwise_latency_terms,
+    elementwise_work,
+)
+from loom_explorer.model.families.base import FamilyModel, ModelFamily
+from loom_explorer.model.noc_bound import write_link_shares
+from loom_explorer.model.quantities import GridQuantities
+from loom_explorer.model.schedule import L1Buffer
+from loom_explorer.problem import Problem
+from loom_explorer.program.elementwise import ELEMENTWISE
+
+
+def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
+    """The element-wise model of ``candidate``: full-rank inputs stream with every block; the output
+    writes' link shares bound the writes (when ``noc_bound``)."""
+    q = build_elementwise_quantities(hw, problem, candidate)
+    flows = elementwise_flows(q)
+    operations, work_cycles = elementwise_work(hw, problem)
+    return FamilyModel(
+        quantities=q,
+        flows=tuple(flows),
+        step_tensors=q.st.full,
+        latency=partial(elementwise_latency_terms, q, write_links=write_link_shares(q, flows) if noc_bound else []),
+        dram_read_bytes=elementwise_dram_read_bytes(q),
+        flops=operations,
+        work_cycles=work_cycles,
+    )
+
+
+def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
+    assert isinstance(q, ElementwiseQuantities)  # built by this family's ``build``
+    return elementwise_buffers(q)
+
+
+FAMILY = ModelFamily(
+    name=ELEMENTWISE.name,
+    build=build,
+    work_cycles=lambda hw, problem: elementwise_work(hw, problem)[1],
+    l1_buffers=l1_buffers,
+    constraints=lambda q: [],  # the shared constraint families cover it
+)
