@@ -1,8 +1,9 @@
 """The served page: one :class:`Explorer` per browser session, solved after the page has loaded.
 
 ``loom-explorer serve`` (:func:`serve`) and ``panel serve apps/explorer.py`` both build it with
-:func:`create_app`. Query parameters (``?hw=..&kernel=..&shape=..&dtype=..&fidelity=..&target=..&causal=1``) pick the
-first problem, among the names of the server's :class:`~loom_explorer.ui.catalog.Catalog` only: a query
+:func:`create_app`. Query parameters
+(``?hw=..&kernel=..&shape=..&dtype=..&fidelity=..&target=..&activation=..&causal=1``) pick the first problem,
+among the names of the server's :class:`~loom_explorer.ui.catalog.Catalog` only: a query
 value is never opened or imported as a path, and one the server does not know is named in the page (without
 quoting it unless it is a plain name) while the default is shown.
 
@@ -46,9 +47,9 @@ from loom_explorer.hardware.schema import (
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.ui.catalog import Catalog, InputError
 from loom_explorer.ui.explorer import Explorer
-from loom_explorer.ui.state import DEFAULT_KERNEL, MAX_SHAPE_CHARS
+from loom_explorer.ui.state import DEFAULT_KERNEL, MAX_SHAPE_CHARS, activation_names
 
-QUERY_KEYS = ("hw", "kernel", "shape", "dtype", "fidelity", "target")
+QUERY_KEYS = ("hw", "kernel", "shape", "dtype", "fidelity", "target", "activation")
 LOOPBACK = "127.0.0.1"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")  # what "localhost" may resolve to
 WILDCARDS = ("0.0.0.0", "::")
@@ -89,6 +90,7 @@ def query_choices(args: Mapping[str, Sequence[bytes]], catalog: Catalog) -> tupl
     take("dtype", parse_data_format)
     take("fidelity", parse_fidelity)
     take("target", KernelTarget)
+    take("activation", _activation)
     if "shape" in raw:
         try:
             _check_shape(raw["shape"], catalog, out)
@@ -103,9 +105,15 @@ def query_choices(args: Mapping[str, Sequence[bytes]], catalog: Catalog) -> tupl
     return out, notes
 
 
+def _activation(name: str) -> str:
+    if name not in activation_names():
+        raise ValueError(name)
+    return name
+
+
 def _parse_note(key: str) -> str:
     kinds = {"dtype": [f.value for f in DataFormat], "fidelity": [f.value for f in Fidelity],
-             "target": [t.value for t in KernelTarget]}
+             "target": [t.value for t in KernelTarget], "activation": activation_names()}
     return f"unknown value; choose one of {', '.join(kinds[key])}"
 
 

@@ -35,15 +35,19 @@ from loom_explorer.ui.measure import MeasurePanel
 from loom_explorer.ui.runner import SolveRunner
 from loom_explorer.ui.scene import grid_scene
 from loom_explorer.ui.state import (
+    DEFAULT_ACTIVATION,
     DEFAULT_HW,
     DEFAULT_KERNEL,
+    NO_ACTIVATION,
     ExplorerSchedule,
     ExplorerState,
     SolveJob,
+    needs_activation,
+    uses_activation,
 )
 from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_frame
 
-INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal", "target"]
+INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal", "activation", "target"]
 # the solve contract, then every export format (export/formats.py)
 DOWNLOADS = {"schedule (solve JSON)": "solve", **{e.label: e.name for e in EXPORTERS}}
 ALL_TENSORS = "all operands"
@@ -137,6 +141,9 @@ class Explorer(pn.viewable.Viewer):
         self.w_fidelity = pn.widgets.Select.from_param(st.param.fidelity, label="Math fidelity")
         self.w_causal = pn.widgets.Checkbox.from_param(st.param.causal, label="causal", css_classes=["in-causal"],
                                                        visible="causal" in st.catalog.program(st.kernel).options)
+        self.w_activation = pn.widgets.Select.from_param(
+            st.param.activation, label="Activation", css_classes=["in-activation"],
+            visible=uses_activation(st.catalog.program(st.kernel)))
         self.w_target = pn.widgets.Select.from_param(
             st.param.target, label="Kernels (whose buffers fill L1)", css_classes=["in-target"])
         self.b_solve = pn.widgets.Button(label="Solve all candidates", color="primary", css_classes=["solve"])
@@ -193,7 +200,7 @@ class Explorer(pn.viewable.Viewer):
     def _arrange(self) -> pn.viewable.Viewable:
         controls = pn.Column(
             "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.w_causal,
-            self.w_target,
+            self.w_activation, self.w_target,
             self.b_solve, pn.Row(self.spinner, self.status), self.alert, width=310)
         pin_controls = pn.Column(
             "### Parameters of the selected candidate", self.params_table,
@@ -289,9 +296,14 @@ class Explorer(pn.viewable.Viewer):
                 self.state.error = str(exc)
                 return
             self.w_causal.visible = "causal" in program.options
-            shape = example_shape(program)
-            if self.state.shape != shape:
-                self.state.shape = shape  # triggers this watcher again, which solves
+            self.w_activation.visible = uses_activation(program)
+            updates: dict[str, str] = {}
+            if self.state.activation == NO_ACTIVATION and needs_activation(program):
+                updates["activation"] = DEFAULT_ACTIVATION  # an element-wise activation kernel needs one
+            if self.state.shape != example_shape(program):
+                updates["shape"] = example_shape(program)
+            if updates:
+                self.state.param.update(**updates)  # one more call of this watcher, which solves
                 return
         await self.solve_async()
 

@@ -38,7 +38,8 @@ from loom_explorer.hardware.schema import (
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem, example_shape, make_problem
-from loom_explorer.program import list_kernels
+from loom_explorer.program import list_kernels, program_family
+from loom_explorer.program.dsl import Eltwise, TileProgram
 from loom_explorer.report import solution_metrics, solve_json
 from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.solve.interrupt import STOP, StopToken
@@ -51,6 +52,8 @@ from loom_explorer.ui.catalog import Catalog, InputError
 
 DEFAULT_HW = "wormhole_n150"
 DEFAULT_KERNEL = "gemm"
+NO_ACTIVATION = "none"
+DEFAULT_ACTIVATION = "relu"  # what the explorer picks for a kernel that needs one
 T = TypeVar("T")
 
 
@@ -68,6 +71,23 @@ class ProblemInputs:
     fidelity: str
     causal: bool
     target: str = "ttnn"
+    activation: str = NO_ACTIVATION  # the SFPU op of the program's ``activation`` ops (none: they are off)
+
+
+def uses_activation(program: TileProgram) -> bool:
+    """Whether ``program`` has an op that takes its function from ``--activation``."""
+    return any(isinstance(op, Eltwise) and op.op == "activation" for op in program.ops)
+
+
+def needs_activation(program: TileProgram) -> bool:
+    """An element-wise program with an activation op computes nothing without one."""
+    return uses_activation(program) and program_family(program).name == "elementwise"
+
+
+def activation_names() -> list[str]:
+    """The activations to offer: every SFPU op some shipped hardware file costs, and none."""
+    names = {name for hw in list_hardware() for name in load_hardware(hw).compute.sfpu_tile_cycles}
+    return [NO_ACTIVATION, *sorted(names)]
 
 
 def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: StopToken = STOP) -> Session:
@@ -95,9 +115,14 @@ def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: St
     fidelity: Fidelity = checked("fidelity", lambda: parse_fidelity(inputs.fidelity))
     causal = inputs.causal and "causal" in program.options
     target: KernelTarget = checked("target", lambda: KernelTarget(inputs.target))
+    activation = inputs.activation if uses_activation(program) and inputs.activation != NO_ACTIVATION else None
+    if activation is not None and activation not in hw.compute.sfpu_tile_cycles:
+        raise InputError("activation", f"{hw.name} has no SFPU cost for {activation!r}")
+    if activation is None and needs_activation(program):
+        raise InputError("activation", f"{program.name} applies the activation: choose one")
     problem: Problem = checked("shape", lambda: make_problem(program, inputs.shape, dtype, fidelity,
                                                              options={"causal"} if causal else set(),
-                                                             target=target))
+                                                             target=target, activation=activation))
     return checked("shape", lambda: Session(hw, problem, stop=stop))
 
 
@@ -182,6 +207,9 @@ class ExplorerState(param.Parameterized):
     fidelity: param.Selector[str] = param.Selector(default="hifi2", objects=[f.value for f in Fidelity],
                                                    doc="math fidelity")
     causal = param.Boolean(default=False, doc="causal masking (attention kernels)")
+    activation: param.Selector[str] = param.Selector(
+        default=NO_ACTIVATION, objects=activation_names(),
+        doc="the function of the kernel's activation ops (kernels that have them)")
     target: param.Selector[str] = param.Selector(
         default="ttnn", objects=[t.value for t in KernelTarget],
         doc="whose kernels run the schedule (and so whose circular buffers L1 holds)")
@@ -200,6 +228,11 @@ class ExplorerState(param.Parameterized):
         catalog = catalog if catalog is not None else Catalog.local()
         hw, kernel = str(params.pop("hw", DEFAULT_HW)), str(params.pop("kernel", DEFAULT_KERNEL))
         catalog.hw_source(hw)
+        if "activation" in params and params["activation"] not in activation_names():
+            raise InputError("activation", f"unknown activation {params['activation']!r}; choose one of "
+                             f"{', '.join(activation_names())}")
+        if "activation" not in params and needs_activation(catalog.program(kernel)):
+            params["activation"] = DEFAULT_ACTIVATION
         if "shape" not in params:
             params["shape"] = example_shape(catalog.program(kernel))
         else:
@@ -233,7 +266,8 @@ class ExplorerState(param.Parameterized):
     # ------------------------------------------------------------------ inputs
     @property
     def inputs(self) -> ProblemInputs:
-        return ProblemInputs(self.hw, self.kernel, self.shape, self.dtype, self.fidelity, self.causal, self.target)
+        return ProblemInputs(self.hw, self.kernel, self.shape, self.dtype, self.fidelity, self.causal, self.target,
+                             self.activation)
 
     def use_example_shape(self) -> None:
         """Set ``shape`` to the kernel's example (the explorer does this when the kernel changes)."""
