@@ -6,7 +6,8 @@ pack, the multicast handshake; one core's DRAM read bandwidth; and the achieved 
 fidelity (LoFi, HiFi2, HiFi4), which the shipped files give at their ideal (tech report) values and the fit
 may only raise. The fit minimises the mean squared log error ``mean(log(predicted/measured)^2)`` (least
 squares on relative error) over every row of the chip's card, by coordinate descent over a grid of values per
-constant (a coarse pass, then up to two fine ones). Every evaluation re-predicts every row with the exact config it ran. How well
+constant (a coarse pass, then up to two fine ones). Every evaluation re-predicts every row with the exact
+config it ran. How well
 the fit predicts shapes it has not seen is measured by leave-one-shape-out cross-validation
 (``cross_validation``): the same fit without each shape, scored on that shape's rows.
 
