@@ -181,7 +181,7 @@ def make_problem(
     bad = sorted(set(enabled) - optional)
     if bad:
         raise ProblemError(f"{program.name} has no optional tensor {bad}; optional: {sorted(optional) or 'none'}")
-    if activation is not None and not any(getattr(op, "op", None) == "activation" for op in program.ops):
+    if activation is not None and not program.uses_activation:
         raise ProblemError(f"{program.name} has no activation op to apply {activation!r} to")
     unknown_options = sorted(set(options) - set(program.options))
     if unknown_options:

@@ -35,6 +35,7 @@ The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -43,9 +44,17 @@ from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.domain import Domain
 from loom_explorer.model.dram_reads import dram_readers, reads_dram
-from loom_explorer.model.expr import Expr, Var, ceil_div, ceil_rate, const, maximum, mul, select, total
+from loom_explorer.model.expr import Expr, Var, ceil_div, ceil_rate, const, maximum, mul, total
 from loom_explorer.model.flow import TrafficFlow
-from loom_explorer.model.latency import block_bytes, eltwise_op_cycles, multicast_cycles, read_cycles
+from loom_explorer.model.latency import (
+    block_bytes,
+    chip_read_cycles,
+    eltwise_op_cycles,
+    multicast_cycles,
+    read_cycles,
+    single_buffered,
+    write_transfer_cycles,
+)
 from loom_explorer.model.quantities import (
     BUFFER_DEPTHS,
     GridQuantities,
@@ -63,6 +72,11 @@ if TYPE_CHECKING:
     from loom_explorer.model.noc_bound import LinkShare
 
 
+def tiles_of(problem: Problem, dims: Sequence[str]) -> int:
+    """Tiles of ``dims`` together: the product of their tile counts."""
+    return math.prod(problem.tiles(d) for d in dims)
+
+
 @dataclass(frozen=True, eq=False)
 class ElementwiseQuantities(GridQuantities):
     st: Elementwise
@@ -73,10 +87,7 @@ class ElementwiseQuantities(GridQuantities):
 
     def extent(self, dim: str) -> int:
         """Tiles of a dimension, or of several flattened (``H*W``)."""
-        out = 1
-        for d in dim.split("*"):
-            out *= self.units(d)
-        return out
+        return tiles_of(self.problem, dim.split("*"))
 
     def _on_axis(self, dim: str) -> str | None:
         """The axis entry (a dimension, or a flattened group) that carries ``dim``, if any."""
@@ -130,14 +141,10 @@ def build_elementwise_quantities(hw: HardwareSpec, problem: Problem, candidate: 
     gx, gy = grid_params(hw, candidate, param)
     per_core: dict[str, Var] = {}
     for axis, carried in candidate.axes:
-        extent = 1
-        for d in carried.split("*"):
-            extent *= problem.tiles(d)
+        extent = tiles_of(problem, carried.split("*"))
         domain, bound = spread_domain(hw, axis, extent, extent)
         per_core[carried] = param(f"per_core_{carried}", domain, f"{carried} tiles per core", "tiles", bound)
-    everything = 1
-    for d in st.dims:
-        everything *= problem.tiles(d)
+    everything = tiles_of(problem, st.dims)
     streamed_bytes = sum(hw.tile_bytes[problem.data_format(t)] for t in st.full) + \
         2 * sum(hw.tile_bytes[problem.data_format(t)] for t in st.outputs if not problem.placement(t).in_l1)
     limit = l1_block_limit(hw, max(1, streamed_bytes), 0)
@@ -146,7 +153,6 @@ def build_elementwise_quantities(hw: HardwareSpec, problem: Problem, candidate: 
     depth = {t: param(f"{t}_buffer_depth", BUFFER_DEPTHS, f"{t} circular buffer depth", "blocks") for t in st.full}
     return ElementwiseQuantities(hw=hw, problem=problem, candidate=candidate, params=tuple(params), grid_x=gx,
                                  grid_y=gy, per_core=per_core, depth=depth, st=st, block=block)
-
 
 
 def elementwise_flows(q: ElementwiseQuantities) -> list[TrafficFlow]:
@@ -178,7 +184,7 @@ def elementwise_buffers(q: ElementwiseQuantities) -> list[L1Buffer]:
 def tile_cycles(hw: HardwareSpec, problem: Problem, st: Elementwise) -> int:
     """``c_tile``: cycles per output tile, every op's cost plus one pack per output. An ``activation`` op
     needs ``--activation`` here (in an element-wise program it is the work, not an optional epilogue)."""
-    if problem.activation is None and any(op.op == "activation" for op in st.ops):
+    if problem.activation is None and problem.program.uses_activation:
         raise ProblemError(f"{problem.program.name} applies the activation --activation names; give one of "
                            f"{', '.join(sorted(hw.compute.sfpu_tile_cycles))}")
     return sum(eltwise_op_cycles(hw, problem, op) for op in st.ops) + len(st.outputs) * hw.compute.tile_pack_cycles
@@ -192,16 +198,10 @@ def elementwise_latency_terms(q: ElementwiseQuantities, step_links: Sequence[Lin
     reads = {t: read_cycles(q, t) for t in q.st.full}
     c_tile = tile_cycles(hw, q.problem, q.st)
     compute = mul(q.block, c_tile)
-    exposed = total(mul(select(q.depth[t], {v: int(v == 1) for v in q.depth[t].values}), reads[t])
-                    for t in q.st.full if reads_dram(q, t))
-    writes = [maximum(ceil_rate(mul(q.block, q.tile_bytes(t)), hw.dram.core_write_bytes_per_cycle),
-                      *(link.cycles(q, mul(q.block, q.tile_bytes(t))) for link in write_links if link.tensor == t))
-              for t in q.dram_outputs]
-    write_block = total(writes)
-    chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in q.st.full)
-    chip = ceil_rate(chip_bytes, hw.dram.chip_read_bytes_per_cycle)
+    exposed = total(mul(single_buffered(q, t), reads[t]) for t in q.st.full if reads_dram(q, t))
+    write_block = total(write_transfer_cycles(q, t, q.block, write_links) for t in q.dram_outputs)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step = maximum(compute + exposed, total(reads.values()), write_block, chip, *links)
+    step = maximum(compute + exposed, total(reads.values()), write_block, chip_read_cycles(q, q.st.full), *links)
     held = total((ceil_rate(block_bytes(q, t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
                   if reads_dram(q, t) else 0) + multicast_cycles(q, t) for t in q.st.broadcast)
     fill = total(reads.values()) + held
@@ -229,8 +229,5 @@ def elementwise_work(hw: HardwareSpec, problem: Problem) -> tuple[int, int]:
     """(operations, one core's cycles at the ideal rates) of the whole problem: every element of every
     output once per op; every output tile at ``c_tile`` cycles."""
     st = analyse_elementwise(problem.program)
-    elements, tiles = 1, 1
-    for d in st.dims:
-        elements *= problem.elements(d)
-        tiles *= problem.tiles(d)
-    return elements * len(st.ops), tiles * tile_cycles(hw, problem, st)
+    elements = math.prod(problem.elements(d) for d in st.dims)
+    return elements * len(st.ops), tiles_of(problem, st.dims) * tile_cycles(hw, problem, st)

@@ -130,12 +130,20 @@ def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...], 
     ``tensors`` (``s_X = max(read_X, mcast_X)``, module docstring); ``links`` are the step's NoC link times
     (``model/noc_bound.py``)."""
     dm = {t: data_movement_cycles(q, t) for t in tensors}
-    exposed = total(mul(select(q.depth[t], {v: int(v == 1) for v in q.depth[t].values}), dm[t]) for t in tensors
-                    if not _is_zero(dm[t]))
+    exposed = total(mul(single_buffered(q, t), dm[t]) for t in tensors if not _is_zero(dm[t]))
     streaming = [maximum(read_cycles(q, t), multicast_cycles(q, t)) for t in tensors]
+    return maximum(compute + exposed, *streaming, chip_read_cycles(q, tensors), *links)
+
+
+def single_buffered(q: GridQuantities, tensor: str) -> Expr:
+    """1 when ``tensor``'s circular buffer holds one block (its transfer cannot overlap compute), else 0."""
+    return select(q.depth[tensor], {v: int(v == 1) for v in q.depth[tensor].values})
+
+
+def chip_read_cycles(q: GridQuantities, tensors: Sequence[str]) -> Expr:
+    """``ceil(sum_X readers_X * B_X / R_chip)``: one step's DRAM reads of ``tensors`` by every reader at once."""
     chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in tensors)
-    chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
-    return maximum(compute + exposed, *streaming, chip, *links)
+    return ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
 
 
 def read_stall_cycles(q: GridQuantities, tensor: str) -> Expr:
@@ -203,10 +211,15 @@ def write_cycles(q: Quantities, tiles: Expr, links: Sequence[LinkShare] = ()) ->
 def dram_write_cycles(q: GridQuantities, tensor: str, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
     """Every core writing ``tiles`` of ``tensor`` to DRAM at once: ``max(ceil(B/w_core), link_f...) +
     L_write``, ``link_f`` the busiest links of ``tensor``'s write flow (``model/noc_bound.py``)."""
+    return write_transfer_cycles(q, tensor, tiles, links) + q.hw.dram.write_latency_cycles
+
+
+def write_transfer_cycles(q: GridQuantities, tensor: str, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
+    """``max(ceil(B/w_core), link_f...)``: ``dram_write_cycles`` without the write latency (writes that stream
+    one after another pay it once)."""
     nbytes = mul(tiles, q.tile_bytes(tensor))
     return maximum(ceil_rate(nbytes, q.hw.dram.core_write_bytes_per_cycle),
-                   *(link.cycles(q, nbytes) for link in links if link.tensor == tensor)) + \
-        q.hw.dram.write_latency_cycles
+                   *(link.cycles(q, nbytes) for link in links if link.tensor == tensor))
 
 
 def fill_cycles(q: Quantities) -> Expr:

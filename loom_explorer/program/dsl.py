@@ -129,6 +129,11 @@ class TileProgram:
                 raise ValueError(f"program {self.name}: op {op.op} on {op.tensor} runs on the causal diagonal "
                                  "but the program has no 'causal' option")
 
+    @property
+    def uses_activation(self) -> bool:
+        """Whether an op takes its function from the problem's activation (``Eltwise("activation", ...)``)."""
+        return any(isinstance(op, Eltwise) and op.op == "activation" for op in self.ops)
+
     def dim(self, name: str) -> Dim:
         for d in self.dims:
             if d.name == name:

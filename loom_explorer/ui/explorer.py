@@ -43,7 +43,6 @@ from loom_explorer.ui.state import (
     ExplorerState,
     SolveJob,
     needs_activation,
-    uses_activation,
 )
 from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_frame
 
@@ -143,7 +142,7 @@ class Explorer(pn.viewable.Viewer):
                                                        visible="causal" in st.catalog.program(st.kernel).options)
         self.w_activation = pn.widgets.Select.from_param(
             st.param.activation, label="Activation", css_classes=["in-activation"],
-            visible=uses_activation(st.catalog.program(st.kernel)))
+            visible=st.catalog.program(st.kernel).uses_activation)
         self.w_target = pn.widgets.Select.from_param(
             st.param.target, label="Kernels (whose buffers fill L1)", css_classes=["in-target"])
         self.b_solve = pn.widgets.Button(label="Solve all candidates", color="primary", css_classes=["solve"])
@@ -296,7 +295,7 @@ class Explorer(pn.viewable.Viewer):
                 self.state.error = str(exc)
                 return
             self.w_causal.visible = "causal" in program.options
-            self.w_activation.visible = uses_activation(program)
+            self.w_activation.visible = program.uses_activation
             updates: dict[str, str] = {}
             if self.state.activation == NO_ACTIVATION and needs_activation(program):
                 updates["activation"] = DEFAULT_ACTIVATION  # an element-wise activation kernel needs one

@@ -39,7 +39,7 @@ from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem, example_shape, make_problem
 from loom_explorer.program import list_kernels, program_family
-from loom_explorer.program.dsl import Eltwise, TileProgram
+from loom_explorer.program.dsl import TileProgram
 from loom_explorer.report import solution_metrics, solve_json
 from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.solve.interrupt import STOP, StopToken
@@ -74,14 +74,9 @@ class ProblemInputs:
     activation: str = NO_ACTIVATION  # the SFPU op of the program's ``activation`` ops (none: they are off)
 
 
-def uses_activation(program: TileProgram) -> bool:
-    """Whether ``program`` has an op that takes its function from ``--activation``."""
-    return any(isinstance(op, Eltwise) and op.op == "activation" for op in program.ops)
-
-
 def needs_activation(program: TileProgram) -> bool:
     """An element-wise program with an activation op computes nothing without one."""
-    return uses_activation(program) and program_family(program).name == "elementwise"
+    return program.uses_activation and program_family(program).name == "elementwise"
 
 
 def activation_names() -> list[str]:
@@ -115,7 +110,7 @@ def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: St
     fidelity: Fidelity = checked("fidelity", lambda: parse_fidelity(inputs.fidelity))
     causal = inputs.causal and "causal" in program.options
     target: KernelTarget = checked("target", lambda: KernelTarget(inputs.target))
-    activation = inputs.activation if uses_activation(program) and inputs.activation != NO_ACTIVATION else None
+    activation = inputs.activation if program.uses_activation and inputs.activation != NO_ACTIVATION else None
     if activation is not None and activation not in hw.compute.sfpu_tile_cycles:
         raise InputError("activation", f"{hw.name} has no SFPU cost for {activation!r}")
     if activation is None and needs_activation(program):
