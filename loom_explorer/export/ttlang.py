@@ -1,4 +1,5 @@
-"""A schedule as a self-contained TT-Lang kernel file (GEMM here; attention in ``ttlang_attention.py``).
+"""A schedule as a self-contained TT-Lang kernel file (GEMM here; attention in ``ttlang_attention.py``,
+element-wise programs in ``ttlang_elementwise.py``).
 
 The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
 builds random inputs, runs the kernel, checks the result against torch (PCC) and prints one line
@@ -37,7 +38,6 @@ model's L1 buffers (``model/constraints/l1_capacity.py``), and it defines ``KERN
 from __future__ import annotations
 
 import dataclasses
-import re
 import textwrap
 from collections.abc import Callable
 
@@ -47,7 +47,8 @@ from loom_explorer.export.ttlang_attention import (
     attention_source,
     attention_unsupported,
 )
-from loom_explorer.export.ttlang_common import footer, header
+from loom_explorer.export.ttlang_common import footer, header, pipe_helpers, pipes, receive_send, thread_body
+from loom_explorer.export.ttlang_elementwise import elementwise_source, elementwise_unsupported
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.build import build_schedule
@@ -56,6 +57,7 @@ from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem
 from loom_explorer.program.attention import ATTENTION, analyse_attention
 from loom_explorer.program.contraction import CONTRACTION, Contraction, analyse_contraction
+from loom_explorer.program.elementwise import ELEMENTWISE
 from loom_explorer.program.family import Structure
 from loom_explorer.program.structure import analyse_program, program_family
 from loom_explorer.traffic.transfers import used_cores
@@ -132,40 +134,6 @@ def _check_supported(problem: Problem) -> Contraction:
     return structure
 
 
-def _receive_send(tensor: str, comm: Comm, read: str, blk: str) -> str:
-    """Statements that fill ``blk`` with this step's block of ``tensor`` on every working core."""
-    if comm in (Comm.dram, Comm.local):
-        return f"ttl.copy({read}, {blk}).wait()\n"
-    head = {Comm.mcast_x: "x == 0", Comm.mcast_y: "y == 0", Comm.mcast_xy: "x == 0 and y == 0"}[comm]
-    return textwrap.dedent(f"""\
-        if {head}:
-            ttl.copy({read}, {blk}).wait()
-            {tensor}_net.if_src(send_{tensor})
-        else:
-            {tensor}_net.if_dst(receive_{tensor})
-        """)
-
-
-def _pipes(comm: Comm, working: list[tuple[int, int]], gx: int) -> str:
-    """The PipeNet of a multicast input."""
-    if comm is Comm.mcast_x:
-        return "ttl.PipeNet([ttl.Pipe(src=(0, y), dst=(slice(1, GRID_X), y)) for y in range(GRID_Y)])"
-    if comm is Comm.mcast_y:
-        return "ttl.PipeNet([ttl.Pipe(src=(x, 0), dst=(x, slice(1, GRID_Y))) for x in range(GRID_X)])"
-    # mcast_xy: every working core but the first, as rectangles: full rows, then the last partial row
-    full_rows, rest = divmod(len(working), gx)
-    rects = []
-    if min(gx, len(working)) > 1:
-        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(1, {min(gx, len(working))}), 0))")
-    if full_rows > 1:
-        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(0, {gx}), slice(1, {full_rows})))")
-    if rest and full_rows >= 1:
-        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(0, {rest}), {full_rows}))")
-    if not rects:
-        raise ExportError("a 1-D multicast to a single working core has no receivers")
-    return "ttl.PipeNet([\n        " + ",\n        ".join(rects) + ",\n    ])"
-
-
 def partial_block_count(cores_along_k: int) -> int:
     """Blocks of the split-K partials buffer on the first core along K: one per sending core (the compiler
     gives each gather pipe into a receiver its own slot of the buffer), 0 without split-K."""
@@ -206,7 +174,7 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     nets = []
     for t, c in ((a, comm_a), (b, comm_b)):
         if c.axis is not None:
-            nets.append(f"{t}_net = {_pipes(c, working, gx)}")
+            nets.append(f"{t}_net = {pipes(c, working, gx)}")
     if gather is not None:
         head = "(0, y)" if gather == "x" else "(x, 0)"
         rng = "for x in range(1, GRID_X) for y in range(GRID_Y)" if gather == "x" else \
@@ -214,24 +182,12 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         nets.append(f"partial_net = ttl.PipeNet([ttl.Pipe(src=(x, y), dst={head}) {rng}])")
     is_head = {"x": "x == 0", "y": "y == 0", None: "True"}[gather]
 
-    def pipe_helpers(t: str, blk: str, comm: Comm) -> str:
-        if comm.axis is None:
-            return ""
-        return textwrap.dedent(f"""\
-            def send_{t}(pipe):
-                ttl.copy({blk}, pipe).wait()
-
-            def receive_{t}(pipe):
-                ttl.copy(pipe, {blk}).wait()
-
-            """)
-
     mm, nn, kk = m.lower(), n.lower(), k.lower()
     # tile ranges as inline ``t[a:b, c:d]`` subscripts of int starts: the compiler takes no slice objects
     read_a = f"{a}[r0:r0 + OUT_BLOCK_H, s0:s0 + IN0_BLOCK_W]"
     read_b = f"{b}[s0:s0 + IN0_BLOCK_W, c0:c0 + OUT_BLOCK_W]"
-    fill_a = pipe_helpers(a, f"{a}_blk", comm_a) + _receive_send(a, comm_a, read_a, f"{a}_blk")
-    fill_b = pipe_helpers(b, f"{b}_blk", comm_b) + _receive_send(b, comm_b, read_b, f"{b}_blk")
+    fill_a = pipe_helpers(a, f"{a}_blk", comm_a) + receive_send(a, comm_a, read_a, f"{a}_blk")
+    fill_b = pipe_helpers(b, f"{b}_blk", comm_b) + receive_send(b, comm_b, read_b, f"{b}_blk")
 
     def origin(*dims: str) -> str:
         """First tile of this core's share of each dimension."""
@@ -292,14 +248,7 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
                 + f"    with {tensor}_dfb.reserve() as {tensor}_blk:\n" + textwrap.indent(fill, "        "))
 
     def thread(work: str) -> str:
-        """A thread body: the node's coordinates, then ``work`` (1-D: only on the working cores, inside an
-        ``if``: the compiler takes no ``return`` in a thread)."""
-        if one_d:
-            work = ("if y * GRID_X + x < WORKING_CORES:  # 1-D layout: cores are numbered row by row; the rest idle\n"
-                    + textwrap.indent(work, "    "))
-        used = [name if re.search(rf"\b{name}\b", work) else "_" for name in ("x", "y")]
-        node = "" if used == ["_", "_"] else f"{used[0]}, {used[1]} = ttl.node(dims=2)\n"
-        return textwrap.indent(node + work, "        ")
+        return thread_body(work, one_d)
 
     compute_steps = textwrap.dedent(f"""\
         with {a}_dfb.wait() as {a}_blk, {b}_dfb.wait() as {b}_blk, acc_dfb.reserve() as acc:
@@ -331,6 +280,7 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
 _WRITERS: dict[str, _Writer] = {
     CONTRACTION.name: _Writer(_gemm_unsupported, _gemm_source),
     ATTENTION.name: _Writer(_attention_unsupported, _attention_source),
+    ELEMENTWISE.name: _Writer(lambda schedule: elementwise_unsupported(schedule.problem), elementwise_source),
 }
 
 

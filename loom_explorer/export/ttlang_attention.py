@@ -48,7 +48,7 @@ import textwrap
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_common import footer, header
+from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.program.attention import Attention, analyse_attention
 from loom_explorer.traffic.tiles import tile_traffic
@@ -131,7 +131,7 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
         hkv=shape[kv_heads[0]] if kv_heads else shape.get("H", 1), sq=shape[st.q_dim], skv=shape[st.kv_dim],
         d=shape[st.head_dim], causal=causal, task="balanced query chunk pairs" if causal else "query chunks",
         group=" x ".join(group), note=_overcount_note(built, kv_tiles), footer=footer(doc),
-        adapter=_SIM_ADAPTER, kernel=_kernel(names, causal, 1.0 / math.sqrt(shape[st.head_dim])),
+        adapter=SIM_ADAPTER, kernel=_kernel(names, causal, 1.0 / math.sqrt(shape[st.head_dim])),
         mask_host=_MASK_HOST if causal else "",
         mask_arg=", mask_index" if causal else "", mask_doc=", the causal mask index" if causal else "",
     )
@@ -151,8 +151,6 @@ def _kernel(names: dict[str, str], causal: bool, scale: float) -> str:
         tasks=textwrap.indent(tasks, " " * 16))
 
 
-# The kernel is written in the language the TT-Lang compiler takes (module docstring); ``_SIM_ADAPTER`` gives
-# the simulator the compiler's signatures where the two differ.
 _MASK_HOST = """\
     # the causal mask index (module docstring): row tile / in-tile row in column tiles 0 / 1 of the first
     # QC tile rows, column tile / in-tile column in tile rows QC / QC + 1
@@ -163,24 +161,6 @@ _MASK_HOST = """\
     mask_index[(QC + 1) * 32:(QC + 2) * 32, :KC * 32] = (torch.arange(KC * 32) % 32)[None, :]
 """
 
-_SIM_ADAPTER = '''\
-if hasattr(ttl, "block"):
-    # tt-lang-sim: its ttl.math.reduce_*/ttl.block.broadcast/ttl.block.fill take a result shape where the
-    # compiler takes a scaler block (ones here) or an output block; give the simulator the compiler's forms.
-    _sim_reduce_max, _sim_reduce_sum = ttl.math.reduce_max, ttl.math.reduce_sum
-
-    def _scaled(reduce, block, scaler, dims):
-        """The compiler's reduce: the reduction times its scaler tile (all ones here)."""
-        shape = tuple(1 if i in [d % len(block.shape) for d in dims] else n for i, n in enumerate(block.shape))
-        wide = [i for i, n in enumerate(shape) if n > 1]
-        return reduce(block, dims, shape) * (ttl.block.broadcast(scaler, wide, shape) if wide else scaler)
-
-    ttl.math.reduce_max = lambda block, scaler, dims: _scaled(_sim_reduce_max, block, scaler, dims)
-    ttl.math.reduce_sum = lambda block, scaler, dims: _scaled(_sim_reduce_sum, block, scaler, dims)
-    ttl.math.broadcast = lambda block, out, dims: ttl.block.broadcast(block, dims, tuple(out.shape))
-    ttl.math.fill = lambda block, value: ttl.block.fill(value, tuple(block.shape))
-    ttl.transpose = ttl.block.transpose
-'''
 
 _MASK_DFBS = """\
     # the causal mask index, read once per core (module docstring): tile and in-tile index of a query

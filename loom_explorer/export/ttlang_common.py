@@ -1,12 +1,16 @@
-"""What every exported kernel file shares: its header (problem, candidate, prediction, parameters) and its
-footer (the embedded schedule document and the main guard)."""
+"""What every exported kernel file shares: its header (problem, candidate, prediction, parameters), its
+footer (the embedded schedule document and the main guard), and the statements that multicast a block
+through a ``ttl.PipeNet``."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
+from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.hardware.schema import DataFormat
+from loom_explorer.mapping.candidate import Comm
 
 TTNN_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.bfloat8_b: "bfloat8_b",
                DataFormat.bfloat4_b: "bfloat4_b", DataFormat.float32: "float32"}
@@ -37,3 +41,89 @@ def footer(doc: ScheduleDocument) -> str:
     """The embedded schedule document (``loom-explorer verify`` reads it) and the main guard."""
     return ("# The schedule this file was exported from (loom-explorer's schedule JSON, schema_version 1).\n"
             f'LOOM_SCHEDULE = r"""\n{doc.to_json()}"""\n\nif __name__ == "__main__":\n    main()\n')
+
+
+def pipe_helpers(tensor: str, blk: str, comm: Comm) -> str:
+    """The send/receive functions a multicast ``tensor``'s pipe net calls with ``blk`` ("" without one)."""
+    if comm.axis is None:
+        return ""
+    return textwrap.dedent(f"""\
+        def send_{tensor}(pipe):
+            ttl.copy({blk}, pipe).wait()
+
+        def receive_{tensor}(pipe):
+            ttl.copy(pipe, {blk}).wait()
+
+        """)
+
+
+def receive_send(tensor: str, comm: Comm, read: str, blk: str, coords: tuple[str, str] = ("x", "y")) -> str:
+    """Statements that fill ``blk`` with this step's block of ``tensor`` on every working core (``coords``: the
+    names of the core's grid column and row)."""
+    if comm in (Comm.dram, Comm.local):
+        return f"ttl.copy({read}, {blk}).wait()\n"
+    cx, cy = coords
+    head = {Comm.mcast_x: f"{cx} == 0", Comm.mcast_y: f"{cy} == 0", Comm.mcast_xy: f"{cx} == 0 and {cy} == 0"}[comm]
+    return textwrap.dedent(f"""\
+        if {head}:
+            ttl.copy({read}, {blk}).wait()
+            {tensor}_net.if_src(send_{tensor})
+        else:
+            {tensor}_net.if_dst(receive_{tensor})
+        """)
+
+
+def pipes(comm: Comm, working: list[tuple[int, int]], gx: int, coords: tuple[str, str] = ("x", "y")) -> str:
+    """The PipeNet of a multicast input (``coords``: the names its comprehensions give a core's column and row)."""
+    cx, cy = coords
+    if comm is Comm.mcast_x:
+        return f"ttl.PipeNet([ttl.Pipe(src=(0, {cy}), dst=(slice(1, GRID_X), {cy})) for {cy} in range(GRID_Y)])"
+    if comm is Comm.mcast_y:
+        return f"ttl.PipeNet([ttl.Pipe(src=({cx}, 0), dst=({cx}, slice(1, GRID_Y))) for {cx} in range(GRID_X)])"
+    # mcast_xy: every working core but the first, as rectangles: full rows, then the last partial row
+    full_rows, rest = divmod(len(working), gx)
+    rects = []
+    if min(gx, len(working)) > 1:
+        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(1, {min(gx, len(working))}), 0))")
+    if full_rows > 1:
+        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(0, {gx}), slice(1, {full_rows})))")
+    if rest and full_rows >= 1:
+        rects.append(f"ttl.Pipe(src=(0, 0), dst=(slice(0, {rest}), {full_rows}))")
+    if not rects:
+        raise ExportError("a 1-D multicast to a single working core has no receivers")
+    return "ttl.PipeNet([\n        " + ",\n        ".join(rects) + ",\n    ])"
+
+
+def thread_body(work: str, one_d: bool, coords: tuple[str, str] = ("x", "y")) -> str:
+    """A thread body: the node's coordinates (named ``coords``), then ``work`` (1-D: only on the working
+    cores, inside an ``if``: the compiler takes no ``return`` in a thread), indented for its place in the
+    operation."""
+    cx, cy = coords
+    if one_d:
+        work = (f"if {cy} * GRID_X + {cx} < WORKING_CORES:  # 1-D layout: cores are numbered row by row; the rest "
+                "idle\n" + textwrap.indent(work, "    "))
+    used = [name if re.search(rf"\b{name}\b", work) else "_" for name in coords]
+    node = "" if used == ["_", "_"] else f"{used[0]}, {used[1]} = ttl.node(dims=2)\n"
+    return textwrap.indent(node + work, "        ")
+
+
+# Exported kernels are written in the language the TT-Lang compiler takes; ``SIM_ADAPTER`` (placed in the file
+# after ``import ttl``) gives the simulator the compiler's signatures where the two differ.
+SIM_ADAPTER = '''\
+if hasattr(ttl, "block"):
+    # tt-lang-sim: its ttl.math.reduce_*/ttl.block.broadcast/ttl.block.fill take a result shape where the
+    # compiler takes a scaler block (ones here) or an output block; give the simulator the compiler's forms.
+    _sim_reduce_max, _sim_reduce_sum = ttl.math.reduce_max, ttl.math.reduce_sum
+
+    def _scaled(reduce, block, scaler, dims):
+        """The compiler's reduce: the reduction times its scaler tile (all ones here)."""
+        shape = tuple(1 if i in [d % len(block.shape) for d in dims] else n for i, n in enumerate(block.shape))
+        wide = [i for i, n in enumerate(shape) if n > 1]
+        return reduce(block, dims, shape) * (ttl.block.broadcast(scaler, wide, shape) if wide else scaler)
+
+    ttl.math.reduce_max = lambda block, scaler, dims: _scaled(_sim_reduce_max, block, scaler, dims)
+    ttl.math.reduce_sum = lambda block, scaler, dims: _scaled(_sim_reduce_sum, block, scaler, dims)
+    ttl.math.broadcast = lambda block, out, dims: ttl.block.broadcast(block, dims, tuple(out.shape))
+    ttl.math.fill = lambda block, value: ttl.block.fill(value, tuple(block.shape))
+    ttl.transpose = ttl.block.transpose
+'''

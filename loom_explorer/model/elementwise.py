@@ -1,33 +1,41 @@
 """The element-wise family's model: parameters, traffic, L1 buffers and latency of one candidate.
 
-Notation (counts in 32x32 tiles): the candidate puts dimensions (or all of them flattened, ``H*W``) on grid
-axes; ``per_core_d`` of each is the slowest core's share (coverage allows a ragged tail), and a dimension on
-no axis is whole on every core. The slowest core handles
+Notation (counts in 32x32 tiles): the iteration space is rows ``R`` x columns ``C`` (the program's two
+dimensions, as a TTNN tensor's last two). The candidate puts one or both on grid axes, or deals all tiles
+out row-major over a 1-D layout (*flattened*, ``H*W@xy``); ``per_core_d`` is a core's share (coverage
+allows a ragged tail: the host pads the tensors), and a dimension on no axis is whole on every core.
 
-    T = prod_{d on an axis} per_core_d * prod_{d on no axis} E_d        tiles of every output,
+*Rectangular* layouts: a core's share is ``r x c`` tiles (``r = per_core_R`` or ``R``, likewise ``c``),
+worked in blocks of ``block_h x block_w`` (``block_h | r``, ``block_w | c``), rows of blocks outer:
 
-in ``n = ceil(T / block)`` blocks of ``block`` tiles (``block`` a parameter; the last block may be short).
-Full-rank inputs (indexed by every dimension) stream one block per block, each in a circular buffer of
-``depth_X`` blocks; a broadcast input (``bias[W]``) is read once: the tiles a core needs (its per-core
-extents of the tensor's own dimensions, all of a dimension on a flattened axis), from DRAM by every core or
-by one sender per row / column / grid that multicasts it.
+    n = (r / block_h) * (c / block_w) blocks of  B = block_h * block_w  output tiles.
+
+*Flattened*: a core's share is a run of ``per_core_R*C`` tiles in row-major order, worked in blocks of
+``block`` tiles (``block | per_core``), ``n = per_core / block``, ``B = block``.
+
+Per block, every full-rank input streams its ``B`` tiles; a broadcast input its tiles for the block: a
+row vector (indexed by the columns only) ``block_w`` tiles, a column vector ``block_h`` (flattened: one
+tile per output tile, ``B``); a scalar (indexed by nothing) is read once. Every input that streams has a
+circular buffer of ``depth_X`` blocks; every output a double-buffered block. An input may be read from
+DRAM by every core, or by the first core of its row / column / grid and multicast along the axis it is
+shared along.
 
 Per block, on the slowest core (``b_X`` bytes per tile of ``X``, ``c_op`` each op's cycles per tile from
 the hardware file: ``compute.eltwise_tile_cycles`` on the FPU, ``compute.sfpu_tile_cycles[op]`` on the
 SFPU; ``c_pack = compute.tile_pack_cycles`` per output tile):
 
-    read_X  = ceil(block*b_X / r_core) + L_read(depth_X)     each full input read from DRAM
-    reads   = sum_X read_X                                   (one reader, one input after another)
-    compute = block*(sum_op c_op + outputs*c_pack)
-    writes  = sum_Y max(ceil(block*b_Y / w_core), link_Y)    each output written to DRAM
-    chip    = ceil(cores * block * sum_X b_X / R_chip)       (every core reads at once)
+    read_X  = ceil(B_X*b_X / r_core) + L_read(depth_X) + mcast_X   each streamed input (B_X its block tiles)
+    reads   = sum_X read_X                                       (one reader, one input after another)
+    compute = B*(sum_op c_op + outputs*c_pack)
+    writes  = sum_Y max(ceil(B*b_Y / w_core), link_Y)            each output written to DRAM
+    chip    = ceil(sum_X readers_X * B_X*b_X / R_chip)           (every reader at once)
     step    = max(compute + sum_{X: depth_X = 1} read_X, reads, writes, chip, link_X...)
 
 and the whole kernel
 
     T_total = launch + fill + n*step + drain
-    fill    = reads + sum_{broadcast X} (ceil(held_X*b_X / r_core) + L_read [+ its multicast])
-    drain   = writes + L_write                               (the last block's write-back)
+    fill    = reads + sum_{scalar X} (ceil(b_X / r_core) + L_read [+ its multicast])
+    drain   = writes + L_write                                   (the last block's write-back)
 
 The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
 ``write_back = drain``) sum to the total, as for the other families.
@@ -79,8 +87,12 @@ def tiles_of(problem: Problem, dims: Sequence[str]) -> int:
 
 @dataclass(frozen=True, eq=False)
 class ElementwiseQuantities(GridQuantities):
+    """``block_h``/``block_w`` are the block's sides on a rectangular layout; a flattened layout's block is
+    a run of ``block_w`` tiles (its parameter ``block``) and ``block_h`` is 1."""
+
     st: Elementwise
-    block: Var
+    block_h: Expr
+    block_w: Expr
 
     def units(self, dim: str) -> int:
         return self.problem.tiles(dim)
@@ -89,32 +101,48 @@ class ElementwiseQuantities(GridQuantities):
         """Tiles of a dimension, or of several flattened (``H*W``)."""
         return tiles_of(self.problem, dim.split("*"))
 
-    def _on_axis(self, dim: str) -> str | None:
-        """The axis entry (a dimension, or a flattened group) that carries ``dim``, if any."""
-        return next((carried for _, carried in self.candidate.axes if dim in carried.split("*")), None)
+    def share(self, dim: str) -> Expr:
+        """A core's tiles of ``dim`` on a rectangular layout: ``per_core_dim``, or all of it on no axis."""
+        return self.per_core[dim] if dim in self.per_core else const(self.units(dim))
+
+    @property
+    def flat(self) -> str | None:
+        """The flattened axis entry (``H*W``), if the layout deals all tiles out row-major."""
+        return next((carried for _, carried in self.candidate.axes if "*" in carried), None)
 
     @property
     def core_tiles(self) -> Expr:
-        """``T``: output tiles of the slowest core (module docstring)."""
-        on_axes = [self.per_core[carried] for _, carried in self.candidate.axes]
-        off = [self.units(d) for d in self.st.dims if self._on_axis(d) is None]
-        return mul(1, *on_axes, *off)
+        """Output tiles of the slowest core: ``r * c``, or the flattened run."""
+        if self.flat is not None:
+            return self.per_core[self.flat]
+        return mul(1, *(self.share(d) for d in self.st.dims))
+
+    @property
+    def block(self) -> Expr:
+        """``B``: output tiles per block."""
+        return mul(self.block_h, self.block_w)
 
     @property
     def blocks(self) -> Expr:
+        """``n``: blocks per core (exact under the divisibility constraints)."""
         return ceil_div(self.core_tiles, self.block)
 
-    def held_tiles(self, tensor: str) -> Expr:
-        """Tiles of a broadcast input one core needs: its per-core extent of each of the tensor's own
-        dimensions (all of a dimension that is part of a flattened axis)."""
-        parts: list[Expr | int] = []
-        for d in self.problem.program.tensor(tensor).dims:
-            carried = self._on_axis(d)
-            parts.append(self.per_core[carried] if carried == d else self.units(d))
-        return mul(1, *parts)
-
     def block_tiles(self, tensor: str) -> Expr:
-        return self.held_tiles(tensor) if tensor in self.st.broadcast else self.block
+        """Tiles of ``tensor`` per block (module docstring)."""
+        dims = self.problem.program.tensor(tensor).dims
+        if tensor in self.st.full:
+            return self.block
+        if not dims:
+            return const(1)
+        if self.flat is not None:
+            return self.block  # one tile of the vector per output tile
+        rows, _ = self.st.dims
+        return self.block_h if dims == (rows,) else self.block_w
+
+    @property
+    def per_block(self) -> tuple[str, ...]:
+        """Inputs read every block (all but the scalars)."""
+        return tuple(t for t in self.streamed if t not in self.st.scalars)
 
     @property
     def output(self) -> str:
@@ -125,16 +153,23 @@ class ElementwiseQuantities(GridQuantities):
         return tuple(t for t in self.st.outputs if not self.problem.placement(t).in_l1)
 
     def divisibility_pairs(self) -> list[tuple[Var, Expr, str]]:
-        return []  # the last block and the last core may be short
+        """A block side divides the share it cuts (a side on no axis has only divisors in its domain)."""
+        if self.flat is not None:
+            sides = [(self.block_w, self.flat)]
+        else:
+            sides = [(side, d) for side, d in zip((self.block_h, self.block_w), self.st.dims, strict=True)
+                     if d in self.per_core]
+        return [(side, self.per_core[d], f"per_core_{d}") for side, d in sides if isinstance(side, Var)]
 
     def subblock_pairs(self) -> list[tuple[str, Var, Var]]:
         return []  # no matmul accumulates in Dst
 
 
 def build_elementwise_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> ElementwiseQuantities:
-    """Parameters over compact domains: ``per_core_d`` as the other families' (``spread_domain``), ``block``
-    from 1 to the tiles there are, cut where the streamed buffers alone overflow L1
-    (``block * (sum_full b_X + 2 sum_{DRAM outputs} b_Y) <= L1``), and a buffer depth per full input."""
+    """Parameters over compact domains: ``per_core_d`` as the other families' (``spread_domain``); a block
+    side over ``1..`` the tiles there are (the divisors of a dimension on no axis), cut where the streamed
+    buffers alone overflow L1 (``side * (sum_full b_X + 2 sum_{DRAM outputs} b_Y) <= L1``); a buffer depth
+    per input that streams."""
     st = analyse_elementwise(problem.program)
     params: list[Param] = []
     param = param_maker(params)
@@ -144,35 +179,56 @@ def build_elementwise_quantities(hw: HardwareSpec, problem: Problem, candidate: 
         extent = tiles_of(problem, carried.split("*"))
         domain, bound = spread_domain(hw, axis, extent, extent)
         per_core[carried] = param(f"per_core_{carried}", domain, f"{carried} tiles per core", "tiles", bound)
-    everything = tiles_of(problem, st.dims)
     streamed_bytes = sum(hw.tile_bytes[problem.data_format(t)] for t in st.full) + \
         2 * sum(hw.tile_bytes[problem.data_format(t)] for t in st.outputs if not problem.placement(t).in_l1)
     limit = l1_block_limit(hw, max(1, streamed_bytes), 0)
-    block = param("block", Domain.range(1, max(1, min(everything, limit))), "tiles per block (each step)", "tiles",
-                  f"a block over {limit:,} tiles overflows L1 on its own" if limit < everything else "")
-    depth = {t: param(f"{t}_buffer_depth", BUFFER_DEPTHS, f"{t} circular buffer depth", "blocks") for t in st.full}
+    why = f"a block over {limit:,} tiles overflows L1 on its own"
+
+    def side(name: str, dim_tiles: int, on_axis: bool, what: str) -> Var:
+        values = Domain.range(1, min(dim_tiles, limit)) if on_axis else \
+            Domain.of(v for v in range(1, min(dim_tiles, limit) + 1) if dim_tiles % v == 0)
+        return param(name, values, what, "tiles", why if limit < dim_tiles else "")
+
+    block_h: Expr
+    if any("*" in carried for _, carried in candidate.axes):
+        block_h = const(1)
+        block_w = side("block", tiles_of(problem, st.dims), True, "tiles per block (each step), row-major")
+    else:
+        rows, cols = st.dims
+        block_h = side("block_h", problem.tiles(rows), rows in per_core, f"block height ({rows} tiles)")
+        block_w = side("block_w", problem.tiles(cols), cols in per_core, f"block width ({cols} tiles)")
+    streamed = tuple(t for t, _ in candidate.comms if t not in st.scalars)
+    depth = {t: param(f"{t}_buffer_depth", BUFFER_DEPTHS, f"{t} circular buffer depth", "blocks") for t in streamed}
     return ElementwiseQuantities(hw=hw, problem=problem, candidate=candidate, params=tuple(params), grid_x=gx,
-                                 grid_y=gy, per_core=per_core, depth=depth, st=st, block=block)
+                                 grid_y=gy, per_core=per_core, depth=depth, st=st, block_h=block_h, block_w=block_w)
 
 
 def elementwise_flows(q: ElementwiseQuantities) -> list[TrafficFlow]:
-    """Full inputs read (and broadcast ones read and multicast) as ``model/traffic.py``'s ``input_flows``:
-    full ones once per block, broadcast ones once; every DRAM output written once per block."""
-    counts = {t: (q.blocks if t in q.st.full else const(1)) for t in q.streamed}
+    """Inputs read (and multicast) as ``model/traffic.py``'s ``input_flows``: once per block, a scalar once;
+    every DRAM output written once per block."""
+    counts = {t: (q.blocks if t in q.per_block else const(1)) for t in q.streamed}
     return [*input_flows(q, counts), *(write_flow(q, t, q.block, q.blocks) for t in q.dram_outputs)]
 
 
+def _resident_tiles(q: ElementwiseQuantities, tensor: str) -> Expr:
+    """Tiles of an L1-resident input one core holds: its share of each of the tensor's dimensions."""
+    dims = q.problem.program.tensor(tensor).dims
+    if q.flat is not None:
+        return q.core_tiles if tensor in q.st.full else const(tiles_of(q.problem, dims))
+    return mul(1, *(q.share(d) for d in dims))
+
+
 def elementwise_buffers(q: ElementwiseQuantities) -> list[L1Buffer]:
-    """Per core: each full input's circular buffer (``depth`` blocks, or its resident shard when it lives in
-    L1), each broadcast input's tiles, each output's double-buffered block (or its shard in L1)."""
+    """Per core: each streamed input's circular buffer (``depth`` blocks of its block tiles), a scalar's one
+    tile, an L1-resident input's shard; each output's double-buffered block (or its shard in L1)."""
     out: list[L1Buffer] = []
-    for t in q.st.full:
+    for t in q.streamed:
         if q.problem.placement(t).in_l1:
-            out.append(L1Buffer(f"{t}_shard", mul(q.core_tiles, q.tile_bytes(t)), f"{t} resident shard"))
+            out.append(L1Buffer(f"{t}_shard", mul(_resident_tiles(q, t), q.tile_bytes(t)), f"{t} resident shard"))
+        elif t in q.per_block:
+            out.append(L1Buffer(t, mul(q.depth[t], q.block_tiles(t), q.tile_bytes(t)), f"{t} circular buffer"))
         else:
-            out.append(L1Buffer(t, mul(q.depth[t], q.block, q.tile_bytes(t)), f"{t} circular buffer"))
-    for t in q.st.broadcast:
-        out.append(L1Buffer(t, mul(q.held_tiles(t), q.tile_bytes(t)), f"{t}, the tiles this core's share needs"))
+            out.append(L1Buffer(t, const(q.tile_bytes(t)), f"{t}, a scalar held for the whole kernel"))
     for t in q.st.outputs:
         if q.problem.placement(t).in_l1:
             out.append(L1Buffer(t, mul(q.core_tiles, q.tile_bytes(t)), f"{t} shard (lives in L1)"))
@@ -193,24 +249,24 @@ def tile_cycles(hw: HardwareSpec, problem: Problem, st: Elementwise) -> int:
 def elementwise_latency_terms(q: ElementwiseQuantities, step_links: Sequence[LinkShare] = (),
                               write_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective, its named terms and a lower bound (module docstring); the lower bound takes the
-    compute floor ``T * c_tile`` for ``n * step`` (valid: ``step >= compute`` and ``n * block >= T``)."""
+    compute floor ``T * c_tile`` for ``n * step`` (valid: ``step >= compute`` and ``n * B = T``)."""
     hw = q.hw
-    reads = {t: read_cycles(q, t) for t in q.st.full}
+    reads = {t: read_cycles(q, t) + multicast_cycles(q, t) for t in q.per_block}
     c_tile = tile_cycles(hw, q.problem, q.st)
     compute = mul(q.block, c_tile)
-    exposed = total(mul(single_buffered(q, t), reads[t]) for t in q.st.full if reads_dram(q, t))
+    exposed = total(mul(single_buffered(q, t), reads[t]) for t in q.per_block)
     write_block = total(write_transfer_cycles(q, t, q.block, write_links) for t in q.dram_outputs)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step = maximum(compute + exposed, total(reads.values()), write_block, chip_read_cycles(q, q.st.full), *links)
-    held = total((ceil_rate(block_bytes(q, t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
-                  if reads_dram(q, t) else 0) + multicast_cycles(q, t) for t in q.st.broadcast)
+    step = maximum(compute + exposed, total(reads.values()), write_block, chip_read_cycles(q, q.per_block), *links)
+    held = total((ceil_rate(q.tile_bytes(t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
+                  if reads_dram(q, t) else 0) + multicast_cycles(q, t) for t in q.st.scalars)
     fill = total(reads.values()) + held
     drain = write_block + (hw.dram.write_latency_cycles if q.dram_outputs else 0)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
     objective = launch + fill + mul(n, step) + drain
     terms = [LatencyTerm("launch", launch, "fixed per-op launch on the device"),
-             LatencyTerm("fill", fill, "the first blocks, and the broadcast inputs, loaded before any compute"),
+             LatencyTerm("fill", fill, "the first blocks, and any scalar input, loaded before any compute"),
              LatencyTerm("compute", mul(n, compute), "the ops on every output tile, and its pack"),
              LatencyTerm("data_movement", mul(n, step) - mul(n, compute),
                          "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute"),
@@ -220,8 +276,8 @@ def elementwise_latency_terms(q: ElementwiseQuantities, step_links: Sequence[Lin
 
 
 def elementwise_dram_read_bytes(q: ElementwiseQuantities) -> Expr:
-    """Bytes read from DRAM by all cores: full inputs block by block, broadcast ones once per reader."""
-    return total(mul(dram_readers(q, t), q.blocks if t in q.st.full else 1, block_bytes(q, t))
+    """Bytes read from DRAM by all cores: streamed inputs block by block, a scalar once per reader."""
+    return total(mul(dram_readers(q, t), q.blocks if t in q.per_block else 1, block_bytes(q, t))
                  for t in q.streamed)
 
 

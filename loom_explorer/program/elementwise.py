@@ -6,10 +6,11 @@ the one input no op names as its ``operand`` (``y = a + b``: ``Eltwise("add", "y
 operand="b")`` starts from ``a``), an FPU op combines it with its operand, and an SFPU op with an operand
 applies to that operand (``y = relu(x)``: ``Eltwise("relu", "y", operand="x")``).
 
-The iteration space is the program's dimensions (e.g. ``H``, ``W``). Every output tensor is indexed by all
-of them; an input may be indexed by all of them (it streams tile for tile with the output) or by fewer (it
-is *broadcast* along the ones it leaves out: ``bias[W]`` is the same row for every ``h``). Each op costs its
-unit's cycles per tile from the hardware description.
+The iteration space is the program's two dimensions, rows and columns (e.g. ``H``, ``W``, a tensor's last
+two). Every output tensor is indexed by both; an input may be indexed by both (it streams tile for tile
+with the output) or by fewer (it is *broadcast* along the ones it leaves out: a row vector ``bias[W]`` is
+the same row for every ``h``, a column vector ``[H]`` the same column for every ``w``, a scalar ``[]`` one
+value). Each op costs its unit's cycles per tile from the hardware description.
 
 The properties at the end are what the generic candidate enumerator reads: every dimension may be spread
 (rows, columns, both, or all tiles flattened row-major on a 1-D layout), every input gets its
@@ -60,6 +61,11 @@ class Elementwise:
         return tuple(t for t in self.streamed if t not in self.full)
 
     @property
+    def scalars(self) -> tuple[str, ...]:
+        """Broadcast inputs indexed by no dimension: one value (a tile's first element) for every tile."""
+        return tuple(t for t in self.broadcast if not self.program.tensor(t).dims)
+
+    @property
     def output(self) -> str:
         return self.outputs[0]
 
@@ -82,6 +88,9 @@ def analyse_elementwise(program: TileProgram) -> Elementwise:
     if not ops:
         raise ProgramStructureError(f"{where}: no Eltwise op (an element-wise program computes its outputs "
                                     "with at least one)")
+    if len(program.dims) != 2:
+        raise ProgramStructureError(f"{where}: an element-wise program has two dimensions (rows, columns: a "
+                                    f"tensor's last two), found {len(program.dims)}; fold leading dims into rows")
     dims = {d.name for d in program.dims}
     outputs = tuple(t.name for t in program.outputs)
     for name in outputs:

@@ -67,12 +67,12 @@ def test_candidates_spread_rows_columns_both_or_all_tiles_and_broadcast_inputs_t
 
 
 def test_latency_by_hand_on_one_core() -> None:
-    """binary (y = a + b) on one core, 64 tiles in blocks of 8, both inputs double-buffered from DRAM."""
+    """binary (y = a + b) on one core, 64 tiles in 2 x 4 blocks, both inputs double-buffered from DRAM."""
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("binary"), "H=256,W=256")
     candidate = next(c for c in enumerate_candidates(problem) if c.name == "H@y,W@x|a=dram,b=dram")
     verdict = referee(build_schedule(hw, problem, candidate, noc_bound=False),
-                      {"grid_x": 1, "grid_y": 1, "per_core_H": 8, "per_core_W": 8, "block": 8,
+                      {"grid_x": 1, "grid_y": 1, "per_core_H": 8, "per_core_W": 8, "block_h": 2, "block_w": 4,
                        "a_buffer_depth": 2, "b_buffer_depth": 2})
     assert verdict.legal and verdict.solution is not None
     c, d = hw.compute, hw.dram

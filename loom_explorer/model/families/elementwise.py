@@ -1,5 +1,5 @@
-"""The element-wise family's model: blocks of output tiles per core, full-rank inputs streamed with them,
-broadcast inputs read once (``model/elementwise.py``)."""
+"""The element-wise family's model: blocks of output tiles per core, every input but a scalar streamed
+with them (``model/elementwise.py``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from loom_explorer.program.elementwise import ELEMENTWISE
 
 
 def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
-    """The element-wise model of ``candidate``: full-rank inputs stream with every block; the output
+    """The element-wise model of ``candidate``: inputs stream with every block; the output
     writes' link shares bound the writes (when ``noc_bound``)."""
     q = build_elementwise_quantities(hw, problem, candidate)
     flows = elementwise_flows(q)
@@ -33,7 +33,7 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
     return FamilyModel(
         quantities=q,
         flows=tuple(flows),
-        step_tensors=q.st.full,
+        step_tensors=q.per_block,
         latency=partial(elementwise_latency_terms, q, write_links=write_link_shares(q, flows) if noc_bound else []),
         dram_read_bytes=elementwise_dram_read_bytes(q),
         flops=operations,

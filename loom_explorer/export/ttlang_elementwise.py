@@ -1,0 +1,399 @@
+"""An element-wise schedule as a TT-Lang kernel file (``model/elementwise.py`` is what it must move).
+
+The iteration space is rows x columns of tiles. Each working core takes its share and works it block by
+block, exactly as the model counts:
+
+* a *rectangular* layout gives core ``(x, y)`` an ``r x c`` rectangle (``per_core_R`` rows of tiles from
+  row ``index_R * per_core_R``, where ``index_R`` is ``x``, ``y`` or the row-by-row core number of a 1-D
+  layout; all rows when the rows are on no axis; likewise columns), worked in ``block_h x block_w``
+  blocks, rows of blocks outer. Per block a full-rank input's block is copied in, a row vector's
+  ``1 x block_w`` tiles, a column vector's ``block_h x 1``, and broadcast in compute
+  (``ttl.math.broadcast``); a scalar's tile is read once;
+* a *flattened* layout gives core ``k`` (row by row) the run of tiles ``k*P .. (k+1)*P - 1`` of the
+  row-major order, ``P = per_core_R*C``, worked in blocks of ``block`` tiles, each tile copied on its own
+  (a run of tiles crosses rows, and a copy moves a rectangle): one-tile dataflow-buffer slots, ``block``
+  of them per block, so the buffers hold what the model's hold; a vector's tile is read per output tile;
+* an input multicast (``mcast_x`` / ``mcast_y`` / ``mcast_xy``) is read by the first core of its row /
+  column / grid and sent to the others through a ``ttl.PipeNet`` block by block;
+* the ops run in the program's order on each output's running value (``program/elementwise.py``): it
+  starts as the input no op names; an FPU op (add, sub, mul) combines it with its operand, an SFPU op
+  applies ``ttl.math.<op>``.
+
+One data-movement kernel reads every input, one input after the other (the model's ``reads``); the other
+writes the outputs. The host pads each tensor with zeros to whole cores' shares (so every working core
+moves the slowest core's tiles, as the model assumes) and crops the outputs; a row vector is a ``1 x W``
+tensor in row 0 of its tiles, a column vector ``H x 1`` in column 0, a scalar element ``(0, 0)`` of one
+tile (TTNN's broadcast operands).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from loom_explorer.export.exporter import ExportError
+from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
+from loom_explorer.export.ttlang_common import (
+    SIM_ADAPTER,
+    footer,
+    header,
+    pipe_helpers,
+    pipes,
+    receive_send,
+    thread_body,
+)
+from loom_explorer.problem import Problem
+from loom_explorer.program.dsl import Eltwise
+from loom_explorer.program.elementwise import Elementwise, analyse_elementwise
+from loom_explorer.traffic.transfers import used_cores
+
+FPU_OPS = {"add": "+", "sub": "-", "mul": "*"}
+"""The FPU ops the writer knows, as the operator that combines two blocks."""
+
+SFPU_OPS = {"relu": "torch.relu", "gelu": "torch.nn.functional.gelu", "silu": "torch.nn.functional.silu",
+            "sigmoid": "torch.sigmoid", "exp": "torch.exp", "recip": "torch.reciprocal", "tanh": "torch.tanh",
+            "sqrt": "torch.sqrt", "rsqrt": "torch.rsqrt", "log": "torch.log", "abs": "torch.abs",
+            "neg": "torch.neg", "square": "torch.square"}
+"""The SFPU ops the writer knows (``ttl.math.<op>`` in both the compiler and the simulator), with torch's
+function for the reference."""
+
+POSITIVE_DOMAIN = {"recip", "sqrt", "rsqrt", "log"}
+"""Ops whose inputs the host draws from ``[0.5, 2)`` instead of a normal distribution."""
+
+COORDS = ("cx", "cy")
+"""The names of a core's grid column and row in the kernel (``x`` and ``y`` are common tensor names)."""
+
+RESERVED = {*COORDS, "ttl", "ttnn", "torch", "json", "math", "step", "tile", "first_tile", "tile_index", "row",
+            "col", "r0", "c0", "br", "bc", "device", "arguments", "pcc"}
+"""Names the kernel file's own code uses: a tensor so named is refused (the simulator traces tensors by name)."""
+
+
+def _op_name(problem: Problem, op: Eltwise) -> str:
+    return (problem.activation or "") if op.op == "activation" else op.op
+
+
+def elementwise_unsupported(problem: Problem) -> str | None:
+    """Why the writer cannot express ``problem`` (None: it can)."""
+    st = analyse_elementwise(problem.program)
+    clash = sorted(t.name for t in problem.program.tensors if t.name in RESERVED or t.name.endswith(("_dfb", "_blk",
+                                                                                                     "_net", "_host")))
+    if clash:
+        return (f"TT-Lang export names its own variables {', '.join(sorted(RESERVED))} and *_dfb/_blk/_net/_host; "
+                f"rename tensor {', '.join(clash)}")
+    off = [t.name for t in problem.program.tensors if t.optional and not problem.is_enabled(t.name)]
+    if off:
+        return f"TT-Lang export writes every input of an element-wise program; {', '.join(off)} is off"
+    for op in st.ops:
+        name = _op_name(problem, op)
+        known = FPU_OPS if op.unit == "fpu" else SFPU_OPS
+        if name not in known:
+            return (f"TT-Lang export writes {op.unit.upper()} ops {', '.join(sorted(known))}; {problem.program.name} "
+                    f"uses {name!r}")
+        if op.unit == "fpu" and op.operand is None:
+            return f"the FPU op {name} on {op.tensor} names no operand to combine with"
+    return None
+
+
+def _kind(st: Elementwise, t: str) -> str:
+    """How the kernel reads ``t``: ``full``, ``row`` (a row vector, indexed by the columns), ``col`` (by the
+    rows) or ``scalar``."""
+    dims = st.program.tensor(t).dims
+    if t in st.full or t in st.outputs:
+        return "full"
+    if not dims:
+        return "scalar"
+    return "row" if dims == (st.dims[1],) else "col"
+
+
+def _expressions(problem: Problem, st: Elementwise, operand: dict[str, str], fn: dict[str, str],
+                 fpu: dict[str, str]) -> dict[str, str]:
+    """Each output's expression: the ops in order on its running value (module docstring). ``operand``: how
+    an input (or an earlier output) reads; ``fn``: an SFPU op's function name; ``fpu``: an FPU op's
+    operator."""
+    named = {op.operand for op in st.ops if op.operand}
+    start = next((operand[t.name] for t in problem.program.inputs if t.name not in named), None)
+    values: dict[str, str] = {}
+    for op in st.ops:
+        name = _op_name(problem, op)
+        current = values.get(op.tensor, start)
+        other = operand.get(op.operand or "", values.get(op.operand or "", ""))
+        if op.unit == "fpu":
+            values[op.tensor] = f"({current} {fpu[name]} {other})"
+        else:
+            arg = other or current
+            if arg is None:
+                raise ExportError(f"op {name} on {op.tensor} has no value to apply to (no operand, no input "
+                                  "left unnamed)")
+            values[op.tensor] = f"{fn[name]}({arg})"
+    missing = [t for t in st.outputs if t not in values]
+    if missing:
+        raise ExportError(f"no op computes output {', '.join(missing)}")
+    return {t: values[t] for t in st.outputs}
+
+
+def elementwise_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
+    """The kernel file of an element-wise schedule (module docstring)."""
+    problem, sch = built.problem, built.schedule
+    why = elementwise_unsupported(problem)
+    if why is not None:
+        raise ExportError(why)
+    st = analyse_elementwise(problem.program)
+    v = built.solution.values()
+    flat = next((carried for _, carried in sch.candidate.axes if "*" in carried), None)
+    return _Writer(built, doc, st, v, flat).source()
+
+
+class _Writer:
+    def __init__(self, built: RebuiltSchedule, doc: ScheduleDocument, st: Elementwise, v: dict[str, int],
+                 flat: str | None) -> None:
+        self.built, self.doc, self.st, self.v, self.flat = built, doc, st, v, flat
+        self.problem = built.problem
+        self.cand = built.schedule.candidate
+        self.working = used_cores(built.schedule, v)
+        self.rows, self.cols = st.dims
+        self.inputs = [t for t, _ in self.cand.comms]
+
+    # ------------------------------------------------------------------ geometry
+    def _index(self, carried: str) -> str:
+        axis = next(a for a, c in self.cand.axes if c == carried)
+        return {"x": "cx", "y": "cy", "xy": "(cy * GRID_X + cx)"}[axis]
+
+    def _cores_along(self, carried: str) -> int:
+        axis = next(a for a, c in self.cand.axes if c == carried)
+        return {"x": self.v["grid_x"], "y": self.v["grid_y"], "xy": len(self.working)}[axis]
+
+    def _share(self, dim: str) -> int:
+        return self.v[f"per_core_{dim}"] if any(c == dim for _, c in self.cand.axes) else self.problem.tiles(dim)
+
+    def _padded_tiles(self) -> tuple[int, int]:
+        """Rows and columns of tiles of the padded tensors (module docstring)."""
+        if self.flat is not None:
+            cols = self.problem.tiles(self.cols)
+            return -(-len(self.working) * self.v[f"per_core_{self.flat}"] // cols), cols
+
+        def padded(dim: str) -> int:
+            on = any(c == dim for _, c in self.cand.axes)
+            return self._cores_along(dim) * self._share(dim) if on else self.problem.tiles(dim)
+        return padded(self.rows), padded(self.cols)
+
+    # ------------------------------------------------------------------ pieces
+    def _dfbs(self) -> str:
+        lines = []
+        bh, bw = ("1", "1") if self.flat else ("BLOCK_H", "BLOCK_W")
+        slots = " * BLOCK" if self.flat else ""
+        for t in self.inputs:
+            kind = _kind(self.st, t)
+            shape = {"full": f"({bh}, {bw})", "row": f"(1, {bw})", "col": f"({bh}, 1)", "scalar": "(1, 1)"}[kind]
+            count = "1" if kind == "scalar" else f"{t.upper()}_BUFFER_DEPTH{slots}"
+            lines.append(f"{t}_dfb = ttl.make_dataflow_buffer_like({t}, shape={shape}, "
+                         f"block_count={count})")
+        for t in self.st.outputs:
+            lines.append(f"{t}_dfb = ttl.make_dataflow_buffer_like({t}, shape=({bh}, {bw}), "
+                         f"block_count=2{slots})")
+        for t in self.inputs:
+            comm = self.cand.comm(t)
+            if comm.axis is not None:
+                lines.append(f"{t}_net = {pipes(comm, self.working, self.v['grid_x'], COORDS)}")
+        return "\n    ".join(lines)
+
+    def _read_tile_range(self, t: str) -> str:
+        """The tensor slice of ``t`` one block (a tile, flattened) reads, at tile ``row``, ``col``."""
+        kind = _kind(self.st, t)
+        h, w = ("1", "1") if self.flat else ("BLOCK_H", "BLOCK_W")
+        rows = {"full": f"row:row + {h}", "row": "0:1", "col": f"row:row + {h}", "scalar": "0:1"}[kind]
+        cols = {"full": f"col:col + {w}", "row": f"col:col + {w}", "col": "0:1", "scalar": "0:1"}[kind]
+        return f"{t}[{rows}, {cols}]"
+
+    def _fill(self, t: str) -> str:
+        comm = self.cand.comm(t)
+        return (f"with {t}_dfb.reserve() as {t}_blk:\n"
+                + textwrap.indent(pipe_helpers(t, f"{t}_blk", comm)
+                                  + receive_send(t, comm, self._read_tile_range(t), f"{t}_blk", COORDS), "    "))
+
+    def _loops(self, inner: str) -> str:
+        """``inner`` once per block (rectangular) or per tile (flattened), with ``row``, ``col`` its first tile."""
+        if self.flat is not None:
+            return ("first_tile = (cy * GRID_X + cx) * PER_CORE\n"
+                    "for step in range(PER_CORE // BLOCK):\n"
+                    "    for tile in range(BLOCK):\n"
+                    "        tile_index = first_tile + step * BLOCK + tile\n"
+                    "        row = tile_index // COLS_TILES\n"
+                    "        col = tile_index % COLS_TILES\n" + textwrap.indent(inner, "        "))
+        origin = []
+        for dim, name in ((self.rows, "r0"), (self.cols, "c0")):
+            on = any(c == dim for _, c in self.cand.axes)
+            origin.append(f"{name} = {self._index(dim)} * SHARE_{'ROWS' if name == 'r0' else 'COLS'}" if on
+                          else f"{name} = 0  # {dim} is not spread: every core takes all of it")
+        return ("\n".join(origin) + "\n"
+                "for br in range(SHARE_ROWS // BLOCK_H):\n"
+                "    row = r0 + br * BLOCK_H\n"
+                "    for bc in range(SHARE_COLS // BLOCK_W):\n"
+                "        col = c0 + bc * BLOCK_W\n" + textwrap.indent(inner, "        "))
+
+    def _reader(self) -> str:
+        scalars = [t for t in self.inputs if _kind(self.st, t) == "scalar"]
+        streamed = [t for t in self.inputs if t not in scalars]
+        held = "".join(self._fill(t) for t in scalars)
+        return thread_body(held + self._loops("".join(self._fill(t) for t in streamed)), self.cand.is_1d, COORDS)
+
+    def _writer(self) -> str:
+        h, w = ("1", "1") if self.flat else ("BLOCK_H", "BLOCK_W")
+        body = "".join(f"with {t}_dfb.wait() as {t}_blk:\n"
+                       f"    ttl.copy({t}_blk, {t}[row:row + {h}, col:col + {w}]).wait()\n"
+                       for t in self.st.outputs)
+        return thread_body(self._loops(body), self.cand.is_1d, COORDS)
+
+    def _compute(self) -> str:
+        first_out = f"{self.st.outputs[0]}_blk"
+        dims = {"full": None, "row": "[0]", "col": "[1]", "scalar": "[0, 1]"}
+        operand = {}
+        for t in self.inputs:
+            d = dims[_kind(self.st, t)]
+            operand[t] = f"{t}_blk" if d is None else f"ttl.math.broadcast({t}_blk, {first_out}, dims={d})"
+        exprs = _expressions(self.problem, self.st, operand, {k: f"ttl.math.{k}" for k in SFPU_OPS}, FPU_OPS)
+        scalars = [t for t in self.inputs if _kind(self.st, t) == "scalar"]
+        streamed = [t for t in self.inputs if t not in scalars]
+        waits = [f"{t}_dfb.wait() as {t}_blk" for t in streamed] + \
+            [f"{t}_dfb.reserve() as {t}_blk" for t in self.st.outputs]
+        stores = "".join(f"    {t}_blk.store({exprs[t]})\n" for t in self.st.outputs)
+        count = "PER_CORE" if self.flat else "(SHARE_ROWS // BLOCK_H) * (SHARE_COLS // BLOCK_W)"
+        body = f"for _ in range({count}):\n    with {', '.join(waits)}:\n" + textwrap.indent(stores, "    ")
+        if scalars:
+            body = (f"with {', '.join(f'{t}_dfb.wait() as {t}_blk' for t in scalars)}:  # held for the whole kernel\n"
+                    + textwrap.indent(body, "    "))
+        return thread_body(body, self.cand.is_1d, COORDS)
+
+    # ------------------------------------------------------------------ host side
+    def _host(self) -> tuple[str, str, str]:
+        """(the host tensors' construction, the reference's operands, the kernel's argument list)."""
+        positive = any(_op_name(self.problem, op) in POSITIVE_DOMAIN for op in self.st.ops)
+        draw = "positive" if positive else "normal"
+        build, ref = [], {}
+        for t in self.inputs:
+            kind = _kind(self.st, t)
+            rows, cols = {"full": ("ROWS_PAD", "COLS_PAD"), "row": ("32", "COLS_PAD"), "col": ("ROWS_PAD", "32"),
+                          "scalar": ("32", "32")}[kind]
+            fill = {"full": ("ROWS", "COLS"), "row": ("1", "COLS"), "col": ("ROWS", "1"), "scalar": ("1", "1")}[kind]
+            build.append(f"{t}_host = {draw}({rows}, {cols}, {fill[0]}, {fill[1]})")
+            ref[t] = f"{t}_host.float()[:{fill[0]}, :{fill[1]}]"
+        for t in self.st.outputs:
+            build.append(f"{t}_host = torch.zeros((ROWS_PAD, COLS_PAD), dtype=torch.bfloat16)")
+        exprs = _expressions(self.problem, self.st, ref, SFPU_OPS, FPU_OPS)
+        reference = "\n    ".join(f"expected_{t} = {e}" for t, e in exprs.items())
+        args = ", ".join(f"{t}_host" for t in [*self.inputs, *self.st.outputs])
+        return "\n    ".join(build), reference, args
+
+    def source(self) -> str:
+        v, problem = self.v, self.problem
+        rows_pad, cols_pad = self._padded_tiles()
+        build, reference, args = self._host()
+        n_in = len(self.inputs)
+        outputs = self.st.outputs
+        results = "\n        ".join(f"{t} = ttnn.to_torch(arguments[{n_in + i}]).float()[:ROWS, :COLS]"
+                                   for i, t in enumerate(outputs))
+        checks = ", ".join(f"({t}, expected_{t})" for t in outputs)
+        if self.flat is not None:
+            geometry = (f"PER_CORE = {v[f'per_core_{self.flat}']}                 # tiles per core, a run of the "
+                        f"row-major order\nBLOCK = {v['block']}                    # tiles per block\n"
+                        f"COLS_TILES = {cols_pad}               # tiles per row")
+        else:
+            geometry = (f"SHARE_ROWS, SHARE_COLS = {self._share(self.rows)}, {self._share(self.cols)}   "
+                        "# a core's rectangle (tiles)\n"
+                        f"BLOCK_H, BLOCK_W = {v['block_h']}, {v['block_w']}          # block (tiles)")
+        depths = "\n".join(f"{t.upper()}_BUFFER_DEPTH = {v[f'{t}_buffer_depth']}    # blocks in {t}'s buffer"
+                           for t in self.inputs if f"{t}_buffer_depth" in v)
+        params = ", ".join(t for t in [*self.inputs, *outputs])
+        return _TEMPLATE.format(
+            header=header(self.built, self.doc), footer=footer(self.doc), adapter=SIM_ADAPTER,
+            kernel=problem.program.name, gx=v["grid_x"], gy=v["grid_y"], working=len(self.working),
+            geometry=geometry, depths=depths, rows=self.rows, cols=self.cols,
+            rows_el=problem.elements(self.rows), cols_el=problem.elements(self.cols),
+            rows_pad=rows_pad * 32, cols_pad=cols_pad * 32, params=params, dfbs=self._dfbs(),
+            read=self._reader(), compute=self._compute(), write=self._writer(),
+            build=build, args=args, reference=reference, results=results, checks=checks,
+            one_d="row by row (1-D layout)" if self.cand.is_1d else "by grid position",
+        )
+
+
+_TEMPLATE = '''\
+{header}
+import json
+
+import torch
+import ttl
+import ttnn
+
+# ---------------------------------------------------------------- the schedule
+GRID_X, GRID_Y = {gx}, {gy}              # cores used: columns, rows
+WORKING_CORES = {working}                # cores with work, numbered {one_d}
+{geometry}
+{depths}
+
+# the problem ({rows} x {cols} elements), and the padded extents every core's whole share covers
+ROWS, COLS = {rows_el}, {cols_el}
+ROWS_PAD, COLS_PAD = {rows_pad}, {cols_pad}
+
+{adapter}
+
+@ttl.operation(grid=(GRID_X, GRID_Y))
+def {kernel}_kernel({params}):
+    {dfbs}
+
+    @ttl.datamovement()
+    def read():  # every input, one after the other
+{read}
+    @ttl.compute()
+    def compute():
+{compute}
+    @ttl.datamovement()
+    def write():  # the outputs
+{write}
+
+KERNEL = {kernel}_kernel
+
+
+def to_device(tensor, device):
+    return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
+                           memory_config=ttnn.DRAM_MEMORY_CONFIG)
+
+
+def normal(rows, cols, fill_rows, fill_cols):
+    """Seeded normal values in the problem's part, zeros in the padding."""
+    t = torch.zeros((rows, cols), dtype=torch.bfloat16)
+    t[:fill_rows, :fill_cols] = torch.randn((fill_rows, fill_cols), dtype=torch.bfloat16)
+    return t
+
+
+def positive(rows, cols, fill_rows, fill_cols):
+    """Seeded values in [0.5, 2) in the problem's part (an op here needs them positive), zeros in the padding."""
+    t = torch.zeros((rows, cols), dtype=torch.bfloat16)
+    t[:fill_rows, :fill_cols] = (0.5 + 1.5 * torch.rand((fill_rows, fill_cols))).to(torch.bfloat16)
+    return t
+
+
+def kernel_arguments():
+    """The host tensors KERNEL takes, in order: the inputs (a vector in row 0 / column 0 of its tiles, a
+    scalar at element (0, 0)) and the zero outputs."""
+    torch.manual_seed(0)
+    {build}
+    return [{args}]
+
+
+def main():
+    arguments = kernel_arguments()
+    device = ttnn.open_device(device_id=0)
+    try:
+        on_device = [to_device(t, device) for t in arguments]
+        KERNEL(*on_device)
+        arguments = on_device
+        {results}
+    finally:
+        ttnn.close_device(device)
+    {args} = kernel_arguments()
+    {reference}
+    pcc = min(torch.corrcoef(torch.stack([got.flatten(), want.flatten()]))[0, 1].item()
+              for got, want in [{checks}])
+    print("LOOM_RESULT " + json.dumps({{"pcc": pcc}}))
+    assert pcc >= 0.999, f"PCC {{pcc:.6f}} < 0.999"
+
+
+{footer}'''
