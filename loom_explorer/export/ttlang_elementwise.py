@@ -16,8 +16,8 @@ block, exactly as the model counts:
 * an input multicast (``mcast_x`` / ``mcast_y`` / ``mcast_xy``) is read by the first core of its row /
   column / grid and sent to the others through a ``ttl.PipeNet`` block by block;
 * the ops run in the program's order on each output's running value (``program/elementwise.py``): it
-  starts as the input no op names; an FPU op (add, sub, mul) combines it with its operand, an SFPU op
-  applies ``ttl.math.<op>``.
+  starts as the first op's ``source``, or the input no op names; an FPU op (add, sub, mul) combines it
+  with its operand, an SFPU op applies ``ttl.math.<op>``.
 
 One data-movement kernel reads every input, one input after the other (the model's ``reads``); the other
 writes the outputs. The host pads each tensor with zeros to whole cores' shares (so every working core
@@ -109,12 +109,12 @@ def _expressions(problem: Problem, st: Elementwise, operand: dict[str, str], fn:
     """Each output's expression: the ops in order on its running value (module docstring). ``operand``: how
     an input (or an earlier output) reads; ``fn``: an SFPU op's function name; ``fpu``: an FPU op's
     operator."""
-    named = {op.operand for op in st.ops if op.operand}
+    named = {t for op in st.ops for t in (op.operand, op.source) if t}
     start = next((operand[t.name] for t in problem.program.inputs if t.name not in named), None)
     values: dict[str, str] = {}
     for op in st.ops:
         name = _op_name(problem, op)
-        current = values.get(op.tensor, start)
+        current = values.get(op.tensor, operand[op.source] if op.source else start)
         other = operand.get(op.operand or "", values.get(op.operand or "", ""))
         if op.unit == "fpu":
             values[op.tensor] = f"({current} {fpu[name]} {other})"

@@ -101,7 +101,7 @@ class Candidate:
         comms = "; ".join(f"{t} {_COMM_WORDS[c]}" for t, c in self.comms)
         text = f"{layout}; {comms}"
         if self.gather_axis:
-            text += f"; partial sums gathered along {_AXIS_WORDS[self.gather_axis]} and reduced (split-K)"
+            text += f"; partial sums gathered along {_AXIS_WORDS[self.gather_axis]} and reduced"
         if self.balanced:
             text += "; each core takes a low and a high query chunk (causal load balancing)"
         return text

@@ -6,7 +6,8 @@ gathered), which inputs stream (``streamed``), whether tasks may be flattened ov
 causal diagonal lies. Then:
 
 * layouts: every ordered pair of distinct dimensions (rows, columns) with at most one split reduction,
-  every parallel dimension alone on a 1-D layout, and, when the structure allows it and two or more
+  every parallel dimension alone on a 1-D layout (and a split reduction, where the structure gathers
+  over a 1-D layout), and, when the structure allows it and two or more
   dimensions are spread, all of them flattened on a 1-D layout; dimensions of extent 1 are not spread;
 * for each layout and streamed input (inputs with the same access map, like attention's ``k`` and ``v``,
   travel together): ``dram`` always (or ``local`` for an L1-resident tensor no other
@@ -44,6 +45,7 @@ def enumerate_candidates(problem: Problem) -> list[Candidate]:
             continue
         layouts.append((("y", dy), ("x", dx)))
     layouts += [(("xy", d),) for d in spread]
+    layouts += [(("xy", d),) for d in split if st.gather_1d]
     if st.flatten and len(spread) > 1:
         layouts.append((("xy", "*".join(spread)),))
     if not layouts:  # nothing worth spreading (every dimension fits one tile): one core does it all

@@ -116,7 +116,7 @@ def _sender_mask(senders: Senders, cols: int, rows: int) -> np.ndarray:
 def _contribution(loads: _Loads, kind: FlowKind, axis: str | None, noc: int, i: int, j: int, gx: int,
                   gy: int) -> np.ndarray:
     """Links used on behalf of core (i, j) in a gx x gy grid: the multicast tree it sends (row or column
-    heads) or its gather send to the first core along ``axis``."""
+    heads) or its gather send to the first core along ``axis`` (the grid's first core for ``xy``)."""
     here = loads.core(i, j)
     if kind == "multicast":
         if axis == "x" and i == 0:
@@ -124,5 +124,5 @@ def _contribution(loads: _Loads, kind: FlowKind, axis: str | None, noc: int, i: 
         if axis == "y" and j == 0:
             return loads.vector(loads.graph.tree(noc, here, [loads.core(i, r) for r in range(1, gy)]))
         return np.zeros(len(loads.links), dtype=np.int64)
-    head = loads.core(0, j) if axis == "x" else loads.core(i, 0)
+    head = {"x": loads.core(0, j), "y": loads.core(i, 0)}.get(axis or "", loads.core(0, 0))  # xy: core 0
     return loads.vector(loads.graph.route(noc, here, head))

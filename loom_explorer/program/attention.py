@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom_explorer.program.contraction import ProgramStructureError
-from loom_explorer.program.dsl import Eltwise, Matmul, TileProgram
+from loom_explorer.program.dsl import Eltwise, Matmul, Reduce, TileProgram
 from loom_explorer.program.family import ProgramFamily
 
 
@@ -66,13 +66,15 @@ class Attention:
         """(query dim, key/value dim) of the causal diagonal when the program has a ``causal`` option."""
         return (self.q_dim, self.kv_dim) if "causal" in self.program.options else None
 
+    gather_1d: bool = False
+
     def step_ops(self, when: str) -> tuple[Eltwise, ...]:
         return tuple(op for op in self.ops if op.when == when)
 
 
 def is_attention(program: TileProgram) -> bool:
     matmuls = [op for op in program.ops if isinstance(op, Matmul)]
-    return len(matmuls) == 2 and any(m.out == n.a for m in matmuls for n in matmuls)
+    return not any(isinstance(op, Reduce) for op in program.ops) and len(matmuls) == 2 and any(m.out == n.a for m in matmuls for n in matmuls)
 
 
 def analyse_attention(program: TileProgram) -> Attention:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom_explorer.errors import LoomError
-from loom_explorer.program.dsl import Eltwise, Matmul, TileProgram
+from loom_explorer.program.dsl import Eltwise, Matmul, Reduce, TileProgram
 from loom_explorer.program.family import ProgramFamily
 
 
@@ -58,9 +58,14 @@ class Contraction:
 
     flatten: bool = False  # no flattened 1-D layout over several dims
     diagonal: tuple[str, str] | None = None  # no causal structure
+    gather_1d: bool = False
 
 
 def analyse_contraction(program: TileProgram) -> Contraction:
+    reductions = [op for op in program.ops if isinstance(op, Reduce)]
+    if reductions:
+        raise ProgramStructureError(f"program {program.name}: a Reduce op ({reductions[0].op} into "
+                                    f"{reductions[0].out}) belongs to a row-reduction program, which has no Matmul")
     matmuls = [op for op in program.ops if isinstance(op, Matmul)]
     if len(matmuls) != 1:
         raise ProgramStructureError(

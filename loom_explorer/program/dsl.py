@@ -77,6 +77,9 @@ class Eltwise:
     ``op`` names the cost entry in the hardware description (``compute.sfpu_tile_cycles``); the special
     op ``activation`` takes its name from the problem (``--activation gelu``) and is skipped without one.
     ``operand`` names a second input (e.g. the bias); the op is skipped when that optional tensor is off.
+    ``source`` names the tensor whose value the first op on ``tensor`` starts from, where ops chain through
+    several tensors (a row reduction's ``x - max``: ``Eltwise("sub", "e", unit="fpu", operand="m",
+    source="x")``); without it an element-wise program starts from the input no op names.
     """
 
     op: str
@@ -84,9 +87,24 @@ class Eltwise:
     unit: Literal["fpu", "sfpu"] = "sfpu"
     operand: str | None = None
     when: EltwiseWhen = "final"
+    source: str | None = None
 
 
-Op = Matmul | Eltwise
+ReduceOp = Literal["sum", "max", "mean"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reduce:
+    """``out[h] = op over w of operand[h, w]``: a reduction over the program's reduction dimension that is
+    not contracted (no matmul). ``out`` is indexed by the operand's dimensions but the reduced one (a column
+    vector ``[H]`` of an ``[H, W]`` operand); ``mean`` is the sum times ``1 / W`` (``W`` in elements)."""
+
+    op: ReduceOp
+    out: str
+    operand: str
+
+
+Op = Matmul | Eltwise | Reduce
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +129,12 @@ class TileProgram:
             if unknown:
                 raise ValueError(f"program {self.name}: tensor {t.name} uses unknown dimensions {unknown}")
         for op in self.ops:
-            used = (op.a, op.b, op.out) if isinstance(op, Matmul) else (op.tensor,) + (
-                (op.operand,) if op.operand else ()
-            )
+            if isinstance(op, Matmul):
+                used: tuple[str, ...] = (op.a, op.b, op.out)
+            elif isinstance(op, Reduce):
+                used = (op.out, op.operand)
+            else:
+                used = (op.tensor, *(t for t in (op.operand, op.source) if t))
             missing = [u for u in used if u not in tnames]
             if missing:
                 raise ValueError(f"program {self.name}: op {op} names unknown tensors {missing}")

@@ -2,9 +2,11 @@
 whole iteration space.
 
 The ops run in order on the outputs' running value, once per output tile (``when="final"``): it starts as
-the one input no op names as its ``operand`` (``y = a + b``: ``Eltwise("add", "y", unit="fpu",
-operand="b")`` starts from ``a``), an FPU op combines it with its operand, and an SFPU op with an operand
-applies to that operand (``y = relu(x)``: ``Eltwise("relu", "y", operand="x")``).
+the ``source`` the first op on an output names, or else the one input no op names as its ``operand``
+(``y = a + b``: ``Eltwise("add", "y", unit="fpu", operand="b")`` starts from ``a``); an FPU op combines it
+with its operand, and an SFPU op with an operand applies to that operand (``y = relu(x)``:
+``Eltwise("relu", "y", operand="x")``). ``y = x * sigmoid(x)`` is ``Eltwise("sigmoid", "y", source="x")``
+then ``Eltwise("mul", "y", unit="fpu", operand="x")``.
 
 The iteration space is the program's two dimensions, rows and columns (e.g. ``H``, ``W``, a tensor's last
 two). Every output tensor is indexed by both; an input may be indexed by both (it streams tile for tile
@@ -22,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom_explorer.program.contraction import ProgramStructureError
-from loom_explorer.program.dsl import Eltwise, Matmul, TileProgram
+from loom_explorer.program.dsl import Eltwise, Matmul, Reduce, TileProgram
 from loom_explorer.program.family import ProgramFamily
 
 
@@ -71,11 +73,12 @@ class Elementwise:
 
     flatten: bool = True  # all tiles may be dealt out row-major over a 1-D layout
     diagonal: tuple[str, str] | None = None
+    gather_1d: bool = False
 
 
 def is_elementwise(program: TileProgram) -> bool:
-    """No matmul and no reduction dimension: the element-wise family's shape."""
-    return not any(isinstance(op, Matmul) for op in program.ops) and \
+    """No matmul, no reduction and no reduction dimension: the element-wise family's shape."""
+    return not any(isinstance(op, (Matmul, Reduce)) for op in program.ops) and \
         all(d.kind == "parallel" for d in program.dims)
 
 
@@ -104,7 +107,7 @@ def analyse_elementwise(program: TileProgram) -> Elementwise:
         if program.tensor(op.tensor).role == "input":
             raise ProgramStructureError(f"{where}: op {op.op} writes input {op.tensor}; ops write outputs or "
                                         "intermediates")
-    used = {op.operand for op in ops if op.operand}
+    used = {t for op in ops for t in (op.operand, op.source) if t}
     unnamed = [t.name for t in program.inputs if t.name not in used]
     if len(unnamed) > 1:
         raise ProgramStructureError(f"{where}: inputs {', '.join(unnamed)} are named by no op; at most one input "

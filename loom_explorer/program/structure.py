@@ -14,8 +14,9 @@ from loom_explorer.program.contraction import CONTRACTION
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.program.elementwise import ELEMENTWISE
 from loom_explorer.program.family import ProgramFamily, Structure
+from loom_explorer.program.row_reduction import ROW_REDUCTION
 
-PROGRAM_FAMILIES: tuple[ProgramFamily, ...] = (ATTENTION, ELEMENTWISE, CONTRACTION)
+PROGRAM_FAMILIES: tuple[ProgramFamily, ...] = (ATTENTION, ELEMENTWISE, ROW_REDUCTION, CONTRACTION)
 
 
 def program_family(program: TileProgram) -> ProgramFamily:

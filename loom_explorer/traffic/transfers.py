@@ -9,7 +9,7 @@ top-left ``grid_x`` x ``grid_y`` cores; a 1-D layout fills ``grid_x`` columns ro
 * ``dram_write``: the same towards the channels;
 * ``multicast``: the sender (first core of its row / column / head group, or the origin) to the other cores
   of that row / column / group / the whole grid used;
-* ``gather``: every core but the first along the axis sends to the first.
+* ``gather``: every core but the first along the axis sends to the first (on ``xy``: to core 0).
 
 The slowest core's counts are used for every core, as in the latency model.
 """
@@ -115,10 +115,9 @@ def schedule_transfers(hw: HardwareSpec, schedule: SymbolicSchedule, values: dic
             continue
         group = evaluate(f.group, values) if f.group is not None else None
         if f.kind == "gather":
-            heads = {(0, j) if f.axis == "x" else (i, 0) for i, j in cores}
             for i, j in cores:
-                head = (0, j) if f.axis == "x" else (i, 0)
-                if (i, j) not in heads:
+                head = {"x": (0, j), "y": (i, 0)}.get(f.axis or "", (0, 0))
+                if (i, j) != head:
                     out.append(Transfer(f.name, f.tensor, f.kind, f.noc, at((i, j)), (at(head),), size, count,
                                     format_of=f.format_of))
             continue

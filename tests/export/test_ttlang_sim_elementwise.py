@@ -26,16 +26,17 @@ pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install
 HW = "wormhole_n150"
 RAGGED = "H=300,W=190"  # 10 x 6 tiles, the last row and column of tiles partly filled
 
-# y = x * sigmoid(x) + bias[W]: silu, then a row vector added to every row
+# y = x * sigmoid(x) + bias[W]: the sigmoid of x times x, then a row vector added to every row
 SILU_BIAS = '''\
 from loom_explorer.program import Dim, Eltwise, Tensor, TileProgram
 
 PROGRAM = TileProgram(
-    name="silu_bias", description="y = silu(x) + bias[W]", example_shape="H=300,W=190",
+    name="silu_bias", description="y = x * sigmoid(x) + bias[W]", example_shape="H=300,W=190",
     dims=(Dim("H", "parallel"), Dim("W", "parallel")),
     tensors=(Tensor("x", ("H", "W"), "input"), Tensor("bias", ("W",), "input"),
              Tensor("y", ("H", "W"), "output")),
-    ops=(Eltwise("silu", "y", operand="x"), Eltwise("add", "y", unit="fpu", operand="bias")),
+    ops=(Eltwise("sigmoid", "y", source="x"), Eltwise("mul", "y", unit="fpu", operand="x"),
+         Eltwise("add", "y", unit="fpu", operand="bias")),
 )
 '''
 
@@ -125,5 +126,6 @@ def test_what_the_writer_cannot_express_is_refused_naming_it(tmp_path: Path) -> 
     assert elementwise_unsupported(tanh) is None  # the writer knows tanh (the model needs a cost to solve it)
     div = tmp_path / "div.py"
     div.write_text(SILU_BIAS.replace('"add", "y", unit="fpu"', '"div", "y", unit="fpu"'))
+    assert '"div"' in div.read_text()
     why = elementwise_unsupported(make_problem(load_program(str(div)), RAGGED))
     assert why is not None and "FPU ops add, mul, sub" in why and "'div'" in why

@@ -7,13 +7,13 @@ is a new module here defining its ``FAMILY`` plus one entry in ``MODEL_FAMILIES`
 
 from __future__ import annotations
 
-from loom_explorer.model.families import attention, contraction, elementwise
+from loom_explorer.model.families import attention, contraction, elementwise, row_reduction
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.program.structure import program_family
 
 MODEL_FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (contraction.FAMILY, attention.FAMILY,
-                                                                elementwise.FAMILY)}
+                                                                elementwise.FAMILY, row_reduction.FAMILY)}
 
 
 def model_family(program: TileProgram) -> ModelFamily:

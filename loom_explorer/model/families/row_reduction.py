@@ -1,0 +1,55 @@
+"""The row-reduction family's model: blocks of whole tile rows per core, the reductions' partials gathered
+and combined when the columns are split (``model/row_reduction.py``)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.families.base import FamilyModel, ModelFamily
+from loom_explorer.model.noc_bound import write_link_shares
+from loom_explorer.model.quantities import GridQuantities
+from loom_explorer.model.row_reduction import (
+    RowReductionQuantities,
+    build_row_reduction_quantities,
+    row_reduction_buffers,
+    row_reduction_dram_read_bytes,
+    row_reduction_flows,
+    row_reduction_latency_terms,
+    row_reduction_work,
+)
+from loom_explorer.model.schedule import L1Buffer
+from loom_explorer.problem import Problem
+from loom_explorer.program.row_reduction import ROW_REDUCTION
+
+
+def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
+    """The row-reduction model of ``candidate``; the output writes' link shares bound the writes (when
+    ``noc_bound``)."""
+    q = build_row_reduction_quantities(hw, problem, candidate)
+    flows = row_reduction_flows(q)
+    operations, work_cycles = row_reduction_work(hw, problem)
+    return FamilyModel(
+        quantities=q,
+        flows=tuple(flows),
+        step_tensors=q.per_block,
+        latency=partial(row_reduction_latency_terms, q, write_links=write_link_shares(q, flows) if noc_bound else []),
+        dram_read_bytes=row_reduction_dram_read_bytes(q),
+        flops=operations,
+        work_cycles=work_cycles,
+    )
+
+
+def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
+    assert isinstance(q, RowReductionQuantities)  # built by this family's ``build``
+    return row_reduction_buffers(q)
+
+
+FAMILY = ModelFamily(
+    name=ROW_REDUCTION.name,
+    build=build,
+    work_cycles=lambda hw, problem: row_reduction_work(hw, problem)[1],
+    l1_buffers=l1_buffers,
+    constraints=lambda q: [],  # the shared constraint families cover it
+)

@@ -1,0 +1,144 @@
+"""The row-reduction family (``program/row_reduction.py``, ``model/row_reduction.py``): which programs it
+takes, its candidates, its latency by hand, CP-SAT against brute force, the traffic of a split row, and
+where the shape sends the work."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from loom_helpers import assert_result_sound
+
+from loom_explorer.brute import brute_force
+from loom_explorer.hardware import load_hardware
+from loom_explorer.mapping import enumerate_candidates
+from loom_explorer.model.build import build_schedule
+from loom_explorer.problem import make_problem
+from loom_explorer.program import ProgramStructureError, analyse_program, load_program, program_family
+from loom_explorer.program.dsl import Dim, Eltwise, Reduce, Tensor, TileProgram
+from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.traffic.tiles import tile_traffic
+from loom_explorer.traffic.transfers import schedule_transfers
+from loom_explorer.validate import referee
+
+HW = ("H", "W")
+
+
+def program(tensors: tuple[Tensor, ...], ops: tuple[Eltwise | Reduce, ...]) -> TileProgram:
+    return TileProgram(name="t", description="test", dims=(Dim("H", "parallel"), Dim("W", "reduction")),
+                       tensors=tensors, ops=ops)
+
+
+def test_the_shipped_norms_and_softmax_are_row_reductions() -> None:
+    for name in ("softmax", "rmsnorm", "layernorm"):
+        st = analyse_program(load_program(name))
+        assert program_family(load_program(name)).name == "row_reduction"
+        assert st.spread_dims == ("H",) and st.split_dims == ("W",) and st.gather_1d
+    assert [r.op for r in analyse_program(load_program("layernorm")).reductions] == ["mean", "mean"]  # type: ignore[attr-defined]
+    assert program_family(load_program("swiglu")).name == "elementwise"
+
+
+X, Y, S = Tensor("x", HW, "input"), Tensor("y", HW, "output"), Tensor("s", ("H",), "intermediate")
+
+
+@pytest.mark.parametrize(("tensors", "ops", "says"), [
+    ((X, S, Y), (Reduce("sum", "y", operand="x"),), "Reduce sum reduces"),
+    ((X, S, Y), (Eltwise("mul", "y", unit="fpu", operand="s", source="x"), Reduce("sum", "s", operand="x")),
+     "reads s before any op writes it"),
+    ((X, S, Y), (Reduce("sum", "s", operand="x"), Eltwise("mul", "y", unit="fpu", operand="s")),
+     "names no source"),
+    ((X, S, Tensor("y", ("W",), "output")), (Reduce("sum", "s", operand="x"),), "output y"),
+    ((X, S, Y), (Reduce("sum", "s", operand="x"),), "no op writes output y"),
+])
+def test_malformed_row_reductions_are_refused_naming_the_fault(tensors, ops, says) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ProgramStructureError, match=says):
+        analyse_program(program(tensors, ops))
+
+
+def test_candidates_keep_rows_whole_or_split_them_with_a_gather() -> None:
+    names = {c.name.split("|")[0]: c for c in enumerate_candidates(make_problem(load_program("softmax"),
+                                                                               "H=2048,W=2048"))}
+    assert set(names) == {"H@y,W@x", "W@y,H@x", "H@xy", "W@xy"}
+    assert names["H@y,W@x"].gather_axis == "x" and names["W@xy"].gather_axis == "xy"
+    assert names["H@xy"].gather_axis is None
+    # a decode row (one tile high): only its columns can be spread
+    thin = {c.name.split("|")[0] for c in enumerate_candidates(make_problem(load_program("rmsnorm"), "H=32,W=4096"))}
+    assert thin == {"W@xy"}
+
+
+def test_latency_by_hand_on_rows_kept_whole() -> None:
+    """softmax on a 1 x 1 grid (rows on x), 4 x 8 tiles in blocks of 2 rows, x double-buffered."""
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("softmax"), "H=128,W=256")
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == "H@xy|x=dram")
+    verdict = referee(build_schedule(hw, problem, candidate, noc_bound=False),
+                      {"grid_x": 1, "grid_y": 1, "per_core_H": 4, "block_h": 2, "x_buffer_depth": 2})
+    assert verdict.legal and verdict.solution is not None
+    c, d = hw.compute, hw.dram
+    block, col = 2 * 8, 2
+    sfpu = c.sfpu_tile_cycles
+    # max(x), x - m and exp on e (one pack), sum(e), recip on s, e * s: each pass over its tiles
+    compute = (block * c.eltwise_tile_cycles + col * c.tile_pack_cycles
+               + block * (c.eltwise_tile_cycles + sfpu["exp"] + c.tile_pack_cycles)
+               + block * c.eltwise_tile_cycles + col * c.tile_pack_cycles
+               + col * (sfpu["recip"] + c.tile_pack_cycles)
+               + block * (c.eltwise_tile_cycles + c.tile_pack_cycles))
+    read = math.ceil(block * 2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
+    write = math.ceil(block * 2048 / d.core_write_bytes_per_cycle)
+    chip = math.ceil(block * 2048 / d.chip_read_bytes_per_cycle)
+    step = max(compute, read, write, chip)
+    fill = math.ceil(2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
+    drain = math.ceil(2048 / d.core_write_bytes_per_cycle) + d.write_latency_cycles
+    terms = dict(verdict.solution.breakdown)
+    assert terms["compute"] == 2 * compute and terms["fill"] == fill and terms["write_back"] == drain
+    assert verdict.solution.latency_cycles == c.kernel_launch_cycles + fill + 2 * step + drain
+
+
+def test_a_split_row_gathers_each_reduction_and_multicasts_it_back() -> None:
+    """layernorm on 4 cores along x (one tile row of 8 tiles each split 4 ways): per reduction the three
+    other cores send their partial tile to core (0, 0), which multicasts the combined one back."""
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("layernorm"), "H=32,W=1024")
+    candidate = next(c for c in enumerate_candidates(problem) if c.name.startswith("W@xy|x=dram,gamma=dram,"
+                                                                                    "beta=dram,eps=dram"))
+    schedule = build_schedule(hw, problem, candidate)
+    values = {"grid_x": 4, "grid_y": 1, "per_core_W": 8, "block_h": 1, "x_buffer_depth": 2}
+    verdict = referee(schedule, values)
+    assert verdict.legal and verdict.solution is not None
+    assert dict(verdict.solution.breakdown)["gather"] > 0
+    traffic = tile_traffic(hw, problem, schedule_transfers(hw, schedule, values))
+    assert traffic.dram_read_tiles == {"x": 32, "gamma": 32, "beta": 32, "eps": 4}
+    assert traffic.dram_written_tiles == {"y": 32}
+    # two reductions: a partial from each of 3 cores into (0, 0), a combined tile to each of 3 cores
+    assert traffic.pipe_received_tiles == {(0, 0): 2 * 3, (1, 0): 2, (2, 0): 2, (3, 0): 2}
+
+
+@pytest.mark.parametrize(("kernel", "shape"), [("softmax", "H=96,W=128"), ("rmsnorm", "H=64,W=96"),
+                                               ("layernorm", "H=32,W=128")])
+def test_cpsat_optimum_equals_brute_force(tiny_hw, solve_cached, kernel: str, shape: str) -> None:  # type: ignore[no-untyped-def]
+    session, results = solve_cached(tiny_hw, kernel, shape)
+    assert results
+    for r in results:
+        schedule = session.schedule(r.candidate_name)
+        assert_result_sound(schedule, r)
+        brute = brute_force(schedule, time_limit_seconds=60)
+        assert brute.complete, r.candidate_name
+        assert (r.solution.latency_cycles if r.solution else None) == brute.best_latency_cycles, r.candidate_name
+
+
+def test_the_shape_decides_whether_rows_stay_whole() -> None:
+    """A decode row (one tile high) is split over many cores with gathers; with 256 rows of tiles, splitting
+    every row over a 1-D layout (each core gathers for all 256) costs over twice the best, which spreads
+    the rows (the norm is then bound by DRAM, 16 MB each way)."""
+    hw = load_hardware("wormhole_n150")
+    decode = Session(hw, make_problem(load_program("rmsnorm"), "H=32,W=8192")).solve({}, SolveOptions(fastest=1))[0]
+    assert decode.solution is not None and decode.candidate_name.startswith("W@xy"), decode.candidate_name
+    values = decode.solution.values()
+    assert values["grid_x"] * values["grid_y"] >= 8, values
+    prefill: dict[str, int] = {}
+    for r in Session(hw, make_problem(load_program("rmsnorm"), "H=8192,W=1024")).solve({}, SolveOptions()):
+        assert r.solution is not None, r.candidate_name
+        layout = r.candidate_name.split("|")[0]
+        prefill[layout] = min(prefill.get(layout, r.solution.latency_cycles), r.solution.latency_cycles)
+    best = min(prefill.values())
+    assert prefill["W@xy"] > 2 * best and prefill["H@xy"] < 1.05 * best, prefill
