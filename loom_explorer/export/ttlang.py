@@ -1,5 +1,5 @@
 """A schedule as a self-contained TT-Lang kernel file (GEMM here; attention in ``ttlang_attention.py``,
-element-wise programs in ``ttlang_elementwise.py``).
+element-wise programs in ``ttlang_elementwise.py``, row reductions in ``ttlang_row_reduction.py``).
 
 The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
 builds random inputs, runs the kernel, checks the result against torch (PCC) and prints one line
@@ -49,6 +49,7 @@ from loom_explorer.export.ttlang_attention import (
 )
 from loom_explorer.export.ttlang_common import footer, header, pipe_helpers, pipes, receive_send, thread_body
 from loom_explorer.export.ttlang_elementwise import elementwise_source, elementwise_unsupported
+from loom_explorer.export.ttlang_row_reduction import row_reduction_source, row_reduction_unsupported
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.build import build_schedule
@@ -59,6 +60,7 @@ from loom_explorer.program.attention import ATTENTION, analyse_attention
 from loom_explorer.program.contraction import CONTRACTION, Contraction, analyse_contraction
 from loom_explorer.program.elementwise import ELEMENTWISE
 from loom_explorer.program.family import Structure
+from loom_explorer.program.row_reduction import ROW_REDUCTION
 from loom_explorer.program.structure import analyse_program, program_family
 from loom_explorer.traffic.transfers import used_cores
 
@@ -281,6 +283,7 @@ _WRITERS: dict[str, _Writer] = {
     CONTRACTION.name: _Writer(_gemm_unsupported, _gemm_source),
     ATTENTION.name: _Writer(_attention_unsupported, _attention_source),
     ELEMENTWISE.name: _Writer(lambda schedule: elementwise_unsupported(schedule.problem), elementwise_source),
+    ROW_REDUCTION.name: _Writer(lambda schedule: row_reduction_unsupported(schedule.problem), row_reduction_source),
 }
 
 

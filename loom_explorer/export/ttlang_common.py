@@ -127,3 +127,95 @@ if hasattr(ttl, "block"):
     ttl.math.fill = lambda block, value: ttl.block.fill(value, tuple(block.shape))
     ttl.transpose = ttl.block.transpose
 '''
+
+
+# The host side's device transfer and seeded input draws (element-wise and row-reduction kernel files).
+HOST_HELPERS = '''\
+def to_device(tensor, device):
+    return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
+                           memory_config=ttnn.DRAM_MEMORY_CONFIG)
+
+
+def normal(rows, cols, fill_rows, fill_cols):
+    """Seeded normal values in the problem's part, zeros in the padding."""
+    t = torch.zeros((rows, cols), dtype=torch.bfloat16)
+    t[:fill_rows, :fill_cols] = torch.randn((fill_rows, fill_cols), dtype=torch.bfloat16)
+    return t
+
+
+def positive(rows, cols, fill_rows, fill_cols):
+    """Seeded values in [0.5, 2) in the problem's part (an op here needs them positive), zeros in the padding."""
+    t = torch.zeros((rows, cols), dtype=torch.bfloat16)
+    t[:fill_rows, :fill_cols] = (0.5 + 1.5 * torch.rand((fill_rows, fill_cols))).to(torch.bfloat16)
+    return t
+
+
+'''
+
+
+# The kernel file of a dataflow kernel with one reader, one compute and one writer thread (element-wise and
+# row-reduction programs): its fields are filled by the family's writer.
+DATAFLOW_TEMPLATE = '''\
+{header}
+import json
+
+import torch
+import ttl
+import ttnn
+
+# ---------------------------------------------------------------- the schedule
+GRID_X, GRID_Y = {gx}, {gy}              # cores used: columns, rows
+WORKING_CORES = {working}                # cores with work, numbered {one_d}
+{geometry}
+{depths}
+
+# the problem ({rows} x {cols} elements), and the padded extents every core's whole share covers
+ROWS, COLS = {rows_el}, {cols_el}
+ROWS_PAD, COLS_PAD = {rows_pad}, {cols_pad}
+
+{adapter}
+
+@ttl.operation(grid=(GRID_X, GRID_Y))
+def {kernel}_kernel({params}):
+    {dfbs}
+
+    @ttl.datamovement()
+    def read():  # every input, one after the other
+{read}
+    @ttl.compute()
+    def compute():
+{compute}
+    @ttl.datamovement()
+    def write():  # {write_doc}
+{write}
+
+KERNEL = {kernel}_kernel
+
+
+{host_helpers}def kernel_arguments():
+    """The host tensors KERNEL takes, in order: the inputs (a vector in row 0 / column 0 of its tiles, a
+    scalar at element (0, 0)) and the zero outputs."""
+    torch.manual_seed(0)
+    {build}
+    return [{args}]
+
+
+def main():
+    arguments = kernel_arguments()
+    device = ttnn.open_device(device_id=0)
+    try:
+        on_device = [to_device(t, device) for t in arguments]
+        KERNEL(*on_device)
+        arguments = on_device
+        {results}
+    finally:
+        ttnn.close_device(device)
+    {args} = kernel_arguments()
+    {reference}
+    pcc = min(torch.corrcoef(torch.stack([got.flatten(), want.flatten()]))[0, 1].item()
+              for got, want in [{checks}])
+    print("LOOM_RESULT " + json.dumps({{"pcc": pcc}}))
+    assert pcc >= 0.999, f"PCC {{pcc:.6f}} < 0.999"
+
+
+{footer}'''

@@ -33,6 +33,8 @@ import textwrap
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.export.ttlang_common import (
+    DATAFLOW_TEMPLATE,
+    HOST_HELPERS,
     SIM_ADAPTER,
     footer,
     header,
@@ -302,98 +304,14 @@ class _Writer:
         depths = "\n".join(f"{t.upper()}_BUFFER_DEPTH = {v[f'{t}_buffer_depth']}    # blocks in {t}'s buffer"
                            for t in self.inputs if f"{t}_buffer_depth" in v)
         params = ", ".join(t for t in [*self.inputs, *outputs])
-        return _TEMPLATE.format(
+        return DATAFLOW_TEMPLATE.format(
             header=header(self.built, self.doc), footer=footer(self.doc), adapter=SIM_ADAPTER,
+            host_helpers=HOST_HELPERS,
             kernel=problem.program.name, gx=v["grid_x"], gy=v["grid_y"], working=len(self.working),
             geometry=geometry, depths=depths, rows=self.rows, cols=self.cols,
             rows_el=problem.elements(self.rows), cols_el=problem.elements(self.cols),
             rows_pad=rows_pad * 32, cols_pad=cols_pad * 32, params=params, dfbs=self._dfbs(),
             read=self._reader(), compute=self._compute(), write=self._writer(),
             build=build, args=args, reference=reference, results=results, checks=checks,
-            one_d="row by row (1-D layout)" if self.cand.is_1d else "by grid position",
+            one_d="row by row (1-D layout)" if self.cand.is_1d else "by grid position", write_doc="the outputs",
         )
-
-
-_TEMPLATE = '''\
-{header}
-import json
-
-import torch
-import ttl
-import ttnn
-
-# ---------------------------------------------------------------- the schedule
-GRID_X, GRID_Y = {gx}, {gy}              # cores used: columns, rows
-WORKING_CORES = {working}                # cores with work, numbered {one_d}
-{geometry}
-{depths}
-
-# the problem ({rows} x {cols} elements), and the padded extents every core's whole share covers
-ROWS, COLS = {rows_el}, {cols_el}
-ROWS_PAD, COLS_PAD = {rows_pad}, {cols_pad}
-
-{adapter}
-
-@ttl.operation(grid=(GRID_X, GRID_Y))
-def {kernel}_kernel({params}):
-    {dfbs}
-
-    @ttl.datamovement()
-    def read():  # every input, one after the other
-{read}
-    @ttl.compute()
-    def compute():
-{compute}
-    @ttl.datamovement()
-    def write():  # the outputs
-{write}
-
-KERNEL = {kernel}_kernel
-
-
-def to_device(tensor, device):
-    return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
-                           memory_config=ttnn.DRAM_MEMORY_CONFIG)
-
-
-def normal(rows, cols, fill_rows, fill_cols):
-    """Seeded normal values in the problem's part, zeros in the padding."""
-    t = torch.zeros((rows, cols), dtype=torch.bfloat16)
-    t[:fill_rows, :fill_cols] = torch.randn((fill_rows, fill_cols), dtype=torch.bfloat16)
-    return t
-
-
-def positive(rows, cols, fill_rows, fill_cols):
-    """Seeded values in [0.5, 2) in the problem's part (an op here needs them positive), zeros in the padding."""
-    t = torch.zeros((rows, cols), dtype=torch.bfloat16)
-    t[:fill_rows, :fill_cols] = (0.5 + 1.5 * torch.rand((fill_rows, fill_cols))).to(torch.bfloat16)
-    return t
-
-
-def kernel_arguments():
-    """The host tensors KERNEL takes, in order: the inputs (a vector in row 0 / column 0 of its tiles, a
-    scalar at element (0, 0)) and the zero outputs."""
-    torch.manual_seed(0)
-    {build}
-    return [{args}]
-
-
-def main():
-    arguments = kernel_arguments()
-    device = ttnn.open_device(device_id=0)
-    try:
-        on_device = [to_device(t, device) for t in arguments]
-        KERNEL(*on_device)
-        arguments = on_device
-        {results}
-    finally:
-        ttnn.close_device(device)
-    {args} = kernel_arguments()
-    {reference}
-    pcc = min(torch.corrcoef(torch.stack([got.flatten(), want.flatten()]))[0, 1].item()
-              for got, want in [{checks}])
-    print("LOOM_RESULT " + json.dumps({{"pcc": pcc}}))
-    assert pcc >= 0.999, f"PCC {{pcc:.6f}} < 0.999"
-
-
-{footer}'''

@@ -81,7 +81,6 @@ from loom_explorer.model.schedule import L1Buffer, LatencyTerm, Param
 from loom_explorer.model.traffic import WRITER_NOC, input_flows, write_flow
 from loom_explorer.noc.tables import Senders
 from loom_explorer.problem import Problem
-from loom_explorer.program.dsl import Reduce
 from loom_explorer.program.row_reduction import RowReduction, analyse_row_reduction
 
 if TYPE_CHECKING:
@@ -194,40 +193,43 @@ def row_reduction_flows(q: RowReductionQuantities) -> list[TrafficFlow]:
 
 
 def row_reduction_buffers(q: RowReductionQuantities) -> list[L1Buffer]:
-    """Per core: each input's circular buffer (``depth`` blocks; a row vector's or scalar's tiles, held), each
-    intermediate's block and each output's two blocks; with split columns, the first core's buffer of the
-    other cores' partials (the slowest core's, as every count)."""
+    """Per core: each input's circular buffer (``depth`` blocks; a row vector's or scalar's tiles, held); a
+    block per version of each intermediate (each pass stores a new one), two of an output; a scaler tile
+    per kind of reduction (ones; ``1/W`` for a mean); with split columns, ``(R*g + 5)*block_h`` tiles for
+    ``R`` reductions (module docstring of ``export/ttlang_row_reduction.py``: every core's, as every count
+    is the slowest core's)."""
     out: list[L1Buffer] = []
     for t in q.streamed:
         if t in q.per_block:
             out.append(L1Buffer(t, mul(q.depth[t], q.tiles(t), q.tile_bytes(t)), f"{t} circular buffer"))
         else:
             out.append(L1Buffer(t, mul(q.tiles(t), q.tile_bytes(t)), f"{t}, held for the whole kernel"))
-    for t in q.st.held:
-        blocks = 2 if t in q.st.outputs else 1
-        out.append(L1Buffer(t, mul(blocks, q.tiles(t), q.tile_bytes(t)),
-                            f"{t} block{' (double-buffered)' if blocks == 2 else ''}"))
-    if q.candidate.gather_axis is not None and q.st.reductions:
-        out.append(L1Buffer("partials", mul(q.split_cores - 1, q.block_h, q.acc_tile_bytes),
-                            "the other cores' partial column vectors (first core along the split)"))
+    for p in q.st.passes:
+        blocks = 2 if p.tensor in q.st.outputs else 1
+        out.append(L1Buffer(f"{p.tensor}{p.version}", mul(blocks, q.tiles(p.tensor), q.tile_bytes(p.tensor)),
+                            f"{p.tensor}, version {p.version}{' (double-buffered)' if blocks == 2 else ''}"))
+    kinds = {r.op == "mean" for r in q.st.reductions}
+    tile = q.tile_bytes(q.st.full[0])
+    out.append(L1Buffer("scalers", const(len(kinds) * tile), "the reductions' scaler tiles"))
+    reductions = len(q.st.reductions)
+    if q.candidate.gather_axis is not None and reductions:
+        out.append(L1Buffer("partials", mul(reductions * q.split_cores + 5, q.block_h, q.acc_tile_bytes),
+                            "per reduction the g - 1 partials the first core receives (a slot per gather pipe) and "
+                            "the result another core receives; the own or sent partial, two accumulator blocks, "
+                            "the result sent"))
     return out
 
 
 def passes(hw: HardwareSpec, problem: Problem, st: RowReduction) -> list[tuple[str, int]]:
-    """``(tensor, cycles per tile)`` of each pass over a block: every op over its tensor's tiles (a reduction
-    over its operand's, at the FPU's cost), and a pack per run of consecutive ops on one tensor (a reduction's
-    over its output's)."""
+    """``(tensor, cycles per tile)`` of each pass over a block (``RowReduction.passes``): a reduction over its
+    operand's tiles at the FPU's cost and a pack of its output's; a run of ops over its tensor's tiles, each
+    op at its cost, and one pack."""
     out: list[tuple[str, int]] = []
-    last = None
-    for op in st.ops:
-        if isinstance(op, Reduce):
-            out += [(op.operand, hw.compute.eltwise_tile_cycles), (op.out, hw.compute.tile_pack_cycles)]
-            last = None
-            continue
-        out.append((op.tensor, eltwise_op_cycles(hw, problem, op)))
-        if op.tensor != last:
-            out.append((op.tensor, hw.compute.tile_pack_cycles))
-        last = op.tensor
+    for p in st.passes:
+        if p.reduce is not None:
+            out.append((p.reduce.operand, hw.compute.eltwise_tile_cycles))
+        out += [(p.tensor, eltwise_op_cycles(hw, problem, op)) for op in p.ops]
+        out.append((p.tensor, hw.compute.tile_pack_cycles))
     return out
 
 
@@ -293,5 +295,6 @@ def row_reduction_work(hw: HardwareSpec, problem: Problem) -> tuple[int, int]:
     rows, cols = st.dims
     tiles = {"rows": problem.tiles(rows) * problem.tiles(cols), "col": problem.tiles(rows)}
     elements = {"rows": problem.elements(rows) * problem.elements(cols), "col": problem.elements(rows)}
-    operations = sum(elements[st.kind(op.operand if isinstance(op, Reduce) else op.tensor)] for op in st.ops)
+    operations = sum(elements[st.kind(p.reduce.operand if p.reduce else p.tensor)] * max(1, len(p.ops))
+                     for p in st.passes)
     return operations, sum(tiles[st.kind(t)] * cycles for t, cycles in passes(hw, problem, st))

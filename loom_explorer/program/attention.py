@@ -74,7 +74,9 @@ class Attention:
 
 def is_attention(program: TileProgram) -> bool:
     matmuls = [op for op in program.ops if isinstance(op, Matmul)]
-    return not any(isinstance(op, Reduce) for op in program.ops) and len(matmuls) == 2 and any(m.out == n.a for m in matmuls for n in matmuls)
+    if any(isinstance(op, Reduce) for op in program.ops):
+        return False
+    return len(matmuls) == 2 and any(m.out == n.a for m in matmuls for n in matmuls)
 
 
 def analyse_attention(program: TileProgram) -> Attention:

@@ -26,6 +26,17 @@ from loom_explorer.program.family import ProgramFamily
 
 
 @dataclass(frozen=True, slots=True)
+class Pass:
+    """One pass over a block: a reduction, or a run of consecutive element-wise ops on one tensor (fused in
+    the destination registers), storing version ``version`` (1, 2, ...) of ``tensor``."""
+
+    tensor: str
+    version: int
+    ops: tuple[Eltwise, ...] = ()
+    reduce: Reduce | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RowReduction:
     program: TileProgram
     ops: tuple[Eltwise | Reduce, ...]
@@ -77,6 +88,22 @@ class RowReduction:
         for op in self.ops:
             seen.setdefault(op.out if isinstance(op, Reduce) else op.tensor, None)
         return tuple(seen)
+
+    @property
+    def passes(self) -> tuple[Pass, ...]:
+        """The program's ops as passes, in order (:class:`Pass`)."""
+        out: list[Pass] = []
+        versions: dict[str, int] = {}
+        for op in self.ops:
+            if isinstance(op, Reduce):
+                versions[op.out] = versions.get(op.out, 0) + 1
+                out.append(Pass(op.out, versions[op.out], reduce=op))
+            elif out and out[-1].reduce is None and out[-1].tensor == op.tensor:
+                out[-1] = Pass(op.tensor, out[-1].version, (*out[-1].ops, op))
+            else:
+                versions[op.tensor] = versions.get(op.tensor, 0) + 1
+                out.append(Pass(op.tensor, versions[op.tensor], (op,)))
+        return tuple(out)
 
     flatten: bool = False  # a row's tiles stay together
     diagonal: tuple[str, str] | None = None

@@ -77,6 +77,8 @@ def _verify(tmp_path: Path, kernel: str, candidate: str, pins: dict[str, int] | 
     assert report.pcc >= PCC_MIN, report.pcc
     assert report.traffic_equal, report.differences()
     assert report.compile_passed is not False, report.compiled
+    if report.compiled is not None:  # the compiler's circular buffers are the model's L1
+        assert report.compiled.cb_l1_bytes == result.solution.l1_bytes, report.compiled.circular_buffers
     return source, report
 
 

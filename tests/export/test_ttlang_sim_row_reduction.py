@@ -1,0 +1,80 @@
+"""Exported row-reduction kernels (softmax, RMSNorm, LayerNorm) run in Tenstorrent's simulator and compiler:
+the result matches torch, the simulator moves exactly the tiles the model predicts (the reductions'
+gathers and multicasts included), and where the compiler ran, its circular buffers are the model's L1
+bytes. Every layout family: rows kept whole on a 1-D layout, rows and columns on the grid both ways
+(gathers along x and along y), and a row split over a 1-D layout; on rows that fill no whole tile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loom_explorer.deploy.verify import PCC_MIN, VerifyReport, verify_kernel_file
+from loom_explorer.export.exporter import ExportError
+from loom_explorer.export.schedule_json import rebuild, schedule_document
+from loom_explorer.export.ttlang import ttlang_source
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import KernelTarget, make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
+
+pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+
+HW = "wormhole_n150"
+
+
+def _verify(tmp_path: Path, kernel: str, shape: str, candidate: str, pins: dict[str, int]) -> VerifyReport:
+    hw = load_hardware(HW)
+    problem = make_problem(load_program(kernel), shape, target=KernelTarget.ttlang)  # as `export --format ttlang`
+    (result,) = Session(hw, problem).solve(pins, SolveOptions(), candidates=[candidate])
+    assert result.solution is not None, result.status
+    doc = schedule_document(hw, HW, kernel, problem, result, SolveOptions())
+    path = tmp_path / "kernel.py"
+    path.write_text(ttlang_source(rebuild(doc), doc))
+    report = verify_kernel_file(path, timeout_seconds=300)
+    assert report.pcc >= PCC_MIN, report.pcc
+    assert report.traffic_equal, report.differences()
+    assert report.compile_passed is not False, report.compiled
+    if report.compiled is not None:
+        assert report.compiled.cb_l1_bytes == result.solution.l1_bytes, report.compiled.circular_buffers
+    return report
+
+
+def test_rmsnorm_with_its_row_split_over_the_grid(tmp_path: Path) -> None:
+    """The quick tier's one: rows on y, columns on x (4 tiles each): the mean of squares gathered to the first
+    core of each row of cores and multicast back; gamma multicast down the columns of cores."""
+    report = _verify(tmp_path, "rmsnorm", "H=96,W=256", "H@y,W@x|x=dram,gamma=mcast_y,eps=dram",
+                     {"per_core_W": 4, "grid_y": 3})
+    # 3 rows of 2 cores, one tile row each: core (1, y) sends its partial tile to (0, y), which sends the
+    # result back; gamma (4 tiles a core) is read by row 0 and multicast to rows 1 and 2
+    assert report.simulated.pipe_received_tiles == {(0, 0): 1, (1, 0): 1, (0, 1): 4 + 1, (1, 1): 4 + 1,
+                                                    (0, 2): 4 + 1, (1, 2): 4 + 1}
+    assert report.simulated.dram_read_tiles == {"x": 24, "gamma": 8, "eps": 6}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("kernel", "shape", "candidate", "pins"), [
+    ("softmax", "H=300,W=256", "H@xy|x=dram", {"block_h": 2}),
+    ("softmax", "H=32,W=256", "W@xy|x=dram", {"per_core_W": 2}),
+    ("layernorm", "H=300,W=256", "W@y,H@x|x=dram,gamma=dram,beta=dram,eps=mcast_xy", {"per_core_W": 2}),
+    ("layernorm", "H=300,W=512", "H@xy|x=dram,gamma=dram,beta=dram,eps=dram", {}),
+    ("rmsnorm", "H=300,W=512", "W@y,H@x|x=dram,gamma=mcast_x,eps=mcast_y", {"per_core_W": 4}),
+    ("rmsnorm", "H=64,W=1024", "W@xy|x=dram,gamma=dram,eps=mcast_xy", {"per_core_W": 8}),
+])
+def test_every_layout_family(tmp_path: Path, kernel: str, shape: str, candidate: str, pins: dict[str, int]) -> None:
+    _verify(tmp_path, kernel, shape, candidate, pins)
+
+
+def test_columns_that_do_not_fill_whole_tiles_or_split_evenly_are_refused(tmp_path: Path) -> None:
+    hw = load_hardware(HW)
+    ragged = make_problem(load_program("softmax"), "H=64,W=200", target=KernelTarget.ttlang)
+    (result,) = Session(hw, ragged).solve({}, SolveOptions(), candidates=["H@xy|x=dram"])
+    doc = schedule_document(hw, HW, "softmax", ragged, result, SolveOptions())
+    with pytest.raises(ExportError, match="W=200 is not a multiple of 32"):
+        ttlang_source(rebuild(doc), doc)
+    uneven = make_problem(load_program("softmax"), "H=32,W=320", target=KernelTarget.ttlang)
+    (result,) = Session(hw, uneven).solve({"per_core_W": 4}, SolveOptions(), candidates=["W@xy|x=dram"])
+    doc = schedule_document(hw, HW, "softmax", uneven, result, SolveOptions())
+    with pytest.raises(ExportError, match="splits the columns evenly"):
+        ttlang_source(rebuild(doc), doc)
