@@ -52,6 +52,7 @@ from loom_explorer.accuracy.ttnn_configs import (
     ttnn_default_evaluated,
     validated,
 )
+from loom_explorer.accuracy.ttnn_defaults import TtnnDefaultOp, evaluate_interleaved_default, has_interleaved_default
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
@@ -74,7 +75,8 @@ TTNN_OPS: dict[str, Literal["matmul", "sdpa"]] = {CONTRACTION.name: "matmul", AT
 
 
 def ttnn_op(program: TileProgram) -> Literal["matmul", "sdpa"] | None:
-    """The TTNN op that runs ``program``'s kernel family (None: TTNN has none for it)."""
+    """The TTNN op whose program config runs ``program``'s kernel family (None: none takes one; the
+    element-wise and row-reduction families run without one, ``accuracy/ttnn_defaults.py``)."""
     return TTNN_OPS.get(program_family(program).name)
 
 
@@ -104,6 +106,9 @@ def parse_sdpa_config(raw: object, origin: str = "config") -> TtnnSdpaConfig:
 def ttnn_default_sdpa_config(hw: HardwareSpec) -> TtnnSdpaConfig:
     return TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
                           q_chunk_size=DEFAULT_CHUNK, k_chunk_size=DEFAULT_CHUNK)
+
+
+TtnnConfig = TtnnMatmulConfig | TtnnSdpaConfig | TtnnDefaultOp  # what ``evaluate_ttnn_default`` reproduces
 
 
 def largest_subblock(rows: int, cols: int, dst_tiles: int) -> tuple[int, int]:
@@ -174,9 +179,12 @@ def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig
     return evaluate_values(schedule, sdpa_values(schedule, cfg))
 
 
-def evaluate_ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatmulConfig | TtnnSdpaConfig, Evaluated]:
-    """The config ttnn picks without one (SDPA's for attention, the matmul auto-config otherwise) and the
-    referee's evaluation of it (``predict --ttnn-default``)."""
+def evaluate_ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnConfig, Evaluated]:
+    """The config ttnn picks without one (SDPA's for attention; for element-wise and row-reduction ops the
+    work split of their interleaved program factories, ``accuracy/ttnn_defaults.py``; the matmul auto-config
+    otherwise) and the referee's evaluation of it (``predict --ttnn-default``)."""
+    if has_interleaved_default(problem):
+        return evaluate_interleaved_default(hw, problem)
     if ttnn_op(problem.program) == "sdpa":
         sdpa = ttnn_default_sdpa_config(hw)
         return sdpa, evaluate_sdpa_config(hw, problem, sdpa)

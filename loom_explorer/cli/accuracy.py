@@ -78,6 +78,7 @@ def with_compute_config(problem: ProblemRequest, compute: dict[str, object], mem
 
 def run_predict(req: PredictCommand) -> int:
     from loom_explorer.accuracy.sdpa_configs import (
+        TtnnConfig,
         TtnnSdpaConfig,
         evaluate_sdpa_config,
         evaluate_ttnn_default,
@@ -91,40 +92,51 @@ def run_predict(req: PredictCommand) -> int:
         parse_config,
         placements,
     )
+    from loom_explorer.accuracy.ttnn_defaults import FAMILIES, TtnnDefaultOp
     from loom_explorer.hardware.grid import restrict_grid
+    from loom_explorer.program.structure import program_family
 
-    sdpa = ttnn_op(load_program(req.problem.kernel)) == "sdpa"
+    program = load_program(req.problem.kernel)
+    sdpa = ttnn_op(program) == "sdpa"
     problem_request = req.problem
-    cfg: TtnnMatmulConfig | TtnnSdpaConfig | None = None
+    given: TtnnMatmulConfig | TtnnSdpaConfig | None = None
+    family = program_family(program).name
+    if req.ttnn_config and family in FAMILIES:
+        raise InputError(f"--ttnn-config: ttnn runs {program.name} (a {family} program) without a program config; "
+                         "predict it with --ttnn-default")
     if req.ttnn_config:
         try:
             raw = finite_json(Path(req.ttnn_config).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
             raise InputError(f"--ttnn-config {req.ttnn_config}: {str(exc) or 'nested too deeply'}") from None
         if sdpa:
-            cfg = parse_sdpa_config(raw, req.ttnn_config)
+            given = parse_sdpa_config(raw, req.ttnn_config)
         else:
-            cfg = parse_config(raw, req.ttnn_config)
-            problem_request = with_compute_config(req.problem, cfg.compute,
-                                                  {t: p.value for t, p in placements(cfg).items()}, req.ttnn_config)
+            given = parse_config(raw, req.ttnn_config)
+            problem_request = with_compute_config(req.problem, given.compute,
+                                                  {t: p.value for t, p in placements(given).items()},
+                                                  req.ttnn_config)
     hw, problem = problem_request.build()
     if req.grid:
         try:
             hw = restrict_grid(hw, *req.grid)
         except ValueError as exc:
             raise InputError(f"--grid {req.grid[0]}x{req.grid[1]}: {exc}") from None
+    cfg: TtnnConfig
     evaluated: Evaluated
-    if cfg is None:
+    if given is None:
         cfg, evaluated = evaluate_ttnn_default(hw, problem)
-    elif isinstance(cfg, TtnnSdpaConfig):
-        evaluated = evaluate_sdpa_config(hw, problem, cfg)
+    elif isinstance(given, TtnnSdpaConfig):
+        cfg, evaluated = given, evaluate_sdpa_config(hw, problem, given)
     else:
-        evaluated = evaluate_config(hw, problem, cfg)
+        cfg, evaluated = given, evaluate_config(hw, problem, given)
     if req.json:
         print(json.dumps({**result_json(hw, evaluated.schedule, evaluated.result),
                           "ttnn_config": cfg.model_dump(mode="json")}, indent=2))
     else:
         print(solve_table(hw, problem, {evaluated.schedule.candidate.name: evaluated.schedule}, [evaluated.result]))
+        if isinstance(cfg, TtnnDefaultOp):  # no program config to show: say what ttnn runs and how it splits
+            print(f"ttnn default: {cfg.describe()}")
     return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
 
 
@@ -397,12 +409,14 @@ def run_ingest(req: IngestCommand) -> int:
 
 def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     predict = add_command(sub, "predict", Command(parse_predict, run_predict),
-                          help="evaluate an existing TTNN program config (matmul or SDPA) with the model")
+                          help="evaluate an existing TTNN program config (matmul or SDPA), or ttnn's default for "
+                               "an op, with the model")
     add_problem_args(predict)
     predict.add_argument("--ttnn-config", default=None, metavar="FILE",
                          help="JSON in the ttnn constructor's argument names (see docs/accuracy.md)")
     predict.add_argument("--ttnn-default", action="store_true",
-                         help="the config ttnn picks itself for a DRAM-interleaved matmul")
+                         help="what ttnn runs itself on DRAM-interleaved tensors (matmul auto-config, SDPA's "
+                              "32-element chunks, the element-wise and norm/softmax work split)")
     predict.add_argument("--grid", type=grid_size, default=None, metavar="XxY",
                          help="restrict the device grid, e.g. 11x10")
 

@@ -87,14 +87,22 @@ class ResultsStore:
 
     def record_sweep(self, r: SweepRecord) -> int:
         """Record one sweep result in one transaction (replacing an earlier one of the same key)."""
-        values = [r.created, r.op_key, r.hardware, r.hardware_sha256, r.tool_version, r.label, r.kernel, r.shape,
-                  r.dtype, r.fidelity, int(r.causal), r.status, r.error,
-                  r.best.to_json() if r.best else None, r.runner_up.to_json() if r.runner_up else None,
-                  r.ideal_ns, r.ttnn_default_ns, r.ttnn_default_note, r.solve_seconds]
+        return self.record_sweeps([r])[0]
+
+    def record_sweeps(self, records: Iterable[SweepRecord]) -> list[int]:
+        """Record sweep results in one transaction (all of them or, on an error, none), each replacing an
+        earlier one of its key; their row ids."""
+        insert = (f"INSERT OR REPLACE INTO sweep_results ({', '.join(SWEEP_COLUMNS)}) "
+                  f"VALUES ({', '.join('?' * len(SWEEP_COLUMNS))})")
+        ids = []
         with self._db:
-            cur = self._db.execute(f"INSERT OR REPLACE INTO sweep_results ({', '.join(SWEEP_COLUMNS)}) "
-                                   f"VALUES ({', '.join('?' * len(SWEEP_COLUMNS))})", values)
-        return int(cur.lastrowid or 0)
+            for r in records:
+                values = [r.created, r.op_key, r.hardware, r.hardware_sha256, r.tool_version, r.label, r.kernel,
+                          r.shape, r.dtype, r.fidelity, int(r.causal), r.status, r.error,
+                          r.best.to_json() if r.best else None, r.runner_up.to_json() if r.runner_up else None,
+                          r.ideal_ns, r.ttnn_default_ns, r.ttnn_default_note, r.solve_seconds]
+                ids.append(int(self._db.execute(insert, values).lastrowid or 0))
+        return ids
 
     def sweep_results(self) -> list[SweepRecord]:
         out = []

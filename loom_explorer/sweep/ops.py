@@ -8,16 +8,24 @@ column at fault before anything is solved.
 
 ``model_ops`` generates the ops of Llama-3 8B and 70B from their published dimensions (Meta's model
 cards: hidden 4096 / 8192, FFN 14336 / 28672, 32 / 64 query heads, 8 key/value heads, head dim 128,
-vocabulary 128256), per decoder layer and the LM head:
+vocabulary 128256): every op of one decoder layer, then the final norm and the LM head, with ``M`` the
+rows, the tokens (prefill at 2k and 8k) or the users (decode at batch 1 and 32):
 
-* ``qkv``: ``M x hidden x (H + 2*Hkv)*128`` (q, k and v projections fused), ``wo``: ``M x hidden x hidden``,
-  ``w1/w3``: ``M x hidden x ffn`` (gate and up, two ops of the same shape), ``w2``: ``M x ffn x hidden``,
-  ``lm_head``: ``M x hidden x vocab``;
-* attention: prefill ``B=1, Sq = Skv = tokens``, causal; decode one query per user over a ``DECODE_KV``
-  token cache, not causal;
+* matmuls (``gemm``): ``qkv``: ``M x hidden x (H + 2*Hkv)*128`` (q, k and v projections fused), ``wo``:
+  ``M x hidden x hidden``, ``w1`` and ``w3``: ``M x hidden x ffn`` (gate and up, two ops of one shape),
+  ``w2``: ``M x ffn x hidden``, ``lm_head``: ``M x hidden x vocab``;
+* ``attention`` (``flash_attention``): prefill ``B=1, Sq = Skv = tokens``, causal; decode one query per user
+  over a ``DECODE_KV`` token cache, not causal. Its softmax is inside the kernel: no softmax op;
+* ``attn_norm`` and ``ffn_norm`` (``rmsnorm``, ``H=M, W=hidden``): before the attention and before the MLP;
+  ``final_norm`` (the same shape) before the LM head;
+* ``residual_attn`` and ``residual_ffn`` (``binary``, ``H=M, W=hidden``): the residual adds after the
+  attention's output projection and after the MLP;
+* ``swiglu`` (``H=M, W=ffn``): ``silu(x @ w1) * (x @ w3)``.
 
-with ``M`` the tokens (prefill at 2k and 8k) or the users (decode at batch 1 and 32). Every op is bf16,
-HiFi2 (ttnn's default compute config for bf16).
+Ops of one shape keep their own labels (``w1`` and ``w3``; the three norms; the two residual adds): a sweep
+solves such ops once and records each label (``sweep/run.py``), so a group's totals count every op of the
+layer. Labels are ``<model> <phase>: <op>``. Every op is bf16, HiFi2 (ttnn's default compute config for
+bf16).
 """
 
 from __future__ import annotations
@@ -157,8 +165,8 @@ def model_ops(name: str) -> list[SweepOp]:
     m, ops = model, []
     for phase, rows, prefill in PHASES:
         qkv = (m.heads + 2 * m.kv_heads) * m.head_dim
-        for op, k, n in (("qkv", m.hidden, qkv), ("wo", m.heads * m.head_dim, m.hidden),
-                         ("w1/w3", m.hidden, m.ffn), ("w2", m.ffn, m.hidden), ("lm_head", m.hidden, m.vocab)):
+        for op, k, n in (("qkv", m.hidden, qkv), ("wo", m.heads * m.head_dim, m.hidden), ("w1", m.hidden, m.ffn),
+                         ("w3", m.hidden, m.ffn), ("w2", m.ffn, m.hidden), ("lm_head", m.hidden, m.vocab)):
             ops.append(make_op("gemm", f"M={rows},K={k},N={n}", label=f"{name} {phase}: {op}"))
         if prefill:
             shape = f"B=1,H={m.heads},Hkv={m.kv_heads},Sq={rows},Skv={rows},D={m.head_dim}"
@@ -166,4 +174,8 @@ def model_ops(name: str) -> list[SweepOp]:
         else:
             shape = f"B={rows},H={m.heads},Hkv={m.kv_heads},Sq=1,Skv={DECODE_KV},D={m.head_dim}"
             ops.append(make_op("flash_attention", shape, label=f"{name} {phase}: attention"))
+        for op, kernel, width in (("attn_norm", "rmsnorm", m.hidden), ("ffn_norm", "rmsnorm", m.hidden),
+                                  ("residual_attn", "binary", m.hidden), ("residual_ffn", "binary", m.hidden),
+                                  ("swiglu", "swiglu", m.ffn), ("final_norm", "rmsnorm", m.hidden)):
+            ops.append(make_op(kernel, f"H={rows},W={width}", label=f"{name} {phase}: {op}"))
     return ops

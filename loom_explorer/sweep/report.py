@@ -3,9 +3,12 @@ default config's predicted latency for the same op and the speedup (``loom-explo
 
 Speedup is ttnn's default latency over ours, both predicted by the same model (``predict --ttnn-default``),
 so it says how much the chosen schedule gains over the config ttnn would pick, under the model. A group
-is the text of an op's label before ``:`` (e.g. ``llama-3-8b prefill 2k``); its totals add the op
-latencies once each (an op that runs several times per layer is not multiplied), over the ops that have
-both latencies (``priced``), so that the two sums compare.
+is the text of an op's label before ``:`` (e.g. ``llama-3-8b prefill 2k``); its totals add the latency of
+every op of the group, once per label (a sweep records ops of one shape under each of their labels, so a
+layer's two norms or ``w1`` and ``w3`` count twice), over the ops that have both latencies (``priced``),
+so that the two sums compare. For a model sweep (``sweep/ops.py``) a group's total is one decoder layer
+(two RMSNorms, the q/k/v and output projections, the attention, two residual adds, the FFN's three matmuls
+and its SwiGLU) plus the final norm and the LM head, all once; the layers are not multiplied.
 
 ``report_markdown`` writes the summary and the op tables as Markdown; the same as one HTML page with plots
 is a view, ``ui/sweep_report.py: report_html``.
@@ -83,7 +86,11 @@ HEADERS = ["op", "kernel", "shape", "ours us", "util", "candidate (or error)", "
 
 def report_markdown(records: list[SweepRecord], title: str) -> str:
     lines = [f"# {title}", "", "Predicted by loom-explorer's model (not measured). Speedup = ttnn's default "
-             "config's predicted latency over ours.", "", "## Summary", "",
+             "config's predicted latency over ours.", "",
+             "A group's sums add every op of the group once per label (a layer's two norms, one shape under "
+             "two labels, count twice), over the ops priced both ways. For a model sweep that is one decoder layer "
+             "(norms, projections, attention, residual adds, FFN matmuls, SwiGLU) plus the final norm and the "
+             "LM head.", "", "## Summary", "",
              "| chip: group | ops | failed | priced | ours us (sum) | ttnn default us (sum) | speedup (geomean) "
              "| best |",
              "|---|---|---|---|---|---|---|---|"]

@@ -1,5 +1,6 @@
 """Run a sweep on Dask: every (op, chip) not yet in the store is solved on a worker and recorded as its
-result arrives.
+result arrives. Ops of one key (kernel, shape, data format, fidelity, options) under several labels, such as
+a layer's two norms, are solved once and recorded once per label (``pending``), so a report counts each.
 
 Workers: a ``LocalCluster`` of processes, one single-threaded worker per core (``workers``, default every
 core), or any running scheduler (``scheduler="tcp://host:8786"``). Each task is ``task.solve_op``, which
@@ -38,7 +39,7 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.solve.interrupt import STOP, StopToken
 from loom_explorer.store import ResultsStore, SweepRecord
 from loom_explorer.sweep.ops import SweepOp
-from loom_explorer.sweep.task import SweepSettings, failed_record, op_key, solve_op
+from loom_explorer.sweep.task import SweepSettings, as_op, failed_record, op_key, solve_op
 
 if TYPE_CHECKING:  # an optional dependency (the sweep extra), imported where it is used
     from distributed import Client, LocalCluster
@@ -149,17 +150,29 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Client]:
         _close(client, cluster)
 
 
-def pending(ops: list[SweepOp], hardware: list[str], done: set[str]) -> tuple[list[tuple[str, SweepOp]], int]:
-    """(the (hardware, op) pairs not yet solved in the store, how many are); ops of the same key are one."""
+@dataclass(frozen=True, slots=True)
+class Solve:
+    """One task of a sweep: ``ops`` (one key, distinct labels) on the chip ``hardware``, solved once as
+    ``ops[0]`` and recorded once per op."""
+
+    hardware: str
+    ops: tuple[SweepOp, ...]
+
+
+def pending(ops: list[SweepOp], hardware: list[str], done: set[str]) -> tuple[list[Solve], int]:
+    """(the solves to run, how many (chip, op) pairs are already recorded). Ops of one key and label are one
+    op; ops of one key are one solve per chip, recorded under each of their labels not yet in ``done``."""
+    by_key: dict[str, dict[str, SweepOp]] = {}
+    for op in ops:
+        by_key.setdefault(op.key, {}).setdefault(op.label, op)
     todo, skipped = [], 0
-    unique = list({op.key: op for op in reversed(ops)}.values())[::-1]  # one op per key: the first label wins
     for hw_name in hardware:
         hw = load_hardware(hw_name)
-        for op in unique:
-            if op_key(hw, op) in done:
-                skipped += 1
-            else:
-                todo.append((hw_name, op))
+        for labelled in by_key.values():
+            missing = tuple(op for op in labelled.values() if op_key(hw, op) not in done)
+            skipped += len(labelled) - len(missing)
+            if missing:
+                todo.append(Solve(hw_name, missing))
     return todo, skipped
 
 
@@ -190,6 +203,7 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
         if not todo:
             return SweepSummary(0, skipped, 0, time.perf_counter() - start)
         show = _progress(progress) if progress else None
+        total = sum(len(task.ops) for task in todo)  # records to write: one per (chip, op)
         solved = failed = 0
         interrupted = False
         with dask_client(scheduler, workers) as client:
@@ -197,10 +211,10 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
 
             if progress and not stop.stopped:
                 where = scheduler or f"{workers or os.cpu_count() or 1} local workers"
-                print(f"sweep: solving {len(todo)} ops on {where} (Ctrl-C stops; finished ops stay recorded)",
-                      file=progress, flush=True)
-            futures = {client.submit(solve_op, hw_name, op, settings, pure=False): (hw_name, op)
-                       for hw_name, op in todo}
+                print(f"sweep: solving {len(todo)} ops for {total} rows on {where} (Ctrl-C stops; finished ops "
+                      "stay recorded)", file=progress, flush=True)
+            futures = {client.submit(solve_op, task.hardware, task.ops[0], settings, pure=False): task
+                       for task in todo}
             done = as_completed(futures)
             try:
                 while not stop.stopped and not done.is_empty():
@@ -210,16 +224,17 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
                     for future in batch:
                         if stop.stopped:  # nothing is recorded after a stop request
                             break
+                        task = futures[future]
                         try:
                             record = future.result()
                         except Exception as exc:  # noqa: BLE001 - the worker died; recorded
-                            hw_name, op = futures[future]
-                            record = failed_record(hw_name, op, f"the task was lost: {type(exc).__name__}: {exc}")
-                        store.record_sweep(record)
-                        solved += 1
-                        failed += record.status == "failed"
+                            record = failed_record(task.hardware, task.ops[0],
+                                                   f"the task was lost: {type(exc).__name__}: {exc}")
+                        store.record_sweeps([as_op(record, op) for op in task.ops])  # each label, at once
+                        solved += len(task.ops)
+                        failed += len(task.ops) * (record.status == "failed")
                         if show:
-                            show(solved, len(todo), record)
+                            show(solved, total, record)
             except KeyboardInterrupt:
                 interrupted = True
             interrupted = interrupted or stop.stopped
@@ -228,7 +243,7 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
                     client.cancel(list(futures))
         if interrupted:
             if progress:
-                print(f"\ninterrupted: {solved} of {len(todo)} recorded in {store.path}; run again to go on",
+                print(f"\ninterrupted: {solved} of {total} recorded in {store.path}; run again to go on",
                       file=progress)
             return SweepSummary(solved, skipped, failed, time.perf_counter() - start, interrupted=True)
         return SweepSummary(solved, skipped, failed, time.perf_counter() - start)

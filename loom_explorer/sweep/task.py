@@ -4,14 +4,16 @@
 ``failed`` record carrying the error, so one bad op does not stop a sweep. The record keeps the best
 schedule and the runner-up (the best schedule of another candidate), each with its utilisation (ideal
 compute cycles over the predicted latency), and the predicted latency of the config ttnn picks without
-one (``predict --ttnn-default``: ``ttnn_default_config`` for matmuls, 32-element chunks for SDPA).
+one (``predict --ttnn-default``: ``ttnn_default_config`` for matmuls, 32-element chunks for SDPA, the
+interleaved work split of ``accuracy/ttnn_defaults.py`` for element-wise ops and row reductions).
+Ops of one key under several labels are solved once; ``as_op`` makes each label's record of the result.
 """
 
 from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from loom_explorer.accuracy.sdpa_configs import evaluate_ttnn_default
 from loom_explorer.hardware import load_hardware
@@ -39,8 +41,23 @@ class SweepSettings:
 
 
 def op_key(hw: HardwareSpec, op: SweepOp) -> str:
-    """The skip key: the hardware file's hash, this tool's version, and the op."""
-    return f"{hardware_sha256(hw)}|{package_version('loom-explorer')}|{op.key}"
+    """The skip key: the hardware file's hash, this tool's version, the op and its label (ops of one key
+    under several labels, a layer's two norms, are solved once and recorded once per label)."""
+    return _key(hardware_sha256(hw), package_version("loom-explorer"), op)
+
+
+def _key(sha256: str, version: str, op: SweepOp) -> str:
+    return f"{sha256}|{version}|{op.key}|{op.label}"
+
+
+def as_op(record: SweepRecord, op: SweepOp) -> SweepRecord:
+    """``record``, solved for an op of the same key as ``op``, as ``op``'s record: its label and skip key."""
+    if (record.kernel, record.shape, record.dtype, record.fidelity, record.causal) != (
+            op.kernel, op.shape, op.dtype.value, op.fidelity.value, op.causal):
+        raise ValueError(f"{op.label or op.key}: not the op of record {record.op_key}")
+    key = _key(record.hardware_sha256, record.tool_version, op) if record.hardware_sha256 else \
+        f"{record.hardware}|{op.key}|{op.label}"
+    return replace(record, op_key=key, label=op.label)
 
 
 def _choice(hw: HardwareSpec, session: Session, r: CandidateResult) -> SweepChoice:
@@ -89,7 +106,7 @@ def failed_record(hw_name: str, op: SweepOp, error: str, seconds: float = 0.0) -
         hw = load_hardware(hw_name)
         where = _Where(op_key(hw, op), hw.name, hardware_sha256(hw))
     except Exception:  # noqa: BLE001 - the hardware itself is what failed
-        where = _Where(f"{hw_name}|{op.key}", hw_name, "")
+        where = _Where(f"{hw_name}|{op.key}|{op.label}", hw_name, "")
     return _record(op, where, "failed", error, seconds)
 
 

@@ -1,5 +1,6 @@
 """Exported element-wise kernels run in Tenstorrent's simulator (tt-lang-sim) and compiler: the result
-matches torch and the simulator moves exactly the tiles the model predicts, for every layout family (rows
+matches torch and the simulator moves exactly the tiles the model predicts (and, in one compile of every
+case, the TT-Lang compiler accepts each file and allocates the model's L1), for every layout family (rows
 and columns on the grid both ways, rows or columns over a 1-D layout, all tiles flattened) and every way a
 broadcast input travels (DRAM, multicast along a row, a column, the grid), on a ragged shape whose tiles
 no grid divides evenly, with elements that fill no whole tile.
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from loom_explorer.deploy.compiler import compile_files
 from loom_explorer.deploy.verify import PCC_MIN, VerifyReport, verify_kernel_file
 from loom_explorer.export.schedule_json import rebuild, schedule_document
 from loom_explorer.export.ttlang import ttlang_source
@@ -57,12 +59,13 @@ PROGRAM = TileProgram(
 SOURCES = {"silu_bias": SILU_BIAS, "scale_shift": SCALE_SHIFT}
 
 
-def _verify(tmp_path: Path, kernel: str, candidate: str, pins: dict[str, int] | None = None,
-            activation: str | None = None, shape: str = RAGGED) -> tuple[str, VerifyReport]:
-    """Solve ``candidate`` (with ``pins``) as ``export --format ttlang`` does, write its kernel file, verify it."""
+def _export(out_dir: Path, kernel: str, candidate: str, pins: dict[str, int] | None = None,
+            activation: str | None = None, shape: str = RAGGED, name: str = "kernel") -> tuple[Path, Path | None, int]:
+    """Solve ``candidate`` (with ``pins``) as ``export --format ttlang`` does and write its kernel file: (the
+    file, the DSL kernel file it was made from or None for a shipped kernel, the model's l1_bytes)."""
     kernel_file = None
     if kernel in SOURCES:
-        kernel_file = tmp_path / f"{kernel}.py"
+        kernel_file = out_dir / f"{kernel}.py"
         kernel_file.write_text(SOURCES[kernel])
     hw = load_hardware(HW)
     program = load_program(str(kernel_file) if kernel_file else kernel)
@@ -70,31 +73,23 @@ def _verify(tmp_path: Path, kernel: str, candidate: str, pins: dict[str, int] | 
     (result,) = Session(hw, problem).solve(pins or {}, SolveOptions(), candidates=[candidate])
     assert result.solution is not None, result.status
     doc = schedule_document(hw, HW, str(kernel_file) if kernel_file else kernel, problem, result, SolveOptions())
-    path = tmp_path / "kernel.py"
-    source = ttlang_source(rebuild(doc, kernel_file=kernel_file), doc)
-    path.write_text(source)
-    report = verify_kernel_file(path, timeout_seconds=300, kernel_file=kernel_file)
+    path = out_dir / f"{name}.py"
+    path.write_text(ttlang_source(rebuild(doc, kernel_file=kernel_file), doc))
+    return path, kernel_file, result.solution.l1_bytes
+
+
+def _verify(tmp_path: Path, kernel: str, candidate: str, pins: dict[str, int] | None = None,
+            activation: str | None = None, shape: str = RAGGED) -> tuple[str, VerifyReport]:
+    """The simulator's verdict on the exported file (the compile runs once for every case, below)."""
+    path, kernel_file, _ = _export(tmp_path, kernel, candidate, pins, activation, shape)
+    report = verify_kernel_file(path, timeout_seconds=300, kernel_file=kernel_file, compile_it=False)
     assert report.pcc >= PCC_MIN, report.pcc
     assert report.traffic_equal, report.differences()
-    assert report.compile_passed is not False, report.compiled
-    if report.compiled is not None:  # the compiler's circular buffers are the model's L1
-        assert report.compiled.cb_l1_bytes == result.solution.l1_bytes, report.compiled.circular_buffers
-    return source, report
+    return path.read_text(), report
 
 
-def test_a_dsl_kernel_with_a_row_vector_verifies(tmp_path: Path) -> None:
-    """The quick tier's one: the rows on y, bias[W] multicast down the column, 5 x 3 blocks pinned."""
-    source, report = _verify(tmp_path, "silu_bias", "H@y,W@x|x=dram,bias=mcast_y",
-                             {"grid_x": 1, "grid_y": 2, "block_h": 5, "block_w": 3})
-    assert "BLOCK_H, BLOCK_W = 5, 3" in source
-    # each core: 5 x 6 tiles in 2 blocks; bias: 3 tiles per block, read by core (0, 0) and sent to (0, 1)
-    assert report.simulated.dram_read_tiles == {"x": 60, "bias": 2 * 3}
-    assert report.simulated.pipe_received_tiles == {(0, 1): 2 * 3}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("kernel", "candidate", "pins"), [
-    ("silu_bias", "W@y,H@x|x=dram,bias=dram", {}),
+QUICK = ("silu_bias", "H@y,W@x|x=dram,bias=mcast_y", {"grid_x": 1, "grid_y": 2, "block_h": 5, "block_w": 3})
+CASES = [
     ("silu_bias", "W@y,H@x|x=dram,bias=mcast_x", {}),
     ("silu_bias", "H@xy|x=dram,bias=mcast_xy", {}),
     ("silu_bias", "W@xy|x=dram,bias=dram", {}),
@@ -104,18 +99,43 @@ def test_a_dsl_kernel_with_a_row_vector_verifies(tmp_path: Path) -> None:
     ("scale_shift", "W@xy|x=dram,s=mcast_xy,c=dram", {}),
     ("scale_shift", "H*W@xy|x=dram,s=dram,c=mcast_xy", {}),
     ("binary", "H@xy|a=dram,b=dram", {"grid_x": 3, "grid_y": 1, "block_h": 2, "block_w": 3}),
-])
+]
+UNARY = [("gelu", {"grid_x": 1, "grid_y": 1}), ("recip", {})]  # the thin tensor of the issue at a ragged width
+
+
+def test_a_dsl_kernel_with_a_row_vector_verifies(tmp_path: Path) -> None:
+    """The quick tier's one: the rows on y, bias[W] multicast down the column, 5 x 3 blocks pinned."""
+    source, report = _verify(tmp_path, *QUICK)
+    assert "BLOCK_H, BLOCK_W = 5, 3" in source
+    # each core: 5 x 6 tiles in 2 blocks; bias: 3 tiles per block, read by core (0, 0) and sent to (0, 1)
+    assert report.simulated.dram_read_tiles == {"x": 60, "bias": 2 * 3}
+    assert report.simulated.pipe_received_tiles == {(0, 1): 2 * 3}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("kernel", "candidate", "pins"), CASES)
 def test_every_layout_and_every_way_a_broadcast_travels(tmp_path: Path, kernel: str, candidate: str,
                                                         pins: dict[str, int]) -> None:
     _verify(tmp_path, kernel, candidate, pins)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("activation", "pins"), [("gelu", {"grid_x": 1, "grid_y": 1}), ("recip", {})])
+@pytest.mark.parametrize(("activation", "pins"), UNARY)
 def test_unary_on_one_core_and_spread(tmp_path: Path, activation: str, pins: dict[str, int]) -> None:
-    """The thin tensor of the issue, at a ragged width: on one core (pinned) and as the solver spreads it."""
     _, report = _verify(tmp_path, "unary", "W@xy|x=dram", pins, activation, "H=32,W=1000")
     assert report.simulated.dram_read_tiles == {"x": 32}
+
+
+@pytest.mark.toolchain
+def test_every_case_compiles_and_its_circular_buffers_are_the_models_l1(tmp_path: Path, toolchain) -> None:  # type: ignore[no-untyped-def]
+    """One compile of every file above: the TT-Lang compiler accepts each, and its circular buffers total the
+    model's ``l1_bytes``."""
+    files = [_export(tmp_path, *case, name=f"case_{n}") for n, case in enumerate([QUICK, *CASES])]
+    files += [_export(tmp_path, "unary", "W@xy|x=dram", pins, activation, "H=32,W=1000", f"unary_{activation}")
+              for activation, pins in UNARY]
+    for (path, _, l1_bytes), report in zip(files, compile_files([p for p, _, _ in files], toolchain), strict=True):
+        assert report.passed, (path.name, report.message)
+        assert report.cb_l1_bytes == l1_bytes, (path.name, report.circular_buffers)
 
 
 def test_what_the_writer_cannot_express_is_refused_naming_it(tmp_path: Path) -> None:

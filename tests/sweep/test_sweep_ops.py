@@ -181,7 +181,11 @@ def test_write_shapes_round_trips_a_label_with_quotes(tmp_path):
 
 
 # ---------------------------------------------------------------- model_ops
-GEMMS = ("qkv", "wo", "w1/w3", "w2", "lm_head")
+GEMMS = ("qkv", "wo", "w1", "w3", "w2", "lm_head")
+# the ops around the matmuls and the attention: (label, kernel, width: "hidden" or "ffn"), H = the phase's rows
+LAYER_OPS = (("attn_norm", "rmsnorm", "hidden"), ("ffn_norm", "rmsnorm", "hidden"),
+             ("residual_attn", "binary", "hidden"), ("residual_ffn", "binary", "hidden"),
+             ("swiglu", "swiglu", "ffn"), ("final_norm", "rmsnorm", "hidden"))
 
 
 @pytest.mark.parametrize("name, hidden, ffn, heads, kv_heads", [
@@ -192,10 +196,11 @@ def test_model_ops_dimensions(name, hidden, ffn, heads, kv_heads):
     """Meta's model cards: hidden, FFN, heads, 8 KV heads, head dim 128, vocabulary 128256."""
     ops = model_ops(name)
     by_label = {op.label: op for op in ops}
-    assert len(by_label) == len(ops) == 4 * (len(GEMMS) + 1)
+    assert len(by_label) == len(ops) == 4 * (len(GEMMS) + 1 + len(LAYER_OPS))
     assert all(op.dtype is DataFormat.bfloat16 and op.fidelity is Fidelity.hifi2 for op in ops)
+    assert not any(op.kernel == "softmax" for op in ops)  # inside the attention
     expect_gemm = {"qkv": (hidden, (heads + 2 * kv_heads) * 128), "wo": (heads * 128, hidden),
-                   "w1/w3": (hidden, ffn), "w2": (ffn, hidden), "lm_head": (hidden, 128256)}
+                   "w1": (hidden, ffn), "w3": (hidden, ffn), "w2": (ffn, hidden), "lm_head": (hidden, 128256)}
     for phase, rows, prefill in (("prefill 2k", 2048, True), ("prefill 8k", 8192, True),
                                  ("decode b1", 1, False), ("decode b32", 32, False)):
         for g in GEMMS:
@@ -212,6 +217,13 @@ def test_model_ops_dimensions(name, hidden, ffn, heads, kv_heads):
             assert not attn.causal
             assert dims(attn.shape) == {"B": rows, "H": heads, "Hkv": kv_heads, "Sq": 1, "Skv": DECODE_KV,
                                         "D": 128}
+        for label, kernel, width in LAYER_OPS:
+            op = by_label[f"{name} {phase}: {label}"]
+            assert op.kernel == kernel and not op.causal
+            assert dims(op.shape) == {"H": rows, "W": hidden if width == "hidden" else ffn}, op.label
+        # ops of one shape keep their labels (the sweep records each): three norms, two adds, w1 and w3
+        keys = {op.key for op in ops if op.label.startswith(f"{name} {phase}:")}
+        assert len(keys) == len(GEMMS) + 1 + len(LAYER_OPS) - 4
 
 
 def test_model_ops_table_matches_the_model_cards():

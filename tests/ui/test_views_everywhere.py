@@ -1,4 +1,5 @@
-"""Every view of the explorer works for GEMM, batched GEMM and FlashAttention on every shipped chip."""
+"""Every view of the explorer works for GEMM, batched GEMM, FlashAttention, an element-wise add and RMSNorm on
+every shipped chip."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ SHAPES = {
     "gemm": "M=512,K=1024,N=768",
     "batched_gemm": "B=2,M=256,K=512,N=256",
     "flash_attention": "B=1,H=2,Sq=512,Skv=512,D=64",
+    "binary": "H=300,W=190",
+    "rmsnorm": "H=96,W=1024",
 }
 
 

@@ -1,0 +1,182 @@
+"""ttnn's default for the element-wise and row-reduction families, costed by the model: what ``ttnn.add`` /
+``ttnn.multiply`` (``binary_ng``), the unary ops, ``ttnn.softmax``, ``ttnn.rms_norm`` and ``ttnn.layer_norm``
+run on DRAM-interleaved tensors called without a program config (``predict --ttnn-default``, the sweeps).
+
+Both families split their work with tt-metal's ``split_work_to_cores(grid, units, row_wise=true)`` over the
+whole compute grid (``compute_with_storage_grid_size``: ``gx x gy`` cores): every core gets the base share
+and the first ``units mod cores`` one unit more, so the busiest core has
+
+    per_core = ceil(units / (gx*gy))
+
+units. The model packs that busiest-core count onto ``used = ceil(units / per_core)`` cores, numbered row by
+row over ``gx`` columns, and the grid shrinks to the rows they fill: ``gx x ceil(used/gx)`` (``used x 1`` on
+one row); the latency is the busiest core's either way (as ``accuracy/sdpa_configs.py`` does for SDPA).
+
+Element-wise (``ttnn/cpp/ttnn/operations/eltwise/unary/device/unary_program_factory.cpp`` @019b681e with
+``kernels/compute/eltwise_sfpu.cpp`` @0364ed2a; ``eltwise/binary_ng/device/binary_ng_program_factory.cpp``
+@00635679):
+
+* a unit is one output tile; the tiles are dealt out row-major in contiguous ranges: the flattened candidate
+  ``H*W@xy`` with every input read from DRAM by the core that needs it (``...=dram`` for all);
+* ``block = 1``: "we produce 1 output tile per read-compute-write cycle" (``num_tiles_per_cycle = 1``; the
+  unary compute streams one tile at a time);
+* every input's circular buffer holds 2 tiles (binary_ng c_0 = c_1 = 2, unary c_0 = 2): ``<input>_buffer_depth
+  = 2`` for every input that streams.
+
+Row reduction (``ttnn/cpp/ttnn/operations/normalization/layernorm/device/layernorm_op_multi_core.cpp``
+@015365c6, ``LayerNormDefaultProgramConfig`` on an interleaved input; ``softmax/device/
+softmax_program_factory_attention_optimized.cpp`` @003544fc, ``SoftmaxDefaultProgramConfig``):
+
+* a unit is one tile row (32 rows by all ``Wt`` tiles): the rows over a 1-D layout, ``H@xy``, each core keeping
+  whole rows (no gather), every input read from DRAM;
+* ``block_h = 1``: a core works one tile row at a time;
+* x's circular buffer is the whole row (c_0 = ``Wt`` tiles): one block, ``x_buffer_depth = 1``, and likewise
+  every other input read per block; ``gamma``/``beta`` are read once and held (c_5/c_6 = ``Wt``), as the model
+  holds a row vector;
+* a row too wide for L1 makes TTNN take its large-tensor path (x re-read from DRAM 2-3 times through buffers
+  of 56-112 tiles), which the model does not express: the evaluation is then the referee's conflict naming
+  the L1 overflow (``evaluate_values``), and a sweep records that there is no ttnn default.
+
+The enumerator does not spread a dimension of one tile; ttnn still deals its one unit to one core, so the
+candidate is built here directly (``H*W@xy`` of a one-tile-high tensor is its columns dealt out; ``H@xy`` of
+one tile row is that row on one core). ``ttnn_default_op`` names the ttnn op from the program's ops (e.g.
+``ttnn.rms_norm`` for one mean reduction followed by ``rsqrt``), for what ``predict`` prints; the schedule
+depends only on the family.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, evaluate_values
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate, Comm
+from loom_explorer.model.build import build_schedule
+from loom_explorer.problem import Problem
+from loom_explorer.program.dsl import Eltwise, Reduce
+from loom_explorer.program.elementwise import ELEMENTWISE, analyse_elementwise
+from loom_explorer.program.row_reduction import ROW_REDUCTION, analyse_row_reduction
+from loom_explorer.program.structure import program_family
+
+ELEMENTWISE_BUFFER_TILES = 2  # binary_ng's and unary's input circular buffers (tiles)
+ROW_REDUCTION_BUFFER_BLOCKS = 1  # the norm/softmax factories hold one whole tile row per input
+LAYERNORM_CONFIG = "interleaved, LayerNormDefaultProgramConfig"
+SOFTMAX_CONFIG = "interleaved, SoftmaxDefaultProgramConfig"
+BINARY_OPS = {"add": "ttnn.add", "sub": "ttnn.subtract", "mul": "ttnn.multiply"}
+FAMILIES = (ELEMENTWISE.name, ROW_REDUCTION.name)  # the families ttnn runs without a program config
+
+
+class TtnnDefaultOp(BaseModel):
+    """What ttnn runs for an element-wise or row-reduction op called without a program config: the op, its
+    program factory's split (module docstring) and the model's packing of it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    op: str  # e.g. "ttnn.rms_norm"
+    program: str  # e.g. "interleaved, LayerNormDefaultProgramConfig"
+    compute_with_storage_grid_size: tuple[int, int]  # the grid split_work_to_cores deals over
+    unit: Literal["tile", "tile row"]
+    units: int = Field(ge=1)
+    per_core: int = Field(ge=1)  # units of the busiest core: ceil(units / cores of the grid)
+    cores: int = Field(ge=1)  # cores with work in the model's packing: ceil(units / per_core)
+
+    def describe(self) -> str:
+        gx, gy = self.compute_with_storage_grid_size
+        plural = "s" if self.units > 1 else ""
+        return (f"{self.op} ({self.program}): {self.units} {self.unit}{plural} over {self.cores} of {gx}x{gy} "
+                f"cores, {self.per_core} per core")
+
+
+def has_interleaved_default(problem: Problem) -> bool:
+    """Whether ``problem``'s kernel family is one ttnn runs without a program config (``FAMILIES``)."""
+    return program_family(problem.program).name in FAMILIES
+
+
+def work_split(units: int, grid: tuple[int, int]) -> tuple[int, int, tuple[int, int]]:
+    """(units of the busiest core, cores used, grid of the cores used) of ``split_work_to_cores`` over
+    ``grid`` (module docstring)."""
+    gx, gy = grid
+    per_core = math.ceil(units / (gx * gy))
+    used = math.ceil(units / per_core)
+    return per_core, used, ((gx, math.ceil(used / gx)) if used > gx else (used, 1))
+
+
+def _elementwise_op(problem: Problem) -> tuple[str, str]:
+    """(ttnn op, program) of an element-wise program: one SFPU op is a unary op; one FPU add, subtract or
+    multiply is ``binary_ng``, SFPU ops before it fused as ``input_tensor_a_activations`` (SwiGLU's
+    ``ttnn.multiply(a, b, input_tensor_a_activations=[SILU])``) and after it as ``activations``."""
+    ops = analyse_elementwise(problem.program).ops
+
+    def name(op: Eltwise) -> str:
+        return (problem.activation or op.op) if op.op == "activation" else op.op
+
+    fpu = [i for i, op in enumerate(ops) if op.unit == "fpu"]
+    if not fpu and len(ops) == 1:
+        return f"ttnn.{name(ops[0])}", "unary, interleaved"
+    if len(fpu) == 1 and ops[fpu[0]].op in BINARY_OPS:
+        before, after = ops[:fpu[0]], ops[fpu[0] + 1:]
+        extra = "".join(f", {what}=[{', '.join(name(op).upper() for op in group)}]"
+                        for what, group in (("input_tensor_a_activations", before), ("activations", after)) if group)
+        return BINARY_OPS[ops[fpu[0]].op], f"binary_ng, interleaved{extra}"
+    return "ttnn element-wise ops", "binary_ng/unary split, interleaved"
+
+
+def _row_reduction_op(problem: Problem) -> tuple[str, str]:
+    """(ttnn op, program) of a row reduction: a max then a sum around ``exp`` is ``ttnn.softmax``; one mean
+    then ``rsqrt`` ``ttnn.rms_norm``; two means then ``rsqrt`` ``ttnn.layer_norm``; any other the same split
+    under a generic name."""
+    st = analyse_row_reduction(problem.program)
+    reductions = [op.op for op in st.ops if isinstance(op, Reduce)]
+    sfpu = {op.op for op in st.ops if isinstance(op, Eltwise) and op.unit == "sfpu"}
+    if reductions == ["max", "sum"] and "exp" in sfpu:
+        return "ttnn.softmax", SOFTMAX_CONFIG
+    if reductions == ["mean"] and "rsqrt" in sfpu:
+        return "ttnn.rms_norm", LAYERNORM_CONFIG
+    if reductions == ["mean", "mean"] and "rsqrt" in sfpu:
+        return "ttnn.layer_norm", LAYERNORM_CONFIG
+    return "ttnn row reduction", LAYERNORM_CONFIG
+
+
+def ttnn_default_op(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, Candidate, dict[str, int]]:
+    """(ttnn's default op, its candidate, its parameter values but the buffer depths) for ``problem`` on
+    ``hw``'s whole grid (module docstring). ConfigError for a problem with a tensor in L1 (the default runs
+    on interleaved DRAM tensors) or of another family."""
+    family = program_family(problem.program).name
+    if family not in FAMILIES:
+        raise ConfigError(f"{problem.program.name} is a {family} program; ttnn runs only the "
+                          f"{' and '.join(FAMILIES)} families without a program config")
+    in_l1 = [t for t, p in problem.placements if p.in_l1]
+    if in_l1:
+        raise ConfigError(f"ttnn's default for {problem.program.name} runs on DRAM-interleaved tensors; "
+                          f"{', '.join(in_l1)} is in L1 (--memory)")
+    grid = (hw.grid.columns, hw.grid.rows)
+    unit: Literal["tile", "tile row"]
+    if family == ELEMENTWISE.name:  # every output tile, flattened row-major, one tile per cycle
+        est = analyse_elementwise(problem.program)
+        group, streamed = "*".join(est.dims), est.streamed
+        units = math.prod(problem.tiles(d) for d in est.dims)
+        (op, program), unit, block = _elementwise_op(problem), "tile", "block"
+    else:  # every tile row, whole rows per core, one row at a time
+        rst = analyse_row_reduction(problem.program)
+        group, streamed, units = rst.rows_dim, rst.streamed, problem.tiles(rst.rows_dim)
+        (op, program), unit, block = _row_reduction_op(problem), "tile row", "block_h"
+    candidate = Candidate(axes=(("xy", group),), comms=tuple((t, Comm.dram) for t in streamed))
+    per_core, used, (gx, gy) = work_split(units, grid)
+    default = TtnnDefaultOp(op=op, program=program, compute_with_storage_grid_size=grid, unit=unit, units=units,
+                            per_core=per_core, cores=used)
+    return default, candidate, {"grid_x": gx, "grid_y": gy, f"per_core_{group}": per_core, block: 1}
+
+
+def evaluate_interleaved_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, Evaluated]:
+    """ttnn's default for an element-wise or row-reduction ``problem`` and the referee's evaluation of it
+    (a ``conflict`` naming the violated constraints when the model finds it illegal, e.g. a row too wide
+    for L1): module docstring."""
+    default, candidate, values = ttnn_default_op(hw, problem)
+    schedule = build_schedule(hw, problem, candidate)
+    depth = ELEMENTWISE_BUFFER_TILES if default.unit == "tile" else ROW_REDUCTION_BUFFER_BLOCKS
+    streams = {f"{t}_buffer_depth" for t, _ in candidate.comms}
+    values |= {p: depth for p in schedule.param_names if p in streams}
+    return default, evaluate_values(schedule, values)
