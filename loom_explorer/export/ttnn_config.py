@@ -47,6 +47,8 @@ from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Placement, Problem
 from loom_explorer.program.attention import ATTENTION, analyse_attention
 from loom_explorer.program.contraction import CONTRACTION, Contraction, analyse_contraction
+from loom_explorer.program.elementwise import ELEMENTWISE
+from loom_explorer.program.row_reduction import ROW_REDUCTION
 from loom_explorer.program.structure import analyse_program, program_family
 
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
@@ -244,10 +246,24 @@ class _TtnnOp:
 def _op(problem: Problem) -> _TtnnOp:
     """The TTNN op of ``problem``'s kernel family (``_OPS``); ExportError when TTNN export has none."""
     analyse_program(problem.program)  # a malformed program is reported by its family's analysis
-    op = _OPS.get(program_family(problem.program).name)
+    family = program_family(problem.program).name
+    op = _OPS.get(family)
     if op is None:
-        raise ExportError(f"TTNN export covers GEMM and SDPA so far; {problem.program.name} is neither")
+        raise ExportError(f"TTNN export covers GEMM and SDPA so far; {problem.program.name} is neither"
+                          + _NO_CONFIG.get(family, ""))
     return op
+
+
+# why a family TTNN runs has no program config to export yet (``predict --ttnn-default`` costs ttnn's own choice)
+_NO_CONFIG = {
+    ELEMENTWISE.name: (": ttnn's element-wise ops take no program config on interleaved tensors (they deal the "
+                       "tiles over the whole grid themselves; `predict --ttnn-default` costs that), and the "
+                       "sharded memory configs that would pin this schedule's layout are not written yet"),
+    ROW_REDUCTION.name: (": ttnn.softmax, rms_norm and layer_norm take no grid or block on interleaved tensors "
+                         "(LayerNormDefaultProgramConfig / SoftmaxDefaultProgramConfig: a tile row at a time over "
+                         "the whole grid; `predict --ttnn-default` costs that), and the sharded program configs "
+                         "(LayerNormShardedMultiCoreProgramConfig) for L1-sharded inputs are not written yet"),
+}
 
 
 # the kernel families TTNN export maps to a TTNN op, by name (``program/structure.py``)

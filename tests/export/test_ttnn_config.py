@@ -188,3 +188,17 @@ def test_the_file_builds_every_ttnn_object_before_opening_the_device(gemm) -> No
     assert {"build", "host_inputs", "upload", "op", "expected", "main"} <= set(functions)
     calls = [ast.unparse(n.func) for n in ast.walk(functions["main"]) if isinstance(n, ast.Call)]
     assert calls.index("ttnn.open_device") > max(calls.index("build"), calls.index("host_inputs"))
+
+
+@pytest.mark.parametrize(("kernel", "shape", "says"), [
+    ("rmsnorm", "H=32,W=4096", "ttnn.softmax, rms_norm and layer_norm take no grid or block on interleaved tensors"),
+    ("binary", "H=64,W=64", "ttnn's element-wise ops take no program config on interleaved tensors"),
+])
+def test_the_new_families_say_why_there_is_no_ttnn_config(tmp_path, capsys, kernel: str, shape: str,  # type: ignore[no-untyped-def]
+                                                         says: str) -> None:
+    out = tmp_path / "ttnn.py"
+    assert main(["export", kernel, "--hw", "wormhole_n150", "--shape", shape, "--format", "ttnn", "-o",
+                 str(out)]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "predict --ttnn-default" in err
+    assert not out.exists()
