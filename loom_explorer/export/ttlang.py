@@ -47,7 +47,15 @@ from loom_explorer.export.ttlang_attention import (
     attention_source,
     attention_unsupported,
 )
-from loom_explorer.export.ttlang_common import footer, header, pipe_helpers, pipes, receive_send, thread_body
+from loom_explorer.export.ttlang_common import (
+    HOST_HELPERS,
+    footer,
+    header,
+    pipe_helpers,
+    pipes,
+    receive_send,
+    thread_body,
+)
 from loom_explorer.export.ttlang_elementwise import elementwise_source, elementwise_unsupported
 from loom_explorer.export.ttlang_row_reduction import row_reduction_source, row_reduction_unsupported
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
@@ -266,7 +274,7 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     partial_blocks = partial_block_count(cores_along(k))
     elements = dict(problem.shape)
     return _TEMPLATE.format(
-        header=header(built, doc), kernel=problem.program.name, footer=footer(doc),
+        header=header(built, doc), kernel=problem.program.name, footer=footer(doc), host_helpers=HOST_HELPERS,
         a=a, b=b, out=out, m=m, n=n, k=k, gx=gx, gy=gy, pm=pm, pn=pn, pk=pk, obh=obh,
         obw=obw, ibw=ibw, da=v[f"{a}_buffer_depth"], db=v[f"{b}_buffer_depth"], working=len(working),
         cores_k=cores_along(k), m_el=elements[m], n_el=elements[n], k_el=elements[k],
@@ -332,24 +340,12 @@ def {kernel}_kernel({a}, {b}, {out}):
 KERNEL = {kernel}_kernel
 
 
-def to_device(tensor, device):
-    return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
-                           memory_config=ttnn.DRAM_MEMORY_CONFIG)
-
-
-def padded(rows, cols, fill_rows, fill_cols):
-    """Random values in the problem's part, zeros in the padding."""
-    t = torch.zeros((rows, cols), dtype=torch.bfloat16)
-    t[:fill_rows, :fill_cols] = torch.randn((fill_rows, fill_cols), dtype=torch.bfloat16)
-    return t
-
-
-def kernel_arguments():
+{host_helpers}def kernel_arguments():
     """The host tensors KERNEL takes, in order: {a} and {b} (seeded random values in the problem's part,
     zeros in the padding) and {out} (zeros)."""
     torch.manual_seed(0)
-    {a}_host = padded({m}_PAD, {k}_PAD, {m}, {k})
-    {b}_host = padded({k}_PAD, {n}_PAD, {k}, {n})
+    {a}_host = normal({m}_PAD, {k}_PAD, {m}, {k})
+    {b}_host = normal({k}_PAD, {n}_PAD, {k}, {n})
     return [{a}_host, {b}_host, torch.zeros(({m}_PAD, {n}_PAD), dtype=torch.bfloat16)]
 
 

@@ -129,7 +129,7 @@ if hasattr(ttl, "block"):
 '''
 
 
-# The host side's device transfer and seeded input draws (element-wise and row-reduction kernel files).
+# The host side's device transfer and seeded input draws (GEMM, element-wise and row-reduction kernel files).
 HOST_HELPERS = '''\
 def to_device(tensor, device):
     return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
