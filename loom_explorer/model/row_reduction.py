@@ -116,6 +116,12 @@ class RowReductionQuantities(GridQuantities):
     def block_tiles(self, tensor: str) -> Expr:
         return self.tiles(tensor)
 
+    def resident_tiles(self, tensor: str) -> Expr:
+        """Tiles of an L1-resident tensor one core holds: its share of the tensor's dimensions."""
+        rows = self.share(self.st.rows_dim)
+        return {"rows": mul(rows, self.cols), "col": rows, "row": self.cols,
+                "scalar": const(1)}[self.st.kind(tensor)]
+
     @property
     def per_block(self) -> tuple[str, ...]:
         """Inputs read every block: the rows inputs and the column vectors."""
@@ -193,18 +199,25 @@ def row_reduction_flows(q: RowReductionQuantities) -> list[TrafficFlow]:
 
 
 def row_reduction_buffers(q: RowReductionQuantities) -> list[L1Buffer]:
-    """Per core: each input's circular buffer (``depth`` blocks; a row vector's or scalar's tiles, held); a
-    block per version of each intermediate (each pass stores a new one), two of an output; a scaler tile
+    """Per core: each input's circular buffer (``depth`` blocks; a row vector's or scalar's tiles, held), or
+    its resident shard when it lives in L1; a block per version of each intermediate (each pass stores a new
+    one), two of an output (its shard when it lives in L1); a scaler tile
     per kind of reduction (ones; ``1/W`` for a mean); with split columns, ``(R*g + 5)*block_h`` tiles for
     ``R`` reductions (module docstring of ``export/ttlang_row_reduction.py``: every core's, as every count
     is the slowest core's)."""
     out: list[L1Buffer] = []
     for t in q.streamed:
-        if t in q.per_block:
+        if q.problem.placement(t).in_l1:
+            out.append(L1Buffer(f"{t}_shard", mul(q.resident_tiles(t), q.tile_bytes(t)), f"{t} resident shard"))
+        elif t in q.per_block:
             out.append(L1Buffer(t, mul(q.depth[t], q.tiles(t), q.tile_bytes(t)), f"{t} circular buffer"))
         else:
             out.append(L1Buffer(t, mul(q.tiles(t), q.tile_bytes(t)), f"{t}, held for the whole kernel"))
     for p in q.st.passes:
+        if p.tensor in q.st.outputs and q.problem.placement(p.tensor).in_l1:
+            out.append(L1Buffer(f"{p.tensor}_shard", mul(q.resident_tiles(p.tensor), q.tile_bytes(p.tensor)),
+                                f"{p.tensor} shard (lives in L1)"))
+            continue
         blocks = 2 if p.tensor in q.st.outputs else 1
         out.append(L1Buffer(f"{p.tensor}{p.version}", mul(blocks, q.tiles(p.tensor), q.tile_bytes(p.tensor)),
                             f"{p.tensor}, version {p.version}{' (double-buffered)' if blocks == 2 else ''}"))

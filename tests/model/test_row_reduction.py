@@ -13,7 +13,8 @@ from loom_explorer.brute import brute_force
 from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
-from loom_explorer.problem import make_problem
+from loom_explorer.model.expr import evaluate
+from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import ProgramStructureError, analyse_program, load_program, program_family
 from loom_explorer.program.dsl import Dim, Eltwise, Reduce, Tensor, TileProgram
 from loom_explorer.solve.solver import Session, SolveOptions
@@ -142,3 +143,22 @@ def test_the_shape_decides_whether_rows_stay_whole() -> None:
         prefill[layout] = min(prefill.get(layout, r.solution.latency_cycles), r.solution.latency_cycles)
     best = min(prefill.values())
     assert prefill["W@xy"] > 2 * best and prefill["H@xy"] < 1.05 * best, prefill
+
+
+def test_an_l1_sharded_input_is_held_whole_and_never_read_from_dram() -> None:
+    """rmsnorm with x width-sharded in L1 (TTNN's sharded norm): each core holds its 2 x 8 tiles of x for
+    the whole kernel, reads none of them from DRAM, and still gathers the reduction (two blocks of one
+    tile row: three partials into core 0 for each)."""
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("rmsnorm"), "H=64,W=1024", placements={"x": Placement.l1_width})
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == "W@xy|x=local,gamma=dram,eps=dram")
+    schedule = build_schedule(hw, problem, candidate)
+    values = {"grid_x": 4, "grid_y": 1, "per_core_W": 8, "block_h": 1, "x_buffer_depth": 2}
+    verdict = referee(schedule, values)
+    assert verdict.legal and verdict.solution is not None
+    buffers = {b.name: b for b in schedule.l1_buffers}
+    assert "x_shard" in buffers and "x" not in buffers
+    assert evaluate(buffers["x_shard"].bytes_expr, values) == 2 * 8 * 2048  # both tile rows of its 8 columns, bf16
+    traffic = tile_traffic(hw, problem, schedule_transfers(hw, schedule, values))
+    assert "x" not in traffic.dram_read_tiles and traffic.dram_written_tiles == {"y": 64}
+    assert traffic.pipe_received_tiles == {(0, 0): 2 * 3, (1, 0): 2, (2, 0): 2, (3, 0): 2}
