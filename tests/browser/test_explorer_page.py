@@ -101,6 +101,20 @@ def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, s
     page.page.screenshot(path=str(screenshots / "explorer_attention.png"), full_page=True)
 
 
+def test_switching_the_kernel_to_a_norm(explorer: tuple[ExplorerPage, str]) -> None:
+    """A row reduction in the explorer: its example shape, its parameters, and a chip drawing with the
+    reduction's gathers and multicasts on the links."""
+    page, url = explorer
+    page.open(url + SMALL)
+    page.choose(".in-kernel", "rmsnorm")
+    page.page.locator(".params").get_by_text("block_h", exact=True).first.wait_for(timeout=120_000)
+    page.wait_solved()
+    assert page.page.locator(".in-shape input").input_value() == "H=2048,W=4096"
+    counts = page.grid_counts()
+    assert counts["tiles"] > 0 and counts["links"] > 0
+    assert "gathered" in page.text(".summary")
+
+
 def test_measure_panel_runs_the_schedule_in_the_simulator(explorer, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("LOOM_EXPLORER_STORE", str(tmp_path / "results.sqlite"))  # the server runs in this process
     page, url = explorer
