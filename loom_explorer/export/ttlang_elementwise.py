@@ -29,6 +29,7 @@ tile (TTNN's broadcast operands).
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterable
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
@@ -58,6 +59,9 @@ SFPU_OPS = {"relu": "torch.relu", "gelu": "torch.nn.functional.gelu", "silu": "t
 """The SFPU ops the writer knows (``ttl.math.<op>`` in both the compiler and the simulator), with torch's
 function for the reference."""
 
+TTL_FUNCTIONS = {name: f"ttl.math.{name}" for name in SFPU_OPS}
+"""The SFPU ops as the kernel calls them."""
+
 POSITIVE_DOMAIN = {"recip", "sqrt", "rsqrt", "log"}
 """Ops whose inputs the host draws from ``[0.5, 2)`` instead of a normal distribution."""
 
@@ -69,23 +73,36 @@ RESERVED = {*COORDS, "ttl", "ttnn", "torch", "json", "math", "step", "tile", "fi
 """Names the kernel file's own code uses: a tensor so named is refused (the simulator traces tensors by name)."""
 
 
-def _op_name(problem: Problem, op: Eltwise) -> str:
+def op_name(problem: Problem, op: Eltwise) -> str:
+    """The function ``op`` applies: its own name, or the problem's activation for ``activation``."""
     return (problem.activation or "") if op.op == "activation" else op.op
 
 
-def elementwise_unsupported(problem: Problem) -> str | None:
-    """Why the writer cannot express ``problem`` (None: it can)."""
-    st = analyse_elementwise(problem.program)
-    clash = sorted(t.name for t in problem.program.tensors if t.name in RESERVED or t.name.endswith(("_dfb", "_blk",
-                                                                                                     "_net", "_host")))
-    if clash:
-        return (f"TT-Lang export names its own variables {', '.join(sorted(RESERVED))} and *_dfb/_blk/_net/_host; "
-                f"rename tensor {', '.join(clash)}")
-    off = [t.name for t in problem.program.tensors if t.optional and not problem.is_enabled(t.name)]
-    if off:
-        return f"TT-Lang export writes every input of an element-wise program; {', '.join(off)} is off"
-    for op in st.ops:
-        name = _op_name(problem, op)
+def op_expression(problem: Problem, op: Eltwise, value: str, operand: str, functions: dict[str, str]) -> str:
+    """``value`` after ``op``, as source text: an FPU op combines it with ``operand`` (``FPU_OPS``); an SFPU op
+    applies ``functions[op]`` to ``operand``, or to ``value`` when the op names none (``operand`` empty)."""
+    name = op_name(problem, op)
+    if op.unit == "fpu":
+        return f"({value} {FPU_OPS[name]} {operand})"
+    return f"{functions[name]}({operand or value})"
+
+
+def reserved_name_reason(problem: Problem, suffixes: tuple[str, ...], digits: bool = False) -> str | None:
+    """Why a tensor's name collides with the kernel file's own (``RESERVED``, a name ending in one of
+    ``suffixes`` or, with ``digits``, in a digit); None when none does."""
+    clash = sorted(t.name for t in problem.program.tensors if t.name in RESERVED or t.name.endswith(suffixes)
+                   or (digits and t.name[-1:].isdigit()))
+    if not clash:
+        return None
+    return (f"TT-Lang export names its own variables {', '.join(sorted(RESERVED))} and "
+            f"*{'/'.join(suffixes)}{' and names ending in a digit' if digits else ''}; "
+            f"rename tensor {', '.join(clash)}")
+
+
+def unknown_op_reason(problem: Problem, ops: Iterable[Eltwise]) -> str | None:
+    """Why an op has no TT-Lang form here (``FPU_OPS``, ``SFPU_OPS``); None when every op has one."""
+    for op in ops:
+        name = op_name(problem, op)
         known = FPU_OPS if op.unit == "fpu" else SFPU_OPS
         if name not in known:
             return (f"TT-Lang export writes {op.unit.upper()} ops {', '.join(sorted(known))}; {problem.program.name} "
@@ -93,6 +110,18 @@ def elementwise_unsupported(problem: Problem) -> str | None:
         if op.unit == "fpu" and op.operand is None:
             return f"the FPU op {name} on {op.tensor} names no operand to combine with"
     return None
+
+
+def elementwise_unsupported(problem: Problem) -> str | None:
+    """Why the writer cannot express ``problem`` (None: it can)."""
+    st = analyse_elementwise(problem.program)
+    clash = reserved_name_reason(problem, ("_dfb", "_blk", "_net", "_host"))
+    if clash:
+        return clash
+    off = [t.name for t in problem.program.tensors if t.optional and not problem.is_enabled(t.name)]
+    if off:
+        return f"TT-Lang export writes every input of an element-wise program; {', '.join(off)} is off"
+    return unknown_op_reason(problem, st.ops)
 
 
 def _kind(st: Elementwise, t: str) -> str:
@@ -106,26 +135,19 @@ def _kind(st: Elementwise, t: str) -> str:
     return "row" if dims == (st.dims[1],) else "col"
 
 
-def _expressions(problem: Problem, st: Elementwise, operand: dict[str, str], fn: dict[str, str],
-                 fpu: dict[str, str]) -> dict[str, str]:
+def _expressions(problem: Problem, st: Elementwise, operand: dict[str, str], fn: dict[str, str]) -> dict[str, str]:
     """Each output's expression: the ops in order on its running value (module docstring). ``operand``: how
-    an input (or an earlier output) reads; ``fn``: an SFPU op's function name; ``fpu``: an FPU op's
-    operator."""
+    an input (or an earlier output) reads; ``fn``: an SFPU op's function name."""
     named = {t for op in st.ops for t in (op.operand, op.source) if t}
     start = next((operand[t.name] for t in problem.program.inputs if t.name not in named), None)
     values: dict[str, str] = {}
     for op in st.ops:
-        name = _op_name(problem, op)
         current = values.get(op.tensor, operand[op.source] if op.source else start)
         other = operand.get(op.operand or "", values.get(op.operand or "", ""))
-        if op.unit == "fpu":
-            values[op.tensor] = f"({current} {fpu[name]} {other})"
-        else:
-            arg = other or current
-            if arg is None:
-                raise ExportError(f"op {name} on {op.tensor} has no value to apply to (no operand, no input "
-                                  "left unnamed)")
-            values[op.tensor] = f"{fn[name]}({arg})"
+        if current is None and (op.unit == "fpu" or not other):
+            raise ExportError(f"op {op_name(problem, op)} on {op.tensor} has no value to apply to (no source, "
+                              "no input left unnamed)")
+        values[op.tensor] = op_expression(problem, op, current or "", other, fn)
     missing = [t for t in st.outputs if t not in values]
     if missing:
         raise ExportError(f"no op computes output {', '.join(missing)}")
@@ -251,7 +273,7 @@ class _Writer:
         for t in self.inputs:
             d = dims[_kind(self.st, t)]
             operand[t] = f"{t}_blk" if d is None else f"ttl.math.broadcast({t}_blk, {first_out}, dims={d})"
-        exprs = _expressions(self.problem, self.st, operand, {k: f"ttl.math.{k}" for k in SFPU_OPS}, FPU_OPS)
+        exprs = _expressions(self.problem, self.st, operand, TTL_FUNCTIONS)
         scalars = [t for t in self.inputs if _kind(self.st, t) == "scalar"]
         streamed = [t for t in self.inputs if t not in scalars]
         waits = [f"{t}_dfb.wait() as {t}_blk" for t in streamed] + \
@@ -267,7 +289,7 @@ class _Writer:
     # ------------------------------------------------------------------ host side
     def _host(self) -> tuple[str, str, str]:
         """(the host tensors' construction, the reference's operands, the kernel's argument list)."""
-        positive = any(_op_name(self.problem, op) in POSITIVE_DOMAIN for op in self.st.ops)
+        positive = any(op_name(self.problem, op) in POSITIVE_DOMAIN for op in self.st.ops)
         draw = "positive" if positive else "normal"
         build, ref = [], {}
         for t in self.inputs:
@@ -279,7 +301,7 @@ class _Writer:
             ref[t] = f"{t}_host.float()[:{fill[0]}, :{fill[1]}]"
         for t in self.st.outputs:
             build.append(f"{t}_host = torch.zeros((ROWS_PAD, COLS_PAD), dtype=torch.bfloat16)")
-        exprs = _expressions(self.problem, self.st, ref, SFPU_OPS, FPU_OPS)
+        exprs = _expressions(self.problem, self.st, ref, SFPU_OPS)
         reference = "\n    ".join(f"expected_{t} = {e}" for t, e in exprs.items())
         args = ", ".join(f"{t}_host" for t in [*self.inputs, *self.st.outputs])
         return "\n    ".join(build), reference, args

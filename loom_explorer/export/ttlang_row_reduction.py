@@ -41,7 +41,16 @@ from loom_explorer.export.ttlang_common import (
     receive_send,
     thread_body,
 )
-from loom_explorer.export.ttlang_elementwise import COORDS, FPU_OPS, POSITIVE_DOMAIN, RESERVED, SFPU_OPS
+from loom_explorer.export.ttlang_elementwise import (
+    COORDS,
+    POSITIVE_DOMAIN,
+    SFPU_OPS,
+    TTL_FUNCTIONS,
+    op_expression,
+    op_name,
+    reserved_name_reason,
+    unknown_op_reason,
+)
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
@@ -57,27 +66,15 @@ _GATHER = {
 }
 
 
-def _op_name(problem: Problem, op: Eltwise) -> str:
-    return (problem.activation or "") if op.op == "activation" else op.op
-
-
 def row_reduction_unsupported(problem: Problem, values: dict[str, int] | None = None,
                               split_cores: int = 1) -> str | None:
     """Why the writer cannot express ``problem`` (with the schedule's ``values`` and the cores its columns are
     split over, when known); None: it can."""
     st = analyse_row_reduction(problem.program)
-    clash = sorted(t.name for t in problem.program.tensors if t.name in RESERVED or t.name.endswith(
-        ("_dfb", "_blk", "_net", "_host", "_out")) or t.name[-1:].isdigit())
-    if clash:
-        return (f"TT-Lang export names its own variables {', '.join(sorted(RESERVED))}, *_dfb/_blk/_net/_host/_out "
-                f"and names ending in a digit; rename tensor {', '.join(clash)}")
-    for op in st.ops:
-        if isinstance(op, Eltwise):
-            name = _op_name(problem, op)
-            known = FPU_OPS if op.unit == "fpu" else SFPU_OPS
-            if name not in known:
-                return (f"TT-Lang export writes {op.unit.upper()} ops {', '.join(sorted(known))}; "
-                        f"{problem.program.name} uses {name!r}")
+    why = reserved_name_reason(problem, ("_dfb", "_blk", "_net", "_host", "_out"), digits=True) or \
+        unknown_op_reason(problem, (op for op in st.ops if isinstance(op, Eltwise)))
+    if why:
+        return why
     written = [p.tensor for p in st.passes]
     for t in st.outputs:
         if written.count(t) > 1 or any(t in (op.operand, op.source) for op in st.ops if isinstance(op, Eltwise)) \
@@ -288,11 +285,8 @@ class _Writer:
             else:
                 value = env[p.ops[0].source] if p.version == 1 and p.ops[0].source else env[p.tensor]
                 for op in p.ops:
-                    name = _op_name(self.problem, op)
-                    if op.unit == "fpu":
-                        value = f"({value} {FPU_OPS[name]} {self._operand(op.operand or '', env, out)})"
-                    else:
-                        value = f"ttl.math.{name}({self._operand(op.operand, env, out) if op.operand else value})"
+                    operand = self._operand(op.operand, env, out) if op.operand else ""
+                    value = op_expression(self.problem, op, value, operand, TTL_FUNCTIONS)
                 emit(f"with {buf}_dfb.reserve() as {out}:\n    {out}.store({value})")
             if p.tensor not in self.st.outputs:
                 emit(f"with {buf}_dfb.wait() as {p.tensor}{p.version}_blk:")
@@ -321,7 +315,7 @@ class _Writer:
 
     # ------------------------------------------------------------------ host side
     def _host(self) -> tuple[str, str, str]:
-        positive = any(isinstance(op, Eltwise) and _op_name(self.problem, op) in POSITIVE_DOMAIN
+        positive = any(isinstance(op, Eltwise) and op_name(self.problem, op) in POSITIVE_DOMAIN
                        and (op.operand in self.inputs or op.source in self.inputs) for op in self.st.ops)
         rows_pad = "ROWS_PAD"
         build, env = [], {}
@@ -344,11 +338,7 @@ class _Writer:
             else:
                 value = env[p.ops[0].source] if p.version == 1 and p.ops[0].source else p.tensor
                 for op in p.ops:
-                    name = _op_name(self.problem, op)
-                    if op.unit == "fpu":
-                        value = f"({value} {FPU_OPS[name]} {env[op.operand or '']})"
-                    else:
-                        value = f"{SFPU_OPS[name]}({env[op.operand] if op.operand else value})"
+                    value = op_expression(self.problem, op, value, env[op.operand] if op.operand else "", SFPU_OPS)
                 lines.append(f"{p.tensor} = {value}")
             env[p.tensor] = p.tensor
         reference = "\n    ".join(lines + [f"expected_{t} = {t}" for t in self.st.outputs])
