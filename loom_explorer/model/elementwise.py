@@ -51,16 +51,14 @@ from typing import TYPE_CHECKING
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.domain import Domain
-from loom_explorer.model.dram_reads import dram_readers, reads_dram
-from loom_explorer.model.expr import Expr, Var, ceil_div, ceil_rate, const, maximum, mul, total
+from loom_explorer.model.expr import Expr, Var, ceil_div, const, mul, total
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.latency import (
     block_bytes,
-    chip_read_cycles,
     eltwise_op_cycles,
-    multicast_cycles,
-    read_cycles,
-    single_buffered,
+    one_reader_step,
+    read_once_cycles,
+    streamed_dram_read_bytes,
     write_transfer_cycles,
 )
 from loom_explorer.model.quantities import (
@@ -251,16 +249,12 @@ def elementwise_latency_terms(q: ElementwiseQuantities, step_links: Sequence[Lin
     """The objective, its named terms and a lower bound (module docstring); the lower bound takes the
     compute floor ``T * c_tile`` for ``n * step`` (valid: ``step >= compute`` and ``n * B = T``)."""
     hw = q.hw
-    reads = {t: read_cycles(q, t) + multicast_cycles(q, t) for t in q.per_block}
     c_tile = tile_cycles(hw, q.problem, q.st)
     compute = mul(q.block, c_tile)
-    exposed = total(mul(single_buffered(q, t), reads[t]) for t in q.per_block)
     write_block = total(write_transfer_cycles(q, t, q.block, write_links) for t in q.dram_outputs)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step = maximum(compute + exposed, total(reads.values()), write_block, chip_read_cycles(q, q.per_block), *links)
-    held = total((ceil_rate(q.tile_bytes(t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
-                  if reads_dram(q, t) else 0) + multicast_cycles(q, t) for t in q.st.scalars)
-    fill = total(reads.values()) + held
+    step, reads = one_reader_step(q, compute, q.per_block, write_block, links)
+    fill = reads + read_once_cycles(q, q.st.scalars)
     drain = write_block + (hw.dram.write_latency_cycles if q.dram_outputs else 0)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
@@ -277,8 +271,7 @@ def elementwise_latency_terms(q: ElementwiseQuantities, step_links: Sequence[Lin
 
 def elementwise_dram_read_bytes(q: ElementwiseQuantities) -> Expr:
     """Bytes read from DRAM by all cores: streamed inputs block by block, a scalar once per reader."""
-    return total(mul(dram_readers(q, t), q.blocks if t in q.per_block else 1, block_bytes(q, t))
-                 for t in q.streamed)
+    return streamed_dram_read_bytes(q, q.blocks, q.per_block)
 
 
 def elementwise_work(hw: HardwareSpec, problem: Problem) -> tuple[int, int]:

@@ -135,6 +135,32 @@ def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...], 
     return maximum(compute + exposed, *streaming, chip_read_cycles(q, tensors), *links)
 
 
+def one_reader_step(q: GridQuantities, busy: Expr, tensors: Sequence[str], write_block: Expr,
+                    links: Sequence[Expr] = ()) -> tuple[Expr, Expr]:
+    """(one step, its reads) of a kernel whose one reader thread reads ``tensors`` one after the other every
+    step (the element-wise and row-reduction families), while the compute is ``busy``:
+
+        reads = sum_X (read_X + mcast_X)
+        step  = max(busy + sum_{X: depth_X = 1} (read_X + mcast_X), reads, write_block, chip, link_f...)"""
+    dm = {t: read_cycles(q, t) + multicast_cycles(q, t) for t in tensors}
+    reads = total(dm.values())
+    exposed = total(mul(single_buffered(q, t), dm[t]) for t in tensors)
+    return maximum(busy + exposed, reads, write_block, chip_read_cycles(q, tensors), *links), reads
+
+
+def read_once_cycles(q: GridQuantities, tensors: Sequence[str]) -> Expr:
+    """``sum_X (ceil(B_X / r_core) + L_read + mcast_X)``: inputs each core reads once, before its first step
+    (no DRAM term for an input the core does not read from DRAM)."""
+    dram = q.hw.dram
+    return total((ceil_rate(block_bytes(q, t), dram.core_read_bytes_per_cycle) + dram.read_latency_cycles
+                  if reads_dram(q, t) else 0) + multicast_cycles(q, t) for t in tensors)
+
+
+def streamed_dram_read_bytes(q: GridQuantities, steps: Expr, per_step: Sequence[str]) -> Expr:
+    """Bytes read from DRAM by all cores: the inputs in ``per_step`` once per step, the others once."""
+    return total(mul(dram_readers(q, t), steps if t in per_step else 1, block_bytes(q, t)) for t in q.streamed)
+
+
 def single_buffered(q: GridQuantities, tensor: str) -> Expr:
     """1 when ``tensor``'s circular buffer holds one block (its transfer cannot overlap compute), else 0."""
     return select(q.depth[tensor], {v: int(v == 1) for v in q.depth[tensor].values})

@@ -57,16 +57,15 @@ from typing import TYPE_CHECKING
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.domain import Domain
-from loom_explorer.model.dram_reads import dram_readers, reads_dram
-from loom_explorer.model.expr import Expr, Var, ceil_div, ceil_rate, const, maximum, mul, total
+from loom_explorer.model.dram_reads import reads_dram
+from loom_explorer.model.expr import Expr, Var, ceil_div, ceil_rate, const, mul, total
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.latency import (
     block_bytes,
-    chip_read_cycles,
     eltwise_op_cycles,
-    multicast_cycles,
-    read_cycles,
-    single_buffered,
+    one_reader_step,
+    read_once_cycles,
+    streamed_dram_read_bytes,
     write_transfer_cycles,
 )
 from loom_explorer.model.quantities import (
@@ -264,16 +263,12 @@ def row_reduction_latency_terms(q: RowReductionQuantities, step_links: Sequence[
     """The objective, its named terms and a lower bound (module docstring); the lower bound drops
     ``data_movement`` (``step >= compute + rounds``)."""
     hw = q.hw
-    reads = {t: read_cycles(q, t) + multicast_cycles(q, t) for t in q.per_block}
     compute = total(mul(q.tiles(t), cycles) for t, cycles in passes(hw, q.problem, q.st))
     rounds = mul(len(q.st.reductions), gather_round_cycles(q))
-    exposed = total(mul(single_buffered(q, t), reads[t]) for t in q.per_block)
     write_block = total(write_transfer_cycles(q, t, q.tiles(t), write_links) for t in q.dram_outputs)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step = maximum(compute + rounds + exposed, total(reads.values()), write_block,
-                   chip_read_cycles(q, q.per_block), *links)
-    held = total((ceil_rate(block_bytes(q, t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
-                  if reads_dram(q, t) else 0) + multicast_cycles(q, t) for t in q.once)
+    step, _ = one_reader_step(q, compute + rounds, q.per_block, write_block, links)
+    held = read_once_cycles(q, q.once)
     first = total(ceil_rate(q.tile_bytes(t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
                   for t in q.per_block if reads_dram(q, t))
     fill = first + held
@@ -296,9 +291,8 @@ def row_reduction_latency_terms(q: RowReductionQuantities, step_links: Sequence[
 
 
 def row_reduction_dram_read_bytes(q: RowReductionQuantities) -> Expr:
-    """Bytes read from DRAM by all cores."""
-    return total(mul(dram_readers(q, t), q.blocks if t in q.per_block else 1, block_bytes(q, t))
-                 for t in q.streamed)
+    """Bytes read from DRAM by all cores: inputs read every block once per block, the others once."""
+    return streamed_dram_read_bytes(q, q.blocks, q.per_block)
 
 
 def row_reduction_work(hw: HardwareSpec, problem: Problem) -> tuple[int, int]:
