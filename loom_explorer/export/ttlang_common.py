@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import re
 import textwrap
+from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.schedule import SymbolicSchedule
+
+COORDS = ("cx", "cy")
+"""The names of a core's grid column and row in the element-wise and row-reduction kernels (``x`` and ``y``
+are common tensor names)."""
 
 TTNN_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.bfloat8_b: "bfloat8_b",
                DataFormat.bfloat4_b: "bfloat4_b", DataFormat.float32: "float32"}
@@ -41,6 +47,40 @@ def footer(doc: ScheduleDocument) -> str:
     """The embedded schedule document (``loom-explorer verify`` reads it) and the main guard."""
     return ("# The schedule this file was exported from (loom-explorer's schedule JSON, schema_version 1).\n"
             f'LOOM_SCHEDULE = r"""\n{doc.to_json()}"""\n\nif __name__ == "__main__":\n    main()\n')
+
+
+@dataclass(frozen=True, slots=True)
+class CoreShares:
+    """Where a schedule puts each dimension of a rows x columns program on the cores it uses (``working``,
+    numbered row by row on a 1-D layout): the grid axis that carries the dimension, how many cores are
+    along it, each core's share and the padded extent the shares cover (tiles)."""
+
+    schedule: SymbolicSchedule
+    values: dict[str, int]
+    working: list[tuple[int, int]]
+
+    def axis(self, dim: str) -> str | None:
+        return next((a for a, d in self.schedule.candidate.axes if d == dim), None)
+
+    def cores_along(self, dim: str) -> int:
+        """Cores along the axis that carries ``dim`` (1 when none does)."""
+        v = self.values
+        return {"x": v["grid_x"], "y": v["grid_y"], "xy": len(self.working), None: 1}[self.axis(dim)]
+
+    def share(self, dim: str) -> int:
+        """A core's tiles of ``dim``: ``per_core_<dim>``, or all of it on no axis."""
+        return self.values[f"per_core_{dim}"] if self.axis(dim) else self.schedule.problem.tiles(dim)
+
+    def padded(self, dim: str) -> int:
+        """Tiles of ``dim`` the cores' whole shares cover (the host pads the tensors to them)."""
+        return self.cores_along(dim) * self.share(dim)
+
+    def origin(self, dim: str, name: str, share: str) -> str:
+        """The statement giving a core its first tile of ``dim`` (``name = index * share``)."""
+        cx, cy = COORDS
+        index = {"x": cx, "y": cy, "xy": f"({cy} * GRID_X + {cx})"}.get(self.axis(dim) or "")
+        return f"{name} = {index} * {share}" if index else \
+            f"{name} = 0  # {dim} is not spread: every core takes all of it"
 
 
 def pipe_helpers(tensor: str, blk: str, comm: Comm) -> str:

@@ -34,9 +34,11 @@ from collections.abc import Iterable
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.export.ttlang_common import (
+    COORDS,
     DATAFLOW_TEMPLATE,
     HOST_HELPERS,
     SIM_ADAPTER,
+    CoreShares,
     footer,
     header,
     pipe_helpers,
@@ -64,9 +66,6 @@ TTL_FUNCTIONS = {name: f"ttl.math.{name}" for name in SFPU_OPS}
 
 POSITIVE_DOMAIN = {"recip", "sqrt", "rsqrt", "log"}
 """Ops whose inputs the host draws from ``[0.5, 2)`` instead of a normal distribution."""
-
-COORDS = ("cx", "cy")
-"""The names of a core's grid column and row in the kernel (``x`` and ``y`` are common tensor names)."""
 
 RESERVED = {*COORDS, "ttl", "ttnn", "torch", "json", "math", "step", "tile", "first_tile", "tile_index", "row",
             "col", "r0", "c0", "br", "bc", "device", "arguments", "pcc"}
@@ -175,29 +174,14 @@ class _Writer:
         self.working = used_cores(built.schedule, v)
         self.rows, self.cols = st.dims
         self.inputs = [t for t, _ in self.cand.comms]
-
-    # ------------------------------------------------------------------ geometry
-    def _index(self, carried: str) -> str:
-        axis = next(a for a, c in self.cand.axes if c == carried)
-        return {"x": "cx", "y": "cy", "xy": "(cy * GRID_X + cx)"}[axis]
-
-    def _cores_along(self, carried: str) -> int:
-        axis = next(a for a, c in self.cand.axes if c == carried)
-        return {"x": self.v["grid_x"], "y": self.v["grid_y"], "xy": len(self.working)}[axis]
-
-    def _share(self, dim: str) -> int:
-        return self.v[f"per_core_{dim}"] if any(c == dim for _, c in self.cand.axes) else self.problem.tiles(dim)
+        self.shares = CoreShares(built.schedule, v, self.working)
 
     def _padded_tiles(self) -> tuple[int, int]:
         """Rows and columns of tiles of the padded tensors (module docstring)."""
         if self.flat is not None:
             cols = self.problem.tiles(self.cols)
             return -(-len(self.working) * self.v[f"per_core_{self.flat}"] // cols), cols
-
-        def padded(dim: str) -> int:
-            on = any(c == dim for _, c in self.cand.axes)
-            return self._cores_along(dim) * self._share(dim) if on else self.problem.tiles(dim)
-        return padded(self.rows), padded(self.cols)
+        return self.shares.padded(self.rows), self.shares.padded(self.cols)
 
     # ------------------------------------------------------------------ pieces
     def _dfbs(self) -> str:
@@ -242,11 +226,7 @@ class _Writer:
                     "        tile_index = first_tile + step * BLOCK + tile\n"
                     "        row = tile_index // COLS_TILES\n"
                     "        col = tile_index % COLS_TILES\n" + textwrap.indent(inner, "        "))
-        origin = []
-        for dim, name in ((self.rows, "r0"), (self.cols, "c0")):
-            on = any(c == dim for _, c in self.cand.axes)
-            origin.append(f"{name} = {self._index(dim)} * SHARE_{'ROWS' if name == 'r0' else 'COLS'}" if on
-                          else f"{name} = 0  # {dim} is not spread: every core takes all of it")
+        origin = [self.shares.origin(self.rows, "r0", "SHARE_ROWS"), self.shares.origin(self.cols, "c0", "SHARE_COLS")]
         return ("\n".join(origin) + "\n"
                 "for br in range(SHARE_ROWS // BLOCK_H):\n"
                 "    row = r0 + br * BLOCK_H\n"
@@ -320,7 +300,7 @@ class _Writer:
                         f"row-major order\nBLOCK = {v['block']}                    # tiles per block\n"
                         f"COLS_TILES = {cols_pad}               # tiles per row")
         else:
-            geometry = (f"SHARE_ROWS, SHARE_COLS = {self._share(self.rows)}, {self._share(self.cols)}   "
+            geometry = (f"SHARE_ROWS, SHARE_COLS = {self.shares.share(self.rows)}, {self.shares.share(self.cols)}   "
                         "# a core's rectangle (tiles)\n"
                         f"BLOCK_H, BLOCK_W = {v['block_h']}, {v['block_w']}          # block (tiles)")
         depths = "\n".join(f"{t.upper()}_BUFFER_DEPTH = {v[f'{t}_buffer_depth']}    # blocks in {t}'s buffer"

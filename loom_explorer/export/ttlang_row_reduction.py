@@ -31,9 +31,11 @@ import textwrap
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.export.ttlang_common import (
+    COORDS,
     DATAFLOW_TEMPLATE,
     HOST_HELPERS,
     SIM_ADAPTER,
+    CoreShares,
     footer,
     header,
     pipe_helpers,
@@ -42,7 +44,6 @@ from loom_explorer.export.ttlang_common import (
     thread_body,
 )
 from loom_explorer.export.ttlang_elementwise import (
-    COORDS,
     POSITIVE_DOMAIN,
     SFPU_OPS,
     TTL_FUNCTIONS,
@@ -106,24 +107,14 @@ class _Writer:
         self.cand = built.schedule.candidate
         self.working = used_cores(built.schedule, self.v)
         self.axis = self.cand.gather_axis
-        self.split = self._cores_along(self.st.cols_dim) if self.axis is not None else 1
+        self.shares = CoreShares(built.schedule, self.v, self.working)
+        self.split = self.shares.cores_along(self.st.cols_dim)
         why = row_reduction_unsupported(self.problem, self.v, self.split)
         if why is not None:
             raise ExportError(why)
         self.inputs = [t for t, _ in self.cand.comms]
         self.passes = self.st.passes
         self.like = self.st.full[0]  # intermediates' buffers are made like the rows input (as large as any block)
-
-    # ------------------------------------------------------------------ geometry
-    def _on_axis(self, dim: str) -> str | None:
-        return next((a for a, d in self.cand.axes if d == dim), None)
-
-    def _cores_along(self, dim: str) -> int:
-        axis = self._on_axis(dim)
-        return {"x": self.v["grid_x"], "y": self.v["grid_y"], "xy": len(self.working), None: 1}[axis]
-
-    def _share(self, dim: str) -> int:
-        return self.v[f"per_core_{dim}"] if self._on_axis(dim) else self.problem.tiles(dim)
 
     def _kind(self, t: str) -> str:
         return self.st.kind(t)
@@ -175,12 +166,8 @@ class _Writer:
 
     # ------------------------------------------------------------------ threads
     def _origin(self) -> str:
-        lines = []
-        for dim, name, share in ((self.st.rows_dim, "r0", "SHARE_ROWS"), (self.st.cols_dim, "c0", "SHARE_COLS")):
-            axis = self._on_axis(dim)
-            index = {"x": "cx", "y": "cy", "xy": "(cy * GRID_X + cx)"}.get(axis or "")
-            lines.append(f"{name} = {index} * {share}" if index else f"{name} = 0  # {dim} is not spread")
-        return "\n".join(lines) + "\n"
+        return (self.shares.origin(self.st.rows_dim, "r0", "SHARE_ROWS") + "\n"
+                + self.shares.origin(self.st.cols_dim, "c0", "SHARE_COLS") + "\n")
 
     def _slice(self, t: str) -> str:
         return {"rows": f"{t}[row:row + BLOCK_H, c0:c0 + SHARE_COLS]", "col": f"{t}[row:row + BLOCK_H, 0:1]",
@@ -347,7 +334,7 @@ class _Writer:
 
     def source(self) -> str:
         v, problem, st = self.v, self.problem, self.st
-        rows_share, cols_share = self._share(st.rows_dim), self._share(st.cols_dim)
+        rows_share, cols_share = self.shares.share(st.rows_dim), self.shares.share(st.cols_dim)
         build, reference, args = self._host()
         n_in, outputs = len(self.inputs), st.outputs
         results = "\n        ".join(f"{t} = ttnn.to_torch(arguments[{n_in + i}]).float()[:ROWS, :COLS]"
@@ -357,13 +344,12 @@ class _Writer:
                     f"SPLIT = {self.split}                        # cores a row's columns are split over")
         depths = "\n".join(f"{t.upper()}_BUFFER_DEPTH = {v[f'{t}_buffer_depth']}    # blocks in {t}'s buffer"
                            for t in self.inputs if f"{t}_buffer_depth" in v)
-        rows_pad = self._cores_along(st.rows_dim) * rows_share if self._on_axis(st.rows_dim) else rows_share
         return DATAFLOW_TEMPLATE.format(
             header=header(self.built, self.doc), footer=footer(self.doc), adapter=SIM_ADAPTER,
             host_helpers=HOST_HELPERS, kernel=problem.program.name, gx=v["grid_x"], gy=v["grid_y"],
             working=len(self.working), geometry=geometry, depths=depths, rows=st.rows_dim, cols=st.cols_dim,
             rows_el=problem.elements(st.rows_dim), cols_el=problem.elements(st.cols_dim),
-            rows_pad=rows_pad * 32, cols_pad=problem.elements(st.cols_dim),
+            rows_pad=self.shares.padded(st.rows_dim) * 32, cols_pad=problem.elements(st.cols_dim),
             params=", ".join([*self.inputs, *outputs]), dfbs=self._dfbs(), read=self._reader(),
             compute=self._compute(), write=self._writer(), build=build, args=args, reference=reference,
             results=results, checks=", ".join(f"({t}, expected_{t})" for t in outputs),
