@@ -52,6 +52,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, evaluate_values
+from loom_explorer.export.ttnn_elementwise import BINARY_OPS
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.build import build_schedule
@@ -65,7 +66,6 @@ ELEMENTWISE_BUFFER_TILES = 2  # binary_ng's and unary's input circular buffers (
 ROW_REDUCTION_BUFFER_BLOCKS = 1  # the norm/softmax factories hold one whole tile row per input
 LAYERNORM_CONFIG = "interleaved, LayerNormDefaultProgramConfig"
 SOFTMAX_CONFIG = "interleaved, SoftmaxDefaultProgramConfig"
-BINARY_OPS = {"add": "ttnn.add", "sub": "ttnn.subtract", "mul": "ttnn.multiply"}
 FAMILIES = (ELEMENTWISE.name, ROW_REDUCTION.name)  # the families ttnn runs without a program config
 
 

@@ -102,8 +102,9 @@ def run_predict(req: PredictCommand) -> int:
     given: TtnnMatmulConfig | TtnnSdpaConfig | None = None
     family = program_family(program).name
     if req.ttnn_config and family in FAMILIES:
-        raise InputError(f"--ttnn-config: ttnn runs {program.name} (a {family} program) without a program config; "
-                         "predict it with --ttnn-default")
+        raise InputError(f"--ttnn-config reads matmul and SDPA configs; {program.name} is of the {family} family: "
+                         "predict ttnn's interleaved default with --ttnn-default, or a sharded layout with "
+                         "`solve --memory` and its pins")
     if req.ttnn_config:
         try:
             raw = finite_json(Path(req.ttnn_config).read_text(encoding="utf-8"))

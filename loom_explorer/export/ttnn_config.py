@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import math
 import pprint
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
 from loom_explorer.export.ttlang_common import TTNN_DTYPES
+from loom_explorer.export.ttnn_elementwise import ELEMENTWISE_OP
 from loom_explorer.export.ttnn_mapping import config_args, layout_of_candidate, ttnn_buffer_blocks
+from loom_explorer.export.ttnn_row_reduction import ROW_REDUCTION_OP
+from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp, ranges_filling_rows, sharded
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
@@ -53,13 +54,12 @@ from loom_explorer.program.structure import analyse_program, program_family
 
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
 SDPA_DTYPES = ("bfloat16", "bfloat8_b", "bfloat4_b")  # what ttnn's SDPA accepts for q, k and v
-TILE = 32
-DRAM = "DRAM"
 
 
-def ttnn_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
-    """(config class, its arguments, notes on what TTNN fixes differently) of ``schedule`` at parameter
-    values ``v``; ExportError when TTNN has no op that runs this candidate."""
+def ttnn_equivalent(schedule: SymbolicSchedule,
+                    v: dict[str, int]) -> tuple[str | None, dict[str, object], list[str]]:
+    """(config class, or None for an op that takes none; its arguments; notes on what TTNN fixes differently)
+    of ``schedule`` at parameter values ``v``; ExportError when TTNN has no op that runs this candidate."""
     return _op(schedule.problem).equivalent(schedule, v)
 
 
@@ -105,21 +105,6 @@ def _matmul_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[s
     return layout.config_class, args, notes
 
 
-def _ranges_filling_rows(cores: int, columns: int) -> list[list[list[int]]]:
-    """``cores`` cores taken row by row from a grid ``columns`` wide, as inclusive ``[[x0, y0], [x1, y1]]``
-    core ranges (full rows, then the partial last row)."""
-    full_rows, rest = divmod(cores, columns)
-    ranges = [[[0, 0], [columns - 1, full_rows - 1]]] if full_rows else []
-    if rest:
-        ranges.append([[0, full_rows], [rest - 1, full_rows]])
-    return ranges
-
-
-def _sharded(layout: str, ranges: list[list[list[int]]], shard_tiles: tuple[int, int]) -> dict[str, object]:
-    return {"memory_layout": layout, "buffer_type": "L1", "core_ranges": ranges,
-            "shard_shape": [shard_tiles[0] * TILE, shard_tiles[1] * TILE], "shard_orientation": "ROW_MAJOR"}
-
-
 def ttnn_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
     """Each operand's TTNN memory config at parameter values ``v``: ``"DRAM"`` (DRAM-interleaved) or the
     arguments of a sharded ``ttnn.MemoryConfig`` (module docstring's table: layout, inclusive core ranges,
@@ -158,14 +143,14 @@ def _matmul_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, o
         spec: dict[str, object] | None = None
         if placement is Placement.l1_block and (m_axis, n_axis) == ("y", "x"):
             if tensor == mm.a and cand.comm(mm.a) is Comm.mcast_x:
-                spec = _sharded("BLOCK_SHARDED", block_grid, (pm, math.ceil(kt / gx)))
+                spec = sharded("BLOCK_SHARDED", block_grid, (pm, math.ceil(kt / gx)))
             elif tensor == mm.out:
-                spec = _sharded("BLOCK_SHARDED", block_grid, (pm, pn))
+                spec = sharded("BLOCK_SHARDED", block_grid, (pm, pn))
         elif placement is Placement.l1_height and m_axis == "xy" and tensor in (mm.a, mm.out):
-            ranges = _ranges_filling_rows(math.ceil(mt / pm), gx)
-            spec = _sharded("HEIGHT_SHARDED", ranges, (pm, kt if tensor == mm.a else nt))
+            ranges = ranges_filling_rows(math.ceil(mt / pm), gx)
+            spec = sharded("HEIGHT_SHARDED", ranges, (pm, kt if tensor == mm.a else nt))
         elif placement is Placement.l1_width and n_axis == "xy" and tensor == mm.out:
-            spec = _sharded("WIDTH_SHARDED", _ranges_filling_rows(math.ceil(nt / pn), gx), (mt, pn))
+            spec = sharded("WIDTH_SHARDED", ranges_filling_rows(math.ceil(nt / pn), gx), (mt, pn))
         if spec is None:
             why = ("TTNN's multicast matmuls read in1 interleaved" if tensor == mm.b else
                    "a what-if placement (sharded as each candidate needs) with no TTNN layout"
@@ -233,43 +218,22 @@ def _sdpa_call(problem: Problem) -> str:
     return _SDPA_CALL.format(q=q, k=k, v=v, out=structure.output)
 
 
-@dataclass(frozen=True, slots=True)
-class _TtnnOp:
-    """The TTNN op that runs one kernel family: its program config at parameter values (ExportError when
-    TTNN cannot run the candidate), its operands' memory configs, and the source of its call."""
-
-    equivalent: Callable[[SymbolicSchedule, dict[str, int]], tuple[str, dict[str, object], list[str]]]
-    memory: Callable[[SymbolicSchedule, dict[str, int]], dict[str, object]]
-    call: Callable[[Problem], str]
-
-
-def _op(problem: Problem) -> _TtnnOp:
+def _op(problem: Problem) -> TtnnOp:
     """The TTNN op of ``problem``'s kernel family (``_OPS``); ExportError when TTNN export has none."""
     analyse_program(problem.program)  # a malformed program is reported by its family's analysis
     family = program_family(problem.program).name
     op = _OPS.get(family)
     if op is None:
-        raise ExportError(f"TTNN export covers GEMM and SDPA so far; {problem.program.name} is neither"
-                          + _NO_CONFIG.get(family, ""))
+        raise ExportError(f"TTNN export has no op for the {family} family ({problem.program.name})")
     return op
 
 
-# why a family TTNN runs has no program config to export yet (``predict --ttnn-default`` costs ttnn's own choice)
-_NO_CONFIG = {
-    ELEMENTWISE.name: (": ttnn's element-wise ops take no program config on interleaved tensors (they deal the "
-                       "tiles over the whole grid themselves; `predict --ttnn-default` costs that), and the "
-                       "sharded memory configs that would pin this schedule's layout are not written yet"),
-    ROW_REDUCTION.name: (": ttnn.softmax, rms_norm and layer_norm take no grid or block on interleaved tensors "
-                         "(LayerNormDefaultProgramConfig / SoftmaxDefaultProgramConfig: a tile row at a time over "
-                         "the whole grid; `predict --ttnn-default` costs that), and the sharded program configs "
-                         "(LayerNormShardedMultiCoreProgramConfig) for L1-sharded inputs are not written yet"),
-}
-
-
 # the kernel families TTNN export maps to a TTNN op, by name (``program/structure.py``)
-_OPS: dict[str, _TtnnOp] = {
-    CONTRACTION.name: _TtnnOp(_matmul_equivalent, _matmul_memory, _matmul_call),
-    ATTENTION.name: _TtnnOp(_sdpa_equivalent, _sdpa_memory, _sdpa_call),
+_OPS: dict[str, TtnnOp] = {
+    CONTRACTION.name: TtnnOp(_matmul_equivalent, _matmul_memory, _matmul_call),
+    ATTENTION.name: TtnnOp(_sdpa_equivalent, _sdpa_memory, _sdpa_call),
+    ELEMENTWISE.name: ELEMENTWISE_OP,
+    ROW_REDUCTION.name: ROW_REDUCTION_OP,
 }
 
 
@@ -315,7 +279,7 @@ def expected(inputs):
 '''
 
 _TEMPLATE = '''\
-"""{kernel} {shape} on {hw}: the TTNN program config of loom-explorer's schedule, and the call that uses it.
+"""{kernel} {shape} on {hw}: the TTNN configs of loom-explorer's schedule, and the call that uses them.
 
 Candidate {candidate}; predicted {latency_cycles:,} cycles ({latency_us:.2f} us).
 {placement_line}
@@ -331,8 +295,8 @@ SHAPE = {shape_dict}
 DTYPES = {dtypes}
 CAUSAL = {causal}
 
-# ttnn.{config_name}(**PROGRAM_CONFIG), in the constructor's own argument names
-PROGRAM_CONFIG_CLASS = "{config_name}"
+# ttnn.<PROGRAM_CONFIG_CLASS>(**PROGRAM_CONFIG), in the constructor's own argument names
+PROGRAM_CONFIG_CLASS = {config_name!r}
 PROGRAM_CONFIG = {config}
 
 # ttnn.WormholeComputeKernelConfig(**COMPUTE_CONFIG) (math_fidelity names a ttnn.MathFidelity)
@@ -347,6 +311,8 @@ NOTES = {notes}
 
 
 def program_config():
+    if PROGRAM_CONFIG_CLASS is None:  # the op takes none: the sharded memory configs pin the schedule
+        return None
     args = dict(PROGRAM_CONFIG)
     args["compute_with_storage_grid_size"] = ttnn.CoreCoord(*args["compute_with_storage_grid_size"])
     if args.get("fused_activation", "absent") is None:

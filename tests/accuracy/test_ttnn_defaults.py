@@ -199,4 +199,5 @@ def test_cli_predict_explains_a_wide_row_and_refuses_a_config(tmp_path) -> None:
     path = tmp_path / "cfg.json"
     path.write_text("{}")
     code, _, err = run("predict", "binary", "--hw", N150, "--shape", "H=320,W=192", "--ttnn-config", str(path))
-    assert code == 2 and "without a program config" in err and "--ttnn-default" in err
+    assert code == 2 and "reads matmul and SDPA configs; binary is of the elementwise family" in err
+    assert "--ttnn-default" in err

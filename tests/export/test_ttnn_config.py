@@ -191,11 +191,11 @@ def test_the_file_builds_every_ttnn_object_before_opening_the_device(gemm) -> No
 
 
 @pytest.mark.parametrize(("kernel", "shape", "says"), [
-    ("rmsnorm", "H=32,W=4096", "ttnn.softmax, rms_norm and layer_norm take no grid or block on interleaved tensors"),
-    ("binary", "H=64,W=64", "ttnn's element-wise ops take no program config on interleaved tensors"),
+    ("rmsnorm", "H=32,W=4096", "ttnn.rms_norm runs this schedule only on l1_width x and y"),
+    ("binary", "H=64,W=64", "TTNN's element-wise ops split the tiles over the whole grid themselves"),
 ])
-def test_the_new_families_say_why_there_is_no_ttnn_config(tmp_path, capsys, kernel: str, shape: str,  # type: ignore[no-untyped-def]
-                                                         says: str) -> None:
+def test_interleaved_norms_and_element_wise_ops_say_why_no_ttnn_config(tmp_path, capsys, kernel: str, shape: str,  # type: ignore[no-untyped-def]
+                                                                       says: str) -> None:
     out = tmp_path / "ttnn.py"
     assert main(["export", kernel, "--hw", "wormhole_n150", "--shape", shape, "--format", "ttnn", "-o",
                  str(out)]) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import math
 from functools import cache
@@ -21,10 +22,10 @@ ATTENTION_SHAPE = "B=1,H=4,Sq=1024,Skv=1024,D=64"
 
 @cache
 def solved(kernel: str, shape: str, placements: tuple[tuple[str, str], ...] = (), causal: bool = False,
-           dtype: str | None = None) -> dict[str, ScheduleDocument]:
+           dtype: str | None = None, activation: str | None = None) -> dict[str, ScheduleDocument]:
     """Documents of every feasible candidate of one problem, by candidate name."""
     hw = load_hardware("wormhole_n150")
-    kwargs: dict[str, object] = {"placements": {t: Placement(p) for t, p in placements}}
+    kwargs: dict[str, object] = {"placements": {t: Placement(p) for t, p in placements}, "activation": activation}
     if causal:
         kwargs["options"] = {"causal"}
     if dtype:
@@ -35,8 +36,12 @@ def solved(kernel: str, shape: str, placements: tuple[tuple[str, str], ...] = ()
             for r in results if r.solution is not None}
 
 
-def check_program_config(ttnn, built, name: str, args: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
-    """``built`` is a real ``ttnn.<name>`` carrying every argument of ``args``."""
+def check_program_config(ttnn, built, name: str | None, args: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+    """``built`` is a real ``ttnn.<name>`` carrying every argument of ``args`` (None for an op that takes no
+    program config)."""
+    if name is None:
+        assert built is None and args == {}
+        return
     assert isinstance(built, getattr(ttnn, name)), type(built)
     for key, value in args.items():
         if key == "compute_with_storage_grid_size":
@@ -79,6 +84,29 @@ def check_memory_config(ttnn, built, spec: object, tensor_shape: tuple[int, ...]
         (x0, y0), (x1, y1) = spec["core_ranges"][0]
         assert len(spec["core_ranges"]) == 1
         assert math.ceil(padded_rows / height) == y1 - y0 + 1 and math.ceil(padded_cols / width) == x1 - x0 + 1
+
+
+def check_calls(ttnn, source: str) -> None:  # type: ignore[no-untyped-def]
+    """Every ``ttnn.<f>(...)`` call in the file's ``op`` names a real ttnn function, each keyword argument it
+    passes is one that function documents, and every ``ttnn.UnaryOpType.<X>`` it names exists."""
+    tree = ast.parse(source)
+    op = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "op")
+    calls = [n for n in ast.walk(op) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    named = 0
+    for call in calls:
+        path = ast.unparse(call.func).split(".")
+        if path[0] != "ttnn":
+            continue
+        function = ttnn
+        for part in path[1:]:
+            function = getattr(function, part)
+        named += 1
+        for keyword in call.keywords:
+            assert keyword.arg and keyword.arg in (function.__doc__ or ""), (ast.unparse(call.func), keyword.arg)
+    for node in ast.walk(op):
+        if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "ttnn.UnaryOpType":
+            assert hasattr(ttnn.UnaryOpType, node.attr), node.attr
+    assert named >= 1
 
 
 def import_file(source: str, folder: Path, name: str = "exported_ttnn") -> ModuleType:

@@ -11,6 +11,7 @@ from conftest import OpenDeviceReached
 from contract_helpers import (
     ATTENTION_SHAPE,
     GEMM_SHAPE,
+    check_calls,
     check_compute_config,
     check_memory_config,
     check_program_config,
@@ -51,6 +52,7 @@ def _check_file(source: str, tmp_path, stop_at_open_device, shapes: dict[str, tu
     memory = _constant(source, "MEMORY")
     configs = module.build()
     check_program_config(ttnn, configs["program"], name, args)  # type: ignore[arg-type]
+    check_calls(ttnn, source)
     check_compute_config(ttnn, configs["compute"], _constant(source, "COMPUTE_CONFIG"))  # type: ignore[arg-type]
     assert set(configs["memory"]) == set(memory) == set(shapes)  # type: ignore[arg-type]
     for tensor, spec in memory.items():  # type: ignore[attr-defined]
@@ -99,3 +101,42 @@ def test_fp32_attention_is_refused_before_anything_is_built() -> None:
     refusal = r"SDPA takes q, k and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32"
     with pytest.raises(ExportError, match=refusal):
         ttnn_source(rebuild_own(docs[candidate]), docs[candidate])
+
+
+# (kernel, shape, activation, placement of the [H, W] tensors, candidate, program config class, host shapes)
+ROWWISE_CASES = [
+    ("rmsnorm", "H=32,W=4096", None, "l1_width", "W@xy|x=local,gamma=dram,eps=dram",
+     "LayerNormShardedMultiCoreProgramConfig", {"x": (32, 4096), "gamma": (1, 4096), "y": (32, 4096)}),
+    ("layernorm", "H=256,W=1024", None, "l1_block", "H@y,W@x|x=local,gamma=dram,beta=dram,eps=dram",
+     "LayerNormShardedMultiCoreProgramConfig",
+     {"x": (256, 1024), "gamma": (1, 1024), "beta": (1, 1024), "y": (256, 1024)}),
+    ("softmax", "H=2048,W=1024", None, "l1_height", "H@xy|x=local", "SoftmaxShardedMultiCoreProgramConfig",
+     {"x": (1, 1, 2048, 1024), "y": (1, 1, 2048, 1024)}),
+    ("unary", "H=1024,W=1024", "gelu", "l1_block", "H@y,W@x|x=local", None, {"x": (1024, 1024), "y": (1024, 1024)}),
+    ("binary", "H=32,W=4096", None, "l1_width", "W@xy|a=local,b=local", None,
+     {"a": (32, 4096), "b": (32, 4096), "y": (32, 4096)}),
+    ("swiglu", "H=2048,W=1024", None, "l1_height", "H@xy|a=local,b=local", None,
+     {"a": (2048, 1024), "b": (2048, 1024), "y": (2048, 1024)}),
+]
+
+
+@pytest.mark.parametrize("kernel,shape,activation,placement,candidate,config_class,shapes", ROWWISE_CASES,
+                         ids=[f"{c[0]}-{c[3]}" for c in ROWWISE_CASES])
+def test_an_elementwise_or_norm_file_builds_real_ttnn_objects_up_to_open_device(  # type: ignore[no-untyped-def]
+        kernel, shape, activation, placement, candidate, config_class, shapes, tmp_path, stop_at_open_device) -> None:
+    placements = tuple((t, placement) for t in shapes if t not in ("gamma", "beta"))  # the [H, W] tensors
+    doc = solved(kernel, shape, placements, activation=activation)[candidate]
+    source = ttnn_source(rebuild_own(doc), doc)
+    assert _constant(source, "PROGRAM_CONFIG_CLASS") == config_class
+    _, memory = _check_file(source, tmp_path, stop_at_open_device, shapes)
+    layout = {"l1_width": "WIDTH_SHARDED", "l1_block": "BLOCK_SHARDED", "l1_height": "HEIGHT_SHARDED"}[placement]
+    assert {t: m["memory_layout"] for t, m in memory.items() if m != "DRAM"} == \
+        {t: layout for t, _ in placements}  # type: ignore[attr-defined]
+
+
+def test_every_unary_op_the_export_names_is_a_ttnn_op_and_a_fusable_activation() -> None:
+    from loom_explorer.export.ttnn_elementwise import UNARY_OPS
+
+    for name, function in UNARY_OPS.items():
+        assert callable(getattr(ttnn, function.removeprefix("ttnn."))), function
+        assert hasattr(ttnn.UnaryOpType, name.upper()), name

@@ -1,0 +1,224 @@
+"""A row-reduction schedule as TTNN's sharded norm or softmax: ``LayerNormShardedMultiCoreProgramConfig`` for
+``ttnn.rms_norm`` / ``ttnn.layer_norm``, ``SoftmaxShardedMultiCoreProgramConfig`` for ``ttnn.softmax_in_place``.
+
+Which op: a program is TTNN's when its ops are, up to tensor names, exactly those of the shipped ``rmsnorm``,
+``layernorm`` or ``softmax`` kernel (``row_reduction_op``: same ops in the same order, same units, same
+operands, tensors of the same kinds). The scalar ``eps`` becomes the call's ``epsilon`` (``EPSILON`` in the
+file), ``gamma`` its ``weight`` and ``beta`` its ``bias``, which TTNN reads DRAM-interleaved on every core:
+a candidate that multicasts them is refused, as it would measure another schedule.
+
+Which layout (TTNN's validation in ``layernorm_device_operation.cpp`` and ``softmax_device_operation.cpp``):
+
+- norms take a width- or block-sharded input and write the output sharded alike, so ``x`` and ``y`` must
+  both be ``l1_width`` on ``W@xy`` (the 1-D "mcast" form: ``block_h = Ht``, ``block_w = Wt / cores``, the
+  partial sums gathered to the first core and multicast back, as the schedule's gather does) or both
+  ``l1_block`` on ``H@y,W@x`` (``block_h = Ht / grid_y``, ``block_w = Wt / grid_x``);
+- softmax takes a height-sharded input in place (``y`` is ``x``'s buffer), whole rows per core
+  (``block_w = Wt``), and the shards must fill ``compute_with_storage_grid_size`` exactly: ``x`` and ``y``
+  ``l1_height`` on ``H@xy`` with ``Ht = per_core_H * grid_x * grid_y``, the input a 4-D ``[1, 1, H, W]``.
+
+Both need whole tiles (``H`` and ``W`` multiples of 32) and even shards; ``subblock_w`` is the largest
+divisor of ``block_w`` the destination registers hold (8 tiles, 4 with fp32 accumulation). TTNN computes a
+whole shard at once, so the schedule's ``block_h`` and buffer depths do not reach the card (``NOTES``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from loom_explorer.export.exporter import ExportError
+from loom_explorer.export.ttnn_sharding import DRAM, TILE, TtnnOp, grid_shard
+from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import Placement, Problem
+from loom_explorer.program.dsl import Reduce, TileProgram
+from loom_explorer.program.load import load_program
+from loom_explorer.program.row_reduction import RowReduction, analyse_row_reduction
+
+NORM_CONFIG = "LayerNormShardedMultiCoreProgramConfig"
+SOFTMAX_CONFIG = "SoftmaxShardedMultiCoreProgramConfig"
+EPSILON = 1e-5  # the file's epsilon (the DSL's eps tensor is a runtime value)
+DST_TILES = 8  # destination-register tiles a subblock may use (4 with fp32 accumulation)
+
+
+@dataclass(frozen=True, slots=True)
+class RowReductionOp:
+    """TTNN's op for a row-reduction program: the shipped kernel it matches and the program's tensor for
+    each of that kernel's tensor names (``x``, ``y``, ``gamma``, ``beta``, ``eps``)."""
+
+    kernel: str  # "rmsnorm", "layernorm" or "softmax"
+    tensors: tuple[tuple[str, str], ...]  # (shipped name, this program's name)
+
+    def tensor(self, shipped: str) -> str:
+        return dict(self.tensors)[shipped]
+
+    @property
+    def function(self) -> str:
+        return {"rmsnorm": "ttnn.rms_norm", "layernorm": "ttnn.layer_norm"}.get(self.kernel, "ttnn.softmax_in_place")
+
+    @property
+    def config_class(self) -> str:
+        return SOFTMAX_CONFIG if self.kernel == "softmax" else NORM_CONFIG
+
+
+_KERNELS = ("rmsnorm", "layernorm", "softmax")
+
+
+def _signature(st: RowReduction) -> tuple[tuple[object, ...], tuple[str, ...]]:
+    """(the ops with tensors replaced by their order of first use and their kind, the tensors in that order)."""
+    order: dict[str, int] = {}
+
+    def canon(tensor: str | None) -> object:
+        if tensor is None:
+            return None
+        index = order.setdefault(tensor, len(order))
+        return index, st.kind(tensor), st.program.tensor(tensor).role
+
+    ops: list[tuple[object, ...]] = []
+    for op in st.ops:
+        if isinstance(op, Reduce):
+            ops.append(("reduce", op.op, canon(op.operand), canon(op.out)))
+        else:
+            ops.append(("eltwise", op.op, op.unit, canon(op.source), canon(op.operand), canon(op.tensor)))
+    return tuple(ops), tuple(order)
+
+
+@cache
+def _shipped(kernel: str) -> tuple[tuple[object, ...], tuple[str, ...]]:
+    return _signature(analyse_row_reduction(load_program(kernel)))
+
+
+def row_reduction_op(program: TileProgram) -> RowReductionOp | None:
+    """The TTNN op whose shipped kernel ``program`` matches up to tensor names (module docstring), or None."""
+    ops, names = _signature(analyse_row_reduction(program))
+    for kernel in _KERNELS:
+        shipped_ops, shipped_names = _shipped(kernel)
+        if ops == shipped_ops:
+            return RowReductionOp(kernel, tuple(zip(shipped_names, names, strict=True)))
+    return None
+
+
+def _op(problem: Problem) -> RowReductionOp:
+    op = row_reduction_op(problem.program)
+    if op is None:
+        raise ExportError(f"{problem.program.name} is not TTNN's softmax, rms_norm or layer_norm (its ops differ "
+                          "from the shipped softmax, rmsnorm and layernorm kernels'), so TTNN has no op for it")
+    return op
+
+
+def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str | None, dict[str, object], list[str]]:
+    problem = schedule.problem
+    op = _op(problem)
+    memory = _memory(schedule, v)
+    shard = memory[op.tensor("x")]
+    assert isinstance(shard, dict)
+    block_h, block_w = (side // TILE for side in shard["shard_shape"])
+    limit = DST_TILES // 2 if problem.fp32_acc else DST_TILES
+    subblock_w = max(d for d in range(1, min(block_w, limit) + 1) if block_w % d == 0)
+    args: dict[str, object] = {"compute_with_storage_grid_size": [v["grid_x"], v["grid_y"]],
+                               "subblock_w": subblock_w, "block_h": block_h, "block_w": block_w}
+    if op.kernel != "softmax":
+        args["inplace"] = False
+    notes = ["TTNN holds each core's shard whole; the schedule's buffer depths are not passed to the card"]
+    if v["block_h"] != block_h:
+        notes.append(f"TTNN computes the shard's {block_h} tile rows in one block; the schedule chose block_h="
+                     f"{v['block_h']}")
+    if "eps" in dict(op.tensors):
+        notes.append(f"eps is the call's epsilon={EPSILON}, not a tensor")
+    return op.config_class, args, notes
+
+
+def _memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
+    problem, cand = schedule.problem, schedule.candidate
+    st = analyse_row_reduction(problem.program)
+    op = _op(problem)
+    x, y = op.tensor("x"), op.tensor("y")
+    r, c = st.rows_dim, st.cols_dim
+    wanted = ((Placement.l1_height, f"{r}@xy") if op.kernel == "softmax" else
+              (Placement.l1_width, f"{c}@xy") if cand.is_1d else (Placement.l1_block, f"{r}@y,{c}@x"))
+    for tensor in (x, y):
+        if problem.placement(tensor) is not wanted[0]:
+            raise ExportError(f"{tensor}={problem.placement(tensor).value}: {op.function} runs this schedule only on "
+                              f"{wanted[0].value} {x} and {y} (candidate {wanted[1]}); on DRAM-interleaved "
+                              "tensors it splits the rows over the whole grid itself (`predict --ttnn-default` "
+                              "costs that)")
+    for dim in (r, c):
+        if problem.elements(dim) % TILE:
+            raise ExportError(f"{dim}={problem.elements(dim)}: TTNN's sharded {op.kernel} needs whole tiles "
+                              f"({dim} a multiple of {TILE})")
+    try:
+        shard = grid_shard(wanted[0], cand, (r, problem.tiles(r)), (c, problem.tiles(c)), v)
+    except ValueError as exc:
+        raise ExportError(f"{x}={wanted[0].value}: {exc}") from None
+    if op.kernel == "softmax" and problem.tiles(r) != v[f"per_core_{r}"] * v["grid_x"] * v["grid_y"]:
+        raise ExportError(f"TTNN's sharded softmax needs one shard per core of its {v['grid_x']}x{v['grid_y']} grid; "
+                          f"{problem.tiles(r)} tile rows in shards of {v[f'per_core_{r}']} do not fill it")
+    memory: dict[str, object] = {x: shard, y: shard}
+    for shipped in ("gamma", "beta"):
+        vector = dict(op.tensors).get(shipped)
+        if vector is not None:
+            if problem.placement(vector).in_l1 or cand.comm(vector) is not Comm.dram:
+                raise ExportError(f"{op.function} reads its {shipped} ({vector}) DRAM-interleaved on every core; "
+                                  f"candidate {cand.name} does not, so it would measure another schedule")
+            memory[vector] = DRAM
+    return memory
+
+
+def _call(problem: Problem) -> str:
+    op = _op(problem)
+    st = analyse_row_reduction(problem.program)
+    r, c = st.rows_dim, st.cols_dim
+    names = dict(op.tensors)
+    x, y = names["x"], names["y"]
+    if op.kernel == "softmax":
+        return _SOFTMAX_CALL.format(x=x, r=r, c=c)
+    vectors = [(role, names[shipped]) for role, shipped in (("weight", "gamma"), ("bias", "beta")) if shipped in names]
+    draws = "".join(f', "{t}": torch.randn((1, SHAPE["{c}"]), dtype=torch.bfloat16)' for _, t in vectors)
+    kwargs = "".join(f', {role}=tensors["{t}"]' for role, t in vectors)
+    value = 'x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPSILON)' if op.kernel == "rmsnorm" else \
+        '(x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + EPSILON)'
+    value += "".join(f' {"*" if role == "weight" else "+"} inputs["{t}"].float()' for role, t in vectors)
+    return _NORM_CALL.format(x=x, y=y, r=r, c=c, draws=draws, function=op.function, kwargs=kwargs, value=value,
+                             epsilon=EPSILON)
+
+
+ROW_REDUCTION_OP = TtnnOp(_equivalent, _memory, _call)
+"""The row-reduction family's TTNN op (module docstring)."""
+
+
+_NORM_CALL = '''\
+EPSILON = {epsilon}
+
+
+def host_inputs():
+    """The host tensors (torch, bfloat16) the call uploads."""
+    return {{"{x}": torch.randn((SHAPE["{r}"], SHAPE["{c}"]), dtype=torch.bfloat16){draws}}}
+
+
+def op(tensors, configs):
+    """The TTNN call once, on uploaded ``tensors``; returns its device output (sharded like the input)."""
+    return {function}(tensors["{x}"], epsilon=EPSILON{kwargs}, program_config=configs["program"],
+                      compute_kernel_config=configs["compute"], memory_config=configs["memory"]["{y}"])
+
+
+def expected(inputs):
+    x = inputs["{x}"].float()
+    return {value}
+'''
+
+_SOFTMAX_CALL = '''\
+def host_inputs():
+    """The host tensors (torch, bfloat16) the call uploads: a 4-D input, as the sharded softmax reads shape[3]."""
+    return {{"{x}": torch.randn((1, 1, SHAPE["{r}"], SHAPE["{c}"]), dtype=torch.bfloat16)}}
+
+
+def op(tensors, configs):
+    """The TTNN call once, on the uploaded input it overwrites (the output is the input's sharded buffer)."""
+    return ttnn.softmax_in_place(tensors["{x}"], program_config=configs["program"],
+                                 compute_kernel_config=configs["compute"])
+
+
+def expected(inputs):
+    return torch.softmax(inputs["{x}"].float(), dim=-1)
+'''
