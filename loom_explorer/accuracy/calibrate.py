@@ -79,8 +79,8 @@ class Calibration:
     shipped: dict[str, float]  # the values the fit started from
     given: dict[str, float]  # the values of the file as given
     rows: int  # the card's rows the fit used
-    before: ErrorsByKind  # in sample: every row, the constants as given
-    after: ErrorsByKind  # in sample: every row, fitted constants
+    before: ErrorsByKind | None = None  # in sample: every GEMM row, the constants as given
+    after: ErrorsByKind | None = None  # in sample: every GEMM row, fitted constants
 
 
 def card_of(hw: HardwareSpec) -> str:
@@ -97,7 +97,12 @@ def shipped_value(hw: HardwareSpec, path: str) -> float | None:
     value = getattr(getattr(hw, section), key)
     if value is None:
         return None
-    return float(value[Fidelity(entry[0])] if entry else value)
+    return float(value[_entry_key(value, entry[0])] if entry else value)
+
+
+def _entry_key(table: dict[Any, Any], name: str) -> Any:
+    """The key of a table's entry ``name``: a ``Fidelity`` in the per-fidelity tables, else the name."""
+    return Fidelity(name) if any(isinstance(k, Fidelity) for k in table) else name
 
 
 def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
@@ -107,10 +112,11 @@ def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
     for path, value in values.items():
         section, key, *entry = path.split(".")
         current = getattr(getattr(hw, section), key)
-        if entry:  # a per-fidelity table: replace one entry
+        if entry:  # a table (per fidelity, per kernel): replace one entry, as the YAML will hold it
             table = sections.setdefault(section, {}).setdefault(key, dict(current))
-            assert isinstance(table, dict), f"{section}.{key} is a per-fidelity table"
-            table[Fidelity(entry[0])] = round(value)
+            assert isinstance(table, dict), f"{section}.{key} is a table"
+            name = _entry_key(table, entry[0])
+            table[name] = round(value) if isinstance(table[name], int) else float(f"{value:g}")
         else:
             # as the YAML will hold it: integers rounded, other numbers to the 6 digits ``:g`` writes
             sections.setdefault(section, {})[key] = type(current)(
@@ -144,9 +150,12 @@ def chosen_constants(names: str | None) -> tuple[str, ...]:
     return chosen
 
 
-def fit_constants(hw: HardwareSpec, train: list[Case], card: str, map_fn: MapFn = map,
-                  progress: Progress | None = None, constants: tuple[str, ...] = CONSTANTS) -> dict[str, float]:
-    """The fitted value of each of ``constants`` that ``hw`` gives, on ``train`` (module docstring).
+def fit_constants(hw: HardwareSpec, train: list[Any], card: str, map_fn: MapFn = map,
+                  progress: Progress | None = None, constants: tuple[str, ...] = CONSTANTS,
+                  loss: Callable[[list[Any], HardwareSpec, str], float] = _loss) -> dict[str, float]:
+    """The fitted value of each of ``constants`` that ``hw`` gives, on ``train`` (module docstring): GEMM
+    cases by default, or any rows ``loss(train, hw, card)`` scores (a module-level function, so that
+    ``map_fn`` may send it to worker processes).
 
     Coordinate descent from the shipped values: each constant in turn is tried at ``SCALES`` times its shipped
     value (within its physical limit), the others held at their current best, and the first trial of least
@@ -156,7 +165,7 @@ def fit_constants(hw: HardwareSpec, train: list[Case], card: str, map_fn: MapFn 
     each other); ``progress`` counts the constants tried."""
     shipped = shipped_constants(hw, constants)
     best = dict(shipped)
-    best_loss = _loss(train, hw, card)
+    best_loss = loss(train, hw, card)
     passes = (SCALES, *[FINE_SCALES] * FINE_PASSES)
     if progress:
         progress.phase("fitting", len(passes) * len(shipped))
@@ -169,10 +178,10 @@ def fit_constants(hw: HardwareSpec, train: list[Case], card: str, map_fn: MapFn 
             done += 1
             around = value if number == 0 else best[path]  # coarse around the start, fine around the best
             trials = [{**best, path: around * scale} for scale in scales if _allowed(hw, path, around * scale)]
-            losses = list(map_fn(_loss, repeat(train), [with_constants(hw, t) for t in trials], repeat(card)))
-            for trial, loss in zip(trials, losses, strict=True):
-                if loss < best_loss - 1e-12:
-                    best, best_loss, moved = trial, loss, True
+            losses = list(map_fn(loss, repeat(train), [with_constants(hw, t) for t in trials], repeat(card)))
+            for trial, trial_loss in zip(trials, losses, strict=True):
+                if trial_loss < best_loss - 1e-12:
+                    best, best_loss, moved = trial, trial_loss, True
         if number > 0 and not moved:
             break
     if progress:
@@ -208,12 +217,12 @@ def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
 CALIBRATED_NOTE = re.compile(r"(\w+) calibrated \(was ([-+\d.eE]+)\) on \d+ rows of [^;#]*;\s*")
 
 
-def calibration_notes(source: str | Path) -> dict[str, float]:
-    """The constants an earlier ``calibrate`` wrote into the hardware file at ``source``, each at the value
+def calibration_notes(source: str | Path, constants: tuple[str, ...] = CONSTANTS) -> dict[str, float]:
+    """The ``constants`` an earlier ``calibrate`` wrote into the hardware file at ``source``, each at the value
     it had before that fit (the ``KEY calibrated (was V) on N rows of FILE;`` notes of its comments)."""
     text = Path(resolve_hardware_path(str(source))).read_text()
     values: dict[str, float] = {}
-    for path in CONSTANTS:
+    for path in constants:
         section, key, *entry = path.split(".")
         for line in re.findall(rf"^\s+{key}:.*$", text, re.MULTILINE):
             for word, was in CALIBRATED_NOTE.findall(line):
@@ -222,12 +231,12 @@ def calibration_notes(source: str | Path) -> dict[str, float]:
     return values
 
 
-def start_values(hw: HardwareSpec, source: str | Path) -> HardwareSpec:
+def start_values(hw: HardwareSpec, source: str | Path, constants: tuple[str, ...] = CONSTANTS) -> HardwareSpec:
     """``hw`` (read from ``source``) with each constant that an earlier ``calibrate`` wrote back at the value
     it had before that fit (``calibration_notes``). Fits start there, so a cross-validated fit never starts
     from values fitted on the shape it leaves out, and refitting a calibrated file on the same rows gives
     the same file."""
-    return with_constants(hw, calibration_notes(source))
+    return with_constants(hw, calibration_notes(source, constants))
 
 
 def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> str:
@@ -243,7 +252,8 @@ def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> 
             raise CalibrationError(f"{source}: expected one line for {key}, found {len(hits)}")
         shipped = calibration.shipped[path]
         current = getattr(getattr(calibration.hardware, section), key)
-        number = str(round(value)) if entry or isinstance(current, int) else f"{value:g}"
+        exact = current[_entry_key(current, entry[0])] if entry else current
+        number = str(round(value)) if isinstance(exact, int) else f"{value:g}"
         word = entry[0] if entry else key
         # back at the value the fit started from, the line needs no note
         note = "" if written_back(calibration, path) else \

@@ -188,7 +188,7 @@ class ManualConfig:
     config: TtnnMatmulConfig
 
 
-def _card(text: str) -> str:
+def card_cell(text: str) -> str:
     if text not in CARDS:
         raise CellError(text, f"not a card ({', '.join(CARDS)})")
     return text
@@ -200,14 +200,14 @@ def _kind(text: str) -> str:
     return text
 
 
-def _data_format(text: str) -> DataFormat:
+def data_format_cell(text: str) -> DataFormat:
     try:
         return parse_data_format(text)
     except ValueError:
         raise CellError(text, "not a data format (BFLOAT16, BFLOAT8_B, BFLOAT4_B, FLOAT32)") from None
 
 
-def _fidelity(text: str) -> Fidelity:
+def fidelity_cell(text: str) -> Fidelity:
     try:
         return parse_fidelity(text)
     except ValueError:
@@ -217,7 +217,7 @@ def _fidelity(text: str) -> Fidelity:
 _UNSEEN = object()
 
 
-class _Checker:
+class CellChecker:
     """Reads the named columns of a file's rows, each with its parser (``CellError`` -> a ``RowIssue``
     naming file, line and column). Each distinct text of a column is parsed once: rows repeat cards,
     shapes and formats."""
@@ -265,7 +265,7 @@ def _grid_fits(file: str, line: int, v: dict[str, Any]) -> list[RowIssue]:
             for column, most in (("grid_x", chip.columns), ("grid_y", chip.rows)) if v[column] > most]
 
 
-def _table(path: str | Path, required: tuple[str, ...]) -> tuple[str, list[str], list[tuple[int, list[str]]]]:
+def read_table(path: str | Path, required: tuple[str, ...]) -> tuple[str, list[str], list[tuple[int, list[str]]]]:
     """(file name as given, header, data records) of a CSV with ``required`` columns (DataError otherwise)."""
     file = str(path)
     records = csv_records(file, read_text(path, DataError), DataError)
@@ -282,7 +282,7 @@ def _table(path: str | Path, required: tuple[str, ...]) -> tuple[str, list[str],
     return file, header, rows
 
 
-def _checked(file: str, header: list[str], records: Iterable[tuple[int, list[str]]], check: _Checker,
+def checked_records(file: str, header: list[str], records: Iterable[tuple[int, list[str]]], check: CellChecker,
              issues: list[RowIssue]) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
     """(line, cells, checked values) of every record of the right width whose cells pass ``check`` and whose
     grid fits its card; the other records' issues are appended to ``issues``."""
@@ -305,14 +305,15 @@ def read_measurements(path: str | Path) -> tuple[list[Measured], list[RowIssue]]
     Checked in every row: ``card`` (n150, p150), ``config_kind`` (manual, out_of_box), ``use_trace``
     (True/False), ``M``, ``K``, ``N``, ``grid_x``, ``grid_y`` (whole numbers >= 1, the grid within the card's
     chip), ``dtype``, ``math_fidelity`` and ``time_ns`` (a finite time > 0 ns). Other columns are not read."""
-    file, header, records = _table(path, REQUIRED)
-    check = _Checker(file, header, {"card": _card, "config_kind": _kind, "use_trace": boolean,
+    file, header, records = read_table(path, REQUIRED)
+    check = CellChecker(file, header, {"card": card_cell, "config_kind": _kind, "use_trace": boolean,
                                     **dict.fromkeys(("M", "K", "N", "grid_x", "grid_y"), positive_int),
-                                    "dtype": _data_format, "math_fidelity": _fidelity, "time_ns": positive_time},
+                                    "dtype": data_format_cell, "math_fidelity": fidelity_cell,
+                                    "time_ns": positive_time},
                      unique=("time_ns",))
     good: list[Measured] = []
     issues: list[RowIssue] = []
-    for line, cells, v in _checked(file, header, records, check, issues):
+    for line, cells, v in checked_records(file, header, records, check, issues):
         good.append(Measured(line, dict(zip(header, cells, strict=True)), v["card"], v["config_kind"],
                              (v["M"], v["K"], v["N"]),
                              v["use_trace"], (v["grid_x"], v["grid_y"]), v["dtype"], v["math_fidelity"],
@@ -325,13 +326,13 @@ def read_configs(path: str | Path) -> tuple[dict[tuple[object, ...], ManualConfi
     the unusable rows (bad cells as in ``read_measurements``; blocking and sub-block sizes whole numbers
     >= 1; ``transpose_mcast``, ``in0_sharded``, ``out_sharded`` True/False; a config class the model maps;
     a second config for the same key)."""
-    file, header, records = _table(path, CONFIG_REQUIRED)
-    check = _Checker(file, header, {"card": _card, "dtype": _data_format, "program_config": str.strip,
+    file, header, records = read_table(path, CONFIG_REQUIRED)
+    check = CellChecker(file, header, {"card": card_cell, "dtype": data_format_cell, "program_config": str.strip,
                                     **dict.fromkeys(("grid_x", "grid_y", "M", "K", "N", *BLOCKING), positive_int),
                                     **dict.fromkeys(("transpose_mcast", "in0_sharded", "out_sharded"), boolean)})
     found: dict[tuple[object, ...], ManualConfig] = {}
     issues: list[RowIssue] = []
-    for line, _, v in _checked(file, header, records, check, issues):
+    for line, _, v in checked_records(file, header, records, check, issues):
         card, dtype = v["card"], v["dtype"]
         ints = {name: v[name] for name in ("grid_x", "grid_y", "M", "K", "N", *BLOCKING)}
         flags = {name: v[name] for name in ("transpose_mcast", "in0_sharded", "out_sharded")}

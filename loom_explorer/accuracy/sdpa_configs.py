@@ -10,8 +10,9 @@ and under the causal mask balanced pairs of query chunks. Its parameter values:
 * ``per_core_<B*H*Sq>``: the tasks of the busiest core (``sdpa_split``);
 * the chunk sizes as given (TTNN pads the sequences to whole chunks, as the model does);
 * the Dst sub-blocks TTNN's ``determine_largest_subblock_size`` picks (``largest_subblock``);
-* buffers as TTNN allocates them: q double-buffered when a core has more than one query chunk, k and v
-  double-buffered.
+* buffers as TTNN allocates them: the streaming kernel double-buffers q when a core has more than one
+  query chunk, and k and v; the ACCURATE recipe (an fp32-Dst call on Blackhole, ``model/attention.py``)
+  always double-buffers q and gives k and v one chunk slot each.
 
 The split follows ttnn 0.81.1, whose SDPA kernels (``reader_interleaved.cpp``, ``writer_interleaved.cpp``,
 ``sdpa.cpp`` as the wheel ships them) take one contiguous range ``[global_q_start, global_q_start +
@@ -56,6 +57,7 @@ from loom_explorer.accuracy.ttnn_defaults import TtnnDefaultOp, evaluate_interle
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
+from loom_explorer.model.attention import ACCURATE, ttnn_sdpa_kernel
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
@@ -164,11 +166,12 @@ def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, in
     out = largest_subblock(qc, problem.tiles(st.head_dim), dst)
     q_in, k_in, v_in = st.streamed
     group = "*".join(d for _, d in schedule.candidate.axes)
+    accurate = ttnn_sdpa_kernel(hw, problem) == ACCURATE  # the recipe: q in two slots, k and v in one
     return {"grid_x": grid[0], "grid_y": grid[1], f"per_core_{group}": per_core,
             "q_chunk_size": cfg.q_chunk_size, "k_chunk_size": cfg.k_chunk_size,
             "qk_subblock_h": qk[0], "qk_subblock_w": qk[1], "out_subblock_h": out[0], "out_subblock_w": out[1],
-            f"{q_in}_buffer_depth": 2 if q_chunks > 1 else 1,
-            f"{k_in}_buffer_depth": 2, f"{v_in}_buffer_depth": 2}
+            f"{q_in}_buffer_depth": 2 if q_chunks > 1 or accurate else 1,
+            f"{k_in}_buffer_depth": 1 if accurate else 2, f"{v_in}_buffer_depth": 1 if accurate else 2}
 
 
 def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig) -> Evaluated:

@@ -144,9 +144,13 @@ def run_predict(req: PredictCommand) -> int:
 # ------------------------------------------------------------------------------------------ accuracy
 
 
+KERNELS = ("gemm", "flash_attention")  # the kernels accuracy and calibrate read measurements of
+
+
 @dataclass(frozen=True, slots=True)
 class AccuracyCommand:
-    data: str
+    kernel: str
+    data: str | None
     configs: str | None
     card_hw: tuple[str, ...]  # CARD=FILE
     record: bool
@@ -158,8 +162,25 @@ class AccuracyCommand:
 
 
 def parse_accuracy(args: argparse.Namespace) -> AccuracyCommand:
-    return AccuracyCommand(args.data, args.configs, tuple(args.hw), args.record, args.skip_bad_rows, args.store,
-                           args.json, args.cross_validate, args.constants)
+    return AccuracyCommand(args.kernel, args.data, args.configs, tuple(args.hw), args.record, args.skip_bad_rows,
+                           args.store, args.json, args.cross_validate, args.constants)
+
+
+def measurement_file(kernel: str, data: str | None, flags: dict[str, object]) -> str:
+    """The measurement CSV for ``kernel``: ``--data``, or for flash_attention the shipped SDPA op times; GEMM
+    options given with flash_attention are refused by name."""
+    if kernel == "gemm":
+        if data is None:
+            raise InputError("--data FILE is required for gemm (e.g. loom_explorer/data/published/"
+                             "gemm_flops_calibration.csv)")
+        return data
+    given = [name for name, value in flags.items() if value]
+    if given:
+        raise InputError(f"{', '.join(given)}: GEMM options; --kernel flash_attention takes --data, --hw, --json, "
+                         "--skip-bad-rows and --cross-validate")
+    from loom_explorer.accuracy.sdpa_data import shipped_data
+
+    return data or str(shipped_data())
 
 
 def card_hardware(pins: tuple[str, ...]) -> dict[str, HardwareSpec]:
@@ -235,6 +256,13 @@ def print_accuracy_tables(tables: AccuracyTables) -> None:
 
 
 def run_accuracy(req: AccuracyCommand) -> int:
+    data = measurement_file(req.kernel, req.data, {"--configs": req.configs, "--record": req.record,
+                                                   "--constants": req.constants, "--store": req.store})
+    if req.kernel == "flash_attention":
+        from loom_explorer.cli.sdpa_accuracy import run_sdpa_accuracy
+
+        return run_sdpa_accuracy(data, card_hardware(req.card_hw), req.skip_bad_rows, req.cross_validate,
+                                 req.json)
     from loom_explorer.accuracy.calibrate import calibration_notes, chosen_constants, start_values
     from loom_explorer.accuracy.cross_validation import cross_validate
     from loom_explorer.accuracy.gemm_data import (
@@ -252,7 +280,7 @@ def run_accuracy(req: AccuracyCommand) -> int:
     hardware = card_hardware(req.card_hw)
     cross_validated: dict[str, ErrorsByKind] = {}
     with Progress() as progress:
-        cases, unusable = load_cases(req.data, req.configs, req.skip_bad_rows)
+        cases, unusable = load_cases(data, req.configs, req.skip_bad_rows)
         predicted = predict_cases(cases, hardware, progress)
         report = Report(predicted.rows, unusable + predicted.skipped)
         for card in sorted({c.card for c in cases}) if req.cross_validate else ():
@@ -284,8 +312,9 @@ def run_accuracy(req: AccuracyCommand) -> int:
 
 @dataclass(frozen=True, slots=True)
 class CalibrateCommand:
+    kernel: str
     hw: str
-    data: str
+    data: str | None
     configs: str | None
     output: str
     force: bool
@@ -295,8 +324,8 @@ class CalibrateCommand:
 
 
 def parse_calibrate(args: argparse.Namespace) -> CalibrateCommand:
-    return CalibrateCommand(args.hw, args.data, args.configs, args.output, args.force, args.skip_bad_rows,
-                            args.cross_validate, args.constants)
+    return CalibrateCommand(args.kernel, args.hw, args.data, args.configs, args.output, args.force,
+                            args.skip_bad_rows, args.cross_validate, args.constants)
 
 
 def run_calibrate(req: CalibrateCommand) -> int:
@@ -314,13 +343,18 @@ def run_calibrate(req: CalibrateCommand) -> int:
     from loom_explorer.accuracy.gemm_data import load_cases
     from loom_explorer.accuracy.progress import Progress
 
+    data = measurement_file(req.kernel, req.data, {"--configs": req.configs, "--constants": req.constants})
     constants = chosen_constants(req.constants)  # a bad name is refused before anything is read
     if is_shipped(req.output):
         raise InputError(f"-o {req.output}: calibration never writes a shipped hardware file; choose another path")
     check_target(req.output, force=req.force)  # a target write_new would refuse fails before the fit
+    if req.kernel == "flash_attention":
+        from loom_explorer.cli.sdpa_accuracy import run_sdpa_calibrate
+
+        return run_sdpa_calibrate(req.hw, data, req.output, req.force, req.skip_bad_rows, req.cross_validate)
     hw = load_hardware(req.hw)
     # every row is checked before the fit: an unusable one stops it unless --skip-bad-rows leaves it out
-    cases, unusable = load_cases(req.data, req.configs, skip_bad_rows=req.skip_bad_rows)
+    cases, unusable = load_cases(data, req.configs, skip_bad_rows=req.skip_bad_rows)
     if unusable and not req.skip_bad_rows:
         raise CalibrationError(refusal(unusable))
     if unusable:
@@ -330,8 +364,8 @@ def run_calibrate(req: CalibrateCommand) -> int:
         result = calibrate(hw, cases, progress=progress, start=start, constants=constants)
         cross_validated = cross_validate(start, cases, progress=progress, constants=constants) \
             if req.cross_validate else None
-    write_new(req.output, calibrated_yaml(req.hw, result, Path(req.data).name), force=req.force)
-    print(f"calibrated {hw.name} on {result.rows} rows of {req.data}; wrote {req.output}")
+    write_new(req.output, calibrated_yaml(req.hw, result, Path(data).name), force=req.force)
+    print(f"calibrated {hw.name} on {result.rows} rows of {data}; wrote {req.output}")
     if start != hw:
         print(f"  (the fit starts from the values {req.hw} notes as those before its own calibration)")
     moved = [path for path in result.values if written_value(result, path) != result.given[path]]
@@ -339,6 +373,7 @@ def run_calibrate(req: CalibrateCommand) -> int:
         print(f"  {path:<36} {result.shipped[path]:>10g} -> {written_value(result, path):g}")
     if not moved:
         print("  no constant moved: the file's values fit these rows best (the file written keeps every value)")
+    assert result.before is not None and result.after is not None  # a GEMM calibration carries both
     print_errors_by_kind("given constants, in sample", result.before)
     print_errors_by_kind("fitted constants, in sample", result.after)
     if cross_validated:
@@ -424,9 +459,13 @@ def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     accuracy = add_command(sub, "accuracy", Command(parse_accuracy, run_accuracy),
-                           help="error table of the model on measured matmul data")
-    accuracy.add_argument("--data", required=True,
-                          help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv")
+                           help="error table of the model on measured matmul or SDPA data")
+    accuracy.add_argument("--kernel", choices=KERNELS, default="gemm",
+                          help="gemm (default) or flash_attention (published SDPA op times)")
+    accuracy.add_argument("--data", default=None,
+                          help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv "
+                               "(required for gemm), or of sdpa_op_times.csv for flash_attention (default: "
+                               "the shipped one)")
     accuracy.add_argument("--configs", default=None,
                           help="CSV of the manual configs "
                                "(format of loom_explorer/data/published/gemm_manual_configs.csv)")
@@ -448,8 +487,13 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     calibrate = add_command(sub, "calibrate", Command(parse_calibrate, run_calibrate),
                             help="fit the hardware file's estimated constants to measured data")
     calibrate.add_argument("--hw", required=True, help="the hardware file to start from (name or path)")
-    calibrate.add_argument("--data", required=True,
-                           help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv")
+    calibrate.add_argument("--kernel", choices=KERNELS, default="gemm",
+                           help="gemm (default: the matmul constants) or flash_attention (the attention "
+                                "constants, compute.sdpa_softmax_scale)")
+    calibrate.add_argument("--data", default=None,
+                           help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv "
+                                "(required for gemm), or of sdpa_op_times.csv for flash_attention (default: "
+                                "the shipped one)")
     calibrate.add_argument("--configs", default=None, help="CSV of the manual configs")
     calibrate.add_argument("-o", "--output", required=True, metavar="FILE", help="the new hardware YAML")
     calibrate.add_argument("--force", action="store_true", help="overwrite FILE if it exists")

@@ -21,6 +21,7 @@ PUBLISHED_FILES: tuple[str, ...] = (
     "gemm_flops_checking.csv",
     "gemm_benchmark_method.md",
     "sdpa_perf.csv",
+    "sdpa_op_times.csv",
     "noc_dm_packet_sizes.csv",
     "noc_dram_bench.md",
 )

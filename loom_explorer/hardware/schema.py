@@ -40,6 +40,8 @@ Cycles = Annotated[int, Field(ge=0, le=MAX_CYCLES)]
 PositiveCycles = Annotated[int, Field(gt=0, le=MAX_CYCLES)]
 Bytes = Annotated[int, Field(gt=0, le=MAX_BYTES)]
 Rate = Annotated[float, Field(ge=MIN_RATE_BYTES_PER_CYCLE, le=MAX_RATE_BYTES_PER_CYCLE)]
+Factor = Annotated[float, Field(ge=0.01, le=100.0)]
+SDPA_KERNELS = ("streaming", "accurate")  # ttnn's SDPA kernels the model describes (``model/attention.py``)
 
 
 class DataFormat(str, Enum):
@@ -208,10 +210,21 @@ class ComputeSpec(_Frozen):
     eltwise_tile_cycles: Cycles = Field(description="one FPU elementwise tile op (e.g. add of partials)")
     sfpu_tile_cycles: dict[str, Cycles] = Field(description="one SFPU op over a 32x32 tile, by op name")
     kernel_launch_cycles: Cycles = Field(description="fixed cost per op launch on the device")
+    sdpa_softmax_scale: dict[str, Factor] = Field(
+        default_factory=lambda: dict.fromkeys(SDPA_KERNELS, 1.0),
+        description="ttnn's SDPA kernels (streaming, accurate): the factor on the online softmax's per-step "
+                    "op costs (the SFPU and FPU tile costs above) that the kernel really takes; 1 = as costed")
     unpack_bytes_per_cycle: Rate | None = Field(
         default=None,
         description="L1 bytes per cycle the unpackers feed the matrix unit's source registers with; "
                     "absent: never a bottleneck (not modelled)")
+
+    @field_validator("sdpa_softmax_scale")
+    @classmethod
+    def _sdpa_kernels(cls, v: dict[str, float]) -> dict[str, float]:
+        if set(v) != set(SDPA_KERNELS):
+            raise ValueError(f"needs exactly the kernels {', '.join(SDPA_KERNELS)}")
+        return v
 
     @field_validator("matmul_tile_cycles")
     @classmethod

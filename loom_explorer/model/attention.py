@@ -69,10 +69,11 @@ from loom_explorer.model.quantities import (
     spread_domain,
 )
 from loom_explorer.model.schedule import Param
-from loom_explorer.problem import Problem, ProblemError
+from loom_explorer.problem import KernelTarget, Problem, ProblemError
 from loom_explorer.program.attention import Attention, analyse_attention
 
 MASK_INDEX = "mask_index"  # the causal mask index's name in flows and the exported kernels
+STREAMING, ACCURATE = "streaming", "accurate"  # the ttnn SDPA kernels the model describes (``ttnn_sdpa_kernel``)
 MAX_CHUNK_TILES = 32  # chunk sizes searched: 32 .. 1024 elements (TTNN's configs use 32 .. 512)
 Q_BUFFER_DEPTHS = (1, 2)
 
@@ -111,6 +112,10 @@ class AttentionQuantities(GridQuantities):
     @property
     def causal(self) -> bool:
         return self.problem.has_option("causal")
+
+    @property
+    def ttnn_kernel(self) -> str:
+        return ttnn_sdpa_kernel(self.hw, self.problem)
 
     # ---------------------------------------------------------------- work split
     def units(self, dim: str) -> Expr:
@@ -262,6 +267,16 @@ class AttentionQuantities(GridQuantities):
 
     def subblock_pairs(self) -> list[tuple[str, Var, Var]]:
         return [("q@k", self.qk_subblock_h, self.qk_subblock_w), ("s@v", self.out_subblock_h, self.out_subblock_w)]
+
+
+def ttnn_sdpa_kernel(hw: HardwareSpec, problem: Problem) -> str:
+    """The kernel ttnn's ``scaled_dot_product_attention`` runs for ``problem`` called without ``precision``:
+    on Blackhole an fp32 Dst (``fp32_dest_acc_en``, ``--fp32-acc``) routes the call to the ACCURATE recipe
+    (``tech_reports/FlashAttention/SDPAPrecisionRecipes.md`` @031c320a, "Routing"); otherwise, and on
+    Wormhole, the streaming kernel runs. (The exported TT-Lang kernel is neither: ``KernelTarget.ttlang`` is
+    always ``STREAMING`` here, its own buffers and costs being the model's.)"""
+    routed = hw.arch == "blackhole" and problem.fp32_acc and problem.target is KernelTarget.ttnn
+    return ACCURATE if routed else STREAMING
 
 
 def slowest_pair_steps(sq_t: int, skv_t: int, qc: int, kc: int) -> int:

@@ -1,13 +1,15 @@
 """Latency of an attention candidate on its slowest core, in cycles, as named terms.
 
 Per step (one ``qc``-tile query chunk against one ``kc``-tile key/value chunk; ``c_f`` a tile matmul at
-the problem's fidelity, ``c_p`` a tile pack, ``o_sub`` the per-sub-block overhead):
+the problem's fidelity (HiFi4 when ttnn routes the call to its ACCURATE recipe, ``model/attention.py``),
+``c_p`` a tile pack, ``o_sub`` the per-sub-block overhead):
 
     qk   = qc*kc*(D_t*c_f + c_p) + (qc/qk_subblock_h)*(kc/qk_subblock_w)*o_sub
     pv   = qc*D_t*(kc*c_f + c_p) + (qc/out_subblock_h)*(D_t/out_subblock_w)*o_sub
-    sm   = sum over the program's per-step eltwise ops of (tiles of the op's tensor in a step) * cost
-           (scale, row max, exp, row sum on the scores; the max correction and sum update on the
-           statistics; the output rescale and accumulate)
+    sm   = f_kernel * sum over the program's per-step eltwise ops of (tiles of the op's tensor in a step) *
+           cost (scale, row max, exp, row sum on the scores; the max correction and sum update on the
+           statistics; the output rescale and accumulate); f_kernel = compute.sdpa_softmax_scale of the
+           ttnn kernel that runs (streaming or accurate, fitted to published SDPA times), 1 for TT-Lang
     step = max(qk + sm + pv + sum_{X in k, v: depth_X = 1} dm_X,  dm_k,  dm_v,  chip)
 
 with ``dm_X`` = DRAM read (+ multicast) of one ``kc x D_t`` chunk and ``chip`` the chip's DRAM rate over
@@ -30,7 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loom_explorer.model.attention import AttentionQuantities
+from loom_explorer.hardware.schema import Fidelity
+from loom_explorer.model.attention import ACCURATE, AttentionQuantities
 from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Expr, const, maximum, mul, select, total
 from loom_explorer.model.latency import (
@@ -43,10 +46,19 @@ from loom_explorer.model.latency import (
 )
 from loom_explorer.model.noc_bound import LinkShare
 from loom_explorer.model.schedule import LatencyTerm
+from loom_explorer.problem import KernelTarget
 
 
-def _ops_cycles(q: AttentionQuantities, when: str) -> Expr:
-    return total(mul(q.block_tiles(op.tensor), op_tile_cycles(q, op)) for op in q.st.step_ops(when))
+def _ops_cycles(q: AttentionQuantities, when: str, scale: float = 1.0) -> Expr:
+    return total(mul(q.block_tiles(op.tensor), round(op_tile_cycles(q, op) * scale)) for op in q.st.step_ops(when))
+
+
+def softmax_scale(q: AttentionQuantities) -> float:
+    """The factor on the per-step softmax ops of the ttnn kernel that runs (``compute.sdpa_softmax_scale``,
+    fitted by ``calibrate --kernel flash_attention``); 1 for the exported TT-Lang kernel."""
+    if q.problem.target is not KernelTarget.ttnn:
+        return 1.0
+    return q.hw.compute.sdpa_softmax_scale[q.ttnn_kernel]
 
 
 def attention_latency_terms(q: AttentionQuantities,
@@ -56,9 +68,10 @@ def attention_latency_terms(q: AttentionQuantities,
     dt = const(q.head_tiles)
     q_in, k_in, v_in = q.st.streamed
     q_bytes = q.tile_bytes(q_in)  # the scores P are kept in q's format
-    qk = matmul_cycles(q, q.qc, q.kc, dt, q.qk_subblock_h, q.qk_subblock_w, q_bytes, q.tile_bytes(k_in))
-    pv = matmul_cycles(q, q.qc, dt, q.kc, q.out_subblock_h, q.out_subblock_w, q_bytes, q.tile_bytes(v_in))
-    sm = _ops_cycles(q, "step")
+    fidelity = Fidelity.hifi4 if q.ttnn_kernel == ACCURATE else None  # the recipe fixes HiFi4 for both
+    qk = matmul_cycles(q, q.qc, q.kc, dt, q.qk_subblock_h, q.qk_subblock_w, q_bytes, q.tile_bytes(k_in), fidelity)
+    pv = matmul_cycles(q, q.qc, dt, q.kc, q.out_subblock_h, q.out_subblock_w, q_bytes, q.tile_bytes(v_in), fidelity)
+    sm = _ops_cycles(q, "step", softmax_scale(q))
     compute = qk + sm + pv
     step = overlapped_step(q, compute, (k_in, v_in),
                            [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links])

@@ -61,7 +61,7 @@ from loom_explorer.model.schedule import LatencyTerm
 
 if TYPE_CHECKING:
     from loom_explorer.model.noc_bound import LinkShare
-from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.hardware.schema import Fidelity, HardwareSpec
 from loom_explorer.problem import Problem, ProblemError
 from loom_explorer.program.dsl import Eltwise
 
@@ -94,7 +94,7 @@ def data_movement_cycles(q: GridQuantities, tensor: str) -> Expr:
 
 
 def matmul_cycles(q: GridQuantities, rows: Expr, cols: Expr, inner: Expr, sub_h: Expr, sub_w: Expr,
-                  a_tile_bytes: int, b_tile_bytes: int) -> Expr:
+                  a_tile_bytes: int, b_tile_bytes: int, fidelity: Fidelity | None = None) -> Expr:
     """A ``rows x cols`` output block over ``inner`` tiles, accumulated in ``sub_h x sub_w`` Dst sub-blocks:
 
         inner*max(rows*cols*c_f, unpack) + rows*cols*c_pack + ceil(rows/sub_h)*ceil(cols/sub_w)*o_sub
@@ -103,9 +103,10 @@ def matmul_cycles(q: GridQuantities, rows: Expr, cols: Expr, inner: Expr, sub_h:
     Per inner tile each sub-block unpacks its ``sub_h`` tiles of the left operand (``B_a`` bytes each) and
     ``sub_w`` of the right one (``B_b``) into the source registers while the matrix unit works on the
     previous ones, so the slower of the two sets the pace. ``U = compute.unpack_bytes_per_cycle``; without
-    it the unpackers are never the bottleneck (``unpack = 0``)."""
+    it the unpackers are never the bottleneck (``unpack = 0``). ``fidelity``: the problem's unless a kernel fixes
+    its own (ttnn's ACCURATE SDPA recipe runs HiFi4)."""
     c = q.hw.compute
-    tile_math = mul(rows, cols, c.matmul_tile_cycles[q.problem.fidelity])
+    tile_math = mul(rows, cols, c.matmul_tile_cycles[fidelity or q.problem.fidelity])
     sub_rows, sub_cols = ceil_div(rows, sub_h), ceil_div(cols, sub_w)
     if c.unpack_bytes_per_cycle is not None:
         unpack = ceil_rate(mul(sub_cols, rows, a_tile_bytes) + mul(sub_rows, cols, b_tile_bytes),

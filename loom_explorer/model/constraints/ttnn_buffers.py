@@ -14,14 +14,21 @@ Tile counts times the bytes per tile of each tensor's data format:
            columns without being on them holds ceil(E_C/grid_x) of them (per_core_M*ceil(E_K/grid_x))
     gather out_block_h * out_block_w partial tiles (split-K: partials arriving from other cores)
 
-Attention (TTNN's SDPA circular buffers; ``qc``, ``kc``, ``D_t`` in tiles):
+Attention: the circular buffers of ttnn's SDPA kernel that runs (``model/attention.py``,
+``ttnn_sdpa_kernel``), tiles times bytes per tile (``qc``, ``kc``, ``D_t`` in tiles; bf16 2048 B, fp32
+4096 B, the causal mask in bfp4 576 B), exactly as the program factories allocate them:
 
-    q      q_buffer_depth * qc * D_t          k, v   {k,v}_buffer_depth * kc * D_t
-    scores qc * kc                            mask   max(2 * qc * kc, qc * kc + 2 * (qc + kc))  (causal only:
-                                                     TTNN's two mask blocks, or the exported kernels' mask
-                                                     block and its index, ``model/attention.py``)
-    stats  2 * qc for each statistic (running max and sum: current and previous)
-    out    qc * D_t, and out_im qc * D_t (fp32 tiles with fp32 accumulation)
+    streaming kernel (``sdpa_program_factory.cpp`` @000e7c05; intermediates, statistics and scalars in bf16)
+      q  q_buffer_depth * qc * D_t      k, v  {k,v}_buffer_depth * kc * D_t      (their own formats)
+      mask  2 * qc * kc (bfp4, causal only)    identity scalar and column 2    recip scratch 1 (not causal)
+      qk_im  qc * kc      out_im, out_acc  qc * D_t each      statistics  5 * qc      out  qc * D_t
+    ACCURATE recipe (``sdpa_recipe.cpp`` @be94c54b, fp32 state S = 4096 B)
+      q  q_buffer_depth * qc * D_t (bf16)      k, v  {k,v}_buffer_depth * kc * D_t (one slot in ttnn)
+      scalars 2 (bf16) + 1 (S)      scores  qc * kc (S)      O state, O scratch  qc * D_t (S) each
+      row sums, l  qc (S) each      max, reference max  qc (bf16) each      state  qc (S)
+      out  2 * D_t (bf16: the output streams)
+      causal: the edge mask, one row group kc (bfp4), and the key-range pages 64 + 2,880 B (ttnn takes a
+      second mask group when it fits; the model counts the one it needs)
 """
 
 from __future__ import annotations
@@ -29,30 +36,60 @@ from __future__ import annotations
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.sharding import columns_split_over_x
-from loom_explorer.model.attention import AttentionQuantities
-from loom_explorer.model.expr import Expr, maximum, mul
+from loom_explorer.model.attention import ACCURATE, AttentionQuantities
+from loom_explorer.model.expr import Expr, const, mul
 from loom_explorer.model.quantities import Quantities
 from loom_explorer.model.schedule import L1Buffer
 
 
 def ttnn_attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
-    def buf(name: str, count: Expr | int, tensor: str, text: str, tile_bytes: int | None = None) -> L1Buffer:
-        return L1Buffer(name, mul(count, q.block_tiles(tensor), tile_bytes or q.tile_bytes(tensor)), text)
-
-    buffers = [buf(t, q.depth[t], t, f"{t} chunks") for t in q.st.streamed]
-    for t in q.problem.program.intermediates:
-        if q.st.kv_dim in t.dims:
-            buffers.append(buf(t.name, 1, t.name, f"{t.name}: one step's block"))
-        else:
-            buffers.append(buf(t.name, 2, t.name, f"{t.name}: current and previous"))
-    masked = sorted({op.tensor for op in q.st.step_ops("diagonal")}) if q.causal else []
-    for name in masked:
-        tiles = maximum(mul(2, q.block_tiles(name)), q.block_tiles(name) + q.mask_index_tiles)
-        buffers.append(L1Buffer(f"{name}_mask", mul(tiles, q.tile_bytes(name)),
-                                f"causal mask for {name} (and its index)"))
+    """The SDPA circular buffers of the kernel ttnn runs (module docstring), named after the program's tensors
+    (``<scores>``, ``<out>_acc``, ...) where a tensor plays the buffer's role."""
+    hw = q.hw
+    qc, kc, dt = q.qc, q.kc, const(q.head_tiles)
+    bf16, fp32, bfp4 = (hw.tile_bytes[f] for f in (DataFormat.bfloat16, DataFormat.float32, DataFormat.bfloat4_b))
+    q_in, k_in, v_in = q.st.streamed
     out = q.st.output
-    buffers.append(buf(out, 1, out, "output chunk"))
-    buffers.append(buf(f"{out}_im", 1, out, "output accumulator", q.acc_tile_bytes))
+    inter = q.problem.program.intermediates
+    scores = next(t.name for t in inter if q.st.kv_dim in t.dims)
+    row_max, row_sum = (t.name for t in inter if q.st.kv_dim not in t.dims)
+
+    def buf(name: str, tiles: Expr, tile_bytes: int, text: str) -> L1Buffer:
+        return L1Buffer(name, mul(tiles, tile_bytes), text)
+
+    accurate = q.ttnn_kernel == ACCURATE
+    buffers = [buf(q_in, mul(q.depth[q_in], qc, dt), bf16 if accurate else q.tile_bytes(q_in), f"{q_in} chunks")]
+    buffers += [buf(t, mul(q.depth[t], kc, dt), q.tile_bytes(t), f"{t} chunks") for t in (k_in, v_in)]
+    if accurate:
+        buffers += [
+            buf("scalars", const(2), bf16, "scale and identity tiles"),
+            buf("state_scalar", const(1), fp32, "one fp32 state tile"),
+            buf(scores, mul(qc, kc), fp32, "scores S and P (fp32)"),
+            buf(f"{out}_acc", mul(qc, dt), fp32, "running numerator O (fp32)"),
+            buf(f"{out}_im", mul(qc, dt), fp32, "this chunk's P V (fp32)"),
+            buf(f"{scores}_sum", qc, fp32, "this chunk's row sums (fp32)"),
+            buf(row_sum, qc, fp32, "running denominator l (fp32)"),
+            buf(row_max, mul(2, qc), bf16, "row max and reference max"),
+            buf(f"{row_max}_state", qc, fp32, "per-row state (fp32)"),
+            buf(out, mul(2, dt), bf16, "output rows, streamed"),
+        ]
+        if q.causal:
+            buffers += [buf(f"{scores}_mask", kc, bfp4, "causal edge mask: one row group (bfp4)"),
+                        L1Buffer(f"{scores}_key_range", const(64 + 2880), "key-range control page, mask templates")]
+        return buffers
+    if q.causal:
+        buffers.append(buf(f"{scores}_mask", mul(2, qc, kc), bfp4, "causal mask (bfp4), two blocks"))
+    else:
+        buffers.append(buf("recip_scratch", const(1), bf16, "streaming reciprocal scratch"))
+    buffers += [
+        buf("identity", const(2), bf16, "identity scalar and column"),
+        buf(scores, mul(qc, kc), bf16, "scores q k^T"),
+        buf(f"{out}_im", mul(qc, dt), bf16, "this chunk's P V"),
+        buf(f"{out}_acc", mul(qc, dt), bf16, "running output"),
+        buf(f"{row_max}_{row_sum}", mul(5, qc), bf16,
+            f"statistics: {row_max} and its previous value, two {row_sum}s, exp of the max difference"),
+        buf(out, mul(qc, dt), q.tile_bytes(out), "output chunk"),
+    ]
     return buffers
 
 

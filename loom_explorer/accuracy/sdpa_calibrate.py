@@ -1,0 +1,73 @@
+"""Fit the attention constants to published SDPA times: ``loom-explorer calibrate --kernel flash_attention``,
+and how well the fit predicts problems it has not seen (``cross_validate_sdpa``).
+
+The constants (``SDPA_CONSTANTS``) are the factors on the online softmax's per-step op costs of the two ttnn
+kernels the model describes (``compute.sdpa_softmax_scale``: streaming and accurate); nothing GEMM or the
+other families use is fitted, so their predictions do not move. The fit is ``calibrate``'s coordinate descent
+on the mean squared log error, over the modelled rows (``sdpa_data.MODELLED``) of the card.
+
+Cross-validation leaves one problem out at a time (its shape, mask, chunk sizes and grid: rows of different
+kernels that timed the same problem go out together), fits on the rest from the same starting values and
+predicts the rows left out.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+from loom_explorer.accuracy.calibrate import CalibrationError, card_of, fit_constants, with_constants
+from loom_explorer.accuracy.sdpa_data import MODELLED, SdpaMeasured, SdpaRow, log_loss, predict_sdpa
+from loom_explorer.hardware.schema import HardwareSpec
+
+SDPA_CONSTANTS = ("compute.sdpa_softmax_scale.streaming", "compute.sdpa_softmax_scale.accurate")
+
+
+def sdpa_loss(rows: list[SdpaMeasured], hw: HardwareSpec, card: str) -> float:
+    """The fit's loss on ``rows`` predicted with ``hw`` (``sdpa_data.log_loss``)."""
+    return log_loss(predict_sdpa(rows, {card: hw}))
+
+
+def modelled_rows(hw: HardwareSpec, rows: list[SdpaMeasured]) -> list[SdpaMeasured]:
+    """The rows of ``hw``'s card that time a kernel the model describes."""
+    card = card_of(hw)
+    return [m for m in rows if m.card == card and m.kernel in MODELLED]
+
+
+def fit_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured],
+             constants: tuple[str, ...] = SDPA_CONSTANTS) -> dict[str, float]:
+    """The fitted ``constants`` on ``rows`` (module docstring); CalibrationError when there are too few."""
+    mine = modelled_rows(hw, rows)
+    if len(mine) < 3:
+        raise CalibrationError(f"only {len(mine)} modelled SDPA rows for {hw.name}: a fit needs at least 3")
+    return fit_constants(hw, mine, card_of(hw), constants=constants, loss=sdpa_loss)
+
+
+def problem_key(m: SdpaMeasured) -> tuple[object, ...]:
+    """What identifies the problem a row timed, whatever kernel ran it."""
+    cfg = m.config
+    return m.shape, m.causal, cfg.q_chunk_size, cfg.k_chunk_size, cfg.compute_with_storage_grid_size
+
+
+def _fold(hw: HardwareSpec, card: str, train: list[SdpaMeasured], test: list[SdpaMeasured],
+          constants: tuple[str, ...]) -> list[SdpaRow]:
+    fitted = fit_constants(hw, train, card, constants=constants, loss=sdpa_loss) if train else {}
+    return predict_sdpa(test, {card: with_constants(hw, fitted)})
+
+
+def cross_validate_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured], constants: tuple[str, ...] = SDPA_CONSTANTS,
+                        processes: int | None = None) -> tuple[int, list[SdpaRow]]:
+    """(folds, every modelled row predicted by constants fitted without its problem), in file order; the
+    folds run ``processes`` at a time (default one per CPU core)."""
+    mine = modelled_rows(hw, rows)
+    keys = sorted({problem_key(m) for m in mine}, key=repr)
+    card = card_of(hw)
+    workers = min(len(keys), processes or os.cpu_count() or 1) or 1
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_fold, hw, card, [m for m in mine if problem_key(m) != key],
+                               [m for m in mine if problem_key(m) == key], constants) for key in keys]
+        out = [row for future in futures for row in future.result()]
+    out.sort(key=lambda r: r.measured.line)
+    return len(keys), out
+
