@@ -24,7 +24,7 @@ Rows with ``time_derived`` True are per-core throughputs (one core, K/V resident
 ``4 * Sq * Skv * D`` FLOP over the printed TFLOP/s; the model reads K/V from DRAM there, which on one core
 never binds.
 
-Each scored row carries its regimes (``regimes``): one core or the chip, causal or not, grouped-query
+Each scored row carries its regimes (``regimes``): the kernel, one core or the chip, causal or not, grouped-query
 (``Hkv < H``) or not, the chunk sizes and the head dimension, so the error is reported per regime as well
 as over all rows.
 """
@@ -152,13 +152,13 @@ class SdpaRow:
         shape = dict(self.measured.shape)
         cfg = self.measured.config
         grid = self.measured.config.compute_with_storage_grid_size
-        return {"cores": "one core, K/V in L1" if grid == (1, 1) else "chip",
+        return {"kernel": self.measured.kernel, "cores": "one core, K/V in L1" if grid == (1, 1) else "chip",
                 "mask": "causal" if self.measured.causal else "non-causal",
                 "heads": "GQA" if shape["Hkv"] < shape["H"] else "MHA",
                 "chunks": f"q{cfg.q_chunk_size}/k{cfg.k_chunk_size}", "head dim": f"D{shape['D']}"}
 
 
-REGIME_KINDS = ("cores", "mask", "heads", "chunks", "head dim")
+REGIME_KINDS = ("kernel", "cores", "mask", "heads", "chunks", "head dim")
 
 
 def predict_sdpa(rows: list[SdpaMeasured], hardware: dict[str, HardwareSpec] | None = None) -> list[SdpaRow]:
@@ -222,7 +222,9 @@ def by_regime(rows: list[SdpaRow], errors: list[float | None]) -> dict[str, Erro
     for row, error in zip(rows, errors, strict=True):
         for kind, regime in row.regimes().items():
             groups.setdefault(f"{kind}: {regime}", []).append(error)
-    return {name: summarise_errors(group) for name, group in sorted(groups.items())}
+    order = {kind: i for i, kind in enumerate(REGIME_KINDS)}
+    return {name: summarise_errors(group)
+            for name, group in sorted(groups.items(), key=lambda g: (order[g[0].split(": ")[0]], g[0]))}
 
 
 def log_loss(rows: list[SdpaRow]) -> float:

@@ -52,13 +52,8 @@ def sdpa_report(rows: list[SdpaRow], cross_validated: list[SdpaRow] | None, fold
     scored = [r for r in rows if r.measured.kernel in MODELLED]
     errors = [r.error_pct for r in scored]
     cv_errors = [cv_by_line.get(r.measured.line) for r in scored]
-    groups = {f"kernel: {k}": [r for r in scored if r.measured.kernel == k] for k in MODELLED}
-
     def summaries(values: list[float | None]) -> dict[str, ErrorSummary]:
-        out = {"all modelled rows": summarise_errors(values)}
-        for name, group in groups.items():
-            out[name] = summarise_errors([v for r, v in zip(scored, values, strict=True) if r in group])
-        return out | by_regime(scored, values)
+        return {"all modelled rows": summarise_errors(values)} | by_regime(scored, values)
 
     in_sample = summaries(errors)
     held_out = summaries(cv_errors) if cross_validated else {}
