@@ -35,6 +35,19 @@ when ``q_per_core * q_parallel == n_q`` and ``q_per_core`` is even) is gone from
 
 ``ttnn_default_sdpa_config`` is what ``ttnn.transformer.scaled_dot_product_attention`` runs without a
 program config: 32-element chunks on the whole grid.
+
+Decode (one query token, not causal: the problems with a flash-decoding candidate for ttnn, ``model/decode.py``)
+runs ``ttnn.transformer.scaled_dot_product_attention_decode`` (sdpa_decode_program_factory.cpp @91b3892f
+L185-199, the same formulas in ttnn 0.81.1's; ``avail = gx*gy``, ``M = max_cores_per_head_batch``, 16 in a
+config and every core without one, ``NKV`` key/value heads):
+
+    per_batch = min(avail, M * B * NKV) // B,   kv_cores = max(1, per_batch // NKV),
+    per_core_<groups> = max(1, ceil(NKV / per_batch))
+
+(``avail >= B`` or ttnn refuses), with cores past the ``n_k`` key chunks idle (``kv_cores = min(., n_k)``);
+the grid shrinks to the rows those cores fill. Without a config the key chunk is the largest power-of-two
+divisor of the cache length, at most 512 (``sdpa_decode.cpp`` ``get_chunk_size``); a config's must be a
+power of two dividing it. Sub-blocks and buffers are ttnn's (fixed by the model for the ttnn target).
 """
 
 from __future__ import annotations
@@ -59,8 +72,9 @@ from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.attention import ACCURATE, ttnn_sdpa_kernel
 from loom_explorer.model.build import build_schedule
+from loom_explorer.model.decode import ttnn_decode_split
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Problem
+from loom_explorer.problem import KernelTarget, Problem, ProblemError
 from loom_explorer.program.attention import ATTENTION, analyse_attention
 from loom_explorer.program.contraction import CONTRACTION
 from loom_explorer.program.dsl import TileProgram
@@ -92,6 +106,7 @@ class TtnnSdpaConfig(BaseModel):
     q_chunk_size: int = Field(ge=32, multiple_of=32)
     k_chunk_size: int = Field(ge=32, multiple_of=32)
     exp_approx_mode: bool | None = None
+    max_cores_per_head_batch: int | None = Field(default=None, ge=1)  # decode only; None: ttnn's 16
 
     @property
     def exp_approx(self) -> bool:
@@ -124,9 +139,10 @@ def sdpa_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule:
     """TTNN's SDPA split: every (batch, head, query chunk) task dealt over all cores, q, k and v read from
     DRAM, balanced under the causal mask. That is the flattened candidate, or, when only one of those
     dims has more than one task (e.g. one query chunk per head), the 1-D layout of that dim."""
-    causal = problem.has_option("causal")
+    causal, q_dim = problem.has_option("causal"), analyse_attention(problem.program).q_dim
     splits = [c for c in enumerate_candidates(problem) if len(c.axes) == 1 and c.axes[0][0] == "xy"
-              and c.balanced == causal and all(comm is Comm.dram for _, comm in c.comms)]
+              and not c.kv_split and all(comm is Comm.dram for _, comm in c.comms)
+              and c.balanced == (causal and q_dim in c.axes[0][1].split("*"))]  # balanced where chunks pair
     if splits:  # the one that deals the most dims over the cores
         return build_schedule(hw, problem, max(splits, key=lambda c: len(c.axes[0][1].split("*"))))
     raise ConfigError(f"{problem.program.name} {problem.shape_text}: no candidate deals all tasks over the cores "
@@ -174,10 +190,72 @@ def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, in
             f"{k_in}_buffer_depth": 1 if accurate else 2, f"{v_in}_buffer_depth": 1 if accurate else 2}
 
 
+DECODE_MAX_CORES_PER_HEAD = 16  # SDPAProgramConfig.max_cores_per_head_batch's default (ttnn 0.81.1)
+DECODE_MAX_DEFAULT_CHUNK = 512
+
+
+def decode_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule | None:
+    """The flash-decoding schedule ttnn's ``sdpa_decode`` runs for ``problem``; None when it is no decode."""
+    split = [c for c in enumerate_candidates(problem) if c.kv_split]
+    return build_schedule(hw, problem, split[0]) if split and problem.target is KernelTarget.ttnn else None
+
+
+def decode_split(problem: Problem, cfg: TtnnSdpaConfig) -> tuple[int, int]:
+    """(kv_cores, groups per core) of ttnn's decode work split for ``cfg`` (module docstring)."""
+    st = analyse_attention(problem.program)
+    gx, gy = cfg.compute_with_storage_grid_size
+    try:
+        return ttnn_decode_split(math.prod(problem.elements(d) for d in st.kv_groups[:-1]),
+                                 problem.elements(st.kv_groups[-1]), gx * gy,
+                                 cfg.max_cores_per_head_batch or DECODE_MAX_CORES_PER_HEAD,
+                                 math.ceil(problem.tiles(st.kv_dim) / (cfg.k_chunk_size // 32)))
+    except ProblemError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+def decode_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, int]:
+    """The flash-decoding candidate's parameter values for ``cfg`` (module docstring)."""
+    problem, hw = schedule.problem, schedule.hardware
+    st = analyse_attention(problem.program)
+    skv, kc = problem.elements(st.kv_dim), cfg.k_chunk_size
+    if kc & (kc - 1) or skv % kc:
+        raise ConfigError(f"ttnn's sdpa_decode takes a power-of-two k_chunk_size dividing the cache length "
+                          f"({st.kv_dim} = {skv}); got {kc}")
+    s, g = decode_split(problem, cfg)
+    groups = math.prod(problem.elements(d) for d in st.kv_groups)
+    used = math.ceil(groups / g) * s
+    gx = cfg.compute_with_storage_grid_size[0]
+    grid = (gx, math.ceil(used / gx)) if used > gx else (used, 1)
+    dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
+    group = schedule.candidate.dim_on("xy")
+    q_in, k_in, v_in = st.streamed
+    return {"grid_x": grid[0], "grid_y": grid[1], f"per_core_{group}": g, "kv_cores": s,
+            "q_chunk_size": next(p.var.values.min for p in schedule.params if p.var.name == "q_chunk_size"),
+            "k_chunk_size": kc,
+            "qk_subblock_h": 1, "qk_subblock_w": min(kc // 32, dst), "out_subblock_h": 1,
+            "out_subblock_w": min(problem.tiles(st.head_dim), dst),
+            f"{q_in}_buffer_depth": 1, f"{k_in}_buffer_depth": 2, f"{v_in}_buffer_depth": 2}
+
+
+def ttnn_default_decode_config(hw: HardwareSpec, problem: Problem) -> TtnnSdpaConfig:
+    """What ``scaled_dot_product_attention_decode`` runs without a program config (module docstring)."""
+    st = analyse_attention(problem.program)
+    skv = problem.elements(st.kv_dim)
+    chunk = min(skv & -skv, DECODE_MAX_DEFAULT_CHUNK)  # the largest power-of-two divisor, at most 512
+    if chunk % 32:
+        raise ConfigError(f"ttnn's sdpa_decode default k chunk for {st.kv_dim} = {skv} is {chunk}, not a multiple "
+                          "of 32: ttnn refuses it")
+    return TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows), q_chunk_size=DEFAULT_CHUNK,
+                          k_chunk_size=chunk, max_cores_per_head_batch=hw.grid.columns * hw.grid.rows)
+
+
 def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig) -> Evaluated:
     """The referee's latency of exactly this SDPA config (a ``conflict`` naming the violated constraints
-    when the model finds it illegal)."""
+    when the model finds it illegal): ``sdpa_decode``'s for a decode problem."""
     check_grid(hw, cfg.compute_with_storage_grid_size)
+    decode = decode_schedule(hw, problem)
+    if decode is not None:
+        return evaluate_values(decode, decode_values(decode, cfg))
     schedule = sdpa_schedule(hw, problem)
     return evaluate_values(schedule, sdpa_values(schedule, cfg))
 
@@ -189,6 +267,7 @@ def evaluate_ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnConfi
     if has_interleaved_default(problem):
         return evaluate_interleaved_default(hw, problem)
     if ttnn_op(problem.program) == "sdpa":
-        sdpa = ttnn_default_sdpa_config(hw)
+        decode = decode_schedule(hw, problem) is not None
+        sdpa = ttnn_default_decode_config(hw, problem) if decode else ttnn_default_sdpa_config(hw)
         return sdpa, evaluate_sdpa_config(hw, problem, sdpa)
     return ttnn_default_evaluated(hw, problem)

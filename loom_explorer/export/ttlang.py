@@ -1,4 +1,5 @@
-"""A schedule as a self-contained TT-Lang kernel file (GEMM here; attention in ``ttlang_attention.py``,
+"""A schedule as a self-contained TT-Lang kernel file (GEMM here; attention in ``ttlang_attention.py`` and,
+flash-decoding, ``ttlang_decode.py``,
 element-wise programs in ``ttlang_elementwise.py``, row reductions in ``ttlang_row_reduction.py``).
 
 The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
@@ -56,6 +57,7 @@ from loom_explorer.export.ttlang_common import (
     receive_send,
     thread_body,
 )
+from loom_explorer.export.ttlang_decode import decode_source
 from loom_explorer.export.ttlang_elementwise import elementwise_source, elementwise_unsupported
 from loom_explorer.export.ttlang_row_reduction import row_reduction_source, row_reduction_unsupported
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
@@ -93,6 +95,8 @@ class _Writer:
 
 def _attention_unsupported(schedule: SymbolicSchedule) -> str | None:
     cand = schedule.candidate
+    if cand.kv_split:
+        return None  # flash-decoding: ``ttlang_decode.py`` writes every such candidate
     return attention_unsupported(analyse_attention(schedule.problem.program), cand.name, cand.flattened,
                                  all(c is Comm.dram for _, c in cand.comms))
 
@@ -157,7 +161,10 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
 
 
 def _attention_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
-    return attention_source(built, doc, analyse_attention(built.problem.program))
+    st = analyse_attention(built.problem.program)
+    if built.schedule.candidate.kv_split:
+        return decode_source(built, doc, st)
+    return attention_source(built, doc, st)
 
 
 def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:

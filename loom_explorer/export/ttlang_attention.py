@@ -140,7 +140,8 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
 def _kernel(names: dict[str, str], causal: bool, scale: float) -> str:
     """The operation: its buffers, reader, compute (every op's result stored in its own buffer) and writer;
     ``scale`` (1/sqrt(D)) goes in as a literal, the only value ``fill`` takes."""
-    step = _STEP.format(**names, scores=_SCORES_CAUSAL if causal else _SCORES)
+    step = STEP.format(**names, scores=_SCORES_CAUSAL if causal else SCORES, keep_max="step + 1 < steps",
+                       keep_why="the running max is not needed after the last step")
     tasks = (_COMPUTE_TASKS_CAUSAL if causal else _COMPUTE_TASKS).format(
         **names, step=textwrap.indent(step, " " * (16 if causal else 12)))
     return _KERNEL.format(
@@ -365,7 +366,7 @@ for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
             out_blk.store(acc / l_wide)
 """
 
-_SCORES = """\
+SCORES = """\
 with qk_dfb.wait() as qk, scores_dfb.reserve() as sc:
     sc.store(qk * scale)
 """
@@ -388,7 +389,7 @@ with qk_dfb.wait() as qk, ahead_dfb.wait() as ahead, scores_dfb.reserve() as sc:
     sc.store(qk * scale + ttl.math.relu(ahead) * minus_inf)
 """
 
-_STEP = """\
+STEP = """\
 with {k}_dfb.wait() as {k}_blk, {k}t_dfb.reserve() as kt:
     kt.store(ttl.transpose({k}_blk))
 with {k}t_dfb.wait() as kt, qk_dfb.reserve() as qk:
@@ -404,7 +405,7 @@ with {k}t_dfb.wait() as kt, qk_dfb.reserve() as qk:
                 cr.store(ttl.math.exp(m_old - mn))
             with new_max_wide_dfb.reserve() as w:
                 w.store(ttl.math.broadcast(mn, w, dims=[1]))
-            if step + 1 < steps:  # the running max is not needed after the last step
+            if {keep_max}:  # {keep_why}
                 with max_dfb.reserve() as m:
                     m.store(mn)
     with new_max_wide_dfb.wait() as mw, p_dfb.reserve() as p:

@@ -44,6 +44,7 @@ from loom_explorer.export.ttnn_row_reduction import ROW_REDUCTION_OP
 from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp, ranges_filling_rows, sharded
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Comm
+from loom_explorer.model.decode import ttnn_decode_split
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Placement, Problem
 from loom_explorer.program.attention import ATTENTION, analyse_attention
@@ -67,7 +68,7 @@ def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str
     cand, problem = schedule.candidate, schedule.problem
     structure = analyse_attention(problem.program)
     grid = [v["grid_x"], v["grid_y"]]
-    if not (cand.flattened and all(c is Comm.dram for _, c in cand.comms)):
+    if not ((cand.flattened or cand.kv_split) and all(c is Comm.dram for _, c in cand.comms)):
         raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
                           f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
     for t in structure.streamed:
@@ -76,8 +77,29 @@ def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str
             raise ExportError(f"TTNN's SDPA takes q, k and v in {', '.join(SDPA_DTYPES)} only; {t} is {fmt} "
                               "(the op refuses it on the card)")
     ttnn_memory(schedule, v)
-    return "SDPAProgramConfig", {"compute_with_storage_grid_size": grid, "q_chunk_size": v["q_chunk_size"],
-                                 "k_chunk_size": v["k_chunk_size"], "exp_approx_mode": False}, []
+    args: dict[str, object] = {"compute_with_storage_grid_size": grid, "q_chunk_size": v["q_chunk_size"],
+                               "k_chunk_size": v["k_chunk_size"], "exp_approx_mode": False}
+    if cand.kv_split:
+        args["max_cores_per_head_batch"] = _decode_cores_per_head(schedule, v)
+    return "SDPAProgramConfig", args, []
+
+
+def _decode_cores_per_head(schedule: SymbolicSchedule, v: dict[str, int]) -> int:
+    """``max_cores_per_head_batch`` that makes ttnn's ``sdpa_decode`` split the work as the schedule does on
+    its grid (``ttnn_decode_split``); ExportError when no value does."""
+    problem, st = schedule.problem, analyse_attention(schedule.problem.program)
+    kc = v["k_chunk_size"]
+    if kc & (kc - 1) or problem.elements(st.kv_dim) % kc:
+        raise ExportError(f"ttnn's sdpa_decode takes a power-of-two k_chunk_size dividing the cache length "
+                          f"({st.kv_dim} = {problem.elements(st.kv_dim)}); this schedule's is {kc}")
+    batch = math.prod(problem.elements(d) for d in st.kv_groups[:-1])
+    kv_heads, n_k = problem.elements(st.kv_groups[-1]), -(-problem.tiles(st.kv_dim) // (kc // 32))
+    group = schedule.candidate.dim_on("xy")
+    wanted = (v["kv_cores"], v[f"per_core_{group}"])
+    if ttnn_decode_split(batch, kv_heads, v["grid_x"] * v["grid_y"], v["kv_cores"], n_k) != wanted:
+        raise ExportError(f"ttnn's sdpa_decode on a {v['grid_x']}x{v['grid_y']} grid does not split the groups "
+                          f"as this schedule does (kv_cores {wanted[0]}, {wanted[1]} groups per core)")
+    return v["kv_cores"]
 
 
 def _matmul_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
@@ -185,7 +207,7 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     problem, hw = built.problem, built.hardware
     compute = compute_config_args(problem)
     dtypes = {t: TTNN_DTYPES[f] for t, f in problem.formats}
-    call = _op(problem).call(problem)
+    call = _op(problem).call(built.schedule)
     sharded = [t for t, m in memory.items() if m != DRAM]
     placement_line = (f"L1-sharded operands (as the schedule places them): {', '.join(sharded)}."
                       if sharded else "All operands DRAM-interleaved (as the schedule places them).")
@@ -206,16 +228,18 @@ def _plain_contraction(problem: Problem) -> Contraction:
     return structure
 
 
-def _matmul_call(problem: Problem) -> str:
-    structure = analyse_contraction(problem.program)
+def _matmul_call(schedule: SymbolicSchedule) -> str:
+    structure = analyse_contraction(schedule.problem.program)
     mm = structure.matmul
     return _MATMUL_CALL.format(a=mm.a, b=mm.b, out=mm.out, m=structure.m_dim, k=structure.k_dim, n=structure.n_dim)
 
 
-def _sdpa_call(problem: Problem) -> str:
-    structure = analyse_attention(problem.program)
+def _sdpa_call(schedule: SymbolicSchedule) -> str:
+    """``scaled_dot_product_attention``, or ``scaled_dot_product_attention_decode`` for flash-decoding."""
+    structure = analyse_attention(schedule.problem.program)
     q, k, v = structure.streamed
-    return _SDPA_CALL.format(q=q, k=k, v=v, out=structure.output)
+    template = _SDPA_DECODE_CALL if schedule.candidate.kv_split else _SDPA_CALL
+    return template.format(q=q, k=k, v=v, out=structure.output)
 
 
 def _op(problem: Problem) -> TtnnOp:
@@ -276,6 +300,30 @@ def expected(inputs):
     groups = q.shape[1] // k.shape[1]
     return torch.nn.functional.scaled_dot_product_attention(
         q, k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1), is_causal=CAUSAL)
+'''
+
+_SDPA_DECODE_CALL = '''\
+def host_inputs():
+    """The host tensors (torch, bfloat16) the call uploads: q as sdpa_decode takes it, [1, B, H, D]."""
+    b, h, hkv, skv, d = (SHAPE[x] for x in ("B", "H", "Hkv", "Skv", "D"))
+    return {{"{q}": torch.randn((1, b, h, d), dtype=torch.bfloat16),
+            "{k}": torch.randn((b, hkv, skv, d), dtype=torch.bfloat16),
+            "{v}": torch.randn((b, hkv, skv, d), dtype=torch.bfloat16)}}
+
+
+def op(tensors, configs):
+    """The TTNN call once, on uploaded ``tensors``; returns its device output ([1, B, H, D])."""
+    return ttnn.transformer.scaled_dot_product_attention_decode(
+        tensors["{q}"], tensors["{k}"], tensors["{v}"], is_causal=False, program_config=configs["program"],
+        compute_kernel_config=configs["compute"], memory_config=configs["memory"]["{out}"])
+
+
+def expected(inputs):
+    q, k, v = inputs["{q}"].float().permute(1, 2, 0, 3), inputs["{k}"].float(), inputs["{v}"].float()
+    groups = q.shape[1] // k.shape[1]
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q, k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1))
+    return out.permute(2, 0, 1, 3)
 '''
 
 _TEMPLATE = '''\

@@ -110,7 +110,8 @@ def _memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
     return memory
 
 
-def _call(problem: Problem) -> str:
+def _call(schedule: SymbolicSchedule) -> str:
+    problem = schedule.problem
     call = elementwise_call(problem)
     st = analyse_elementwise(problem.program)
     r, c = st.dims

@@ -165,7 +165,8 @@ def _memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
     return memory
 
 
-def _call(problem: Problem) -> str:
+def _call(schedule: SymbolicSchedule) -> str:
+    problem = schedule.problem
     op = _op(problem)
     st = analyse_row_reduction(problem.program)
     r, c = st.rows_dim, st.cols_dim

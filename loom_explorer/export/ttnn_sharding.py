@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Placement, Problem
+from loom_explorer.problem import Placement
 
 TILE = 32
 DRAM = "DRAM"
@@ -42,7 +42,7 @@ class TtnnOp:
 
     equivalent: Callable[[SymbolicSchedule, dict[str, int]], tuple[str | None, dict[str, object], list[str]]]
     memory: Callable[[SymbolicSchedule, dict[str, int]], dict[str, object]]
-    call: Callable[[Problem], str]
+    call: Callable[[SymbolicSchedule], str]
 
 
 def ranges_filling_rows(cores: int, columns: int) -> list[list[list[int]]]:

@@ -20,6 +20,11 @@ is dealt out in contiguous ranges over the cores, as TTNN's SDPA splits (batch, 
 A multicast along an axis whose dimension indexes the tensor through a grouped index (``k[Hkv]`` along
 ``H``) reaches the cores of one group. ``balanced`` pairs a low and a high query chunk on each core
 (causal load balancing).
+
+``kv_split`` (flash-decoding, ``B*Hkv*Skv@xy``): each (batch, key/value head) group takes consecutive
+cores that split its key/value sequence in contiguous runs of key chunks; the query heads of the group
+are packed into the rows of one tile, so its keys and values are read once per group; each core's partial
+output, row max and row sum go L1-to-L1 to the group's first core, which combines them.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ class Candidate:
     comms: tuple[tuple[str, Comm], ...]
     gather_axis: Axis | None = None
     balanced: bool = False
+    kv_split: bool = False
 
     def dims_on(self, axis: Axis) -> tuple[str, ...]:
         """The dimensions an axis carries, outer to inner (several for a flattened 1-D layout)."""
@@ -92,7 +98,7 @@ class Candidate:
     def name(self) -> str:
         layout = ",".join(f"{d}@{a}" for a, d in self.axes) or "single_core"
         comms = ",".join(f"{t}={c.value}" for t, c in self.comms)
-        return f"{layout}|{comms}" + ("|balanced" if self.balanced else "")
+        return f"{layout}|{comms}" + ("|balanced" if self.balanced else "") + ("|kv_split" if self.kv_split else "")
 
     @property
     def description(self) -> str:
@@ -104,4 +110,8 @@ class Candidate:
             text += f"; partial sums gathered along {_AXIS_WORDS[self.gather_axis]} and reduced"
         if self.balanced:
             text += "; each core takes a low and a high query chunk (causal load balancing)"
+        if self.kv_split:
+            text += ("; each (batch, key/value head) group's keys and values split over consecutive cores, its "
+                     "query heads packed into tile rows, partial results combined on its first core "
+                     "(flash-decoding)")
         return text

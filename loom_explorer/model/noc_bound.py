@@ -28,7 +28,7 @@ from fractions import Fraction
 
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.dram_reads import dram_readers
-from loom_explorer.model.expr import Expr, bounds, ceil_rate, const, lookup, maximum, mul, total
+from loom_explorer.model.expr import Expr, bounds, ceil_div, ceil_rate, const, lookup, maximum, mul, total
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.noc.tables import link_units
@@ -38,6 +38,9 @@ def senders(q: GridQuantities, flow: TrafficFlow) -> Expr:
     """How many cores send ``flow``."""
     if flow.kind == "dram_read" and flow.tensor in q.streamed and q.candidate.comm(flow.tensor) is not Comm.local:
         return dram_readers(q, flow.tensor)
+    if flow.senders == "group_heads":
+        assert flow.group is not None
+        return ceil_div(q.cores, flow.group)
     return {"all": q.cores, "row_heads": q.grid_y, "col_heads": q.grid_x, "origin": const(1)}[flow.senders]
 
 
@@ -105,8 +108,10 @@ def _binding(q: GridQuantities, flows: list[TrafficFlow], rates: dict[str, float
 
 
 def link_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:
-    """Each flow's busiest link over the whole run (reported, not optimised)."""
-    return maximum(0, *(link_share(q, f).cycles(q, mul(f.bytes, f.count)) for f in flows))
+    """Each flow's busiest link over the whole run (reported, not optimised); a gather within groups of a
+    1-D layout (flash-decoding's) is left out, its tables being to core 0."""
+    return maximum(0, *(link_share(q, f).cycles(q, mul(f.bytes, f.count)) for f in flows
+                        if not (f.kind == "gather" and f.group is not None)))
 
 
 def bank_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:

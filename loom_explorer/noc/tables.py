@@ -12,7 +12,9 @@ grid shape the load of every link is a fixed multiple of the flow's bytes. The t
 * ``gather``: every core but the first along the axis sends its bytes to that first core; unit ``bytes``.
 
 Participants (``senders``): ``all`` cores used, ``row_heads`` (the first core of each row), ``col_heads``
-(the first core of each column), ``origin`` (the top-left core). Loads are built with prefix sums over the
+(the first core of each column), ``origin`` (the top-left core), ``group_heads`` (the first core of each
+group of consecutive cores of a 1-D layout, flash-decoding's; tabulated as ``all``, an upper bound, since
+the group size is not a grid shape). Loads are built with prefix sums over the
 grid (numpy), so a whole table costs one route per (core, channel) pair.
 """
 
@@ -26,7 +28,7 @@ from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.noc.graph import Coord, Link, NocGraph, core_coord, dram_endpoints
 
 FlowKind = Literal["dram_read", "dram_write", "multicast", "gather"]
-Senders = Literal["all", "row_heads", "col_heads", "origin"]
+Senders = Literal["all", "row_heads", "col_heads", "origin", "group_heads"]
 Table = dict[tuple[int, int], int]
 
 _CACHE: dict[tuple[object, ...], Table] = {}
@@ -102,7 +104,7 @@ def _full_table(loads: _Loads, kind: FlowKind, senders: Senders, axis: str | Non
 
 def _sender_mask(senders: Senders, cols: int, rows: int) -> np.ndarray:
     mask = np.zeros((cols, rows), dtype=np.int64)
-    if senders == "all":
+    if senders in ("all", "group_heads"):  # group heads: an upper bound (module docstring)
         mask[:, :] = 1
     elif senders == "row_heads":
         mask[0, :] = 1

@@ -68,6 +68,13 @@ class Attention:
 
     gather_1d: bool = False
 
+    @property
+    def kv_groups(self) -> tuple[str, ...]:
+        """The dims of the keys other than the key/value and head dims (``B``, ``Hkv``): one index of each is
+        one (batch, key/value head) group, whose query heads share its keys and values (flash-decoding)."""
+        k = self.program.tensor(self.qk.b)
+        return tuple(d for d in k.dims if d not in (self.kv_dim, self.head_dim))
+
     def step_ops(self, when: str) -> tuple[Eltwise, ...]:
         return tuple(op for op in self.ops if op.when == when)
 

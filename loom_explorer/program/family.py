@@ -27,7 +27,9 @@ class Structure(Protocol):
     * ``output``: the tensor written back, whose placement must fit the layout;
     * ``flatten``: whether the tasks of all spread dims may be flattened into one 1-D layout;
     * ``diagonal``: (query dim, key dim) of a causal diagonal, when the program has one;
-    * ``gather_1d``: whether a split dim may also go alone on a 1-D layout (its partials gathered to core 0).
+    * ``gather_1d``: whether a split dim may also go alone on a 1-D layout (its partials gathered to core 0);
+    * ``kv_groups``: for an online-softmax reduction (attention), the dims whose indices each make one group
+      whose reduction may be split over consecutive cores and combined (flash-decoding); None otherwise.
     """
 
     @property
@@ -53,6 +55,9 @@ class Structure(Protocol):
 
     @property
     def gather_1d(self) -> bool: ...
+
+    @property
+    def kv_groups(self) -> tuple[str, ...] | None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,9 @@ top-left ``grid_x`` x ``grid_y`` cores; a 1-D layout fills ``grid_x`` columns ro
 * ``dram_write``: the same towards the channels;
 * ``multicast``: the sender (first core of its row / column / head group, or the origin) to the other cores
   of that row / column / group / the whole grid used;
-* ``gather``: every core but the first along the axis sends to the first (on ``xy``: to core 0).
+* ``gather``: every core but the first along the axis sends to the first (on ``xy``: to core 0, or to the
+  first of its group of ``group`` consecutive cores when the flow is grouped: flash-decoding);
+* senders ``group_heads``: the first core of each group of ``group`` consecutive cores of a 1-D layout.
 
 The slowest core's counts are used for every core, as in the latency model.
 """
@@ -77,6 +79,8 @@ def _senders(flow: TrafficFlow, cores: list[GridPos], group: int | None) -> list
     column) or both (the origin) -- first of its head group along a grouped axis."""
     if flow.senders == "all":
         return cores
+    if flow.senders == "group_heads":
+        return cores[::group or 1]
     axes = {"row_heads": (0,), "col_heads": (1,), "origin": (0, 1)}[flow.senders]
     grouped = {"x": 0, "y": 1}.get(flow.group_axis or "")
 
@@ -115,8 +119,8 @@ def schedule_transfers(hw: HardwareSpec, schedule: SymbolicSchedule, values: dic
             continue
         group = evaluate(f.group, values) if f.group is not None else None
         if f.kind == "gather":
-            for i, j in cores:
-                head = {"x": (0, j), "y": (i, 0)}.get(f.axis or "", (0, 0))
+            for index, (i, j) in enumerate(cores):
+                head = {"x": (0, j), "y": (i, 0)}.get(f.axis or "", cores[index - index % group] if group else (0, 0))
                 if (i, j) != head:
                     out.append(Transfer(f.name, f.tensor, f.kind, f.noc, at((i, j)), (at(head),), size, count,
                                     format_of=f.format_of))

@@ -18,6 +18,7 @@ from loom_explorer.accuracy.sdpa_configs import (
     sdpa_schedule,
     sdpa_split,
     sdpa_values,
+    ttnn_default_decode_config,
 )
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.hardware import load_hardware
@@ -103,14 +104,51 @@ def test_bad_configs_name_the_field(tmp_path) -> None:  # type: ignore[no-untype
 
 
 def test_one_query_chunk_per_head_uses_the_1d_layout_of_the_heads() -> None:
-    """Decode (one query row per head): the only dim with tasks is H, so TTNN's split is H over the cores."""
+    """A causal query of one tile per head has no decode op: the only dim with tasks is H, so TTNN's SDPA split
+    is H over the cores (no chunk pairs: one chunk per head)."""
+    hw = load_hardware("wormhole_n150")
+    one_row = make_problem(load_program("flash_attention"), "B=1,H=8,Hkv=2,Sq=32,Skv=32,D=64", options={"causal"})
+    assert sdpa_schedule(hw, one_row).candidate.name == "H@xy|q=dram,k=dram,v=dram"
+
+
+@pytest.mark.parametrize("config,kv_cores,groups_per_core,grid", [
+    # 2 groups: 64 cores, at most 16 per group (the config's default), only 4 key chunks of 256
+    ({"k_chunk_size": 256}, 4, 1, [8, 1]),
+    # at most 2 cores per group: 4 cores
+    ({"k_chunk_size": 64, "max_cores_per_head_batch": 2}, 2, 1, [4, 1]),
+    # one core: its 2 groups on it (ttnn's heads per core)
+    ({"k_chunk_size": 64, "compute_with_storage_grid_size": [1, 1]}, 1, 2, [1, 1]),
+])
+def test_a_decode_problem_is_costed_as_ttnn_sdpa_decode(config: dict[str, object], kv_cores: int,
+                                                        groups_per_core: int, grid: list[int]) -> None:
+    """One query token, not causal: ttnn runs ``scaled_dot_product_attention_decode``, whose split (cores per
+    key/value head, heads per core) follows the grid and ``max_cores_per_head_batch``."""
     hw = load_hardware("wormhole_n150")
     decode = make_problem(load_program("flash_attention"), "B=1,H=8,Hkv=2,Sq=1,Skv=1024,D=64")
-    sch = sdpa_schedule(hw, decode)
-    assert sch.candidate.name == "H@xy|q=dram,k=dram,v=dram"
-    cfg = TtnnSdpaConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=32, k_chunk_size=256)
+    cfg = parse_sdpa_config({"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 32} | config)
     evaluated = evaluate_sdpa_config(hw, decode, cfg)
-    assert evaluated.result.solution is not None and evaluated.values["per_core_H"] == 1
+    assert evaluated.result.solution is not None, evaluated.result.conflict
+    assert evaluated.result.candidate_name.endswith("|kv_split")
+    v = evaluated.values
+    assert (v["kv_cores"], v["per_core_Hkv"], [v["grid_x"], v["grid_y"]]) == (kv_cores, groups_per_core, grid)
+
+
+def test_a_decode_k_chunk_ttnn_refuses_is_refused_with_the_reason() -> None:
+    hw = load_hardware("wormhole_n150")
+    decode = make_problem(load_program("flash_attention"), "B=1,H=8,Hkv=2,Sq=1,Skv=1024,D=64")
+    cfg = parse_sdpa_config({"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 32, "k_chunk_size": 96})
+    with pytest.raises(ConfigError, match="power-of-two k_chunk_size dividing the cache length"):
+        evaluate_sdpa_config(hw, decode, cfg)
+
+
+def test_ttnn_decode_default_takes_the_largest_power_of_two_chunk_up_to_512() -> None:
+    hw = load_hardware("wormhole_n150")
+    for skv, chunk in ((1024, 512), (640, 128), (4096, 512)):
+        decode = make_problem(load_program("flash_attention"), f"B=1,H=8,Hkv=2,Sq=1,Skv={skv},D=64")
+        assert ttnn_default_decode_config(hw, decode).k_chunk_size == chunk
+    ragged = make_problem(load_program("flash_attention"), "B=1,H=8,Hkv=2,Sq=1,Skv=1000,D=64")
+    with pytest.raises(ConfigError, match="not a multiple of 32"):
+        ttnn_default_decode_config(hw, ragged)
 
 
 def test_exp_approx_mode_left_out_is_the_approximate_exponential() -> None:

@@ -95,6 +95,23 @@ def test_an_attention_file_builds_real_ttnn_objects_up_to_open_device(causal: bo
     assert module.build()["program"].exp_approx_mode is False
 
 
+def test_a_flash_decoding_file_builds_real_ttnn_objects_up_to_open_device(tmp_path,  # type: ignore[no-untyped-def]
+                                                                         stop_at_open_device) -> None:
+    """The flash-decoding candidate maps to ``scaled_dot_product_attention_decode`` with an ``SDPAProgramConfig``
+    whose ``max_cores_per_head_batch`` gives ttnn's split the schedule's cores per group; q goes up as the
+    decode op takes it, ``[1, B, H, D]``."""
+    docs = solved("flash_attention", "B=4,H=8,Hkv=1,Sq=1,Skv=4096,D=64")
+    (candidate,) = [c for c in docs if c.endswith("|kv_split")]
+    doc = docs[candidate]
+    source = ttnn_source(rebuild_own(doc), doc)
+    assert "ttnn.transformer.scaled_dot_product_attention_decode(" in source
+    shapes = {"q": (1, 4, 8, 64), "k": (4, 1, 4096, 64), "v": (4, 1, 4096, 64), "o": (1, 4, 8, 64)}
+    module, _ = _check_file(source, tmp_path, stop_at_open_device, shapes)
+    program = module.build()["program"]
+    assert program.max_cores_per_head_batch == doc.params["kv_cores"] and program.k_chunk_size == doc.params[
+        "k_chunk_size"]
+
+
 def test_fp32_attention_is_refused_before_anything_is_built() -> None:
     docs = solved("flash_attention", ATTENTION_SHAPE, dtype="float32")
     (candidate,) = [c for c in docs if c.startswith("H*Sq@xy|q=dram,k=dram,v=dram")]

@@ -19,7 +19,7 @@ layout, tasks (``B*H*chunks``). An extent that depends on a parameter also needs
 
 from __future__ import annotations
 
-from loom_explorer.model.expr import Const, ceil_div, const, mul
+from loom_explorer.model.expr import Const, const, mul
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint
 
@@ -33,7 +33,7 @@ def coverage(q: GridQuantities) -> list[Constraint]:
             out.append(Constraint(f"coverage[{dim},excess]", "coverage", "le", p, extent,
                                   f"per_core_{dim} = {{lhs}} exceeds the {{rhs}} there are"))
         if axis == "xy":
-            used = ceil_div(extent, p)
+            used = q.used_cores_1d  # ceil(E_d / per_core_d); flash-decoding's groups times kv_cores
             out += [
                 Constraint(f"coverage[{dim}]", "coverage", "le", used, mul(q.grid_x, q.grid_y),
                            f"{dim} needs {{lhs}} cores at per_core_{dim}, the grid used has {{rhs}}"),

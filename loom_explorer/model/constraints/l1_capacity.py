@@ -32,6 +32,15 @@ tiles; x2: the old block is held while the new one is written):
     ones   1 (the reduce scaler)
     mask   causal only: the index 2 * (qc + kc), two index gaps, 32 and -1e30, offset (wide), key - query
            position 6 * qc * kc, the offset 1 x2:  2 * (qc + kc) + 6 * qc * kc + 2
+
+Flash-decoding (``model/decode.py``; ``export/ttlang_decode.py``): the attention buffers above with
+``qc = r`` (the packed query tiles), plus
+
+    partials   (s - 1) * r * (D_t + 2)     output, row max and row sum received from the group's other cores
+    combine    r + 2 * r * D_t             the other partial's correction, wide, and its corrected output
+    send       2 * r                       a core's final row max and row sum handed to its writer
+    (combine and send only when a group is split, ``s > 1``)
+    key mask   r * kc                      a ragged cache only (in the scores' format)
 """
 
 from __future__ import annotations
@@ -41,7 +50,8 @@ from collections.abc import Sequence
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.sharding import columns_split_over_x
 from loom_explorer.model.attention import AttentionQuantities
-from loom_explorer.model.expr import Expr, const, mul, total
+from loom_explorer.model.decode import KEY_MASK, DecodeQuantities
+from loom_explorer.model.expr import Expr, const, minimum, mul, total
 from loom_explorer.model.quantities import GridQuantities, Quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 
@@ -93,6 +103,28 @@ def attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
             buf(f"{scores}_mask_offset", const(1), "step's key tile offset: old and new", 2),
             buf(f"{scores}_mask_work", mul(2, qc, kc), "offset broadcast, key - query position"),
         ]
+    return buffers
+
+
+def decode_buffers(q: DecodeQuantities) -> list[L1Buffer]:
+    """The exported TT-Lang flash-decoding kernel's buffers (module docstring), in its order."""
+    out = q.st.output
+    row_max, row_sum = (t.name for t in q.problem.program.intermediates if q.st.kv_dim not in t.dims)
+    r, dt, tile, others = q.qc, const(q.head_tiles), q.tile_bytes(out), q.kv_cores - 1
+    split = minimum(1, others)  # the kernel makes the combine's buffers only when a group is split
+    buffers = attention_buffers(q) + [
+        L1Buffer(f"{out}_partials", mul(others, r, dt, tile), "partial outputs of the group's other cores"),
+        L1Buffer(f"{row_max}_partials", mul(others, r, tile), "their row maxima"),
+        L1Buffer(f"{row_sum}_partials", mul(others, r, tile), "their row sums"),
+        L1Buffer("correction_other", mul(split, r, tile), "exp(m_i - m') of the partial combined"),
+        L1Buffer("correction_other_wide", mul(split, r, dt, tile), "exp(m_i - m'), broadcast over the head dim"),
+        L1Buffer(f"{out}_other_corrected", mul(split, r, dt, tile), "the partial output times its correction"),
+        L1Buffer(f"{row_max}_send", mul(split, r, tile), "final row max, handed to the writer"),
+        L1Buffer(f"{row_sum}_send", mul(split, r, tile), "final row sum, handed to the writer"),
+    ]
+    if q.ragged:
+        buffers.append(L1Buffer(KEY_MASK, mul(q.key_mask_tiles, q.tile_bytes(q.st.scores)),
+                                "the padded key chunk's additive mask"))
     return buffers
 
 

@@ -29,6 +29,14 @@ Attention: the circular buffers of ttnn's SDPA kernel that runs (``model/attenti
       out  2 * D_t (bf16: the output streams)
       causal: the edge mask, one row group kc (bfp4), and the key-range pages 64 + 2,880 B (ttnn takes a
       second mask group when it fits; the model counts the one it needs)
+
+Flash-decoding, ttnn's ``sdpa_decode`` (``sdpa_decode_program_factory.cpp`` @91b3892f, L278-643; ``r`` the
+padded query heads of a batch in tiles, ``s = kv_cores``; everything but q, k, v and the output in bf16):
+
+    q  r * D_t (and its row-major copy r * D_t)     k, v  2 * kc * D_t each (double-buffered)
+    mask, scores  r * kc each      identity, column identity, zero scalers  3
+    P V, running output, a core's partial, the received partial  r * D_t each
+    statistics  11 * r             partials landing  (s - 1) * r * (D_t + 2)        out  r * D_t
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.sharding import columns_split_over_x
 from loom_explorer.model.attention import ACCURATE, AttentionQuantities
+from loom_explorer.model.decode import DecodeQuantities
 from loom_explorer.model.expr import Expr, const, mul
 from loom_explorer.model.quantities import Quantities
 from loom_explorer.model.schedule import L1Buffer
@@ -120,3 +129,32 @@ def ttnn_contraction_buffers(q: Quantities) -> list[L1Buffer]:
         buffers.append(L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes),
                                 "split-K partial sums received"))
     return buffers
+
+
+def ttnn_decode_buffers(q: DecodeQuantities) -> list[L1Buffer]:
+    """The circular buffers of ttnn's ``sdpa_decode`` (module docstring), named after the program's tensors."""
+    bf16 = q.hw.tile_bytes[DataFormat.bfloat16]
+    r, kc, dt = q.qc, q.kc, const(q.head_tiles)
+    q_in, k_in, v_in = q.st.streamed
+    out = q.st.output
+    row_max, row_sum = (t.name for t in q.problem.program.intermediates if q.st.kv_dim not in t.dims)
+
+    def buf(name: str, tiles: Expr, text: str, tile_bytes: int = bf16) -> L1Buffer:
+        return L1Buffer(name, mul(tiles, tile_bytes), text)
+
+    return [
+        buf(q_in, mul(q.depth[q_in], r, dt), "packed query heads (c_0)", q.tile_bytes(q_in)),
+        *(buf(t, mul(q.depth[t], kc, dt), f"{t} chunks (c_{i})", q.tile_bytes(t)) for i, t in ((1, k_in), (2, v_in))),
+        buf(f"{q_in}_row_major", mul(r, dt), "row-major query before tilize (c_10)", q.tile_bytes(q_in)),
+        buf(f"{q.st.scores}_mask", mul(r, kc), "mask (c_3)"),
+        buf("scalars", const(3), "identity scaler, column identity, zero scaler (c_5, c_11, c_12)"),
+        buf(q.st.scores, mul(r, kc), "scores q k^T (c_24)"),
+        buf(f"{out}_im", mul(r, dt), "this chunk's P V, running output (c_25, c_26)"),
+        buf(f"{out}_acc", mul(r, dt), "running output (c_26)"),
+        buf(f"{out}_partial", mul(r, dt, 2), "a core's partial output, the one received (c_16, c_23)"),
+        buf(f"{row_max}_{row_sum}", mul(11, r),
+            "statistics: current/previous max and sum, exp of the max difference, the partials' (c_6, c_7, "
+            "c_17, c_18, c_21, c_22, c_27..c_31)"),
+        buf(f"{out}_partials", mul(q.kv_cores - 1, q.partial_tiles), "partials landing from the other cores (c_19)"),
+        buf(out, mul(r, dt), "output (c_20)", q.tile_bytes(out)),
+    ]

@@ -9,11 +9,18 @@ from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
 from loom_explorer.model.attention_latency import attention_dram_read_bytes, attention_latency_terms
-from loom_explorer.model.constraints.l1_capacity import attention_buffers
-from loom_explorer.model.constraints.ttnn_buffers import ttnn_attention_buffers
+from loom_explorer.model.constraints.l1_capacity import attention_buffers, decode_buffers
+from loom_explorer.model.constraints.ttnn_buffers import ttnn_attention_buffers, ttnn_decode_buffers
+from loom_explorer.model.decode import (
+    DecodeQuantities,
+    build_decode_quantities,
+    decode_coverage,
+    ttnn_decode_constraints,
+)
+from loom_explorer.model.decode_latency import decode_dram_read_bytes, decode_flows, decode_latency_terms
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.quantities import GridQuantities
-from loom_explorer.model.schedule import L1Buffer
+from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.model.traffic import attention_flows
 from loom_explorer.problem import KernelTarget, Problem
 from loom_explorer.program.attention import ATTENTION, analyse_attention
@@ -21,9 +28,17 @@ from loom_explorer.program.attention import ATTENTION, analyse_attention
 
 def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
     """The attention model of ``candidate``: k and v stream per step (q per query chunk); its writes cost
-    one core's write time per chunk, so no write link shares (``noc_bound`` changes nothing here)."""
+    one core's write time per chunk, so no write link shares (``noc_bound`` changes nothing here).
+    Flash-decoding (``kv_split``) adds the gather and combine of the partials (``model/decode_latency.py``)."""
+    flops, tile_matmuls = attention_work(problem, problem.has_option("causal"))
+    if candidate.kv_split:
+        d = build_decode_quantities(hw, problem, candidate)
+        return FamilyModel(
+            quantities=d, flows=tuple(decode_flows(d)), step_tensors=d.st.streamed[1:],
+            latency=partial(decode_latency_terms, d), dram_read_bytes=decode_dram_read_bytes(d), flops=flops,
+            work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
+        )
     q = build_attention_quantities(hw, problem, candidate)
-    flops, tile_matmuls = attention_work(problem, q.causal)
     return FamilyModel(
         quantities=q,
         flows=tuple(attention_flows(q)),
@@ -48,9 +63,22 @@ def attention_work(p: Problem, causal: bool) -> tuple[int, int]:
 
 
 def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
-    """TTNN's SDPA kernel's buffers or the exported TT-Lang FlashAttention kernel's (``Problem.target``)."""
+    """TTNN's SDPA kernel's buffers or the exported TT-Lang FlashAttention kernel's (``Problem.target``);
+    flash-decoding's: ttnn's ``sdpa_decode`` or the exported TT-Lang flash-decoding kernel's."""
     assert isinstance(q, AttentionQuantities)  # built by this family's ``build``
-    return ttnn_attention_buffers(q) if q.problem.target is KernelTarget.ttnn else attention_buffers(q)
+    ttnn = q.problem.target is KernelTarget.ttnn
+    if isinstance(q, DecodeQuantities):
+        return ttnn_decode_buffers(q) if ttnn else decode_buffers(q)
+    return ttnn_attention_buffers(q) if ttnn else attention_buffers(q)
+
+
+def constraints(q: GridQuantities) -> list[Constraint]:
+    """Flash-decoding's coverage of each group's key chunks (``model/decode.py``); nothing else beyond the
+    shared constraint families."""
+    if not isinstance(q, DecodeQuantities):
+        return []
+    ttnn = q.problem.target is KernelTarget.ttnn
+    return decode_coverage(q) + (ttnn_decode_constraints(q) if ttnn else [])
 
 
 FAMILY = ModelFamily(
@@ -59,5 +87,5 @@ FAMILY = ModelFamily(
     work_cycles=lambda hw, problem: attention_work(problem, problem.has_option("causal"))[1]
     * hw.compute.matmul_tile_cycles[problem.fidelity],
     l1_buffers=l1_buffers,
-    constraints=lambda q: [],  # the shared constraint families cover attention
+    constraints=constraints,
 )

@@ -1,0 +1,57 @@
+"""Exported flash-decoding kernels in Tenstorrent's simulator (tt-lang-sim): the result matches torch and the
+simulator moves exactly the tiles the model predicts, on a ragged cache (the padded last key chunk masked),
+with the partials gathered to each group's first core, and with several groups per core."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom_explorer.deploy.verify import PCC_MIN, verify_kernel_file
+from loom_explorer.export.schedule_json import rebuild, schedule_document
+from loom_explorer.export.ttlang import ttlang_source
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import KernelTarget, make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
+
+pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+
+
+def _decode_report(tmp_path, shape: str, pins: dict[str, int]):  # type: ignore[no-untyped-def]
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("flash_attention"), shape, target=KernelTarget.ttlang)
+    session = Session(hw, problem)
+    (name,) = [s.candidate.name for s in session.schedules if s.candidate.kv_split]
+    (result,) = session.solve(pins, SolveOptions(), candidates=[name])
+    assert result.solution is not None, result.conflict
+    doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())
+    path = tmp_path / "decode.py"
+    path.write_text(ttlang_source(rebuild(doc), doc))
+    return path, verify_kernel_file(path, timeout_seconds=300)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,pins,pipe_tiles", [
+    # a 1000-token cache (not whole chunks, not whole tiles) of 8 grouped heads, each group on 4 cores:
+    # 3 partials of 2 tiles of D plus max and sum into each group's first core
+    ("B=2,H=8,Hkv=1,Sq=1,Skv=1000,D=64", {"kv_cores": 4, "k_chunk_size": 64, "grid_x": 4}, {(0, 0): 12, (0, 1): 12}),
+    # 4 query rows of 4 heads packed into one tile; 2 groups per core, no split
+    ("B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64", {"kv_cores": 1, "per_core_B*Hkv": 2, "k_chunk_size": 64}, {}),
+])
+def test_flash_decoding_matches_torch_and_moves_the_models_tiles(tmp_path, shape: str, pins: dict[str, int],  # type: ignore[no-untyped-def]
+                                                                 pipe_tiles: dict[tuple[int, int], int]) -> None:
+    path, report = _decode_report(tmp_path, shape, pins)
+    assert report.pcc >= PCC_MIN, report.pcc
+    assert report.traffic_equal, report.differences()
+    assert report.simulated.pipe_received_tiles == pipe_tiles
+    assert report.simulated.dram_read_tiles["key_mask"] > 0 and "Note:" not in path.read_text()
+
+
+@pytest.mark.slow
+def test_uneven_runs_of_key_chunks_are_overcounted_and_the_file_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """5 key chunks on 3 cores: runs of 2, 2 and the first core's 1; the model counts every core at 2."""
+    path, report = _decode_report(tmp_path, "B=1,H=4,Hkv=1,Sq=1,Skv=640,D=64", {"kv_cores": 3, "k_chunk_size": 128})
+    assert report.pcc >= PCC_MIN, report.pcc
+    assert report.simulated.dram_read_tiles["k"] == (2 + 2 + 1) * 4 * 2
+    assert report.predicted.dram_read_tiles["k"] == 3 * 2 * 4 * 2
+    assert "the first core of a group streams 1 key chunks, the others 2" in path.read_text()
