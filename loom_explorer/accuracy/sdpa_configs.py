@@ -72,7 +72,7 @@ from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.attention import ACCURATE, ttnn_sdpa_kernel
 from loom_explorer.model.build import build_schedule
-from loom_explorer.model.decode import ttnn_decode_split
+from loom_explorer.model.decode import ttnn_decode_work
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem, ProblemError
 from loom_explorer.program.attention import ATTENTION, analyse_attention
@@ -202,13 +202,10 @@ def decode_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule | No
 
 def decode_split(problem: Problem, cfg: TtnnSdpaConfig) -> tuple[int, int]:
     """(kv_cores, groups per core) of ttnn's decode work split for ``cfg`` (module docstring)."""
-    st = analyse_attention(problem.program)
     gx, gy = cfg.compute_with_storage_grid_size
     try:
-        return ttnn_decode_split(math.prod(problem.elements(d) for d in st.kv_groups[:-1]),
-                                 problem.elements(st.kv_groups[-1]), gx * gy,
-                                 cfg.max_cores_per_head_batch or DECODE_MAX_CORES_PER_HEAD,
-                                 math.ceil(problem.tiles(st.kv_dim) / (cfg.k_chunk_size // 32)))
+        return ttnn_decode_work(problem, gx * gy, cfg.max_cores_per_head_batch or DECODE_MAX_CORES_PER_HEAD,
+                                cfg.k_chunk_size)
     except ProblemError as exc:
         raise ConfigError(str(exc)) from exc
 
@@ -217,10 +214,7 @@ def decode_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, 
     """The flash-decoding candidate's parameter values for ``cfg`` (module docstring)."""
     problem, hw = schedule.problem, schedule.hardware
     st = analyse_attention(problem.program)
-    skv, kc = problem.elements(st.kv_dim), cfg.k_chunk_size
-    if kc & (kc - 1) or skv % kc:
-        raise ConfigError(f"ttnn's sdpa_decode takes a power-of-two k_chunk_size dividing the cache length "
-                          f"({st.kv_dim} = {skv}); got {kc}")
+    kc = cfg.k_chunk_size
     s, g = decode_split(problem, cfg)
     groups = math.prod(problem.elements(d) for d in st.kv_groups)
     used = math.ceil(groups / g) * s

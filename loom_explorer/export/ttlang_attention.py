@@ -145,7 +145,8 @@ def _kernel(names: dict[str, str], causal: bool, scale: float) -> str:
     tasks = (_COMPUTE_TASKS_CAUSAL if causal else _COMPUTE_TASKS).format(
         **names, step=textwrap.indent(step, " " * (16 if causal else 12)))
     return _KERNEL.format(
-        **names, arg=", mask_index" if causal else "", dfbs=_MASK_DFBS.format(**names) if causal else "",
+        **names, state_dfbs=STATE_DFBS.format(**names),
+        arg=", mask_index" if causal else "", dfbs=_MASK_DFBS.format(**names) if causal else "",
         read=_MASK_READ if causal else "", read_tasks=(_READ_CAUSAL if causal else _READ).format(**names),
         write_tasks=(_WRITE_CAUSAL if causal else _WRITE).format(**names),
         constants=_MASK_CONSTANTS if causal else "", scale=repr(scale), held=_MASK_HELD if causal else "",
@@ -216,10 +217,9 @@ _MASK_CONSTANTS = """\
 _MASK_HELD = (",\n                  tile_gap_dfb.wait() as tile_gap, elem_gap_dfb.wait() as elem_gap,\n"
               "                  thirty_two_dfb.wait() as thirty_two, minus_inf_dfb.wait() as minus_inf")
 
-_KERNEL = '''\
-@ttl.operation(grid=(GRID_X, GRID_Y))
-def attention_kernel({q}, {k}, {v}, {o}, scratch{arg}):
-    # rows of the 2-D host tensors: (head, chunk) major, tiles of the chunk minor; columns: the head dim
+# the buffers of q, k, v, o and of the online softmax, as both attention kernels make them (decode's too,
+# ``ttlang_decode.py``): formatted with the tensor names
+STATE_DFBS = '''\
     {q}_dfb = ttl.make_dataflow_buffer_like({q}, shape=(QC, DT), block_count=Q_BUFFER_DEPTH)
     {k}_dfb = ttl.make_dataflow_buffer_like({k}, shape=(KC, DT), block_count=K_BUFFER_DEPTH)
     {v}_dfb = ttl.make_dataflow_buffer_like({v}, shape=(KC, DT), block_count=V_BUFFER_DEPTH)
@@ -247,7 +247,13 @@ def attention_kernel({q}, {k}, {v}, {o}, scratch{arg}):
     sum_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=2)  # running row sum l
     acc_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=2)  # unnormalised output
     sum_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)  # l, for o = acc / l
-{dfbs}
+'''
+
+_KERNEL = '''\
+@ttl.operation(grid=(GRID_X, GRID_Y))
+def attention_kernel({q}, {k}, {v}, {o}, scratch{arg}):
+    # rows of the 2-D host tensors: (head, chunk) major, tiles of the chunk minor; columns: the head dim
+{state_dfbs}{dfbs}
     @ttl.datamovement()
     def read_{q}_{k}_{v}():
         x, y = ttl.node(dims=2)

@@ -31,7 +31,7 @@ import textwrap
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_attention import SCORES, STEP
+from loom_explorer.export.ttlang_attention import SCORES, STATE_DFBS, STEP
 from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
 from loom_explorer.program.attention import Attention
 from loom_explorer.traffic.transfers import used_cores
@@ -89,7 +89,8 @@ def _kernel(names: dict[str, str], ragged: bool, split: bool, step: str, scale: 
                                           combine=textwrap.indent(_COMBINE.format(**names), " " * 8)
                                           if split else "", hand_over=_HAND_OVER.format(**names) if split else "")
     return _KERNEL.format(
-        **names, arg=", key_mask" if ragged else "", scale=repr(scale),
+        **names, state_dfbs=STATE_DFBS.format(**names),
+        arg=", key_mask" if ragged else "", scale=repr(scale),
         partial_dfbs=_PARTIAL_DFBS.format(**names) if split else "",
         mask_dfb=_MASK_DFB if ragged else "", nets=_NETS if split else "",
         mask_read=textwrap.indent(_MASK_READ, " " * 20) if ragged else "",
@@ -147,28 +148,7 @@ _KERNEL = '''\
 @ttl.operation(grid=(GRID_X, GRID_Y))
 def decode_kernel({q}, {k}, {v}, {o}, scratch{arg}):
     # rows of the 2-D host tensors: group major (a group's packed query rows, its key/value rows); columns D
-    {q}_dfb = ttl.make_dataflow_buffer_like({q}, shape=(QC, DT), block_count=Q_BUFFER_DEPTH)
-    {k}_dfb = ttl.make_dataflow_buffer_like({k}, shape=(KC, DT), block_count=K_BUFFER_DEPTH)
-    {v}_dfb = ttl.make_dataflow_buffer_like({v}, shape=(KC, DT), block_count=V_BUFFER_DEPTH)
-    {o}_dfb = ttl.make_dataflow_buffer_like({o}, shape=(QC, DT), block_count=1)
-    ones_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(1, 1), block_count=1)
-    scale_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
-    {k}t_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(DT, KC), block_count=1)
-    qk_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
-    scores_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
-    step_max_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=1)
-    new_max_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=1)
-    new_max_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
-    p_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, KC), block_count=1)
-    correction_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=1)
-    step_sum_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=1)
-    correction_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)
-    corrected_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)
-    max_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=2)  # running row max m
-    sum_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=2)  # running row sum l
-    acc_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=2)  # unnormalised output
-    sum_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)  # l, for o = acc / l
-{partial_dfbs}{mask_dfb}{nets}
+{state_dfbs}{partial_dfbs}{mask_dfb}{nets}
     @ttl.datamovement()
     def read_{q}_{k}_{v}():
         x, y = ttl.node(dims=2)

@@ -44,9 +44,9 @@ from loom_explorer.export.ttnn_row_reduction import ROW_REDUCTION_OP
 from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp, ranges_filling_rows, sharded
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.model.decode import ttnn_decode_split
+from loom_explorer.model.decode import ttnn_decode_work
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import KernelTarget, Placement, Problem
+from loom_explorer.problem import KernelTarget, Placement, Problem, ProblemError
 from loom_explorer.program.attention import ATTENTION, analyse_attention
 from loom_explorer.program.contraction import CONTRACTION, Contraction, analyse_contraction
 from loom_explorer.program.elementwise import ELEMENTWISE
@@ -87,16 +87,13 @@ def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str
 def _decode_cores_per_head(schedule: SymbolicSchedule, v: dict[str, int]) -> int:
     """``max_cores_per_head_batch`` that makes ttnn's ``sdpa_decode`` split the work as the schedule does on
     its grid (``ttnn_decode_split``); ExportError when no value does."""
-    problem, st = schedule.problem, analyse_attention(schedule.problem.program)
-    kc = v["k_chunk_size"]
-    if kc & (kc - 1) or problem.elements(st.kv_dim) % kc:
-        raise ExportError(f"ttnn's sdpa_decode takes a power-of-two k_chunk_size dividing the cache length "
-                          f"({st.kv_dim} = {problem.elements(st.kv_dim)}); this schedule's is {kc}")
-    batch = math.prod(problem.elements(d) for d in st.kv_groups[:-1])
-    kv_heads, n_k = problem.elements(st.kv_groups[-1]), -(-problem.tiles(st.kv_dim) // (kc // 32))
+    try:
+        split = ttnn_decode_work(schedule.problem, v["grid_x"] * v["grid_y"], v["kv_cores"], v["k_chunk_size"])
+    except ProblemError as exc:
+        raise ExportError(f"{exc} (the schedule's)") from exc
     group = schedule.candidate.dim_on("xy")
     wanted = (v["kv_cores"], v[f"per_core_{group}"])
-    if ttnn_decode_split(batch, kv_heads, v["grid_x"] * v["grid_y"], v["kv_cores"], n_k) != wanted:
+    if split != wanted:
         raise ExportError(f"ttnn's sdpa_decode on a {v['grid_x']}x{v['grid_y']} grid does not split the groups "
                           f"as this schedule does (kv_cores {wanted[0]}, {wanted[1]} groups per core)")
     return v["kv_cores"]

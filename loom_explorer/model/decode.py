@@ -51,6 +51,7 @@ from loom_explorer.model.expr import Expr, Var, ceil_div, const, mul, select
 from loom_explorer.model.quantities import param_maker, spread_domain
 from loom_explorer.model.schedule import Constraint, Param
 from loom_explorer.problem import KernelTarget, Problem, ProblemError
+from loom_explorer.program.attention import analyse_attention
 
 KEY_MASK = "key_mask"  # the ragged cache's key mask: its name in flows and the exported kernels
 
@@ -159,6 +160,21 @@ def ttnn_decode_split(batch: int, kv_heads: int, cores: int, max_cores_per_head:
         raise ProblemError(f"ttnn's sdpa_decode needs a core per batch item: {cores} cores for {batch}")
     per_batch = min(cores, max_cores_per_head * batch * kv_heads) // batch
     return min(max(1, per_batch // kv_heads), n_k), max(1, -(-kv_heads // per_batch))
+
+
+def ttnn_decode_work(problem: Problem, cores: int, max_cores_per_head: int, k_chunk_size: int) -> tuple[int, int]:
+    """``ttnn_decode_split`` for ``problem``'s batch, key/value heads and key chunks; ProblemError for a
+    ``k_chunk_size`` ttnn's non-paged decode refuses (not a power of two, or not dividing the cache)."""
+    st = analyse_attention(problem.program)
+    skv = problem.elements(st.kv_dim)
+    if k_chunk_size & (k_chunk_size - 1) or skv % k_chunk_size:
+        raise ProblemError(f"ttnn's sdpa_decode takes a power-of-two k_chunk_size dividing the cache length "
+                           f"({st.kv_dim} = {skv}); got {k_chunk_size}")
+    batch = 1
+    for d in st.kv_groups[:-1]:
+        batch *= problem.elements(d)
+    n_k = -(-problem.tiles(st.kv_dim) // (k_chunk_size // 32))
+    return ttnn_decode_split(batch, problem.elements(st.kv_groups[-1]), cores, max_cores_per_head, n_k)
 
 
 def ttnn_decode_constraints(q: DecodeQuantities) -> list[Constraint]:

@@ -89,10 +89,3 @@ def decode_flows(q: DecodeQuantities) -> list[TrafficFlow]:
                                  mul(q.key_mask_tiles, q.tile_bytes(scores)), q.chunks, s, "xy",
                                  format_of=scores))
     return flows
-
-
-def decode_dram_read_bytes(q: DecodeQuantities) -> Expr:
-    """Every core's key/value chunks and query blocks (the key mask, a few tiles, left out)."""
-    q_in, k_in, v_in = q.st.streamed
-    per_core = mul(q.steps, block_bytes(q, k_in) + block_bytes(q, v_in)) + mul(q.chunks, block_bytes(q, q_in))
-    return mul(q.cores, per_core)

@@ -17,7 +17,7 @@ from loom_explorer.model.decode import (
     decode_coverage,
     ttnn_decode_constraints,
 )
-from loom_explorer.model.decode_latency import decode_dram_read_bytes, decode_flows, decode_latency_terms
+from loom_explorer.model.decode_latency import decode_flows, decode_latency_terms
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
@@ -35,7 +35,7 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         d = build_decode_quantities(hw, problem, candidate)
         return FamilyModel(
             quantities=d, flows=tuple(decode_flows(d)), step_tensors=d.st.streamed[1:],
-            latency=partial(decode_latency_terms, d), dram_read_bytes=decode_dram_read_bytes(d), flops=flops,
+            latency=partial(decode_latency_terms, d), dram_read_bytes=attention_dram_read_bytes(d), flops=flops,
             work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
         )
     q = build_attention_quantities(hw, problem, candidate)
