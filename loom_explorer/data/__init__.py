@@ -3,9 +3,10 @@
 ``published/`` holds the measurements the model is checked and calibrated against (GEMM timings and the
 configs they ran, SDPA timings, NoC packet-size and DRAM figures), transcribed from public
 tenstorrent/tt-metal files; ``published/README.md`` gives each file's source (repository file, commit,
-table) and licence. A wheel also carries the hardware descriptions and tile programs here
-(``data/hw``, ``data/kernels``; pyproject's force-include); a checkout keeps those at the top level
-(``loom_explorer.shipped.shipped_dir`` finds both).
+table) and licence. ``model_error.csv`` is the model's own measured error per kernel family on those
+measurements (``accuracy/family_error.py`` makes and reads it). A wheel also carries the hardware
+descriptions and tile programs here (``data/hw``, ``data/kernels``; pyproject's force-include); a checkout
+keeps those at the top level (``loom_explorer.shipped.shipped_dir`` finds both).
 """
 
 from __future__ import annotations

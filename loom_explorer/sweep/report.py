@@ -10,6 +10,11 @@ so that the two sums compare. For a model sweep (``sweep/ops.py``) a group's tot
 (two RMSNorms, the q/k/v and output projections, the attention, two residual adds, the FFN's three matmuls
 and its SwiGLU) plus the final norm and the LM head, all once; the layers are not multiplied.
 
+Beside every speed-up stands the model's measured error for the op's kernel family (``accuracy/family_error.py``:
+median and worst |error| on published timings, "not measured" where there are none) and the speed-up's
+floor at those errors, ``s (1 - e) / (1 + e)``; a group counts the priced ops whose floor is above 1 at the
+median and at the worst error ("beyond the error"), so a 7x inside the error reads as such.
+
 ``report_markdown`` writes the summary and the op tables as Markdown; the same as one HTML page with plots
 is a view, ``ui/sweep_report.py: report_html``.
 """
@@ -21,6 +26,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
+from loom_explorer.accuracy.family_error import FamilyError, error_for, family_of, speedup_floor
 from loom_explorer.store import SweepRecord
 
 
@@ -36,6 +42,27 @@ class GroupSummary:
     ttnn_default_us: float | None
     geomean_speedup: float | None
     max_speedup: float | None
+    beyond_median_error: int  # priced ops whose speed-up floor at the family's median error is above 1
+    beyond_worst_error: int  # ... at its worst error
+
+
+def record_family(r: SweepRecord) -> str:
+    """The kernel family whose measured error speaks for ``r`` (``family_error.family_of``)."""
+    shape = {k: int(v) for k, v in (part.split("=") for part in r.shape.split(",") if "=" in part)}
+    return family_of(r.kernel, shape)
+
+
+def model_error(r: SweepRecord) -> FamilyError | None:
+    """The measured error of the model on ``r``'s kernel family (None: never measured)."""
+    return error_for(record_family(r), r.hardware)
+
+
+def speedup_floors(r: SweepRecord) -> tuple[float, float] | None:
+    """``r``'s speed-up floor at its family's median and worst error; None without both."""
+    error = model_error(r)
+    if r.speedup is None or error is None:
+        return None
+    return speedup_floor(r.speedup, error.median_abs_err_pct), speedup_floor(r.speedup, error.worst_abs_err_pct)
 
 
 def group_of(r: SweepRecord) -> str:
@@ -54,13 +81,39 @@ def summarise(records: list[SweepRecord]) -> list[GroupSummary]:
         speedups = [r.speedup for r in priced if r.speedup]
         ours_ns = [r.best.latency_ns for r in priced if r.best is not None]  # every priced record has both
         ttnn_default_ns = [r.ttnn_default_ns for r in priced if r.ttnn_default_ns is not None]
+        floors = [f for f in map(speedup_floors, priced) if f is not None]
         out.append(GroupSummary(
             name=name, ops=len(rs), failed=len(rs) - len(ok), priced=len(priced),
             ours_us=sum(ours_ns) / 1e3,
             ttnn_default_us=sum(ttnn_default_ns) / 1e3 if priced else None,
             geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
-            max_speedup=max(speedups) if speedups else None))
+            max_speedup=max(speedups) if speedups else None,
+            beyond_median_error=sum(f[0] > 1 for f in floors), beyond_worst_error=sum(f[1] > 1 for f in floors)))
     return out
+
+
+def summary_row(g: GroupSummary) -> list[str]:
+    return [g.name, str(g.ops), str(g.failed), str(g.priced), f"{g.ours_us:,.1f}",
+            f"{g.ttnn_default_us:,.1f}" if g.ttnn_default_us is not None else "-",
+            f"{g.geomean_speedup:.2f}x" if g.geomean_speedup else "-",
+            f"{g.max_speedup:.2f}x" if g.max_speedup else "-",
+            f"{g.beyond_median_error} / {g.beyond_worst_error} of {g.priced}"]
+
+
+SUMMARY_HEADERS = ["chip: group", "ops", "failed", "priced", "ours us (sum)", "ttnn default us (sum)",
+                   "speedup (geomean)", "best", "beyond the error (median / worst)"]
+
+
+def error_rows(records: list[SweepRecord]) -> list[list[str]]:
+    """Per chip and kernel family of the report: the model's measured error, or "not measured"."""
+    seen: dict[tuple[str, str], FamilyError | None] = {}
+    for r in records:
+        seen.setdefault((r.hardware, record_family(r)), model_error(r))
+    return [[hw, family, *((error.figure(), error.source()) if error else ("not measured", "-"))]
+            for (hw, family), error in sorted(seen.items())]
+
+
+ERROR_HEADERS = ["chip", "kernel family", "model error: median / worst |error|", "measured on"]
 
 
 def _params(r: SweepRecord) -> str:
@@ -74,14 +127,24 @@ def op_row(r: SweepRecord) -> list[str]:
     util = f"{100 * r.best.utilisation:.0f}%" if r.best else "-"
     default = f"{r.ttnn_default_ns / 1e3:,.1f}" if r.ttnn_default_ns else "-"
     speedup = f"{r.speedup:.2f}x" if r.speedup else "-"
+    error = model_error(r)
+    floors = speedup_floors(r)
+    error_text = error.figure() if error else "not measured"
+    floor_text = f"{floors[0]:.2f}x / {floors[1]:.2f}x" if floors else "-"
     runner = f"{r.runner_up.candidate} ({r.runner_up.latency_ns / 1e3:,.1f} us)" if r.runner_up else "-"
     status = r.status if r.status != "ok" or not r.error else "ok (not all proven)"
     return [r.label or "-", r.kernel, r.shape + (" causal" if r.causal else ""), ours, util,
-            r.best.candidate if r.best else (r.error[:120] or status), _params(r), runner, default, speedup, status]
+            r.best.candidate if r.best else (r.error[:120] or status), _params(r), runner, default, speedup, error_text,
+            floor_text, status]
 
 
 HEADERS = ["op", "kernel", "shape", "ours us", "util", "candidate (or error)", "parameters", "runner-up",
-           "ttnn default us", "speedup", "status"]
+           "ttnn default us", "speedup", "model error (median / worst)", "speedup floor (median / worst error)",
+           "status"]
+ERROR_NOTE = ("Model error: the model's median and worst |error| on published timings of the op's kernel "
+              "family (held out from every fit, or cross-validated); a speed-up's floor is s (1 - e) / (1 + e), "
+              "what it is worth if both predictions are off by e in opposite directions, at the median and the "
+              "worst error. \"Beyond the error\" counts the priced ops whose floor is above 1.")
 
 
 def report_markdown(records: list[SweepRecord], title: str) -> str:
@@ -90,20 +153,17 @@ def report_markdown(records: list[SweepRecord], title: str) -> str:
              "A group's sums add every op of the group once per label (a layer's two norms, one shape under "
              "two labels, count twice), over the ops priced both ways. For a model sweep that is one decoder layer "
              "(norms, projections, attention, residual adds, FFN matmuls, SwiGLU) plus the final norm and the "
-             "LM head.", "", "## Summary", "",
-             "| chip: group | ops | failed | priced | ours us (sum) | ttnn default us (sum) | speedup (geomean) "
-             "| best |",
-             "|---|---|---|---|---|---|---|---|"]
-    for g in summarise(records):
-        default = f"{g.ttnn_default_us:,.1f}" if g.ttnn_default_us is not None else "-"
-        geo = f"{g.geomean_speedup:.2f}x" if g.geomean_speedup else "-"
-        best = f"{g.max_speedup:.2f}x" if g.max_speedup else "-"
-        lines.append(f"| {g.name} | {g.ops} | {g.failed} | {g.priced} | {g.ours_us:,.1f} | {default} | {geo} "
-                     f"| {best} |")
+             "LM head.", "", ERROR_NOTE, "", "## Summary", "", *_markdown_table(SUMMARY_HEADERS,
+             [summary_row(g) for g in summarise(records)]), "", "## The model's measured error", "",
+             *_markdown_table(ERROR_HEADERS, error_rows(records))]
     by_hw: dict[str, list[SweepRecord]] = defaultdict(list)
     for r in records:
         by_hw[r.hardware].append(r)
     for hw, rs in by_hw.items():
-        lines += ["", f"## {hw}", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in op_row(r)) + " |" for r in rs]
+        lines += ["", f"## {hw}", "", *_markdown_table(HEADERS, [op_row(r) for r in rs])]
     return "\n".join(lines) + "\n"
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows)]

@@ -15,7 +15,16 @@ from bokeh.plotting import figure
 from bokeh.resources import INLINE
 
 from loom_explorer.store import SweepRecord
-from loom_explorer.sweep.report import HEADERS, op_row, summarise
+from loom_explorer.sweep.report import (
+    ERROR_HEADERS,
+    ERROR_NOTE,
+    HEADERS,
+    SUMMARY_HEADERS,
+    error_rows,
+    op_row,
+    summarise,
+    summary_row,
+)
 
 
 def _plots(records: list[SweepRecord]) -> str:
@@ -55,17 +64,13 @@ def report_html(records: list[SweepRecord], title: str) -> str:
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
-    summary = [[g.name, str(g.ops), str(g.failed), str(g.priced), f"{g.ours_us:,.1f}",
-                f"{g.ttnn_default_us:,.1f}" if g.ttnn_default_us is not None else "-",
-                f"{g.geomean_speedup:.2f}x" if g.geomean_speedup else "-",
-                f"{g.max_speedup:.2f}x" if g.max_speedup else "-"] for g in summarise(records)]
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;text-align:left}th{background:#eee}")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>"
             "<p>Predicted by loom-explorer's model (not measured). Speedup = ttnn's default config's predicted "
-            "latency over ours.</p><h2>Summary</h2>"
-            + table(["chip: group", "ops", "failed", "priced", "ours us (sum)", "ttnn default us (sum)",
-                     "speedup (geomean)", "best"], summary)
+            f"latency over ours.</p><p>{html.escape(ERROR_NOTE)}</p><h2>Summary</h2>"
+            + table(SUMMARY_HEADERS, [summary_row(g) for g in summarise(records)])
+            + "<h2>The model's measured error</h2>" + table(ERROR_HEADERS, error_rows(records))
             + _plots(records) + "<h2>Ops</h2>" + table(["chip", *HEADERS], [[r.hardware, *op_row(r)] for r in records])
             + "</body></html>\n")

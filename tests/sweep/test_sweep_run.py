@@ -310,7 +310,7 @@ def test_report_writes_markdown_with_summary_and_op_tables(swept, reports):
         geomean = math.exp(sum(math.log(r.speedup) for r in ok) / len(ok))
         assert tiny[6] == f"{geomean:.2f}x"
         assert tiny[7] == f"{max(r.speedup for r in ok):.2f}x"
-        assert by_name[f"{hw}: broken"][1:8] == ["1", "1", "0", "0.0", "-", "-", "-"]
+        assert by_name[f"{hw}: broken"][1:9] == ["1", "1", "0", "0.0", "-", "-", "-", "0 / 0 of 0"]
 
         rows = {c[0]: c for c in map(_cells, _section(text, f"## {hw}")[2:])}
         assert set(rows) == {op.label for op in OPS}
@@ -319,9 +319,9 @@ def test_report_writes_markdown_with_summary_and_op_tables(swept, reports):
             assert row[3] == f"{r.best.latency_ns / 1e3:,.1f}"
             assert r.best.candidate.replace("|", "\\|") == row[5]
             assert row[8] == f"{r.ttnn_default_ns / 1e3:,.1f}" and row[9] == f"{r.speedup:.2f}x"
-            assert row[10] == "ok"
+            assert row[12] == "ok"
         failed = rows[BAD.label]
-        assert "Sq == Skv" in failed[5] and failed[10] == "failed" and failed[3] == "-"
+        assert "Sq == Skv" in failed[5] and failed[12] == "failed" and failed[3] == "-"
 
 
 def test_report_writes_html_with_labels_and_a_bokeh_plot(swept, reports):
@@ -335,6 +335,7 @@ def test_report_writes_html_with_labels_and_a_bokeh_plot(swept, reports):
     assert "Bokeh" in text and "data-root-id" in text  # the inlined library and the plot's root div
     for hw in HW:
         assert f"{hw}: predicted latency" in text
+    assert "The model's measured error" in text and "speedup floor (median / worst error)" in text
 
 
 def test_report_does_not_overwrite_without_force(swept, tmp_path, capsys):

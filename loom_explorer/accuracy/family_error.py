@@ -1,0 +1,178 @@
+"""The model's measured error per kernel family, shown beside every predicted speed-up over ttnn's default.
+
+A predicted speed-up ``s = t_default / t_ours`` is a ratio of two predictions of one model. If each
+prediction is within a relative error ``e`` of the time a card measures (``|predicted - measured| <=
+e * measured``), the measured speed-up lies in ``[s (1 - e) / (1 + e), s (1 + e) / (1 - e)]``; its floor
+``s (1 - e) / (1 + e)`` (``speedup_floor``) is what the claim is worth at that error. The floor is given at
+the family's median and at its worst measured error: a speed-up whose floor at the worst error is above 1
+is real under every error seen so far; one whose floor at the median is below 1 is inside the error.
+
+The figures (``model_error.csv`` in ``loom_explorer/data``, read by ``family_errors``) are made by
+``measure_family_errors`` from the published data (``python -m loom_explorer.accuracy.family_error``
+prints the file):
+
+* ``matmul`` (the ``gemm`` kernel): ``gemm_flops_checking.csv``, the published matmul timings no fit and no
+  model development used (``held out``), per card, each row predicted with the config it ran (ttnn's
+  automatic config or the hand-tuned one);
+* ``sdpa`` (``flash_attention`` with more than one query row: ttnn's prefill SDPA op): ``sdpa_op_times.csv``
+  rows of the kernels the model describes, ``in sample`` (the shipped constants) and ``cross-validated``
+  (the attention constant refitted without each problem, ``sdpa_calibrate.cross_validate_sdpa``).
+
+Every other family (decode attention, batched and fused matmuls, element-wise ops, norms) has no published
+timing the model has been scored on: ``error_for`` returns None and the report says "not measured". The
+most independent basis is preferred (held out, then cross-validated, then in sample), and a figure of the
+same chip before one of another chip, which the report then names.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import statistics
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from loom_explorer.errors import LoomError
+
+MODEL_ERROR_FILE: Path = Path(__file__).resolve().parent.parent / "data" / "model_error.csv"
+BASES = ("held out", "cross-validated", "in sample")  # most independent first
+COLUMNS = ("family", "hardware", "basis", "rows", "median_abs_err_pct", "worst_abs_err_pct", "data",
+           "run_date")
+FAMILY_KERNELS = {"matmul": "gemm", "sdpa": "flash_attention"}
+
+
+class ModelErrorFileError(LoomError, ValueError):
+    """``model_error.csv`` cannot be read; the message names the line and column."""
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyError:
+    """The model's absolute relative error on ``rows`` published timings of one family on one chip."""
+
+    family: str
+    hardware: str
+    basis: str
+    rows: int
+    median_abs_err_pct: float
+    worst_abs_err_pct: float
+    data: str
+    run_date: str
+
+    def figure(self) -> str:
+        """Median / worst |error|, e.g. ``4.3% / 35.8%``."""
+        return f"{self.median_abs_err_pct:.1f}% / {self.worst_abs_err_pct:.1f}%"
+
+    def source(self) -> str:
+        """What the figure was measured on, e.g. ``held out, 35 rows, wormhole_n150``."""
+        return f"{self.basis}, {self.rows} rows, {self.hardware}"
+
+
+def family_of(kernel: str, shape: Mapping[str, int]) -> str:
+    """The family whose timings speak for an op: ``matmul``, ``sdpa`` (prefill), ``sdpa_decode`` (one query
+    row: ttnn runs its decode op), else the kernel's own name."""
+    if kernel == "gemm":
+        return "matmul"
+    if kernel == "flash_attention":
+        return "sdpa_decode" if shape.get("Sq") == 1 else "sdpa"
+    return kernel
+
+
+def speedup_floor(speedup: float, error_pct: float) -> float:
+    """``s (1 - e) / (1 + e)``: the least measured speed-up when both predictions are within ``e``."""
+    e = error_pct / 100.0
+    return 0.0 if e >= 1.0 else speedup * (1.0 - e) / (1.0 + e)
+
+
+def _parse(text: str, source: str) -> tuple[FamilyError, ...]:
+    reader = csv.DictReader(io.StringIO(text))
+    if tuple(reader.fieldnames or ()) != COLUMNS:
+        raise ModelErrorFileError(f"{source}: header must be {','.join(COLUMNS)}")
+    out = []
+    for line, cells in enumerate(reader, start=2):
+        try:
+            basis = cells["basis"]
+            if basis not in BASES:
+                raise ValueError(f"basis {basis!r} is not one of {', '.join(BASES)}")
+            out.append(FamilyError(cells["family"], cells["hardware"], basis, int(cells["rows"]),
+                                   float(cells["median_abs_err_pct"]), float(cells["worst_abs_err_pct"]),
+                                   cells["data"], cells["run_date"]))
+        except (TypeError, ValueError) as e:
+            raise ModelErrorFileError(f"{source} line {line}: {e}") from None
+    return tuple(out)
+
+
+@cache
+def family_errors() -> tuple[FamilyError, ...]:
+    """The shipped figures (module docstring)."""
+    return _parse(MODEL_ERROR_FILE.read_text(encoding="utf-8"), str(MODEL_ERROR_FILE))
+
+
+def error_for(family: str, hardware: str, table: tuple[FamilyError, ...] | None = None) -> FamilyError | None:
+    """The figure that speaks for ``family`` on ``hardware``: the same chip first, then the most independent
+    basis; None when the family has never been scored."""
+    rows = [f for f in (family_errors() if table is None else table) if f.family == family]
+    if not rows:
+        return None
+    return min(rows, key=lambda f: (f.hardware != hardware, BASES.index(f.basis)))
+
+
+# ------------------------------------------------------------------------------ making the figures
+
+
+def _figure(family: str, hardware: str, basis: str, errors: list[float | None], data: str,
+            today: str) -> FamilyError:
+    absolute = [abs(e) for e in errors if e is not None]
+    return FamilyError(family, hardware, basis, len(absolute), round(statistics.median(absolute), 2),
+                       round(max(absolute), 2), data, today)
+
+
+def measure_family_errors(cross_validate: bool = True) -> list[FamilyError]:
+    """Score the model on the published data (module docstring); the SDPA cross-validation fits the
+    attention constant once per problem (about a minute on 2 cores), ``cross_validate=False`` leaves it out."""
+    from loom_explorer.accuracy.gemm_data import CARDS, predict_rows
+    from loom_explorer.accuracy.sdpa_calibrate import cross_validate_sdpa, modelled_rows
+    from loom_explorer.accuracy.sdpa_data import MODELLED, predict_sdpa, read_sdpa_measurements, shipped_data
+    from loom_explorer.data import published_path
+    from loom_explorer.hardware import load_hardware
+
+    today = datetime.date.today().isoformat()
+    out = []
+    checking = "gemm_flops_checking.csv"
+    report = predict_rows(published_path(checking), published_path("gemm_manual_configs.csv"))
+    for card, hardware in CARDS.items():
+        errors = [r.error_pct for r in report.rows if r.card == card]
+        if errors:
+            out.append(_figure("matmul", hardware, "held out", errors, checking, today))
+    sdpa, _ = read_sdpa_measurements(shipped_data())
+    modelled = [m for m in sdpa if m.kernel in MODELLED]
+    for card, hardware in CARDS.items():
+        mine = [m for m in modelled if m.card == card]
+        if not mine:
+            continue
+        out.append(_figure("sdpa", hardware, "in sample", [r.error_pct for r in predict_sdpa(mine)],
+                           shipped_data().name, today))
+        if cross_validate:
+            hw = load_hardware(hardware)
+            _, held_out = cross_validate_sdpa(hw, modelled_rows(hw, mine))
+            out.append(_figure("sdpa", hardware, "cross-validated", [r.error_pct for r in held_out],
+                               shipped_data().name, today))
+    return out
+
+
+def family_errors_csv(figures: list[FamilyError]) -> str:
+    """``figures`` as the text of ``model_error.csv``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for f in figures:
+        writer.writerow([f.family, f.hardware, f.basis, f.rows, f.median_abs_err_pct, f.worst_abs_err_pct,
+                         f.data, f.run_date])
+    return buffer.getvalue()
+
+
+if __name__ == "__main__":
+    sys.stdout.write(family_errors_csv(measure_family_errors()))
