@@ -35,7 +35,7 @@ def main() -> None:
     ops = model_ops("llama-3-8b")
     timed = [op for op in ops if op.label.split(": ", 1)[1] in TIMED]
     ops = [op for op in ops if op.label in QUICK_OPS] if args.quick else timed[:args.ops]
-    settings = SweepSettings(time_limit_seconds=args.time_limit)
+    settings = SweepSettings(time_limit_seconds=args.time_limit, use_memory=False)  # every run solves
     rates = {}
     with tempfile.TemporaryDirectory() as tmp:
         for workers in (1, 2):

@@ -20,8 +20,11 @@ Needs Chromium and Playwright, as the browser tests do (``loom_explorer/ui/page_
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 from loom_explorer.ui.page_driver import ExplorerPage, served_browser
 from loom_explorer.ui.scene import grid_scene
@@ -46,6 +49,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.shape, args.pins = "M=256,K=256,N=256", 3
+    # a fresh results store: the page's first solve is timed, not answered from an earlier run's proof
+    os.environ["LOOM_EXPLORER_STORE"] = str(Path(tempfile.mkdtemp(prefix="ui-latency-")) / "results.sqlite")
 
     state = ExplorerState(hw=args.hw, shape=args.shape)
     state.solve_all()

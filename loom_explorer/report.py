@@ -75,12 +75,41 @@ def solve_json(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symbolic
     }
 
 
+def problem_heading(hw: HardwareSpec, problem: Problem) -> str:
+    """E.g. ``gemm M=1024,N=1024,K=1024 on wormhole_n150 (8x8 cores, 1.0 GHz), bfloat16, hifi2``."""
+    return (f"{problem.program.name} {problem.shape_text} on {hw.name} ({hw.grid.columns}x{hw.grid.rows} cores, "
+            f"{hw.clock_ghz} GHz), {dict(problem.formats)[problem.program.outputs[0].name].value}, "
+            f"{problem.fidelity.value}" + "".join(f", {o}" for o in sorted(problem.options)))
+
+
+def schedule_lines(hw: HardwareSpec, schedule: SymbolicSchedule, solution: Solution) -> list[str]:
+    """A schedule's parameters, latency breakdown and L1 use, indented under its heading."""
+    lines = ["  parameters:", *(f"    {n:<18} {v}" for n, v in solution.params),
+             f"  latency breakdown (cycles, total {solution.latency_cycles:,}):",
+             *(f"    {n:<18} {v:>12,}" for n, v in solution.breakdown)]
+    lines.append(f"  L1 {solution.l1_bytes:,} B of {hw.l1.usable_bytes:,} B usable; "
+                 f"compute roofline {schedule.ideal_cycles:,} cycles")
+    return lines
+
+
+def predict_table(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule, result: CandidateResult) -> str:
+    """What ``predict`` costed: the candidate a given config runs as, its latency, or why the model finds it
+    illegal (nothing was solved, so no status or solve time)."""
+    lines = [f"predicted for {problem_heading(hw, problem)}", "",
+             f"as candidate {result.candidate_name}", f"  {result.description}"]
+    if result.solution is None:
+        message = result.conflict.message if result.conflict is not None else result.status
+        return "\n".join([*lines, f"  illegal in the model: {message}"])
+    m = solution_metrics(hw, schedule, result.solution)
+    lines.append(f"  latency {m['latency_us']:,.2f} us, {m['tflops']:.1f} TFLOP/s, {m['roofline_pct']:.1f}% of "
+                 "the compute roofline")
+    return "\n".join([*lines, *schedule_lines(hw, schedule, result.solution)])
+
+
 def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, SymbolicSchedule],
                 results: list[CandidateResult]) -> str:
     lines = [
-        f"{problem.program.name} {problem.shape_text} on {hw.name} ({hw.grid.columns}x{hw.grid.rows} cores, "
-        f"{hw.clock_ghz} GHz), {dict(problem.formats)[problem.program.outputs[0].name].value}, "
-        f"{problem.fidelity.value}" + "".join(f", {o}" for o in sorted(problem.options)),
+        problem_heading(hw, problem),
         "",
         f"{'#':>2}  {'candidate':<44} {'status':<11} {'latency us':>11} {'TFLOP/s':>8} {'roofline':>8} "
         f"{'L1 KiB':>7} {'solve ms':>8}",
@@ -100,12 +129,8 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
         sch = schedules[best.candidate_name]
         unproven = " (interrupted: the best schedule its search found, not proven optimal)" \
             if best.status == "interrupted" else ""
-        lines += ["", f"best: {best.candidate_name}{unproven}", f"  {best.description}", "  parameters:"]
-        lines += [f"    {n:<18} {v}" for n, v in best.solution.params]
-        lines.append(f"  latency breakdown (cycles, total {best.solution.latency_cycles:,}):")
-        lines += [f"    {n:<18} {v:>12,}" for n, v in best.solution.breakdown]
-        lines.append(f"  L1 {best.solution.l1_bytes:,} B of {hw.l1.usable_bytes:,} B usable; "
-                     f"compute roofline {sch.ideal_cycles:,} cycles")
+        lines += ["", f"best: {best.candidate_name}{unproven}", f"  {best.description}",
+                  *schedule_lines(hw, sch, best.solution)]
     conflicts = [r for r in results if r.conflict is not None]
     if conflicts:
         lines += ["", "no schedule:"]

@@ -6,6 +6,7 @@ CP-SAT solves dominate the suite's run time, so sessions and their results are c
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -24,10 +25,14 @@ from loom_explorer.solve.solver import Session, SolveOptions  # noqa: E402
 
 def pytest_configure(config):
     """Hypothesis keeps its example database and caches in ./.hypothesis: keep them out of the tree (in the
-    temporary folder, kept between runs so that its caches serve again)."""
+    temporary folder, kept between runs so that its caches serve again). Commands record into a store of the
+    test process's own."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
     set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "loom-explorer-hypothesis")
+    # the results store (measurements, sweep results, proven solves) of every command a test runs without
+    # --store: a fresh file per test process, never the user's
+    os.environ["LOOM_EXPLORER_STORE"] = str(Path(tempfile.mkdtemp(prefix="loom-explorer-store-")) / "results.sqlite")
 
 
 @pytest.fixture(scope="session")

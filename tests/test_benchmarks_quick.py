@@ -37,6 +37,7 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
                                                r"browser: click Pin -> grid updated median +\d+\.\d+ ms",
                                                r"of which solve \(no browser\) +median +\d+\.\d+ ms",
                                                r"target: median under 300 ms -> (met|MISSED)")),
+    "solve_memory.py": ((), (r"gemm M=256,K=256,N=256 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True",)),
     # one file against itself: the same choice, costed the same
     "schedule_changes.py": ((), (r"M=256,K=256,N=256 +M@\S+ g\d+x\d+ .* same +- +([\d,]+) +\1 +1\.000\b",
                                  r"1 shapes, choices changed on 0 \(candidate on 0; ties 0\); old choice under new "

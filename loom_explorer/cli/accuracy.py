@@ -29,7 +29,7 @@ from loom_explorer.export.files import check_target, write_new
 from loom_explorer.hardware import HardwareError, load_hardware
 from loom_explorer.hardware.schema import HardwareSpec, parse_fidelity
 from loom_explorer.program import load_program
-from loom_explorer.report import result_json, solve_table
+from loom_explorer.report import predict_table, result_json
 
 # ------------------------------------------------------------------------------------------- predict
 
@@ -85,6 +85,7 @@ def run_predict(req: PredictCommand) -> int:
         parse_sdpa_config,
         ttnn_op,
     )
+    from loom_explorer.accuracy.ttnn_config_text import config_call, config_class, config_fields, op_name
     from loom_explorer.accuracy.ttnn_configs import (
         Evaluated,
         TtnnMatmulConfig,
@@ -92,7 +93,7 @@ def run_predict(req: PredictCommand) -> int:
         parse_config,
         placements,
     )
-    from loom_explorer.accuracy.ttnn_defaults import FAMILIES, TtnnDefaultOp
+    from loom_explorer.accuracy.ttnn_defaults import FAMILIES
     from loom_explorer.hardware.grid import restrict_grid
     from loom_explorer.program.structure import program_family
 
@@ -131,13 +132,17 @@ def run_predict(req: PredictCommand) -> int:
         cfg, evaluated = given, evaluate_sdpa_config(hw, problem, given)
     else:
         cfg, evaluated = given, evaluate_config(hw, problem, given)
+    source = req.ttnn_config or "ttnn default"
+    op = op_name(cfg, decode=evaluated.schedule.candidate.kv_split)
     if req.json:
-        print(json.dumps({**result_json(hw, evaluated.schedule, evaluated.result),
+        print(json.dumps({"ttnn_config_source": source, "ttnn_op": op, "ttnn_config_class": config_class(cfg),
+                          "ttnn_config_fields": config_fields(cfg),
+                          **result_json(hw, evaluated.schedule, evaluated.result),
                           "ttnn_config": cfg.model_dump(mode="json")}, indent=2))
     else:
-        print(solve_table(hw, problem, {evaluated.schedule.candidate.name: evaluated.schedule}, [evaluated.result]))
-        if isinstance(cfg, TtnnDefaultOp):  # no program config to show: say what ttnn runs and how it splits
-            print(f"ttnn default: {cfg.describe()}")
+        chosen = f"from {req.ttnn_config}" if req.ttnn_config else "what ttnn picks when the call gives none"
+        print("\n".join([f"ttnn config costed ({chosen}):", f"  {op}", *(f"  {line}" for line in config_call(cfg)),
+                         "", predict_table(hw, problem, evaluated.schedule, evaluated.result)]))
     return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
 
 

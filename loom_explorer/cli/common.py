@@ -27,6 +27,7 @@ from loom_explorer.hardware.schema import HardwareSpec, parse_data_format, parse
 from loom_explorer.problem import KernelTarget, Placement, Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.result import CandidateResult
+from loom_explorer.solve.memory import Remembered, solve_with_memory
 from loom_explorer.solve.pins import parse_pins
 from loom_explorer.solve.solver import Session, SolveOptions
 
@@ -198,12 +199,27 @@ class SolveRequest:
     parallel: int
     seed: int
     deadline: float
+    use_memory: bool = True  # answer from the results store when the same solve was proven (--no-cache: not)
+    store: str | None = None  # --store
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SolveRequest:
         return cls(pins=tuple(args.pin), noc_bound=not args.no_noc_bound, time_limit_seconds=args.time_limit,
                    workers=args.workers, parallel=args.parallel, seed=args.seed,
-                   deadline=time.monotonic() + args.time_limit)
+                   deadline=time.monotonic() + args.time_limit, use_memory=not getattr(args, "no_cache", True),
+                   store=getattr(args, "store", None))
+
+    def solve(self, session: Session, options: SolveOptions, candidates: list[str] | None = None,
+              announce: Callable[[], None] | None = None) -> Remembered:
+        """The solve of ``session`` under these pins, from the results store when it was proven before
+        (``solve/memory.py``; it says so on stderr); ``announce`` is called before a real solve starts."""
+        remembered = solve_with_memory(session, self.parsed_pins(), options, candidates, self.noc_bound,
+                                       self.store, self.use_memory, announce)
+        if remembered.note:
+            say(f"loom-explorer: {remembered.note}")
+        if remembered.proven_at:
+            say(f"loom-explorer: {remembered.provenance()}")
+        return remembered
 
     def options(self, top_k: int = 1, fastest: int | None = None) -> SolveOptions:
         return SolveOptions(time_limit_seconds=self.time_limit_seconds, workers_per_model=self.workers,
@@ -249,6 +265,14 @@ def add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--fo
                    help="candidates solved at once (default 1; 0: one per CPU core)")
     p.add_argument("--seed", type=whole(0, 2**31 - 1), default=0, help="CP-SAT's random seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object (the machine contract)")
+
+
+def add_memory_args(p: argparse.ArgumentParser, store: bool = True) -> None:
+    """``--no-cache`` (and ``--store`` unless the command has it already) for a command that solves."""
+    p.add_argument("--no-cache", action="store_true",
+                   help="solve again even when the results store holds this solve proven (the new proof replaces it)")
+    if store:
+        add_store_arg(p)
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:

@@ -17,6 +17,7 @@ from loom_explorer.cli.common import (
     ProblemRequest,
     SolveRequest,
     add_command,
+    add_memory_args,
     add_problem_args,
     add_store_arg,
     best,
@@ -56,7 +57,7 @@ def run_deploy(req: DeployCommand) -> int:
     options = req.solve.options()
     session = req.solve.session(hw, problem)
     say_solving(1 if req.candidate else len(session.schedules))
-    results = session.solve(req.solve.parsed_pins(), options, candidates=[req.candidate] if req.candidate else None)
+    results = req.solve.solve(session, options, [req.candidate] if req.candidate else None).results
     if session.stop.stopped:
         return report_interrupted(results, "deployment")
     chosen = best(results)
@@ -236,6 +237,7 @@ def add_deploy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                          help="run the best (or a chosen) schedule on a card, or in the simulator, "
                               "and record predicted vs measured")
     add_problem_args(deploy)
+    add_memory_args(deploy, store=False)
     deploy.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
     deploy.add_argument("--runs", type=whole(1), default=20, help="timed runs on a card (default 20)")
     deploy.add_argument("--runner", choices=("auto", "card", "simulator"), default="auto",

@@ -12,6 +12,7 @@ from loom_explorer.cli.common import (
     ProblemRequest,
     SolveRequest,
     add_command,
+    add_memory_args,
     add_problem_args,
     best,
     kernel_target,
@@ -71,7 +72,7 @@ def run_export(req: ExportCommand) -> int:
     hw, problem = req.problem.build()
     options = req.solve.options()
     session = req.solve.session(hw, problem)
-    results = session.solve(req.solve.parsed_pins(), options, candidates=[req.candidate] if req.candidate else None)
+    results = req.solve.solve(session, options, [req.candidate] if req.candidate else None).results
     if session.stop.stopped:
         return report_interrupted(results, "export")
     if best(results) is None:
@@ -89,6 +90,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     export = add_command(sub, "export", Command(parse_export, run_export, stoppable=True),
                          help="write the best (or a chosen) schedule as a kernel file or JSON")
     add_problem_args(export, tensor_format_flag="--tensor-format")
+    add_memory_args(export)
     export.add_argument("--format", dest="output_format", choices=EXPORT_FORMATS, required=True,
                         help="; ".join(f"{e.name}: {e.summary}" for e in EXPORTERS))
     export.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write (never half-written)")

@@ -13,6 +13,7 @@ from loom_explorer.cli.common import (
     ProblemRequest,
     SolveRequest,
     add_command,
+    add_memory_args,
     add_problem_args,
     best,
     no_schedule,
@@ -53,14 +54,14 @@ def run_solve(req: SolveCommand) -> int:
         placed = ", ".join(f"{t}={p.value}" for t, p in problem.placements) or "none"
         print(f"loom-explorer: no mapping candidate fits this problem (L1 placements: {placed}); "
               "see docs/model.md section 2", file=sys.stderr)
-    else:
-        say_solving(len(req.candidates) or len(session.schedules))
-    results = session.solve(pins, req.solve.options(req.alternatives, req.fastest),
-                            candidates=list(req.candidates) or None)
+    solved = req.solve.solve(session, req.solve.options(req.alternatives, req.fastest), list(req.candidates) or None,
+                             announce=lambda: say_solving(len(req.candidates) or len(session.schedules)))
+    results = solved.results
     shown = results[: req.top] if req.top else results
     schedules = {s.candidate.name: s for s in session.schedules}
     if req.json:
-        print(json.dumps(solve_json(hw, problem, schedules, shown, pins), indent=2))
+        print(json.dumps({**solve_json(hw, problem, schedules, shown, pins), "proven_at": solved.proven_at},
+                         indent=2))
     else:
         print(solve_table(hw, problem, schedules, shown))
     if session.stop.stopped:
@@ -91,8 +92,7 @@ def run_traffic(req: TrafficCommand) -> int:
     hw, problem = req.problem.build()
     session = req.solve.session(hw, problem)
     # only the best schedule is routed: the other candidates need only be proven no faster
-    results = session.solve(req.solve.parsed_pins(), req.solve.options(fastest=1),
-                            candidates=[req.candidate] if req.candidate else None)
+    results = req.solve.solve(session, req.solve.options(fastest=1), [req.candidate] if req.candidate else None).results
     if session.stop.stopped:
         return report_interrupted(results, "traffic")
     chosen = best(results)
@@ -118,6 +118,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     solve = add_command(sub, "solve", Command(parse_solve, run_solve, stoppable=True),
                         help="solve every mapping candidate of a problem to optimality")
     add_problem_args(solve)
+    add_memory_args(solve)
     solve.add_argument("--candidate", action="append", default=[], metavar="NAME",
                        help="solve only this candidate (repeatable)")
     solve.add_argument("--top", type=whole(0), default=0, help="show only the N best candidates")
@@ -130,6 +131,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     traffic = add_command(sub, "traffic", Command(parse_traffic, run_traffic, stoppable=True),
                           help="route the NoC traffic of the best (or a chosen) schedule")
     add_problem_args(traffic)
+    add_memory_args(traffic)
     traffic.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
     traffic.add_argument("--links", type=whole(1), default=10, help="busiest links shown per NoC (default 10)")
     traffic.add_argument("--npe", default=None, metavar="FILE", help="also write a tt-npe workload JSON")

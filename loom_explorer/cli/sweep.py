@@ -32,6 +32,7 @@ class SweepCommand:
     workers: int | None
     time_limit_seconds: float
     force: bool
+    no_cache: bool = False
 
 
 def parse_sweep(args: argparse.Namespace) -> SweepCommand:
@@ -39,7 +40,7 @@ def parse_sweep(args: argparse.Namespace) -> SweepCommand:
         raise InputError("sweep needs a shapes.csv or --model NAME (not both)")
     return SweepCommand(args.shapes, args.model, args.write_shapes,
                         tuple(h.strip() for h in args.hw.split(",") if h.strip()), args.out, args.scheduler,
-                        args.workers, args.time_limit, args.force)
+                        args.workers, args.time_limit, args.force, args.no_cache)
 
 
 def run_sweep(req: SweepCommand) -> int:
@@ -58,7 +59,7 @@ def run_sweep(req: SweepCommand) -> int:
         write_new(req.write_shapes, write_shapes(ops), force=req.force)
         say(f"wrote {len(ops)} ops to {req.write_shapes}")
     summary = sweep(ops, list(req.hardware), req.out, scheduler=req.scheduler, workers=req.workers,
-                    settings=SweepSettings(time_limit_seconds=req.time_limit_seconds))
+                    settings=SweepSettings(time_limit_seconds=req.time_limit_seconds, use_memory=not req.no_cache))
     print(f"sweep: {summary.solved} solved ({summary.failed} failed), {summary.skipped} already in {req.out}, "
           f"{summary.seconds:.1f} s" + (" (interrupted)" if summary.interrupted else ""))
     return EXIT_INTERRUPTED if summary.interrupted else EXIT_OK
@@ -114,6 +115,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                        help="local worker processes, at most 4 per core (default: one per core)")
     sweep.add_argument("--time-limit", type=seconds, default=30.0, help="seconds per candidate (default 30)")
     sweep.add_argument("--force", action="store_true", help="overwrite the --write-shapes file")
+    sweep.add_argument("--no-cache", action="store_true",
+                       help="solve every op again, even one the default results store holds proven")
     report = add_command(sub, "report", Command(parse_report, run_report),
                          help="report a sweep: per op ours vs ttnn's default, with plots")
     report.add_argument("store_file", metavar="STORE", help="the results store a sweep wrote")

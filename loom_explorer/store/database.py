@@ -1,4 +1,5 @@
-"""The results store: one SQLite file of measurements and sweep results, opened, migrated, read and written.
+"""The results store: one SQLite file of measurements, sweep results and proven solves, opened, migrated,
+read and written.
 
 Default location: ``$LOOM_EXPLORER_STORE``, else ``$XDG_DATA_HOME/loom-explorer/results.sqlite``
 (``~/.local/share`` when unset). Opening a file brings its tables to the current version or refuses it
@@ -15,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from loom_explorer.store.migrations import migrate
-from loom_explorer.store.records import Measurement, SweepChoice, SweepRecord
-from loom_explorer.store.schema import MEASUREMENT_COLUMNS, SWEEP_COLUMNS, StoreError
+from loom_explorer.store.records import Measurement, SolvedRecord, SweepChoice, SweepRecord
+from loom_explorer.store.schema import MEASUREMENT_COLUMNS, SOLVED_COLUMNS, SWEEP_COLUMNS, StoreError
 
 
 def default_store_path() -> Path:
@@ -113,6 +114,19 @@ class ResultsStore:
             d["runner_up"] = SweepChoice.from_json(d["runner_up"]) if d["runner_up"] else None
             out.append(SweepRecord(**d))
         return out
+
+    # ---------------------------------------------------------------- proven solves
+    def solved(self, key: str) -> SolvedRecord | None:
+        """The proven solve recorded under ``key``, if any."""
+        row = self._db.execute(f"SELECT {', '.join(SOLVED_COLUMNS)} FROM solved WHERE key = ?", (key,)).fetchone()
+        return None if row is None else SolvedRecord(**dict(zip(SOLVED_COLUMNS, row, strict=True)))
+
+    def record_solved(self, r: SolvedRecord) -> None:
+        """Record one proven solve in one transaction, replacing an earlier one of its key."""
+        with self._db:
+            self._db.execute(f"INSERT OR REPLACE INTO solved ({', '.join(SOLVED_COLUMNS)}) "
+                             f"VALUES ({', '.join('?' * len(SOLVED_COLUMNS))})",
+                             [getattr(r, c) for c in SOLVED_COLUMNS])
 
 
 @contextmanager

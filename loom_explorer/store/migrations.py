@@ -5,8 +5,8 @@ created and the current version recorded. Each older version has an entry in ``U
 takes it one version forward after the ``CREATE TABLE IF NOT EXISTS`` script has added any missing table.
 A version this tool does not know (a newer tool's file) raises :class:`StoreError` and nothing is written.
 
-Version history: 1 had the ``measurements`` table only; 2 added ``sweep_results`` (created by the script,
-so its upgrade has no SQL of its own).
+Version history: 1 had the ``measurements`` table only; 2 added ``sweep_results``; 3 added ``solved``
+(each created by the script, so their upgrades have no SQL of their own).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from loom_explorer.store.schema import SCHEMA_SQL, STORE_SCHEMA_VERSION, StoreError
 
 # version found -> SQL run after the CREATE script to reach the next version
-UPGRADES: dict[int, str] = {1: ""}
+UPGRADES: dict[int, str] = {1: "", 2: ""}
 
 
 def schema_version(db: sqlite3.Connection) -> str | None:

@@ -1,4 +1,4 @@
-"""The rows of the results store as frozen records: measurements and sweep results.
+"""The rows of the results store as frozen records: measurements, sweep results and proven solves.
 
 A measurement records the hardware (and its spec's sha256, ``hashing.py``), kernel, shape, candidate, the
 schedule document, the prediction (cycles, ns, breakdown), what was measured (``measured_ns``, ``None`` for
@@ -9,6 +9,10 @@ A sweep result (``loom-explorer sweep``) records one op on one chip: the op (ker
 fidelity, causal), the best schedule and the runner-up (candidate, parameters, predicted latency,
 utilisation), ttnn's default config's predicted latency for the same op, or why the op failed. Its key
 (hardware sha256, tool version, op) makes a re-run skip what is already solved.
+
+A proven solve (``SolvedRecord``) is the results of one solve, every candidate proven, as JSON the solver's
+layer writes and reads (``solve/memory.py``), under the key of everything that determines them; the other
+columns say what it was, for a reader of the file.
 """
 
 from __future__ import annotations
@@ -112,3 +116,17 @@ class SweepRecord:
         if self.best is None or not self.ttnn_default_ns:
             return None
         return self.ttnn_default_ns / self.best.latency_ns
+
+
+@dataclass(frozen=True, slots=True)
+class SolvedRecord:
+    """One proven solve (module docstring): ``results`` is opaque here."""
+
+    key: str
+    hardware: str
+    hardware_sha256: str
+    kernel: str
+    problem: str  # e.g. "M=4096,N=4096,K=4096 bfloat16 hifi2"
+    results: str
+    created: str = field(default_factory=_now)
+    tool_version: str = field(default_factory=lambda: package_version("loom-explorer"))

@@ -1,7 +1,8 @@
 """The results store's tables and their version.
 
 ``STORE_SCHEMA_VERSION`` is written to the ``meta`` table; ``store/migrations.py`` brings an older file
-forward and refuses a newer one. ``MEASUREMENT_COLUMNS`` and ``SWEEP_COLUMNS`` are the columns the records
+forward and refuses a newer one. ``MEASUREMENT_COLUMNS``, ``SWEEP_COLUMNS`` and ``SOLVED_COLUMNS`` are the
+columns the records
 (``store/records.py``) are written to and read from, in the order ``store/database.py`` binds them.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from loom_explorer.errors import LoomError
 
-STORE_SCHEMA_VERSION = 2
+STORE_SCHEMA_VERSION = 3
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,6 +58,16 @@ CREATE TABLE IF NOT EXISTS sweep_results (
     ttnn_default_note TEXT NOT NULL,
     solve_seconds REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS solved (
+    key TEXT PRIMARY KEY,
+    created TEXT NOT NULL,
+    hardware TEXT NOT NULL,
+    hardware_sha256 TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    problem TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    results TEXT NOT NULL
+);
 """
 
 MEASUREMENT_COLUMNS = ("created", "source", "hardware", "hardware_sha256", "kernel", "shape", "candidate",
@@ -66,6 +77,8 @@ MEASUREMENT_COLUMNS = ("created", "source", "hardware", "hardware_sha256", "kern
 SWEEP_COLUMNS = ("created", "op_key", "hardware", "hardware_sha256", "tool_version", "label", "kernel", "shape",
                  "dtype", "fidelity", "causal", "status", "error", "best", "runner_up", "ideal_ns",
                  "ttnn_default_ns", "ttnn_default_note", "solve_seconds")
+
+SOLVED_COLUMNS = ("key", "created", "hardware", "hardware_sha256", "kernel", "problem", "tool_version", "results")
 
 
 class StoreError(LoomError, RuntimeError):

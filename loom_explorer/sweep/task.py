@@ -22,6 +22,7 @@ from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.result import CandidateResult
+from loom_explorer.solve.memory import solve_with_memory
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.store import SweepChoice, SweepRecord, SweepStatus, package_version
 from loom_explorer.sweep.ops import SweepOp
@@ -33,6 +34,7 @@ class SweepSettings:
 
     time_limit_seconds: float = 30.0
     workers_per_model: int = 1
+    use_memory: bool = True  # answer an op proven before from the default results store (solve/memory.py)
 
     def solve_options(self) -> SolveOptions:
         # a sweep records the best schedule and the runner-up: the others need only be proven no faster
@@ -122,7 +124,8 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
         problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity,
                                options={"causal"} if op.causal else set())
         session = Session(hw, problem)
-        results = session.solve({}, settings.solve_options())
+        # an op proven before (by any sweep of this machine's default store) comes back at once
+        results = solve_with_memory(session, {}, settings.solve_options(), use_memory=settings.use_memory).results
         if session.stop.stopped:  # the sweep is stopping: unfinished, and never recorded as a result
             return failed_record(hw_name, op, "interrupted before the solve finished", time.perf_counter() - start)
         solved = [r for r in results if r.solution is not None]

@@ -238,6 +238,13 @@ class Explorer(pn.viewable.Viewer):
             job = await self.runner.run(gen, self.state.plan_problem)
             if job is None:
                 return
+            provenance = await self.runner.run(gen, job.recall)
+            if provenance is None:
+                return
+            if provenance:
+                self.state.apply(job)
+                self._set_busy(False, f"{len(job.tasks)} candidates {provenance}")
+                return
             self._set_busy(True, f"finding the fastest of {len(job.tasks)} candidates ...")
             first = await self.runner.run(gen, job.run_fastest)
             if first is None:
@@ -255,7 +262,10 @@ class Explorer(pn.viewable.Viewer):
                     job.select = rank(list(job.results))[0].candidate_name
                 self.state.apply(job)
                 job.select = None
-            self._set_busy(False, f"{len(job.tasks)} candidates solved")
+            await self.runner.run(gen, job.remember)
+            if not self.runner.is_current(gen):
+                return
+            self._set_busy(False, f"{len(job.tasks)} candidates solved" + (f" ({job.note})" if job.note else ""))
         except Exception as exc:  # noqa: BLE001 -- the page's boundary: say what failed, never spin forever
             self._fail(gen, exc)
 

@@ -43,6 +43,7 @@ from loom_explorer.program.dsl import TileProgram
 from loom_explorer.report import solution_metrics, solve_json
 from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.solve.interrupt import STOP, StopToken
+from loom_explorer.solve.memory import recall, remember
 from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.solver import Session, SolveOptions, rank
 from loom_explorer.traffic import schedule_transfers, traffic_report
@@ -162,6 +163,7 @@ class SolveJob:
     options: SolveOptions
     select: str | None = None  # candidate to select once applied (None: the best)
     results: list[CandidateResult] = field(default_factory=list)
+    note: str = ""  # why the results store could not be used, if it could not
 
     def run_one(self, index: int) -> CandidateResult:
         name, pins = self.tasks[index]
@@ -173,6 +175,23 @@ class SolveJob:
         for i in range(len(self.tasks)):
             self.run_one(i)
         return self
+
+    def recall(self) -> str:
+        """Fill ``results`` from the results store when this problem's every candidate was proven before without
+        pins (by ``solve`` or an earlier page, ``solve/memory.py``): the provenance ("from the store, proven
+        ..."), or "" (then ``note`` says why the store could not be read, if it could not)."""
+        if any(pins for _, pins in self.tasks) or len(self.tasks) != len(self.session.schedules):
+            return ""
+        found = recall(self.session, {}, self.options)
+        self.note = found.note
+        self.results.extend(found.results)
+        return found.provenance()
+
+    def remember(self) -> None:
+        """Record this job's latest result of every candidate when each is proven (``solve/memory.py``)."""
+        latest = {r.candidate_name: r for r in self.results}
+        if len(latest) == len(self.session.schedules) and not any(pins for _, pins in self.tasks):
+            self.note = remember(self.session, {}, self.options, rank(list(latest.values()))) or self.note
 
     def run_fastest(self) -> list[CandidateResult]:
         """The fastest candidate of the tasks (all without pins), proven, and every other one proven no faster
@@ -323,8 +342,12 @@ class ExplorerState(param.Parameterized):
 
     # ------------------------------------------------------------------ synchronous API
     def solve_all(self) -> None:
-        """Open the problem and solve every candidate without pins; select the best."""
-        self.apply(self.plan_problem().run())
+        """Open the problem and solve every candidate without pins (from the results store when it was
+        proven before); select the best."""
+        job = self.plan_problem()
+        if not job.recall():
+            job.run().remember()
+        self.apply(job)
 
     def select(self, candidate: str) -> None:
         """Show ``candidate`` with the pins it had (its latest result)."""

@@ -169,6 +169,41 @@ def test_predict_cli(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert "exactly one of" in capsys.readouterr().err
 
 
+def test_predict_names_the_config_it_costed_before_the_schedule(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Text and JSON say which ttnn call and program config were costed (class and arguments), and the text
+    is not a solve table: nothing was solved, so no status, solve time or "best"."""
+    shape = ["gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024"]
+    assert main(["predict", *shape, "--ttnn-default"]) == 0
+    text = capsys.readouterr().out
+    hw = load_hardware("wormhole_n150")
+    cfg = ttnn_default_config(hw, make_problem(load_program("gemm"), "M=1024,K=1024,N=1024"))
+    call = (f"  ttnn.{cfg.program_config}(compute_with_storage_grid_size=ttnn.CoreCoord(8, 8), "
+            f"in0_block_w={cfg.in0_block_w}, per_core_M={cfg.per_core_M}, per_core_N={cfg.per_core_N}")
+    lines = text.splitlines()
+    assert lines[:2] == ["ttnn config costed (what ttnn picks when the call gives none):", "  ttnn.matmul"]
+    assert lines[2].startswith(call) and lines[2].endswith(f"transpose_mcast={cfg.transpose_mcast})")
+    assert lines[4].startswith("predicted for gemm M=1024,N=1024,K=1024 on wormhole_n150")
+    assert "as candidate M@y,N@x|in0=mcast_x,in1=mcast_y" in text
+    assert "feasible" not in text and "solve ms" not in text and "best:" not in text
+    assert main(["predict", *shape, "--ttnn-default", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc)[:4] == ["ttnn_config_source", "ttnn_op", "ttnn_config_class", "ttnn_config_fields"]
+    assert doc["ttnn_config_class"] == f"ttnn.{cfg.program_config}" and doc["ttnn_op"] == "ttnn.matmul"
+    assert doc["ttnn_config_fields"]["per_core_N"] == cfg.per_core_N and "mcast_in0" not in doc["ttnn_config_fields"]
+    given = tmp_path / "one_d.json"
+    given.write_text(json.dumps({"program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+                                 "compute_with_storage_grid_size": [8, 4], "in0_block_w": 2, "per_core_M": 32,
+                                 "per_core_N": 1, "out_subblock_h": 1, "out_subblock_w": 1, "mcast_in0": True,
+                                 "memory": {"out": "L1_WIDTH_SHARDED"}}))
+    assert main(["predict", *shape, "--ttnn-config", str(given)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"ttnn config costed (from {given}):"
+    assert lines[2] == ("  ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(compute_with_storage_grid_size="
+                        "ttnn.CoreCoord(8, 4), in0_block_w=2, per_core_M=32, per_core_N=1, out_subblock_h=1, "
+                        "out_subblock_w=1, mcast_in0=True)")
+    assert lines[3] == "  memory: out=L1_WIDTH_SHARDED"
+
+
 @pytest.fixture(scope="module")
 def published() -> dict[str, object]:
     return accuracy_json(accuracy_tables(predict_rows(CALIBRATION, CONFIGS)))

@@ -190,12 +190,16 @@ def test_cli_predict_ttnn_default() -> None:
     code, out, err = run("predict", "binary", "--hw", N150, "--shape", "H=320,W=192", "--ttnn-default")
     assert code == 0, err
     assert ADD in out and "per_core_H*W" in out
-    assert "ttnn default: ttnn.add (binary_ng, interleaved): 60 tiles over 60 of 8x8 cores, 1 per core" in out
+    assert out.startswith("ttnn config costed (what ttnn picks when the call gives none):\n  ttnn.add\n"
+                          "  no program config (binary_ng, interleaved): 60 tiles over 60 of 8x8 cores, 1 per core\n")
+    assert doc["ttnn_op"] == "ttnn.rms_norm" and doc["ttnn_config_class"] is None
+    assert doc["ttnn_config_source"] == "ttnn default" and doc["ttnn_config_fields"] == doc["ttnn_config"]
 
 
 def test_cli_predict_explains_a_wide_row_and_refuses_a_config(tmp_path) -> None:  # type: ignore[no-untyped-def]
     code, out, _ = run("predict", "rmsnorm", "--hw", N150, "--shape", "H=2048,W=8192", "--ttnn-default")
-    assert code == 3 and "l1_capacity" in out and "ttnn default: ttnn.rms_norm" in out
+    assert code == 3 and "illegal in the model: " in out and "l1_capacity" in out
+    assert "  ttnn.rms_norm\n  no program config (interleaved, LayerNormDefaultProgramConfig)" in out
     path = tmp_path / "cfg.json"
     path.write_text("{}")
     code, _, err = run("predict", "binary", "--hw", N150, "--shape", "H=320,W=192", "--ttnn-config", str(path))

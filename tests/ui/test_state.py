@@ -535,3 +535,28 @@ def test_flash_attention_solves_through_the_state(attention):
     # the mask skips about half of the score blocks: less work, and a faster best schedule
     assert causal.symbolic.flops < full.symbolic.flops
     assert causal.solution.latency_cycles < full.solution.latency_cycles
+
+
+def test_a_problem_proven_before_comes_back_from_the_store(tmp_path, monkeypatch, capsys):
+    """The page's plan (explorer.solve_async): a problem whose every candidate was proven, here by the CLI's
+    `solve`, is answered from the results store with the same results; one solved on the page is
+    remembered once every candidate is proven."""
+    from loom_explorer import cli
+
+    monkeypatch.setenv("LOOM_EXPLORER_STORE", str(tmp_path / "results.sqlite"))
+    st = ExplorerState(shape=SMALL)
+    job = st.plan_problem()
+    assert job.recall() == "" and job.results == []
+    job.run().remember()
+    assert job.note == ""
+    again = ExplorerState(shape=SMALL).plan_problem()
+    provenance = again.recall()
+    assert provenance.startswith("from the store, proven ")
+    assert {r.candidate_name: r for r in again.results} == {r.candidate_name: r for r in job.results}
+    # the CLI's `solve` of the same problem shares the proof, and says so
+    assert cli.main(["solve", "gemm", "--hw", DEFAULT_HW, "--shape", SMALL]) == 0
+    assert "from the store, proven" in capsys.readouterr().err
+    # a pinned job is never answered from the store
+    pinned = ExplorerState(shape=SMALL)
+    pinned.apply(again)
+    assert pinned.plan_pins({"in0_block_w": 1}).recall() == ""
