@@ -7,7 +7,7 @@ per segment) because the set of terms differs between kernels.
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Range1d
 from bokeh.models.annotations import Span  # (bokeh.models re-exports it in a way mypy cannot follow)
 from bokeh.palettes import Category20_20
 from bokeh.plotting import figure
@@ -38,8 +38,10 @@ class StackedBars:
     def __init__(self, title: str, unit: str, height: int = 170) -> None:
         self.source = ColumnDataSource(stacked([]).source_data())
         self.row_range = FactorRange()
+        # an explicit x range: a data range would ignore the limit line and leave it off the chart
+        self.value_range = Range1d(start=0, end=1)
         self.figure = figure(title=title, height=height, sizing_mode="stretch_width", y_range=self.row_range,
-                             toolbar_location=None, x_axis_label=unit)
+                             x_range=self.value_range, toolbar_location=None, x_axis_label=unit)
         self.figure.hbar(y="row", left="left", right="right", height=0.6, color="colour", line_color="white",
                          source=self.source, legend_field="segment")
         self.figure.add_tools(HoverTool(tooltips=[("", "@segment"), (unit, "@value{0,0}"), ("row", "@row")]))
@@ -53,6 +55,9 @@ class StackedBars:
 
     def update(self, rows: list[tuple[str, list[tuple[str, int]]]], limit: int | None = None) -> None:
         self.row_range.factors = [label for label, _ in reversed(rows)]
-        self.source.data = stacked(rows).source_data()
+        columns = stacked(rows)
+        self.source.data = columns.source_data()
         self.limit.visible = limit is not None
         self.limit.location = limit or 0
+        widest = max([float(r) for r in columns.data["right"]] + [float(limit or 0)])  # type: ignore[arg-type]
+        self.value_range.start, self.value_range.end = 0, 1.05 * widest or 1

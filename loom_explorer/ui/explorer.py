@@ -148,12 +148,16 @@ class Explorer(pn.viewable.Viewer):
         self.b_solve = pn.widgets.Button(label="Solve all candidates", color="primary", css_classes=["solve"])
         self.b_solve.on_click(self._on_solve_click)
         self.spinner = pn.indicators.LoadingSpinner(value=False, width=22, height=22, css_classes=["busy"])
-        self.status = pn.pane.Markdown("", css_classes=["status"], margin=(0, 10))
+        # the status wraps inside the controls' column: never drawn over the candidates beside it
+        self.status = pn.pane.Markdown("", css_classes=["status"], margin=(0, 10), width=250,
+                                       styles={"overflow-wrap": "anywhere"})
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["error"])
 
+        # pages of CANDIDATE_PAGE rows: the page of the selected candidate is shown (_select_row), so its row is
+        # always in view, whatever a pin does to the ranking
         self.table = pn.widgets.Tabulator(
-            None, selectable=1, disabled=True, show_index=False, height=300, sizing_mode="stretch_width",
-            layout="fit_data_stretch", css_classes=["candidates"])
+            None, selectable=1, disabled=True, show_index=False, pagination="local", page_size=CANDIDATE_PAGE,
+            sizing_mode="stretch_width", layout="fit_data_stretch", css_classes=["candidates"])
         self.table.param.watch(self._on_table_selection, "selection")
         self.summary = pn.pane.Markdown("", css_classes=["summary"], sizing_mode="stretch_width")
 
@@ -162,8 +166,11 @@ class Explorer(pn.viewable.Viewer):
                                            width=180, css_classes=["operand"])
         self.w_operand.param.watch(lambda _: self._on_state_names({"operand"}), "value")
 
-        self.params_table = pn.widgets.Tabulator(None, disabled=True, show_index=False, selectable=1, height=330,
-                                                 sizing_mode="stretch_width", css_classes=["params"])
+        # the description wraps (the table scrolls inside its own frame rather than past the page's edge)
+        self.params_table = pn.widgets.Tabulator(
+            None, disabled=True, show_index=False, selectable=1, height=330, sizing_mode="stretch_width",
+            layout="fit_data_fill", css_classes=["params"], formatters={"description": {"type": "textarea"}},
+            widths={"description": 220})
         self.params_table.param.watch(self._on_param_row, "selection")
         self.w_pin_name = pn.widgets.Select(label="Parameter", options=[], width=170, css_classes=["pin-name"])
         self.w_pin_value = pn.widgets.Select(label="Value", options=[], width=110, css_classes=["pin-value"])
@@ -203,16 +210,17 @@ class Explorer(pn.viewable.Viewer):
             self.b_solve, pn.Row(self.spinner, self.status), self.alert, width=310)
         pin_controls = pn.Column(
             "### Parameters of the selected candidate", self.params_table,
-            pn.Row(self.w_pin_name, self.w_pin_value, pn.Column(pn.Spacer(height=18), pn.Row(
-                self.b_pin, self.b_free, self.b_free_all))), self.conflict,
-            pn.Row(self.w_download_format, pn.Column(pn.Spacer(height=18), self.download)), self.download_note,
-            width=600)
+            pn.FlexBox(self.w_pin_name, self.w_pin_value, pn.Column(pn.Spacer(height=18), pn.Row(
+                self.b_pin, self.b_free, self.b_free_all)), align_items="flex-start"), self.conflict,
+            pn.FlexBox(self.w_download_format, pn.Column(pn.Spacer(height=18), self.download),
+                       align_items="flex-start"), self.download_note,
+            sizing_mode="stretch_width", min_width=420)
         return pn.Column(
             pn.pane.Markdown("## loom-explorer: schedules for spatial dataflow accelerators"),
             pn.Row(controls, pn.Column("### Mapping candidates", self.table, self.summary,
                                        sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-            pn.Row(pn.Column(self.w_operand, self.grid.figure, sizing_mode="stretch_width"), pin_controls,
-                   sizing_mode="stretch_width"),
+            pn.Row(pn.Column(self.w_operand, self.grid.figure, sizing_mode="stretch_width", min_width=480),
+                   pin_controls, sizing_mode="stretch_width"),
             pn.Row(self.breakdown.figure, self.l1.figure, sizing_mode="stretch_width"),
             pn.Column("### Compare", pn.Row(self.b_keep, self.b_clear), self.compare_table,
                       sizing_mode="stretch_width"),
@@ -243,7 +251,7 @@ class Explorer(pn.viewable.Viewer):
                 return
             if provenance:
                 self.state.apply(job)
-                self._set_busy(False, f"{len(job.tasks)} candidates {provenance}")
+                self._set_busy(False, f"{len(job.tasks)} candidates solved ({provenance})")
                 return
             self._set_busy(True, f"finding the fastest of {len(job.tasks)} candidates ...")
             first = await self.runner.run(gen, job.run_fastest)
@@ -414,7 +422,10 @@ class Explorer(pn.viewable.Viewer):
             return
         self._syncing_table = True
         try:
-            self.table.selection = frame.index[frame["candidate"] == self.state.candidate].tolist()[:1]
+            rows = frame.index[frame["candidate"] == self.state.candidate].tolist()[:1]
+            if rows:  # the page that holds it: the selected row stays in view after a re-ranking
+                self.table.page = frame.index.get_loc(rows[0]) // CANDIDATE_PAGE + 1
+            self.table.selection = rows
         finally:
             self._syncing_table = False
 
@@ -491,6 +502,7 @@ class Explorer(pn.viewable.Viewer):
 
 
 PIN_CHOICES = 2000  # most values a pin's drop-down lists
+CANDIDATE_PAGE = 10  # rows of the candidate table per page
 
 
 def _summary(st: ExplorerState, r: CandidateResult) -> str:

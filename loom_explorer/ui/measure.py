@@ -12,7 +12,7 @@ from bokeh.models.annotations import Slope  # (bokeh.models re-exports it in a w
 from bokeh.plotting import figure
 
 from loom_explorer.deploy.runner import Run, pick_runner, run_measurement
-from loom_explorer.store import open_store
+from loom_explorer.store import default_store_path, open_store
 from loom_explorer.ui.state import ExplorerState
 
 
@@ -33,9 +33,12 @@ class MeasurePanel:
                                         ("predicted", "@predicted_us{0,0.00} us"),
                                         ("measured", "@measured_us{0,0.00} us")]))
         self.figure = f
+        # until the store holds a measurement of this hardware and kernel, a line says so instead of the chart
+        self.empty = pn.pane.Markdown("", css_classes=["measure-empty"], sizing_mode="stretch_width")
 
     def panel(self) -> pn.viewable.Viewable:
-        return pn.Column("### Measure", pn.Row(self.button), self.result, self.figure, sizing_mode="stretch_width")
+        return pn.Column("### Measure", pn.Row(self.button), self.result, self.empty, self.figure,
+                         sizing_mode="stretch_width")
 
     def refresh(self) -> None:
         """Reload the scatter from the store (every measured row of this hardware and kernel)."""
@@ -43,12 +46,18 @@ class MeasurePanel:
         if st.session is None:
             return
         rows, predicted_us, measured_us = [], [], []
-        with open_store() as store:
-            for m in store.measurements(st.hardware.name, st.kernel):
-                if m.measured_ns and m.predicted_ns:
-                    rows.append(m)
-                    predicted_us.append(m.predicted_ns / 1e3)
-                    measured_us.append(m.measured_ns / 1e3)
+        if default_store_path().exists():  # reading creates no store
+            with open_store() as store:
+                for m in store.measurements(st.hardware.name, st.kernel):
+                    if m.measured_ns and m.predicted_ns:
+                        rows.append(m)
+                        predicted_us.append(m.predicted_ns / 1e3)
+                        measured_us.append(m.measured_ns / 1e3)
+        self.figure.visible = bool(rows)
+        self.empty.object = "" if rows else (
+            f"No measured time of {st.kernel} on {st.hardware.name} in the results store yet: each run of "
+            "**Measure** on a card (or `deploy`, `ingest`, `accuracy --record`) adds a point here, predicted "
+            "against measured. A simulator run checks numerics and traffic and has no time.")
         self.points.data = {
             "predicted_us": predicted_us, "measured_us": measured_us,
             "source": [m.source for m in rows], "candidate": [m.candidate for m in rows],

@@ -14,16 +14,30 @@ CANDIDATE_COLUMNS = ["rank", "candidate", "status", "feasible", "latency_us", "t
                      "dram_mb", "pins", "solve_ms"]
 
 
+# statuses that prove the candidate has no schedule (under its pins); any other without one is not known yet
+NO_SCHEDULE = frozenset({"infeasible", "conflict"})
+
+
+def _missing_as_none(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``columns`` as objects with None where a value is missing (the table shows an empty cell, never NaN)."""
+    for c in columns:
+        frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
+    return frame
+
+
 def candidate_frame(hw: HardwareSpec, schedules: dict[str, SymbolicSchedule],
                     results: list[CandidateResult]) -> pd.DataFrame:
     """One row per candidate, best first: feasibility, predicted latency, TFLOP/s, % of the compute
-    roofline, L1 used, DRAM bytes read, pins and solve time."""
+    roofline, L1 used, DRAM bytes read, pins and solve time. ``feasible`` is None while it is not known (a
+    candidate only proven no faster than the best, or stopped before its search ended); a missing figure is
+    None."""
     rows = []
     for rank, r in enumerate(results, 1):
         s = r.solution
         m = solution_metrics(hw, schedules[r.candidate_name], s) if s else {}
         rows.append({
-            "rank": rank, "candidate": r.candidate_name, "status": r.status, "feasible": s is not None,
+            "rank": rank, "candidate": r.candidate_name, "status": r.status,
+            "feasible": True if s is not None else (False if r.status in NO_SCHEDULE else None),
             "latency_us": m.get("latency_us"), "tflops": m.get("tflops"), "roofline_pct": m.get("roofline_pct"),
             "l1_kib": round(s.l1_bytes / 1024, 1) if s else None,
             "dram_mb": round(s.dram_read_bytes / 1e6, 2) if s else None,
@@ -31,11 +45,11 @@ def candidate_frame(hw: HardwareSpec, schedules: dict[str, SymbolicSchedule],
             "solve_ms": round(r.solve_seconds * 1e3, 1),
         })
     frame: pd.DataFrame = pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)  # pandas-stubs say Any for Python 3.10
-    return frame
+    return _missing_as_none(frame, ["feasible", "latency_us", "tflops", "roofline_pct", "l1_kib", "dram_mb"])
 
 
 def param_frame(state: ExplorerState) -> pd.DataFrame:
-    """The selected candidate's parameters: solved value, pin, domain and meaning."""
+    """The selected candidate's parameters: solved value, pin (None when free), domain and meaning."""
     schedule = state.symbolic
     values = state.solution.values() if state.solution else {}
     rows = [{
@@ -43,7 +57,7 @@ def param_frame(state: ExplorerState) -> pd.DataFrame:
         "domain": p.domain_text(), "unit": p.unit, "description": p.description,
     } for p in schedule.params]
     frame: pd.DataFrame = pd.DataFrame(rows, columns=["parameter", "value", "pinned", "domain", "unit", "description"])
-    return frame
+    return _missing_as_none(frame, ["value", "pinned"])
 
 
 def comparison_frame(state: ExplorerState, kept: Snapshot) -> pd.DataFrame:

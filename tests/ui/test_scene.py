@@ -270,3 +270,15 @@ def test_load_colour_runs_dark_to_bright_and_clamps():
     assert all(c in Inferno256 for c in steps)
     # the grid view's colour bar spans exactly the colours links are drawn in
     assert load_colour(0.0) == LINK_PALETTE[0] and load_colour(1.0) == LINK_PALETTE[-1]
+
+
+def test_the_l1_chart_reaches_its_usable_l1_line() -> None:
+    """The dashed usable-L1 line is inside the chart's axis even when the buffers use a small part of it."""
+    from loom_explorer.ui.charts import StackedBars
+
+    chart = StackedBars("L1", "bytes")
+    chart.update([("selected", [("in0", 1000), ("in1", 3000)])], limit=1_400_000)
+    assert chart.limit.visible and chart.limit.location == 1_400_000
+    assert chart.value_range.start == 0 and chart.value_range.end >= 1_400_000
+    chart.update([("selected", [("in0", 5000)])])  # no limit: the bars fill the axis
+    assert not chart.limit.visible and 5000 <= chart.value_range.end < 6000

@@ -80,8 +80,8 @@ def test_candidate_frame_one_ranked_row_per_candidate(explorer):
     assert frame["candidate"].tolist() == [r.candidate_name for r in st.results]
     assert sorted(frame["candidate"]) == sorted(schedules_of(st))
     assert frame["status"].tolist() == [r.status for r in st.results]
-    assert frame["feasible"].tolist() == [r.status in FEASIBLE for r in st.results]
-    feasible = frame[frame["feasible"]]
+    assert frame["feasible"].tolist() == [r.status in FEASIBLE for r in st.results]  # every candidate settled
+    feasible = frame[frame["feasible"] == True]  # noqa: E712 -- an object column: True, False or None
     assert 0 < len(feasible) < n
     assert frame["feasible"].tolist() == sorted(frame["feasible"].tolist(), reverse=True)  # feasible first
     assert feasible["latency_us"].tolist() == sorted(feasible["latency_us"].tolist())
@@ -90,13 +90,31 @@ def test_candidate_frame_one_ranked_row_per_candidate(explorer):
             assert row["latency_us"] == pytest.approx(st.hardware.cycles_to_us(r.solution.latency_cycles), abs=1e-3)
             assert row["l1_kib"] == pytest.approx(r.solution.l1_bytes / 1024, abs=0.05)
         else:
-            assert pd.isna(row["latency_us"]) and pd.isna(row["l1_kib"])
+            assert row["latency_us"] is None and row["l1_kib"] is None  # an empty cell, never NaN
     (row,) = frame[frame["candidate"] == BEST].to_dict("records")
     assert row["status"] == "conflict" and not row["feasible"] and row["pins"] == "out_block_h=8"
     assert row["rank"] > len(feasible)
     assert set(frame.loc[frame["candidate"] != BEST, "pins"]) == {""}
     # the viewer's candidate table is this frame
     pd.testing.assert_frame_equal(explorer.table.value.reset_index(drop=True), frame)
+
+
+def test_a_candidate_only_proven_no_faster_is_not_shown_infeasible():
+    """While the page finds the fastest candidate first, the others are only proven no faster (``dominated``):
+    whether they have a schedule is not known yet, so their ``feasible`` cell is empty, not false."""
+    st = ExplorerState(shape=SHAPE)
+    job = st.plan_problem()
+    first = job.run_fastest()
+    frame = candidate_frame(job.session.hw, schedules_of_session(job.session), first)
+    dominated = frame[frame["status"] == "dominated"]
+    assert len(dominated) > 0 and dominated["feasible"].tolist() == [None] * len(dominated)
+    assert frame.loc[frame["status"] == "optimal", "feasible"].tolist() == [True]
+    shown = frame.astype(str).to_numpy().ravel().tolist()
+    assert "nan" not in shown and "NaN" not in shown
+
+
+def schedules_of_session(session) -> dict:  # type: ignore[no-untyped-def]
+    return {s.candidate.name: s for s in session.schedules}
 
 
 def test_param_frame_lists_every_parameter_with_its_pin(explorer):
@@ -111,7 +129,7 @@ def test_param_frame_lists_every_parameter_with_its_pin(explorer):
         if row["parameter"] == "in0_block_w":
             assert row["pinned"] == 16 == row["value"]
         else:
-            assert pd.isna(row["pinned"])
+            assert row["pinned"] is None  # an empty cell, never NaN
 
 
 def test_comparison_frame_has_headlines_every_parameter_and_term(explorer, optimum):
