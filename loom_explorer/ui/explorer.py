@@ -22,6 +22,7 @@ from typing import Any
 import panel as pn
 import param
 
+from loom_explorer.accuracy.family_error import error_for, family_of, speedup_floor
 from loom_explorer.export.formats import EXPORTERS, exporter
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
@@ -44,7 +45,7 @@ from loom_explorer.ui.state import (
     SolveJob,
     needs_activation,
 )
-from loom_explorer.ui.tables import candidate_frame, comparison_frame, param_frame
+from loom_explorer.ui.tables import TTNN_DEFAULT, candidate_frame, comparison_frame, param_frame
 
 INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal", "activation", "target"]
 # the solve contract, then every export format (export/formats.py)
@@ -106,6 +107,16 @@ class Explorer(pn.viewable.Viewer):
     def free(self, name: str | None = None) -> ExplorerSchedule:
         """Free one pin (all with ``None``) and re-solve (blocking)."""
         return self._run_blocking(self.state.plan_pins(self.state.pins_without(name)))
+
+    def widget(self) -> Any:
+        """The explorer as a plain ipywidget (``ipywidgets.DOMWidget``, through jupyter_bokeh): for a Jupyter
+        front end where Panel's own notebook extension is not loaded."""
+        return pn.ipywidget(self)
+
+    def show_ttnn_default(self) -> ExplorerSchedule:
+        """Select ttnn's default: its candidate with every parameter pinned to the config's values (blocking;
+        RuntimeError when ttnn has none the model can cost)."""
+        return self._run_blocking(self.state.plan_ttnn_default())
 
     def select(self, candidate: str) -> ExplorerSchedule:
         job = self.state.plan_select(candidate)
@@ -352,6 +363,15 @@ class Explorer(pn.viewable.Viewer):
         if self._syncing_table or not event.new or self.table.value is None:
             return
         name = str(self.table.value.iloc[event.new[0]]["candidate"])
+        if name.startswith(TTNN_DEFAULT):  # ttnn's default: its candidate with every parameter pinned to it
+            self._picked_by_user = True
+            try:
+                default_job = self.state.plan_ttnn_default()
+            except RuntimeError as exc:
+                self.state.error = str(exc)
+                return
+            await self._apply_async(default_job, "costing ttnn's default ...")
+            return
         if name == self.state.candidate:
             return
         self._picked_by_user = True
@@ -411,7 +431,8 @@ class Explorer(pn.viewable.Viewer):
         st = self.state
         if st.session is None:
             return
-        frame = candidate_frame(st.hardware, {s.candidate.name: s for s in st.session.schedules}, st.results)
+        frame = candidate_frame(st.hardware, {s.candidate.name: s for s in st.session.schedules}, st.results,
+                                st.ttnn_default())
         self.table.value = frame
         self._select_row()
 
@@ -422,7 +443,12 @@ class Explorer(pn.viewable.Viewer):
             return
         self._syncing_table = True
         try:
-            rows = frame.index[frame["candidate"] == self.state.candidate].tolist()[:1]
+            shown = self.state.candidate
+            default = self.state.ttnn_default().result
+            if default and default.solution and (shown, tuple(sorted(self.state.pins.items()))) == (
+                    default.candidate_name, tuple(sorted(default.solution.params))):
+                shown = f"{TTNN_DEFAULT}: {shown}"  # ttnn's default itself is shown: its own row
+            rows = frame.index[frame["candidate"] == shown].tolist()[:1]
             if rows:  # the page that holds it: the selected row stays in view after a re-ranking
                 self.table.page = frame.index.get_loc(rows[0]) // CANDIDATE_PAGE + 1
             self.table.selection = rows
@@ -512,7 +538,30 @@ def _summary(st: ExplorerState, r: CandidateResult) -> str:
     if sch.latency_cycles is None:
         return head + f"<br>{sch.conflict or 'no schedule'}"
     return (head + f"<br>**{sch.latency_us:,.2f} us** ({sch.latency_cycles:,} cycles), {sch.tflops:.1f} TFLOP/s, "
-            f"{sch.roofline_pct:.1f}% of the compute roofline, L1 {sch.l1_bytes:,} B; {r.description}")
+            f"{sch.roofline_pct:.1f}% of the compute roofline, L1 {sch.l1_bytes:,} B; {r.description}"
+            f"<br>{_versus_ttnn_default(st, sch.latency_cycles)}")
+
+
+def _versus_ttnn_default(st: ExplorerState, latency_cycles: int) -> str:
+    """The predicted speed-up over ttnn's default, beside the model's measured error for the kernel family
+    and the speed-up's floor at it (``accuracy/family_error.py``)."""
+    default = st.ttnn_default()
+    if default.result is None:
+        return html.escape(default.note)
+    if default.latency_cycles is None:
+        why = default.result.conflict.message if default.result.conflict else default.result.status
+        return f"ttnn's default (`{default.call}`) is illegal in the model: {html.escape(why)}"
+    speedup = default.latency_cycles / latency_cycles
+    text = (f"ttnn's default `{default.call}` runs as `{default.result.candidate_name}` in "
+            f"{st.hardware.cycles_to_us(default.latency_cycles):,.2f} us: **{speedup:.2f}x** predicted for this "
+            "schedule")
+    family = family_of(st.problem.program.name, dict(st.problem.shape))
+    error = error_for(family, st.hardware.name)
+    if error is None:
+        return text + f"; the model's error on {family} is not measured"
+    low, worst = (speedup_floor(speedup, e) for e in (error.median_abs_err_pct, error.worst_abs_err_pct))
+    return (text + f"; the model's error on {family}: {error.figure()} median / worst ({error.source()}), so at "
+            f"least {low:.2f}x at the median error and {worst:.2f}x at the worst")
 
 
 _TABLE = re.compile(r"([A-Za-z_][\w*]*)->(\{[^{}]*\})")

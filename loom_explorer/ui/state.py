@@ -24,6 +24,8 @@ from typing import Any, TypeVar
 
 import param
 
+from loom_explorer.accuracy.sdpa_configs import evaluate_ttnn_default
+from loom_explorer.accuracy.ttnn_config_text import config_call, op_name
 from loom_explorer.export.exporter import SolvedSchedule
 from loom_explorer.export.formats import export_blocker, export_text
 from loom_explorer.export.schedule_json import ScheduleDocument, solved_document
@@ -138,6 +140,22 @@ class ExplorerSchedule:
     breakdown: dict[str, int]
     l1_bytes: int | None
     conflict: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TtnnDefault:
+    """What ttnn runs for the problem with no program config, costed by the same model (``predict
+    --ttnn-default``): the ttnn call and config in words, and its candidate with the config's values
+    (``result``), or why there is none (``note``)."""
+
+    call: str  # e.g. "ttnn.matmul: ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(...)"
+    result: CandidateResult | None
+    note: str = ""
+    schedule: SymbolicSchedule | None = None  # its candidate's (not always one the enumerator offers)
+
+    @property
+    def latency_cycles(self) -> int | None:
+        return self.result.solution.latency_cycles if self.result and self.result.solution else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,12 +285,14 @@ class ExplorerState(param.Parameterized):
         self._pins_by_candidate: dict[str, dict[str, int]] = {}
         self._latest: dict[str, CandidateResult] = {}
         self._traffic: dict[tuple[str, tuple[tuple[str, int], ...]], list[Transfer]] = {}
+        self._ttnn_default: tuple[Session, TtnnDefault] | None = None
 
     def release(self) -> None:
         """Stop this state's running search, drop the session, every result and cache, without notifying
         watchers (a closed browser session). The state solves nothing afterwards."""
         self.stop_token.stop()
         self.session = None
+        self._ttnn_default = None
         self._pins_by_candidate, self._latest, self._traffic = {}, {}, {}
         with param.parameterized.discard_events(self):
             self.results, self.compare, self.pins = [], None, {}
@@ -309,6 +329,35 @@ class ExplorerState(param.Parameterized):
         clean = tuple(sorted((name, int(value)) for name, value in pins.items()))  # numpy ints too
         return SolveJob(session, ((schedule.candidate.name, clean),), self.options,
                         select=schedule.candidate.name)
+
+    def ttnn_default(self) -> TtnnDefault:
+        """What ttnn runs for this problem without a program config, costed (computed once per problem)."""
+        session = self._session()
+        if self._ttnn_default is None or self._ttnn_default[0] is not session:
+            try:
+                config, evaluated = evaluate_ttnn_default(session.hw, session.problem)
+            except ValueError as exc:  # ConfigError: ttnn has no default this model can express
+                found = TtnnDefault("", None, f"no ttnn default: {exc}")
+            else:
+                call = f"{op_name(config, evaluated.schedule.candidate.kv_split)}: " + "; ".join(config_call(config))
+                found = TtnnDefault(call, evaluated.result, schedule=evaluated.schedule)
+            self._ttnn_default = (session, found)
+        return self._ttnn_default[1]
+
+    def plan_ttnn_default(self) -> SolveJob:
+        """Show ttnn's default: its candidate with every parameter pinned to the config's value (raises
+        RuntimeError when there is none)."""
+        default = self.ttnn_default()
+        if default.result is None or default.result.solution is None:
+            why = default.result.conflict.message if default.result and default.result.conflict else "no schedule"
+            raise RuntimeError(default.note or f"ttnn's default is illegal in the model: {why}")
+        name = default.result.candidate_name
+        session = self._session()
+        if name not in {s.candidate.name for s in session.schedules}:
+            raise RuntimeError(f"ttnn's default runs as {name}, which is not one of this problem's candidates "
+                               "(a dimension of one tile, which the candidates never split); its figures are "
+                               "in its row")
+        return SolveJob(session, ((name, default.result.solution.params),), self.options, select=name)
 
     def plan_select(self, candidate: str) -> SolveJob | None:
         """``None`` when ``candidate`` already has a result (select it with :meth:`select`), else its solve."""

@@ -8,44 +8,50 @@ from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.report import solution_metrics
 from loom_explorer.result import CandidateResult
-from loom_explorer.ui.state import ExplorerState, Snapshot
+from loom_explorer.ui.state import ExplorerState, Snapshot, TtnnDefault
 
 CANDIDATE_COLUMNS = ["rank", "candidate", "status", "feasible", "latency_us", "tflops", "roofline_pct", "l1_kib",
                      "dram_mb", "pins", "solve_ms"]
 
 
+TTNN_DEFAULT = "ttnn default"  # the candidate cell of ttnn's default's row: "ttnn default: <candidate>"
 # statuses that prove the candidate has no schedule (under its pins); any other without one is not known yet
 NO_SCHEDULE = frozenset({"infeasible", "conflict"})
 
 
-def _missing_as_none(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """``columns`` as objects with None where a value is missing (the table shows an empty cell, never NaN)."""
-    for c in columns:
-        frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
-    return frame
+def _row(hw: HardwareSpec, schedule: SymbolicSchedule, r: CandidateResult, rank: int | None, name: str,
+         status: str) -> dict[str, object]:
+    s = r.solution
+    m = solution_metrics(hw, schedule, s) if s else {}
+    return {
+        "rank": rank, "candidate": name, "status": status,
+        "feasible": True if s is not None else (False if r.status in NO_SCHEDULE else None),
+        "latency_us": m.get("latency_us"), "tflops": m.get("tflops"), "roofline_pct": m.get("roofline_pct"),
+        "l1_kib": round(s.l1_bytes / 1024, 1) if s else None,
+        "dram_mb": round(s.dram_read_bytes / 1e6, 2) if s else None,
+        "pins": ", ".join(f"{k}={v}" for k, v in r.pins),
+        "solve_ms": round(r.solve_seconds * 1e3, 1),
+    }
 
 
-def candidate_frame(hw: HardwareSpec, schedules: dict[str, SymbolicSchedule],
-                    results: list[CandidateResult]) -> pd.DataFrame:
+def candidate_frame(hw: HardwareSpec, schedules: dict[str, SymbolicSchedule], results: list[CandidateResult],
+                    ttnn_default: TtnnDefault | None = None) -> pd.DataFrame:
     """One row per candidate, best first: feasibility, predicted latency, TFLOP/s, % of the compute
     roofline, L1 used, DRAM bytes read, pins and solve time. ``feasible`` is None while it is not known (a
     candidate only proven no faster than the best, or stopped before its search ended); a missing figure is
-    None."""
+    None. With ``ttnn_default``, its own first row: ``TTNN_DEFAULT: <candidate>``, no rank, the config's
+    values costed (status ``ttnn default``, or ``illegal`` when the model finds it so)."""
     rows = []
-    for rank, r in enumerate(results, 1):
-        s = r.solution
-        m = solution_metrics(hw, schedules[r.candidate_name], s) if s else {}
-        rows.append({
-            "rank": rank, "candidate": r.candidate_name, "status": r.status,
-            "feasible": True if s is not None else (False if r.status in NO_SCHEDULE else None),
-            "latency_us": m.get("latency_us"), "tflops": m.get("tflops"), "roofline_pct": m.get("roofline_pct"),
-            "l1_kib": round(s.l1_bytes / 1024, 1) if s else None,
-            "dram_mb": round(s.dram_read_bytes / 1e6, 2) if s else None,
-            "pins": ", ".join(f"{k}={v}" for k, v in r.pins),
-            "solve_ms": round(r.solve_seconds * 1e3, 1),
-        })
-    frame: pd.DataFrame = pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)  # pandas-stubs say Any for Python 3.10
-    return _missing_as_none(frame, ["feasible", "latency_us", "tflops", "roofline_pct", "l1_kib", "dram_mb"])
+    if ttnn_default is not None and ttnn_default.result is not None and ttnn_default.schedule is not None:
+        r = ttnn_default.result
+        row = _row(hw, ttnn_default.schedule, r, None, f"{TTNN_DEFAULT}: {r.candidate_name}",
+                   "ttnn default" if r.solution else "illegal")
+        rows.append({**row, "pins": "(the config's values)"})
+    rows += [_row(hw, schedules[r.candidate_name], r, rank, r.candidate_name, r.status)
+             for rank, r in enumerate(results, 1)]
+    # objects: a missing value stays None (an empty cell), never NaN; pandas-stubs say Any for Python 3.10
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=CANDIDATE_COLUMNS, dtype=object)
+    return frame
 
 
 def param_frame(state: ExplorerState) -> pd.DataFrame:
@@ -56,8 +62,9 @@ def param_frame(state: ExplorerState) -> pd.DataFrame:
         "parameter": p.name, "value": values.get(p.name), "pinned": state.pins.get(p.name),
         "domain": p.domain_text(), "unit": p.unit, "description": p.description,
     } for p in schedule.params]
-    frame: pd.DataFrame = pd.DataFrame(rows, columns=["parameter", "value", "pinned", "domain", "unit", "description"])
-    return _missing_as_none(frame, ["value", "pinned"])
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=["parameter", "value", "pinned", "domain", "unit", "description"],
+                                       dtype=object)  # a free parameter's pin stays None (an empty cell)
+    return frame
 
 
 def comparison_frame(state: ExplorerState, kept: Snapshot) -> pd.DataFrame:

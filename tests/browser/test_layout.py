@@ -69,6 +69,9 @@ def test_the_layout_holds_and_the_selected_row_stays_in_view(wide_page: tuple[Ex
     status, table = page.page.locator(".status").bounding_box(), page.page.locator(".candidates").bounding_box()
     assert status and table and status["x"] + status["width"] <= table["x"]  # never drawn over the table side
     assert selected_row_in_view(page)
+    # ttnn's default is the table's own first row, and the summary weighs the speed-up against the model's error
+    assert cells(page)[1].startswith("ttnn default: ")
+    assert "predicted for this schedule; the model's error on matmul" in page.text(".summary")
     name, value, domain = DEMOTING_PIN
     best = page.text(".summary")
     page.choose_pin(name, value, domain_size=domain)

@@ -95,8 +95,39 @@ def test_candidate_frame_one_ranked_row_per_candidate(explorer):
     assert row["status"] == "conflict" and not row["feasible"] and row["pins"] == "out_block_h=8"
     assert row["rank"] > len(feasible)
     assert set(frame.loc[frame["candidate"] != BEST, "pins"]) == {""}
-    # the viewer's candidate table is this frame
-    pd.testing.assert_frame_equal(explorer.table.value.reset_index(drop=True), frame)
+    # the viewer's candidate table is this frame under ttnn's default's own row
+    shown = explorer.table.value.reset_index(drop=True)
+    assert shown.iloc[0]["candidate"].startswith("ttnn default: ")
+    pd.testing.assert_frame_equal(shown.iloc[1:].reset_index(drop=True), frame)
+
+
+def test_ttnn_default_is_its_own_row_with_the_speedup_and_the_models_error(explorer):
+    """ttnn's default is costed by the same model (as ``predict --ttnn-default``), shown as its own first row,
+    the summary gives the selected schedule's predicted speed-up over it beside the model's measured error
+    for matmuls, and selecting it shows its schedule: its candidate, every parameter pinned to the config."""
+    from loom_explorer.accuracy.family_error import error_for, speedup_floor
+    from loom_explorer.accuracy.sdpa_configs import evaluate_ttnn_default
+
+    st = explorer.state
+    _, evaluated = evaluate_ttnn_default(st.hardware, st.problem)
+    default = st.ttnn_default()
+    assert default.result == evaluated.result and default.latency_cycles is not None
+    assert default.call.startswith("ttnn.matmul: ttnn.MatmulMultiCoreReuse")
+    top = explorer.table.value.iloc[0]
+    assert top["candidate"] == f"ttnn default: {evaluated.result.candidate_name}" and top["rank"] is None
+    assert top["status"] == "ttnn default"
+    assert top["latency_us"] == pytest.approx(st.hardware.cycles_to_us(default.latency_cycles), abs=1e-3)
+    speedup = default.latency_cycles / st.solution.latency_cycles
+    error = error_for("matmul", st.hardware.name)
+    assert error is not None
+    summary = explorer.summary.object
+    assert f"**{speedup:.2f}x** predicted" in summary and error.figure() in summary and error.source() in summary
+    assert f"at least {speedup_floor(speedup, error.median_abs_err_pct):.2f}x at the median error" in summary
+    shown = explorer.show_ttnn_default()
+    assert shown.candidate == evaluated.result.candidate_name and shown.pins == evaluated.values
+    assert shown.latency_cycles == default.latency_cycles
+    assert explorer.table.value.iloc[explorer.table.selection[0]]["candidate"].startswith("ttnn default: ")
+    assert "**1.00x** predicted" in explorer.summary.object
 
 
 def test_a_candidate_only_proven_no_faster_is_not_shown_infeasible():
@@ -260,7 +291,7 @@ def test_the_viewer_shows_the_best_candidate(explorer, optimum):
     assert st.solution.latency_cycles == min(optimum.values())
     assert explorer.schedule == st.schedule
     frame = explorer.table.value
-    assert len(frame) == len(st.session.schedules)
+    assert len(frame) == len(st.session.schedules) + 1  # and ttnn's default's own row
     assert frame.iloc[explorer.table.selection[0]]["candidate"] == BEST
     assert explorer.params_table.value["parameter"].tolist() == [p.name for p in st.symbolic.params]
     assert f"`{BEST}`" in explorer.summary.object and "pins: none" in explorer.summary.object

@@ -24,7 +24,7 @@ def test_every_view_is_filled(hw: str, kernel: str) -> None:
     ex = Explorer(hw=hw, kernel=kernel, shape=SHAPES[kernel], causal=kernel == "flash_attention")
     chip = load_hardware(hw)
     assert ex.schedule.latency_cycles is not None
-    assert len(ex.table.value) == len(ex.state.results) > 0
+    assert len(ex.table.value) == len(ex.state.results) + (ex.state.ttnn_default().result is not None) > 1
     assert list(ex.params_table.value["parameter"]) == list(ex.state.symbolic.param_names)
     tiles = ex.grid.tiles.data
     assert len(tiles["x"]) == chip.grid.noc_width * chip.grid.noc_height
