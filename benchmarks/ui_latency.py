@@ -40,6 +40,11 @@ def _summary(name: str, ms: list[float]) -> str:
             f"(n={len(ms)})")
 
 
+def fresh_store() -> None:
+    """A new, empty results store: a solve timed here is solved, not answered from an earlier proof."""
+    os.environ["LOOM_EXPLORER_STORE"] = str(Path(tempfile.mkdtemp(prefix="ui-latency-")) / "results.sqlite")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", default="M=4096,K=4096,N=4096")
@@ -49,9 +54,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.shape, args.pins = "M=256,K=256,N=256", 3
-    # a fresh results store: the page's first solve is timed, not answered from an earlier run's proof
-    os.environ["LOOM_EXPLORER_STORE"] = str(Path(tempfile.mkdtemp(prefix="ui-latency-")) / "results.sqlite")
-
+    fresh_store()
     state = ExplorerState(hw=args.hw, shape=args.shape)
     state.solve_all()
     domain = [v for v in state.symbolic.param(PARAM).values]
@@ -68,6 +71,7 @@ def main() -> None:
         scene_ms.append((time.perf_counter() - t) * 1e3)
 
     browser_ms = []
+    fresh_store()  # the page solves the problem itself, as on a first visit
     with served_browser() as (server, browser):
         page = ExplorerPage(browser.new_page(viewport={"width": 1500, "height": 1900}))
         start = time.perf_counter()
@@ -82,7 +86,7 @@ def main() -> None:
             if i:
                 page.choose(".pin-value", str(v))
             browser_ms.append(page.click_and_time_grid(".pin"))
-            page.page.locator(".summary").get_by_text(f"{PARAM}={v}").wait_for(timeout=30_000)
+            page.page.locator(".summary").get_by_text(f"{PARAM}={v}", exact=True).wait_for(timeout=30_000)
         free_ms = page.click_and_time_grid(".free-all")
 
     print(f"explorer pin -> grid latency: {args.hw}, gemm {args.shape}, candidate {state.candidate}, "

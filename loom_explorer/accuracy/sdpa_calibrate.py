@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from loom_explorer.accuracy.calibrate import CalibrationError, card_of, fit_constants, with_constants
+from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.sdpa_data import MODELLED, SdpaMeasured, SdpaRow, log_loss, predict_sdpa
 from loom_explorer.hardware.schema import HardwareSpec
 
@@ -57,17 +58,23 @@ def _fold(hw: HardwareSpec, card: str, train: list[SdpaMeasured], test: list[Sdp
 
 
 def cross_validate_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured], constants: tuple[str, ...] = SDPA_CONSTANTS,
-                        processes: int | None = None) -> tuple[int, list[SdpaRow]]:
+                        processes: int | None = None, progress: Progress | None = None) -> tuple[int, list[SdpaRow]]:
     """(folds, every modelled row predicted by constants fitted without its problem), in file order; the
-    folds run ``processes`` at a time (default one per CPU core)."""
+    folds run ``processes`` at a time (default one per CPU core); ``progress`` counts the folds."""
     mine = modelled_rows(hw, rows)
     keys = sorted({problem_key(m) for m in mine}, key=repr)
     card = card_of(hw)
     workers = min(len(keys), processes or os.cpu_count() or 1) or 1
+    if progress:
+        progress.phase("cross-validating (problems)", len(keys))
+    out: list[SdpaRow] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(_fold, hw, card, [m for m in mine if problem_key(m) != key],
                                [m for m in mine if problem_key(m) == key], constants) for key in keys]
-        out = [row for future in futures for row in future.result()]
+        for done, future in enumerate(as_completed(futures), start=1):
+            out += future.result()
+            if progress:
+                progress.update(done)
     out.sort(key=lambda r: r.measured.line)
     return len(keys), out
 

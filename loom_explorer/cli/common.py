@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from loom_explorer.accuracy.csv_input import RowIssue, group_issues
+from loom_explorer.accuracy.progress import Progress
 from loom_explorer.errors import EXIT_INTERRUPTED, LoomError, NoScheduleError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import HardwareSpec, parse_data_format, parse_fidelity
@@ -212,9 +213,21 @@ class SolveRequest:
     def solve(self, session: Session, options: SolveOptions, candidates: list[str] | None = None,
               announce: Callable[[], None] | None = None) -> Remembered:
         """The solve of ``session`` under these pins, from the results store when it was proven before
-        (``solve/memory.py``; it says so on stderr); ``announce`` is called before a real solve starts."""
-        remembered = solve_with_memory(session, self.parsed_pins(), options, candidates, self.noc_bound,
-                                       self.store, self.use_memory, announce)
+        (``solve/memory.py``; it says so on stderr); ``announce`` is called before a real solve starts. A
+        solve of several candidates that takes more than 2 s shows a progress bar on a terminal
+        (``accuracy/progress.py``)."""
+        total = len(candidates) if candidates else len(session.schedules)
+        lock, finished = threading.Lock(), [0]
+        with Progress() as progress:
+            progress.phase("solving candidates", total)
+
+            def one_more(_: CandidateResult) -> None:
+                with lock:  # the candidates' solver threads report here
+                    finished[0] += 1
+                    progress.update(finished[0])
+
+            remembered = solve_with_memory(session, self.parsed_pins(), options, candidates, self.noc_bound,
+                                           self.store, self.use_memory, announce, one_more if total > 1 else None)
         if remembered.note:
             say(f"loom-explorer: {remembered.note}")
         if remembered.proven_at:

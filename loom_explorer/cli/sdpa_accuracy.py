@@ -103,6 +103,7 @@ def run_sdpa_accuracy(data: str, hardware: dict[str, HardwareSpec], skip_bad_row
                       as_json: bool) -> int:
     from loom_explorer.accuracy.calibrate import start_values
     from loom_explorer.accuracy.gemm_data import CARDS
+    from loom_explorer.accuracy.progress import Progress
     from loom_explorer.accuracy.sdpa_calibrate import SDPA_CONSTANTS, cross_validate_sdpa
     from loom_explorer.accuracy.sdpa_data import predict_sdpa
     from loom_explorer.hardware import load_hardware
@@ -111,12 +112,13 @@ def run_sdpa_accuracy(data: str, hardware: dict[str, HardwareSpec], skip_bad_row
     rows = predict_sdpa(measured, hardware)
     cross_validated: list[SdpaRow] = []
     folds = 0
-    for card in sorted({m.card for m in measured}) if cross_validate else ():
-        name = CARDS[card]
-        hw = hardware.get(card) or load_hardware(name)
-        n, card_rows = cross_validate_sdpa(start_values(hw, name, SDPA_CONSTANTS), measured)
-        folds += n
-        cross_validated += card_rows
+    with Progress() as progress:
+        for card in sorted({m.card for m in measured}) if cross_validate else ():
+            name = CARDS[card]
+            hw = hardware.get(card) or load_hardware(name)
+            n, card_rows = cross_validate_sdpa(start_values(hw, name, SDPA_CONSTANTS), measured, progress=progress)
+            folds += n
+            cross_validated += card_rows
     sdpa_report(rows, cross_validated if cross_validate else None, folds, Path(data).name, as_json)
     return EXIT_OK
 

@@ -152,9 +152,11 @@ def remember(session: Session, pins: dict[str, int], options: SolveOptions, resu
 def solve_with_memory(session: Session, pins: dict[str, int], options: SolveOptions,
                       candidates: list[str] | None = None, noc_bound: bool = True,
                       store: str | Path | None = None, use_memory: bool = True,
-                      announce: Callable[[], None] | None = None) -> Remembered:
+                      announce: Callable[[], None] | None = None,
+                      on_result: Callable[[CandidateResult], None] | None = None) -> Remembered:
     """``session.solve``, answered from the store when the same solve was proven before (module docstring);
-    a new proof is recorded. ``announce`` is called before a real solve starts."""
+    a new proof is recorded. ``announce`` is called before a real solve starts, ``on_result`` as each of its
+    candidates finishes (``Session.solve``)."""
     note = ""
     if use_memory:
         found = recall(session, pins, options, candidates, noc_bound, store)
@@ -163,7 +165,7 @@ def solve_with_memory(session: Session, pins: dict[str, int], options: SolveOpti
         note = found.note
     if announce is not None:
         announce()
-    results = session.solve(pins, options, candidates=candidates)
+    results = session.solve(pins, options, candidates=candidates, on_result=on_result)
     if not note:
         note = remember(session, pins, options, results, candidates, noc_bound, store)
     return Remembered(results, note=note)

@@ -11,7 +11,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -137,16 +137,30 @@ class Session:
         return finder.best(own + others, pins)
 
     def solve(self, pins: dict[str, int] | None = None, options: SolveOptions = SolveOptions(),
-              candidates: Sequence[str] | None = None) -> list[CandidateResult]:
-        """Solve the chosen (default: all) candidates under ``pins``; ranked best first."""
+              candidates: Sequence[str] | None = None,
+              on_result: Callable[[CandidateResult], None] | None = None) -> list[CandidateResult]:
+        """Solve the chosen (default: all) candidates under ``pins``; ranked best first. ``on_result`` is
+        called with each candidate's result as it finishes (from a solver thread; with ``fastest``, once the
+        branch and bound is over)."""
         pins = dict(pins or {})
         chosen = [self.schedule(n) for n in candidates] if candidates else list(self.schedules)
         check_pins(pins, chosen)
         threads = options.parallel_models or os.cpu_count() or 1
         if options.fastest is not None:
-            return rank(self._solve_fastest(chosen, pins, options))
+            results = self._solve_fastest(chosen, pins, options)
+            if on_result:
+                for r in results:
+                    on_result(r)
+            return rank(results)
+
+        def one(s: SymbolicSchedule) -> CandidateResult:
+            r = self.solve_one(s, pins, options)
+            if on_result:
+                on_result(r)
+            return r
+
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            results = list(pool.map(lambda s: self.solve_one(s, pins, options), chosen))
+            results = list(pool.map(one, chosen))
         return rank(results)
 
     def _solve_fastest(self, chosen: list[SymbolicSchedule], pins: dict[str, int],

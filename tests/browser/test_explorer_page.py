@@ -47,7 +47,7 @@ def test_pin_changes_the_schedule_and_compare_keeps_the_old_one(explorer: tuple[
     page.watch_grid()
     page.choose_pin("in0_block_w", 1, domain_size=6)
     page.click(".pin")
-    page.page.locator(".summary").get_by_text("in0_block_w=1").wait_for(timeout=30_000)
+    page.page.locator(".summary").get_by_text("in0_block_w=1", exact=True).wait_for(timeout=30_000)
     after = page.text(".summary")
     assert _latency(after) != _latency(before)
     page.page.wait_for_function("() => window.__gridChanged > 0", timeout=10_000)
@@ -63,7 +63,7 @@ def test_conflicting_pins_are_explained(explorer: tuple[ExplorerPage, str], scre
     page.open(url + SMALL)
     page.choose_pin("out_block_h", 32, domain_size=32)
     page.click(".pin")
-    page.page.locator(".summary").get_by_text("out_block_h=32").wait_for(timeout=30_000)
+    page.page.locator(".summary").get_by_text("out_block_h=32", exact=True).wait_for(timeout=30_000)
     page.choose_pin("in0_block_w", 32, domain_size=6)
     page.click(".pin")
     page.page.locator(".conflict").get_by_text("l1_capacity").wait_for(timeout=30_000)
@@ -91,7 +91,7 @@ def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, s
     page, url = explorer
     page.open(url + SMALL)
     page.choose(".in-kernel", "flash_attention")
-    page.page.locator(".summary").get_by_text("Sq").wait_for(timeout=120_000)
+    page.page.locator(".summary").get_by_text("Sq").first.wait_for(timeout=120_000)
     page.wait_solved()
     assert page.page.locator(".in-shape input").input_value() == "B=1,H=8,Sq=2048,Skv=2048,D=128"
     assert page.page.locator(".in-causal").is_visible()

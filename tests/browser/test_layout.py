@@ -76,7 +76,7 @@ def test_the_layout_holds_and_the_selected_row_stays_in_view(wide_page: tuple[Ex
     best = page.text(".summary")
     page.choose_pin(name, value, domain_size=domain)
     page.click(".pin")
-    page.page.locator(".summary").get_by_text(f"{name}={value}").wait_for(timeout=60_000)
+    page.page.locator(".summary").get_by_text(f"{name}={value}", exact=True).wait_for(timeout=60_000)
     assert best.split("(")[0] in page.text(".summary")  # the same candidate, now pinned
     for _ in range(50):  # its row, re-ranked onto a later page, is shown and highlighted
         if selected_row_in_view(page):
