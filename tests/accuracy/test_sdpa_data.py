@@ -331,9 +331,22 @@ def test_calibrate_never_writes_into_the_shipped_hw_dir() -> None:
 
 
 @pytest.mark.slow
+def _subset(tmp_path: Path) -> Path:
+    """Three problems (the two 8x8 tt_transformers shapes and the one-core rows, each timed by both modelled
+    kernels) and a STANDARD row (listed, not scored): the fits stay short; the shipped file's fit and its 6
+    folds are docs/accuracy.md's runs."""
+    keep = {"80", "81", "45", "48", "6", "24", "82"}
+    with open(shipped_data(), newline="") as f:
+        lines = f.read().splitlines()
+    subset = tmp_path / "subset.csv"
+    subset.write_text("\n".join([lines[0], *(ln for ln in lines[1:] if ln.split(",", 1)[0] in keep)]) + "\n")
+    return subset
+
+
 def test_calibrate_writes_fitted_attention_constants(tmp_path: Path) -> None:
     out_path = tmp_path / "out.yaml"
-    code, out, err = run("calibrate", "--kernel", "flash_attention", "--hw", P150, "-o", str(out_path))
+    code, out, err = run("calibrate", "--kernel", "flash_attention", "--hw", P150, "-o", str(out_path),
+                         "--data", str(_subset(tmp_path)))
     assert code == 0, err
     shipped = load_hardware(P150)
     fitted = load_hardware(str(out_path))
@@ -344,7 +357,7 @@ def test_calibrate_writes_fitted_attention_constants(tmp_path: Path) -> None:
     assert shipped.compute.sdpa_softmax_scale == dict.fromkeys(MODELLED, 1.0)
     [line] = [t for t in out_path.read_text().splitlines() if t.strip().startswith("sdpa_softmax_scale:")]
     for kernel in moved:
-        assert f"{kernel} calibrated (was 1) on 10 rows of sdpa_op_times.csv" in line, line
+        assert f"{kernel} calibrated (was 1) on 6 rows of subset.csv" in line, line
     # nothing else moves: every other constant is the shipped file's
     theirs, ours = shipped.model_dump(mode="json"), fitted.model_dump(mode="json")
     del theirs["compute"]["sdpa_softmax_scale"], ours["compute"]["sdpa_softmax_scale"]
@@ -368,15 +381,8 @@ def test_calibrate_writes_fitted_attention_constants(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_cross_validated_report(tmp_path: Path) -> None:
-    # three problems (the two 8x8 tt_transformers shapes and the one-core rows, each timed by both modelled
-    # kernels) keep the refits short; the shipped file's 6 folds are docs/accuracy.md's run
-    keep = {"80", "81", "45", "48", "6", "24", "82"}  # 82: a STANDARD row, listed and not scored
-    with open(shipped_data(), newline="") as f:
-        lines = f.read().splitlines()
-    subset = tmp_path / "subset.csv"
-    subset.write_text("\n".join([lines[0], *(ln for ln in lines[1:] if ln.split(",", 1)[0] in keep)]) + "\n")
-    code, out, err = run("accuracy", "--kernel", "flash_attention", "--data", str(subset), "--cross-validate",
-                         "--json")
+    code, out, err = run("accuracy", "--kernel", "flash_attention", "--data", str(_subset(tmp_path)),
+                         "--cross-validate", "--json")
     assert code == 0, err
     report = json.loads(out)
     held_out = report["cross_validated"]

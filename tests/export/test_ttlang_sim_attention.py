@@ -1,0 +1,90 @@
+"""Exported TT-Lang FlashAttention kernels run in Tenstorrent's simulator (tt-lang-sim): the result matches
+torch and the simulator moves exactly the tiles the model predicts, on the flattened split, plain and causal
+(GEMM's: ``test_ttlang_sim.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom_explorer.deploy.verify import PCC_MIN, verify_kernel_file
+from loom_explorer.export.schedule_json import rebuild, schedule_document
+from loom_explorer.export.ttlang import ttlang_source
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import KernelTarget, make_problem
+from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
+
+pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+
+
+def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False):  # type: ignore[no-untyped-def]
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set(),
+                           target=KernelTarget.ttlang)  # as `export --format ttlang`
+    session = Session(hw, problem)
+    flat = next(s for s in session.schedules if s.candidate.flattened and "mcast" not in s.candidate.name)
+    (result,) = session.solve(pins, SolveOptions(), candidates=[flat.candidate.name])
+    assert result.solution is not None, result.status
+    doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())
+    path = tmp_path / "attention.py"
+    path.write_text(ttlang_source(rebuild(doc), doc))
+    return path, verify_kernel_file(path, timeout_seconds=300)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,pins", [
+    ("B=2,H=2,Sq=256,Skv=256,D=64", {}),
+    # grouped-query heads, a ragged query length, 20 tasks on 7 cores of 3 (one padding task)
+    ("B=1,H=4,Hkv=2,Sq=320,Skv=256,D=64", {"per_core_H*Sq": 3, "q_chunk_size": 64}),
+])
+def test_flash_attention_flattened_split(tmp_path, shape: str, pins: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    _, report = _attention_report(tmp_path, shape, pins)
+    assert report.pcc >= PCC_MIN, report.pcc
+    assert report.traffic_equal, report.differences()
+    assert set(report.simulated.dram_read_tiles) == {"q", "k", "v"} and not report.simulated.pipe_received_tiles
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,pins", [
+    # 4 query chunks of 2 tiles, key chunks of 1: each balanced pair streams (4 + 1) * 2 = 10 key chunks
+    ("B=1,H=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 64, "k_chunk_size": 32}),
+    # key chunks longer than query chunks (pairs need 1+4, 1+4, 2+3, 2+3 key chunks)
+    ("B=1,H=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 32, "k_chunk_size": 64}),
+    # grouped-query heads, 8 pairs on 3 cores of 3 tasks (one padding task)
+    ("B=1,H=4,Hkv=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 64, "k_chunk_size": 64, "grid_x": 3, "grid_y": 1}),
+])
+def test_causal_flash_attention(tmp_path, shape: str, pins: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    path, report = _attention_report(tmp_path, shape, pins, causal=True)
+    assert report.pcc >= PCC_MIN, report.pcc
+    assert report.traffic_equal, report.differences()
+    qc, kc = pins["q_chunk_size"] // 32, pins["k_chunk_size"] // 32
+    cores = int(path.read_text().split("WORKING_CORES = ")[1].split()[0])
+    assert report.simulated.dram_read_tiles["mask_index"] == cores * 2 * (qc + kc)
+    assert "Note:" not in path.read_text()
+
+
+@pytest.mark.slow
+def test_causal_tasks_of_unequal_work_are_overcounted_and_the_file_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """n_q = 3: the middle chunk's task streams 4 key chunks, the pair (0, 2) streams 2 + 6; the model counts
+    every core at the slowest task, so it predicts more reads than the simulator counts, and says so."""
+    path, report = _attention_report(tmp_path, "B=1,H=2,Sq=192,Skv=192,D=64",
+                                     {"q_chunk_size": 64, "k_chunk_size": 32, "per_core_H*Sq": 1}, causal=True)
+    assert report.pcc >= PCC_MIN, report.pcc
+    assert not report.traffic_equal
+    # 4 tasks: two pairs of 8 key chunks, two middle chunks of 4; the model: 4 x 8
+    assert report.simulated.dram_read_tiles["k"] == (8 + 8 + 4 + 4) * 2
+    assert report.predicted.dram_read_tiles["k"] == 4 * 8 * 2
+    assert "it predicts 64 tiles of k read where this kernel reads 48" in path.read_text()
+
+
+def test_attention_candidates_the_export_does_not_write_yet_say_why() -> None:
+    from loom_explorer.export.ttlang import unsupported_reason
+
+    hw = load_hardware("wormhole_n150")
+    for options in (set(), {"causal"}):
+        session = Session(hw, make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64",
+                                           options=options))
+        reasons = {s.candidate.name: unsupported_reason(s) for s in session.schedules}
+        assert [n for n, r in reasons.items() if r is None] == ["H*Sq@xy|q=dram,k=dram,v=dram" +
+                                                                ("|balanced" if options else "")]
+        assert all("flattened layout" in r for r in reasons.values() if r is not None)
