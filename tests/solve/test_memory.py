@@ -133,3 +133,18 @@ def test_the_cli_says_a_second_solve_came_from_the_store(tiny_hw_path, store, ca
     traffic = ["traffic", "gemm", "--hw", str(tiny_hw_path), "--shape", SHAPE, "--store", str(store)]
     assert cli.main(traffic) == 0 and "from the store" not in capsys.readouterr().err
     assert cli.main(traffic) == 0 and "from the store, proven" in capsys.readouterr().err
+
+
+def test_each_candidate_reports_as_it_finishes(tiny_hw_path, store) -> None:  # type: ignore[no-untyped-def]
+    """The CLI's progress bar counts these: one report per candidate solved (with ``fastest`` too), none for
+    an answer from the store."""
+    seen: list[str] = []
+    solved = solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store, on_result=lambda r:
+                               seen.append(r.candidate_name))
+    assert sorted(seen) == sorted(r.candidate_name for r in solved.results)
+    seen.clear()
+    assert solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store,
+                             on_result=lambda r: seen.append(r.candidate_name)).proven_at is not None
+    assert seen == []
+    fastest = session_for(tiny_hw_path).solve({}, SolveOptions(fastest=1), on_result=lambda r: seen.append(r.status))
+    assert len(seen) == len(fastest) and "dominated" in seen
