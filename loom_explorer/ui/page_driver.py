@@ -88,11 +88,15 @@ class ExplorerPage:
 
     def choose_pin(self, name: str, value: int, domain_size: int) -> None:
         """Pick parameter ``name`` and ``value``. Picking the name makes the server send its domain to the
-        value list (``domain_size`` options), which would undo a value chosen before it arrives."""
-        self.choose(".pin-name", name)
+        value list (``domain_size`` options), which would undo a value chosen before it arrives: wait for a
+        list of that size that is not the previous parameter's (another parameter may have as many values)."""
         options = self.page.locator(".pin-value option")
+        before = options.all_inner_texts()
+        changing = self.page.locator(".pin-name select").input_value() != name
+        self.choose(".pin-name", name)
         for _ in range(400):
-            if options.count() == domain_size:
+            shown = options.all_inner_texts()
+            if len(shown) == domain_size and (shown != before or not changing):
                 break
             self.page.wait_for_timeout(50)
         else:
