@@ -10,11 +10,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from loom_explorer.hardware import load_hardware
+from loom_explorer.mapping import Candidate
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.program import Dim, Matmul, Tensor, TileProgram
@@ -128,3 +131,26 @@ def families_of(schedule: SymbolicSchedule, violations) -> set[str]:
 def numbers(text: str) -> set[int]:
     """Every integer in ``text`` (thousands separators allowed)."""
     return {int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", text)}
+
+
+def simulate_attention(tmp_path: Path, shape: str, pins: dict[str, int], pick: Callable[[Candidate], bool],
+                       options: frozenset[str] = frozenset()) -> tuple[Path, Any]:
+    """Solve the flash_attention candidate ``pick`` chooses on the n150 as ``export --format ttlang`` does,
+    write its TT-Lang kernel into ``tmp_path`` and run it in tt-lang-sim: (the file, its VerifyReport)."""
+    from loom_explorer.deploy.verify import verify_kernel_file
+    from loom_explorer.export.schedule_json import rebuild, schedule_document
+    from loom_explorer.export.ttlang import ttlang_source
+    from loom_explorer.problem import KernelTarget, make_problem
+    from loom_explorer.program import load_program
+    from loom_explorer.solve.solver import Session, SolveOptions
+
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("flash_attention"), shape, options=set(options), target=KernelTarget.ttlang)
+    session = Session(hw, problem)
+    name = next(s.candidate.name for s in session.schedules if pick(s.candidate))
+    (result,) = session.solve(pins, SolveOptions(), candidates=[name])
+    assert result.solution is not None, result.conflict or result.status
+    doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())
+    path = tmp_path / "attention.py"
+    path.write_text(ttlang_source(rebuild(doc), doc))
+    return path, verify_kernel_file(path, timeout_seconds=300)

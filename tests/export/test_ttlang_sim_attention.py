@@ -5,30 +5,21 @@ torch and the simulator moves exactly the tiles the model predicts, on the flatt
 from __future__ import annotations
 
 import pytest
+from loom_helpers import simulate_attention
 
-from loom_explorer.deploy.verify import PCC_MIN, verify_kernel_file
-from loom_explorer.export.schedule_json import rebuild, schedule_document
-from loom_explorer.export.ttlang import ttlang_source
+from loom_explorer.deploy.verify import PCC_MIN
 from loom_explorer.hardware import load_hardware
-from loom_explorer.problem import KernelTarget, make_problem
+from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
-from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.solve.solver import Session
 
 pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
 
 
 def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False):  # type: ignore[no-untyped-def]
-    hw = load_hardware("wormhole_n150")
-    problem = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set(),
-                           target=KernelTarget.ttlang)  # as `export --format ttlang`
-    session = Session(hw, problem)
-    flat = next(s for s in session.schedules if s.candidate.flattened and "mcast" not in s.candidate.name)
-    (result,) = session.solve(pins, SolveOptions(), candidates=[flat.candidate.name])
-    assert result.solution is not None, result.status
-    doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())
-    path = tmp_path / "attention.py"
-    path.write_text(ttlang_source(rebuild(doc), doc))
-    return path, verify_kernel_file(path, timeout_seconds=300)
+    """The flattened split without multicasts, the layout the TT-Lang export writes."""
+    return simulate_attention(tmp_path, shape, pins, lambda c: c.flattened and "mcast" not in c.name,
+                              frozenset({"causal"}) if causal else frozenset())
 
 
 @pytest.mark.slow

@@ -5,29 +5,15 @@ with the partials gathered to each group's first core, and with several groups p
 from __future__ import annotations
 
 import pytest
+from loom_helpers import simulate_attention
 
-from loom_explorer.deploy.verify import PCC_MIN, verify_kernel_file
-from loom_explorer.export.schedule_json import rebuild, schedule_document
-from loom_explorer.export.ttlang import ttlang_source
-from loom_explorer.hardware import load_hardware
-from loom_explorer.problem import KernelTarget, make_problem
-from loom_explorer.program import load_program
-from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.deploy.verify import PCC_MIN
 
 pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
 
 
 def _decode_report(tmp_path, shape: str, pins: dict[str, int]):  # type: ignore[no-untyped-def]
-    hw = load_hardware("wormhole_n150")
-    problem = make_problem(load_program("flash_attention"), shape, target=KernelTarget.ttlang)
-    session = Session(hw, problem)
-    (name,) = [s.candidate.name for s in session.schedules if s.candidate.kv_split]
-    (result,) = session.solve(pins, SolveOptions(), candidates=[name])
-    assert result.solution is not None, result.conflict
-    doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())
-    path = tmp_path / "decode.py"
-    path.write_text(ttlang_source(rebuild(doc), doc))
-    return path, verify_kernel_file(path, timeout_seconds=300)
+    return simulate_attention(tmp_path, shape, pins, lambda c: c.kv_split)
 
 
 @pytest.mark.slow
