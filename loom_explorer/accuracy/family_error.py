@@ -66,6 +66,10 @@ class FamilyError:
         """Median / worst |error|, e.g. ``4.3% / 35.8%``."""
         return f"{self.median_abs_err_pct:.1f}% / {self.worst_abs_err_pct:.1f}%"
 
+    def floors(self, speedup: float) -> tuple[float, float]:
+        """``speedup``'s floor (``speedup_floor``) at this family's median and at its worst error."""
+        return speedup_floor(speedup, self.median_abs_err_pct), speedup_floor(speedup, self.worst_abs_err_pct)
+
     def source(self) -> str:
         """What the figure was measured on, e.g. ``held out, 35 rows, wormhole_n150``."""
         return f"{self.basis}, {self.rows} rows, {self.hardware}"

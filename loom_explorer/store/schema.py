@@ -2,8 +2,8 @@
 
 ``STORE_SCHEMA_VERSION`` is written to the ``meta`` table; ``store/migrations.py`` brings an older file
 forward and refuses a newer one. ``MEASUREMENT_COLUMNS``, ``SWEEP_COLUMNS`` and ``SOLVED_COLUMNS`` are the
-columns the records
-(``store/records.py``) are written to and read from, in the order ``store/database.py`` binds them.
+columns the records (``store/records.py``) are written to and read from, in the order ``store/database.py``
+binds them.
 """
 
 from __future__ import annotations

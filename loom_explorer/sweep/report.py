@@ -26,7 +26,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
-from loom_explorer.accuracy.family_error import FamilyError, error_for, family_of, speedup_floor
+from loom_explorer.accuracy.family_error import FamilyError, error_for, family_of
 from loom_explorer.store import SweepRecord
 
 
@@ -62,7 +62,7 @@ def speedup_floors(r: SweepRecord) -> tuple[float, float] | None:
     error = model_error(r)
     if r.speedup is None or error is None:
         return None
-    return speedup_floor(r.speedup, error.median_abs_err_pct), speedup_floor(r.speedup, error.worst_abs_err_pct)
+    return error.floors(r.speedup)
 
 
 def group_of(r: SweepRecord) -> str:

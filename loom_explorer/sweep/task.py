@@ -22,7 +22,7 @@ from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.result import CandidateResult
-from loom_explorer.solve.memory import solve_with_memory
+from loom_explorer.solve.memory import PROVEN, solve_with_memory
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.store import SweepChoice, SweepRecord, SweepStatus, package_version
 from loom_explorer.sweep.ops import SweepOp
@@ -136,8 +136,7 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
                                 for r in results)
             return _record(op, where, "no_schedule", reasons, time.perf_counter() - start, ideal_ns=ideal_ns,
                            ttnn_default_ns=default_ns, ttnn_default_note=note)
-        proven = ("optimal", "dominated", "infeasible", "conflict")
-        unproven = [r.candidate_name for r in results if r.status not in proven]
+        unproven = [r.candidate_name for r in results if r.status not in PROVEN]
         return _record(
             op, where, "ok", f"not proven optimal within the time limit: {', '.join(unproven)}" if unproven else "",
             time.perf_counter() - start,

@@ -22,7 +22,7 @@ from typing import Any
 import panel as pn
 import param
 
-from loom_explorer.accuracy.family_error import error_for, family_of, speedup_floor
+from loom_explorer.accuracy.family_error import error_for, family_of
 from loom_explorer.export.formats import EXPORTERS, exporter
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
@@ -559,7 +559,7 @@ def _versus_ttnn_default(st: ExplorerState, latency_cycles: int) -> str:
     error = error_for(family, st.hardware.name)
     if error is None:
         return text + f"; the model's error on {family} is not measured"
-    low, worst = (speedup_floor(speedup, e) for e in (error.median_abs_err_pct, error.worst_abs_err_pct))
+    low, worst = error.floors(speedup)
     return (text + f"; the model's error on {family}: {error.figure()} median / worst ({error.source()}), so at "
             f"least {low:.2f}x at the median error and {worst:.2f}x at the worst")
 
