@@ -1,6 +1,6 @@
 """The CSV files ``accuracy``, ``calibrate`` and ``ingest`` read, and the checks every cell they use passes.
 
-A file is read whole as UTF-8 text (a leading byte-order mark is allowed). It is refused in one line when it
+A file is read whole as UTF-8 text (a leading byte-order mark is allowed; a gzipped file is read as its content). It is refused in one line when it
 does not exist, is not a regular file (a folder, a FIFO: never opened), is not UTF-8, holds a NUL byte
 (binary), is not readable CSV, has no header or has no data rows.
 
@@ -20,14 +20,18 @@ them in a few lines: one per (column, reason), with the count and the first line
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import math
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from loom_explorer.errors import LoomError
+
+GZIP_MAGIC = b"\x1f\x8b"  # a gzipped file reads as its content
 
 MAX_EXTENT = 1 << 31  # a tensor extent, grid size or count above this is not a measured op
 MIN_TIME_NS, MAX_TIME_NS = 1e-3, 1e15  # a measured op time outside these is not one (1e15 ns: 11.6 days)
@@ -91,7 +95,12 @@ def read_text(path: str | Path, error: type[ValueError]) -> str:
     if not p.is_file():
         raise error(f"{p}: not a regular file")
     try:
-        text = p.read_bytes().decode("utf-8-sig")
+        data = p.read_bytes()
+        if data[:2] == GZIP_MAGIC:  # a gzipped CSV (as the shipped captures are) reads as its content
+            data = gzip.decompress(data)
+        text = data.decode("utf-8-sig")
+    except (gzip.BadGzipFile, EOFError, zlib.error):
+        raise error(f"{p}: not a CSV file (a damaged gzip stream)") from None
     except UnicodeDecodeError:
         raise error(f"{p}: not a CSV file (not UTF-8 text)") from None
     except OSError as exc:

@@ -54,6 +54,7 @@ duration (source ``report``).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -63,6 +64,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_chip
 from loom_explorer.accuracy.csv_input import (
     CellError,
     RowIssue,
@@ -74,6 +76,7 @@ from loom_explorer.accuracy.csv_input import (
     refusal,
     width_issue,
 )
+from loom_explorer.accuracy.ingest_families import FAMILY_OPS, FamilySkip, family_op
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.sdpa_configs import (
     TtnnSdpaConfig,
@@ -88,8 +91,11 @@ from loom_explorer.accuracy.ttnn_configs import (
     evaluate_config,
     parse_config,
     placements,
+    ttnn_default_evaluated,
 )
+from loom_explorer.accuracy.ttnn_defaults import evaluate_interleaved_default
 from loom_explorer.errors import LoomError
+from loom_explorer.export.ttnn_mapping import ONE_D, TWO_D
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
@@ -99,17 +105,19 @@ from loom_explorer.program import load_program
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.store import Measurement, ResultsStore
 
-Kernel = Literal["gemm", "flash_attention"]
+Kernel = Literal["gemm", "flash_attention", "layernorm", "rmsnorm", "softmax", "binary"]
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
-MATMUL_OPS = {"matmul", "matmuldeviceoperation"}
+AVAILABLE = "AVAILABLE WORKER CORE COUNT"
+MATMUL_OPS = {"matmul", "matmuldeviceoperation", "minimalmatmulop"}
+MINIMAL_MATMUL = "minimalmatmulop"
 SDPA_OPS = {"scaleddotproductattention", "scaleddotproductattentiondeviceoperation", "sdpaoperation"}
 MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCoreReuseMultiCast1DProgramConfig")
 DTYPES = {"BFLOAT16": DataFormat.bfloat16, "BFLOAT8_B": DataFormat.bfloat8_b, "BFLOAT4_B": DataFormat.bfloat4_b,
           "FLOAT32": DataFormat.float32}
-MEMORY = {"DRAM_INTERLEAVED": "DRAM", "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
+MEMORY = {"DRAM_INTERLEAVED": "DRAM", "L1_INTERLEAVED": "DRAM", "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
           "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED", "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED"}
-ARCH_HARDWARE = {"wormhole": "wormhole_n150", "blackhole": "blackhole_p150a"}
 NO_VALUE = {"", "-", "std::nullopt", "nullopt", "none"}
+FAMILY_KERNELS = {"layernorm", "rmsnorm", "softmax", "binary"}
 T = TypeVar("T")
 
 
@@ -146,6 +154,7 @@ class IngestedOp:
     activation: str | None = None
     device_id: int | None = None
     device_arch: str | None = None
+    available_cores: int | None = None  # AVAILABLE WORKER CORE COUNT: the worker cores the run had
     note: str = ""
 
 
@@ -165,6 +174,7 @@ class IngestReport:
     ops: tuple[IngestedOp, ...]
     skipped: tuple[SkippedRow, ...]
     bad: tuple[RowIssue, ...] = ()  # the skipped rows that were unusable (read with skip_bad_rows)
+    device_ns_by_op: tuple[tuple[str, float], ...] = ()  # every device row's kernel duration, summed by op code
 
 
 # ---- cells -------------------------------------------------------------------------------------------
@@ -259,6 +269,16 @@ def _device_id(text: str) -> int:
     return int(text)
 
 
+def _float(text: str) -> float | None:
+    """A duration cell as a finite number >= 0 for the device-time total, None otherwise (not checked here:
+    only an ingested op's duration is, by ``positive_time``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
 def _int(text: str) -> int | None:
     return int(text) if re.fullmatch(r"\d+", text.strip()) else None
 
@@ -350,7 +370,10 @@ def _memory(row: _Row, tensor: str, notes: list[str]) -> str:
         return "DRAM"
     m = re.fullmatch(r"(?:DEV_\d+_)?((?:DRAM|L1)_\w+)", text)
     if m is None or m.group(1) not in MEMORY:
-        raise _Skip(f"{tensor}_MEMORY {text}: the model maps DRAM-interleaved or L1-sharded operands only")
+        raise _Skip(f"{tensor}_MEMORY {text}: the model maps interleaved or L1-sharded operands only")
+    if m.group(1) == "L1_INTERLEAVED":
+        notes.append(f"{tensor} L1-interleaved: costed as DRAM-interleaved (pages read over the NoC from "
+                     "every bank either way; L1 banks have no DRAM bandwidth limit, so this is an upper bound)")
     return MEMORY[m.group(1)]
 
 
@@ -362,21 +385,51 @@ def _fidelity(row: _Row, compute: dict[str, object]) -> Fidelity:
         raise _Skip(f"math fidelity {text or 'empty'!r} is not LoFi/HiFi2/HiFi3/HiFi4") from None
 
 
+@dataclass(frozen=True, slots=True)
+class _MinimalBlocks:
+    """A ``MinimalMatmulConfig`` (``ttnn.experimental.minimal_matmul``): blocks of tiles and the grid; the
+    per-core extents follow from the shape (``_minimal_as_2d``)."""
+
+    m_block: int
+    k_block: int
+    n_block: int
+    subblock_h: int
+    subblock_w: int
+    grid: tuple[int, int]
+
+
+_MatmulSource = TtnnMatmulConfig | _MinimalBlocks | None  # None: no program config (ttnn picks one)
+
+
 def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
-                   compute: dict[str, object]) -> tuple[TtnnMatmulConfig, bool, str | None]:
-    """(config, fuse_batch, fused activation) from ATTRIBUTES' ``program_config``."""
+                   compute: dict[str, object]) -> tuple[_MatmulSource, bool, str | None]:
+    """(config, fuse_batch, fused activation) from ATTRIBUTES' ``program_config`` (``Matmul``) or ``config``
+    (``MinimalMatmulOp``); no config at all is ``None`` (ttnn's auto-config, predicted as ttnn picks it)."""
     text = attrs.get("program_config", "")
+    if text.lower() in NO_VALUE and attrs.get("config", "").lower() not in NO_VALUE:
+        text = attrs["config"]
     if text.lower() in NO_VALUE:
-        raise _Skip("no program_config in ATTRIBUTES (ttnn picked one; the report does not say which)")
+        sharded = sorted(t for t, m in memory.items() if m != "DRAM")
+        if sharded:
+            raise _Skip(f"no program_config with {', '.join(sharded)} sharded: ttnn derives the config from the "
+                        "shard spec, which the report does not print")
+        return None, False, _activation(attrs.get("user_fused_activation", ""))
     parsed = parse_struct(text)
     if parsed is None:
         raise _Skip(f"program_config {text[:80]!r} is not a readable config")
     name, f = parsed
+    grid = _grid(f.get("compute_with_storage_grid_size", ""))
+    if name == "MinimalMatmulConfig":
+        blocks = [_int(f.get(k, "")) for k in ("M_block_size", "K_block_size", "N_block_size", "subblock_h",
+                                               "subblock_w")]
+        if grid is None or not all(blocks):
+            raise _Skip(f"MinimalMatmulConfig {text[:120]!r} lacks a block size or a readable grid")
+        mb, kb, nb, sh, sw = (int(b) for b in blocks if b)
+        return _MinimalBlocks(mb, kb, nb, sh, sw, grid), False, _activation(attrs.get("fused_activation", ""))
     if name not in MAPPED_CONFIGS:
         raise _Skip(f"program config {name} is not one the model maps ({' or '.join(MAPPED_CONFIGS)})")
     if _flag(f.get("gather_in0", "")):
         raise _Skip(f"{name} with gather_in0=1 (ring all-gather matmul) is not what the model maps")
-    grid = _grid(f.get("compute_with_storage_grid_size", ""))
     if grid is None:
         raise _Skip(f"compute_with_storage_grid_size {f.get('compute_with_storage_grid_size', '')!r} is not readable")
     raw: dict[str, object] = {"program_config": name, "compute_with_storage_grid_size": grid, "memory": memory,
@@ -393,6 +446,29 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
     except ConfigError as exc:
         raise _Skip(str(exc)) from None
     return cfg, bool(_flag(f.get("fuse_batch", ""))), _activation(f.get("fused_activation", ""))
+
+
+def _minimal_as_2d(blocks: _MinimalBlocks, mt: int, nt: int, memory: dict[str, str],
+                   compute: dict[str, object]) -> TtnnMatmulConfig:
+    """The 2-D multicast config that runs what ``minimal_matmul`` runs (tt-metal
+    ``ttnn/cpp/ttnn/operations/experimental/minimal_matmul/device/minimal_matmul_program_factory.cpp``):
+    M is split over the grid's rows and N over its columns, in0 enters at the left column and travels along
+    each row, in1 enters at the top row and travels down each column (``M@y,N@x|in0=mcast_x,in1=mcast_y``);
+    each core owns ``ceil(ceil(Mt/M_block)/grid_y)`` blocks of ``M_block`` tiles by
+    ``ceil(ceil(Nt/N_block)/grid_x)`` of ``N_block`` (padded blocks computed whole), works one
+    ``M_block x N_block`` output block at a time with ``K_block``-tile steps of K and the config's sub-blocks."""
+    gx, gy = blocks.grid
+    per_core_m = math.ceil(math.ceil(mt / blocks.m_block) / gy) * blocks.m_block
+    per_core_n = math.ceil(math.ceil(nt / blocks.n_block) / gx) * blocks.n_block
+    layout: dict[str, object] = {"program_config": TWO_D, "compute_with_storage_grid_size": blocks.grid}
+    if per_core_m >= mt:  # one row of cores has work: in0 along it, in1 from DRAM (the 1-D in0 multicast)
+        layout = {"program_config": ONE_D, "compute_with_storage_grid_size": (gx, 1), "mcast_in0": True}
+    elif per_core_n >= nt:  # one column has work: in1 down it, in0 from DRAM (the 1-D in1 multicast)
+        layout = {"program_config": ONE_D, "compute_with_storage_grid_size": (1, gy), "mcast_in0": False}
+    return TtnnMatmulConfig.model_validate(
+        {**layout, "in0_block_w": blocks.k_block, "per_core_M": per_core_m, "per_core_N": per_core_n,
+         "out_block_h": blocks.m_block, "out_block_w": blocks.n_block, "out_subblock_h": blocks.subblock_h,
+         "out_subblock_w": blocks.subblock_w, "memory": memory, "compute": compute})
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,8 +508,22 @@ def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str
     config = _cached_matmul_config(attributes, tuple(sorted(memory.items())))
     if isinstance(config, str):
         raise _Skip(config)
-    cfg, fuse_batch, activation = config
+    source, fuse_batch, activation = config
     batch, in1_batch = a[0] * a[1], b[0] * b[1]
+    padded: dict[str, int] = {}
+    run_grid = source.grid if isinstance(source, _MinimalBlocks) else source and source.compute_with_storage_grid_size
+    if isinstance(source, _MinimalBlocks):
+        blocks = {"M": source.m_block, "K": source.k_block, "N": source.n_block}
+        tiles = {d: math.ceil(e / 32) for d, e in (("M", batch * m), ("K", k), ("N", n))}
+        padded = {d: 32 * blocks[d] * math.ceil(t / blocks[d]) for d, t in tiles.items()}
+        source = _minimal_as_2d(source, padded["M"] // 32, padded["N"] // 32, memory, compute)
+        fuse_batch = True  # minimal_matmul flattens in0 to [M, K]
+        notes.append("MinimalMatmulOp costed as the multicast matmul with its blocks (M over rows, N over "
+                     "columns, in0 along rows, in1 down columns)")
+    elif source is None:
+        fuse_batch = True  # ttnn's auto-config folds an unbatched in1's batch into M
+        notes.append("no program_config: predicted with the config ttnn picks (matmul auto-config)")
+    cfg = source
     shape = {"M": m, "K": k, "N": n, **({"batch": batch} if batch > 1 else {})}
     model_shape: dict[str, int] | None = {"M": m, "K": k, "N": n}
     if batch > 1 and in1_batch == 1 and fuse_batch:
@@ -443,8 +533,13 @@ def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str
         model_shape = None
         notes.append(f"not predicted: batched matmul (in0 batch {batch}, in1 batch {in1_batch}, fuse_batch "
                      f"{int(fuse_batch)}) and the model's gemm has no batch dimension")
+    if model_shape and padded and padded != model_shape:
+        notes.append("padded to whole blocks as minimal_matmul computes them: "
+                     + ",".join(f"{d}={e}" for d, e in padded.items()))
+        model_shape = padded
     return _OpParts(kernel="gemm", shape=shape, model_shape=model_shape, dtype=dtype, formats=formats,
-                    config=cfg, grid=cfg.compute_with_storage_grid_size, bias=bias, activation=activation,
+                    config=cfg, grid=run_grid, bias=bias,
+                    activation=activation,
                     fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(notes))
 
 
@@ -478,6 +573,24 @@ def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> _OpPa
                     note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)")
 
 
+def _family(row: _Row, name: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
+    """An element-wise or norm/softmax op (``ingest_families``), costed as ttnn's interleaved default."""
+    shapes = []
+    while (shape := row.shape(f"INPUT_{len(shapes)}")) is not None:
+        shapes.append(shape)
+    notes: list[str] = []
+    for i in range(len(shapes)):
+        if _memory(row, f"INPUT_{i}", notes) != "DRAM":
+            raise _Skip(f"INPUT_{i} is sharded: only ttnn's interleaved default of this op is modelled")
+    try:
+        op = family_op(name, attrs, shapes)
+    except FamilySkip as why:
+        raise _Skip(str(why)) from None
+    dtype = _dtype(row, "INPUT_0")
+    return _OpParts(kernel=op.kernel, shape=op.shape, model_shape=op.shape, dtype=dtype, formats={}, grid=None,
+                    fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(filter(None, [*notes, op.note])))
+
+
 @lru_cache(maxsize=4096)
 def _attributes(text: str) -> tuple[dict[str, str], dict[str, object]]:
     """ATTRIBUTES and its compute kernel config, parsed once per distinct text (rows repeat ops); the dicts
@@ -488,7 +601,7 @@ def _attributes(text: str) -> tuple[dict[str, str], dict[str, object]]:
 
 @lru_cache(maxsize=4096)
 def _cached_matmul_config(text: str, memory: tuple[tuple[str, str], ...]
-                          ) -> tuple[TtnnMatmulConfig, bool, str | None] | str:
+                          ) -> tuple[_MatmulSource, bool, str | None] | str:
     """``_matmul_config`` of ATTRIBUTES ``text`` once per distinct (text, memory); a skip as its reason."""
     attrs, compute = _attributes(text)
     try:
@@ -499,7 +612,7 @@ def _cached_matmul_config(text: str, memory: tuple[tuple[str, str], ...]
 
 # the columns an op's reading depends on besides its duration (rows with the same cells in these read alike)
 _READ_COLUMNS = {_key(c) for c in ("OP TYPE", OP_CODE, ATTRIBUTES, "MATH FIDELITY", "CORE COUNT", "DEVICE ID",
-                                   "DEVICE ARCH")}
+                                   "DEVICE ARCH", AVAILABLE)}
 
 
 def _op_of(row: _Row, op_code: str) -> IngestedOp:
@@ -509,24 +622,30 @@ def _op_of(row: _Row, op_code: str) -> IngestedOp:
     if row.get(DURATION).lower() in NO_VALUE:
         raise _Skip(f"{DURATION} is empty (host-only op or no device data)")
     name = op_code.split("::")[-1].lower()
-    if name not in MATMUL_OPS | SDPA_OPS:
+    if name not in MATMUL_OPS | SDPA_OPS | FAMILY_OPS:
         if "matmul" in name or "sdpa" in name or "scaleddotproduct" in name:
             raise _Skip("a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
                         "ScaledDotProductAttention / SDPAOperation)")
-        raise _Skip("not a matmul or SDPA op")
+        raise _Skip("not an op the model maps (matmul, SDPA, layer/RMS norm, softmax, binary add/sub/mul)")
     # the number cells of an op that is ingested: a bad one is an error (_BadCell), not a skip
     core_count = row.number(positive_int, "CORE COUNT")
+    available = row.number(positive_int, AVAILABLE)
     device_id = row.number(_device_id, "DEVICE ID")
     attributes = row.get(ATTRIBUTES)
     attrs, compute = _attributes(attributes)
     fidelity = _fidelity(row, compute)
-    parts = _matmul(row, attributes, attrs, compute) if name in MATMUL_OPS else _sdpa(row, attrs, compute)
+    if name in MATMUL_OPS:
+        parts = _matmul(row, attributes, attrs, compute)
+    elif name in SDPA_OPS:
+        parts = _sdpa(row, attrs, compute)
+    else:
+        parts = _family(row, name, attrs, compute)
     return IngestedOp(row=0, op_code=op_code, kernel=parts.kernel, shape=parts.shape, dtype=parts.dtype,
                       formats=parts.formats, fidelity=fidelity, config=parts.config, causal=parts.causal,
                       q_chunk_size=parts.q_chunk_size, k_chunk_size=parts.k_chunk_size, device_kernel_ns=0.0,
                       core_count=core_count, model_shape=parts.model_shape, grid=parts.grid, fp32_acc=parts.fp32_acc,
                       bias=parts.bias, activation=parts.activation, device_id=device_id,
-                      device_arch=row.get("DEVICE ARCH") or None, note=parts.note)
+                      device_arch=row.get("DEVICE ARCH") or None, available_cores=available, note=parts.note)
 
 
 REQUIRED_COLUMNS = {OP_CODE: [OP_CODE], DURATION: [DURATION],
@@ -565,6 +684,7 @@ def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progr
     known: dict[tuple[object, ...], IngestedOp | _Skip | _BadCell] = {}
     if progress:
         progress.phase("reading", len(rows))
+    device_ns: dict[str, float] = {}
     for done, (number, cells) in enumerate(rows):
         if progress:
             progress.update(done)
@@ -575,6 +695,9 @@ def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progr
             bad.append(wrong)
             skipped.append(SkippedRow(number, op_code, wrong.detail))
             continue
+        duration = _float(row.get(DURATION))
+        if duration is not None and row.get("OP TYPE").lower() != "signpost":
+            device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
         key = (row.get(DURATION).lower() in NO_VALUE, cells_read(cells))
         op = known.get(key)
         if op is None:
@@ -599,22 +722,35 @@ def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progr
             skipped.append(SkippedRow(number, op_code, str(op)))
     if bad and not skip_bad_rows:
         raise IngestError(refusal(bad))
-    return IngestReport(p, tuple(ops), tuple(skipped), tuple(bad))
+    return IngestReport(p, tuple(ops), tuple(skipped), tuple(bad), tuple(sorted(device_ns.items())))
 
 
 # ---- predictions and the store -----------------------------------------------------------------------
 
+def capture_chip(report: IngestReport) -> CaptureChip | None:
+    """The chip and worker grid the report ran on, told from its ingested ops (``capture_chip.tell_chip``);
+    None when the report names no single known architecture."""
+    grids = {g for op in report.ops for g in (op.grid, op.config and op.config.compute_with_storage_grid_size) if g}
+    return tell_chip(CaptureRun(archs=frozenset(op.device_arch for op in report.ops if op.device_arch),
+                                available_cores=frozenset(op.available_cores for op in report.ops
+                                                          if op.available_cores),
+                                devices=frozenset(op.device_id for op in report.ops if op.device_id is not None),
+                                config_grids=frozenset(grids)))
+
+
 def suggest_hardware(report: IngestReport) -> str | None:
-    """The shipped hardware file for the report's ``DEVICE ARCH`` (None when it does not say)."""
-    archs = {op.device_arch.lower().split("_")[0] for op in report.ops if op.device_arch}
-    return ARCH_HARDWARE.get(archs.pop()) if len(archs) == 1 else None
+    """The shipped hardware file for the report (``capture_chip``; None when it does not say)."""
+    chip = capture_chip(report)
+    return chip.hardware if chip else None
 
 
-def report_measurements(report: IngestReport, hw_name: str, progress: Progress | None = None) -> list[Measurement]:
-    """Every ingested op as a results-store entry, predicted on ``hw_name`` restricted to its config's grid with
-    its own config: a matmul's program config, an SDPA op's ``SDPAProgramConfig`` (none: ttnn's default).
-    Ops alike (``_Predictor``) are predicted once."""
-    predict = _Predictor(load_hardware(hw_name), str(report.file))
+def report_measurements(report: IngestReport, hw_name: str, progress: Progress | None = None,
+                        grid: tuple[int, int] | None = None) -> list[Measurement]:
+    """Every ingested op as a results-store entry, predicted on ``hw_name`` (restricted to the run's worker
+    ``grid`` when given and smaller, then to each config's grid) with its own config: a matmul's program
+    config or the one ttnn picks, an SDPA op's ``SDPAProgramConfig`` (none: ttnn's default). Ops alike
+    (``_Predictor``) are predicted once."""
+    predict = _Predictor(load_hardware(hw_name), str(report.file), grid)
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if progress:
         progress.phase("predicting", len(report.ops))
@@ -640,6 +776,7 @@ class _Predicted:
     hardware_sha256: str
     evaluated: Evaluated | None
     failure: str  # why it was not predicted ("" when it was, or when the model does not take the op)
+    config: TtnnMatmulConfig | None = None  # the matmul config costed: the report's, or the one ttnn picks
     candidate: str = ""
     document_tail: str = "}"
 
@@ -648,8 +785,11 @@ class _Predictor:
     """Evaluates ops on ``base`` restricted to each op's grid, each distinct op once: a report repeats the
     same ops many times, and an evaluation (building the candidate's schedule) is the expensive part."""
 
-    def __init__(self, base: HardwareSpec, source_file: str) -> None:
-        self.base, self.source_file = base, source_file
+    def __init__(self, full: HardwareSpec, source_file: str, grid: tuple[int, int] | None = None) -> None:
+        base = full
+        if grid and grid[0] <= full.grid.columns and grid[1] <= full.grid.rows:
+            base = restrict_grid(full, *grid)
+        self.full, self.base, self.source_file = full, base, source_file
         self.chips: dict[tuple[int, int] | None, tuple[HardwareSpec, str]] = {None: (base, hardware_sha256(base))}
         self.known: dict[tuple[object, ...], _Predicted] = {}
         self._config_json: dict[int, str] = {}  # by id of a config of report.ops (alive while they are)
@@ -673,15 +813,22 @@ class _Predictor:
         try:
             if op.grid:
                 if op.grid not in self.chips:
-                    chip = restrict_grid(self.base, *op.grid)
+                    chip = restrict_grid(self.full, *op.grid)
                     self.chips[op.grid] = (chip, hardware_sha256(chip))
                 hw, sha = self.chips[op.grid]
-            evaluated = None
-            if op.kernel == "gemm" and op.config is not None and op.model_shape is not None:
-                problem = make_problem(_program("gemm"), op.model_shape, op.dtype, op.fidelity,
-                                       formats=op.formats, placements=placements(op.config), fp32_acc=op.fp32_acc,
+            evaluated, config = None, op.config
+            if op.kernel == "gemm" and op.model_shape is not None:
+                problem = make_problem(_program("gemm"), op.model_shape, op.dtype, op.fidelity, formats=op.formats,
+                                       placements=placements(op.config) if op.config else {}, fp32_acc=op.fp32_acc,
                                        enabled={"bias"} if op.bias else set(), activation=op.activation)
-                evaluated = evaluate_config(hw, problem, op.config)
+                if op.config is None:
+                    config, evaluated = ttnn_default_evaluated(hw, problem)
+                else:
+                    evaluated = evaluate_config(hw, problem, op.config)
+            elif op.kernel in FAMILY_KERNELS and op.model_shape is not None:
+                problem = make_problem(_program(op.kernel), op.model_shape, op.dtype, op.fidelity,
+                                       fp32_acc=op.fp32_acc)
+                evaluated = evaluate_interleaved_default(hw, problem)[1]
             elif op.kernel == "flash_attention" and op.model_shape is not None:
                 problem = make_problem(_program("flash_attention"), op.model_shape, op.dtype, op.fidelity,
                                        formats=op.formats, fp32_acc=op.fp32_acc,
@@ -692,8 +839,8 @@ class _Predictor:
                         if op.q_chunk_size else ttnn_default_sdpa_config(hw))
                 evaluated = evaluate_sdpa_config(hw, problem, sdpa)
         except ValueError as exc:  # ConfigError, ProblemError, a grid that does not fit: recorded unpredicted
-            return _Predicted(hw, sha, None, f"not predicted: {exc}")
-        return _Predicted(hw, sha, evaluated, "")
+            return _Predicted(hw, sha, None, f"not predicted: {exc}", config=op.config)
+        return _Predicted(hw, sha, evaluated, "", config=config)
 
     @staticmethod
     def _described(op: IngestedOp, p: _Predicted) -> _Predicted:
@@ -701,13 +848,15 @@ class _Predictor:
         evaluated = p.evaluated
         if evaluated:
             candidate = evaluated.result.candidate_name
-        elif op.config is not None:
-            candidate = candidate_name(op.config)
-        else:
+        elif p.config is not None:
+            candidate = candidate_name(p.config)
+        elif op.kernel == "flash_attention":
             candidate = "SDPAProgramConfig" if op.q_chunk_size else "SDPA (ttnn default config)"
+        else:
+            candidate = "ttnn default" if op.kernel in FAMILY_KERNELS else "matmul (ttnn default config)"
         tail = json.dumps({"candidate": candidate, "params": evaluated.values if evaluated else {},
                            "dtype": op.dtype.value, "fidelity": op.fidelity.value,
-                           "ttnn_config": op.config.model_dump(mode="json") if op.config else None,
+                           "ttnn_config": p.config.model_dump(mode="json") if p.config else None,
                            "causal": op.causal, "q_chunk_size": op.q_chunk_size, "k_chunk_size": op.k_chunk_size})
         return replace(p, candidate=candidate, document_tail=", " + tail[1:])
 

@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loom_explorer.accuracy.gemm_data import AccuracyTables, ErrorsByKind, Row, Summary
 from loom_explorer.cli.common import (
@@ -30,6 +31,9 @@ from loom_explorer.hardware import HardwareError, load_hardware
 from loom_explorer.hardware.schema import HardwareSpec, parse_fidelity
 from loom_explorer.program import load_program
 from loom_explorer.report import predict_table, result_json
+
+if TYPE_CHECKING:
+    from loom_explorer.accuracy.ingest import IngestReport
 
 # ------------------------------------------------------------------------------------------- predict
 
@@ -405,7 +409,8 @@ def parse_ingest(args: argparse.Namespace) -> IngestCommand:
 
 
 def run_ingest(req: IngestCommand) -> int:
-    from loom_explorer.accuracy.ingest import read_ops_perf, report_measurements, suggest_hardware, summary_json
+    from loom_explorer.accuracy.coverage import coverage_of, coverage_lines
+    from loom_explorer.accuracy.ingest import read_ops_perf, report_measurements, summary_json
     from loom_explorer.accuracy.progress import Progress
     from loom_explorer.store import open_store
 
@@ -414,11 +419,8 @@ def run_ingest(req: IngestCommand) -> int:
     with Progress() as progress:
         # the whole file is read and checked before anything is predicted or recorded
         report = read_ops_perf(req.file, skip_bad_rows=req.skip_bad_rows, progress=progress)
-        hw_name = req.hw or suggest_hardware(report)
-        if hw_name is None and report.ops:
-            raise InputError(f"{req.file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
-                             "give --hw, e.g. --hw wormhole_n150")
-        measurements = report_measurements(report, hw_name, progress) if hw_name and report.ops else []
+        hw_name, grid, chip_line = ingest_hardware(report, req.hw, req.file)
+        measurements = report_measurements(report, hw_name, progress, grid) if hw_name and report.ops else []
         if not req.dry_run:
             with open_store(req.store) as store:
                 ids = store.record_many(measurements)
@@ -427,15 +429,20 @@ def run_ingest(req: IngestCommand) -> int:
         say(f"recorded {len(ids)} measurements in {store_path}")
     if report.bad:
         say_rows(f"skipped {len(report.bad)} unusable rows (--skip-bad-rows):", report.bad)
+    coverage = coverage_of(report, measurements)
     if req.json:
         doc = summary_json(report)
+        doc["chip"] = chip_line
         doc["predictions"] = [{"row": op.row, "hardware": m.hardware, "candidate": m.candidate,
                                "predicted_ns": m.predicted_ns, "measured_ns": m.measured_ns, "note": m.note}
                               for op, m in zip(report.ops, measurements, strict=True)]
+        doc["coverage"] = coverage.as_json()
         print(json.dumps(doc, indent=2))
         return EXIT_OK
     print(f"{req.file}: {len(report.ops)} ops ingested, {len(report.skipped)} rows skipped"
-          + (f"; predicted on {hw_name}" if report.ops else ""))
+          + (f"; predicted on {chip_line}" if report.ops else ""))
+    for line in coverage_lines(coverage):
+        print(f"  {line}")
     for op, m in zip(report.ops, measurements, strict=True):
         shape = ",".join(f"{k}={v}" for k, v in op.shape.items())
         predicted = f"{m.predicted_ns / 1e3:10.2f} us" if m.predicted_ns is not None else f"{'-':>13}"
@@ -446,6 +453,25 @@ def run_ingest(req: IngestCommand) -> int:
     for s in report.skipped:
         print(f"  skipped {s}")
     return EXIT_OK
+
+
+def ingest_hardware(report: IngestReport, hw: str | None, file: str
+                    ) -> tuple[str | None, tuple[int, int] | None, str]:
+    """(hardware, worker grid, how they were told) for predicting ``report``: ``--hw`` when given (on the run's
+    grid when it fits), else the chip the capture itself shows (``capture_chip``). InputError when neither
+    says and there are ops to predict."""
+    from loom_explorer.accuracy.ingest import capture_chip
+
+    chip = capture_chip(report)
+    if hw:
+        grid = chip.grid if chip else None
+        return hw, grid, f"{hw} (--hw)" + (f", the run's {grid[0]}x{grid[1]} worker grid where it fits" if grid else "")
+    if chip is None:
+        if report.ops:
+            raise InputError(f"{file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
+                             "give --hw, e.g. --hw wormhole_n150")
+        return None, None, ""
+    return chip.hardware, chip.grid, chip.reason
 
 
 def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -3,7 +3,8 @@
 ``published/`` holds the measurements the model is checked and calibrated against (GEMM timings and the
 configs they ran, SDPA timings, NoC packet-size and DRAM figures), transcribed from public
 tenstorrent/tt-metal files; ``published/README.md`` gives each file's source (repository file, commit,
-table) and licence. ``model_error.csv`` is the model's own measured error per kernel family on those
+table) and licence; ``published/captures/`` holds device-profiler captures of real models (``CAPTURES``,
+``capture_path``). ``model_error.csv`` is the model's own measured error per kernel family on those
 measurements (``accuracy/family_error.py`` makes and reads it). A wheel also carries the hardware
 descriptions and tile programs here (``data/hw``, ``data/kernels``; pyproject's force-include); a checkout
 keeps those at the top level (``loom_explorer.shipped.shipped_dir`` finds both).
@@ -27,6 +28,16 @@ PUBLISHED_FILES: tuple[str, ...] = (
     "noc_dram_bench.md",
 )
 
+# device-profiler captures of real models (tenstorrent/tt-perf-report tests/data; published/README.md):
+# name -> what ran
+CAPTURES: dict[str, str] = {
+    "wh_clip_encoder_2.csv.gz": "CLIP encoder, Wormhole n150 (8x8)",
+    "bh_64_clip_encoder_1.csv.gz": "CLIP encoder, Blackhole on an 8x8 grid",
+    "bh_8xp150_deepseek_v3_d_p.csv.gz": "DeepSeek-V3 layer (prefill), 8 Blackhole p150",
+    "bh_p100_dlv3.csv.gz": "DeepLabV3 segmentation, Blackhole p100a",
+    "bh20_oft.csv.gz": "OFT 3-D object detection, Blackhole on 20 cores",
+}
+
 
 class PublishedDataMissing(FileNotFoundError):
     """A published data file is not where the package keeps it; the message names the file."""
@@ -46,4 +57,15 @@ def published_path(name: str) -> Path:
         known = ", ".join(sorted(p.name for p in PUBLISHED_DIR.glob("*") if p.is_file())) or "none"
         raise PublishedDataMissing(f"published data file {name!r} is missing: expected {path} "
                                    f"(files there: {known})")
+    return path
+
+
+def capture_path(name: str) -> Path:
+    """The path of the shipped device-profiler capture ``name`` (a key of ``CAPTURES``); PublishedDataMissing
+    for any other name."""
+    if name not in CAPTURES:
+        raise PublishedDataMissing(f"capture {name!r} is not shipped; shipped: {', '.join(CAPTURES)}")
+    path = PUBLISHED_DIR / "captures" / name
+    if not path.is_file():
+        raise PublishedDataMissing(f"capture {name!r} is missing: expected {path}")
     return path

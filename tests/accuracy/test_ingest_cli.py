@@ -26,11 +26,11 @@ def test_ingest_records_every_op_with_its_prediction(tmp_path):
     store = tmp_path / "results.sqlite"
     code, out, err = run("ingest", str(V2), "--store", str(store))
     assert code == 0, err
-    assert "6 ops ingested, 9 rows skipped; predicted on wormhole_n150" in out
-    assert "skipped row 3 (TilizeWithValPaddingDeviceOperation): not a matmul or SDPA op" in out
-    assert f"recorded 6 measurements in {store}" in err
+    assert "9 ops ingested, 6 rows skipped; predicted on wormhole_n150, 8x8 grid (told from the capture" in out
+    assert "skipped row 3 (TilizeWithValPaddingDeviceOperation): not an op the model maps" in out
+    assert f"recorded 9 measurements in {store}" in err
     rows = ResultsStore(store).measurements()
-    assert len(rows) == 6 and {m.source for m in rows} == {"report"}
+    assert len(rows) == 9 and {m.source for m in rows} == {"report"}
     predicted = [m for m in rows if m.predicted_ns is not None]
     assert predicted and all(m.predicted_ns > 0 and m.measured_ns > 0 for m in predicted)
     # the printed error is the stored one
@@ -43,7 +43,7 @@ def test_json_and_dry_run_leave_the_store_alone(tmp_path):
     code, out, _ = run("ingest", str(V2), "--store", str(store), "--dry-run", "--json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["counts"] == {"ingested": 6, "skipped": 9}
+    assert doc["counts"] == {"ingested": 9, "skipped": 6}
     assert [p["row"] for p in doc["predictions"]] == [op["row"] for op in doc["ingested"]]
     illegal = next(p for p in doc["predictions"] if p["row"] == 14)
     assert illegal["predicted_ns"] is None and "dst_capacity" in illegal["note"]
