@@ -61,7 +61,7 @@ class Coverage:
     def worst_error(self) -> float | None:
         return max((abs(e) for e in self.row_errors), default=None)
 
-    def as_json(self) -> dict[str, float | int | None]:
+    def as_json(self) -> dict[str, object]:
         return {"device_ns": self.device_ns, "matmul_attention_ns": self.matmul_attention_ns,
                 "predicted_measured_ns": self.predicted_measured_ns, "predicted_ns": self.predicted_ns,
                 "predicted_rows": self.predicted_rows, "ingested_rows": self.ingested_rows,
@@ -82,20 +82,24 @@ def is_matmul_or_attention(op_code: str) -> bool:
 def coverage_of(report: IngestReport, measurements: Sequence[Measurement]) -> Coverage:
     """The coverage of ``report`` by ``measurements`` (``report_measurements`` of it; module docstring)."""
     predicted = [m for m in measurements if m.predicted_ns is not None and m.measured_ns]
-    kernels = sorted({m.kernel for m in predicted})
-    return Coverage(
-        device_ns=sum(ns for _, ns in report.device_ns_by_op),
+    return _coverage(
+        predicted, device_ns=sum(ns for _, ns in report.device_ns_by_op),
         matmul_attention_ns=sum(ns for op, ns in report.device_ns_by_op if is_matmul_or_attention(op)),
-        **_predicted(predicted), ingested_rows=len(report.ops),
+        ingested_rows=len(report.ops),
         predicted_matmul_attention_ns=sum(m.measured_ns or 0.0 for m in predicted if m.kernel in MATMUL_KERNELS),
-        by_kernel=tuple((k, Coverage(device_ns=0.0, matmul_attention_ns=0.0, ingested_rows=0,
-                                     **_predicted([m for m in predicted if m.kernel == k]))) for k in kernels))
+        by_kernel=tuple((k, _coverage([m for m in predicted if m.kernel == k]))
+                        for k in sorted({m.kernel for m in predicted})))
 
 
-def _predicted(predicted: list[Measurement]) -> dict[str, float | int | tuple[float, ...]]:
-    return {"predicted_measured_ns": sum(m.measured_ns or 0.0 for m in predicted),
-            "predicted_ns": sum(m.predicted_ns or 0.0 for m in predicted), "predicted_rows": len(predicted),
-            "row_errors": tuple((m.predicted_ns or 0.0) / (m.measured_ns or 1.0) - 1 for m in predicted)}
+def _coverage(predicted: list[Measurement], device_ns: float = 0.0, matmul_attention_ns: float = 0.0,
+              ingested_rows: int = 0, predicted_matmul_attention_ns: float = 0.0,
+              by_kernel: tuple[tuple[str, Coverage], ...] = ()) -> Coverage:
+    return Coverage(device_ns=device_ns, matmul_attention_ns=matmul_attention_ns,
+                    predicted_measured_ns=sum(m.measured_ns or 0.0 for m in predicted),
+                    predicted_ns=sum(m.predicted_ns or 0.0 for m in predicted), predicted_rows=len(predicted),
+                    ingested_rows=ingested_rows,
+                    row_errors=tuple((m.predicted_ns or 0.0) / (m.measured_ns or 1.0) - 1 for m in predicted),
+                    predicted_matmul_attention_ns=predicted_matmul_attention_ns, by_kernel=by_kernel)
 
 
 def coverage_lines(c: Coverage) -> list[str]:

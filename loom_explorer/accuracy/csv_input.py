@@ -1,8 +1,8 @@
 """The CSV files ``accuracy``, ``calibrate`` and ``ingest`` read, and the checks every cell they use passes.
 
-A file is read whole as UTF-8 text (a leading byte-order mark is allowed; a gzipped file is read as its content). It is refused in one line when it
-does not exist, is not a regular file (a folder, a FIFO: never opened), is not UTF-8, holds a NUL byte
-(binary), is not readable CSV, has no header or has no data rows.
+A file is read whole as UTF-8 text (a leading byte-order mark is allowed; a gzipped file is read as its
+content). It is refused in one line when it does not exist, is not a regular file (a folder, a FIFO: never
+opened), is not UTF-8, holds a NUL byte (binary), is not readable CSV, has no header or has no data rows.
 
 Rows are numbered as the file's lines, as an editor shows them: the header is line 1, a row starts on the
 line where its first cell starts (a quoted cell may span lines), blank lines are not rows. A row with more

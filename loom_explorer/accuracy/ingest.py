@@ -100,7 +100,7 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.hashing import hardware_sha256
-from loom_explorer.problem import make_problem
+from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.store import Measurement, ResultsStore
@@ -511,7 +511,8 @@ def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str
     source, fuse_batch, activation = config
     batch, in1_batch = a[0] * a[1], b[0] * b[1]
     padded: dict[str, int] = {}
-    run_grid = source.grid if isinstance(source, _MinimalBlocks) else source and source.compute_with_storage_grid_size
+    run_grid = source.grid if isinstance(source, _MinimalBlocks) else \
+        source.compute_with_storage_grid_size if source else None
     if isinstance(source, _MinimalBlocks):
         blocks = {"M": source.m_block, "K": source.k_block, "N": source.n_block}
         tiles = {d: math.ceil(e / 32) for d, e in (("M", batch * m), ("K", k), ("N", n))}
@@ -575,7 +576,7 @@ def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> _OpPa
 
 def _family(row: _Row, name: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
     """An element-wise or norm/softmax op (``ingest_families``), costed as ttnn's interleaved default."""
-    shapes = []
+    shapes: list[tuple[int, int, int, int]] = []
     while (shape := row.shape(f"INPUT_{len(shapes)}")) is not None:
         shapes.append(shape)
     notes: list[str] = []
@@ -738,6 +739,20 @@ def capture_chip(report: IngestReport) -> CaptureChip | None:
                                 config_grids=frozenset(grids)))
 
 
+def choose_hardware(report: IngestReport, hw: str | None = None) -> tuple[str, tuple[int, int] | None, str]:
+    """(hardware, the run's worker grid, how they were told) to predict ``report`` on: ``hw`` (``--hw``) on
+    the run's grid where it fits, else the chip the capture itself shows (``capture_chip``); IngestError
+    naming the file when neither says."""
+    chip = capture_chip(report)
+    if hw:
+        grid = chip.grid if chip else None
+        return hw, grid, f"{hw} (--hw)" + (f", the run's {grid[0]}x{grid[1]} worker grid where it fits" if grid else "")
+    if chip is None:
+        raise IngestError(f"{report.file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
+                          "give --hw, e.g. --hw wormhole_n150")
+    return chip.hardware, chip.grid, chip.reason
+
+
 def suggest_hardware(report: IngestReport) -> str | None:
     """The shipped hardware file for the report (``capture_chip``; None when it does not say)."""
     chip = capture_chip(report)
@@ -749,8 +764,8 @@ def report_measurements(report: IngestReport, hw_name: str, progress: Progress |
     """Every ingested op as a results-store entry, predicted on ``hw_name`` (restricted to the run's worker
     ``grid`` when given and smaller, then to each config's grid) with its own config: a matmul's program
     config or the one ttnn picks, an SDPA op's ``SDPAProgramConfig`` (none: ttnn's default). Ops alike
-    (``_Predictor``) are predicted once."""
-    predict = _Predictor(load_hardware(hw_name), str(report.file), grid)
+    (``Predictor``) are predicted once."""
+    predict = Predictor(load_hardware(hw_name), str(report.file), grid)
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if progress:
         progress.phase("predicting", len(report.ops))
@@ -768,7 +783,7 @@ def record_report(report: IngestReport, hw_name: str, store: ResultsStore) -> li
 
 
 @dataclass(frozen=True, slots=True)
-class _Predicted:
+class Predicted:
     """The model's view of one distinct op: its hardware, evaluation, candidate, and the op's schedule
     document as JSON without its first three keys (``source_file``, ``row``, ``op_code``: per row)."""
 
@@ -776,12 +791,12 @@ class _Predicted:
     hardware_sha256: str
     evaluated: Evaluated | None
     failure: str  # why it was not predicted ("" when it was, or when the model does not take the op)
-    config: TtnnMatmulConfig | None = None  # the matmul config costed: the report's, or the one ttnn picks
+    config: TtnnMatmulConfig | TtnnSdpaConfig | None = None  # the config costed: the report's, or ttnn's pick
     candidate: str = ""
     document_tail: str = "}"
 
 
-class _Predictor:
+class Predictor:
     """Evaluates ops on ``base`` restricted to each op's grid, each distinct op once: a report repeats the
     same ops many times, and an evaluation (building the candidate's schedule) is the expensive part."""
 
@@ -791,24 +806,28 @@ class _Predictor:
             base = restrict_grid(full, *grid)
         self.full, self.base, self.source_file = full, base, source_file
         self.chips: dict[tuple[int, int] | None, tuple[HardwareSpec, str]] = {None: (base, hardware_sha256(base))}
-        self.known: dict[tuple[object, ...], _Predicted] = {}
+        self.known: dict[tuple[object, ...], Predicted] = {}
         self._config_json: dict[int, str] = {}  # by id of a config of report.ops (alive while they are)
 
-    def __call__(self, op: IngestedOp) -> _Predicted:
+    def key(self, op: IngestedOp) -> tuple[object, ...]:
+        """What an op's prediction depends on: ops of one key are predicted alike."""
         config = None
         if op.config is not None:
             config = self._config_json.get(id(op.config))
             if config is None:
                 config = self._config_json[id(op.config)] = op.config.model_dump_json()
-        key = (op.kernel, tuple(op.model_shape.items()) if op.model_shape else None, op.dtype,
-               tuple(op.formats.items()), op.fidelity, op.fp32_acc, op.bias, op.activation, op.grid, config,
-               op.causal, op.q_chunk_size, op.k_chunk_size)
+        return (op.kernel, tuple(op.model_shape.items()) if op.model_shape else None, op.dtype,
+                tuple(op.formats.items()), op.fidelity, op.fp32_acc, op.bias, op.activation, op.grid, config,
+                op.causal, op.q_chunk_size, op.k_chunk_size)
+
+    def __call__(self, op: IngestedOp) -> Predicted:
+        key = self.key(op)
         known = self.known.get(key)
         if known is None:
             known = self.known[key] = self._described(op, self._evaluate(op))
         return known
 
-    def _evaluate(self, op: IngestedOp) -> _Predicted:
+    def _evaluate(self, op: IngestedOp) -> Predicted:
         hw, sha = self.chips[None]
         try:
             if op.grid:
@@ -816,39 +835,34 @@ class _Predictor:
                     chip = restrict_grid(self.full, *op.grid)
                     self.chips[op.grid] = (chip, hardware_sha256(chip))
                 hw, sha = self.chips[op.grid]
-            evaluated, config = None, op.config
-            if op.kernel == "gemm" and op.model_shape is not None:
-                problem = make_problem(_program("gemm"), op.model_shape, op.dtype, op.fidelity, formats=op.formats,
-                                       placements=placements(op.config) if op.config else {}, fp32_acc=op.fp32_acc,
-                                       enabled={"bias"} if op.bias else set(), activation=op.activation)
+            evaluated = None
+            config: TtnnMatmulConfig | TtnnSdpaConfig | None = op.config
+            problem = op_problem(op)
+            if problem is None:
+                pass
+            elif op.kernel == "gemm":
                 if op.config is None:
                     config, evaluated = ttnn_default_evaluated(hw, problem)
                 else:
                     evaluated = evaluate_config(hw, problem, op.config)
-            elif op.kernel in FAMILY_KERNELS and op.model_shape is not None:
-                problem = make_problem(_program(op.kernel), op.model_shape, op.dtype, op.fidelity,
-                                       fp32_acc=op.fp32_acc)
+            elif op.kernel in FAMILY_KERNELS:
                 evaluated = evaluate_interleaved_default(hw, problem)[1]
-            elif op.kernel == "flash_attention" and op.model_shape is not None:
-                problem = make_problem(_program("flash_attention"), op.model_shape, op.dtype, op.fidelity,
-                                       formats=op.formats, fp32_acc=op.fp32_acc,
-                                       options={"causal"} if op.causal else set())
+            else:
                 sdpa = (TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
-                                       q_chunk_size=op.q_chunk_size,
-                                       k_chunk_size=op.k_chunk_size or op.q_chunk_size)
+                                       q_chunk_size=op.q_chunk_size, k_chunk_size=op.k_chunk_size or op.q_chunk_size)
                         if op.q_chunk_size else ttnn_default_sdpa_config(hw))
-                evaluated = evaluate_sdpa_config(hw, problem, sdpa)
+                config, evaluated = sdpa, evaluate_sdpa_config(hw, problem, sdpa)
         except ValueError as exc:  # ConfigError, ProblemError, a grid that does not fit: recorded unpredicted
-            return _Predicted(hw, sha, None, f"not predicted: {exc}", config=op.config)
-        return _Predicted(hw, sha, evaluated, "", config=config)
+            return Predicted(hw, sha, None, f"not predicted: {exc}", config=op.config)
+        return Predicted(hw, sha, evaluated, "", config=config)
 
     @staticmethod
-    def _described(op: IngestedOp, p: _Predicted) -> _Predicted:
+    def _described(op: IngestedOp, p: Predicted) -> Predicted:
         """``p`` with its candidate and document tail (the same for every op of its key)."""
         evaluated = p.evaluated
         if evaluated:
             candidate = evaluated.result.candidate_name
-        elif p.config is not None:
+        elif isinstance(p.config, TtnnMatmulConfig):
             candidate = candidate_name(p.config)
         elif op.kernel == "flash_attention":
             candidate = "SDPAProgramConfig" if op.q_chunk_size else "SDPA (ttnn default config)"
@@ -861,12 +875,30 @@ class _Predictor:
         return replace(p, candidate=candidate, document_tail=", " + tail[1:])
 
 
-@lru_cache(maxsize=4)
+def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem | None:
+    """The problem the model evaluates for ``op`` (its ``model_shape``, or ``shape``): formats, placements,
+    fidelity, accumulation, bias, activation and causality as the report gives them; None when the model
+    does not predict the op (``model_shape`` None)."""
+    shape = shape or op.model_shape
+    if shape is None:
+        return None
+    program = _program(op.kernel)
+    if op.kernel == "gemm":
+        return make_problem(program, shape, op.dtype, op.fidelity, formats=op.formats,
+                            placements=placements(op.config) if op.config else {}, fp32_acc=op.fp32_acc,
+                            enabled={"bias"} if op.bias else set(), activation=op.activation)
+    if op.kernel == "flash_attention":
+        return make_problem(program, shape, op.dtype, op.fidelity, formats=op.formats, fp32_acc=op.fp32_acc,
+                            options={"causal"} if op.causal else set())
+    return make_problem(program, shape, op.dtype, op.fidelity, fp32_acc=op.fp32_acc)
+
+
+@lru_cache(maxsize=8)
 def _program(kernel: str) -> TileProgram:
     return load_program(kernel)
 
 
-def _measurement(report: IngestReport, op: IngestedOp, predict: _Predictor, created: str) -> Measurement:
+def _measurement(report: IngestReport, op: IngestedOp, predict: Predictor, created: str) -> Measurement:
     notes = [f"{report.file.name} row {op.row} ({op.op_code})", *filter(None, [op.note])]
     family = predict.base.name.split("_")[0]
     if op.device_arch and not op.device_arch.lower().startswith(family):

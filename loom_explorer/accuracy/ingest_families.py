@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from loom_explorer.errors import LoomError
 
@@ -36,7 +37,7 @@ class FamilySkip(LoomError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class FamilyOp:
-    kernel: str  # a shipped kernel: layernorm, rmsnorm, softmax, binary
+    kernel: Literal["layernorm", "rmsnorm", "softmax", "binary"]  # a shipped kernel
     shape: dict[str, int]  # H, W
     inputs: int  # how many INPUT_<i> tensors the kernel reads (the rest would be fused extras)
     note: str = ""

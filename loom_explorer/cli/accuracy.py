@@ -10,7 +10,6 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from loom_explorer.accuracy.gemm_data import AccuracyTables, ErrorsByKind, Row, Summary
 from loom_explorer.cli.common import (
@@ -32,9 +31,6 @@ from loom_explorer.hardware.schema import HardwareSpec, parse_fidelity
 from loom_explorer.program import load_program
 from loom_explorer.report import predict_table, result_json
 
-if TYPE_CHECKING:
-    from loom_explorer.accuracy.ingest import IngestReport
-
 # ------------------------------------------------------------------------------------------- predict
 
 
@@ -44,12 +40,15 @@ class PredictCommand:
     ttnn_config: str | None  # a JSON file, or None for the config ttnn picks itself
     grid: tuple[int, int] | None  # (columns, rows) the device grid is restricted to
     json: bool
+    op: str | None = None  # the op's key in an `improve -o` configs file
 
 
 def parse_predict(args: argparse.Namespace) -> PredictCommand:
     if bool(args.ttnn_config) == bool(args.ttnn_default):
         raise InputError("predict needs exactly one of --ttnn-config FILE and --ttnn-default")
-    return PredictCommand(ProblemRequest.from_args(args), args.ttnn_config, args.grid, args.json)
+    if args.op and not args.ttnn_config:
+        raise InputError("--op picks an op of an `improve -o` file given with --ttnn-config")
+    return PredictCommand(ProblemRequest.from_args(args), args.ttnn_config, args.grid, args.json, args.op)
 
 
 def finite_json(text: str) -> object:
@@ -111,10 +110,7 @@ def run_predict(req: PredictCommand) -> int:
                          "predict ttnn's interleaved default with --ttnn-default, or a sharded layout with "
                          "`solve --memory` and its pins")
     if req.ttnn_config:
-        try:
-            raw = finite_json(Path(req.ttnn_config).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
-            raise InputError(f"--ttnn-config {req.ttnn_config}: {str(exc) or 'nested too deeply'}") from None
+        raw = _read_ttnn_config(req.ttnn_config, req.op)
         if sdpa:
             given = parse_sdpa_config(raw, req.ttnn_config)
         else:
@@ -148,6 +144,22 @@ def run_predict(req: PredictCommand) -> int:
         print("\n".join([f"ttnn config costed ({chosen}):", f"  {op}", *(f"  {line}" for line in config_call(cfg)),
                          "", predict_table(hw, problem, evaluated.schedule, evaluated.result)]))
     return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
+
+
+def _read_ttnn_config(path: str, op: str | None) -> object:
+    """The config of ``--ttnn-config``: a JSON config, or one op (``--op``) of an ``improve -o`` file (JSON
+    or Python, read without running it: ``accuracy/improve_configs.py``)."""
+    from loom_explorer.accuracy.improve_configs import ImproveFileError, is_improve_file, read_config
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        if op is not None or path.endswith(".py") or is_improve_file(text):
+            return read_config(path, op)[1]
+        return finite_json(text)
+    except ImproveFileError as exc:
+        raise InputError(f"--ttnn-config {exc}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
+        raise InputError(f"--ttnn-config {path}: {str(exc) or 'nested too deeply'}") from None
 
 
 # ------------------------------------------------------------------------------------------ accuracy
@@ -409,8 +421,8 @@ def parse_ingest(args: argparse.Namespace) -> IngestCommand:
 
 
 def run_ingest(req: IngestCommand) -> int:
-    from loom_explorer.accuracy.coverage import coverage_of, coverage_lines
-    from loom_explorer.accuracy.ingest import read_ops_perf, report_measurements, summary_json
+    from loom_explorer.accuracy.coverage import coverage_lines, coverage_of
+    from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf, report_measurements, summary_json
     from loom_explorer.accuracy.progress import Progress
     from loom_explorer.store import open_store
 
@@ -419,7 +431,7 @@ def run_ingest(req: IngestCommand) -> int:
     with Progress() as progress:
         # the whole file is read and checked before anything is predicted or recorded
         report = read_ops_perf(req.file, skip_bad_rows=req.skip_bad_rows, progress=progress)
-        hw_name, grid, chip_line = ingest_hardware(report, req.hw, req.file)
+        hw_name, grid, chip_line = choose_hardware(report, req.hw) if report.ops else (None, None, "")
         measurements = report_measurements(report, hw_name, progress, grid) if hw_name and report.ops else []
         if not req.dry_run:
             with open_store(req.store) as store:
@@ -455,32 +467,16 @@ def run_ingest(req: IngestCommand) -> int:
     return EXIT_OK
 
 
-def ingest_hardware(report: IngestReport, hw: str | None, file: str
-                    ) -> tuple[str | None, tuple[int, int] | None, str]:
-    """(hardware, worker grid, how they were told) for predicting ``report``: ``--hw`` when given (on the run's
-    grid when it fits), else the chip the capture itself shows (``capture_chip``). InputError when neither
-    says and there are ops to predict."""
-    from loom_explorer.accuracy.ingest import capture_chip
-
-    chip = capture_chip(report)
-    if hw:
-        grid = chip.grid if chip else None
-        return hw, grid, f"{hw} (--hw)" + (f", the run's {grid[0]}x{grid[1]} worker grid where it fits" if grid else "")
-    if chip is None:
-        if report.ops:
-            raise InputError(f"{file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
-                             "give --hw, e.g. --hw wormhole_n150")
-        return None, None, ""
-    return chip.hardware, chip.grid, chip.reason
-
-
 def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     predict = add_command(sub, "predict", Command(parse_predict, run_predict),
                           help="evaluate an existing TTNN program config (matmul or SDPA), or ttnn's default for "
                                "an op, with the model")
     add_problem_args(predict)
     predict.add_argument("--ttnn-config", default=None, metavar="FILE",
-                         help="JSON in the ttnn constructor's argument names (see docs/accuracy.md)")
+                         help="JSON in the ttnn constructor's argument names (see docs/accuracy.md), or a configs "
+                              "file of `improve -o` (.json or .py, read without running it) with --op")
+    predict.add_argument("--op", default=None, metavar="KEY",
+                         help="the op of an `improve -o` configs file (as `improve` prints it)")
     predict.add_argument("--ttnn-default", action="store_true",
                          help="what ttnn runs itself on DRAM-interleaved tensors (matmul auto-config, SDPA's "
                               "32-element chunks, the element-wise and norm/softmax work split)")

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from loom_explorer.cli import accuracy, deploy, export, listing, serve, solve, sweep
+from loom_explorer.cli import accuracy, deploy, export, improve, listing, serve, solve, sweep
 from loom_explorer.cli.common import Command
 from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, LoomError
 from loom_explorer.solve.interrupt import STOP, Interrupted, stop_on_sigint
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     accuracy.add_accuracy_parsers(sub)  # accuracy, calibrate
     deploy.add_deploy_parsers(sub)
     accuracy.add_ingest_parser(sub)
+    improve.add_parsers(sub)  # improve
     sweep.add_parsers(sub)  # sweep, report
     deploy.add_results_parser(sub)
     serve.add_parsers(sub)

@@ -43,7 +43,7 @@ from loom_explorer.export.ttnn_mapping import config_args, layout_of_candidate, 
 from loom_explorer.export.ttnn_row_reduction import ROW_REDUCTION_OP
 from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp, ranges_filling_rows, sharded
 from loom_explorer.hardware.schema import Fidelity
-from loom_explorer.mapping.candidate import Comm
+from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.decode import ttnn_decode_work
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Placement, Problem, ProblemError
@@ -64,11 +64,29 @@ def ttnn_equivalent(schedule: SymbolicSchedule,
     return _op(schedule.problem).equivalent(schedule, v)
 
 
+def ttnn_runs(problem: Problem, cand: Candidate) -> bool:
+    """Whether a TTNN op with a program config runs candidate ``cand`` of ``problem`` at all (what
+    ``ttnn_equivalent`` asks of the candidate before its values): a row of the matmul config table, or
+    SDPA's flattened (or key/value-split) candidate reading q, k and v from DRAM."""
+    family = program_family(problem.program).name
+    if family == ATTENTION.name:
+        return _sdpa_runs(cand)
+    if family == CONTRACTION.name:
+        structure = analyse_contraction(problem.program)
+        return not structure.batch_dims and layout_of_candidate(
+            cand, structure.m_dim, structure.n_dim, structure.matmul.a, structure.matmul.b) is not None
+    return False
+
+
+def _sdpa_runs(cand: Candidate) -> bool:
+    return bool(cand.flattened or cand.kv_split) and all(c is Comm.dram for _, c in cand.comms)
+
+
 def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
     cand, problem = schedule.candidate, schedule.problem
     structure = analyse_attention(problem.program)
     grid = [v["grid_x"], v["grid_y"]]
-    if not ((cand.flattened or cand.kv_split) and all(c is Comm.dram for _, c in cand.comms)):
+    if not _sdpa_runs(cand):
         raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
                           f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
     for t in structure.streamed:
@@ -102,9 +120,6 @@ def _decode_cores_per_head(schedule: SymbolicSchedule, v: dict[str, int]) -> int
 def _matmul_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
     cand, problem = schedule.candidate, schedule.problem
     structure = _plain_contraction(problem)
-    if any(problem.is_enabled(t.name) for t in problem.program.inputs if t.name not in
-           (structure.matmul.a, structure.matmul.b)) or problem.activation:
-        raise ExportError("TTNN export covers C = A @ B so far (no bias, no activation)")
     a, b = structure.matmul.a, structure.matmul.b
     layout = layout_of_candidate(cand, structure.m_dim, structure.n_dim, a, b)
     if layout is None:
@@ -226,7 +241,13 @@ def _plain_contraction(problem: Problem) -> Contraction:
 
 
 def _matmul_call(schedule: SymbolicSchedule) -> str:
-    structure = analyse_contraction(schedule.problem.program)
+    """The ``ttnn.matmul`` call of the exported file; its program config (``_matmul_equivalent``) is the
+    same with a bias or a fused activation, but the call written here is C = A @ B."""
+    problem = schedule.problem
+    structure = analyse_contraction(problem.program)
+    if any(problem.is_enabled(t.name) for t in problem.program.inputs if t.name not in
+           (structure.matmul.a, structure.matmul.b)) or problem.activation:
+        raise ExportError("TTNN export covers C = A @ B so far (no bias, no activation)")
     mm = structure.matmul
     return _MATMUL_CALL.format(a=mm.a, b=mm.b, out=mm.out, m=structure.m_dim, k=structure.k_dim, n=structure.n_dim)
 

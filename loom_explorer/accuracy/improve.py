@@ -1,0 +1,245 @@
+"""``loom-explorer improve``: for every matmul and attention op of a device-profiler capture, the config it
+ran, the best schedule ttnn can run instead, and the predicted gain.
+
+The capture is read and predicted as ``ingest`` does (``accuracy/ingest.py``: each op with the config it ran,
+or the one ttnn picks where the row has none, on the chip and grid told from the capture). Ops alike (same
+kernel, shape, formats, fidelity, options and config) form one *op*, keyed ``"<op code> <kernel>
+<shape> <dtype> <fidelity>[ causal][ #<n>]"`` (``#2``, ... when configs differ). For each op:
+
+* ``measured_ns``: the mean measured kernel duration of its rows, ``calls`` rows;
+* ``ran_ns``: the model's prediction of the config it ran (the figure ``ingest`` records);
+* the best: the optimum of one CP-SAT solve of the op's logical problem (``MinimalMatmulOp``'s padding
+  is not forced on ``ttnn.matmul``) over the candidates a TTNN op with a program config runs
+  (``export.ttnn_config.ttnn_runs``), on the capture's worker grid, with the op's operand placements;
+  answered from the results store when proven before (``solve/memory.py``);
+* ``best_config``: that schedule as the TTNN program config (``ttnn_equivalent``), the form
+  ``predict --ttnn-config`` reads; ``best_ns`` is that config as ttnn runs it (ttnn fixes a few things the
+  schedule leaves free, e.g. two-block input buffers), costed as ``predict --ttnn-config`` costs it;
+* the gain ``calls * (ran_ns - best_ns)``, predicted time saved over the whole run; when the best config is
+  not predicted faster than the one it ran, the op keeps its own (no config, gain 0, the note says so). The
+  model's error on the capture (``ingest``'s coverage) is the caveat beside every gain.
+
+Element-wise and norm/softmax ops run without a program config on interleaved tensors: they are counted in
+the capture's time but not improved. Batched matmuls the model does not predict are listed with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from loom_explorer.accuracy.coverage import Coverage, coverage_of
+from loom_explorer.accuracy.ingest import IngestedOp, IngestReport, Predictor, op_problem, report_measurements
+from loom_explorer.accuracy.progress import Progress
+from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config, parse_sdpa_config
+from loom_explorer.accuracy.ttnn_configs import (
+    MEMORY,
+    ConfigError,
+    TtnnMatmulConfig,
+    evaluate_config,
+    parse_config,
+)
+from loom_explorer.export.exporter import ExportError
+from loom_explorer.export.ttnn_config import compute_config_args, ttnn_equivalent, ttnn_memory, ttnn_runs
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import Problem
+from loom_explorer.result import CandidateResult
+from loom_explorer.solve.memory import solve_with_memory
+from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.store import Measurement
+
+IMPROVED_KERNELS = ("gemm", "flash_attention")  # the ops TTNN takes a program config for
+Config = TtnnMatmulConfig | TtnnSdpaConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Improvement:
+    """One op of the capture (module docstring), its rows, the config it ran and the best one."""
+
+    key: str
+    op_code: str
+    kernel: str
+    shape: dict[str, int]  # as the capture states it (logical)
+    rows: tuple[int, ...]
+    measured_ns: float  # mean per call
+    ran_ns: float | None
+    ran_config: Config | None
+    ran_candidate: str
+    best_ns: float | None = None
+    best_candidate: str = ""
+    best_values: tuple[tuple[str, int], ...] = ()
+    best_config: Config | None = None
+    problem: Problem | None = None  # the logical problem solved for the best (None: not predicted)
+    note: str = ""
+
+    @property
+    def calls(self) -> int:
+        return len(self.rows)
+
+    @property
+    def gain_ns(self) -> float | None:
+        """Predicted time saved over the run: ``calls * (ran_ns - best_ns)``, never below 0."""
+        if self.ran_ns is None or self.best_ns is None:
+            return None
+        return self.calls * max(0.0, self.ran_ns - self.best_ns)
+
+    @property
+    def speedup(self) -> float | None:
+        return self.ran_ns / self.best_ns if self.ran_ns and self.best_ns else None
+
+
+@dataclass(frozen=True, slots=True)
+class ImproveReport:
+    file: Path
+    hardware: str
+    grid: tuple[int, int] | None
+    chip: str  # how the chip was told
+    ops: tuple[Improvement, ...]  # biggest predicted gain first
+    coverage: Coverage
+
+    @property
+    def improved(self) -> tuple[Improvement, ...]:
+        """The ops with a predicted gain (0 for those that keep their config)."""
+        return tuple(o for o in self.ops if o.gain_ns is not None)
+
+    @property
+    def measured_ns(self) -> float:
+        """Measured time of the improved ops (all calls)."""
+        return sum(o.measured_ns * o.calls for o in self.improved)
+
+    @property
+    def ran_ns(self) -> float:
+        return sum((o.ran_ns or 0.0) * o.calls for o in self.improved)
+
+    @property
+    def best_ns(self) -> float:
+        return sum((o.best_ns or 0.0) * o.calls for o in self.improved)
+
+    @property
+    def gain_ns(self) -> float:
+        return sum(o.gain_ns or 0.0 for o in self.improved)
+
+
+def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | None = None, chip: str = "",
+                   options: SolveOptions | None = None, use_memory: bool = True, store: str | Path | None = None,
+                   progress: Progress | None = None,
+                   on_op: Callable[[Improvement], None] | None = None) -> ImproveReport:
+    """Every matmul and attention op of ``report`` improved on ``hw_name`` (module docstring)."""
+    measurements = report_measurements(report, hw_name, progress, grid)
+    predictor = Predictor(load_hardware(hw_name), str(report.file), grid)
+    groups: dict[str, list[tuple[IngestedOp, Measurement]]] = {}
+    keys: dict[tuple[object, ...], str] = {}
+    for op, m in zip(report.ops, measurements, strict=True):
+        if op.kernel not in IMPROVED_KERNELS:
+            continue
+        identity = (op.op_code, tuple(op.shape.items()), *predictor.key(op))
+        key = keys.get(identity)
+        if key is None:
+            key = keys[identity] = _unique(_key(op), keys.values())
+        groups.setdefault(key, []).append((op, m))
+    options = options or SolveOptions(time_limit_seconds=30.0, explain=False, fastest=1)
+    if progress:
+        progress.phase("solving ops", len(groups))
+    out = []
+    for done, (key, members) in enumerate(groups.items()):
+        if progress:
+            progress.update(done)
+        improvement = _improve(key, members, predictor, options, use_memory, store)
+        if on_op:
+            on_op(improvement)
+        out.append(improvement)
+    out.sort(key=lambda o: (-(o.gain_ns or -1.0), -o.measured_ns * o.calls))
+    return ImproveReport(report.file, hw_name, grid, chip, tuple(out), coverage_of(report, measurements))
+
+
+def _key(op: IngestedOp) -> str:
+    shape = ",".join(f"{d}={e}" for d, e in op.shape.items())
+    return f"{op.op_code} {op.kernel} {shape} {op.dtype.value} {op.fidelity.value}" + (" causal" if op.causal else "")
+
+
+def _unique(key: str, taken: object) -> str:
+    existing = set(taken)  # type: ignore[call-overload]
+    n, out = 1, key
+    while out in existing:
+        n += 1
+        out = f"{key} #{n}"
+    return out
+
+
+def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor: Predictor,
+             options: SolveOptions, use_memory: bool, store: str | Path | None) -> Improvement:
+    op, m = members[0]
+    predicted = predictor(op)
+    ran = predicted.config
+    base = Improvement(key=key, op_code=op.op_code, kernel=op.kernel, shape=dict(op.shape),
+                       rows=tuple(o.row for o, _ in members),
+                       measured_ns=sum(o.device_kernel_ns for o, _ in members) / len(members),
+                       ran_ns=m.predicted_ns, ran_config=ran, ran_candidate=m.candidate, note=op.note)
+    if m.predicted_ns is None:
+        return _with(base, note=_join(op.note, predicted.failure) or "the config it ran is not predicted")
+    logical = {d: e for d, e in op.shape.items() if d != "batch"}
+    if "batch" in op.shape and op.model_shape:
+        logical = dict(op.model_shape) if op.kernel != "gemm" else {**logical, "M": op.model_shape["M"]}
+    try:
+        problem = op_problem(op, logical if op.kernel == "gemm" else None)
+        assert problem is not None, "a predicted op has a problem"
+        session = Session(predictor.base, problem)
+        names = [s.candidate.name for s in session.schedules if ttnn_runs(problem, s.candidate)]
+        if not names:
+            return _with(base, problem=problem, note=_join(op.note, "no candidate TTNN runs with a program config"))
+        results = solve_with_memory(session, {}, options, names, store=store, use_memory=use_memory).results
+    except ValueError as exc:  # ProblemError, a model out of range: said, the others go on
+        return _with(base, note=_join(op.note, f"not solved: {exc}"))
+    hw = predictor.base
+    for r in sorted((r for r in results if r.solution), key=_latency):
+        config = _config(session, problem, r)
+        if isinstance(config, str):
+            continue
+        # the config as ttnn runs it (its own buffer depths...), costed as predict --ttnn-config costs it
+        ran_as = (evaluate_sdpa_config(hw, problem, config) if isinstance(config, TtnnSdpaConfig)
+                  else evaluate_config(hw, problem, config))
+        sol = ran_as.result.solution
+        if sol is None:
+            continue
+        best_ns = hw.cycles_to_us(sol.latency_cycles) * 1e3
+        if base.ran_ns is not None and best_ns >= base.ran_ns:  # nothing to gain: keep the config it ran
+            return _with(base, best_ns=base.ran_ns, problem=problem, note=_join(
+                op.note, f"keep the config it ran: the best TTNN config found ({r.candidate_name}) is predicted "
+                         f"at {best_ns / 1e3:.1f} us"))
+        return _with(base, best_ns=best_ns, best_candidate=r.candidate_name,
+                     best_values=tuple(sorted(ran_as.values.items())), best_config=config, problem=problem)
+    reasons = "; ".join(f"{r.candidate_name}: {r.conflict.message if r.conflict else r.status}" for r in results)
+    return _with(base, problem=problem, note=_join(op.note, f"no schedule TTNN can run: {reasons}"))
+
+
+def _latency(r: CandidateResult) -> int:
+    return r.solution.latency_cycles if r.solution else 1 << 62
+
+
+def _config(session: Session, problem: Problem, r: CandidateResult) -> Config | str:
+    """The TTNN program config of result ``r``, or why it has none."""
+    assert r.solution is not None
+    schedule = session.schedule(r.candidate_name)
+    values = dict(r.solution.params)
+    try:
+        name, args, _ = ttnn_equivalent(schedule, values)
+        memory_by_tensor = ttnn_memory(schedule, values)  # ExportError when TTNN cannot hold an operand so
+    except ExportError as exc:
+        return str(exc)
+    try:
+        if name == "SDPAProgramConfig":
+            return parse_sdpa_config({"program_config": name, **args})
+        memory = {t: n for t in memory_by_tensor for n, p in MEMORY.items() if p is problem.placement(t)}
+        return parse_config({"program_config": name, **args, "memory": memory,
+                             "compute": compute_config_args(problem)})
+    except ConfigError as exc:
+        return str(exc)
+
+
+def _with(base: Improvement, **changes: object) -> Improvement:
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)

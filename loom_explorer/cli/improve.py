@@ -1,0 +1,132 @@
+"""``loom-explorer improve``: the ops of a device-profiler capture, the config each ran, the best schedule ttnn
+can run instead and the predicted gain, with totals; ``-o`` writes the configs (``accuracy/improve.py``,
+``accuracy/improve_configs.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from dataclasses import dataclass
+
+from loom_explorer.accuracy.improve import Improvement, ImproveReport
+from loom_explorer.cli.common import Command, InputError, add_command, add_store_arg, say
+from loom_explorer.errors import EXIT_OK
+from loom_explorer.export.files import check_target, write_new
+
+SUFFIXES = (".json", ".py")
+
+
+@dataclass(frozen=True, slots=True)
+class ImproveCommand:
+    file: str
+    hw: str | None
+    output: str | None
+    force: bool
+    json: bool
+    no_cache: bool
+    store: str | None
+    time_limit: float
+
+
+def parse_improve(args: argparse.Namespace) -> ImproveCommand:
+    return ImproveCommand(args.file, args.hw, args.output, args.force, args.json, args.no_cache, args.store,
+                          args.time_limit)
+
+
+def run_improve(req: ImproveCommand) -> int:
+    from loom_explorer.accuracy.coverage import coverage_lines
+    from loom_explorer.accuracy.improve import improve_report
+    from loom_explorer.accuracy.improve_configs import configs_json, configs_python
+    from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf
+    from loom_explorer.accuracy.progress import Progress
+    from loom_explorer.accuracy.ttnn_config_text import config_call
+    from loom_explorer.solve.solver import SolveOptions
+
+    if req.output and not req.output.endswith(SUFFIXES):
+        raise InputError(f"-o {req.output}: the configs are written as .json or .py (by the suffix)")
+    if req.output:
+        check_target(req.output, req.force)  # refused now, before the solves
+    with Progress() as progress:
+        report = read_ops_perf(req.file, progress=progress)
+        hw_name, grid, chip = choose_hardware(report, req.hw)
+        options = SolveOptions(time_limit_seconds=req.time_limit, explain=False, fastest=1)
+        result = improve_report(report, hw_name, grid, chip, options, use_memory=not req.no_cache,
+                                store=req.store, progress=progress)
+    command = shlex.join(["loom-explorer", "improve", req.file, *(["--hw", req.hw] if req.hw else [])])
+    if req.output:
+        text = configs_python(result, command) if req.output.endswith(".py") else configs_json(result)
+        written = write_new(req.output, text, req.force)
+        say(f"wrote the configs of {sum(o.best_config is not None for o in result.ops)} ops to {written}")
+    if req.json:
+        print(json.dumps(_json(result), indent=2))
+        return EXIT_OK
+    print(f"{req.file}: predicted on {result.chip}")
+    for line in coverage_lines(result.coverage):
+        print(f"  {line}")
+    print()
+    print(_table(result))
+    print()
+    print(f"totals over the {len(result.improved)} improvable ops ({sum(o.calls for o in result.improved)} calls): "
+          f"measured {_ms(result.measured_ns)}, predicted as run {_ms(result.ran_ns)}, with the best configs "
+          f"{_ms(result.best_ns)}: predicted gain {_ms(result.gain_ns)}"
+          + (f" ({100 * result.gain_ns / result.ran_ns:.1f}% of their predicted time)" if result.ran_ns else ""))
+    print("The gain is the model's; its error on this capture is the coverage above (ingest prints the same).")
+    for o in result.ops:
+        if o.best_config is not None:
+            print(f"\n{o.key}:\n  " + "\n  ".join(config_call(o.best_config)))
+    return EXIT_OK
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:.3f} ms"
+
+
+def _us(ns: float | None) -> str:
+    return f"{ns / 1e3:.1f}" if ns is not None else "-"
+
+
+def _table(result: ImproveReport) -> str:
+    head = ["op", "calls", "measured us", "as run us", "best us", "gain ms", "best candidate / why not"]
+    rows = [[o.key, str(o.calls), _us(o.measured_ns), _us(o.ran_ns), _us(o.best_ns),
+             f"{o.gain_ns / 1e6:.3f}" if o.gain_ns is not None else "-",
+             o.best_candidate or _why(o)] for o in result.ops]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head) - 1)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1]
+                     for r in [head, *rows])
+
+
+def _why(o: Improvement) -> str:
+    return o.note.split("; ")[-1] if o.note else "not predicted"
+
+
+def _json(result: ImproveReport) -> dict[str, object]:
+    return {"file": str(result.file), "hardware": result.hardware,
+            "grid": list(result.grid) if result.grid else None, "chip": result.chip,
+            "coverage": result.coverage.as_json(),
+            "totals": {"measured_ns": result.measured_ns, "ran_ns": result.ran_ns, "best_ns": result.best_ns,
+                       "gain_ns": result.gain_ns},
+            "ops": [{"key": o.key, "op_code": o.op_code, "kernel": o.kernel, "shape": o.shape, "rows": list(o.rows),
+                     "calls": o.calls, "measured_ns": o.measured_ns, "ran_ns": o.ran_ns,
+                     "ran_candidate": o.ran_candidate,
+                     "ran_config": o.ran_config.model_dump(mode="json") if o.ran_config else None,
+                     "best_ns": o.best_ns, "best_candidate": o.best_candidate, "best_values": dict(o.best_values),
+                     "best_config": o.best_config.model_dump(mode="json") if o.best_config else None,
+                     "gain_ns": o.gain_ns, "note": o.note} for o in result.ops]}
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    improve = add_command(sub, "improve", Command(parse_improve, run_improve, stoppable=True),
+                          help="a device-profiler capture's matmul and attention ops: the config each ran, the best "
+                               "config ttnn can run instead and the predicted gain; -o writes the configs")
+    improve.add_argument("file", help="ops_perf_results_<timestamp>.csv (or .csv.gz) from tt-metal's device profiler")
+    improve.add_argument("--hw", default=None, help="hardware to predict on (default: told from the capture)")
+    improve.add_argument("-o", "--output", default=None, metavar="FILE",
+                         help="write the best configs keyed by op: FILE.json, or FILE.py (ttnn constructor calls); "
+                              "`predict --ttnn-config FILE --op KEY` reads either")
+    improve.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    improve.add_argument("--json", action="store_true")
+    improve.add_argument("--no-cache", action="store_true",
+                         help="solve every op again instead of answering from the results store")
+    improve.add_argument("--time-limit", type=float, default=30.0, help="CP-SAT seconds per op (default 30)")
+    add_store_arg(improve)
