@@ -96,19 +96,32 @@ def read_text(path: str | Path, error: type[ValueError]) -> str:
         raise error(f"{p}: not a regular file")
     try:
         data = p.read_bytes()
-        if data[:2] == GZIP_MAGIC:  # a gzipped CSV (as the shipped captures are) reads as its content
-            data = gzip.decompress(data)
-        text = data.decode("utf-8-sig")
-    except (gzip.BadGzipFile, EOFError, zlib.error):
-        raise error(f"{p}: not a CSV file (a damaged gzip stream)") from None
-    except UnicodeDecodeError:
-        raise error(f"{p}: not a CSV file (not UTF-8 text)") from None
     except OSError as exc:
         raise error(f"{p}: cannot read ({exc.strerror})") from None
+    return decode_text(str(p), data, error)
+
+
+MAX_DECOMPRESSED_BYTES = 1 << 30  # a gzipped CSV larger than 1 GiB once decompressed is refused
+
+
+def decode_text(label: str, data: bytes, error: type[ValueError]) -> str:
+    """``data`` (a file's bytes, gzipped or not) as text, or ``error`` in one line naming ``label``: the checks
+    of ``read_text`` for bytes that came from elsewhere (an upload)."""
+    try:
+        if data[:2] == GZIP_MAGIC:  # a gzipped CSV (as the shipped captures are) reads as its content
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+                data = stream.read(MAX_DECOMPRESSED_BYTES + 1)
+            if len(data) > MAX_DECOMPRESSED_BYTES:
+                raise error(f"{label}: more than {MAX_DECOMPRESSED_BYTES >> 30} GiB once decompressed")
+        text = data.decode("utf-8-sig")
+    except (gzip.BadGzipFile, EOFError, zlib.error):
+        raise error(f"{label}: not a CSV file (a damaged gzip stream)") from None
+    except UnicodeDecodeError:
+        raise error(f"{label}: not a CSV file (not UTF-8 text)") from None
     if "\x00" in text:
-        raise error(f"{p}: not a CSV file (binary content)")
+        raise error(f"{label}: not a CSV file (binary content)")
     if not text.strip():
-        raise error(f"{p}: empty file (no header, no data rows)")
+        raise error(f"{label}: empty file (no header, no data rows)")
     return text
 
 

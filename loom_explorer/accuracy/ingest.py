@@ -70,6 +70,7 @@ from loom_explorer.accuracy.csv_input import (
     RowIssue,
     cell_issue,
     csv_records,
+    decode_text,
     positive_int,
     positive_time,
     read_text,
@@ -655,14 +656,26 @@ REQUIRED_COLUMNS = {OP_CODE: [OP_CODE], DURATION: [DURATION],
 
 
 def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progress | None = None) -> IngestReport:
-    """Every row of an ``ops_perf_results_*.csv``, ingested or skipped with the reason (module docstring).
+    """Every row of an ``ops_perf_results_*.csv`` (or ``.csv.gz``), ingested or skipped with the reason
+    (module docstring).
 
     The file is checked whole before anything is predicted or recorded: a row with another number of cells
     than the header, or a number cell of an ingested op that is not what its column means, is an
     ``IngestError`` naming the file, line and column, unless ``skip_bad_rows`` (then a skipped row saying
     so). A file without data rows is an ``IngestError``."""
-    p = Path(path)
-    records = csv_records(p, read_text(p, IngestError), IngestError)
+    return parse_ops_perf(Path(path), read_text(path, IngestError), skip_bad_rows, progress)
+
+
+def read_ops_perf_bytes(name: str, data: bytes, skip_bad_rows: bool = False,
+                        progress: Progress | None = None) -> IngestReport:
+    """``read_ops_perf`` of a report's bytes (an upload), ``name`` only labelling it: no file is opened."""
+    return parse_ops_perf(Path(Path(name).name or "report.csv"), decode_text(name, data, IngestError),
+                          skip_bad_rows, progress)
+
+
+def parse_ops_perf(p: Path, text: str, skip_bad_rows: bool = False, progress: Progress | None = None) -> IngestReport:
+    """``read_ops_perf`` of the text of ``p``."""
+    records = csv_records(p, text, IngestError)
     header_line = next(records, None)
     if header_line is None:
         raise IngestError(f"{p}: empty file (no header, no data rows)")

@@ -158,7 +158,8 @@ def test_minimal_matmul_is_costed_as_the_multicast_matmul_of_its_blocks() -> Non
     # M_block 2 of a one-tile M: padded to two tiles, one row of cores busy -> the 1-D in0 multicast
     assert op.model_shape == {"M": 64, "K": 1280, "N": 1280} and "padded to whole blocks" in op.note
     cfg = op.config
-    assert cfg is not None and (cfg.program_config, cfg.mcast_in0) == ("MatmulMultiCoreReuseMultiCast1DProgramConfig", True)
+    assert cfg is not None and cfg.mcast_in0 is True
+    assert cfg.program_config == "MatmulMultiCoreReuseMultiCast1DProgramConfig"
     assert op.grid == (8, 8) and cfg.compute_with_storage_grid_size == (8, 1)
     assert (cfg.in0_block_w, cfg.per_core_M, cfg.out_block_h, cfg.out_block_w) == (8, 2, 2, 8)
 
