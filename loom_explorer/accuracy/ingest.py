@@ -439,7 +439,7 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
                 "out_subblock_w"):
         if _int(f.get(key, "")) is not None:
             raw[key] = _int(f[key])
-    for key in ("transpose_mcast", "mcast_in0"):
+    for key in ("transpose_mcast", "mcast_in0", "fuse_batch"):
         if _flag(f.get(key, "")) is not None:
             raw[key] = _flag(f[key])
     try:

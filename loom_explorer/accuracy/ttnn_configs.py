@@ -72,6 +72,7 @@ class TtnnMatmulConfig(BaseModel):
     out_subblock_w: int = Field(ge=1)
     transpose_mcast: bool = False
     mcast_in0: bool | None = None
+    fuse_batch: bool = True  # a required argument of both constructors; the model folds an in0 batch into M
     memory: dict[str, str] = Field(default_factory=dict)
     compute: dict[str, object] = Field(default_factory=dict)
 

@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.improve import Improvement, ImproveReport
-from loom_explorer.cli.common import Command, InputError, add_command, add_store_arg, say
+from loom_explorer.cli.common import Command, InputError, add_command, add_store_arg, say, seconds
 from loom_explorer.errors import EXIT_OK
 from loom_explorer.export.files import check_target, write_new
 
@@ -128,5 +128,5 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     improve.add_argument("--json", action="store_true")
     improve.add_argument("--no-cache", action="store_true",
                          help="solve every op again instead of answering from the results store")
-    improve.add_argument("--time-limit", type=float, default=30.0, help="CP-SAT seconds per op (default 30)")
+    improve.add_argument("--time-limit", type=seconds, default=30.0, help="CP-SAT seconds per op (default 30)")
     add_store_arg(improve)

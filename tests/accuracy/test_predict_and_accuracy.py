@@ -181,7 +181,7 @@ def test_predict_names_the_config_it_costed_before_the_schedule(tmp_path, capsys
             f"in0_block_w={cfg.in0_block_w}, per_core_M={cfg.per_core_M}, per_core_N={cfg.per_core_N}")
     lines = text.splitlines()
     assert lines[:2] == ["ttnn config costed (what ttnn picks when the call gives none):", "  ttnn.matmul"]
-    assert lines[2].startswith(call) and lines[2].endswith(f"transpose_mcast={cfg.transpose_mcast})")
+    assert lines[2].startswith(call) and lines[2].endswith(f"transpose_mcast={cfg.transpose_mcast}, fuse_batch=True)")
     assert lines[4].startswith("predicted for gemm M=1024,N=1024,K=1024 on wormhole_n150")
     assert "as candidate M@y,N@x|in0=mcast_x,in1=mcast_y" in text
     assert "feasible" not in text and "solve ms" not in text and "best:" not in text
