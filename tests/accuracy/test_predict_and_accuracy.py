@@ -200,7 +200,7 @@ def test_predict_names_the_config_it_costed_before_the_schedule(tmp_path, capsys
     assert lines[0] == f"ttnn config costed (from {given}):"
     assert lines[2] == ("  ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(compute_with_storage_grid_size="
                         "ttnn.CoreCoord(8, 4), in0_block_w=2, per_core_M=32, per_core_N=1, out_subblock_h=1, "
-                        "out_subblock_w=1, mcast_in0=True)")
+                        "out_subblock_w=1, mcast_in0=True, fuse_batch=True)")
     assert lines[3] == "  memory: out=L1_WIDTH_SHARDED"
 
 
