@@ -45,7 +45,7 @@ DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 # Paths in the text: repository files, and package modules named relative to loom_explorer/.
 REPO_PATH = re.compile(
-    r"(?<![\w/.-])((?:loom_explorer|benchmarks|tests|apps|kernels|hw|docs)/[\w./-]*\.(?:py|yaml|md|csv|sh|png))\b")
+    r"(?<![\w/.-])((?:loom_explorer|benchmarks|tests|apps|kernels|hw|docs)/[\w./-]*\.(?:py|yaml|md|csv|sh|png)(?:\.gz)?)\b")
 PACKAGE_PATH = re.compile(
     r"`((?:model|solve|mapping|program|hardware|noc|traffic|export|deploy|accuracy|sweep|ui|store|cli|data)/[\w/]+\.py)")
 

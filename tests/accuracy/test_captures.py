@@ -1,0 +1,145 @@
+"""Real device-profiler captures (loom_explorer/data/published/captures, from tenstorrent/tt-perf-report):
+the chip told from each, what is predicted of its device time and with what error, and ``improve`` on one
+of them, its configs read back by ``predict``."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from loom_explorer import cli
+from loom_explorer.accuracy.captures_table import capture_row, table
+from loom_explorer.accuracy.improve import improve_report
+from loom_explorer.accuracy.improve_configs import ImproveFileError, read_config
+from loom_explorer.accuracy.ingest import (
+    IngestError,
+    choose_hardware,
+    read_ops_perf,
+    read_ops_perf_bytes,
+    report_measurements,
+)
+from loom_explorer.data import CAPTURES, capture_path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIP = "wh_clip_encoder_2.csv.gz"
+
+# (capture, hardware told, grid told): DEVICE ARCH, AVAILABLE WORKER CORE COUNT and the devices decide
+TOLD = [
+    ("wh_clip_encoder_2.csv.gz", "wormhole_n150", (8, 8)),
+    ("bh_64_clip_encoder_1.csv.gz", "blackhole_p150a", (8, 8)),  # 64 workers: the configs' 8x8
+    ("bh_8xp150_deepseek_v3_d_p.csv.gz", "blackhole_p150a", (11, 10)),  # 110 workers on 8 devices: not a p100a
+    ("bh_p100_dlv3.csv.gz", "blackhole_p100a", (11, 10)),  # 110 workers, one device
+    ("bh20_oft.csv.gz", "blackhole_p150a", (5, 4)),
+]
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("name,hardware,grid", TOLD)
+def test_the_chip_and_grid_are_told_from_the_capture(name: str, hardware: str, grid: tuple[int, int]) -> None:
+    hw, told, why = choose_hardware(read_ops_perf(capture_path(name)))
+    assert (hw, told) == (hardware, grid) and "told from the capture" in why
+
+
+def test_every_real_capture_is_mostly_covered_where_it_can_be() -> None:
+    rows = {name: capture_row(name).coverage for name in CAPTURES}
+    # matmuls (MinimalMatmulOp, auto-configured, L1-interleaved) are predicted but the batched ones
+    assert rows["wh_clip_encoder_2.csv.gz"].share_of_matmul_attention > 0.85
+    assert rows["bh_64_clip_encoder_1.csv.gz"].share_of_matmul_attention > 0.75
+    assert rows["bh_p100_dlv3.csv.gz"].share_of_matmul_attention > 0.9
+    assert rows["bh20_oft.csv.gz"].share_of_matmul_attention == pytest.approx(1.0)
+    # DeepSeek's ring-joint attention across devices is not modelled: most of its matmul/attention time
+    assert rows["bh_8xp150_deepseek_v3_d_p.csv.gz"].share_of_matmul_attention < 0.25
+    for c in rows.values():  # norms, softmax and element-wise ops count too
+        assert c.share >= c.predicted_matmul_attention_ns / c.device_ns
+
+
+def test_docs_state_the_coverage_of_every_capture() -> None:
+    """docs/accuracy.md carries the table ``python -m loom_explorer.accuracy.captures_table`` prints."""
+    text = (ROOT / "docs" / "accuracy.md").read_text()
+    for line in table():
+        assert line in text, line
+
+
+def test_a_report_uploaded_as_bytes_reads_as_the_file_does() -> None:
+    path = capture_path("bh_p100_dlv3.csv.gz")
+    from_file, from_bytes = read_ops_perf(path), read_ops_perf_bytes("../../etc/bh_p100_dlv3.csv.gz", path.read_bytes())
+    assert from_bytes.ops == tuple(op for op in from_file.ops)
+    assert from_bytes.file == Path("bh_p100_dlv3.csv.gz")  # the name labels it; no folder of it is kept
+    with pytest.raises(IngestError, match="damaged gzip"):
+        read_ops_perf_bytes("x.csv.gz", path.read_bytes()[:200])
+    with pytest.raises(IngestError, match="not UTF-8"):
+        read_ops_perf_bytes("x.csv", b"\xff\xfe\x00")
+
+
+def test_improve_writes_configs_that_predict_reads_back_at_the_same_latency(tmp_path: Path) -> None:
+    capture = str(capture_path(CLIP))
+    store = str(tmp_path / "store.sqlite")
+    code, out, err = run("improve", capture, "-o", str(tmp_path / "configs.json"), "--store", store)
+    assert code == 0, err
+    assert "predicted on wormhole_n150, 8x8 grid (told from the capture" in out
+    assert "totals over the 4 improvable ops" in out and "not predicted: batched matmul" in out
+    doc = json.loads((tmp_path / "configs.json").read_text())
+    assert doc["format"] == "loom-explorer improve configs" and doc["hardware"] == "wormhole_n150"
+    # the same in Python: the module's constructor calls, read back without running them
+    assert run("improve", capture, "-o", str(tmp_path / "configs.py"), "--store", store)[0] == 0
+    gains = [op["gain_ns"] for op in doc["ops"].values()]
+    assert gains == sorted(gains, reverse=True) and gains[0] > 0
+    for key, op in doc["ops"].items():
+        for path in ("configs.json", "configs.py"):
+            code, out, err = run("predict", *op["predict_args"], "--ttnn-config", str(tmp_path / path), "--op", key,
+                                 "--json")
+            assert code == 0, err
+            predicted = json.loads(out)
+            assert predicted["latency_us"] * 1e3 == pytest.approx(op["best_ns"], rel=1e-9), (key, path)
+    # a file is never overwritten unasked
+    code, _, err = run("improve", capture, "-o", str(tmp_path / "configs.json"), "--store", store)
+    assert code == 2 and "exists" in err
+
+
+def test_improve_json_lists_every_op_with_the_config_it_ran(tmp_path: Path) -> None:
+    code, out, err = run("improve", str(capture_path("bh20_oft.csv.gz")), "--json", "--store",
+                         str(tmp_path / "s.sqlite"))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["hardware"] == "blackhole_p150a" and doc["grid"] == [5, 4]
+    keep = [op for op in doc["ops"] if op["note"].startswith("keep the config it ran") or
+            "; keep the config it ran" in op["note"]]
+    assert keep and all(op["best_config"] is None and op["gain_ns"] == 0 for op in keep)
+    assert all(op["ran_config"] for op in doc["ops"])
+    assert doc["totals"]["gain_ns"] == pytest.approx(sum(op["gain_ns"] or 0 for op in doc["ops"]))
+
+
+def test_a_configs_module_is_read_never_run(tmp_path: Path) -> None:
+    planted = tmp_path / "ran"
+    module = tmp_path / "configs.py"
+    module.write_text(f"import os\nCONFIGS = {{'op': __import__('os').system('touch {planted}')}}\n")
+    with pytest.raises(ImproveFileError, match="not a ttnn"):
+        read_config(module, "op")
+    module.write_text("CONFIGS = {'op': ttnn.MatmulMultiCoreReuseMultiCastProgramConfig("
+                      f"in0_block_w=open('{planted}', 'w'))}}\n")
+    with pytest.raises(ImproveFileError, match="not a literal"):
+        read_config(module, "op")
+    assert not planted.exists()
+    code, _, err = run("predict", "gemm", "--hw", "wormhole_n150", "--shape", "M=64,K=64,N=64", "--ttnn-config",
+                       str(module), "--op", "other")
+    assert code == 2 and "not a literal" in err
+
+
+def test_improve_of_a_capture_without_its_chip_asks_for_hw(tmp_path: Path) -> None:
+    data = ROOT / "tests" / "accuracy" / "data" / "ops_perf_results_v1_reordered.csv"
+    code, _, err = run("improve", str(data), "--store", str(tmp_path / "s.sqlite"))
+    assert code == 2 and "give --hw" in err
+    report = read_ops_perf(data)
+    result = improve_report(report, "wormhole_n150", store=tmp_path / "s.sqlite")
+    assert result.coverage.ingested_rows == len(report.ops)
+    assert len(report_measurements(report, "wormhole_n150")) == len(report.ops)
