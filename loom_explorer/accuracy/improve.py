@@ -9,9 +9,10 @@ kernel, shape, formats, fidelity, options and config) form one *op*, keyed ``"<o
 * ``measured_ns``: the mean measured kernel duration of its rows, ``calls`` rows;
 * ``ran_ns``: the model's prediction of the config it ran (the figure ``ingest`` records);
 * the best: the optimum of one CP-SAT solve of the op's logical problem (``MinimalMatmulOp``'s padding
-  is not forced on ``ttnn.matmul``) over the candidates a TTNN op with a program config runs
-  (``export.ttnn_config.ttnn_runs``), on the capture's worker grid, with the op's operand placements;
-  answered from the results store when proven before (``solve/memory.py``);
+  is not forced on ``ttnn.matmul``; a batched matmul's one batch, its time repeated as ``ingest`` does)
+  over the candidates a TTNN op with a program config runs (``export.ttnn_config.ttnn_runs``), on the
+  capture's worker grid, with the op's operand placements; answered from the results store when proven
+  before (``solve/memory.py``);
 * ``best_config``: that schedule as the TTNN program config (``ttnn_equivalent``), the form
   ``predict --ttnn-config`` reads; ``best_ns`` is that config as ttnn runs it (ttnn fixes a few things the
   schedule leaves free, e.g. two-block input buffers), costed as ``predict --ttnn-config`` costs it;
@@ -30,7 +31,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
-from loom_explorer.accuracy.ingest import IngestedOp, IngestReport, Predictor, op_problem, report_measurements
+from loom_explorer.accuracy.ingest import (
+    IngestedOp,
+    IngestReport,
+    Predictor,
+    op_problem,
+    repeated_cycles,
+    report_measurements,
+)
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config, parse_sdpa_config
 from loom_explorer.accuracy.ttnn_configs import (
@@ -71,6 +79,7 @@ class Improvement:
     best_values: tuple[tuple[str, int], ...] = ()
     best_config: Config | None = None
     problem: Problem | None = None  # the logical problem solved for the best (None: not predicted)
+    batch_repeats: int = 1  # a batched matmul: the problem runs this many times (ingest.repeated_cycles)
     note: str = ""
 
     @property
@@ -175,7 +184,8 @@ def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor:
     base = Improvement(key=key, op_code=op.op_code, kernel=op.kernel, shape=dict(op.shape),
                        rows=tuple(o.row for o, _ in members),
                        measured_ns=sum(o.device_kernel_ns for o, _ in members) / len(members),
-                       ran_ns=m.predicted_ns, ran_config=ran, ran_candidate=m.candidate, note=op.note)
+                       ran_ns=m.predicted_ns, ran_config=ran, ran_candidate=m.candidate,
+                       batch_repeats=op.batch_repeats, note=op.note)
     if m.predicted_ns is None:
         return _with(base, note=_join(op.note, predicted.failure) or "the config it ran is not predicted")
     logical = {d: e for d, e in op.shape.items() if d != "batch"}
@@ -202,7 +212,7 @@ def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor:
         sol = ran_as.result.solution
         if sol is None:
             continue
-        best_ns = hw.cycles_to_us(sol.latency_cycles) * 1e3
+        best_ns = hw.cycles_to_us(repeated_cycles(sol, op.batch_repeats)) * 1e3
         if base.ran_ns is not None and best_ns >= base.ran_ns:  # nothing to gain: keep the config it ran
             return _with(base, best_ns=base.ran_ns, problem=problem, note=_join(
                 op.note, f"keep the config it ran: the best TTNN config found ({r.candidate_name}) is predicted "

@@ -4,9 +4,10 @@ one back.
 Two forms, by the file's suffix:
 
 * ``.json``: ``{"format": "loom-explorer improve configs", "version": 1, "capture", "hardware", "grid",
-  "ops": {KEY: {"ttnn_op", "config", "predict_args", "calls", "measured_ns", "ran_ns", "best_ns", "gain_ns",
-  "candidate"}}}``; ``config`` is the program config in its constructor's argument names with the
-  ``memory`` and ``compute`` blocks ``predict --ttnn-config`` reads;
+  "ops": {KEY: {"ttnn_op", "config", "predict_args", "batch_repeats", "calls", "measured_ns", "ran_ns",
+  "best_ns", "gain_ns", "candidate"}}}``; ``config`` is the program config in its constructor's argument
+  names with the ``memory`` and ``compute`` blocks ``predict --ttnn-config`` reads (``predict`` costs one
+  batch of a batched matmul: ``batch_repeats`` of them make ``best_ns``);
 * ``.py``: a module for a machine with ttnn: ``CONFIGS = {KEY: ttnn.<Class>(...)}`` (the constructor calls)
   and ``DETAILS = {KEY: {...}}`` (the same fields as the JSON entry but ``config``, plus the ``memory`` and
   ``compute`` blocks).
@@ -60,7 +61,8 @@ def predict_args(report: ImproveReport, op: Improvement) -> list[str]:
 def _entry(report: ImproveReport, op: Improvement) -> dict[str, object]:
     cfg = op.best_config
     assert cfg is not None
-    return {"ttnn_op": op_name(cfg), "predict_args": predict_args(report, op), "calls": op.calls,
+    return {"ttnn_op": op_name(cfg), "predict_args": predict_args(report, op), "batch_repeats": op.batch_repeats,
+            "calls": op.calls,
             "measured_ns": op.measured_ns, "ran_ns": op.ran_ns, "best_ns": op.best_ns, "gain_ns": op.gain_ns,
             "candidate": op.best_candidate}
 

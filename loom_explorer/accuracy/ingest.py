@@ -1,17 +1,19 @@
-"""Ingest a Tenstorrent device-profiler report (``ops_perf_results_<timestamp>.csv``): ``loom-explorer ingest``.
+"""Ingest a Tenstorrent device-profiler report (``ops_perf_results_<timestamp>.csv``, plain or gzipped):
+``loom-explorer ingest``.
 
 tt-metal's ``tt_metal/tools/profiler/process_ops_logs.py`` (run by ``python -m tracy``) writes one row per
 device op, host op and signpost, with every ``,`` inside a cell replaced by ``;``. Each row is either
-ingested (a matmul or SDPA op the model can describe) or skipped with the reason; row numbers are the
-file's line numbers (the header is line 1; blank lines are not rows).
+ingested (an op the model can describe) or skipped with the reason; row numbers are the file's line
+numbers (the header is line 1; blank lines are not rows).
 
 Columns are found by header name -- case, spaces and ``_`` do not matter -- never by position, so the
 column order and the extra or missing optional columns of other tt-metal versions do not matter:
 
 Required (else ``IngestError``):
 
-* ``OP CODE``: ``Matmul`` / ``MatmulDeviceOperation`` -> ``gemm``; ``ScaledDotProductAttention`` /
-  ``SDPAOperation`` -> ``flash_attention``; any other op is skipped;
+* ``OP CODE``: ``Matmul`` / ``MatmulDeviceOperation`` / ``MinimalMatmulOp`` -> ``gemm``;
+  ``ScaledDotProductAttention`` / ``SDPAOperation`` -> ``flash_attention``; the norm, softmax and binary ops
+  of ``ingest_families`` -> their shipped kernels; any other op is skipped;
 * ``DEVICE KERNEL DURATION [ns]``: the measured latency (empty or ``-``: a host op, skipped);
 * ``INPUT_0_Y`` and ``INPUT_0_X`` -- shapes are ``INPUT_<i>_{W,Z,Y,X}`` (older tt-metal) or
   ``INPUT_<i>_{W,Z,Y,X}_PAD[LOGICAL]`` with ``padded[logical]`` cells, of which the logical extent is used.
@@ -21,34 +23,42 @@ Optional:
 * ``INPUT_<i>_DATATYPE``, ``OUTPUT_0_DATATYPE``: ``BFLOAT16`` / ``BFLOAT8_B`` / ``BFLOAT4_B`` / ``FLOAT32``
   -> DataFormat (an empty output or extra input takes in0's);
 * ``INPUT_<i>_MEMORY``, ``OUTPUT_0_MEMORY``: ``DEV_<id>_DRAM_INTERLEAVED`` -> ``DRAM``,
-  ``DEV_<id>_L1_{BLOCK,HEIGHT,WIDTH}_SHARDED`` -> ``L1_..._SHARDED``; other kinds (L1-interleaved,
-  DRAM-sharded) are skipped; an absent column means DRAM, said in the op's note;
+  ``DEV_<id>_L1_INTERLEAVED`` -> ``DRAM`` (costed as interleaved, said in the op's note),
+  ``DEV_<id>_L1_{BLOCK,HEIGHT,WIDTH}_SHARDED`` -> ``L1_..._SHARDED``; DRAM-sharded operands are skipped;
+  an absent column means DRAM, said in the op's note;
 * ``MATH FIDELITY``: ``LoFi`` / ``HiFi2`` / ``HiFi3`` / ``HiFi4`` (else the compute kernel config's);
-* ``ATTRIBUTES``: ``{'name': 'value'; ...}``, of which ``program_config``, ``compute_kernel_config``
-  (``fp32_dest_acc_en``), ``transpose_a`` / ``transpose_b`` and ``is_causal`` are read;
-* ``CORE COUNT``, ``DEVICE ID``, ``DEVICE ARCH`` are kept with the op; ``OP TYPE`` ``signpost`` rows are skipped.
+* ``ATTRIBUTES``: ``{'name': 'value'; ...}``, of which ``program_config`` (``config`` of a minimal matmul),
+  ``compute_kernel_config`` (``fp32_dest_acc_en``), ``transpose_a`` / ``transpose_b``, ``is_causal`` and the
+  fields ``ingest_families`` names are read;
+* ``CORE COUNT``, ``DEVICE ID``, ``DEVICE ARCH``, ``AVAILABLE WORKER CORE COUNT`` are kept with the op (the
+  last three tell the chip and grid: ``capture_chip``); ``OP TYPE`` ``signpost`` rows are skipped.
 
 A program config prints as ``Name(field=value;...)`` with nested ``(...)``, ``[...]``, ``{...}``; its
 ``compute_with_storage_grid_size`` as ``(x=8;y=8)`` (older ttnn) or ``8-8`` (newer), flags as ``0``/``1``.
 
 Matmul: in0 = INPUT_0 ``[W, Z, M, K]``, in1 = INPUT_1 ``[.., K, N]`` (swapped by ``transpose_a/b``), bias =
-INPUT_2 when present, out = OUTPUT_0; the config becomes a ``TtnnMatmulConfig`` (2-D or 1-D multicast only:
-other config classes, ``gather_in0``, no config are skipped), its ``fused_activation`` the problem's. A
-batch ``W*Z > 1`` of in0 with an unbatched in1 and ``fuse_batch`` is folded into M, as ttnn does; other
-batched matmuls are ingested but not predicted.
+INPUT_2 when present, out = OUTPUT_0. The config becomes a ``TtnnMatmulConfig`` (2-D or 1-D multicast:
+other config classes and ``gather_in0`` are skipped); no config is the one ttnn picks itself
+(``ttnn_default_evaluated``, on the run's grid); a ``MinimalMatmulConfig`` the multicast config of its
+blocks (``_minimal_as_2d``), the shape padded to whole blocks as that kernel computes them. Its
+``fused_activation`` is the problem's. A batch ``W*Z > 1`` of in0 with an unbatched in1 and ``fuse_batch`` is
+folded into M, as ttnn does; any other batch (in0's, in1's or both alike) is that many matmuls of one batch
+run one after another (``repeated_cycles``).
 SDPA: q = INPUT_0 ``[B, H, Sq, D]``, k = INPUT_1 ``[B, Hkv, Skv, D]``; ``is_causal`` and the
 ``SDPAProgramConfig`` chunk sizes (none: ttnn's default, 32-element chunks on the whole grid).
 
 The file is checked whole before anything is predicted or recorded (``csv_input``): it is refused when it is
 not UTF-8 text, empty or header-only, or has a row with another number of cells than the header; in the
 row of an op that is ingested, the duration (a finite number of ns above 0), the shape extents (whole
-numbers >= 1, logical at most padded), ``CORE COUNT`` (>= 1) and ``DEVICE ID`` (>= 0) are checked. A bad one
-is an ``IngestError`` naming the file, line and column, or with ``skip_bad_rows`` a skipped row. Rows that
-repeat an op (same cells in every column read but the duration) are read once, and ops alike predicted once.
+numbers >= 1, logical at most padded), ``CORE COUNT`` and ``AVAILABLE WORKER CORE COUNT`` (>= 1) and
+``DEVICE ID`` (>= 0) are checked. A bad one is an ``IngestError`` naming the file, line and column, or with
+``skip_bad_rows`` a skipped row. Rows that repeat an op (same cells in every column read but the duration)
+are read once, and ops alike predicted once.
 
-``record_report`` predicts every op with its own config (``evaluate_config`` / ``evaluate_sdpa_config``,
-the referee) on ``--hw`` restricted to the config's grid, and stores it beside the measured kernel
-duration (source ``report``).
+``report_measurements`` predicts every op with the config it ran (``evaluate_config`` /
+``evaluate_sdpa_config`` / ``evaluate_interleaved_default``, the referee) on the chip restricted to the run's
+worker grid and then to the config's grid; ``record_report`` stores them beside the measured kernel
+durations (source ``report``).
 """
 
 from __future__ import annotations
@@ -104,6 +114,7 @@ from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.program.dsl import TileProgram
+from loom_explorer.result import Solution
 from loom_explorer.store import Measurement, ResultsStore
 
 Kernel = Literal["gemm", "flash_attention", "layernorm", "rmsnorm", "softmax", "binary"]
@@ -156,6 +167,7 @@ class IngestedOp:
     device_id: int | None = None
     device_arch: str | None = None
     available_cores: int | None = None  # AVAILABLE WORKER CORE COUNT: the worker cores the run had
+    batch_repeats: int = 1  # a batched matmul: this many matmuls of ``model_shape`` one after another
     note: str = ""
 
 
@@ -490,6 +502,7 @@ class _OpParts:
     k_chunk_size: int | None = None
     bias: bool = False
     activation: str | None = None
+    batch_repeats: int = 1
 
 
 def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
@@ -512,6 +525,7 @@ def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str
     source, fuse_batch, activation = config
     batch, in1_batch = a[0] * a[1], b[0] * b[1]
     padded: dict[str, int] = {}
+    repeats = 1
     run_grid = source.grid if isinstance(source, _MinimalBlocks) else \
         source.compute_with_storage_grid_size if source else None
     if isinstance(source, _MinimalBlocks):
@@ -526,22 +540,26 @@ def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str
         fuse_batch = True  # ttnn's auto-config folds an unbatched in1's batch into M
         notes.append("no program_config: predicted with the config ttnn picks (matmul auto-config)")
     cfg = source
-    shape = {"M": m, "K": k, "N": n, **({"batch": batch} if batch > 1 else {})}
+    shape = {"M": m, "K": k, "N": n, **({"batch": max(batch, in1_batch)} if max(batch, in1_batch) > 1 else {})}
     model_shape: dict[str, int] | None = {"M": m, "K": k, "N": n}
     if batch > 1 and in1_batch == 1 and fuse_batch:
         model_shape = {"M": batch * m, "K": k, "N": n}
         notes.append(f"batch {batch} folded into M={batch * m} (fuse_batch)")
     elif batch > 1 or in1_batch > 1:
-        model_shape = None
-        notes.append(f"not predicted: batched matmul (in0 batch {batch}, in1 batch {in1_batch}, fuse_batch "
-                     f"{int(fuse_batch)}) and the model's gemm has no batch dimension")
+        if 1 not in (batch, in1_batch) and batch != in1_batch:
+            model_shape = None
+            notes.append(f"not predicted: in0 batch {batch} and in1 batch {in1_batch} do not pair up")
+        else:
+            repeats = max(batch, in1_batch)
+            notes.append(f"batch {repeats} (in0 {batch}, in1 {in1_batch}): costed as {repeats} matmuls of one batch "
+                         "one after another on the same cores, the launch and pipeline fill paid once (the kernels' "
+                         "batch loop)")
     if model_shape and padded and padded != model_shape:
         notes.append("padded to whole blocks as minimal_matmul computes them: "
                      + ",".join(f"{d}={e}" for d, e in padded.items()))
         model_shape = padded
     return _OpParts(kernel="gemm", shape=shape, model_shape=model_shape, dtype=dtype, formats=formats,
-                    config=cfg, grid=run_grid, bias=bias,
-                    activation=activation,
+                    config=cfg, grid=run_grid, bias=bias, activation=activation, batch_repeats=repeats,
                     fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(notes))
 
 
@@ -647,7 +665,8 @@ def _op_of(row: _Row, op_code: str) -> IngestedOp:
                       q_chunk_size=parts.q_chunk_size, k_chunk_size=parts.k_chunk_size, device_kernel_ns=0.0,
                       core_count=core_count, model_shape=parts.model_shape, grid=parts.grid, fp32_acc=parts.fp32_acc,
                       bias=parts.bias, activation=parts.activation, device_id=device_id,
-                      device_arch=row.get("DEVICE ARCH") or None, available_cores=available, note=parts.note)
+                      device_arch=row.get("DEVICE ARCH") or None, available_cores=available,
+                      batch_repeats=parts.batch_repeats, note=parts.note)
 
 
 REQUIRED_COLUMNS = {OP_CODE: [OP_CODE], DURATION: [DURATION],
@@ -831,7 +850,7 @@ class Predictor:
                 config = self._config_json[id(op.config)] = op.config.model_dump_json()
         return (op.kernel, tuple(op.model_shape.items()) if op.model_shape else None, op.dtype,
                 tuple(op.formats.items()), op.fidelity, op.fp32_acc, op.bias, op.activation, op.grid, config,
-                op.causal, op.q_chunk_size, op.k_chunk_size)
+                op.causal, op.q_chunk_size, op.k_chunk_size, op.batch_repeats)
 
     def __call__(self, op: IngestedOp) -> Predicted:
         key = self.key(op)
@@ -888,6 +907,15 @@ class Predictor:
         return replace(p, candidate=candidate, document_tail=", " + tail[1:])
 
 
+def repeated_cycles(solution: Solution, repeats: int) -> int:
+    """A batched matmul's latency from one batch's ``solution``: the kernels loop over the batch inside one
+    launch with their circular buffers streaming on, so the launch and the pipeline fill (breakdown terms
+    ``launch`` and ``fill``) are paid once and the rest ``repeats`` times."""
+    terms = dict(solution.breakdown)
+    once = terms.get("launch", 0) + terms.get("fill", 0)
+    return once + repeats * (solution.latency_cycles - once) if repeats > 1 else solution.latency_cycles
+
+
 def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem | None:
     """The problem the model evaluates for ``op`` (its ``model_shape``, or ``shape``): formats, placements,
     fidelity, accumulation, bias, activation and causality as the report gives them; None when the model
@@ -923,13 +951,13 @@ def _measurement(report: IngestReport, op: IngestedOp, predict: Predictor, creat
     sol = evaluated.result.solution if evaluated else None
     if evaluated and evaluated.result.conflict:
         notes.append(evaluated.result.conflict.message)
+    cycles = repeated_cycles(sol, op.batch_repeats) if sol else None
     # the schedule document: {"source_file", "row", "op_code", then the key's part, as JSON}
     head = json.dumps({"source_file": predict.source_file, "row": op.row, "op_code": op.op_code})
     return Measurement(
         source="report", hardware=hw.name, hardware_sha256=predicted.hardware_sha256, kernel=op.kernel,
         shape=dict(op.shape), candidate=predicted.candidate, schedule_json=head[:-1] + predicted.document_tail,
-        predicted_cycles=sol.latency_cycles if sol else None,
-        predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None,
+        predicted_cycles=cycles, predicted_ns=hw.cycles_to_us(cycles) * 1e3 if cycles is not None else None,
         breakdown=dict(sol.breakdown) if sol else {}, measured_ns=op.device_kernel_ns,
         measured_what="device kernel duration", note="; ".join(notes), created=created)
 

@@ -52,13 +52,14 @@ def test_the_chip_and_grid_are_told_from_the_capture(name: str, hardware: str, g
 
 def test_every_real_capture_is_mostly_covered_where_it_can_be() -> None:
     rows = {name: capture_row(name).coverage for name in CAPTURES}
-    # matmuls (MinimalMatmulOp, auto-configured, L1-interleaved) are predicted but the batched ones
-    assert rows["wh_clip_encoder_2.csv.gz"].share_of_matmul_attention > 0.85
-    assert rows["bh_64_clip_encoder_1.csv.gz"].share_of_matmul_attention > 0.75
-    assert rows["bh_p100_dlv3.csv.gz"].share_of_matmul_attention > 0.9
+    # MinimalMatmulOp, auto-configured, L1-interleaved and batched matmuls are predicted; not the one-tile
+    # attention scores (ttnn's default runs them on a core the model's candidates do not spread to)
+    assert rows["wh_clip_encoder_2.csv.gz"].share_of_matmul_attention > 0.9
+    assert rows["bh_64_clip_encoder_1.csv.gz"].share_of_matmul_attention > 0.9
+    assert rows["bh_p100_dlv3.csv.gz"].share_of_matmul_attention == pytest.approx(1.0)
     assert rows["bh20_oft.csv.gz"].share_of_matmul_attention == pytest.approx(1.0)
     # DeepSeek's ring-joint attention across devices is not modelled: most of its matmul/attention time
-    assert rows["bh_8xp150_deepseek_v3_d_p.csv.gz"].share_of_matmul_attention < 0.25
+    assert rows["bh_8xp150_deepseek_v3_d_p.csv.gz"].share_of_matmul_attention < 0.3
     for c in rows.values():  # norms, softmax and element-wise ops count too
         assert c.share >= c.predicted_matmul_attention_ns / c.device_ns
 
@@ -87,7 +88,7 @@ def test_improve_writes_configs_that_predict_reads_back_at_the_same_latency(tmp_
     code, out, err = run("improve", capture, "-o", str(tmp_path / "configs.json"), "--store", store)
     assert code == 0, err
     assert "predicted on wormhole_n150, 8x8 grid (told from the capture" in out
-    assert "totals over the 4 improvable ops" in out and "not predicted: batched matmul" in out
+    assert "totals over the 5 improvable ops" in out and "M=19,K=64,N=19,batch=20" in out
     doc = json.loads((tmp_path / "configs.json").read_text())
     assert doc["format"] == "loom-explorer improve configs" and doc["hardware"] == "wormhole_n150"
     # the same in Python: the module's constructor calls, read back without running them
@@ -95,6 +96,8 @@ def test_improve_writes_configs_that_predict_reads_back_at_the_same_latency(tmp_
     gains = [op["gain_ns"] for op in doc["ops"].values()]
     assert gains == sorted(gains, reverse=True) and gains[0] > 0
     for key, op in doc["ops"].items():
+        if op["batch_repeats"] > 1:  # predict costs one batch
+            continue
         for path in ("configs.json", "configs.py"):
             code, out, err = run("predict", *op["predict_args"], "--ttnn-config", str(tmp_path / path), "--op", key,
                                  "--json")
@@ -143,3 +146,21 @@ def test_improve_of_a_capture_without_its_chip_asks_for_hw(tmp_path: Path) -> No
     result = improve_report(report, "wormhole_n150", store=tmp_path / "s.sqlite")
     assert result.coverage.ingested_rows == len(report.ops)
     assert len(report_measurements(report, "wormhole_n150")) == len(report.ops)
+
+
+def test_a_batched_matmul_is_one_batch_repeated_with_one_launch_and_fill() -> None:
+    from dataclasses import replace
+
+    from loom_explorer.accuracy.ingest import Predictor, repeated_cycles
+    from loom_explorer.hardware import load_hardware
+
+    report = read_ops_perf(capture_path(CLIP))
+    [op, *_] = [op for op in report.ops if op.shape == {"M": 19, "K": 19, "N": 64, "batch": 20}]
+    assert op.batch_repeats == 20 and op.model_shape == {"M": 19, "K": 19, "N": 64}
+    [m, *_] = [m for o, m in zip(report.ops, report_measurements(report, "wormhole_n150"), strict=True) if o == op]
+    one = Predictor(load_hardware("wormhole_n150"), "x")(replace(op, batch_repeats=1)).evaluated
+    assert one is not None and one.result.solution is not None
+    sol = one.result.solution
+    terms = dict(sol.breakdown)
+    assert m.predicted_cycles == repeated_cycles(sol, 20) == \
+        terms["launch"] + terms["fill"] + 20 * (sol.latency_cycles - terms["launch"] - terms["fill"])
