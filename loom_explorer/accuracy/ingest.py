@@ -643,9 +643,12 @@ def _op_of(row: _Row, op_code: str) -> IngestedOp:
         raise _Skip(f"{DURATION} is empty (host-only op or no device data)")
     name = op_code.split("::")[-1].lower()
     if name not in MATMUL_OPS | SDPA_OPS | FAMILY_OPS:
+        if "ring" in name or "allgather" in name or "reducescatter" in name:
+            raise _Skip("an op across devices (ring, all-gather, reduce-scatter): the model covers one chip, and "
+                        "what each device does depends on its place among them, which the report does not say")
         if "matmul" in name or "sdpa" in name or "scaleddotproduct" in name:
             raise _Skip("a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
-                        "ScaledDotProductAttention / SDPAOperation)")
+                        "MinimalMatmulOp, ScaledDotProductAttention / SDPAOperation)")
         raise _Skip("not an op the model maps (matmul, SDPA, layer/RMS norm, softmax, binary add/sub/mul)")
     # the number cells of an op that is ingested: a bad one is an error (_BadCell), not a skip
     core_count = row.number(positive_int, "CORE COUNT")
