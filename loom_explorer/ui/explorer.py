@@ -33,6 +33,7 @@ from loom_explorer.ui.catalog import Catalog
 from loom_explorer.ui.charts import StackedBars
 from loom_explorer.ui.grid_view import GridView
 from loom_explorer.ui.measure import MeasurePanel
+from loom_explorer.ui.profiler_page import ProfilerPage
 from loom_explorer.ui.runner import SolveRunner
 from loom_explorer.ui.scene import grid_scene
 from loom_explorer.ui.state import (
@@ -125,6 +126,18 @@ class Explorer(pn.viewable.Viewer):
             return self.schedule
         return self._run_blocking(job)
 
+    def open_problem(self, inputs: dict[str, object]) -> bool:
+        """Show another problem: set the inputs named in ``inputs`` (keys of ``INPUTS``) at once, which solves
+        it as any input change does (blocking in a notebook, off the event loop in a served page); whether
+        any input changed. ValueError for a key that is not an input or a value the state refuses."""
+        unknown = sorted(set(inputs) - set(INPUTS))
+        if unknown:
+            raise ValueError(f"not explorer inputs: {', '.join(unknown)}; inputs: {', '.join(INPUTS)}")
+        changed = {k: v for k, v in inputs.items() if getattr(self.state, k) != v}
+        if changed:
+            self.state.param.update(**changed)
+        return bool(changed)
+
     def _run_blocking(self, job: SolveJob) -> ExplorerSchedule:
         self.state.apply(self.runner.run_now(job.run))
         return self.schedule
@@ -137,6 +150,7 @@ class Explorer(pn.viewable.Viewer):
         self._watchers = []
         self.runner.new_request()  # anything still queued or running is superseded: its answer is dropped
         self.runner.shutdown()
+        self.profiler.close()
         self.state.release()
         self._shown = None
         self._measured_for = self._formula_of = None
@@ -212,6 +226,7 @@ class Explorer(pn.viewable.Viewer):
                                                 label="Download", color="success", css_classes=["download"])
         self.download_note = pn.pane.Markdown("", css_classes=["download-note"], margin=(0, 10))
         self.measure = MeasurePanel(self.state)
+        self.profiler = ProfilerPage(self)
         self._layout = self._arrange()
 
     def _arrange(self) -> pn.viewable.Viewable:
@@ -235,6 +250,7 @@ class Explorer(pn.viewable.Viewer):
             pn.Row(self.breakdown.figure, self.l1.figure, sizing_mode="stretch_width"),
             pn.Column("### Compare", pn.Row(self.b_keep, self.b_clear), self.compare_table,
                       sizing_mode="stretch_width"),
+            self.profiler.panel(),
             self.measure.panel(),
             pn.Column("### Symbolic latency of the selected candidate", self.formula, sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
@@ -317,7 +333,8 @@ class Explorer(pn.viewable.Viewer):
         if self.notice:  # the user chose something: the word on the first request's query is done
             self.notice = ""
             self._show_alert()
-        if any(e.name == "kernel" for e in events):
+        chosen = {e.name for e in events}
+        if "kernel" in chosen:
             try:
                 program = self.state.catalog.program(self.state.kernel)
             except ValueError as exc:  # InputError: the kernel's file no longer loads
@@ -326,9 +343,10 @@ class Explorer(pn.viewable.Viewer):
             self.w_causal.visible = "causal" in program.options
             self.w_activation.visible = program.uses_activation
             updates: dict[str, str] = {}
-            if self.state.activation == NO_ACTIVATION and needs_activation(program):
+            # the kernel's example shape and default activation, unless chosen with it (open_problem)
+            if "activation" not in chosen and self.state.activation == NO_ACTIVATION and needs_activation(program):
                 updates["activation"] = DEFAULT_ACTIVATION  # an element-wise activation kernel needs one
-            if self.state.shape != example_shape(program):
+            if "shape" not in chosen and self.state.shape != example_shape(program):
                 updates["shape"] = example_shape(program)
             if updates:
                 self.state.param.update(**updates)  # one more call of this watcher, which solves

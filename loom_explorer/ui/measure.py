@@ -1,10 +1,13 @@
 """The explorer's Measure panel: run the selected schedule (on a card when ttnn sees one, otherwise in
 tt-lang-sim), record it in the results store, and plot predicted against measured for everything the
-store holds for this hardware and kernel."""
+store holds for this hardware and kernel. An op of a profiler report opened in the explorer
+(``profiler_page.py``) is marked on the chart, measured against predicted as it ran, while the explorer
+shows its problem."""
 
 from __future__ import annotations
 
 import asyncio
+import html
 
 import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool
@@ -13,7 +16,10 @@ from bokeh.plotting import figure
 
 from loom_explorer.deploy.runner import Run, pick_runner, run_measurement
 from loom_explorer.store import default_store_path, open_store
+from loom_explorer.ui.profiler import MeasuredOp, problem_key
 from loom_explorer.ui.state import ExplorerState
+
+POINT_COLUMNS = ("predicted_us", "measured_us", "source", "candidate", "shape")
 
 
 class MeasurePanel:
@@ -22,12 +28,17 @@ class MeasurePanel:
         self.button = pn.widgets.Button(label="Measure the selected schedule", css_classes=["measure"])
         self.button.on_click(self._on_click)
         self.result = pn.pane.Markdown("", css_classes=["measure-result"], sizing_mode="stretch_width")
-        self.points = ColumnDataSource(name="measured_points", data={k: [] for k in (
-            "predicted_us", "measured_us", "source", "candidate", "shape")})
-        f = figure(title="predicted vs measured (results store, this hardware and kernel)", height=320,
-                   sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
+        self.points = ColumnDataSource(name="measured_points", data={k: [] for k in POINT_COLUMNS})
+        # the profiler op opened in the explorer (``mark``), drawn while the explorer shows its problem
+        self.marked: MeasuredOp | None = None
+        self.marker_point = ColumnDataSource(name="measure_marker", data={k: [] for k in POINT_COLUMNS})
+        f = figure(name="measure_figure", title="predicted vs measured (results store, this hardware and kernel)",
+                   height=320, sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
                    x_axis_label="predicted us", y_axis_label="measured us", toolbar_location="right")
         f.scatter("predicted_us", "measured_us", source=self.points, size=6, alpha=0.7)
+        f.scatter("predicted_us", "measured_us", source=self.marker_point, size=16, marker="diamond", color="#d62728",
+                  line_color="black", legend_label="profiler op (as it ran)")
+        f.legend.location = "top_left"
         f.add_layout(Slope(gradient=1, y_intercept=0, line_color="#888", line_dash="dashed"))
         f.add_tools(HoverTool(tooltips=[("", "@candidate"), ("shape", "@shape"), ("source", "@source"),
                                         ("predicted", "@predicted_us{0,0.00} us"),
@@ -35,10 +46,34 @@ class MeasurePanel:
         self.figure = f
         # until the store holds a measurement of this hardware and kernel, a line says so instead of the chart
         self.empty = pn.pane.Markdown("", css_classes=["measure-empty"], sizing_mode="stretch_width")
+        self.marked_line = pn.pane.HTML("", css_classes=["measure-marked"], sizing_mode="stretch_width")
 
     def panel(self) -> pn.viewable.Viewable:
-        return pn.Column("### Measure", pn.Row(self.button), self.result, self.empty, self.figure,
+        return pn.Column("### Measure", pn.Row(self.button), self.result, self.empty, self.marked_line, self.figure,
                          sizing_mode="stretch_width")
+
+    def mark(self, op: MeasuredOp | None) -> None:
+        """Mark ``op`` on the chart while the explorer shows its problem (None: no mark)."""
+        self.marked = op
+        with pn.io.unlocked():  # the chart's Bokeh sources change too: one batch of events
+            self.refresh()
+
+    def _shown_mark(self) -> MeasuredOp | None:
+        st, op = self.state, self.marked
+        if op is None or st.session is None:
+            return None
+        return op if problem_key(st.hardware.name, st.problem) == op.key else None
+
+    def _show_mark(self) -> bool:
+        """Draw the marked op (or nothing) and its line; whether it is drawn."""
+        op = self._shown_mark()
+        self.marker_point.data = {k: [] for k in POINT_COLUMNS} if op is None else {
+            "predicted_us": [op.predicted_us], "measured_us": [op.measured_us], "source": ["profiler report"],
+            "candidate": [f"{op.label} as it ran: {op.candidate}"], "shape": [op.shape]}
+        self.marked_line.object = "" if op is None else (
+            f"<b>&#9670; {html.escape(op.label)}</b> (profiler report): measured {op.measured_us:,.1f} us per "
+            f"call, predicted {op.predicted_us:,.1f} us as it ran ({html.escape(op.candidate)})")
+        return op is not None
 
     def refresh(self) -> None:
         """Reload the scatter from the store (every measured row of this hardware and kernel)."""
@@ -53,7 +88,9 @@ class MeasurePanel:
                         rows.append(m)
                         predicted_us.append(m.predicted_ns / 1e3)
                         measured_us.append(m.measured_ns / 1e3)
-        self.figure.visible = bool(rows)
+        shown = self._show_mark()
+        self.figure.visible = bool(rows) or shown
+        self.figure.legend.visible = shown
         self.empty.object = "" if rows else (
             f"No measured time of {st.kernel} on {st.hardware.name} in the results store yet: each run of "
             "**Measure** on a card (or `deploy`, `ingest`, `accuracy --record`) adds a point here, predicted "

@@ -1,0 +1,246 @@
+"""The profiler-report page's logic, without widgets (``profiler_page.py`` draws it): read a device-profiler
+report (an upload's bytes, or a shipped capture by name), find every matmul and attention op's best TTNN
+config (``accuracy/improve.py``), tabulate the ops, and turn one op into the explorer's inputs.
+
+Untrusted input: an upload is parsed from its bytes (``read_ops_perf_bytes``), its file name only labels it;
+a shipped capture is found by its name in ``CAPTURES`` (``capture_path`` refuses any other). No path that
+came from a page is ever opened.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from loom_explorer.accuracy.coverage import coverage_lines
+from loom_explorer.accuracy.improve import Improvement, ImproveReport, improve_report
+from loom_explorer.accuracy.ingest import (
+    IngestError,
+    IngestReport,
+    choose_hardware,
+    read_ops_perf_bytes,
+    report_measurements,
+)
+from loom_explorer.accuracy.progress import Progress
+from loom_explorer.data import CAPTURES, capture_path
+from loom_explorer.hardware import list_hardware, load_hardware
+from loom_explorer.problem import Problem
+from loom_explorer.store import Measurement, open_store
+
+OPS_COLUMNS = ["op", "calls", "measured us", "as run us", "best us", "gain ms", "best candidate / why not"]
+NO_CHOICE = ""  # the hardware choice "the chip the report names"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportSource:
+    """Where a report comes from: an upload (``data``, its file name only a label) or a shipped capture
+    (``capture``, a key of ``CAPTURES``)."""
+
+    label: str
+    data: bytes | None = None
+    capture: str | None = None
+
+    @staticmethod
+    def upload(filename: str, data: bytes) -> ReportSource:
+        """An upload, labelled by the last part of its file name (a browser sends no folder; any is dropped)."""
+        return ReportSource(re.split(r"[\\/]", filename)[-1] or "report.csv", data=data)
+
+    @staticmethod
+    def shipped(name: str) -> ReportSource:
+        return ReportSource(name, capture=name)
+
+    def read(self, skip_bad_rows: bool = False, progress: Progress | None = None) -> IngestReport:
+        """The report, parsed from bytes (IngestError in one line when it cannot be read)."""
+        if self.capture is not None:
+            if self.capture not in CAPTURES:  # capture_path refuses it too; said here in the page's words
+                raise IngestError(f"{self.capture!r} is not a shipped capture")
+            data = capture_path(self.capture).read_bytes()
+        elif self.data is not None:
+            data = self.data
+        else:
+            raise IngestError(f"{self.label}: nothing uploaded")
+        return read_ops_perf_bytes(self.label, data, skip_bad_rows=skip_bad_rows, progress=progress)
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """A report and its improvement: which hardware it was predicted on, on which worker grid, and why."""
+
+    source: ReportSource
+    report: IngestReport
+    result: ImproveReport
+
+    @property
+    def hw_name(self) -> str:
+        return self.result.hardware
+
+    @property
+    def grid(self) -> tuple[int, int] | None:
+        return self.result.grid
+
+    def op(self, key: str) -> Improvement:
+        """The op of ``key``; KeyError naming it when there is none."""
+        for o in self.result.ops:
+            if o.key == key:
+                return o
+        raise KeyError(f"no op {key!r} in {self.source.label}")
+
+    def measurements(self) -> list[Measurement]:
+        """Every ingested op as a results-store row, measured beside predicted (what ``ingest`` records)."""
+        return report_measurements(self.report, self.hw_name, None, self.grid)
+
+
+def record(analysis: Analysis) -> dict[str, int]:
+    """Record the report's measurements in the explorer's results store (``$LOOM_EXPLORER_STORE`` or the
+    default, as ``ingest`` does, source ``report``): how many rows on each hardware name (a restricted grid
+    is named ``<chip>@<columns>x<rows>``)."""
+    rows = analysis.measurements()
+    with open_store() as store:
+        store.record_many(rows)
+    return dict(Counter(m.hardware for m in rows))
+
+
+def hardware_choices() -> list[str]:
+    """The hardware a report may be predicted on: the shipped files (what ``improve`` loads by name)."""
+    return list(list_hardware())
+
+
+def analyse(source: ReportSource, hw: str = NO_CHOICE, skip_bad_rows: bool = False,
+            progress: Progress | None = None, on_op: Callable[[Improvement], None] | None = None) -> Analysis:
+    """Read ``source`` and improve every matmul and attention op on ``hw`` (a shipped name), or on the chip
+    the report names (``NO_CHOICE``). IngestError in one line when the report cannot be read or names no chip;
+    the solves are remembered in (and answered from) the explorer's results store."""
+    if hw and hw not in hardware_choices():
+        raise IngestError(f"unknown hardware {hw!r}; choose one of {', '.join(hardware_choices())}")
+    report = source.read(skip_bad_rows, progress)
+    if not report.ops:
+        raise IngestError(f"{source.label}: no matmul, attention, norm or element-wise op the model reads "
+                          f"({len(report.skipped)} rows skipped)")
+    try:
+        hw_name, grid, chip = choose_hardware(report, hw or None)
+    except IngestError:
+        raise IngestError(f"{source.label}: the report does not say which chip it ran on; choose it under "
+                          "'Predict on'") from None
+    result = improve_report(report, hw_name, grid, chip, progress=progress, on_op=on_op)
+    return Analysis(source, report, result)
+
+
+def _us(ns: float | None) -> float | None:
+    return round(ns / 1e3, 1) if ns is not None else None
+
+
+def why_not(op: Improvement) -> str:
+    """The op's best candidate, or the reason it has none (the last clause of its note)."""
+    if op.best_candidate:
+        return op.best_candidate
+    return op.note.split("; ")[-1] if op.note else "not predicted"
+
+
+def ops_frame(result: ImproveReport) -> pd.DataFrame:
+    """One row per op, biggest predicted gain first (``result.ops``' order): key, calls, measured, as-run and
+    best us per call, gain ms over the run, and the best candidate or why there is none. A missing figure
+    is None in an object column (an empty cell, never NaN)."""
+    rows = [{"op": o.key, "calls": o.calls, "measured us": _us(o.measured_ns), "as run us": _us(o.ran_ns),
+             "best us": _us(o.best_ns), "gain ms": round(o.gain_ns / 1e6, 3) if o.gain_ns is not None else None,
+             "best candidate / why not": why_not(o)} for o in result.ops]
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=OPS_COLUMNS, dtype=object)
+    return frame
+
+
+def summary_lines(analysis: Analysis) -> list[str]:
+    """How the chip was told, the model's coverage of the report and the totals (as ``improve`` prints)."""
+    r = analysis.result
+    lines = [f"{analysis.source.label}: predicted on {r.chip}", *coverage_lines(r.coverage)]
+    calls = sum(o.calls for o in r.improved)
+    total = (f"{len(r.improved)} improvable ops ({calls} calls): measured {r.measured_ns / 1e6:.3f} ms, predicted as "
+             f"run {r.ran_ns / 1e6:.3f} ms, with the best configs {r.best_ns / 1e6:.3f} ms: predicted gain "
+             f"{r.gain_ns / 1e6:.3f} ms")
+    if r.ran_ns:
+        total += f" ({100 * r.gain_ns / r.ran_ns:.1f}% of their predicted time)"
+    return [*lines, total]
+
+
+# ---- one op in the explorer ---------------------------------------------------------------------------
+
+ProblemKey = tuple[object, ...]
+
+
+def problem_key(hw_name: str, problem: Problem) -> ProblemKey:
+    """What the explorer's inputs say of a problem: hardware, kernel, shape, data format (the first
+    tensor's), fidelity and causal masking. Two problems of one key are the same explorer problem."""
+    first = problem.program.tensors[0].name
+    return (hw_name, problem.program.name, problem.shape, problem.data_format(first), problem.fidelity,
+            problem.has_option("causal"))
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredOp:
+    """An op of a report as the Measure chart marks it: measured per call beside its prediction as it ran,
+    shown while the explorer shows the problem of ``key``."""
+
+    label: str
+    candidate: str
+    shape: str
+    predicted_us: float
+    measured_us: float
+    key: ProblemKey
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedOp:
+    """What the explorer is given for an op (its ``ExplorerState`` inputs), what it cannot express of the
+    op (``notes``) and the op's point for the Measure chart (None when it was not predicted as it ran)."""
+
+    inputs: dict[str, object]
+    notes: tuple[str, ...] = field(default=())
+    marker: MeasuredOp | None = None
+
+
+class CannotOpen(ValueError):
+    """An op the explorer cannot show (the model does not predict it); the message says why."""
+
+
+def open_op(op: Improvement, hw_name: str, grid: tuple[int, int] | None, activations: list[str]) -> OpenedOp:
+    """The explorer's inputs for ``op``'s problem on ``hw_name`` (a shipped hardware name) and the notes on
+    what they leave out: per-tensor formats other than the first tensor's, fp32 accumulation, optional
+    tensors (bias), L1 placements, an activation the explorer does not offer, and the capture's worker grid
+    when it is smaller than the chip's (the explorer solves on the whole chip). CannotOpen when the op has
+    no problem."""
+    problem = op.problem
+    if problem is None:
+        raise CannotOpen(f"{op.key} cannot be opened in the explorer: {why_not(op)}")
+    first = problem.program.tensors[0].name
+    dtype = problem.data_format(first)
+    notes = _left_out(problem, dtype.value)
+    activation = problem.activation or "none"
+    if activation not in activations:
+        notes.append(f"activation {activation}")
+        activation = "none"
+    hw = load_hardware(hw_name)
+    full = (hw.grid.columns, hw.grid.rows)
+    if grid is not None and grid != full:
+        notes.append(f"the capture's {grid[0]}x{grid[1]} worker grid: the explorer solves on {hw_name}'s whole "
+                     f"{full[0]}x{full[1]} grid (it cannot restrict the grid)")
+    inputs: dict[str, object] = {"hw": hw_name, "kernel": op.kernel, "shape": problem.shape_text, "dtype": dtype.value,
+                                 "fidelity": problem.fidelity.value, "causal": problem.has_option("causal"),
+                                 "activation": activation, "target": problem.target.value}
+    marker = None
+    if op.ran_ns is not None and op.ran_ns > 0 and op.measured_ns > 0:
+        marker = MeasuredOp(op.key, op.ran_candidate, problem.shape_text, op.ran_ns / 1e3, op.measured_ns / 1e3,
+                            problem_key(hw_name, problem))
+    return OpenedOp(inputs, tuple(notes), marker)
+
+
+def _left_out(problem: Problem, dtype: str) -> list[str]:
+    """What of ``problem`` the explorer's inputs (one data format, no accumulation, bias or placement
+    choice) cannot express."""
+    notes = [f"{t} in {f.value}" for t, f in problem.formats if f.value != dtype and problem.is_enabled(t)]
+    if problem.fp32_acc:
+        notes.append("fp32 accumulation (fp32_dest_acc_en)")
+    notes += [f"the {t} operand" for t in sorted(problem.enabled)]
+    notes += [f"{t} in {p.value}" for t, p in problem.placements if p.value != "dram"]
+    return notes

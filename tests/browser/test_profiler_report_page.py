@@ -1,0 +1,84 @@
+"""The profiler-report section of the served explorer in real headless Chromium: a shipped capture's ops,
+biggest predicted gain first; a click opens the op in the explorer and marks its measured time on the
+Measure chart; a file that is no profiler report is refused in one line."""
+
+from __future__ import annotations
+
+from loom_explorer.ui.page_driver import ExplorerPage
+
+SMALL = "?shape=M=1024,K=1024,N=1024"
+CLIP = "wh_clip_encoder_2.csv.gz"
+TOP_OP = "MinimalMatmulOp gemm M=19,K=1280,N=1280 bfloat16 hifi4"
+ROWS = ".profiler-ops .tabulator-row"
+VIEWPORT_WIDTH = 1500  # the explorer fixture's page
+
+
+def _cells(page: ExplorerPage, field: str) -> list[str]:
+    """The shown cells of one column of the ops table, top down."""
+    cells = page.page.locator(f'{ROWS} .tabulator-cell[tabulator-field="{field}"]')
+    return [t.strip() for t in cells.all_inner_texts()]
+
+
+def _input_value(page: ExplorerPage, css: str, wanted: str) -> str:
+    """The value of input ``css`` once it reads ``wanted`` (or what it reads after 30 s)."""
+    field = page.page.locator(css)
+    for _ in range(300):
+        if field.input_value() == wanted:
+            break
+        page.page.wait_for_timeout(100)
+    return field.input_value()
+
+
+def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: tuple[ExplorerPage, str]) -> None:
+    page, url = explorer
+    page.open(url + SMALL)
+    page.page.evaluate(  # every status line the server sends, in window.__profilerStatuses
+        "() => { window.__profilerStatuses = []; const s = [...Bokeh.documents[0].all_models].find("
+        "m => (m.css_classes || []).includes('profiler-status')); "
+        "s.properties.text.change.connect(() => window.__profilerStatuses.push(s.text)) }")
+    options = page.page.locator(".profiler-capture option").all_inner_texts()
+    page.page.locator(".profiler-capture select").select_option(label=next(o for o in options if o.startswith(CLIP)))
+    page.page.locator(".profiler-status").get_by_text("biggest predicted gain first").wait_for(timeout=60_000)
+    statuses = page.page.evaluate("() => window.__profilerStatuses")
+    assert any("solving op 1 of" in s for s in statuses), statuses  # progress, op by op
+    assert "predicted on wormhole_n150, 8x8 grid" in page.text(".profiler-summary")
+    assert "error, gemm" in page.text(".profiler-summary")  # the coverage lines
+    page.page.locator(ROWS).first.wait_for(timeout=10_000)
+    assert _cells(page, "op")[0] == TOP_OP
+    gains = [float(g) for g in _cells(page, "gain ms") if g]
+    assert gains and gains == sorted(gains, reverse=True) and gains[0] > 0
+    shown = page.page.locator(".profiler-ops .tabulator-cell").all_inner_texts()
+    assert not {"NaN", "nan", "None"} & {t.strip() for t in shown}
+    for css in (".profiler-capture", ".profiler-upload", ".profiler-hw", ".profiler-run", ".profiler-ops"):
+        box = page.page.locator(css).first.bounding_box()
+        assert box and box["x"] + box["width"] <= VIEWPORT_WIDTH, (css, box)  # inside the page's width
+    measured_us = float(_cells(page, "measured us")[0])
+
+    page.page.locator(ROWS).first.click()
+    page.page.locator(".measure-marked").get_by_text(TOP_OP).wait_for(timeout=60_000)
+    page.wait_solved()
+    assert _input_value(page, ".in-shape input", "M=19,N=1280,K=1280") == "M=19,N=1280,K=1280"
+    assert page.page.locator(".in-hw select").input_value() == "wormhole_n150"
+    assert "selected" in page.text(".summary")
+    opened = page.text(".profiler-opened")
+    assert TOP_OP in opened and "fp32 accumulation" in opened and "bias" in opened
+    marked = page.page.evaluate(
+        "() => { const d = Bokeh.documents[0]; return {"
+        "measured: d.get_model_by_name('measure_marker').data.measured_us,"
+        " visible: d.get_model_by_name('measure_figure').visible} }")
+    assert marked["visible"] and len(marked["measured"]) == 1
+    assert abs(marked["measured"][0] - measured_us) < 0.1  # the table's measured us, on the chart
+    assert f"measured {measured_us:,.1f} us per call" in page.text(".measure-marked")
+
+
+def test_an_upload_that_is_no_report_shows_its_error(explorer: tuple[ExplorerPage, str]) -> None:
+    page, url = explorer
+    page.open(url + SMALL)
+    page.page.locator(".profiler-upload input[type=file]").set_input_files(
+        files=[{"name": "notes.csv", "mimeType": "text/csv", "buffer": b"name,value\nx,1\n"}])
+    shown = page.page.locator(".profiler-error").get_by_text("required column")
+    shown.wait_for(timeout=30_000)
+    error = shown.inner_text().strip()
+    assert error.startswith("notes.csv: required column") and "not an ops_perf_results CSV" in error
+    assert "\n" not in error  # one line
+    assert page.page.locator(ROWS).count() == 0
