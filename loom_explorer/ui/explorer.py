@@ -126,6 +126,17 @@ class Explorer(pn.viewable.Viewer):
             return self.schedule
         return self._run_blocking(job)
 
+    _profiler: ProfilerPage | None
+    profiler_place: pn.Column
+
+    @property
+    def profiler(self) -> ProfilerPage:
+        """The profiler-report section (``ui/profiler_page.py``), built and shown on first use."""
+        if self._profiler is None:
+            self._profiler = ProfilerPage(self)
+            self.profiler_place.objects = [self._profiler.panel()]
+        return self._profiler
+
     def open_problem(self, inputs: dict[str, object]) -> bool:
         """Show another problem: set the inputs named in ``inputs`` (keys of ``INPUTS``) at once, which solves
         it as any input change does (blocking in a notebook, off the event loop in a served page); whether
@@ -150,7 +161,8 @@ class Explorer(pn.viewable.Viewer):
         self._watchers = []
         self.runner.new_request()  # anything still queued or running is superseded: its answer is dropped
         self.runner.shutdown()
-        self.profiler.close()
+        if self._profiler is not None:
+            self._profiler.close()
         self.state.release()
         self._shown = None
         self._measured_for = self._formula_of = None
@@ -226,7 +238,16 @@ class Explorer(pn.viewable.Viewer):
                                                 label="Download", color="success", css_classes=["download"])
         self.download_note = pn.pane.Markdown("", css_classes=["download-note"], margin=(0, 10))
         self.measure = MeasurePanel(self.state)
-        self.profiler = ProfilerPage(self)
+        # the profiler-report section is built when first opened: a page that never opens it is the faster for it
+        self._profiler = None
+        self.b_profiler = pn.widgets.Button(label="Open a profiler report", css_classes=["profiler-open"])
+        self.b_profiler.on_click(self._on_profiler_click)
+        self.profiler_place = pn.Column(
+            "### Profiler report",
+            pn.pane.Markdown("A tt-metal device-profiler report (a shipped capture of a real model, or your own): "
+                             "every matmul and attention op with the config it ran, the best config ttnn can run "
+                             "instead and the predicted gain.", sizing_mode="stretch_width"),
+            self.b_profiler, sizing_mode="stretch_width")
         self._layout = self._arrange()
 
     def _arrange(self) -> pn.viewable.Viewable:
@@ -250,7 +271,7 @@ class Explorer(pn.viewable.Viewer):
             pn.Row(self.breakdown.figure, self.l1.figure, sizing_mode="stretch_width"),
             pn.Column("### Compare", pn.Row(self.b_keep, self.b_clear), self.compare_table,
                       sizing_mode="stretch_width"),
-            self.profiler.panel(),
+            self.profiler_place,
             self.measure.panel(),
             pn.Column("### Symbolic latency of the selected candidate", self.formula, sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
@@ -373,6 +394,9 @@ class Explorer(pn.viewable.Viewer):
 
     async def _on_free_all_click(self, _: object) -> None:
         await self._pins_async({})
+
+    def _on_profiler_click(self, _: object) -> None:
+        self.profiler  # noqa: B018 - built and shown on first use
 
     def _on_keep_click(self, _: object) -> None:
         self.state.keep_for_compare()

@@ -141,6 +141,8 @@ class ProfilerPage:
             None, selectable=1, disabled=True, show_index=False, pagination="local", page_size=OPS_PAGE,
             sizing_mode="stretch_width", layout="fit_data_stretch", css_classes=["profiler-ops"],
             formatters={"best candidate / why not": {"type": "textarea"}}, widths={"best candidate / why not": 380})
+        # the ops table joins the page with the first report: until then the page is the lighter for it
+        self.table_place = pn.Column(sizing_mode="stretch_width")
         self.opened = pn.pane.HTML("", css_classes=["profiler-opened"], sizing_mode="stretch_width")
         self.w_capture.param.watch(self._on_capture, "value")
         self.w_upload.param.watch(self._on_upload, "value")
@@ -159,7 +161,7 @@ class ProfilerPage:
                              "marks its measured time.", sizing_mode="stretch_width"),
             pn.FlexBox(self.w_capture, upload, self.w_hw,
                        pn.Column(pn.Spacer(height=18), pn.Row(self.b_run, self.spinner)), align_items="flex-start"),
-            self.w_skip, self.status, self.error, self.summary, self.table, self.b_record, self.opened,
+            self.w_skip, self.status, self.error, self.summary, self.table_place, self.b_record, self.opened,
             sizing_mode="stretch_width")
 
     def close(self) -> None:
@@ -238,6 +240,8 @@ class ProfilerPage:
         try:
             self.table.selection = []
             self.table.value = ops_frame(analysis.result) if analysis is not None else None
+            if analysis is not None and not self.table_place.objects:
+                self.table_place.objects = [self.table]
         finally:
             self._syncing_table = False
 

@@ -13,6 +13,12 @@ ROWS = ".profiler-ops .tabulator-row"
 VIEWPORT_WIDTH = 1500  # the explorer fixture's page
 
 
+def _open_section(page: ExplorerPage) -> None:
+    """Open the profiler-report section (built when first asked for)."""
+    page.page.locator(".profiler-open button").click()
+    page.page.locator(".profiler-capture select").wait_for(timeout=10_000)
+
+
 def _cells(page: ExplorerPage, field: str) -> list[str]:
     """The shown cells of one column of the ops table, top down."""
     cells = page.page.locator(f'{ROWS} .tabulator-cell[tabulator-field="{field}"]')
@@ -32,6 +38,7 @@ def _input_value(page: ExplorerPage, css: str, wanted: str) -> str:
 def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: tuple[ExplorerPage, str]) -> None:
     page, url = explorer
     page.open(url + SMALL)
+    _open_section(page)
     page.page.evaluate(  # every status line the server sends, in window.__profilerStatuses
         "() => { window.__profilerStatuses = []; const s = [...Bokeh.documents[0].all_models].find("
         "m => (m.css_classes || []).includes('profiler-status')); "
@@ -74,6 +81,7 @@ def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: t
 def test_an_upload_that_is_no_report_shows_its_error(explorer: tuple[ExplorerPage, str]) -> None:
     page, url = explorer
     page.open(url + SMALL)
+    _open_section(page)
     page.page.locator(".profiler-upload input[type=file]").set_input_files(
         files=[{"name": "notes.csv", "mimeType": "text/csv", "buffer": b"name,value\nx,1\n"}])
     shown = page.page.locator(".profiler-error").get_by_text("required column")
