@@ -129,6 +129,13 @@ class ImproveReport:
     def gain_ns(self) -> float:
         return sum(o.gain_ns or 0.0 for o in self.improved)
 
+    def totals_line(self) -> str:
+        """The run's totals over the improved ops, as ``improve`` and the explorer print them."""
+        line = (f"totals over the {len(self.improved)} improvable ops ({sum(o.calls for o in self.improved)} "
+                f"calls): measured {self.measured_ns / 1e6:.3f} ms, predicted as run {self.ran_ns / 1e6:.3f} ms, "
+                f"with the best configs {self.best_ns / 1e6:.3f} ms: predicted gain {self.gain_ns / 1e6:.3f} ms")
+        return line + (f" ({100 * self.gain_ns / self.ran_ns:.1f}% of their predicted time)" if self.ran_ns else "")
+
 
 def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | None = None, chip: str = "",
                    options: SolveOptions | None = None, use_memory: bool = True, store: str | Path | None = None,

@@ -67,10 +67,7 @@ def run_improve(req: ImproveCommand) -> int:
     print()
     print(_table(result))
     print()
-    print(f"totals over the {len(result.improved)} improvable ops ({sum(o.calls for o in result.improved)} calls): "
-          f"measured {_ms(result.measured_ns)}, predicted as run {_ms(result.ran_ns)}, with the best configs "
-          f"{_ms(result.best_ns)}: predicted gain {_ms(result.gain_ns)}"
-          + (f" ({100 * result.gain_ns / result.ran_ns:.1f}% of their predicted time)" if result.ran_ns else ""))
+    print(result.totals_line())
     print("The gain is the model's; its error on this capture is the coverage above (ingest prints the same).")
     for o in result.ops:
         if o.best_config is not None:

@@ -155,12 +155,7 @@ def summary_lines(analysis: Analysis) -> list[str]:
     """How the chip was told, the model's coverage of the report and the totals (as ``improve`` prints)."""
     r = analysis.result
     lines = [f"{analysis.source.label}: predicted on {r.chip}", *coverage_lines(r.coverage)]
-    calls = sum(o.calls for o in r.improved)
-    total = (f"{len(r.improved)} improvable ops ({calls} calls): measured {r.measured_ns / 1e6:.3f} ms, predicted as "
-             f"run {r.ran_ns / 1e6:.3f} ms, with the best configs {r.best_ns / 1e6:.3f} ms: predicted gain "
-             f"{r.gain_ns / 1e6:.3f} ms")
-    if r.ran_ns:
-        total += f" ({100 * r.gain_ns / r.ran_ns:.1f}% of their predicted time)"
+    total = r.totals_line()
     return [*lines, total]
 
 
