@@ -343,6 +343,7 @@ def _subset(tmp_path: Path) -> Path:
     return subset
 
 
+@pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_calibrate_writes_fitted_attention_constants(tmp_path: Path) -> None:
     out_path = tmp_path / "out.yaml"
     code, out, err = run("calibrate", "--kernel", "flash_attention", "--hw", P150, "-o", str(out_path),

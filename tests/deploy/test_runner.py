@@ -56,6 +56,7 @@ def test_without_ttnn_the_card_runner_says_why_and_auto_falls_back() -> None:
         pick_runner("card")
 
 
+@pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     store = tmp_path / "r.sqlite"
     assert main(["deploy", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--runner", "simulator",

@@ -272,6 +272,7 @@ def fresh_verify(dram_kernel):
     return code, out, err
 
 
+@pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_verify_fresh_export(fresh_verify, dram_kernel):
     code, out, err = fresh_verify
     assert code == 0, out + err
@@ -293,6 +294,7 @@ def test_verify_fresh_export(fresh_verify, dram_kernel):
     assert traffic["predicted"]["pipe_received_tiles"] == {}
 
 
+@pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_verify_tampered_export_lists_the_differences(fresh_verify, dram_kernel, workdir):
     text = dram_kernel.read_text()
     c = _constants(text)

@@ -77,6 +77,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False)
 
 
+@pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_export_ttlang_solves_for_the_tt_lang_kernels(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "k.py"
     done = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--format", "ttlang", "-o", str(out))
