@@ -49,6 +49,9 @@ def run_improve(req: ImproveCommand) -> int:
         check_target(req.output, req.force)  # refused now, before the solves
     with Progress() as progress:
         report = read_ops_perf(req.file, progress=progress)
+        if not report.ops:
+            raise InputError(f"{req.file}: no op the model reads ({len(report.skipped)} rows skipped; "
+                             "`ingest` lists each with its reason)")
         hw_name, grid, chip = choose_hardware(report, req.hw)
         options = SolveOptions(time_limit_seconds=req.time_limit, explain=False, fastest=1)
         result = improve_report(report, hw_name, grid, chip, options, use_memory=not req.no_cache,

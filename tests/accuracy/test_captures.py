@@ -164,3 +164,10 @@ def test_a_batched_matmul_is_one_batch_repeated_with_one_launch_and_fill() -> No
     terms = dict(sol.breakdown)
     assert m.predicted_cycles == repeated_cycles(sol, 20) == \
         terms["launch"] + terms["fill"] + 20 * (sol.latency_cycles - terms["launch"] - terms["fill"])
+
+
+def test_improve_of_a_report_without_an_op_the_model_reads_says_so(tmp_path: Path) -> None:
+    report = tmp_path / "ops_perf_results_untilize.csv"
+    report.write_text("OP CODE,DEVICE KERNEL DURATION [ns],INPUT_0_Y,INPUT_0_X\nUntilize,1000,32,32\n")
+    code, _, err = run("improve", str(report), "--store", str(tmp_path / "s.sqlite"))
+    assert code == 2 and "no op the model reads (1 rows skipped" in err
