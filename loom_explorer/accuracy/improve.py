@@ -26,7 +26,6 @@ the capture's time but not improved. Batched matmuls the model does not predict 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -49,9 +48,10 @@ from loom_explorer.accuracy.ttnn_configs import (
     parse_config,
 )
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttnn_config import compute_config_args, ttnn_equivalent, ttnn_memory, ttnn_runs
+from loom_explorer.export.ttnn_config import compute_config_args, ttnn_equivalent, ttnn_runs
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import Problem
+from loom_explorer.program.contraction import analyse_contraction
 from loom_explorer.result import CandidateResult
 from loom_explorer.solve.memory import solve_with_memory
 from loom_explorer.solve.solver import Session, SolveOptions
@@ -106,6 +106,7 @@ class ImproveReport:
     chip: str  # how the chip was told
     ops: tuple[Improvement, ...]  # biggest predicted gain first
     coverage: Coverage
+    measurements: tuple[Measurement, ...] = ()  # every ingested op predicted as it ran (what ``ingest`` records)
 
     @property
     def improved(self) -> tuple[Improvement, ...]:
@@ -139,11 +140,10 @@ class ImproveReport:
 
 def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | None = None, chip: str = "",
                    options: SolveOptions | None = None, use_memory: bool = True, store: str | Path | None = None,
-                   progress: Progress | None = None,
-                   on_op: Callable[[Improvement], None] | None = None) -> ImproveReport:
+                   progress: Progress | None = None) -> ImproveReport:
     """Every matmul and attention op of ``report`` improved on ``hw_name`` (module docstring)."""
-    measurements = report_measurements(report, hw_name, progress, grid)
     predictor = Predictor(load_hardware(hw_name), str(report.file), grid)
+    measurements = report_measurements(report, hw_name, progress, grid, predictor)
     groups: dict[str, list[tuple[IngestedOp, Measurement]]] = {}
     keys: dict[tuple[object, ...], str] = {}
     for op, m in zip(report.ops, measurements, strict=True):
@@ -152,7 +152,7 @@ def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | N
         identity = (op.op_code, tuple(op.shape.items()), *predictor.key(op))
         key = keys.get(identity)
         if key is None:
-            key = keys[identity] = _unique(_key(op), keys.values())
+            key = keys[identity] = _unique(_key(op), set(keys.values()))
         groups.setdefault(key, []).append((op, m))
     options = options or SolveOptions(time_limit_seconds=30.0, explain=False, fastest=1)
     if progress:
@@ -161,12 +161,10 @@ def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | N
     for done, (key, members) in enumerate(groups.items()):
         if progress:
             progress.update(done)
-        improvement = _improve(key, members, predictor, options, use_memory, store)
-        if on_op:
-            on_op(improvement)
-        out.append(improvement)
+        out.append(_improve(key, members, predictor, options, use_memory, store))
     out.sort(key=lambda o: (-(o.gain_ns or -1.0), -o.measured_ns * o.calls))
-    return ImproveReport(report.file, hw_name, grid, chip, tuple(out), coverage_of(report, measurements))
+    return ImproveReport(report.file, hw_name, grid, chip, tuple(out), coverage_of(report, measurements),
+                         tuple(measurements))
 
 
 def _key(op: IngestedOp) -> str:
@@ -174,10 +172,10 @@ def _key(op: IngestedOp) -> str:
     return f"{op.op_code} {op.kernel} {shape} {op.dtype.value} {op.fidelity.value}" + (" causal" if op.causal else "")
 
 
-def _unique(key: str, taken: object) -> str:
-    existing = set(taken)  # type: ignore[call-overload]
+def _unique(key: str, taken: set[str]) -> str:
+    """``key``, or ``key #2``, ``#3``... when it is taken (ops alike but for their configs)."""
     n, out = 1, key
-    while out in existing:
+    while out in taken:
         n += 1
         out = f"{key} #{n}"
     return out
@@ -194,20 +192,17 @@ def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor:
                        ran_ns=m.predicted_ns, ran_config=ran, ran_candidate=m.candidate,
                        batch_repeats=op.batch_repeats, note=op.note)
     if m.predicted_ns is None:
-        return _with(base, note=_join(op.note, predicted.failure) or "the config it ran is not predicted")
-    logical = {d: e for d, e in op.shape.items() if d != "batch"}
-    if "batch" in op.shape and op.model_shape:
-        logical = dict(op.model_shape) if op.kernel != "gemm" else {**logical, "M": op.model_shape["M"]}
+        return replace(base, note=_join(op.note, predicted.failure) or "the config it ran is not predicted")
     try:
-        problem = op_problem(op, logical if op.kernel == "gemm" else None)
+        problem = op_problem(op, _logical_gemm(op) if op.kernel == "gemm" else None)
         assert problem is not None, "a predicted op has a problem"
         session = Session(predictor.base, problem)
         names = [s.candidate.name for s in session.schedules if ttnn_runs(problem, s.candidate)]
         if not names:
-            return _with(base, problem=problem, note=_join(op.note, "no candidate TTNN runs with a program config"))
+            return replace(base, problem=problem, note=_join(op.note, "no candidate TTNN runs with a program config"))
         results = solve_with_memory(session, {}, options, names, store=store, use_memory=use_memory).results
     except ValueError as exc:  # ProblemError, a model out of range: said, the others go on
-        return _with(base, note=_join(op.note, f"not solved: {exc}"))
+        return replace(base, note=_join(op.note, f"not solved: {exc}"))
     hw = predictor.base
     for r in sorted((r for r in results if r.solution), key=_latency):
         config = _config(session, problem, r)
@@ -221,13 +216,20 @@ def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor:
             continue
         best_ns = hw.cycles_to_us(repeated_cycles(sol, op.batch_repeats)) * 1e3
         if base.ran_ns is not None and best_ns >= base.ran_ns:  # nothing to gain: keep the config it ran
-            return _with(base, best_ns=base.ran_ns, problem=problem, note=_join(
+            return replace(base, best_ns=base.ran_ns, problem=problem, note=_join(
                 op.note, f"keep the config it ran: the best TTNN config found ({r.candidate_name}) is predicted "
                          f"at {best_ns / 1e3:.1f} us"))
-        return _with(base, best_ns=best_ns, best_candidate=r.candidate_name,
+        return replace(base, best_ns=best_ns, best_candidate=r.candidate_name,
                      best_values=tuple(sorted(ran_as.values.items())), best_config=config, problem=problem)
     reasons = "; ".join(f"{r.candidate_name}: {r.conflict.message if r.conflict else r.status}" for r in results)
-    return _with(base, problem=problem, note=_join(op.note, f"no schedule TTNN can run: {reasons}"))
+    return replace(base, problem=problem, note=_join(op.note, f"no schedule TTNN can run: {reasons}"))
+
+
+def _logical_gemm(op: IngestedOp) -> dict[str, int]:
+    """The matmul ``ttnn.matmul`` would run for ``op``: its stated M, K, N, a batch folded into M as ingest
+    folds it (``batch_repeats`` 1), not padded to a minimal matmul's blocks."""
+    fold = op.shape.get("batch", 1) if op.batch_repeats == 1 else 1
+    return {"M": op.shape["M"] * fold, "K": op.shape["K"], "N": op.shape["N"]}
 
 
 def _latency(r: CandidateResult) -> int:
@@ -239,23 +241,19 @@ def _config(session: Session, problem: Problem, r: CandidateResult) -> Config | 
     assert r.solution is not None
     schedule = session.schedule(r.candidate_name)
     values = dict(r.solution.params)
-    try:
+    try:  # ExportError when TTNN has no op for the candidate or cannot hold an operand where it is placed
         name, args, _ = ttnn_equivalent(schedule, values)
-        memory_by_tensor = ttnn_memory(schedule, values)  # ExportError when TTNN cannot hold an operand so
     except ExportError as exc:
         return str(exc)
     try:
         if name == "SDPAProgramConfig":
             return parse_sdpa_config({"program_config": name, **args})
-        memory = {t: n for t in memory_by_tensor for n, p in MEMORY.items() if p is problem.placement(t)}
+        mm = analyse_contraction(problem.program).matmul
+        memory = {t: n for t in (mm.a, mm.b, mm.out) for n, p in MEMORY.items() if p is problem.placement(t)}
         return parse_config({"program_config": name, **args, "memory": memory,
                              "compute": compute_config_args(problem)})
     except ConfigError as exc:
         return str(exc)
-
-
-def _with(base: Improvement, **changes: object) -> Improvement:
-    return replace(base, **changes)  # type: ignore[arg-type]
 
 
 def _join(*notes: str) -> str:

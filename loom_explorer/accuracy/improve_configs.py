@@ -95,14 +95,15 @@ def configs_python(report: ImproveReport, command: str) -> str:
     return "\n".join(lines).replace(": true", ": True").replace(": false", ": False").replace(": null", ": None")
 
 
-def read_config(path: str | Path, key: str | None) -> tuple[str, dict[str, object]]:
-    """(the op key, its config as ``predict --ttnn-config`` reads it) from an improve configs file; ``key``
-    may be left out when the file holds one op."""
+def read_config(path: str | Path, key: str | None, text: str | None = None) -> tuple[str, dict[str, object]]:
+    """(the op key, its config as ``predict --ttnn-config`` reads it) from an improve configs file (its
+    ``text`` when the caller has read it already); ``key`` may be left out when the file holds one op."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImproveFileError(f"{p}: cannot read ({exc})") from None
+    if text is None:
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ImproveFileError(f"{p}: cannot read ({exc})") from None
     configs = _python_configs(p, text) if p.suffix == ".py" else _json_configs(p, text)
     if key is None:
         if len(configs) != 1:

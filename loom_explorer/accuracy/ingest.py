@@ -121,7 +121,6 @@ Kernel = Literal["gemm", "flash_attention", "layernorm", "rmsnorm", "softmax", "
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
 AVAILABLE = "AVAILABLE WORKER CORE COUNT"
 MATMUL_OPS = {"matmul", "matmuldeviceoperation", "minimalmatmulop"}
-MINIMAL_MATMUL = "minimalmatmulop"
 SDPA_OPS = {"scaleddotproductattention", "scaleddotproductattentiondeviceoperation", "sdpaoperation"}
 MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCoreReuseMultiCast1DProgramConfig")
 DTYPES = {"BFLOAT16": DataFormat.bfloat16, "BFLOAT8_B": DataFormat.bfloat8_b, "BFLOAT4_B": DataFormat.bfloat4_b,
@@ -795,12 +794,13 @@ def suggest_hardware(report: IngestReport) -> str | None:
 
 
 def report_measurements(report: IngestReport, hw_name: str, progress: Progress | None = None,
-                        grid: tuple[int, int] | None = None) -> list[Measurement]:
+                        grid: tuple[int, int] | None = None, predict: Predictor | None = None) -> list[Measurement]:
     """Every ingested op as a results-store entry, predicted on ``hw_name`` (restricted to the run's worker
     ``grid`` when given and smaller, then to each config's grid) with its own config: a matmul's program
     config or the one ttnn picks, an SDPA op's ``SDPAProgramConfig`` (none: ttnn's default). Ops alike
-    (``Predictor``) are predicted once."""
-    predict = Predictor(load_hardware(hw_name), str(report.file), grid)
+    (``Predictor``) are predicted once; a caller that goes on with the same ops passes its ``predict`` (made
+    for ``hw_name``, ``grid`` and this report) so none is evaluated twice."""
+    predict = predict or Predictor(load_hardware(hw_name), str(report.file), grid)
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if progress:
         progress.phase("predicting", len(report.ops))

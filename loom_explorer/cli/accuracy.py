@@ -154,7 +154,7 @@ def _read_ttnn_config(path: str, op: str | None) -> object:
     try:
         text = Path(path).read_text(encoding="utf-8")
         if op is not None or path.endswith(".py") or is_improve_file(text):
-            return read_config(path, op)[1]
+            return read_config(path, op, text)[1]
         return finite_json(text)
     except ImproveFileError as exc:
         raise InputError(f"--ttnn-config {exc}") from None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -23,7 +22,6 @@ from loom_explorer.accuracy.ingest import (
     IngestReport,
     choose_hardware,
     read_ops_perf_bytes,
-    report_measurements,
 )
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.data import CAPTURES, capture_path
@@ -89,9 +87,9 @@ class Analysis:
                 return o
         raise KeyError(f"no op {key!r} in {self.source.label}")
 
-    def measurements(self) -> list[Measurement]:
+    def measurements(self) -> tuple[Measurement, ...]:
         """Every ingested op as a results-store row, measured beside predicted (what ``ingest`` records)."""
-        return report_measurements(self.report, self.hw_name, None, self.grid)
+        return self.result.measurements
 
 
 def record(analysis: Analysis) -> dict[str, int]:
@@ -104,18 +102,13 @@ def record(analysis: Analysis) -> dict[str, int]:
     return dict(Counter(m.hardware for m in rows))
 
 
-def hardware_choices() -> list[str]:
-    """The hardware a report may be predicted on: the shipped files (what ``improve`` loads by name)."""
-    return list(list_hardware())
-
-
 def analyse(source: ReportSource, hw: str = NO_CHOICE, skip_bad_rows: bool = False,
-            progress: Progress | None = None, on_op: Callable[[Improvement], None] | None = None) -> Analysis:
+            progress: Progress | None = None) -> Analysis:
     """Read ``source`` and improve every matmul and attention op on ``hw`` (a shipped name), or on the chip
     the report names (``NO_CHOICE``). IngestError in one line when the report cannot be read or names no chip;
     the solves are remembered in (and answered from) the explorer's results store."""
-    if hw and hw not in hardware_choices():
-        raise IngestError(f"unknown hardware {hw!r}; choose one of {', '.join(hardware_choices())}")
+    if hw and hw not in list_hardware():  # the shipped files: what ``improve`` loads by name
+        raise IngestError(f"unknown hardware {hw!r}; choose one of {', '.join(list_hardware())}")
     report = source.read(skip_bad_rows, progress)
     if not report.ops:
         raise IngestError(f"{source.label}: no matmul, attention, norm or element-wise op the model reads "
@@ -125,7 +118,7 @@ def analyse(source: ReportSource, hw: str = NO_CHOICE, skip_bad_rows: bool = Fal
     except IngestError:
         raise IngestError(f"{source.label}: the report does not say which chip it ran on; choose it under "
                           "'Predict on'") from None
-    result = improve_report(report, hw_name, grid, chip, progress=progress, on_op=on_op)
+    result = improve_report(report, hw_name, grid, chip, progress=progress)
     return Analysis(source, report, result)
 
 

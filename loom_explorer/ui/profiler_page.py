@@ -30,6 +30,7 @@ import param
 from loom_explorer.accuracy.improve import Improvement
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.data import CAPTURES
+from loom_explorer.hardware import list_hardware
 from loom_explorer.ui.measure import MeasurePanel
 from loom_explorer.ui.profiler import (
     NO_CHOICE,
@@ -38,7 +39,6 @@ from loom_explorer.ui.profiler import (
     OpenedOp,
     ReportSource,
     analyse,
-    hardware_choices,
     open_op,
     ops_frame,
     record,
@@ -123,7 +123,7 @@ class ProfilerPage:
         self.w_capture = pn.widgets.Select(label="Shipped capture", options=captures, value="", width=380,
                                            css_classes=["profiler-capture"])
         self.w_upload = pn.widgets.FileInput(accept=".csv,.gz", width=260, css_classes=["profiler-upload"])
-        hardware = {"the chip the report names": NO_CHOICE, **{n: n for n in hardware_choices()}}
+        hardware = {"the chip the report names": NO_CHOICE, **{n: n for n in list_hardware()}}
         self.w_hw = pn.widgets.Select(label="Predict on", options=hardware, value=NO_CHOICE, width=210,
                                       css_classes=["profiler-hw"])
         self.w_skip = pn.widgets.Checkbox(label="leave unusable rows out (--skip-bad-rows)", value=False,
@@ -182,8 +182,8 @@ class ProfilerPage:
             loop.call_soon_threadsafe(self._progress, gen, text)
 
         progress = PageProgress(show, lambda: self.runner.is_current(gen))
-        work = partial(analyse, source, str(self.w_hw.value or NO_CHOICE), bool(self.w_skip.value), progress,
-                       partial(self._check_current, gen))
+        # progress.update raises Superseded before each op once a newer run started
+        work = partial(analyse, source, str(self.w_hw.value or NO_CHOICE), bool(self.w_skip.value), progress)
         try:
             analysis = await self.runner.run(gen, work)
         except Exception as exc:  # noqa: BLE001 -- the page's boundary: say what failed, never spin forever
@@ -192,10 +192,6 @@ class ProfilerPage:
         if analysis is not None:
             self._show(analysis)
         return analysis
-
-    def _check_current(self, gen: int, _op: Improvement) -> None:
-        if not self.runner.is_current(gen):
-            raise Superseded
 
     def _begin(self, gen: int, source: ReportSource) -> None:
         self._running = gen
