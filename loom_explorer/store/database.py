@@ -4,6 +4,12 @@ read and written.
 Default location: ``$LOOM_EXPLORER_STORE``, else ``$XDG_DATA_HOME/loom-explorer/results.sqlite``
 (``~/.local/share`` when unset). Opening a file brings its tables to the current version or refuses it
 (``store/migrations.py``); every write is one transaction.
+
+A store that cannot be opened, read or written is a :class:`StoreError` naming the file and what SQLite or
+the system said (``cannot write (attempt to write a readonly database)``, ``(database or disk is full)``, a
+folder that cannot be made): a one-line error of the command whose point is the write (``ingest``,
+``sweep --out``, ``accuracy --record``), a warning where the store is only a memory of solves
+(``solve/memory.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 from loom_explorer.store.migrations import migrate
 from loom_explorer.store.records import Measurement, SolvedRecord, SweepChoice, SweepRecord
@@ -32,6 +39,10 @@ class ResultsStore:
         self.path = Path(path) if path is not None else default_store_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"results store {self.path}: cannot make its folder {self.path.parent} "
+                             f"({exc.strerror or exc})") from None
+        try:
             self._db = sqlite3.connect(self.path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"results store {self.path}: {exc}") from None
@@ -47,6 +58,17 @@ class ResultsStore:
     def close(self) -> None:
         self._db.close()
 
+    @contextmanager
+    def _using(self, what: Literal["read", "write"]) -> Iterator[None]:
+        """SQLite's and the system's errors inside as a :class:`StoreError` naming the file (module docstring);
+        a row the schema refuses or a misused connection stays what it is (a bug of the caller)."""
+        try:
+            yield
+        except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"results store {self.path}: cannot {what} ({exc})") from None
+
     # ---------------------------------------------------------------- measurements
     def record(self, m: Measurement) -> int:
         return self.record_many([m])[0]
@@ -56,7 +78,7 @@ class ResultsStore:
         insert = (f"INSERT INTO measurements ({', '.join(MEASUREMENT_COLUMNS)}) "
                   f"VALUES ({', '.join('?' * len(MEASUREMENT_COLUMNS))})")
         ids = []
-        with self._db:
+        with self._using("write"), self._db:
             for m in measurements:
                 values = {c: getattr(m, c) for c in MEASUREMENT_COLUMNS}
                 values.update(shape=json.dumps(m.shape), breakdown=json.dumps(m.breakdown),
@@ -74,7 +96,9 @@ class ResultsStore:
         if where:
             query += " WHERE " + " AND ".join(where)
         out = []
-        for row in self._db.execute(query + " ORDER BY id", args):
+        with self._using("read"):
+            rows = self._db.execute(query + " ORDER BY id", args).fetchall()
+        for row in rows:
             d = dict(zip(MEASUREMENT_COLUMNS, row, strict=True))
             d["shape"], d["breakdown"] = json.loads(d["shape"]), json.loads(d["breakdown"])
             d["traffic_equal"] = None if d["traffic_equal"] is None else bool(d["traffic_equal"])
@@ -84,7 +108,8 @@ class ResultsStore:
     # ---------------------------------------------------------------- sweep results
     def sweep_keys(self) -> set[str]:
         """The op keys already solved (``SweepRecord.op_key``); failed ops are not, so a re-run retries them."""
-        return {row[0] for row in self._db.execute("SELECT op_key FROM sweep_results WHERE status != 'failed'")}
+        with self._using("read"):
+            return {row[0] for row in self._db.execute("SELECT op_key FROM sweep_results WHERE status != 'failed'")}
 
     def record_sweep(self, r: SweepRecord) -> int:
         """Record one sweep result in one transaction (replacing an earlier one of the same key)."""
@@ -96,7 +121,7 @@ class ResultsStore:
         insert = (f"INSERT OR REPLACE INTO sweep_results ({', '.join(SWEEP_COLUMNS)}) "
                   f"VALUES ({', '.join('?' * len(SWEEP_COLUMNS))})")
         ids = []
-        with self._db:
+        with self._using("write"), self._db:
             for r in records:
                 values = [r.created, r.op_key, r.hardware, r.hardware_sha256, r.tool_version, r.label, r.kernel,
                           r.shape, r.dtype, r.fidelity, int(r.causal), r.status, r.error,
@@ -107,7 +132,9 @@ class ResultsStore:
 
     def sweep_results(self) -> list[SweepRecord]:
         out = []
-        for row in self._db.execute(f"SELECT {', '.join(SWEEP_COLUMNS)} FROM sweep_results ORDER BY id"):
+        with self._using("read"):
+            rows = self._db.execute(f"SELECT {', '.join(SWEEP_COLUMNS)} FROM sweep_results ORDER BY id").fetchall()
+        for row in rows:
             d = dict(zip(SWEEP_COLUMNS, row, strict=True))
             d["causal"] = bool(d["causal"])
             d["best"] = SweepChoice.from_json(d["best"]) if d["best"] else None
@@ -118,12 +145,13 @@ class ResultsStore:
     # ---------------------------------------------------------------- proven solves
     def solved(self, key: str) -> SolvedRecord | None:
         """The proven solve recorded under ``key``, if any."""
-        row = self._db.execute(f"SELECT {', '.join(SOLVED_COLUMNS)} FROM solved WHERE key = ?", (key,)).fetchone()
+        with self._using("read"):
+            row = self._db.execute(f"SELECT {', '.join(SOLVED_COLUMNS)} FROM solved WHERE key = ?", (key,)).fetchone()
         return None if row is None else SolvedRecord(**dict(zip(SOLVED_COLUMNS, row, strict=True)))
 
     def record_solved(self, r: SolvedRecord) -> None:
         """Record one proven solve in one transaction, replacing an earlier one of its key."""
-        with self._db:
+        with self._using("write"), self._db:
             self._db.execute(f"INSERT OR REPLACE INTO solved ({', '.join(SOLVED_COLUMNS)}) "
                              f"VALUES ({', '.join('?' * len(SOLVED_COLUMNS))})",
                              [getattr(r, c) for c in SOLVED_COLUMNS])
