@@ -341,7 +341,13 @@ def evaluate(expr: Expr, values: Mapping[str, int]) -> int:
 
 
 def bounds(expr: Expr) -> tuple[int, int]:
-    """Interval ``(lo, hi)`` that contains every value of ``expr`` over its variables' domains."""
+    """Interval ``(lo, hi)`` that contains every value of ``expr`` over its variables' domains.
+
+    A division is defined only where its divisor is positive (:func:`evaluate` raises elsewhere, and the
+    CP-SAT definition ``p = q*d, n <= p <= n + d - 1`` has no solution for ``d <= 0``), so the interval is over
+    the *defined* points: the assignments of the domains at which every divisor in ``expr`` is >= 1. Every
+    rule below keeps that: a node's defined points are a subset of each child's, so a child's interval
+    contains the child's value at each of them (:func:`_division_bounds` for the divisions)."""
     if isinstance(expr, Const):
         return expr.value, expr.value
     if isinstance(expr, Var):
@@ -357,14 +363,7 @@ def bounds(expr: Expr) -> tuple[int, int]:
             lo, hi = min(corners), max(corners)
         return lo, hi
     if isinstance(expr, (CeilDiv, FloorDiv)):
-        nlo, nhi = bounds(expr.num)
-        dlo, dhi = bounds(expr.den)
-        dlo = max(dlo, 1)
-        if nlo < 0:
-            raise ValueError(f"division of a possibly negative numerator: {describe(expr)}")
-        rnd: Callable[[int, int], int] = (lambda a, b: -(-a // b)) if isinstance(expr, CeilDiv) else (
-            lambda a, b: a // b)
-        return rnd(nlo, dhi), rnd(nhi, dlo)
+        return _division_bounds(expr)
     if isinstance(expr, Max):
         bs = [bounds(a) for a in expr.args]
         return max(b[0] for b in bs), max(b[1] for b in bs)
@@ -378,6 +377,30 @@ def bounds(expr: Expr) -> tuple[int, int]:
         (a, b), (c, d) = bounds(expr.if_true), bounds(expr.if_false)
         return min(a, c), max(b, d)
     raise TypeError(f"unknown expression node {type(expr).__name__}")
+
+
+def _division_bounds(expr: CeilDiv | FloorDiv) -> tuple[int, int]:
+    """Interval of ``ceil(n / d)`` or ``floor(n / d)`` over ``n`` in ``[n_lo, n_hi]`` and the divisor's legal
+    part, ``d`` in ``[max(d_lo, 1), d_hi]`` (a divisor <= 0 leaves the division undefined: :func:`bounds`).
+
+    For ``d >= 1`` the rounded quotient ``f(n, d)`` is nondecreasing in ``n``, and for a fixed ``n`` monotone
+    in ``d`` (nonincreasing when ``n >= 0``, nondecreasing when ``n < 0``). So over the box its minimum is
+    ``min(f(n_lo, d_lo), f(n_lo, d_hi))`` and its maximum ``max(f(n_hi, d_lo), f(n_hi, d_hi))``, for
+    numerators of either sign; the divisor is never 0 in these corners.
+
+    When ``d_hi < 1`` no value of the divisor's domain is legal: the division, and every expression containing
+    it, is defined nowhere (a candidate whose every schedule is illegal, e.g. a multicast group
+    ``floor(E_H/E_Hkv / per_core_H)`` on a grid whose ``per_core_H`` domain starts above the group). Any
+    interval is then sound; the one returned treats the divisor as 1, ``f(n, 1) = n``, so the quotient keeps
+    its numerator's interval and a caller building on it (``latency_floor``, the CP-SAT auxiliaries) stays
+    finite and the solver, not this bound, reports the candidate infeasible."""
+    nlo, nhi = bounds(expr.num)
+    dlo, dhi = bounds(expr.den)
+    dlo = max(dlo, 1)
+    dhi = max(dhi, dlo)
+    rnd: Callable[[int, int], int] = (lambda a, b: -(-a // b)) if isinstance(expr, CeilDiv) else (
+        lambda a, b: a // b)
+    return min(rnd(nlo, dlo), rnd(nlo, dhi)), max(rnd(nhi, dlo), rnd(nhi, dhi))
 
 
 def variables(expr: Expr) -> frozenset[str]:

@@ -237,7 +237,10 @@ class CpCompiler:
             return q
         den = self.as_var(expr.den)
         dlo, dhi = bounds(expr.den)
-        p = self._new_aux(min(0, lo * dlo), hi * dhi, "prod")
+        # p = q*d at the defined points, d >= 1 (``bounds``): the corners of [lo, hi] x [max(dlo, 1), dhi]
+        dlo = max(dlo, 1)
+        corners = (lo * dlo, lo * max(dhi, dlo), hi * dlo, hi * max(dhi, dlo))
+        p = self._new_aux(min(corners), max(corners), "prod")
         self.model.add_multiplication_equality(p, [q, den])
         if ceil:
             self.model.add(p >= num)
