@@ -2,7 +2,7 @@
 
 from loom_explorer.program.attention import Attention, analyse_attention
 from loom_explorer.program.contraction import Contraction, ProgramStructureError, analyse_contraction
-from loom_explorer.program.dsl import Dim, Eltwise, Matmul, Reduce, Tensor, TileProgram
+from loom_explorer.program.dsl import Dim, Eltwise, Matmul, ProgramError, Reduce, Tensor, TileProgram
 from loom_explorer.program.family import ProgramFamily, Structure
 from loom_explorer.program.load import KernelError, list_kernels, load_program
 from loom_explorer.program.structure import PROGRAM_FAMILIES, analyse_program, program_family
@@ -15,6 +15,7 @@ __all__ = [
     "KernelError",
     "Matmul",
     "PROGRAM_FAMILIES",
+    "ProgramError",
     "ProgramFamily",
     "ProgramStructureError",
     "Reduce",

@@ -10,6 +10,9 @@ softmax, and ``s`` never leaves L1). The roles of its dimensions follow from whi
 * query dim (``Sq``): in ``q``, ``s`` and ``o``, not in ``k`` or ``v``;
 * batch dims (``B``, ``H``): every other dimension of ``o`` (also in ``q``; in ``k``/``v`` directly or grouped).
 
+Besides the scores, the intermediates are the two running statistics of the online softmax, the row maximum
+then the row sum, one value per query row: each indexed by the dimensions of ``o`` but the head dim.
+
 Eltwise ops declare how often they run (``when``): per step on the step's block (scores, statistics,
 output rescale), on diagonal steps only (the causal mask), or once on the final value.
 """
@@ -124,6 +127,13 @@ def analyse_attention(program: TileProgram) -> Attention:
     roleless = [d for d in order if d not in (*head, *kv, *qd, *batch, *grouped)]
     if roleless:
         raise ProgramStructureError(f"program {program.name}: dimension(s) {roleless} have no role in attention")
+    rows = sorted(o - {head[0]})  # one value per query row: the output's dims but the head dim
+    stats = [t for t in program.intermediates if t.name != qk.out]
+    if len(stats) != 2 or any(dims(t.name) != set(rows) for t in stats):
+        found = [f"{t.name}{list(t.dims)}" for t in stats]
+        raise ProgramStructureError(f"program {program.name}: attention keeps two running statistics per query row "
+                                    f"(the row maximum, then the row sum) as intermediates indexed by {rows}; found "
+                                    f"{found or 'none'}")
     ops = tuple(op for op in program.ops if isinstance(op, Eltwise))
     return Attention(qk=qk, pv=pv, q_dim=qd[0], kv_dim=kv[0], head_dim=head[0], batch_dims=tuple(batch), ops=ops,
                      program=program)

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loom_explorer.errors import LoomError
-from loom_explorer.program.dsl import Eltwise, Matmul, Reduce, TileProgram
+from loom_explorer.program.dsl import Eltwise, Matmul, ProgramError, Reduce, TileProgram
 from loom_explorer.program.family import ProgramFamily
 
 
-class ProgramStructureError(LoomError, ValueError):
-    """The program is not a single-matmul contraction the model can schedule."""
+class ProgramStructureError(ProgramError):
+    """The program is a valid tile program but not of a shape its family's model can schedule (here: not a
+    single-matmul contraction); the message says what it lacks."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,11 +26,60 @@ e.g. attention scores, or running statistics): intermediates live only in L1.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
+
+from loom_explorer.errors import LoomError
 
 DimKind = Literal["parallel", "reduction"]
 TensorRole = Literal["input", "output", "intermediate"]
 EltwiseWhen = Literal["final", "step", "diagonal"]
+EltwiseUnit = Literal["fpu", "sfpu"]
+
+
+class ProgramError(LoomError, ValueError):
+    """A tile program that cannot be (a tile of 0 elements, an unknown kind, a dimension twice in one access
+    map, an output read by a matmul or written by no op, ...); the message names the dimension, tensor or
+    op at fault."""
+
+
+def _name(what: str, value: object) -> str:
+    """``value`` as the name of a dimension or tensor: a Python identifier, since names are spelt on the
+    command line (``--shape M=64``, ``--format in1=bfp8_b``) and in the generated kernels."""
+    if not isinstance(value, str) or not value.isidentifier():
+        raise ProgramError(f"{what} name {value!r} must be an identifier (letters, digits, '_'; not a digit first)")
+    return value
+
+
+def _one_of(where: str, field_name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if not isinstance(value, str) or value not in allowed:
+        raise ProgramError(f"{where}: {field_name} {value!r} is not one of {', '.join(map(repr, allowed))}")
+
+
+def _flag(where: str, field_name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise ProgramError(f"{where}: {field_name} {value!r} must be True or False")
+
+
+def _text(where: str, field_name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise ProgramError(f"{where}: {field_name} {value!r} must be a string")
+
+
+def _names(where: str, field_name: str, value: object) -> tuple[str, ...]:
+    """A tuple (or list) of names as a tuple; a bare string is refused, since ``("M")`` is not ``("M",)``."""
+    if isinstance(value, str) or not isinstance(value, (tuple, list)):
+        raise ProgramError(f"{where}: {field_name} {value!r} must be a tuple of names, e.g. ('M', 'K') or ('M',)")
+    bad = [v for v in value if not isinstance(v, str)]
+    if bad:
+        raise ProgramError(f"{where}: {field_name} {tuple(value)!r} holds {bad[0]!r}, which is not a name")
+    return tuple(value)
+
+
+def _tensor_ref(where: str, field_name: str, value: object, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value:
+        raise ProgramError(f"{where}: {field_name} {value!r} must name a tensor of the program")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +91,19 @@ class Dim:
     spread: bool = True
     group_of: str | None = None
 
+    def __post_init__(self) -> None:
+        where = f"dimension {_name('dimension', self.name)}"
+        _one_of(where, "kind", self.kind, get_args(DimKind))
+        if isinstance(self.tile, bool) or not isinstance(self.tile, int) or self.tile < 1:
+            raise ProgramError(f"{where}: tile {self.tile!r} must be a whole number of elements >= 1 "
+                               "(32 for a matrix dimension, 1 for a batch-like one)")
+        _text(where, "description", self.description)
+        _flag(where, "spread", self.spread)
+        if self.group_of is not None:
+            _name(f"{where}: group_of: dimension", self.group_of)
+
     def tiles(self, elements: int) -> int:
-        """Number of tiles (ceil) covering ``elements``."""
+        """Number of tiles (ceil) covering ``elements``: ``ceil(elements / tile)``, ``tile >= 1``."""
         return -(-elements // self.tile)
 
 
@@ -55,6 +115,18 @@ class Tensor:
     optional: bool = False
     description: str = ""
 
+    def __post_init__(self) -> None:
+        where = f"tensor {_name('tensor', self.name)}"
+        dims = _names(where, "dims (its access map)", self.dims)
+        object.__setattr__(self, "dims", dims)  # a list given is kept as the tuple it means
+        twice = sorted({d for d in dims if dims.count(d) > 1})
+        if twice:
+            raise ProgramError(f"{where}: its access map {list(dims)} names dimension {twice[0]} twice (a tensor "
+                               "is indexed by each dimension at most once)")
+        _one_of(where, "role", self.role, get_args(TensorRole))
+        _flag(where, "optional", self.optional)
+        _text(where, "description", self.description)
+
 
 @dataclass(frozen=True, slots=True)
 class Matmul:
@@ -63,6 +135,10 @@ class Matmul:
     a: str
     b: str
     out: str
+
+    def __post_init__(self) -> None:
+        for field_name in ("a", "b", "out"):
+            _tensor_ref("Matmul", field_name, getattr(self, field_name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +160,20 @@ class Eltwise:
 
     op: str
     tensor: str
-    unit: Literal["fpu", "sfpu"] = "sfpu"
+    unit: EltwiseUnit = "sfpu"
     operand: str | None = None
     when: EltwiseWhen = "final"
     source: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.op, str) or not self.op:
+            raise ProgramError(f"Eltwise on {self.tensor!r}: op {self.op!r} must name the operation (e.g. 'gelu')")
+        where = f"Eltwise {self.op}"
+        _tensor_ref(where, "tensor", self.tensor)
+        _one_of(where, "unit", self.unit, get_args(EltwiseUnit))
+        _one_of(where, "when", self.when, get_args(EltwiseWhen))
+        _tensor_ref(where, "operand", self.operand, optional=True)
+        _tensor_ref(where, "source", self.source, optional=True)
 
 
 ReduceOp = Literal["sum", "max", "mean"]
@@ -102,6 +188,11 @@ class Reduce:
     op: ReduceOp
     out: str
     operand: str
+
+    def __post_init__(self) -> None:
+        _one_of("Reduce", "op", self.op, get_args(ReduceOp))
+        _tensor_ref(f"Reduce {self.op}", "out", self.out)
+        _tensor_ref(f"Reduce {self.op}", "operand", self.operand)
 
 
 Op = Matmul | Eltwise | Reduce
@@ -118,37 +209,70 @@ class TileProgram:
     example_shape: str = ""  # a typical --shape, e.g. "M=4096,K=4096,N=4096" (the explorer's default)
 
     def __post_init__(self) -> None:
+        """Refuse a program that cannot be (:class:`ProgramError` naming the dimension, tensor or op): every
+        name known and given once, every op's tensors known, a matmul reading inputs or intermediates and
+        writing an output or intermediate, every output written by some op."""
+        if not isinstance(self.name, str) or not self.name.strip() or "\n" in self.name:
+            raise ProgramError(f"program name {self.name!r} must be a non-empty one-line string")
+        where = f"program {self.name}"
+        _text(where, "description", self.description)
+        _text(where, "example_shape", self.example_shape)
+        parts: tuple[tuple[str, tuple[type, ...], str], ...] = (
+            ("dims", (Dim,), "Dim"), ("tensors", (Tensor,), "Tensor"),
+            ("ops", (Matmul, Eltwise, Reduce), "Matmul, Eltwise or Reduce"))
+        for field_name, classes, wanted in parts:
+            items = getattr(self, field_name)
+            if isinstance(items, str) or not isinstance(items, (tuple, list)):
+                raise ProgramError(f"{where}: {field_name} must be a tuple, got {type(items).__name__}")
+            bad = next((i for i, x in enumerate(items) if not isinstance(x, classes)), None)
+            if bad is not None:
+                raise ProgramError(f"{where}: {field_name}[{bad}] is a {type(items[bad]).__name__}, not a {wanted}")
+            object.__setattr__(self, field_name, tuple(items))  # a list given is kept as the tuple it means
+        object.__setattr__(self, "options", _names(where, "options", self.options))
         names = [d.name for d in self.dims]
         if len(set(names)) != len(names):
-            raise ValueError(f"program {self.name}: repeated dimension names {names}")
+            raise ProgramError(f"{where}: repeated dimension names {names}")
         tnames = [t.name for t in self.tensors]
         if len(set(tnames)) != len(tnames):
-            raise ValueError(f"program {self.name}: repeated tensor names {tnames}")
+            raise ProgramError(f"{where}: repeated tensor names {tnames}")
         for t in self.tensors:
             unknown = [d for d in t.dims if d not in names]
             if unknown:
-                raise ValueError(f"program {self.name}: tensor {t.name} uses unknown dimensions {unknown}")
+                raise ProgramError(f"{where}: tensor {t.name} uses unknown dimensions {unknown}")
+        written: set[str] = set()
         for op in self.ops:
             if isinstance(op, Matmul):
                 used: tuple[str, ...] = (op.a, op.b, op.out)
+                out = op.out
             elif isinstance(op, Reduce):
-                used = (op.out, op.operand)
+                used, out = (op.out, op.operand), op.out
             else:
-                used = (op.tensor, *(t for t in (op.operand, op.source) if t))
+                used, out = (op.tensor, *(t for t in (op.operand, op.source) if t)), op.tensor
             missing = [u for u in used if u not in tnames]
             if missing:
-                raise ValueError(f"program {self.name}: op {op} names unknown tensors {missing}")
+                raise ProgramError(f"{where}: op {op} names unknown tensors {missing}")
+            if self.tensor(out).role == "input":
+                raise ProgramError(f"{where}: op {op} writes input {out}; ops write outputs or intermediates")
+            if isinstance(op, Matmul):
+                read = [t for t in (op.a, op.b) if self.tensor(t).role == "output"]
+                if read:
+                    raise ProgramError(f"{where}: {op} reads output {read[0]}; a matmul reads inputs or "
+                                       "intermediates (an output is only written)")
+            written.add(out)
         if not any(t.role == "output" for t in self.tensors):
-            raise ValueError(f"program {self.name}: no output tensor")
+            raise ProgramError(f"{where}: no output tensor")
+        unwritten = [t.name for t in self.tensors if t.role == "output" and t.name not in written]
+        if unwritten:
+            raise ProgramError(f"{where}: no op writes output {unwritten[0]} (every output is the result of an op)")
         for d in self.dims:
             if d.group_of is not None and (d.group_of not in names or d.group_of == d.name):
-                raise ValueError(f"program {self.name}: dimension {d.name} groups unknown dimension {d.group_of!r}")
+                raise ProgramError(f"{where}: dimension {d.name} groups unknown dimension {d.group_of!r}")
             if d.group_of is not None and (d.tile != 1 or self.dim(d.group_of).tile != 1):
-                raise ValueError(f"program {self.name}: grouped dimension {d.name} and {d.group_of} need tile=1")
+                raise ProgramError(f"{where}: grouped dimension {d.name} and {d.group_of} need tile=1")
         for op in self.ops:
             if isinstance(op, Eltwise) and op.when == "diagonal" and "causal" not in self.options:
-                raise ValueError(f"program {self.name}: op {op.op} on {op.tensor} runs on the causal diagonal "
-                                 "but the program has no 'causal' option")
+                raise ProgramError(f"{where}: op {op.op} on {op.tensor} runs on the causal diagonal "
+                                   "but the program has no 'causal' option")
 
     @property
     def uses_activation(self) -> bool:

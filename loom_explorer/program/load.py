@@ -6,12 +6,17 @@ import importlib.util
 from pathlib import Path
 
 from loom_explorer.errors import LoomError
-from loom_explorer.program.dsl import TileProgram
+from loom_explorer.program.dsl import ProgramError, TileProgram
 from loom_explorer.shipped import shipped_dir
 
 
 class KernelError(LoomError, ValueError):
     """A kernel that cannot be found or does not define a TileProgram."""
+
+
+def _one_line(text: str) -> str:
+    """An exception's message on one line (a kernel's own exception may span several)."""
+    return " ".join(text.split()) or "(no message)"
 
 
 def shipped_kernels_dir() -> Path:
@@ -38,8 +43,13 @@ def load_program(name_or_path: str | Path) -> TileProgram:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
+    except SystemExit as exc:  # sys.exit() or exit() in the file, whatever the code: never the tool's own exit
+        raise KernelError(f"{path}: exits while being imported (SystemExit({exc.code!r})); a kernel file only "
+                          "defines PROGRAM = TileProgram(...)") from None
+    except ProgramError as exc:  # the DSL refused the program: its message names the dimension, tensor or op
+        raise KernelError(f"{path}: {_one_line(str(exc))}") from None
     except Exception as exc:  # a user's kernel file may fail in any way; report it with the file name
-        raise KernelError(f"{path}: failed to import: {type(exc).__name__}: {exc}") from None
+        raise KernelError(f"{path}: failed to import: {type(exc).__name__}: {_one_line(str(exc))}") from None
     program = getattr(module, "PROGRAM", None)
     if not isinstance(program, TileProgram):
         raise KernelError(f"{path}: defines no PROGRAM = TileProgram(...)")
