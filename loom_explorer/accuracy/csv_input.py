@@ -1,8 +1,14 @@
 """The CSV files ``accuracy``, ``calibrate`` and ``ingest`` read, and the checks every cell they use passes.
 
-A file is read whole as UTF-8 text (a leading byte-order mark is allowed; a gzipped file is read as its
+A file is read as UTF-8 text (a leading byte-order mark is allowed; a gzipped file is read as its
 content). It is refused in one line when it does not exist, is not a regular file (a folder, a FIFO: never
 opened), is not UTF-8, holds a NUL byte (binary), is not readable CSV, has no header or has no data rows.
+
+A report is streamed (``open_source``, ``bytes_source``, ``csv_records``): its rows are read one at a time,
+never the whole text, so memory follows what the reader keeps, not the file. Three limits bound a file
+whatever it holds: ``MAX_DECOMPRESSED_BYTES`` (1 GiB of text once decompressed), ``MAX_LINE_CHARS`` (64 Mi
+characters in one line) and ``MAX_ROWS`` (500,000 records after the header, over 250 times the largest
+shipped capture); past one, the file is refused in one line naming it and the limit.
 
 Rows are numbered as the file's lines, as an editor shows them: the header is line 1, a row starts on the
 line where its first cell starts (a quoted cell may span lines), blank lines are not rows. A row with more
@@ -28,6 +34,8 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
 
 from loom_explorer.errors import LoomError
 
@@ -102,6 +110,9 @@ def read_text(path: str | Path, error: type[ValueError]) -> str:
 
 
 MAX_DECOMPRESSED_BYTES = 1 << 30  # a gzipped CSV larger than 1 GiB once decompressed is refused
+MAX_LINE_CHARS = 1 << 26  # one line of more than 64 Mi characters is refused (profiler cells are <= 16 MiB)
+MAX_ROWS = 500_000  # records after the header; the largest shipped capture has 1,872
+_CHUNK_BYTES = 1 << 20
 
 
 def decode_text(label: str, data: bytes, error: type[ValueError]) -> str:
@@ -125,16 +136,121 @@ def decode_text(label: str, data: bytes, error: type[ValueError]) -> str:
     return text
 
 
-def csv_records(path: str | Path, text: str, error: type[ValueError]) -> Iterator[tuple[int, list[str]]]:
-    """``(line, cells)`` of every non-blank record of ``text``, the header first (line numbers as in the
-    module docstring); a CSV syntax error is ``error`` naming the file and line."""
+class _Counted(io.RawIOBase):
+    """The bytes of ``inner`` (a file, or a gzip stream's content), refused past ``MAX_DECOMPRESSED_BYTES``."""
+
+    def __init__(self, label: str, inner: BinaryIO, error: type[ValueError]) -> None:
+        self.label, self.inner, self.error, self.count = label, inner, error, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        try:
+            data = self.inner.read(len(buffer))
+        except (gzip.BadGzipFile, EOFError, zlib.error):
+            raise self.error(f"{self.label}: not a CSV file (a damaged gzip stream)") from None
+        except OSError as exc:
+            raise self.error(f"{self.label}: cannot read ({exc.strerror or exc})") from None
+        self.count += len(data)
+        if self.count > MAX_DECOMPRESSED_BYTES:
+            raise self.error(f"{self.label}: more than {MAX_DECOMPRESSED_BYTES >> 20:,} MiB of text (once "
+                             "decompressed): not a report this tool reads")
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class TextSource:
+    """A file's text as lines, read as they are asked for (module docstring): ``lines()`` yields them with
+    their ends (``\n``, ``\r\n`` or ``\r``, as ``csv`` wants); ``position()`` is how many bytes of the file
+    itself (compressed, for a gzipped one) have been read, of ``size_bytes``. A context manager: the file
+    is closed on the way out."""
+
+    def __init__(self, label: str, binary: BinaryIO, size_bytes: int, error: type[ValueError]) -> None:
+        self.label, self.size_bytes, self.error = label, size_bytes, error
+        self._binary = binary
+        try:
+            gzipped = binary.read(2) == GZIP_MAGIC
+            binary.seek(0)
+        except OSError as exc:
+            binary.close()
+            raise error(f"{label}: cannot read ({exc.strerror or exc})") from None
+        inner: BinaryIO = gzip.GzipFile(fileobj=binary) if gzipped else binary  # type: ignore[assignment]
+        counted = io.BufferedReader(_Counted(label, inner, error), _CHUNK_BYTES)
+        self._text = io.TextIOWrapper(counted, encoding="utf-8-sig", newline="")
+
+    def position(self) -> int:
+        try:
+            return self._binary.tell()
+        except (OSError, ValueError):
+            return 0
+
+    def lines(self) -> Iterator[str]:
+        """Every line (module docstring's limits; not UTF-8 or a NUL byte: ``error``)."""
+        while True:
+            try:
+                line = self._text.readline(MAX_LINE_CHARS + 1)
+            except UnicodeDecodeError:
+                raise self.error(f"{self.label}: not a CSV file (not UTF-8 text)") from None
+            if not line:
+                return
+            if len(line) > MAX_LINE_CHARS:
+                raise self.error(f"{self.label}: a line longer than {MAX_LINE_CHARS:,} characters: not a "
+                                 "report this tool reads")
+            if "\x00" in line:
+                raise self.error(f"{self.label}: not a CSV file (binary content)")
+            yield line
+
+    def close(self) -> None:
+        self._binary.close()
+
+    def __enter__(self) -> TextSource:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+
+def open_source(path: str | Path, error: type[ValueError]) -> TextSource:
+    """The file at ``path`` as a :class:`TextSource`, or ``error`` in one line naming it (it does not exist,
+    is not a regular file -- never opened then -- or cannot be opened)."""
+    p = Path(path)
+    if not p.exists():
+        raise error(f"{p}: no such file")
+    if not p.is_file():
+        raise error(f"{p}: not a regular file")
+    try:
+        binary = p.open("rb")
+        size = p.stat().st_size
+    except OSError as exc:
+        raise error(f"{p}: cannot read ({exc.strerror})") from None
+    return TextSource(str(p), binary, size, error)
+
+
+def bytes_source(label: str, data: bytes, error: type[ValueError]) -> TextSource:
+    """Bytes that came from elsewhere (an upload) as a :class:`TextSource` labelled ``label``."""
+    return TextSource(label, io.BytesIO(data), len(data), error)
+
+
+def csv_records(path: str | Path, text: str | TextSource, error: type[ValueError],
+                max_rows: int | None = None) -> Iterator[tuple[int, list[str]]]:
+    """``(line, cells)`` of every non-blank record of ``text`` (a whole text, or a streamed source), the
+    header first (line numbers as in the module docstring); a CSV syntax error is ``error`` naming the file
+    and line, and so is a record past ``max_rows`` (default ``MAX_ROWS``) after the header."""
+    max_rows = MAX_ROWS if max_rows is None else max_rows
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 24))  # profiler ATTRIBUTES cells can be long
-    reader = csv.reader(io.StringIO(text, newline=""))
-    last = 0
+    lines = io.StringIO(text, newline="") if isinstance(text, str) else text.lines()
+    reader = csv.reader(lines)
+    last, records = 0, -1  # the header is not counted
     try:
         for cells in reader:
             line, last = last + 1, reader.line_num
             if cells and (cells[0].strip() or "".join(cells).strip()):  # the first test is almost always enough
+                records += 1
+                if records > max_rows:
+                    raise error(f"{path}:{line}: more than {max_rows:,} rows, the most a file may have (split "
+                                "the capture)")
                 yield line, cells
     except csv.Error as exc:
         raise error(f"{path}:{reader.line_num}: not readable CSV ({exc})") from None

@@ -47,13 +47,14 @@ run one after another (``repeated_cycles``).
 SDPA: q = INPUT_0 ``[B, H, Sq, D]``, k = INPUT_1 ``[B, Hkv, Skv, D]``; ``is_causal`` and the
 ``SDPAProgramConfig`` chunk sizes (none: ttnn's default, 32-element chunks on the whole grid).
 
-The file is checked whole before anything is predicted or recorded (``csv_input``): it is refused when it is
-not UTF-8 text, empty or header-only, or has a row with another number of cells than the header; in the
-row of an op that is ingested, the duration (a finite number of ns above 0), the shape extents (whole
-numbers >= 1, logical at most padded), ``CORE COUNT`` and ``AVAILABLE WORKER CORE COUNT`` (>= 1) and
-``DEVICE ID`` (>= 0) are checked. A bad one is an ``IngestError`` naming the file, line and column, or with
-``skip_bad_rows`` a skipped row. Rows that repeat an op (same cells in every column read but the duration)
-are read once, and ops alike predicted once.
+The file is read row by row and checked whole before anything is predicted or recorded (``csv_input``): it
+is refused when it is not UTF-8 text, empty or header-only, past ``csv_input``'s limits (500,000 rows,
+1 GiB of text), or has a row with another number of cells than the header; in the row of an op that is
+ingested, the duration (a finite number of ns above 0), the shape extents (whole numbers >= 1, logical at
+most padded), ``CORE COUNT`` and ``AVAILABLE WORKER CORE COUNT`` (>= 1) and ``DEVICE ID`` (>= 0) are
+checked. The first bad one ends the reading with an ``IngestError`` naming the file, line and column; with
+``skip_bad_rows`` each is a skipped row, counted. Rows that repeat an op (same cells in every column read
+but the duration) are read once, and ops alike predicted once.
 
 ``report_measurements`` predicts every op with the config it ran (``evaluate_config`` /
 ``evaluate_sdpa_config`` / ``evaluate_interleaved_default``, the referee) on the chip restricted to the run's
@@ -66,6 +67,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -78,12 +80,13 @@ from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_ch
 from loom_explorer.accuracy.csv_input import (
     CellError,
     RowIssue,
+    TextSource,
+    bytes_source,
     cell_issue,
     csv_records,
-    decode_text,
+    open_source,
     positive_int,
     positive_time,
-    read_text,
     refusal,
     width_issue,
 )
@@ -680,22 +683,26 @@ def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progr
     """Every row of an ``ops_perf_results_*.csv`` (or ``.csv.gz``), ingested or skipped with the reason
     (module docstring).
 
-    The file is checked whole before anything is predicted or recorded: a row with another number of cells
-    than the header, or a number cell of an ingested op that is not what its column means, is an
-    ``IngestError`` naming the file, line and column, unless ``skip_bad_rows`` (then a skipped row saying
-    so). A file without data rows is an ``IngestError``."""
-    return parse_ops_perf(Path(path), read_text(path, IngestError), skip_bad_rows, progress)
+    The file is read row by row (``csv_input.TextSource``: memory follows the rows kept, never the whole
+    text) and checked whole before anything is predicted or recorded: the first row with another number of
+    cells than the header, or with a number cell of an ingested op that is not what its column means, stops
+    the reading with an ``IngestError`` naming the file, line and column, unless ``skip_bad_rows`` (then a
+    skipped row saying so, counted in ``bad``). A file without data rows, or past one of ``csv_input``'s
+    limits (``MAX_ROWS`` rows, ``MAX_DECOMPRESSED_BYTES``, ``MAX_LINE_CHARS``), is an ``IngestError``."""
+    with open_source(path, IngestError) as source:
+        return parse_ops_perf(Path(path), source, skip_bad_rows, progress)
 
 
 def read_ops_perf_bytes(name: str, data: bytes, skip_bad_rows: bool = False,
                         progress: Progress | None = None) -> IngestReport:
     """``read_ops_perf`` of a report's bytes (an upload), ``name`` only labelling it: no file is opened."""
-    return parse_ops_perf(Path(Path(name).name or "report.csv"), decode_text(name, data, IngestError),
-                          skip_bad_rows, progress)
+    with bytes_source(name, data, IngestError) as source:
+        return parse_ops_perf(Path(Path(name).name or "report.csv"), source, skip_bad_rows, progress)
 
 
-def parse_ops_perf(p: Path, text: str, skip_bad_rows: bool = False, progress: Progress | None = None) -> IngestReport:
-    """``read_ops_perf`` of the text of ``p``."""
+def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
+                   progress: Progress | None = None) -> IngestReport:
+    """``read_ops_perf`` of the text of ``p`` (whole, or streamed)."""
     records = csv_records(p, text, IngestError)
     header_line = next(records, None)
     if header_line is None:
@@ -706,9 +713,6 @@ def parse_ops_perf(p: Path, text: str, skip_bad_rows: bool = False, progress: Pr
     if missing:
         raise IngestError(f"{p}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
                           "missing (not an ops_perf_results CSV of tt-metal's device profiler?)")
-    rows = list(records)
-    if not rows:
-        raise IngestError(f"{p}: no data rows (only the header)")
     ops: list[IngestedOp] = []
     skipped: list[SkippedRow] = []
     bad: list[RowIssue] = []
@@ -717,19 +721,30 @@ def parse_ops_perf(p: Path, text: str, skip_bad_rows: bool = False, progress: Pr
                     or _key(name).startswith(("INPUT", "OUTPUT"))]
     cells_read = itemgetter(*read_columns)  # OP CODE is among them
     known: dict[tuple[object, ...], IngestedOp | _Skip | _BadCell] = {}
-    if progress:
-        progress.phase("reading", len(rows))
+    streamed = text if isinstance(text, TextSource) else None
+    if progress and streamed:
+        progress.phase("reading (bytes of the file)", streamed.size_bytes)
     device_ns: dict[str, float] = {}
-    for done, (number, cells) in enumerate(rows):
-        if progress:
-            progress.update(done)
-        row = _Row(columns, cells)
-        op_code = row.get(OP_CODE)
-        wrong = width_issue(str(p), number, cells, header)
-        if wrong is not None:
+    rows = 0
+    (op_column,) = columns.find((OP_CODE,))
+    widths: dict[int, RowIssue] = {}  # a short or long row's issue by its number of cells: its texts shared
+    for number, cells in records:
+        rows += 1
+        if progress and streamed and not rows & 1023:
+            progress.update(streamed.position())
+        if len(cells) != len(header):
+            shape = widths.get(len(cells))
+            if shape is None:
+                shape = widths[len(cells)] = width_issue(str(p), number, cells, header) or RowIssue("", 0, None, "")
+            wrong = RowIssue(shape.file, number, None, shape.reason, shape.detail)
+            if not skip_bad_rows:  # the first unusable row ends the reading
+                raise IngestError(refusal([wrong]))
             bad.append(wrong)
+            op_code = sys.intern(cells[op_column].strip()) if op_column < len(cells) else ""
             skipped.append(SkippedRow(number, op_code, wrong.detail))
             continue
+        row = _Row(columns, cells)
+        op_code = row.get(OP_CODE)
         duration = _float(row.get(DURATION))
         if duration is not None and row.get("OP TYPE").lower() != "signpost":
             device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
@@ -753,10 +768,13 @@ def parse_ops_perf(p: Path, text: str, skip_bad_rows: bool = False, progress: Pr
         elif isinstance(op, _Skip):
             skipped.append(SkippedRow(number, op_code, str(op)))
         else:
-            bad.append(cell_issue(str(p), number, op.column, op.error))
+            issue = cell_issue(str(p), number, op.column, op.error)
+            if not skip_bad_rows:
+                raise IngestError(refusal([issue]))
+            bad.append(issue)
             skipped.append(SkippedRow(number, op_code, str(op)))
-    if bad and not skip_bad_rows:
-        raise IngestError(refusal(bad))
+    if not rows:
+        raise IngestError(f"{p}: no data rows (only the header)")
     return IngestReport(p, tuple(ops), tuple(skipped), tuple(bad), tuple(sorted(device_ns.items())))
 
 

@@ -544,6 +544,6 @@ def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     ingest.add_argument("--dry-run", action="store_true", help="do not record in the results store")
     ingest.add_argument("--json", action="store_true")
     ingest.add_argument("--skip-bad-rows", action="store_true",
-                        help="skip rows with a bad number cell or a wrong number of cells (listed) instead of "
-                             "refusing the file")
+                        help="skip rows with a bad number cell or a wrong number of cells (counted, grouped by "
+                             "reason) instead of refusing the file at the first")
     add_store_arg(ingest)

@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.improve import Improvement, ImproveReport
-from loom_explorer.cli.common import Command, InputError, add_command, add_store_arg, say, seconds
+from loom_explorer.cli.common import Command, InputError, add_command, add_store_arg, say, say_rows, seconds
 from loom_explorer.errors import EXIT_OK
 from loom_explorer.export.files import check_target, write_new
 
@@ -27,11 +27,12 @@ class ImproveCommand:
     no_cache: bool
     store: str | None
     time_limit: float
+    skip_bad_rows: bool = False
 
 
 def parse_improve(args: argparse.Namespace) -> ImproveCommand:
     return ImproveCommand(args.file, args.hw, args.output, args.force, args.json, args.no_cache, args.store,
-                          args.time_limit)
+                          args.time_limit, args.skip_bad_rows)
 
 
 def run_improve(req: ImproveCommand) -> int:
@@ -48,7 +49,9 @@ def run_improve(req: ImproveCommand) -> int:
     if req.output:
         check_target(req.output, req.force)  # refused now, before the solves
     with Progress() as progress:
-        report = read_ops_perf(req.file, progress=progress)
+        report = read_ops_perf(req.file, skip_bad_rows=req.skip_bad_rows, progress=progress)
+        if report.bad:
+            say_rows(f"skipped {len(report.bad)} unusable rows (--skip-bad-rows):", report.bad)
         if not report.ops:
             raise InputError(f"{req.file}: no op the model reads ({len(report.skipped)} rows skipped; "
                              "`ingest` lists each with its reason)")
@@ -129,4 +132,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     improve.add_argument("--no-cache", action="store_true",
                          help="solve every op again instead of answering from the results store")
     improve.add_argument("--time-limit", type=seconds, default=30.0, help="CP-SAT seconds per op (default 30)")
+    improve.add_argument("--skip-bad-rows", action="store_true",
+                         help="skip rows with a bad number cell or a wrong number of cells (counted, grouped by "
+                              "reason) instead of refusing the file at the first")
     add_store_arg(improve)

@@ -2,9 +2,10 @@
 report (an upload's bytes, or a shipped capture by name), find every matmul and attention op's best TTNN
 config (``accuracy/improve.py``), tabulate the ops, and turn one op into the explorer's inputs.
 
-Untrusted input: an upload is parsed from its bytes (``read_ops_perf_bytes``), its file name only labels it;
-a shipped capture is found by its name in ``CAPTURES`` (``capture_path`` refuses any other). No path that
-came from a page is ever opened.
+Untrusted input: an upload is parsed from its bytes (``read_ops_perf_bytes``: streamed row by row, stopped at
+the first unusable row unless rows are skipped, and bounded in rows and bytes as ``ingest`` is), its file
+name only labels it; a shipped capture is found by its name in ``CAPTURES`` (``capture_path`` refuses any
+other). No path that came from a page is ever opened.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from loom_explorer.accuracy.coverage import coverage_lines
+from loom_explorer.accuracy.csv_input import group_issues
 from loom_explorer.accuracy.improve import Improvement, ImproveReport, improve_report
 from loom_explorer.accuracy.ingest import (
     IngestError,
@@ -145,11 +147,15 @@ def ops_frame(result: ImproveReport) -> pd.DataFrame:
 
 
 def summary_lines(analysis: Analysis) -> list[str]:
-    """How the chip was told, the model's coverage of the report and the totals (as ``improve`` prints)."""
+    """How the chip was told, the model's coverage of the report and the totals (as ``improve`` prints), and the
+    unusable rows left out (read with --skip-bad-rows), counted and grouped by reason."""
     r = analysis.result
     lines = [f"{analysis.source.label}: predicted on {r.chip}", *coverage_lines(r.coverage)]
     total = r.totals_line()
-    return [*lines, total]
+    bad = analysis.report.bad
+    left_out = [f"skipped {len(bad)} unusable row{'s' if len(bad) > 1 else ''} (--skip-bad-rows):",
+                *group_issues(list(bad))] if bad else []
+    return [*lines, total, *left_out]
 
 
 # ---- one op in the explorer ---------------------------------------------------------------------------
