@@ -116,8 +116,17 @@ def run_verify(req: VerifyCommand) -> int:
     if req.json:
         print(json.dumps(report.to_json(), indent=2))
         return EXIT_OK if report.passed else EXIT_FAILED
+    if not report.constants_ok:
+        print(f"{req.file}: candidate {report.candidate}: FAILED, its constants are not its schedule's "
+              "(not simulated, not compiled):")
+        for mismatch in report.constants:
+            print(f"    {mismatch}")
+        return EXIT_FAILED
     print(f"{req.file}: candidate {report.candidate}, simulated in {report.seconds:.1f} s")
-    print(f"  numerics: PCC {report.pcc:.6f} (needs >= 0.999): {'ok' if report.numerics_ok else 'FAILED'}")
+    print("  constants: every one is the embedded schedule's")
+    note = f" ({report.numerics_note})" if report.numerics_note else ""
+    print(f"  numerics: PCC {report.pcc:.6f} against the schedule's problem in torch (needs >= 0.999): "
+          f"{'ok' if report.numerics_ok else 'FAILED'}{note}")
     sim, model = report.simulated, report.predicted
     print(f"  traffic: {'equal to the model' if report.traffic_equal else 'DIFFERS from the model'}: "
           f"DRAM tiles read {dict(sorted(sim.dram_read_tiles.items()))}, written "

@@ -4,6 +4,11 @@ the toolchain's Python 3.12, ``deploy/toolchain.py``).
 What a pass proves: the compiler's whole pipeline accepts the kernel (its language subset, pipe guards,
 dataflow buffers) and its circular buffers fit the compiler's L1 budget, down to generated C++. What only a
 card proves: the device-side JIT build of that C++, and timing.
+
+Every run has a temporary folder of its own, removed when it ends: tt-lang 1.1.1 writes each generated C++
+kernel to ``/tmp/$USER/`` (``ttl_api._write_kernel_to_tmp``; ``/tmp/default/`` without ``USER``), so the
+driver runs in ``/tmp/loom-compile-XXXX/`` with ``USER`` set to that folder's name (and ``TMPDIR`` and its
+working directory in it): nothing it writes outlives the run, and runs at the same time never share a folder.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +26,7 @@ from loom_explorer.deploy.toolchain import Toolchain, ToolchainError, require_to
 
 DRIVER = Path(__file__).with_name("ttlang_compile.py")
 PREFIX = "LOOM_COMPILE "
+COMPILER_TMP = "/tmp"  # where tt-lang writes its generated C++ (``/tmp/$USER/``), whatever TMPDIR says
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +69,14 @@ def compile_files(paths: Sequence[str | Path], toolchain: Toolchain | None = Non
     ToolchainError when the toolchain is missing or the driver fails outside any one file."""
     tc = toolchain or require_toolchain()
     files = [str(Path(p).resolve()) for p in paths]
-    try:
-        done = subprocess.run([str(tc.python), str(DRIVER), *files], capture_output=True, text=True,
-                              timeout=timeout_seconds, check=False, stdin=subprocess.DEVNULL, env=_compiler_env())
-    except subprocess.TimeoutExpired:
-        raise ToolchainError(f"the TT-Lang compiler did not finish {len(files)} file(s) in {timeout_seconds:g} s") \
-            from None
+    with tempfile.TemporaryDirectory(prefix="loom-compile-", dir=COMPILER_TMP) as work:
+        try:
+            done = subprocess.run([str(tc.python), str(DRIVER), *files], capture_output=True, text=True,
+                                  timeout=timeout_seconds, check=False, stdin=subprocess.DEVNULL, cwd=work,
+                                  env=_compiler_env(Path(work)))
+        except subprocess.TimeoutExpired:
+            raise ToolchainError(f"the TT-Lang compiler did not finish {len(files)} file(s) in "
+                                 f"{timeout_seconds:g} s") from None
     reports = [_report(json.loads(line[len(PREFIX):])) for line in done.stdout.splitlines()
                if line.startswith(PREFIX)]
     if done.returncode != 0 or len(reports) != len(files):
@@ -76,10 +85,12 @@ def compile_files(paths: Sequence[str | Path], toolchain: Toolchain | None = Non
     return reports
 
 
-def _compiler_env() -> dict[str, str]:
-    """This process's environment without ``TTLANG_SIM_ONLY``, which importing tt-lang-sim sets here and which
-    would make the toolchain load tt-lang without its compiler."""
-    return {k: v for k, v in os.environ.items() if k != "TTLANG_SIM_ONLY"}
+def _compiler_env(work: Path) -> dict[str, str]:
+    """This process's environment without ``TTLANG_SIM_ONLY`` (which importing tt-lang-sim sets here and which
+    would make the toolchain load tt-lang without its compiler), its generated files sent into ``work``
+    (module docstring: ``work`` is ``COMPILER_TMP/NAME``, ``USER`` is ``NAME``)."""
+    env = {k: v for k, v in os.environ.items() if k != "TTLANG_SIM_ONLY"}
+    return {**env, "USER": work.name, "TMPDIR": str(work)}
 
 
 def compile_file(path: str | Path, toolchain: Toolchain | None = None, timeout_seconds: float = 600.0) -> CompileReport:

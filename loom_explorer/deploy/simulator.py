@@ -8,6 +8,10 @@ simulator's ``--trace`` JSON lines give the traffic:
 * ``pipe_recv`` events carry the tiles a node received; the node is the ``nodeN`` of the event's kernel,
   ``N = x * grid_y + y`` for node ``(x, y)`` of the operation's grid (checked against the
   ``pipe_(x,y)_to_...`` names of the ``pipe_send`` events).
+
+With ``tensors=True`` the file's ``main()`` does not run: the launcher runs its ``KERNEL`` on its
+``kernel_arguments()`` and hands back the arguments before and after the run (``Simulation.tensors``), for a
+reference the caller builds itself (``verify``); ``pcc`` is then None.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from loom_explorer.errors import LoomError
 from loom_explorer.traffic.tiles import TileTraffic
@@ -36,9 +41,10 @@ class SimulationError(LoomError, RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class Simulation:
-    pcc: float
+    pcc: float | None  # the file's own check (None with ``tensors``)
     traffic: TileTraffic
     seconds: float
+    tensors: tuple[list[Any], list[Any]] | None = None  # the kernel's host arguments, before and after the run
 
 
 def parse_trace(lines: list[str], grid: tuple[int, int]) -> TileTraffic:
@@ -76,7 +82,8 @@ def parse_trace(lines: list[str], grid: tuple[int, int]) -> TileTraffic:
     return TileTraffic(dict(read), dict(written), dict(received))
 
 
-def simulate(kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: float = 600.0) -> Simulation:
+def simulate(kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: float = 600.0,
+             tensors: bool = False) -> Simulation:
     """Run ``kernel_file`` in tt-lang-sim (module docstring)."""
     source = Path(kernel_file).resolve()
     if not source.is_file():
@@ -86,11 +93,14 @@ def simulate(kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: fl
     except ImportError:
         raise SimulationError("tt-lang-sim is not installed: pip install 'loom-explorer[sim]'") from None
     with tempfile.TemporaryDirectory(prefix="loom-sim-") as work:
-        trace = Path(work) / "trace.jsonl"
+        trace, saved = Path(work) / "trace.jsonl", Path(work) / "tensors.npz"
+        launch = [sys.executable, "-m", "loom_explorer.deploy.sim_launch"]
+        if tensors:
+            launch += ["--loom-tensors", str(saved)]
         start = time.perf_counter()
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "loom_explorer.deploy.sim_launch", str(source), "--trace", str(trace)],
+                [*launch, str(source), "--trace", str(trace)],
                 cwd=work, capture_output=True, text=True, timeout=timeout_seconds, check=False)
         except subprocess.TimeoutExpired:
             raise SimulationError(f"tt-lang-sim did not finish {source.name} within {timeout_seconds:g} s") from None
@@ -98,10 +108,21 @@ def simulate(kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: fl
         output = proc.stdout + proc.stderr
         result = next((line[len(RESULT_PREFIX):] for line in proc.stdout.splitlines()
                        if line.startswith(RESULT_PREFIX)), None)
+        if tensors and proc.returncode == 0 and saved.is_file():
+            result = "null"
         if result is None:
             tail = "\n".join(output.strip().splitlines()[-12:])
             raise SimulationError(f"tt-lang-sim ran {source.name} without a result (exit {proc.returncode}):\n{tail}")
         if not trace.is_file():
             raise SimulationError(f"tt-lang-sim wrote no trace for {source.name}")
         traffic = parse_trace(trace.read_text().splitlines(), grid)
+        if tensors:
+            import numpy
+            import torch
+
+            with numpy.load(saved, allow_pickle=False) as arrays:
+                count = sum(name.startswith("before_") for name in arrays.files)
+                before, after = ([torch.from_numpy(arrays[f"{when}_{i}"]) for i in range(count)]
+                                 for when in ("before", "after"))
+            return Simulation(pcc=None, traffic=traffic, seconds=seconds, tensors=(before, after))
     return Simulation(pcc=float(json.loads(result)["pcc"]), traffic=traffic, seconds=seconds)

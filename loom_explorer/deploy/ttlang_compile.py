@@ -12,7 +12,9 @@ on host ``ttnn`` tensors (bfloat16, tile layout), with ``TTLANG_COMPILE_ONLY=1``
 ``LOOM_COMPILE {json}`` with ``passed``, ``message`` (the compiler's error), and the circular buffers the
 compiler allocated: tiles per block, blocks, bytes per tile (user-declared and compiler-allocated ones,
 sized as tt-lang's own L1-budget check sizes them). The compiler's own output (the generated C++) goes to
-this process's output too; the caller keeps the ``LOOM_COMPILE`` lines.
+this process's output too; the caller keeps the ``LOOM_COMPILE`` lines. A compile error's ``message`` starts
+with its real first line (``error_message``: tt-lang puts a version banner line before a pass pipeline's
+error).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import sys
 import traceback
 from typing import Any
@@ -28,6 +31,20 @@ from typing import Any
 os.environ["TTLANG_COMPILE_ONLY"] = "1"  # before ttl is imported: it reads the variable when it runs a kernel
 
 MESSAGE_CHARS = 4000
+_BANNER = re.compile(r"ttlang \S+")  # tt-lang's version line before a pass pipeline's error ("ttlang 1.1.1")
+
+
+def error_message(exc: BaseException) -> str:
+    """``Type: first line`` and the rest of the compiler's error, its version banner lines dropped from the front
+    (the report names the compiler) so that the real error is the first line; the traceback's last frames
+    when the error has no text."""
+    lines = str(exc).strip().splitlines()
+    while lines and _BANNER.fullmatch(lines[0].strip()):
+        lines.pop(0)
+    text = f"{type(exc).__name__}: " + "\n".join(lines)
+    if not lines:
+        text += "\n" + "".join(traceback.format_exception(exc)[-3:])
+    return text[:MESSAGE_CHARS]
 
 
 def _circular_buffers(kernel: Any) -> list[dict[str, int]]:
@@ -77,10 +94,7 @@ def compile_one(path: str) -> dict[str, Any]:
     try:
         kernel(*host)
     except Exception as exc:  # noqa: BLE001 -- the compiler's refusal is the result
-        text = f"{type(exc).__name__}: {exc}".strip()
-        if not str(exc).strip():
-            text += "\n" + "".join(traceback.format_exception(exc)[-3:])
-        return {"passed": False, "message": text[:MESSAGE_CHARS]}
+        return {"passed": False, "message": error_message(exc)}
     try:
         buffers = _circular_buffers(kernel)
     except Exception as exc:  # noqa: BLE001 -- as above: reported for this file

@@ -107,7 +107,9 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
         raise ExportError(f"TT-Lang export of attention needs every batch/head dim on the flattened axis; "
                           f"{', '.join(outside)} is not")
     heads = [d for d in st.batch_dims if problem.program.dim(d).group_of is None]
-    kv_heads = [d for d in st.batch_dims if problem.program.dim(d).group_of is not None]
+    # the key/value heads: the dim through which the keys are indexed by the query heads (``Hkv`` for ``H``);
+    # batch dims hold only the query side's dims, never a grouped one
+    kv_heads = problem.program.grouped_by(k_in, "H") if "H" in shape else None
     causal = problem.has_option("causal")
     qc, kc = v["q_chunk_size"] // 32, v["k_chunk_size"] // 32
     d_t = problem.tiles(st.head_dim)
@@ -128,7 +130,7 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
         per_core=v["per_core_" + "*".join(group)], qc=qc, kc=kc, dt=d_t, n_q=n_q, n_k=n_k,
         dq=v["q_buffer_depth"], dk=v["k_buffer_depth"], dv=v["v_buffer_depth"],
         b=math.prod(shape[d] for d in heads if d != "H"), h=shape.get("H", 1),
-        hkv=shape[kv_heads[0]] if kv_heads else shape.get("H", 1), sq=shape[st.q_dim], skv=shape[st.kv_dim],
+        hkv=shape[kv_heads] if kv_heads else shape.get("H", 1), sq=shape[st.q_dim], skv=shape[st.kv_dim],
         d=shape[st.head_dim], causal=causal, task="balanced query chunk pairs" if causal else "query chunks",
         group=" x ".join(group), note=_overcount_note(built, kv_tiles), footer=footer(doc),
         adapter=SIM_ADAPTER, kernel=_kernel(names, causal, 1.0 / math.sqrt(shape[st.head_dim])),

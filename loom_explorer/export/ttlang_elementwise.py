@@ -134,7 +134,8 @@ def _kind(st: Elementwise, t: str) -> str:
     return "row" if dims == (st.dims[1],) else "col"
 
 
-def _expressions(problem: Problem, st: Elementwise, operand: dict[str, str], fn: dict[str, str]) -> dict[str, str]:
+def output_expressions(problem: Problem, st: Elementwise, operand: dict[str, str],
+                       fn: dict[str, str]) -> dict[str, str]:
     """Each output's expression: the ops in order on its running value (module docstring). ``operand``: how
     an input (or an earlier output) reads; ``fn``: an SFPU op's function name."""
     named = {t for op in st.ops for t in (op.operand, op.source) if t}
@@ -253,7 +254,7 @@ class _Writer:
         for t in self.inputs:
             d = dims[_kind(self.st, t)]
             operand[t] = f"{t}_blk" if d is None else f"ttl.math.broadcast({t}_blk, {first_out}, dims={d})"
-        exprs = _expressions(self.problem, self.st, operand, TTL_FUNCTIONS)
+        exprs = output_expressions(self.problem, self.st, operand, TTL_FUNCTIONS)
         scalars = [t for t in self.inputs if _kind(self.st, t) == "scalar"]
         streamed = [t for t in self.inputs if t not in scalars]
         waits = [f"{t}_dfb.wait() as {t}_blk" for t in streamed] + \
@@ -281,7 +282,7 @@ class _Writer:
             ref[t] = f"{t}_host.float()[:{fill[0]}, :{fill[1]}]"
         for t in self.st.outputs:
             build.append(f"{t}_host = torch.zeros((ROWS_PAD, COLS_PAD), dtype=torch.bfloat16)")
-        exprs = _expressions(self.problem, self.st, ref, SFPU_OPS)
+        exprs = output_expressions(self.problem, self.st, ref, SFPU_OPS)
         reference = "\n    ".join(f"expected_{t} = {e}" for t, e in exprs.items())
         args = ", ".join(f"{t}_host" for t in [*self.inputs, *self.st.outputs])
         return "\n    ".join(build), reference, args

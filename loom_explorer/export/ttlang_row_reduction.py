@@ -55,7 +55,7 @@ from loom_explorer.export.ttlang_elementwise import (
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
-from loom_explorer.program.row_reduction import analyse_row_reduction
+from loom_explorer.program.row_reduction import RowReduction, analyse_row_reduction
 from loom_explorer.traffic.transfers import used_cores
 
 _MCAST = {"x": Comm.mcast_x, "y": Comm.mcast_y, "xy": Comm.mcast_xy}
@@ -97,6 +97,24 @@ def row_reduction_unsupported(problem: Problem, values: dict[str, int] | None = 
 def row_reduction_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     """The kernel file of a row-reduction schedule (module docstring)."""
     return _Writer(built, doc).source()
+
+
+def reference_lines(problem: Problem, st: RowReduction, operands: dict[str, str]) -> list[str]:
+    """The program's passes as torch statements ``tensor = expression`` (fp32; a reduction over the columns
+    keeps its dimension), each input read as ``operands[name]``; the outputs end as variables of their names."""
+    env, lines = dict(operands), []
+    for p in st.passes:
+        if p.reduce is not None:
+            r = p.reduce
+            fn = {"sum": "sum", "max": "amax", "mean": "mean"}[r.op]
+            lines.append(f"{p.tensor} = {env[r.operand]}.{fn}(dim=1, keepdim=True)")
+        else:
+            value = env[p.ops[0].source] if p.version == 1 and p.ops[0].source else p.tensor
+            for op in p.ops:
+                value = op_expression(problem, op, value, env[op.operand] if op.operand else "", SFPU_OPS)
+            lines.append(f"{p.tensor} = {value}")
+        env[p.tensor] = p.tensor
+    return lines
 
 
 class _Writer:
@@ -316,18 +334,7 @@ class _Writer:
             env[t] = f"{t}_host.float()[:{fill[0]}, :{fill[1]}]"
         for t in self.st.outputs:
             build.append(f"{t}_host = torch.zeros((ROWS_PAD, COLS), dtype=torch.bfloat16)")
-        lines = []
-        for p in self.passes:
-            if p.reduce is not None:
-                r = p.reduce
-                fn = {"sum": "sum", "max": "amax", "mean": "mean"}[r.op]
-                lines.append(f"{p.tensor} = {env[r.operand]}.{fn}(dim=1, keepdim=True)")
-            else:
-                value = env[p.ops[0].source] if p.version == 1 and p.ops[0].source else p.tensor
-                for op in p.ops:
-                    value = op_expression(self.problem, op, value, env[op.operand] if op.operand else "", SFPU_OPS)
-                lines.append(f"{p.tensor} = {value}")
-            env[p.tensor] = p.tensor
+        lines = reference_lines(self.problem, self.st, env)
         reference = "\n    ".join(lines + [f"expected_{t} = {t}" for t in self.st.outputs])
         args = ", ".join(f"{t}_host" for t in [*self.inputs, *self.st.outputs])
         return "\n    ".join(build), reference, args

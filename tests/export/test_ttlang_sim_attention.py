@@ -79,3 +79,32 @@ def test_attention_candidates_the_export_does_not_write_yet_say_why() -> None:
         assert [n for n, r in reasons.items() if r is None] == ["H*Sq@xy|q=dram,k=dram,v=dram" +
                                                                 ("|balanced" if options else "")]
         assert all("flattened layout" in r for r in reasons.values() if r is not None)
+
+
+GROUPED = ("B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", {"q_chunk_size": 64, "k_chunk_size": 64, "grid_x": 2, "grid_y": 1})
+
+
+@pytest.mark.slow
+def test_grouped_causal_attention_verifies_against_the_problems_own_reference(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """4 query heads on 2 key/value heads, causal: the file keeps HKV = 2 and verify's reference (grouped
+    attention from the schedule's problem, not the file's check) agrees. A kernel that pairs the query heads
+    with the wrong key/value heads fails verify even when its own check is edited to agree with it (and
+    passes, run on its own): verify never takes the file's word."""
+    from loom_explorer.deploy.simulator import simulate
+    from loom_explorer.deploy.verify import verify_kernel_file
+
+    shape, pins = GROUPED
+    path, report = _attention_report(tmp_path, shape, pins, causal=True)
+    assert "B, H, HKV, SQ, SKV, D = 1, 4, 2, 128, 128, 64" in path.read_text()
+    assert report.passed and report.pcc >= PCC_MIN, (report.pcc, report.differences())
+    wrong = path.read_text()
+    for old, new in (("(head % H) // GROUP", "(head % H) % HKV"),  # query head h reads key/value head h % HKV
+                     ("repeat_interleave(groups, dim=1)", "repeat(1, groups, 1, 1)")):  # and its own check agrees
+        assert old in wrong
+        wrong = wrong.replace(old, new)
+    edited = tmp_path / "wrong_heads.py"
+    edited.write_text(wrong)
+    own = simulate(edited, (2, 1), timeout_seconds=300)
+    assert own.pcc is not None and own.pcc >= PCC_MIN  # the file's own check is content
+    bad = verify_kernel_file(edited, timeout_seconds=300, compile_it=False)
+    assert bad.constants_ok and not bad.numerics_ok and not bad.passed, bad.pcc
