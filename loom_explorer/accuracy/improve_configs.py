@@ -14,13 +14,15 @@ Two forms, by the file's suffix:
 
 Reading never runs the file: a ``.py`` is parsed (``ast``) and only literals, ``ttnn.<Class>(...)`` calls
 with literal arguments and ``ttnn.CoreCoord(x, y)`` are accepted; anything else is an ``ImproveFileError``
-naming the file and the key.
+naming the file and the key. ``read_entry`` also gives the op's recorded ``predict_args``, the problem its
+config was chosen for: ``predict`` refuses to cost the config on another (``cli/accuracy.py``).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from loom_explorer.accuracy.improve import Improvement, ImproveReport
@@ -95,9 +97,27 @@ def configs_python(report: ImproveReport, command: str) -> str:
     return "\n".join(lines).replace(": true", ": True").replace(": false", ": False").replace(": null", ": None")
 
 
+@dataclass(frozen=True, slots=True)
+class ImproveEntry:
+    """One op of an improve configs file: its key, its config as ``predict --ttnn-config`` reads it, and the
+    ``predict`` arguments improve recorded for it (the problem the config was chosen for; None when the
+    file does not say)."""
+
+    key: str
+    config: dict[str, object]
+    predict_args: tuple[str, ...] | None
+
+
 def read_config(path: str | Path, key: str | None, text: str | None = None) -> tuple[str, dict[str, object]]:
     """(the op key, its config as ``predict --ttnn-config`` reads it) from an improve configs file (its
     ``text`` when the caller has read it already); ``key`` may be left out when the file holds one op."""
+    entry = read_entry(path, key, text)
+    return entry.key, entry.config
+
+
+def read_entry(path: str | Path, key: str | None, text: str | None = None) -> ImproveEntry:
+    """The op ``key`` of an improve configs file (:class:`ImproveEntry`; ``text`` when the caller has read the
+    file already); ``key`` may be left out when the file holds one op."""
     p = Path(path)
     if text is None:
         try:
@@ -111,14 +131,25 @@ def read_config(path: str | Path, key: str | None, text: str | None = None) -> t
         key = next(iter(configs))
     if key not in configs:
         raise ImproveFileError(f"{p}: no op {key!r}; ops: {', '.join(configs)}")
-    return key, configs[key]
+    return configs[key]
+
+
+def _predict_args(p: Path, key: str, entry: object) -> tuple[str, ...] | None:
+    """The ``predict_args`` an op's entry records (None if it has none; ImproveFileError if not a list of
+    strings)."""
+    args = entry.get("predict_args") if isinstance(entry, dict) else None
+    if args is None:
+        return None
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args) or not args:
+        raise ImproveFileError(f"{p}: op {key!r}: predict_args is not a list of command-line words")
+    return tuple(args)
 
 
 def is_improve_file(text: str) -> bool:
     return f'"format": "{FORMAT}"' in text or "\nCONFIGS = {" in text
 
 
-def _json_configs(p: Path, text: str) -> dict[str, dict[str, object]]:
+def _json_configs(p: Path, text: str) -> dict[str, ImproveEntry]:
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
@@ -129,11 +160,11 @@ def _json_configs(p: Path, text: str) -> dict[str, dict[str, object]]:
     for key, entry in doc["ops"].items():
         if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
             raise ImproveFileError(f"{p}: op {key!r} has no 'config' object")
-        out[str(key)] = entry["config"]
+        out[str(key)] = ImproveEntry(str(key), entry["config"], _predict_args(p, key, entry))
     return out
 
 
-def _python_configs(p: Path, text: str) -> dict[str, dict[str, object]]:
+def _python_configs(p: Path, text: str) -> dict[str, ImproveEntry]:
     try:
         tree = ast.parse(text, filename=str(p))
     except (SyntaxError, ValueError, RecursionError) as exc:
@@ -152,7 +183,9 @@ def _python_configs(p: Path, text: str) -> dict[str, dict[str, object]]:
         if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
             raise ImproveFileError(f"{p}: a CONFIGS key that is not a string")
         extra = details.get(k.value, {}) if isinstance(details, dict) else {}
-        out[k.value] = {**_call(p, k.value, v), **{b: extra[b] for b in ("memory", "compute") if b in extra}}
+        extra = extra if isinstance(extra, dict) else {}
+        config = {**_call(p, k.value, v), **{b: extra[b] for b in ("memory", "compute") if b in extra}}
+        out[k.value] = ImproveEntry(k.value, config, _predict_args(p, k.value, extra))
     return out
 
 

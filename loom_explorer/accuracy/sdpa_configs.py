@@ -55,10 +55,11 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from loom_explorer.accuracy.ttnn_configs import (
     ConfigError,
+    Count,
     Evaluated,
     TtnnMatmulConfig,
     check_grid,
@@ -102,11 +103,11 @@ class TtnnSdpaConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     program_config: str = "SDPAProgramConfig"
-    compute_with_storage_grid_size: tuple[int, int]
-    q_chunk_size: int = Field(ge=32, multiple_of=32)
-    k_chunk_size: int = Field(ge=32, multiple_of=32)
+    compute_with_storage_grid_size: tuple[Count, Count]  # (columns, rows), each >= 1
+    q_chunk_size: StrictInt = Field(ge=32, multiple_of=32)
+    k_chunk_size: StrictInt = Field(ge=32, multiple_of=32)
     exp_approx_mode: bool | None = None
-    max_cores_per_head_batch: int | None = Field(default=None, ge=1)  # decode only; None: ttnn's 16
+    max_cores_per_head_batch: Count | None = None  # decode only; None: ttnn's 16
 
     @property
     def exp_approx(self) -> bool:

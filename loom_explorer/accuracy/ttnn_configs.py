@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from loom_explorer.errors import LoomError
 from loom_explorer.export.ttnn_mapping import (
@@ -50,6 +50,8 @@ MEMORY = {"DRAM": Placement.dram, "L1_BLOCK_SHARDED": Placement.l1_block, "L1_HE
 
 
 M = TypeVar("M", bound=BaseModel)
+# a count of tiles or cores: a whole number >= 1, never a boolean (``True`` is no block width) nor a float
+Count = Annotated[StrictInt, Field(ge=1)]
 
 
 class ConfigError(LoomError, ValueError):
@@ -62,14 +64,14 @@ class TtnnMatmulConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     program_config: str
-    compute_with_storage_grid_size: tuple[int, int]
-    in0_block_w: int = Field(ge=1)
-    per_core_M: int = Field(ge=1)
-    per_core_N: int = Field(ge=1)
-    out_block_h: int | None = Field(default=None, ge=1)
-    out_block_w: int | None = Field(default=None, ge=1)
-    out_subblock_h: int = Field(ge=1)
-    out_subblock_w: int = Field(ge=1)
+    compute_with_storage_grid_size: tuple[Count, Count]  # (columns, rows), each >= 1
+    in0_block_w: Count
+    per_core_M: Count
+    per_core_N: Count
+    out_block_h: Count | None = None
+    out_block_w: Count | None = None
+    out_subblock_h: Count
+    out_subblock_w: Count
     transpose_mcast: bool = False
     mcast_in0: bool | None = None
     fuse_batch: bool = True  # a required argument of both constructors; the model folds an in0 batch into M
@@ -83,7 +85,8 @@ def validated(model: type[M], raw: object, origin: str) -> M:
         return model.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(f"{origin}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        got = f" (got {first['input']!r})" if first["type"] != "missing" else ""
+        raise ConfigError(f"{origin}: field {'.'.join(map(str, first['loc']))}: {first['msg']}{got}") from None
 
 
 def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
@@ -158,7 +161,19 @@ def evaluate_on(schedule: SymbolicSchedule, cfg: TtnnMatmulConfig) -> Evaluated:
     problem = schedule.problem
     tiles = (problem.tiles("M"), problem.tiles("N"), problem.tiles("K"))
     values = schedule_values(layout(cfg), matmul_args(cfg), tiles)
+    check_blocks_fit(cfg, values["grid_x"], values["grid_y"])
     return evaluate_values(schedule, {p: values[p] for p in schedule.param_names if p in values})
+
+
+def check_blocks_fit(cfg: TtnnMatmulConfig, used_x: int, used_y: int) -> None:
+    """The cores ``cfg``'s blocks need (``used_x`` columns by ``used_y`` rows: ``ceil(Nt/per_core_N)`` by
+    ``ceil(Mt/per_core_M)`` for the 2-D config, swapped when transposed; the 1-D config's blocks filling
+    the grid's columns row by row) must fit its ``compute_with_storage_grid_size``, as ttnn requires
+    (ConfigError naming the fields), rather than be costed on cores the config does not give."""
+    gx, gy = cfg.compute_with_storage_grid_size
+    if used_x > gx or used_y > gy:
+        raise ConfigError(f"per_core_M={cfg.per_core_M}, per_core_N={cfg.per_core_N} need {used_x}x{used_y} cores "
+                          f"(columns x rows), more than compute_with_storage_grid_size {[gx, gy]} gives")
 
 
 def evaluate_values(schedule: SymbolicSchedule, values: dict[str, int]) -> Evaluated:

@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 from loom_explorer.accuracy.gemm_data import AccuracyTables, ErrorsByKind, Row, Summary
 from loom_explorer.cli.common import (
@@ -30,6 +31,10 @@ from loom_explorer.hardware import HardwareError, load_hardware
 from loom_explorer.hardware.schema import HardwareSpec, parse_fidelity
 from loom_explorer.program import load_program
 from loom_explorer.report import predict_table, result_json
+
+if TYPE_CHECKING:
+    from loom_explorer.accuracy.improve_configs import ImproveEntry
+    from loom_explorer.problem import Problem
 
 # ------------------------------------------------------------------------------------------- predict
 
@@ -90,6 +95,7 @@ def run_predict(req: PredictCommand) -> int:
     )
     from loom_explorer.accuracy.ttnn_config_text import config_call, config_class, config_fields, op_name
     from loom_explorer.accuracy.ttnn_configs import (
+        ConfigError,
         Evaluated,
         TtnnMatmulConfig,
         evaluate_config,
@@ -109,8 +115,9 @@ def run_predict(req: PredictCommand) -> int:
         raise InputError(f"--ttnn-config reads matmul and SDPA configs; {program.name} is of the {family} family: "
                          "predict ttnn's interleaved default with --ttnn-default, or a sharded layout with "
                          "`solve --memory` and its pins")
+    entry = None
     if req.ttnn_config:
-        raw = _read_ttnn_config(req.ttnn_config, req.op)
+        raw, entry = _read_ttnn_config(req.ttnn_config, req.op)
         if sdpa:
             given = parse_sdpa_config(raw, req.ttnn_config)
         else:
@@ -119,6 +126,8 @@ def run_predict(req: PredictCommand) -> int:
                                                   {t: p.value for t, p in placements(given).items()},
                                                   req.ttnn_config)
     hw, problem = problem_request.build()
+    if entry is not None and entry.predict_args is not None:
+        check_recorded_problem(req, entry.key, entry.predict_args, hw, problem)
     if req.grid:
         try:
             hw = restrict_grid(hw, *req.grid)
@@ -126,12 +135,17 @@ def run_predict(req: PredictCommand) -> int:
             raise InputError(f"--grid {req.grid[0]}x{req.grid[1]}: {exc}") from None
     cfg: TtnnConfig
     evaluated: Evaluated
-    if given is None:
-        cfg, evaluated = evaluate_ttnn_default(hw, problem)
-    elif isinstance(given, TtnnSdpaConfig):
-        cfg, evaluated = given, evaluate_sdpa_config(hw, problem, given)
-    else:
-        cfg, evaluated = given, evaluate_config(hw, problem, given)
+    try:
+        if given is None:
+            cfg, evaluated = evaluate_ttnn_default(hw, problem)
+        elif isinstance(given, TtnnSdpaConfig):
+            cfg, evaluated = given, evaluate_sdpa_config(hw, problem, given)
+        else:
+            cfg, evaluated = given, evaluate_config(hw, problem, given)
+    except ConfigError as exc:  # a grid or blocks the chip cannot give: name the file the config came from
+        if req.ttnn_config is None:
+            raise
+        raise ConfigError(f"{req.ttnn_config}: {exc}") from None
     source = req.ttnn_config or "ttnn default"
     op = op_name(cfg, decode=evaluated.schedule.candidate.kv_split)
     if req.json:
@@ -146,20 +160,84 @@ def run_predict(req: PredictCommand) -> int:
     return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
 
 
-def _read_ttnn_config(path: str, op: str | None) -> object:
+def _read_ttnn_config(path: str, op: str | None) -> tuple[object, ImproveEntry | None]:
     """The config of ``--ttnn-config``: a JSON config, or one op (``--op``) of an ``improve -o`` file (JSON
-    or Python, read without running it: ``accuracy/improve_configs.py``)."""
-    from loom_explorer.accuracy.improve_configs import ImproveFileError, is_improve_file, read_config
+    or Python, read without running it: ``accuracy/improve_configs.py``), with that op's entry."""
+    from loom_explorer.accuracy.improve_configs import ImproveFileError, is_improve_file, read_entry
 
     try:
         text = Path(path).read_text(encoding="utf-8")
         if op is not None or path.endswith(".py") or is_improve_file(text):
-            return read_config(path, op, text)[1]
-        return finite_json(text)
+            entry = read_entry(path, op, text)
+            return entry.config, entry
+        return finite_json(text), None
     except ImproveFileError as exc:
         raise InputError(f"--ttnn-config {exc}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
         raise InputError(f"--ttnn-config {path}: {str(exc) or 'nested too deeply'}") from None
+
+
+class _RecordedArgs(argparse.ArgumentParser):
+    """The parser of an improve entry's ``predict_args``: a bad one is an InputError, never an exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InputError(message)
+
+
+def check_recorded_problem(req: PredictCommand, key: str, recorded: tuple[str, ...], hw: HardwareSpec,
+                           problem: Problem) -> None:
+    """``--ttnn-config FILE --op KEY`` costs the op's config on the problem ``improve`` chose it for, which the
+    entry records as ``predict`` arguments (``recorded``): kernel, hardware, grid (the whole chip when not
+    given), shape, formats, fidelity, fp32 accumulation, placements, bias, activation, causal mask and
+    target must be the ones given (``hw`` and ``problem``, built with the config's own placements and
+    compute block), or the command is refused naming the first that differs (InputError) rather than
+    costing the config on another problem."""
+    parser = _RecordedArgs(prog="predict_args", add_help=False)
+    add_problem_args(parser)
+    parser.add_argument("--grid", type=grid_size, default=None)
+    where = f"--ttnn-config {req.ttnn_config} --op {key}"
+    try:
+        args = parser.parse_args(list(recorded))
+    except InputError as exc:
+        raise InputError(f"{where}: its predict_args cannot be read ({exc})") from None
+    rerun = f"predict it with the op's own arguments: {' '.join(recorded)}"
+
+    def refuse(flag: str, given: object, wanted: object) -> NoReturn:
+        raise InputError(f"{where}: the config was chosen for {flag} {wanted}, not {given}; {rerun}")
+
+    if args.kernel != problem.program.name:
+        refuse("kernel", problem.program.name, args.kernel)
+    if args.hw != hw.name:
+        refuse("--hw", hw.name, args.hw)
+    whole = (hw.grid.columns, hw.grid.rows)
+    grids = [g or whole for g in (req.grid, args.grid)]
+    if grids[0] != grids[1]:
+        refuse("--grid", "x".join(map(str, grids[0])), "x".join(map(str, grids[1])))
+    kept = ProblemRequest.from_args(args)
+    try:
+        _, wanted = dataclasses.replace(kept, kernel=req.problem.kernel, hw=req.problem.hw).build()
+    except ValueError as exc:  # ProblemError, InputError: the recorded words do not make a problem
+        raise InputError(f"{where}: its predict_args do not make a problem of {problem.program.name} ({exc})") from None
+
+    given, chosen = _problem_flags(problem), _problem_flags(wanted)
+    for flag, text in given.items():
+        if text != chosen[flag]:
+            refuse(flag, text, chosen[flag])
+
+
+def _problem_flags(problem: Problem) -> dict[str, str]:
+    """What each problem flag of ``predict`` says of ``problem``, as text to compare and to show."""
+    def pairs(items: tuple[tuple[str, object], ...]) -> str:
+        return ",".join(f"{k}={getattr(v, 'value', v)}" for k, v in sorted(items)) or "none"
+
+    def on(flag: bool) -> str:
+        return "on" if flag else "off"
+
+    return {"--shape": problem.shape_text, "--dtype/--format": pairs(problem.formats),
+            "--fidelity": problem.fidelity.value, "--fp32-acc": on(problem.fp32_acc),
+            "--memory": pairs(problem.placements), "--bias": on("bias" in problem.enabled),
+            "--activation": problem.activation or "none", "--causal": on(problem.has_option("causal")),
+            "--target": problem.target.value}
 
 
 # ------------------------------------------------------------------------------------------ accuracy
