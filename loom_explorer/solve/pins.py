@@ -31,8 +31,11 @@ def parse_pins(items: Iterable[str]) -> dict[str, int]:
 
 
 def check_pins(pins: dict[str, int], schedules: Sequence[SymbolicSchedule]) -> None:
-    """Raise :class:`PinError` for a pin no candidate knows, or whose value no candidate allows."""
+    """Raise :class:`PinError` for a pin whose value is not a whole number (a boolean, a float: from the
+    Python API), that no candidate knows, or whose value no candidate allows."""
     for name, value in pins.items():
+        if isinstance(value, bool) or not isinstance(value, int):  # True is no block width, 2.0 no count
+            raise PinError(f"pin {name}={value!r}: the value must be a whole number, not a {type(value).__name__}")
         having = [s.param(name) for s in schedules if name in s.param_names]
         if not having:
             known = sorted({n for s in schedules for n in s.param_names})

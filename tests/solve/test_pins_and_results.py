@@ -40,6 +40,14 @@ def test_pin_outside_every_domain_raises_naming_it(session, pins, culprit):
         check_pins(pins, session.schedules)
 
 
+@pytest.mark.parametrize("value", [True, False, 2.0, "2", None])
+def test_a_pin_that_is_not_a_whole_number_is_refused_naming_it(session, value):
+    """From the Python API a pin may be any object: ``True`` is not the block width 1, nor 2.0 the count 2."""
+    with pytest.raises(PinError, match=rf"pin in0_block_w={value!r}: the value must be a whole number, not a "
+                                       rf"{type(value).__name__}$"):
+        session.solve({"in0_block_w": value})
+
+
 def test_parse_pins():
     assert parse_pins(["grid_x=4", " out_block_h=2"]) == {"grid_x": 4, "out_block_h": 2}
     for bad, culprit in (("grid_x", "grid_x"), ("=3", "=3"), ("grid_x=four", "grid_x"), ("grid_x=1.5", "grid_x")):
