@@ -115,6 +115,9 @@ class HostTensor:
 
     def take(self, host: Sequence[Any]) -> Any:
         """The tensor's logical elements, ``[items, rows, cols]`` fp32, from the host arguments ``host``."""
+        if self.argument >= len(host):
+            raise KernelContractError(f"kernel_arguments() gives {len(host)} tensors; {self.name} is argument "
+                                      f"{self.argument}")
         t = host[self.argument].float()
         height = self.rows_per_item or t.shape[0]
         if t.dim() != 2 or t.shape[0] < self.items * height or height < self.rows or t.shape[1] < self.cols:

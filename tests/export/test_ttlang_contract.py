@@ -145,3 +145,16 @@ def test_an_edited_constant_of_every_writer_fails_verify(exported, tmp_path, whi
     report = verify_kernel_file(path, compile_it=False)
     assert [str(m) for m in report.constants] == [f"constant {name}: {new} in the file, {old} in the schedule"]
     assert not report.passed
+
+
+def test_a_host_tensor_is_read_block_by_block_and_one_too_small_is_named() -> None:
+    torch = pytest.importorskip("torch")
+    from loom_explorer.export.ttlang_contract import HostTensor, KernelContractError
+
+    host = torch.arange(8 * 3, dtype=torch.float32).reshape(8, 3)  # 2 blocks of 4 rows, 2 x 2 used in each
+    k = HostTensor("k", 0, items=2, rows_per_item=4, rows=2, cols=2)
+    assert k.take([host]).tolist() == [[[0, 1], [3, 4]], [[12, 13], [15, 16]]]
+    with pytest.raises(KernelContractError, match=r"kernel argument 0 \(k\) is \[6, 3\]: it cannot hold 2 x 2 x 2"):
+        k.take([host[:6]])
+    with pytest.raises(KernelContractError, match="kernel_arguments\\(\\) gives 0 tensors; k is argument 0"):
+        k.take([])
