@@ -14,9 +14,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 ROOT = Path(__file__).resolve().parents[1]
-START_TIMEOUT_S = 90
+START_TIMEOUT_S = WAIT_S  # until the server prints its URL (its imports take minutes on a loaded machine)
+ANSWER_TIMEOUT_S = WAIT_S  # until a request is answered
+STOP_TIMEOUT_S = 60  # from SIGTERM to the process's exit, before it is killed
 
 
 class Served:
@@ -51,12 +54,12 @@ class Served:
             if found:
                 return found.group(1)
         self.stop()
-        pytest.fail(f"the server printed no URL within {START_TIMEOUT_S} s: {''.join(self.log)}")
+        pytest.fail(f"the server printed no URL within {START_TIMEOUT_S:.0f} s: {''.join(self.log)}")
 
     def get(self, query: str = "", headers: dict[str, str] | None = None) -> tuple[int, str]:
         request = urllib.request.Request(self.url + query, headers=headers or {})
         try:
-            with urllib.request.urlopen(request, timeout=60) as resp:
+            with urllib.request.urlopen(request, timeout=ANSWER_TIMEOUT_S) as resp:
                 return resp.status, resp.read().decode()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode()
@@ -64,6 +67,7 @@ class Served:
     def stop(self) -> None:
         self.proc.terminate()
         try:
-            self.proc.wait(timeout=20)
+            self.proc.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait()

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -62,7 +63,7 @@ def test_every_benchmark_script_has_a_quick_run_here() -> None:
 @pytest.mark.parametrize("script", [pytest.param(name, marks=marks) for name, (marks, _) in EXPECTED.items()])
 def test_quick_run_prints_its_figures(script: str, tmp_path: Path) -> None:
     command = [sys.executable, str(BENCHMARKS / script), "--quick", *ARGUMENTS.get(script, ())]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=WAIT_S, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     for pattern in EXPECTED[script][1]:
         assert re.search(pattern, done.stdout), f"{script} --quick printed no line matching {pattern!r}:\n{done.stdout}"

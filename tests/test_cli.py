@@ -16,6 +16,7 @@ import sys
 
 import pytest
 from loom_helpers import STATUSES
+from waits import WAIT_S
 
 from loom_explorer import cli
 from loom_explorer.hardware import list_hardware, load_hardware
@@ -287,7 +288,7 @@ def _console_script() -> list[str]:
 def test_console_script_solves(tiny_hw_path):
     proc = subprocess.run(_console_script() + ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape",
                                                "M=64,K=64,N=64", "--json", "--top", "2"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=WAIT_S)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["hardware"] == "tiny_4x4" and len(data["candidates"]) == 2
@@ -296,7 +297,7 @@ def test_console_script_solves(tiny_hw_path):
 
 def test_console_script_bad_input(tiny_hw_path):
     proc = subprocess.run(_console_script() + ["solve", "gemm", "--hw", "no_such_chip", "--shape",
-                                               "M=64,K=64,N=64"], capture_output=True, text=True, timeout=120)
+                                               "M=64,K=64,N=64"], capture_output=True, text=True, timeout=WAIT_S)
     assert proc.returncode == 2
     assert "no_such_chip" in proc.stderr and "Traceback" not in proc.stderr
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 
 import pytest
+from waits import WAIT_S
 
 import loom_explorer
 from loom_explorer import cli
@@ -127,6 +128,6 @@ def test_debug_is_taken_before_and_after_the_command() -> None:
 
 def test_python_m_runs_the_package() -> None:
     done = subprocess.run([sys.executable, "-m", "loom_explorer.cli", "hw", "show"], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=WAIT_S)
     assert done.returncode == EXIT_BAD_INPUT
     assert done.stderr.strip() == "loom-explorer: error: hw show needs a hardware name or YAML path"

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -110,7 +111,7 @@ print(json.dumps(found))
 @functools.cache
 def _cli_helps() -> dict[str, str]:
     """``loom-explorer [SUB [NESTED]] --help`` of every subcommand, by "SUB NESTED", from one process."""
-    done = subprocess.run([sys.executable, "-c", _HELPS], capture_output=True, text=True, timeout=120,
+    done = subprocess.run([sys.executable, "-c", _HELPS], capture_output=True, text=True, timeout=WAIT_S,
                           check=False, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     return dict(json.loads(done.stdout))

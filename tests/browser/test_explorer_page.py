@@ -47,14 +47,14 @@ def test_pin_changes_the_schedule_and_compare_keeps_the_old_one(explorer: tuple[
     page.watch_grid()
     page.choose_pin("in0_block_w", 1, domain_size=6)
     page.click(".pin")
-    page.page.locator(".summary").get_by_text("in0_block_w=1", exact=True).wait_for(timeout=30_000)
+    page.page.locator(".summary").get_by_text("in0_block_w=1", exact=True).wait_for()
     after = page.text(".summary")
     assert _latency(after) != _latency(before)
-    page.page.wait_for_function("() => window.__gridChanged > 0", timeout=10_000)
+    page.page.wait_for_function("() => window.__gridChanged > 0")
     table = page.text(".compare")
     assert "A (kept)" in table and "in0_block_w" in table
     page.click(".free-all")
-    page.page.locator(".summary").get_by_text("pins: none").wait_for(timeout=30_000)
+    page.page.locator(".summary").get_by_text("pins: none").wait_for()
     assert _latency(page.text(".summary")) == _latency(before)
 
 
@@ -63,10 +63,10 @@ def test_conflicting_pins_are_explained(explorer: tuple[ExplorerPage, str], scre
     page.open(url + SMALL)
     page.choose_pin("out_block_h", 32, domain_size=32)
     page.click(".pin")
-    page.page.locator(".summary").get_by_text("out_block_h=32", exact=True).wait_for(timeout=30_000)
+    page.page.locator(".summary").get_by_text("out_block_h=32", exact=True).wait_for()
     page.choose_pin("in0_block_w", 32, domain_size=6)
     page.click(".pin")
-    page.page.locator(".conflict").get_by_text("l1_capacity").wait_for(timeout=30_000)
+    page.page.locator(".conflict").get_by_text("l1_capacity").wait_for()
     text = page.text(".conflict")
     assert "in0_block_w=32" in text and "out_block_h=32" in text and "B of L1 per core" in text
     page.page.screenshot(path=str(screenshots / "explorer_conflict.png"), full_page=False)
@@ -81,9 +81,16 @@ def test_a_parameter_s_value_list_and_value_arrive_together(explorer: tuple[Expl
     page.open(url + SMALL)
     seen = len(frames)
     page.choose(".pin-name", "in0_block_w")
-    page.page.locator(".pin-value option").nth(5).wait_for(state="attached", timeout=10_000)
-    page.page.wait_for_timeout(500)
-    patches = [f for f in frames[seen:] if '"attr":"options"' in f or '"attr":"value"' in f]
+    page.page.locator(".pin-value option").nth(5).wait_for(state="attached")
+
+    def received() -> list[str]:
+        return [f for f in frames[seen:] if '"attr":"options"' in f or '"attr":"value"' in f]
+
+    # until both the value list and the value have arrived (together, or the second of two messages)
+    page.wait_until(lambda: any('"attr":"options"' in f for f in received())
+                    and any('"attr":"value"' in f for f in received()), "the value list and the value")
+    page.page.wait_for_timeout(500)  # a quiet spell in which a further patch of either would show (none may)
+    patches = received()
     assert len(patches) == 1 and '"attr":"options"' in patches[0] and '"attr":"value"' in patches[0], patches
 
 
@@ -91,7 +98,7 @@ def test_switching_the_kernel_to_flash_attention(explorer: tuple[ExplorerPage, s
     page, url = explorer
     page.open(url + SMALL)
     page.choose(".in-kernel", "flash_attention")
-    page.page.locator(".summary").get_by_text("Sq").first.wait_for(timeout=120_000)
+    page.page.locator(".summary").get_by_text("Sq").first.wait_for()
     page.wait_solved()
     assert page.page.locator(".in-shape input").input_value() == "B=1,H=8,Sq=2048,Skv=2048,D=128"
     assert page.page.locator(".in-causal").is_visible()
@@ -107,7 +114,7 @@ def test_switching_the_kernel_to_a_norm(explorer: tuple[ExplorerPage, str]) -> N
     page, url = explorer
     page.open(url + SMALL)
     page.choose(".in-kernel", "rmsnorm")
-    page.page.locator(".params").get_by_text("block_h", exact=True).first.wait_for(timeout=120_000)
+    page.page.locator(".params").get_by_text("block_h", exact=True).first.wait_for()
     page.wait_solved()
     assert page.page.locator(".in-shape input").input_value() == "H=2048,W=4096"
     counts = page.grid_counts()
@@ -120,7 +127,7 @@ def test_measure_panel_runs_the_schedule_in_the_simulator(explorer, monkeypatch,
     page, url = explorer
     page.open(url + "?shape=M=256,K=256,N=256")
     page.click(".measure")
-    page.page.locator(".measure-result").get_by_text("traffic equal to the model").wait_for(timeout=180_000)
+    page.page.locator(".measure-result").get_by_text("traffic equal to the model").wait_for()
     assert "simulator" in page.text(".measure-result") and "PCC 1.0000" in page.text(".measure-result")
 
     from loom_explorer.store import open_store

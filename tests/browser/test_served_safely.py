@@ -8,7 +8,6 @@ line is offered by its name.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,10 +16,9 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 from served_cli import ROOT, Served
 
-from loom_explorer.ui.page_driver import CHROMIUM, CHROMIUM_ARGS, ExplorerPage
+from loom_explorer.ui.page_driver import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ExplorerPage
 
 SMALL = "shape=M=256,K=256,N=256"
-WAIT_MS = 120_000
 
 # Every text the page holds: text nodes and attribute values (shadow roots included), the value of each
 # form control, and each string (or list of strings) held by a BokehJS model (a drop-down's options).
@@ -66,7 +64,7 @@ def cli_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=WAIT_MS)
         try:
             yield browser
         finally:
@@ -91,12 +89,12 @@ def new_page(chromium: Browser) -> Iterator[object]:
 
 def _open(page: ExplorerPage, url: str) -> None:
     page.page.goto(url)
-    page.page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=WAIT_MS)
-    page.page.locator(".in-kernel select").wait_for(timeout=WAIT_MS)
+    page.page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0")
+    page.page.locator(".in-kernel select").wait_for()
 
 
 def _alert(page: ExplorerPage, text: str) -> str:
-    page.page.locator(".error").get_by_text(text).first.wait_for(timeout=WAIT_MS)
+    page.page.locator(".error").get_by_text(text).first.wait_for()
     return page.text(".error")
 
 
@@ -143,7 +141,7 @@ def test_a_second_session_shows_nothing_of_the_first(cli_server: Served, new_pag
     first.record_statuses()
     first.page.locator(".in-shape input").fill("M=768,K=256,N=256")
     first.page.locator(".in-shape input").press("Enter")
-    first.page.wait_for_function("() => window.__statuses.length > 0", timeout=WAIT_MS)  # the server took it
+    first.page.wait_for_function("() => window.__statuses.length > 0")  # the server took it
 
     second = new_page()
     _open(second, f"{cli_server.url}?{SMALL}")
@@ -162,10 +160,8 @@ def test_bad_form_values_name_the_field_and_keep_the_last_good_problem(cli_serve
     for shape in ("M=abc,K=256,N=256", "M=1000000000000,K=256,N=256"):  # unreadable; far too large to model
         page.page.locator(".in-shape input").fill(shape)
         page.page.locator(".in-shape input").press("Enter")
-        deadline = time.monotonic() + WAIT_MS / 1000
-        while time.monotonic() < deadline and (not page.page.locator(".error").is_visible()
-                                               or page.text(".error") == before):
-            time.sleep(0.1)
+        page.wait_until(lambda shown=before: page.page.locator(".error").is_visible()
+                        and page.text(".error") != shown, f"a new error for shape {shape}")
         message = before = page.text(".error")
         assert "shape: " in message and "Traceback" not in message
         assert len(message.split("shape: ", 1)[1].strip()) > 10, message  # a reason follows

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 from loom_explorer import cli
 from loom_explorer.deploy.verify import PCC_MIN, embedded_document
@@ -239,7 +240,7 @@ def _constants(text: str) -> dict[str, int]:
 
 def test_ttlang_passes_ruff(dram_kernel):
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", str(dram_kernel)],
-                          capture_output=True, text=True, timeout=60, check=False)
+                          capture_output=True, text=True, timeout=WAIT_S, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -348,7 +349,7 @@ def test_verify_missing_file_through_the_console_script(workdir):
     exe = shutil.which("loom-explorer")
     command = [exe] if exe else [sys.executable, "-m", "loom_explorer.cli"]
     path = workdir / "never_exported.py"
-    proc = subprocess.run(command + ["verify", str(path)], capture_output=True, text=True, timeout=120,
+    proc = subprocess.run(command + ["verify", str(path)], capture_output=True, text=True, timeout=WAIT_S,
                           check=False)
     assert proc.returncode == 2, proc.stderr
     assert str(path) in proc.stderr and "does not exist" in proc.stderr

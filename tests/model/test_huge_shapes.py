@@ -13,6 +13,7 @@ import sys
 import time
 
 import pytest
+from waits import WAIT_S
 
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
@@ -28,7 +29,7 @@ def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
 
 
-def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, timeout: float = WAIT_S) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "loom_explorer.cli", *args], check=False,
                           capture_output=True, text=True, timeout=timeout, preexec_fn=_limited)
 

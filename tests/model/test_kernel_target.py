@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from waits import WAIT_S
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.formats import export_text
@@ -74,7 +75,7 @@ def test_the_target_is_recorded_and_rebuilt() -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "loom_explorer.cli", *args], capture_output=True, text=True,
-                          timeout=300, check=False)
+                          timeout=WAIT_S, check=False)
 
 
 @pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
@@ -70,7 +71,7 @@ class Running:
         sent = time.monotonic()
         self.proc.send_signal(signal.SIGINT)
         try:
-            code = self.proc.wait(timeout=60)
+            code = self.proc.wait(timeout=WAIT_S)
         finally:
             if self.proc.poll() is None:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -83,9 +84,9 @@ class Running:
 def _solve_and_interrupt(tmp_path: Path, *extra: str) -> tuple[int, float, str, str]:
     run = Running(["solve", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--time-limit", "100", *extra],
                   tmp_path)
-    # the progress line says the searches start (after 3-10 s here); a command that prints none is signalled
-    # after 30 s, still inside its searches: with these options they take 40 s to minutes in all
-    run.wait_for("solving 20 candidates", 30.0)
+    # the progress line says the searches start (after 3-10 s here, minutes on a loaded machine); a second
+    # later the command is inside its searches: with these options they take 40 s to minutes in all
+    assert run.wait_for("solving 20 candidates", WAIT_S), run.err[-2000:]
     time.sleep(1.0)
     return run.interrupt()
 
@@ -127,7 +128,7 @@ def test_ctrl_c_during_deploy_solve_deploys_nothing(tmp_path):
     store = tmp_path / "store.sqlite"
     run = Running(["deploy", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--time-limit", "100",
                    "--runner", "simulator", "--store", str(store)], tmp_path)
-    run.wait_for("solving 20 candidates", 30.0)
+    assert run.wait_for("solving 20 candidates", WAIT_S), run.err[-2000:]
     time.sleep(1.0)
     code, seconds, _, err = run.interrupt()
     _no_abort(err)

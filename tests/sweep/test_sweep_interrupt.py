@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 from loom_explorer.store import open_store
 
@@ -63,7 +64,7 @@ def test_ctrl_c_to_the_process_group_stops_the_sweep_and_its_workers(tmp_path):
     reader = threading.Thread(target=lambda: err.extend(iter(lambda: proc.stderr.read(1), "")), daemon=True)
     reader.start()
     try:
-        end = time.monotonic() + 180
+        end = time.monotonic() + WAIT_S  # the cluster's start and the tiny ops take minutes on a loaded machine
         while "] 2/4" not in "".join(err):  # the progress bar: both tiny ops recorded, the big ones solving
             assert proc.poll() is None and time.monotonic() < end, "".join(err)[-3000:]
             time.sleep(0.1)
@@ -71,7 +72,7 @@ def test_ctrl_c_to_the_process_group_stops_the_sweep_and_its_workers(tmp_path):
         assert proc.poll() is None
         sent = time.monotonic()
         os.killpg(pgid, signal.SIGINT)
-        code = proc.wait(timeout=60)
+        code = proc.wait(timeout=WAIT_S)
         seconds = time.monotonic() - sent
         out = proc.stdout.read()
         reader.join(10)
@@ -81,7 +82,7 @@ def test_ctrl_c_to_the_process_group_stops_the_sweep_and_its_workers(tmp_path):
         assert seconds < STOP_SECONDS, (seconds, text[-2000:])
         assert "(interrupted)" in out and "interrupted: 2 of 4 recorded" in text
         left = _live_members(pgid)
-        end = time.monotonic() + 10
+        end = time.monotonic() + 60
         while left and time.monotonic() < end:
             time.sleep(0.2)
             left = _live_members(pgid)

@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,20 +25,24 @@ def _free_port() -> int:
 def _page(command: list[str], port: int) -> str:
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + WAIT_S  # until it answers (imports take minutes on a loaded machine)
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 pytest.fail(f"{' '.join(command)} exited with {proc.returncode}: {proc.stdout.read()}")
             try:
-                with urllib.request.urlopen(f"http://localhost:{port}/explorer", timeout=30) as resp:
+                with urllib.request.urlopen(f"http://localhost:{port}/explorer", timeout=WAIT_S) as resp:
                     assert resp.status == 200
                     return resp.read().decode()
             except OSError:
                 time.sleep(0.3)
-        pytest.fail(f"{' '.join(command)} did not answer within 60 s")
+        pytest.fail(f"{' '.join(command)} did not answer within {WAIT_S:.0f} s")
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from served_cli import ROOT, Served
+from waits import WAIT_S, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +116,7 @@ def test_the_server_takes_kernels_and_hardware_from_its_command_line(tmp_path: P
 def test_a_name_clash_on_the_command_line_exits_2_naming_the_flag(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "loom_explorer.cli", "serve", "--port", "0",
                            "--kernel", str(ROOT / "kernels" / "gemm.py")], cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=WAIT_S,
                           check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"--kernel {ROOT / 'kernels' / 'gemm.py'}: the name 'gemm' is already taken by a shipped kernel" \
@@ -196,13 +197,11 @@ def test_a_closed_session_releases_its_explorer(monkeypatch: pytest.MonkeyPatch)
     server = served_app.RunningServer(unused_session_lifetime_milliseconds=200,
                                       check_unused_sessions_milliseconds=200)
     try:
-        with urllib.request.urlopen(server.url + "?kernel=flash_attention", timeout=60) as resp:
+        with urllib.request.urlopen(server.url + "?kernel=flash_attention", timeout=WAIT_S) as resp:
             assert resp.status == 200
         assert len(made) == 1 and made[0].state.kernel == "flash_attention"
         explorer = made[0]
-        deadline = time.monotonic() + 20
-        while explorer._watchers and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: not explorer._watchers, "the unused session's explorer to be closed")
         assert explorer._watchers == [] and explorer.runner._executor._shutdown
         assert explorer.state.session is None and explorer.state.results == [] and explorer.state.stop_token.stopped
     finally:

@@ -13,6 +13,7 @@ import threading
 
 import pandas as pd
 import pytest
+from waits import WAIT_S
 
 from loom_explorer.solve.pins import PinError
 from loom_explorer.ui.explorer import ALL_TENSORS, Explorer
@@ -225,7 +226,7 @@ def test_a_superseded_request_returns_none_and_the_newest_its_value():
 
     def first() -> str:
         started.set()
-        assert release.wait(10)
+        assert release.wait(WAIT_S)
         ran.append("first")
         return "first"
 
@@ -238,7 +239,7 @@ def test_a_superseded_request_returns_none_and_the_newest_its_value():
     async def main():
         g1 = runner.new_request()
         t1 = asyncio.ensure_future(runner.run(g1, first))
-        assert await asyncio.to_thread(started.wait, 10)  # the worker holds the first job
+        assert await asyncio.to_thread(started.wait, WAIT_S)  # the worker holds the first job
         g2 = runner.new_request()
         t2 = asyncio.ensure_future(runner.run(g2, work("second")))
         await asyncio.sleep(0)  # the second job is queued behind the first
