@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loom_explorer.hardware.schema import HardwareSpec
-from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Problem
-from loom_explorer.result import CandidateResult, Solution
-from loom_explorer.traffic.loads import TrafficReport
+if TYPE_CHECKING:  # annotations only: a table of stored results imports no model module
+    from loom_explorer.hardware.schema import HardwareSpec
+    from loom_explorer.model.schedule import SymbolicSchedule
+    from loom_explorer.problem import Problem
+    from loom_explorer.result import CandidateResult, Solution
+    from loom_explorer.traffic.loads import TrafficReport
 
 SCHEMA_VERSION = 1
 
@@ -75,10 +76,21 @@ def solve_json(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symbolic
     }
 
 
+def formats_text(problem: Problem) -> str:
+    """The data format of every tensor the problem uses: one name when they agree (``bfloat16``), else each
+    tensor's, in the program's order (``in0 bfloat16, in1 bfloat8_b, out bfloat16``); a disabled optional
+    tensor is left out."""
+    used = [(t, f.value) for t, f in problem.formats if problem.is_enabled(t)]
+    if len({f for _, f in used}) == 1:
+        return used[0][1]
+    return ", ".join(f"{t} {f}" for t, f in used)
+
+
 def problem_heading(hw: HardwareSpec, problem: Problem) -> str:
-    """E.g. ``gemm M=1024,N=1024,K=1024 on wormhole_n150 (8x8 cores, 1.0 GHz), bfloat16, hifi2``."""
+    """E.g. ``gemm M=1024,N=1024,K=1024 on wormhole_n150 (8x8 cores, 1.0 GHz), bfloat16, hifi2``; with
+    ``in1=bfp8_b``: ``..., in0 bfloat16, in1 bfloat8_b, out bfloat16, hifi2`` (``formats_text``)."""
     return (f"{problem.program.name} {problem.shape_text} on {hw.name} ({hw.grid.columns}x{hw.grid.rows} cores, "
-            f"{hw.clock_ghz} GHz), {dict(problem.formats)[problem.program.outputs[0].name].value}, "
+            f"{hw.clock_ghz} GHz), {formats_text(problem)}, "
             f"{problem.fidelity.value}" + "".join(f", {o}" for o in sorted(problem.options)))
 
 

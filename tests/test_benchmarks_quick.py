@@ -43,6 +43,12 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
                                                 r"bad input \d+, fail 0",
                                                 r"internal errors: 0; over 60 s: 0")),
     "solve_memory.py": ((), (r"gemm M=256,K=256,N=256 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True",)),
+    # the stored answer came from the store, and without OR-Tools, pandas or networkx
+    "startup.py": ((), (r"python -c pass +\d+\.\d+ +\d+\.\d+ +1\.0 +1\.0",
+                        r"loom-explorer --help +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True +-\n",
+                        r"stored answer: solve gemm M=256,K=256,N=256 +(\d+\.\d+ +){4}True +(?!.*(ortools|pandas|"
+                        r"networkx)).*\n",
+                        r"target: --help and the stored answer under 0\.4 s wall -> (met|MISSED)")),
     # one file against itself: the same choice, costed the same
     "schedule_changes.py": ((), (r"M=256,K=256,N=256 +M@\S+ g\d+x\d+ .* same +- +([\d,]+) +\1 +1\.000\b",
                                  r"1 shapes, choices changed on 0 \(candidate on 0; ties 0\); old choice under new "

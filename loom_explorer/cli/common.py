@@ -18,19 +18,18 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from loom_explorer.accuracy.csv_input import RowIssue, group_issues
-from loom_explorer.accuracy.progress import Progress
 from loom_explorer.errors import EXIT_INTERRUPTED, LoomError, NoScheduleError
-from loom_explorer.hardware import load_hardware
-from loom_explorer.hardware.schema import HardwareSpec, parse_data_format, parse_fidelity
-from loom_explorer.problem import KernelTarget, Placement, Problem, make_problem
-from loom_explorer.program import load_program
-from loom_explorer.result import CandidateResult
-from loom_explorer.solve.memory import Remembered, solve_with_memory
-from loom_explorer.solve.pins import parse_pins
-from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.solve.options import SolveOptions
+
+if TYPE_CHECKING:  # the rest is imported where it is used: `--help` and the parser load none of it
+    from loom_explorer.accuracy.csv_input import RowIssue
+    from loom_explorer.hardware.schema import HardwareSpec
+    from loom_explorer.problem import KernelTarget, Problem
+    from loom_explorer.result import CandidateResult
+    from loom_explorer.solve.memory import Remembered
+    from loom_explorer.solve.solver import Session
 
 Request = TypeVar("Request")
 
@@ -111,17 +110,21 @@ def grid_size(text: str) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------------------------- problem and solve
-_TARGET_WORDS = {KernelTarget.ttnn: "TTNN", KernelTarget.ttlang: "TT-Lang"}
+TARGETS = ("ttnn", "ttlang")  # KernelTarget's values (problem.py), spelled here so the parser imports no model
+_TARGET_WORDS = {"ttnn": "TTNN", "ttlang": "TT-Lang"}
 
 
 def kernel_target(chosen: str | None, wanted: KernelTarget | None = None, output_format: str = "") -> KernelTarget:
     """``--target``, else the kernels the command writes (``wanted``: an export format's ``kernel_target``),
     else TTNN's. A ``--target`` that contradicts the format's kernels is refused."""
+    from loom_explorer.problem import KernelTarget
+
     if chosen is None:
         return wanted or KernelTarget.ttnn
     if wanted is not None and KernelTarget(chosen) is not wanted:
-        raise InputError(f"--target {chosen} contradicts --format {output_format}: a {_TARGET_WORDS[wanted]} export "
-                         f"is solved for the {_TARGET_WORDS[wanted]} kernels' buffers")
+        words = _TARGET_WORDS[wanted.value]
+        raise InputError(f"--target {chosen} contradicts --format {output_format}: a {words} export "
+                         f"is solved for the {words} kernels' buffers")
     return KernelTarget(chosen)
 
 
@@ -163,6 +166,11 @@ class ProblemRequest:
     def build(self) -> tuple[HardwareSpec, Problem]:
         """The hardware and the problem (HardwareError, KernelError, ProblemError or InputError naming the
         flag)."""
+        from loom_explorer.hardware import load_hardware
+        from loom_explorer.hardware.schema import parse_data_format, parse_fidelity
+        from loom_explorer.problem import Placement, make_problem
+        from loom_explorer.program import load_program
+
         hw = load_hardware(self.hw)
         program = load_program(self.kernel)
         try:
@@ -216,6 +224,9 @@ class SolveRequest:
         (``solve/memory.py``; it says so on stderr); ``announce`` is called before a real solve starts. A
         solve of several candidates that takes more than 2 s shows a progress bar on a terminal
         (``accuracy/progress.py``)."""
+        from loom_explorer.accuracy.progress import Progress
+        from loom_explorer.solve.memory import solve_with_memory
+
         total = len(candidates) if candidates else len(session.schedules)
         lock, finished = threading.Lock(), [0]
         with Progress() as progress:
@@ -239,9 +250,13 @@ class SolveRequest:
                             parallel_models=self.parallel, top_k=top_k, seed=self.seed, fastest=fastest)
 
     def session(self, hw: HardwareSpec, problem: Problem) -> Session:
+        from loom_explorer.solve.solver import Session
+
         return Session(hw, problem, noc_bound=self.noc_bound, deadline=self.deadline)
 
     def parsed_pins(self) -> dict[str, int]:
+        from loom_explorer.solve.pins import parse_pins
+
         return parse_pins(list(self.pins))
 
 
@@ -257,7 +272,7 @@ def add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--fo
                         "(TTNN shardings) or l1 (sharded as each candidate needs) (repeatable)")
     p.add_argument("--fidelity", default=None, help="lofi, hifi2 (default), hifi3, hifi4")
     p.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
-    p.add_argument("--target", choices=[t.value for t in KernelTarget], default=None,
+    p.add_argument("--target", choices=TARGETS, default=None,
                    help="whose kernels run the schedule, so whose circular buffers L1 holds: ttnn (TTNN's ops; "
                         "the default) or ttlang (the exported TT-Lang kernels; the default of export --format ttlang)")
     p.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
@@ -329,6 +344,8 @@ def no_schedule(results: Sequence[CandidateResult], what: str) -> NoScheduleErro
 
 def say_rows(title: str, issues: Sequence[RowIssue]) -> None:
     """``title`` and the grouped reasons of ``issues`` on stderr."""
+    from loom_explorer.accuracy.csv_input import group_issues
+
     print(title, file=sys.stderr)
     for line in group_issues(list(issues)):
         print(f"  {line}", file=sys.stderr)

@@ -1,5 +1,10 @@
 """The ``loom-explorer`` parser (every command family's subcommands, in the order ``--help`` lists them) and
-``main``: run one command and turn what ends it into an exit status (the package docstring lists them)."""
+``main``: run one command and turn what ends it into an exit status (the package docstring lists them).
+
+Start-up: ``main`` imports the module of the command it runs and no other (``COMMANDS``); ``--help`` lists
+every command from the help lines kept here, importing none of them (tests/test_cli_startup.py checks the
+lines against the modules' own and that ``--help`` loads neither OR-Tools, pandas, numpy nor networkx).
+"""
 
 from __future__ import annotations
 
@@ -8,41 +13,146 @@ import os
 import sys
 import threading
 import traceback
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from loom_explorer.cli import accuracy, deploy, export, improve, listing, serve, solve, sweep
-from loom_explorer.cli.common import Command
 from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, LoomError
 from loom_explorer.solve.interrupt import STOP, Interrupted, stop_on_sigint
 
+if TYPE_CHECKING:
+    from loom_explorer.cli.common import Command
+
 DESCRIPTION = "solve, explore, export, verify and measure schedules for Tenstorrent chips."
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _listing(sub: Subparsers) -> None:
+    from loom_explorer.cli import listing
+    listing.add_parsers(sub)
+
+
+def _solve(sub: Subparsers) -> None:
+    from loom_explorer.cli import solve
+    solve.add_parsers(sub)
+
+
+def _export(sub: Subparsers) -> None:
+    from loom_explorer.cli import export
+    export.add_parsers(sub)
+
+
+def _verify(sub: Subparsers) -> None:
+    from loom_explorer.cli import deploy
+    deploy.add_verify_parsers(sub)
+
+
+def _predict(sub: Subparsers) -> None:
+    from loom_explorer.cli import accuracy
+    accuracy.add_predict_parser(sub)
+
+
+def _accuracy(sub: Subparsers) -> None:
+    from loom_explorer.cli import accuracy
+    accuracy.add_accuracy_parsers(sub)
+
+
+def _deploy(sub: Subparsers) -> None:
+    from loom_explorer.cli import deploy
+    deploy.add_deploy_parsers(sub)
+
+
+def _ingest(sub: Subparsers) -> None:
+    from loom_explorer.cli import accuracy
+    accuracy.add_ingest_parser(sub)
+
+
+def _improve(sub: Subparsers) -> None:
+    from loom_explorer.cli import improve
+    improve.add_parsers(sub)
+
+
+def _sweep(sub: Subparsers) -> None:
+    from loom_explorer.cli import sweep
+    sweep.add_parsers(sub)
+
+
+def _results(sub: Subparsers) -> None:
+    from loom_explorer.cli import deploy
+    deploy.add_results_parser(sub)
+
+
+def _serve(sub: Subparsers) -> None:
+    from loom_explorer.cli import serve
+    serve.add_parsers(sub)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandGroup:
+    """The commands one function of a command module adds (``add``, which imports the module), each with the
+    line ``--help`` shows for it."""
+
+    add: Callable[[Subparsers], None]
+    commands: tuple[tuple[str, str], ...]  # (name, help line), in the order ``add`` adds them
+
+
+# In the order ``--help`` lists them; the help lines are the modules' own (tests/test_cli_startup.py).
+COMMANDS: tuple[CommandGroup, ...] = (
+    CommandGroup(_listing, (("hw", "list or show hardware descriptions"), ("kernels", "list shipped tile programs"))),
+    CommandGroup(_solve, (("solve", "solve every mapping candidate of a problem to optimality"),
+                          ("traffic", "route the NoC traffic of the best (or a chosen) schedule"))),
+    CommandGroup(_export, (("export", "write the best (or a chosen) schedule as a kernel file or JSON"),)),
+    CommandGroup(_verify, (
+        ("verify", "check an exported TT-Lang kernel: numerics and traffic in tt-lang-sim, and the real TT-Lang "
+                   "compiler (compile-only)"),
+        ("toolchain", "install or show the Python 3.12 environment of Tenstorrent's tools (the TT-Lang compiler, "
+                      "ttnn) that verify and the card-path tests use"))),
+    CommandGroup(_predict, (("predict", "evaluate an existing TTNN program config (matmul or SDPA), or ttnn's "
+                                        "default for an op, with the model"),)),
+    CommandGroup(_accuracy, (("accuracy", "error table of the model on measured matmul or SDPA data"),
+                             ("calibrate", "fit the hardware file's estimated constants to measured data"))),
+    CommandGroup(_deploy, (("deploy", "run the best (or a chosen) schedule on a card, or in the simulator, and "
+                                      "record predicted vs measured"),)),
+    CommandGroup(_ingest, (("ingest", "read a device-profiler ops_perf_results CSV: each matmul predicted with its "
+                                      "own config beside its measured kernel duration"),)),
+    CommandGroup(_improve, (("improve", "a device-profiler capture's matmul and attention ops: the config each ran, "
+                                        "the best config ttnn can run instead and the predicted gain; -o writes "
+                                        "the configs"),)),
+    CommandGroup(_sweep, (("sweep", "solve every op of a shapes file (or a model) on every chip, with Dask"),
+                          ("report", "report a sweep: per op ours vs ttnn's default, with plots"))),
+    CommandGroup(_results, (("results", "list the results store: predictions beside measurements"),)),
+    CommandGroup(_serve, (("serve", "open the explorer in a browser (what `panel serve apps/explorer.py` does)"),)),
+)
+EVERY_COMMAND = "*"
+
+
+def build_parser(command: str | None = EVERY_COMMAND) -> argparse.ArgumentParser:
+    """The parser of every command (the default), or of ``command`` alone: only its module is imported and
+    its parser built; every other command is listed by its help line (and None lists them all so)."""
     parser = argparse.ArgumentParser(prog="loom-explorer", description=f"``loom-explorer``: {DESCRIPTION}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
-    listing.add_parsers(sub)  # hw, kernels
-    solve.add_parsers(sub)  # solve, traffic
-    export.add_parsers(sub)  # export
-    deploy.add_verify_parsers(sub)  # verify, toolchain
-    accuracy.add_predict_parser(sub)
-    accuracy.add_accuracy_parsers(sub)  # accuracy, calibrate
-    deploy.add_deploy_parsers(sub)
-    accuracy.add_ingest_parser(sub)
-    improve.add_parsers(sub)  # improve
-    sweep.add_parsers(sub)  # sweep, report
-    deploy.add_results_parser(sub)
-    serve.add_parsers(sub)
+    for group in COMMANDS:
+        if command == EVERY_COMMAND or any(name == command for name, _ in group.commands):
+            group.add(sub)
+        else:
+            for name, line in group.commands:
+                sub.add_parser(name, help=line)
     return parser
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first word that is not an option (the top-level options, ``--debug``
+    and ``--help``, take no value); None when there is none."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status (the package docstring lists them)."""
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_of(words))
     try:  # numeric flags are checked by their types: a bad one exits 2 naming the flag, before any work
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # argparse printed the usage error (2) or the help (0)
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     return execute(args)

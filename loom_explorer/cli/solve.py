@@ -23,11 +23,6 @@ from loom_explorer.cli.common import (
     whole,
 )
 from loom_explorer.errors import EXIT_INTERRUPTED, EXIT_NO_SCHEDULE, EXIT_OK
-from loom_explorer.export.files import check_target, write_new
-from loom_explorer.export.npe_workload import npe_workload
-from loom_explorer.model.expr import evaluate
-from loom_explorer.report import solve_json, solve_table, traffic_json, traffic_table
-from loom_explorer.traffic import schedule_transfers, traffic_report
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +42,8 @@ def parse_solve(args: argparse.Namespace) -> SolveCommand:
 
 
 def run_solve(req: SolveCommand) -> int:
+    from loom_explorer.report import solve_json, solve_table
+
     hw, problem = req.problem.build()
     pins = req.solve.parsed_pins()
     session = req.solve.session(hw, problem)
@@ -87,6 +84,12 @@ def parse_traffic(args: argparse.Namespace) -> TrafficCommand:
 
 
 def run_traffic(req: TrafficCommand) -> int:
+    from loom_explorer.export.files import check_target, write_new
+    from loom_explorer.export.npe_workload import npe_workload
+    from loom_explorer.model.expr import evaluate
+    from loom_explorer.report import traffic_json, traffic_table
+    from loom_explorer.traffic import schedule_transfers, traffic_report
+
     if req.npe:
         check_target(req.npe, req.force)  # an unwritable --npe fails before the solve
     hw, problem = req.problem.build()

@@ -17,29 +17,50 @@ columns and harvested rows sit where they are on the chip.
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import networkx as nx
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from loom_explorer.hardware.schema import HardwareSpec
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 Coord = tuple[int, int]
 Link = tuple[int, Coord, Coord]  # (noc, from router, to router)
 
 
 class NocGraph:
-    """Both NoCs of one chip as directed torus graphs (networkx), with DOR routing."""
+    """Both NoCs of one chip as directed tori, with DOR routing. The links are plain tuples (``links``);
+    ``graphs`` gives them as networkx graphs, built (and networkx imported) only when asked for."""
 
     def __init__(self, hw: HardwareSpec) -> None:
         self.width = hw.grid.noc_width
         self.height = hw.grid.noc_height
-        self.graphs: dict[int, nx.DiGraph] = {0: nx.DiGraph(), 1: nx.DiGraph()}
+        # every link of each NoC with its axis, in a fixed order (a dict: a 1-wide torus's two equal links are one)
+        self._links: dict[int, dict[tuple[Coord, Coord], str]] = {0: {}, 1: {}}
         for x in range(self.width):
             for y in range(self.height):
-                self.graphs[0].add_edge((x, y), ((x + 1) % self.width, y), axis="x")
-                self.graphs[0].add_edge((x, y), (x, (y + 1) % self.height), axis="y")
-                self.graphs[1].add_edge((x, y), ((x - 1) % self.width, y), axis="x")
-                self.graphs[1].add_edge((x, y), (x, (y - 1) % self.height), axis="y")
+                self._links[0].setdefault(((x, y), ((x + 1) % self.width, y)), "x")
+                self._links[0].setdefault(((x, y), (x, (y + 1) % self.height)), "y")
+                self._links[1].setdefault(((x, y), ((x - 1) % self.width, y)), "x")
+                self._links[1].setdefault(((x, y), (x, (y - 1) % self.height)), "y")
         self._routes: dict[tuple[int, Coord, Coord], tuple[Link, ...]] = {}  # routes are fixed: computed once
+
+    def links(self, noc: int) -> list[tuple[Coord, Coord]]:
+        """Every one-way link ``(from router, to router)`` of ``noc``."""
+        return list(self._links[noc])
+
+    @cached_property
+    def graphs(self) -> dict[int, nx.DiGraph]:
+        """Both NoCs as networkx graphs, each link an edge with its ``axis`` (``"x"`` or ``"y"``)."""
+        import networkx as nx
+
+        out: dict[int, nx.DiGraph] = {}
+        for noc, links in self._links.items():
+            out[noc] = nx.DiGraph()
+            for (a, b), axis in links.items():
+                out[noc].add_edge(a, b, axis=axis)
+        return out
 
     def route(self, noc: int, src: Coord, dst: Coord) -> list[Link]:
         """The links a unicast packet from ``src`` to ``dst`` crosses on ``noc`` (empty when src == dst)."""
@@ -48,7 +69,7 @@ class NocGraph:
             return list(known)
         self._check(src)
         self._check(dst)
-        graph = self.graphs[noc]
+        known_links = self._links[noc]
         step = 1 if noc == 0 else -1
         links: list[Link] = []
         here = src
@@ -58,7 +79,7 @@ class NocGraph:
             while here[i] != dst[i]:
                 nxt = ((here[0] + step) % self.width, here[1]) if axis == "x" else \
                     (here[0], (here[1] + step) % self.height)
-                assert graph.has_edge(here, nxt) and graph.edges[here, nxt]["axis"] == axis
+                assert known_links.get((here, nxt)) == axis
                 links.append((noc, here, nxt))
                 here = nxt
         self._routes[(noc, src, dst)] = tuple(links)

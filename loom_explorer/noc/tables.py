@@ -42,15 +42,14 @@ class _Loads:
         self.hw = hw
         self.graph = NocGraph(hw)
         self.links: dict[Link, int] = {}
-        for noc, g in self.graph.graphs.items():
-            for a, b in g.edges:
+        for noc in (0, 1):
+            for a, b in self.graph.links(noc):
                 self.links[(noc, a, b)] = len(self.links)
 
     def vector(self, links: list[Link] | set[Link]) -> np.ndarray:
-        v = np.zeros(len(self.links), dtype=np.int64)
-        for link in links:
-            v[self.links[link]] += 1
-        return v
+        """How many times each link of the chip occurs in ``links``."""
+        index = np.fromiter((self.links[link] for link in links), dtype=np.intp, count=len(links))
+        return np.bincount(index, minlength=len(self.links)).astype(np.int64)
 
     def core(self, column: int, row: int) -> Coord:
         return core_coord(self.hw, column, row)
@@ -75,31 +74,45 @@ def link_units(hw: HardwareSpec, kind: FlowKind, senders: Senders, axis: str | N
 
 def _full_table(loads: _Loads, kind: FlowKind, senders: Senders, axis: str | None, noc: int) -> Table:
     cols, rows = loads.hw.grid.columns, loads.hw.grid.rows
+    shapes = [(gx, gy) for gx in range(1, cols + 1) for gy in range(1, rows + 1)]
     if kind == "multicast" and axis == "xy":  # one tree per grid shape, from the origin over the rectangle
         return {(gx, gy): int(loads.vector(loads.graph.tree(
             noc, loads.core(0, 0), [loads.core(i, j) for i in range(gx) for j in range(gy)])).max())
-            for gx in range(1, cols + 1) for gy in range(1, rows + 1)}
-    # per-core contribution V[i, j] for a grid shape that includes core (i, j); multicast and gather
-    # contributions depend on the grid shape along their own axis, handled per shape below
+            for gx, gy in shapes}
+    if kind == "multicast":
+        # a row head's tree along its row (x) depends on grid_x only, a column head's (y) on grid_y only: the
+        # load of a grid shape is a prefix sum over the rows (columns) of those trees
+        if axis not in ("x", "y"):
+            return dict.fromkeys(shapes, 0)
+        along, across = (cols, rows) if axis == "x" else (rows, cols)
+
+        def tree(extent: int, lane: int) -> np.ndarray:  # lane's head to the next extent - 1 cores of its lane
+            cores = [loads.core(k, lane) if axis == "x" else loads.core(lane, k) for k in range(extent)]
+            return loads.vector(loads.graph.tree(noc, cores[0], cores[1:]))
+
+        trees = np.stack([np.stack([tree(extent, lane) for lane in range(across)]) for extent in range(1, along + 1)])
+        prefix = np.cumsum(trees, axis=1)  # (extent along the axis, lanes used, links)
+        return {(gx, gy): int(prefix[(gx, gy)[axis == "y"] - 1, (gy, gx)[axis == "y"] - 1].max())
+                for gx, gy in shapes}
+    # per-core contribution V[i, j], the same for every grid shape that includes core (i, j): its DRAM
+    # traffic, or its gather send to the first core along ``axis`` (the grid's first core for ``xy``)
     if kind in ("dram_read", "dram_write"):
         eps = dram_endpoints(loads.hw)
-        per_core = np.stack([np.stack([
-            loads.vector([link for ep in eps for link in (
+        mask = _sender_mask(senders, cols, rows)
+
+        def contribution(i: int, j: int) -> np.ndarray:
+            return loads.vector([link for ep in eps for link in (
                 loads.graph.route(noc, ep, loads.core(i, j)) if kind == "dram_read"
                 else loads.graph.route(noc, loads.core(i, j), ep))])
-            for j in range(rows)]) for i in range(cols)])  # (cols, rows, links)
-        mask = _sender_mask(senders, cols, rows)
-        prefix = np.cumsum(np.cumsum(per_core * mask[:, :, None], axis=0), axis=1)
-        return {(gx, gy): int(prefix[gx - 1, gy - 1].max()) for gx in range(1, cols + 1) for gy in range(1, rows + 1)}
-    table: Table = {}
-    for gx in range(1, cols + 1):
-        for gy in range(1, rows + 1):
-            total = np.zeros(len(loads.links), dtype=np.int64)
-            for i in range(gx):
-                for j in range(gy):
-                    total += _contribution(loads, kind, axis, noc, i, j, gx, gy)
-            table[(gx, gy)] = int(total.max())
-    return table
+    else:  # gather: every core of the grid sends to its head
+        mask = np.ones((cols, rows), dtype=np.int64)
+
+        def contribution(i: int, j: int) -> np.ndarray:
+            head = {"x": loads.core(0, j), "y": loads.core(i, 0)}.get(axis or "", loads.core(0, 0))
+            return loads.vector(loads.graph.route(noc, loads.core(i, j), head))
+    per_core = np.stack([np.stack([contribution(i, j) for j in range(rows)]) for i in range(cols)])  # cols, rows, links
+    prefix = np.cumsum(np.cumsum(per_core * mask[:, :, None], axis=0), axis=1)
+    return {(gx, gy): int(prefix[gx - 1, gy - 1].max()) for gx, gy in shapes}
 
 
 def _sender_mask(senders: Senders, cols: int, rows: int) -> np.ndarray:
@@ -113,18 +126,3 @@ def _sender_mask(senders: Senders, cols: int, rows: int) -> np.ndarray:
     else:
         mask[0, 0] = 1
     return mask
-
-
-def _contribution(loads: _Loads, kind: FlowKind, axis: str | None, noc: int, i: int, j: int, gx: int,
-                  gy: int) -> np.ndarray:
-    """Links used on behalf of core (i, j) in a gx x gy grid: the multicast tree it sends (row or column
-    heads) or its gather send to the first core along ``axis`` (the grid's first core for ``xy``)."""
-    here = loads.core(i, j)
-    if kind == "multicast":
-        if axis == "x" and i == 0:
-            return loads.vector(loads.graph.tree(noc, here, [loads.core(c, j) for c in range(1, gx)]))
-        if axis == "y" and j == 0:
-            return loads.vector(loads.graph.tree(noc, here, [loads.core(i, r) for r in range(1, gy)]))
-        return np.zeros(len(loads.links), dtype=np.int64)
-    head = {"x": loads.core(0, j), "y": loads.core(i, 0)}.get(axis or "", loads.core(0, 0))  # xy: core 0
-    return loads.vector(loads.graph.route(noc, here, head))

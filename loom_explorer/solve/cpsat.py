@@ -37,10 +37,10 @@ from loom_explorer.model.expr import (
     Var,
     bounds,
 )
+from loom_explorer.solve.options import LATENCY_LIMIT_CYCLES
 
 Linear = cp_model.LinearExpr | int  # what compiling an expression gives: a CP-SAT expression or a constant
 
-LATENCY_LIMIT_CYCLES = 2**39  # about 9 minutes at 1 GHz: schedules predicted slower are not considered
 AUX_LIMIT = 2**59
 # a product with a table of at most this many key combinations is one reified equality per combination
 # (the per-grid-shape NoC link coefficients: 64 on an 8x8 grid, 130 on 13x10); a larger table (attention's

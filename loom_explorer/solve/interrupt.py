@@ -25,8 +25,10 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+if TYPE_CHECKING:  # annotations only: the command line imports this module before any solve
+    from ortools.sat.python import cp_model
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT (128 + 2)
 _RETRY_SECONDS = 0.02

@@ -13,42 +13,27 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 from itertools import repeat
+from typing import TYPE_CHECKING
 
 from loom_explorer.errors import UnknownCandidateError
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule, problem_ideal_cycles
+from loom_explorer.model.expr import ModelRangeError
 from loom_explorer.model.schedule import SymbolicSchedule, latency_floor
 from loom_explorer.problem import Problem
 from loom_explorer.result import CandidateResult, Conflict, Solution, Status
-from loom_explorer.solve.compiled import CompiledSchedule
-from loom_explorer.solve.cpsat import LATENCY_LIMIT_CYCLES, ModelRangeError
-from loom_explorer.solve.explain import explain_infeasibility
 from loom_explorer.solve.incumbent import Incumbent, IncumbentFinder
 from loom_explorer.solve.interrupt import STOP, Interrupted, StopToken
+from loom_explorer.solve.options import LATENCY_LIMIT_CYCLES
+from loom_explorer.solve.options import SolveOptions as SolveOptions  # re-exported: its home before options.py
 from loom_explorer.solve.pins import check_pins, pin_domain_conflict
 from loom_explorer.validate import RefereeError, judge
 
-
-@dataclass(frozen=True, slots=True)
-class SolveOptions:
-    """Solver settings. The defaults were measured (docs/performance.md): CP-SAT's solve times on these
-    models are heavy-tailed, and a 4-worker portfolio per model, candidates one after the other, beat 2
-    candidates at a time with one worker each (and 2 or 8 workers) on a 2-core machine. CP-SAT's
-    presolve is off (see CompiledSchedule.solve)."""
-
-    time_limit_seconds: float = 30.0
-    workers_per_model: int = 4
-    parallel_models: int = 1  # 0: one per CPU core
-    seed: int = 0
-    top_k: int = 1
-    explain: bool = True
-    # None: prove every candidate's own optimum. n >= 1: prove only the n fastest candidates' optima and
-    # every other candidate no faster than the n-th ("dominated"), a branch and bound over candidates
-    fastest: int | None = None
+if TYPE_CHECKING:
+    from loom_explorer.solve.compiled import CompiledSchedule
 
 
 class ModelTimeError(ModelRangeError):
@@ -117,6 +102,8 @@ class Session:
 
     def compiled(self, schedule: SymbolicSchedule) -> CompiledSchedule:
         name = schedule.candidate.name
+        from loom_explorer.solve.compiled import CompiledSchedule  # OR-Tools: loaded by the first solve
+
         with self._lock:
             if name not in self._compiled:
                 self._compiled[name] = CompiledSchedule(schedule)
@@ -303,6 +290,8 @@ class Session:
             return result(status, solution, alternatives, bound=raw.bound)
         if raw.status != "INFEASIBLE":
             return result("interrupted" if self.stop.stopped else "timeout")
+        from loom_explorer.solve.explain import explain_infeasibility
+
         try:
             conflict = explain_infeasibility(schedule, pins, _left(options, ends).time_limit_seconds, self.stop,
                                              capped=True) \
@@ -356,6 +345,8 @@ def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int]
     """The next ``top_k - 1`` best distinct schedules: re-solve a copy that forbids those found so far
     (fewer when ``stop`` is set); all of them within ``options.time_limit_seconds`` (each re-solve gets what
     the earlier ones left)."""
+    from loom_explorer.solve.compiled import CompiledSchedule
+
     ends = time.monotonic() + options.time_limit_seconds
     copy = CompiledSchedule(schedule)
     found = [best]
