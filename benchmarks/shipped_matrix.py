@@ -3,6 +3,7 @@
 
     python benchmarks/shipped_matrix.py            # the full matrix (every chip x kernel x its grid)
     python benchmarks/shipped_matrix.py --quick    # one chip, each kernel's tiny shape, the regressions (seconds)
+    python benchmarks/shipped_matrix.py --build-only   # every cell up to its models and latency floors, no solve
 
 Each cell runs the command line in this process (``loom_explorer.cli.entry.main``, the code path of the
 ``loom-explorer`` command, without Python's start-up per cell) with ``--fastest 1 --no-cache`` and a temporary
@@ -31,8 +32,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom_explorer.cli.common import ProblemRequest, SolveRequest
+from loom_explorer.cli.entry import build_parser
 from loom_explorer.cli.entry import main as cli_main
-from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NO_SCHEDULE, EXIT_OK
+from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NO_SCHEDULE, EXIT_OK, LoomError
 from loom_explorer.hardware import list_hardware
 from loom_explorer.program import TileProgram, list_kernels, load_program
 
@@ -234,12 +237,30 @@ def run_cell(cell: Cell, store: Path, limit_seconds: float = LIMIT_SECONDS) -> O
     return Outcome(cell, status, seconds, answer, problem)
 
 
-def run_cells(chosen: list[Cell], limit_seconds: float = LIMIT_SECONDS, echo: bool = True) -> list[Outcome]:
+def build_cell(cell: Cell) -> Outcome:
+    """``--build-only``: what ``solve`` does before it solves (the problem from the flags, every candidate's
+    model and latency floor: ``Session``), judged likewise: built (exit 0), refused with a ``LoomError``
+    (its exit status and message) or an internal error (70)."""
+    start = time.perf_counter()
+    try:
+        args = build_parser().parse_args([*cell.argv(), "--no-cache"])
+        hw, problem = ProblemRequest.from_args(args).build()
+        session = SolveRequest.from_args(args).session(hw, problem)
+        status, answer, problem_text = EXIT_OK, f"{len(session.schedules)} candidates built", ""
+    except LoomError as exc:
+        status, answer, problem_text = exc.exit_status, f"loom-explorer: error: {exc}", ""
+    except Exception as exc:  # noqa: BLE001 - a bug: the command line would exit 70
+        status, answer, problem_text = EXIT_INTERNAL, "", f"internal error: {type(exc).__name__}: {exc}"
+    return Outcome(cell, status, time.perf_counter() - start, answer, problem_text)
+
+
+def run_cells(chosen: list[Cell], limit_seconds: float = LIMIT_SECONDS, echo: bool = True,
+              build_only: bool = False) -> list[Outcome]:
     outcomes = []
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "results.sqlite"
         for i, cell in enumerate(chosen, 1):
-            outcome = run_cell(cell, store, limit_seconds)
+            outcome = build_cell(cell) if build_only else run_cell(cell, store, limit_seconds)
             outcomes.append(outcome)
             if echo:
                 mark = "FAIL " + outcome.problem if outcome.problem else outcome.answer
@@ -249,8 +270,8 @@ def run_cells(chosen: list[Cell], limit_seconds: float = LIMIT_SECONDS, echo: bo
 
 
 def summary(outcomes: list[Outcome], slowest: int = 10) -> str:
-    counts = Counter("fail" if not o.passed else {0: "schedule", 2: "bad input", 3: "no schedule"}[o.exit_status]
-                     for o in outcomes)
+    counts = Counter("fail" if not o.passed else {0: "schedule", 2: "bad input", 3: "no schedule"}.get(
+        o.exit_status, "fail") for o in outcomes)
     total = sum(o.seconds for o in outcomes)
     lines = [f"{len(outcomes)} cells in {total:.1f} s: " + ", ".join(f"{k} {counts[k]}" for k in
                                                                      ("schedule", "no schedule", "bad input", "fail")),
@@ -272,13 +293,16 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="one chip, each kernel's tiny shape, the regressions")
     parser.add_argument("--hw", action="append", default=[], help="only this chip (repeatable)")
     parser.add_argument("--kernel", action="append", default=[], help="only this kernel (repeatable)")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build every cell's problem and candidates' models and latency floors, no solve "
+                             "(exit 0 counted as 'schedule')")
     args = parser.parse_args()
     chosen = quick_cells() if args.quick else full_cells()
     if args.hw:
         chosen = [c for c in chosen if c.hw in args.hw]
     if args.kernel:
         chosen = [c for c in chosen if c.kernel in args.kernel]
-    outcomes = run_cells(chosen)
+    outcomes = run_cells(chosen, build_only=args.build_only)
     print(summary(outcomes))
     return 0 if all(o.passed for o in outcomes) else 1
 

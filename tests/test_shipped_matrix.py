@@ -81,6 +81,17 @@ def test_reported_crash_shapes_solve(hw: str, kernel: str, shape: str, flags: tu
     assert "optimal" in outcome.answer
 
 
+def test_build_only_reaches_the_latency_floors() -> None:
+    """``--build-only`` runs what ``solve`` runs before solving, where the reported crash was (the latency
+    floors): the crash shape builds, a shape beyond the model's range is refused in one line."""
+    hw, kernel, shape, flags = matrix.REGRESSIONS[0]
+    built = matrix.build_cell(matrix.Cell(hw, kernel, "regression", shape, flags))
+    assert (built.exit_status, built.problem) == (0, ""), built
+    beyond = [c for c in matrix.cells("wormhole_n150", "gemm") if c.label == "beyond range"][0]
+    refused = matrix.build_cell(beyond)
+    assert refused.exit_status == 2 and refused.answer.startswith("loom-explorer: error: "), refused
+
+
 def _option_sample() -> list[object]:
     """Every option variant of every kernel on its tiny shape, each on one chip, the chips in turn."""
     sample = []
