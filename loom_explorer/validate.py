@@ -11,6 +11,11 @@ latency must equal the one the solver reported, else :class:`RefereeError` says 
 both latencies. That is a bug of the tool, not of the input, so it is not a ``LoomError``: the command
 line reports it as an internal error (``errors.EXIT_INTERNAL``, the traceback under ``--debug``). Every
 solver test also asserts this, and the brute-force enumerator is built on the same functions.
+
+``restate(schedule, solution, pins)`` referees a schedule someone else claims, e.g. an answer read back from
+the results store (``solve/memory.py``): it says why the claim is not the model's (an illegal point, a pin
+not kept, a latency, breakdown, L1 or DRAM figure other than the model computes for its values), or None.
+That is bad data, not a bug, so it is said, never raised.
 """
 
 from __future__ import annotations
@@ -112,3 +117,32 @@ def judge(schedule: SymbolicSchedule, values: Mapping[str, int], latency_cycles:
     if verdict.solution.latency_cycles != latency_cycles:
         raise RefereeError(name, source, values, latency_cycles, verdict.solution.latency_cycles)
     return verdict.solution
+
+
+def restate(schedule: SymbolicSchedule, claimed: Solution, pins: Mapping[str, int] | None = None) -> str | None:
+    """Why ``claimed`` is not what the model says of its parameter values (module docstring), or None: every
+    value must be in its domain, keep ``pins`` and meet every constraint, and the latency terms, L1 and DRAM
+    bytes the model computes for those values must be the claimed ones, exactly, the latency their sum (the
+    terms of a schedule sum to its latency, which ``referee`` asserts at every legal point)."""
+    values = dict(claimed.params)
+    if len(values) != len(claimed.params):
+        return "a parameter is given twice"
+    kept = [f"{n}={values.get(n)} where it is pinned to {v}" for n, v in (pins or {}).items() if values.get(n) != v]
+    if kept:
+        return "; ".join(kept)
+    problems = domain_violations(schedule, values)
+    if problems:
+        return "illegal: " + "; ".join(problems)
+    violations = [c.explain(values) for c in schedule.constraints if not c.holds(values)]
+    if violations:
+        return "illegal: " + "; ".join(violations)
+    terms = {t.name: evaluate(t.expr, values) for t in schedule.terms}
+    dram_bytes = evaluate(schedule.dram_read_bytes, values)
+    for what, said, computed in (("latency", claimed.latency_cycles, sum(terms.values())),
+                                 ("L1", claimed.l1_bytes, evaluate(schedule.l1_bytes, values)),
+                                 ("DRAM read bytes", claimed.dram_read_bytes, dram_bytes)):
+        if said != computed:
+            return f"{what} {said:,} where the model computes {computed:,} for its values"
+    if dict(claimed.breakdown) != terms:
+        return "its latency terms are not the model's for its values"
+    return None

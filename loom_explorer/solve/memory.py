@@ -17,8 +17,17 @@ Time limits, workers, seed and parallelism are not in the key: only results whos
 proven (``PROVEN``: optimal, dominated, infeasible or a conflict) are remembered, and those do not depend
 on them (a tie between equally fast schedules may break either way). A solve that was interrupted or ran
 out of time is never remembered. ``use_memory=False`` (``--no-cache``) solves again and records the new
-proof over the old one. A store that cannot be opened (a newer tool's file, an unwritable folder) does not
-stop a solve: the memory is skipped and ``Remembered.note`` says why.
+proof over the old one. A store that cannot be opened or written (a newer tool's file, a read-only file, a
+full disk, an unwritable folder) does not stop a solve: the memory is skipped and ``Remembered.note`` says
+why (the command line warns on stderr).
+
+An answer read back is refereed before it is served (``referee_answer``), since the file can be edited by
+hand: it must hold one result per candidate asked for, each of a proven status under the pins asked for,
+and every schedule in it (the optimum and each alternative) must pass ``validate.restate``: legal, pins
+kept, and the latency, breakdown, L1 and DRAM figures the model computes for its values. Solutions'
+optimality and the infeasibility of a candidate are not re-proven (that is the solve itself). An answer
+that fails is not served: ``Remembered.note`` says why, the problem is solved again and the new proof
+replaces it.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from loom_explorer.problem import Problem
 from loom_explorer.result import CandidateResult, Conflict, Solution
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.store import SolvedRecord, StoreError, default_store_path, open_store, package_version
+from loom_explorer.validate import restate
 
 PROVEN = frozenset({"optimal", "dominated", "infeasible", "conflict"})
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -107,6 +117,7 @@ class Remembered:
     results: list[CandidateResult]
     proven_at: str | None = None
     note: str = ""
+    refused: bool = False  # the store held an answer the referee refused: solve again and replace it
 
     def provenance(self) -> str:
         """E.g. ``from the store, proven 2026-12-04 10:33 UTC (--no-cache solves again)``; "" when solved now."""
@@ -125,9 +136,44 @@ def recall(session: Session, pins: dict[str, int], options: SolveOptions, candid
     try:
         with open_store(store) as opened:
             found = opened.solved(key)
-        return Remembered([]) if found is None else Remembered(results_from_json(found.results), found.created)
+        if found is None:
+            return Remembered([])
+        results = results_from_json(found.results)
     except (StoreError, OSError, sqlite3.Error, ValueError, KeyError, TypeError) as exc:
         return Remembered([], note=f"results store not used: {exc}")
+    why = referee_answer(session, pins, candidates, results)
+    if why is not None:
+        return Remembered([], note=f"the answer the results store holds for this solve (proven {found.created}) "
+                                   f"is not served: {why}; solving again", refused=True)
+    return Remembered(results, found.created)
+
+
+def referee_answer(session: Session, pins: dict[str, int], candidates: list[str] | None,
+                   results: list[CandidateResult]) -> str | None:
+    """Why ``results`` (read from the store) cannot be served for this solve (module docstring), or None."""
+    asked = sorted(candidates) if candidates else sorted(s.candidate.name for s in session.schedules)
+    names = sorted(r.candidate_name for r in results)
+    if names != asked:
+        return f"its candidates are not the {len(asked)} asked for"
+    for r in results:
+        where = r.candidate_name
+        if r.status not in PROVEN:
+            return f"{where}: status {r.status!r} is not a proven one"
+        if dict(r.pins) != pins:
+            return f"{where}: solved under other pins"
+        if (r.solution is None) != (r.status in ("dominated", "infeasible", "conflict")):
+            return f"{where}: status {r.status} {'without' if r.solution is None else 'with'} a schedule"
+        schedule = session.schedule(r.candidate_name)
+        for i, claimed in enumerate([*([r.solution] if r.solution else []), *r.alternatives]):
+            try:
+                why = restate(schedule, claimed, pins)
+            except (ArithmeticError, LookupError, ValueError, TypeError) as exc:  # values outside the model's tables
+                why = f"cannot be evaluated ({type(exc).__name__}: {exc})"
+            if why is not None:
+                return f"{where}: {'its schedule' if i == 0 else f'alternative {i}'}: {why}"
+        if r.solution and r.best_bound_cycles is not None and r.best_bound_cycles > r.solution.latency_cycles:
+            return f"{where}: a bound of {r.best_bound_cycles:,} cycles above its schedule's latency"
+    return None
 
 
 def remember(session: Session, pins: dict[str, int], options: SolveOptions, results: list[CandidateResult],
@@ -157,15 +203,16 @@ def solve_with_memory(session: Session, pins: dict[str, int], options: SolveOpti
     """``session.solve``, answered from the store when the same solve was proven before (module docstring);
     a new proof is recorded. ``announce`` is called before a real solve starts, ``on_result`` as each of its
     candidates finishes (``Session.solve``)."""
-    note = ""
+    note, refused = "", False
     if use_memory:
         found = recall(session, pins, options, candidates, noc_bound, store)
         if found.proven_at is not None:
             return found
-        note = found.note
+        note, refused = found.note, found.refused
     if announce is not None:
         announce()
     results = session.solve(pins, options, candidates=candidates, on_result=on_result)
-    if not note:
-        note = remember(session, pins, options, results, candidates, noc_bound, store)
+    if not note or refused:  # a refused answer is replaced by the new proof
+        note = "; ".join(filter(None, [note, remember(session, pins, options, results, candidates, noc_bound,
+                                                      store)]))
     return Remembered(results, note=note)
