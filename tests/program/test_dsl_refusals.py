@@ -160,3 +160,14 @@ def test_the_explorer_reports_the_kernel_s_message_not_a_python_error(tmp_path: 
     with pytest.raises(InputError) as caught:
         open_session(ProblemInputs("wormhole_n150", str(path), "M=64,N=64,K=64", "bf16", "hifi2", False))
     assert str(caught.value).startswith(f"kernel: {path}: ") and says in str(caught.value)
+
+
+def test_serve_refuses_a_kernel_file_that_exits_naming_the_flag_and_the_file(tmp_path: Path) -> None:
+    """``serve --kernel FILE`` loads the file at startup: one that calls ``sys.exit(0)`` once stopped the server
+    with status 0; now the catalog refuses it, as any kernel that cannot be."""
+    from loom_explorer.ui.catalog import Catalog, CatalogError
+
+    path = tmp_path / "k.py"
+    path.write_text("import sys\nsys.exit(0)\n")
+    with pytest.raises(CatalogError, match=rf"^--kernel {path}: {path}: exits while being imported"):
+        Catalog.build(kernel_files=[path])
