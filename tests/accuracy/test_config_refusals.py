@@ -3,7 +3,9 @@
 Each case below was once accepted (and costed on cores the config does not give) or crashed: a grid of
 ``[0, 0]`` (a 1-D config divided by zero; a 2-D one was costed on the chip's 8x8), ``True`` where a count
 is meant, a 2-D config whose blocks need more cores than its grid, and ``predict --ttnn-config FILE --op
-KEY`` run on another problem than the one ``improve`` chose the op's config for.
+KEY`` run on another problem than the one ``improve`` chose the op's config for. Random matmul and SDPA
+configs (hypothesis, odd values in every field) are costed or refused with the input error, never another
+exception.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from loom_explorer.accuracy.improve_configs import FORMAT, ImproveFileError, read_entry
-from loom_explorer.accuracy.sdpa_configs import parse_sdpa_config
+from loom_explorer.accuracy.sdpa_configs import evaluate_sdpa_config, parse_sdpa_config
 from loom_explorer.accuracy.ttnn_configs import ConfigError, evaluate_config, parse_config
 from loom_explorer.cli import main
-from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_OK
+from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_OK, LoomError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
@@ -190,3 +194,40 @@ def test_a_configs_module_with_a_config_that_cannot_be_exits_2(tmp_path: Path, c
     assert main(["predict", "gemm", *SHAPE, "--ttnn-config", str(path), "--op", "op1"]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert err.startswith(f"loom-explorer: error: {path}: {says}"), err
+
+
+# ---------------------------------------------------------------------------------------------- fuzzing
+
+FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+N150 = load_hardware("wormhole_n150")
+ODD = st.one_of(st.integers(-2, 20), st.sampled_from([0, 64, 128, 10**9, True, False, None, 2.5, "4", [8, 8]]))
+
+
+def refused_or_costed(evaluate: object) -> None:
+    """``evaluate()`` costs the config (a result, legal or a conflict) or raises the input error (exit 2)."""
+    try:
+        result = evaluate()  # type: ignore[operator]
+    except LoomError as exc:
+        assert exc.exit_status == EXIT_BAD_INPUT and str(exc) and "\n" not in str(exc), repr(exc)
+        return
+    assert result.result.status in ("feasible", "conflict")
+
+
+@FUZZ
+@given(st.sampled_from([TWO_D, ONE_D]), st.tuples(ODD, ODD), ODD, ODD, ODD, ODD, ODD, ODD, st.booleans(),
+       st.sampled_from(["M=256,K=256,N=256", "M=32,K=4096,N=1024", "M=4096,K=64,N=96"]))
+def test_random_matmul_configs_are_costed_or_refused(base, grid, ibw, pm, pn, bh, sh, sw, flag, shape) -> None:  # type: ignore[no-untyped-def]
+    raw = {**base, "compute_with_storage_grid_size": list(grid), "in0_block_w": ibw, "per_core_M": pm,
+           "per_core_N": pn, "out_block_h": bh, "out_subblock_h": sh, "out_subblock_w": sw, "transpose_mcast": flag}
+    problem = make_problem(load_program("gemm"), shape)
+    refused_or_costed(lambda: evaluate_config(N150, problem, parse_config(raw, "f.json")))
+
+
+@FUZZ
+@given(st.tuples(ODD, ODD), st.sampled_from([32, 64, 96, 256, 0, 33, True]), st.sampled_from([32, 128, 512, 33]),
+       ODD, st.sampled_from(["B=1,H=8,Sq=1024,Skv=1024,D=64", "B=2,H=8,Hkv=2,Sq=32,Skv=4096,D=128"]), st.booleans())
+def test_random_sdpa_configs_are_costed_or_refused(grid, q, k, cores, shape, causal) -> None:  # type: ignore[no-untyped-def]
+    raw = {"compute_with_storage_grid_size": list(grid), "q_chunk_size": q, "k_chunk_size": k,
+           "max_cores_per_head_batch": cores}
+    problem = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set())
+    refused_or_costed(lambda: evaluate_sdpa_config(N150, problem, parse_sdpa_config(raw, "f.json")))
