@@ -51,17 +51,36 @@ def solved_schedules(session: Session, results: Sequence[CandidateResult], probl
 
 
 def best_exportable(solved: Sequence[SolvedSchedule], fmt: str) -> SolvedSchedule:
-    """The best schedule format ``fmt`` can express, saying so when it is not the best overall; ExportError
-    with the distinct reasons when none can be."""
+    """The best schedule format ``fmt`` can express (``can_export``), saying so when it is not the best
+    overall; ExportError with the distinct reasons when none can be."""
+    return _first_written(solved, fmt, write=False)[0]
+
+
+def best_export(solved: Sequence[SolvedSchedule], fmt: str) -> tuple[SolvedSchedule, str]:
+    """The best schedule format ``fmt`` writes, and its text: the first, best first, that ``can_export``
+    accepts and whose writer, given its solved values, writes it (a writer's check on the values refuses with
+    ExportError, and the next schedule is tried), saying why on stderr when it is not the best overall;
+    ExportError with the distinct reasons when none is written."""
+    chosen, text = _first_written(solved, fmt, write=True)
+    assert text is not None
+    return chosen, text
+
+
+def _first_written(solved: Sequence[SolvedSchedule], fmt: str, write: bool) -> tuple[SolvedSchedule, str | None]:
     chosen = exporter(fmt)
     reasons: list[str] = []
     for s in solved:
-        why = chosen.can_export(s)
+        why, text = chosen.can_export(s), None
+        if why is None and write:
+            try:
+                text = export_text(fmt, s)
+            except ExportError as exc:  # the writer refuses these values: the next schedule
+                why = str(exc)
         if why is None:
             if reasons:
                 print(f"loom-explorer: exporting {s.result.candidate_name}, the best candidate with {chosen.noun}; "
                       f"better ones have none ({reasons[0]})", file=sys.stderr)
-            return s
+            return s, text
         if why not in reasons:  # one candidate after another often fails for the same reason
             reasons.append(why)
     raise ExportError(f"no candidate with a schedule has {chosen.noun}: " + "; ".join(reasons[:3]))
@@ -78,8 +97,9 @@ def run_export(req: ExportCommand) -> int:
     if best(results) is None:
         raise no_schedule(results, "export")
     solved = solved_schedules(session, results, req.problem, options, req.solve.noc_bound)
-    chosen = solved[0] if req.candidate else best_exportable(solved, req.output_format)
-    write_new(req.output, export_text(req.output_format, chosen), force=req.force)
+    chosen, text = (solved[0], export_text(req.output_format, solved[0])) if req.candidate else \
+        best_export(solved, req.output_format)
+    write_new(req.output, text, force=req.force)
     latency_us = hw.cycles_to_us(chosen.result.solution.latency_cycles) if chosen.result.solution else 0.0
     print(f"loom-explorer: wrote {req.output} ({req.output_format}): {chosen.result.candidate_name}, predicted "
           f"{latency_us:,.2f} us", file=sys.stderr)

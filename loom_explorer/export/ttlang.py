@@ -63,6 +63,7 @@ from loom_explorer.export.ttlang_row_reduction import row_reduction_source, row_
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.build import build_schedule
+from loom_explorer.model.constraints.ttlang_export import FAMILY as TTLANG_EXPORT
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem
@@ -390,6 +391,21 @@ def ttlang_l1_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSche
             f"{evaluate(schedule.l1_bytes, values):,} B): solve for the TT-Lang kernels (--target ttlang)")
 
 
+def ttlang_rule_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule,
+                        values: dict[str, int]) -> str | None:
+    """Why the TT-Lang writer cannot write these values: the first writer rule (``ttlang_export`` constraint
+    family, ``model/constraints/ttlang_export.py``) they break. None when they keep every one, as a schedule
+    solved for the TT-Lang kernels does; one solved for TTNN's kernels (the explorer's download of such a
+    schedule) is checked against the rules of the TT-Lang target's model."""
+    if problem.target is not KernelTarget.ttlang:
+        schedule = build_schedule(hw, dataclasses.replace(problem, target=KernelTarget.ttlang), schedule.candidate)
+    for c in schedule.constraints:
+        if c.family == TTLANG_EXPORT and not c.holds(values):
+            lhs, rhs = c.values(values)
+            return c.message.format(lhs=lhs, rhs=rhs)
+    return None
+
+
 class TtLangExporter:
     """``--format ttlang``: the TT-Lang kernel file (module docstring), solved for the TT-Lang kernels' buffers."""
 
@@ -401,8 +417,9 @@ class TtLangExporter:
     kernel_target: KernelTarget | None = KernelTarget.ttlang
 
     def can_export(self, solved: SolvedSchedule) -> str | None:
-        return unsupported_reason(solved.schedule) or ttlang_l1_blocker(solved.hw, solved.problem, solved.schedule,
-                                                                         solved.values)
+        return (unsupported_reason(solved.schedule)
+                or ttlang_rule_blocker(solved.hw, solved.problem, solved.schedule, solved.values)
+                or ttlang_l1_blocker(solved.hw, solved.problem, solved.schedule, solved.values))
 
     def export(self, solved: SolvedSchedule) -> str:
         why = self.can_export(solved)

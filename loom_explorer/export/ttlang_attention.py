@@ -7,10 +7,10 @@ model's causal load balancing has it. Each query chunk of a task reads its ``qc 
 ``kc x D`` key and value chunks of its head (of its key/value head under GQA) through an online softmax,
 and writes its ``qc x D`` output chunk: exactly the flows the model counts (``attention_flows``: q once
 per chunk, k and v once per step, o once per chunk). A plain chunk takes all ``n_k`` key chunks; a causal
-chunk ``i`` only the ``ceil((i+1)*qc/kc)`` that reach its last row (at most ``n_k``: the export refuses
-more query than key tiles). The host pads the task list
-to whole cores (``cores x P``) with zero queries of padding heads, so every working core runs ``P`` tasks,
-as the model assumes; padded query rows are cropped from the output.
+chunk ``i`` only the ``ceil((i+1)*qc/kc)`` that reach its last row (at most ``n_k``: the solve for these
+kernels keeps the last chunk's padded rows within the keys, ``model/constraints/ttlang_export.py``). The
+host pads the task list to whole cores (``cores x P``) with zero queries of padding heads, so every working
+core runs ``P`` tasks, as the model assumes; padded query rows are cropped from the output.
 
 Per step (FlashAttention-2): ``s = q k^T / sqrt(D)``, ``m' = max(m, rowmax(s))``, ``p = exp(s - m')``,
 ``l' = l exp(m - m') + rowsum(p)``, ``acc' = acc exp(m - m') + p v``; at the end ``o = acc / l``.
@@ -38,7 +38,7 @@ simulator adapter gives the simulator the compiler's form. The file defines ``KE
 and ``kernel_arguments()`` (its host tensors, in order): ``loom-explorer verify`` compiles it through them.
 
 Not written yet: the 2-D layouts with key/value multicasts (``ExportError`` says so). Keys are not padded:
-``Skv`` must be a whole number of key chunks.
+``Skv`` must be a whole number of key chunks (a constraint of the solve for these kernels, as above).
 """
 
 from __future__ import annotations
@@ -121,9 +121,13 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
     slots = len(used_cores(sch, v)) * v["per_core_" + "*".join(group)]
     kv_tiles = kc * d_t * sum(chunk_steps(c, qc, kc, n_k, causal) for t in range(slots)
                               for c in task_chunks(t, n_q, causal))
-    if causal and -(-n_q * qc // kc) > n_k:
-        raise ExportError(f"causal attention with more query than key tiles ({st.q_dim}={shape[st.q_dim]}, "
-                          f"{st.kv_dim}={shape[st.kv_dim]}): a chunk's key steps would need a clamp")
+    if causal and -(-n_q * qc // kc) > n_k:  # the model's ``ttlang_export`` constraints keep solves from this
+        why = (f"more query than key tiles ({st.q_dim}={shape[st.q_dim]}, {st.kv_dim}={shape[st.kv_dim]})"
+               if sq_t > skv_t else f"{st.q_dim}={shape[st.q_dim]} is not a whole number of query chunks "
+               f"(q_chunk_size={v['q_chunk_size']}), and the last chunk's padded rows")
+        raise ExportError(f"under the causal mask {why} reach past the keys: {n_q} query chunks of {qc} tiles "
+                          f"need key chunk {-(-n_q * qc // kc)} of {n_k}, and the kernel does not clamp a chunk's "
+                          "key steps")
     names = {"q": q_in, "k": k_in, "v": v_in, "o": out}
     return _TEMPLATE.format(
         header=header(built, doc), **names, gx=v["grid_x"], gy=v["grid_y"], working=len(used_cores(sch, v)),

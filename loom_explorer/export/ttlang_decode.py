@@ -57,16 +57,13 @@ def decode_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attention) 
     note = "" if n_k % s == 0 else (
         f"# Note: the first core of a group streams {n_k - (s - 1) * run} key chunks, the others {run}; the model\n"
         f"# counts every core at {run} (verify reports the difference).\n")
-    step = STEP.format(**names, scores=_SCORES_RAGGED if ragged else SCORES,
-                       keep_max="step + 1 < steps or KV_CORES > 1",
-                       keep_why="the final max is combined or sent when the group is split")
     return _TEMPLATE.format(
         header=header(built, doc), **names, gx=v["grid_x"], gy=v["grid_y"], working=len(used_cores(built.schedule, v)),
         groups_per_core=g, kv_cores=s, qc=qc, kc=kc, dt=problem.tiles(st.head_dim), n_k=n_k, run=run,
         dq=v[f"{q_in}_buffer_depth"], dk=v[f"{k_in}_buffer_depth"], dv=v[f"{v_in}_buffer_depth"],
         n_groups=groups, sq=shape[st.q_dim], skv=shape[st.kv_dim], d=shape[st.head_dim], ragged=ragged, note=note,
         group_size=_group_size(problem.program, st, shape), adapter=SIM_ADAPTER, footer=footer(doc),
-        kernel=_kernel(names, ragged, s > 1, step, 1.0 / math.sqrt(shape[st.head_dim])),
+        kernel=_kernel(names, ragged, s > 1, 1.0 / math.sqrt(shape[st.head_dim])),
         mask_arg=", key_mask" if ragged else "", mask_doc=", the key mask" if ragged else "",
         mask_host=_MASK_HOST if ragged else "", group=group_dim.replace("*", " x "),
     )
@@ -82,10 +79,34 @@ def _group_size(program, st: Attention, shape: dict[str, int]) -> int:  # type: 
     return size
 
 
-def _kernel(names: dict[str, str], ragged: bool, split: bool, step: str, scale: float) -> str:
+def _step(names: dict[str, str], scores: str) -> str:
+    """One key/value step of the online softmax (``ttlang_attention.STEP``) with ``scores``."""
+    return STEP.format(**names, scores=scores, keep_max="step + 1 < steps or KV_CORES > 1",
+                       keep_why="the final max is combined or sent when the group is split")
+
+
+def _steps(names: dict[str, str], ragged: bool, split: bool) -> str:
+    """A group's key/value steps on one core. Unsplit, the padded chunk of a ragged cache is told by its index.
+    Split, the compiler's dataflow analysis proves which cores push and wait on each buffer only through the
+    nets' ``is_dst``/``is_src`` guards (a condition on a core's share, ``core % KV_CORES``, is not one it can
+    analyse, and it takes every wait under one for a deadlock): the group's first core (the net's destination),
+    whose run ends with the padded chunk, takes that step apart; the others' runs have no padded chunk."""
+    loop = "for step in range(steps):\n"
+    if not (ragged and split):
+        return loop + textwrap.indent(_step(names, _SCORES_RAGGED if ragged else SCORES), " " * 4)
+    plain, masked = (textwrap.indent(_step(names, scores), " " * 8) for scores in (SCORES, _SCORES_MASKED))
+    return ("if out_net.is_dst():  # the group's first core: its run ends with the padded chunk\n"
+            f"    for step in range(steps - 1):\n{plain}"
+            f"    for step in range(steps - 1, steps):  # the padded chunk: its padding keys masked\n{masked}"
+            f"if out_net.is_src():\n    {loop}{plain}")
+
+
+def _kernel(names: dict[str, str], ragged: bool, split: bool, scale: float) -> str:
     """The operation: buffers, the pipes of the partials, reader, compute and writer."""
     o = names["o"]
-    compute_group = _COMPUTE_GROUP.format(**names, step=textwrap.indent(step, " " * 12),
+    # a split group's first core is told by the partials' net, as the writer's pipes are (``_steps``)
+    compute_group = _COMPUTE_GROUP.format(**names, steps=textwrap.indent(_steps(names, ragged, split), " " * 8),
+                                          first_core="out_net.is_dst()" if split else "share == 0",
                                           combine=textwrap.indent(_COMBINE.format(**names), " " * 8)
                                           if split else "", hand_over=_HAND_OVER.format(**names) if split else "")
     return _KERNEL.format(
@@ -93,7 +114,8 @@ def _kernel(names: dict[str, str], ragged: bool, split: bool, step: str, scale: 
         arg=", key_mask" if ragged else "", scale=repr(scale),
         partial_dfbs=_PARTIAL_DFBS.format(**names) if split else "",
         mask_dfb=_MASK_DFB if ragged else "", nets=_NETS if split else "",
-        mask_read=textwrap.indent(_MASK_READ, " " * 20) if ragged else "",
+        mask_read=textwrap.indent(_MASK_READ, " " * 20) if ragged and not split else "",
+        mask_read_after=textwrap.indent(_MASK_READ_SPLIT, " " * 16) if ragged and split else "",
         compute_group=textwrap.indent(compute_group, " " * 16),
         write_group=textwrap.indent((_WRITE_SPLIT if split else _WRITE_ONE).format(o=o), " " * 16),
     )
@@ -108,12 +130,25 @@ with qk_dfb.wait() as qk, scores_dfb.reserve() as sc:
         sc.store(qk * scale)
 """
 
+_SCORES_MASKED = """\
+with qk_dfb.wait() as qk, key_mask_dfb.wait() as key_mask, scores_dfb.reserve() as sc:
+    sc.store(qk * scale + key_mask)
+"""
+
 _MASK_DFB = """\
     key_mask_dfb = ttl.make_dataflow_buffer_like(key_mask, shape=(QC, KC), block_count=1)  # the padded chunk's
 """
 
 _MASK_READ = """\
 if first + step == N_K - 1:
+    with key_mask_dfb.reserve() as mask_blk:
+        ttl.copy(key_mask[0:QC, 0:KC], mask_blk).wait()
+"""
+
+# a split group: the first core (the partials' destination) reads the mask after its run, whose last chunk is
+# the padded one (``_steps``)
+_MASK_READ_SPLIT = """\
+if out_net.is_dst():
     with key_mask_dfb.reserve() as mask_blk:
         ttl.copy(key_mask[0:QC, 0:KC], mask_blk).wait()
 """
@@ -167,7 +202,7 @@ def decode_kernel({q}, {k}, {v}, {o}, scratch{arg}):
                         ttl.copy({k}[kv_row:kv_row + KC, 0:DT], {k}_blk).wait()
                     with {v}_dfb.reserve() as {v}_blk:
                         ttl.copy({v}[kv_row:kv_row + KC, 0:DT], {v}_blk).wait()
-{mask_read}
+{mask_read}{mask_read_after}
     @ttl.compute()
     def compute():
         x, y = ttl.node(dims=2)
@@ -201,8 +236,7 @@ for slot in range(GROUPS_PER_CORE):
             s.store(ttl.math.fill(s, 0.0))
         with acc_dfb.reserve() as acc:
             acc.store(ttl.math.fill(acc, 0.0))
-        for step in range(steps):
-{step}    if share == 0:  # the group's first core: combine the others' partials, normalise
+{steps}    if {first_core}:  # the group's first core: combine the others' partials, normalise
 {combine}        with sum_dfb.wait() as l_final, sum_wide_dfb.reserve() as w:
             w.store(ttl.math.broadcast(l_final, w, dims=[1]))
         with acc_dfb.wait() as acc, sum_wide_dfb.wait() as l_wide, {o}_dfb.reserve() as out_blk:
@@ -210,7 +244,7 @@ for slot in range(GROUPS_PER_CORE):
 {hand_over}"""
 
 _HAND_OVER = """\
-    else:  # hand the partial to the writer, which sends it to the group's first core
+    if out_net.is_src():  # the others: hand the partial to the writer, which sends it to the group's first core
         with acc_dfb.wait() as acc, {o}_dfb.reserve() as out_blk:
             out_blk.store(acc)
         with max_dfb.wait() as m, max_send_dfb.reserve() as ms:

@@ -20,8 +20,9 @@ its share:
   these tiles, then the block's outputs).
 
 The host pads the rows to whole cores' shares (padding rows are independent of the others); the columns
-must split evenly, with no padding (a padded column would enter every reduction), so a schedule whose
-columns do not is refused with the reason.
+must split evenly, with no padding (a padded column would enter every reduction): the solve for these
+kernels has that as a constraint (``model/constraints/ttlang_export.py``), and a schedule whose columns do
+not split evenly (one solved for TTNN's kernels) is refused with the reason.
 """
 
 from __future__ import annotations

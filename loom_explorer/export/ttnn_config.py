@@ -86,14 +86,14 @@ def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str
     cand, problem = schedule.candidate, schedule.problem
     structure = analyse_attention(problem.program)
     grid = [v["grid_x"], v["grid_y"]]
-    if not _sdpa_runs(cand):
-        raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
-                          f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
-    for t in structure.streamed:
+    for t in structure.streamed:  # first: it refuses every candidate of the problem, whatever its split
         fmt = TTNN_DTYPES[problem.data_format(t)]
         if fmt not in SDPA_DTYPES:
             raise ExportError(f"TTNN's SDPA takes q, k and v in {', '.join(SDPA_DTYPES)} only; {t} is {fmt} "
                               "(the op refuses it on the card)")
+    if not _sdpa_runs(cand):
+        raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
+                          f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
     ttnn_memory(schedule, v)
     args: dict[str, object] = {"compute_with_storage_grid_size": grid, "q_chunk_size": v["q_chunk_size"],
                                "k_chunk_size": v["k_chunk_size"], "exp_approx_mode": False}

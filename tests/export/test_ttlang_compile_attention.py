@@ -29,9 +29,13 @@ CASES = (
      {"q_chunk_size": 64, "k_chunk_size": 64, "grid_x": 3, "grid_y": 1}),
     ("blackhole_p150a", "B=1,H=4,Sq=512,Skv=512,D=64", True, {}),
     # flash-decoding (the candidate with ``kv_split``), groups not split over cores: 4 query rows of 4 heads
-    # packed into one tile, 2 groups per core, a ragged cache. (A group split over cores does not compile
-    # yet: the compiler's dataflow analysis rejects the partials' pipes; docs/export.md.)
+    # packed into one tile, 2 groups per core, a ragged cache
     ("wormhole_n150", "B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64", False, {"kv_cores": 1, "per_core_B*Hkv": 2,
+                                                               "k_chunk_size": 64}),
+    # groups split over cores, the partials gathered to each group's first core through pipe nets: a ragged
+    # 1000-token cache on 4 cores a group, and 2 groups a core on 2 cores a group (docs/attention.md, section 8)
+    ("wormhole_n150", "B=2,H=8,Hkv=1,Sq=1,Skv=1000,D=64", False, {"kv_cores": 4, "k_chunk_size": 64, "grid_x": 4}),
+    ("wormhole_n150", "B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64", False, {"kv_cores": 2, "per_core_B*Hkv": 2,
                                                                "k_chunk_size": 64}),
 )
 

@@ -13,7 +13,8 @@ import sys
 import pytest
 
 from loom_explorer.cli import main
-from loom_explorer.export.exporter import ExportError
+from loom_explorer.cli.export import best_exportable
+from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import rebuild, schedule_document
 from loom_explorer.export.ttnn_config import ttnn_equivalent, ttnn_memory, ttnn_source
 from loom_explorer.hardware import load_hardware
@@ -175,10 +176,21 @@ def test_fp32_attention_is_refused() -> None:
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64", DataFormat.float32)
     session = Session(hw, problem)
-    flat = [r for r in session.solve({}, SolveOptions()) if r.solution and r.candidate_name.startswith("H*Sq@xy")]
+    results = session.solve({}, SolveOptions())
+    flat = [r for r in results if r.solution and r.candidate_name.startswith("H*Sq@xy")]
     assert flat
     with pytest.raises(ExportError, match="SDPA takes q, k and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32"):
         ttnn_equivalent(session.schedule(flat[0].candidate_name), flat[0].solution.values())
+    # export's refusal gives that reason, which holds for every candidate, and no other (a 2-D candidate's
+    # split, which SDPA has not either, is beside the point)
+    solved = [SolvedSchedule(session.schedule(r.candidate_name), r, "wormhole_n150", "flash_attention", SolveOptions())
+              for r in results if r.solution]
+    assert any(not s.schedule.candidate.flattened for s in solved)
+    with pytest.raises(ExportError) as refused:
+        best_exportable(solved, "ttnn")
+    assert str(refused.value) == ("no candidate with a schedule has a TTNN program config: TTNN's SDPA takes q, k "
+                                  "and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32 (the op refuses it "
+                                  "on the card)")
 
 
 def test_the_file_builds_every_ttnn_object_before_opening_the_device(gemm) -> None:  # type: ignore[no-untyped-def]

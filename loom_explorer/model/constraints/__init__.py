@@ -12,10 +12,11 @@ from loom_explorer.model.constraints.dst_capacity import dst_capacity
 from loom_explorer.model.constraints.grid import grid
 from loom_explorer.model.constraints.l1_capacity import l1_capacity
 from loom_explorer.model.constraints.multicast import multicast
+from loom_explorer.model.constraints.ttlang_export import ttlang_export
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 
-FAMILIES = (grid, coverage, divisibility, dst_capacity, l1_capacity, multicast)
+FAMILIES = (grid, coverage, divisibility, dst_capacity, l1_capacity, multicast, ttlang_export)
 
 
 def constraints(q: GridQuantities, buffers: Sequence[L1Buffer],
@@ -25,7 +26,7 @@ def constraints(q: GridQuantities, buffers: Sequence[L1Buffer],
     constraints of the family it names (``Constraint.family``)."""
     shared = {
         "grid": grid(q), "coverage": coverage(q), "divisibility": divisibility(q), "dst_capacity": dst_capacity(q),
-        "l1_capacity": l1_capacity(q, buffers), "multicast": multicast(q),
+        "l1_capacity": l1_capacity(q, buffers), "multicast": multicast(q), "ttlang_export": ttlang_export(q),
     }
     unknown = {c.family for c in extra} - shared.keys()
     if unknown:
@@ -34,4 +35,4 @@ def constraints(q: GridQuantities, buffers: Sequence[L1Buffer],
 
 
 __all__ = ["FAMILIES", "constraints", "coverage", "divisibility", "dst_capacity", "grid", "l1_capacity",
-           "multicast"]
+           "multicast", "ttlang_export"]

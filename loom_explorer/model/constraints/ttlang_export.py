@@ -1,0 +1,72 @@
+"""What the exported TT-Lang kernels need of a schedule beyond what TTNN's kernels do: the writers' rules
+(``export/ttlang_*.py``) as constraints, so that the best schedule solved for them is one they write. Only
+when the schedule is solved for those kernels (``Problem.target`` ttlang: ``export --format ttlang``,
+``--target ttlang``); for TTNN's kernels the family is empty.
+
+Row reductions (``export/ttlang_row_reduction.py``): a padded column would enter every reduction, so the
+columns (``C`` tiles) split evenly over the cores along their axis, with ``g = ceil(C / per_core_C)`` cores
+(coverage):
+
+    per_core_C | C          (so g * per_core_C = C)
+
+FlashAttention on the flattened split (``export/ttlang_attention.py``; tiles of 32, ``qc``, ``kc`` the chunk
+sizes in tiles, ``n_q = ceil(Sq_t / qc)``): keys are not padded, and a causal query chunk streams the
+``ceil((i+1)*qc / kc)`` key chunks up to its last (padded) row, unclamped, so the last chunk's rows must not
+reach past the keys:
+
+    k_chunk_size | Skv                      (elements: whole key chunks)
+    causal:  n_q * qc <= Skv_t              (the last query chunk, padding included, ends within the keys)
+
+Flash-decoding (``kv_split``) pads and masks a ragged cache and needs neither.
+"""
+
+from __future__ import annotations
+
+from loom_explorer.model.attention import AttentionQuantities
+from loom_explorer.model.expr import const, mul
+from loom_explorer.model.quantities import GridQuantities
+from loom_explorer.model.row_reduction import RowReductionQuantities
+from loom_explorer.model.schedule import Constraint
+from loom_explorer.problem import KernelTarget
+
+FAMILY = "ttlang_export"
+
+
+def ttlang_export(q: GridQuantities) -> list[Constraint]:
+    """The TT-Lang writers' rules on ``q`` (module docstring); none unless the target is TT-Lang."""
+    if q.problem.target is not KernelTarget.ttlang:
+        return []
+    if isinstance(q, RowReductionQuantities):
+        return _even_columns(q)
+    if isinstance(q, AttentionQuantities) and not q.candidate.kv_split:
+        return _whole_key_chunks(q)
+    return []
+
+
+def _even_columns(q: RowReductionQuantities) -> list[Constraint]:
+    cols = q.st.cols_dim
+    if cols not in q.per_core:  # the columns on no axis: every core takes all of them
+        return []
+    tiles = q.problem.tiles(cols)
+    return [Constraint(f"{FAMILY}[per_core_{cols}|{cols}]", FAMILY, "divides", q.per_core[cols], const(tiles),
+                       f"TT-Lang export splits the columns evenly: per_core_{cols} = {{lhs}} does not divide the "
+                       f"{{rhs}} tiles of {cols} (a padded column would enter every reduction)")]
+
+
+def _whole_key_chunks(q: AttentionQuantities) -> list[Constraint]:
+    kv, qd = q.st.kv_dim, q.st.q_dim
+    out = [Constraint(f"{FAMILY}[k_chunk_size|{kv}]", FAMILY, "divides", q.k_chunk_size,
+                      const(q.problem.elements(kv)),
+                      f"{kv} = {{rhs}} is not a whole number of key chunks (k_chunk_size = {{lhs}}): the TT-Lang "
+                      "attention kernel does not pad keys")]
+    if q.causal:
+        skv_t = q.problem.tiles(kv)
+        why = (f"more query than key tiles ({qd} = {q.problem.elements(qd)}, {kv} = {q.problem.elements(kv)})"
+               if q.problem.tiles(qd) > skv_t else
+               f"{qd} = {q.problem.elements(qd)} is not a whole number of query chunks, and the last chunk's "
+               "padded rows")
+        out.append(Constraint(
+            f"{FAMILY}[causal_last_chunk]", FAMILY, "le", mul(q.n_q, q.qc), const(skv_t),
+            f"under the causal mask {why} reach past the keys: n_q * q chunk = {{lhs}} tiles, {kv} has {{rhs}}; "
+            "the TT-Lang kernel does not clamp a chunk's key steps"))
+    return out
