@@ -4,11 +4,13 @@ A file is read as UTF-8 text (a leading byte-order mark is allowed; a gzipped fi
 content). It is refused in one line when it does not exist, is not a regular file (a folder, a FIFO: never
 opened), is not UTF-8, holds a NUL byte (binary), is not readable CSV, has no header or has no data rows.
 
-A report is streamed (``open_source``, ``bytes_source``, ``csv_records``): its rows are read one at a time,
-never the whole text, so memory follows what the reader keeps, not the file. Three limits bound a file
-whatever it holds: ``MAX_DECOMPRESSED_BYTES`` (1 GiB of text once decompressed), ``MAX_LINE_CHARS`` (64 Mi
-characters in one line) and ``MAX_ROWS`` (500,000 records after the header, over 250 times the largest
-shipped capture); past one, the file is refused in one line naming it and the limit.
+A device-profiler report (``ingest``, ``improve``, the explorer's upload) is streamed (``open_source``,
+``bytes_source``, ``csv_records``): its rows are read one at a time, never the whole text, so memory follows
+what the reader keeps, not the file. Three limits bound it whatever it holds: ``MAX_DECOMPRESSED_BYTES``
+(1 GiB of text once decompressed), ``MAX_LINE_CHARS`` (64 Mi characters in one line) and ``MAX_ROWS``
+(500,000 records after the header, over 250 times the largest shipped capture); past one, the file is
+refused in one line naming it and the limit. The measurement CSVs of ``accuracy`` and ``calibrate`` are read
+whole (``read_text``: at most ``MAX_DECOMPRESSED_BYTES``) and share the row limit.
 
 Rows are numbered as the file's lines, as an editor shows them: the header is line 1, a row starts on the
 line where its first cell starts (a quoted cell may span lines), blank lines are not rows. A row with more
