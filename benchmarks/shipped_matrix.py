@@ -109,9 +109,10 @@ class Cell:
 class Outcome:
     cell: Cell
     exit_status: int
-    seconds: float
+    seconds: float  # wall
     answer: str  # the best schedule's latency, or the reason there is none (one line)
     problem: str  # why the cell fails ("" when it passes)
+    cpu_seconds: float = 0.0  # this process's CPU time, CP-SAT's worker threads included
 
     @property
     def passed(self) -> bool:
@@ -202,13 +203,13 @@ def run_cell(cell: Cell, store: Path, limit_seconds: float = LIMIT_SECONDS) -> O
     """Run ``loom-explorer solve ... --fastest 1 --no-cache --store STORE`` in this process and judge it."""
     out, err = io.StringIO(), io.StringIO()
     argv = [*cell.argv(), "--fastest", "1", "--no-cache", "--store", str(store)]
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             status = cli_main(argv)
         except BaseException as exc:  # noqa: BLE001 - main must turn every error into a status; say which escaped
             status, err = -1, io.StringIO(f"escaped main: {type(exc).__name__}: {exc}\n")
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     stdout, stderr = out.getvalue(), err.getvalue()
     lines = [line for line in stderr.splitlines() if line.startswith("loom-explorer: error:")
              or "internal error" in line or line.startswith("escaped main")]
@@ -234,14 +235,14 @@ def run_cell(cell: Cell, store: Path, limit_seconds: float = LIMIT_SECONDS) -> O
         problem = f"exit {status}: {stderr.strip()[-300:]}"
     if not problem and seconds > limit_seconds:
         problem = f"took {seconds:.1f} s, over {limit_seconds:.0f} s"
-    return Outcome(cell, status, seconds, answer, problem)
+    return Outcome(cell, status, seconds, answer, problem, cpu_seconds)
 
 
 def build_cell(cell: Cell) -> Outcome:
     """``--build-only``: what ``solve`` does before it solves (the problem from the flags, every candidate's
     model and latency floor: ``Session``), judged likewise: built (exit 0), refused with a ``LoomError``
     (its exit status and message) or an internal error (70)."""
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         args = build_parser().parse_args([*cell.argv(), "--no-cache"])
         hw, problem = ProblemRequest.from_args(args).build()
@@ -251,7 +252,7 @@ def build_cell(cell: Cell) -> Outcome:
         status, answer, problem_text = exc.exit_status, f"loom-explorer: error: {exc}", ""
     except Exception as exc:  # noqa: BLE001 - a bug: the command line would exit 70
         status, answer, problem_text = EXIT_INTERNAL, "", f"internal error: {type(exc).__name__}: {exc}"
-    return Outcome(cell, status, time.perf_counter() - start, answer, problem_text)
+    return Outcome(cell, status, time.perf_counter() - start, answer, problem_text, time.process_time() - cpu_start)
 
 
 def run_cells(chosen: list[Cell], limit_seconds: float = LIMIT_SECONDS, echo: bool = True,
@@ -264,7 +265,8 @@ def run_cells(chosen: list[Cell], limit_seconds: float = LIMIT_SECONDS, echo: bo
             outcomes.append(outcome)
             if echo:
                 mark = "FAIL " + outcome.problem if outcome.problem else outcome.answer
-                print(f"{i:>4}/{len(chosen)} {outcome.exit_status:>3} {outcome.seconds:>6.2f} s  {cell.text}  "
+                print(f"{i:>4}/{len(chosen)} {outcome.exit_status:>3} {outcome.seconds:>6.2f} s "
+                      f"(CPU {outcome.cpu_seconds:>6.2f} s)  {cell.text}  "
                       f"[{cell.label}]  {mark[:160]}", flush=True)
     return outcomes
 
@@ -277,10 +279,11 @@ def summary(outcomes: list[Outcome], slowest: int = 10) -> str:
                                                                      ("schedule", "no schedule", "bad input", "fail")),
              f"internal errors: {sum(o.exit_status == EXIT_INTERNAL for o in outcomes)}; "
              f"over {LIMIT_SECONDS:.0f} s: {sum(o.seconds > LIMIT_SECONDS for o in outcomes)}; "
-             f"median {sorted(o.seconds for o in outcomes)[len(outcomes) // 2]:.2f} s per cell",
+             f"median {sorted(o.seconds for o in outcomes)[len(outcomes) // 2]:.2f} s per cell; "
+             f"CPU {sum(o.cpu_seconds for o in outcomes):.1f} s in all",
              "slowest cells:"]
     for o in sorted(outcomes, key=lambda o: -o.seconds)[:slowest]:
-        lines.append(f"  {o.seconds:>6.2f} s  exit {o.exit_status}  {o.cell.text}")
+        lines.append(f"  {o.seconds:>6.2f} s (CPU {o.cpu_seconds:>6.2f} s)  exit {o.exit_status}  {o.cell.text}")
     failed = [o for o in outcomes if not o.passed]
     if failed:
         lines.append("failures:")
