@@ -102,3 +102,11 @@ def test_an_unknown_command_is_refused_naming_the_choices(capsys: pytest.Capture
     assert entry.main(["sovle"]) == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'sovle'" in err and "solve" in err
+
+
+def test_the_target_choices_are_kernel_target_s_values() -> None:
+    """``--target``'s choices are spelled in cli/common.py so that the parser imports no model."""
+    from loom_explorer.cli.common import TARGETS
+    from loom_explorer.problem import KernelTarget
+
+    assert tuple(t.value for t in KernelTarget) == TARGETS
