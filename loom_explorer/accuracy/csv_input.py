@@ -105,6 +105,8 @@ def read_text(path: str | Path, error: type[ValueError]) -> str:
     if not p.is_file():
         raise error(f"{p}: not a regular file")
     try:
+        if p.stat().st_size > MAX_DECOMPRESSED_BYTES:
+            raise error(f"{p}: more than {MAX_DECOMPRESSED_BYTES >> 20:,} MiB: not a file this tool reads")
         data = p.read_bytes()
     except OSError as exc:
         raise error(f"{p}: cannot read ({exc.strerror})") from None

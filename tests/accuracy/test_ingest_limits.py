@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 from loom_explorer.accuracy import csv_input
 from loom_explorer.accuracy.ingest import IngestError, read_ops_perf, read_ops_perf_bytes
@@ -58,7 +59,7 @@ def gzip_bomb(path: Path, mib: int = 1024, row: bytes = b"1\n") -> Path:
 
 def read_in_a_child(path: Path, skip: bool, max_rows: int = 0) -> dict[str, object]:
     done = subprocess.run([sys.executable, "-c", READ_IN_A_CHILD, str(path), "skip" if skip else "stop",
-                           str(max_rows)], capture_output=True, text=True, timeout=300, check=True)
+                           str(max_rows)], capture_output=True, text=True, timeout=WAIT_S, check=True)
     return dict(json.loads(done.stdout))
 
 
@@ -157,3 +158,16 @@ def test_an_upload_takes_the_same_path(tmp_path: Path) -> None:
     bomb = gzip_bomb(tmp_path / "bomb.csv.gz", mib=64).read_bytes()
     with pytest.raises(IngestError, match=r"^upload\.csv\.gz:2: short row"):
         read_ops_perf_bytes("upload.csv.gz", bomb)
+
+
+def test_the_measurement_readers_share_the_row_and_byte_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from loom_explorer.accuracy.gemm_data import DataError, read_measurements
+
+    measured = DATA / "gemm_measured_small.csv"
+    monkeypatch.setattr(csv_input, "MAX_ROWS", 3)
+    with pytest.raises(DataError, match=rf"^{measured}:5: more than 3 rows, the most a file may have"):
+        read_measurements(measured)
+    monkeypatch.setattr(csv_input, "MAX_ROWS", 500_000)
+    monkeypatch.setattr(csv_input, "MAX_DECOMPRESSED_BYTES", measured.stat().st_size - 1)
+    with pytest.raises(DataError, match=rf"^{measured}: more than 0 MiB: not a file this tool reads"):
+        read_measurements(measured)
