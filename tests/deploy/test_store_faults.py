@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from waits import WAIT_S
 
 from loom_explorer.cli import main
 from loom_explorer.store import (
@@ -143,7 +144,7 @@ def test_ingest_on_a_store_that_cannot_grow_exits_2(tmp_path: Path) -> None:
     limit = store.stat().st_size
     env = {**os.environ, "LOOM_EXPLORER_STORE": str(tmp_path / "unused.sqlite")}
     done = subprocess.run([sys.executable, "-m", "loom_explorer.cli", "ingest", str(CAPTURE), "--hw", "wormhole_n150",
-                           "--store", str(store)], capture_output=True, text=True, env=env, timeout=120,
+                           "--store", str(store)], capture_output=True, text=True, env=env, timeout=WAIT_S,
                           preexec_fn=lambda: _limit_file_size(limit))
     assert done.returncode == 2, done.stderr
     _one_line_naming(done.stderr, store, "cannot write (disk I/O error)")

@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from waits import WAIT_S
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "explorer.ipynb"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -28,7 +29,8 @@ def _text(cell: nbformat.NotebookNode) -> str:
 def test_the_example_notebook_runs_and_shows_each_step(tmp_path: Path) -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit the notebook without outputs"
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(nb, timeout=int(WAIT_S), kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
     code = [c for c in nb.cells if c.cell_type == "code"]
     for cell in code:
         assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
