@@ -94,8 +94,14 @@ def test_columns_that_do_not_fill_whole_tiles_or_split_evenly_are_refused(tmp_pa
     doc = schedule_document(hw, HW, "softmax", ragged, result, SolveOptions())
     with pytest.raises(ExportError, match="W=200 is not a multiple of 32"):
         ttlang_source(rebuild(doc), doc)
-    uneven = make_problem(load_program("softmax"), "H=32,W=320", target=KernelTarget.ttlang)
+    # 10 column tiles, 4 a core: solved for TTNN's kernels the writer refuses it; solved for the TT-Lang
+    # kernels the pin conflicts with their rule (``ttlang_export``)
+    uneven = make_problem(load_program("softmax"), "H=32,W=320")
     (result,) = Session(hw, uneven).solve({"per_core_W": 4}, SolveOptions(), candidates=["W@xy|x=dram"])
     doc = schedule_document(hw, HW, "softmax", uneven, result, SolveOptions())
     with pytest.raises(ExportError, match="splits the columns evenly"):
         ttlang_source(rebuild(doc), doc)
+    uneven = make_problem(load_program("softmax"), "H=32,W=320", target=KernelTarget.ttlang)
+    (result,) = Session(hw, uneven).solve({"per_core_W": 4}, SolveOptions(), candidates=["W@xy|x=dram"])
+    assert result.solution is None and result.conflict is not None
+    assert "ttlang_export[per_core_W|W]" in result.conflict.constraints, result.conflict
