@@ -136,10 +136,11 @@ def restate(schedule: SymbolicSchedule, claimed: Solution, pins: Mapping[str, in
     violations = [c.explain(values) for c in schedule.constraints if not c.holds(values)]
     if violations:
         return "illegal: " + "; ".join(violations)
-    terms = {t.name: evaluate(t.expr, values) for t in schedule.terms}
-    dram_bytes = evaluate(schedule.dram_read_bytes, values)
+    shared: dict[int, int] = {}  # the sub-trees the terms, L1 and DRAM bytes have in common, evaluated once
+    terms = {t.name: evaluate(t.expr, values, shared) for t in schedule.terms}
+    dram_bytes = evaluate(schedule.dram_read_bytes, values, shared)
     for what, said, computed in (("latency", claimed.latency_cycles, sum(terms.values())),
-                                 ("L1", claimed.l1_bytes, evaluate(schedule.l1_bytes, values)),
+                                 ("L1", claimed.l1_bytes, evaluate(schedule.l1_bytes, values, shared)),
                                  ("DRAM read bytes", claimed.dram_read_bytes, dram_bytes)):
         if said != computed:
             return f"{what} {said:,} where the model computes {computed:,} for its values"

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import reduce
 from itertools import product
 from typing import Union
 
@@ -296,48 +295,93 @@ def _dedupe(items: Iterable[Expr]) -> list[Expr]:
 # --------------------------------------------------------------------------------------- interpreters
 
 
-def evaluate(expr: Expr, values: Mapping[str, int]) -> int:
-    """The value of ``expr`` for an assignment of every variable it mentions (plain Python ints)."""
-    if isinstance(expr, Const):
-        return expr.value
-    if isinstance(expr, Var):
+def evaluate(expr: Expr, values: Mapping[str, int], memo: dict[int, int] | None = None) -> int:
+    """The value of ``expr`` for an assignment of every variable it mentions (plain Python ints).
+
+    A sub-tree met twice (the trees are DAGs: a per-core block count feeds several terms) is evaluated once:
+    ``memo`` maps a node's ``id`` to its value for these ``values``; pass one dict to several calls to share
+    it across expressions of one schedule (never across assignments). Each node kind is evaluated by its
+    entry of ``_EVALUATORS`` (a lookup by type, not a chain of ``isinstance`` tests: the referee's cost)."""
+    return _value(expr, values, {} if memo is None else memo)
+
+
+def _value(expr: Expr, values: Mapping[str, int], memo: dict[int, int]) -> int:
+    kind = type(expr)
+    if kind is Const:
+        return expr.value  # type: ignore[attr-defined, no-any-return]
+    if kind is Var:
+        name: str = expr.name  # type: ignore[attr-defined]
         try:
-            return values[expr.name]
+            return values[name]
         except KeyError:
-            raise KeyError(f"no value for variable {expr.name!r}") from None
-    if isinstance(expr, Sum):
-        return sum(evaluate(t, values) for t in expr.terms)
-    if isinstance(expr, Prod):
-        return reduce(lambda a, b: a * b, (evaluate(f, values) for f in expr.factors), 1)
-    if isinstance(expr, CeilDiv):
-        den = evaluate(expr.den, values)
-        if den <= 0:
-            raise ZeroDivisionError(f"divisor {describe(expr.den)} = {den}")
-        return -(-evaluate(expr.num, values) // den)
-    if isinstance(expr, FloorDiv):
-        den = evaluate(expr.den, values)
-        if den <= 0:
-            raise ZeroDivisionError(f"divisor {describe(expr.den)} = {den}")
-        return evaluate(expr.num, values) // den
-    if isinstance(expr, Max):
-        return max(evaluate(a, values) for a in expr.args)
-    if isinstance(expr, Min):
-        return min(evaluate(a, values) for a in expr.args)
-    if isinstance(expr, Select):
-        key = evaluate(expr.key, values)
-        for k, v in expr.table:
-            if k == key:
-                return v
-        raise KeyError(f"{expr.key.name}={key} is outside its table")
-    if isinstance(expr, Table):
-        keys = tuple(evaluate(k, values) for k in expr.keys)
-        for ks, v in expr.table:
-            if ks == keys:
-                return v
-        raise KeyError(f"{[k.name for k in expr.keys]}={keys} is outside its table")
-    if isinstance(expr, Choice):
-        return evaluate(expr.if_true if evaluate(expr.cond, values) else expr.if_false, values)
-    raise TypeError(f"unknown expression node {type(expr).__name__}")
+            raise KeyError(f"no value for variable {name!r}") from None
+    key = id(expr)
+    found = memo.get(key)
+    if found is None:
+        evaluator = _EVALUATORS.get(kind)
+        if evaluator is None:
+            raise TypeError(f"unknown expression node {kind.__name__}")
+        found = memo[key] = evaluator(expr, values, memo)
+    return found
+
+
+def _sum(e: Sum, v: Mapping[str, int], m: dict[int, int]) -> int:
+    out = 0
+    for term in e.terms:
+        out += _value(term, v, m)
+    return out
+
+
+def _prod(e: Prod, v: Mapping[str, int], m: dict[int, int]) -> int:
+    out = 1
+    for factor in e.factors:
+        out *= _value(factor, v, m)
+    return out
+
+
+def _divisor(e: CeilDiv | FloorDiv, v: Mapping[str, int], m: dict[int, int]) -> int:
+    den = _value(e.den, v, m)
+    if den <= 0:
+        raise ZeroDivisionError(f"divisor {describe(e.den)} = {den}")
+    return den
+
+
+def _ceil_div(e: CeilDiv, v: Mapping[str, int], m: dict[int, int]) -> int:
+    den = _divisor(e, v, m)
+    return -(-_value(e.num, v, m) // den)
+
+
+def _floor_div(e: FloorDiv, v: Mapping[str, int], m: dict[int, int]) -> int:
+    den = _divisor(e, v, m)
+    return _value(e.num, v, m) // den
+
+
+def _select(e: Select, v: Mapping[str, int], m: dict[int, int]) -> int:
+    key = _value(e.key, v, m)
+    for k, value in e.table:
+        if k == key:
+            return value
+    raise KeyError(f"{e.key.name}={key} is outside its table")
+
+
+def _table(e: Table, v: Mapping[str, int], m: dict[int, int]) -> int:
+    keys = tuple([_value(k, v, m) for k in e.keys])
+    for ks, value in e.table:
+        if ks == keys:
+            return value
+    raise KeyError(f"{[k.name for k in e.keys]}={keys} is outside its table")
+
+
+def _choice(e: Choice, v: Mapping[str, int], m: dict[int, int]) -> int:
+    return _value(e.if_true if _value(e.cond, v, m) else e.if_false, v, m)
+
+
+_EVALUATORS: dict[type, Callable[[Expr, Mapping[str, int], dict[int, int]], int]] = {
+    Sum: _sum, Prod: _prod, CeilDiv: _ceil_div, FloorDiv: _floor_div,  # type: ignore[dict-item]
+    Max: lambda e, v, m: max([_value(a, v, m) for a in e.args]),  # type: ignore[attr-defined]
+    Min: lambda e, v, m: min([_value(a, v, m) for a in e.args]),  # type: ignore[attr-defined]
+    Select: _select, Table: _table, Choice: _choice,  # type: ignore[dict-item]
+}
 
 
 def bounds(expr: Expr) -> tuple[int, int]:
