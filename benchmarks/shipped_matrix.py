@@ -79,7 +79,7 @@ ATTENTION = (("tiny", "B=1,H=1,Sq=32,Skv=32,D=32"), ("one element", "B=1,H=1,Sq=
 TWO_D = (("tiny", "H=32,W=32"), ("one element", "H=1,W=1"), ("ragged", "H=1000,W=1000"), ("ragged odd", "H=33,W=4097"),
          ("one row of tiles", "H=32,W=131072"), ("one column of tiles", "H=131072,W=32"),
          ("mlp", "H=2048,W=14336"), ("huge", "H=65536,W=65536"),
-         ("beyond range", "H=1048576,W=4194304"))
+         ("enormous", "H=1048576,W=4194304"))
 FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("M", "N", "K"): MATMUL, ("B", "M", "N", "K"): BATCHED, ("B", "S", "N", "K"): LINEAR,
     ("B", "H", "Hkv", "Sq", "Skv", "D"): ATTENTION, ("H", "W"): TWO_D,
