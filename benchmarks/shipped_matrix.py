@@ -8,10 +8,10 @@
 Each cell runs the command line in this process (``loom_explorer.cli.entry.main``, the code path of the
 ``loom-explorer`` command, without Python's start-up per cell) with ``--fastest 1 --no-cache`` and a temporary
 results store. A cell passes when it exits 0 with a schedule printed (``best:``), 2 (bad input: one line
-``loom-explorer: error: ...``) or 3 (no schedule, with its reasons), within ``--limit`` seconds (60). Exit 70
+``loom-explorer: error: ...``) or 3 (no schedule, with its reasons), within 60 s (``LIMIT_SECONDS``). Exit 70
 (an internal error), any other status, a missing answer or a slower cell is a failure: the script prints
-every cell (status, seconds, the schedule's latency or the reason), a count by outcome, the slowest cells and
-the failures, and exits 1 when there is any failure.
+every cell (status, wall and CPU seconds, the schedule's latency or the reason), a count by outcome, the
+slowest cells and the failures, and exits 1 when there is any failure.
 
 The grid per kernel (:func:`cells`) crosses its dimensions' family of structural shapes (tiny, one element,
 ragged, skinny both ways, deep and shallow reductions, square, huge and beyond the model's range; for
