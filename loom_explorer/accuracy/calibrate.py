@@ -18,11 +18,9 @@ comment saying so. The shipped files are never written.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
@@ -33,6 +31,7 @@ from loom_explorer.accuracy.progress import Progress
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware.load import resolve_hardware_path, shipped_hardware_dir
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec
+from loom_explorer.solve.children import worker_pool
 
 MapFn = Callable[..., Iterable[Any]]
 
@@ -204,7 +203,7 @@ def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
                                "least 5 rows of 3 shapes")
     workers = processes or os.cpu_count() or 1
     begin = start or hw
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
         best = fit_constants(begin, mine, card, pool.map, progress, constants)
     fitted = with_constants(begin, best)
     return Calibration(

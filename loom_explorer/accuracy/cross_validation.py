@@ -10,15 +10,15 @@ with constants fitted on all of them. Folds are independent and run in parallel,
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.calibrate import CONSTANTS, card_of, fit_constants, with_constants
 from loom_explorer.accuracy.gemm_data import Case, ErrorsByKind, Row, errors_by_kind, predict_cases
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.solve.children import worker_pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ def cross_validate(hw: HardwareSpec, cases: list[Case], processes: int | None = 
     if progress:
         progress.phase("cross-validating (shapes)", len(shapes))
     workers = min(len(shapes), processes or os.cpu_count() or 1) or 1
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
         futures = [pool.submit(_fold, hw, card, [c for c in mine if c.shape != s], [c for c in mine if c.shape == s],
                                constants) for s in shapes]
         for done, future in enumerate(as_completed(futures), start=1):

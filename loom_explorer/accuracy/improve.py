@@ -53,6 +53,7 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import Problem
 from loom_explorer.program.contraction import analyse_contraction
 from loom_explorer.result import CandidateResult
+from loom_explorer.solve.interrupt import STOP, Interrupted, StopToken
 from loom_explorer.solve.memory import solve_with_memory
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.store import Measurement
@@ -140,8 +141,10 @@ class ImproveReport:
 
 def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | None = None, chip: str = "",
                    options: SolveOptions | None = None, use_memory: bool = True, store: str | Path | None = None,
-                   progress: Progress | None = None) -> ImproveReport:
-    """Every matmul and attention op of ``report`` improved on ``hw_name`` (module docstring)."""
+                   progress: Progress | None = None, stop: StopToken = STOP) -> ImproveReport:
+    """Every matmul and attention op of ``report`` improved on ``hw_name`` (module docstring). ``stop`` (default:
+    the process-wide token, set by Ctrl-C): once set, ``Interrupted`` saying how many ops were solved before
+    it; an op whose solve it cut short does not count."""
     predictor = Predictor(load_hardware(hw_name), str(report.file), grid)
     measurements = report_measurements(report, hw_name, progress, grid, predictor)
     groups: dict[str, list[tuple[IngestedOp, Measurement]]] = {}
@@ -159,9 +162,17 @@ def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | N
         progress.phase("solving ops", len(groups))
     out = []
     for done, (key, members) in enumerate(groups.items()):
-        if progress:
-            progress.update(done)
-        out.append(_improve(key, members, predictor, options, use_memory, store))
+        try:
+            if stop.stopped:
+                raise Interrupted("stopped")
+            if progress:
+                progress.update(done)
+            improvement = _improve(key, members, predictor, options, use_memory, store, stop)
+            if stop.stopped:  # its solve was cut short: not an answer
+                raise Interrupted("stopped")
+        except Interrupted:
+            raise Interrupted(f"interrupted while solving ops: {done} of {len(groups)} solved") from None
+        out.append(improvement)
     out.sort(key=lambda o: (-(o.gain_ns or -1.0), -o.measured_ns * o.calls))
     return ImproveReport(report.file, hw_name, grid, chip, tuple(out), coverage_of(report, measurements),
                          tuple(measurements))
@@ -182,7 +193,8 @@ def _unique(key: str, taken: set[str]) -> str:
 
 
 def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor: Predictor,
-             options: SolveOptions, use_memory: bool, store: str | Path | None) -> Improvement:
+             options: SolveOptions, use_memory: bool, store: str | Path | None,
+             stop: StopToken = STOP) -> Improvement:
     op, m = members[0]
     predicted = predictor(op)
     ran = predicted.config
@@ -196,7 +208,7 @@ def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor:
     try:
         problem = op_problem(op, _logical_gemm(op) if op.kernel == "gemm" else None)
         assert problem is not None, "a predicted op has a problem"
-        session = Session(predictor.base, problem)
+        session = Session(predictor.base, problem, stop=stop)
         names = [s.candidate.name for s in session.schedules if ttnn_runs(problem, s.candidate)]
         if not names:
             return replace(base, problem=problem, note=_join(op.note, "no candidate TTNN runs with a program config"))

@@ -13,14 +13,14 @@ predicts the rows left out.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 
 from loom_explorer.accuracy.calibrate import CalibrationError, card_of, fit_constants, with_constants
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.sdpa_data import MODELLED, SdpaMeasured, SdpaRow, log_loss, predict_sdpa
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.solve.children import worker_pool
 
 SDPA_CONSTANTS = ("compute.sdpa_softmax_scale.streaming", "compute.sdpa_softmax_scale.accurate")
 
@@ -68,7 +68,7 @@ def cross_validate_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured], constants: t
     if progress:
         progress.phase("cross-validating (problems)", len(keys))
     out: list[SdpaRow] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
         futures = [pool.submit(_fold, hw, card, [m for m in mine if problem_key(m) != key],
                                [m for m in mine if problem_key(m) == key], constants) for key in keys]
         for done, future in enumerate(as_completed(futures), start=1):

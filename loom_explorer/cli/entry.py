@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, LoomError
-from loom_explorer.solve.interrupt import STOP, Interrupted, stop_on_sigint
+from loom_explorer.solve.interrupt import EXIT_AFTER_S, STOP, Interrupted, exit_if_interrupted, stop_on_sigint
 
 if TYPE_CHECKING:
     from loom_explorer.cli.common import Command
@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(words)
     except SystemExit as exc:  # argparse printed the usage error (2) or the help (0)
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
-    return execute(args)
+    return exit_if_interrupted(execute(args))  # after Ctrl-C the process ends here (solve/interrupt.py)
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -166,11 +166,14 @@ def execute(args: argparse.Namespace) -> int:
     command: Command[Any] = args.handler
     debug = bool(getattr(args, "debug", False))
     try:
-        if command.stoppable and threading.current_thread() is threading.main_thread():
-            # Ctrl-C stops the solves through the token (solve/interrupt.py); the command prints what it has
+        if threading.current_thread() is threading.main_thread():
+            # Ctrl-C stops the solves through the token (solve/interrupt.py): a stoppable command prints what it
+            # has, any other one unwinds (KeyboardInterrupt); a second Ctrl-C, or EXIT_AFTER_S, ends the process
             STOP.clear()
-            with stop_on_sigint(STOP):
+            with stop_on_sigint(STOP, raise_first=not command.stoppable, exit_after_s=EXIT_AFTER_S):
                 code = command(args)
+            if STOP.stopped and not command.stoppable:  # it ended by itself on Ctrl-C (serve's loop stops)
+                print("loom-explorer: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED if STOP.stopped else code
         return command(args)
     except Interrupted as exc:
@@ -180,6 +183,9 @@ def execute(args: argparse.Namespace) -> int:
         print("loom-explorer: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except LoomError as exc:
+        if STOP.stopped:  # an error Ctrl-C caused (e.g. a subprocess it ended) is the interrupt's
+            print(f"loom-explorer: interrupted: {str(exc).splitlines()[0] if str(exc) else exc!r}", file=sys.stderr)
+            return EXIT_INTERRUPTED
         print(f"loom-explorer: error: {exc}", file=sys.stderr)
         return exc.exit_status
     except BrokenPipeError:  # output piped into e.g. `head`: stop quietly

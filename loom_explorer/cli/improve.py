@@ -42,23 +42,27 @@ def run_improve(req: ImproveCommand) -> int:
     from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf
     from loom_explorer.accuracy.progress import Progress
     from loom_explorer.accuracy.ttnn_config_text import config_call
+    from loom_explorer.solve.interrupt import STOP, Interrupted
     from loom_explorer.solve.solver import SolveOptions
 
     if req.output and not req.output.endswith(SUFFIXES):
         raise InputError(f"-o {req.output}: the configs are written as .json or .py (by the suffix)")
     if req.output:
         check_target(req.output, req.force)  # refused now, before the solves
-    with Progress() as progress:
-        report = read_ops_perf(req.file, skip_bad_rows=req.skip_bad_rows, progress=progress)
-        if report.bad:
-            say_rows(f"skipped {len(report.bad)} unusable rows (--skip-bad-rows):", report.bad)
-        if not report.ops:
-            raise InputError(f"{req.file}: no op the model reads ({len(report.skipped)} rows skipped; "
-                             "`ingest` lists each with its reason)")
-        hw_name, grid, chip = choose_hardware(report, req.hw)
-        options = SolveOptions(time_limit_seconds=req.time_limit, explain=False, fastest=1)
-        result = improve_report(report, hw_name, grid, chip, options, use_memory=not req.no_cache,
-                                store=req.store, progress=progress)
+    try:  # Ctrl-C stops the reading and the solves; the message says how far they got (Progress, improve_report)
+        with Progress(stop=STOP) as progress:
+            report = read_ops_perf(req.file, skip_bad_rows=req.skip_bad_rows, progress=progress)
+            if report.bad:
+                say_rows(f"skipped {len(report.bad)} unusable rows (--skip-bad-rows):", report.bad)
+            if not report.ops:
+                raise InputError(f"{req.file}: no op the model reads ({len(report.skipped)} rows skipped; "
+                                 "`ingest` lists each with its reason)")
+            hw_name, grid, chip = choose_hardware(report, req.hw)
+            options = SolveOptions(time_limit_seconds=req.time_limit, explain=False, fastest=1)
+            result = improve_report(report, hw_name, grid, chip, options, use_memory=not req.no_cache,
+                                    store=req.store, progress=progress)
+    except Interrupted as exc:
+        raise Interrupted(f"{exc}; nothing printed or written") from None
     command = shlex.join(["loom-explorer", "improve", req.file, *(["--hw", req.hw] if req.hw else [])])
     if req.output:
         text = configs_python(result, command) if req.output.endswith(".py") else configs_json(result)

@@ -10,10 +10,12 @@ leaves every finished row recorded and nothing half-written; running it again so
 (the skip key: hardware file hash, tool version, op).
 
 Interrupts: a stop request (``stop``, set by Ctrl-C on the command line, ``solve/interrupt.py``) or a
-``KeyboardInterrupt`` ends the sweep promptly (about 2 s here, mostly the cluster's close): nothing more is
-recorded, the futures are cancelled, and a local cluster has its workers' searches stopped (their own stop
-token, through ``Client.run``) and is closed, so no worker process is left. A cluster still starting is
-closed once it has started. The local workers never see
+``KeyboardInterrupt`` ends the sweep promptly (0.3 s from Ctrl-C to the exit, docs/sweep.md): nothing more
+is recorded, the futures are cancelled, what was recorded is said, and a local cluster's worker processes
+are ended at once (SIGTERM; their results are not wanted, and a graceful close takes seconds) before it is
+closed, so no worker process is left. A stop request while the local cluster is still starting returns at
+once (nothing was solved); the starting workers end with this process (Dask's workers watch their parent,
+and the command line ends every process below it). The local workers never see
 SIGINT themselves (Ctrl-C to the terminal signals the whole process group): they are started from a thread
 that blocks SIGINT, and a process inherits its creator's signal mask, so the parent alone decides. Tasks on
 a remote scheduler's workers are cancelled but not stopped (they belong to that cluster).
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
+from loom_explorer.solve.children import end_processes
 from loom_explorer.solve.interrupt import STOP, StopToken
 from loom_explorer.store import ResultsStore, SweepRecord
 from loom_explorer.sweep.ops import SweepOp
@@ -58,6 +61,10 @@ class SweepSummary:
     interrupted: bool = False
 
 
+class _Stopped(Exception):
+    """Leaves a sweep's cluster block on a stop request, so that a local cluster is ended at once."""
+
+
 def _stop_searches() -> None:
     """Run on every local worker when the sweep stops: stop its searches (solve/interrupt.py)."""
     STOP.stop()
@@ -72,10 +79,10 @@ class _Started:
     error: BaseException | None = None
 
 
-def _start_local_cluster(n: int) -> tuple[LocalCluster, Client]:
+def _start_local_cluster(n: int, stop: StopToken) -> tuple[LocalCluster, Client]:
     """(LocalCluster of ``n`` single-threaded worker processes, a Client on it), started from a thread with
-    SIGINT blocked (module docstring). Waits for the start even after a stop request, so that the caller
-    can close what was started."""
+    SIGINT blocked (module docstring). A ``KeyboardInterrupt`` waits for the start, so that what was started
+    is closed; a stop request raises ``_Stopped`` at once (module docstring)."""
     from distributed import Client, LocalCluster
 
     started = _Started()
@@ -100,6 +107,8 @@ def _start_local_cluster(n: int) -> tuple[LocalCluster, Client]:
         if previous is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     while starter.is_alive():
+        if stop.stopped:
+            raise _Stopped
         try:
             starter.join(0.1)
         except KeyboardInterrupt:  # library use without a stop token handler: close what was started
@@ -113,11 +122,16 @@ def _start_local_cluster(n: int) -> tuple[LocalCluster, Client]:
     return started.cluster, started.client
 
 
-def _close(client: Client | None, cluster: LocalCluster | None) -> None:
-    """Stop the local workers' searches, then close the client and the cluster (its worker processes)."""
-    if client is not None:
+def _close(client: Client | None, cluster: LocalCluster | None, at_once: bool = False) -> None:
+    """Stop the local workers' searches, then close the client and the cluster (its worker processes);
+    ``at_once`` (an interrupted sweep): end the worker processes first instead (module docstring)."""
+    if cluster is not None and at_once:
+        end_processes([pid for pid in (getattr(nanny, "pid", None) for nanny in cluster.workers.values()) if pid],
+                      grace_s=0.3)
+    elif client is not None:
         with contextlib.suppress(Exception):
             client.run(_stop_searches)
+    if client is not None:
         with contextlib.suppress(Exception):
             client.close()
     if cluster is not None:
@@ -126,9 +140,10 @@ def _close(client: Client | None, cluster: LocalCluster | None) -> None:
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Client]:
+def dask_client(scheduler: str | None, workers: int | None, stop: StopToken = STOP) -> Iterator[Client]:
     """A ``distributed.Client`` on ``scheduler``, or on a new LocalCluster of ``workers`` processes; closed
-    on exit, a local cluster with its workers' searches stopped first (module docstring)."""
+    on exit, a local cluster with its workers' searches stopped first, or left by an exception with its
+    worker processes ended at once (module docstring)."""
     try:
         from distributed import Client
     except ImportError as exc:
@@ -143,11 +158,13 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Client]:
         finally:
             client.close()
         return
-    cluster, client = _start_local_cluster(workers or os.cpu_count() or 1)
+    cluster, client = _start_local_cluster(workers or os.cpu_count() or 1, stop)
     try:
         yield client
-    finally:
-        _close(client, cluster)
+    except BaseException:
+        _close(client, cluster, at_once=True)
+        raise
+    _close(client, cluster)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,14 +193,27 @@ def pending(ops: list[SweepOp], hardware: list[str], done: set[str]) -> tuple[li
     return todo, skipped
 
 
+PLAIN_EVERY_S = 10.0  # a progress line into a pipe or a file at most this often (and the last one)
+
+
 def _progress(out: TextIO) -> Callable[[int, int, SweepRecord], None]:
+    """The sweep's progress on ``out``: on a terminal one bar rewritten in place (``\\r``) as each record
+    arrives; into a pipe or a file a plain line at most every ``PLAIN_EVERY_S`` and for the last record."""
     start = time.perf_counter()
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    due = [0.0]  # when the next plain line may be written
 
     def show(done: int, total: int, r: SweepRecord) -> None:
+        elapsed = time.perf_counter() - start
+        what = f"{r.status}: {r.label or r.shape} on {r.hardware}"
+        if not tty:
+            if elapsed >= due[0] or done >= total:
+                print(f"sweep: {done}/{total} recorded, {elapsed:.1f} s, last {what}", file=out, flush=True)
+                due[0] = elapsed + PLAIN_EVERY_S
+            return
         width = 30
         bar = "#" * (width * done // max(total, 1))
-        what = f"{r.status}: {r.label or r.shape} on {r.hardware}"
-        print(f"\r[{bar:<{width}}] {done}/{total} {time.perf_counter() - start:6.1f} s  {what[:70]:<70}",
+        print(f"\r[{bar:<{width}}] {done}/{total} {elapsed:6.1f} s  {what[:70]:<70}",
               end="" if done < total else "\n", file=out, flush=True)
 
     return show
@@ -205,46 +235,56 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
         show = _progress(progress) if progress else None
         total = sum(len(task.ops) for task in todo)  # records to write: one per (chip, op)
         solved = failed = 0
-        interrupted = False
-        with dask_client(scheduler, workers) as client:
-            from distributed import as_completed
+        interrupted = said = False
 
-            if progress and not stop.stopped:
-                where = scheduler or f"{workers or os.cpu_count() or 1} local workers"
-                print(f"sweep: solving {len(todo)} ops for {total} rows on {where} (Ctrl-C stops; finished ops "
-                      "stay recorded)", file=progress, flush=True)
-            futures = {client.submit(solve_op, task.hardware, task.ops[0], settings, pure=False): task
-                       for task in todo}
-            done = as_completed(futures)
-            try:
-                while not stop.stopped and not done.is_empty():
-                    batch = done.next_batch(block=False)
-                    if not batch:
-                        stop.wait(0.1)
-                    for future in batch:
-                        if stop.stopped:  # nothing is recorded after a stop request
-                            break
-                        task = futures[future]
-                        try:
-                            record = future.result()
-                        except Exception as exc:  # noqa: BLE001 - the worker died; recorded
-                            record = failed_record(task.hardware, task.ops[0],
-                                                   f"the task was lost: {type(exc).__name__}: {exc}")
-                        store.record_sweeps([as_op(record, op) for op in task.ops])  # each label, at once
-                        solved += len(task.ops)
-                        failed += len(task.ops) * (record.status == "failed")
-                        if show:
-                            show(solved, total, record)
-            except KeyboardInterrupt:
-                interrupted = True
-            interrupted = interrupted or stop.stopped
-            if interrupted:
-                with contextlib.suppress(Exception):
-                    client.cancel(list(futures))
-        if interrupted:
+        def say_interrupted() -> None:  # before the cluster closes: what is recorded is final by then
+            nonlocal said
+            said = True
             if progress:
-                print(f"\ninterrupted: {solved} of {total} recorded in {store.path}; run again to go on",
-                      file=progress)
+                lead = "\n" if getattr(progress, "isatty", lambda: False)() else ""
+                print(f"{lead}interrupted: {solved} of {total} recorded in {store.path}; run again to go on",
+                      file=progress, flush=True)
+
+        try:
+            with dask_client(scheduler, workers, stop) as client:
+                from distributed import as_completed
+
+                if progress and not stop.stopped:
+                    where = scheduler or f"{workers or os.cpu_count() or 1} local workers"
+                    print(f"sweep: solving {len(todo)} ops for {total} rows on {where} (Ctrl-C stops; finished "
+                          "ops stay recorded)", file=progress, flush=True)
+                futures = {client.submit(solve_op, task.hardware, task.ops[0], settings, pure=False): task
+                           for task in todo}
+                done = as_completed(futures)
+                try:
+                    while not stop.stopped and not done.is_empty():
+                        batch = done.next_batch(block=False)
+                        if not batch:
+                            stop.wait(0.1)
+                        for future in batch:
+                            if stop.stopped:  # nothing is recorded after a stop request
+                                break
+                            task = futures[future]
+                            try:
+                                record = future.result()
+                            except Exception as exc:  # noqa: BLE001 - the worker died; recorded
+                                record = failed_record(task.hardware, task.ops[0],
+                                                       f"the task was lost: {type(exc).__name__}: {exc}")
+                            store.record_sweeps([as_op(record, op) for op in task.ops])  # each label, at once
+                            solved += len(task.ops)
+                            failed += len(task.ops) * (record.status == "failed")
+                            if show:
+                                show(solved, total, record)
+                except KeyboardInterrupt:
+                    interrupted = True
+                if interrupted or stop.stopped:
+                    with contextlib.suppress(Exception):
+                        client.cancel(list(futures))
+                    say_interrupted()
+                    raise _Stopped  # the local cluster's workers are ended at once
+        except _Stopped:
+            if not said:  # the stop request came while the local cluster was starting
+                say_interrupted()
             return SweepSummary(solved, skipped, failed, time.perf_counter() - start, interrupted=True)
         return SweepSummary(solved, skipped, failed, time.perf_counter() - start)
     finally:

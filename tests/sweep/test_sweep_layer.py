@@ -41,7 +41,7 @@ TIMES = {"rmsnorm": 3, "gemm": 2, "binary": 2, "swiglu": 1}  # how often each sh
 
 
 @contextlib.contextmanager
-def in_process_client(scheduler: str | None, workers: int | None) -> Iterator[object]:
+def in_process_client(scheduler: str | None, workers: int | None, stop: object = None) -> Iterator[object]:
     """A real Dask client on an in-process cluster (one thread): ``run_sweep``'s own code, without processes."""
     from distributed import Client, LocalCluster
 
