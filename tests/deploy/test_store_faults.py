@@ -119,6 +119,14 @@ def test_a_store_that_only_remembers_solves_is_a_warning(tiny_hw_path: Path, tmp
             assert _without_solve_times(out) == answer  # the command still answers
             assert f"loom-explorer: results store not used: results store {store}: " in err
             assert "loom-explorer: error:" not in err
+    # traffic and export remember their solves the same way: they still answer, with the warning
+    problem = ["gemm", "--hw", str(tiny_hw_path), "--shape", "M=128,K=256,N=128", "--candidate",
+               "M@y,N@x|in0=mcast_x,in1=mcast_y", "--store", str(tmp_path / "plain" / "r.sqlite")]
+    for command in (["traffic", *problem], ["export", *problem, "--format", "json", "-o", str(tmp_path / "s.json")]):
+        assert main(command) == 0
+        err = capsys.readouterr().err
+        assert "loom-explorer: results store not used: " in err and "loom-explorer: error:" not in err
+    assert (tmp_path / "s.json").is_file()
 
 
 def _without_solve_times(out: str) -> list[tuple[str, str, int]]:
