@@ -226,6 +226,16 @@ def test_ctrl_c_ends_a_simulator_run_of_deploy(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_simulator_dies_with_a_killed_deploy(tmp_path: Path) -> None:
+    pytest.importorskip("ttl.sim")
+    with command([*LOOM, "deploy", "gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024", "--runner",
+                  "simulator", "--store", str(tmp_path / "store.sqlite"), "--no-cache"], tmp_path) as run:
+        run.wait_until(lambda: "simulator" in run.err and run.workers_busy(2.0), "the simulator running")
+        run.kill()
+        run.assert_nothing_left()  # nobody ended it but the kernel (PR_SET_PDEATHSIG from the launch)
+
+
+@pytest.mark.slow
 def test_ctrl_c_during_improve_says_how_many_ops_were_solved(tmp_path: Path) -> None:
     output = tmp_path / "configs.py"
     capture = PUBLISHED / "captures" / "bh_p100_dlv3.csv.gz"  # 24 ops, about a minute of solves
@@ -350,3 +360,21 @@ def test_sweep_progress_redraws_on_a_terminal_and_writes_plain_lines_elsewhere(t
                      f"sweep: {total}/{total} recorded, {lines[1].split(', ')[1]}, last failed: tiny on wormhole_n150"]
     drawn = terminal.getvalue()
     assert drawn.count("\r") == total and drawn.endswith("\n") and drawn.count("\n") == 1
+
+
+def test_a_subprocess_started_with_the_preexec_dies_with_its_killed_parent(tmp_path: Path) -> None:
+    """What the simulator, compiler and card-runner launches use: the parent SIGKILLed, its child goes too."""
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import subprocess, sys, time\n"
+        "from loom_explorer.solve.children import die_with_parent_preexec\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],\n"
+        "                         preexec_fn=die_with_parent_preexec())\n"
+        "print('child', child.pid, file=sys.stderr, flush=True)\n"
+        "child.wait()\n")
+    with command([sys.executable, str(script)], tmp_path) as run:
+        run.wait_until(lambda: "child " in run.err, "the child's pid", 60)
+        child = int(run.err.split("child ")[1].split()[0])
+        assert child in group_members(run.pgid)
+        run.kill()
+        run.assert_nothing_left()

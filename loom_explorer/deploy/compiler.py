@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_explorer.deploy.toolchain import Toolchain, ToolchainError, require_toolchain
+from loom_explorer.solve.children import die_with_parent_preexec
 
 DRIVER = Path(__file__).with_name("ttlang_compile.py")
 PREFIX = "LOOM_COMPILE "
@@ -73,7 +74,8 @@ def compile_files(paths: Sequence[str | Path], toolchain: Toolchain | None = Non
         try:
             done = subprocess.run([str(tc.python), str(DRIVER), *files], capture_output=True, text=True,
                                   timeout=timeout_seconds, check=False, stdin=subprocess.DEVNULL, cwd=work,
-                                  env=_compiler_env(Path(work)))
+                                  env=_compiler_env(Path(work)),
+                                  preexec_fn=die_with_parent_preexec())  # dies with this process
         except subprocess.TimeoutExpired:
             raise ToolchainError(f"the TT-Lang compiler did not finish {len(files)} file(s) in "
                                  f"{timeout_seconds:g} s") from None

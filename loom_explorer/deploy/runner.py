@@ -37,6 +37,7 @@ from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import ScheduleDocument, rebuild_own
 from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.export.ttnn_config import ttnn_source
+from loom_explorer.solve.children import die_with_parent_preexec
 from loom_explorer.store import Measurement
 
 DEVICE_FOLDER = Path("/dev/tenstorrent")  # one entry per card the kernel driver (tt-kmd) found
@@ -168,7 +169,8 @@ def _launch(doc: ScheduleDocument, runs: int, warmup: int, python: str | None, t
         argv = [python or sys.executable, "-m", "loom_explorer.deploy.card_launch", str(path), str(runs), str(warmup)]
         try:
             done = subprocess.run([*argv, *([] if profile else ["--no-profiler"])], env=env, capture_output=True,
-                                  text=True, timeout=timeout_seconds, check=False)
+                                  text=True, timeout=timeout_seconds, check=False,
+                                  preexec_fn=die_with_parent_preexec())  # dies with this process
         except subprocess.TimeoutExpired:
             raise CardRunnerError(f"the card measurement did not finish in {timeout_seconds:.0f} s") from None
     report = parse_card_report(done.stdout)

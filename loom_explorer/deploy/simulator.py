@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_explorer.errors import LoomError
+from loom_explorer.solve.children import die_with_parent_preexec
 from loom_explorer.traffic.tiles import TileTraffic
 
 RESULT_PREFIX = "LOOM_RESULT "
@@ -101,7 +102,8 @@ def simulate(kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: fl
         try:
             proc = subprocess.run(
                 [*launch, str(source), "--trace", str(trace)],
-                cwd=work, capture_output=True, text=True, timeout=timeout_seconds, check=False)
+                cwd=work, capture_output=True, text=True, timeout=timeout_seconds, check=False,
+                preexec_fn=die_with_parent_preexec())  # dies with this process
         except subprocess.TimeoutExpired:
             raise SimulationError(f"tt-lang-sim did not finish {source.name} within {timeout_seconds:g} s") from None
         seconds = time.perf_counter() - start

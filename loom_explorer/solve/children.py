@@ -12,7 +12,9 @@ A parent killed outright (SIGKILL, the OOM killer) runs no clean-up. On Linux ea
 kernel for SIGKILL when its parent goes (``prctl(PR_SET_PDEATHSIG)``, ``die_with_parent``); the kernel sends it
 when the *thread* that started the worker ends, so a pool is used from the thread that made it (a ``with``
 block). A worker whose parent died before it asked (its parent id is no longer the one it was given) exits at
-once. ``die_with_parent`` also suits ``subprocess``'s ``preexec_fn``.
+once. A subprocess (the simulator, the TT-Lang compiler, the card runner) asks the same from ``subprocess``'s
+``preexec_fn``: ``die_with_parent_preexec``, which only calls a ``prctl`` resolved before the fork (no
+library is loaded between fork and exec).
 
 ``end_descendants`` is the last resort of an interrupted command (``interrupt.py``): SIGTERM to every process
 below this one (found in ``/proc``, children before grandchildren), SIGKILL to those still there after the
@@ -26,7 +28,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +50,25 @@ def die_with_parent(parent_pid: int | None = None) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if parent_pid is not None and os.getppid() != parent_pid:
         os._exit(1)
+
+
+_PRCTL: list[Callable[..., int]] = []  # libc's prctl, resolved once in the parent (die_with_parent_preexec)
+
+
+def die_with_parent_preexec() -> Callable[[], None] | None:
+    """A ``preexec_fn`` for ``subprocess`` that asks the kernel to SIGKILL the child when this process (the
+    thread that runs ``subprocess``, which waits for the child) ends; None off Linux or without libc."""
+    if not sys.platform.startswith("linux"):
+        return None
+    if not _PRCTL:
+        import ctypes
+
+        try:
+            _PRCTL.append(ctypes.CDLL(None, use_errno=True).prctl)
+        except (OSError, AttributeError):
+            return None
+    prctl = _PRCTL[0]
+    return lambda: None if prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) else None
 
 
 def _start_worker(parent_pid: int) -> None:
