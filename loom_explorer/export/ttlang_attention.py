@@ -37,8 +37,10 @@ sign an operation differently (the compiler's ``ttl.math.reduce_max(x, scaler, d
 simulator adapter gives the simulator the compiler's form. The file defines ``KERNEL`` (the operation)
 and ``kernel_arguments()`` (its host tensors, in order): ``loom-explorer verify`` compiles it through them.
 
-Not written yet: the 2-D layouts with key/value multicasts (``ExportError`` says so). Keys are not padded:
-``Skv`` must be a whole number of key chunks (a constraint of the solve for these kernels, as above).
+Not written yet: the 2-D layouts with key/value multicasts (``ExportError`` says so). Keys are padded with
+zeros to whole key chunks only under the causal mask (``Sq = Skv``: every padded key lies after every query
+row, so the mask removes it); without it ``Skv`` must be a whole number of key chunks (a constraint of the
+solve for these kernels, as above).
 """
 
 from __future__ import annotations
@@ -114,10 +116,10 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
     qc, kc = v["q_chunk_size"] // 32, v["k_chunk_size"] // 32
     d_t = problem.tiles(st.head_dim)
     sq_t, skv_t = problem.tiles(st.q_dim), problem.tiles(st.kv_dim)
-    if shape[st.kv_dim] % v["k_chunk_size"]:
+    if shape[st.kv_dim] % v["k_chunk_size"] and not causal:  # causal: the mask removes every padded key
         raise ExportError(f"{st.kv_dim}={shape[st.kv_dim]} is not a whole number of key chunks "
                           f"(k_chunk_size={v['k_chunk_size']}); padded keys would need a mask")
-    n_q, n_k = -(-sq_t // qc), skv_t // kc
+    n_q, n_k = -(-sq_t // qc), -(-skv_t // kc)
     slots = len(used_cores(sch, v)) * v["per_core_" + "*".join(group)]
     kv_tiles = kc * d_t * sum(chunk_steps(c, qc, kc, n_k, causal) for t in range(slots)
                               for c in task_chunks(t, n_q, causal))

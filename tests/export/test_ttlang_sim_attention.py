@@ -43,6 +43,9 @@ def test_flash_attention_flattened_split(tmp_path, shape: str, pins: dict[str, i
     ("B=1,H=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 32, "k_chunk_size": 64}),
     # grouped-query heads, 8 pairs on 3 cores of 3 tasks (one padding task)
     ("B=1,H=4,Hkv=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 64, "k_chunk_size": 64, "grid_x": 3, "grid_y": 1}),
+    # 200 tokens, 7 tiles of which the last is ragged, in key chunks of 2 tiles: the keys padded to 8 tiles
+    # with zeros, which the causal mask removes (every padded key lies after every query row)
+    ("B=1,H=2,Sq=200,Skv=200,D=64", {"q_chunk_size": 64, "k_chunk_size": 64}),
 ])
 def test_causal_flash_attention(tmp_path, shape: str, pins: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
     path, report = _attention_report(tmp_path, shape, pins, causal=True)

@@ -28,10 +28,11 @@ def _softmax(target: KernelTarget) -> Session:
                                                                 target=target))
 
 
-def _attention(pins: dict[str, int]):  # type: ignore[no-untyped-def]
-    problem = make_problem(load_program("flash_attention"), ATTENTION, options={"causal"},
+def _attention(pins: dict[str, int], causal: bool = True):  # type: ignore[no-untyped-def]
+    problem = make_problem(load_program("flash_attention"), ATTENTION, options={"causal"} if causal else set(),
                            target=KernelTarget.ttlang)
-    return Session(load_hardware("wormhole_n300"), problem).solve(pins, SolveOptions(), candidates=[FLAT])[0]
+    flat = FLAT if causal else FLAT.removesuffix("|balanced")
+    return Session(load_hardware("wormhole_n300"), problem).solve(pins, SolveOptions(), candidates=[flat])[0]
 
 
 def test_the_rules_are_the_tt_lang_targets_only() -> None:
@@ -69,20 +70,29 @@ def test_a_ttnn_schedule_breaking_a_rule_is_not_exported_and_export_falls_back(c
     assert f"better ones have none ({why})" in capsys.readouterr().err
 
 
-def test_whole_key_chunks_are_solved_and_the_rows_of_the_last_query_chunk_stay_within_the_keys() -> None:
+def test_plain_attention_is_solved_in_whole_key_chunks() -> None:
+    assert 224 % _attention({}, causal=False).solution.values()["k_chunk_size"] == 0
+
+
+def test_causal_attention_keeps_the_last_query_chunk_within_the_keys_padded_or_not() -> None:
+    """Under the causal mask (Sq = Skv) a padded key lies after every query row: 64-element key chunks pad
+    the 7 key tiles to 8, which 64-element query chunks (8 tiles with their padding) do not pass."""
     values = _attention({}).solution.values()
-    assert 224 % values["k_chunk_size"] == 0 and 224 % values["q_chunk_size"] == 0
+    n_q, n_k = -(-7 * 32 // values["q_chunk_size"]), -(-7 * 32 // values["k_chunk_size"])
+    assert n_q * values["q_chunk_size"] <= n_k * values["k_chunk_size"]
+    assert _attention({"q_chunk_size": 64, "k_chunk_size": 64}).solution is not None
 
 
-@pytest.mark.parametrize("pins,rule,words", [
-    ({"q_chunk_size": 64, "k_chunk_size": 32}, "ttlang_export[causal_last_chunk]",
+@pytest.mark.parametrize("pins,causal,rule,words", [
+    ({"q_chunk_size": 64, "k_chunk_size": 32}, True, "ttlang_export[causal_last_chunk]",
      "under the causal mask Sq = 224 is not a whole number of query chunks, and the last chunk's padded rows "
-     "reach past the keys: n_q * q chunk = 8 tiles, Skv has 7"),
-    ({"k_chunk_size": 64}, "ttlang_export[k_chunk_size|Skv]",
+     "reach past the keys: n_q * q chunk = 8 tiles, the key chunks hold 7"),
+    ({"k_chunk_size": 64}, False, "ttlang_export[k_chunk_size|Skv]",
      "Skv = 224 is not a whole number of key chunks (k_chunk_size = 64)"),
 ])
-def test_a_pin_breaking_a_rule_is_refused_with_the_real_reason(pins: dict[str, int], rule: str, words: str) -> None:
-    result = _attention(pins)
+def test_a_pin_breaking_a_rule_is_refused_with_the_real_reason(pins: dict[str, int], causal: bool, rule: str,
+                                                               words: str) -> None:
+    result = _attention(pins, causal)
     assert result.solution is None and result.conflict is not None
     assert rule in result.conflict.constraints and words in result.conflict.message, result.conflict
     assert "more query than key tiles" not in result.conflict.message

@@ -10,12 +10,13 @@ columns (``C`` tiles) split evenly over the cores along their axis, with ``g = c
     per_core_C | C          (so g * per_core_C = C)
 
 FlashAttention on the flattened split (``export/ttlang_attention.py``; tiles of 32, ``qc``, ``kc`` the chunk
-sizes in tiles, ``n_q = ceil(Sq_t / qc)``): keys are not padded, and a causal query chunk streams the
-``ceil((i+1)*qc / kc)`` key chunks up to its last (padded) row, unclamped, so the last chunk's rows must not
-reach past the keys:
+sizes in tiles, ``n_q = ceil(Sq_t / qc)``, ``n_k = ceil(Skv_t / kc)``). Without the causal mask nothing masks
+padded keys, so the keys are whole chunks; under it (``Sq = Skv``) every padded key lies after every query
+row and the mask removes it, but a query chunk streams the ``ceil((i+1)*qc / kc)`` key chunks up to its last
+(padded) row, unclamped, so the last chunk's rows must not reach past the (padded) keys:
 
-    k_chunk_size | Skv                      (elements: whole key chunks)
-    causal:  n_q * qc <= Skv_t              (the last query chunk, padding included, ends within the keys)
+    plain:   k_chunk_size | Skv             (elements: whole key chunks)
+    causal:  n_q * qc <= n_k * kc           (the last query chunk, padding included, ends within the keys)
 
 Flash-decoding (``kv_split``) pads and masks a ragged cache and needs neither.
 """
@@ -55,18 +56,15 @@ def _even_columns(q: RowReductionQuantities) -> list[Constraint]:
 
 def _whole_key_chunks(q: AttentionQuantities) -> list[Constraint]:
     kv, qd = q.st.kv_dim, q.st.q_dim
-    out = [Constraint(f"{FAMILY}[k_chunk_size|{kv}]", FAMILY, "divides", q.k_chunk_size,
-                      const(q.problem.elements(kv)),
-                      f"{kv} = {{rhs}} is not a whole number of key chunks (k_chunk_size = {{lhs}}): the TT-Lang "
-                      "attention kernel does not pad keys")]
-    if q.causal:
-        skv_t = q.problem.tiles(kv)
-        why = (f"more query than key tiles ({qd} = {q.problem.elements(qd)}, {kv} = {q.problem.elements(kv)})"
-               if q.problem.tiles(qd) > skv_t else
-               f"{qd} = {q.problem.elements(qd)} is not a whole number of query chunks, and the last chunk's "
-               "padded rows")
-        out.append(Constraint(
-            f"{FAMILY}[causal_last_chunk]", FAMILY, "le", mul(q.n_q, q.qc), const(skv_t),
-            f"under the causal mask {why} reach past the keys: n_q * q chunk = {{lhs}} tiles, {kv} has {{rhs}}; "
-            "the TT-Lang kernel does not clamp a chunk's key steps"))
-    return out
+    if not q.causal:
+        return [Constraint(f"{FAMILY}[k_chunk_size|{kv}]", FAMILY, "divides", q.k_chunk_size,
+                           const(q.problem.elements(kv)),
+                           f"{kv} = {{rhs}} is not a whole number of key chunks (k_chunk_size = {{lhs}}): without "
+                           "the causal mask the TT-Lang attention kernel has no mask for padded keys")]
+    why = (f"more query than key tiles ({qd} = {q.problem.elements(qd)}, {kv} = {q.problem.elements(kv)})"
+           if q.problem.tiles(qd) > q.problem.tiles(kv) else
+           f"{qd} = {q.problem.elements(qd)} is not a whole number of query chunks, and the last chunk's padded rows")
+    return [Constraint(
+        f"{FAMILY}[causal_last_chunk]", FAMILY, "le", mul(q.n_q, q.qc), mul(q.n_k, q.kc),
+        f"under the causal mask {why} reach past the keys: n_q * q chunk = {{lhs}} tiles, the key chunks hold "
+        "{rhs}; the TT-Lang kernel does not clamp a chunk's key steps")]
