@@ -378,3 +378,16 @@ def test_a_subprocess_started_with_the_preexec_dies_with_its_killed_parent(tmp_p
         assert child in group_members(run.pgid)
         run.kill()
         run.assert_nothing_left()
+
+
+def test_a_sigint_just_before_the_block_ends_still_counts() -> None:
+    """The signal's byte and the watcher's exit sentinel can arrive in one read: the signal still sets the
+    token (serve's loop ends at once on Ctrl-C, and used to exit 0 now and then)."""
+    from loom_explorer.solve.interrupt import StopToken, stop_on_sigint
+
+    for _ in range(20):
+        token = StopToken()
+        with stop_on_sigint(token):
+            os.kill(os.getpid(), signal.SIGINT)
+        assert token.stopped
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored (no exit_after_s)

@@ -153,9 +153,11 @@ def stop_on_sigint(token: StopToken = STOP, *, raise_first: bool = False,
                 data = reader.recv(64)
             except OSError:
                 return
-            if not data or 0 in data:  # closed, or the sentinel written on exit
+            if not data:  # closed
                 return
             for signum in data:
+                if signum == 0:  # the sentinel written on exit, after every signal before it
+                    return
                 if signum != signal.SIGINT:
                     continue
                 count += 1
