@@ -9,8 +9,8 @@
    constants or its own check (``ttlang_contract.reference_pcc``); the PCC must reach ``PCC_MIN``
    (bfloat16).
 2. Traffic: the tiles the simulator moved (DRAM reads and writes per tensor, pipe tiles received per
-   core) must equal what the model predicts for the schedule embedded in the file
-   (``traffic/tiles.py``). Any difference is a bug in the model or in the generator.
+   core) must equal what the model predicts for the schedule embedded in the file, every core at its own
+   work (``traffic/tiles.py``). Any difference is a bug in the model or in the generator.
 3. Compile: the real TT-Lang compiler accepts the file, compile-only (``deploy/compiler.py``), run beside the
    simulator. Without the toolchain (``loom-explorer toolchain install``) the report says the file was not
    compiled, and claims nothing about it.
@@ -44,8 +44,7 @@ from loom_explorer.export.ttlang_contract import (
     constant_mismatches,
     reference_pcc,
 )
-from loom_explorer.traffic.tiles import TileTraffic, tile_traffic
-from loom_explorer.traffic.transfers import schedule_transfers
+from loom_explorer.traffic.tiles import TileTraffic, schedule_tile_traffic
 
 PCC_MIN = 0.999  # bfloat16 inputs, fp32 reference
 K = TypeVar("K")
@@ -141,7 +140,7 @@ def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0, hw_file
     doc = embedded_document(path)
     built = rebuild(doc, hw_file=hw_file, kernel_file=kernel_file)
     values = built.solution.values()
-    predicted = tile_traffic(built.hardware, built.problem, schedule_transfers(built.hardware, built.schedule, values))
+    predicted = schedule_tile_traffic(built.hardware, built.schedule, values)
     try:
         schedule_source = ttlang_source(built, doc)
     except ExportError as exc:

@@ -6,11 +6,13 @@ causal mask a balanced pair of query chunks ``(j, n_q - 1 - j)`` (one chunk when
 model's causal load balancing has it. Each query chunk of a task reads its ``qc x D`` block, streams the
 ``kc x D`` key and value chunks of its head (of its key/value head under GQA) through an online softmax,
 and writes its ``qc x D`` output chunk: exactly the flows the model counts (``attention_flows``: q once
-per chunk, k and v once per step, o once per chunk). A plain chunk takes all ``n_k`` key chunks; a causal
-chunk ``i`` only the ``ceil((i+1)*qc/kc)`` that reach its last row (at most ``n_k``: the solve for these
-kernels keeps the last chunk's padded rows within the keys, ``model/constraints/ttlang_export.py``). The
-host pads the task list to whole cores (``cores x P``) with zero queries of padding heads, so every working
-core runs ``P`` tasks, as the model assumes; padded query rows are cropped from the output.
+per chunk, k and v once per step, o once per chunk; each core at its own tasks' chunks and steps,
+``model/attention_work.py``, where causal tasks differ in length). A plain chunk takes all ``n_k`` key
+chunks; a causal chunk ``i`` only the ``ceil((i+1)*qc/kc)`` that reach its last row (at most ``n_k``:
+the solve for these kernels keeps the last chunk's padded rows within the keys,
+``model/constraints/ttlang_export.py``). The host pads the task list to whole cores (``cores x P``) with
+zero queries of padding heads, so every working core runs ``P`` tasks, as the model counts them; padded
+query rows are cropped from the output.
 
 Per step (FlashAttention-2): ``s = q k^T / sqrt(D)``, ``m' = max(m, rowmax(s))``, ``p = exp(s - m')``,
 ``l' = l exp(m - m') + rowsum(p)``, ``acc' = acc exp(m - m') + p v``; at the end ``o = acc / l``.
@@ -52,9 +54,8 @@ from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.program.attention import Attention, analyse_attention
-from loom_explorer.traffic.tiles import tile_traffic
-from loom_explorer.traffic.transfers import schedule_transfers, used_cores
+from loom_explorer.program.attention import Attention
+from loom_explorer.traffic.transfers import used_cores
 
 
 def attention_unsupported(st: Attention, candidate_name: str, flattened: bool, dram_only: bool) -> str | None:
@@ -63,35 +64,6 @@ def attention_unsupported(st: Attention, candidate_name: str, flattened: bool, d
         return (f"TT-Lang export of attention covers the flattened layout with DRAM reads (TTNN's SDPA split) "
                 f"so far; {candidate_name} is not")
     return None
-
-
-def task_chunks(task: int, n_q: int, causal: bool) -> tuple[int, ...]:
-    """Query chunks of task ``task`` of one head: one chunk, or the balanced pair ``(j, n_q - 1 - j)``."""
-    if not causal:
-        return (task % n_q,)
-    j = task % -(-n_q // 2)
-    return (j,) if j == n_q - 1 - j else (j, n_q - 1 - j)
-
-
-def chunk_steps(chunk: int, qc: int, kc: int, n_k: int, causal: bool) -> int:
-    """Key/value chunks query chunk ``chunk`` streams: all, or under the mask those up to its last row."""
-    return min(-(-(chunk + 1) * qc // kc), n_k) if causal else n_k
-
-
-def _overcount_note(built: RebuiltSchedule, kernel_kv_tiles: int) -> str:
-    """A comment when the model predicts more key tiles than the kernel reads: causal tasks that differ in
-    work (an odd n_q's middle chunk, padded tasks short of the slowest) while the model counts every core
-    at its slowest core's steps."""
-    st = analyse_attention(built.problem.program)
-    values = built.solution.values()
-    predicted = tile_traffic(built.hardware, built.problem,
-                             schedule_transfers(built.hardware, built.schedule, values)).dram_read_tiles
-    model = predicted.get(st.streamed[1], 0)
-    if model == kernel_kv_tiles:
-        return ""
-    return ("# Note: the causal tasks differ in work here, and the model counts every core at its slowest\n"
-            f"# core's steps: it predicts {model} tiles of {st.streamed[1]} read where this kernel reads "
-            f"{kernel_kv_tiles}\n# (verify reports the difference).\n")
 
 
 def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attention) -> str:
@@ -120,9 +92,6 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
         raise ExportError(f"{st.kv_dim}={shape[st.kv_dim]} is not a whole number of key chunks "
                           f"(k_chunk_size={v['k_chunk_size']}); padded keys would need a mask")
     n_q, n_k = -(-sq_t // qc), -(-skv_t // kc)
-    slots = len(used_cores(sch, v)) * v["per_core_" + "*".join(group)]
-    kv_tiles = kc * d_t * sum(chunk_steps(c, qc, kc, n_k, causal) for t in range(slots)
-                              for c in task_chunks(t, n_q, causal))
     if causal and -(-n_q * qc // kc) > n_k:  # the model's ``ttlang_export`` constraints keep solves from this
         why = (f"more query than key tiles ({st.q_dim}={shape[st.q_dim]}, {st.kv_dim}={shape[st.kv_dim]})"
                if sq_t > skv_t else f"{st.q_dim}={shape[st.q_dim]} is not a whole number of query chunks "
@@ -138,7 +107,7 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
         b=math.prod(shape[d] for d in heads if d != "H"), h=shape.get("H", 1),
         hkv=shape[kv_heads] if kv_heads else shape.get("H", 1), sq=shape[st.q_dim], skv=shape[st.kv_dim],
         d=shape[st.head_dim], causal=causal, task="balanced query chunk pairs" if causal else "query chunks",
-        group=" x ".join(group), note=_overcount_note(built, kv_tiles), footer=footer(doc),
+        group=" x ".join(group), footer=footer(doc),
         adapter=SIM_ADAPTER, kernel=_kernel(names, causal, 1.0 / math.sqrt(shape[st.head_dim])),
         mask_host=_MASK_HOST if causal else "",
         mask_arg=", mask_index" if causal else "", mask_doc=", the causal mask index" if causal else "",
@@ -456,7 +425,7 @@ N_Q, N_K = {n_q}, {n_k}                  # query chunks, key/value chunks per he
 CAUSAL = {causal}
 TASKS_PER_HEAD = -(-N_Q // 2) if CAUSAL else N_Q
 Q_BUFFER_DEPTH, K_BUFFER_DEPTH, V_BUFFER_DEPTH = {dq}, {dk}, {dv}
-{note}
+
 # the problem: batch, query heads, key/value heads, sequence lengths, head dim (elements)
 B, H, HKV, SQ, SKV, D = {b}, {h}, {hkv}, {sq}, {skv}, {d}
 SCALE = 1.0 / math.sqrt(D)

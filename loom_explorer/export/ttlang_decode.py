@@ -19,9 +19,8 @@ keys; the step of the last chunk adds the key mask (``KEY_MASK``: 0 for a key, -
 ``r x kc`` block the host builds) to its scores, read by the first core with that chunk's keys.
 
 The host pads the groups to whole cores (``ceil(N_g/g)*g``, zero queries and keys) and crops the output.
-Traffic is the model's (``model/decode_latency.py``) when every run is ``RUN`` long (``S`` divides ``n_k``);
-otherwise the first core reads fewer key chunks than the model counts (it costs every core at the slowest),
-and the file says so.
+Traffic is the model's (``model/decode_latency.py``), each core at its own run (``model/attention_work.py``:
+the first core of a group streams ``n_k - (S-1)*RUN`` key chunks when ``S`` does not divide ``n_k``).
 """
 
 from __future__ import annotations
@@ -54,14 +53,11 @@ def decode_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attention) 
     run = -(-n_k // s)
     groups = math.prod(shape[d] for d in st.kv_groups)
     ragged = shape[st.kv_dim] % v["k_chunk_size"] != 0
-    note = "" if n_k % s == 0 else (
-        f"# Note: the first core of a group streams {n_k - (s - 1) * run} key chunks, the others {run}; the model\n"
-        f"# counts every core at {run} (verify reports the difference).\n")
     return _TEMPLATE.format(
         header=header(built, doc), **names, gx=v["grid_x"], gy=v["grid_y"], working=len(used_cores(built.schedule, v)),
         groups_per_core=g, kv_cores=s, qc=qc, kc=kc, dt=problem.tiles(st.head_dim), n_k=n_k, run=run,
         dq=v[f"{q_in}_buffer_depth"], dk=v[f"{k_in}_buffer_depth"], dv=v[f"{v_in}_buffer_depth"],
-        n_groups=groups, sq=shape[st.q_dim], skv=shape[st.kv_dim], d=shape[st.head_dim], ragged=ragged, note=note,
+        n_groups=groups, sq=shape[st.q_dim], skv=shape[st.kv_dim], d=shape[st.head_dim], ragged=ragged,
         group_size=_group_size(problem.program, st, shape), adapter=SIM_ADAPTER, footer=footer(doc),
         kernel=_kernel(names, ragged, s > 1, 1.0 / math.sqrt(shape[st.head_dim])),
         mask_arg=", key_mask" if ragged else "", mask_doc=", the key mask" if ragged else "",
@@ -350,7 +346,7 @@ N_K = {n_k}                              # key/value chunks per group
 RUN = {run}                              # key chunks per core; the group's first core takes the rest
 LAST_RUN = N_K - (KV_CORES - 1) * RUN
 Q_BUFFER_DEPTH, K_BUFFER_DEPTH, V_BUFFER_DEPTH = {dq}, {dk}, {dv}
-{note}
+
 # the problem: groups (batch x key/value heads), query heads per group, lengths, head dim (elements)
 N_GROUPS, GROUP, SQ, SKV, D = {n_groups}, {group_size}, {sq}, {skv}, {d}
 RAGGED = {ragged}                        # SKV is not a whole number of key chunks: the last is padded

@@ -102,7 +102,10 @@ def attention_latency_terms(q: AttentionQuantities,
 
 
 def attention_dram_read_bytes(q: AttentionQuantities) -> Expr:
-    """Key/value bytes one step reads over the chip times the slowest core's steps, plus every core's q."""
+    """Key/value bytes one step reads over the chip times the slowest core's steps, plus every core's q
+    chunks: ``steps * sum_{X in k, v} readers_X * B_X + chunks * cores * B_q``. Reported (not a latency
+    input), an upper bound on the bytes moved where cores differ in work; the exact per-core count is
+    ``model/attention_work.py``'s (docs/attention.md, section 5)."""
     q_in, k_in, v_in = q.st.streamed
     per_step = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in (k_in, v_in))
     return mul(q.steps, per_step) + mul(q.chunks, q.cores, block_bytes(q, q_in))

@@ -95,7 +95,9 @@ def contraction_flows(q: Quantities) -> list[TrafficFlow]:
 
 def attention_flows(q: AttentionQuantities) -> list[TrafficFlow]:
     """The NoC flows of attention: a q chunk per query chunk, k and v chunks per step, o chunks written;
-    with the causal mask, its index once per core (``model/attention.py``)."""
+    with the causal mask, its index once per core (``model/attention.py``). Counts are the slowest core's
+    (the latency's); the tiles moved take each core's own (``model/attention_work.py``, by these flows'
+    names)."""
     q_in, k_in, v_in = q.st.streamed
     flows = input_flows(q, {q_in: q.chunks, k_in: q.steps, v_in: q.steps})
     flows.append(write_flow(q, q.st.output, q.block_tiles(q.st.output), q.chunks))

@@ -4,16 +4,26 @@ tensor, and tiles each core receives over pipes (multicasts and split-K gathers)
 The counts come from the model's transfers (:func:`~loom_explorer.traffic.transfers.schedule_transfers`),
 bytes divided by the bytes of one tile of the tensor's format (of the accumulator's format for partial
 sums), so that a simulated kernel that moves anything else disagrees with the model.
+
+The transfers repeat every core's flow at the slowest core's count, as the latency does (the slowest core
+bounds the time). The tiles moved are each core's own work: :func:`schedule_tile_traffic` gives each working
+core's transfers of a flow that core's own repetitions where the family knows them
+(``model/attention_work.py``: causal tasks of different lengths, uneven runs of key chunks), so that
+``sum over cores c of count_c * bytes`` is what is counted.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
+from loom_explorer.model.attention_work import core_flow_counts
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.noc.graph import core_coord
 from loom_explorer.problem import Problem
-from loom_explorer.traffic.transfers import GridPos, Transfer
+from loom_explorer.traffic.transfers import GridPos, Transfer, schedule_transfers, used_cores
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +75,27 @@ def tile_traffic(hw: HardwareSpec, problem: Problem, transfers: list[Transfer]) 
 
     return TileTraffic(dram_read_tiles=in_tiles(read, "reads"), dram_written_tiles=in_tiles(written, "writes"),
                        pipe_received_tiles=dict(received))
+
+
+def exact_transfers(hw: HardwareSpec, schedule: SymbolicSchedule, values: Mapping[str, int]) -> list[Transfer]:
+    """The schedule's transfers with each working core's own repetitions of the flows whose count differs
+    between cores (``model/attention_work.py``): a DRAM read counted at the core it reaches, a write at the
+    core it leaves (module docstring)."""
+    transfers = schedule_transfers(hw, schedule, dict(values))
+    counts = core_flow_counts(schedule, values)
+    if not counts:
+        return transfers
+    index = {core_coord(hw, *pos): n for n, pos in enumerate(used_cores(schedule, dict(values)))}
+    out = []
+    for t in transfers:
+        own = counts.get(t.flow)
+        if own is not None and t.kind in ("dram_read", "dram_write"):
+            core = t.dsts[0] if t.kind == "dram_read" else t.src
+            t = replace(t, count=own[index[core]])
+        out.append(t)
+    return out
+
+
+def schedule_tile_traffic(hw: HardwareSpec, schedule: SymbolicSchedule, values: Mapping[str, int]) -> TileTraffic:
+    """The tiles ``schedule`` moves at ``values``, every core at its own work (module docstring)."""
+    return tile_traffic(hw, schedule.problem, exact_transfers(hw, schedule, values))

@@ -1,7 +1,7 @@
 """The default ``export --format ttlang`` (no ``--candidate``: the best schedule the TT-Lang writer writes) of
 every shipped kernel it writes, on ragged shapes, compiles with the real TT-Lang compiler and verifies in
-tt-lang-sim: its constants are its schedule's, its result matches torch, and it moves the model's tiles (or,
-where the model counts every core at its slowest core's work, no more than the model, the file saying so).
+tt-lang-sim: its constants are its schedule's, its result matches torch, and it moves exactly the model's
+tiles (each core at its own work: causal tasks of different lengths, uneven runs of key chunks).
 
 The shapes are the ones that broke: W = 2080 (65 tiles, split over cores only evenly), grouped causal
 attention with Sq = Skv = 224 (7 tiles: whole key chunks, the last query chunk within the keys), and a long
@@ -86,14 +86,9 @@ def test_the_default_export_compiles_and_verifies(exported, case: int, tmp_path)
     report = json.loads(done.stdout)
     assert report["constants"]["equal"], report["constants"]
     assert report["pcc"] is not None and report["pcc"] >= PCC_MIN, report
-    traffic = report["traffic"]
-    if not traffic["equal"]:  # the model counts every core at its slowest: never less than the kernel moves
-        assert "# Note:" in text and "(verify reports the difference)" in text, traffic["differences"]
-        for kind in ("dram_read_tiles", "dram_written_tiles"):
-            simulated, predicted = traffic["simulated"][kind], traffic["predicted"][kind]
-            assert simulated.keys() == predicted.keys()
-            assert all(simulated[t] <= predicted[t] for t in simulated), traffic["differences"]
-        assert traffic["simulated"]["pipe_received_tiles"] == traffic["predicted"]["pipe_received_tiles"]
+    assert report["traffic"]["equal"], report["traffic"]["differences"]  # every core at its own work
+    assert report["passed"] and done.returncode == 0, report
+    assert "# Note:" not in text
 
 
 @pytest.mark.slow  # each solves every candidate: 10-30 s
