@@ -42,6 +42,7 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
     "shipped_matrix.py": ((pytest.mark.slow,), (r"\d+ cells in \d+\.\d+ s: schedule \d+, no schedule \d+, "
                                                 r"bad input \d+, fail 0",
                                                 r"internal errors: 0; over 60 s: 0")),
+    "store_referee.py": ((), (r"gemm M=256,K=256,N=256 +20 +20 +\d+\.\d+ +\d+ +\d+",)),
     "solve_memory.py": ((), (r"gemm M=256,K=256,N=256 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True",)),
     # the stored answer came from the store, and without OR-Tools, pandas or networkx
     "startup.py": ((), (r"python -c pass +\d+\.\d+ +\d+\.\d+ +1\.0 +1\.0",

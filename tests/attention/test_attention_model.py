@@ -307,7 +307,7 @@ def test_l1_buffers_causal_has_a_mask_and_plain_does_not(tiny_hw):
     """ttnn's streaming kernel's circular buffers (``model/constraints/ttnn_buffers.py``): the inputs at the
     schedule's depths, scalars, scores, the output's two running blocks, five statistics and the output; the
     causal mask in bfp4 (two blocks) replaces the reciprocal scratch of the plain kernel."""
-    v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=96,
+    v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=128,
              q_buffer_depth=1, k_buffer_depth=3, v_buffer_depth=2)
     cand = Candidate(axes=(("y", "H"), ("x", "Sq")), comms=(("q", Comm.dram), ("k", Comm.dram), ("v", Comm.dram)))
     qc, kc, dt, tile, bfp4 = 2, 3, 2, 2048, 576
@@ -347,10 +347,10 @@ def test_l1_buffers_of_the_ttlang_target_are_the_exported_kernels(tiny_hw):
     (``model/constraints/l1_capacity.py``; the compiler's totals: tests/export/test_ttlang_compile_attention.py):
     the accumulator two blocks in the output's format even with fp32 accumulation, and under the mask
     the index, its two gaps, 32 and -1e30, the wide offset and key - query position, and the offset."""
-    v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=96,
+    v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=128,
              q_buffer_depth=1, k_buffer_depth=3, v_buffer_depth=2)
     cand = Candidate(axes=(("y", "H"), ("x", "Sq")), comms=(("q", Comm.dram), ("k", Comm.dram), ("v", Comm.dram)))
-    qc, kc, dt, tile = 2, 3, 2, 2048
+    qc, kc, dt, tile = 2, 4, 2, 2048
     want = {"q": 1 * qc * dt, "k": 3 * kc * dt, "v": 2 * kc * dt, "o": qc * dt, "ones": 1, "scale": qc * kc,
             "k_t": dt * kc, "s_qk": qc * kc, "s": qc * kc, "s_max": qc, "m_new": qc, "m_wide": qc * kc,
             "s_p": qc * kc, "correction": qc, "s_sum": qc, "correction_wide": qc * dt, "o_corrected": qc * dt,
