@@ -97,13 +97,19 @@ def refusal(issues: list[RowIssue], flag: str = "--skip-bad-rows") -> str:
             + f"; fix the file or give {flag} to leave such rows out")
 
 
-def read_text(path: str | Path, error: type[ValueError]) -> str:
-    """The whole file as text, or ``error`` in one line naming the file (module docstring)."""
+def _regular_file(path: str | Path, error: type[ValueError]) -> Path:
+    """``path`` when it names a regular file; else ``error`` naming it (a folder or device is never opened)."""
     p = Path(path)
     if not p.exists():
         raise error(f"{p}: no such file")
     if not p.is_file():
         raise error(f"{p}: not a regular file")
+    return p
+
+
+def read_text(path: str | Path, error: type[ValueError]) -> str:
+    """The whole file as text, or ``error`` in one line naming the file (module docstring)."""
+    p = _regular_file(path, error)
     try:
         if p.stat().st_size > MAX_DECOMPRESSED_BYTES:
             raise error(f"{p}: more than {MAX_DECOMPRESSED_BYTES >> 20:,} MiB: not a file this tool reads")
@@ -219,11 +225,7 @@ class TextSource:
 def open_source(path: str | Path, error: type[ValueError]) -> TextSource:
     """The file at ``path`` as a :class:`TextSource`, or ``error`` in one line naming it (it does not exist,
     is not a regular file -- never opened then -- or cannot be opened)."""
-    p = Path(path)
-    if not p.exists():
-        raise error(f"{p}: no such file")
-    if not p.is_file():
-        raise error(f"{p}: not a regular file")
+    p = _regular_file(path, error)
     try:
         binary = p.open("rb")
         size = p.stat().st_size
