@@ -1,6 +1,6 @@
 """Start-up discipline of the command line (``loom_explorer/cli/entry.py``): ``--help`` imports no command
 module and no heavy library, a command imports only its own module, an answer from the results store needs
-neither OR-Tools, pandas nor networkx, and the help lines kept in ``entry.COMMANDS`` are the modules' own.
+neither OR-Tools, pandas nor networkx, and every parser (a command's own, or all) lists the commands alike.
 
 Each import check runs in a fresh interpreter (``sys.modules`` of this test process holds everything); no
 check is timed (``benchmarks/startup.py`` measures the times).
@@ -77,7 +77,7 @@ def _help_lines(parser: argparse.ArgumentParser) -> list[tuple[str, str | None]]
     return [(a.dest, a.help) for a in sub._choices_actions]
 
 
-def test_help_lines_kept_in_entry_are_the_modules_own() -> None:
+def test_every_parser_lists_the_commands_alike() -> None:
     full = _help_lines(entry.build_parser())  # every command module's own parser
     assert _help_lines(entry.build_parser(None)) == full  # the lines kept in entry.COMMANDS
     for name, _ in full:  # a command's own parser beside the others' lines: the same listing

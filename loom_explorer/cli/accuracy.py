@@ -546,9 +546,7 @@ def run_ingest(req: IngestCommand) -> int:
 
 
 def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    predict = add_command(sub, "predict", Command(parse_predict, run_predict),
-                          help="evaluate an existing TTNN program config (matmul or SDPA), or ttnn's default for "
-                               "an op, with the model")
+    predict = add_command(sub, "predict", Command(parse_predict, run_predict))
     add_problem_args(predict)
     predict.add_argument("--ttnn-config", default=None, metavar="FILE",
                          help="JSON in the ttnn constructor's argument names (see docs/accuracy.md), or a configs "
@@ -563,8 +561,7 @@ def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    accuracy = add_command(sub, "accuracy", Command(parse_accuracy, run_accuracy),
-                           help="error table of the model on measured matmul or SDPA data")
+    accuracy = add_command(sub, "accuracy", Command(parse_accuracy, run_accuracy))
     accuracy.add_argument("--kernel", choices=KERNELS, default="gemm",
                           help="gemm (default) or flash_attention (published SDPA op times)")
     accuracy.add_argument("--data", default=None,
@@ -589,8 +586,7 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     accuracy.add_argument("--constants", default=None, metavar="A,B",
                           help="with --cross-validate: refit these constants instead (as calibrate --constants)")
     add_store_arg(accuracy)
-    calibrate = add_command(sub, "calibrate", Command(parse_calibrate, run_calibrate),
-                            help="fit the hardware file's estimated constants to measured data")
+    calibrate = add_command(sub, "calibrate", Command(parse_calibrate, run_calibrate))
     calibrate.add_argument("--hw", required=True, help="the hardware file to start from (name or path)")
     calibrate.add_argument("--kernel", choices=KERNELS, default="gemm",
                            help="gemm (default: the matmul constants) or flash_attention (the attention "
@@ -613,9 +609,7 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    ingest = add_command(sub, "ingest", Command(parse_ingest, run_ingest),
-                         help="read a device-profiler ops_perf_results CSV: each matmul predicted "
-                              "with its own config beside its measured kernel duration")
+    ingest = add_command(sub, "ingest", Command(parse_ingest, run_ingest))
     ingest.add_argument("file", help="ops_perf_results_<timestamp>.csv from tt-metal's device profiler")
     ingest.add_argument("--hw", default=None,
                         help="hardware to predict on (default: from the report's DEVICE ARCH column)")

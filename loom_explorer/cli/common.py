@@ -51,10 +51,13 @@ class Command(Generic[Request]):
         return self.run(self.parse(args))
 
 
-def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, command: Command[Request],
-                help: str) -> argparse.ArgumentParser:
-    """A subparser ``name`` that runs ``command``; ``--debug`` is taken after the command name too."""
-    parser = sub.add_parser(name, help=help)
+def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+                command: Command[Request]) -> argparse.ArgumentParser:
+    """A subparser ``name`` that runs ``command``, with its help line from ``entry.COMMANDS`` (kept there so
+    that ``--help`` lists every command without importing its module); ``--debug`` is taken after the
+    command name too."""
+    from loom_explorer.cli.entry import help_line
+    parser = sub.add_parser(name, help=help_line(name))
     parser.set_defaults(handler=command)
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="print the traceback of an internal error")

@@ -215,9 +215,7 @@ def run_results(req: ResultsCommand) -> int:
 
 
 def add_verify_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verify = add_command(sub, "verify", Command(parse_verify, run_verify),
-                         help="check an exported TT-Lang kernel: numerics and traffic in tt-lang-sim, "
-                              "and the real TT-Lang compiler (compile-only)")
+    verify = add_command(sub, "verify", Command(parse_verify, run_verify))
     verify.add_argument("file", help="a file written by `export --format ttlang`")
     verify.add_argument("--timeout", type=seconds, default=600.0, help="seconds the simulator may take (default 600)")
     verify.add_argument("--json", action="store_true", help="print one JSON object")
@@ -229,9 +227,7 @@ def add_verify_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     verify.add_argument("--kernel", default=None, metavar="FILE",
                         help="the tile program (.py) it was exported from, when it is not a shipped kernel")
     add_store_arg(verify)
-    toolchain = add_command(sub, "toolchain", Command(parse_toolchain, run_toolchain),
-                            help="install or show the Python 3.12 environment of Tenstorrent's tools "
-                                 "(the TT-Lang compiler, ttnn) that verify and the card-path tests use")
+    toolchain = add_command(sub, "toolchain", Command(parse_toolchain, run_toolchain))
     toolchain.add_argument("action", choices=["install", "status"])
     toolchain.add_argument("--python", default=None, metavar="PYTHON3.12",
                            help="the Python 3.12 to build on (default: python3.12 on PATH, else pyenv's)")
@@ -242,9 +238,7 @@ def add_verify_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def add_deploy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    deploy = add_command(sub, "deploy", Command(parse_deploy, run_deploy, stoppable=True),
-                         help="run the best (or a chosen) schedule on a card, or in the simulator, "
-                              "and record predicted vs measured")
+    deploy = add_command(sub, "deploy", Command(parse_deploy, run_deploy, stoppable=True))
     add_problem_args(deploy)
     add_memory_args(deploy, store=False)
     deploy.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
@@ -255,8 +249,7 @@ def add_deploy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def add_results_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    results = add_command(sub, "results", Command(parse_results, run_results),
-                          help="list the results store: predictions beside measurements")
+    results = add_command(sub, "results", Command(parse_results, run_results))
     results.add_argument("--hw", default=None, help="only this hardware name")
     results.add_argument("--kernel", default=None, help="only this kernel")
     add_store_arg(results)

@@ -3,7 +3,7 @@
 
 Start-up: ``main`` imports the module of the command it runs and no other (``COMMANDS``); ``--help`` lists
 every command from the help lines kept here, importing none of them (tests/test_cli_startup.py checks the
-lines against the modules' own and that ``--help`` loads neither OR-Tools, pandas, numpy nor networkx).
+listing against the full parser's and that ``--help`` loads neither OR-Tools, pandas, numpy nor networkx).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class CommandGroup:
     commands: tuple[tuple[str, str], ...]  # (name, help line), in the order ``add`` adds them
 
 
-# In the order ``--help`` lists them; the help lines are the modules' own (tests/test_cli_startup.py).
+# In the order ``--help`` lists them, each with its help line: the one place the lines are written.
 COMMANDS: tuple[CommandGroup, ...] = (
     CommandGroup(_listing, (("hw", "list or show hardware descriptions"), ("kernels", "list shipped tile programs"))),
     CommandGroup(_solve, (("solve", "solve every mapping candidate of a problem to optimality"),
@@ -124,6 +124,11 @@ COMMANDS: tuple[CommandGroup, ...] = (
     CommandGroup(_serve, (("serve", "open the explorer in a browser (what `panel serve apps/explorer.py` does)"),)),
 )
 EVERY_COMMAND = "*"
+
+
+def help_line(command: str) -> str:
+    """The line ``--help`` shows for ``command`` (its module's parser takes it from here too)."""
+    return next(line for group in COMMANDS for name, line in group.commands if name == command)
 
 
 def build_parser(command: str | None = EVERY_COMMAND) -> argparse.ArgumentParser:

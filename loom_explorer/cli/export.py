@@ -107,8 +107,7 @@ def run_export(req: ExportCommand) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    export = add_command(sub, "export", Command(parse_export, run_export, stoppable=True),
-                         help="write the best (or a chosen) schedule as a kernel file or JSON")
+    export = add_command(sub, "export", Command(parse_export, run_export, stoppable=True))
     add_problem_args(export, tensor_format_flag="--tensor-format")
     add_memory_args(export)
     export.add_argument("--format", dest="output_format", choices=EXPORT_FORMATS, required=True,

@@ -123,9 +123,7 @@ def _json(result: ImproveReport) -> dict[str, object]:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    improve = add_command(sub, "improve", Command(parse_improve, run_improve, stoppable=True),
-                          help="a device-profiler capture's matmul and attention ops: the config each ran, the best "
-                               "config ttnn can run instead and the predicted gain; -o writes the configs")
+    improve = add_command(sub, "improve", Command(parse_improve, run_improve, stoppable=True))
     improve.add_argument("file", help="ops_perf_results_<timestamp>.csv (or .csv.gz) from tt-metal's device profiler")
     improve.add_argument("--hw", default=None, help="hardware to predict on (default: told from the capture)")
     improve.add_argument("-o", "--output", default=None, metavar="FILE",

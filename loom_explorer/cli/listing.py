@@ -70,9 +70,9 @@ def run_kernels(req: KernelsRequest) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    hw = add_command(sub, "hw", Command(parse_hw, run_hw), help="list or show hardware descriptions")
+    hw = add_command(sub, "hw", Command(parse_hw, run_hw))
     hw.add_argument("action", choices=["list", "show"])
     hw.add_argument("name", nargs="?", help="shipped name or path to a YAML file")
     hw.add_argument("--json", action="store_true")
-    kernels = add_command(sub, "kernels", Command(parse_kernels, run_kernels), help="list shipped tile programs")
+    kernels = add_command(sub, "kernels", Command(parse_kernels, run_kernels))
     kernels.add_argument("action", choices=["list"])

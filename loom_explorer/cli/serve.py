@@ -39,8 +39,7 @@ def run_serve(req: ServeCommand) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = add_command(sub, "serve", Command(parse_serve, run_serve),
-                        help="open the explorer in a browser (what `panel serve apps/explorer.py` does)")
+    serve = add_command(sub, "serve", Command(parse_serve, run_serve))
     serve.add_argument("--port", type=whole(0, 65535), default=5006, help="port (default 5006; 0 picks a free one)")
     serve.add_argument("--address", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1: this machine only; anything else is "

@@ -118,8 +118,7 @@ def run_traffic(req: TrafficCommand) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    solve = add_command(sub, "solve", Command(parse_solve, run_solve, stoppable=True),
-                        help="solve every mapping candidate of a problem to optimality")
+    solve = add_command(sub, "solve", Command(parse_solve, run_solve, stoppable=True))
     add_problem_args(solve)
     add_memory_args(solve)
     solve.add_argument("--candidate", action="append", default=[], metavar="NAME",
@@ -131,8 +130,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                        help="solve only the N fastest candidates to their optimum and prove every other one "
                             "no faster (status 'dominated'); much faster than the default, which solves every "
                             "candidate (0)")
-    traffic = add_command(sub, "traffic", Command(parse_traffic, run_traffic, stoppable=True),
-                          help="route the NoC traffic of the best (or a chosen) schedule")
+    traffic = add_command(sub, "traffic", Command(parse_traffic, run_traffic, stoppable=True))
     add_problem_args(traffic)
     add_memory_args(traffic)
     traffic.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")

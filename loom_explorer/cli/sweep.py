@@ -102,8 +102,7 @@ def run_report(req: ReportCommand) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sweep = add_command(sub, "sweep", Command(parse_sweep, run_sweep, stoppable=True),
-                        help="solve every op of a shapes file (or a model) on every chip, with Dask")
+    sweep = add_command(sub, "sweep", Command(parse_sweep, run_sweep, stoppable=True))
     sweep.add_argument("shapes", nargs="?", help="CSV with columns kernel,shape,dtype,fidelity[,causal][,label]")
     sweep.add_argument("--model", default=None, help="generate the ops of a model: llama-3-8b, llama-3-70b")
     sweep.add_argument("--write-shapes", default=None, metavar="FILE", help="also write the ops as a shapes.csv")
@@ -117,8 +116,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     sweep.add_argument("--force", action="store_true", help="overwrite the --write-shapes file")
     sweep.add_argument("--no-cache", action="store_true",
                        help="solve every op again, even one the default results store holds proven")
-    report = add_command(sub, "report", Command(parse_report, run_report),
-                         help="report a sweep: per op ours vs ttnn's default, with plots")
+    report = add_command(sub, "report", Command(parse_report, run_report))
     report.add_argument("store_file", metavar="STORE", help="the results store a sweep wrote")
     report.add_argument("--html", default=None, metavar="FILE", help="write a self-contained HTML report")
     report.add_argument("--markdown", default=None, metavar="FILE", help="write the report as Markdown")
