@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -40,19 +40,24 @@ class DeployCommand:
     runs: int
     runner: Literal["auto", "card", "simulator"]
     store: str | None
+    target_given: bool  # --target: else the runner's kernels (TTNN's on a card, the TT-Lang file's in the simulator)
 
 
 def parse_deploy(args: argparse.Namespace) -> DeployCommand:
     return DeployCommand(ProblemRequest.from_args(args), SolveRequest.from_args(args), args.candidate, args.runs,
-                         args.runner, args.store)
+                         args.runner, args.store, args.target is not None)
 
 
 def run_deploy(req: DeployCommand) -> int:
     from loom_explorer.deploy.runner import pick_runner, run_measurement
     from loom_explorer.export.schedule_json import schedule_document
+    from loom_explorer.problem import KernelTarget
     from loom_explorer.store import open_store
 
     runner, why = pick_runner(req.runner)
+    fmt = "ttnn" if runner.name == "card" else "ttlang"  # what the runner runs: a TTNN config or a TT-Lang file
+    if not req.target_given:  # solved for the kernels the runner runs, as export solves for its format's
+        req = replace(req, problem=replace(req.problem, target=KernelTarget(fmt)))
     hw, problem = req.problem.build()
     options = req.solve.options()
     session = req.solve.session(hw, problem)
@@ -63,9 +68,9 @@ def run_deploy(req: DeployCommand) -> int:
     chosen = best(results)
     if chosen is None:
         raise no_schedule(results, "deployment")
-    if runner.name == "card" and not req.candidate:  # the best schedule TTNN can run
+    if not req.candidate:  # the best schedule the runner can run (the writer's rules checked on its values)
         chosen = best_exportable(solved_schedules(session, results, req.problem, options, req.solve.noc_bound),
-                                 "ttnn").result
+                                 fmt).result
     doc = schedule_document(hw, req.problem.hw, req.problem.kernel, problem, chosen, options,
                             noc_bound=req.solve.noc_bound)
     say(f"loom-explorer: {runner.name} ({why}): {chosen.candidate_name}")

@@ -68,6 +68,22 @@ def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:  # t
     assert m.source == "simulator" and m.predicted_cycles and m.schedule_json.startswith("{")
 
 
+@pytest.mark.slow
+def test_deploy_in_the_simulator_runs_the_schedule_solved_for_the_tt_lang_kernel(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Solved for TTNN's kernels, the best softmax of 65 column tiles splits them 8 x 9 (padded), which the TT-Lang
+    writer refuses; the simulator runs the TT-Lang file, so deploy solves for its kernels, as export does, and
+    runs the even split."""
+    store = tmp_path / "r.sqlite"
+    assert main(["deploy", "softmax", "--hw", "wormhole_n150", "--shape", "H=64,W=2080", "--runner", "simulator",
+                 "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "PCC 1.000000, traffic equal to the model" in out
+    with open_store(store) as s:
+        (m,) = s.measurements()
+    params = json.loads(m.schedule_json)["params"]
+    assert 65 % params["per_core_W"] == 0, params
+
+
 @pytest.mark.device
 @pytest.mark.skipif(not HAS_TTNN or CardRunner().unavailable() is not None, reason="needs ttnn and a Tenstorrent card")
 def test_the_card_runner_measures_a_gemm() -> None:  # pragma: no cover - card only
