@@ -53,11 +53,11 @@ class Command(Generic[Request]):
 
 def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
                 command: Command[Request]) -> argparse.ArgumentParser:
-    """A subparser ``name`` that runs ``command``, with its help line from ``entry.COMMANDS`` (kept there so
-    that ``--help`` lists every command without importing its module); ``--debug`` is taken after the
-    command name too."""
-    from loom_explorer.cli.entry import help_line
-    parser = sub.add_parser(name, help=help_line(name))
+    """A subparser ``name`` that runs ``command``, with its line of ``cli/help_lines.py`` (kept there so that
+    ``--help`` lists every command without importing its module); ``--debug`` is taken after the command name
+    too."""
+    from loom_explorer.cli.help_lines import HELP_LINES
+    parser = sub.add_parser(name, help=HELP_LINES[name])
     parser.set_defaults(handler=command)
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="print the traceback of an internal error")

@@ -2,7 +2,7 @@
 ``main``: run one command and turn what ends it into an exit status (the package docstring lists them).
 
 Start-up: ``main`` imports the module of the command it runs and no other (``COMMANDS``); ``--help`` lists
-every command from the help lines kept here, importing none of them (tests/test_cli_startup.py checks the
+every command from ``cli/help_lines.py``, importing none of them (tests/test_cli_startup.py checks the
 listing against the full parser's and that ``--help`` loads neither OR-Tools, pandas, numpy nor networkx).
 """
 
@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from loom_explorer.cli.help_lines import HELP_LINES
 from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, LoomError
 from loom_explorer.solve.interrupt import EXIT_AFTER_S, STOP, Interrupted, exit_if_interrupted, stop_on_sigint
 
@@ -89,46 +90,28 @@ def _serve(sub: Subparsers) -> None:
 
 @dataclass(frozen=True, slots=True)
 class CommandGroup:
-    """The commands one function of a command module adds (``add``, which imports the module), each with the
-    line ``--help`` shows for it."""
+    """The commands one function of a command module adds (``add``, which imports the module)."""
 
     add: Callable[[Subparsers], None]
-    commands: tuple[tuple[str, str], ...]  # (name, help line), in the order ``add`` adds them
+    commands: tuple[str, ...]  # in the order ``add`` adds them
 
 
-# In the order ``--help`` lists them, each with its help line: the one place the lines are written.
+# In the order ``--help`` lists them (each line in ``cli/help_lines.py``).
 COMMANDS: tuple[CommandGroup, ...] = (
-    CommandGroup(_listing, (("hw", "list or show hardware descriptions"), ("kernels", "list shipped tile programs"))),
-    CommandGroup(_solve, (("solve", "solve every mapping candidate of a problem to optimality"),
-                          ("traffic", "route the NoC traffic of the best (or a chosen) schedule"))),
-    CommandGroup(_export, (("export", "write the best (or a chosen) schedule as a kernel file or JSON"),)),
-    CommandGroup(_verify, (
-        ("verify", "check an exported TT-Lang kernel: numerics and traffic in tt-lang-sim, and the real TT-Lang "
-                   "compiler (compile-only)"),
-        ("toolchain", "install or show the Python 3.12 environment of Tenstorrent's tools (the TT-Lang compiler, "
-                      "ttnn) that verify and the card-path tests use"))),
-    CommandGroup(_predict, (("predict", "evaluate an existing TTNN program config (matmul or SDPA), or ttnn's "
-                                        "default for an op, with the model"),)),
-    CommandGroup(_accuracy, (("accuracy", "error table of the model on measured matmul or SDPA data"),
-                             ("calibrate", "fit the hardware file's estimated constants to measured data"))),
-    CommandGroup(_deploy, (("deploy", "run the best (or a chosen) schedule on a card, or in the simulator, and "
-                                      "record predicted vs measured"),)),
-    CommandGroup(_ingest, (("ingest", "read a device-profiler ops_perf_results CSV: each matmul predicted with its "
-                                      "own config beside its measured kernel duration"),)),
-    CommandGroup(_improve, (("improve", "a device-profiler capture's matmul and attention ops: the config each ran, "
-                                        "the best config ttnn can run instead and the predicted gain; -o writes "
-                                        "the configs"),)),
-    CommandGroup(_sweep, (("sweep", "solve every op of a shapes file (or a model) on every chip, with Dask"),
-                          ("report", "report a sweep: per op ours vs ttnn's default, with plots"))),
-    CommandGroup(_results, (("results", "list the results store: predictions beside measurements"),)),
-    CommandGroup(_serve, (("serve", "open the explorer in a browser (what `panel serve apps/explorer.py` does)"),)),
+    CommandGroup(_listing, ("hw", "kernels",)),
+    CommandGroup(_solve, ("solve", "traffic",)),
+    CommandGroup(_export, ("export",)),
+    CommandGroup(_verify, ("verify", "toolchain",)),
+    CommandGroup(_predict, ("predict",)),
+    CommandGroup(_accuracy, ("accuracy", "calibrate",)),
+    CommandGroup(_deploy, ("deploy",)),
+    CommandGroup(_ingest, ("ingest",)),
+    CommandGroup(_improve, ("improve",)),
+    CommandGroup(_sweep, ("sweep", "report",)),
+    CommandGroup(_results, ("results",)),
+    CommandGroup(_serve, ("serve",)),
 )
 EVERY_COMMAND = "*"
-
-
-def help_line(command: str) -> str:
-    """The line ``--help`` shows for ``command`` (its module's parser takes it from here too)."""
-    return next(line for group in COMMANDS for name, line in group.commands if name == command)
 
 
 def build_parser(command: str | None = EVERY_COMMAND) -> argparse.ArgumentParser:
@@ -138,11 +121,11 @@ def build_parser(command: str | None = EVERY_COMMAND) -> argparse.ArgumentParser
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
     for group in COMMANDS:
-        if command == EVERY_COMMAND or any(name == command for name, _ in group.commands):
+        if command == EVERY_COMMAND or command in group.commands:
             group.add(sub)
         else:
-            for name, line in group.commands:
-                sub.add_parser(name, help=line)
+            for name in group.commands:
+                sub.add_parser(name, help=HELP_LINES[name])
     return parser
 
 

@@ -126,6 +126,9 @@ def _close(client: Client | None, cluster: LocalCluster | None, at_once: bool = 
     """Stop the local workers' searches, then close the client and the cluster (its worker processes);
     ``at_once`` (an interrupted sweep): end the worker processes first instead (module docstring)."""
     if cluster is not None and at_once:
+        # the scheduler, nannies and client of this process log every connection the ending cuts (with a
+        # traceback, at INFO): expected here, so not shown
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
         end_processes([pid for pid in (getattr(nanny, "pid", None) for nanny in cluster.workers.values()) if pid],
                       grace_s=0.3)
     elif client is not None:
