@@ -39,35 +39,37 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 TERMINATE_GRACE_S = 1.0  # from SIGTERM to SIGKILL for a worker that has not ended
 
 
+_PRCTL: list[Callable[..., int]] = []  # _libc_prctl's
+
+
+def _libc_prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, resolved once; None off Linux or without libc."""
+    if not _PRCTL and sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            _PRCTL.append(ctypes.CDLL(None, use_errno=True).prctl)
+    return _PRCTL[0] if _PRCTL else None
+
+
 def die_with_parent(parent_pid: int | None = None) -> None:
     """On Linux, have the kernel SIGKILL this process when its parent ends (module docstring); exit at once
     when the parent is already gone (the parent id is not ``parent_pid``). Elsewhere nothing."""
-    if not sys.platform.startswith("linux"):
+    prctl = _libc_prctl()
+    if prctl is None:
         return
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if parent_pid is not None and os.getppid() != parent_pid:
         os._exit(1)
 
 
-_PRCTL: list[Callable[..., int]] = []  # libc's prctl, resolved once in the parent (die_with_parent_preexec)
-
-
 def die_with_parent_preexec() -> Callable[[], None] | None:
     """A ``preexec_fn`` for ``subprocess`` that asks the kernel to SIGKILL the child when this process (the
-    thread that runs ``subprocess``, which waits for the child) ends; None off Linux or without libc."""
-    if not sys.platform.startswith("linux"):
+    thread that runs ``subprocess``, which waits for the child) ends; None off Linux or without libc (prctl
+    resolved here, in the parent: a preexec function should not load libraries)."""
+    prctl = _libc_prctl()
+    if prctl is None:
         return None
-    if not _PRCTL:
-        import ctypes
-
-        try:
-            _PRCTL.append(ctypes.CDLL(None, use_errno=True).prctl)
-        except (OSError, AttributeError):
-            return None
-    prctl = _PRCTL[0]
     return lambda: None if prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) else None
 
 
