@@ -26,6 +26,7 @@ from typing import Protocol
 
 import panel as pn
 import param
+from panel.models.tabulator import CellClickEvent
 
 from loom_explorer.accuracy.improve import Improvement
 from loom_explorer.accuracy.progress import Progress
@@ -114,7 +115,6 @@ class ProfilerPage:
         self.analysis: Analysis | None = None
         self._recorded: Analysis | None = None  # the analysis whose measurements are in the store
         self._running = 0  # the generation of the run in progress (0: none)
-        self._syncing_table = False
         self._build()
 
     # ------------------------------------------------------------------ widgets
@@ -148,7 +148,8 @@ class ProfilerPage:
         self.w_upload.param.watch(self._on_upload, "value")
         self.b_run.on_click(self._on_run_click)
         self.b_record.on_click(self._on_record_click)
-        self.table.param.watch(self._on_table_selection, "selection")
+        # a click opens its row's op, whatever the selection was (a row clicked again opens again)
+        self.table.on_click(self._on_table_click)
 
     def panel(self) -> pn.viewable.Viewable:
         upload = pn.Column(pn.pane.Markdown("or upload `ops_perf_results_*.csv[.gz]`", margin=(0, 10)),
@@ -232,14 +233,10 @@ class ProfilerPage:
         self.b_record.disabled = analysis is self._recorded
 
     def _set_table(self, analysis: Analysis | None) -> None:
-        self._syncing_table = True
-        try:
-            self.table.selection = []
-            self.table.value = ops_frame(analysis.result) if analysis is not None else None
-            if analysis is not None and not self.table_place.objects:
-                self.table_place.objects = [self.table]
-        finally:
-            self._syncing_table = False
+        self.table.selection = []
+        self.table.value = ops_frame(analysis.result) if analysis is not None else None
+        if analysis is not None and not self.table_place.objects:
+            self.table_place.objects = [self.table]
 
     # ------------------------------------------------------------------ opening an op
     def open(self, key: str) -> OpenedOp | None:
@@ -264,11 +261,10 @@ class ProfilerPage:
             return None
         return opened
 
-    def _on_table_selection(self, event: param.parameterized.Event) -> None:
+    def _on_table_click(self, event: CellClickEvent) -> None:
         frame = self.table.value
-        if self._syncing_table or not event.new or frame is None:
-            return
-        self.open(str(frame.iloc[event.new[0]]["op"]))
+        if frame is not None and 0 <= event.row < len(frame):
+            self.open(str(frame.iloc[event.row]["op"]))
 
     # ------------------------------------------------------------------ widget callbacks
     async def _on_capture(self, event: param.parameterized.Event) -> None:

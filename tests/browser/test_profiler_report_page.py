@@ -61,7 +61,7 @@ def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: t
     measured_us = float(_cells(page, "measured us")[0])
 
     page.page.locator(ROWS).first.click()
-    page.page.locator(".measure-marked").get_by_text(TOP_OP).wait_for()
+    page.wait_until(lambda: TOP_OP in page.text(".measure-marked"), f"{TOP_OP} marked on the Measure chart")
     page.wait_solved()
     _wait_for_value(page, ".in-shape input", "M=19,N=1280,K=1280")
     assert page.page.locator(".in-hw select").input_value() == "wormhole_n150"

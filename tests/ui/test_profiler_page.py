@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterator
 
 import pytest
+from panel.models.tabulator import CellClickEvent
 
 from loom_explorer.accuracy.improve import Improvement
 from loom_explorer.accuracy.ingest import IngestError
@@ -53,6 +54,11 @@ def _no_nan(frame) -> bool:  # type: ignore[no-untyped-def]
     return not any(isinstance(v, float) and math.isnan(v) for v in frame.to_numpy().ravel())
 
 
+def _click_row(page: ProfilerPage, row: int) -> None:
+    """A click on a cell of row ``row`` of the ops table, as the browser sends it."""
+    page.table._process_event(CellClickEvent(model=None, column="op", row=row))
+
+
 def _upload(page: ProfilerPage, name: str, data: bytes) -> None:
     """What the browser's file input does: the file's name and bytes (the watcher runs to its end here)."""
     page.w_upload.param.update(filename=name, value=data)
@@ -78,7 +84,7 @@ def test_clicking_an_op_opens_its_problem_and_marks_its_measured_time(page: Prof
     page.w_capture.value = CLIP
     assert page.analysis is not None
     op = page.analysis.result.ops[0]
-    page.table.selection = [0]  # the click: the explorer solves the op's problem (to its end here)
+    _click_row(page, 0)  # the explorer solves the op's problem (to its end here)
     st = page.explorer.state
     assert (st.hw, st.kernel, st.shape, st.dtype, st.fidelity, st.causal) == (
         "wormhole_n150", "gemm", "M=19,N=1280,K=1280", "bfloat16", "hifi4", False)
@@ -97,7 +103,7 @@ def test_clicking_an_op_opens_its_problem_and_marks_its_measured_time(page: Prof
 
 def test_recording_the_measurements_puts_them_on_the_measure_chart(page: ProfilerPage, store: str) -> None:
     page.w_capture.value = CLIP
-    page.table.selection = [0]
+    _click_row(page, 0)
     assert page.explorer.measure.points.data["measured_us"] == []  # the store holds nothing yet
     page.b_record.clicks += 1
     with open_store(store) as s:
