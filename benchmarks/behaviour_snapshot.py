@@ -6,7 +6,7 @@ compared file by file: a redesign that must leave behaviour unchanged shows no d
     python benchmarks/behaviour_snapshot.py compare BEFORE AFTER # the files that differ; exit 1 if any
 
 A cell is one ``solve`` problem: a shipped chip x a shipped kernel x a shape (its family's tiny, ragged and
-benchmark shapes from ``shipped_matrix.py``) x its options (default, the TT-Lang target, each program option
+benchmark shapes from ``shipped_matrix.py``, and attention's decode-like one) x its options (default, the TT-Lang target, each program option
 such as ``--causal``, every tensor in L1, and bias with gelu where the kernel has them). Each cell's folder holds:
 
 * ``symbolic.txt``: every candidate's symbolic schedule (``Session(hw, problem).schedules``): parameters with
@@ -45,7 +45,8 @@ from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.program import list_kernels, load_program
 
 CHIPS = ("wormhole_n150", "blackhole_p150a")
-SHAPE_LABELS = ("tiny", "ragged", "square", "prefill", "gqa 4", "mlp")  # the first three a family has  # those a family has, in this order
+SHAPE_LABELS = ("tiny", "ragged", "square", "prefill", "gqa 4", "mlp")  # the first three a family has
+EXTRA_LABELS = ("decode-like",)  # and these (flash-decoding's key/value split)  # those a family has, in this order
 FORMATS = {"ttlang": "py", "ttnn": "py", "json": "json", "npe": "yaml"}
 SOLVE_FLAGS = ("--workers", "1", "--seed", "0", "--time-limit", "120", "--fastest", "1")
 _DATE = re.compile(r'"created": "[^"]*"')
@@ -59,6 +60,7 @@ def cells(quick: bool) -> list[Cell]:
         program = load_program(kernel)
         grid = dict(FAMILIES.get(tuple(d.name for d in program.dims), ()))
         shapes = ([grid[k] for k in SHAPE_LABELS if k in grid] or [program.example_shape or ""])[:3]
+        shapes += [grid[k] for k in EXTRA_LABELS if k in grid]
         needs_activation = program.uses_activation and not any(t.optional for t in program.tensors)
         base: tuple[str, ...] = ("--activation", "gelu") if needs_activation else ()
         variants = [base, (*base, "--target", "ttlang"), *[(*base, f"--{o}") for o in program.options]]
