@@ -6,8 +6,9 @@ compared file by file: a redesign that must leave behaviour unchanged shows no d
     python benchmarks/behaviour_snapshot.py compare BEFORE AFTER # the files that differ; exit 1 if any
 
 A cell is one ``solve`` problem: a shipped chip x a shipped kernel x a shape (its family's tiny, ragged and
-benchmark shapes from ``shipped_matrix.py``, and attention's decode-like one) x its options (default, the TT-Lang target, each program option
-such as ``--causal``, every tensor in L1, and bias with gelu where the kernel has them). Each cell's folder holds:
+benchmark shapes from ``shipped_matrix.py``, and attention's decode-like one) x its options (default, the
+TT-Lang target, each program option such as ``--causal``, every tensor in L1, and bias with gelu where the
+kernel has them). Each cell's folder holds:
 
 * ``symbolic.txt``: every candidate's symbolic schedule (``Session(hw, problem).schedules``): parameters with
   their domains, descriptions and bounds, every constraint (name, family, kind, both sides as text, message),
@@ -162,7 +163,7 @@ def compare(before: Path, after: Path) -> int:
     for p in sorted(a & b):
         old, new = (before / p).read_text().splitlines(), (after / p).read_text().splitlines()
         if old != new:
-            i = next((k for k, (x, y) in enumerate(zip(old, new)) if x != y), min(len(old), len(new)))
+            i = next((k for k, (x, y) in enumerate(zip(old, new, strict=False)) if x != y), min(len(old), len(new)))
             problems.append(f"differs: {p} line {i + 1}:\n  - {old[i] if i < len(old) else '(end)'}\n"
                             f"  + {new[i] if i < len(new) else '(end)'}")
     for line in problems:

@@ -207,7 +207,7 @@ def run_cell(cell: Cell, store: Path, limit_seconds: float = LIMIT_SECONDS) -> O
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             status = cli_main(argv)
-        except BaseException as exc:  # noqa: BLE001 - main must turn every error into a status; say which escaped
+        except BaseException as exc:  # main must turn every error into a status; say which escaped
             status, err = -1, io.StringIO(f"escaped main: {type(exc).__name__}: {exc}\n")
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     stdout, stderr = out.getvalue(), err.getvalue()
@@ -250,7 +250,7 @@ def build_cell(cell: Cell) -> Outcome:
         status, answer, problem_text = EXIT_OK, f"{len(session.schedules)} candidates built", ""
     except LoomError as exc:
         status, answer, problem_text = exc.exit_status, f"loom-explorer: error: {exc}", ""
-    except Exception as exc:  # noqa: BLE001 - a bug: the command line would exit 70
+    except Exception as exc:  # a bug: the command line would exit 70
         status, answer, problem_text = EXIT_INTERNAL, "", f"internal error: {type(exc).__name__}: {exc}"
     return Outcome(cell, status, time.perf_counter() - start, answer, problem_text, time.process_time() - cpu_start)
 

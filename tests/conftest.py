@@ -15,12 +15,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from loom_helpers import small_hw_dict, write_hw  # noqa: E402
+from loom_helpers import small_hw_dict, write_hw
 
-from loom_explorer.hardware import load_hardware  # noqa: E402
-from loom_explorer.problem import make_problem  # noqa: E402
-from loom_explorer.program import TileProgram, load_program  # noqa: E402
-from loom_explorer.solve.solver import Session, SolveOptions  # noqa: E402
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import make_problem
+from loom_explorer.program import TileProgram, load_program
+from loom_explorer.solve.solver import Session, SolveOptions
 
 
 def pytest_configure(config):

@@ -161,12 +161,12 @@ def run_document(doc_json: str, runs: int, warmup: int, profile: bool = True) ->
 
         doc = parse_schedule_document(doc_json, "card_launch")
         source = ttnn_source(rebuild_own(doc), doc)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return {**report, "stage": "export", "error": error_text(exc)}
     with tempfile.TemporaryDirectory(prefix="loom-card-") as folder:
         try:
             module = load_exported(source, Path(folder))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return {**report, "stage": "import", "error": error_text(exc)}
         try:
             measured = measure(module, runs, warmup, profile)

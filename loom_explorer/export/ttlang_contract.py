@@ -223,9 +223,9 @@ def reference_outputs(contract: KernelContract, host_inputs: Sequence[Any]) -> d
     if contract.family == "elementwise":
         st = analyse_elementwise(built.problem.program)
         exprs = output_expressions(built.problem, st, {t: t for t in x}, SFPU_OPS)
-        return {t: eval(e, env)[None] for t, e in exprs.items()}  # noqa: S307 -- the program's own ops, as torch
+        return {t: eval(e, env)[None] for t, e in exprs.items()}  # the program's own ops, as torch
     st_r = analyse_row_reduction(built.problem.program)
-    exec("\n".join(reference_lines(built.problem, st_r, {t: t for t in x})), env)  # noqa: S102 -- as above
+    exec("\n".join(reference_lines(built.problem, st_r, {t: t for t in x})), env)  # as above
     return {t: env[t][None] for t in st_r.outputs}
 
 

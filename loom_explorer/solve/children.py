@@ -91,7 +91,7 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     try:
         yield pool
     except BaseException:
-        processes = list(pool._processes.values())  # noqa: SLF001 - the executor exposes no other handle
+        processes = list(pool._processes.values())  # the executor exposes no other handle
         pool.shutdown(wait=False, cancel_futures=True)
         end_processes([p.pid for p in processes if p.pid is not None])
         for p in processes:

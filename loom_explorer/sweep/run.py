@@ -93,7 +93,7 @@ def _start_local_cluster(n: int, stop: StopToken) -> tuple[LocalCluster, Client]
                                    silence_logs=logging.ERROR)
             started.cluster = cluster
             started.client = Client(cluster)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:  # re-raised in the caller's thread
             started.error = exc
 
     # start the resource tracker now: multiprocessing unblocks SIGINT in the thread that starts it
@@ -270,7 +270,7 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
                             task = futures[future]
                             try:
                                 record = future.result()
-                            except Exception as exc:  # noqa: BLE001 - the worker died; recorded
+                            except Exception as exc:  # the worker died; recorded
                                 record = failed_record(task.hardware, task.ops[0],
                                                        f"the task was lost: {type(exc).__name__}: {exc}")
                             store.record_sweeps([as_op(record, op) for op in task.ops])  # each label, at once

@@ -107,7 +107,7 @@ def failed_record(hw_name: str, op: SweepOp, error: str, seconds: float = 0.0) -
     try:
         hw = load_hardware(hw_name)
         where = _Where(op_key(hw, op), hw.name, hardware_sha256(hw))
-    except Exception:  # noqa: BLE001 - the hardware itself is what failed
+    except Exception:  # the hardware itself is what failed
         where = _Where(f"{hw_name}|{op.key}|{op.label}", hw_name, "")
     return _record(op, where, "failed", error, seconds)
 
@@ -117,7 +117,7 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
     start = time.perf_counter()
     try:
         hw = load_hardware(hw_name)
-    except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+    except Exception as exc:  # recorded, the sweep goes on
         return failed_record(hw_name, op, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
     where = _Where(op_key(hw, op), hw.name, hardware_sha256(hw))
     try:
@@ -144,6 +144,6 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
             runner_up=_choice(hw, session, solved[1]) if len(solved) > 1 else None,
             ideal_ns=hw.cycles_to_us(session.schedule(solved[0].candidate_name).ideal_cycles) * 1e3,
             ttnn_default_ns=default_ns, ttnn_default_note=note)
-    except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+    except Exception as exc:  # recorded, the sweep goes on
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return failed_record(hw_name, op, detail, time.perf_counter() - start)

@@ -342,7 +342,7 @@ class RunningServer:
         asyncio.set_event_loop(loop)
         try:
             server, self.url = build_server(self._config, **server_options)
-        except BaseException as exc:  # noqa: BLE001 -- handed to the constructor's thread
+        except BaseException as exc:  # handed to the constructor's thread
             self._error = exc
             self._ready.set()
             return

@@ -322,7 +322,7 @@ class Explorer(pn.viewable.Viewer):
             if not self.runner.is_current(gen):
                 return
             self._set_busy(False, f"{len(job.tasks)} candidates solved" + (f" ({job.note})" if job.note else ""))
-        except Exception as exc:  # noqa: BLE001 -- the page's boundary: say what failed, never spin forever
+        except Exception as exc:  # the page's boundary: say what failed, never spin forever
             self._fail(gen, exc)
 
     async def _apply_async(self, job: SolveJob, text: str) -> None:
@@ -330,7 +330,7 @@ class Explorer(pn.viewable.Viewer):
         self._set_busy(True, text)
         try:
             done = await self.runner.run(gen, job.run)
-        except Exception as exc:  # noqa: BLE001 -- as in solve_async
+        except Exception as exc:  # as in solve_async
             self._fail(gen, exc)
             return
         if done is not None:

@@ -187,7 +187,7 @@ class ProfilerPage:
         work = partial(analyse, source, str(self.w_hw.value or NO_CHOICE), bool(self.w_skip.value), progress)
         try:
             analysis = await self.runner.run(gen, work)
-        except Exception as exc:  # noqa: BLE001 -- the page's boundary: say what failed, never spin forever
+        except Exception as exc:  # the page's boundary: say what failed, never spin forever
             self._fail(gen, exc)
             return None
         if analysis is not None:
@@ -292,7 +292,7 @@ class ProfilerPage:
         self.b_record.disabled = True
         try:
             counts = await asyncio.to_thread(record, analysis)
-        except Exception as exc:  # noqa: BLE001 -- the store could not be written: said, the page goes on
+        except Exception as exc:  # the store could not be written: said, the page goes on
             self.error.object, self.error.visible = html.escape(f"could not record: {one_line(exc)}"), True
             self.b_record.disabled = False
             return
