@@ -49,7 +49,7 @@ CHIPS = ("wormhole_n150", "blackhole_p150a")
 SHAPE_LABELS = ("tiny", "ragged", "square", "prefill", "gqa 4", "mlp")  # the first three a family has
 EXTRA_LABELS = ("decode-like",)  # and these (flash-decoding's key/value split)  # those a family has, in this order
 FORMATS = {"ttlang": "py", "ttnn": "py", "json": "json", "npe": "yaml"}
-SOLVE_FLAGS = ("--workers", "1", "--seed", "0", "--time-limit", "120", "--fastest", "1")
+SOLVE_FLAGS = ("--workers", "1", "--seed", "0", "--time-limit", "120")  # solve and export; solve adds --fastest 1
 _DATE = re.compile(r'"created": "[^"]*"')
 _TIMINGS = ("solve_seconds", "proven_at")
 
@@ -117,7 +117,8 @@ def write_cell(cell: Cell, folder: Path) -> str:
         return "refused"
     (folder / "symbolic.txt").write_text("".join(schedule_text(s) for s in session.schedules))
     store = folder.parent / f".{folder.name}.sqlite"
-    status, out, err = _run([*cell.argv(), "--json", "--no-cache", "--store", str(store), *SOLVE_FLAGS])
+    status, out, err = _run([*cell.argv(), "--json", "--no-cache", "--store", str(store), "--fastest", "1",
+                             *SOLVE_FLAGS])
     if out.strip():
         doc = json.loads(out)
         doc.pop("proven_at", None)

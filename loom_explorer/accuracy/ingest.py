@@ -68,7 +68,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -704,15 +704,7 @@ def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
                    progress: Progress | None = None) -> IngestReport:
     """``read_ops_perf`` of the text of ``p`` (whole, or streamed)."""
     records = csv_records(p, text, IngestError)
-    header_line = next(records, None)
-    if header_line is None:
-        raise IngestError(f"{p}: empty file (no header, no data rows)")
-    header = header_line[1]
-    columns = _Columns(header)
-    missing = [name for name, alts in REQUIRED_COLUMNS.items() if not any(alt in columns for alt in alts)]
-    if missing:
-        raise IngestError(f"{p}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                          "missing (not an ops_perf_results CSV of tt-metal's device profiler?)")
+    header, columns = _read_header(p, records)
     ops: list[IngestedOp] = []
     skipped: list[SkippedRow] = []
     bad: list[RowIssue] = []
@@ -733,10 +725,7 @@ def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
         if progress and streamed and not rows & 1023:
             progress.update(streamed.position())
         if len(cells) != len(header):
-            shape = widths.get(len(cells))
-            if shape is None:
-                shape = widths[len(cells)] = width_issue(str(p), number, cells, header) or RowIssue("", 0, None, "")
-            wrong = RowIssue(shape.file, number, None, shape.reason, shape.detail)
+            wrong = _width_issue(p, number, cells, header, widths)
             if not skip_bad_rows:  # the first unusable row ends the reading
                 raise IngestError(refusal([wrong]))
             bad.append(wrong)
@@ -748,21 +737,7 @@ def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
         duration = _float(row.get(DURATION))
         if duration is not None and row.get("OP TYPE").lower() != "signpost":
             device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
-        key = (row.get(DURATION).lower() in NO_VALUE, cells_read(cells))
-        op = known.get(key)
-        if op is None:
-            try:
-                op = _op_of(row, op_code)
-            except (_Skip, _BadCell) as why:
-                op = why
-            known[key] = op
-        if isinstance(op, IngestedOp):
-            try:
-                duration_ns = row.number(positive_time, DURATION)
-                assert duration_ns is not None, "a row without a duration is skipped when its op is read"
-                op = replace(op, row=number, device_kernel_ns=duration_ns)
-            except _BadCell as cell:
-                op = cell
+        op = _row_op(row, number, op_code, (row.get(DURATION).lower() in NO_VALUE, cells_read(cells)), known)
         if isinstance(op, IngestedOp):
             ops.append(op)
         elif isinstance(op, _Skip):
@@ -776,6 +751,52 @@ def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
     if not rows:
         raise IngestError(f"{p}: no data rows (only the header)")
     return IngestReport(p, tuple(ops), tuple(skipped), tuple(bad), tuple(sorted(device_ns.items())))
+
+
+def _read_header(p: Path, records: Iterator[tuple[int, list[str]]]) -> tuple[list[str], _Columns]:
+    """The header's cells and columns, the first record of ``records``; an ``IngestError`` when there is
+    none or a ``REQUIRED_COLUMNS`` entry has none of its columns."""
+    header_line = next(records, None)
+    if header_line is None:
+        raise IngestError(f"{p}: empty file (no header, no data rows)")
+    header = header_line[1]
+    columns = _Columns(header)
+    missing = [name for name, alts in REQUIRED_COLUMNS.items() if not any(alt in columns for alt in alts)]
+    if missing:
+        raise IngestError(f"{p}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                          "missing (not an ops_perf_results CSV of tt-metal's device profiler?)")
+    return header, columns
+
+
+def _width_issue(p: Path, number: int, cells: list[str], header: list[str],
+                 widths: dict[int, RowIssue]) -> RowIssue:
+    """The issue of row ``number``, whose number of cells is not the header's; the texts of an issue are
+    made once for each number of cells (kept in ``widths``)."""
+    shape = widths.get(len(cells))
+    if shape is None:
+        shape = widths[len(cells)] = width_issue(str(p), number, cells, header) or RowIssue("", 0, None, "")
+    return RowIssue(shape.file, number, None, shape.reason, shape.detail)
+
+
+def _row_op(row: _Row, number: int, op_code: str, key: tuple[object, ...],
+            known: dict[tuple[object, ...], IngestedOp | _Skip | _BadCell]) -> IngestedOp | _Skip | _BadCell:
+    """The op of data row ``number`` with its row number and duration, or why it is skipped or unusable;
+    rows with the same ``key`` share their op's reading (kept in ``known``), not their duration."""
+    op = known.get(key)
+    if op is None:
+        try:
+            op = _op_of(row, op_code)
+        except (_Skip, _BadCell) as why:
+            op = why
+        known[key] = op
+    if isinstance(op, IngestedOp):
+        try:
+            duration_ns = row.number(positive_time, DURATION)
+            assert duration_ns is not None, "a row without a duration is skipped when its op is read"
+            op = replace(op, row=number, device_kernel_ns=duration_ns)
+        except _BadCell as cell:
+            op = cell
+    return op
 
 
 # ---- predictions and the store -----------------------------------------------------------------------

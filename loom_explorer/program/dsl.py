@@ -217,6 +217,17 @@ class TileProgram:
         where = f"program {self.name}"
         _text(where, "description", self.description)
         _text(where, "example_shape", self.example_shape)
+        self._normalise_parts(where)
+        object.__setattr__(self, "options", _names(where, "options", self.options))
+        self._check_names(where)
+        written = self._check_ops(where)
+        self._check_outputs(where, written)
+        self._check_groups(where)
+        self._check_causal_ops(where)
+
+    def _normalise_parts(self, where: str) -> None:
+        """``dims``, ``tensors`` and ``ops`` each a tuple (a list given is kept as the tuple it means) of
+        the classes it holds."""
         parts: tuple[tuple[str, tuple[type, ...], str], ...] = (
             ("dims", (Dim,), "Dim"), ("tensors", (Tensor,), "Tensor"),
             ("ops", (Matmul, Eltwise, Reduce), "Matmul, Eltwise or Reduce"))
@@ -228,7 +239,9 @@ class TileProgram:
             if bad is not None:
                 raise ProgramError(f"{where}: {field_name}[{bad}] is a {type(items[bad]).__name__}, not a {wanted}")
             object.__setattr__(self, field_name, tuple(items))  # a list given is kept as the tuple it means
-        object.__setattr__(self, "options", _names(where, "options", self.options))
+
+    def _check_names(self, where: str) -> None:
+        """Dimension and tensor names each given once; every tensor's dimensions known."""
         names = [d.name for d in self.dims]
         if len(set(names)) != len(names):
             raise ProgramError(f"{where}: repeated dimension names {names}")
@@ -239,6 +252,11 @@ class TileProgram:
             unknown = [d for d in t.dims if d not in names]
             if unknown:
                 raise ProgramError(f"{where}: tensor {t.name} uses unknown dimensions {unknown}")
+
+    def _check_ops(self, where: str) -> set[str]:
+        """Every op's tensors known, none writing an input, no matmul reading an output; the names of the
+        tensors the ops write."""
+        tnames = [t.name for t in self.tensors]
         written: set[str] = set()
         for op in self.ops:
             if isinstance(op, Matmul):
@@ -259,16 +277,27 @@ class TileProgram:
                     raise ProgramError(f"{where}: {op} reads output {read[0]}; a matmul reads inputs or "
                                        "intermediates (an output is only written)")
             written.add(out)
+        return written
+
+    def _check_outputs(self, where: str, written: set[str]) -> None:
+        """At least one output, each one in ``written`` (the result of an op)."""
         if not any(t.role == "output" for t in self.tensors):
             raise ProgramError(f"{where}: no output tensor")
         unwritten = [t.name for t in self.tensors if t.role == "output" and t.name not in written]
         if unwritten:
             raise ProgramError(f"{where}: no op writes output {unwritten[0]} (every output is the result of an op)")
+
+    def _check_groups(self, where: str) -> None:
+        """A grouped dimension groups another known dimension, both with ``tile=1``."""
+        names = [d.name for d in self.dims]
         for d in self.dims:
             if d.group_of is not None and (d.group_of not in names or d.group_of == d.name):
                 raise ProgramError(f"{where}: dimension {d.name} groups unknown dimension {d.group_of!r}")
             if d.group_of is not None and (d.tile != 1 or self.dim(d.group_of).tile != 1):
                 raise ProgramError(f"{where}: grouped dimension {d.name} and {d.group_of} need tile=1")
+
+    def _check_causal_ops(self, where: str) -> None:
+        """An op on the causal diagonal only in a program with the ``causal`` option."""
         for op in self.ops:
             if isinstance(op, Eltwise) and op.when == "diagonal" and "causal" not in self.options:
                 raise ProgramError(f"{where}: op {op.op} on {op.tensor} runs on the causal diagonal "

@@ -126,7 +126,21 @@ def analyse_row_reduction(program: TileProgram) -> RowReduction:
     rows, cols = (d.name for d in program.dims)
     ops = tuple(op for op in program.ops if isinstance(op, (Eltwise, Reduce)))
     st = RowReduction(program, ops, rows, cols)
-    for t in program.tensors:
+    _check_tensor_shapes(st, where)
+    for op in ops:
+        if isinstance(op, Reduce):
+            _check_reduce(st, op, where)
+        else:
+            _check_eltwise(st, op, where)
+    _check_write_order(st, where)
+    return st
+
+
+def _check_tensor_shapes(st: RowReduction, where: str) -> None:
+    """Every tensor indexed ``[rows, cols]``, ``[rows]``, ``[cols]`` or ``[]``; every output by the rows
+    (``[rows, cols]`` or ``[rows]``); at least one input ``[rows, cols]`` (the rows reduced)."""
+    rows, cols = st.dims
+    for t in st.program.tensors:
         if t.dims not in ((rows, cols), (rows,), (cols,), ()):
             raise ProgramStructureError(f"{where}: tensor {t.name}{list(t.dims)} is not [{rows}, {cols}], [{rows}], "
                                         f"[{cols}] or a scalar []")
@@ -135,24 +149,36 @@ def analyse_row_reduction(program: TileProgram) -> RowReduction:
             raise ProgramStructureError(f"{where}: output {name} must be indexed [{rows}, {cols}] or [{rows}]")
     if not st.full:
         raise ProgramStructureError(f"{where}: no input indexed [{rows}, {cols}] (the rows reduced)")
-    for op in ops:
-        if isinstance(op, Reduce):
-            if st.kind(op.operand) != "rows" or st.kind(op.out) != "col":
-                raise ProgramStructureError(f"{where}: Reduce {op.op} reduces a [{rows}, {cols}] tensor into a "
-                                            f"[{rows}] one; {op.operand} -> {op.out} is not that")
-            if program.tensor(op.out).role == "input":
-                raise ProgramStructureError(f"{where}: Reduce {op.op} writes input {op.out}")
-            continue
-        if op.when != "final":
-            raise ProgramStructureError(f"{where}: op {op.op} on {op.tensor} runs per {op.when} step; a row "
-                                        "reduction's ops run once (use when='final')")
-        if program.tensor(op.tensor).role == "input":
-            raise ProgramStructureError(f"{where}: op {op.op} writes input {op.tensor}; ops write outputs or "
-                                        "intermediates")
-        if st.kind(op.tensor) not in ("rows", "col"):
-            raise ProgramStructureError(f"{where}: op {op.op} writes {op.tensor}, which is not indexed by the rows")
-    written: set[str] = {t.name for t in program.inputs}
-    for op in ops:
+
+
+def _check_reduce(st: RowReduction, op: Reduce, where: str) -> None:
+    """A ``Reduce`` turns a ``[rows, cols]`` tensor into a ``[rows]`` one that is not an input."""
+    rows, cols = st.dims
+    if st.kind(op.operand) != "rows" or st.kind(op.out) != "col":
+        raise ProgramStructureError(f"{where}: Reduce {op.op} reduces a [{rows}, {cols}] tensor into a "
+                                    f"[{rows}] one; {op.operand} -> {op.out} is not that")
+    if st.program.tensor(op.out).role == "input":
+        raise ProgramStructureError(f"{where}: Reduce {op.op} writes input {op.out}")
+
+
+def _check_eltwise(st: RowReduction, op: Eltwise, where: str) -> None:
+    """An element-wise op runs once (``when='final'``) and writes a tensor indexed by the rows that is not
+    an input."""
+    if op.when != "final":
+        raise ProgramStructureError(f"{where}: op {op.op} on {op.tensor} runs per {op.when} step; a row "
+                                    "reduction's ops run once (use when='final')")
+    if st.program.tensor(op.tensor).role == "input":
+        raise ProgramStructureError(f"{where}: op {op.op} writes input {op.tensor}; ops write outputs or "
+                                    "intermediates")
+    if st.kind(op.tensor) not in ("rows", "col"):
+        raise ProgramStructureError(f"{where}: op {op.op} writes {op.tensor}, which is not indexed by the rows")
+
+
+def _check_write_order(st: RowReduction, where: str) -> None:
+    """In op order, every tensor an op reads is an input or written by an earlier op; the first op on a
+    tensor names its ``source``; every output is written by some op."""
+    written: set[str] = {t.name for t in st.program.inputs}
+    for op in st.ops:
         reads = [op.operand] if isinstance(op, Reduce) else [t for t in (op.operand, op.source) if t]
         unset = [t for t in reads if t not in written]
         if unset:
@@ -164,7 +190,6 @@ def analyse_row_reduction(program: TileProgram) -> RowReduction:
     missing = [t for t in st.outputs if t not in written]
     if missing:
         raise ProgramStructureError(f"{where}: no op writes output {', '.join(missing)}")
-    return st
 
 
 ROW_REDUCTION = ProgramFamily(
