@@ -9,7 +9,9 @@ those:
   worker count (Blackhole: 110 = the 11x10 grid of a 120-core part; 130 = the p150a's 13x10), leaving out
   the p100a when the capture has more than one device (the p100a has no Ethernet ports, so it is never
   part of a multi-chip system: docs.tenstorrent.com p100a specifications); failing that the architecture's
-  first card (``wormhole_n150``, ``blackhole_p150a``);
+  reference card (``wormhole_n150``, ``blackhole_p150a``). The cards, which is each architecture's
+  reference and which have no Ethernet come from the shipped hardware files' ``card`` sections
+  (``hardware/cards.py``);
 * the grid is the available worker count laid out as a config of the capture gives it (the largest
   ``compute_with_storage_grid_size`` with that many cores), else over the card's rows when they divide it,
   else the card's whole grid. A grid smaller than the card's restricts the prediction to it.
@@ -24,9 +26,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from loom_explorer.hardware import load_hardware
+from loom_explorer.hardware.cards import arch_cards, single_chip_only
 
-ARCH_CARDS = {"wormhole": ("wormhole_n150", "wormhole_n300"), "blackhole": ("blackhole_p150a", "blackhole_p100a")}
-SINGLE_CHIP_ONLY = {"blackhole_p100a"}  # no Ethernet: never in a multi-device capture
+# from the shipped hardware files' card sections (hardware/cards.py): each architecture's chips, its reference
+# card first; the cards without chip-to-chip links (never in a multi-device capture)
+ARCH_CARDS = arch_cards()
+SINGLE_CHIP_ONLY = single_chip_only()
 
 
 @dataclass(frozen=True, slots=True)

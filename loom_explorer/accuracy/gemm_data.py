@@ -60,6 +60,7 @@ from loom_explorer.accuracy.ttnn_configs import (
 )
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
+from loom_explorer.hardware.cards import reference_cards
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import (
     DataFormat,
@@ -74,7 +75,7 @@ from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.store import Measurement
 
-CARDS = {"n150": "wormhole_n150", "p150": "blackhole_p150a"}
+CARDS = reference_cards()  # card -> shipped chip, of each architecture's reference card (hardware/cards.py)
 SMALL_NS = 20_000
 REQUIRED = ("card", "config_kind", "M", "K", "N", "use_trace", "grid_x", "grid_y", "in0_storage", "out_storage",
             "dtype", "math_fidelity", "time_ns")

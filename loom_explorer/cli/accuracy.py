@@ -293,9 +293,9 @@ def card_hardware(pins: tuple[str, ...]) -> dict[str, HardwareSpec]:
         if not sep or not name or card not in CARDS:
             raise HardwareError(f"--hw {pin!r}: expected CARD=FILE with CARD one of {', '.join(CARDS)}")
         hw, shipped = load_hardware(name), load_hardware(CARDS[card])
-        if hw.arch != shipped.arch:
-            raise HardwareError(f"--hw {pin!r}: {name} describes a {hw.arch} chip; card {card} is "
-                                f"{shipped.arch} ({CARDS[card]})")
+        if hw.arch is not shipped.arch:  # Arch members: one architecture or another
+            raise HardwareError(f"--hw {pin!r}: {name} describes a {hw.arch.value} chip; card {card} is "
+                                f"{shipped.arch.value} ({CARDS[card]})")
         chosen[card] = hw
     return chosen
 

@@ -94,8 +94,41 @@ def parse_fidelity(text: str) -> Fidelity:
         ) from None
 
 
+class Arch(str, Enum):
+    """A chip's architecture. The values are the spellings of tt-metal's ``DEVICE ARCH`` (a profiler
+    report's column) that the hardware files use; a member's name is the family (``wormhole``,
+    ``blackhole``) that ``accuracy/capture_chip.py`` tells a capture's architecture by."""
+
+    wormhole = "wormhole_b0"
+    blackhole = "blackhole"
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class CardSpec(_Frozen):
+    """The board a chip is on, as the card lists of the accuracy tools read it (``accuracy/capture_chip.py``,
+    ``accuracy/gemm_data.py``). No prediction depends on it: ``hashing.hardware_sha256`` leaves it out.
+    (Words rather than booleans: a hardware file holds no boolean, ``hardware/load.py``.)"""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$",
+                      description="the card's name as measurement tables name it (their ``card`` column), e.g. n150")
+    chip_links: Literal["ethernet", "none"] = Field(
+        description="links to other chips: ethernet (the card can be one chip of a multi-chip system) or none "
+                    "(single-chip only)")
+    role: Literal["reference", "variant"] = Field(
+        description="reference: its architecture's reference card, the one the published measurements name and "
+                    "a profiler capture that does not tell its card is predicted on; variant: another card")
+
+    @property
+    def multi_chip(self) -> bool:
+        """Whether the card can be one chip of a multi-chip system."""
+        return self.chip_links == "ethernet"
+
+    @property
+    def reference(self) -> bool:
+        return self.role == "reference"
 
 
 class Coord(_Frozen):
@@ -242,8 +275,9 @@ class HardwareSpec(_Frozen):
 
     schema_version: Literal[1]
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    arch: str
+    arch: Arch
     description: str
+    card: CardSpec | None = Field(default=None, description="the board (shipped chips); absent: not a known card")
     clock_ghz: float = Field(ge=MIN_CLOCK_GHZ, le=MAX_CLOCK_GHZ)
     grid: GridSpec
     l1: L1Spec

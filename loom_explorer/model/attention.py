@@ -46,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import gcd
 
-from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.hardware.schema import Arch, HardwareSpec
 from loom_explorer.mapping.candidate import Axis, Candidate, Comm
 from loom_explorer.model.domain import Domain
 from loom_explorer.model.expr import (
@@ -275,7 +275,7 @@ def ttnn_sdpa_kernel(hw: HardwareSpec, problem: Problem) -> str:
     (``tech_reports/FlashAttention/SDPAPrecisionRecipes.md`` @031c320a, "Routing"); otherwise, and on
     Wormhole, the streaming kernel runs. (The exported TT-Lang kernel is neither: ``KernelTarget.ttlang`` is
     always ``STREAMING`` here, its own buffers and costs being the model's.)"""
-    routed = hw.arch == "blackhole" and problem.fp32_acc and problem.target is KernelTarget.ttnn
+    routed = hw.arch is Arch.blackhole and problem.fp32_acc and problem.target is KernelTarget.ttnn
     return ACCURATE if routed else STREAMING
 
 
