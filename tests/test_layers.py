@@ -26,6 +26,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1] / PACKAGE
 # the layers, bottom first; a layer may import the layers of lower ranks
 RANKS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),  # the package itself (empty) and its error base class: import nothing
+    ("plugins",),  # reads the plug-ins (kernel families) registered under an entry-point group
     ("data", "shipped"),  # where the shipped files are (published measurements, hw/, kernels/)
     ("hardware",),  # chip descriptions
     ("hashing", "noc"),  # SHA-256 of a hardware description or file; the chip's NoC routes and link tables

@@ -39,8 +39,10 @@ model's L1 buffers (``model/constraints/l1_capacity.py``), and it defines ``KERN
 from __future__ import annotations
 
 import dataclasses
+import math
 import textwrap
-from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
@@ -58,8 +60,7 @@ from loom_explorer.export.ttlang_common import (
     thread_body,
 )
 from loom_explorer.export.ttlang_decode import decode_source
-from loom_explorer.export.ttlang_elementwise import elementwise_source, elementwise_unsupported
-from loom_explorer.export.ttlang_row_reduction import row_reduction_source, row_reduction_unsupported
+from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter, ttlang_writer
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.build import build_schedule
@@ -67,11 +68,9 @@ from loom_explorer.model.constraints.ttlang_export import FAMILY as TTLANG_EXPOR
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.program.attention import ATTENTION, analyse_attention
-from loom_explorer.program.contraction import CONTRACTION, Contraction, analyse_contraction
-from loom_explorer.program.elementwise import ELEMENTWISE
+from loom_explorer.program.attention import analyse_attention
+from loom_explorer.program.contraction import Contraction, analyse_contraction
 from loom_explorer.program.family import Structure
-from loom_explorer.program.row_reduction import ROW_REDUCTION
 from loom_explorer.program.structure import analyse_program, program_family
 from loom_explorer.traffic.transfers import used_cores
 
@@ -83,15 +82,6 @@ def unsupported_reason(schedule: SymbolicSchedule) -> str | None:
     except ExportError as exc:
         return str(exc)
     return writer.unsupported(schedule)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Writer:
-    """The TT-Lang kernel generator of one kernel family: why a candidate cannot be written (None: it can),
-    and the kernel file of a solved schedule."""
-
-    unsupported: Callable[[SymbolicSchedule], str | None]
-    source: Callable[[RebuiltSchedule, ScheduleDocument], str]
 
 
 def _attention_unsupported(schedule: SymbolicSchedule) -> str | None:
@@ -110,12 +100,13 @@ def _gemm_unsupported(schedule: SymbolicSchedule) -> str | None:
     return None
 
 
-def _writer(problem: Problem) -> _Writer:
-    """The writer of ``problem``'s kernel family (``_WRITERS``), after the checks every export needs."""
+def _writer(problem: Problem) -> TtlangWriter:
+    """The writer of ``problem``'s kernel family (a plug-in: ``ttlang_family.py``), after the checks every
+    export needs."""
     _check_common(problem)
-    family = program_family(problem.program)
-    writer = _WRITERS.get(family.name)
+    writer = ttlang_writer(problem)
     if writer is None:
+        family = program_family(problem.program)
         raise ExportError(f"TT-Lang export writes no kernel for the {family.name} family ({family.description})")
     return writer
 
@@ -294,13 +285,60 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     )
 
 
-# the kernel families TT-Lang export writes, by name (``program/structure.py``); another family is refused
-_WRITERS: dict[str, _Writer] = {
-    CONTRACTION.name: _Writer(_gemm_unsupported, _gemm_source),
-    ATTENTION.name: _Writer(_attention_unsupported, _attention_source),
-    ELEMENTWISE.name: _Writer(lambda schedule: elementwise_unsupported(schedule.problem), elementwise_source),
-    ROW_REDUCTION.name: _Writer(lambda schedule: row_reduction_unsupported(schedule.problem), row_reduction_source),
-}
+def _gemm_host_tensors(built: RebuiltSchedule) -> HostTensors:
+    """a, b, out: arguments 0..2, ``[M, K]``, ``[K, N]``, ``[M, N]``, one block each."""
+    p, con = built.problem, analyse_contraction(built.problem.program)
+    m, n, k = (p.elements(d) for d in (con.m_dim, con.n_dim, con.k_dim))
+    mm = con.matmul
+    return ((HostTensor(mm.a, 0, 1, 0, m, k), HostTensor(mm.b, 1, 1, 0, k, n)), (HostTensor(mm.out, 2, 1, 0, m, n),))
+
+
+def _gemm_reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    mm = analyse_contraction(built.problem.program).matmul
+    return {mm.out: inputs[mm.a] @ inputs[mm.b]}
+
+
+def _attention_host_tensors(built: RebuiltSchedule) -> HostTensors:
+    """q, k, v, o: arguments 0..3. FlashAttention: a (batch, query head) of q and o per block of
+    ``ceil(Sq / q_chunk) * q_chunk`` rows, a (batch, key/value head) of k and v per block of
+    ``ceil(Skv / k_chunk) * k_chunk`` rows. Flash-decoding: a (batch, key/value head) group per block, its
+    query heads' rows packed (``G * Sq`` rows in ``q_chunk_size`` rows), its keys in ``ceil(Skv / k_chunk)``
+    chunks."""
+    p, st, v = built.problem, analyse_attention(built.problem.program), built.solution.values()
+    q, k, val = st.streamed
+    sq, skv, d = (p.elements(x) for x in (st.q_dim, st.kv_dim, st.head_dim))
+    heads = math.prod(p.elements(x) for x in st.batch_dims)
+    kv_heads = math.prod(p.elements(p.program.grouped_by(k, x) or x) for x in st.batch_dims)
+    kc = v["k_chunk_size"]
+    kv_rows = -(-skv // kc) * kc
+    if built.schedule.candidate.kv_split:
+        qc, group = v["q_chunk_size"], heads // kv_heads
+        packed = group * sq
+        return ((HostTensor(q, 0, kv_heads, qc, packed, d), HostTensor(k, 1, kv_heads, kv_rows, skv, d),
+                 HostTensor(val, 2, kv_heads, kv_rows, skv, d)), (HostTensor(st.output, 3, kv_heads, qc, packed, d),))
+    q_rows = -(-sq // v["q_chunk_size"]) * v["q_chunk_size"]
+    return ((HostTensor(q, 0, heads, q_rows, sq, d), HostTensor(k, 1, kv_heads, kv_rows, skv, d),
+             HostTensor(val, 2, kv_heads, kv_rows, skv, d)), (HostTensor(st.output, 3, heads, q_rows, sq, d),))
+
+
+def _attention_reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """softmax(q k^T / sqrt(D)) v, each query head on its key/value head, causal when the problem is (a
+    flash-decoding file packs a group's query heads as rows of one item: no grouping, no mask)."""
+    import torch
+
+    st = analyse_attention(built.problem.program)
+    q, k, v = (inputs[t] for t in st.streamed)
+    kv_split = built.schedule.candidate.kv_split
+    groups = q.shape[0] // k.shape[0] if not kv_split else 1
+    causal = built.problem.has_option("causal") and not kv_split
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q, k.repeat_interleave(groups, dim=0), v.repeat_interleave(groups, dim=0), is_causal=causal)
+    return {st.output: out}
+
+
+GEMM_WRITER = TtlangWriter("contraction", _gemm_unsupported, _gemm_source, _gemm_host_tensors, _gemm_reference)
+ATTENTION_WRITER = TtlangWriter("attention", _attention_unsupported, _attention_source, _attention_host_tensors,
+                                _attention_reference)
 
 
 _TEMPLATE = '''\

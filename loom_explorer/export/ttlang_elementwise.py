@@ -29,7 +29,8 @@ tile (TTNN's broadcast operands).
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
@@ -46,6 +47,7 @@ from loom_explorer.export.ttlang_common import (
     receive_send,
     thread_body,
 )
+from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
 from loom_explorer.program.elementwise import Elementwise, analyse_elementwise
@@ -318,3 +320,34 @@ class _Writer:
             build=build, args=args, reference=reference, results=results, checks=checks,
             one_d="row by row (1-D layout)" if self.cand.is_1d else "by grid position", write_doc="the outputs",
         )
+
+
+def host_tensors(built: RebuiltSchedule) -> HostTensors:
+    """Each input in its own argument (full, a row ``[1, W]``, a column ``[H, 1]`` or a scalar ``[1, 1]``),
+    then each output ``[H, W]``, one block each."""
+    p, st = built.problem, analyse_elementwise(built.problem.program)
+    rows, cols = (p.elements(d) for d in st.dims)
+    inputs = [t for t, _ in built.schedule.candidate.comms]
+
+    def extent(t: str) -> tuple[int, int]:
+        dims = p.program.tensor(t).dims
+        if t in st.full or t in st.outputs:
+            return rows, cols
+        return (1, 1) if not dims else ((1, cols) if dims == (st.dims[1],) else (rows, 1))
+
+    return (tuple(HostTensor(t, i, 1, 0, *extent(t)) for i, t in enumerate(inputs)),
+            tuple(HostTensor(t, len(inputs) + i, 1, 0, rows, cols) for i, t in enumerate(st.outputs)))
+
+
+def reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The program's own ops, in order, as torch expressions of the inputs."""
+    import torch
+
+    st = analyse_elementwise(built.problem.program)
+    env: dict[str, Any] = {"torch": torch, **{name: value[0] for name, value in inputs.items()}}
+    exprs = output_expressions(built.problem, st, {t: t for t in inputs}, SFPU_OPS)
+    return {t: eval(e, env)[None] for t, e in exprs.items()}  # the program's own ops, as torch
+
+
+WRITER = TtlangWriter("elementwise", lambda schedule: elementwise_unsupported(schedule.problem), elementwise_source,
+                      host_tensors, reference)

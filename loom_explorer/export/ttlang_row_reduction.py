@@ -28,6 +28,8 @@ not split evenly (one solved for TTNN's kernels) is refused with the reason.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
+from typing import Any
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
@@ -53,6 +55,7 @@ from loom_explorer.export.ttlang_elementwise import (
     reserved_name_reason,
     unknown_op_reason,
 )
+from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
@@ -364,3 +367,28 @@ class _Writer:
             one_d="row by row (1-D layout)" if self.cand.is_1d else "by grid position",
             write_doc="the reductions' partials and results, then the outputs" if self.split > 1 else "the outputs",
         )
+
+
+def host_tensors(built: RebuiltSchedule) -> HostTensors:
+    """Each input in its own argument (rows ``[H, W]``, a row ``[1, W]``, a column ``[H, 1]`` or a scalar),
+    then each output ``[H, W]``, one block each."""
+    p, st = built.problem, analyse_row_reduction(built.problem.program)
+    rows, cols = p.elements(st.rows_dim), p.elements(st.cols_dim)
+    inputs = [t for t, _ in built.schedule.candidate.comms]
+    extent = {"rows": (rows, cols), "row": (1, cols), "col": (rows, 1), "scalar": (1, 1)}
+    return (tuple(HostTensor(t, i, 1, 0, *extent[st.kind(t)]) for i, t in enumerate(inputs)),
+            tuple(HostTensor(t, len(inputs) + i, 1, 0, rows, cols) for i, t in enumerate(st.outputs)))
+
+
+def reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The program's reductions and ops, in order, as torch statements over the inputs."""
+    import torch
+
+    st = analyse_row_reduction(built.problem.program)
+    env: dict[str, Any] = {"torch": torch, **{name: value[0] for name, value in inputs.items()}}
+    exec("\n".join(reference_lines(built.problem, st, {t: t for t in inputs})), env)  # the program's own ops
+    return {t: env[t][None] for t in st.outputs}
+
+
+WRITER = TtlangWriter("row_reduction", lambda schedule: row_reduction_unsupported(schedule.problem),
+                      row_reduction_source, host_tensors, reference)

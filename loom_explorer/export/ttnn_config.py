@@ -34,23 +34,21 @@ from __future__ import annotations
 
 import math
 import pprint
+from collections.abc import Mapping
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
 from loom_explorer.export.ttlang_common import TTNN_DTYPES
-from loom_explorer.export.ttnn_elementwise import ELEMENTWISE_OP
 from loom_explorer.export.ttnn_mapping import config_args, layout_of_candidate, ttnn_buffer_blocks
-from loom_explorer.export.ttnn_row_reduction import ROW_REDUCTION_OP
 from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp, ranges_filling_rows, sharded
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.decode import ttnn_decode_work
 from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.plugins import registered
 from loom_explorer.problem import KernelTarget, Placement, Problem, ProblemError
-from loom_explorer.program.attention import ATTENTION, analyse_attention
-from loom_explorer.program.contraction import CONTRACTION, Contraction, analyse_contraction
-from loom_explorer.program.elementwise import ELEMENTWISE
-from loom_explorer.program.row_reduction import ROW_REDUCTION
+from loom_explorer.program.attention import analyse_attention
+from loom_explorer.program.contraction import Contraction, analyse_contraction
 from loom_explorer.program.structure import analyse_program, program_family
 
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
@@ -68,17 +66,17 @@ def ttnn_runs(problem: Problem, cand: Candidate) -> bool:
     """Whether a TTNN op with a program config runs candidate ``cand`` of ``problem`` at all (what
     ``ttnn_equivalent`` asks of the candidate before its values): a row of the matmul config table, or
     SDPA's flattened (or key/value-split) candidate reading q, k and v from DRAM."""
-    family = program_family(problem.program).name
-    if family == ATTENTION.name:
-        return _sdpa_runs(cand)
-    if family == CONTRACTION.name:
-        structure = analyse_contraction(problem.program)
-        return not structure.batch_dims and layout_of_candidate(
-            cand, structure.m_dim, structure.n_dim, structure.matmul.a, structure.matmul.b) is not None
-    return False
+    op = ttnn_ops().get(program_family(problem.program).name)
+    return op is not None and op.runs(problem, cand)
 
 
-def _sdpa_runs(cand: Candidate) -> bool:
+def _matmul_runs(problem: Problem, cand: Candidate) -> bool:
+    structure = analyse_contraction(problem.program)
+    return not structure.batch_dims and layout_of_candidate(
+        cand, structure.m_dim, structure.n_dim, structure.matmul.a, structure.matmul.b) is not None
+
+
+def _sdpa_runs(problem: Problem, cand: Candidate) -> bool:
     return bool(cand.flattened or cand.kv_split) and all(c is Comm.dram for _, c in cand.comms)
 
 
@@ -91,7 +89,7 @@ def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str
         if fmt not in SDPA_DTYPES:
             raise ExportError(f"TTNN's SDPA takes q, k and v in {', '.join(SDPA_DTYPES)} only; {t} is {fmt} "
                               "(the op refuses it on the card)")
-    if not _sdpa_runs(cand):
+    if not _sdpa_runs(problem, cand):
         raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
                           f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
     ttnn_memory(schedule, v)
@@ -264,19 +262,19 @@ def _op(problem: Problem) -> TtnnOp:
     """The TTNN op of ``problem``'s kernel family (``_OPS``); ExportError when TTNN export has none."""
     analyse_program(problem.program)  # a malformed program is reported by its family's analysis
     family = program_family(problem.program).name
-    op = _OPS.get(family)
+    op = ttnn_ops().get(family)
     if op is None:
         raise ExportError(f"TTNN export has no op for the {family} family ({problem.program.name})")
     return op
 
 
-# the kernel families TTNN export maps to a TTNN op, by name (``program/structure.py``)
-_OPS: dict[str, TtnnOp] = {
-    CONTRACTION.name: TtnnOp(_matmul_equivalent, _matmul_memory, _matmul_call),
-    ATTENTION.name: TtnnOp(_sdpa_equivalent, _sdpa_memory, _sdpa_call),
-    ELEMENTWISE.name: ELEMENTWISE_OP,
-    ROW_REDUCTION.name: ROW_REDUCTION_OP,
-}
+def ttnn_ops() -> Mapping[str, TtnnOp]:
+    """Every registered TTNN op (plug-ins of the group ``loom_explorer.ttnn_ops``), by kernel family name."""
+    return registered("loom_explorer.ttnn_ops", TtnnOp)
+
+
+MATMUL_OP = TtnnOp("contraction", _matmul_runs, _matmul_equivalent, _matmul_memory, _matmul_call)
+SDPA_OP = TtnnOp("attention", _sdpa_runs, _sdpa_equivalent, _sdpa_memory, _sdpa_call)
 
 
 _MATMUL_CALL = '''\

@@ -29,7 +29,7 @@ from functools import cache
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.ttnn_sharding import DRAM, TILE, TtnnOp, grid_shard
-from loom_explorer.mapping.candidate import Comm
+from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.program.dsl import Reduce, TileProgram
@@ -184,7 +184,11 @@ def _call(schedule: SymbolicSchedule) -> str:
                              epsilon=EPSILON)
 
 
-ROW_REDUCTION_OP = TtnnOp(_equivalent, _memory, _call)
+def _no_program_config(problem: Problem, candidate: Candidate) -> bool:
+    return False  # ttnn runs the op without a program config
+
+
+ROW_REDUCTION_OP = TtnnOp("row_reduction", _no_program_config, _equivalent, _memory, _call)
 """The row-reduction family's TTNN op (module docstring)."""
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Placement
+from loom_explorer.problem import Placement, Problem
 
 TILE = 32
 DRAM = "DRAM"
@@ -36,10 +36,15 @@ DRAM = "DRAM"
 
 @dataclass(frozen=True, slots=True)
 class TtnnOp:
-    """The TTNN op that runs one kernel family: its program config at parameter values (class name or None
-    when the op takes none, arguments, notes; ExportError when TTNN cannot run the candidate), its operands'
-    memory configs, and the source of its call (``host_inputs``, ``op``, ``expected``)."""
+    """The TTNN op that runs one kernel family, a plug-in of the group ``loom_explorer.ttnn_ops`` named as the
+    family (``loom_explorer/plugins.py``): its program config at parameter values (class name or None when
+    the op takes none, arguments, notes; ExportError when TTNN cannot run the candidate), its operands'
+    memory configs, the source of its call (``host_inputs``, ``op``, ``expected``), and ``runs``: whether a
+    TTNN program config of the op runs a candidate of a problem at all, before its values (False for an op
+    that takes no program config)."""
 
+    name: str
+    runs: Callable[[Problem, Candidate], bool]
     equivalent: Callable[[SymbolicSchedule, dict[str, int]], tuple[str | None, dict[str, object], list[str]]]
     memory: Callable[[SymbolicSchedule, dict[str, int]], dict[str, object]]
     call: Callable[[SymbolicSchedule], str]

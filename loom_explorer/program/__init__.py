@@ -1,11 +1,11 @@
 """The tile DSL and kernel loading."""
 
 from loom_explorer.program.attention import Attention, analyse_attention
-from loom_explorer.program.contraction import Contraction, ProgramStructureError, analyse_contraction
+from loom_explorer.program.contraction import Contraction, analyse_contraction
 from loom_explorer.program.dsl import Dim, Eltwise, Matmul, ProgramError, Reduce, Tensor, TileProgram
-from loom_explorer.program.family import ProgramFamily, Structure
+from loom_explorer.program.family import ProgramFamily, ProgramStructureError, Structure
 from loom_explorer.program.load import KernelError, list_kernels, load_program
-from loom_explorer.program.structure import PROGRAM_FAMILIES, analyse_program, program_family
+from loom_explorer.program.structure import analyse_program, program_families, program_family
 
 __all__ = [
     "Attention",
@@ -14,7 +14,6 @@ __all__ = [
     "Eltwise",
     "KernelError",
     "Matmul",
-    "PROGRAM_FAMILIES",
     "ProgramError",
     "ProgramFamily",
     "ProgramStructureError",
@@ -27,5 +26,6 @@ __all__ = [
     "analyse_program",
     "list_kernels",
     "load_program",
+    "program_families",
     "program_family",
 ]

@@ -18,13 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loom_explorer.program.dsl import Eltwise, Matmul, ProgramError, Reduce, TileProgram
-from loom_explorer.program.family import ProgramFamily
-
-
-class ProgramStructureError(ProgramError):
-    """The program is a valid tile program but not of a shape its family's model can schedule (here: not a
-    single-matmul contraction); the message says what it lacks."""
+from loom_explorer.program.dsl import Eltwise, Matmul, Reduce, TileProgram
+from loom_explorer.program.family import ProgramFamily, ProgramStructureError
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,4 +107,5 @@ CONTRACTION = ProgramFamily(
     description="one matmul with an element-wise epilogue (blocked matmul)",
     matches=lambda program: True,  # the fallback: its analysis says what a program of no known shape lacks
     analyse=analyse_contraction,
+    fallback=True,
 )

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loom_explorer.program.contraction import ProgramStructureError
 from loom_explorer.program.dsl import Eltwise, Matmul, Reduce, TileProgram
-from loom_explorer.program.family import ProgramFamily
+from loom_explorer.program.family import ProgramFamily, ProgramStructureError
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,4 +120,5 @@ ELEMENTWISE = ProgramFamily(
     description="element-wise ops over one iteration space, inputs broadcast along the dims they leave out",
     matches=is_elementwise,
     analyse=analyse_elementwise,
+    activation_required=True,
 )

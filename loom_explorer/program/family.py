@@ -3,8 +3,9 @@
 A kernel family is a shape of tile program the engine can schedule (a blocked contraction, attention).
 At this layer a family is a :class:`ProgramFamily`: a name, ``matches(program)`` (does the program have
 this family's shape) and ``analyse(program)`` (its :class:`Structure`, raising
-``ProgramStructureError`` with the reason when the program is malformed for the family). The registry
-of families is ``program/structure.py``; the model, export and accuracy layers key their own hooks by
+``ProgramStructureError`` with the reason when the program is malformed for the family). Families are
+plug-ins (``loom_explorer/plugins.py``): ``program/structure.py`` reads them from the entry-point group
+``loom_explorer.program_families``; the model, export and accuracy layers read their own groups, keyed by
 the family's ``name``.
 """
 
@@ -14,7 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from loom_explorer.program.dsl import TileProgram
+from loom_explorer.program.dsl import ProgramError, TileProgram
+
+
+class ProgramStructureError(ProgramError):
+    """The program is a valid tile program but not of a shape its family's model can schedule (e.g. not a
+    single-matmul contraction); the message says what it lacks."""
 
 
 class Structure(Protocol):
@@ -64,9 +70,16 @@ class Structure(Protocol):
 class ProgramFamily:
     """A kernel family at the program layer. ``name`` keys the family's hooks in the later layers (model,
     export, accuracy); ``matches`` is cheap and never raises; ``analyse`` is only called on a program the
-    family matches."""
+    family matches.
+
+    ``fallback``: the family that takes a program no other family matches (there is one: the contraction,
+    whose analysis says what a program of no known shape lacks); every other family's ``matches`` must
+    reject the programs of the others. ``activation_required``: the family's activation ops are its whole
+    computation (an element-wise ``y = f(x)``), so a program that uses one needs an activation chosen."""
 
     name: str
     description: str
     matches: Callable[[TileProgram], bool]
     analyse: Callable[[TileProgram], Structure]
+    fallback: bool = False
+    activation_required: bool = False

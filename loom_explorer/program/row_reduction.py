@@ -20,9 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loom_explorer.program.contraction import ProgramStructureError
 from loom_explorer.program.dsl import Eltwise, Matmul, Reduce, TileProgram
-from loom_explorer.program.family import ProgramFamily
+from loom_explorer.program.family import ProgramFamily, ProgramStructureError
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,27 +1,40 @@
 """The registry of kernel families at the program layer, and the analysis of a program by its family.
 
-``PROGRAM_FAMILIES`` lists every family's :class:`~loom_explorer.program.family.ProgramFamily`, most
-specific first: a program belongs to the first family whose ``matches`` accepts it. The last entry, the
-contraction, accepts every program, so a program of no known shape gets the contraction's explanation of
-what it lacks. A new family is a new module defining its ``ProgramFamily`` plus one entry here (before the
-contraction); its model hooks are registered in ``model/families/``.
+Families are plug-ins (``loom_explorer/plugins.py``): :func:`program_families` reads the
+:class:`~loom_explorer.program.family.ProgramFamily` of each from the entry-point group
+``loom_explorer.program_families``. A program belongs to the one family whose ``matches`` accepts it, or
+else to the fallback family (the contraction, which accepts every program, so a program of no known shape
+gets the contraction's explanation of what it lacks). A program two families claim is a
+``ProgramStructureError``: families must tell their programs apart.
 """
 
 from __future__ import annotations
 
-from loom_explorer.program.attention import ATTENTION
-from loom_explorer.program.contraction import CONTRACTION
+from loom_explorer.plugins import PluginError, registered
 from loom_explorer.program.dsl import TileProgram
-from loom_explorer.program.elementwise import ELEMENTWISE
-from loom_explorer.program.family import ProgramFamily, Structure
-from loom_explorer.program.row_reduction import ROW_REDUCTION
+from loom_explorer.program.family import ProgramFamily, ProgramStructureError, Structure
 
-PROGRAM_FAMILIES: tuple[ProgramFamily, ...] = (ATTENTION, ELEMENTWISE, ROW_REDUCTION, CONTRACTION)
+GROUP = "loom_explorer.program_families"
+
+
+def program_families() -> tuple[ProgramFamily, ...]:
+    """Every registered family, the fallback last (PluginError unless exactly one is the fallback)."""
+    families = registered(GROUP, ProgramFamily).values()
+    fallback = [f for f in families if f.fallback]
+    if len(fallback) != 1:
+        raise PluginError(f"group {GROUP} needs exactly one fallback family, has "
+                          f"{', '.join(f.name for f in fallback) or 'none'}")
+    return (*[f for f in families if not f.fallback], fallback[0])
 
 
 def program_family(program: TileProgram) -> ProgramFamily:
-    """The family of ``program``: the first of ``PROGRAM_FAMILIES`` that matches it."""
-    return next(f for f in PROGRAM_FAMILIES if f.matches(program))
+    """The family of ``program``: the one non-fallback family that matches it, else the fallback."""
+    *specific, fallback = program_families()
+    claims = [f for f in specific if f.matches(program)]
+    if len(claims) > 1:
+        raise ProgramStructureError(f"program {program.name} has the shape of several kernel families: "
+                                    f"{', '.join(f.name for f in claims)}")
+    return claims[0] if claims else fallback
 
 
 def analyse_program(program: TileProgram) -> Structure:
@@ -29,4 +42,4 @@ def analyse_program(program: TileProgram) -> Structure:
     return program_family(program).analyse(program)
 
 
-__all__ = ["PROGRAM_FAMILIES", "ProgramFamily", "Structure", "analyse_program", "program_family"]
+__all__ = ["ProgramFamily", "Structure", "analyse_program", "program_families", "program_family"]

@@ -78,8 +78,9 @@ class ProblemInputs:
 
 
 def needs_activation(program: TileProgram) -> bool:
-    """An element-wise program with an activation op computes nothing without one."""
-    return program.uses_activation and program_family(program).name == "elementwise"
+    """A program with an activation op whose family computes nothing without one (an element-wise
+    ``y = f(x)``: ``ProgramFamily.activation_required``)."""
+    return program.uses_activation and program_family(program).activation_required
 
 
 def activation_names() -> list[str]:

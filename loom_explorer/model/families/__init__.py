@@ -1,24 +1,35 @@
 """The registry of kernel families at the model layer.
 
-``MODEL_FAMILIES`` holds one :class:`~loom_explorer.model.families.base.ModelFamily` per program family
-(``program/structure.py``), keyed by name; :func:`model_family` is the one for a program. A new family
-is a new module here defining its ``FAMILY`` plus one entry in ``MODEL_FAMILIES``.
+Families are plug-ins (``loom_explorer/plugins.py``): :func:`model_families` reads one
+:class:`~loom_explorer.model.families.base.ModelFamily` per program family from the entry-point group
+``loom_explorer.model_families``, keyed by name; :func:`model_family` is the one for a program.
 """
 
 from __future__ import annotations
 
-from loom_explorer.model.families import attention, contraction, elementwise, row_reduction
+from collections.abc import Mapping
+
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
+from loom_explorer.plugins import PluginError, registered
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.program.structure import program_family
 
-MODEL_FAMILIES: dict[str, ModelFamily] = {f.name: f for f in (contraction.FAMILY, attention.FAMILY,
-                                                                elementwise.FAMILY, row_reduction.FAMILY)}
+GROUP = "loom_explorer.model_families"
+
+
+def model_families() -> Mapping[str, ModelFamily]:
+    """Every registered family's model hooks, by family name."""
+    return registered(GROUP, ModelFamily)
 
 
 def model_family(program: TileProgram) -> ModelFamily:
-    """The model hooks of ``program``'s family."""
-    return MODEL_FAMILIES[program_family(program).name]
+    """The model hooks of ``program``'s family (PluginError when its family registered none)."""
+    name = program_family(program).name
+    family = model_families().get(name)
+    if family is None:
+        raise PluginError(f"kernel family {name} registers no model (group {GROUP}), so {program.name} "
+                          "cannot be scheduled")
+    return family
 
 
-__all__ = ["MODEL_FAMILIES", "FamilyModel", "ModelFamily", "model_family"]
+__all__ = ["FamilyModel", "ModelFamily", "model_families", "model_family"]
