@@ -41,6 +41,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("traffic", "export"),  # a concrete schedule's NoC transfers; exports of a schedule
     ("report",),  # solve results as JSON and tables (with their traffic)
     ("deploy", "accuracy", "sweep"),  # running schedules; scoring against measurements; sweeps over models
+    ("families",),  # the kernel families: plug-ins of every layer below (``FAMILY_IMPORTERS``: none imports them)
     ("ui", "cli"),  # the explorer and the command line
 )
 
@@ -50,6 +51,12 @@ SAME_RANK_ALLOWED: dict[tuple[str, str], str] = {
     ("sweep", "accuracy"): "a sweep prices ttnn's default config of each op, as the accuracy tools read it",
     ("cli", "ui"): "`loom-explorer serve` starts the explorer; `report --html` renders the sweep's plots",
 }
+
+# modules outside ``loom_explorer.families`` that still import a family module, and why (none may: a family
+# plugs in through its entry points; each entry here is a family's code not moved into its folder yet)
+FAMILY_IMPORTERS: dict[str, str] = {}
+# (importing family, imported family) pairs allowed, and why (families are independent otherwise)
+CROSS_FAMILY_ALLOWED: dict[tuple[str, str], str] = {}
 
 # third-party packages only these layers may import (any import, top level or lazy)
 CONFINED_IMPORTS: dict[str, tuple[str, ...]] = {"panel": ("ui",), "bokeh": ("ui",), "ttnn": ("deploy",)}
@@ -290,6 +297,47 @@ def test_ui_and_card_libraries_stay_in_their_layers(package_imports: tuple[list[
     _, theirs = package_imports
     problems = confined_violations(theirs)
     assert not problems, "\n".join(problems)
+
+
+def family_import_violations(imports: Iterable[Import], importers: Mapping[str, str] = FAMILY_IMPORTERS,
+                             cross: Mapping[tuple[str, str], str] = CROSS_FAMILY_ALLOWED) -> list[str]:
+    """One message per import of a family module from outside its family: from the core (unless
+    ``importers`` lists the importer) or from another family (unless ``cross`` allows the pair)."""
+    out = []
+    for imp in imports:
+        if layer_of(imp.target) != "families" or len(imp.target.split(".")) < 3:
+            continue
+        target_family = imp.target.split(".")[2]
+        if layer_of(imp.importer) != "families":
+            if imp.importer not in importers:
+                out.append(f"{imp.importer} imports {imp.target} at line {imp.line}: the core imports no kernel "
+                           "family (a family plugs in through its entry points in pyproject.toml)")
+            continue
+        parts = imp.importer.split(".")
+        family = parts[2] if len(parts) > 2 else ""
+        if family and family != target_family and (family, target_family) not in cross:
+            out.append(f"{imp.importer} (family {family}) imports {imp.target} (family {target_family}) at line "
+                       f"{imp.line}: families are independent unless CROSS_FAMILY_ALLOWED says why")
+    return out
+
+
+def test_no_core_module_imports_a_family(package_imports: tuple[list[Import], list[Import]]) -> None:
+    ours, _ = package_imports
+    problems = family_import_violations(ours)
+    assert not problems, "\n".join(problems)
+    still = {i.importer for i in ours if layer_of(i.target) == "families" and layer_of(i.importer) != "families"}
+    assert not set(FAMILY_IMPORTERS) - still, f"FAMILY_IMPORTERS lists modules that no longer import a family: " \
+                                              f"{sorted(set(FAMILY_IMPORTERS) - still)}"
+
+
+def test_the_checker_reports_a_core_or_cross_family_import() -> None:
+    core = _imp("export.ttlang", "families.attention.writer")
+    cross = _imp("families.attention.model", "families.contraction.model")
+    problems = family_import_violations([core, cross, _imp("families.attention.model", "families.attention.work")],
+                                        importers={}, cross={})
+    assert len(problems) == 2 and "the core imports no kernel family" in problems[0]
+    assert "families are independent" in problems[1]
+    assert family_import_violations([core], importers={f"{PACKAGE}.export.ttlang": "pending"}, cross={}) == []
 
 
 def test_the_same_rank_allowances_are_used(package_imports: tuple[list[Import], list[Import]]) -> None:
