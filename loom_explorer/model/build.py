@@ -27,13 +27,13 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
     q, flows = model.quantities, list(model.flows)
     step_links = step_link_shares(q, flows, model.step_tensors) if noc_bound else []
     objective, terms, lower_bound = model.latency(step_links)
-    buffers = tuple(family.l1_buffers(q))
+    buffers = model.l1_buffers
     return SymbolicSchedule(
         hardware=hw,
         problem=problem,
         candidate=candidate,
         params=q.params,
-        constraints=constraints(q, buffers, family.constraints(q)),
+        constraints=constraints(q, buffers, list(model.constraints)),
         latency=objective,
         latency_lower_bound=lower_bound,
         terms=tuple(terms),

@@ -19,7 +19,6 @@ from loom_explorer.model.decode import (
 )
 from loom_explorer.model.decode_latency import decode_flows, decode_latency_terms
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
-from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.model.traffic import attention_flows
 from loom_explorer.problem import KernelTarget, Problem
@@ -37,6 +36,7 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
             quantities=d, flows=tuple(decode_flows(d)), step_tensors=d.st.streamed[1:],
             latency=partial(decode_latency_terms, d), dram_read_bytes=attention_dram_read_bytes(d), flops=flops,
             work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
+            l1_buffers=tuple(decode_l1_buffers(d)), constraints=tuple(decode_constraints(d)),
         )
     q = build_attention_quantities(hw, problem, candidate)
     return FamilyModel(
@@ -47,6 +47,7 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         dram_read_bytes=attention_dram_read_bytes(q),
         flops=flops,
         work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
+        l1_buffers=tuple(attention_l1_buffers(q)),
     )
 
 
@@ -62,23 +63,20 @@ def attention_work(p: Problem, causal: bool) -> tuple[int, int]:
     return 4 * batch * pairs * p.elements(st.head_dim), 2 * batch * tile_pairs * p.tiles(st.head_dim)
 
 
-def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
-    """TTNN's SDPA kernel's buffers or the exported TT-Lang FlashAttention kernel's (``Problem.target``);
-    flash-decoding's: ttnn's ``sdpa_decode`` or the exported TT-Lang flash-decoding kernel's."""
-    assert isinstance(q, AttentionQuantities)  # built by this family's ``build``
-    ttnn = q.problem.target is KernelTarget.ttnn
-    if isinstance(q, DecodeQuantities):
-        return ttnn_decode_buffers(q) if ttnn else decode_buffers(q)
-    return ttnn_attention_buffers(q) if ttnn else attention_buffers(q)
+def attention_l1_buffers(q: AttentionQuantities) -> list[L1Buffer]:
+    """TTNN's SDPA kernel's buffers or the exported TT-Lang FlashAttention kernel's (``Problem.target``)."""
+    return ttnn_attention_buffers(q) if q.problem.target is KernelTarget.ttnn else attention_buffers(q)
 
 
-def constraints(q: GridQuantities) -> list[Constraint]:
-    """Flash-decoding's coverage of each group's key chunks (``model/decode.py``); nothing else beyond the
-    shared constraint families."""
-    if not isinstance(q, DecodeQuantities):
-        return []
-    ttnn = q.problem.target is KernelTarget.ttnn
-    return decode_coverage(q) + (ttnn_decode_constraints(q) if ttnn else [])
+def decode_l1_buffers(q: DecodeQuantities) -> list[L1Buffer]:
+    """Flash-decoding's buffers: ttnn's ``sdpa_decode`` or the exported TT-Lang flash-decoding kernel's."""
+    return ttnn_decode_buffers(q) if q.problem.target is KernelTarget.ttnn else decode_buffers(q)
+
+
+def decode_constraints(q: DecodeQuantities) -> list[Constraint]:
+    """Flash-decoding's coverage of each group's key chunks (``model/decode.py``), and ttnn's own rules on
+    its split for that target; nothing else beyond the shared constraint families."""
+    return decode_coverage(q) + (ttnn_decode_constraints(q) if q.problem.target is KernelTarget.ttnn else [])
 
 
 FAMILY = ModelFamily(
@@ -86,6 +84,4 @@ FAMILY = ModelFamily(
     build=build,
     work_cycles=lambda hw, problem: attention_work(problem, problem.has_option("causal"))[1]
     * hw.compute.matmul_tile_cycles[problem.fidelity],
-    l1_buffers=l1_buffers,
-    constraints=constraints,
 )

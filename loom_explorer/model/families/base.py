@@ -32,7 +32,10 @@ class FamilyModel:
     bound the step); ``latency``: the latency terms given the step link shares; ``dram_read_bytes``;
     ``flops`` and ``work_cycles``: the work of the candidate, the latter in one core's cycles at the ideal
     rates (tile matmuls at the fidelity's cycles per tile, element-wise ops at theirs); the compute roofline
-    ``ideal_cycles`` is it spread over every core of the chip."""
+    ``ideal_cycles`` is it spread over every core of the chip; ``l1_buffers``: one core's L1 buffers for
+    ``problem.target`` (the L1 capacity constraint sums them); ``constraints``: the family's own constraints
+    beyond the shared constraint families, each naming the constraint family it belongs to
+    (``Constraint.family``), added after that family's. The family computes both from its own quantities."""
 
     quantities: GridQuantities
     flows: tuple[TrafficFlow, ...]
@@ -41,6 +44,8 @@ class FamilyModel:
     dram_read_bytes: Expr
     flops: int
     work_cycles: int
+    l1_buffers: tuple[L1Buffer, ...]
+    constraints: tuple[Constraint, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +54,9 @@ class ModelFamily:
 
     ``build(hw, problem, candidate, noc_bound)``: the candidate's :class:`FamilyModel` (``noc_bound=False``
     leaves NoC link times out of the latency); ``work_cycles(hw, problem)``: the ``work_cycles`` of the whole
-    problem (the compute roofline, from the problem alone, bounded work for any shape);
-    ``l1_buffers(q)``: one core's L1 buffers for ``q.problem.target`` (the L1 capacity constraint sums them);
-    ``constraints(q)``: the family's own constraints beyond the shared constraint families, each naming the
-    constraint family it belongs to (``Constraint.family``), added after that family's.
+    problem (the compute roofline, from the problem alone, bounded work for any shape).
     """
 
     name: str
     build: Callable[[HardwareSpec, Problem, Candidate, bool], FamilyModel]
     work_cycles: Callable[[HardwareSpec, Problem], int]
-    l1_buffers: Callable[[GridQuantities], list[L1Buffer]]
-    constraints: Callable[[GridQuantities], list[Constraint]]

@@ -13,7 +13,7 @@ from loom_explorer.model.constraints.ttnn_buffers import ttnn_contraction_buffer
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.latency import dram_read_bytes, latency_terms
 from loom_explorer.model.noc_bound import write_link_shares
-from loom_explorer.model.quantities import GridQuantities, Quantities, build_quantities
+from loom_explorer.model.quantities import Quantities, build_quantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.model.traffic import contraction_flows
 from loom_explorer.problem import KernelTarget, Problem
@@ -34,6 +34,8 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         dram_read_bytes=dram_read_bytes(q),
         flops=flops,
         work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
+        l1_buffers=tuple(l1_buffers(q)),
+        constraints=tuple(constraints(q)),
     )
 
 
@@ -47,15 +49,13 @@ def contraction_work(problem: Problem) -> tuple[int, int]:
     return flops, tile_matmuls
 
 
-def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
+def l1_buffers(q: Quantities) -> list[L1Buffer]:
     """TTNN's matmul kernels' buffers or the exported TT-Lang GEMM kernel's (``Problem.target``)."""
-    assert isinstance(q, Quantities)  # built by this family's ``build``
     return ttnn_contraction_buffers(q) if q.problem.target is KernelTarget.ttnn else contraction_buffers(q)
 
 
-def constraints(q: GridQuantities) -> list[Constraint]:
+def constraints(q: Quantities) -> list[Constraint]:
     """The TT-Lang compiler's sub-blocking of the GEMM output block (``dst_capacity.py``), for that target."""
-    assert isinstance(q, Quantities)  # built by this family's ``build``
     return ttlang_subblocks(q) if q.problem.target is KernelTarget.ttlang else []
 
 
@@ -64,6 +64,4 @@ FAMILY = ModelFamily(
     build=build,
     work_cycles=lambda hw, problem: contraction_work(problem)[1] * hw.compute.matmul_tile_cycles[
         problem.fidelity],
-    l1_buffers=l1_buffers,
-    constraints=constraints,
 )

@@ -8,7 +8,6 @@ from functools import partial
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.elementwise import (
-    ElementwiseQuantities,
     build_elementwise_quantities,
     elementwise_buffers,
     elementwise_dram_read_bytes,
@@ -18,8 +17,6 @@ from loom_explorer.model.elementwise import (
 )
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.noc_bound import write_link_shares
-from loom_explorer.model.quantities import GridQuantities
-from loom_explorer.model.schedule import L1Buffer
 from loom_explorer.problem import Problem
 from loom_explorer.program.elementwise import ELEMENTWISE
 
@@ -38,18 +35,12 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         dram_read_bytes=elementwise_dram_read_bytes(q),
         flops=operations,
         work_cycles=work_cycles,
+        l1_buffers=tuple(elementwise_buffers(q)),  # the shared constraint families cover the rest
     )
-
-
-def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
-    assert isinstance(q, ElementwiseQuantities)  # built by this family's ``build``
-    return elementwise_buffers(q)
 
 
 FAMILY = ModelFamily(
     name=ELEMENTWISE.name,
     build=build,
     work_cycles=lambda hw, problem: elementwise_work(hw, problem)[1],
-    l1_buffers=l1_buffers,
-    constraints=lambda q: [],  # the shared constraint families cover it
 )

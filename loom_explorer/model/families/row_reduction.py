@@ -9,9 +9,7 @@ from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.noc_bound import write_link_shares
-from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.row_reduction import (
-    RowReductionQuantities,
     build_row_reduction_quantities,
     row_reduction_buffers,
     row_reduction_dram_read_bytes,
@@ -19,7 +17,6 @@ from loom_explorer.model.row_reduction import (
     row_reduction_latency_terms,
     row_reduction_work,
 )
-from loom_explorer.model.schedule import L1Buffer
 from loom_explorer.problem import Problem
 from loom_explorer.program.row_reduction import ROW_REDUCTION
 
@@ -38,18 +35,12 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         dram_read_bytes=row_reduction_dram_read_bytes(q),
         flops=operations,
         work_cycles=work_cycles,
+        l1_buffers=tuple(row_reduction_buffers(q)),  # the shared constraint families cover the rest
     )
-
-
-def l1_buffers(q: GridQuantities) -> list[L1Buffer]:
-    assert isinstance(q, RowReductionQuantities)  # built by this family's ``build``
-    return row_reduction_buffers(q)
 
 
 FAMILY = ModelFamily(
     name=ROW_REDUCTION.name,
     build=build,
     work_cycles=lambda hw, problem: row_reduction_work(hw, problem)[1],
-    l1_buffers=l1_buffers,
-    constraints=lambda q: [],  # the shared constraint families cover it
 )
