@@ -28,7 +28,8 @@ import pytest
 from loom_explorer.mapping import Comm, enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import make_problem
-from loom_explorer.program import Dim, Eltwise, Matmul, Tensor, TileProgram, analyse_attention, load_program
+from loom_explorer.program import Dim, Eltwise, Matmul, Tensor, TileProgram, load_program
+from loom_explorer.program.attention import analyse_attention
 
 QUERY, KEYS, VALUES = "x", "mem_k", "mem_v"
 

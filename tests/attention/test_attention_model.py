@@ -27,7 +27,8 @@ from loom_explorer.model.attention import build_attention_quantities
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import KernelTarget, make_problem
-from loom_explorer.program import analyse_attention, load_program
+from loom_explorer.program import load_program
+from loom_explorer.program.attention import analyse_attention
 from loom_explorer.validate import referee
 
 FA = load_program("flash_attention")

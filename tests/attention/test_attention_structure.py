@@ -18,8 +18,6 @@ from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import Placement, ProblemError, make_problem, parse_shape
 from loom_explorer.program import (
-    Attention,
-    Contraction,
     Dim,
     Eltwise,
     Matmul,
@@ -27,11 +25,11 @@ from loom_explorer.program import (
     ProgramStructureError,
     Tensor,
     TileProgram,
-    analyse_attention,
     analyse_program,
     load_program,
 )
-from loom_explorer.program.attention import is_attention
+from loom_explorer.program.attention import Attention, analyse_attention, is_attention
+from loom_explorer.program.contraction import Contraction
 from loom_explorer.solve.solver import Session
 
 FA = load_program("flash_attention")

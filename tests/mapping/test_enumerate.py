@@ -18,7 +18,8 @@ from loom_explorer.model.expr import Const
 from loom_explorer.model.latency import read_cycles
 from loom_explorer.model.quantities import build_quantities
 from loom_explorer.problem import Placement, make_problem
-from loom_explorer.program import analyse_contraction, load_program
+from loom_explorer.program import load_program
+from loom_explorer.program.contraction import analyse_contraction
 
 GEMM = load_program("gemm")
 BATCHED = load_program("batched_gemm")
