@@ -46,7 +46,8 @@ from loom_explorer.export.ttlang_common import (
     receive_send,
     thread_body,
 )
-from loom_explorer.export.ttlang_elementwise import (
+from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
+from loom_explorer.export.ttlang_ops import (
     POSITIVE_DOMAIN,
     SFPU_OPS,
     TTL_FUNCTIONS,
@@ -55,7 +56,6 @@ from loom_explorer.export.ttlang_elementwise import (
     reserved_name_reason,
     unknown_op_reason,
 )
-from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise

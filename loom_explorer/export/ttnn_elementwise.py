@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttlang_elementwise import FPU_OPS, POSITIVE_DOMAIN, SFPU_OPS, op_name
+from loom_explorer.export.ttlang_ops import FPU_OPS, POSITIVE_DOMAIN, SFPU_OPS, op_name
 from loom_explorer.export.ttnn_sharding import TtnnOp, grid_shard
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.schedule import SymbolicSchedule
