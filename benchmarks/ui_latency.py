@@ -14,7 +14,8 @@ Beside it, in the same process and for the same pins, the time ``ExplorerState.p
 browser (solve + referee only), and the time to build the grid scene (transfers, routing): the browser
 figure minus these two is Panel/Bokeh and the websocket.
 
-Needs Chromium and Playwright, as the browser tests do (``loom_explorer/ui/page_driver.py``).
+Needs Chromium and Playwright, as the browser tests do (``tests/page_driver.py``, the browser tests' driver of
+the page: this script puts ``tests/`` on sys.path to import it).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from loom_explorer.ui.page_driver import ExplorerPage, served_browser
 from loom_explorer.ui.scene import grid_scene
 from loom_explorer.ui.state import ExplorerState
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the browser tests' page driver
+from page_driver import ExplorerPage, served_browser
 
 PARAM = "in0_block_w"
 

@@ -1,5 +1,6 @@
 """Drive the served explorer in real headless Chromium (Debian's, through Playwright): used by the browser
-tests and by ``benchmarks/ui_latency.py``. Needs Playwright (the ``dev`` extra) and a Chromium at
+tests and by ``benchmarks/ui_latency.py`` (test-only: beside the tests, not in the package; imported as
+``page_driver``, conftest.py puts this folder on sys.path). Needs Playwright (the ``dev`` extra) and a Chromium at
 ``$LOOM_CHROMIUM`` (default ``/usr/bin/chromium``; ``tests/install_chromium.sh`` installs it).
 
 Panel renders every widget inside a shadow root; Playwright's CSS selectors pierce open shadow roots, so the

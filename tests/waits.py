@@ -1,5 +1,5 @@
 """How long the tests wait, and how: on a condition, never a fixed sleep (imported by the tests; conftest.py puts
-this folder on sys.path; the browser tests' page waits are ``loom_explorer/ui/page_driver.py``'s ``WAIT_MS``).
+this folder on sys.path; the browser tests' page waits are ``page_driver.py``'s ``WAIT_MS``).
 
 Every wait returns as soon as its condition holds, so its bound costs nothing on an idle machine. The bound is
 generous because the suite must also pass on a machine running two suites at once, many times slower than an

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from page_driver import ExplorerPage, served_browser
 
 from loom_explorer.ui.app import RunningServer
-from loom_explorer.ui.page_driver import ExplorerPage, served_browser
 
 # Screenshots go to a temporary folder; LOOM_SCREENSHOTS=docs/images refreshes the docs' pictures on purpose
 # (tests never write into the tree by themselves).

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from page_driver import ExplorerPage
+
 from loom_explorer.hardware import load_hardware
-from loom_explorer.ui.page_driver import ExplorerPage
 
 SMALL = "?shape=M=1024,K=1024,N=1024"
 

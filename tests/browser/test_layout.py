@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from page_driver import ExplorerPage
 
 from loom_explorer.ui.app import RunningServer
-from loom_explorer.ui.page_driver import ExplorerPage
 
 SHAPE = "?shape=M=1024,K=1024,N=1024"
 # pinning grid_x to 1 makes the best candidate (rank 1 of 20) one of the slowest: off the table's first page

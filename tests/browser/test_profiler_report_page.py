@@ -4,7 +4,7 @@ Measure chart; a file that is no profiler report is refused in one line."""
 
 from __future__ import annotations
 
-from loom_explorer.ui.page_driver import ExplorerPage
+from page_driver import ExplorerPage
 
 SMALL = "?shape=M=1024,K=1024,N=1024"
 CLIP = "wh_clip_encoder_2.csv.gz"

@@ -13,10 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from page_driver import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ExplorerPage
 from playwright.sync_api import Browser, sync_playwright
 from served_cli import ROOT, Served
-
-from loom_explorer.ui.page_driver import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ExplorerPage
 
 SMALL = "shape=M=256,K=256,N=256"
 
