@@ -3,11 +3,8 @@
 when the schedule is solved for those kernels (``Problem.target`` ttlang: ``export --format ttlang``,
 ``--target ttlang``); for TTNN's kernels the family is empty.
 
-Row reductions (``export/ttlang_row_reduction.py``): a padded column would enter every reduction, so the
-columns (``C`` tiles) split evenly over the cores along their axis, with ``g = ceil(C / per_core_C)`` cores
-(coverage):
-
-    per_core_C | C          (so g * per_core_C = C)
+A kernel family's own writer's rules are constraints its model supplies (``FamilyModel.constraints``) naming
+this family (``ttlang_export``), added after these.
 
 FlashAttention on the flattened split (``export/ttlang_attention.py``; tiles of 32, ``qc``, ``kc`` the chunk
 sizes in tiles, ``n_q = ceil(Sq_t / qc)``, ``n_k = ceil(Skv_t / kc)``). Without the causal mask nothing masks
@@ -26,7 +23,6 @@ from __future__ import annotations
 from loom_explorer.model.attention import AttentionQuantities
 from loom_explorer.model.expr import const, mul
 from loom_explorer.model.quantities import GridQuantities
-from loom_explorer.model.row_reduction import RowReductionQuantities
 from loom_explorer.model.schedule import Constraint
 from loom_explorer.problem import KernelTarget
 
@@ -37,21 +33,9 @@ def ttlang_export(q: GridQuantities) -> list[Constraint]:
     """The TT-Lang writers' rules on ``q`` (module docstring); none unless the target is TT-Lang."""
     if q.problem.target is not KernelTarget.ttlang:
         return []
-    if isinstance(q, RowReductionQuantities):
-        return _even_columns(q)
     if isinstance(q, AttentionQuantities) and not q.candidate.kv_split:
         return _whole_key_chunks(q)
     return []
-
-
-def _even_columns(q: RowReductionQuantities) -> list[Constraint]:
-    cols = q.st.cols_dim
-    if cols not in q.per_core:  # the columns on no axis: every core takes all of them
-        return []
-    tiles = q.problem.tiles(cols)
-    return [Constraint(f"{FAMILY}[per_core_{cols}|{cols}]", FAMILY, "divides", q.per_core[cols], const(tiles),
-                       f"TT-Lang export splits the columns evenly: per_core_{cols} = {{lhs}} does not divide the "
-                       f"{{rhs}} tiles of {cols} (a padded column would enter every reduction)")]
 
 
 def _whole_key_chunks(q: AttentionQuantities) -> list[Constraint]:

@@ -1,4 +1,4 @@
-"""The row-reduction family (``program/row_reduction.py``, ``model/row_reduction.py``): which programs it
+"""The row-reduction family (``families/row_reduction/program.py``, its model): which programs it
 takes, its candidates, its latency by hand, CP-SAT against brute force, the traffic of a split row, and
 where the shape sends the work."""
 

@@ -1,22 +1,21 @@
 """The row-reduction family's model: blocks of whole tile rows per core, the reductions' partials gathered
-and combined when the columns are split (``model/row_reduction.py``)."""
+and combined when the columns are split (``quantities.py``, ``traffic.py``, ``buffers.py``, ``latency.py``,
+``work.py``, ``constraints.py``)."""
 
 from __future__ import annotations
 
 from functools import partial
 
+from loom_explorer.families.row_reduction.buffers import row_reduction_buffers
+from loom_explorer.families.row_reduction.constraints import row_reduction_constraints
+from loom_explorer.families.row_reduction.latency import row_reduction_latency_terms
+from loom_explorer.families.row_reduction.quantities import build_row_reduction_quantities
+from loom_explorer.families.row_reduction.traffic import row_reduction_dram_read_bytes, row_reduction_flows
+from loom_explorer.families.row_reduction.work import row_reduction_work
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.noc_bound import write_link_shares
-from loom_explorer.model.row_reduction import (
-    build_row_reduction_quantities,
-    row_reduction_buffers,
-    row_reduction_dram_read_bytes,
-    row_reduction_flows,
-    row_reduction_latency_terms,
-    row_reduction_work,
-)
 from loom_explorer.problem import Problem
 from loom_explorer.program.row_reduction import ROW_REDUCTION
 
@@ -36,6 +35,7 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         flops=operations,
         work_cycles=work_cycles,
         l1_buffers=tuple(row_reduction_buffers(q)),  # the shared constraint families cover the rest
+        constraints=tuple(row_reduction_constraints(q)),
     )
 
 

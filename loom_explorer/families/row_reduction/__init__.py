@@ -1,0 +1,10 @@
+"""The row-reduction family: reductions along the rows (sum, max, mean) and the element-wise ops that use
+them (softmax, RMSNorm, LayerNorm), rows x columns of tiles, the columns reduced.
+
+``program.py`` recognises its programs and analyses them (``RowReduction``, ``ROW_REDUCTION``);
+``model.py`` is its model (``FAMILY``), from ``quantities.py`` (parameters, a core's tiles), ``traffic.py``
+(flows, DRAM reads), ``buffers.py`` (L1 buffers), ``latency.py`` (objective and terms), ``work.py`` (passes
+and the compute roofline) and ``constraints.py`` (the TT-Lang writer's rule); ``ttlang.py`` is its TT-Lang
+writer (``WRITER``), ``ttnn.py`` its TTNN op (``OP``: ``ttnn.rms_norm``, ``ttnn.layer_norm``,
+``ttnn.softmax_in_place``).
+"""
