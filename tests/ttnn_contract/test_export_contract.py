@@ -152,7 +152,7 @@ def test_an_elementwise_or_norm_file_builds_real_ttnn_objects_up_to_open_device(
 
 
 def test_every_unary_op_the_export_names_is_a_ttnn_op_and_a_fusable_activation() -> None:
-    from loom_explorer.export.ttnn_elementwise import UNARY_OPS
+    from loom_explorer.families.elementwise.ttnn import UNARY_OPS
 
     for name, function in UNARY_OPS.items():
         assert callable(getattr(ttnn, function.removeprefix("ttnn."))), function

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.ttlang_ops import FPU_OPS, POSITIVE_DOMAIN, SFPU_OPS, op_name
 from loom_explorer.export.ttnn_sharding import TtnnOp, grid_shard
+from loom_explorer.families.elementwise.program import analyse_elementwise
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
-from loom_explorer.program.elementwise import analyse_elementwise
 
 BINARY_OPS = {"add": "ttnn.add", "sub": "ttnn.subtract", "mul": "ttnn.multiply"}
 """TTNN's binary op for each FPU op."""
@@ -140,7 +140,7 @@ def _no_program_config(problem: Problem, candidate: Candidate) -> bool:
     return False  # ttnn runs the op without a program config
 
 
-ELEMENTWISE_OP = TtnnOp("elementwise", _no_program_config, _equivalent, _memory, _call)
+OP = TtnnOp("elementwise", _no_program_config, _equivalent, _memory, _call)
 """The element-wise family's TTNN op (module docstring)."""
 
 

@@ -1,24 +1,21 @@
 """The element-wise family's model: blocks of output tiles per core, every input but a scalar streamed
-with them (``model/elementwise.py``)."""
+with them (``quantities.py`` for the notation)."""
 
 from __future__ import annotations
 
 from functools import partial
 
+from loom_explorer.families.elementwise.buffers import elementwise_buffers
+from loom_explorer.families.elementwise.latency import elementwise_latency_terms
+from loom_explorer.families.elementwise.program import ELEMENTWISE
+from loom_explorer.families.elementwise.quantities import build_elementwise_quantities
+from loom_explorer.families.elementwise.traffic import elementwise_dram_read_bytes, elementwise_flows
+from loom_explorer.families.elementwise.work import elementwise_work
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.elementwise import (
-    build_elementwise_quantities,
-    elementwise_buffers,
-    elementwise_dram_read_bytes,
-    elementwise_flows,
-    elementwise_latency_terms,
-    elementwise_work,
-)
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.noc_bound import write_link_shares
 from loom_explorer.problem import Problem
-from loom_explorer.program.elementwise import ELEMENTWISE
 
 
 def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:

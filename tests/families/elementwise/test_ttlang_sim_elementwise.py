@@ -139,7 +139,7 @@ def test_every_case_compiles_and_its_circular_buffers_are_the_models_l1(tmp_path
 
 
 def test_what_the_writer_cannot_express_is_refused_naming_it(tmp_path: Path) -> None:
-    from loom_explorer.export.ttlang_elementwise import elementwise_unsupported
+    from loom_explorer.families.elementwise.ttlang import elementwise_unsupported
 
     clash = tmp_path / "clash.py"
     clash.write_text(SILU_BIAS.replace('"bias"', '"row"'))

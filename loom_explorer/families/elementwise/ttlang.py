@@ -1,4 +1,4 @@
-"""An element-wise schedule as a TT-Lang kernel file (``model/elementwise.py`` is what it must move).
+"""An element-wise schedule as a TT-Lang kernel file (``quantities.py`` and ``traffic.py`` are what it must move).
 
 The iteration space is rows x columns of tiles. Each working core takes its share and works it block by
 block, exactly as the model counts:
@@ -15,7 +15,7 @@ block, exactly as the model counts:
   of them per block, so the buffers hold what the model's hold; a vector's tile is read per output tile;
 * an input multicast (``mcast_x`` / ``mcast_y`` / ``mcast_xy``) is read by the first core of its row /
   column / grid and sent to the others through a ``ttl.PipeNet`` block by block;
-* the ops run in the program's order on each output's running value (``program/elementwise.py``): it
+* the ops run in the program's order on each output's running value (``program.py``): it
   starts as the first op's ``source``, or the input no op names; an FPU op (add, sub, mul) combines it
   with its operand, an SFPU op applies ``ttl.math.<op>``.
 
@@ -57,8 +57,8 @@ from loom_explorer.export.ttlang_ops import (
     reserved_name_reason,
     unknown_op_reason,
 )
+from loom_explorer.families.elementwise.program import Elementwise, analyse_elementwise
 from loom_explorer.problem import Problem
-from loom_explorer.program.elementwise import Elementwise, analyse_elementwise
 from loom_explorer.traffic.transfers import used_cores
 
 

@@ -1,4 +1,4 @@
-"""The element-wise family (``program/elementwise.py``, ``model/elementwise.py``): which programs it takes,
+"""The element-wise family (``families/elementwise/``): which programs it takes,
 its candidates, its latency by hand, CP-SAT against brute force, and where thin tensors go."""
 
 from __future__ import annotations

@@ -1,0 +1,72 @@
+"""The element-wise family's latency (``quantities.py`` for the notation): the objective of one candidate,
+its named terms and a lower bound.
+
+Per block, on the slowest core (``b_X`` bytes per tile of ``X``, ``c_op`` each op's cycles per tile from
+the hardware file: ``compute.eltwise_tile_cycles`` on the FPU, ``compute.sfpu_tile_cycles[op]`` on the
+SFPU; ``c_pack = compute.tile_pack_cycles`` per output tile):
+
+    read_X  = ceil(B_X*b_X / r_core) + L_read(depth_X) + mcast_X   each streamed input (B_X its block tiles)
+    reads   = sum_X read_X                                       (one reader, one input after another)
+    compute = B*(sum_op c_op + outputs*c_pack)
+    writes  = sum_Y max(ceil(B*b_Y / w_core), link_Y)            each output written to DRAM
+    chip    = ceil(sum_X readers_X * B_X*b_X / R_chip)           (every reader at once)
+    step    = max(compute + sum_{X: depth_X = 1} read_X, reads, writes, chip, link_X...)
+
+and the whole kernel
+
+    T_total = launch + fill + n*step + drain
+    fill    = reads + sum_{scalar X} (ceil(b_X / r_core) + L_read [+ its multicast])
+    drain   = writes + L_write                                   (the last block's write-back)
+
+The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
+``write_back = drain``) sum to the total, as for the other families.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from loom_explorer.families.elementwise.quantities import ElementwiseQuantities
+from loom_explorer.families.elementwise.work import tile_cycles
+from loom_explorer.model.dram_reads import dram_readers
+from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, total
+from loom_explorer.model.latency import block_bytes, one_reader_step, read_once_cycles, write_transfer_cycles
+from loom_explorer.model.schedule import LatencyTerm
+
+if TYPE_CHECKING:
+    from loom_explorer.model.noc_bound import LinkShare
+
+
+def elementwise_latency_terms(q: ElementwiseQuantities, step_links: Sequence[LinkShare] = (),
+                              write_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
+    """The objective, its named terms and a lower bound (module docstring); the lower bound takes for
+    ``n * step`` the larger of two floors, each at most ``n * step`` on every schedule:
+
+    * compute, ``T * c_tile`` (``step >= compute`` and ``n * B >= T``, ``T`` the slowest core's tiles);
+    * the chip's DRAM reads, ``ceil(sum_X readers_X * T * b_X / R_chip)`` over the full-rank streamed inputs
+      (``step >= chip >= sum_X readers_X * B * b_X / R_chip``, the other inputs' terms being >= 0, and
+      ``n * B >= T``; ``ceil_rate`` rounds the same rational rate in both). Without it, a large DRAM-bound
+      shape (65536x65536 on Blackhole) left CP-SAT unable to prove a candidate optimal within 30 s."""
+    hw = q.hw
+    c_tile = tile_cycles(hw, q.problem, q.st)
+    compute = mul(q.block, c_tile)
+    write_block = total(write_transfer_cycles(q, t, q.block, write_links) for t in q.dram_outputs)
+    links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
+    step, reads = one_reader_step(q, compute, q.per_block, write_block, links)
+    fill = reads + read_once_cycles(q, q.st.scalars)
+    drain = write_block + (hw.dram.write_latency_cycles if q.dram_outputs else 0)
+    launch = const(hw.compute.kernel_launch_cycles)
+    n = q.blocks
+    objective = launch + fill + mul(n, step) + drain
+    terms = [LatencyTerm("launch", launch, "fixed per-op launch on the device"),
+             LatencyTerm("fill", fill, "the first blocks, and any scalar input, loaded before any compute"),
+             LatencyTerm("compute", mul(n, compute), "the ops on every output tile, and its pack"),
+             LatencyTerm("data_movement", mul(n, step) - mul(n, compute),
+                         "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute"),
+             LatencyTerm("write_back", drain, "the last block written to DRAM")]
+    full = [t for t in q.per_block if t in q.st.full]
+    chip_floor = ceil_rate(total(mul(dram_readers(q, t), q.core_tiles, q.tile_bytes(t)) for t in full),
+                           hw.dram.chip_read_bytes_per_cycle)
+    lower = launch + fill + maximum(mul(q.core_tiles, c_tile), chip_floor) + drain
+    return objective, terms, lower
