@@ -1,6 +1,6 @@
 """A schedule as a self-contained TT-Lang kernel file (GEMM here; attention in ``ttlang_attention.py`` and,
 flash-decoding, ``ttlang_decode.py``,
-element-wise programs in ``families/elementwise/ttlang.py``, row reductions in ``ttlang_row_reduction.py``).
+element-wise programs in ``families/elementwise/ttlang.py``, row reductions in ``families/row_reduction/ttlang.py``).
 
 The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
 builds random inputs, runs the kernel, checks the result against torch (PCC) and prints one line

@@ -11,10 +11,9 @@ from loom_explorer.model.schedule import L1Buffer
 def row_reduction_buffers(q: RowReductionQuantities) -> list[L1Buffer]:
     """Per core: each input's circular buffer (``depth`` blocks; a row vector's or scalar's tiles, held), or
     its resident shard when it lives in L1; a block per version of each intermediate (each pass stores a new
-    one), two of an output (its shard when it lives in L1); a scaler tile
-    per kind of reduction (ones; ``1/W`` for a mean); with split columns, ``(R*g + 5)*block_h`` tiles for
-    ``R`` reductions (module docstring of ``export/ttlang_row_reduction.py``: every core's, as every count
-    is the slowest core's)."""
+    one), two of an output (its shard when it lives in L1); a scaler tile per kind of reduction (ones;
+    ``1/W`` for a mean); with split columns, ``(R*g + 5)*block_h`` tiles for ``R`` reductions (module
+    docstring of ``ttlang.py``: every core's, as every count is the slowest core's)."""
     out: list[L1Buffer] = []
     for t in q.streamed:
         if q.problem.placement(t).in_l1:

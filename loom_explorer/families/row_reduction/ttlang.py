@@ -1,5 +1,5 @@
-"""A row-reduction schedule (softmax, RMSNorm, LayerNorm) as a TT-Lang kernel file; ``model/row_reduction.py``
-is what it must move.
+"""A row-reduction schedule (softmax, RMSNorm, LayerNorm) as a TT-Lang kernel file; the model (``traffic.py``,
+``buffers.py``, ``latency.py``) is what it must move.
 
 Core ``(x, y)`` takes an ``r x c`` share of the rows x columns of tiles (``per_core_R`` rows from row
 ``index_R * per_core_R``, ``index_R`` being ``x``, ``y`` or the row-by-row core number of a 1-D layout; all
@@ -21,8 +21,8 @@ its share:
 
 The host pads the rows to whole cores' shares (padding rows are independent of the others); the columns
 must split evenly, with no padding (a padded column would enter every reduction): the solve for these
-kernels has that as a constraint (``model/constraints/ttlang_export.py``), and a schedule whose columns do
-not split evenly (one solved for TTNN's kernels) is refused with the reason.
+kernels has that as a constraint (``constraints.py``), and a schedule whose columns do not split evenly (one
+solved for TTNN's kernels) is refused with the reason.
 """
 
 from __future__ import annotations

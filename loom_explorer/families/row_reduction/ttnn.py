@@ -188,7 +188,7 @@ def _no_program_config(problem: Problem, candidate: Candidate) -> bool:
     return False  # ttnn runs the op without a program config
 
 
-ROW_REDUCTION_OP = TtnnOp("row_reduction", _no_program_config, _equivalent, _memory, _call)
+OP = TtnnOp("row_reduction", _no_program_config, _equivalent, _memory, _call)
 """The row-reduction family's TTNN op (module docstring)."""
 
 
