@@ -16,8 +16,8 @@ kernel has them). Each cell's folder holds:
   traffic flows, NoC bound and cores used;
 * ``solve.json``: ``loom-explorer solve --json --workers 1 --seed 0 --fastest 1 --no-cache`` (the candidates
   solved until the best is proven: optimum, parameters, breakdown, conflict), without timings and the date;
-* ``export.<format>``: ``loom-explorer export`` of the best schedule in every format (TT-Lang, TTNN, JSON, NPE),
-  answered from that cell's store of the solve above, with the creation date blanked.
+* ``export.<format>``: ``loom-explorer export --candidate BEST`` of the best candidate in every format (TT-Lang,
+  TTNN, JSON, NPE), answered from that cell's store of the solve above, with the creation date blanked.
 
 One CP-SAT worker and a fixed seed make each solve repeatable, so a difference is a change of the model or of
 the code that prints it. A cell the command refuses writes its exit status and message instead.
@@ -130,10 +130,11 @@ def write_cell(cell: Cell, folder: Path) -> str:
     if status != 0:
         (folder / "solve.stderr").write_text(err)
         return f"solve exit {status}"
+    best = json.loads(out)["candidates"][0]["name"]  # the proven best, first
     for fmt, ext in FORMATS.items():
         target = folder / f"export.{fmt}.{ext}"
         status, _, err = _run(["export", *cell.argv()[1:], "--format", fmt, "-o", str(target), "--store", str(store),
-                               *SOLVE_FLAGS])
+                               "--candidate", best, *SOLVE_FLAGS])
         if status != 0:
             target.with_suffix(".refused").write_text(f"exit {status}: {err.strip().splitlines()[-1:]}\n")
         else:
