@@ -339,3 +339,39 @@ def test_attention_bad_input_exits_2(tiny_hw_path, kernel, shape, extra, culprit
     code, _, err = run_main(["solve", kernel, "--hw", str(tiny_hw_path), "--shape", shape] + extra)
     assert code == 2, err
     assert culprit in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------------------ program options
+
+def test_option_names_a_program_option_and_causal_is_its_shorthand(tiny_hw_path):
+    """``--option causal`` and ``--causal`` build the same problem: one solve JSON, option for option."""
+    shape = ["--hw", str(tiny_hw_path), "--shape", "B=1,H=2,Sq=128,Skv=128,D=64", "--json", "--fastest", "1"]
+    outputs = []
+    for flags in (["--option", "causal"], ["--causal"], ["--causal", "--option", "causal"]):
+        code, out, err = run_main(["solve", "flash_attention", *shape, *flags])
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["options"] == ["causal"]
+        outputs.append([(c["name"], c["status"], c.get("latency_cycles")) for c in data["candidates"]])
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+@pytest.mark.parametrize("kernel, shape, extra, message", [
+    ("gemm", "M=64,K=64,N=64", ["--option", "causal"],
+     "--option causal (--causal): kernel gemm has no option 'causal' (its options: none)"),
+    ("flash_attention", "B=1,H=2,Sq=128,Skv=128,D=64", ["--option", "window"],
+     "--option window: kernel flash_attention has no option 'window' (its options: causal)"),
+    ("gemm", "M=64,K=64,N=64", ["--causal"],
+     "--option causal (--causal): kernel gemm has no option 'causal' (its options: none)"),
+])
+def test_an_option_the_kernel_lacks_is_one_line_naming_the_flag(tiny_hw_path, kernel, shape, extra, message):
+    code, _, err = run_main(["solve", kernel, "--hw", str(tiny_hw_path), "--shape", shape, *extra])
+    assert code == 2
+    assert err.strip().splitlines() == [f"loom-explorer: error: {message}"]
+
+
+def test_kernels_list_names_each_kernels_options(capsys):
+    assert cli.main(["kernels", "list"]) == 0
+    out = capsys.readouterr().out
+    attention = out[out.index("flash_attention"):].splitlines()[:3]
+    assert attention[2].split() == ["options:", "causal"]

@@ -55,8 +55,7 @@ def predict_args(report: ImproveReport, op: Improvement) -> list[str]:
         args.append("--bias")
     if problem.activation:
         args += ["--activation", problem.activation]
-    if problem.has_option("causal"):
-        args.append("--causal")
+    args += [a for option in sorted(problem.options) for a in ("--option", option)]
     return args
 
 

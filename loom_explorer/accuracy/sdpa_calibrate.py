@@ -48,7 +48,7 @@ def fit_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured],
 def problem_key(m: SdpaMeasured) -> tuple[object, ...]:
     """What identifies the problem a row timed, whatever kernel ran it."""
     cfg = m.config
-    return m.shape, m.causal, cfg.q_chunk_size, cfg.k_chunk_size, cfg.compute_with_storage_grid_size
+    return m.shape, tuple(sorted(m.options)), cfg.q_chunk_size, cfg.k_chunk_size, cfg.compute_with_storage_grid_size
 
 
 def _fold(hw: HardwareSpec, card: str, train: list[SdpaMeasured], test: list[SdpaMeasured],

@@ -80,7 +80,7 @@ class SdpaMeasured:
     card: str
     kernel: str
     shape: tuple[tuple[str, int], ...]
-    causal: bool
+    options: frozenset[str]  # the program options it ran with: causal when the ``causal`` column says so
     config: TtnnSdpaConfig
     q_dtype: DataFormat
     kv_dtype: DataFormat
@@ -97,7 +97,7 @@ class SdpaMeasured:
         q, k, v = st.streamed
         return make_problem(program, dict(self.shape), self.q_dtype, self.fidelity,
                             formats={k: self.kv_dtype, v: self.kv_dtype}, fp32_acc=self.fp32_dest,
-                            options={"causal"} if self.causal else set())
+                            options=self.options)
 
 
 def read_sdpa_measurements(path: str | Path) -> tuple[list[SdpaMeasured], list[RowIssue]]:
@@ -121,7 +121,8 @@ def read_sdpa_measurements(path: str | Path) -> tuple[list[SdpaMeasured], list[R
         config = TtnnSdpaConfig(compute_with_storage_grid_size=(v["grid_x"], v["grid_y"]),
                                 q_chunk_size=v["q_chunk"], k_chunk_size=v["k_chunk"], exp_approx_mode=None)
         good.append(SdpaMeasured(line, dict(zip(header, cells, strict=True)), v["card"], v["kernel"],
-                                 tuple((d, v[d]) for d in SHAPE), v["causal"], config, v["q_dtype"],
+                                 tuple((d, v[d]) for d in SHAPE),
+                                 frozenset({"causal"}) if v["causal"] else frozenset(), config, v["q_dtype"],
                                  v["kv_dtype"], v["dtype_stated"], v["math_fidelity"], v["fp32_dest"],
                                  v["time_ns"]))
     return good, issues
@@ -153,7 +154,7 @@ class SdpaRow:
         cfg = self.measured.config
         grid = self.measured.config.compute_with_storage_grid_size
         return {"kernel": self.measured.kernel, "cores": "one core, K/V in L1" if grid == (1, 1) else "chip",
-                "mask": "causal" if self.measured.causal else "non-causal",
+                "mask": "causal" if "causal" in self.measured.options else "non-causal",
                 "heads": "GQA" if shape["Hkv"] < shape["H"] else "MHA",
                 "chunks": f"q{cfg.q_chunk_size}/k{cfg.k_chunk_size}", "head dim": f"D{shape['D']}"}
 

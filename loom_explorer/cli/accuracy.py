@@ -188,10 +188,10 @@ def check_recorded_problem(req: PredictCommand, key: str, recorded: tuple[str, .
                            problem: Problem) -> None:
     """``--ttnn-config FILE --op KEY`` costs the op's config on the problem ``improve`` chose it for, which the
     entry records as ``predict`` arguments (``recorded``): kernel, hardware, grid (the whole chip when not
-    given), shape, formats, fidelity, fp32 accumulation, placements, bias, activation, causal mask and
-    target must be the ones given (``hw`` and ``problem``, built with the config's own placements and
-    compute block), or the command is refused naming the first that differs (InputError) rather than
-    costing the config on another problem."""
+    given), shape, formats, fidelity, fp32 accumulation, placements, bias, activation, program options
+    (``--option``, e.g. the causal mask) and target must be the ones given (``hw`` and ``problem``, built
+    with the config's own placements and compute block), or the command is refused naming the first that
+    differs (InputError) rather than costing the config on another problem."""
     parser = _RecordedArgs(prog="predict_args", add_help=False)
     add_problem_args(parser)
     parser.add_argument("--grid", type=grid_size, default=None)
@@ -236,7 +236,7 @@ def _problem_flags(problem: Problem) -> dict[str, str]:
     return {"--shape": problem.shape_text, "--dtype/--format": pairs(problem.formats),
             "--fidelity": problem.fidelity.value, "--fp32-acc": on(problem.fp32_acc),
             "--memory": pairs(problem.placements), "--bias": on("bias" in problem.enabled),
-            "--activation": problem.activation or "none", "--causal": on(problem.has_option("causal")),
+            "--activation": problem.activation or "none", "--option": ",".join(sorted(problem.options)) or "none",
             "--target": problem.target.value}
 
 

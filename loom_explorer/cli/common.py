@@ -142,6 +142,17 @@ def tensor_pairs(items: Sequence[str], what: str) -> dict[str, str]:
     return out
 
 
+def checked_options(names: Sequence[str], kernel: str, declared: Sequence[str]) -> frozenset[str]:
+    """The options ``--option NAME`` (or its shorthand ``--causal``) switched on, each one the kernel declares
+    (``TileProgram.options``); InputError naming the flag and listing the kernel's options otherwise."""
+    for name in names:
+        if name not in declared:
+            flag = f"--option {name}" + (" (--causal)" if name == "causal" else "")
+            raise InputError(f"{flag}: kernel {kernel} has no option {name!r} "
+                             f"(its options: {', '.join(declared) or 'none'})")
+    return frozenset(names)
+
+
 @dataclass(frozen=True, slots=True)
 class ProblemRequest:
     """The problem flags (``add_problem_args``) as given; ``build`` reads the files and checks the values."""
@@ -157,14 +168,14 @@ class ProblemRequest:
     target: KernelTarget
     bias: bool
     activation: str | None
-    causal: bool
+    options: tuple[str, ...] = ()  # --option NAME (and --causal, its shorthand), in the order given
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, target: KernelTarget | None = None) -> ProblemRequest:
         return cls(kernel=args.kernel, hw=args.hw, shape=args.shape, dtype=args.dtype, formats=tuple(args.format),
                    memory=tuple(args.memory), fidelity=args.fidelity, fp32_acc=args.fp32_acc,
                    target=target or kernel_target(args.target), bias=args.bias, activation=args.activation,
-                   causal=args.causal)
+                   options=tuple(args.options))
 
     def build(self) -> tuple[HardwareSpec, Problem]:
         """The hardware and the problem (HardwareError, KernelError, ProblemError or InputError naming the
@@ -176,6 +187,7 @@ class ProblemRequest:
 
         hw = load_hardware(self.hw)
         program = load_program(self.kernel)
+        options = checked_options(self.options, program.name, program.options)
         try:
             dtype = parse_data_format(self.dtype)
             fidelity = parse_fidelity(self.fidelity or "hifi2")
@@ -194,7 +206,7 @@ class ProblemRequest:
         problem = make_problem(
             program, self.shape, dtype, fidelity, formats=formats, placements=placements, fp32_acc=self.fp32_acc,
             enabled={"bias"} if self.bias else set(), activation=self.activation,
-            options={"causal"} if self.causal else set(), target=self.target,
+            options=options, target=self.target,
         )
         return hw, problem
 
@@ -280,8 +292,11 @@ def add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--fo
                         "the default) or ttlang (the exported TT-Lang kernels; the default of export --format ttlang)")
     p.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
     p.add_argument("--activation", default=None, help="fused activation, e.g. gelu")
-    p.add_argument("--causal", action="store_true",
-                   help="causal mask (kernels with a 'causal' option, e.g. flash_attention)")
+    p.add_argument("--option", dest="options", action="append", default=[], metavar="NAME",
+                   help="switch one of the kernel's program options on, e.g. causal (repeatable; "
+                        "`kernels list` lists each kernel's options)")
+    p.add_argument("--causal", dest="options", action="append_const", const="causal",
+                   help="shorthand for --option causal (the causal mask of attention kernels)")
     p.add_argument("--pin", action="append", default=[], metavar="NAME=VALUE",
                    help="fix a parameter (repeatable)")
     p.add_argument("--no-noc-bound", action="store_true",

@@ -66,6 +66,8 @@ def run_kernels(req: KernelsRequest) -> int:
         dims = ", ".join(f"{d.name} ({d.kind}" + (f", groups {d.group_of}" if d.group_of else "")
                          + ("" if d.spread else ", not spread") + ")" for d in program.dims)
         print(f"{name:<{width}} {program.description}\n{'':<{width}} dims: {dims}")
+        if program.options:  # switched on with --option NAME
+            print(f"{'':<{width}} options: {', '.join(program.options)}")
     return EXIT_OK
 
 

@@ -38,7 +38,7 @@ def _row_line(row: SdpaRow, cv: float | None) -> str:
     pred = f"{row.predicted_ns / 1e3:>10.1f}" if row.predicted_ns else f"{'-':>10}"
     err = f"{row.error_pct:+7.1f}%" if row.error_pct is not None else f"{'-':>8}"
     cv_text = f"{cv:+7.1f}%" if cv is not None else f"{'-':>8}"
-    mask = "causal" if m.causal else "full"
+    mask = "causal" if "causal" in m.options else "full"
     return (f"{m.line:>4} {m.kernel:<9} {shape:<36} {mask:<6} q{cfg.q_chunk_size}/k{cfg.k_chunk_size} "
             f"{cfg.compute_with_storage_grid_size[0]}x{cfg.compute_with_storage_grid_size[1]} "
             f"{m.time_ns / 1e3:>10.1f} {pred} {err} {cv_text}")

@@ -103,7 +103,8 @@ def run_report(req: ReportCommand) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sweep = add_command(sub, "sweep", Command(parse_sweep, run_sweep, stoppable=True))
-    sweep.add_argument("shapes", nargs="?", help="CSV with columns kernel,shape,dtype,fidelity[,causal][,label]")
+    sweep.add_argument("shapes", nargs="?",
+                       help="CSV with columns kernel,shape,dtype,fidelity[,options][,causal][,label]")
     sweep.add_argument("--model", default=None, help="generate the ops of a model: llama-3-8b, llama-3-70b")
     sweep.add_argument("--write-shapes", default=None, metavar="FILE", help="also write the ops as a shapes.csv")
     sweep.add_argument("--hw", required=True, help="comma-separated hardware names or YAML paths")

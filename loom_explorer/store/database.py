@@ -124,7 +124,7 @@ class ResultsStore:
         with self._using("write"), self._db:
             for r in records:
                 values = [r.created, r.op_key, r.hardware, r.hardware_sha256, r.tool_version, r.label, r.kernel,
-                          r.shape, r.dtype, r.fidelity, int(r.causal), r.status, r.error,
+                          r.shape, r.dtype, r.fidelity, json.dumps(sorted(r.options)), r.status, r.error,
                           r.best.to_json() if r.best else None, r.runner_up.to_json() if r.runner_up else None,
                           r.ideal_ns, r.ttnn_default_ns, r.ttnn_default_note, r.solve_seconds]
                 ids.append(int(self._db.execute(insert, values).lastrowid or 0))
@@ -136,7 +136,7 @@ class ResultsStore:
             rows = self._db.execute(f"SELECT {', '.join(SWEEP_COLUMNS)} FROM sweep_results ORDER BY id").fetchall()
         for row in rows:
             d = dict(zip(SWEEP_COLUMNS, row, strict=True))
-            d["causal"] = bool(d["causal"])
+            d["options"] = tuple(sorted(json.loads(d["options"])))
             d["best"] = SweepChoice.from_json(d["best"]) if d["best"] else None
             d["runner_up"] = SweepChoice.from_json(d["runner_up"]) if d["runner_up"] else None
             out.append(SweepRecord(**d))

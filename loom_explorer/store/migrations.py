@@ -1,23 +1,47 @@
 """Bring a results store file to ``STORE_SCHEMA_VERSION``, or refuse it untouched.
 
 The version is read before anything is written. A file without a ``meta`` table is new: every table is
-created and the current version recorded. Each older version has an entry in ``UPGRADES``: the SQL that
-takes it one version forward after the ``CREATE TABLE IF NOT EXISTS`` script has added any missing table.
+created and the current version recorded. Each older version has an entry in ``UPGRADES``: the step that
+takes it one version forward after the ``CREATE TABLE IF NOT EXISTS`` script has added any missing table
+(a missing table is created in the current form, so a step changes only a table it finds in an older form).
 A version this tool does not know (a newer tool's file) raises :class:`StoreError` and nothing is written.
 
 Version history: 1 had the ``measurements`` table only; 2 added ``sweep_results``; 3 added ``solved``
-(each created by the script, so their upgrades have no SQL of their own).
+(each created by the script, so their upgrades do nothing of their own); 4 replaced the sweep results'
+``causal`` column (0/1) by ``options``, a sorted JSON list of program option names: a row of causal 1
+reads ``["causal"]``, one of 0 ``[]`` (``_sweep_options``).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
-from loom_explorer.store.schema import SCHEMA_SQL, STORE_SCHEMA_VERSION, StoreError
+from loom_explorer.store.schema import SCHEMA_SQL, STORE_SCHEMA_VERSION, SWEEP_COLUMNS, SWEEP_RESULTS_SQL, StoreError
 
-# version found -> SQL run after the CREATE script to reach the next version
-UPGRADES: dict[int, str] = {1: "", 2: ""}
+
+def _nothing(db: sqlite3.Connection) -> None:
+    """A version whose new table the CREATE script adds."""
+
+
+def _sweep_options(db: sqlite3.Connection) -> None:
+    """Version 3 -> 4: a ``sweep_results`` table with the ``causal`` column is rebuilt in the current form
+    (SQLite cannot change a column in place), each row's flag becoming its ``options`` list; rows, ids and
+    keys are kept."""
+    columns = [row[1] for row in db.execute("PRAGMA table_info(sweep_results)")]
+    if "causal" not in columns:
+        return
+    db.execute("ALTER TABLE sweep_results RENAME TO sweep_results_v3")
+    db.execute(SWEEP_RESULTS_SQL)
+    kept = ", ".join(c for c in SWEEP_COLUMNS if c != "options")
+    db.execute(f"INSERT INTO sweep_results (id, {kept}, options) "
+               f"SELECT id, {kept}, CASE WHEN causal THEN '[\"causal\"]' ELSE '[]' END FROM sweep_results_v3")
+    db.execute("DROP TABLE sweep_results_v3")
+
+
+# version found -> the step run after the CREATE script to reach the next version
+UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {1: _nothing, 2: _nothing, 3: _sweep_options}
 
 
 def schema_version(db: sqlite3.Connection) -> str | None:
@@ -41,8 +65,7 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
             return
         version = int(found)
         while version < STORE_SCHEMA_VERSION:
-            if UPGRADES[version]:
-                db.executescript(UPGRADES[version])
+            UPGRADES[version](db)
             version += 1
         if found != str(version):
             db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))

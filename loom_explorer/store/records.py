@@ -6,9 +6,10 @@ a simulator run, whose ticks are not cycles; the PCC and whether the traffic mat
 simulator runs), where it came from (``card``, ``simulator`` or ``report``), tool versions and time.
 
 A sweep result (``loom-explorer sweep``) records one op on one chip: the op (kernel, shape, data format,
-fidelity, causal), the best schedule and the runner-up (candidate, parameters, predicted latency,
-utilisation), ttnn's default config's predicted latency for the same op, or why the op failed. Its key
-(hardware sha256, tool version, op) makes a re-run skip what is already solved.
+fidelity, program options: a sorted tuple of names, e.g. ``("causal",)``), the best schedule and the
+runner-up (candidate, parameters, predicted latency, utilisation), ttnn's default config's predicted latency
+for the same op, or why the op failed. Its key (hardware sha256, tool version, op) makes a re-run skip what
+is already solved.
 
 A proven solve (``SolvedRecord``) is the results of one solve, every candidate proven, as JSON the solver's
 layer writes and reads (``solve/memory.py``), under the key of everything that determines them; the other
@@ -99,7 +100,7 @@ class SweepRecord:
     shape: str
     dtype: str
     fidelity: str
-    causal: bool
+    options: tuple[str, ...]  # the program options switched on, sorted (stored as a JSON list)
     status: SweepStatus
     error: str
     best: SweepChoice | None

@@ -4,13 +4,41 @@
 forward and refuses a newer one. ``MEASUREMENT_COLUMNS``, ``SWEEP_COLUMNS`` and ``SOLVED_COLUMNS`` are the
 columns the records (``store/records.py``) are written to and read from, in the order ``store/database.py``
 binds them.
+
+A sweep result's program options (``sweep_results.options``) are a sorted JSON list of option names as
+text, e.g. ``["causal"]`` or ``[]``.
 """
 
 from __future__ import annotations
 
 from loom_explorer.errors import LoomError
 
-STORE_SCHEMA_VERSION = 3
+STORE_SCHEMA_VERSION = 4
+
+SWEEP_RESULTS_SQL = """
+CREATE TABLE IF NOT EXISTS sweep_results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created TEXT NOT NULL,
+    op_key TEXT NOT NULL UNIQUE,
+    hardware TEXT NOT NULL,
+    hardware_sha256 TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    label TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    fidelity TEXT NOT NULL,
+    options TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'no_schedule', 'failed')),
+    error TEXT NOT NULL,
+    best TEXT,
+    runner_up TEXT,
+    ideal_ns REAL,
+    ttnn_default_ns REAL,
+    ttnn_default_note TEXT NOT NULL,
+    solve_seconds REAL NOT NULL
+);
+"""
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -36,29 +64,7 @@ CREATE TABLE IF NOT EXISTS measurements (
     note TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS by_hw_kernel ON measurements (hardware, kernel);
-CREATE TABLE IF NOT EXISTS sweep_results (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    created TEXT NOT NULL,
-    op_key TEXT NOT NULL UNIQUE,
-    hardware TEXT NOT NULL,
-    hardware_sha256 TEXT NOT NULL,
-    tool_version TEXT NOT NULL,
-    label TEXT NOT NULL,
-    kernel TEXT NOT NULL,
-    shape TEXT NOT NULL,
-    dtype TEXT NOT NULL,
-    fidelity TEXT NOT NULL,
-    causal INTEGER NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('ok', 'no_schedule', 'failed')),
-    error TEXT NOT NULL,
-    best TEXT,
-    runner_up TEXT,
-    ideal_ns REAL,
-    ttnn_default_ns REAL,
-    ttnn_default_note TEXT NOT NULL,
-    solve_seconds REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS solved (
+""" + SWEEP_RESULTS_SQL + """CREATE TABLE IF NOT EXISTS solved (
     key TEXT PRIMARY KEY,
     created TEXT NOT NULL,
     hardware TEXT NOT NULL,
@@ -75,7 +81,7 @@ MEASUREMENT_COLUMNS = ("created", "source", "hardware", "hardware_sha256", "kern
                        "measured_what", "pcc", "traffic_equal", "tool_version", "ortools_version", "note")
 
 SWEEP_COLUMNS = ("created", "op_key", "hardware", "hardware_sha256", "tool_version", "label", "kernel", "shape",
-                 "dtype", "fidelity", "causal", "status", "error", "best", "runner_up", "ideal_ns",
+                 "dtype", "fidelity", "options", "status", "error", "best", "runner_up", "ideal_ns",
                  "ttnn_default_ns", "ttnn_default_note", "solve_seconds")
 
 SOLVED_COLUMNS = ("key", "created", "hardware", "hardware_sha256", "kernel", "problem", "tool_version", "results")

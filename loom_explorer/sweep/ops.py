@@ -2,9 +2,11 @@
 
 ``shapes.csv`` has the columns ``kernel,shape,dtype,fidelity`` (``kernel`` a shipped kernel's name: a data
 file never names a file to import; ``shape`` as in ``solve``, e.g.
-``M=4096,K=4096,N=4096``), and optionally ``causal`` (``1``/``true``) and ``label``. Every row is checked
-when the file is read (kernel, shape, data format, fidelity), so a bad file is refused with the row and
-column at fault before anything is solved.
+``M=4096,K=4096,N=4096``), and optionally ``options`` (the kernel's program options to switch on, names
+separated by spaces, e.g. ``causal``), ``causal`` (``1``/``true``: short for ``options`` ``causal``, the
+column of files written before ``options`` existed) and ``label``. Every row is checked when the file is
+read (kernel, shape, data format, fidelity, options), so a bad file is refused with the row and column at
+fault before anything is solved.
 
 ``model_ops`` generates the ops of Llama-3 8B and 70B from their published dimensions (Meta's model
 cards: hidden 4096 / 8192, FFN 14336 / 28672, 32 / 64 query heads, 8 key/value heads, head dim 128,
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,24 +62,30 @@ class SweepOp:
     shape: str  # canonical: the program's dims in order, e.g. "M=4096,N=4096,K=4096"
     dtype: DataFormat
     fidelity: Fidelity
-    causal: bool = False
+    options: frozenset[str] = frozenset()  # the program options switched on
     label: str = ""
 
     @property
     def key(self) -> str:
-        """What identifies the op (with the hardware and tool version, a sweep's skip key)."""
-        return f"{self.kernel}|{self.shape}|{self.dtype.value}|{self.fidelity.value}|{'causal' if self.causal else ''}"
+        """What identifies the op (with the hardware and tool version, a sweep's skip key): the options are
+        their sorted names joined by commas (``causal``, or nothing), as the key has always spelled them."""
+        return (f"{self.kernel}|{self.shape}|{self.dtype.value}|{self.fidelity.value}|"
+                f"{','.join(sorted(self.options))}")
 
 
-def make_op(kernel: str, shape: str, dtype: str = "bf16", fidelity: str = "hifi2", causal: bool = False,
+def make_op(kernel: str, shape: str, dtype: str = "bf16", fidelity: str = "hifi2", options: Iterable[str] = (),
             label: str = "") -> SweepOp:
-    """An op, checked: the kernel exists, the shape fits it, the causal option exists (ValueError)."""
+    """An op, checked: the kernel exists, the shape fits it, each option is one the kernel declares
+    (ValueError)."""
     program = load_program(kernel)
     fmt, fid = parse_data_format(dtype), parse_fidelity(fidelity)
-    if causal and "causal" not in program.options:
-        raise ProblemError(f"kernel {kernel} has no causal option")
-    problem = make_problem(program, shape, fmt, fid, options={"causal"} if causal else set())
-    return SweepOp(program.name, problem.shape_text, fmt, fid, causal, label)
+    chosen = frozenset(options)
+    for name in sorted(chosen):
+        if name not in program.options:
+            raise ProblemError(f"kernel {kernel} has no {name} option (its options: "
+                               f"{', '.join(program.options) or 'none'})")
+    problem = make_problem(program, shape, fmt, fid, options=chosen)
+    return SweepOp(program.name, problem.shape_text, fmt, fid, chosen, label)
 
 
 def _flag(text: str) -> bool:
@@ -100,7 +109,7 @@ def read_shapes(path: str | Path) -> list[SweepOp]:
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise OpsError(f"{p}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                       f"(expected {','.join(COLUMNS)}[,causal][,label])")
+                       f"(expected {','.join(COLUMNS)}[,options][,causal][,label])")
     ops: list[SweepOp] = []
     shipped = list_kernels()
     for cells in reader:
@@ -119,8 +128,9 @@ def read_shapes(path: str | Path) -> list[SweepOp]:
             causal = _flag(row.get("causal", ""))
         except ValueError as exc:
             raise OpsError(f"{p} row {number}, column causal: {exc}") from None
+        options = set(row.get("options", "").split()) | ({"causal"} if causal else set())
         try:
-            ops.append(make_op(row["kernel"], row["shape"], row["dtype"], row["fidelity"], causal,
+            ops.append(make_op(row["kernel"], row["shape"], row["dtype"], row["fidelity"], options,
                                row.get("label", "")))
         except (ValueError, KernelError) as exc:
             raise OpsError(f"{p} row {number}: {exc}") from None
@@ -133,9 +143,10 @@ def write_shapes(ops: list[SweepOp]) -> str:
     """The ops as ``shapes.csv`` text (``read_shapes`` reads it back to the same ops)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow((*COLUMNS, "causal", "label"))
+    writer.writerow((*COLUMNS, "options", "label"))
     for op in ops:
-        writer.writerow((op.kernel, op.shape, op.dtype.value, op.fidelity.value, int(op.causal), op.label))
+        writer.writerow((op.kernel, op.shape, op.dtype.value, op.fidelity.value, " ".join(sorted(op.options)),
+                         op.label))
     return out.getvalue()
 
 
@@ -170,7 +181,7 @@ def model_ops(name: str) -> list[SweepOp]:
             ops.append(make_op("gemm", f"M={rows},K={k},N={n}", label=f"{name} {phase}: {op}"))
         if prefill:
             shape = f"B=1,H={m.heads},Hkv={m.kv_heads},Sq={rows},Skv={rows},D={m.head_dim}"
-            ops.append(make_op("flash_attention", shape, causal=True, label=f"{name} {phase}: attention"))
+            ops.append(make_op("flash_attention", shape, options={"causal"}, label=f"{name} {phase}: attention"))
         else:
             shape = f"B={rows},H={m.heads},Hkv={m.kv_heads},Sq=1,Skv={DECODE_KV},D={m.head_dim}"
             ops.append(make_op("flash_attention", shape, label=f"{name} {phase}: attention"))

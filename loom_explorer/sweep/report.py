@@ -133,7 +133,7 @@ def op_row(r: SweepRecord) -> list[str]:
     floor_text = f"{floors[0]:.2f}x / {floors[1]:.2f}x" if floors else "-"
     runner = f"{r.runner_up.candidate} ({r.runner_up.latency_ns / 1e3:,.1f} us)" if r.runner_up else "-"
     status = r.status if r.status != "ok" or not r.error else "ok (not all proven)"
-    return [r.label or "-", r.kernel, r.shape + (" causal" if r.causal else ""), ours, util,
+    return [r.label or "-", r.kernel, " ".join((r.shape, *r.options)), ours, util,
             r.best.candidate if r.best else (r.error[:120] or status), _params(r), runner, default, speedup, error_text,
             floor_text, status]
 

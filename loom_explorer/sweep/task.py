@@ -54,8 +54,8 @@ def _key(sha256: str, version: str, op: SweepOp) -> str:
 
 def as_op(record: SweepRecord, op: SweepOp) -> SweepRecord:
     """``record``, solved for an op of the same key as ``op``, as ``op``'s record: its label and skip key."""
-    if (record.kernel, record.shape, record.dtype, record.fidelity, record.causal) != (
-            op.kernel, op.shape, op.dtype.value, op.fidelity.value, op.causal):
+    if (record.kernel, record.shape, record.dtype, record.fidelity, record.options) != (
+            op.kernel, op.shape, op.dtype.value, op.fidelity.value, tuple(sorted(op.options))):
         raise ValueError(f"{op.label or op.key}: not the op of record {record.op_key}")
     key = _key(record.hardware_sha256, record.tool_version, op) if record.hardware_sha256 else \
         f"{record.hardware}|{op.key}|{op.label}"
@@ -96,7 +96,8 @@ def _record(op: SweepOp, where: _Where, status: SweepStatus, error: str, solve_s
             ttnn_default_ns: float | None = None, ttnn_default_note: str = "") -> SweepRecord:
     return SweepRecord(op_key=where.op_key, hardware=where.hardware, hardware_sha256=where.hardware_sha256,
                        tool_version=package_version("loom-explorer"), label=op.label, kernel=op.kernel,
-                       shape=op.shape, dtype=op.dtype.value, fidelity=op.fidelity.value, causal=op.causal,
+                       shape=op.shape, dtype=op.dtype.value, fidelity=op.fidelity.value,
+                       options=tuple(sorted(op.options)),
                        status=status, error=error, best=best, runner_up=runner_up, ideal_ns=ideal_ns,
                        ttnn_default_ns=ttnn_default_ns, ttnn_default_note=ttnn_default_note,
                        solve_seconds=solve_seconds)
@@ -121,8 +122,7 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
         return failed_record(hw_name, op, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
     where = _Where(op_key(hw, op), hw.name, hardware_sha256(hw))
     try:
-        problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity,
-                               options={"causal"} if op.causal else set())
+        problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity, options=op.options)
         session = Session(hw, problem)
         # an op proven before (by any sweep of this machine's default store) comes back at once
         results = solve_with_memory(session, {}, settings.solve_options(), use_memory=settings.use_memory).results

@@ -2,7 +2,8 @@
 
 ``loom-explorer serve`` (:func:`serve`) and ``panel serve apps/explorer.py`` both build it with
 :func:`create_app`. Query parameters
-(``?hw=..&kernel=..&shape=..&dtype=..&fidelity=..&target=..&activation=..&causal=1``) pick the first problem,
+(``?hw=..&kernel=..&shape=..&dtype=..&fidelity=..&target=..&activation=..&option=causal``; ``option`` is
+repeatable, and ``causal=1`` is short for ``option=causal``) pick the first problem,
 among the names of the server's :class:`~loom_explorer.ui.catalog.Catalog` only: a query
 value is never opened or imported as a path, and one the server does not know is named in the page (without
 quoting it unless it is a plain name) while the default is shown.
@@ -50,6 +51,7 @@ from loom_explorer.ui.explorer import Explorer
 from loom_explorer.ui.state import DEFAULT_KERNEL, MAX_SHAPE_CHARS, activation_names
 
 QUERY_KEYS = ("hw", "kernel", "shape", "dtype", "fidelity", "target", "activation")
+OPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")  # ``option=NAME`` (repeatable): a program option's name
 LOOPBACK = "127.0.0.1"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")  # what "localhost" may resolve to
 WILDCARDS = ("0.0.0.0", "::")
@@ -98,8 +100,13 @@ def query_choices(args: Mapping[str, Sequence[bytes]], catalog: Catalog) -> tupl
             notes.append(str(exc))
         else:
             out["shape"] = raw["shape"]
-    if args.get("causal"):
-        out["causal"] = bytes(args["causal"][0]).decode("utf-8", "replace").lower() in ("1", "true", "yes")
+    names = [bytes(v).decode("utf-8", "replace") for v in args.get("option", [])]
+    if args.get("causal") and bytes(args["causal"][0]).decode("utf-8", "replace").lower() in ("1", "true", "yes"):
+        names.append("causal")  # causal=1: short for option=causal
+    if any(not OPTION_NAME.fullmatch(n) for n in names):
+        notes.append("option: not an option name (a kernel's program option, e.g. causal)")
+    if any(OPTION_NAME.fullmatch(n) for n in names):
+        out["program_options"] = sorted({n for n in names if OPTION_NAME.fullmatch(n)})
     if notes:
         notes.append("showing the default instead")
     return out, notes

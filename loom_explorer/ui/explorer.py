@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import io
 import re
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -26,6 +27,7 @@ from loom_explorer.accuracy.family_error import error_for, family_of
 from loom_explorer.export.formats import EXPORTERS, exporter
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
+from loom_explorer.program.dsl import TileProgram
 from loom_explorer.result import CandidateResult
 from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.solver import rank
@@ -45,10 +47,11 @@ from loom_explorer.ui.state import (
     ExplorerState,
     SolveJob,
     needs_activation,
+    with_option,
 )
 from loom_explorer.ui.tables import TTNN_DEFAULT, candidate_frame, comparison_frame, param_frame
 
-INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "causal", "activation", "target"]
+INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "program_options", "activation", "target"]
 # the solve contract, then every export format (export/formats.py)
 DOWNLOADS = {"schedule (solve JSON)": "solve", **{e.label: e.name for e in EXPORTERS}}
 ALL_TENSORS = "all operands"
@@ -68,11 +71,13 @@ class Explorer(pn.viewable.Viewer):
     def __init__(self, hw: str = DEFAULT_HW, kernel: str = DEFAULT_KERNEL, shape: str | dict[str, int] | None = None,
                  dtype: str = "bfloat16", fidelity: str = "hifi2", causal: bool = False, target: str = "ttnn",
                  solve: bool = True,
-                 catalog: Catalog | None = None, notice: str = "", **params: Any) -> None:
+                 catalog: Catalog | None = None, notice: str = "", program_options: Sequence[str] = (),
+                 **params: Any) -> None:
         super().__init__(**params)  # type: ignore[no-untyped-call]  # panel's Viewer.__init__ is untyped
         chosen = {} if shape is None else {"shape": _shape_text(shape)}  # None: the kernel's example shape
-        self.state = ExplorerState(catalog, hw=hw, kernel=kernel, dtype=dtype, fidelity=fidelity, causal=causal,
-                                   target=target, **chosen)
+        options = with_option(sorted(set(program_options)), "causal", True) if causal else sorted(set(program_options))
+        self.state = ExplorerState(catalog, hw=hw, kernel=kernel, dtype=dtype, fidelity=fidelity,
+                                   program_options=options, target=target, **chosen)
         self.notice = notice
         self.runner = SolveRunner()
         self._picked_by_user = False
@@ -138,12 +143,22 @@ class Explorer(pn.viewable.Viewer):
         return self._profiler
 
     def open_problem(self, inputs: dict[str, object]) -> bool:
-        """Show another problem: set the inputs named in ``inputs`` (keys of ``INPUTS``) at once, which solves
-        it as any input change does (blocking in a notebook, off the event loop in a served page); whether
-        any input changed. ValueError for a key that is not an input or a value the state refuses."""
+        """Show another problem: set the inputs named in ``inputs`` (keys of ``INPUTS``, and ``causal``, short
+        for the program option causal) at once, which solves it as any input change does (blocking in a
+        notebook, off the event loop in a served page); whether any input changed. ValueError for a key that
+        is not an input or a value the state refuses."""
+        inputs = dict(inputs)
+        if "causal" in inputs or "program_options" in inputs:  # causal=True: short for the option causal
+            names = inputs.get("program_options", self.state.program_options)
+            if not isinstance(names, (list, tuple, set, frozenset)):
+                raise ValueError(f"program_options: a list of option names, not {names!r}")
+            chosen = sorted({str(n) for n in names})
+            if "causal" in inputs:
+                chosen = with_option(chosen, "causal", bool(inputs.pop("causal")))
+            inputs["program_options"] = chosen
         unknown = sorted(set(inputs) - set(INPUTS))
         if unknown:
-            raise ValueError(f"not explorer inputs: {', '.join(unknown)}; inputs: {', '.join(INPUTS)}")
+            raise ValueError(f"not explorer inputs: {', '.join(unknown)}; inputs: {', '.join(INPUTS)}, causal")
         changed = {k: v for k, v in inputs.items() if getattr(self.state, k) != v}
         if changed:
             self.state.param.update(**changed)
@@ -175,8 +190,8 @@ class Explorer(pn.viewable.Viewer):
         self.w_shape = pn.widgets.TextInput.from_param(st.param.shape, label="Shape", css_classes=["in-shape"])
         self.w_dtype = pn.widgets.Select.from_param(st.param.dtype, label="Data format")
         self.w_fidelity = pn.widgets.Select.from_param(st.param.fidelity, label="Math fidelity")
-        self.w_causal = pn.widgets.Checkbox.from_param(st.param.causal, label="causal", css_classes=["in-causal"],
-                                                       visible="causal" in st.catalog.program(st.kernel).options)
+        self.w_options = self._options_widget(st.catalog.program(st.kernel))
+        self.options_place = pn.Column(self.w_options, margin=0)
         self.w_activation = pn.widgets.Select.from_param(
             st.param.activation, label="Activation", css_classes=["in-activation"],
             visible=st.catalog.program(st.kernel).uses_activation)
@@ -252,7 +267,7 @@ class Explorer(pn.viewable.Viewer):
 
     def _arrange(self) -> pn.viewable.Viewable:
         controls = pn.Column(
-            "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.w_causal,
+            "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.options_place,
             self.w_activation, self.w_target,
             self.b_solve, pn.Row(self.spinner, self.status), self.alert, width=310)
         pin_controls = pn.Column(
@@ -361,7 +376,8 @@ class Explorer(pn.viewable.Viewer):
             except ValueError as exc:  # InputError: the kernel's file no longer loads
                 self.state.error = str(exc)
                 return
-            self.w_causal.visible = "causal" in program.options
+            self.w_options = self._options_widget(program)  # the new kernel's own options
+            self.options_place.objects = [self.w_options]
             self.w_activation.visible = program.uses_activation
             updates: dict[str, str] = {}
             # the kernel's example shape and default activation, unless chosen with it (open_problem)
@@ -372,7 +388,28 @@ class Explorer(pn.viewable.Viewer):
             if updates:
                 self.state.param.update(**updates)  # one more call of this watcher, which solves
                 return
+        elif "program_options" in chosen:
+            shown = [o for o in self.w_options.options if o in self.state.program_options]
+            if self.w_options.value != shown:
+                self.w_options.value = shown
         await self.solve_async()
+
+    def _options_widget(self, program: TileProgram) -> pn.widgets.CheckBoxGroup:
+        """One checkbox per program option ``program`` declares (hidden when it has none), checked as the
+        state's ``program_options`` say; CSS classes ``in-options`` and ``in-<option>`` (``in-causal``)."""
+        declared = list(program.options)
+        widget = pn.widgets.CheckBoxGroup(
+            name="Options", options=declared, value=[o for o in declared if o in self.state.program_options],
+            inline=True, visible=bool(declared), css_classes=["in-options", *(f"in-{o}" for o in declared)])
+        widget.param.watch(self._on_options_chosen, "value")
+        return widget
+
+    def _on_options_chosen(self, event: param.parameterized.Event) -> None:
+        """The checkboxes' choice into the state (an option of another kernel stays as it was)."""
+        declared = set(event.obj.options)
+        chosen = sorted({*(o for o in self.state.program_options if o not in declared), *event.new})
+        if chosen != self.state.program_options:
+            self.state.program_options = chosen
 
     async def _on_solve_click(self, _: object) -> None:
         await self.solve_async()

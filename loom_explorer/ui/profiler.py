@@ -165,10 +165,10 @@ ProblemKey = tuple[object, ...]
 
 def problem_key(hw_name: str, problem: Problem) -> ProblemKey:
     """What the explorer's inputs say of a problem: hardware, kernel, shape, data format (the first
-    tensor's), fidelity and causal masking. Two problems of one key are the same explorer problem."""
+    tensor's), fidelity and program options. Two problems of one key are the same explorer problem."""
     first = problem.program.tensors[0].name
     return (hw_name, problem.program.name, problem.shape, problem.data_format(first), problem.fidelity,
-            problem.has_option("causal"))
+            tuple(sorted(problem.options)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +220,7 @@ def open_op(op: Improvement, hw_name: str, grid: tuple[int, int] | None, activat
         notes.append(f"the capture's {grid[0]}x{grid[1]} worker grid: the explorer solves on {hw_name}'s whole "
                      f"{full[0]}x{full[1]} grid (it cannot restrict the grid)")
     inputs: dict[str, object] = {"hw": hw_name, "kernel": op.kernel, "shape": problem.shape_text, "dtype": dtype.value,
-                                 "fidelity": problem.fidelity.value, "causal": problem.has_option("causal"),
+                                 "fidelity": problem.fidelity.value, "program_options": sorted(problem.options),
                                  "activation": activation, "target": problem.target.value}
     marker = None
     if op.ran_ns is not None and op.ran_ns > 0 and op.measured_ns > 0:

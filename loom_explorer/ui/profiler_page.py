@@ -310,8 +310,9 @@ def opened_text(op: Improvement, opened: OpenedOp) -> str:
     inputs leave out (HTML, every value escaped)."""
     i = opened.inputs
     problem = ", ".join(str(v) for v in (i["hw"], f"{i['kernel']} {i['shape']}", i["dtype"], i["fidelity"]))
-    if i.get("causal"):
-        problem += ", causal"
+    options = i.get("program_options")
+    if isinstance(options, list) and options:
+        problem += "".join(f", {o}" for o in options)
     if i.get("activation") not in (None, "none"):
         problem += f", activation {i['activation']}"
     times = f"measured {op.measured_ns / 1e3:,.1f} us per call over {op.calls} call{'s' if op.calls != 1 else ''}"

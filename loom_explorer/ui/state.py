@@ -65,16 +65,23 @@ MAX_SHAPE_CHARS = 400  # a shape names a handful of extents; longer text is refu
 
 @dataclass(frozen=True, slots=True)
 class ProblemInputs:
-    """What the user chose, as text (validated by :func:`open_session`)."""
+    """What the user chose, as text (validated by :func:`open_session`). ``options``: the program options
+    switched on; those the kernel does not declare are left out of its problem (a choice kept for a kernel
+    that has them)."""
 
     hw: str
     kernel: str
     shape: str
     dtype: str
     fidelity: str
-    causal: bool
+    options: frozenset[str] = frozenset()
     target: str = "ttnn"
     activation: str = NO_ACTIVATION  # the SFPU op of the program's ``activation`` ops (none: they are off)
+
+
+def with_option(options: list[str], name: str, on: bool) -> list[str]:
+    """``options`` (sorted names) with ``name`` switched on or off."""
+    return sorted(set(options) | {name}) if on else sorted(set(options) - {name})
 
 
 def needs_activation(program: TileProgram) -> bool:
@@ -112,7 +119,7 @@ def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: St
     program = checked("kernel", lambda: catalog.program(inputs.kernel))
     dtype: DataFormat = checked("dtype", lambda: parse_data_format(inputs.dtype))
     fidelity: Fidelity = checked("fidelity", lambda: parse_fidelity(inputs.fidelity))
-    causal = inputs.causal and "causal" in program.options
+    options = frozenset(inputs.options) & frozenset(program.options)
     target: KernelTarget = checked("target", lambda: KernelTarget(inputs.target))
     activation = inputs.activation if program.uses_activation and inputs.activation != NO_ACTIVATION else None
     if activation is not None and activation not in hw.compute.sfpu_tile_cycles:
@@ -120,7 +127,7 @@ def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: St
     if activation is None and needs_activation(program):
         raise InputError("activation", f"{program.name} applies the activation: choose one")
     problem: Problem = checked("shape", lambda: make_problem(program, inputs.shape, dtype, fidelity,
-                                                             options={"causal"} if causal else set(),
+                                                             options=options,
                                                              target=target, activation=activation))
     return checked("shape", lambda: Session(hw, problem, stop=stop))
 
@@ -239,7 +246,9 @@ class ExplorerState(param.Parameterized):
                                                 doc="data format")
     fidelity: param.Selector[str] = param.Selector(default="hifi2", objects=[f.value for f in Fidelity],
                                                    doc="math fidelity")
-    causal = param.Boolean(default=False, doc="causal masking (attention kernels)")
+    program_options = param.List(default=[], item_type=str,
+                                 doc="the program options switched on, sorted (e.g. causal); those the kernel "
+                                     "does not declare are kept for a kernel that does, and left out of its problem")
     activation: param.Selector[str] = param.Selector(
         default=NO_ACTIVATION, objects=activation_names(),
         doc="the function of the kernel's activation ops (kernels that have them)")
@@ -260,6 +269,10 @@ class ExplorerState(param.Parameterized):
         data format or fidelity raises :class:`InputError` naming the field."""
         catalog = catalog if catalog is not None else Catalog.local()
         hw, kernel = str(params.pop("hw", DEFAULT_HW)), str(params.pop("kernel", DEFAULT_KERNEL))
+        chosen = sorted(set(params.pop("program_options", [])))
+        if "causal" in params:  # causal=True: short for the option causal
+            chosen = with_option(chosen, "causal", bool(params.pop("causal")))
+        params["program_options"] = chosen
         catalog.hw_source(hw)
         if "activation" in params and params["activation"] not in activation_names():
             raise InputError("activation", f"unknown activation {params['activation']!r}; choose one of "
@@ -301,8 +314,18 @@ class ExplorerState(param.Parameterized):
     # ------------------------------------------------------------------ inputs
     @property
     def inputs(self) -> ProblemInputs:
-        return ProblemInputs(self.hw, self.kernel, self.shape, self.dtype, self.fidelity, self.causal, self.target,
-                             self.activation)
+        return ProblemInputs(self.hw, self.kernel, self.shape, self.dtype, self.fidelity,
+                             frozenset(self.program_options), self.target, self.activation)
+
+    @property
+    def causal(self) -> bool:
+        """Whether the program option ``causal`` is on (``program_options``; the name the explorer's query
+        string and notebooks have always used)."""
+        return "causal" in self.program_options
+
+    @causal.setter
+    def causal(self, on: bool) -> None:
+        self.program_options = with_option(self.program_options, "causal", on)
 
     def use_example_shape(self) -> None:
         """Set ``shape`` to the kernel's example (the explorer does this when the kernel changes)."""

@@ -96,7 +96,7 @@ def test_2d_mcast_matmul_row() -> None:
     assert (cfg.out_subblock_h, cfg.out_subblock_w) == (4, 2)
     assert cfg.memory == {"in0": "DRAM", "in1": "DRAM", "out": "DRAM"}
     assert cfg.compute["fp32_dest_acc_en"] is False and op.fp32_acc is False
-    assert op.device_arch == "wormhole_b0" and op.causal is False and op.q_chunk_size is None
+    assert op.device_arch == "wormhole_b0" and op.options == frozenset() and op.q_chunk_size is None
 
 
 def test_1d_mcast_matmul_uses_logical_shape_and_per_operand_formats() -> None:
@@ -114,7 +114,8 @@ def test_sdpa_row() -> None:
     op = ops[6]
     assert op.kernel == "flash_attention" and op.config is None
     assert op.shape == {"B": 1, "H": 8, "Hkv": 1, "Sq": 2048, "Skv": 2048, "D": 128}
-    assert op.causal is True and (op.q_chunk_size, op.k_chunk_size) == (256, 256) and op.grid == (8, 8)
+    assert op.options == frozenset({"causal"})
+    assert (op.q_chunk_size, op.k_chunk_size) == (256, 256) and op.grid == (8, 8)
     assert op.device_kernel_ns == 412907.0 and op.note == ""
 
 
@@ -176,7 +177,7 @@ def test_older_format_in_another_column_order_reads_the_same() -> None:
     assert [op.row for op in old.ops] == [2, 3, 4, 7]  # row 7: no program config, predicted as ttnn picks one
 
     def essence(op):  # type: ignore[no-untyped-def]
-        return (op.kernel, op.shape, op.dtype, op.formats, op.fidelity, op.config, op.causal, op.q_chunk_size,
+        return (op.kernel, op.shape, op.dtype, op.formats, op.fidelity, op.config, op.options, op.q_chunk_size,
                 op.k_chunk_size, op.device_kernel_ns, op.core_count)
 
     assert [essence(op) for op in old.ops[:3]] == [essence(op) for op in new.ops[:3] if op.kernel == "gemm"] + \

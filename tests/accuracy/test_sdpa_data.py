@@ -139,8 +139,8 @@ def test_shipped_file_reads_without_issues() -> None:
     assert set(MODELLED) <= {m.kernel for m in rows}
     first = rows[0]  # line 2: the tt_transformers prefill row (sdpa_perf.csv:80)
     assert dict(first.shape) == {"B": 1, "H": 32, "Hkv": 8, "Sq": 4096, "Skv": 4096, "D": 128}
-    assert (first.kernel, first.causal, first.q_dtype, first.kv_dtype) == (
-        "streaming", True, DataFormat.bfloat8_b, DataFormat.bfloat8_b)
+    assert (first.kernel, first.options, first.q_dtype, first.kv_dtype) == (
+        "streaming", frozenset({"causal"}), DataFormat.bfloat8_b, DataFormat.bfloat8_b)
     assert first.config.compute_with_storage_grid_size == (8, 8)
     assert (first.config.q_chunk_size, first.config.k_chunk_size, first.time_ns) == (256, 256, 2280000)
 

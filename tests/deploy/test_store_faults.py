@@ -74,7 +74,7 @@ def test_every_write_to_a_read_only_store_is_a_store_error(tmp_path: Path) -> No
     path = tmp_path / "r.sqlite"
     with immutable(path), open_store(path) as store:
         sweep = SweepRecord(op_key="k", hardware="h", hardware_sha256="s", tool_version="v", label="", kernel="gemm",
-                            shape="M=1", dtype="bf16", fidelity="hifi2", causal=False, status="failed", error="e",
+                            shape="M=1", dtype="bf16", fidelity="hifi2", options=(), status="failed", error="e",
                             best=None, runner_up=None, ideal_ns=None, ttnn_default_ns=None, ttnn_default_note="",
                             solve_seconds=0.0)
         for write in (lambda: store.record_many([_measurement()]), lambda: store.record_sweeps([sweep]),

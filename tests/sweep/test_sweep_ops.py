@@ -42,7 +42,7 @@ def dims(shape: str) -> dict[str, int]:
 def test_read_shapes_minimal_columns(tmp_path):
     p = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n")
     [op] = read_shapes(p)
-    assert op == SweepOp("gemm", op.shape, DataFormat.bfloat16, Fidelity.hifi2, False, "")
+    assert op == SweepOp("gemm", op.shape, DataFormat.bfloat16, Fidelity.hifi2, frozenset(), "")
     assert dims(op.shape) == {"M": 128, "K": 128, "N": 128}
 
 
@@ -52,13 +52,13 @@ def test_read_shapes_all_columns_and_canonical_forms(tmp_path):
                         'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,HiFi4,true,attn\n'
                         'flash_attention,"B=1,H=2,Sq=1,Skv=128,D=64",bf16,hifi2,,\n')
     gemm, causal, decode = read_shapes(p)
-    assert (gemm.kernel, gemm.dtype, gemm.fidelity, gemm.causal, gemm.label) == (
-        "gemm", DataFormat.bfloat8_b, Fidelity.lofi, False, "my model: proj")
+    assert (gemm.kernel, gemm.dtype, gemm.fidelity, gemm.options, gemm.label) == (
+        "gemm", DataFormat.bfloat8_b, Fidelity.lofi, frozenset(), "my model: proj")
     assert dims(gemm.shape) == {"M": 256, "K": 128, "N": 64}
-    assert (causal.kernel, causal.fidelity, causal.causal, causal.label) == (
-        "flash_attention", Fidelity.hifi4, True, "attn")
+    assert (causal.kernel, causal.fidelity, causal.options, causal.label) == (
+        "flash_attention", Fidelity.hifi4, frozenset({"causal"}), "attn")
     assert dims(causal.shape)["Hkv"] == 2  # defaulted to H and written out: the shape is canonical
-    assert decode.causal is False and decode.label == ""
+    assert decode.options == frozenset() and decode.label == ""
     # the key tells the ops apart (it is a sweep's skip key with the hardware and version)
     assert len({gemm.key, causal.key, decode.key}) == 3
     assert "causal" in causal.key and "causal" not in decode.key
@@ -118,15 +118,27 @@ def test_bad_causal_cell_names_row_and_column(tmp_path):
 
 def test_causal_on_a_kernel_without_the_option_is_refused(tmp_path):
     p = write(tmp_path, f"{HEADER},causal\n{GEMM_ROW},1\n")
-    with pytest.raises(OpsError, match=r"row 2: kernel gemm has no causal option"):
+    with pytest.raises(OpsError, match=r"row 2: kernel gemm has no causal option \(its options: none\)"):
         read_shapes(p)
+
+
+def test_the_options_column_names_program_options(tmp_path):
+    p = write(tmp_path, f"{HEADER},options,label\n"
+                        'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,causal,attn\n'
+                        'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,,plain\n')
+    causal, plain = read_shapes(p)
+    assert causal.options == frozenset({"causal"}) and plain.options == frozenset()
+    assert causal.key.endswith("|causal") and plain.key.endswith("|")  # the key spells them as it always has
+    bad = write(tmp_path, f"{HEADER},options\n" 'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,window\n')
+    with pytest.raises(OpsError, match=r"row 2: kernel flash_attention has no window option \(its options: causal\)"):
+        read_shapes(bad)
 
 
 def test_causal_attention_with_sq_ne_skv_passes_reading(tmp_path):
     """The model refuses it (Sq == Skv) only when it is built: a sweep records it as failed."""
     p = write(tmp_path, f"{HEADER},causal\n" 'flash_attention,"B=1,H=2,Sq=256,Skv=128,D=64",bf16,hifi2,1\n')
     [op] = read_shapes(p)
-    assert op.causal and dims(op.shape)["Sq"] == 256
+    assert op.options == frozenset({"causal"}) and dims(op.shape)["Sq"] == 256
 
 
 @pytest.mark.parametrize("header, missing", [
@@ -156,16 +168,16 @@ def test_make_op_checks_its_input():
     with pytest.raises(ValueError):
         make_op("gemm", "M=32,K=32")
     with pytest.raises(ValueError, match="causal"):
-        make_op("gemm", "M=32,K=32,N=32", causal=True)
+        make_op("gemm", "M=32,K=32,N=32", options={"causal"})
 
 
 def test_write_shapes_round_trips_through_read_shapes(tmp_path):
     ops = [make_op("gemm", "M=128,K=256,N=64", label="m: proj, fused"),
            make_op("gemm", "M=32,K=32,N=32", "bfloat8_b", "lofi"),
-           make_op("flash_attention", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", causal=True, label="m: attention"),
+           make_op("flash_attention", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", options={"causal"}, label="m: attention"),
            make_op("flash_attention", "B=2,H=4,Sq=1,Skv=256,D=64", label="m: decode")]
     text = write_shapes(ops)
-    assert text.splitlines()[0] == ",".join((*COLUMNS, "causal", "label"))
+    assert text.splitlines()[0] == ",".join((*COLUMNS, "options", "label"))
     assert read_shapes(write(tmp_path, text)) == ops
 
 
@@ -206,20 +218,20 @@ def test_model_ops_dimensions(name, hidden, ffn, heads, kv_heads):
         for g in GEMMS:
             op = by_label[f"{name} {phase}: {g}"]
             k, n = expect_gemm[g]
-            assert op.kernel == "gemm" and not op.causal
+            assert op.kernel == "gemm" and not op.options
             assert dims(op.shape) == {"M": rows, "K": k, "N": n}, op.label
         attn = by_label[f"{name} {phase}: attention"]
         assert attn.kernel == "flash_attention"
         if prefill:
-            assert attn.causal
+            assert attn.options == frozenset({"causal"})
             assert dims(attn.shape) == {"B": 1, "H": heads, "Hkv": kv_heads, "Sq": rows, "Skv": rows, "D": 128}
         else:
-            assert not attn.causal
+            assert not attn.options
             assert dims(attn.shape) == {"B": rows, "H": heads, "Hkv": kv_heads, "Sq": 1, "Skv": DECODE_KV,
                                         "D": 128}
         for label, kernel, width in LAYER_OPS:
             op = by_label[f"{name} {phase}: {label}"]
-            assert op.kernel == kernel and not op.causal
+            assert op.kernel == kernel and not op.options
             assert dims(op.shape) == {"H": rows, "W": hidden if width == "hidden" else ffn}, op.label
         # ops of one shape keep their labels (the sweep records each): three norms, two adds, w1 and w3
         keys = {op.key for op in ops if op.label.startswith(f"{name} {phase}:")}

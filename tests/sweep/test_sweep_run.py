@@ -50,7 +50,8 @@ GOOD = (make_op("gemm", "M=128,K=128,N=128", label="tiny: gemm 128"),
         make_op("gemm", "M=256,K=256,N=256", label="tiny: gemm 256"),
         make_op("flash_attention", "B=1,H=2,Sq=128,Skv=128,D=64", label="tiny: attention"))
 # passes reading (make_op) but the model refuses it when it is built on the worker
-BAD = make_op("flash_attention", "B=1,H=2,Sq=256,Skv=128,D=64", causal=True, label="broken: causal attention")
+BAD = make_op("flash_attention", "B=1,H=2,Sq=256,Skv=128,D=64", options={"causal"},
+              label="broken: causal attention")
 OPS = [GOOD[0], BAD, GOOD[1], GOOD[2]]
 NEW = make_op("gemm", "M=128,K=64,N=128", label="tiny: gemm added later")
 
@@ -102,8 +103,8 @@ def test_one_row_per_op_and_chip(swept):
         for op in OPS:
             r = find(swept.records, hw, op)
             assert r.hardware == hw and r.hardware_sha256 == hardware_sha256(spec)
-            assert (r.kernel, r.shape, r.dtype, r.fidelity, r.causal, r.label) == (
-                op.kernel, op.shape, op.dtype.value, op.fidelity.value, op.causal, op.label)
+            assert (r.kernel, r.shape, r.dtype, r.fidelity, r.options, r.label) == (
+                op.kernel, op.shape, op.dtype.value, op.fidelity.value, tuple(sorted(op.options)), op.label)
             assert r.tool_version and r.tool_version in r.op_key
             assert r.solve_seconds > 0
     assert f"{len(OPS) * len(HW)}/{len(OPS) * len(HW)}" in swept.progress
@@ -117,7 +118,7 @@ def direct_solve(hw_name: str, op: SweepOp):
     if (hw_name, op.key) not in _direct:
         hw = load_hardware(hw_name)
         problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity,
-                               options={"causal"} if op.causal else set())
+                               options=op.options)
         session = Session(hw, problem)
         results = session.solve({}, SolveOptions(time_limit_seconds=TIME_LIMIT, workers_per_model=1))
         _direct[(hw_name, op.key)] = (hw, problem, session, results)

@@ -80,7 +80,8 @@ def test_defaults_are_the_documented_problem():
     assert (st.hw, st.kernel, st.shape, st.dtype, st.fidelity, st.causal) == (
         "wormhole_n150", "gemm", "M=4096,K=4096,N=4096", "bfloat16", "hifi2", False)
     assert (DEFAULT_HW, DEFAULT_KERNEL) == ("wormhole_n150", "gemm")
-    assert st.inputs == ProblemInputs("wormhole_n150", "gemm", "M=4096,K=4096,N=4096", "bfloat16", "hifi2", False)
+    assert st.program_options == []
+    assert st.inputs == ProblemInputs("wormhole_n150", "gemm", "M=4096,K=4096,N=4096", "bfloat16", "hifi2")
     assert st.options.time_limit_seconds == st.time_limit_seconds
     # nothing solved yet: no session, no selection, and reading the result says so
     assert st.session is None and st.candidate == "" and st.pins == {} and st.results == [] and st.compare is None
@@ -317,7 +318,7 @@ def test_a_bad_shape_is_an_input_error_and_keeps_the_state(small, shape):
                                          ("fidelity", "ultra"), ("shape", "M=1,K=1")])
 def test_open_session_names_the_bad_field(field, value):
     inputs = {"hw": "wormhole_n150", "kernel": "gemm", "shape": SMALL, "dtype": "bfloat16", "fidelity": "hifi2",
-              "causal": False}
+              "options": frozenset()}
     inputs[field] = value
     with pytest.raises(InputError) as info:
         open_session(ProblemInputs(**inputs))
@@ -372,8 +373,21 @@ def test_aliases_and_hardware_paths_are_accepted():
 
 
 def test_causal_is_ignored_by_kernels_without_it():
-    session = open_session(ProblemInputs("wormhole_n150", "gemm", SMALL, "bfloat16", "hifi2", True))
+    session = open_session(ProblemInputs("wormhole_n150", "gemm", SMALL, "bfloat16", "hifi2", frozenset({"causal"})))
     assert session.problem.options == frozenset()
+
+
+def test_causal_is_short_for_the_program_option_causal():
+    """``causal`` (keyword, attribute) reads and writes the option ``causal`` of ``program_options``, which
+    a kernel without it keeps for the next kernel that has it."""
+    st = ExplorerState(kernel="flash_attention", shape="B=1,H=1,Sq=64,Skv=64,D=64", causal=True)
+    assert st.program_options == ["causal"] and st.causal
+    assert st.inputs.options == frozenset({"causal"})
+    st.causal = False
+    assert st.program_options == [] and not st.causal
+    st.program_options = ["causal"]
+    assert st.causal
+    assert ExplorerState(program_options=["causal"]).inputs.options == frozenset({"causal"})
 
 
 # ------------------------------------------------------------------------------- problem changes
