@@ -54,12 +54,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, evaluate_values
 from loom_explorer.families.elementwise.program import ELEMENTWISE, analyse_elementwise
 from loom_explorer.families.elementwise.ttnn import BINARY_OPS
+from loom_explorer.families.row_reduction.program import ROW_REDUCTION, analyse_row_reduction
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise, Reduce
-from loom_explorer.program.row_reduction import ROW_REDUCTION, analyse_row_reduction
 from loom_explorer.program.structure import program_family
 
 ELEMENTWISE_BUFFER_TILES = 2  # binary_ng's and unary's input circular buffers (tiles)

@@ -9,6 +9,7 @@ from functools import partial
 from loom_explorer.families.row_reduction.buffers import row_reduction_buffers
 from loom_explorer.families.row_reduction.constraints import row_reduction_constraints
 from loom_explorer.families.row_reduction.latency import row_reduction_latency_terms
+from loom_explorer.families.row_reduction.program import ROW_REDUCTION
 from loom_explorer.families.row_reduction.quantities import build_row_reduction_quantities
 from loom_explorer.families.row_reduction.traffic import row_reduction_dram_read_bytes, row_reduction_flows
 from loom_explorer.families.row_reduction.work import row_reduction_work
@@ -17,7 +18,6 @@ from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.noc_bound import write_link_shares
 from loom_explorer.problem import Problem
-from loom_explorer.program.row_reduction import ROW_REDUCTION
 
 
 def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.domain import Domain
@@ -32,7 +33,6 @@ from loom_explorer.model.quantities import (
 )
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import Problem
-from loom_explorer.program.row_reduction import RowReduction, analyse_row_reduction
 
 
 @dataclass(frozen=True, eq=False)

@@ -56,10 +56,10 @@ from loom_explorer.export.ttlang_ops import (
     reserved_name_reason,
     unknown_op_reason,
 )
+from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
-from loom_explorer.program.row_reduction import RowReduction, analyse_row_reduction
 from loom_explorer.traffic.transfers import used_cores
 
 _MCAST = {"x": Comm.mcast_x, "y": Comm.mcast_y, "xy": Comm.mcast_xy}

@@ -29,12 +29,12 @@ from functools import cache
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.ttnn_sharding import DRAM, TILE, TtnnOp, grid_shard
+from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.program.dsl import Reduce, TileProgram
 from loom_explorer.program.load import load_program
-from loom_explorer.program.row_reduction import RowReduction, analyse_row_reduction
 
 NORM_CONFIG = "LayerNormShardedMultiCoreProgramConfig"
 SOFTMAX_CONFIG = "SoftmaxShardedMultiCoreProgramConfig"

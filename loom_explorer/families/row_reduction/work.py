@@ -3,10 +3,10 @@ and ideal cycles of the whole problem (the compute roofline)."""
 
 from __future__ import annotations
 
+from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.model.latency import eltwise_op_cycles
 from loom_explorer.problem import Problem
-from loom_explorer.program.row_reduction import RowReduction, analyse_row_reduction
 
 
 def passes(hw: HardwareSpec, problem: Problem, st: RowReduction) -> list[tuple[str, int]]:
