@@ -158,7 +158,7 @@ def test_the_explorer_reports_the_kernel_s_message_not_a_python_error(tmp_path: 
     path = tmp_path / "k.py"
     path.write_text(source)
     with pytest.raises(InputError) as caught:
-        open_session(ProblemInputs("wormhole_n150", str(path), "M=64,N=64,K=64", "bf16", "hifi2", False))
+        open_session(ProblemInputs("wormhole_n150", str(path), "M=64,N=64,K=64", "bf16", "hifi2"))
     assert str(caught.value).startswith(f"kernel: {path}: ") and says in str(caught.value)
 
 
