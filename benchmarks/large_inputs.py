@@ -64,7 +64,7 @@ def _subblock(h: int, w: int) -> tuple[int, int]:
 
 def measurement_files(folder: Path, rows: int, ops: int, seed: int) -> tuple[Path, Path]:
     rng = random.Random(seed)
-    distinct: dict[tuple[object, ...], float] = {}
+    distinct: dict[tuple[str, int, int, int, str, str], float] = {}
     while len(distinct) < ops:
         m, k, n = _extent(rng), _extent(rng), _extent(rng)
         key = (rng.choice(tuple(GRIDS)), m, k, n, rng.choice(DTYPES), rng.choice(FIDELITIES))

@@ -68,7 +68,7 @@ def main() -> int:
             unproven = [r.candidate_name for r in results if r.status not in ("optimal", "infeasible", "conflict")]
             if unproven:
                 raise SystemExit(f"{hw_name} {shape}: not proven: {unproven}")
-        best = results[0].solution
+        best = results[0].solution  # type: ignore[possibly-undefined]  # seeds >= 1
         assert best is not None
         bests.append(best.latency_cycles)
         total += sum(times)

@@ -32,6 +32,7 @@ import itertools
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 
 from loom_explorer.brute import brute_force
 from loom_explorer.hardware import load_hardware
@@ -67,7 +68,7 @@ def attention_shapes(hw_name: str) -> list[tuple[str, bool]]:
 PIN_PARAM = {"gemm": "in0_block_w", "flash_attention": "q_chunk_size"}
 
 
-def pin_value(optimum: int, domain: tuple[int, ...]) -> int:
+def pin_value(optimum: int, domain: Sequence[int]) -> int:
     """The value the benchmark pins a parameter to: half its optimum's where the domain has it, else the
     first other value."""
     return optimum // 2 if optimum // 2 in domain else next(v for v in domain if v != optimum)
@@ -185,17 +186,19 @@ def main() -> int:
             r = run(hw_name, kernel, shape, causal, args.brute_seconds, args.time_limit)
             rows.append(r)
             line = (f"{r['hw']:<16} {r['shape']:<45} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
-                    f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {r['pin_one_s'] * 1e3:>7.0f} {r['pin_all_s']:>8.2f} "
+                    f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {float(r['pin_one_s']) * 1e3:>7.0f} "
+                    f"{r['pin_all_s']:>8.2f} "
                     f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {r['brute_agree']!s:>5} "
-                    f"{_ratio(r['brute_ratio']):>8} {r['best_us']:>9.1f} {r['fast_s']:>6.2f} {r['fast_optimal']:>3} "
-                    f"{r['fast_pin_s'] * 1e3:>7.0f}")
+                    f"{_ratio(float(r['brute_ratio'])):>8} {r['best_us']:>9.1f} {r['fast_s']:>6.2f} "
+                    f"{r['fast_optimal']:>3} "
+                    f"{float(r['fast_pin_s']) * 1e3:>7.0f}")
             if args.baseline:
                 b = run(hw_name, kernel, shape, causal, 0.0, args.time_limit,
                         start_from_known=args.baseline != "no-start", noc_bound=args.baseline != "no-links")
                 if args.baseline == "no-start" and b["best_us"] != r["best_us"]:
                     raise AssertionError(f"{shape}: {b['best_us']} us without a starting schedule, {r['best_us']} with")
                 baseline.append(b)
-                line += f" {b['solve_s']:>7.2f} {b['pin_one_s'] * 1e3:>9.0f}"
+                line += f" {b['solve_s']:>7.2f} {float(b['pin_one_s']) * 1e3:>9.0f}"
             print(line, flush=True)
     solve = [float(r["solve_s"]) for r in rows]
     pin1 = [float(r["pin_one_s"]) for r in rows]

@@ -37,7 +37,8 @@ def _run(raise_it: Callable[[], object], debug: bool = False) -> int:
 
 
 def _missing_key() -> object:
-    return {}["no such key"]
+    empty: dict[str, object] = {}
+    return empty["no such key"]
 
 
 def test_an_unexpected_exception_is_an_internal_error_without_a_traceback(capsys) -> None:  # type: ignore[no-untyped-def]

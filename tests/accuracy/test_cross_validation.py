@@ -56,6 +56,7 @@ def _small(tmp_path: Path, scale_shape: tuple[str, str, str] | None = None) -> P
             r["time_ns"] = str(3 * float(r["time_ns"]))
     path = tmp_path / ("scaled.csv" if scale_shape else "small.csv")
     with path.open("w", newline="") as f:
+        assert fields is not None
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)

@@ -188,7 +188,7 @@ def test_calibrate_skips_bad_rows_when_told_and_says_when_nothing_moved(tmp_path
                  for r in json.loads(out)["rows"]}
     header, rows = _table(MEASURED)
     for r in rows:
-        key = (r[0], r[1], *(r[header.index(d)] for d in "MKN"))
+        key = (r[0], r[1], r[header.index("M")], r[header.index("K")], r[header.index("N")])
         if r[header.index("use_trace")] == "True":
             r[header.index("time_ns")] = repr(predicted[key])
     rows[3][header.index("time_ns")] = "nan"  # line 5

@@ -32,9 +32,10 @@ def test_ingest_records_every_op_with_its_prediction(tmp_path):
     rows = ResultsStore(store).measurements()
     assert len(rows) == 9 and {m.source for m in rows} == {"report"}
     predicted = [m for m in rows if m.predicted_ns is not None]
-    assert predicted and all(m.predicted_ns > 0 and m.measured_ns > 0 for m in predicted)
+    assert predicted and all(m.predicted_ns > 0 and m.measured_ns > 0 for m in predicted)  # type: ignore[operator]
     # the printed error is the stored one
     first = predicted[0]
+    assert first.predicted_ns is not None and first.measured_ns is not None
     assert f"{100 * (first.predicted_ns - first.measured_ns) / first.measured_ns:+6.1f}%" in out
 
 

@@ -54,6 +54,7 @@ def test_ttnn_default_shrinks_the_output_block_until_l1_fits() -> None:
         kt = problem.tiles("K")
         assert cfg.in0_block_w == kt // 8 and (cfg.out_block_h, cfg.out_block_w) == block, shape
         assert evaluate_config(hw, problem, cfg).result.solution is not None
+        assert cfg.out_block_h is not None
         bigger = cfg.model_copy(update={"out_block_h": cfg.out_block_h * 2})  # the next size up does not fit
         assert evaluate_config(hw, problem, bigger).result.solution is None
 
@@ -239,11 +240,13 @@ def test_accuracy_accepts_another_file_of_the_same_format(tmp_path) -> None:  # 
         r["M"] = str(int(r["M"]) + 96)  # shapes it has not seen
     subset = tmp_path / "mine.csv"
     with subset.open("w", newline="") as f:
+        assert fields is not None
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)
     doc = accuracy_json(accuracy_tables(predict_rows(subset, None)))
-    assert len(doc["rows"]) == 5 and all(r["predicted_ns"] for r in doc["rows"])
+    printed = doc["rows"]
+    assert isinstance(printed, list) and len(printed) == 5 and all(r["predicted_ns"] for r in printed)
 
 
 def test_accuracy_names_missing_columns(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -287,7 +290,8 @@ def test_calibrate_writes_a_new_yaml_and_improves_the_training_fit(tmp_path, cap
     # a per-fidelity entry is written into its table (when it moved), never below the ideal value, and an
     # unchanged one keeps its source comment
     for fidelity in ("lofi", "hifi2", "hifi4"):
-        moved = fitted.compute.matmul_tile_cycles[fidelity] != shipped.compute.matmul_tile_cycles[fidelity]
+        moved = (fitted.compute.matmul_tile_cycles[fidelity]  # type: ignore[index]  # a Fidelity is its name
+                 != shipped.compute.matmul_tile_cycles[fidelity])  # type: ignore[index]
         assert (f"{fidelity} calibrated (was" in out.read_text()) == moved
     assert all(fitted.compute.matmul_tile_cycles[f] >= c for f, c in shipped.compute.matmul_tile_cycles.items())
     # the shipped file is never written, and an existing output is not overwritten

@@ -24,9 +24,9 @@ def test_default_page_renders_grid_and_table(explorer: tuple[ExplorerPage, str],
     page.record_statuses()
     page.wait_solved()
     # the proven best is selected and drawn before the other candidates' optima arrive
-    shown = [s for s in page.statuses() if "best proven" in s["status"]]
-    assert shown and "solving the others" in shown[0]["status"], page.statuses()
-    assert "M@y,N@x|in0=mcast_x,in1=mcast_y" in shown[0]["summary"]
+    shown = [s for s in page.statuses() if "best proven" in str(s["status"])]
+    assert shown and "solving the others" in str(shown[0]["status"]), page.statuses()
+    assert "M@y,N@x|in0=mcast_x,in1=mcast_y" in str(shown[0]["summary"])
     assert "20 candidates solved" in page.text(".status")
     assert page.candidate_rows() >= 5  # Tabulator renders the rows in view
     summary = page.text(".summary")

@@ -85,7 +85,7 @@ def test_an_upload_that_is_no_report_shows_its_error(explorer: tuple[ExplorerPag
     page.open(url + SMALL)
     _open_section(page)
     page.page.locator(".profiler-upload input[type=file]").set_input_files(
-        files=[{"name": "notes.csv", "mimeType": "text/csv", "buffer": b"name,value\nx,1\n"}])
+        files=[{"name": "notes.csv", "mimeType": "text/csv", "buffer": b"name,value\nx,1\n"}])  # type: ignore[arg-type]
     shown = page.page.locator(".profiler-error").get_by_text("required column")
     shown.wait_for()
     error = shown.inner_text().strip()

@@ -231,7 +231,7 @@ def dram_kernel(workdir) -> Path:
 
 def _constants(text: str) -> dict[str, int]:
     """The kernel file's schedule constants (``NAME, NAME = a, b`` lines)."""
-    out = {}
+    out: dict[str, int] = {}
     for names, values in re.findall(r"^([A-Z][A-Z_0-9]*(?:, [A-Z][A-Z_0-9]*)*) = (\d+(?:, \d+)*)\s*(?:#.*)?$",
                                     text, flags=re.MULTILINE):
         out.update(zip(names.split(", "), map(int, values.split(", ")), strict=True))

@@ -31,7 +31,7 @@ def test_formats_are_named_once_with_distinct_suffixes() -> None:
 def test_the_command_line_and_the_explorer_offer_the_registry() -> None:
     parser = cli.build_parser()
     subparsers = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
-    fmt = next(a for a in subparsers.choices["export"]._actions if a.dest == "output_format")
+    fmt = next(a for a in subparsers.choices["export"]._actions if a.dest == "output_format")  # type: ignore[index]
     assert tuple(fmt.choices) == EXPORT_FORMATS
     assert all(f"{e.name}: {e.summary}" in fmt.help for e in EXPORTERS)
     from loom_explorer.ui.explorer import DOWNLOADS

@@ -115,7 +115,7 @@ def test_document_records_how_it_was_solved(gemm, n150):
     _, results, docs = gemm
     doc = docs[results[0].candidate_name]
     s = doc.solver
-    assert s.ortools_version == ortools.__version__
+    assert s.ortools_version == ortools.__version__  # type: ignore[attr-defined]
     assert s.tool_version == version("loom-explorer")
     assert (s.time_limit_seconds, s.workers_per_model, s.seed) == (20.0, 2, 3)
     assert s.noc_bound is True

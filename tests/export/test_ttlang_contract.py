@@ -22,7 +22,7 @@ from loom_explorer.solve.solver import Session, SolveOptions
 
 HW = "wormhole_n150"
 # (kernel, shape, options, candidate or None for the best one the export writes, pins): one per writer
-KERNELS = {
+KERNELS: dict[str, tuple[str, str, tuple[str, ...], str | None, dict[str, int]]] = {
     "gemm": ("gemm", "M=64,K=64,N=64", (), None, {}),
     "attention": ("flash_attention", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", ("causal",),
                   "H*Sq@xy|q=dram,k=dram,v=dram|balanced", {}),

@@ -61,7 +61,7 @@ def test_mapped_candidates_carry_the_schedule_values(gemm, candidate: str) -> No
     assert bool(notes) == bool(depths_differ)
     source = _file(hw, problem, results[candidate])
     tree = ast.parse(source)
-    config = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "PROGRAM_CONFIG")
+    config = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "PROGRAM_CONFIG")  # type: ignore[attr-defined]
     assert ast.literal_eval(config) == args
     lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "-"], input=source, check=False,
                           capture_output=True, text=True)
@@ -146,14 +146,14 @@ def test_l1_placements_become_sharded_memory_configs(placements, candidate, expe
     memory = ttnn_memory(session.schedule(candidate), values)
     assert {t for t, m in memory.items() if m == "DRAM"} == {"in0", "in1", "out"} - set(expected)
     for tensor, (layout, shard_tiles, cores) in expected.items():
-        spec = memory[tensor]
+        spec: dict = memory[tensor]  # type: ignore[assignment]
         assert spec["memory_layout"] == layout and spec["buffer_type"] == "L1", tensor
         assert spec["shard_shape"] == [32 * x for x in shard_tiles(values)], tensor
         count = sum((b[0] - a[0] + 1) * (b[1] - a[1] + 1) for a, b in spec["core_ranges"])
         assert count == cores(values), tensor
     source = _file(hw, problem, results[candidate])
     assert ast.literal_eval(next(n.value for n in ast.parse(source).body if isinstance(n, ast.Assign)
-                                 and n.targets[0].id == "MEMORY")) == memory
+                                 and n.targets[0].id == "MEMORY")) == memory  # type: ignore[attr-defined]
     assert "L1-sharded operands (as the schedule places them)" in source
     lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "-"], input=source, check=False,
                           capture_output=True, text=True)

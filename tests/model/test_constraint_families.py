@@ -61,6 +61,7 @@ def test_base_assignment_is_legal(schedule):
     verdict = referee(schedule, BASE)
     assert verdict.legal and verdict.violations == ()
     sol = verdict.solution
+    assert sol is not None
     assert sol.latency_cycles == evaluate(schedule.latency, BASE)
     assert sum(v for _, v in sol.breakdown) == sol.latency_cycles
     assert sol.latency_cycles >= schedule.ideal_cycles

@@ -16,7 +16,7 @@ from loom_explorer.solve.solver import Session
 def test_every_node_kind_with_a_shared_memo() -> None:
     a, b, c = Var("a", Domain.of([1, 2, 3])), Var("b", Domain.of([1, 4])), Var("c", Domain.of([0, 1]))
     shared_sub = ceil_div(a * 7 + b, b)  # met by several expressions below
-    table = {(x, y): x * 100 + y for x in (1, 2, 3) for y in (1, 4)}
+    table: dict[tuple[int, ...], int] = {(x, y): x * 100 + y for x in (1, 2, 3) for y in (1, 4)}
     exprs = [shared_sub + maximum(a, b * 2), floor_div(shared_sub * 3, a) - minimum(a, b), choice(c, shared_sub, a),
              select(a, {1: 10, 2: 20, 3: 30}) * lookup((a, b), table)]
     for va in (1, 2, 3):

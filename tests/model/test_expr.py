@@ -50,11 +50,11 @@ from loom_explorer.model.expr import (
 from loom_explorer.solve.cpsat import CpCompiler
 
 VARS = {
-    "a": Var("a", (-3, -1, 0, 2, 5)),
-    "b": Var("b", (0, 1)),
-    "c": Var("c", (1, 2, 3, 4, 7)),
-    "d": Var("d", (4,)),
-    "e": Var("e", (0, 1, 2, 3, 5, 8)),
+    "a": Var("a", (-3, -1, 0, 2, 5)),  # type: ignore[arg-type]
+    "b": Var("b", (0, 1)),  # type: ignore[arg-type]
+    "c": Var("c", (1, 2, 3, 4, 7)),  # type: ignore[arg-type]
+    "d": Var("d", (4,)),  # type: ignore[arg-type]
+    "e": Var("e", (0, 1, 2, 3, 5, 8)),  # type: ignore[arg-type]
 }
 SELECT_KEYS = [VARS["a"], VARS["c"], VARS["e"]]
 TABLE_KEYS = [(VARS["c"], VARS["e"]), (VARS["a"], VARS["b"])]
@@ -98,7 +98,7 @@ def _extend(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
         st.tuples(nonneg, positive).map(lambda t: floor_div(*t)),
         st.tuples(nonneg, st.integers(1, 9)).map(lambda t: ceil_div(*t)),
         st.tuples(nonneg, st.integers(1, 9)).map(lambda t: floor_div(*t)),
-        st.tuples(nonneg, st.sampled_from([22.3, 15, 29, 0.5, Fraction(7, 3)])).map(lambda t: ceil_rate(*t)),
+        st.tuples(nonneg, st.sampled_from([22.3, 15, 29, 0.5, Fraction(7, 3)])).map(lambda t: ceil_rate(*t)),  # type: ignore[arg-type]
         st.tuples(children, children).map(lambda t: choice(VARS["b"], t[0], t[1])),
     )
 
@@ -179,8 +179,8 @@ def test_cpsat_extremes_match_exhaustive_evaluation(expr):
 
 # ------------------------------------------------------------------------------------ hand-picked cases
 
-X = Var("x", (1, 2, 3, 6))
-Y = Var("y", (2, 5))
+X = Var("x", (1, 2, 3, 6))  # type: ignore[arg-type]
+Y = Var("y", (2, 5))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -194,7 +194,7 @@ Y = Var("y", (2, 5))
         (maximum(X, Y, 4), {"x": 3, "y": 2}, 4),
         (minimum(X - 5, Y), {"x": 1, "y": 2}, -4),
         (select(X, {1: 10, 2: 20, 3: 30, 6: 60}), {"x": 6}, 60),
-        (choice(Var("f", (0, 1)), X, Y), {"f": 0, "x": 1, "y": 5}, 5),
+        (choice(Var("f", (0, 1)), X, Y), {"f": 0, "x": 1, "y": 5}, 5),  # type: ignore[arg-type]
         (X * Y * X, {"x": 3, "y": 5}, 45),
         (2 * X - 3 * Y + 1, {"x": 6, "y": 2}, 7),
     ],
@@ -209,9 +209,9 @@ def test_known_values(expr, values, expected):
 def test_table_products_both_encodings(side):
     """``table[g1, g2] * x`` and ``ceil(table * x / 7)`` take every value exhaustive evaluation gives, with
     the table small enough for one reified equality per combination and too large for it."""
-    g1, g2 = Var("g1", tuple(range(1, side + 1))), Var("g2", tuple(range(1, side + 1)))
+    g1, g2 = Var("g1", tuple(range(1, side + 1))), Var("g2", tuple(range(1, side + 1)))  # type: ignore[arg-type]
     table = lookup((g1, g2), {(i, j): (i * 7 + j * 3) % 11 for i in g1.values for j in g2.values})
-    xs = Var("xs", (1, 4, 9))
+    xs = Var("xs", (1, 4, 9))  # type: ignore[arg-type]
     for expr in (mul(table, xs), ceil_rate(mul(xs, 5, table), 7), mul(table, xs, xs)):
         for values in ({"g1": 1, "g2": side, "xs": 9}, {"g1": side, "g2": 2, "xs": 4}, {"g1": 2, "g2": 3, "xs": 1}):
             assert cp_value(expr, values) == evaluate(expr, values)
@@ -228,12 +228,12 @@ def test_smart_constructors_fold_constants():
     assert ceil_div(7, 2) == Const(4)
     assert maximum(X, X) is X
     assert select(X, {1: 4, 2: 4, 3: 4, 6: 4}) == Const(4)
-    assert choice(Var("f", (0, 1)), X, X) is X
+    assert choice(Var("f", (0, 1)), X, X) is X  # type: ignore[arg-type]
 
 
 def test_constructor_errors():
     with pytest.raises(ValueError):
-        Var("empty", ())
+        Var("empty", ())  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         ceil_div(X, 0)
     with pytest.raises(ValueError):

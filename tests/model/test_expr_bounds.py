@@ -75,13 +75,13 @@ def _extend(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
 
 # the tree's shape over placeholder variables (one strategy, built once); the domains are drawn per example
 SHAPES = st.recursive(st.one_of(st.integers(-4, 9).map(lambda c: add(c)),
-                                st.sampled_from([Var(n, (0,)) for n in NAMES])), _extend, max_leaves=8)
+                                st.sampled_from([Var(n, (0,)) for n in NAMES])), _extend, max_leaves=8)  # type: ignore[arg-type]
 
 
 def _substitute(expr: Expr, domains: dict[str, tuple[int, ...]]) -> Expr:
     """``expr`` with each variable given its domain from ``domains``."""
     if isinstance(expr, Var):
-        return Var(expr.name, domains[expr.name])
+        return Var(expr.name, domains[expr.name])  # type: ignore[arg-type]
     if isinstance(expr, (Sum, Prod, Max, Min)):
         parts = tuple(_substitute(e, domains) for e in (expr.terms if isinstance(expr, Sum) else expr.factors
                                                          if isinstance(expr, Prod) else expr.args))
@@ -129,7 +129,7 @@ def test_division_bounds_are_tight_on_a_box(case: tuple[range, range, bool]) -> 
     """For one division of two variables with interval domains, the interval is exactly the range over the
     defined points (the corners of the monotone quotient), whenever there is one."""
     num_values, den_values, ceil = case
-    n, d = Var("n", num_values), Var("d", den_values)
+    n, d = Var("n", num_values), Var("d", den_values)  # type: ignore[arg-type]
     expr = CeilDiv(n, d) if ceil else FloorDiv(n, d)
     seen = defined_values(expr)
     lo, hi = bounds(expr)
@@ -174,8 +174,8 @@ def test_cpsat_range_is_the_defined_range(expr: Expr) -> None:
 def test_the_reported_multicast_group() -> None:
     """``ceil(cores / floor(4 / per_core_H))`` with ``per_core_H`` in 5..32 (flash_attention, H=32, Hkv=8 on the
     n300's 7 rows): the divisor is 0 everywhere; the bound used to divide by it (ZeroDivisionError)."""
-    per_core_h = Var("per_core_H", range(5, 33))
-    cores = Var("cores", range(1, 57))
+    per_core_h = Var("per_core_H", range(5, 33))  # type: ignore[arg-type]
+    cores = Var("cores", range(1, 57))  # type: ignore[arg-type]
     readers = ceil_div(cores, floor_div(4, per_core_h))
     assert bounds(floor_div(4, per_core_h)) == (0, 0)
     lo, hi = bounds(readers)
@@ -191,6 +191,6 @@ def test_the_reported_multicast_group() -> None:
     ((-7, -3), (2, 4), (-3, 0)),  # ceil(-7/2) = -3 and ceil(-7/4) = -1: the minimum at the smaller divisor
 ])
 def test_ceil_division_corners(num: tuple[int, int], den: tuple[int, int], expected: tuple[int, int]) -> None:
-    n, d = Var("n", range(num[0], num[1] + 1)), Var("d", range(den[0], den[1] + 1))
+    n, d = Var("n", range(num[0], num[1] + 1)), Var("d", range(den[0], den[1] + 1))  # type: ignore[arg-type]
     seen = defined_values(CeilDiv(n, d))
     assert bounds(CeilDiv(n, d)) == expected == (min(seen), max(seen))

@@ -48,8 +48,8 @@ def _models(hw_name: str, kernel: str, shape: str):
             q = build_quantities(hw, problem, candidate)
             flows, tensors, terms = contraction_flows(q), q.inputs, latency_terms
         else:
-            q = build_attention_quantities(hw, problem, candidate)
-            flows, tensors, terms = attention_flows(q), q.st.streamed[1:], attention_latency_terms
+            q = build_attention_quantities(hw, problem, candidate)  # type: ignore[assignment]
+            flows, tensors, terms = attention_flows(q), q.st.streamed[1:], attention_latency_terms  # type: ignore[arg-type, assignment, attr-defined]
         every = [link_share(q, f) for f in flows if f.tensor in tensors and f.kind in ("dram_read", "multicast")]
         kept = step_link_shares(q, flows, tensors)
         yield candidate.name, q.params, terms(q, every)[0], terms(q, kept)[0], kept, every, flows

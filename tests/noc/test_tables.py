@@ -18,11 +18,12 @@ from test_routes import mini_hw
 from loom_explorer.noc import NocGraph, core_coord, dram_endpoints
 from loom_explorer.noc.tables import link_units
 
-DRAM_KEYS = [(kind, senders, None, noc) for kind in ("dram_read", "dram_write")
-             for senders in ("all", "row_heads", "col_heads", "origin") for noc in (0, 1)]
-MCAST_KEYS = [("multicast", s, axis, noc) for s, axis in (("row_heads", "x"), ("col_heads", "y"), ("origin", "xy"))
-              for noc in (0, 1)]
-GATHER_KEYS = [("gather", "all", axis, noc) for axis in ("x", "y") for noc in (0, 1)]
+Key = tuple[str, str, str | None, int]  # (kind, senders, axis, noc): link_units' arguments
+DRAM_KEYS: list[Key] = [(kind, senders, None, noc) for kind in ("dram_read", "dram_write")
+                        for senders in ("all", "row_heads", "col_heads", "origin") for noc in (0, 1)]
+MCAST_KEYS: list[Key] = [("multicast", s, axis, noc)
+                         for s, axis in (("row_heads", "x"), ("col_heads", "y"), ("origin", "xy")) for noc in (0, 1)]
+GATHER_KEYS: list[Key] = [("gather", "all", axis, noc) for axis in ("x", "y") for noc in (0, 1)]
 ALL_KEYS = DRAM_KEYS + MCAST_KEYS + GATHER_KEYS
 
 
@@ -106,7 +107,7 @@ def test_tables_match_routing(request, chip, key):
     table = link_units(hw, *key)
     assert set(table) == set(shapes(hw))
     for gx, gy in shapes(hw):
-        assert table[(gx, gy)] == reference(hw, *key, gx, gy), (key, gx, gy)
+        assert table[(gx, gy)] == reference(hw, *key, gx, gy), (key, gx, gy)  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize("key", [("dram_read", "all", None, 0), ("dram_read", "all", None, 1),
@@ -118,7 +119,7 @@ def test_tables_match_routing_n150(n150, key):
     table = link_units(n150, *key)
     assert set(table) == set(shapes(n150))
     for gx, gy in [(1, 1), (2, 3), (5, 2), (8, 1), (1, 8), (4, 7), (8, 8)]:
-        assert table[(gx, gy)] == reference(n150, *key, gx, gy), (key, gx, gy)
+        assert table[(gx, gy)] == reference(n150, *key, gx, gy), (key, gx, gy)  # type: ignore[call-arg]
 
 
 def test_n150_full_grid_values(n150):
@@ -162,11 +163,11 @@ def test_one_d_tables_count_full_rows_only(tiny_hw, wrap_hw, key):
     """A 1-D layout at (gx, gy) fills gx columns row by row: only gx x max(gy - 1, 1) cores are certain."""
     for hw in (tiny_hw, wrap_hw):
         full = link_units(hw, *key)
-        one_d = link_units(hw, *key, one_d=True)
+        one_d = link_units(hw, *key, one_d=True)  # type: ignore[misc]
         assert set(one_d) == set(full)
         for gx, gy in shapes(hw):
             assert one_d[(gx, gy)] == full[(gx, max(gy - 1, 1))]
-            assert one_d[(gx, gy)] == reference(hw, *key, gx, max(gy - 1, 1))
+            assert one_d[(gx, gy)] == reference(hw, *key, gx, max(gy - 1, 1))  # type: ignore[call-arg]
             assert one_d[(gx, gy)] <= full[(gx, gy)]
         if key[1] == "all" and hw.grid.rows >= 3:  # the last, partial row really is left out
             assert any(one_d[s] < full[s] for s in shapes(hw))

@@ -14,18 +14,20 @@ from dataclasses import dataclass
 
 import pytest
 
-from loom_explorer.hardware.schema import DataFormat
+from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.model.attention import build_attention_quantities
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.noc_bound import senders as model_senders
 from loom_explorer.model.quantities import build_quantities
+from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.noc import core_coord, dram_endpoints
 from loom_explorer.noc.tables import link_units
-from loom_explorer.problem import make_problem
+from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.program.attention import is_attention
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.traffic import schedule_transfers, traffic_report, used_cores
+from loom_explorer.traffic.loads import TrafficReport
 
 # id -> (hardware fixture, kernel, shape, problem keywords, candidates (None: all))
 CASES = {
@@ -54,14 +56,14 @@ GQA_RECT = {"H@y,Sq@x|q=dram,k=mcast_xy,v=mcast_xy", "Sq@y,H@x|q=dram,k=mcast_xy
 
 @dataclass
 class Solved:
-    hw: object
-    problem: object
-    schedule: object
+    hw: HardwareSpec
+    problem: Problem
+    schedule: SymbolicSchedule
     latency: int
     breakdown: dict
     values: dict
     transfers: list
-    report: object
+    report: TrafficReport
 
     @property
     def name(self) -> str:
@@ -146,7 +148,7 @@ def test_bytes_sent_and_received(solved, case):
         assert r.bytes_unicast == sum(t.bytes * t.count for t in ts if t.kind == "gather"), s.name
         assert all(t.bytes > 0 and t.count > 0 and t.dsts for t in ts), s.name
         # per flow: what every sender sends, from the flow's own expressions
-        per_flow = defaultdict(int)
+        per_flow: defaultdict[str, int] = defaultdict(int)
         for t in ts:
             per_flow[t.flow] += t.bytes * t.count
         for f in s.schedule.traffic:
@@ -178,7 +180,7 @@ def test_banks_share_evenly(solved, case):
         C = s.hw.dram.channels
         assert len(s.report.dram) == C and [b.bank for b in s.report.dram] == list(range(C))
         for kind, field in (("dram_read", "bytes_read"), ("dram_write", "bytes_written")):
-            senders = {}  # (flow, core) -> (bytes per sender, count)
+            senders: dict[tuple[str, object], tuple[int, int]] = {}  # (flow, core) -> (bytes per sender, count)
             for t in s.transfers:
                 if t.kind == kind:
                     core = t.dsts[0] if kind == "dram_read" else t.src

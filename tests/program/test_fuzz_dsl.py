@@ -73,7 +73,7 @@ def programs(draw: st.DrawFn) -> TileProgram:
         elif change == "op_tensor" and o is not None:
             fields = [f.name for f in dataclasses.fields(ops[o]) if f.name in ("a", "b", "out", "tensor", "operand",
                                                                                "source")]
-            ops[o] = dataclasses.replace(ops[o], **{draw(st.sampled_from(fields)):
+            ops[o] = dataclasses.replace(ops[o], **{draw(st.sampled_from(fields)):  # type: ignore[arg-type]
                                                     draw(st.sampled_from([t.name for t in tensors]))})
         elif change == "drop_op" and o is not None:
             del ops[o]

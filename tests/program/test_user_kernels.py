@@ -18,6 +18,7 @@ from loom_helpers import assert_result_sound
 
 from loom_explorer import cli
 from loom_explorer.mapping import Comm, enumerate_candidates
+from loom_explorer.mapping.candidate import Axis
 from loom_explorer.problem import ProblemError, make_problem
 from loom_explorer.program import (
     Eltwise,
@@ -87,7 +88,7 @@ def test_gelu_is_costed_by_every_shipped_chip():
         assert "gelu" in load_hardware(name).compute.sfpu_tile_cycles, name
 
 
-def _mcast_axes(comm: Comm, axes) -> set[str]:
+def _mcast_axes(comm: Comm, axes) -> set[Axis]:
     """Grid axes (x/y/xy) a comm multicasts along; mcast_xy covers every axis of the layout."""
     if comm is Comm.mcast_xy:
         return {a for a, _ in axes}

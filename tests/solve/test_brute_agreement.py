@@ -15,7 +15,7 @@ from loom_explorer.brute import brute_force, space_size
 from loom_explorer.hardware import DataFormat, Fidelity
 from loom_explorer.problem import Placement
 
-FAST = [
+FAST: list[tuple[str, str, dict[str, object]]] = [
     ("gemm", "M=64,K=64,N=64", {}),
     ("gemm", "M=320,K=96,N=160", {}),
     ("gemm", "M=96,K=512,N=64", {}),
@@ -28,7 +28,7 @@ FAST = [
     ("batched_gemm", "B=3,M=128,K=96,N=64", {}),
     ("transposed", "M=96,K=64,N=160", {}),
 ]
-SLOW = [
+SLOW: list[tuple[str, str, dict[str, object]]] = [
     ("gemm", "M=256,K=256,N=256", {}),
     ("gemm", "M=512,K=128,N=256", {}),
 ]

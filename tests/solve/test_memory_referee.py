@@ -95,7 +95,12 @@ def test_a_record_under_other_pins_is_not_served(tiny_hw_path: Path, tmp_path: P
     store = tmp_path / "results.sqlite"
     pins = {"in0_block_w": 2}
     solve_with_memory(session_for(tiny_hw_path), pins, SolveOptions(), TWO, store=store)
-    edit_record(store, lambda results: [r.update(pins=[["in0_block_w", 4]]) for r in results])
+
+    def repin(results):
+        for r in results:
+            r.update(pins=[["in0_block_w", 4]])
+
+    edit_record(store, repin)
     again = solve_with_memory(session_for(tiny_hw_path), pins, SolveOptions(), TWO, store=store)
     assert again.proven_at is None and "solved under other pins" in again.note
 

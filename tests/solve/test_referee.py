@@ -39,7 +39,7 @@ def more_cycles(schedule: SymbolicSchedule, extra: ExprLike = 1) -> SymbolicSche
 
 def solved_session(hw, stop: StopToken | None = None) -> tuple[Session, dict[str, int]]:  # type: ignore[no-untyped-def]
     """A session after one full solve, and the latency of each candidate's optimum."""
-    session = Session(hw, make_problem(load_program("gemm"), SHAPE), **({"stop": stop} if stop else {}))
+    session = Session(hw, make_problem(load_program("gemm"), SHAPE), **({"stop": stop} if stop else {}))  # type: ignore[arg-type]
     results = session.solve({}, SolveOptions(explain=False))
     for r in results:
         assert r.solution is not None and r.status == "optimal", r.candidate_name

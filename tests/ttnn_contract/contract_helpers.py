@@ -20,6 +20,11 @@ GEMM_SHAPE = "M=1024,K=2048,N=768"
 ATTENTION_SHAPE = "B=1,H=4,Sq=1024,Skv=1024,D=64"
 
 
+class OpenDeviceReached(Exception):
+    """Raised by the stand-in for ``ttnn.open_device`` (conftest.py's ``stop_at_open_device``): the code under
+    test got as far as opening a device."""
+
+
 @cache
 def solved(kernel: str, shape: str, placements: tuple[tuple[str, str], ...] = (), causal: bool = False,
            dtype: str | None = None, activation: str | None = None) -> dict[str, ScheduleDocument]:

@@ -4,13 +4,14 @@ with the schedule's values, and ``main`` runs up to exactly ``ttnn.open_device``
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 import pytest
 import ttnn
-from conftest import OpenDeviceReached
 from contract_helpers import (
     ATTENTION_SHAPE,
     GEMM_SHAPE,
+    OpenDeviceReached,
     check_calls,
     check_compute_config,
     check_memory_config,
@@ -44,7 +45,7 @@ def _constant(source: str, name: str) -> object:
     return ast.literal_eval(node)
 
 
-def _check_file(source: str, tmp_path, stop_at_open_device, shapes: dict[str, tuple[int, ...]]):  # type: ignore[no-untyped-def]
+def _check_file(source: str, tmp_path, stop_at_open_device, shapes: Mapping[str, tuple[int, ...]]):  # type: ignore[no-untyped-def]
     """Import the exported file with the real ttnn, check what ``build`` makes, then run ``main`` and check
     it stopped at ``ttnn.open_device`` with the configs and inputs already made."""
     module = import_file(source, tmp_path)
@@ -54,7 +55,7 @@ def _check_file(source: str, tmp_path, stop_at_open_device, shapes: dict[str, tu
     check_program_config(ttnn, configs["program"], name, args)  # type: ignore[arg-type]
     check_calls(ttnn, source)
     check_compute_config(ttnn, configs["compute"], _constant(source, "COMPUTE_CONFIG"))  # type: ignore[arg-type]
-    assert set(configs["memory"]) == set(memory) == set(shapes)  # type: ignore[arg-type]
+    assert set(configs["memory"]) == set(memory) == set(shapes)  # type: ignore[call-overload]
     for tensor, spec in memory.items():  # type: ignore[attr-defined]
         check_memory_config(ttnn, configs["memory"][tensor], spec, shapes[tensor])
     inputs = module.host_inputs()

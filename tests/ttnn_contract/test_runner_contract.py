@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 import ttnn
-from conftest import OpenDeviceReached
-from contract_helpers import GEMM_SHAPE, solved
+from contract_helpers import GEMM_SHAPE, OpenDeviceReached, solved
 from ttnn._ttnn.profiler import ProgramAnalysisData, ProgramSingleAnalysisResult
 
 from loom_explorer.deploy.card_launch import (

@@ -93,7 +93,7 @@ def test_clicking_an_op_opens_its_problem_and_marks_its_measured_time(page: Prof
                                                                                                 op.problem)
     measure = page.explorer.measure
     assert measure.marker_point.data["measured_us"] == [pytest.approx(op.measured_ns / 1e3)]
-    assert measure.marker_point.data["predicted_us"] == [pytest.approx(op.ran_ns / 1e3)]
+    assert measure.marker_point.data["predicted_us"] == [pytest.approx(op.ran_ns / 1e3)]  # type: ignore[operator]
     assert measure.figure.visible and op.key in measure.marked_line.object
     opened = page.opened.object
     assert "fp32 accumulation" in opened and "the bias operand" in opened  # what the explorer leaves out, named

@@ -18,12 +18,11 @@ from loom_explorer.problem import example_shape
 from loom_explorer.program import load_program
 from loom_explorer.report import SCHEMA_VERSION
 from loom_explorer.solve.pins import PinError
+from loom_explorer.ui.catalog import Catalog, InputError
 from loom_explorer.ui.state import (
     DEFAULT_HW,
     DEFAULT_KERNEL,
-    Catalog,
     ExplorerState,
-    InputError,
     ProblemInputs,
     Snapshot,
     open_session,
@@ -321,7 +320,7 @@ def test_open_session_names_the_bad_field(field, value):
               "options": frozenset()}
     inputs[field] = value
     with pytest.raises(InputError) as info:
-        open_session(ProblemInputs(**inputs))
+        open_session(ProblemInputs(**inputs))  # type: ignore[arg-type]
     assert info.value.field == field
     assert isinstance(info.value, ValueError)
 

@@ -31,7 +31,7 @@ def test_every_view_is_filled(hw: str, kernel: str) -> None:
     assert sum(k == "core" for k in tiles["kind"]) == len(_working(ex))
     assert len(ex.grid.links.data["x0"]) == len(ex.state.traffic().links)
     assert sum(ex.breakdown.source.data["value"]) == ex.schedule.latency_cycles
-    assert sum(ex.l1.source.data["value"]) == ex.schedule.l1_bytes <= chip.l1.usable_bytes
+    assert sum(ex.l1.source.data["value"]) == ex.schedule.l1_bytes <= chip.l1.usable_bytes  # type: ignore[operator]
     assert ex.formula.object.startswith("latency = ")
     assert "```text\n" in ex.formula.object  # plain text: a guessed language marks ":" in the tables as errors
     assert '"schema_version"' in ex.state.schedule_json()
