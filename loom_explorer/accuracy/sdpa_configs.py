@@ -68,6 +68,7 @@ from loom_explorer.accuracy.ttnn_configs import (
     validated,
 )
 from loom_explorer.accuracy.ttnn_defaults import TtnnDefaultOp, evaluate_interleaved_default, has_interleaved_default
+from loom_explorer.families.contraction.program import CONTRACTION
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
@@ -77,7 +78,6 @@ from loom_explorer.model.decode import ttnn_decode_work
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem, ProblemError
 from loom_explorer.program.attention import ATTENTION, analyse_attention
-from loom_explorer.program.contraction import CONTRACTION
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.program.structure import program_family
 

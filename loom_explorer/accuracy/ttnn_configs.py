@@ -1,7 +1,7 @@
 """Evaluate an existing TTNN matmul program config with the model: ``loom-explorer predict``.
 
 A config (the ttnn constructor's own argument names) maps to one candidate and its parameter values by
-the table ``export/ttnn_mapping.py`` keeps for both directions (the export writes configs with it):
+the table ``families/contraction/ttnn_mapping.py`` keeps for both directions (the export writes configs with it):
 
 * ``MatmulMultiCoreReuseMultiCastProgramConfig``: ``M@y,N@x|in0=mcast_x,in1=mcast_y`` (``transpose_mcast``
   false) or ``N@y,M@x|in0=mcast_y,in1=mcast_x`` (true); the cores used are ``ceil(Mt/per_core_M)`` rows by
@@ -26,7 +26,7 @@ from typing import Annotated, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from loom_explorer.errors import LoomError
-from loom_explorer.export.ttnn_mapping import (
+from loom_explorer.families.contraction.ttnn_mapping import (
     CONFIG_CLASSES,
     ONE_D,
     TWO_D,
@@ -105,7 +105,7 @@ def placements(cfg: TtnnMatmulConfig) -> dict[str, Placement]:
 
 
 def layout(cfg: TtnnMatmulConfig) -> MatmulLayout:
-    """The row of ``export/ttnn_mapping.py``'s table ``cfg`` is."""
+    """The row of ``families/contraction/ttnn_mapping.py``'s table ``cfg`` is."""
     return layout_of_config(cfg.program_config, cfg.transpose_mcast, cfg.mcast_in0)
 
 

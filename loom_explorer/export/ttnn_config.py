@@ -1,26 +1,16 @@
 """A schedule as a TTNN program config plus the call that uses it: a Python file for a machine with a card.
 
 Only candidates TTNN's own ops implement are exported (``ttnn_equivalent`` says why the others are not):
-the 2-D and 1-D multicast matmul configs of ``export/ttnn_mapping.py`` (the table both this export and
-``predict --ttnn-config`` read; e.g. ``M@y,N@x|in0=mcast_x,in1=mcast_y`` is
-``MatmulMultiCoreReuseMultiCastProgramConfig(transpose_mcast=False)``), and for attention the flattened
+the 2-D and 1-D multicast matmul configs (``families/contraction/ttnn.py``), and for attention the flattened
 ``...@xy|q=dram,k=dram,v=dram`` candidate (B x H x Sq dealt over the cores): ``SDPAProgramConfig``.
 
 Memory placements are realised, not dropped (``ttnn_memory``): an L1-sharded operand becomes a
 ``ttnn.MemoryConfig(<layout>, BufferType.L1, ShardSpec(CoreRangeSet, shard_shape, orientation))`` on the
-cores the schedule uses, so the card runs the schedule that was predicted:
-
-- ``in0=l1_block`` / ``out=l1_block``, candidate ``M@y,N@x|in0=mcast_x,in1=mcast_y``: ``BLOCK_SHARDED``,
-  shards ``[per_core_M, ceil(Kt/grid_x)]`` / ``[per_core_M, per_core_N]`` tiles, row-major over the
-  ``grid_x x grid_y`` cores;
-- ``in0=l1_height`` / ``out=l1_height``, candidate ``M@xy|in0=local,in1=mcast_xy`` (1-D,
-  ``mcast_in0=False``): ``HEIGHT_SHARDED``, shards ``[per_core_M, Kt]`` / ``[per_core_M, Nt]`` tiles on the
-  ``ceil(Mt/per_core_M)`` cores, rows filled first;
-- ``out=l1_width``, candidate ``N@xy|in0=mcast_xy,in1=dram``: ``WIDTH_SHARDED``, shards ``[Mt, per_core_N]``
-  tiles on the ``ceil(Nt/per_core_N)`` cores.
+cores the schedule uses, so the card runs the schedule that was predicted (the layouts each op realises:
+its family's ``ttnn.py``).
 
 Every other L1 placement is refused with the reason (``in1`` in L1: TTNN's multicast matmuls read
-``in1`` interleaved; ``l1``: a what-if with no TTNN layout; any L1 operand of attention: this export runs
+it interleaved; ``l1``: a what-if with no TTNN layout; any L1 operand of attention: this export runs
 SDPA on DRAM-interleaved tensors). SDPA takes q, k and v in ``bfloat16``, ``bfloat8_b`` or ``bfloat4_b``
 only: an attention problem with another q/k/v format is refused (the op would reject it on the card).
 
@@ -32,23 +22,20 @@ it. ``PROGRAM_CONFIG`` and ``COMPUTE_CONFIG`` use the constructors' own argument
 
 from __future__ import annotations
 
-import math
 import pprint
 from collections.abc import Mapping
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
 from loom_explorer.export.ttlang_common import TTNN_DTYPES
-from loom_explorer.export.ttnn_mapping import config_args, layout_of_candidate, ttnn_buffer_blocks
-from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp, ranges_filling_rows, sharded
+from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.decode import ttnn_decode_work
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.plugins import registered
-from loom_explorer.problem import KernelTarget, Placement, Problem, ProblemError
+from loom_explorer.problem import KernelTarget, Problem, ProblemError
 from loom_explorer.program.attention import analyse_attention
-from loom_explorer.program.contraction import Contraction, analyse_contraction
 from loom_explorer.program.structure import analyse_program, program_family
 
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
@@ -68,12 +55,6 @@ def ttnn_runs(problem: Problem, cand: Candidate) -> bool:
     SDPA's flattened (or key/value-split) candidate reading q, k and v from DRAM."""
     op = ttnn_ops().get(program_family(problem.program).name)
     return op is not None and op.runs(problem, cand)
-
-
-def _matmul_runs(problem: Problem, cand: Candidate) -> bool:
-    structure = analyse_contraction(problem.program)
-    return not structure.batch_dims and layout_of_candidate(
-        cand, structure.m_dim, structure.n_dim, structure.matmul.a, structure.matmul.b) is not None
 
 
 def _sdpa_runs(problem: Problem, cand: Candidate) -> bool:
@@ -115,28 +96,6 @@ def _decode_cores_per_head(schedule: SymbolicSchedule, v: dict[str, int]) -> int
     return v["kv_cores"]
 
 
-def _matmul_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
-    cand, problem = schedule.candidate, schedule.problem
-    structure = _plain_contraction(problem)
-    a, b = structure.matmul.a, structure.matmul.b
-    layout = layout_of_candidate(cand, structure.m_dim, structure.n_dim, a, b)
-    if layout is None:
-        if Comm.local in (cand.comm(a), cand.comm(b)):  # an operand sharded in L1: can TTNN hold it that way?
-            ttnn_memory(schedule, v)
-        why = "splits K over cores (TTNN's matmul has no split-K)" if cand.gather_axis else \
-            "reads an input from DRAM on every core of a 2-D grid (TTNN's 2-D config multicasts both inputs)" \
-            if not cand.is_1d else "does not multicast exactly one input to every core (TTNN's 1-D config does)"
-        raise ExportError(f"candidate {cand.name} has no TTNN program config: it {why}")
-    ttnn_memory(schedule, v)
-    notes = []
-    ttnn_depth = ttnn_buffer_blocks(v[f"per_core_{structure.k_dim}"] // v["in0_block_w"])
-    for tensor, param in ((a, "in0_buffer_depth"), (b, "in1_buffer_depth")):
-        if v.get(param, ttnn_depth) != ttnn_depth:
-            notes.append(f"{tensor}: TTNN buffers {ttnn_depth} block(s); this schedule chose {v[param]}")
-    args = config_args(v, structure.m_dim, structure.n_dim).constructor_args(layout)
-    return layout.config_class, args, notes
-
-
 def ttnn_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
     """Each operand's TTNN memory config at parameter values ``v``: ``"DRAM"`` (DRAM-interleaved) or the
     arguments of a sharded ``ttnn.MemoryConfig`` (module docstring's table: layout, inclusive core ranges,
@@ -155,42 +114,6 @@ def _sdpa_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, obj
         raise ExportError(f"{t}={p.value}: this export runs TTNN's SDPA on DRAM-interleaved q, k, v and output; "
                           "an L1 placement is not realised, so it is refused")
     return dict.fromkeys(operands, DRAM)
-
-
-def _matmul_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
-    cand, problem = schedule.candidate, schedule.problem
-    structure = analyse_contraction(problem.program)
-    mm = structure.matmul
-    mt, nt, kt = (problem.tiles(d) for d in (structure.m_dim, structure.n_dim, structure.k_dim))
-    pm, pn = v[f"per_core_{structure.m_dim}"], v[f"per_core_{structure.n_dim}"]
-    gx, gy = v["grid_x"], v["grid_y"]
-    m_axis, n_axis = cand.axis_of(structure.m_dim), cand.axis_of(structure.n_dim)
-    block_grid = [[[0, 0], [gx - 1, gy - 1]]]
-    memory: dict[str, object] = {}
-    for tensor in (mm.a, mm.b, mm.out):
-        placement = problem.placement(tensor)
-        if not placement.in_l1:
-            memory[tensor] = DRAM
-            continue
-        spec: dict[str, object] | None = None
-        if placement is Placement.l1_block and (m_axis, n_axis) == ("y", "x"):
-            if tensor == mm.a and cand.comm(mm.a) is Comm.mcast_x:
-                spec = sharded("BLOCK_SHARDED", block_grid, (pm, math.ceil(kt / gx)))
-            elif tensor == mm.out:
-                spec = sharded("BLOCK_SHARDED", block_grid, (pm, pn))
-        elif placement is Placement.l1_height and m_axis == "xy" and tensor in (mm.a, mm.out):
-            ranges = ranges_filling_rows(math.ceil(mt / pm), gx)
-            spec = sharded("HEIGHT_SHARDED", ranges, (pm, kt if tensor == mm.a else nt))
-        elif placement is Placement.l1_width and n_axis == "xy" and tensor == mm.out:
-            spec = sharded("WIDTH_SHARDED", ranges_filling_rows(math.ceil(nt / pn), gx), (mt, pn))
-        if spec is None:
-            why = ("TTNN's multicast matmuls read in1 interleaved" if tensor == mm.b else
-                   "a what-if placement (sharded as each candidate needs) with no TTNN layout"
-                   if placement is Placement.l1 else f"TTNN has no {placement.value} layout for it on {cand.name}")
-            raise ExportError(f"{tensor}={placement.value}: {why}; exporting it DRAM-interleaved would measure "
-                              "another schedule, so it is refused")
-        memory[tensor] = spec
-    return memory
 
 
 def compute_config_args(problem: Problem) -> dict[str, object]:
@@ -230,26 +153,6 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         causal=problem.has_option("causal"), call=call, document=doc.to_json())
 
 
-def _plain_contraction(problem: Problem) -> Contraction:
-    """The contraction of a GEMM without batch dimensions (what TTNN's matmul configs cover)."""
-    structure = analyse_contraction(problem.program)
-    if structure.batch_dims:
-        raise ExportError(f"TTNN export covers GEMM and SDPA so far; {problem.program.name} is neither")
-    return structure
-
-
-def _matmul_call(schedule: SymbolicSchedule) -> str:
-    """The ``ttnn.matmul`` call of the exported file; its program config (``_matmul_equivalent``) is the
-    same with a bias or a fused activation, but the call written here is C = A @ B."""
-    problem = schedule.problem
-    structure = analyse_contraction(problem.program)
-    if any(problem.is_enabled(t.name) for t in problem.program.inputs if t.name not in
-           (structure.matmul.a, structure.matmul.b)) or problem.activation:
-        raise ExportError("TTNN export covers C = A @ B so far (no bias, no activation)")
-    mm = structure.matmul
-    return _MATMUL_CALL.format(a=mm.a, b=mm.b, out=mm.out, m=structure.m_dim, k=structure.k_dim, n=structure.n_dim)
-
-
 def _sdpa_call(schedule: SymbolicSchedule) -> str:
     """``scaled_dot_product_attention``, or ``scaled_dot_product_attention_decode`` for flash-decoding."""
     structure = analyse_attention(schedule.problem.program)
@@ -273,27 +176,8 @@ def ttnn_ops() -> Mapping[str, TtnnOp]:
     return registered("loom_explorer.ttnn_ops", TtnnOp)
 
 
-MATMUL_OP = TtnnOp("contraction", _matmul_runs, _matmul_equivalent, _matmul_memory, _matmul_call)
 SDPA_OP = TtnnOp("attention", _sdpa_runs, _sdpa_equivalent, _sdpa_memory, _sdpa_call)
 
-
-_MATMUL_CALL = '''\
-def host_inputs():
-    """The host tensors (torch, bfloat16) the call uploads."""
-    return {{"{a}": torch.randn((SHAPE["{m}"], SHAPE["{k}"]), dtype=torch.bfloat16),
-            "{b}": torch.randn((SHAPE["{k}"], SHAPE["{n}"]), dtype=torch.bfloat16)}}
-
-
-def op(tensors, configs):
-    """The TTNN call once, on uploaded ``tensors``; returns its device output."""
-    return ttnn.matmul(tensors["{a}"], tensors["{b}"], program_config=configs["program"],
-                       compute_kernel_config=configs["compute"], memory_config=configs["memory"]["{out}"],
-                       dtype=getattr(ttnn, DTYPES["{out}"]))
-
-
-def expected(inputs):
-    return inputs["{a}"].float() @ inputs["{b}"].float()
-'''
 
 _SDPA_CALL = '''\
 def host_inputs():

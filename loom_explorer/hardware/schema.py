@@ -219,7 +219,7 @@ class DramSpec(_Frozen):
     step_read_bytes_per_cycle: Rate | None = Field(
         default=None,
         description="rate at which a matmul K step's DRAM block read delays the step beyond its overlap "
-                    "(model/latency.py: read_stall_cycles); absent: block reads hide behind compute")
+                    "(families/contraction/latency.py: read_stall_cycles); absent: block reads hide behind compute")
 
     @model_validator(mode="after")
     def _check(self) -> DramSpec:

@@ -23,8 +23,8 @@ from loom_explorer.model.attention import MASK_INDEX, AttentionQuantities
 from loom_explorer.model.dram_reads import reads_dram
 from loom_explorer.model.expr import Expr, const, mul
 from loom_explorer.model.flow import TrafficFlow
-from loom_explorer.model.latency import block_bytes, writes_dram
-from loom_explorer.model.quantities import GridQuantities, Quantities
+from loom_explorer.model.latency import block_bytes
+from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.noc.tables import Senders
 
 _SENDERS: dict[Comm, Senders] = {Comm.dram: "all", Comm.mcast_x: "row_heads", Comm.mcast_y: "col_heads",
@@ -60,37 +60,9 @@ def _group(q: GridQuantities, tensor: str) -> tuple[Axis | None, Expr | None]:
     return axis, q.axis_receivers(tensor, axis)
 
 
-def read_once_flows(q: Quantities, tensors: tuple[str, ...]) -> list[TrafficFlow]:
-    """Inputs every core reads once (a bias), on the writer's NoC."""
-    return [TrafficFlow(f"{t} read", t, "dram_read", "all", None, WRITER_NOC,
-                        mul(q.share_tiles(t), q.tile_bytes(t)), const(1))
-            for t in tensors]
-
-
 def write_flow(q: GridQuantities, tensor: str, tiles: Expr, count: Expr, senders: Senders = "all") -> TrafficFlow:
     return TrafficFlow(f"{tensor} write", tensor, "dram_write", senders, None, WRITER_NOC,
                        mul(tiles, q.tile_bytes(tensor)), count)
-
-
-def gather_flow(tensor: str, axis: Axis, size: Expr) -> TrafficFlow:
-    return TrafficFlow(f"{tensor} partials gather", tensor, "gather", "all", axis, WRITER_NOC, size, const(1))
-
-def contraction_flows(q: Quantities) -> list[TrafficFlow]:
-    """The NoC flows of a contraction: both inputs once per K step, the auxiliary
-    inputs once, the output blocks written (or, split-K, gathered to the first core along the axis and
-    written from there)."""
-    steps = mul(q.out_blocks, q.k_blocks)
-    flows = input_flows(q, {t: steps for t in q.inputs}) + read_once_flows(q, q.auxiliary_inputs)
-    out = q.con.matmul.out
-    axis = q.candidate.gather_axis
-    if axis is not None:
-        partial_tiles = mul(q.pb, q.pm, q.pn)
-        flows.append(gather_flow(out, axis, mul(partial_tiles, q.acc_tile_bytes)))
-        if writes_dram(q):
-            flows.append(write_flow(q, out, partial_tiles, const(1), "row_heads" if axis == "x" else "col_heads"))
-    elif writes_dram(q):
-        flows.append(write_flow(q, out, mul(q.out_block_h, q.out_block_w), q.out_blocks))
-    return flows
 
 
 def attention_flows(q: AttentionQuantities) -> list[TrafficFlow]:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import pytest
 from loom_helpers import broadcast_program, transposed_program
 
+from loom_explorer.families.contraction.program import analyse_contraction
+from loom_explorer.families.contraction.quantities import build_quantities
 from loom_explorer.mapping import Comm, enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Const
 from loom_explorer.model.latency import read_cycles
-from loom_explorer.model.quantities import build_quantities
 from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.program.contraction import analyse_contraction
 
 GEMM = load_program("gemm")
 BATCHED = load_program("batched_gemm")

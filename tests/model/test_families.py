@@ -46,10 +46,10 @@ def test_a_program_of_no_known_shape_gets_the_contraction_error() -> None:
 
 
 def test_family_constraints_must_name_a_constraint_family(n150) -> None:
+    from loom_explorer.families.contraction.quantities import build_quantities
     from loom_explorer.mapping.enumerate import enumerate_candidates
     from loom_explorer.model.constraints import constraints
     from loom_explorer.model.expr import const
-    from loom_explorer.model.quantities import build_quantities
     from loom_explorer.problem import make_problem
 
     problem = make_problem(load_program("gemm"), "M=256,K=256,N=256")

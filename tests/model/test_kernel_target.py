@@ -1,6 +1,6 @@
 """Whose kernels run the schedule decides which circular buffers L1 holds (``Problem.target``): TTNN's op
 kernels (the default; what the accuracy data measured) or the exported TT-Lang kernels, whose buffers the
-TT-Lang compiler allocates (compared with the real compiler in tests/export/test_ttlang_compile*.py)."""
+TT-Lang compiler allocates (compared with the real compiler in tests/families/*/test_ttlang_compile*.py)."""
 
 from __future__ import annotations
 

@@ -16,9 +16,9 @@ import pytest
 
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.model.attention import build_attention_quantities
+from loom_explorer.families.contraction.quantities import build_quantities
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.noc_bound import senders as model_senders
-from loom_explorer.model.quantities import build_quantities
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.noc import core_coord, dram_endpoints
 from loom_explorer.noc.tables import link_units

@@ -17,6 +17,7 @@ import pytest
 from loom_helpers import assert_result_sound
 
 from loom_explorer import cli
+from loom_explorer.families.contraction.program import analyse_contraction
 from loom_explorer.mapping import Comm, enumerate_candidates
 from loom_explorer.mapping.candidate import Axis
 from loom_explorer.problem import ProblemError, make_problem
@@ -26,7 +27,6 @@ from loom_explorer.program import (
     Matmul,
     ProgramStructureError,
     TileProgram,
-    analyse_contraction,
     list_kernels,
     load_program,
 )

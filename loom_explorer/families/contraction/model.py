@@ -1,23 +1,22 @@
-"""The contraction family's model: a blocked matmul with its epilogue (``model/quantities.py``,
-``model/latency.py``, ``model/traffic.py``; L1 buffers in ``model/constraints/l1_capacity.py``)."""
+"""The contraction family's model: a blocked matmul with its epilogue (``quantities.py``, ``latency.py``,
+``traffic.py``; L1 buffers in ``buffers.py``, the TT-Lang compiler's sub-blocking in ``subblocks.py``)."""
 
 from __future__ import annotations
 
 from functools import partial
 
+from loom_explorer.families.contraction.buffers import l1_buffers
+from loom_explorer.families.contraction.latency import dram_read_bytes, latency_terms
+from loom_explorer.families.contraction.program import CONTRACTION, analyse_contraction
+from loom_explorer.families.contraction.quantities import ContractionQuantities, build_quantities
+from loom_explorer.families.contraction.subblocks import ttlang_subblocks
+from loom_explorer.families.contraction.traffic import contraction_flows
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.constraints.dst_capacity import ttlang_subblocks
-from loom_explorer.model.constraints.l1_capacity import contraction_buffers
-from loom_explorer.model.constraints.ttnn_buffers import ttnn_contraction_buffers
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
-from loom_explorer.model.latency import dram_read_bytes, latency_terms
 from loom_explorer.model.noc_bound import write_link_shares
-from loom_explorer.model.quantities import Quantities, build_quantities
-from loom_explorer.model.schedule import Constraint, L1Buffer
-from loom_explorer.model.traffic import contraction_flows
+from loom_explorer.model.schedule import Constraint
 from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.program.contraction import CONTRACTION, analyse_contraction
 
 
 def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
@@ -49,13 +48,8 @@ def contraction_work(problem: Problem) -> tuple[int, int]:
     return flops, tile_matmuls
 
 
-def l1_buffers(q: Quantities) -> list[L1Buffer]:
-    """TTNN's matmul kernels' buffers or the exported TT-Lang GEMM kernel's (``Problem.target``)."""
-    return ttnn_contraction_buffers(q) if q.problem.target is KernelTarget.ttnn else contraction_buffers(q)
-
-
-def constraints(q: Quantities) -> list[Constraint]:
-    """The TT-Lang compiler's sub-blocking of the GEMM output block (``dst_capacity.py``), for that target."""
+def constraints(q: ContractionQuantities) -> list[Constraint]:
+    """The TT-Lang compiler's sub-blocking of the GEMM output block (``subblocks.py``), for that target."""
     return ttlang_subblocks(q) if q.problem.target is KernelTarget.ttlang else []
 
 

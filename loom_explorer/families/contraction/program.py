@@ -11,7 +11,7 @@ tensors mention them (nothing is declared per kernel):
 
 The blocked-matmul model supports exactly one of each of M, N and K and any number of batch dims.
 The properties at the end (``spread_dims``, ``split_dims``, ``streamed``, ...) are what the generic
-candidate enumerator reads; :mod:`loom_explorer.program.attention` provides the same for attention.
+candidate enumerator reads; :mod:`loom_explorer.families.attention.program` provides the same for attention.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The one correspondence between TTNN's multicast matmul program configs and our schedules, read in both
-directions: ``export/ttnn_config.py`` (a schedule -> the config that runs it) and
+directions: ``ttnn.py`` (a schedule -> the config that runs it, the TTNN export) and
 ``accuracy/ttnn_configs.py`` (a published config -> the candidate and parameter values it runs).
 
 Which candidate a config runs (``LAYOUTS``; ``M``, ``N`` the output's row and column dimensions, ``in0``,

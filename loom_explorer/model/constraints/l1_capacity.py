@@ -2,23 +2,8 @@
 
     sum of buffers <= L1_usable
 
-with (tile counts times the bytes per tile of each tensor's data format):
-
-    in0    in0_buffer_depth * out_block_h * in0_block_w
-    in1    in1_buffer_depth * in0_block_w * out_block_w
-    acc    2 * out_block_h * out_block_w partial-sum tiles (the running sum: the block read and the block
-           written each K step; fp32 tiles with fp32 accumulation, else the output's format)
-    out    out_block_h * out_block_w              (per_core_B*per_core_M*per_core_N when out lives in L1)
-    bias   the core's share of each other input: product of per_core_d over its dims (per_core_N for a bias)
-    shard  product of per_core_d over the tensor's own dims (e.g. per_core_M*per_core_K for in0), for an
-           input that already lives in L1; a block-sharded input whose columns are split over grid
-           columns without being on them holds ceil(E_C/grid_x) of them (per_core_M*ceil(E_K/grid_x))
-    gather (G_K - 1) * out_block_h * out_block_w partial-sum tiles (split-K, G_K the cores along K:
-           one block per other core along K, each gather pipe having its own slot)
-
-These are exactly the dataflow buffers of the exported TT-Lang GEMM kernel (``export/ttlang.py``: in0_dfb,
-in1_dfb, acc_dfb, out_dfb, partial_dfb), so ``l1_bytes`` is the circular-buffer total the TT-Lang compiler
-allocates and checks for it.
+with the buffers of the candidate's kernel family (``FamilyModel.l1_buffers``: each family lists them for
+the kernels of ``Problem.target``, e.g. the contraction's in ``families/contraction/buffers.py``).
 
 Attention: exactly the dataflow buffers of the exported TT-Lang kernel (``export/ttlang_attention.py``),
 so ``l1_bytes`` is the circular-buffer total the TT-Lang compiler allocates (``qc``, ``kc``, ``D_t`` in
@@ -47,12 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loom_explorer.mapping.candidate import Comm
-from loom_explorer.mapping.sharding import columns_split_over_x
 from loom_explorer.model.attention import AttentionQuantities
 from loom_explorer.model.decode import KEY_MASK, DecodeQuantities
 from loom_explorer.model.expr import Expr, const, minimum, mul, total
-from loom_explorer.model.quantities import GridQuantities, Quantities
+from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 
 
@@ -128,39 +111,9 @@ def decode_buffers(q: DecodeQuantities) -> list[L1Buffer]:
     return buffers
 
 
-def contraction_buffers(q: Quantities) -> list[L1Buffer]:
-    a, b = q.inputs
-    out = q.con.matmul.out
-    buffers = [
-        L1Buffer(a, mul(q.depth[a], q.block_tiles(a), q.tile_bytes(a)), f"{a} circular buffer"),
-        L1Buffer(b, mul(q.depth[b], q.block_tiles(b), q.tile_bytes(b)), f"{b} circular buffer"),
-    ]
-    if q.problem.placement(out).in_l1:
-        out_tiles: Expr = mul(q.pb, q.pm, q.pn)
-        out_text = "output shard (out lives in L1)"
-    else:
-        out_tiles = mul(q.out_block_h, q.out_block_w)
-        out_text = "output block"
-    buffers.append(L1Buffer(out, mul(out_tiles, q.tile_bytes(out)), out_text))
-    buffers.append(L1Buffer("acc", mul(2, q.out_block_h, q.out_block_w, q.acc_tile_bytes),
-                            "accumulator: the partial sum read and the one written each K step"))
-    for t in q.auxiliary_inputs:
-        buffers.append(L1Buffer(t, mul(q.share_tiles(t), q.tile_bytes(t)), f"{t}, the core's share"))
-    for t in (a, b):
-        if q.problem.placement(t).in_l1 or q.candidate.comm(t) is Comm.local:
-            shard = q.share_tiles(t, columns_split_over_x(q.problem, q.candidate.axes, t))
-            buffers.append(L1Buffer(f"{t}_shard", mul(shard, q.tile_bytes(t)), f"{t} resident shard"))
-    gather = q.candidate.gather_axis
-    if gather:
-        senders = (q.grid_x if gather == "x" else q.grid_y) - 1
-        buffers.append(L1Buffer("partials", mul(senders, q.out_block_h, q.out_block_w, q.acc_tile_bytes),
-                                "split-K partial sums received: one block per other core along K"))
-    return buffers
-
-
 def l1_capacity(q: GridQuantities, buffers: Sequence[L1Buffer]) -> list[Constraint]:
-    """One core's ``buffers`` (the kernel family's, ``ModelFamily.l1_buffers``: TTNN's kernels',
-    ``ttnn_buffers.py``, or the exported TT-Lang kernels', the tables above) fit its usable L1."""
+    """One core's ``buffers`` (the kernel family's, ``FamilyModel.l1_buffers``: TTNN's kernels' or the
+    exported TT-Lang kernels', as ``Problem.target`` says) fit its usable L1."""
     return [
         Constraint("l1_capacity", "l1_capacity", "le", total(b.bytes_expr for b in buffers),
                    const(q.hw.l1.usable_bytes), "needs {lhs:,} B of L1 per core, {rhs:,} B usable"),

@@ -1,18 +1,7 @@
 """TTNN's circular buffers: what L1 holds when TTNN's own op kernels run the schedule (``KernelTarget.ttnn``:
 its matmul and SDPA program factories, what ``--format ttnn`` configures and the accuracy data measured).
 ``l1_capacity.py`` sums them (the exported TT-Lang kernels' buffers are in ``ttlang_buffers.py``).
-Tile counts times the bytes per tile of each tensor's data format:
-
-    in0    in0_buffer_depth * out_block_h * in0_block_w
-    in1    in1_buffer_depth * in0_block_w * out_block_w
-    out    out_block_h * out_block_w              (per_core_B*per_core_M*per_core_N when out lives in L1)
-    interm out_block_h * out_block_w fp32 tiles  (only with fp32 accumulation into a non-fp32 output;
-                                                  otherwise partials share the out buffer, as in TTNN)
-    bias   the core's share of each other input: product of per_core_d over its dims (per_core_N for a bias)
-    shard  product of per_core_d over the tensor's own dims (e.g. per_core_M*per_core_K for in0), for an
-           input that already lives in L1; a block-sharded input whose columns are split over grid
-           columns without being on them holds ceil(E_C/grid_x) of them (per_core_M*ceil(E_K/grid_x))
-    gather out_block_h * out_block_w partial tiles (split-K: partials arriving from other cores)
+Each family's are its own (the contraction's: ``families/contraction/buffers.py``).
 
 Attention: the circular buffers of ttnn's SDPA kernel that runs (``model/attention.py``,
 ``ttnn_sdpa_kernel``), tiles times bytes per tile (``qc``, ``kc``, ``D_t`` in tiles; bf16 2048 B, fp32
@@ -47,7 +36,6 @@ from loom_explorer.mapping.sharding import columns_split_over_x
 from loom_explorer.model.attention import ACCURATE, AttentionQuantities
 from loom_explorer.model.decode import DecodeQuantities
 from loom_explorer.model.expr import Expr, const, mul
-from loom_explorer.model.quantities import Quantities
 from loom_explorer.model.schedule import L1Buffer
 
 
@@ -99,35 +87,6 @@ def ttnn_attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
             f"statistics: {row_max} and its previous value, two {row_sum}s, exp of the max difference"),
         buf(out, mul(qc, dt), q.tile_bytes(out), "output chunk"),
     ]
-    return buffers
-
-
-def ttnn_contraction_buffers(q: Quantities) -> list[L1Buffer]:
-    a, b = q.inputs
-    out = q.con.matmul.out
-    buffers = [
-        L1Buffer(a, mul(q.depth[a], q.block_tiles(a), q.tile_bytes(a)), f"{a} circular buffer"),
-        L1Buffer(b, mul(q.depth[b], q.block_tiles(b), q.tile_bytes(b)), f"{b} circular buffer"),
-    ]
-    if q.problem.placement(out).in_l1:
-        out_tiles: Expr = mul(q.pb, q.pm, q.pn)
-        out_text = "output shard (out lives in L1)"
-    else:
-        out_tiles = mul(q.out_block_h, q.out_block_w)
-        out_text = "output block"
-    buffers.append(L1Buffer(out, mul(out_tiles, q.tile_bytes(out)), out_text))
-    if q.problem.fp32_acc and q.fmt(out) is not DataFormat.float32:
-        buffers.append(L1Buffer("interm", mul(q.out_block_h, q.out_block_w, q.hw.tile_bytes[DataFormat.float32]),
-                                "fp32 partial sums"))
-    for t in q.auxiliary_inputs:
-        buffers.append(L1Buffer(t, mul(q.share_tiles(t), q.tile_bytes(t)), f"{t}, the core's share"))
-    for t in (a, b):
-        if q.problem.placement(t).in_l1 or q.candidate.comm(t) is Comm.local:
-            shard = q.share_tiles(t, columns_split_over_x(q.problem, q.candidate.axes, t))
-            buffers.append(L1Buffer(f"{t}_shard", mul(shard, q.tile_bytes(t)), f"{t} resident shard"))
-    if q.candidate.gather_axis:
-        buffers.append(L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes),
-                                "split-K partial sums received"))
     return buffers
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from loom_explorer.families.contraction.program import analyse_contraction
 from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import ProblemError, make_problem
 from loom_explorer.program import Dim, Eltwise, Matmul, ProgramStructureError, Tensor, TileProgram, load_program
-from loom_explorer.program.contraction import analyse_contraction
 
 DIMS = (Dim("B", "parallel", tile=1), Dim("M", "parallel"), Dim("N", "parallel"), Dim("K", "reduction"))
 

@@ -1,4 +1,4 @@
-"""The K-step read stall (``model/latency.py: read_stall_cycles``): each block a core or its sender reads
+"""The K-step read stall (``families/contraction/latency.py: read_stall_cycles``): each block a core or its sender reads
 from DRAM delays its K step by ``ceil(B / dram.step_read_bytes_per_cycle)``; an L1-resident input does not,
 and a hardware file without the rate has no stall."""
 

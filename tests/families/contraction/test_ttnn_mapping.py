@@ -1,7 +1,7 @@
-"""One TTNN matmul config mapping, both directions (``export/ttnn_mapping.py``): a schedule's parameters ->
-its config -> parameters again, and a valid config -> parameters -> the config again (hypothesis); and the
-export (``export/ttnn_config.py``) and ``predict --ttnn-config`` (``accuracy/ttnn_configs.py``) agree on
-real solved schedules."""
+"""One TTNN matmul config mapping, both directions (``families/contraction/ttnn_mapping.py``): a schedule's
+parameters -> its config -> parameters again, and a valid config -> parameters -> the config again
+(hypothesis); and the export (``families/contraction/ttnn.py``) and ``predict --ttnn-config``
+(``accuracy/ttnn_configs.py``) agree on real solved schedules."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from loom_explorer.accuracy.ttnn_configs import evaluate_config, parse_config
 from loom_explorer.export.ttnn_config import ttnn_equivalent
-from loom_explorer.export.ttnn_mapping import (
+from loom_explorer.families.contraction.ttnn_mapping import (
     LAYOUTS,
     ONE_D,
     MatmulArgs,

@@ -1,0 +1,187 @@
+"""Latency of a contraction candidate on its slowest core, in cycles, as named terms (the shared step, read
+and write helpers: ``model/latency.py``).
+
+Per input ``X`` and K step (one block, ``B_X`` bytes): ``read_X``, ``mcast_X``, ``dm_X = read_X + mcast_X``,
+``s_X = max(read_X, mcast_X)`` and the chip's shared DRAM reads ``chip``, as ``model/latency.py`` defines them.
+
+Compute of one K step of an output block (packer L1 accumulation, one pack per tile per step):
+
+    mm = out_block_h*out_block_w*(in0_block_w*c_f + c_pack) + (out_block_h/sh)*(out_block_w/sw)*o_sub
+
+Overlap: a double/triple-buffered input hides behind the step, a single-buffered one adds to it, and each
+block a core or its sender reads from DRAM stalls the step by ``stall_X = ceil(B_X / r_stall)``
+(``dram.step_read_bytes_per_cycle``; no stall when the hardware file leaves it out):
+
+    step = max(mm + sum_X stall_X + sum_{X: depth_X = 1} dm_X,  s_in0,  s_in1,  chip)
+
+Whole kernel (n_out output blocks per core, n_k K steps per block):
+
+    T = launch + fill + n_out*(n_k*step + epilogue + write_back) + gather + reduce + final_write
+
+    fill        = max_X dm_X (+ the bias read), the first blocks before any compute
+    epilogue    = out_block_h*out_block_w*(c_eltwise [bias] + c_sfpu(act) [activation])
+    write_back  = max(ceil(B_out / w_core), link_out) + L_write     (out in DRAM, no split-K;
+                  B_out = out_block_h*out_block_w*bytes_out, link_out = ceil(a_out*B_out/(C*W_link)): every
+                  core writes its block at once, and the busiest link of the write flow carries a_out/C
+                  of a block, ``model/noc_bound.py: write_link_shares``)
+    gather      = ceil((s-1)*P / w_unicast) + h*(s-1) + L_tx     (split-K over s cores, P partial bytes)
+    reduce      = (s-1)*per_core tiles*c_eltwise
+    final_write = max(ceil(per_core tiles*bytes_out / w_core), link_out) + L_write   (split-K, out in DRAM)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from loom_explorer.families.contraction.quantities import ContractionQuantities
+from loom_explorer.model.dram_reads import dram_readers, reads_dram
+from loom_explorer.model.expr import Const, Expr, ceil_rate, const, floor_div, maximum, mul, total
+from loom_explorer.model.latency import (
+    block_bytes,
+    data_movement_cycles,
+    dram_write_cycles,
+    matmul_cycles,
+    op_tile_cycles,
+    overlapped_step,
+)
+from loom_explorer.model.quantities import GridQuantities
+from loom_explorer.model.schedule import LatencyTerm
+
+if TYPE_CHECKING:
+    from loom_explorer.model.noc_bound import LinkShare
+
+
+def compute_step_cycles(q: ContractionQuantities) -> Expr:
+    in0, in1 = q.inputs
+    return matmul_cycles(q, q.out_block_h, q.out_block_w, q.in0_block_w, q.out_subblock_h, q.out_subblock_w,
+                         q.tile_bytes(in0), q.tile_bytes(in1))
+
+
+def read_stall_cycles(q: GridQuantities, tensor: str) -> Expr:
+    """``ceil(B_X / r_stall)``: how long one K step's DRAM read of ``tensor``'s block delays the step, for a
+    block the core or its sender reads from DRAM (0 otherwise, and when the hardware file gives no
+    ``dram.step_read_bytes_per_cycle``).
+
+    TTNN's matmul senders read a block tile by tile, wait for every read (``noc_async_read_barrier``), then
+    wait for every receiver's semaphore before the multicast; on the published Wormhole rows the K steps of
+    schedules that stream in0 from DRAM run slower than their compute by an amount proportional to the
+    block bytes read, which ``max`` overlap does not produce. ``r_stall`` is an estimate that
+    ``calibrate`` fits (docs/model.md, section 5)."""
+    rate = q.hw.dram.step_read_bytes_per_cycle
+    if rate is None or not reads_dram(q, tensor):
+        return const(0)
+    return ceil_rate(block_bytes(q, tensor), rate)
+
+
+def step_cycles(q: ContractionQuantities, links: Sequence[LinkShare] = ()) -> Expr:
+    stall = total(read_stall_cycles(q, t) for t in q.inputs)
+    return overlapped_step(q, compute_step_cycles(q) + stall, q.inputs,
+                           [link.cycles(q, block_bytes(q, link.tensor)) for link in links])
+
+
+def epilogue_cycles(q: ContractionQuantities) -> Expr:
+    per_tile = sum(op_tile_cycles(q, op) for op in q.con.epilogue)
+    return mul(q.out_block_h, q.out_block_w, per_tile)
+
+
+def writes_dram(q: ContractionQuantities) -> bool:
+    return not q.problem.placement(q.con.matmul.out).in_l1
+
+
+def write_cycles(q: ContractionQuantities, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
+    if not writes_dram(q):
+        return const(0)
+    return dram_write_cycles(q, q.con.matmul.out, tiles, links)
+
+
+def fill_cycles(q: ContractionQuantities) -> Expr:
+    first = maximum(*(data_movement_cycles(q, t) for t in q.inputs))
+    extra = total(ceil_rate(mul(q.share_tiles(t), q.tile_bytes(t)), q.hw.dram.core_read_bytes_per_cycle)
+                  + q.hw.dram.read_latency_cycles for t in q.auxiliary_inputs)
+    return first + extra
+
+
+def latency_terms(q: ContractionQuantities, step_links: Sequence[LinkShare] = (),
+                  write_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
+    """The objective (compact form for the solver), its breakdown (terms that sum to it) and a lower bound.
+
+    The lower bound replaces the K-step loop ``n_out*n_k*step`` by its compute floor
+    ``per_core_B*per_core_M*per_core_N*(per_core_K*c_f + c_pack)`` (valid because ``step >= mm`` and
+    ``n_k >= 1``). It is redundant, but it tells the solver early what a grid/per-core choice costs at
+    least, which is what makes proving optimality fast.
+    """
+    c = q.hw.compute
+    n_out = q.out_blocks
+    n_k = q.k_blocks
+    step = step_cycles(q, step_links)
+    mm = compute_step_cycles(q)
+    epi = epilogue_cycles(q)
+    gather_axis = q.candidate.gather_axis
+    split = gather_axis is not None
+    wb_block = const(0) if split else write_cycles(q, mul(q.out_block_h, q.out_block_w), write_links)
+    fill = fill_cycles(q)
+    tail: list[tuple[str, Expr, str]] = []
+    if gather_axis is not None:
+        s = q.axis_cores(gather_axis)
+        partial_tiles = mul(q.pb, q.pm, q.pn)
+        noc = q.hw.noc
+        gather = (ceil_rate(mul(s - 1, partial_tiles, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)
+                  + mul(noc.hop_latency_cycles, s - 1) + noc.transaction_latency_cycles)
+        tail = [
+            ("gather", gather, "split-K partial sums sent L1-to-L1 to the reducing core"),
+            ("reduce", mul(s - 1, partial_tiles, c.eltwise_tile_cycles), "adding the partial sums"),
+            ("write_back", write_cycles(q, partial_tiles, write_links), "reduced output written to DRAM"),
+        ]
+    objective = total([
+        c.kernel_launch_cycles, fill, mul(n_out, mul(n_k, step) + epi + wb_block), *(e for _, e, _ in tail)
+    ])
+    terms = [
+        LatencyTerm("launch", const(c.kernel_launch_cycles), "fixed per-op launch on the device"),
+        LatencyTerm("fill", fill, "first blocks loaded before any compute"),
+        LatencyTerm("compute", mul(n_out, n_k, mm), "tile matmuls, packing and sub-block overhead"),
+        LatencyTerm("data_movement", mul(n_out, n_k, step - mm),
+                    "K steps where reads/multicasts (or shared DRAM bandwidth) outlast compute"),
+        LatencyTerm("epilogue", mul(n_out, epi), "bias and activation per output tile"),
+    ]
+    if split:
+        terms += [LatencyTerm(n, e, d) for n, e, d in tail]
+    else:
+        terms.append(LatencyTerm("write_back", mul(n_out, wb_block), "output blocks written to DRAM"))
+    # everything but the K-step loop, common to both bounds
+    common = total([c.kernel_launch_cycles, fill, mul(n_out, epi + wb_block), *(e for _, e, _ in tail)])
+    floor = mul(q.pb, q.pm, q.pn,
+                mul(q.pk, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles)
+    lower_bound = common + floor
+    # second redundant bound: the chip's DRAM bandwidth over the whole K loop. With the divisibility
+    # constraints, n_out*n_k*out_block_h*in0_block_w = pb*pm*pk*(pn/out_block_w) (and likewise for in1),
+    # and n*ceil(x/R) >= ceil(n*x/R).
+    chip = total(mul(dram_readers(q, t), loop_tiles(q, t), q.tile_bytes(t)) for t in q.inputs)
+    if not isinstance(chip, Const):
+        lower_bound = maximum(lower_bound, common + ceil_rate(chip, q.hw.dram.chip_read_bytes_per_cycle))
+    # third: each NoC link over the whole K loop (n*ceil(x/W) >= ceil(n*x/W) again)
+    for link in step_links:
+        lower_bound = maximum(lower_bound, common + link.cycles(q, mul(loop_tiles(q, link.tensor),
+                                                                         q.tile_bytes(link.tensor))))
+    # fourth: the compute floor plus every output block's write-back taken as one write of the whole per-core
+    # output (n*max(ceil(x/w), link(x)) + n*L >= max(ceil(n*x/w), link(n*x)) + L), which depends on the
+    # grid and per-core sizes only
+    if not split and writes_dram(q):
+        rest = total([c.kernel_launch_cycles, fill, mul(n_out, epi)])
+        lower_bound = maximum(lower_bound, rest + floor + write_cycles(q, mul(q.pb, q.pm, q.pn), write_links))
+    return objective, terms, lower_bound
+
+
+def loop_tiles(q: ContractionQuantities, tensor: str) -> Expr:
+    """Tiles of ``tensor`` one core streams over the whole K loop, ``n_out*n_k*block_tiles``, written as
+    ``pb*pm*pk*(pn/out_block_w)`` for in0 (``pb*pn*pk*(pm/out_block_h)`` for in1): equal under the
+    divisibility constraints, and cheaper for the solver (no product with the step counts)."""
+    if tensor == q.inputs[0]:
+        return mul(q.pb, q.pm, q.pk, floor_div(q.pn, q.out_block_w))
+    return mul(q.pb, q.pn, q.pk, floor_div(q.pm, q.out_block_h))
+
+
+def dram_read_bytes(q: ContractionQuantities) -> Expr:
+    """Bytes one K step reads from DRAM over the whole chip, times the steps of the slowest core."""
+    per_step = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in q.inputs)
+    return mul(q.out_blocks, q.k_blocks, per_step)
