@@ -4,7 +4,8 @@ ran, the best schedule ttnn can run instead, and the predicted gain.
 The capture is read and predicted as ``ingest`` does (``accuracy/ingest.py``: each op with the config it ran,
 or the one ttnn picks where the row has none, on the chip and grid told from the capture). Ops alike (same
 kernel, shape, formats, fidelity, options and config) form one *op*, keyed ``"<op code> <kernel>
-<shape> <dtype> <fidelity>[ causal][ #<n>]"`` (``#2``, ... when configs differ). For each op:
+<shape> <dtype> <fidelity>[ <option>...][ #<n>]"`` (the program options it ran with, e.g. ``causal``;
+``#2``, ... when configs differ). For each op:
 
 * ``measured_ns``: the mean measured kernel duration of its rows, ``calls`` rows;
 * ``ran_ns``: the model's prediction of the config it ran (the figure ``ingest`` records);
@@ -180,7 +181,8 @@ def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | N
 
 def _key(op: IngestedOp) -> str:
     shape = ",".join(f"{d}={e}" for d, e in op.shape.items())
-    return f"{op.op_code} {op.kernel} {shape} {op.dtype.value} {op.fidelity.value}" + (" causal" if op.causal else "")
+    options = "".join(f" {o}" for o in sorted(op.options))  # e.g. " causal"
+    return f"{op.op_code} {op.kernel} {shape} {op.dtype.value} {op.fidelity.value}{options}"
 
 
 def _unique(key: str, taken: set[str]) -> str:

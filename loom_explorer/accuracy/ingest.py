@@ -156,7 +156,7 @@ class IngestedOp:
     formats: dict[str, DataFormat]
     fidelity: Fidelity
     config: TtnnMatmulConfig | None
-    causal: bool
+    options: frozenset[str]  # the program options the op ran with (SDPA: causal when is_causal)
     q_chunk_size: int | None
     k_chunk_size: int | None
     device_kernel_ns: float
@@ -499,7 +499,7 @@ class _OpParts:
     fp32_acc: bool
     note: str
     config: TtnnMatmulConfig | None = None
-    causal: bool = False
+    options: frozenset[str] = frozenset()
     q_chunk_size: int | None = None
     k_chunk_size: int | None = None
     bias: bool = False
@@ -590,7 +590,8 @@ def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> _OpPa
         grid = _grid(parsed[1].get("compute_with_storage_grid_size", ""))
     shape = {"B": b, "H": h, "Hkv": hkv, "Sq": sq, "Skv": skv, "D": d}
     return _OpParts(kernel="flash_attention", shape=shape, model_shape=shape, dtype=dtype, formats=formats,
-                    causal=bool(_flag(attrs.get("is_causal", ""))), q_chunk_size=q_chunk, k_chunk_size=k_chunk,
+                    options=frozenset({"causal"}) if _flag(attrs.get("is_causal", "")) else frozenset(),
+                    q_chunk_size=q_chunk, k_chunk_size=k_chunk,
                     grid=grid, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
                     note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)")
 
@@ -666,7 +667,7 @@ def _op_of(row: _Row, op_code: str) -> IngestedOp:
     else:
         parts = _family(row, name, attrs, compute)
     return IngestedOp(row=0, op_code=op_code, kernel=parts.kernel, shape=parts.shape, dtype=parts.dtype,
-                      formats=parts.formats, fidelity=fidelity, config=parts.config, causal=parts.causal,
+                      formats=parts.formats, fidelity=fidelity, config=parts.config, options=parts.options,
                       q_chunk_size=parts.q_chunk_size, k_chunk_size=parts.k_chunk_size, device_kernel_ns=0.0,
                       core_count=core_count, model_shape=parts.model_shape, grid=parts.grid, fp32_acc=parts.fp32_acc,
                       bias=parts.bias, activation=parts.activation, device_id=device_id,
@@ -892,7 +893,7 @@ class Predictor:
                 config = self._config_json[id(op.config)] = op.config.model_dump_json()
         return (op.kernel, tuple(op.model_shape.items()) if op.model_shape else None, op.dtype,
                 tuple(op.formats.items()), op.fidelity, op.fp32_acc, op.bias, op.activation, op.grid, config,
-                op.causal, op.q_chunk_size, op.k_chunk_size, op.batch_repeats)
+                tuple(sorted(op.options)), op.q_chunk_size, op.k_chunk_size, op.batch_repeats)
 
     def __call__(self, op: IngestedOp) -> Predicted:
         key = self.key(op)
@@ -945,7 +946,8 @@ class Predictor:
         tail = json.dumps({"candidate": candidate, "params": evaluated.values if evaluated else {},
                            "dtype": op.dtype.value, "fidelity": op.fidelity.value,
                            "ttnn_config": p.config.model_dump(mode="json") if p.config else None,
-                           "causal": op.causal, "q_chunk_size": op.q_chunk_size, "k_chunk_size": op.k_chunk_size})
+                           "options": sorted(op.options), "q_chunk_size": op.q_chunk_size,
+                           "k_chunk_size": op.k_chunk_size})
         return replace(p, candidate=candidate, document_tail=", " + tail[1:])
 
 
@@ -960,7 +962,7 @@ def repeated_cycles(solution: Solution, repeats: int) -> int:
 
 def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem | None:
     """The problem the model evaluates for ``op`` (its ``model_shape``, or ``shape``): formats, placements,
-    fidelity, accumulation, bias, activation and causality as the report gives them; None when the model
+    fidelity, accumulation, bias, activation and program options as the report gives them; None when the model
     does not predict the op (``model_shape`` None)."""
     shape = shape or op.model_shape
     if shape is None:
@@ -972,7 +974,7 @@ def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem |
                             enabled={"bias"} if op.bias else set(), activation=op.activation)
     if op.kernel == "flash_attention":
         return make_problem(program, shape, op.dtype, op.fidelity, formats=op.formats, fp32_acc=op.fp32_acc,
-                            options={"causal"} if op.causal else set())
+                            options=op.options)
     return make_problem(program, shape, op.dtype, op.fidelity, fp32_acc=op.fp32_acc)
 
 
@@ -1011,7 +1013,8 @@ def summary_json(report: IngestReport) -> dict[str, object]:
                 "model_shape": op.model_shape, "dtype": op.dtype.value,
                 "formats": {t: f.value for t, f in op.formats.items()}, "fidelity": op.fidelity.value,
                 "fp32_acc": op.fp32_acc, "config": op.config.model_dump(mode="json") if op.config else None,
-                "grid": list(op.grid) if op.grid else None, "causal": op.causal, "q_chunk_size": op.q_chunk_size,
+                "grid": list(op.grid) if op.grid else None, "options": sorted(op.options),
+                "q_chunk_size": op.q_chunk_size,
                 "k_chunk_size": op.k_chunk_size, "device_kernel_ns": op.device_kernel_ns,
                 "core_count": op.core_count, "device_id": op.device_id, "note": op.note}
 
