@@ -11,7 +11,7 @@ and under the causal mask balanced pairs of query chunks. Its parameter values:
 * the chunk sizes as given (TTNN pads the sequences to whole chunks, as the model does);
 * the Dst sub-blocks TTNN's ``determine_largest_subblock_size`` picks (``largest_subblock``);
 * buffers as TTNN allocates them: the streaming kernel double-buffers q when a core has more than one
-  query chunk, and k and v; the ACCURATE recipe (an fp32-Dst call on Blackhole, ``model/attention.py``)
+  query chunk, and k and v; the ACCURATE recipe (an fp32-Dst call on Blackhole, ``families/attention/quantities.py``)
   always double-buffers q and gives k and v one chunk slot each.
 
 The split follows ttnn 0.81.1, whose SDPA kernels (``reader_interleaved.cpp``, ``writer_interleaved.cpp``,
@@ -36,7 +36,8 @@ when ``q_per_core * q_parallel == n_q`` and ``q_per_core`` is even) is gone from
 ``ttnn_default_sdpa_config`` is what ``ttnn.transformer.scaled_dot_product_attention`` runs without a
 program config: 32-element chunks on the whole grid.
 
-Decode (one query token, not causal: the problems with a flash-decoding candidate for ttnn, ``model/decode.py``)
+Decode (one query token, not causal: the problems with a flash-decoding candidate for ttnn,
+``families/flash_decoding/quantities.py``)
 runs ``ttnn.transformer.scaled_dot_product_attention_decode`` (sdpa_decode_program_factory.cpp @91b3892f
 L185-199, the same formulas in ttnn 0.81.1's; ``avail = gx*gy``, ``M = max_cores_per_head_batch``, 16 in a
 config and every core without one, ``NKV`` key/value heads):
@@ -68,16 +69,16 @@ from loom_explorer.accuracy.ttnn_configs import (
     validated,
 )
 from loom_explorer.accuracy.ttnn_defaults import TtnnDefaultOp, evaluate_interleaved_default, has_interleaved_default
+from loom_explorer.families.attention.program import ATTENTION, analyse_attention
+from loom_explorer.families.attention.quantities import ACCURATE, ttnn_sdpa_kernel
 from loom_explorer.families.contraction.program import CONTRACTION
+from loom_explorer.families.flash_decoding.quantities import ttnn_decode_work
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
-from loom_explorer.model.attention import ACCURATE, ttnn_sdpa_kernel
 from loom_explorer.model.build import build_schedule
-from loom_explorer.model.decode import ttnn_decode_work
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem, ProblemError
-from loom_explorer.program.attention import ATTENTION, analyse_attention
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.program.structure import program_family
 

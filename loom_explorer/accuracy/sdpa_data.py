@@ -10,7 +10,7 @@ sub-blocks and buffers). The ``kernel`` column says which SDPA kernel a row time
 * ``standard``, ``balanced``, ``fast``: the STANDARD, BALANCED and FAST recipes, named by the caller;
 * ``legacy``: the fp32-Dst loop those calls ran before precision routing (no longer in ttnn).
 
-The model describes ``streaming`` and ``accurate`` (``MODELLED``: ``model/attention.py``,
+The model describes ``streaming`` and ``accurate`` (``MODELLED``: ``families/attention/quantities.py``,
 ``ttnn_sdpa_kernel``); the other rows are listed as not modelled, never scored against a kernel they did
 not time.
 
@@ -50,12 +50,12 @@ from loom_explorer.accuracy.gemm_data import (
 from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.data import published_path
+from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, ProblemError, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.program.attention import analyse_attention
 
 SDPA_DATA = "sdpa_op_times.csv"
 KERNELS = ("streaming", "accurate", "standard", "balanced", "fast", "legacy")

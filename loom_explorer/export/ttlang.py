@@ -1,5 +1,4 @@
-"""A schedule as a self-contained TT-Lang kernel file (GEMM in ``families/contraction/ttlang.py``; attention in ``ttlang_attention.py`` and,
-flash-decoding, ``ttlang_decode.py``,
+"""A schedule as a self-contained TT-Lang kernel file (GEMM in ``families/contraction/ttlang.py``,
 element-wise programs in ``families/elementwise/ttlang.py``, row reductions in ``families/row_reduction/ttlang.py``).
 
 The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
@@ -16,26 +15,16 @@ model's L1 buffers (``model/constraints/l1_capacity.py``), and it defines ``KERN
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Mapping
-from typing import Any
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
-from loom_explorer.export.ttlang_attention import (
-    attention_source,
-    attention_unsupported,
-)
-from loom_explorer.export.ttlang_decode import decode_source
-from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter, ttlang_writer
+from loom_explorer.export.ttlang_family import TtlangWriter, ttlang_writer
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
-from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.constraints.ttlang_export import FAMILY as TTLANG_EXPORT
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.program.attention import analyse_attention
 from loom_explorer.program.family import Structure
 from loom_explorer.program.structure import analyse_program, program_family
 
@@ -47,14 +36,6 @@ def unsupported_reason(schedule: SymbolicSchedule) -> str | None:
     except ExportError as exc:
         return str(exc)
     return writer.unsupported(schedule)
-
-
-def _attention_unsupported(schedule: SymbolicSchedule) -> str | None:
-    cand = schedule.candidate
-    if cand.kv_split:
-        return None  # flash-decoding: ``ttlang_decode.py`` writes every such candidate
-    return attention_unsupported(analyse_attention(schedule.problem.program), cand.name, cand.flattened,
-                                 all(c is Comm.dram for _, c in cand.comms))
 
 
 def _writer(problem: Problem) -> TtlangWriter:
@@ -82,58 +63,11 @@ def _check_common(problem: Problem) -> Structure:
 
 
 def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
-    """The kernel file of a schedule (module docstring; attention: ``ttlang_attention.py``); ExportError for
-    what it cannot express."""
+    """The kernel file of a schedule (module docstring; another family's: its writer's); ExportError for what
+    it cannot express."""
     return _writer(built.problem).source(built, doc)
 
 
-def _attention_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
-    st = analyse_attention(built.problem.program)
-    if built.schedule.candidate.kv_split:
-        return decode_source(built, doc, st)
-    return attention_source(built, doc, st)
-
-
-def _attention_host_tensors(built: RebuiltSchedule) -> HostTensors:
-    """q, k, v, o: arguments 0..3. FlashAttention: a (batch, query head) of q and o per block of
-    ``ceil(Sq / q_chunk) * q_chunk`` rows, a (batch, key/value head) of k and v per block of
-    ``ceil(Skv / k_chunk) * k_chunk`` rows. Flash-decoding: a (batch, key/value head) group per block, its
-    query heads' rows packed (``G * Sq`` rows in ``q_chunk_size`` rows), its keys in ``ceil(Skv / k_chunk)``
-    chunks."""
-    p, st, v = built.problem, analyse_attention(built.problem.program), built.solution.values()
-    q, k, val = st.streamed
-    sq, skv, d = (p.elements(x) for x in (st.q_dim, st.kv_dim, st.head_dim))
-    heads = math.prod(p.elements(x) for x in st.batch_dims)
-    kv_heads = math.prod(p.elements(p.program.grouped_by(k, x) or x) for x in st.batch_dims)
-    kc = v["k_chunk_size"]
-    kv_rows = -(-skv // kc) * kc
-    if built.schedule.candidate.kv_split:
-        qc, group = v["q_chunk_size"], heads // kv_heads
-        packed = group * sq
-        return ((HostTensor(q, 0, kv_heads, qc, packed, d), HostTensor(k, 1, kv_heads, kv_rows, skv, d),
-                 HostTensor(val, 2, kv_heads, kv_rows, skv, d)), (HostTensor(st.output, 3, kv_heads, qc, packed, d),))
-    q_rows = -(-sq // v["q_chunk_size"]) * v["q_chunk_size"]
-    return ((HostTensor(q, 0, heads, q_rows, sq, d), HostTensor(k, 1, kv_heads, kv_rows, skv, d),
-             HostTensor(val, 2, kv_heads, kv_rows, skv, d)), (HostTensor(st.output, 3, heads, q_rows, sq, d),))
-
-
-def _attention_reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """softmax(q k^T / sqrt(D)) v, each query head on its key/value head, causal when the problem is (a
-    flash-decoding file packs a group's query heads as rows of one item: no grouping, no mask)."""
-    import torch
-
-    st = analyse_attention(built.problem.program)
-    q, k, v = (inputs[t] for t in st.streamed)
-    kv_split = built.schedule.candidate.kv_split
-    groups = q.shape[0] // k.shape[0] if not kv_split else 1
-    causal = built.problem.has_option("causal") and not kv_split
-    out = torch.nn.functional.scaled_dot_product_attention(
-        q, k.repeat_interleave(groups, dim=0), v.repeat_interleave(groups, dim=0), is_causal=causal)
-    return {st.output: out}
-
-
-ATTENTION_WRITER = TtlangWriter("attention", _attention_unsupported, _attention_source, _attention_host_tensors,
-                                _attention_reference)
 
 
 def ttlang_l1_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule,

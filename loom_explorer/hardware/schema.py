@@ -41,7 +41,8 @@ PositiveCycles = Annotated[int, Field(gt=0, le=MAX_CYCLES)]
 Bytes = Annotated[int, Field(gt=0, le=MAX_BYTES)]
 Rate = Annotated[float, Field(ge=MIN_RATE_BYTES_PER_CYCLE, le=MAX_RATE_BYTES_PER_CYCLE)]
 Factor = Annotated[float, Field(ge=0.01, le=100.0)]
-SDPA_KERNELS = ("streaming", "accurate")  # ttnn's SDPA kernels the model describes (``model/attention.py``)
+# ttnn's SDPA kernels the model describes (``families/attention/quantities.py``)
+SDPA_KERNELS = ("streaming", "accurate")
 
 
 class DataFormat(str, Enum):

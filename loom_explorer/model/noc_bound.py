@@ -15,7 +15,7 @@ own (flows sharing a link are not added; in the shipped kernels the per-step flo
 use different NoCs). A contraction's output writes, all cores' blocks at once at the end of each output
 block, load the links the same way: the busiest link's time is an argument of the block's write-back
 (``write_link_shares``). Attention's writes are charged per query chunk at one core's write rate
-(``model/attention_latency.py``) and are not link-costed.
+(``families/attention/latency.py``) and are not link-costed.
 
 ``noc_bound_cycles`` (reported, not optimised) is the same for the whole run, per flow, and for the DRAM
 banks (``ceil(sum of DRAM bytes / (C * W_bank))``, ``W_bank = dram.channel_peak_bytes_per_cycle``).

@@ -164,6 +164,6 @@ def latency_floor(schedule: SymbolicSchedule) -> int:
       slowest core does at least the average over all the chip's cores, and its latency counts each of its
       tile matmuls at ``c_f`` cycles (checked on every legal schedule:
       ``tests/families/contraction/test_lower_bound.py``,
-      ``tests/attention/test_attention_model.py``). Attention's interval bound is weak (its chunk counts
+      ``tests/families/attention/test_attention_model.py``). Attention's interval bound is weak (its chunk counts
       divide by the chunk sizes), this one is not."""
     return max(bounds(schedule.latency)[0], bounds(schedule.latency_lower_bound)[0], schedule.ideal_cycles)

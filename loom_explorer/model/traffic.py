@@ -19,9 +19,8 @@ reads, output writes and gathers go with the in1 sender/writer kernel, on NoC0.
 from __future__ import annotations
 
 from loom_explorer.mapping.candidate import Axis, Comm
-from loom_explorer.model.attention import MASK_INDEX, AttentionQuantities
 from loom_explorer.model.dram_reads import reads_dram
-from loom_explorer.model.expr import Expr, const, mul
+from loom_explorer.model.expr import Expr, mul
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.latency import block_bytes
 from loom_explorer.model.quantities import GridQuantities
@@ -63,19 +62,3 @@ def _group(q: GridQuantities, tensor: str) -> tuple[Axis | None, Expr | None]:
 def write_flow(q: GridQuantities, tensor: str, tiles: Expr, count: Expr, senders: Senders = "all") -> TrafficFlow:
     return TrafficFlow(f"{tensor} write", tensor, "dram_write", senders, None, WRITER_NOC,
                        mul(tiles, q.tile_bytes(tensor)), count)
-
-
-def attention_flows(q: AttentionQuantities) -> list[TrafficFlow]:
-    """The NoC flows of attention: a q chunk per query chunk, k and v chunks per step, o chunks written;
-    with the causal mask, its index once per core (``model/attention.py``). Counts are the slowest core's
-    (the latency's); the tiles moved take each core's own (``model/attention_work.py``, by these flows'
-    names)."""
-    q_in, k_in, v_in = q.st.streamed
-    flows = input_flows(q, {q_in: q.chunks, k_in: q.steps, v_in: q.steps})
-    flows.append(write_flow(q, q.st.output, q.block_tiles(q.st.output), q.chunks))
-    if q.causal:
-        masked = q.st.step_ops("diagonal")[0].tensor
-        flows.append(TrafficFlow("causal mask index read", MASK_INDEX, "dram_read", "all", None, WRITER_NOC,
-                                 mul(q.mask_index_tiles, q.tile_bytes(masked)), const(1), format_of=masked))
-    return flows
-

@@ -8,7 +8,8 @@ sums), so that a simulated kernel that moves anything else disagrees with the mo
 The transfers repeat every core's flow at the slowest core's count, as the latency does (the slowest core
 bounds the time). The tiles moved are each core's own work: :func:`schedule_tile_traffic` gives each working
 core's transfers of a flow that core's own repetitions where the family knows them
-(``model/attention_work.py``: causal tasks of different lengths, uneven runs of key chunks), so that
+(``ModelFamily.core_flow_counts``, e.g. attention's causal tasks of different lengths or uneven runs of key
+chunks), so that
 ``sum over cores c of count_c * bytes`` is what is counted.
 """
 
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
-from loom_explorer.model.attention_work import core_flow_counts
+from loom_explorer.model.families import model_family
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.noc.graph import core_coord
 from loom_explorer.problem import Problem
@@ -79,10 +80,11 @@ def tile_traffic(hw: HardwareSpec, problem: Problem, transfers: list[Transfer]) 
 
 def exact_transfers(hw: HardwareSpec, schedule: SymbolicSchedule, values: Mapping[str, int]) -> list[Transfer]:
     """The schedule's transfers with each working core's own repetitions of the flows whose count differs
-    between cores (``model/attention_work.py``): a DRAM read counted at the core it reaches, a write at the
+    between cores (``ModelFamily.core_flow_counts``): a DRAM read counted at the core it reaches, a write at the
     core it leaves (module docstring)."""
     transfers = schedule_transfers(hw, schedule, dict(values))
-    counts = core_flow_counts(schedule, values)
+    own_counts = model_family(schedule.problem.program).core_flow_counts
+    counts = own_counts(schedule, values) if own_counts is not None else {}
     if not counts:
         return transfers
     index = {core_coord(hw, *pos): n for n, pos in enumerate(used_cores(schedule, dict(values)))}

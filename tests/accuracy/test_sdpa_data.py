@@ -29,10 +29,10 @@ from loom_explorer.accuracy.sdpa_data import (
     summarise_errors,
 )
 from loom_explorer.data import published_path
+from loom_explorer.families.attention.quantities import ttnn_sdpa_kernel
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.load import shipped_hardware_dir
 from loom_explorer.hardware.schema import DataFormat, Fidelity
-from loom_explorer.model.attention import ttnn_sdpa_kernel
 
 P150 = "blackhole_p150a"
 # sdpa_perf.csv column -> the sdpa_op_times.csv column it states

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
+from loom_explorer.families.attention.quantities import slowest_pair_steps
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping import Candidate, Comm
-from loom_explorer.model.attention import slowest_pair_steps
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.domain import Domain, divisors_up_to
 from loom_explorer.model.expr import Var, evaluate

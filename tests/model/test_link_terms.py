@@ -13,17 +13,17 @@ import random
 
 import pytest
 
+from loom_explorer.families.attention.latency import attention_latency_terms
+from loom_explorer.families.attention.quantities import build_attention_quantities
+from loom_explorer.families.attention.traffic import attention_flows
 from loom_explorer.families.contraction.latency import latency_terms
 from loom_explorer.families.contraction.quantities import build_quantities
 from loom_explorer.families.contraction.traffic import contraction_flows
 from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping.enumerate import enumerate_candidates
-from loom_explorer.model.attention import build_attention_quantities
-from loom_explorer.model.attention_latency import attention_latency_terms
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import compile_python
 from loom_explorer.model.noc_bound import link_share, step_link_shares, write_link_shares
-from loom_explorer.model.traffic import attention_flows
 from loom_explorer.noc.graph import NocGraph
 from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from loom_explorer.hardware.schema import DataFormat, HardwareSpec
-from loom_explorer.model.attention import build_attention_quantities
+from loom_explorer.families.attention.program import is_attention
+from loom_explorer.families.attention.quantities import build_attention_quantities
 from loom_explorer.families.contraction.quantities import build_quantities
+from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.noc_bound import senders as model_senders
 from loom_explorer.model.schedule import SymbolicSchedule
@@ -24,7 +25,6 @@ from loom_explorer.noc import core_coord, dram_endpoints
 from loom_explorer.noc.tables import link_units
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.program.attention import is_attention
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.traffic import schedule_transfers, traffic_report, used_cores
 from loom_explorer.traffic.loads import TrafficReport

@@ -7,7 +7,7 @@ families (``model/constraints/``), traffic link times (``model/noc_bound.py``) a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from loom_explorer.hardware.schema import HardwareSpec
@@ -16,7 +16,7 @@ from loom_explorer.model.expr import Expr
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.noc_bound import LinkShare
 from loom_explorer.model.quantities import GridQuantities
-from loom_explorer.model.schedule import Constraint, L1Buffer, LatencyTerm
+from loom_explorer.model.schedule import Constraint, L1Buffer, LatencyTerm, SymbolicSchedule
 from loom_explorer.problem import Problem
 
 Latency = Callable[[Sequence[LinkShare]], tuple[Expr, list[LatencyTerm], Expr]]
@@ -54,9 +54,13 @@ class ModelFamily:
 
     ``build(hw, problem, candidate, noc_bound)``: the candidate's :class:`FamilyModel` (``noc_bound=False``
     leaves NoC link times out of the latency); ``work_cycles(hw, problem)``: the ``work_cycles`` of the whole
-    problem (the compute roofline, from the problem alone, bounded work for any shape).
+    problem (the compute roofline, from the problem alone, bounded work for any shape);
+    ``core_flow_counts(schedule, values)``: for the tiles a schedule moves (``traffic/tiles.py``), each working
+    core's own repetitions (in core order) of the flows whose count differs between cores, by flow name ({}:
+    every core at the slowest core's counts, as the latency takes them; None: the family has no such flows).
     """
 
     name: str
     build: Callable[[HardwareSpec, Problem, Candidate, bool], FamilyModel]
     work_cycles: Callable[[HardwareSpec, Problem], int]
+    core_flow_counts: Callable[[SymbolicSchedule, Mapping[str, int]], dict[str, tuple[int, ...]]] | None = None

@@ -1,4 +1,4 @@
-"""A flash-decoding schedule (``Candidate.kv_split``, ``model/decode.py``) as a TT-Lang kernel file.
+"""A flash-decoding schedule (``Candidate.kv_split``, ``quantities.py``) as a TT-Lang kernel file.
 
 Core ``c`` (numbered row by row) is share ``c % S`` of group block ``c // S`` (``S = kv_cores``): it holds the
 ``g = per_core_<groups>`` groups ``block*g .. block*g + g - 1`` and streams, for each, one contiguous run of
@@ -10,7 +10,7 @@ block (``r`` tiles, zero rows padding it), so its keys and values are read once 
 Every core runs the online softmax of ``ttlang_attention.py`` over its run. A core other than the first then
 hands its unnormalised output, row max and row sum to its writer, which sends them through three
 ``ttl.PipeNet`` s to the group's first core; that core's writer receives them (one buffer slot per sender),
-and its compute combines them one after another (``model/decode_latency.py``):
+and its compute combines them one after another (``families/flash_decoding/latency.py``):
 
     m' = max(m, m_i),  c = exp(m - m'),  c_i = exp(m_i - m'),  l = l c + l_i c_i,  acc = acc c + acc_i c_i
 
@@ -19,8 +19,8 @@ keys; the step of the last chunk adds the key mask (``KEY_MASK``: 0 for a key, -
 ``r x kc`` block the host builds) to its scores, read by the first core with that chunk's keys.
 
 The host pads the groups to whole cores (``ceil(N_g/g)*g``, zero queries and keys) and crops the output.
-Traffic is the model's (``model/decode_latency.py``), each core at its own run (``model/attention_work.py``:
-the first core of a group streams ``n_k - (S-1)*RUN`` key chunks when ``S`` does not divide ``n_k``).
+Traffic is the model's (``latency.py``), each core at its own run (``families/attention/work.py``: the first core of a
+group streams ``n_k - (S-1)*RUN`` key chunks when ``S`` does not divide ``n_k``).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import textwrap
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_attention import SCORES, STATE_DFBS, STEP
 from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
-from loom_explorer.program.attention import Attention
+from loom_explorer.families.attention.program import Attention
+from loom_explorer.families.attention.ttlang_kernel import SCORES, STATE_DFBS, STEP
 from loom_explorer.traffic.transfers import used_cores
 
 

@@ -1,7 +1,7 @@
-"""Latency, traffic and DRAM reads of a flash-decoding candidate (``model/decode.py``).
+"""Latency, traffic and DRAM reads of a flash-decoding candidate (``families/flash_decoding/quantities.py``).
 
 The slowest core is a group's first core: it streams its run of key chunks like any core of the group,
-then combines the others' partials. Its streaming is attention's (``model/attention_latency.py``, with
+then combines the others' partials. Its streaming is attention's (``families/attention/latency.py``, with
 ``chunks = g`` groups, ``steps = g * ceil(n_k / s)`` and the packed ``r``-tile query block), plus per group:
 
     gather  = ceil((s - 1) * P * b_acc / W_unicast) + (s - 1) * L_hop + [s > 1] * L_transaction
@@ -17,16 +17,16 @@ so the first core waits ``rounds * (ceil(P * b_acc / W_unicast) + L_hop + L_tran
 
 Traffic: ``q`` once per group, ``k`` and ``v`` once per step (every core), the partials gathered to each
 group's first core (``gather``, grouped by ``s`` consecutive cores), the output written by the first cores,
-and on a ragged cache the key mask read by each first core with each group's last chunk (``model/decode.py``;
-the first core of a group takes its last run of key chunks, so it is the one that holds the padded chunk).
+and on a ragged cache the key mask read by each first core with each group's last chunk (``quantities.py``; the
+first core of a group takes its last run of key chunks, so it is the one that holds the padded chunk).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loom_explorer.model.attention_latency import attention_latency_terms
-from loom_explorer.model.decode import KEY_MASK, DecodeQuantities
+from loom_explorer.families.attention.latency import attention_latency_terms
+from loom_explorer.families.flash_decoding.quantities import KEY_MASK, DecodeQuantities
 from loom_explorer.model.expr import Expr, ceil_rate, minimum, mul, select
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.latency import block_bytes, eltwise_op_cycles

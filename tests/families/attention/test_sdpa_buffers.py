@@ -1,5 +1,6 @@
-"""ttnn's SDPA kernels as the model describes them (``model/attention.py``, ``model/constraints/ttnn_buffers.py``):
-which kernel a call routes to, and its circular buffers (totals from ttnn's program factories)."""
+"""ttnn's SDPA kernels as the model describes them (``families/attention/quantities.py``,
+``families/attention/buffers.py``): which kernel a call routes to, and its circular buffers (totals from ttnn's
+program factories)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import pytest
 
 from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, sdpa_schedule, sdpa_values
 from loom_explorer.accuracy.ttnn_configs import evaluate_values
+from loom_explorer.families.attention.quantities import ACCURATE, STREAMING, ttnn_sdpa_kernel
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec
-from loom_explorer.model.attention import ACCURATE, STREAMING, ttnn_sdpa_kernel
 from loom_explorer.problem import KernelTarget, Problem, make_problem
 from loom_explorer.program import load_program
 

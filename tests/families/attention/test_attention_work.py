@@ -1,4 +1,4 @@
-"""The tiles an attention schedule moves are the sum of every core's own work (``model/attention_work.py``,
+"""The tiles an attention schedule moves are the sum of every core's own work (``families/attention/work.py``,
 ``traffic/tiles.py: schedule_tile_traffic``), while the latency keeps the slowest core's: solved with the real
 CP-SAT, checked against closed forms counted independently of the per-core sums."""
 

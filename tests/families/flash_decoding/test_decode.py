@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from loom_explorer.families.flash_decoding.quantities import ttnn_decode_split
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.enumerate import enumerate_candidates
-from loom_explorer.model.decode import ttnn_decode_split
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions

@@ -25,11 +25,11 @@ from itertools import permutations
 
 import pytest
 
+from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.mapping import Comm, enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import make_problem
 from loom_explorer.program import Dim, Eltwise, Matmul, Tensor, TileProgram, load_program
-from loom_explorer.program.attention import analyse_attention
 
 QUERY, KEYS, VALUES = "x", "mem_k", "mem_v"
 
@@ -120,7 +120,7 @@ def expected_comms(prob, tensor: str, axes, causal: bool) -> set[Comm]:
 
 def expected_layouts(prob) -> set[tuple]:
     spread = spread_dims(prob)
-    layouts = {(("y", a), ("x", b)) for a, b in permutations(spread, 2)}
+    layouts: set[tuple] = {(("y", a), ("x", b)) for a, b in permutations(spread, 2)}
     layouts |= {(("xy", d),) for d in spread}
     if len(spread) >= 2:
         layouts.add((("xy", "*".join(spread)),))
@@ -245,8 +245,9 @@ def test_ungrouped_heads_are_never_multicast_along_the_heads_axis():
             assert comm.axis != axis and comm is not Comm.mcast_xy, c.name
         # the only multicasts are along T (the key/value tensors do not mention the queries)
         for c in cands:
-            if c.comm(KEYS).axis in ("x", "y"):
-                assert c.dim_on(c.comm(KEYS).axis) == "T", c.name
+            keys_axis = c.comm(KEYS).axis
+            if keys_axis in ("x", "y"):
+                assert c.dim_on(keys_axis) == "T", c.name
             if c.comm(KEYS) is Comm.mcast_xy:
                 assert c.dims_on("xy") == ("T",), c.name
 

@@ -7,7 +7,7 @@ model's causal load balancing has it. Each query chunk of a task reads its ``qc 
 ``kc x D`` key and value chunks of its head (of its key/value head under GQA) through an online softmax,
 and writes its ``qc x D`` output chunk: exactly the flows the model counts (``attention_flows``: q once
 per chunk, k and v once per step, o once per chunk; each core at its own tasks' chunks and steps,
-``model/attention_work.py``, where causal tasks differ in length). A plain chunk takes all ``n_k`` key
+``families/attention/work.py``, where causal tasks differ in length). A plain chunk takes all ``n_k`` key
 chunks; a causal chunk ``i`` only the ``ceil((i+1)*qc/kc)`` that reach its last row (at most ``n_k``:
 the solve for these kernels keeps the last chunk's padded rows within the keys,
 ``model/constraints/ttlang_export.py``). The host pads the task list to whole cores (``cores x P``) with
@@ -18,9 +18,9 @@ Per step (FlashAttention-2): ``s = q k^T / sqrt(D)``, ``m' = max(m, rowmax(s))``
 ``l' = l exp(m - m') + rowsum(p)``, ``acc' = acc exp(m - m') + p v``; at the end ``o = acc / l``.
 
 Causal mask: ``s`` gets -1e30 (or less) added where the key's position exceeds the query's. TT-Lang has
-no in-tile index operation, so each core reads the mask index once (``MASK_INDEX`` in
-``model/attention.py``, ``2*(qc + kc)`` tiles, counted by the model): the tile index and in-tile index of a
-chunk's rows and of a key chunk's columns, as ``qc x 1`` and ``1 x kc`` blocks, broadcast once into the
+no in-tile index operation, so each core reads the mask index once (``MASK_INDEX`` in ``quantities.py``,
+``2*(qc + kc)`` tiles, counted by the model): the tile index and in-tile index of a chunk's rows and of a key chunk's
+columns, as ``qc x 1`` and ``1 x kc`` blocks, broadcast once into the
 ``qc x kc`` key - query tile gap ``T`` and in-tile gap ``E``. A step's key offset from the chunk's first
 query row, ``d`` tiles, is a ``1 x 1`` block counted down from 0 by ``chunk * qc`` and up by ``kc`` a step
 in ones; every step adds ``relu(32 * (d + T) + E) * -1e30`` to its scores: ``relu`` is 0 where the key is
@@ -53,8 +53,8 @@ import textwrap
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
+from loom_explorer.families.attention.program import Attention
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.program.attention import Attention
 from loom_explorer.traffic.transfers import used_cores
 
 

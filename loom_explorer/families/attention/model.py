@@ -1,34 +1,38 @@
-"""The attention family's model: FlashAttention-2 over query chunks (``model/attention.py``,
-``model/attention_latency.py``, ``model/traffic.py``; L1 buffers in ``model/constraints/l1_capacity.py``)."""
+"""The attention family's model: FlashAttention-2 over query chunks (``quantities.py``, ``latency.py``,
+``traffic.py``; L1 buffers in ``buffers.py``, the TT-Lang writer's rules in ``ttlang_rules.py``, each core's own
+work in ``work.py``)."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from loom_explorer.hardware.schema import HardwareSpec
-from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
-from loom_explorer.model.attention_latency import attention_dram_read_bytes, attention_latency_terms
-from loom_explorer.model.constraints.l1_capacity import attention_buffers, decode_buffers
-from loom_explorer.model.constraints.ttnn_buffers import ttnn_attention_buffers, ttnn_decode_buffers
-from loom_explorer.model.decode import (
+from loom_explorer.families.attention.buffers import attention_l1_buffers
+from loom_explorer.families.attention.latency import attention_dram_read_bytes, attention_latency_terms
+from loom_explorer.families.attention.program import ATTENTION, analyse_attention
+from loom_explorer.families.attention.quantities import build_attention_quantities
+from loom_explorer.families.attention.traffic import attention_flows
+from loom_explorer.families.attention.ttlang_rules import ttlang_rules
+from loom_explorer.families.attention.work import core_flow_counts
+from loom_explorer.families.flash_decoding.buffers import decode_l1_buffers
+from loom_explorer.families.flash_decoding.latency import decode_flows, decode_latency_terms
+from loom_explorer.families.flash_decoding.quantities import (
     DecodeQuantities,
     build_decode_quantities,
     decode_coverage,
     ttnn_decode_constraints,
 )
-from loom_explorer.model.decode_latency import decode_flows, decode_latency_terms
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
-from loom_explorer.model.schedule import Constraint, L1Buffer
-from loom_explorer.model.traffic import attention_flows
+from loom_explorer.model.schedule import Constraint
 from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.program.attention import ATTENTION, analyse_attention
 
 
 def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
     """The attention model of ``candidate``: k and v stream per step (q per query chunk); its writes cost
     one core's write time per chunk, so no write link shares (``noc_bound`` changes nothing here).
-    Flash-decoding (``kv_split``) adds the gather and combine of the partials (``model/decode_latency.py``)."""
+    Flash-decoding (``kv_split``) adds the gather and combine of the partials
+    (``families/flash_decoding/latency.py``)."""
     flops, tile_matmuls = attention_work(problem, problem.has_option("causal"))
     if candidate.kv_split:
         d = build_decode_quantities(hw, problem, candidate)
@@ -48,6 +52,7 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         flops=flops,
         work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
         l1_buffers=tuple(attention_l1_buffers(q)),
+        constraints=tuple(ttlang_rules(q)),
     )
 
 
@@ -63,19 +68,9 @@ def attention_work(p: Problem, causal: bool) -> tuple[int, int]:
     return 4 * batch * pairs * p.elements(st.head_dim), 2 * batch * tile_pairs * p.tiles(st.head_dim)
 
 
-def attention_l1_buffers(q: AttentionQuantities) -> list[L1Buffer]:
-    """TTNN's SDPA kernel's buffers or the exported TT-Lang FlashAttention kernel's (``Problem.target``)."""
-    return ttnn_attention_buffers(q) if q.problem.target is KernelTarget.ttnn else attention_buffers(q)
-
-
-def decode_l1_buffers(q: DecodeQuantities) -> list[L1Buffer]:
-    """Flash-decoding's buffers: ttnn's ``sdpa_decode`` or the exported TT-Lang flash-decoding kernel's."""
-    return ttnn_decode_buffers(q) if q.problem.target is KernelTarget.ttnn else decode_buffers(q)
-
-
 def decode_constraints(q: DecodeQuantities) -> list[Constraint]:
-    """Flash-decoding's coverage of each group's key chunks (``model/decode.py``), and ttnn's own rules on
-    its split for that target; nothing else beyond the shared constraint families."""
+    """Flash-decoding's coverage of each group's key chunks (``families/flash_decoding/quantities.py``), and
+    ttnn's own rules on its split for that target; nothing else beyond the shared constraint families."""
     return decode_coverage(q) + (ttnn_decode_constraints(q) if q.problem.target is KernelTarget.ttnn else [])
 
 
@@ -84,4 +79,5 @@ FAMILY = ModelFamily(
     build=build,
     work_cycles=lambda hw, problem: attention_work(problem, problem.has_option("causal"))[1]
     * hw.compute.matmul_tile_cycles[problem.fidelity],
+    core_flow_counts=core_flow_counts,
 )

@@ -46,6 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import gcd
 
+from loom_explorer.families.attention.program import Attention, analyse_attention
 from loom_explorer.hardware.schema import Arch, HardwareSpec
 from loom_explorer.mapping.candidate import Axis, Candidate, Comm
 from loom_explorer.model.domain import Domain
@@ -70,7 +71,6 @@ from loom_explorer.model.quantities import (
 )
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import KernelTarget, Problem, ProblemError
-from loom_explorer.program.attention import Attention, analyse_attention
 
 MASK_INDEX = "mask_index"  # the causal mask index's name in flows and the exported kernels
 STREAMING, ACCURATE = "streaming", "accurate"  # the ttnn SDPA kernels the model describes (``ttnn_sdpa_kernel``)

@@ -1,6 +1,6 @@
 """The attention model at concrete parameter values, against direct counts written here.
 
-Work distribution (written from the model's definitions, independently of ``model/attention.py``): a
+Work distribution (written from the model's definitions, independently of ``families/attention/quantities.py``): a
 task is one query chunk of one (batch, head), or with causal balancing the pair of chunks
 ``{j, n_q - 1 - j}``; a grid axis carrying a dimension deals its units out in contiguous ranges of
 ``per_core`` (rows top to bottom, columns left to right, a 1-D layout in row-major order; a flattened
@@ -22,13 +22,13 @@ import itertools
 import pytest
 
 from loom_explorer.brute import brute_force
+from loom_explorer.families.attention.program import analyse_attention
+from loom_explorer.families.attention.quantities import build_attention_quantities
 from loom_explorer.mapping import Candidate, Comm, enumerate_candidates
-from loom_explorer.model.attention import build_attention_quantities
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.program.attention import analyse_attention
 from loom_explorer.validate import referee
 
 FA = load_program("flash_attention")
@@ -331,7 +331,7 @@ def test_l1_buffers_causal_has_a_mask_and_plain_does_not(tiny_hw):
 
 def test_l1_buffers_stay_bf16_with_fp32_accumulation_on_wormhole(tiny_hw):
     """ttnn's streaming kernel keeps its intermediates in bf16 whatever the Dst mode (the fp32 ACCURATE
-    recipe runs only on Blackhole: tests/model/test_sdpa_buffers.py)."""
+    recipe runs only on Blackhole: tests/families/attention/test_sdpa_buffers.py)."""
     prob = problem("B=1,H=2,Sq=128,Skv=128,D=64", fp32_acc=True)
     cand = Candidate(axes=(("xy", "H"),), comms=(("q", Comm.dram), ("k", Comm.dram), ("v", Comm.dram)))
     s = build_schedule(tiny_hw, prob, cand)
@@ -345,8 +345,8 @@ def test_l1_buffers_stay_bf16_with_fp32_accumulation_on_wormhole(tiny_hw):
 
 def test_l1_buffers_of_the_ttlang_target_are_the_exported_kernels(tiny_hw):
     """Under ``export --format ttlang`` the buffers are the exported TT-Lang kernel's dataflow buffers
-    (``model/constraints/l1_capacity.py``; the compiler's totals: tests/export/test_ttlang_compile_attention.py):
-    the accumulator two blocks in the output's format even with fp32 accumulation, and under the mask
+    (``families/attention/buffers.py``; the compiler's totals: test_ttlang_compile_attention.py): the
+    accumulator two blocks in the output's format even with fp32 accumulation, and under the mask
     the index, its two gaps, 32 and -1e30, the wide offset and key - query position, and the offset."""
     v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=128,
              q_buffer_depth=1, k_buffer_depth=3, v_buffer_depth=2)

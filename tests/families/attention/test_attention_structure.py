@@ -13,6 +13,8 @@ import dataclasses
 
 import pytest
 
+from loom_explorer.families.attention.program import Attention, analyse_attention, is_attention
+from loom_explorer.families.contraction.program import Contraction
 from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
@@ -28,8 +30,6 @@ from loom_explorer.program import (
     analyse_program,
     load_program,
 )
-from loom_explorer.program.attention import Attention, analyse_attention, is_attention
-from loom_explorer.program.contraction import Contraction
 from loom_explorer.solve.solver import Session
 
 FA = load_program("flash_attention")

@@ -18,7 +18,7 @@ from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
 
 # (hardware, shape, causal, pins): the shapes and pins the simulator tests use, and a Blackhole pair
-CASES = (
+CASES: tuple[tuple[str, str, bool, dict[str, int]], ...] = (
     ("wormhole_n150", "B=2,H=2,Sq=256,Skv=256,D=64", False, {}),
     # grouped-query heads, a ragged query length, 20 tasks on 7 cores of 3 (one padding task)
     ("wormhole_n150", "B=1,H=4,Hkv=2,Sq=320,Skv=256,D=64", False, {"per_core_H*Sq": 3, "q_chunk_size": 64}),

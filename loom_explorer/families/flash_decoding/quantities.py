@@ -1,7 +1,7 @@
 """Flash-decoding: attention whose key/value sequence is split over cores (``Candidate.kv_split``).
 
-Notation as in ``model/attention.py``; a *group* is one index of the key/value groups (``B*Hkv``: one batch
-item's one key/value head), ``N_g`` of them:
+Notation as in ``families/attention/quantities.py``; a *group* is one index of the key/value groups (``B*Hkv``:
+one batch item's one key/value head), ``N_g`` of them:
 
 * the query rows of a group, ``G*Sq`` (``G = E_H / E_Hkv`` query heads per key/value head), are packed into
   ``r = ceil(G*Sq / 32)`` tile rows (TTNN's ``sdpa_decode`` pads the heads of a group to whole tiles), so a
@@ -31,7 +31,7 @@ padded to ``r = ceil(E_H / 32)`` tiles (every key/value head's core computes the
 ``num_heads_per_core``, one of them 1, the latter dividing the key/value heads; q single-buffered, k and v
 double-buffered; ``k_chunk_size`` a power of two; Dst sub-blocks as ttnn picks them: ``1 x min(kc, Dst)``
 for q@k^T and ``1 x min(D_t, Dst)`` for s@v. Its partials combine in a binary tree
-(``model/decode_latency.py``).
+(``families/flash_decoding/latency.py``).
 
 Not causal (a decode query attends the whole cache); a ragged cache (``Skv`` not a whole number of key
 chunks) pads the last chunk, whose padding keys are masked: the exported kernel reads an additive key mask
@@ -42,16 +42,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from loom_explorer.families.attention.program import analyse_attention
+from loom_explorer.families.attention.quantities import AttentionQuantities, build_attention_quantities
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.mapping.enumerate import packed_rows
-from loom_explorer.model.attention import AttentionQuantities, build_attention_quantities
 from loom_explorer.model.domain import Domain
 from loom_explorer.model.expr import Expr, Var, ceil_div, const, mul, select
 from loom_explorer.model.quantities import param_maker, spread_domain
 from loom_explorer.model.schedule import Constraint, Param
 from loom_explorer.problem import KernelTarget, Problem, ProblemError
-from loom_explorer.program.attention import analyse_attention
 
 KEY_MASK = "key_mask"  # the ragged cache's key mask: its name in flows and the exported kernels
 

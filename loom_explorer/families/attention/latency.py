@@ -1,7 +1,7 @@
 """Latency of an attention candidate on its slowest core, in cycles, as named terms.
 
 Per step (one ``qc``-tile query chunk against one ``kc``-tile key/value chunk; ``c_f`` a tile matmul at
-the problem's fidelity (HiFi4 when ttnn routes the call to its ACCURATE recipe, ``model/attention.py``),
+the problem's fidelity (HiFi4 when ttnn routes the call to its ACCURATE recipe, ``families/attention/quantities.py``),
 ``c_p`` a tile pack, ``o_sub`` the per-sub-block overhead):
 
     qk   = qc*kc*(D_t*c_f + c_p) + (qc/qk_subblock_h)*(kc/qk_subblock_w)*o_sub
@@ -22,7 +22,7 @@ every core's reads of the step, exactly as for GEMM (``model/latency.py``). Per 
               cores' writes are not costed)
 
 Whole kernel, with ``chunks``, ``steps`` and ``diag`` (steps crossing the causal diagonal) of the slowest
-core from ``model/attention.py`` and ``mask`` the per-tile cost of the diagonal ops on a step's scores:
+core from ``families/attention/quantities.py`` and ``mask`` the per-tile cost of the diagonal ops on a step's scores:
 
     T = launch + fill + (chunks - 1)*q_read*[q_buffer_depth = 1] + steps*step + diag*mask
         + chunks*(final + write),        fill = q_read + max(dm_k, dm_v)
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from loom_explorer.families.attention.quantities import ACCURATE, AttentionQuantities
 from loom_explorer.hardware.schema import Fidelity
-from loom_explorer.model.attention import ACCURATE, AttentionQuantities
 from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Expr, const, maximum, mul, select, total
 from loom_explorer.model.latency import (
@@ -105,7 +105,7 @@ def attention_dram_read_bytes(q: AttentionQuantities) -> Expr:
     """Key/value bytes one step reads over the chip times the slowest core's steps, plus every core's q
     chunks: ``steps * sum_{X in k, v} readers_X * B_X + chunks * cores * B_q``. Reported (not a latency
     input), an upper bound on the bytes moved where cores differ in work; the exact per-core count is
-    ``model/attention_work.py``'s (docs/attention.md, section 5)."""
+    ``families/attention/work.py``'s (docs/attention.md, section 5)."""
     q_in, k_in, v_in = q.st.streamed
     per_step = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in (k_in, v_in))
     return mul(q.steps, per_step) + mul(q.chunks, q.cores, block_bytes(q, q_in))

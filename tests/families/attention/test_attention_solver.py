@@ -309,6 +309,7 @@ def test_cpsat_optimum_equals_brute_force(tiny_hw, case):
         assert brute.legal_points > 0
         if brute.best_latency_cycles != r.solution.latency_cycles:
             mismatches.append((r.candidate_name, r.solution.latency_cycles, brute.best_latency_cycles))
+        assert brute.best_values is not None
         verdict = referee(schedule, brute.best_values)
         assert verdict.legal and verdict.solution.latency_cycles == brute.best_latency_cycles
     assert not mismatches, f"(candidate, CP-SAT, brute force): {mismatches}"

@@ -1,8 +1,8 @@
 """Each working core's own attention work at a solved schedule: the repetitions of every flow whose count
 differs between cores, for the tiles a schedule moves (``traffic/tiles.py``).
 
-The latency (``model/attention_latency.py``) costs every core at the slowest core's ``chunks`` and ``steps``
-(``model/attention.py``): that core bounds the time. The tiles moved are instead the sum of every core's own
+The latency (``latency.py``) costs every core at the slowest core's ``chunks`` and ``steps``
+(``quantities.py``): that core bounds the time. The tiles moved are instead the sum of every core's own
 work, which differs between cores where the tasks differ:
 
 * flattened split (``B*H*Sq@xy``, TTNN's SDPA and the exported TT-Lang kernel): core ``c`` (numbered row by
@@ -16,8 +16,9 @@ work, which differs between cores where the tasks differ:
       need(i) = n_k without the mask, min(ceil((i+1)*qc / kc), n_k) with it
 
   both times ``prod E_d`` over the batch dims not on the flattened axis (every core runs all of them);
-* flash-decoding (``kv_split``, ``model/decode.py``): core ``c`` is share ``c mod s`` of its groups; share 0
-  (a group's first core) streams the last run of ``n_k - (s - 1)*ceil(n_k/s)`` key chunks, every other share
+* flash-decoding (``kv_split``, ``families/flash_decoding/quantities.py``): core ``c`` is share ``c mod s`` of its
+  groups; share 0 (a group's first core) streams the last run of ``n_k - (s - 1)*ceil(n_k/s)`` key chunks, every other
+  share
   ``ceil(n_k / s)``, for each of its ``g`` groups: ``steps(c) = g * run(c)`` (its q reads, partials and
   writes are the same on every core).
 
@@ -31,10 +32,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from loom_explorer.families.attention.program import analyse_attention, is_attention
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.expr import evaluate
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.program.attention import analyse_attention, is_attention
 
 
 def chunk_need(chunk: int, qc: int, kc: int, n_k: int, causal: bool) -> int:
@@ -55,7 +56,7 @@ def task_chunks(task: int, n_q: int, balanced: bool) -> tuple[int, ...]:
 def core_flow_counts(schedule: SymbolicSchedule, values: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
     """Repetitions of each attention flow per working core (in core order, row by row), for the flows whose
     count can differ between cores (module docstring), keyed by their names in ``model/traffic.py``'s
-    ``attention_flows`` and ``model/decode_latency.py``'s ``decode_flows``; {} for other programs and
+    ``attention_flows`` and ``families/flash_decoding/latency.py``'s ``decode_flows``; {} for other programs and
     layouts (every core at the slowest core's counts)."""
     problem, cand = schedule.problem, schedule.candidate
     if not is_attention(problem.program) or not (cand.flattened or cand.kv_split) \
