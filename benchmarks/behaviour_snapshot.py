@@ -117,6 +117,14 @@ def write_cell(cell: Cell, folder: Path) -> str:
         return "refused"
     (folder / "symbolic.txt").write_text("".join(schedule_text(s) for s in session.schedules))
     store = folder.parent / f".{folder.name}.sqlite"
+    try:
+        return _solve_and_export(cell, folder, store, len(session.schedules))
+    finally:
+        store.unlink(missing_ok=True)
+
+
+def _solve_and_export(cell: Cell, folder: Path, store: Path, candidates: int) -> str:
+    """``solve.json`` and the exports of ``cell`` into ``folder``, through the results store ``store``."""
     status, out, err = _run([*cell.argv(), "--json", "--no-cache", "--store", str(store), "--fastest", "1",
                              *SOLVE_FLAGS])
     if out.strip():
@@ -139,8 +147,7 @@ def write_cell(cell: Cell, folder: Path) -> str:
             target.with_suffix(".refused").write_text(f"exit {status}: {err.strip().splitlines()[-1:]}\n")
         else:
             target.write_text(_DATE.sub('"created": ""', target.read_text()))
-    store.unlink(missing_ok=True)
-    return f"{len(session.schedules)} candidates"
+    return f"{candidates} candidates"
 
 
 def write(folder: Path, quick: bool) -> int:
@@ -159,8 +166,8 @@ def write(folder: Path, quick: bool) -> int:
 
 def compare(before: Path, after: Path) -> int:
     """Print each file that is only on one side or differs, with its first differing line; 1 if any."""
-    a = {p.relative_to(before) for p in before.rglob("*") if p.is_file()}
-    b = {p.relative_to(after) for p in after.rglob("*") if p.is_file()}
+    a = {p.relative_to(before) for p in before.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    b = {p.relative_to(after) for p in after.rglob("*") if p.is_file() and not p.name.startswith(".")}
     problems = [f"only before: {p}" for p in sorted(a - b)] + [f"only after: {p}" for p in sorted(b - a)]
     for p in sorted(a & b):
         old, new = (before / p).read_text().splitlines(), (after / p).read_text().splitlines()
