@@ -68,8 +68,6 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     return _writer(built.problem).source(built, doc)
 
 
-
-
 def ttlang_l1_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule,
                       values: dict[str, int]) -> str | None:
     """Why a schedule solved for TTNN's kernels cannot be written as a TT-Lang kernel: the TT-Lang kernel's own

@@ -114,8 +114,6 @@ def ttnn_ops() -> Mapping[str, TtnnOp]:
     return registered("loom_explorer.ttnn_ops", TtnnOp)
 
 
-
-
 _TEMPLATE = '''\
 """{kernel} {shape} on {hw}: the TTNN configs of loom-explorer's schedule, and the call that uses them.
 

@@ -305,7 +305,7 @@ def test_balancing_with_one_core_along_the_queries_changes_nothing_several_heads
 # ------------------------------------------------------------------------------ L1 buffers
 
 def test_l1_buffers_causal_has_a_mask_and_plain_does_not(tiny_hw):
-    """ttnn's streaming kernel's circular buffers (``model/constraints/ttnn_buffers.py``): the inputs at the
+    """ttnn's streaming kernel's circular buffers (``families/attention/buffers.py``): the inputs at the
     schedule's depths, scalars, scores, the output's two running blocks, five statistics and the output; the
     causal mask in bfp4 (two blocks) replaces the reciprocal scratch of the plain kernel."""
     v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=96,
