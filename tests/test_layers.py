@@ -64,10 +64,8 @@ FAMILY_IMPORTERS: dict[str, str] = {
 }
 # (importing family, imported family) pairs allowed, and why (families are independent otherwise)
 CROSS_FAMILY_ALLOWED: dict[tuple[str, str], str] = {
-    ("flash_decoding", "attention"): "flash-decoding is a variant of attention's programs: its quantities, buffers, "
-                                     "latency and kernel extend attention's",
-    ("attention", "flash_decoding"): "the attention family still builds, writes and runs the flash-decoding "
-                                     "candidates (kv_split)",
+    ("flash_decoding", "attention"): "flash-decoding is a variant of attention's programs (its analysis): its "
+                                     "quantities, buffers, latency, kernel and TTNN op extend attention's",
 }
 
 # third-party packages only these layers may import (any import, top level or lazy)

@@ -143,8 +143,8 @@ def sdpa_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule:
     dims has more than one task (e.g. one query chunk per head), the 1-D layout of that dim."""
     causal, q_dim = problem.has_option("causal"), analyse_attention(problem.program).q_dim
     splits = [c for c in enumerate_candidates(problem) if len(c.axes) == 1 and c.axes[0][0] == "xy"
-              and not c.kv_split and all(comm is Comm.dram for _, comm in c.comms)
-              and c.balanced == (causal and q_dim in c.axes[0][1].split("*"))]  # balanced where chunks pair
+              and not c.has_tag("kv_split") and all(comm is Comm.dram for _, comm in c.comms)
+              and c.has_tag("balanced") == (causal and q_dim in c.axes[0][1].split("*"))]  # balanced where chunks pair
     if splits:  # the one that deals the most dims over the cores
         return build_schedule(hw, problem, max(splits, key=lambda c: len(c.axes[0][1].split("*"))))
     raise ConfigError(f"{problem.program.name} {problem.shape_text}: no candidate deals all tasks over the cores "
@@ -198,7 +198,7 @@ DECODE_MAX_DEFAULT_CHUNK = 512
 
 def decode_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule | None:
     """The flash-decoding schedule ttnn's ``sdpa_decode`` runs for ``problem``; None when it is no decode."""
-    split = [c for c in enumerate_candidates(problem) if c.kv_split]
+    split = [c for c in enumerate_candidates(problem) if c.has_tag("kv_split")]
     return build_schedule(hw, problem, split[0]) if split and problem.target is KernelTarget.ttnn else None
 
 

@@ -147,7 +147,7 @@ def run_predict(req: PredictCommand) -> int:
             raise
         raise ConfigError(f"{req.ttnn_config}: {exc}") from None
     source = req.ttnn_config or "ttnn default"
-    op = op_name(cfg, decode=evaluated.schedule.candidate.kv_split)
+    op = op_name(cfg, decode=evaluated.schedule.candidate.has_tag("kv_split"))
     if req.json:
         print(json.dumps({"ttnn_config_source": source, "ttnn_op": op, "ttnn_config_class": config_class(cfg),
                           "ttnn_config_fields": config_fields(cfg),

@@ -20,6 +20,7 @@ from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
 from loom_explorer.export.ttlang_family import TtlangWriter, ttlang_writer
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.constraints.ttlang_export import FAMILY as TTLANG_EXPORT
 from loom_explorer.model.expr import evaluate
@@ -32,17 +33,17 @@ from loom_explorer.program.structure import analyse_program, program_family
 def unsupported_reason(schedule: SymbolicSchedule) -> str | None:
     """Why TT-Lang export cannot write this candidate's schedules (None: it can)."""
     try:
-        writer = _writer(schedule.problem)
+        writer = _writer(schedule.problem, schedule.candidate)
     except ExportError as exc:
         return str(exc)
     return writer.unsupported(schedule)
 
 
-def _writer(problem: Problem) -> TtlangWriter:
-    """The writer of ``problem``'s kernel family (a plug-in: ``ttlang_family.py``), after the checks every
+def _writer(problem: Problem, candidate: Candidate) -> TtlangWriter:
+    """The writer of ``candidate``'s kernel family (a plug-in: ``ttlang_family.py``), after the checks every
     export needs."""
     _check_common(problem)
-    writer = ttlang_writer(problem)
+    writer = ttlang_writer(problem, candidate)
     if writer is None:
         family = program_family(problem.program)
         raise ExportError(f"TT-Lang export writes no kernel for the {family.name} family ({family.description})")
@@ -65,7 +66,7 @@ def _check_common(problem: Problem) -> Structure:
 def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     """The kernel file of a schedule (module docstring; another family's: its writer's); ExportError for what
     it cannot express."""
-    return _writer(built.problem).source(built, doc)
+    return _writer(built.problem, built.schedule.candidate).source(built, doc)
 
 
 def ttlang_l1_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule,

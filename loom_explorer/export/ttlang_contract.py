@@ -101,7 +101,7 @@ class KernelContract:
 
 def kernel_contract(built: RebuiltSchedule) -> KernelContract:
     """The contract of ``built``'s kernel family (module docstring), from its TT-Lang writer."""
-    writer = ttlang_writer(built.problem)
+    writer = ttlang_writer(built.problem, built.schedule.candidate)
     if writer is None:
         raise KernelContractError(f"verify has no reference for the {program_family(built.problem.program).name} "
                                   "family: it registers no TT-Lang writer")

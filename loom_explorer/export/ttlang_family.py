@@ -16,6 +16,7 @@ from typing import Any
 
 from loom_explorer.errors import LoomError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
+from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.plugins import registered
 from loom_explorer.problem import Problem
@@ -75,6 +76,8 @@ def ttlang_writers() -> Mapping[str, TtlangWriter]:
     return registered(GROUP, TtlangWriter)
 
 
-def ttlang_writer(problem: Problem) -> TtlangWriter | None:
-    """The TT-Lang writer of ``problem``'s kernel family (None: the family registers none)."""
-    return ttlang_writers().get(program_family(problem.program).name)
+def ttlang_writer(problem: Problem, candidate: Candidate | None = None) -> TtlangWriter | None:
+    """The TT-Lang writer of ``candidate``'s kernel family (``Candidate.family``) when it names one, else of
+    ``problem``'s (None: the family registers none)."""
+    family = candidate.family if candidate is not None and candidate.family else program_family(problem.program).name
+    return ttlang_writers().get(family)

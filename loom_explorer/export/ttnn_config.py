@@ -43,14 +43,14 @@ def ttnn_equivalent(schedule: SymbolicSchedule,
                     v: dict[str, int]) -> tuple[str | None, dict[str, object], list[str]]:
     """(config class, or None for an op that takes none; its arguments; notes on what TTNN fixes differently)
     of ``schedule`` at parameter values ``v``; ExportError when TTNN has no op that runs this candidate."""
-    return _op(schedule.problem).equivalent(schedule, v)
+    return _op(schedule.problem, schedule.candidate).equivalent(schedule, v)
 
 
 def ttnn_runs(problem: Problem, cand: Candidate) -> bool:
     """Whether a TTNN op with a program config runs candidate ``cand`` of ``problem`` at all (what
     ``ttnn_equivalent`` asks of the candidate before its values): a row of the matmul config table, or
     SDPA's flattened (or key/value-split) candidate reading q, k and v from DRAM."""
-    op = ttnn_ops().get(program_family(problem.program).name)
+    op = ttnn_ops().get(cand.family or program_family(problem.program).name)
     return op is not None and op.runs(problem, cand)
 
 
@@ -59,7 +59,7 @@ def ttnn_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, obje
     arguments of a sharded ``ttnn.MemoryConfig`` (module docstring's table: layout, inclusive core ranges,
     shard shape in elements, orientation). ExportError naming the tensor when TTNN cannot hold the operand
     where the schedule placed it, so nothing is exported (or run) that would measure another schedule."""
-    return _op(schedule.problem).memory(schedule, v)
+    return _op(schedule.problem, schedule.candidate).memory(schedule, v)
 
 
 def compute_config_args(problem: Problem) -> dict[str, object]:
@@ -86,7 +86,7 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     problem, hw = built.problem, built.hardware
     compute = compute_config_args(problem)
     dtypes = {t: TTNN_DTYPES[f] for t, f in problem.formats}
-    call = _op(problem).call(built.schedule)
+    call = _op(problem, built.schedule.candidate).call(built.schedule)
     sharded = [t for t, m in memory.items() if m != DRAM]
     placement_line = (f"L1-sharded operands (as the schedule places them): {', '.join(sharded)}."
                       if sharded else "All operands DRAM-interleaved (as the schedule places them).")
@@ -99,10 +99,11 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         causal=problem.has_option("causal"), call=call, document=doc.to_json())
 
 
-def _op(problem: Problem) -> TtnnOp:
-    """The TTNN op of ``problem``'s kernel family (``_OPS``); ExportError when TTNN export has none."""
+def _op(problem: Problem, candidate: Candidate) -> TtnnOp:
+    """The TTNN op of ``candidate``'s kernel family (``Candidate.family``, else ``problem``'s); ExportError when
+    TTNN export has none."""
     analyse_program(problem.program)  # a malformed program is reported by its family's analysis
-    family = program_family(problem.program).name
+    family = candidate.family or program_family(problem.program).name
     op = ttnn_ops().get(family)
     if op is None:
         raise ExportError(f"TTNN export has no op for the {family} family ({problem.program.name})")

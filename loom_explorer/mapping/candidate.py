@@ -18,13 +18,12 @@ first core along that axis and reduced there.
 A 1-D layout may carry several dimensions *flattened* (``B*H*Sq@xy``): their index space, outer to inner,
 is dealt out in contiguous ranges over the cores, as TTNN's SDPA splits (batch, head, query chunk).
 A multicast along an axis whose dimension indexes the tensor through a grouped index (``k[Hkv]`` along
-``H``) reaches the cores of one group. ``balanced`` pairs a low and a high query chunk on each core
-(causal load balancing).
+``H``) reaches the cores of one group.
 
-``kv_split`` (flash-decoding, ``B*Hkv*Skv@xy``): each (batch, key/value head) group takes consecutive
-cores that split its key/value sequence in contiguous runs of key chunks; the query heads of the group
-are packed into the rows of one tile, so its keys and values are read once per group; each core's partial
-output, row max and row sum go L1-to-L1 to the group's first core, which combines them.
+A kernel family may add variants of a layout (``tags``: each a :class:`Tag` it defines, shown in the name as
+``|<tag>`` and described), and a family that is a variant of the program's family (``ProgramFamily.variant_of``)
+contributes candidates of its own (``family``: the family whose model builds, writes and runs the candidate;
+None: the program's family).
 """
 
 from __future__ import annotations
@@ -62,12 +61,24 @@ _AXIS_WORDS = {"y": "rows", "x": "columns", "xy": "all cores (1-D)"}
 
 
 @dataclass(frozen=True, slots=True)
+class Tag:
+    """A family-defined variant of a candidate: ``name`` follows ``|`` in the candidate's name, ``description``
+    is added to its description."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
     axes: tuple[tuple[Axis, str], ...]
     comms: tuple[tuple[str, Comm], ...]
     gather_axis: Axis | None = None
-    balanced: bool = False
-    kv_split: bool = False
+    family: str | None = None  # the kernel family whose model builds it; None: the program's family
+    tags: tuple[Tag, ...] = ()
+
+    def has_tag(self, name: str) -> bool:
+        return any(t.name == name for t in self.tags)
 
     def dims_on(self, axis: Axis) -> tuple[str, ...]:
         """The dimensions an axis carries, outer to inner (several for a flattened 1-D layout)."""
@@ -98,7 +109,7 @@ class Candidate:
     def name(self) -> str:
         layout = ",".join(f"{d}@{a}" for a, d in self.axes) or "single_core"
         comms = ",".join(f"{t}={c.value}" for t, c in self.comms)
-        return f"{layout}|{comms}" + ("|balanced" if self.balanced else "") + ("|kv_split" if self.kv_split else "")
+        return f"{layout}|{comms}" + "".join(f"|{t.name}" for t in self.tags)
 
     @property
     def description(self) -> str:
@@ -108,10 +119,6 @@ class Candidate:
         text = f"{layout}; {comms}"
         if self.gather_axis:
             text += f"; partial sums gathered along {_AXIS_WORDS[self.gather_axis]} and reduced"
-        if self.balanced:
-            text += "; each core takes a low and a high query chunk (causal load balancing)"
-        if self.kv_split:
-            text += ("; each (batch, key/value head) group's keys and values split over consecutive cores, its "
-                     "query heads packed into tile rows, partial results combined on its first core "
-                     "(flash-decoding)")
+        for tag in self.tags:
+            text += f"; {tag.description}"
         return text

@@ -18,9 +18,7 @@ causal diagonal lies. Then:
   dimension are not multicast along it;
 * causal load balancing (a low and a high query chunk per core) as a second variant of every layout
   that spreads the query dimension; a flattened causal layout is always balanced (as TTNN's is);
-* flash-decoding (``kv_split``) where the structure has key/value groups (``kv_groups``), the problem is
-  not causal and one group's packed query rows fit ``MAX_PACKED_TILES`` tiles (decode, small ``Sq``): the
-  groups (``B*Hkv``) on a 1-D layout, every input read from DRAM.
+* then the candidates of each family that is a variant of the program's family (``mapping/variants.py``).
 
 Tensors sharded in L1 keep only the layouts and options their sharding fits (``mapping/sharding.py``).
 """
@@ -29,13 +27,14 @@ from __future__ import annotations
 
 from itertools import permutations, product
 
-from loom_explorer.mapping.candidate import Axis, Candidate, Comm
+from loom_explorer.mapping.candidate import Axis, Candidate, Comm, Tag
 from loom_explorer.mapping.sharding import shard_fits
-from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.program.structure import Structure, analyse_program
+from loom_explorer.mapping.variants import candidate_variants
+from loom_explorer.problem import Problem
+from loom_explorer.program.structure import Structure, analyse_program, program_family, variant_families
 
 Layout = tuple[tuple[Axis, str], ...]
-MAX_PACKED_TILES = 8  # flash-decoding candidates for a group's query rows up to 8 tiles (256 rows)
+BALANCED = Tag("balanced", "each core takes a low and a high query chunk (causal load balancing)")
 
 
 def enumerate_candidates(problem: Problem) -> list[Candidate]:
@@ -68,38 +67,11 @@ def enumerate_candidates(problem: Problem) -> list[Candidate]:
         for combo, balanced in product(product(*options), balance):
             comm = {t: c for group, c in zip(groups, combo, strict=True) for t in group}
             out.append(Candidate(axes=axes, comms=tuple((t, comm[t]) for t in st.streamed), gather_axis=gather,
-                                 balanced=balanced))
-    return out + _kv_split_candidates(problem, st, causal)
-
-
-def _kv_split_candidates(problem: Problem, st: Structure, causal: bool) -> list[Candidate]:
-    """The flash-decoding candidate (module docstring), if the problem has one."""
-    groups = st.kv_groups
-    if groups is None or causal or any(problem.placement(t).in_l1 for t in (*st.streamed, st.output)):
-        return []
-    query, key = (problem.program.tensor(t) for t in st.streamed[:2])
-    length = [d for d in query.dims if problem.program.dim(d).spread and d not in key.dims
-              and problem.program.grouped_by(key.name, d) is None]  # the query length (Sq)
-    if problem.target is KernelTarget.ttnn and any(problem.elements(d) != 1 for d in length):
-        return []  # ttnn's sdpa_decode takes one query token
-    if packed_rows(problem, query.name, key.name, groups[-1:]) > 32 * MAX_PACKED_TILES:
-        return []
-    spread = [g for g in groups if problem.elements(g) > 1] or list(groups[-1:])
-    return [Candidate(axes=(("xy", "*".join(spread)),), comms=tuple((t, Comm.dram) for t in st.streamed),
-                      kv_split=True)]
-
-
-def packed_rows(problem: Problem, query: str, key: str, heads: tuple[str, ...]) -> int:
-    """Rows of ``query`` packed per batch item (``H*Sq``) or, given the key/value heads dim, per group
-    (``H*Sq / Hkv`` = query heads per key/value head times the query length): the extents of its spread dims
-    that do not index ``key`` directly (the batch does), over the extents of ``heads``."""
-    program = problem.program
-    rows = 1
-    for d in program.tensor(query).dims:
-        rows *= problem.elements(d) if program.dim(d).spread and d not in program.tensor(key).dims else 1
-    for g in heads:
-        rows //= problem.elements(g)
-    return rows
+                                 tags=(BALANCED,) if balanced else ()))
+    for family in variant_families(program_family(program).name):
+        hooks = candidate_variants().get(family.name)
+        out += hooks.candidates(problem, st) if hooks is not None else []
+    return out
 
 
 def _travel_groups(problem: Problem, streamed: tuple[str, ...]) -> list[tuple[str, ...]]:

@@ -22,7 +22,7 @@ def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
                    noc_bound: bool = True) -> SymbolicSchedule:
     """``noc_bound=False`` leaves the NoC link times out of the steps (``model/noc_bound.py``), to see what
     they change."""
-    family = model_family(problem.program)
+    family = model_family(problem.program, candidate)
     model = family.build(hw, problem, candidate, noc_bound)
     q, flows = model.quantities, list(model.flows)
     step_links = step_link_shares(q, flows, model.step_tensors) if noc_bound else []

@@ -33,9 +33,7 @@ class Structure(Protocol):
     * ``output``: the tensor written back, whose placement must fit the layout;
     * ``flatten``: whether the tasks of all spread dims may be flattened into one 1-D layout;
     * ``diagonal``: (query dim, key dim) of a causal diagonal, when the program has one;
-    * ``gather_1d``: whether a split dim may also go alone on a 1-D layout (its partials gathered to core 0);
-    * ``kv_groups``: for an online-softmax reduction (attention), the dims whose indices each make one group
-      whose reduction may be split over consecutive cores and combined (flash-decoding); None otherwise.
+    * ``gather_1d``: whether a split dim may also go alone on a 1-D layout (its partials gathered to core 0).
     """
 
     @property
@@ -62,9 +60,6 @@ class Structure(Protocol):
     @property
     def gather_1d(self) -> bool: ...
 
-    @property
-    def kv_groups(self) -> tuple[str, ...] | None: ...
-
 
 @dataclass(frozen=True, slots=True)
 class ProgramFamily:
@@ -75,7 +70,10 @@ class ProgramFamily:
     ``fallback``: the family that takes a program no other family matches (there is one: the contraction,
     whose analysis says what a program of no known shape lacks); every other family's ``matches`` must
     reject the programs of the others. ``activation_required``: the family's activation ops are its whole
-    computation (an element-wise ``y = f(x)``), so a program that uses one needs an activation chosen."""
+    computation (an element-wise ``y = f(x)``), so a program that uses one needs an activation chosen.
+    ``variant_of``: the family whose programs this family's candidates also schedule (it claims no program of
+    its own, ``matches`` is never asked: it contributes candidates to that family's programs, each naming it as
+    ``Candidate.family``, and models, writes and runs them)."""
 
     name: str
     description: str
@@ -83,3 +81,4 @@ class ProgramFamily:
     analyse: Callable[[TileProgram], Structure]
     fallback: bool = False
     activation_required: bool = False
+    variant_of: str | None = None

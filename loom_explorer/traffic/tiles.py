@@ -83,7 +83,7 @@ def exact_transfers(hw: HardwareSpec, schedule: SymbolicSchedule, values: Mappin
     between cores (``ModelFamily.core_flow_counts``): a DRAM read counted at the core it reaches, a write at the
     core it leaves (module docstring)."""
     transfers = schedule_transfers(hw, schedule, dict(values))
-    own_counts = model_family(schedule.problem.program).core_flow_counts
+    own_counts = model_family(schedule.problem.program, schedule.candidate).core_flow_counts
     counts = own_counts(schedule, values) if own_counts is not None else {}
     if not counts:
         return transfers

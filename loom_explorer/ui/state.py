@@ -363,7 +363,8 @@ class ExplorerState(param.Parameterized):
             except ValueError as exc:  # ConfigError: ttnn has no default this model can express
                 found = TtnnDefault("", None, f"no ttnn default: {exc}")
             else:
-                call = f"{op_name(config, evaluated.schedule.candidate.kv_split)}: " + "; ".join(config_call(config))
+                decode = evaluated.schedule.candidate.has_tag("kv_split")
+                call = f"{op_name(config, decode)}: " + "; ".join(config_call(config))
                 found = TtnnDefault(call, evaluated.result, schedule=evaluated.schedule)
             self._ttnn_default = (session, found)
         return self._ttnn_default[1]

@@ -59,7 +59,7 @@ def test_values_of_a_plain_and_a_causal_config() -> None:
     assert (v["q_buffer_depth"], v["k_buffer_depth"], v["v_buffer_depth"]) == (1, 2, 2)
     # causal: 4 heads x 4 balanced pairs = 16 tasks, two query chunks each (q double-buffered)
     sch = sdpa_schedule(hw, problem(causal=True))
-    assert sch.candidate.balanced and sch.candidate.flattened
+    assert sch.candidate.has_tag("balanced") and sch.candidate.flattened
     v = sdpa_values(sch, cfg)
     assert (v["grid_x"], v["grid_y"], v["per_core_H*Sq"], v["q_buffer_depth"]) == (8, 2, 1, 2)
 

@@ -15,10 +15,11 @@ from loom_explorer.program import (
     program_family,
 )
 from loom_explorer.program.dsl import Dim, Eltwise, Tensor, TileProgram
+from loom_explorer.program.structure import variant_families
 
 
 def test_every_program_family_has_model_hooks_and_no_other() -> None:
-    names = [f.name for f in program_families()]
+    names = [f.name for f in program_families()] + [f.name for f in variant_families()]
     assert len(set(names)) == len(names)
     assert set(names) == set(model_families())
     assert program_families()[-1].name == "contraction" and program_families()[-1].fallback  # the fallback last

@@ -122,7 +122,7 @@ class AttentionQuantities(GridQuantities):
         """Extent of one spread dimension in distribution units (items; query chunks or chunk pairs)."""
         if dim != self.st.q_dim:
             return const(self.problem.elements(dim))
-        return ceil_div(self.n_q, 2) if self.candidate.balanced else self.n_q
+        return ceil_div(self.n_q, 2) if self.candidate.has_tag("balanced") else self.n_q
 
     def extent(self, dim: str) -> Expr:
         return mul(1, *(self.units(d) for d in dim.split("*")))
@@ -155,7 +155,7 @@ class AttentionQuantities(GridQuantities):
     @property
     def chunks(self) -> Expr:
         """Query chunks of the slowest core."""
-        if not self.candidate.balanced:
+        if not self.candidate.has_tag("balanced"):
             return self.tasks
         groups, chunks, _ = self._balanced_work()
         return mul(groups, chunks)
@@ -179,9 +179,9 @@ class AttentionQuantities(GridQuantities):
         if not self.causal:
             return mul(self.chunks, self.n_k)
         qc, n = self.qc, self.n_q
-        if self.candidate.balanced and self._flat_group:
+        if self.candidate.has_tag("balanced") and self._flat_group:
             return mul(self.heads, self._pair_steps())
-        if self.candidate.balanced:
+        if self.candidate.has_tag("balanced"):
             groups, c, rows = self._balanced_work()
         elif self.candidate.axis_of(self.st.q_dim) is None:  # every core runs all chunks of its (b, h)
             groups, c, rows = self.heads, n, mul(qc, floor_div(mul(n, n + 1), 2))
@@ -333,12 +333,12 @@ def build_attention_quantities(hw: HardwareSpec, problem: Problem, candidate: Ca
         for d in dim.split("*"):
             if d == st.q_dim:
                 lo_units, hi_units = -(-problem.tiles(d) // q_tiles), problem.tiles(d)
-                if candidate.balanced:
+                if candidate.has_tag("balanced"):
                     lo_units, hi_units = -(-lo_units // 2), -(-hi_units // 2)
             else:
                 lo_units = hi_units = problem.elements(d)
             least, most = least * lo_units, most * hi_units
-        unit = "tasks" if "*" in dim else "chunk pairs" if dim == st.q_dim and candidate.balanced \
+        unit = "tasks" if "*" in dim else "chunk pairs" if dim == st.q_dim and candidate.has_tag("balanced") \
             else "q chunks" if dim == st.q_dim else "items"
         domain, bound = spread_domain(hw, axis, least, most)
         per_core[dim] = param(f"per_core_{dim}", domain, f"{dim} per core", unit, bound)

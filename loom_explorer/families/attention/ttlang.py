@@ -1,6 +1,5 @@
 """The attention family's TT-Lang writer (``WRITER``): the FlashAttention kernel file of a schedule
-(``ttlang_kernel.py``) or, for a flash-decoding candidate, the flash-decoding one
-(``families/flash_decoding/ttlang_kernel.py``), its host tensors and its torch reference for ``verify``."""
+(``ttlang_kernel.py``), its host tensors and its torch reference for ``verify``."""
 
 from __future__ import annotations
 
@@ -12,32 +11,23 @@ from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
 from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.families.attention.ttlang_kernel import attention_source, attention_unsupported
-from loom_explorer.families.flash_decoding.ttlang_kernel import decode_source
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 
 
 def _attention_unsupported(schedule: SymbolicSchedule) -> str | None:
     cand = schedule.candidate
-    if cand.kv_split:
-        return None  # flash-decoding: ``families/flash_decoding/ttlang_kernel.py`` writes every one
     return attention_unsupported(analyse_attention(schedule.problem.program), cand.name, cand.flattened,
                                  all(c is Comm.dram for _, c in cand.comms))
 
 
 def _attention_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
-    st = analyse_attention(built.problem.program)
-    if built.schedule.candidate.kv_split:
-        return decode_source(built, doc, st)
-    return attention_source(built, doc, st)
+    return attention_source(built, doc, analyse_attention(built.problem.program))
 
 
 def _attention_host_tensors(built: RebuiltSchedule) -> HostTensors:
-    """q, k, v, o: arguments 0..3. FlashAttention: a (batch, query head) of q and o per block of
-    ``ceil(Sq / q_chunk) * q_chunk`` rows, a (batch, key/value head) of k and v per block of
-    ``ceil(Skv / k_chunk) * k_chunk`` rows. Flash-decoding: a (batch, key/value head) group per block, its
-    query heads' rows packed (``G * Sq`` rows in ``q_chunk_size`` rows), its keys in ``ceil(Skv / k_chunk)``
-    chunks."""
+    """q, k, v, o: arguments 0..3: a (batch, query head) of q and o per block of ``ceil(Sq / q_chunk) * q_chunk``
+    rows, a (batch, key/value head) of k and v per block of ``ceil(Skv / k_chunk) * k_chunk`` rows."""
     p, st, v = built.problem, analyse_attention(built.problem.program), built.solution.values()
     q, k, val = st.streamed
     sq, skv, d = (p.elements(x) for x in (st.q_dim, st.kv_dim, st.head_dim))
@@ -45,28 +35,21 @@ def _attention_host_tensors(built: RebuiltSchedule) -> HostTensors:
     kv_heads = math.prod(p.elements(p.program.grouped_by(k, x) or x) for x in st.batch_dims)
     kc = v["k_chunk_size"]
     kv_rows = -(-skv // kc) * kc
-    if built.schedule.candidate.kv_split:
-        qc, group = v["q_chunk_size"], heads // kv_heads
-        packed = group * sq
-        return ((HostTensor(q, 0, kv_heads, qc, packed, d), HostTensor(k, 1, kv_heads, kv_rows, skv, d),
-                 HostTensor(val, 2, kv_heads, kv_rows, skv, d)), (HostTensor(st.output, 3, kv_heads, qc, packed, d),))
     q_rows = -(-sq // v["q_chunk_size"]) * v["q_chunk_size"]
     return ((HostTensor(q, 0, heads, q_rows, sq, d), HostTensor(k, 1, kv_heads, kv_rows, skv, d),
              HostTensor(val, 2, kv_heads, kv_rows, skv, d)), (HostTensor(st.output, 3, heads, q_rows, sq, d),))
 
 
 def _attention_reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """softmax(q k^T / sqrt(D)) v, each query head on its key/value head, causal when the problem is (a
-    flash-decoding file packs a group's query heads as rows of one item: no grouping, no mask)."""
+    """softmax(q k^T / sqrt(D)) v, each query head on its key/value head, causal when the problem is."""
     import torch
 
     st = analyse_attention(built.problem.program)
     q, k, v = (inputs[t] for t in st.streamed)
-    kv_split = built.schedule.candidate.kv_split
-    groups = q.shape[0] // k.shape[0] if not kv_split else 1
-    causal = built.problem.has_option("causal") and not kv_split
+    groups = q.shape[0] // k.shape[0]
     out = torch.nn.functional.scaled_dot_product_attention(
-        q, k.repeat_interleave(groups, dim=0), v.repeat_interleave(groups, dim=0), is_causal=causal)
+        q, k.repeat_interleave(groups, dim=0), v.repeat_interleave(groups, dim=0),
+        is_causal=built.problem.has_option("causal"))
     return {st.output: out}
 
 

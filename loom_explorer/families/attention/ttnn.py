@@ -1,6 +1,6 @@
 """The attention family's TTNN op (``OP``): ttnn's SDPA, ``ttnn.transformer.scaled_dot_product_attention`` with an
 ``SDPAProgramConfig``, for the flattened ``...@xy|q=dram,k=dram,v=dram`` candidate (B x H x Sq dealt over the
-cores), and ``scaled_dot_product_attention_decode`` for a flash-decoding candidate.
+cores).
 
 Any L1 operand is refused (this export runs SDPA on DRAM-interleaved tensors). SDPA takes q, k and v in
 ``bfloat16``, ``bfloat8_b`` or ``bfloat4_b`` only (``SDPA_DTYPES``): a problem with another q/k/v format is
@@ -13,54 +13,43 @@ from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.ttlang_common import TTNN_DTYPES
 from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp
 from loom_explorer.families.attention.program import analyse_attention
-from loom_explorer.families.flash_decoding.quantities import ttnn_decode_work
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Problem, ProblemError
+from loom_explorer.problem import Problem
 
 SDPA_DTYPES = ("bfloat16", "bfloat8_b", "bfloat4_b")  # what ttnn's SDPA accepts for q, k and v
 
 
 def _sdpa_runs(problem: Problem, cand: Candidate) -> bool:
-    return bool(cand.flattened or cand.kv_split) and all(c is Comm.dram for _, c in cand.comms)
+    return cand.flattened and all(c is Comm.dram for _, c in cand.comms)
 
 
-def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
+def sdpa_config(schedule: SymbolicSchedule, v: dict[str, int], runs: bool) -> dict[str, object]:
+    """The ``SDPAProgramConfig`` arguments of ``schedule`` at values ``v``; ExportError for q, k or v in a format
+    SDPA does not take (first: it refuses every candidate of the problem, whatever its split), for a candidate
+    the op does not run (``runs`` false) and for an L1 placement."""
     cand, problem = schedule.candidate, schedule.problem
     structure = analyse_attention(problem.program)
     grid = [v["grid_x"], v["grid_y"]]
-    for t in structure.streamed:  # first: it refuses every candidate of the problem, whatever its split
+    for t in structure.streamed:
         fmt = TTNN_DTYPES[problem.data_format(t)]
         if fmt not in SDPA_DTYPES:
             raise ExportError(f"TTNN's SDPA takes q, k and v in {', '.join(SDPA_DTYPES)} only; {t} is {fmt} "
                               "(the op refuses it on the card)")
-    if not _sdpa_runs(problem, cand):
+    if not runs:
         raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
                           f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
-    _sdpa_memory(schedule, v)
-    args: dict[str, object] = {"compute_with_storage_grid_size": grid, "q_chunk_size": v["q_chunk_size"],
-                               "k_chunk_size": v["k_chunk_size"], "exp_approx_mode": False}
-    if cand.kv_split:
-        args["max_cores_per_head_batch"] = _decode_cores_per_head(schedule, v)
-    return "SDPAProgramConfig", args, []
+    sdpa_memory(schedule, v)
+    return {"compute_with_storage_grid_size": grid, "q_chunk_size": v["q_chunk_size"],
+            "k_chunk_size": v["k_chunk_size"], "exp_approx_mode": False}
 
 
-def _decode_cores_per_head(schedule: SymbolicSchedule, v: dict[str, int]) -> int:
-    """``max_cores_per_head_batch`` that makes ttnn's ``sdpa_decode`` split the work as the schedule does on
-    its grid (``ttnn_decode_split``); ExportError when no value does."""
-    try:
-        split = ttnn_decode_work(schedule.problem, v["grid_x"] * v["grid_y"], v["kv_cores"], v["k_chunk_size"])
-    except ProblemError as exc:
-        raise ExportError(f"{exc} (the schedule's)") from exc
-    group = schedule.candidate.dim_on("xy")
-    wanted = (v["kv_cores"], v[f"per_core_{group}"])
-    if split != wanted:
-        raise ExportError(f"ttnn's sdpa_decode on a {v['grid_x']}x{v['grid_y']} grid does not split the groups "
-                          f"as this schedule does (kv_cores {wanted[0]}, {wanted[1]} groups per core)")
-    return v["kv_cores"]
+def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
+    return "SDPAProgramConfig", sdpa_config(schedule, v, _sdpa_runs(schedule.problem, schedule.candidate)), []
 
 
-def _sdpa_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
+def sdpa_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
+    """Every operand DRAM-interleaved; ExportError naming the first placed in L1."""
     problem = schedule.problem
     structure = analyse_attention(problem.program)
     operands = [*structure.streamed, structure.output]
@@ -73,14 +62,13 @@ def _sdpa_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, obj
 
 
 def _sdpa_call(schedule: SymbolicSchedule) -> str:
-    """``scaled_dot_product_attention``, or ``scaled_dot_product_attention_decode`` for flash-decoding."""
+    """``scaled_dot_product_attention`` on the program's q, k, v and output."""
     structure = analyse_attention(schedule.problem.program)
     q, k, v = structure.streamed
-    template = _SDPA_DECODE_CALL if schedule.candidate.kv_split else _SDPA_CALL
-    return template.format(q=q, k=k, v=v, out=structure.output)
+    return _SDPA_CALL.format(q=q, k=k, v=v, out=structure.output)
 
 
-OP = TtnnOp("attention", _sdpa_runs, _sdpa_equivalent, _sdpa_memory, _sdpa_call)
+OP = TtnnOp("attention", _sdpa_runs, _sdpa_equivalent, sdpa_memory, _sdpa_call)
 
 
 _SDPA_CALL = '''\
@@ -104,28 +92,4 @@ def expected(inputs):
     groups = q.shape[1] // k.shape[1]
     return torch.nn.functional.scaled_dot_product_attention(
         q, k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1), is_causal=CAUSAL)
-'''
-
-_SDPA_DECODE_CALL = '''\
-def host_inputs():
-    """The host tensors (torch, bfloat16) the call uploads: q as sdpa_decode takes it, [1, B, H, D]."""
-    b, h, hkv, skv, d = (SHAPE[x] for x in ("B", "H", "Hkv", "Skv", "D"))
-    return {{"{q}": torch.randn((1, b, h, d), dtype=torch.bfloat16),
-            "{k}": torch.randn((b, hkv, skv, d), dtype=torch.bfloat16),
-            "{v}": torch.randn((b, hkv, skv, d), dtype=torch.bfloat16)}}
-
-
-def op(tensors, configs):
-    """The TTNN call once, on uploaded ``tensors``; returns its device output ([1, B, H, D])."""
-    return ttnn.transformer.scaled_dot_product_attention_decode(
-        tensors["{q}"], tensors["{k}"], tensors["{v}"], is_causal=False, program_config=configs["program"],
-        compute_kernel_config=configs["compute"], memory_config=configs["memory"]["{out}"])
-
-
-def expected(inputs):
-    q, k, v = inputs["{q}"].float().permute(1, 2, 0, 3), inputs["{k}"].float(), inputs["{v}"].float()
-    groups = q.shape[1] // k.shape[1]
-    out = torch.nn.functional.scaled_dot_product_attention(
-        q, k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1))
-    return out.permute(2, 0, 1, 3)
 '''

@@ -15,16 +15,11 @@ work, which differs between cores where the tasks differ:
       chunks(c) = sum_{t in c's tasks} |chunks of t|,   steps(c) = sum_{t} sum_{i in chunks of t} need(i)
       need(i) = n_k without the mask, min(ceil((i+1)*qc / kc), n_k) with it
 
-  both times ``prod E_d`` over the batch dims not on the flattened axis (every core runs all of them);
-* flash-decoding (``kv_split``, ``families/flash_decoding/quantities.py``): core ``c`` is share ``c mod s`` of its
-  groups; share 0 (a group's first core) streams the last run of ``n_k - (s - 1)*ceil(n_k/s)`` key chunks, every other
-  share
-  ``ceil(n_k / s)``, for each of its ``g`` groups: ``steps(c) = g * run(c)`` (its q reads, partials and
-  writes are the same on every core).
+  both times ``prod E_d`` over the batch dims not on the flattened axis (every core runs all of them).
 
 So ``sum_c steps(c) <= U * steps`` (the slowest core's), with equality when every core's work is the slowest's
-(plain attention on the flattened split; flash-decoding when ``s`` divides ``n_k``). Other layouts (2-D
-spreads, multicasts) keep the slowest core's counts for every core.
+(on the flattened split without the mask). Other layouts (2-D spreads, multicasts) keep the slowest core's
+counts for every core. (Flash-decoding's: ``families/flash_decoding/work.py``.)
 """
 
 from __future__ import annotations
@@ -55,24 +50,16 @@ def task_chunks(task: int, n_q: int, balanced: bool) -> tuple[int, ...]:
 
 def core_flow_counts(schedule: SymbolicSchedule, values: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
     """Repetitions of each attention flow per working core (in core order, row by row), for the flows whose
-    count can differ between cores (module docstring), keyed by their names in ``model/traffic.py``'s
-    ``attention_flows`` and ``families/flash_decoding/latency.py``'s ``decode_flows``; {} for other programs and
-    layouts (every core at the slowest core's counts)."""
+    count can differ between cores (module docstring), keyed by their names in ``traffic.py``'s
+    ``attention_flows``; {} for other programs and layouts (every core at the slowest core's counts)."""
     problem, cand = schedule.problem, schedule.candidate
-    if not is_attention(problem.program) or not (cand.flattened or cand.kv_split) \
-            or any(c is not Comm.dram for _, c in cand.comms):
+    if not is_attention(problem.program) or not cand.flattened or any(c is not Comm.dram for _, c in cand.comms):
         return {}
     st = analyse_attention(problem.program)
     q_in, k_in, v_in = st.streamed
     working = evaluate(schedule.cores_used, dict(values))
     kc = values["k_chunk_size"] // 32
     n_k = -(-problem.tiles(st.kv_dim) // kc)
-    if cand.kv_split:
-        group_dim = cand.dim_on("xy")
-        s, g = values["kv_cores"], values[f"per_core_{group_dim}"]
-        run = -(-n_k // s)
-        steps = tuple(g * (n_k - (s - 1) * run if c % s == 0 else run) for c in range(working))
-        return {f"{k_in} read": steps, f"{v_in} read": steps}
     group = cand.dims_on("xy")
     if group[-1] != st.q_dim:  # each core runs all query chunks of its items: every core alike
         return {}
@@ -83,8 +70,9 @@ def core_flow_counts(schedule: SymbolicSchedule, values: Mapping[str, int]) -> d
     repeat = math.prod(problem.elements(d) for d in st.spread_dims if d not in group and d != st.q_dim)
     chunk_counts: list[int] = []
     step_counts: list[int] = []
+    balanced = cand.has_tag("balanced")
     for c in range(working):
-        mine = [i for t in range(c * per_core, (c + 1) * per_core) for i in task_chunks(t, n_q, cand.balanced)]
+        mine = [i for t in range(c * per_core, (c + 1) * per_core) for i in task_chunks(t, n_q, balanced)]
         chunk_counts.append(repeat * len(mine))
         step_counts.append(repeat * sum(chunk_need(i, qc, kc, n_k, causal) for i in mine))
     chunks, per_step = tuple(chunk_counts), tuple(step_counts)

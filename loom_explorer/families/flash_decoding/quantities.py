@@ -1,4 +1,5 @@
-"""Flash-decoding: attention whose key/value sequence is split over cores (``Candidate.kv_split``).
+"""Flash-decoding: attention whose key/value sequence is split over cores (the ``kv_split`` candidate,
+``candidates.py``).
 
 Notation as in ``families/attention/quantities.py``; a *group* is one index of the key/value groups (``B*Hkv``:
 one batch item's one key/value head), ``N_g`` of them:
@@ -44,9 +45,9 @@ from dataclasses import dataclass
 
 from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.families.attention.quantities import AttentionQuantities, build_attention_quantities
+from loom_explorer.families.flash_decoding.candidates import packed_rows
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.mapping.enumerate import packed_rows
 from loom_explorer.model.domain import Domain
 from loom_explorer.model.expr import Expr, Var, ceil_div, const, mul, select
 from loom_explorer.model.quantities import param_maker, spread_domain
@@ -203,7 +204,7 @@ def build_decode_quantities(hw: HardwareSpec, problem: Problem, candidate: Candi
     if problem.has_option("causal"):
         raise ProblemError("flash-decoding (kv_split) is not causal: a decode query attends the whole cache")
     group_dim = candidate.dim_on("xy")
-    assert group_dim is not None and candidate.kv_split
+    assert group_dim is not None and candidate.has_tag("kv_split")
     groups = 1
     for d in st.kv_groups:
         groups *= problem.elements(d)

@@ -1,4 +1,4 @@
-"""A flash-decoding schedule (``Candidate.kv_split``, ``quantities.py``) as a TT-Lang kernel file.
+"""A flash-decoding schedule (the ``kv_split`` candidate, ``quantities.py``) as a TT-Lang kernel file.
 
 Core ``c`` (numbered row by row) is share ``c % S`` of group block ``c // S`` (``S = kv_cores``): it holds the
 ``g = per_core_<groups>`` groups ``block*g .. block*g + g - 1`` and streams, for each, one contiguous run of

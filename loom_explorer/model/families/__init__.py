@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.plugins import PluginError, registered
 from loom_explorer.program.dsl import TileProgram
@@ -22,9 +23,10 @@ def model_families() -> Mapping[str, ModelFamily]:
     return registered(GROUP, ModelFamily)
 
 
-def model_family(program: TileProgram) -> ModelFamily:
-    """The model hooks of ``program``'s family (PluginError when its family registered none)."""
-    name = program_family(program).name
+def model_family(program: TileProgram, candidate: Candidate | None = None) -> ModelFamily:
+    """The model hooks of ``candidate``'s family (``Candidate.family``) when it names one, else of ``program``'s
+    family (PluginError when that family registered none)."""
+    name = candidate.family if candidate is not None and candidate.family else program_family(program).name
     family = model_families().get(name)
     if family is None:
         raise PluginError(f"kernel family {name} registers no model (group {GROUP}), so {program.name} "

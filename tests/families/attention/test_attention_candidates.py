@@ -151,7 +151,7 @@ def check_against_access_maps(prob, causal: bool):
     for axes, group in by_layout.items():
         want = expected_comms(prob, KEYS, axes, causal)
         balance = expected_balance(axes, causal)
-        got = Counter((c.comm(KEYS), c.balanced) for c in group)
+        got = Counter((c.comm(KEYS), c.has_tag("balanced")) for c in group)
         assert set(got) == {(m, b) for m in want for b in balance}, (axes, sorted(got, key=str))
         assert all(n == 1 for n in got.values()), (axes, got)
     return cands
@@ -273,11 +273,11 @@ def test_flattened_layout_needs_two_spread_dims():
 def test_causal_flattened_layout_is_only_balanced_and_never_multicast():
     cands = enumerate_candidates(problem("N=2,G=4,Gkv=1,T=128,S=128,E=64", causal=True))
     flat = [c for c in cands if c.flattened]
-    assert len(flat) == 1 and flat[0].balanced and flat[0].comm(KEYS) is Comm.dram
+    assert len(flat) == 1 and flat[0].has_tag("balanced") and flat[0].comm(KEYS) is Comm.dram
     # layouts that do not carry the queries are never balanced
     for c in cands:
         if c.axis_of("T") is None and not c.flattened:
-            assert not c.balanced, c.name
+            assert not c.has_tag("balanced"), c.name
 
 
 def test_causal_forbids_kv_multicast_along_the_queries_only():

@@ -25,6 +25,7 @@ from loom_explorer.brute import brute_force
 from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.families.attention.quantities import build_attention_quantities
 from loom_explorer.mapping import Candidate, Comm, enumerate_candidates
+from loom_explorer.mapping.enumerate import BALANCED
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import KernelTarget, make_problem
@@ -59,11 +60,11 @@ def core_work(prob, cand: Candidate, values: dict[str, int]) -> list[list[tuple[
 
     def units(d: str) -> int:
         if d == q:
-            return cdiv(n, 2) if cand.balanced else n
+            return cdiv(n, 2) if cand.has_tag("balanced") else n
         return prob.elements(d)
 
     def chunks(u: int) -> list[int]:
-        return sorted({u, n - 1 - u}) if cand.balanced else [u]
+        return sorted({u, n - 1 - u}) if cand.has_tag("balanced") else [u]
 
     gx, gy = values["grid_x"], values["grid_y"]
     axes = dict(cand.axes)
@@ -168,7 +169,7 @@ def test_causal_steps_bound_the_exact_count(tiny_hw, shape):
             assert evaluate(q.chunks, v) >= chunks, (cand.name, v)
             qc, kc = v["q_chunk_size"] // 32, v["k_chunk_size"] // 32
             assert evaluate(q.diagonal_steps, v) == evaluate(q.chunks, v) * cdiv(qc, kc)
-            if chunks == 1 and not cand.balanced:
+            if chunks == 1 and not cand.has_tag("balanced"):
                 assert model == steps, (cand.name, v, model, steps)
                 single += 1
             checked += 1
@@ -197,7 +198,7 @@ def test_balanced_single_chunk_steps_are_exact(tiny_hw):
     prob = problem("B=1,H=4,Sq=96,Skv=96,D=32", causal=True)
     mismatches = []
     for cand in enumerate_candidates(prob):
-        if not cand.balanced:
+        if not cand.has_tag("balanced"):
             continue
         q = build_attention_quantities(tiny_hw, prob, cand)
         for v in legal_points(build_schedule(tiny_hw, prob, cand), pins={**QUICK, "q_chunk_size": 96}):
@@ -215,7 +216,7 @@ def test_causal_single_chunk_never_needs_more_steps_than_plain(tiny_hw):
     causal, plain = problem("B=1,H=2,Sq=160,Skv=160,D=32", True), problem("B=1,H=2,Sq=160,Skv=160,D=32")
     over = []
     for cand in enumerate_candidates(causal):
-        if cand.balanced or cand.axis_of("Sq") is None:
+        if cand.has_tag("balanced") or cand.axis_of("Sq") is None:
             continue
         qc_, qp = build_attention_quantities(tiny_hw, causal, cand), build_attention_quantities(tiny_hw, plain, cand)
         for v in legal_points(build_schedule(tiny_hw, causal, cand)):
@@ -246,9 +247,9 @@ def compare_balanced(tiny_hw, shape, keep):
     prob = problem(shape, causal=True)
     out = []
     for cand in enumerate_candidates(prob):
-        if cand.balanced or cand.axis_of("Sq") is None:
+        if cand.has_tag("balanced") or cand.axis_of("Sq") is None:
             continue
-        twin = dataclasses.replace(cand, balanced=True)
+        twin = dataclasses.replace(cand, tags=(BALANCED,))
         qu, qb = (build_attention_quantities(tiny_hw, prob, c) for c in (cand, twin))
         sb = build_schedule(tiny_hw, prob, twin)
         for v in legal_points(build_schedule(tiny_hw, prob, cand)):

@@ -19,7 +19,7 @@ def _solved(hw_name: str, shape: str, pins: dict[str, int], want: str, causal: b
                            options={"causal"} if causal else set())
     session = Session(hw, problem)
     schedule = next(s for s in session.schedules if s.candidate.name.endswith(want)
-                    and (s.candidate.flattened or s.candidate.kv_split)
+                    and (s.candidate.flattened or s.candidate.has_tag("kv_split"))
                     and all("mcast" not in c.value for _, c in s.candidate.comms))
     (result,) = session.solve(pins, SolveOptions(), candidates=[schedule.candidate.name])
     assert result.solution is not None, result.conflict or result.status

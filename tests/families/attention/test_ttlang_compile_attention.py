@@ -49,7 +49,7 @@ def _file_of(out_dir: Path, number: int, hw_name: str, shape: str, causal: bool,
                            target=KernelTarget.ttlang)  # as `export --format ttlang`
     session = Session(hw, problem)
     decode = "kv_cores" in pins
-    flat = next(s for s in session.schedules if s.candidate.kv_split == decode
+    flat = next(s for s in session.schedules if s.candidate.has_tag("kv_split") == decode
                 and (decode or s.candidate.flattened) and "mcast" not in s.candidate.name)
     (result,) = session.solve(pins, SolveOptions(), candidates=[flat.candidate.name])
     assert result.solution is not None, f"{shape} causal={causal}: {result.status}"

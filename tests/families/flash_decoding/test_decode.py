@@ -1,5 +1,5 @@
-"""Flash-decoding (``Candidate.kv_split``): enumerated for decode, solved against the prefill split, its
-traffic, buffers and ttnn's sdpa_decode rules."""
+"""Flash-decoding (the ``kv_split`` candidates, ``Candidate.family`` flash_decoding): enumerated for decode,
+solved against the prefill split, its traffic, buffers and ttnn's sdpa_decode rules."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ def _problem(shape: str, target: KernelTarget = KernelTarget.ttnn, **kwargs):  #
 def test_decode_problems_get_a_flash_decoding_candidate_and_prefill_and_causal_ones_do_not() -> None:
     names = [c.name for c in enumerate_candidates(_problem("B=2,H=8,Hkv=2,Sq=1,Skv=1024,D=64"))]
     assert names[-1] == "B*Hkv@xy|q=dram,k=dram,v=dram|kv_split"
-    assert not any(c.kv_split for c in enumerate_candidates(_problem("B=1,H=8,Sq=2048,Skv=2048,D=64")))
-    assert not any(c.kv_split for c in enumerate_candidates(
+    assert not any(c.has_tag("kv_split") for c in enumerate_candidates(_problem("B=1,H=8,Sq=2048,Skv=2048,D=64")))
+    assert not any(c.has_tag("kv_split") for c in enumerate_candidates(
         _problem("B=1,H=8,Sq=64,Skv=64,D=64", KernelTarget.ttlang, options={"causal"})))
     # several query rows: TT-Lang packs them (8 rows x 4 heads), ttnn's decode op takes one token only
-    assert any(c.kv_split for c in enumerate_candidates(_problem("B=1,H=8,Hkv=2,Sq=8,Skv=512,D=64",
+    assert any(c.has_tag("kv_split") for c in enumerate_candidates(_problem("B=1,H=8,Hkv=2,Sq=8,Skv=512,D=64",
                                                                  KernelTarget.ttlang)))
-    assert not any(c.kv_split for c in enumerate_candidates(_problem("B=1,H=8,Hkv=2,Sq=8,Skv=512,D=64")))
+    assert not any(c.has_tag("kv_split") for c in enumerate_candidates(_problem("B=1,H=8,Hkv=2,Sq=8,Skv=512,D=64")))
 
 
 def test_the_32k_decode_step_solves_with_flash_decoding_near_the_chips_dram_rate() -> None:
@@ -70,7 +70,7 @@ def test_flash_decoding_traffic_counts_each_groups_partials_once_per_other_core(
     hw = load_hardware("wormhole_n150")
     problem = _problem("B=2,H=4,Hkv=1,Sq=1,Skv=1000,D=64", KernelTarget.ttlang)
     session = Session(hw, problem)
-    (schedule,) = [s for s in session.schedules if s.candidate.kv_split]
+    (schedule,) = [s for s in session.schedules if s.candidate.has_tag("kv_split")]
     values = {"grid_x": 4, "grid_y": 1, "per_core_B": 1, "kv_cores": 2, "q_chunk_size": 32, "k_chunk_size": 128,
               "qk_subblock_h": 1, "qk_subblock_w": 4, "out_subblock_h": 1, "out_subblock_w": 2,
               "q_buffer_depth": 1, "k_buffer_depth": 2, "v_buffer_depth": 2}

@@ -13,7 +13,7 @@ pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install
 
 
 def _decode_report(tmp_path, shape: str, pins: dict[str, int]):  # type: ignore[no-untyped-def]
-    return simulate_attention(tmp_path, shape, pins, lambda c: c.kv_split)
+    return simulate_attention(tmp_path, shape, pins, lambda c: c.has_tag("kv_split"))
 
 
 @pytest.mark.slow
