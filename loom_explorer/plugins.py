@@ -63,8 +63,8 @@ def registered(group: str, kind: type[T]) -> Mapping[str, T]:
     out: dict[str, T] = {}
     for name, value, obj in entries:
         if not isinstance(obj, kind):
-            raise PluginError(f"plug-in {name} = {value!r} of group {group} is a {type(obj).__name__}, "
-                              f"not a {kind.__name__}")
+            raise PluginError(f"plug-in {name} = {value!r} of group {group} is an object of type "
+                              f"{type(obj).__name__}, not a {kind.__name__}")
         if obj.name != name:
             raise PluginError(f"plug-in {name} = {value!r} of group {group} is named {obj.name!r}: the entry's "
                               "name must be the family's")
