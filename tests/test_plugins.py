@@ -44,6 +44,15 @@ def test_every_family_is_in_every_registry_or_opted_out() -> None:
         assert variant.variant_of in {f.name for f in program_families()}, variant.name
 
 
+def test_every_plug_in_group_is_in_the_extending_guide() -> None:
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    groups = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]
+    guide = (root / "docs" / "extending.md").read_text()
+    assert groups and all(f"`{g}`" in guide for g in groups), [g for g in groups if f"`{g}`" not in guide]
+
+
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A folder on ``sys.path`` to install distributions in; the plug-in groups are read afresh around it."""
