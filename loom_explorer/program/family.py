@@ -32,7 +32,6 @@ class Structure(Protocol):
     * ``streamed``: the inputs that travel to the cores block by block (DRAM or multicast);
     * ``output``: the tensor written back, whose placement must fit the layout;
     * ``flatten``: whether the tasks of all spread dims may be flattened into one 1-D layout;
-    * ``diagonal``: (query dim, key dim) of a causal diagonal, when the program has one;
     * ``gather_1d``: whether a split dim may also go alone on a 1-D layout (its partials gathered to core 0).
     """
 
@@ -53,9 +52,6 @@ class Structure(Protocol):
 
     @property
     def flatten(self) -> bool: ...
-
-    @property
-    def diagonal(self) -> tuple[str, str] | None: ...
 
     @property
     def gather_1d(self) -> bool: ...

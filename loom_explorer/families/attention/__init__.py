@@ -2,6 +2,7 @@
 softmax between them, the key/value sequence run as steps on one core (kernel ``flash_attention``).
 
 * ``program.py``: the analysis of a program's attention structure (``Attention``) and ``ATTENTION``;
+* ``candidates.py``: its candidate hooks (``VARIANTS``): the causal diagonal's multicast rule and ``|balanced``;
 * ``model.py``: the ``ModelFamily`` (``FAMILY``): ``build`` and the whole problem's work;
 * ``quantities.py``: a candidate's parameters and derived quantities (chunks, steps, causal pairs);
 * ``latency.py``: the latency terms and DRAM reads; ``traffic.py``: the NoC flows;

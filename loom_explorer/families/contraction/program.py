@@ -52,9 +52,7 @@ class Contraction:
         return self.matmul.out
 
     flatten: bool = False  # no flattened 1-D layout over several dims
-    diagonal: tuple[str, str] | None = None  # no causal structure
     gather_1d: bool = False
-    kv_groups: tuple[str, ...] | None = None  # no online-softmax reduction to split (flash-decoding)
 
 
 def analyse_contraction(program: TileProgram) -> Contraction:

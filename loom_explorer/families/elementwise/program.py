@@ -71,9 +71,7 @@ class Elementwise:
         return self.outputs[0]
 
     flatten: bool = True  # all tiles may be dealt out row-major over a 1-D layout
-    diagonal: tuple[str, str] | None = None
     gather_1d: bool = False
-    kv_groups: tuple[str, ...] | None = None  # no online-softmax reduction to split (flash-decoding)
 
 
 def is_elementwise(program: TileProgram) -> bool:

@@ -58,4 +58,4 @@ def packed_rows(problem: Problem, query: str, key: str, heads: tuple[str, ...]) 
     return rows
 
 
-VARIANTS = CandidateVariants(FAMILY, kv_split_candidates)
+VARIANTS = CandidateVariants(FAMILY, candidates=kv_split_candidates)

@@ -105,9 +105,7 @@ class RowReduction:
         return tuple(out)
 
     flatten: bool = False  # a row's tiles stay together
-    diagonal: tuple[str, str] | None = None
     gather_1d: bool = True  # the columns alone may be split over a 1-D layout (a decode row on many cores)
-    kv_groups: tuple[str, ...] | None = None  # no online-softmax reduction to split (flash-decoding)
 
 
 def is_row_reduction(program: TileProgram) -> bool:

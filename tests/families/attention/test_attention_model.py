@@ -22,10 +22,10 @@ import itertools
 import pytest
 
 from loom_explorer.brute import brute_force
+from loom_explorer.families.attention.candidates import BALANCED
 from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.families.attention.quantities import build_attention_quantities
 from loom_explorer.mapping import Candidate, Comm, enumerate_candidates
-from loom_explorer.mapping.enumerate import BALANCED
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import KernelTarget, make_problem
