@@ -1,8 +1,8 @@
 """A schedule as a TTNN program config plus the call that uses it: a Python file for a machine with a card.
 
 Only candidates TTNN's own ops implement are exported (``ttnn_equivalent`` says why the others are not):
-the 2-D and 1-D multicast matmul configs (``families/contraction/ttnn.py``), and for attention the flattened
-``...@xy|q=dram,k=dram,v=dram`` candidate (B x H x Sq dealt over the cores): ``SDPAProgramConfig``.
+the 2-D and 1-D multicast matmul configs (``families/contraction/ttnn.py``) and each other family's op (its
+``ttnn.py``: attention's ``SDPAProgramConfig`` for the flattened candidate, flash-decoding's for ``sdpa_decode``).
 
 Memory placements are realised, not dropped (``ttnn_memory``): an L1-sharded operand becomes a
 ``ttnn.MemoryConfig(<layout>, BufferType.L1, ShardSpec(CoreRangeSet, shard_shape, orientation))`` on the
@@ -10,9 +10,7 @@ cores the schedule uses, so the card runs the schedule that was predicted (the l
 its family's ``ttnn.py``).
 
 Every other L1 placement is refused with the reason (``in1`` in L1: TTNN's multicast matmuls read
-it interleaved; ``l1``: a what-if with no TTNN layout; any L1 operand of attention: this export runs
-SDPA on DRAM-interleaved tensors). SDPA takes q, k and v in ``bfloat16``, ``bfloat8_b`` or ``bfloat4_b``
-only: an attention problem with another q/k/v format is refused (the op would reject it on the card).
+it interleaved; ``l1``: a what-if with no TTNN layout; the other families' refusals: their ``ttnn.py``).
 
 TTNN fixes what the model leaves free in a few places; the file lists each such difference in its
 ``NOTES`` (e.g. input buffers of 2 blocks where the schedule chose 3) so a measurement is read knowing
