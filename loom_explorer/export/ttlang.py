@@ -1,5 +1,5 @@
-"""A schedule as a self-contained TT-Lang kernel file (GEMM in ``families/contraction/ttlang.py``,
-element-wise programs in ``families/elementwise/ttlang.py``, row reductions in ``families/row_reduction/ttlang.py``).
+"""A schedule as a self-contained TT-Lang kernel file, written by its kernel family's writer (a plug-in:
+``export/ttlang_family.py``; each family's in ``families/<family>/ttlang.py``).
 
 The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
 builds random inputs, runs the kernel, checks the result against torch (PCC) and prints one line
