@@ -36,13 +36,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from loom_explorer.accuracy.op_mapping import error_family
 from loom_explorer.errors import LoomError
 
 MODEL_ERROR_FILE: Path = Path(__file__).resolve().parent.parent / "data" / "model_error.csv"
 BASES = ("held out", "cross-validated", "in sample")  # most independent first
 COLUMNS = ("family", "hardware", "basis", "rows", "median_abs_err_pct", "worst_abs_err_pct", "data",
            "run_date")
-FAMILY_KERNELS = {"matmul": "gemm", "sdpa": "flash_attention"}
 
 
 class ModelErrorFileError(LoomError, ValueError):
@@ -76,13 +76,10 @@ class FamilyError:
 
 
 def family_of(kernel: str, shape: Mapping[str, int]) -> str:
-    """The family whose timings speak for an op: ``matmul``, ``sdpa`` (prefill), ``sdpa_decode`` (one query
-    row: ttnn runs its decode op), else the kernel's own name."""
-    if kernel == "gemm":
-        return "matmul"
-    if kernel == "flash_attention":
-        return "sdpa_decode" if shape.get("Sq") == 1 else "sdpa"
-    return kernel
+    """The family whose timings speak for an op: the one the kernel's family names (``op_mapping``: e.g.
+    ``matmul`` for ``gemm``, ``sdpa`` for prefill attention, ``sdpa_decode`` for one query row, which ttnn
+    runs as its decode op), else the kernel's own name."""
+    return error_family(kernel, shape)
 
 
 def speedup_floor(speedup: float, error_pct: float) -> float:

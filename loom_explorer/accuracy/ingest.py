@@ -11,9 +11,10 @@ column order and the extra or missing optional columns of other tt-metal version
 
 Required (else ``IngestError``):
 
-* ``OP CODE``: ``Matmul`` / ``MatmulDeviceOperation`` / ``MinimalMatmulOp`` -> ``gemm``;
-  ``ScaledDotProductAttention`` / ``SDPAOperation`` -> ``flash_attention``; the norm, softmax and binary ops
-  of ``ingest_families`` -> their shipped kernels; any other op is skipped;
+* ``OP CODE``: the codes a kernel family claims (``op_mapping``: ``Matmul`` / ``MatmulDeviceOperation`` /
+  ``MinimalMatmulOp`` -> ``gemm``; ``ScaledDotProductAttention`` / ``SDPAOperation`` -> ``flash_attention``;
+  the norm, softmax and binary ops -> the shipped kernels their family reads them as); any other op is
+  skipped;
 * ``DEVICE KERNEL DURATION [ns]``: the measured latency (empty or ``-``: a host op, skipped);
 * ``INPUT_0_Y`` and ``INPUT_0_X`` -- shapes are ``INPUT_<i>_{W,Z,Y,X}`` (older tt-metal) or
   ``INPUT_<i>_{W,Z,Y,X}_PAD[LOGICAL]`` with ``padded[logical]`` cells, of which the logical extent is used.
@@ -29,7 +30,7 @@ Optional:
 * ``MATH FIDELITY``: ``LoFi`` / ``HiFi2`` / ``HiFi3`` / ``HiFi4`` (else the compute kernel config's);
 * ``ATTRIBUTES``: ``{'name': 'value'; ...}``, of which ``program_config`` (``config`` of a minimal matmul),
   ``compute_kernel_config`` (``fp32_dest_acc_en``), ``transpose_a`` / ``transpose_b``, ``is_causal`` and the
-  fields ``ingest_families`` names are read;
+  fields the families' readers name are read;
 * ``CORE COUNT``, ``DEVICE ID``, ``DEVICE ARCH``, ``AVAILABLE WORKER CORE COUNT`` are kept with the op (the
   last three tell the chip and grid: ``capture_chip``); ``OP TYPE`` ``signpost`` rows are skipped.
 
@@ -74,7 +75,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from operator import itemgetter
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, cast
 
 from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_chip
 from loom_explorer.accuracy.csv_input import (
@@ -90,7 +91,7 @@ from loom_explorer.accuracy.csv_input import (
     refusal,
     width_issue,
 )
-from loom_explorer.accuracy.ingest_families import FAMILY_OPS, FamilySkip, family_op
+from loom_explorer.accuracy.op_mapping import InputShape, InterleavedOp, OpSkip, interleaved_kernels, op_families
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.sdpa_configs import (
     TtnnSdpaConfig,
@@ -123,15 +124,12 @@ from loom_explorer.store import Measurement, ResultsStore
 Kernel = Literal["gemm", "flash_attention", "layernorm", "rmsnorm", "softmax", "binary"]
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
 AVAILABLE = "AVAILABLE WORKER CORE COUNT"
-MATMUL_OPS = {"matmul", "matmuldeviceoperation", "minimalmatmulop"}
-SDPA_OPS = {"scaleddotproductattention", "scaleddotproductattentiondeviceoperation", "sdpaoperation"}
 MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCoreReuseMultiCast1DProgramConfig")
 DTYPES = {"BFLOAT16": DataFormat.bfloat16, "BFLOAT8_B": DataFormat.bfloat8_b, "BFLOAT4_B": DataFormat.bfloat4_b,
           "FLOAT32": DataFormat.float32}
 MEMORY = {"DRAM_INTERLEAVED": "DRAM", "L1_INTERLEAVED": "DRAM", "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
           "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED", "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED"}
 NO_VALUE = {"", "-", "std::nullopt", "nullopt", "none"}
-FAMILY_KERNELS = {"layernorm", "rmsnorm", "softmax", "binary"}
 T = TypeVar("T")
 
 
@@ -565,7 +563,7 @@ def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str
                     fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(notes))
 
 
-def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
+def _sdpa(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
     q, k = row.shape("INPUT_0"), row.shape("INPUT_1")
     if q is None or k is None:
         raise _Skip("SDPA needs the shapes of q (INPUT_0) and k (INPUT_1)")
@@ -596,9 +594,11 @@ def _sdpa(row: _Row, attrs: dict[str, str], compute: dict[str, object]) -> _OpPa
                     note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)")
 
 
-def _family(row: _Row, name: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
-    """An element-wise or norm/softmax op (``ingest_families``), costed as ttnn's interleaved default."""
-    shapes: list[tuple[int, int, int, int]] = []
+def _interleaved(row: _Row, name: str, read: Callable[[str, dict[str, str], list[InputShape]], InterleavedOp],
+                 attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
+    """An op its family ``read``s as a kernel ttnn runs with its interleaved default (``op_mapping``), costed
+    as that default."""
+    shapes: list[InputShape] = []
     while (shape := row.shape(f"INPUT_{len(shapes)}")) is not None:
         shapes.append(shape)
     notes: list[str] = []
@@ -606,12 +606,18 @@ def _family(row: _Row, name: str, attrs: dict[str, str], compute: dict[str, obje
         if _memory(row, f"INPUT_{i}", notes) != "DRAM":
             raise _Skip(f"INPUT_{i} is sharded: only ttnn's interleaved default of this op is modelled")
     try:
-        op = family_op(name, attrs, shapes)
-    except FamilySkip as why:
+        op = read(name, attrs, shapes)
+    except OpSkip as why:
         raise _Skip(str(why)) from None
     dtype = _dtype(row, "INPUT_0")
-    return _OpParts(kernel=op.kernel, shape=op.shape, model_shape=op.shape, dtype=dtype, formats={}, grid=None,
-                    fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(filter(None, [*notes, op.note])))
+    return _OpParts(kernel=cast(Kernel, op.kernel), shape=op.shape, model_shape=op.shape, dtype=dtype, formats={},
+                    grid=None, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+                    note="; ".join(filter(None, [*notes, op.note])))
+
+
+# the readers of the families' ops that carry their own program config, by family (not in their folders yet)
+_CONFIGURED_READERS: dict[str, Callable[[_Row, str, dict[str, str], dict[str, object]], _OpParts]] = {
+    "contraction": _matmul, "attention": _sdpa}
 
 
 @lru_cache(maxsize=4096)
@@ -645,7 +651,8 @@ def _op_of(row: _Row, op_code: str) -> IngestedOp:
     if row.get(DURATION).lower() in NO_VALUE:
         raise _Skip(f"{DURATION} is empty (host-only op or no device data)")
     name = op_code.split("::")[-1].lower()
-    if name not in MATMUL_OPS | SDPA_OPS | FAMILY_OPS:
+    family = op_families().get(name)
+    if family is None:
         if "ring" in name or "allgather" in name or "reducescatter" in name:
             raise _Skip("an op across devices (ring, all-gather, reduce-scatter): the model covers one chip, and "
                         "what each device does depends on its place among them, which the report does not say")
@@ -660,12 +667,10 @@ def _op_of(row: _Row, op_code: str) -> IngestedOp:
     attributes = row.get(ATTRIBUTES)
     attrs, compute = _attributes(attributes)
     fidelity = _fidelity(row, compute)
-    if name in MATMUL_OPS:
-        parts = _matmul(row, attributes, attrs, compute)
-    elif name in SDPA_OPS:
-        parts = _sdpa(row, attrs, compute)
+    if family.read_interleaved is not None:
+        parts = _interleaved(row, name, family.read_interleaved, attrs, compute)
     else:
-        parts = _family(row, name, attrs, compute)
+        parts = _CONFIGURED_READERS[family.name](row, attributes, attrs, compute)
     return IngestedOp(row=0, op_code=op_code, kernel=parts.kernel, shape=parts.shape, dtype=parts.dtype,
                       formats=parts.formats, fidelity=fidelity, config=parts.config, options=parts.options,
                       q_chunk_size=parts.q_chunk_size, k_chunk_size=parts.k_chunk_size, device_kernel_ns=0.0,
@@ -920,7 +925,7 @@ class Predictor:
                     config, evaluated = ttnn_default_evaluated(hw, problem)
                 else:
                     evaluated = evaluate_config(hw, problem, op.config)
-            elif op.kernel in FAMILY_KERNELS:
+            elif op.kernel in interleaved_kernels():
                 evaluated = evaluate_interleaved_default(hw, problem)[1]
             else:
                 sdpa = (TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
@@ -942,7 +947,7 @@ class Predictor:
         elif op.kernel == "flash_attention":
             candidate = "SDPAProgramConfig" if op.q_chunk_size else "SDPA (ttnn default config)"
         else:
-            candidate = "ttnn default" if op.kernel in FAMILY_KERNELS else "matmul (ttnn default config)"
+            candidate = "ttnn default" if op.kernel in interleaved_kernels() else "matmul (ttnn default config)"
         tail = json.dumps({"candidate": candidate, "params": evaluated.values if evaluated else {},
                            "dtype": op.dtype.value, "fidelity": op.fidelity.value,
                            "ttnn_config": p.config.model_dump(mode="json") if p.config else None,

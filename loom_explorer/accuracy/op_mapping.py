@@ -1,0 +1,85 @@
+"""Which kernel family reads a device-profiler op, and which family of the error table speaks for a kernel.
+
+Every kernel family that the accuracy tools score registers one :class:`AccuracyOps` under the entry-point
+group ``loom_explorer.accuracy_ops`` (``plugins.py``), from its own folder (``families/<family>/accuracy.py``).
+The object says
+
+* ``op_codes``: the profiler ``OP CODE``s (the last ``::`` part, lower case) whose rows are this family's
+  ops; ``ingest`` reads a row whose code no family claims as a skip;
+* ``read_interleaved``: for a family whose ops ttnn runs with its interleaved default (no program config),
+  the kernel, shape and note of such a row (:class:`InterleavedOp`), or :class:`OpSkip` with the reason;
+  ``kernels`` are the shipped kernels it reads rows as (``ingest`` predicts them with ttnn's interleaved
+  default). A family whose op carries its own config (matmul, SDPA) leaves it ``None``: ``ingest`` reads it;
+* ``error_family``: the family of ``model_error.csv`` whose timings speak for an op of one of the family's
+  kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+from loom_explorer.errors import LoomError
+from loom_explorer.plugins import registered
+
+GROUP = "loom_explorer.accuracy_ops"
+
+InputShape = tuple[int, int, int, int]  # an input's logical W, Z, Y, X
+
+
+class OpSkip(LoomError, ValueError):
+    """A row of a family's op that is not what a shipped kernel computes; the message is the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class InterleavedOp:
+    """A row read as a shipped kernel that ttnn runs with its interleaved default."""
+
+    kernel: str  # a shipped kernel
+    shape: dict[str, int]  # the kernel's problem shape
+    inputs: int  # how many INPUT_<i> tensors the kernel reads (the rest would be fused extras)
+    note: str = ""
+
+
+def _no_error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyOps:
+    """A kernel family's part in reading and scoring profiler captures (module docstring)."""
+
+    name: str  # the family's name (its entry's)
+    op_codes: frozenset[str]
+    kernels: tuple[str, ...] = ()
+    read_interleaved: Callable[[str, Mapping[str, str], Sequence[InputShape]], InterleavedOp] | None = None
+    error_family: Callable[[str, Mapping[str, int]], str | None] = field(default=_no_error_family)
+
+
+@cache
+def accuracy_ops() -> tuple[AccuracyOps, ...]:
+    """Every registered family's :class:`AccuracyOps`, in name order."""
+    return tuple(registered(GROUP, AccuracyOps).values())
+
+
+@cache
+def op_families() -> Mapping[str, AccuracyOps]:
+    """The family of each profiler op code some family claims (module docstring)."""
+    return {code: ops for ops in accuracy_ops() for code in sorted(ops.op_codes)}
+
+
+@cache
+def interleaved_kernels() -> frozenset[str]:
+    """The shipped kernels that ttnn runs with its interleaved default, as the families read them."""
+    return frozenset(k for ops in accuracy_ops() if ops.read_interleaved is not None for k in ops.kernels)
+
+
+def error_family(kernel: str, shape: Mapping[str, int]) -> str:
+    """The family of the error table whose timings speak for an op of ``kernel`` and ``shape``: the one a
+    registered family names, else the kernel's own name."""
+    for ops in accuracy_ops():
+        named = ops.error_family(kernel, shape)
+        if named is not None:
+            return named
+    return kernel
