@@ -55,7 +55,6 @@ SAME_RANK_ALLOWED: dict[tuple[str, str], str] = {
 # modules outside ``loom_explorer.families`` that still import a family module, and why (none may: a family
 # plugs in through its entry points; each entry here is a family's code not moved into its folder yet)
 FAMILY_IMPORTERS: dict[str, str] = {
-    f"{PACKAGE}.accuracy.ttnn_defaults": "accuracy side, moved next",
     f"{PACKAGE}.accuracy.sdpa_configs": "accuracy side, moved next",
     f"{PACKAGE}.accuracy.improve": "accuracy side, moved next",
     f"{PACKAGE}.accuracy.ingest": "accuracy side, moved next",

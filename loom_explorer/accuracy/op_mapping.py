@@ -11,7 +11,9 @@ The object says
   ``kernels`` are the shipped kernels it reads rows as (``ingest`` predicts them with ttnn's interleaved
   default). A family whose op carries its own config (matmul, SDPA) leaves it ``None``: ``ingest`` reads it;
 * ``error_family``: the family of ``model_error.csv`` whose timings speak for an op of one of the family's
-  kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``).
+  kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``);
+* ``interleaved_default``: for a family ttnn runs without a program config, how that default splits a
+  problem's work (:class:`InterleavedSplit`, costed by ``accuracy/ttnn_defaults.py``).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Literal
 
 from loom_explorer.errors import LoomError
 from loom_explorer.plugins import registered
+from loom_explorer.problem import Problem
 
 GROUP = "loom_explorer.accuracy_ops"
 
@@ -42,6 +46,21 @@ class InterleavedOp:
     note: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class InterleavedSplit:
+    """ttnn's default of one problem on interleaved tensors: its op, and the units of work that
+    ``split_work_to_cores`` deals out (``accuracy/ttnn_defaults.py``)."""
+
+    op: str  # e.g. "ttnn.rms_norm"
+    program: str  # e.g. "interleaved, LayerNormDefaultProgramConfig"
+    unit: Literal["tile", "tile row"]
+    units: int  # how many units the problem has
+    group: str  # the dimensions the units run over (``H*W``: flattened), the candidate's one ``xy`` axis
+    streamed: tuple[str, ...]  # the inputs each core reads from DRAM
+    block: str  # the parameter of a core's units at a time (set to 1)
+    buffer_depth: int  # blocks in every streamed input's buffer
+
+
 def _no_error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
     return None
 
@@ -55,6 +74,7 @@ class AccuracyOps:
     kernels: tuple[str, ...] = ()
     read_interleaved: Callable[[str, Mapping[str, str], Sequence[InputShape]], InterleavedOp] | None = None
     error_family: Callable[[str, Mapping[str, int]], str | None] = field(default=_no_error_family)
+    interleaved_default: Callable[[Problem], InterleavedSplit] | None = None
 
 
 @cache
@@ -73,6 +93,12 @@ def op_families() -> Mapping[str, AccuracyOps]:
 def interleaved_kernels() -> frozenset[str]:
     """The shipped kernels that ttnn runs with its interleaved default, as the families read them."""
     return frozenset(k for ops in accuracy_ops() if ops.read_interleaved is not None for k in ops.kernels)
+
+
+@cache
+def interleaved_families() -> Mapping[str, AccuracyOps]:
+    """The families ttnn runs without a program config (an ``interleaved_default``), by name in name order."""
+    return {ops.name: ops for ops in accuracy_ops() if ops.interleaved_default is not None}
 
 
 def error_family(kernel: str, shape: Mapping[str, int]) -> str:

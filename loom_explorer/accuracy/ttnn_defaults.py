@@ -39,9 +39,10 @@ softmax_program_factory_attention_optimized.cpp`` @003544fc, ``SoftmaxDefaultPro
 
 The enumerator does not spread a dimension of one tile; ttnn still deals its one unit to one core, so the
 candidate is built here directly (``H*W@xy`` of a one-tile-high tensor is its columns dealt out; ``H@xy`` of
-one tile row is that row on one core). ``ttnn_default_op`` names the ttnn op from the program's ops (e.g.
-``ttnn.rms_norm`` for one mean reduction followed by ``rsqrt``), for what ``predict`` prints; the schedule
-depends only on the family.
+one tile row is that row on one core). Each family gives its split (``interleaved_default`` of its
+``AccuracyOps``, ``accuracy/op_mapping.py``, in ``families/<family>/accuracy.py``), which names the ttnn op from
+the program's ops (e.g. ``ttnn.rms_norm`` for one mean reduction followed by ``rsqrt``), for what ``predict``
+prints; the schedule depends only on the family.
 """
 
 from __future__ import annotations
@@ -51,22 +52,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from loom_explorer.accuracy.op_mapping import interleaved_families
 from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, evaluate_values
-from loom_explorer.families.elementwise.program import ELEMENTWISE, analyse_elementwise
-from loom_explorer.families.elementwise.ttnn import BINARY_OPS
-from loom_explorer.families.row_reduction.program import ROW_REDUCTION, analyse_row_reduction
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import Problem
-from loom_explorer.program.dsl import Eltwise, Reduce
 from loom_explorer.program.structure import program_family
-
-ELEMENTWISE_BUFFER_TILES = 2  # binary_ng's and unary's input circular buffers (tiles)
-ROW_REDUCTION_BUFFER_BLOCKS = 1  # the norm/softmax factories hold one whole tile row per input
-LAYERNORM_CONFIG = "interleaved, LayerNormDefaultProgramConfig"
-SOFTMAX_CONFIG = "interleaved, SoftmaxDefaultProgramConfig"
-FAMILIES = (ELEMENTWISE.name, ROW_REDUCTION.name)  # the families ttnn runs without a program config
 
 
 class TtnnDefaultOp(BaseModel):
@@ -91,8 +83,9 @@ class TtnnDefaultOp(BaseModel):
 
 
 def has_interleaved_default(problem: Problem) -> bool:
-    """Whether ``problem``'s kernel family is one ttnn runs without a program config (``FAMILIES``)."""
-    return program_family(problem.program).name in FAMILIES
+    """Whether ``problem``'s kernel family is one ttnn runs without a program config
+    (``op_mapping.interleaved_families``)."""
+    return program_family(problem.program).name in interleaved_families()
 
 
 def work_split(units: int, grid: tuple[int, int]) -> tuple[int, int, tuple[int, int]]:
@@ -104,79 +97,44 @@ def work_split(units: int, grid: tuple[int, int]) -> tuple[int, int, tuple[int, 
     return per_core, used, ((gx, math.ceil(used / gx)) if used > gx else (used, 1))
 
 
-def _elementwise_op(problem: Problem) -> tuple[str, str]:
-    """(ttnn op, program) of an element-wise program: one SFPU op is a unary op; one FPU add, subtract or
-    multiply is ``binary_ng``, SFPU ops before it fused as ``input_tensor_a_activations`` (SwiGLU's
-    ``ttnn.multiply(a, b, input_tensor_a_activations=[SILU])``) and after it as ``activations``."""
-    ops = analyse_elementwise(problem.program).ops
-
-    def name(op: Eltwise) -> str:
-        return (problem.activation or op.op) if op.op == "activation" else op.op
-
-    fpu = [i for i, op in enumerate(ops) if op.unit == "fpu"]
-    if not fpu and len(ops) == 1:
-        return f"ttnn.{name(ops[0])}", "unary, interleaved"
-    if len(fpu) == 1 and ops[fpu[0]].op in BINARY_OPS:
-        before, after = ops[:fpu[0]], ops[fpu[0] + 1:]
-        extra = "".join(f", {what}=[{', '.join(name(op).upper() for op in group)}]"
-                        for what, group in (("input_tensor_a_activations", before), ("activations", after)) if group)
-        return BINARY_OPS[ops[fpu[0]].op], f"binary_ng, interleaved{extra}"
-    return "ttnn element-wise ops", "binary_ng/unary split, interleaved"
-
-
-def _row_reduction_op(problem: Problem) -> tuple[str, str]:
-    """(ttnn op, program) of a row reduction: a max then a sum around ``exp`` is ``ttnn.softmax``; one mean
-    then ``rsqrt`` ``ttnn.rms_norm``; two means then ``rsqrt`` ``ttnn.layer_norm``; any other the same split
-    under a generic name."""
-    st = analyse_row_reduction(problem.program)
-    reductions = [op.op for op in st.ops if isinstance(op, Reduce)]
-    sfpu = {op.op for op in st.ops if isinstance(op, Eltwise) and op.unit == "sfpu"}
-    if reductions == ["max", "sum"] and "exp" in sfpu:
-        return "ttnn.softmax", SOFTMAX_CONFIG
-    if reductions == ["mean"] and "rsqrt" in sfpu:
-        return "ttnn.rms_norm", LAYERNORM_CONFIG
-    if reductions == ["mean", "mean"] and "rsqrt" in sfpu:
-        return "ttnn.layer_norm", LAYERNORM_CONFIG
-    return "ttnn row reduction", LAYERNORM_CONFIG
-
-
 def ttnn_default_op(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, Candidate, dict[str, int]]:
     """(ttnn's default op, its candidate, its parameter values but the buffer depths) for ``problem`` on
     ``hw``'s whole grid (module docstring). ConfigError for a problem with a tensor in L1 (the default runs
     on interleaved DRAM tensors) or of another family."""
+    return _split(hw, problem)[:3]
+
+
+def _split(hw: HardwareSpec, problem: Problem
+           ) -> tuple[TtnnDefaultOp, Candidate, dict[str, int], int]:
+    """``ttnn_default_op`` and the depth of every streamed input's buffer."""
     family = program_family(problem.program).name
-    if family not in FAMILIES:
+    families = interleaved_families()
+    if family not in families:
         raise ConfigError(f"{problem.program.name} is a {family} program; ttnn runs only the "
-                          f"{' and '.join(FAMILIES)} families without a program config")
+                          f"{' and '.join(families)} families without a program config")
     in_l1 = [t for t, p in problem.placements if p.in_l1]
     if in_l1:
         raise ConfigError(f"ttnn's default for {problem.program.name} runs on DRAM-interleaved tensors; "
                           f"{', '.join(in_l1)} is in L1 (--memory)")
     grid = (hw.grid.columns, hw.grid.rows)
-    unit: Literal["tile", "tile row"]
-    if family == ELEMENTWISE.name:  # every output tile, flattened row-major, one tile per cycle
-        est = analyse_elementwise(problem.program)
-        group, streamed = "*".join(est.dims), est.streamed
-        units = math.prod(problem.tiles(d) for d in est.dims)
-        (op, program), unit, block = _elementwise_op(problem), "tile", "block"
-    else:  # every tile row, whole rows per core, one row at a time
-        rst = analyse_row_reduction(problem.program)
-        group, streamed, units = rst.rows_dim, rst.streamed, problem.tiles(rst.rows_dim)
-        (op, program), unit, block = _row_reduction_op(problem), "tile row", "block_h"
-    candidate = Candidate(axes=(("xy", group),), comms=tuple((t, Comm.dram) for t in streamed))
+    default_of = families[family].interleaved_default
+    assert default_of is not None  # interleaved_families holds only the families that have one
+    split = default_of(problem)
+    group, units = split.group, split.units
+    candidate = Candidate(axes=(("xy", group),), comms=tuple((t, Comm.dram) for t in split.streamed))
     per_core, used, (gx, gy) = work_split(units, grid)
-    default = TtnnDefaultOp(op=op, program=program, compute_with_storage_grid_size=grid, unit=unit, units=units,
-                            per_core=per_core, cores=used)
-    return default, candidate, {"grid_x": gx, "grid_y": gy, f"per_core_{group}": per_core, block: 1}
+    default = TtnnDefaultOp(op=split.op, program=split.program, compute_with_storage_grid_size=grid,
+                            unit=split.unit, units=units, per_core=per_core, cores=used)
+    values = {"grid_x": gx, "grid_y": gy, f"per_core_{group}": per_core, split.block: 1}
+    return default, candidate, values, split.buffer_depth
 
 
 def evaluate_interleaved_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, Evaluated]:
     """ttnn's default for an element-wise or row-reduction ``problem`` and the referee's evaluation of it
     (a ``conflict`` naming the violated constraints when the model finds it illegal, e.g. a row too wide
     for L1): module docstring."""
-    default, candidate, values = ttnn_default_op(hw, problem)
+    default, candidate, values, depth = _split(hw, problem)
     schedule = build_schedule(hw, problem, candidate)
-    depth = ELEMENTWISE_BUFFER_TILES if default.unit == "tile" else ROW_REDUCTION_BUFFER_BLOCKS
     streams = {f"{t}_buffer_depth" for t, _ in candidate.comms}
     values |= {p: depth for p in schedule.param_names if p in streams}
     return default, evaluate_values(schedule, values)

@@ -85,6 +85,7 @@ def with_compute_config(problem: ProblemRequest, compute: dict[str, object], mem
 
 
 def run_predict(req: PredictCommand) -> int:
+    from loom_explorer.accuracy.op_mapping import interleaved_families
     from loom_explorer.accuracy.sdpa_configs import (
         TtnnConfig,
         TtnnSdpaConfig,
@@ -102,7 +103,6 @@ def run_predict(req: PredictCommand) -> int:
         parse_config,
         placements,
     )
-    from loom_explorer.accuracy.ttnn_defaults import FAMILIES
     from loom_explorer.hardware.grid import restrict_grid
     from loom_explorer.program.structure import program_family
 
@@ -111,7 +111,7 @@ def run_predict(req: PredictCommand) -> int:
     problem_request = req.problem
     given: TtnnMatmulConfig | TtnnSdpaConfig | None = None
     family = program_family(program).name
-    if req.ttnn_config and family in FAMILIES:
+    if req.ttnn_config and family in interleaved_families():
         raise InputError(f"--ttnn-config reads matmul and SDPA configs; {program.name} is of the {family} family: "
                          "predict ttnn's interleaved default with --ttnn-default, or a sharded layout with "
                          "`solve --memory` and its pins")
