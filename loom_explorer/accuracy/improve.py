@@ -42,15 +42,14 @@ from loom_explorer.accuracy.ingest import (
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config, parse_sdpa_config
 from loom_explorer.accuracy.ttnn_configs import (
-    MEMORY,
     ConfigError,
     TtnnMatmulConfig,
     evaluate_config,
+    memory_of,
     parse_config,
 )
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.ttnn_config import compute_config_args, ttnn_equivalent, ttnn_runs
-from loom_explorer.families.contraction.program import analyse_contraction
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import Problem
 from loom_explorer.result import CandidateResult
@@ -262,9 +261,7 @@ def _config(session: Session, problem: Problem, r: CandidateResult) -> Config | 
     try:
         if name == "SDPAProgramConfig":
             return parse_sdpa_config({"program_config": name, **args})
-        mm = analyse_contraction(problem.program).matmul
-        memory = {t: n for t in (mm.a, mm.b, mm.out) for n, p in MEMORY.items() if p is problem.placement(t)}
-        return parse_config({"program_config": name, **args, "memory": memory,
+        return parse_config({"program_config": name, **args, "memory": memory_of(problem),
                              "compute": compute_config_args(problem)})
     except ConfigError as exc:
         return str(exc)

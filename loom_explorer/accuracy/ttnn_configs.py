@@ -26,6 +26,7 @@ from typing import Annotated, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from loom_explorer.errors import LoomError
+from loom_explorer.families.contraction.program import analyse_contraction
 from loom_explorer.families.contraction.ttnn_mapping import (
     CONFIG_CLASSES,
     ONE_D,
@@ -102,6 +103,12 @@ def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
 
 def placements(cfg: TtnnMatmulConfig) -> dict[str, Placement]:
     return {t: MEMORY[m] for t, m in cfg.memory.items() if MEMORY[m] is not Placement.dram}
+
+
+def memory_of(problem: Problem) -> dict[str, str]:
+    """A matmul config's ``memory`` for ``problem``: where in0, in1 and out are placed (``MEMORY``'s names)."""
+    mm = analyse_contraction(problem.program).matmul
+    return {t: n for t in (mm.a, mm.b, mm.out) for n, p in MEMORY.items() if p is problem.placement(t)}
 
 
 def layout(cfg: TtnnMatmulConfig) -> MatmulLayout:
