@@ -58,7 +58,6 @@ FAMILY_IMPORTERS: dict[str, str] = {
     f"{PACKAGE}.accuracy.sdpa_configs": "accuracy side, moved next",
     f"{PACKAGE}.accuracy.ingest": "accuracy side, moved next",
     f"{PACKAGE}.accuracy.ttnn_configs": "accuracy side, moved next",
-    f"{PACKAGE}.accuracy.sdpa_data": "accuracy side, moved next",
 }
 # (importing family, imported family) pairs allowed, and why (families are independent otherwise)
 CROSS_FAMILY_ALLOWED: dict[tuple[str, str], str] = {

@@ -50,12 +50,12 @@ from loom_explorer.accuracy.gemm_data import (
 from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config
 from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.data import published_path
-from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, ProblemError, make_problem
 from loom_explorer.program import load_program
+from loom_explorer.program.structure import program_family
 
 SDPA_DATA = "sdpa_op_times.csv"
 KERNELS = ("streaming", "accurate", "standard", "balanced", "fast", "legacy")
@@ -93,8 +93,7 @@ class SdpaMeasured:
         """The flash_attention problem this row timed, in its formats (q and the output in ``q_dtype``, k and v
         in ``kv_dtype``), fidelity and Dst mode."""
         program = load_program("flash_attention")
-        st = analyse_attention(program)
-        q, k, v = st.streamed
+        q, k, v = program_family(program).analyse(program).streamed
         return make_problem(program, dict(self.shape), self.q_dtype, self.fidelity,
                             formats={k: self.kv_dtype, v: self.kv_dtype}, fp32_acc=self.fp32_dest,
                             options=self.options)
