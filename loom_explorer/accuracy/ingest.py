@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -75,11 +74,30 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from operator import itemgetter
 from pathlib import Path
-from typing import Literal, TypeVar, cast
+from typing import Literal, cast
 
+from loom_explorer.accuracy.capture import (
+    NO_VALUE,
+    BadCell,
+    Columns,
+    ProfilerRow,
+    RowSkip,
+    compute_config,
+    core_grid,
+    device_id_cell,
+    duration_or_none,
+    flag,
+    fused_activation,
+    header_key,
+    math_fidelity,
+    parse_attributes,
+    parse_struct,
+    tensor_format,
+    tensor_memory,
+    whole_or_none,
+)
 from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_chip
 from loom_explorer.accuracy.csv_input import (
-    CellError,
     RowIssue,
     TextSource,
     bytes_source,
@@ -125,20 +143,10 @@ Kernel = Literal["gemm", "flash_attention", "layernorm", "rmsnorm", "softmax", "
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
 AVAILABLE = "AVAILABLE WORKER CORE COUNT"
 MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCoreReuseMultiCast1DProgramConfig")
-DTYPES = {"BFLOAT16": DataFormat.bfloat16, "BFLOAT8_B": DataFormat.bfloat8_b, "BFLOAT4_B": DataFormat.bfloat4_b,
-          "FLOAT32": DataFormat.float32}
-MEMORY = {"DRAM_INTERLEAVED": "DRAM", "L1_INTERLEAVED": "DRAM", "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
-          "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED", "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED"}
-NO_VALUE = {"", "-", "std::nullopt", "nullopt", "none"}
-T = TypeVar("T")
 
 
 class IngestError(LoomError, ValueError):
     """A report that cannot be read at all; the message names the file (and the column)."""
-
-
-class _Skip(Exception):
-    """A row the model cannot use; the message is the reason."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,214 +198,6 @@ class IngestReport:
     device_ns_by_op: tuple[tuple[str, float], ...] = ()  # every device row's kernel duration, summed by op code
 
 
-# ---- cells -------------------------------------------------------------------------------------------
-
-@lru_cache(maxsize=1024)
-def _key(name: str) -> str:
-    """Header names compare without case, spaces or ``_``."""
-    return re.sub(r"[\s_]+", "", name).upper()
-
-
-class _Columns:
-    """The header: a name (any case, spaces, ``_``) -> the first column of that name, and its header text."""
-
-    def __init__(self, header: list[str]) -> None:
-        self.header = header
-        self.index: dict[str, int] = {}
-        for i, name in enumerate(header):
-            self.index.setdefault(_key(name), i)
-        self._found: dict[tuple[str, ...], tuple[int, ...]] = {}
-
-    def __contains__(self, name: str) -> bool:
-        return _key(name) in self.index
-
-    def find(self, names: tuple[str, ...]) -> tuple[int, ...]:
-        """The columns of ``names`` that the header has, in the order given."""
-        found = self._found.get(names)
-        if found is None:
-            found = self._found[names] = tuple(self.index[_key(n)] for n in names if _key(n) in self.index)
-        return found
-
-
-class _BadCell(Exception):
-    """A number cell of an ingested row that is not what its column means (module docstring)."""
-
-    def __init__(self, column: str, error: CellError) -> None:
-        super().__init__(f"column {column}: {error}")
-        self.column, self.error = column, error
-
-
-class _Row:
-    def __init__(self, columns: _Columns, cells: list[str]) -> None:
-        self.columns, self.cells = columns, cells
-
-    def cell(self, *names: str) -> tuple[str, str]:
-        """(header name, stripped text) of the first of ``names`` with a non-empty cell; ``("", "")`` if none."""
-        for i in self.columns.find(names):
-            if i < len(self.cells) and self.cells[i].strip():
-                return self.columns.header[i].strip(), self.cells[i].strip()
-        return "", ""
-
-    def get(self, *names: str) -> str:
-        return self.cell(*names)[1]
-
-    def number(self, parse: Callable[[str], T], *names: str) -> T | None:
-        """The cell of ``names`` read by ``parse`` (``csv_input``); None when empty or ``-``; a bad value is a
-        ``_BadCell`` naming the column."""
-        column, text = self.cell(*names)
-        if text.lower() in NO_VALUE:
-            return None
-        try:
-            return parse(text)
-        except CellError as exc:
-            raise _BadCell(column, exc) from None
-
-    def shape(self, tensor: str) -> tuple[int, int, int, int] | None:
-        """Logical ``(W, Z, Y, X)`` of ``tensor`` (e.g. ``INPUT_0``); None when the row has no such tensor."""
-        dims = [self.number(_logical, f"{tensor}_{a}_PAD[LOGICAL]", f"{tensor}_{a}") for a in "WZYX"]
-        if dims[2] is None or dims[3] is None:
-            return None
-        return (dims[0] or 1, dims[1] or 1, dims[2], dims[3])
-
-
-_EXTENT = re.compile(r"([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?")
-_WHOLE = re.compile(r"[0-9]+")
-
-
-def _logical(text: str) -> int:
-    """``"32[19]"`` (padded[logical]) -> 19; ``"19"`` -> 19: a whole number >= 1 (``positive_int``), the
-    logical extent at most the padded one."""
-    m = _EXTENT.fullmatch(text)
-    if m is None:
-        raise CellError(text, "not a tensor extent (N or padded[logical])")
-    logical = positive_int(m.group(2) or m.group(1))
-    if m.group(2) is not None and logical > positive_int(m.group(1)):
-        raise CellError(text, "a logical extent above its padded one")
-    return logical
-
-
-def _device_id(text: str) -> int:
-    if not _WHOLE.fullmatch(text):
-        raise CellError(text, "not a whole number")
-    return int(text)
-
-
-def _float(text: str) -> float | None:
-    """A duration cell as a finite number >= 0 for the device-time total, None otherwise (not checked here:
-    only an ingested op's duration is, by ``positive_time``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
-
-
-def _int(text: str) -> int | None:
-    return int(text) if re.fullmatch(r"\d+", text.strip()) else None
-
-
-def _flag(text: str) -> bool | None:
-    return {"1": True, "true": True, "0": False, "false": False}.get(text.strip().lower())
-
-
-# ---- ATTRIBUTES --------------------------------------------------------------------------------------
-
-_ATTR = re.compile(r"'([^']*)'\s*:\s*'(.*?)'(?=\s*[;,]\s*'[^']*'\s*:|\s*$)", re.DOTALL)
-_STRUCT = re.compile(r"(?:[\w:]*::)?(\w+)\s*\((.*)\)", re.DOTALL)
-
-
-def parse_attributes(text: str) -> dict[str, str]:
-    """``{'name': 'value'; ...}`` -> ``{name: value}`` (values unparsed)."""
-    body = text.strip().removeprefix("{").removesuffix("}")
-    return {m.group(1).strip(): m.group(2).strip() for m in _ATTR.finditer(body)}
-
-
-def _split_top(text: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += (ch in "([{") - (ch in ")]}")
-        if ch in ";," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    return [p.strip() for p in [*parts, text[start:]] if p.strip()]
-
-
-def parse_struct(text: str) -> tuple[str, dict[str, str]] | None:
-    """``ns::Name(a=1;b=(x=8;y=8))`` -> ``("Name", {"a": "1", "b": "(x=8;y=8)"})``; None if not that form."""
-    m = _STRUCT.fullmatch(text.strip())
-    if m is None:
-        return None
-    fields = {}
-    for part in _split_top(m.group(2)):
-        key, eq, value = part.partition("=")
-        if eq:
-            fields[key.strip()] = value.strip()
-    return m.group(1), fields
-
-
-def _grid(text: str) -> tuple[int, int] | None:
-    """``(x=8;y=8)``, ``CoreCoord(x=8, y=8)`` or ``8-8`` -> (8, 8): (columns, rows)."""
-    m = re.search(r"x\s*=\s*(\d+)\D+?y\s*=\s*(\d+)", text) or \
-        re.fullmatch(r"\s*[({\[]?\s*(\d+)\s*[-;,]\s*(\d+)\s*[)}\]]?\s*", text)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _compute(attrs: dict[str, str]) -> dict[str, object]:
-    parsed = parse_struct(attrs.get("compute_kernel_config", ""))
-    if parsed is None:
-        return {}
-    out: dict[str, object] = {}
-    for key, value in parsed[1].items():
-        if key == "math_fidelity":
-            out[key] = value.split("::")[-1]
-        elif key in ("math_approx_mode", "fp32_dest_acc_en", "packer_l1_acc", "dst_full_sync_en"):
-            out[key] = _flag(value)
-    return out
-
-
-def _activation(text: str) -> str | None:
-    if text.strip().lower() in NO_VALUE:
-        return None
-    m = re.search(r"UnaryOpType::(\w+)", text) or re.search(r"\(\s*([A-Za-z_]+)\s*[;,)]", text)
-    if m is None:
-        raise _Skip(f"fused_activation {text!r} is not readable")
-    return m.group(1).lower()
-
-
-# ---- rows --------------------------------------------------------------------------------------------
-
-def _dtype(row: _Row, tensor: str, default: DataFormat | None = None) -> DataFormat:
-    text = row.get(f"{tensor}_DATATYPE", f"{tensor}_DATA TYPE").split("::")[-1].upper()
-    if not text and default is not None:
-        return default
-    if text not in DTYPES:
-        raise _Skip(f"{tensor}_DATATYPE {text or 'empty'!r} is not a data format the model knows "
-                    f"({', '.join(DTYPES)})")
-    return DTYPES[text]
-
-
-def _memory(row: _Row, tensor: str, notes: list[str]) -> str:
-    text = row.get(f"{tensor}_MEMORY").upper()
-    if not text:
-        notes.append(f"{tensor}_MEMORY absent: assumed DRAM")
-        return "DRAM"
-    m = re.fullmatch(r"(?:DEV_\d+_)?((?:DRAM|L1)_\w+)", text)
-    if m is None or m.group(1) not in MEMORY:
-        raise _Skip(f"{tensor}_MEMORY {text}: the model maps interleaved or L1-sharded operands only")
-    if m.group(1) == "L1_INTERLEAVED":
-        notes.append(f"{tensor} L1-interleaved: costed as DRAM-interleaved (pages read over the NoC from "
-                     "every bank either way; L1 banks have no DRAM bandwidth limit, so this is an upper bound)")
-    return MEMORY[m.group(1)]
-
-
-def _fidelity(row: _Row, compute: dict[str, object]) -> Fidelity:
-    text = (row.get("MATH FIDELITY") or str(compute.get("math_fidelity") or "")).split("::")[-1]
-    try:
-        return Fidelity(text.lower())
-    except ValueError:
-        raise _Skip(f"math fidelity {text or 'empty'!r} is not LoFi/HiFi2/HiFi3/HiFi4") from None
-
-
 @dataclass(frozen=True, slots=True)
 class _MinimalBlocks:
     """A ``MinimalMatmulConfig`` (``ttnn.experimental.minimal_matmul``): blocks of tiles and the grid; the
@@ -424,41 +224,41 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
     if text.lower() in NO_VALUE:
         sharded = sorted(t for t, m in memory.items() if m != "DRAM")
         if sharded:
-            raise _Skip(f"no program_config with {', '.join(sharded)} sharded: ttnn derives the config from the "
+            raise RowSkip(f"no program_config with {', '.join(sharded)} sharded: ttnn derives the config from the "
                         "shard spec, which the report does not print")
-        return None, False, _activation(attrs.get("user_fused_activation", ""))
+        return None, False, fused_activation(attrs.get("user_fused_activation", ""))
     parsed = parse_struct(text)
     if parsed is None:
-        raise _Skip(f"program_config {text[:80]!r} is not a readable config")
+        raise RowSkip(f"program_config {text[:80]!r} is not a readable config")
     name, f = parsed
-    grid = _grid(f.get("compute_with_storage_grid_size", ""))
+    grid = core_grid(f.get("compute_with_storage_grid_size", ""))
     if name == "MinimalMatmulConfig":
-        blocks = [_int(f.get(k, "")) for k in ("M_block_size", "K_block_size", "N_block_size", "subblock_h",
+        blocks = [whole_or_none(f.get(k, "")) for k in ("M_block_size", "K_block_size", "N_block_size", "subblock_h",
                                                "subblock_w")]
         if grid is None or not all(blocks):
-            raise _Skip(f"MinimalMatmulConfig {text[:120]!r} lacks a block size or a readable grid")
+            raise RowSkip(f"MinimalMatmulConfig {text[:120]!r} lacks a block size or a readable grid")
         mb, kb, nb, sh, sw = (int(b) for b in blocks if b)
-        return _MinimalBlocks(mb, kb, nb, sh, sw, grid), False, _activation(attrs.get("fused_activation", ""))
+        return _MinimalBlocks(mb, kb, nb, sh, sw, grid), False, fused_activation(attrs.get("fused_activation", ""))
     if name not in MAPPED_CONFIGS:
-        raise _Skip(f"program config {name} is not one the model maps ({' or '.join(MAPPED_CONFIGS)})")
-    if _flag(f.get("gather_in0", "")):
-        raise _Skip(f"{name} with gather_in0=1 (ring all-gather matmul) is not what the model maps")
+        raise RowSkip(f"program config {name} is not one the model maps ({' or '.join(MAPPED_CONFIGS)})")
+    if flag(f.get("gather_in0", "")):
+        raise RowSkip(f"{name} with gather_in0=1 (ring all-gather matmul) is not what the model maps")
     if grid is None:
-        raise _Skip(f"compute_with_storage_grid_size {f.get('compute_with_storage_grid_size', '')!r} is not readable")
+        raise RowSkip(f"compute_with_storage_grid_size {f.get('compute_with_storage_grid_size', '')!r} is not readable")
     raw: dict[str, object] = {"program_config": name, "compute_with_storage_grid_size": grid, "memory": memory,
                               "compute": compute}
     for key in ("in0_block_w", "per_core_M", "per_core_N", "out_block_h", "out_block_w", "out_subblock_h",
                 "out_subblock_w"):
-        if _int(f.get(key, "")) is not None:
-            raw[key] = _int(f[key])
+        if whole_or_none(f.get(key, "")) is not None:
+            raw[key] = whole_or_none(f[key])
     for key in ("transpose_mcast", "mcast_in0", "fuse_batch"):
-        if _flag(f.get(key, "")) is not None:
-            raw[key] = _flag(f[key])
+        if flag(f.get(key, "")) is not None:
+            raw[key] = flag(f[key])
     try:
         cfg = parse_config(raw, "program_config")
     except ConfigError as exc:
-        raise _Skip(str(exc)) from None
-    return cfg, bool(_flag(f.get("fuse_batch", ""))), _activation(f.get("fused_activation", ""))
+        raise RowSkip(str(exc)) from None
+    return cfg, bool(flag(f.get("fuse_batch", ""))), fused_activation(f.get("fused_activation", ""))
 
 
 def _minimal_as_2d(blocks: _MinimalBlocks, mt: int, nt: int, memory: dict[str, str],
@@ -505,23 +305,23 @@ class _OpParts:
     batch_repeats: int = 1
 
 
-def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
+def _matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
     a, b = row.shape("INPUT_0"), row.shape("INPUT_1")
     if a is None or b is None:
-        raise _Skip("a matmul needs the shapes of INPUT_0 and INPUT_1")
-    m, k = (a[3], a[2]) if _flag(attrs.get("transpose_a", "")) else (a[2], a[3])
-    k1, n = (b[3], b[2]) if _flag(attrs.get("transpose_b", "")) else (b[2], b[3])
+        raise RowSkip("a matmul needs the shapes of INPUT_0 and INPUT_1")
+    m, k = (a[3], a[2]) if flag(attrs.get("transpose_a", "")) else (a[2], a[3])
+    k1, n = (b[3], b[2]) if flag(attrs.get("transpose_b", "")) else (b[2], b[3])
     if k != k1:
-        raise _Skip(f"in0 has K={k} but in1 has K={k1}")
+        raise RowSkip(f"in0 has K={k} but in1 has K={k1}")
     notes: list[str] = []
     bias = row.shape("INPUT_2") is not None
     tensors = {"in0": "INPUT_0", "in1": "INPUT_1", "out": "OUTPUT_0", **({"bias": "INPUT_2"} if bias else {})}
-    memory = {t: _memory(row, col, notes) for t, col in tensors.items()}
-    dtype = _dtype(row, "INPUT_0")
-    formats = {t: _dtype(row, col, dtype) for t, col in tensors.items()}
+    memory = {t: tensor_memory(row, col, notes) for t, col in tensors.items()}
+    dtype = tensor_format(row, "INPUT_0")
+    formats = {t: tensor_format(row, col, dtype) for t, col in tensors.items()}
     config = _cached_matmul_config(attributes, tuple(sorted(memory.items())))
     if isinstance(config, str):
-        raise _Skip(config)
+        raise RowSkip(config)
     source, fuse_batch, activation = config
     batch, in1_batch = a[0] * a[1], b[0] * b[1]
     padded: dict[str, int] = {}
@@ -563,38 +363,38 @@ def _matmul(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str
                     fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(notes))
 
 
-def _sdpa(row: _Row, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
+def _sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
     q, k = row.shape("INPUT_0"), row.shape("INPUT_1")
     if q is None or k is None:
-        raise _Skip("SDPA needs the shapes of q (INPUT_0) and k (INPUT_1)")
+        raise RowSkip("SDPA needs the shapes of q (INPUT_0) and k (INPUT_1)")
     (b, h, sq, d), (bk, hkv, skv, dk) = q, k
     if (bk, dk) != (b, d) or h % hkv:
-        raise _Skip(f"q [{b}, {h}, {sq}, {d}] and k [{bk}, {hkv}, {skv}, {dk}] do not form an attention "
+        raise RowSkip(f"q [{b}, {h}, {sq}, {d}] and k [{bk}, {hkv}, {skv}, {dk}] do not form an attention "
                     "(same batch and head dim, k heads dividing q heads)")
-    dtype = _dtype(row, "INPUT_0")
-    formats = {"q": dtype, "k": _dtype(row, "INPUT_1", dtype), "v": _dtype(row, "INPUT_2", dtype),
-               "o": _dtype(row, "OUTPUT_0", dtype)}
+    dtype = tensor_format(row, "INPUT_0")
+    formats = {"q": dtype, "k": tensor_format(row, "INPUT_1", dtype), "v": tensor_format(row, "INPUT_2", dtype),
+               "o": tensor_format(row, "OUTPUT_0", dtype)}
     q_chunk = k_chunk = grid = None
     text = attrs.get("program_config", "")
     if text.lower() not in NO_VALUE:
         parsed = parse_struct(text)
         if parsed is None or parsed[0] != "SDPAProgramConfig":
-            raise _Skip(f"program_config {text[:80]!r} is not an SDPAProgramConfig")
+            raise RowSkip(f"program_config {text[:80]!r} is not an SDPAProgramConfig")
         chunks = {key: parsed[1].get(key, "") for key in ("q_chunk_size", "k_chunk_size")}
         for key, value in chunks.items():
-            if value and _int(value) is None:
-                raise _Skip(f"SDPAProgramConfig {key}={value!r} is not a whole number")
-        q_chunk, k_chunk = _int(chunks["q_chunk_size"]), _int(chunks["k_chunk_size"])
-        grid = _grid(parsed[1].get("compute_with_storage_grid_size", ""))
+            if value and whole_or_none(value) is None:
+                raise RowSkip(f"SDPAProgramConfig {key}={value!r} is not a whole number")
+        q_chunk, k_chunk = whole_or_none(chunks["q_chunk_size"]), whole_or_none(chunks["k_chunk_size"])
+        grid = core_grid(parsed[1].get("compute_with_storage_grid_size", ""))
     shape = {"B": b, "H": h, "Hkv": hkv, "Sq": sq, "Skv": skv, "D": d}
     return _OpParts(kernel="flash_attention", shape=shape, model_shape=shape, dtype=dtype, formats=formats,
-                    options=frozenset({"causal"}) if _flag(attrs.get("is_causal", "")) else frozenset(),
+                    options=frozenset({"causal"}) if flag(attrs.get("is_causal", "")) else frozenset(),
                     q_chunk_size=q_chunk, k_chunk_size=k_chunk,
                     grid=grid, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
                     note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)")
 
 
-def _interleaved(row: _Row, name: str, read: Callable[[str, dict[str, str], list[InputShape]], InterleavedOp],
+def _interleaved(row: ProfilerRow, name: str, read: Callable[[str, dict[str, str], list[InputShape]], InterleavedOp],
                  attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
     """An op its family ``read``s as a kernel ttnn runs with its interleaved default (``op_mapping``), costed
     as that default."""
@@ -603,20 +403,20 @@ def _interleaved(row: _Row, name: str, read: Callable[[str, dict[str, str], list
         shapes.append(shape)
     notes: list[str] = []
     for i in range(len(shapes)):
-        if _memory(row, f"INPUT_{i}", notes) != "DRAM":
-            raise _Skip(f"INPUT_{i} is sharded: only ttnn's interleaved default of this op is modelled")
+        if tensor_memory(row, f"INPUT_{i}", notes) != "DRAM":
+            raise RowSkip(f"INPUT_{i} is sharded: only ttnn's interleaved default of this op is modelled")
     try:
         op = read(name, attrs, shapes)
     except OpSkip as why:
-        raise _Skip(str(why)) from None
-    dtype = _dtype(row, "INPUT_0")
+        raise RowSkip(str(why)) from None
+    dtype = tensor_format(row, "INPUT_0")
     return _OpParts(kernel=cast(Kernel, op.kernel), shape=op.shape, model_shape=op.shape, dtype=dtype, formats={},
                     grid=None, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
                     note="; ".join(filter(None, [*notes, op.note])))
 
 
 # the readers of the families' ops that carry their own program config, by family (not in their folders yet)
-_CONFIGURED_READERS: dict[str, Callable[[_Row, str, dict[str, str], dict[str, object]], _OpParts]] = {
+_CONFIGURED_READERS: dict[str, Callable[[ProfilerRow, str, dict[str, str], dict[str, object]], _OpParts]] = {
     "contraction": _matmul, "attention": _sdpa}
 
 
@@ -625,7 +425,7 @@ def _attributes(text: str) -> tuple[dict[str, str], dict[str, object]]:
     """ATTRIBUTES and its compute kernel config, parsed once per distinct text (rows repeat ops); the dicts
     are shared, never changed."""
     attrs = parse_attributes(text)
-    return attrs, _compute(attrs)
+    return attrs, compute_config(attrs)
 
 
 @lru_cache(maxsize=4096)
@@ -635,38 +435,38 @@ def _cached_matmul_config(text: str, memory: tuple[tuple[str, str], ...]
     attrs, compute = _attributes(text)
     try:
         return _matmul_config(attrs, dict(memory), compute)
-    except _Skip as why:
+    except RowSkip as why:
         return str(why)
 
 
 # the columns an op's reading depends on besides its duration (rows with the same cells in these read alike)
-_READ_COLUMNS = {_key(c) for c in ("OP TYPE", OP_CODE, ATTRIBUTES, "MATH FIDELITY", "CORE COUNT", "DEVICE ID",
+_READ_COLUMNS = {header_key(c) for c in ("OP TYPE", OP_CODE, ATTRIBUTES, "MATH FIDELITY", "CORE COUNT", "DEVICE ID",
                                    "DEVICE ARCH", AVAILABLE)}
 
 
-def _op_of(row: _Row, op_code: str) -> IngestedOp:
+def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     """The op of a row, all but its row number and duration (``row=0``, ``device_kernel_ns=0``)."""
     if row.get("OP TYPE").lower() == "signpost":
-        raise _Skip("signpost (a marker, not an op)")
+        raise RowSkip("signpost (a marker, not an op)")
     if row.get(DURATION).lower() in NO_VALUE:
-        raise _Skip(f"{DURATION} is empty (host-only op or no device data)")
+        raise RowSkip(f"{DURATION} is empty (host-only op or no device data)")
     name = op_code.split("::")[-1].lower()
     family = op_families().get(name)
     if family is None:
         if "ring" in name or "allgather" in name or "reducescatter" in name:
-            raise _Skip("an op across devices (ring, all-gather, reduce-scatter): the model covers one chip, and "
+            raise RowSkip("an op across devices (ring, all-gather, reduce-scatter): the model covers one chip, and "
                         "what each device does depends on its place among them, which the report does not say")
         if "matmul" in name or "sdpa" in name or "scaleddotproduct" in name:
-            raise _Skip("a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
+            raise RowSkip("a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
                         "MinimalMatmulOp, ScaledDotProductAttention / SDPAOperation)")
-        raise _Skip("not an op the model maps (matmul, SDPA, layer/RMS norm, softmax, binary add/sub/mul)")
-    # the number cells of an op that is ingested: a bad one is an error (_BadCell), not a skip
+        raise RowSkip("not an op the model maps (matmul, SDPA, layer/RMS norm, softmax, binary add/sub/mul)")
+    # the number cells of an op that is ingested: a bad one is an error (BadCell), not a skip
     core_count = row.number(positive_int, "CORE COUNT")
     available = row.number(positive_int, AVAILABLE)
-    device_id = row.number(_device_id, "DEVICE ID")
+    device_id = row.number(device_id_cell, "DEVICE ID")
     attributes = row.get(ATTRIBUTES)
     attrs, compute = _attributes(attributes)
-    fidelity = _fidelity(row, compute)
+    fidelity = math_fidelity(row, compute)
     if family.read_interleaved is not None:
         parts = _interleaved(row, name, family.read_interleaved, attrs, compute)
     else:
@@ -715,10 +515,10 @@ def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
     skipped: list[SkippedRow] = []
     bad: list[RowIssue] = []
     # a trace repeats the same ops: rows alike in every column an op's reading depends on are read once
-    read_columns = [i for i, name in enumerate(header) if _key(name) in _READ_COLUMNS
-                    or _key(name).startswith(("INPUT", "OUTPUT"))]
+    read_columns = [i for i, name in enumerate(header) if header_key(name) in _READ_COLUMNS
+                    or header_key(name).startswith(("INPUT", "OUTPUT"))]
     cells_read = itemgetter(*read_columns)  # OP CODE is among them
-    known: dict[tuple[object, ...], IngestedOp | _Skip | _BadCell] = {}
+    known: dict[tuple[object, ...], IngestedOp | RowSkip | BadCell] = {}
     streamed = text if isinstance(text, TextSource) else None
     if progress and streamed:
         progress.phase("reading (bytes of the file)", streamed.size_bytes)
@@ -738,15 +538,15 @@ def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
             op_code = sys.intern(cells[op_column].strip()) if op_column < len(cells) else ""
             skipped.append(SkippedRow(number, op_code, wrong.detail))
             continue
-        row = _Row(columns, cells)
+        row = ProfilerRow(columns, cells)
         op_code = row.get(OP_CODE)
-        duration = _float(row.get(DURATION))
+        duration = duration_or_none(row.get(DURATION))
         if duration is not None and row.get("OP TYPE").lower() != "signpost":
             device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
         op = _row_op(row, number, op_code, (row.get(DURATION).lower() in NO_VALUE, cells_read(cells)), known)
         if isinstance(op, IngestedOp):
             ops.append(op)
-        elif isinstance(op, _Skip):
+        elif isinstance(op, RowSkip):
             skipped.append(SkippedRow(number, op_code, str(op)))
         else:
             issue = cell_issue(str(p), number, op.column, op.error)
@@ -759,14 +559,14 @@ def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
     return IngestReport(p, tuple(ops), tuple(skipped), tuple(bad), tuple(sorted(device_ns.items())))
 
 
-def _read_header(p: Path, records: Iterator[tuple[int, list[str]]]) -> tuple[list[str], _Columns]:
+def _read_header(p: Path, records: Iterator[tuple[int, list[str]]]) -> tuple[list[str], Columns]:
     """The header's cells and columns, the first record of ``records``; an ``IngestError`` when there is
     none or a ``REQUIRED_COLUMNS`` entry has none of its columns."""
     header_line = next(records, None)
     if header_line is None:
         raise IngestError(f"{p}: empty file (no header, no data rows)")
     header = header_line[1]
-    columns = _Columns(header)
+    columns = Columns(header)
     missing = [name for name, alts in REQUIRED_COLUMNS.items() if not any(alt in columns for alt in alts)]
     if missing:
         raise IngestError(f"{p}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
@@ -784,15 +584,15 @@ def _width_issue(p: Path, number: int, cells: list[str], header: list[str],
     return RowIssue(shape.file, number, None, shape.reason, shape.detail)
 
 
-def _row_op(row: _Row, number: int, op_code: str, key: tuple[object, ...],
-            known: dict[tuple[object, ...], IngestedOp | _Skip | _BadCell]) -> IngestedOp | _Skip | _BadCell:
+def _row_op(row: ProfilerRow, number: int, op_code: str, key: tuple[object, ...],
+            known: dict[tuple[object, ...], IngestedOp | RowSkip | BadCell]) -> IngestedOp | RowSkip | BadCell:
     """The op of data row ``number`` with its row number and duration, or why it is skipped or unusable;
     rows with the same ``key`` share their op's reading (kept in ``known``), not their duration."""
     op = known.get(key)
     if op is None:
         try:
             op = _op_of(row, op_code)
-        except (_Skip, _BadCell) as why:
+        except (RowSkip, BadCell) as why:
             op = why
         known[key] = op
     if isinstance(op, IngestedOp):
@@ -800,7 +600,7 @@ def _row_op(row: _Row, number: int, op_code: str, key: tuple[object, ...],
             duration_ns = row.number(positive_time, DURATION)
             assert duration_ns is not None, "a row without a duration is skipped when its op is read"
             op = replace(op, row=number, device_kernel_ns=duration_ns)
-        except _BadCell as cell:
+        except BadCell as cell:
             op = cell
     return op
 

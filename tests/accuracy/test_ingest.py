@@ -32,10 +32,9 @@ from pathlib import Path
 
 import pytest
 
+from loom_explorer.accuracy.capture import parse_attributes, parse_struct
 from loom_explorer.accuracy.ingest import (
     IngestError,
-    parse_attributes,
-    parse_struct,
     read_ops_perf,
     record_report,
     report_measurements,

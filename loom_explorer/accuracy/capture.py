@@ -1,0 +1,236 @@
+"""The cells, ATTRIBUTES and rows of a device-profiler report (``ops_perf_results_*.csv``), as ``ingest``
+reads them (its docstring gives the columns): header names compared without case, spaces or ``_``; tensor
+extents ``padded[logical]``; ``{'name': 'value'; ...}`` attributes and ``Name(field=value;...)`` program
+configs; a tensor's data format and memory, the math fidelity. A row the model cannot use is a ``RowSkip``
+(the message is the reason); a number cell that is not what its column means is a ``BadCell``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import TypeVar
+
+from loom_explorer.accuracy.csv_input import CellError, positive_int
+from loom_explorer.hardware.schema import DataFormat, Fidelity
+
+DTYPES = {"BFLOAT16": DataFormat.bfloat16, "BFLOAT8_B": DataFormat.bfloat8_b, "BFLOAT4_B": DataFormat.bfloat4_b,
+          "FLOAT32": DataFormat.float32}
+MEMORY = {"DRAM_INTERLEAVED": "DRAM", "L1_INTERLEAVED": "DRAM", "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
+          "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED", "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED"}
+NO_VALUE = {"", "-", "std::nullopt", "nullopt", "none"}
+T = TypeVar("T")
+
+
+class RowSkip(Exception):
+    """A row the model cannot use; the message is the reason."""
+
+
+# ---- cells -------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1024)
+def header_key(name: str) -> str:
+    """Header names compare without case, spaces or ``_``."""
+    return re.sub(r"[\s_]+", "", name).upper()
+
+
+class Columns:
+    """The header: a name (any case, spaces, ``_``) -> the first column of that name, and its header text."""
+
+    def __init__(self, header: list[str]) -> None:
+        self.header = header
+        self.index: dict[str, int] = {}
+        for i, name in enumerate(header):
+            self.index.setdefault(header_key(name), i)
+        self._found: dict[tuple[str, ...], tuple[int, ...]] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return header_key(name) in self.index
+
+    def find(self, names: tuple[str, ...]) -> tuple[int, ...]:
+        """The columns of ``names`` that the header has, in the order given."""
+        found = self._found.get(names)
+        if found is None:
+            found = self._found[names] = tuple(self.index[header_key(n)] for n in names if header_key(n) in self.index)
+        return found
+
+
+class BadCell(Exception):
+    """A number cell of an ingested row that is not what its column means (module docstring)."""
+
+    def __init__(self, column: str, error: CellError) -> None:
+        super().__init__(f"column {column}: {error}")
+        self.column, self.error = column, error
+
+
+class ProfilerRow:
+    def __init__(self, columns: Columns, cells: list[str]) -> None:
+        self.columns, self.cells = columns, cells
+
+    def cell(self, *names: str) -> tuple[str, str]:
+        """(header name, stripped text) of the first of ``names`` with a non-empty cell; ``("", "")`` if none."""
+        for i in self.columns.find(names):
+            if i < len(self.cells) and self.cells[i].strip():
+                return self.columns.header[i].strip(), self.cells[i].strip()
+        return "", ""
+
+    def get(self, *names: str) -> str:
+        return self.cell(*names)[1]
+
+    def number(self, parse: Callable[[str], T], *names: str) -> T | None:
+        """The cell of ``names`` read by ``parse`` (``csv_input``); None when empty or ``-``; a bad value is a
+        ``BadCell`` naming the column."""
+        column, text = self.cell(*names)
+        if text.lower() in NO_VALUE:
+            return None
+        try:
+            return parse(text)
+        except CellError as exc:
+            raise BadCell(column, exc) from None
+
+    def shape(self, tensor: str) -> tuple[int, int, int, int] | None:
+        """Logical ``(W, Z, Y, X)`` of ``tensor`` (e.g. ``INPUT_0``); None when the row has no such tensor."""
+        dims = [self.number(logical_extent, f"{tensor}_{a}_PAD[LOGICAL]", f"{tensor}_{a}") for a in "WZYX"]
+        if dims[2] is None or dims[3] is None:
+            return None
+        return (dims[0] or 1, dims[1] or 1, dims[2], dims[3])
+
+
+_EXTENT = re.compile(r"([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?")
+_WHOLE = re.compile(r"[0-9]+")
+
+
+def logical_extent(text: str) -> int:
+    """``"32[19]"`` (padded[logical]) -> 19; ``"19"`` -> 19: a whole number >= 1 (``positive_int``), the
+    logical extent at most the padded one."""
+    m = _EXTENT.fullmatch(text)
+    if m is None:
+        raise CellError(text, "not a tensor extent (N or padded[logical])")
+    logical = positive_int(m.group(2) or m.group(1))
+    if m.group(2) is not None and logical > positive_int(m.group(1)):
+        raise CellError(text, "a logical extent above its padded one")
+    return logical
+
+
+def device_id_cell(text: str) -> int:
+    if not _WHOLE.fullmatch(text):
+        raise CellError(text, "not a whole number")
+    return int(text)
+
+
+def duration_or_none(text: str) -> float | None:
+    """A duration cell as a finite number >= 0 for the device-time total, None otherwise (not checked here:
+    only an ingested op's duration is, by ``positive_time``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def whole_or_none(text: str) -> int | None:
+    return int(text) if re.fullmatch(r"\d+", text.strip()) else None
+
+
+def flag(text: str) -> bool | None:
+    return {"1": True, "true": True, "0": False, "false": False}.get(text.strip().lower())
+
+
+# ---- ATTRIBUTES --------------------------------------------------------------------------------------
+
+_ATTR = re.compile(r"'([^']*)'\s*:\s*'(.*?)'(?=\s*[;,]\s*'[^']*'\s*:|\s*$)", re.DOTALL)
+_STRUCT = re.compile(r"(?:[\w:]*::)?(\w+)\s*\((.*)\)", re.DOTALL)
+
+
+def parse_attributes(text: str) -> dict[str, str]:
+    """``{'name': 'value'; ...}`` -> ``{name: value}`` (values unparsed)."""
+    body = text.strip().removeprefix("{").removesuffix("}")
+    return {m.group(1).strip(): m.group(2).strip() for m in _ATTR.finditer(body)}
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch in ";," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [p.strip() for p in [*parts, text[start:]] if p.strip()]
+
+
+def parse_struct(text: str) -> tuple[str, dict[str, str]] | None:
+    """``ns::Name(a=1;b=(x=8;y=8))`` -> ``("Name", {"a": "1", "b": "(x=8;y=8)"})``; None if not that form."""
+    m = _STRUCT.fullmatch(text.strip())
+    if m is None:
+        return None
+    fields = {}
+    for part in _split_top(m.group(2)):
+        key, eq, value = part.partition("=")
+        if eq:
+            fields[key.strip()] = value.strip()
+    return m.group(1), fields
+
+
+def core_grid(text: str) -> tuple[int, int] | None:
+    """``(x=8;y=8)``, ``CoreCoord(x=8, y=8)`` or ``8-8`` -> (8, 8): (columns, rows)."""
+    m = re.search(r"x\s*=\s*(\d+)\D+?y\s*=\s*(\d+)", text) or \
+        re.fullmatch(r"\s*[({\[]?\s*(\d+)\s*[-;,]\s*(\d+)\s*[)}\]]?\s*", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def compute_config(attrs: dict[str, str]) -> dict[str, object]:
+    parsed = parse_struct(attrs.get("compute_kernel_config", ""))
+    if parsed is None:
+        return {}
+    out: dict[str, object] = {}
+    for key, value in parsed[1].items():
+        if key == "math_fidelity":
+            out[key] = value.split("::")[-1]
+        elif key in ("math_approx_mode", "fp32_dest_acc_en", "packer_l1_acc", "dst_full_sync_en"):
+            out[key] = flag(value)
+    return out
+
+
+def fused_activation(text: str) -> str | None:
+    if text.strip().lower() in NO_VALUE:
+        return None
+    m = re.search(r"UnaryOpType::(\w+)", text) or re.search(r"\(\s*([A-Za-z_]+)\s*[;,)]", text)
+    if m is None:
+        raise RowSkip(f"fused_activation {text!r} is not readable")
+    return m.group(1).lower()
+
+
+# ---- rows --------------------------------------------------------------------------------------------
+
+def tensor_format(row: ProfilerRow, tensor: str, default: DataFormat | None = None) -> DataFormat:
+    text = row.get(f"{tensor}_DATATYPE", f"{tensor}_DATA TYPE").split("::")[-1].upper()
+    if not text and default is not None:
+        return default
+    if text not in DTYPES:
+        raise RowSkip(f"{tensor}_DATATYPE {text or 'empty'!r} is not a data format the model knows "
+                    f"({', '.join(DTYPES)})")
+    return DTYPES[text]
+
+
+def tensor_memory(row: ProfilerRow, tensor: str, notes: list[str]) -> str:
+    text = row.get(f"{tensor}_MEMORY").upper()
+    if not text:
+        notes.append(f"{tensor}_MEMORY absent: assumed DRAM")
+        return "DRAM"
+    m = re.fullmatch(r"(?:DEV_\d+_)?((?:DRAM|L1)_\w+)", text)
+    if m is None or m.group(1) not in MEMORY:
+        raise RowSkip(f"{tensor}_MEMORY {text}: the model maps interleaved or L1-sharded operands only")
+    if m.group(1) == "L1_INTERLEAVED":
+        notes.append(f"{tensor} L1-interleaved: costed as DRAM-interleaved (pages read over the NoC from "
+                     "every bank either way; L1 banks have no DRAM bandwidth limit, so this is an upper bound)")
+    return MEMORY[m.group(1)]
+
+
+def math_fidelity(row: ProfilerRow, compute: dict[str, object]) -> Fidelity:
+    text = (row.get("MATH FIDELITY") or str(compute.get("math_fidelity") or "")).split("::")[-1]
+    try:
+        return Fidelity(text.lower())
+    except ValueError:
+        raise RowSkip(f"math fidelity {text or 'empty'!r} is not LoFi/HiFi2/HiFi3/HiFi4") from None
