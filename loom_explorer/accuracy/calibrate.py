@@ -26,8 +26,9 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from loom_explorer.accuracy.gemm_data import CARDS, Case, ErrorsByKind, errors_by_kind, predict_cases
+from loom_explorer.accuracy.gemm_data import CARDS, Case, predict_cases
 from loom_explorer.accuracy.progress import Progress
+from loom_explorer.accuracy.scoring import ErrorsByKind, errors_by_kind
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware.load import resolve_hardware_path, shipped_hardware_dir
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec

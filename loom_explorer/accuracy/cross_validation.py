@@ -15,8 +15,9 @@ from concurrent.futures import as_completed
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.calibrate import CONSTANTS, card_of, fit_constants, with_constants
-from loom_explorer.accuracy.gemm_data import Case, ErrorsByKind, Row, errors_by_kind, predict_cases
+from loom_explorer.accuracy.gemm_data import Case, Row, predict_cases
 from loom_explorer.accuracy.progress import Progress
+from loom_explorer.accuracy.scoring import ErrorsByKind, errors_by_kind
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.solve.children import worker_pool
 

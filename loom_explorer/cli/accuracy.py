@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from loom_explorer.accuracy.gemm_data import AccuracyTables, ErrorsByKind, Row, Summary
+from loom_explorer.accuracy.gemm_data import Row
+from loom_explorer.accuracy.scoring import AccuracyTables, ErrorsByKind, Summary
 from loom_explorer.cli.common import (
     Command,
     InputError,
@@ -367,13 +368,12 @@ def run_accuracy(req: AccuracyCommand) -> int:
     from loom_explorer.accuracy.gemm_data import (
         CARDS,
         Report,
-        accuracy_json,
-        accuracy_tables,
         load_cases,
         predict_cases,
         unscored,
     )
     from loom_explorer.accuracy.progress import Progress
+    from loom_explorer.accuracy.scoring import accuracy_json, accuracy_tables
 
     constants = chosen_constants(req.constants) if req.constants else None
     hardware = card_hardware(req.card_hw)

@@ -13,7 +13,7 @@ from loom_explorer.accuracy.calibrate import (
     start_values,
     with_constants,
 )
-from loom_explorer.accuracy.gemm_data import ErrorsByKind, Summary
+from loom_explorer.accuracy.scoring import ErrorsByKind, Summary
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.load import resolve_hardware_path
 

@@ -13,14 +13,8 @@ import pytest
 
 from loom_explorer.accuracy.calibrate import fit_constants, with_constants
 from loom_explorer.accuracy.cross_validation import cross_validate
-from loom_explorer.accuracy.gemm_data import (
-    Case,
-    fit_baseline,
-    load_cases,
-    predict_cases,
-    predict_rows,
-    roofline_cross_validated,
-)
+from loom_explorer.accuracy.gemm_data import Case, load_cases, predict_cases, predict_rows
+from loom_explorer.accuracy.scoring import fit_baseline, roofline_cross_validated
 from loom_explorer.cli import main
 from loom_explorer.data import published_path
 from loom_explorer.hardware import load_hardware

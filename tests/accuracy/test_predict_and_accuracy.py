@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_explorer.accuracy.gemm_data import DataError, accuracy_json, accuracy_tables, predict_rows
+from loom_explorer.accuracy.gemm_data import DataError, predict_rows
+from loom_explorer.accuracy.scoring import accuracy_json, accuracy_tables
 from loom_explorer.accuracy.ttnn_configs import (
     ConfigError,
     TtnnMatmulConfig,
