@@ -210,7 +210,7 @@ def tensor_format(row: ProfilerRow, tensor: str, default: DataFormat | None = No
         return default
     if text not in DTYPES:
         raise RowSkip(f"{tensor}_DATATYPE {text or 'empty'!r} is not a data format the model knows "
-                    f"({', '.join(DTYPES)})")
+                      f"({', '.join(DTYPES)})")
     return DTYPES[text]
 
 

@@ -225,7 +225,7 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
         sharded = sorted(t for t, m in memory.items() if m != "DRAM")
         if sharded:
             raise RowSkip(f"no program_config with {', '.join(sharded)} sharded: ttnn derives the config from the "
-                        "shard spec, which the report does not print")
+                          "shard spec, which the report does not print")
         return None, False, fused_activation(attrs.get("user_fused_activation", ""))
     parsed = parse_struct(text)
     if parsed is None:
@@ -234,7 +234,7 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
     grid = core_grid(f.get("compute_with_storage_grid_size", ""))
     if name == "MinimalMatmulConfig":
         blocks = [whole_or_none(f.get(k, "")) for k in ("M_block_size", "K_block_size", "N_block_size", "subblock_h",
-                                               "subblock_w")]
+                                                        "subblock_w")]
         if grid is None or not all(blocks):
             raise RowSkip(f"MinimalMatmulConfig {text[:120]!r} lacks a block size or a readable grid")
         mb, kb, nb, sh, sw = (int(b) for b in blocks if b)
@@ -370,7 +370,7 @@ def _sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dic
     (b, h, sq, d), (bk, hkv, skv, dk) = q, k
     if (bk, dk) != (b, d) or h % hkv:
         raise RowSkip(f"q [{b}, {h}, {sq}, {d}] and k [{bk}, {hkv}, {skv}, {dk}] do not form an attention "
-                    "(same batch and head dim, k heads dividing q heads)")
+                      "(same batch and head dim, k heads dividing q heads)")
     dtype = tensor_format(row, "INPUT_0")
     formats = {"q": dtype, "k": tensor_format(row, "INPUT_1", dtype), "v": tensor_format(row, "INPUT_2", dtype),
                "o": tensor_format(row, "OUTPUT_0", dtype)}
@@ -441,7 +441,7 @@ def _cached_matmul_config(text: str, memory: tuple[tuple[str, str], ...]
 
 # the columns an op's reading depends on besides its duration (rows with the same cells in these read alike)
 _READ_COLUMNS = {header_key(c) for c in ("OP TYPE", OP_CODE, ATTRIBUTES, "MATH FIDELITY", "CORE COUNT", "DEVICE ID",
-                                   "DEVICE ARCH", AVAILABLE)}
+                                         "DEVICE ARCH", AVAILABLE)}
 
 
 def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
@@ -455,10 +455,10 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     if family is None:
         if "ring" in name or "allgather" in name or "reducescatter" in name:
             raise RowSkip("an op across devices (ring, all-gather, reduce-scatter): the model covers one chip, and "
-                        "what each device does depends on its place among them, which the report does not say")
+                          "what each device does depends on its place among them, which the report does not say")
         if "matmul" in name or "sdpa" in name or "scaleddotproduct" in name:
             raise RowSkip("a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
-                        "MinimalMatmulOp, ScaledDotProductAttention / SDPAOperation)")
+                          "MinimalMatmulOp, ScaledDotProductAttention / SDPAOperation)")
         raise RowSkip("not an op the model maps (matmul, SDPA, layer/RMS norm, softmax, binary add/sub/mul)")
     # the number cells of an op that is ingested: a bad one is an error (BadCell), not a skip
     core_count = row.number(positive_int, "CORE COUNT")
