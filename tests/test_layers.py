@@ -56,7 +56,6 @@ SAME_RANK_ALLOWED: dict[tuple[str, str], str] = {
 # plugs in through its entry points; each entry here is a family's code not moved into its folder yet)
 FAMILY_IMPORTERS: dict[str, str] = {
     f"{PACKAGE}.accuracy.sdpa_configs": "accuracy side, moved next",
-    f"{PACKAGE}.accuracy.ingest": "accuracy side, moved next",
     f"{PACKAGE}.accuracy.ttnn_configs": "accuracy side, moved next",
 }
 # (importing family, imported family) pairs allowed, and why (families are independent otherwise)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
 from loom_explorer.accuracy.csv_input import CellError, positive_int
+from loom_explorer.accuracy.ttnn_configs import TtnnMatmulConfig
 from loom_explorer.hardware.schema import DataFormat, Fidelity
 
 DTYPES = {"BFLOAT16": DataFormat.bfloat16, "BFLOAT8_B": DataFormat.bfloat8_b, "BFLOAT4_B": DataFormat.bfloat4_b,
@@ -234,3 +236,33 @@ def math_fidelity(row: ProfilerRow, compute: dict[str, object]) -> Fidelity:
         return Fidelity(text.lower())
     except ValueError:
         raise RowSkip(f"math fidelity {text or 'empty'!r} is not LoFi/HiFi2/HiFi3/HiFi4") from None
+
+
+@lru_cache(maxsize=4096)
+def attributes_of(text: str) -> tuple[dict[str, str], dict[str, object]]:
+    """ATTRIBUTES and its compute kernel config, parsed once per distinct text (rows repeat ops); the dicts
+    are shared, never changed."""
+    attrs = parse_attributes(text)
+    return attrs, compute_config(attrs)
+
+
+@dataclass(frozen=True, slots=True)
+class OpReading:
+    """What a family's reader says of one profiler row's op (``ingest.IngestedOp`` but its row, duration and
+    the cells every op has): its kernel and shapes, formats, config and options, the grid it ran on, notes."""
+
+    kernel: str
+    shape: dict[str, int]
+    model_shape: dict[str, int] | None
+    dtype: DataFormat
+    formats: dict[str, DataFormat]
+    grid: tuple[int, int] | None
+    fp32_acc: bool
+    note: str
+    config: TtnnMatmulConfig | None = None
+    options: frozenset[str] = frozenset()
+    q_chunk_size: int | None = None
+    k_chunk_size: int | None = None
+    bias: bool = False
+    activation: str | None = None
+    batch_repeats: int = 1

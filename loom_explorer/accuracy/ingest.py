@@ -66,7 +66,6 @@ durations (source ``report``).
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -80,21 +79,16 @@ from loom_explorer.accuracy.capture import (
     NO_VALUE,
     BadCell,
     Columns,
+    OpReading,
     ProfilerRow,
     RowSkip,
-    compute_config,
-    core_grid,
+    attributes_of,
     device_id_cell,
     duration_or_none,
-    flag,
-    fused_activation,
     header_key,
     math_fidelity,
-    parse_attributes,
-    parse_struct,
     tensor_format,
     tensor_memory,
-    whole_or_none,
 )
 from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_chip
 from loom_explorer.accuracy.csv_input import (
@@ -117,18 +111,15 @@ from loom_explorer.accuracy.sdpa_configs import (
     ttnn_default_sdpa_config,
 )
 from loom_explorer.accuracy.ttnn_configs import (
-    ConfigError,
     Evaluated,
     TtnnMatmulConfig,
     candidate_name,
     evaluate_config,
-    parse_config,
     placements,
     ttnn_default_evaluated,
 )
 from loom_explorer.accuracy.ttnn_defaults import evaluate_interleaved_default
 from loom_explorer.errors import LoomError
-from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
@@ -142,7 +133,6 @@ from loom_explorer.store import Measurement, ResultsStore
 Kernel = Literal["gemm", "flash_attention", "layernorm", "rmsnorm", "softmax", "binary"]
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
 AVAILABLE = "AVAILABLE WORKER CORE COUNT"
-MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCoreReuseMultiCast1DProgramConfig")
 
 
 class IngestError(LoomError, ValueError):
@@ -198,204 +188,8 @@ class IngestReport:
     device_ns_by_op: tuple[tuple[str, float], ...] = ()  # every device row's kernel duration, summed by op code
 
 
-@dataclass(frozen=True, slots=True)
-class _MinimalBlocks:
-    """A ``MinimalMatmulConfig`` (``ttnn.experimental.minimal_matmul``): blocks of tiles and the grid; the
-    per-core extents follow from the shape (``_minimal_as_2d``)."""
-
-    m_block: int
-    k_block: int
-    n_block: int
-    subblock_h: int
-    subblock_w: int
-    grid: tuple[int, int]
-
-
-_MatmulSource = TtnnMatmulConfig | _MinimalBlocks | None  # None: no program config (ttnn picks one)
-
-
-def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
-                   compute: dict[str, object]) -> tuple[_MatmulSource, bool, str | None]:
-    """(config, fuse_batch, fused activation) from ATTRIBUTES' ``program_config`` (``Matmul``) or ``config``
-    (``MinimalMatmulOp``); no config at all is ``None`` (ttnn's auto-config, predicted as ttnn picks it)."""
-    text = attrs.get("program_config", "")
-    if text.lower() in NO_VALUE and attrs.get("config", "").lower() not in NO_VALUE:
-        text = attrs["config"]
-    if text.lower() in NO_VALUE:
-        sharded = sorted(t for t, m in memory.items() if m != "DRAM")
-        if sharded:
-            raise RowSkip(f"no program_config with {', '.join(sharded)} sharded: ttnn derives the config from the "
-                          "shard spec, which the report does not print")
-        return None, False, fused_activation(attrs.get("user_fused_activation", ""))
-    parsed = parse_struct(text)
-    if parsed is None:
-        raise RowSkip(f"program_config {text[:80]!r} is not a readable config")
-    name, f = parsed
-    grid = core_grid(f.get("compute_with_storage_grid_size", ""))
-    if name == "MinimalMatmulConfig":
-        blocks = [whole_or_none(f.get(k, "")) for k in ("M_block_size", "K_block_size", "N_block_size", "subblock_h",
-                                                        "subblock_w")]
-        if grid is None or not all(blocks):
-            raise RowSkip(f"MinimalMatmulConfig {text[:120]!r} lacks a block size or a readable grid")
-        mb, kb, nb, sh, sw = (int(b) for b in blocks if b)
-        return _MinimalBlocks(mb, kb, nb, sh, sw, grid), False, fused_activation(attrs.get("fused_activation", ""))
-    if name not in MAPPED_CONFIGS:
-        raise RowSkip(f"program config {name} is not one the model maps ({' or '.join(MAPPED_CONFIGS)})")
-    if flag(f.get("gather_in0", "")):
-        raise RowSkip(f"{name} with gather_in0=1 (ring all-gather matmul) is not what the model maps")
-    if grid is None:
-        raise RowSkip(f"compute_with_storage_grid_size {f.get('compute_with_storage_grid_size', '')!r} is not readable")
-    raw: dict[str, object] = {"program_config": name, "compute_with_storage_grid_size": grid, "memory": memory,
-                              "compute": compute}
-    for key in ("in0_block_w", "per_core_M", "per_core_N", "out_block_h", "out_block_w", "out_subblock_h",
-                "out_subblock_w"):
-        if whole_or_none(f.get(key, "")) is not None:
-            raw[key] = whole_or_none(f[key])
-    for key in ("transpose_mcast", "mcast_in0", "fuse_batch"):
-        if flag(f.get(key, "")) is not None:
-            raw[key] = flag(f[key])
-    try:
-        cfg = parse_config(raw, "program_config")
-    except ConfigError as exc:
-        raise RowSkip(str(exc)) from None
-    return cfg, bool(flag(f.get("fuse_batch", ""))), fused_activation(f.get("fused_activation", ""))
-
-
-def _minimal_as_2d(blocks: _MinimalBlocks, mt: int, nt: int, memory: dict[str, str],
-                   compute: dict[str, object]) -> TtnnMatmulConfig:
-    """The 2-D multicast config that runs what ``minimal_matmul`` runs (tt-metal
-    ``ttnn/cpp/ttnn/operations/experimental/minimal_matmul/device/minimal_matmul_program_factory.cpp``):
-    M is split over the grid's rows and N over its columns, in0 enters at the left column and travels along
-    each row, in1 enters at the top row and travels down each column (``M@y,N@x|in0=mcast_x,in1=mcast_y``);
-    each core owns ``ceil(ceil(Mt/M_block)/grid_y)`` blocks of ``M_block`` tiles by
-    ``ceil(ceil(Nt/N_block)/grid_x)`` of ``N_block`` (padded blocks computed whole), works one
-    ``M_block x N_block`` output block at a time with ``K_block``-tile steps of K and the config's sub-blocks."""
-    gx, gy = blocks.grid
-    per_core_m = math.ceil(math.ceil(mt / blocks.m_block) / gy) * blocks.m_block
-    per_core_n = math.ceil(math.ceil(nt / blocks.n_block) / gx) * blocks.n_block
-    layout: dict[str, object] = {"program_config": TWO_D, "compute_with_storage_grid_size": blocks.grid}
-    if per_core_m >= mt:  # one row of cores has work: in0 along it, in1 from DRAM (the 1-D in0 multicast)
-        layout = {"program_config": ONE_D, "compute_with_storage_grid_size": (gx, 1), "mcast_in0": True}
-    elif per_core_n >= nt:  # one column has work: in1 down it, in0 from DRAM (the 1-D in1 multicast)
-        layout = {"program_config": ONE_D, "compute_with_storage_grid_size": (1, gy), "mcast_in0": False}
-    return TtnnMatmulConfig.model_validate(
-        {**layout, "in0_block_w": blocks.k_block, "per_core_M": per_core_m, "per_core_N": per_core_n,
-         "out_block_h": blocks.m_block, "out_block_w": blocks.n_block, "out_subblock_h": blocks.subblock_h,
-         "out_subblock_w": blocks.subblock_w, "memory": memory, "compute": compute})
-
-
-@dataclass(frozen=True, slots=True)
-class _OpParts:
-    """What the kind of op (matmul or SDPA) says of an :class:`IngestedOp`."""
-
-    kernel: Kernel
-    shape: dict[str, int]
-    model_shape: dict[str, int] | None
-    dtype: DataFormat
-    formats: dict[str, DataFormat]
-    grid: tuple[int, int] | None
-    fp32_acc: bool
-    note: str
-    config: TtnnMatmulConfig | None = None
-    options: frozenset[str] = frozenset()
-    q_chunk_size: int | None = None
-    k_chunk_size: int | None = None
-    bias: bool = False
-    activation: str | None = None
-    batch_repeats: int = 1
-
-
-def _matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
-    a, b = row.shape("INPUT_0"), row.shape("INPUT_1")
-    if a is None or b is None:
-        raise RowSkip("a matmul needs the shapes of INPUT_0 and INPUT_1")
-    m, k = (a[3], a[2]) if flag(attrs.get("transpose_a", "")) else (a[2], a[3])
-    k1, n = (b[3], b[2]) if flag(attrs.get("transpose_b", "")) else (b[2], b[3])
-    if k != k1:
-        raise RowSkip(f"in0 has K={k} but in1 has K={k1}")
-    notes: list[str] = []
-    bias = row.shape("INPUT_2") is not None
-    tensors = {"in0": "INPUT_0", "in1": "INPUT_1", "out": "OUTPUT_0", **({"bias": "INPUT_2"} if bias else {})}
-    memory = {t: tensor_memory(row, col, notes) for t, col in tensors.items()}
-    dtype = tensor_format(row, "INPUT_0")
-    formats = {t: tensor_format(row, col, dtype) for t, col in tensors.items()}
-    config = _cached_matmul_config(attributes, tuple(sorted(memory.items())))
-    if isinstance(config, str):
-        raise RowSkip(config)
-    source, fuse_batch, activation = config
-    batch, in1_batch = a[0] * a[1], b[0] * b[1]
-    padded: dict[str, int] = {}
-    repeats = 1
-    run_grid = source.grid if isinstance(source, _MinimalBlocks) else \
-        source.compute_with_storage_grid_size if source else None
-    if isinstance(source, _MinimalBlocks):
-        blocks = {"M": source.m_block, "K": source.k_block, "N": source.n_block}
-        tiles = {d: math.ceil(e / 32) for d, e in (("M", batch * m), ("K", k), ("N", n))}
-        padded = {d: 32 * blocks[d] * math.ceil(t / blocks[d]) for d, t in tiles.items()}
-        source = _minimal_as_2d(source, padded["M"] // 32, padded["N"] // 32, memory, compute)
-        fuse_batch = True  # minimal_matmul flattens in0 to [M, K]
-        notes.append("MinimalMatmulOp costed as the multicast matmul with its blocks (M over rows, N over "
-                     "columns, in0 along rows, in1 down columns)")
-    elif source is None:
-        fuse_batch = True  # ttnn's auto-config folds an unbatched in1's batch into M
-        notes.append("no program_config: predicted with the config ttnn picks (matmul auto-config)")
-    cfg = source
-    shape = {"M": m, "K": k, "N": n, **({"batch": max(batch, in1_batch)} if max(batch, in1_batch) > 1 else {})}
-    model_shape: dict[str, int] | None = {"M": m, "K": k, "N": n}
-    if batch > 1 and in1_batch == 1 and fuse_batch:
-        model_shape = {"M": batch * m, "K": k, "N": n}
-        notes.append(f"batch {batch} folded into M={batch * m} (fuse_batch)")
-    elif batch > 1 or in1_batch > 1:
-        if 1 not in (batch, in1_batch) and batch != in1_batch:
-            model_shape = None
-            notes.append(f"not predicted: in0 batch {batch} and in1 batch {in1_batch} do not pair up")
-        else:
-            repeats = max(batch, in1_batch)
-            notes.append(f"batch {repeats} (in0 {batch}, in1 {in1_batch}): costed as {repeats} matmuls of one batch "
-                         "one after another on the same cores, the launch and pipeline fill paid once (the kernels' "
-                         "batch loop)")
-    if model_shape and padded and padded != model_shape:
-        notes.append("padded to whole blocks as minimal_matmul computes them: "
-                     + ",".join(f"{d}={e}" for d, e in padded.items()))
-        model_shape = padded
-    return _OpParts(kernel="gemm", shape=shape, model_shape=model_shape, dtype=dtype, formats=formats,
-                    config=cfg, grid=run_grid, bias=bias, activation=activation, batch_repeats=repeats,
-                    fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(notes))
-
-
-def _sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
-    q, k = row.shape("INPUT_0"), row.shape("INPUT_1")
-    if q is None or k is None:
-        raise RowSkip("SDPA needs the shapes of q (INPUT_0) and k (INPUT_1)")
-    (b, h, sq, d), (bk, hkv, skv, dk) = q, k
-    if (bk, dk) != (b, d) or h % hkv:
-        raise RowSkip(f"q [{b}, {h}, {sq}, {d}] and k [{bk}, {hkv}, {skv}, {dk}] do not form an attention "
-                      "(same batch and head dim, k heads dividing q heads)")
-    dtype = tensor_format(row, "INPUT_0")
-    formats = {"q": dtype, "k": tensor_format(row, "INPUT_1", dtype), "v": tensor_format(row, "INPUT_2", dtype),
-               "o": tensor_format(row, "OUTPUT_0", dtype)}
-    q_chunk = k_chunk = grid = None
-    text = attrs.get("program_config", "")
-    if text.lower() not in NO_VALUE:
-        parsed = parse_struct(text)
-        if parsed is None or parsed[0] != "SDPAProgramConfig":
-            raise RowSkip(f"program_config {text[:80]!r} is not an SDPAProgramConfig")
-        chunks = {key: parsed[1].get(key, "") for key in ("q_chunk_size", "k_chunk_size")}
-        for key, value in chunks.items():
-            if value and whole_or_none(value) is None:
-                raise RowSkip(f"SDPAProgramConfig {key}={value!r} is not a whole number")
-        q_chunk, k_chunk = whole_or_none(chunks["q_chunk_size"]), whole_or_none(chunks["k_chunk_size"])
-        grid = core_grid(parsed[1].get("compute_with_storage_grid_size", ""))
-    shape = {"B": b, "H": h, "Hkv": hkv, "Sq": sq, "Skv": skv, "D": d}
-    return _OpParts(kernel="flash_attention", shape=shape, model_shape=shape, dtype=dtype, formats=formats,
-                    options=frozenset({"causal"}) if flag(attrs.get("is_causal", "")) else frozenset(),
-                    q_chunk_size=q_chunk, k_chunk_size=k_chunk,
-                    grid=grid, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
-                    note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)")
-
-
 def _interleaved(row: ProfilerRow, name: str, read: Callable[[str, dict[str, str], list[InputShape]], InterleavedOp],
-                 attrs: dict[str, str], compute: dict[str, object]) -> _OpParts:
+                 attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
     """An op its family ``read``s as a kernel ttnn runs with its interleaved default (``op_mapping``), costed
     as that default."""
     shapes: list[InputShape] = []
@@ -410,33 +204,9 @@ def _interleaved(row: ProfilerRow, name: str, read: Callable[[str, dict[str, str
     except OpSkip as why:
         raise RowSkip(str(why)) from None
     dtype = tensor_format(row, "INPUT_0")
-    return _OpParts(kernel=cast(Kernel, op.kernel), shape=op.shape, model_shape=op.shape, dtype=dtype, formats={},
-                    grid=None, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
-                    note="; ".join(filter(None, [*notes, op.note])))
-
-
-# the readers of the families' ops that carry their own program config, by family (not in their folders yet)
-_CONFIGURED_READERS: dict[str, Callable[[ProfilerRow, str, dict[str, str], dict[str, object]], _OpParts]] = {
-    "contraction": _matmul, "attention": _sdpa}
-
-
-@lru_cache(maxsize=4096)
-def _attributes(text: str) -> tuple[dict[str, str], dict[str, object]]:
-    """ATTRIBUTES and its compute kernel config, parsed once per distinct text (rows repeat ops); the dicts
-    are shared, never changed."""
-    attrs = parse_attributes(text)
-    return attrs, compute_config(attrs)
-
-
-@lru_cache(maxsize=4096)
-def _cached_matmul_config(text: str, memory: tuple[tuple[str, str], ...]
-                          ) -> tuple[_MatmulSource, bool, str | None] | str:
-    """``_matmul_config`` of ATTRIBUTES ``text`` once per distinct (text, memory); a skip as its reason."""
-    attrs, compute = _attributes(text)
-    try:
-        return _matmul_config(attrs, dict(memory), compute)
-    except RowSkip as why:
-        return str(why)
+    return OpReading(kernel=op.kernel, shape=op.shape, model_shape=op.shape, dtype=dtype, formats={},
+                     grid=None, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+                     note="; ".join(filter(None, [*notes, op.note])))
 
 
 # the columns an op's reading depends on besides its duration (rows with the same cells in these read alike)
@@ -465,13 +235,14 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     available = row.number(positive_int, AVAILABLE)
     device_id = row.number(device_id_cell, "DEVICE ID")
     attributes = row.get(ATTRIBUTES)
-    attrs, compute = _attributes(attributes)
+    attrs, compute = attributes_of(attributes)
     fidelity = math_fidelity(row, compute)
     if family.read_interleaved is not None:
         parts = _interleaved(row, name, family.read_interleaved, attrs, compute)
     else:
-        parts = _CONFIGURED_READERS[family.name](row, attributes, attrs, compute)
-    return IngestedOp(row=0, op_code=op_code, kernel=parts.kernel, shape=parts.shape, dtype=parts.dtype,
+        assert family.read_configured is not None, f"{family.name} reads no op"
+        parts = family.read_configured(row, attributes, attrs, compute)
+    return IngestedOp(row=0, op_code=op_code, kernel=cast(Kernel, parts.kernel), shape=parts.shape, dtype=parts.dtype,
                       formats=parts.formats, fidelity=fidelity, config=parts.config, options=parts.options,
                       q_chunk_size=parts.q_chunk_size, k_chunk_size=parts.k_chunk_size, device_kernel_ns=0.0,
                       core_count=core_count, model_shape=parts.model_shape, grid=parts.grid, fp32_acc=parts.fp32_acc,

@@ -9,7 +9,9 @@ The object says
 * ``read_interleaved``: for a family whose ops ttnn runs with its interleaved default (no program config),
   the kernel, shape and note of such a row (:class:`InterleavedOp`), or :class:`OpSkip` with the reason;
   ``kernels`` are the shipped kernels it reads rows as (``ingest`` predicts them with ttnn's interleaved
-  default). A family whose op carries its own config (matmul, SDPA) leaves it ``None``: ``ingest`` reads it;
+  default);
+* ``read_configured``: for a family whose op carries its own program config (matmul, SDPA), what a row says
+  of its op (``capture.OpReading``), or ``capture.RowSkip`` with the reason;
 * ``error_family``: the family of ``model_error.csv`` whose timings speak for an op of one of the family's
   kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``);
 * ``interleaved_default``: for a family ttnn runs without a program config, how that default splits a
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
+from loom_explorer.accuracy.capture import OpReading, ProfilerRow
 from loom_explorer.errors import LoomError
 from loom_explorer.plugins import registered
 from loom_explorer.problem import Problem
@@ -75,6 +78,7 @@ class AccuracyOps:
     read_interleaved: Callable[[str, Mapping[str, str], Sequence[InputShape]], InterleavedOp] | None = None
     error_family: Callable[[str, Mapping[str, int]], str | None] = field(default=_no_error_family)
     interleaved_default: Callable[[Problem], InterleavedSplit] | None = None
+    read_configured: Callable[[ProfilerRow, str, dict[str, str], dict[str, object]], OpReading] | None = None
 
 
 @cache
