@@ -543,15 +543,9 @@ def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem |
     shape = shape or op.model_shape
     if shape is None:
         return None
-    program = _program(op.kernel)
-    if op.kernel == "gemm":
-        return make_problem(program, shape, op.dtype, op.fidelity, formats=op.formats,
-                            placements=placements(op.config) if op.config else {}, fp32_acc=op.fp32_acc,
-                            enabled={"bias"} if op.bias else set(), activation=op.activation)
-    if op.kernel == "flash_attention":
-        return make_problem(program, shape, op.dtype, op.fidelity, formats=op.formats, fp32_acc=op.fp32_acc,
-                            options=op.options)
-    return make_problem(program, shape, op.dtype, op.fidelity, fp32_acc=op.fp32_acc)
+    return make_problem(_program(op.kernel), shape, op.dtype, op.fidelity, formats=op.formats,
+                        placements=placements(op.config) if op.config else {}, fp32_acc=op.fp32_acc,
+                        enabled={"bias"} if op.bias else set(), activation=op.activation, options=op.options)
 
 
 @lru_cache(maxsize=8)
