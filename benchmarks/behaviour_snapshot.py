@@ -4,6 +4,7 @@ compared file by file: a redesign that must leave behaviour unchanged shows no d
     python benchmarks/behaviour_snapshot.py write DIR            # every cell (minutes)
     python benchmarks/behaviour_snapshot.py write DIR --quick    # each kernel's tiny shape on the n150
     python benchmarks/behaviour_snapshot.py compare BEFORE AFTER # the files that differ; exit 1 if any
+    python benchmarks/behaviour_snapshot.py --quick              # the quick cells twice: the snapshot repeats
 
 A cell is one ``solve`` problem: a shipped chip x a shipped kernel x a shape (its family's tiny, ragged and
 benchmark shapes from ``shipped_matrix.py``, and attention's decode-like one) x its options (default, the
@@ -31,6 +32,7 @@ import io
 import json
 import re
 import sys
+import tempfile
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -181,19 +183,31 @@ def compare(before: Path, after: Path) -> int:
     return 1 if problems else 0
 
 
+def repeats(quick: bool) -> int:
+    """Write the snapshot twice into temporary folders and compare: 0 differences when it is repeatable."""
+    with tempfile.TemporaryDirectory() as temp:
+        first, second = Path(temp) / "first", Path(temp) / "second"
+        if write(first, quick) or write(second, quick):
+            return 2
+        return compare(first, second)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--quick", action="store_true", help="each kernel's tiny shape on the n150")
+    sub = parser.add_subparsers(dest="command")
     w = sub.add_parser("write")
     w.add_argument("folder", type=Path)
-    w.add_argument("--quick", action="store_true")
+    w.add_argument("--quick", action="store_true", default=argparse.SUPPRESS)
     c = sub.add_parser("compare")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "write":
         return write(args.folder, args.quick)
-    return compare(args.before, args.after)
+    if args.command == "compare":
+        return compare(args.before, args.after)
+    return repeats(args.quick)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,8 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
                         r"stored answer: solve gemm M=256,K=256,N=256 +(\d+\.\d+ +){4}True +(?!.*(ortools|pandas|"
                         r"networkx)).*\n",
                         r"target: --help and the stored answer under 0\.4 s wall -> (met|MISSED)")),
+    # the quick cells written twice: the same files
+    "behaviour_snapshot.py": ((), (r"10 cells in \d+ s -> ", r"\d+ files in both, 0 differences")),
     # one file against itself: the same choice, costed the same
     "schedule_changes.py": ((), (r"M=256,K=256,N=256 +M@\S+ g\d+x\d+ .* same +- +([\d,]+) +\1 +1\.000\b",
                                  r"1 shapes, choices changed on 0 \(candidate on 0; ties 0\); old choice under new "
