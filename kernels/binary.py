@@ -1,6 +1,6 @@
 """Element-wise sum of two 2-D tensors: y[H, W] = a[H, W] + b[H, W] (a residual add).
 
-Written only with the tile DSL, an element-wise program (``program/elementwise.py``): each output tile
+Written only with the tile DSL, an element-wise program (``families/elementwise/program.py``): each output tile
 reads one tile of ``a`` and one of ``b`` and costs one FPU add. For broadcasting, index ``b`` by fewer
 dimensions (``b[W]``: a row added to every row); docs/dsl.md shows it.
 """

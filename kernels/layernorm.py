@@ -1,6 +1,6 @@
 """LayerNorm along the rows: y[H, W] = (x - mean_w x) / sqrt(var_w x + eps) * gamma[W] + beta[W].
 
-Written only with the tile DSL, a row-reduction program (``program/row_reduction.py``): two reductions (the
+Written only with the tile DSL, a row-reduction program (``families/row_reduction/program.py``): two reductions (the
 mean, then the variance of the centred values: TTNN's two-pass form, steadier than E[x^2] - E[x]^2), then
 the scale and shift. ``gamma`` and ``beta`` are row vectors, ``eps`` a scalar.
 """

@@ -1,6 +1,6 @@
 """RMSNorm along the rows: y[H, W] = x / sqrt(mean_w(x^2) + eps) * gamma[W] (Llama's norm).
 
-Written only with the tile DSL, a row-reduction program (``program/row_reduction.py``): one reduction (the
+Written only with the tile DSL, a row-reduction program (``families/row_reduction/program.py``): one reduction (the
 mean of squares), then the scale, as TTNN's ``rms_norm`` runs it. ``gamma`` is a row vector, the same for
 every row; ``eps`` a scalar. A decode step's ``32 x 4096`` is one row of tiles, so only a split of its
 columns over cores (partials gathered, as TTNN's width-sharded norm does) spreads the work.

@@ -1,6 +1,6 @@
 """Softmax along the rows: y[H, W] = exp(x - max_w x) / sum_w exp(x - max_w x), numerically stable.
 
-Written only with the tile DSL, a row-reduction program (``program/row_reduction.py``): two reductions over
+Written only with the tile DSL, a row-reduction program (``families/row_reduction/program.py``): two reductions over
 W (the row max, then the row sum of the exponentials) and the element-wise passes between them, as TTNN's
 softmax kernel runs them. Rows are independent; a row split over several cores gathers each reduction's
 partial results (``softmax`` of attention scores, ``32 x 32768`` in decode, is one row of tiles).

@@ -1,7 +1,7 @@
 """SwiGLU's gate: y[H, W] = silu(a) * b, the element-wise product of a feed-forward layer's two
 projections (Llama's MLP multiplies silu(x @ w1) by x @ w3).
 
-Written only with the tile DSL, an element-wise program (``program/elementwise.py``): silu of ``a`` on the
+Written only with the tile DSL, an element-wise program (``families/elementwise/program.py``): silu of ``a`` on the
 SFPU, then a multiply by ``b`` on the FPU.
 """
 

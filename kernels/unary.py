@@ -2,7 +2,7 @@
 silu, exp, recip: the SFPU ops the hardware file costs in ``compute.sfpu_tile_cycles``).
 
 Written only with the tile DSL: no matmul and no reduction, so it is an element-wise program
-(``program/elementwise.py``). Where the work goes is the question: a ``32 x 4096`` tensor is one row of
+(``families/elementwise/program.py``). Where the work goes is the question: a ``32 x 4096`` tensor is one row of
 128 tiles, so a split over rows puts it on one core and a split over columns (or over all tiles) spreads it.
 """
 
