@@ -16,9 +16,11 @@ from __future__ import annotations
 import os
 from concurrent.futures import as_completed
 
-from loom_explorer.accuracy.calibrate import CalibrationError, card_of, fit_constants, with_constants
+from loom_explorer.accuracy.calibrate import CalibrationError, card_of, fit_constants, start_values, with_constants
+from loom_explorer.accuracy.gemm_data import CARDS
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.sdpa_data import MODELLED, SdpaMeasured, SdpaRow, log_loss, predict_sdpa
+from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.solve.children import worker_pool
 
@@ -78,3 +80,16 @@ def cross_validate_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured], constants: t
     out.sort(key=lambda r: r.measured.line)
     return len(keys), out
 
+
+def cross_validate_cards(measured: list[SdpaMeasured], hardware: dict[str, HardwareSpec],
+                         progress: Progress | None = None) -> tuple[int, list[SdpaRow]]:
+    """``cross_validate_sdpa`` of every card of ``measured`` in card order, from its ``hardware`` (else the
+    card's shipped file): (folds, every card's held-out rows)."""
+    folds, out = 0, []
+    for card in sorted({m.card for m in measured}):
+        name = CARDS[card]
+        hw = hardware.get(card) or load_hardware(name)
+        n, card_rows = cross_validate_sdpa(start_values(hw, name, SDPA_CONSTANTS), measured, progress=progress)
+        folds += n
+        out += card_rows
+    return folds, out

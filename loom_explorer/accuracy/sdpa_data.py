@@ -252,3 +252,41 @@ def row_json(row: SdpaRow, cross_validated_pct: float | None = None) -> dict[str
             "error_pct": r(row.error_pct, 2), "cross_validated_error_pct": r(cross_validated_pct, 2),
             "note": row.conflict, "hardware": row.hardware, "hardware_sha256": row.hardware_sha256,
             "regimes": row.regimes(), "breakdown": row.breakdown}
+
+
+@dataclass(frozen=True, slots=True)
+class SdpaScores:
+    """The error of the modelled rows (``MODELLED``), overall (``all modelled rows``, first) and per regime: in
+    sample, and leaving each problem out (``held_out``, empty without a cross-validation), with each row's
+    held-out error by its line."""
+
+    held_out_by_line: dict[int, float | None]
+    in_sample: dict[str, ErrorSummary]
+    held_out: dict[str, ErrorSummary]
+
+
+def score_sdpa(rows: list[SdpaRow], cross_validated: list[SdpaRow] | None) -> SdpaScores:
+    """The errors of ``rows`` in sample and of ``cross_validated`` (the same rows predicted by constants
+    fitted without their problem; None or empty: no cross-validation)."""
+    cv_by_line = {r.measured.line: r.error_pct for r in cross_validated or []}
+    scored = [r for r in rows if r.measured.kernel in MODELLED]
+
+    def summaries(values: list[float | None]) -> dict[str, ErrorSummary]:
+        return {"all modelled rows": summarise_errors(values)} | by_regime(scored, values)
+
+    in_sample = summaries([r.error_pct for r in scored])
+    held_out = summaries([cv_by_line.get(r.measured.line) for r in scored]) if cross_validated else {}
+    return SdpaScores(cv_by_line, in_sample, held_out)
+
+
+def scores_json(rows: list[SdpaRow], scores: SdpaScores, folds: int, data: str) -> dict[str, object]:
+    """``accuracy --kernel flash_attention --json``: every row, the in-sample summary and per regime, and the
+    cross-validated ones (None without a cross-validation)."""
+    def summary_json(summaries: dict[str, ErrorSummary]) -> dict[str, object]:
+        every, *rest = summaries.items()
+        return {"summary": every[1].to_json(), "by_regime": {k: s.to_json() for k, s in rest}}
+
+    return {"data": data, "modelled_kernels": list(MODELLED),
+            "rows": [row_json(r, scores.held_out_by_line.get(r.measured.line)) for r in rows],
+            **summary_json(scores.in_sample),
+            "cross_validated": {**summary_json(scores.held_out), "folds": folds} if scores.held_out else None}

@@ -11,9 +11,9 @@ from loom_explorer.accuracy.sdpa_data import (
     ErrorSummary,
     SdpaMeasured,
     SdpaRow,
-    by_regime,
     read_sdpa_measurements,
-    row_json,
+    score_sdpa,
+    scores_json,
     summarise_errors,
 )
 from loom_explorer.cli.common import InputError, pct, say_rows
@@ -48,25 +48,10 @@ def sdpa_report(rows: list[SdpaRow], cross_validated: list[SdpaRow] | None, fold
                 as_json: bool) -> None:
     """The table (or JSON): every row, then the error of the modelled rows per kernel and per regime, in
     sample and (with ``cross_validated``) leaving each problem out."""
-    cv_by_line = {r.measured.line: r.error_pct for r in cross_validated or []}
-    scored = [r for r in rows if r.measured.kernel in MODELLED]
-    errors = [r.error_pct for r in scored]
-    cv_errors = [cv_by_line.get(r.measured.line) for r in scored]
-    def summaries(values: list[float | None]) -> dict[str, ErrorSummary]:
-        return {"all modelled rows": summarise_errors(values)} | by_regime(scored, values)
-
-    in_sample = summaries(errors)
-    held_out = summaries(cv_errors) if cross_validated else {}
+    scores = score_sdpa(rows, cross_validated)
+    cv_by_line, in_sample, held_out = scores.held_out_by_line, scores.in_sample, scores.held_out
     if as_json:
-        def summary_json(summaries: dict[str, ErrorSummary]) -> dict[str, object]:
-            every, *rest = summaries.items()
-            return {"summary": every[1].to_json(), "by_regime": {k: s.to_json() for k, s in rest}}
-
-        print(json.dumps({
-            "data": data, "modelled_kernels": list(MODELLED),
-            "rows": [row_json(r, cv_by_line.get(r.measured.line)) for r in rows], **summary_json(in_sample),
-            "cross_validated": {**summary_json(held_out), "folds": folds} if cross_validated else None},
-            indent=2))
+        print(json.dumps(scores_json(rows, scores, folds, data), indent=2))
         return
     print(f"{'line':>4} {'kernel':<9} {'shape':<36} {'mask':<6} chunks  grid {'measured us':>10} "
           f"{'predicted':>10} {'error':>8} {'held out':>8}")
@@ -101,24 +86,17 @@ def load_sdpa_rows(data: str, skip_bad_rows: bool) -> list[SdpaMeasured]:
 
 def run_sdpa_accuracy(data: str, hardware: dict[str, HardwareSpec], skip_bad_rows: bool, cross_validate: bool,
                       as_json: bool) -> int:
-    from loom_explorer.accuracy.calibrate import start_values
-    from loom_explorer.accuracy.gemm_data import CARDS
     from loom_explorer.accuracy.progress import Progress
-    from loom_explorer.accuracy.sdpa_calibrate import SDPA_CONSTANTS, cross_validate_sdpa
+    from loom_explorer.accuracy.sdpa_calibrate import cross_validate_cards
     from loom_explorer.accuracy.sdpa_data import predict_sdpa
-    from loom_explorer.hardware import load_hardware
 
     measured = load_sdpa_rows(data, skip_bad_rows)
     rows = predict_sdpa(measured, hardware)
     cross_validated: list[SdpaRow] = []
     folds = 0
     with Progress() as progress:
-        for card in sorted({m.card for m in measured}) if cross_validate else ():
-            name = CARDS[card]
-            hw = hardware.get(card) or load_hardware(name)
-            n, card_rows = cross_validate_sdpa(start_values(hw, name, SDPA_CONSTANTS), measured, progress=progress)
-            folds += n
-            cross_validated += card_rows
+        if cross_validate:
+            folds, cross_validated = cross_validate_cards(measured, hardware, progress)
     sdpa_report(rows, cross_validated if cross_validate else None, folds, Path(data).name, as_json)
     return EXIT_OK
 
