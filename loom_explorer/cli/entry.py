@@ -2,7 +2,7 @@
 ``main``: run one command and turn what ends it into an exit status (the package docstring lists them).
 
 Start-up: ``main`` imports the module of the command it runs and no other (``COMMANDS``); ``--help`` lists
-every command from ``cli/help_lines.py``, importing none of them (tests/test_cli_startup.py checks the
+every command from ``cli/help_lines.py``, importing none of them (tests/cli/test_cli_startup.py checks the
 listing against the full parser's and that ``--help`` loads neither OR-Tools, pandas, numpy nor networkx).
 """
 
