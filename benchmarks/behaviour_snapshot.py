@@ -67,13 +67,17 @@ def cells(quick: bool) -> list[Cell]:
         needs_activation = program.uses_activation and not any(t.optional for t in program.tensors)
         base: tuple[str, ...] = ("--activation", "gelu") if needs_activation else ()
         variants = [base, (*base, "--target", "ttlang"), *[(*base, f"--{o}") for o in program.options]]
-        variants.append((*base, *[a for t in program.tensors if t.role in ("input", "output")
-                                  for a in ("--memory", f"{t.name}=l1")]))  # L1-sharded: TTNN's sharded configs
+        variants.append(
+            (
+                *base,
+                *[a for t in program.tensors if t.role in ("input", "output") for a in ("--memory", f"{t.name}=l1")],
+            )
+        )  # L1-sharded: TTNN's sharded configs
         if any(t.optional for t in program.tensors):
             variants.append(("--bias", "--activation", "gelu"))
         for hw in CHIPS[:1] if quick else CHIPS:
             for shape in shapes[:1] if quick else shapes:
-                out += [Cell(hw, kernel, "", shape, flags) for flags in variants[:1 if quick else None]]
+                out += [Cell(hw, kernel, "", shape, flags) for flags in variants[: 1 if quick else None]]
     return out
 
 
@@ -85,17 +89,27 @@ def schedule_text(s: SymbolicSchedule) -> str:
     """One candidate's symbolic schedule as text, field by field (expressions as ``describe`` writes them)."""
     lines = [f"candidate {s.candidate.name}"]
     lines += [f"  param {p.name} in {p.domain_text()} [{p.unit}] {p.description} | {p.bound}" for p in s.params]
-    lines += [f"  constraint {c.name} ({c.family}) {c.kind}: {describe(c.lhs)} | {describe(c.rhs)} | {c.message}"
-              for c in s.constraints]
+    lines += [
+        f"  constraint {c.name} ({c.family}) {c.kind}: {describe(c.lhs)} | {describe(c.rhs)} | {c.message}"
+        for c in s.constraints
+    ]
     lines += [f"  latency {describe(s.latency)}", f"  latency_lower_bound {describe(s.latency_lower_bound)}"]
     lines += [f"  term {t.name} = {describe(t.expr)} | {t.description}" for t in s.terms]
     lines += [f"  l1_buffer {b.name} = {describe(b.bytes_expr)} | {b.description}" for b in s.l1_buffers]
-    lines += [f"  l1_bytes {describe(s.l1_bytes)}", f"  dram_read_bytes {describe(s.dram_read_bytes)}",
-              f"  flops {s.flops}", f"  ideal_cycles {s.ideal_cycles}",
-              f"  noc_bound_cycles {describe(s.noc_bound_cycles)}", f"  cores_used {describe(s.cores_used)}"]
+    lines += [
+        f"  l1_bytes {describe(s.l1_bytes)}",
+        f"  dram_read_bytes {describe(s.dram_read_bytes)}",
+        f"  flops {s.flops}",
+        f"  ideal_cycles {s.ideal_cycles}",
+        f"  noc_bound_cycles {describe(s.noc_bound_cycles)}",
+        f"  cores_used {describe(s.cores_used)}",
+    ]
     for flow in s.traffic:
-        parts = [f"{f.name}={describe(v) if isinstance(v, Expr) else v}"
-                 for f in fields(flow) for v in [getattr(flow, f.name)]]
+        parts = [
+            f"{f.name}={describe(v) if isinstance(v, Expr) else v}"
+            for f in fields(flow)
+            for v in [getattr(flow, f.name)]
+        ]
         lines.append("  flow " + " ".join(parts))
     return "\n".join(lines) + "\n"
 
@@ -127,8 +141,9 @@ def write_cell(cell: Cell, folder: Path) -> str:
 
 def _solve_and_export(cell: Cell, folder: Path, store: Path, candidates: int) -> str:
     """``solve.json`` and the exports of ``cell`` into ``folder``, through the results store ``store``."""
-    status, out, err = _run([*cell.argv(), "--json", "--no-cache", "--store", str(store), "--fastest", "1",
-                             *SOLVE_FLAGS])
+    status, out, err = _run(
+        [*cell.argv(), "--json", "--no-cache", "--store", str(store), "--fastest", "1", *SOLVE_FLAGS]
+    )
     if out.strip():
         doc = json.loads(out)
         doc.pop("proven_at", None)
@@ -143,8 +158,21 @@ def _solve_and_export(cell: Cell, folder: Path, store: Path, candidates: int) ->
     best = json.loads(out)["candidates"][0]["name"]  # the proven best, first
     for fmt, ext in FORMATS.items():
         target = folder / f"export.{fmt}.{ext}"
-        status, _, err = _run(["export", *cell.argv()[1:], "--format", fmt, "-o", str(target), "--store", str(store),
-                               "--candidate", best, *SOLVE_FLAGS])
+        status, _, err = _run(
+            [
+                "export",
+                *cell.argv()[1:],
+                "--format",
+                fmt,
+                "-o",
+                str(target),
+                "--store",
+                str(store),
+                "--candidate",
+                best,
+                *SOLVE_FLAGS,
+            ]
+        )
         if status != 0:
             target.with_suffix(".refused").write_text(f"exit {status}: {err.strip().splitlines()[-1:]}\n")
         else:
@@ -175,8 +203,10 @@ def compare(before: Path, after: Path) -> int:
         old, new = (before / p).read_text().splitlines(), (after / p).read_text().splitlines()
         if old != new:
             i = next((k for k, (x, y) in enumerate(zip(old, new, strict=False)) if x != y), min(len(old), len(new)))
-            problems.append(f"differs: {p} line {i + 1}:\n  - {old[i] if i < len(old) else '(end)'}\n"
-                            f"  + {new[i] if i < len(new) else '(end)'}")
+            problems.append(
+                f"differs: {p} line {i + 1}:\n  - {old[i] if i < len(old) else '(end)'}\n"
+                f"  + {new[i] if i < len(new) else '(end)'}"
+            )
     for line in problems:
         print(line)
     print(f"{len(a & b)} files in both, {len(problems)} differences")

@@ -35,13 +35,50 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-MEASURED_HEADER = ["card", "config_kind", "table_heading", "M", "K", "N", "use_trace", "grid_x", "grid_y",
-                   "in0_sharded", "out_sharded", "in0_storage", "in1_storage", "out_storage", "dtype", "math_fidelity",
-                   "time_ns", "tflops", "host_util_pct", "device_util_pct", "derived_device_kernel_ns",
-                   "derived_device_tflops"]
-CONFIG_HEADER = ["card", "grid_x", "grid_y", "dtype", "M", "K", "N", "program_config", "transpose_mcast",
-                 "in0_block_w", "per_core_M", "per_core_N", "out_block_h", "out_block_w", "out_subblock_h",
-                 "out_subblock_w", "in0_sharded", "out_sharded"]
+MEASURED_HEADER = [
+    "card",
+    "config_kind",
+    "table_heading",
+    "M",
+    "K",
+    "N",
+    "use_trace",
+    "grid_x",
+    "grid_y",
+    "in0_sharded",
+    "out_sharded",
+    "in0_storage",
+    "in1_storage",
+    "out_storage",
+    "dtype",
+    "math_fidelity",
+    "time_ns",
+    "tflops",
+    "host_util_pct",
+    "device_util_pct",
+    "derived_device_kernel_ns",
+    "derived_device_tflops",
+]
+CONFIG_HEADER = [
+    "card",
+    "grid_x",
+    "grid_y",
+    "dtype",
+    "M",
+    "K",
+    "N",
+    "program_config",
+    "transpose_mcast",
+    "in0_block_w",
+    "per_core_M",
+    "per_core_N",
+    "out_block_h",
+    "out_block_w",
+    "out_subblock_h",
+    "out_subblock_w",
+    "in0_sharded",
+    "out_sharded",
+]
 GRIDS = {"n150": (8, 8), "p150": (13, 10)}
 DTYPES = ("BFLOAT16", "BFLOAT8_B", "BFLOAT4_B")
 FIDELITIES = ("LoFi", "HiFi2", "HiFi4")
@@ -58,8 +95,11 @@ def _time_ns(m: int, k: int, n: int) -> float:
 
 
 def _subblock(h: int, w: int) -> tuple[int, int]:
-    return next((a, b) for a, b in ((4, 2), (2, 4), (8, 1), (1, 8), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2), (1, 1))
-                if h % a == 0 and w % b == 0 and a * b <= 8)
+    return next(
+        (a, b)
+        for a, b in ((4, 2), (2, 4), (8, 1), (1, 8), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2), (1, 1))
+        if h % a == 0 and w % b == 0 and a * b <= 8
+    )
 
 
 def measurement_files(folder: Path, rows: int, ops: int, seed: int) -> tuple[Path, Path]:
@@ -81,8 +121,28 @@ def measurement_files(folder: Path, rows: int, ops: int, seed: int) -> tuple[Pat
             pm, pn, kt = math.ceil(m / 32 / gy), math.ceil(n / 32 / gx), k // 32  # type: ignore[operator]
             sh, sw = _subblock(pm, pn)
             ibw = max(d for d in (1, 2, 4, 8) if kt % d == 0)
-            w.writerow([card, gx, gy, dtype, m, k, n, "MatmulMultiCoreReuseMultiCastProgramConfig", "False", ibw,
-                        pm, pn, pm, pn, sh, sw, "False", "False"])
+            w.writerow(
+                [
+                    card,
+                    gx,
+                    gy,
+                    dtype,
+                    m,
+                    k,
+                    n,
+                    "MatmulMultiCoreReuseMultiCastProgramConfig",
+                    "False",
+                    ibw,
+                    pm,
+                    pn,
+                    pm,
+                    pn,
+                    sh,
+                    sw,
+                    "False",
+                    "False",
+                ]
+            )
     data = folder / "measured.csv"
     with data.open("w", newline="") as f:
         w = csv.writer(f)
@@ -92,39 +152,70 @@ def measurement_files(folder: Path, rows: int, ops: int, seed: int) -> tuple[Pat
             card, m, k, n, dtype, fidelity = keys[i]
             gx, gy = GRIDS[card]  # type: ignore[index]
             t = distinct[keys[i]] * rng.uniform(0.9, 1.1)
-            w.writerow([card, "manual" if i in manual else "out_of_box", "generated", m, k, n,
-                        rng.choice(("True", "False")), gx, gy, "", "", "DRAM", "DRAM", "DRAM", dtype, fidelity,
-                        f"{t:.2f}", "", "", "", "", ""])
+            w.writerow(
+                [
+                    card,
+                    "manual" if i in manual else "out_of_box",
+                    "generated",
+                    m,
+                    k,
+                    n,
+                    rng.choice(("True", "False")),
+                    gx,
+                    gy,
+                    "",
+                    "",
+                    "DRAM",
+                    "DRAM",
+                    "DRAM",
+                    dtype,
+                    fidelity,
+                    f"{t:.2f}",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                ]
+            )
     return data, configs
 
 
 def _matmul_attributes(m: int, k: int, n: int, fidelity: str, one_d: bool) -> tuple[str, int]:
     mt, kt, nt = m // 32, k // 32, n // 32
     ibw = max(d for d in (1, 2, 4) if kt % d == 0)
-    compute = (f"WormholeComputeKernelConfig(math_fidelity={fidelity};math_approx_mode=0;fp32_dest_acc_en=0;"
-               "packer_l1_acc=1;dst_full_sync_en=0;throttle_level=ThrottleLevel::NO_THROTTLE)")
+    compute = (
+        f"WormholeComputeKernelConfig(math_fidelity={fidelity};math_approx_mode=0;fp32_dest_acc_en=0;"
+        "packer_l1_acc=1;dst_full_sync_en=0;throttle_level=ThrottleLevel::NO_THROTTLE)"
+    )
     if one_d:
         pn = math.ceil(nt / 64)
         sh, sw = _subblock(mt, pn)
-        config = (f"MatmulMultiCoreReuseMultiCast1DProgramConfig(compute_with_storage_grid_size=8-8;in0_block_w={ibw};"
-                  f"out_subblock_h={sh};out_subblock_w={sw};out_block_h={mt};out_block_w={pn};per_core_M={mt};"
-                  f"per_core_N={pn};fuse_batch=1;fused_activation=std::nullopt;mcast_in0=1;gather_in0=0;hop_cores={{}};"
-                  "num_global_cb_receivers=1;untilize_out=0)")
+        config = (
+            f"MatmulMultiCoreReuseMultiCast1DProgramConfig(compute_with_storage_grid_size=8-8;in0_block_w={ibw};"
+            f"out_subblock_h={sh};out_subblock_w={sw};out_block_h={mt};out_block_w={pn};per_core_M={mt};"
+            f"per_core_N={pn};fuse_batch=1;fused_activation=std::nullopt;mcast_in0=1;gather_in0=0;hop_cores={{}};"
+            "num_global_cb_receivers=1;untilize_out=0)"
+        )
         cores = min(64, math.ceil(nt / pn))
     else:
         pm, pn = math.ceil(mt / 8), math.ceil(nt / 8)
         sh, sw = _subblock(pm, pn)
-        config = (f"MatmulMultiCoreReuseMultiCastProgramConfig(compute_with_storage_grid_size=8-8;in0_block_w={ibw};"
-                  f"out_subblock_h={sh};out_subblock_w={sw};out_block_h={pm};out_block_w={pn};per_core_M={pm};"
-                  f"per_core_N={pn};transpose_mcast=0;fused_activation=std::nullopt;fuse_batch=0)")
+        config = (
+            f"MatmulMultiCoreReuseMultiCastProgramConfig(compute_with_storage_grid_size=8-8;in0_block_w={ibw};"
+            f"out_subblock_h={sh};out_subblock_w={sw};out_block_h={pm};out_block_w={pn};per_core_M={pm};"
+            f"per_core_N={pn};transpose_mcast=0;fused_activation=std::nullopt;fuse_batch=0)"
+        )
         cores = math.ceil(mt / pm) * math.ceil(nt / pn)
-    return (f"{{'bcast_batch': 'true'; 'compute_kernel_config': '{compute}'; 'global_cb': 'std::nullopt'; "
-            "'output_dtype': 'DataType::BFLOAT16'; 'output_mem_config': 'MemoryConfig(memory_layout="
-            "TensorMemoryLayout::INTERLEAVED;buffer_type=BufferType::DRAM;shard_spec=std::nullopt;nd_shard_spec="
-            "std::nullopt;created_with_nd_shard_spec=0)'; 'output_tile': 'std::nullopt'; "
-            f"'program_config': '{config}'; 'transpose_a': 'false'; 'transpose_b': 'false'; "
-            "'untilize_out': 'false'; 'user_core_coord': 'std::nullopt'; 'user_fused_activation': "
-            "'std::nullopt'; 'user_run_batched': 'false'}"), cores
+    return (
+        f"{{'bcast_batch': 'true'; 'compute_kernel_config': '{compute}'; 'global_cb': 'std::nullopt'; "
+        "'output_dtype': 'DataType::BFLOAT16'; 'output_mem_config': 'MemoryConfig(memory_layout="
+        "TensorMemoryLayout::INTERLEAVED;buffer_type=BufferType::DRAM;shard_spec=std::nullopt;nd_shard_spec="
+        "std::nullopt;created_with_nd_shard_spec=0)'; 'output_tile': 'std::nullopt'; "
+        f"'program_config': '{config}'; 'transpose_a': 'false'; 'transpose_b': 'false'; "
+        "'untilize_out': 'false'; 'user_core_coord': 'std::nullopt'; 'user_fused_activation': "
+        "'std::nullopt'; 'user_run_batched': 'false'}"
+    ), cores
 
 
 def _tensor(row: dict[str, str], name: str, dims: tuple[int, int, int, int], dtype: str = "BFLOAT16") -> None:
@@ -149,9 +240,16 @@ def profiler_file(folder: Path, rows: int, ops: int, seed: int) -> Path:
         if one_d:
             m = 32
         attributes, cores = _matmul_attributes(m, k, n, fidelity, one_d)
-        row = {"OP CODE": "MatmulDeviceOperation", "OP TYPE": "tt_dnn_device", "DEVICE ID": "0",
-               "DEVICE ARCH": "wormhole_b0", "ATTRIBUTES": attributes, "MATH FIDELITY": fidelity,
-               "CORE COUNT": str(cores), "AVAILABLE WORKER CORE COUNT": "64"}
+        row = {
+            "OP CODE": "MatmulDeviceOperation",
+            "OP TYPE": "tt_dnn_device",
+            "DEVICE ID": "0",
+            "DEVICE ARCH": "wormhole_b0",
+            "ATTRIBUTES": attributes,
+            "MATH FIDELITY": fidelity,
+            "CORE COUNT": str(cores),
+            "AVAILABLE WORKER CORE COUNT": "64",
+        }
         _tensor(row, "INPUT_0", (1, 1, m, k))
         _tensor(row, "INPUT_1", (1, 1, k, n), rng.choice(DTYPES))
         _tensor(row, "OUTPUT_0", (1, 1, m, n))
@@ -159,8 +257,12 @@ def profiler_file(folder: Path, rows: int, ops: int, seed: int) -> Path:
     for _ in range(max(1, ops // 100)):
         s, heads = 32 * rng.choice((4, 8, 16, 32, 64)), rng.choice((8, 16, 32))
         chunk = min(256, s)
-        row = {**sdpa_row, "ATTRIBUTES": sdpa_row["ATTRIBUTES"].replace(
-            "q_chunk_size=256;k_chunk_size=256", f"q_chunk_size={chunk};k_chunk_size={chunk}")}
+        row = {
+            **sdpa_row,
+            "ATTRIBUTES": sdpa_row["ATTRIBUTES"].replace(
+                "q_chunk_size=256;k_chunk_size=256", f"q_chunk_size={chunk};k_chunk_size={chunk}"
+            ),
+        }
         _tensor(row, "INPUT_0", (1, heads, s, 128))
         for name in ("INPUT_1", "INPUT_2"):
             _tensor(row, name, (1, 1, s, 128))
@@ -195,8 +297,7 @@ _CHILD = textwrap.dedent("""
 
 
 def timed(argv: list[str]) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(argv)], capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(argv)], capture_output=True, text=True, check=False)
     if done.returncode != 0 or not done.stdout.strip():
         raise SystemExit(f"{argv[0]} failed:\n{done.stderr[-2000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -224,11 +325,16 @@ def main() -> None:
             sub.mkdir()
             data, configs = measurement_files(sub, rows, args.ops, args.seed)
             profile = profiler_file(sub, rows, args.ops, args.seed)
-            for name, argv in (("accuracy", ["accuracy", "--data", str(data), "--configs", str(configs)]),
-                               ("ingest", ["ingest", str(profile), "--store", str(sub / "store.sqlite")])):
+            for name, argv in (
+                ("accuracy", ["accuracy", "--data", str(data), "--configs", str(configs)]),
+                ("ingest", ["ingest", str(profile), "--store", str(sub / "store.sqlite")]),
+            ):
                 r = timed(argv)
-                print(f"{name:<9} {rows:>8} {args.ops:>12} {r['seconds']:>8.2f} {rows / r['seconds']:>8.0f} "
-                      f"{r['cpu_seconds']:>8.2f} {r['import_seconds']:>8.2f}", flush=True)
+                print(
+                    f"{name:<9} {rows:>8} {args.ops:>12} {r['seconds']:>8.2f} {rows / r['seconds']:>8.0f} "
+                    f"{r['cpu_seconds']:>8.2f} {r['import_seconds']:>8.2f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

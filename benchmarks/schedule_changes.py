@@ -57,9 +57,11 @@ class Choice:
 
     def brief(self) -> str:
         v = dict(self.params)
-        return (f"{self.candidate} g{v['grid_x']}x{v['grid_y']} pc{v['per_core_M']}x{v['per_core_N']}x"
-                f"{v['per_core_K']} w{v['in0_block_w']} ob{v['out_block_h']}x{v['out_block_w']} "
-                f"sb{v['out_subblock_h']}x{v['out_subblock_w']} d{v['in0_buffer_depth']}/{v['in1_buffer_depth']}")
+        return (
+            f"{self.candidate} g{v['grid_x']}x{v['grid_y']} pc{v['per_core_M']}x{v['per_core_N']}x"
+            f"{v['per_core_K']} w{v['in0_block_w']} ob{v['out_block_h']}x{v['out_block_w']} "
+            f"sb{v['out_subblock_h']}x{v['out_subblock_w']} d{v['in0_buffer_depth']}/{v['in1_buffer_depth']}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +104,9 @@ def fastest(hw: HardwareSpec, problem: Problem, shape: str) -> tuple[Session, Ch
     best = session.solve({}, SolveOptions(fastest=1))[0]
     if best.solution is None:
         raise SystemExit(f"{hw.name} {shape}: no schedule ({best.status})")
-    return session, Choice(best.candidate_name, best.solution.params, best.solution.latency_cycles,
-                           best.solution.breakdown, best.status)
+    return session, Choice(
+        best.candidate_name, best.solution.params, best.solution.latency_cycles, best.solution.breakdown, best.status
+    )
 
 
 def compare(before_hw: HardwareSpec, after_hw: HardwareSpec, shape: str) -> ShapeChange:
@@ -112,9 +115,16 @@ def compare(before_hw: HardwareSpec, after_hw: HardwareSpec, shape: str) -> Shap
     after_session, after = fastest(after_hw, problem, shape)
     verdict = referee(after_session.schedule(before.candidate), dict(before.params))
     old = verdict.solution
-    return ShapeChange(shape, before, after, before_hw.cycles_to_us(before.latency_cycles),
-                       after_hw.cycles_to_us(after.latency_cycles), old.latency_cycles if old else None,
-                       old.breakdown if old else (), verdict.violations)
+    return ShapeChange(
+        shape,
+        before,
+        after,
+        before_hw.cycles_to_us(before.latency_cycles),
+        after_hw.cycles_to_us(after.latency_cycles),
+        old.latency_cycles if old else None,
+        old.breakdown if old else (),
+        verdict.violations,
+    )
 
 
 def terms(breakdown: tuple[tuple[str, int], ...]) -> str:
@@ -126,45 +136,60 @@ def main() -> int:
     parser.add_argument("--before", required=True, help="the hardware file (name or path) before the change")
     parser.add_argument("--after", required=True, help="the hardware file (name or path) after the change")
     parser.add_argument("--quick", action="store_true", help="the first shape only")
-    parser.add_argument("--terms", action="store_true",
-                        help="under each changed choice, the latency terms of both choices under both models")
+    parser.add_argument(
+        "--terms",
+        action="store_true",
+        help="under each changed choice, the latency terms of both choices under both models",
+    )
     args = parser.parse_args()
     before_hw, after_hw = load_hardware(args.before), load_hardware(args.after)
     if before_hw.name != after_hw.name:
-        raise SystemExit(f"--before {args.before} describes {before_hw.name} and --after {args.after} describes "
-                         f"{after_hw.name}: compare two files of the same chip")
+        raise SystemExit(
+            f"--before {args.before} describes {before_hw.name} and --after {args.after} describes "
+            f"{after_hw.name}: compare two files of the same chip"
+        )
     shapes = loom_shapes() + [RAGGED_SHAPE]
     if args.quick:
         shapes = shapes[:1]
     print(f"{before_hw.name}: before {args.before}, after {args.after}")
-    print(f"{'shape':<23} {'before choice':<72} {'after choice':<72} {'changed':<14} {'before cyc':>11} "
-          f"{'after cyc':>11} {'ratio':>7}")
+    print(
+        f"{'shape':<23} {'before choice':<72} {'after choice':<72} {'changed':<14} {'before cyc':>11} "
+        f"{'after cyc':>11} {'ratio':>7}"
+    )
     rows: list[ShapeChange] = []
     for shape in shapes:
         r = compare(before_hw, after_hw, shape)
         rows.append(r)
         after_text = "same" if not r.changed else r.after.brief()
         ratio = f"{r.ratio:.3f}" if r.ratio is not None else "illegal"
-        unproven = [f"{name} {c.status}" for name, c in (("before", r.before), ("after", r.after))
-                    if c.status != "optimal"]
-        print(f"{shape:<23} {r.before.brief():<72} {after_text:<72} {r.what_changed():<14} "
-              f"{r.before.latency_cycles:>11,} {r.after.latency_cycles:>11,} {ratio:>7}"
-              + (f"  (not proven: {', '.join(unproven)})" if unproven else ""), flush=True)
+        unproven = [
+            f"{name} {c.status}" for name, c in (("before", r.before), ("after", r.after)) if c.status != "optimal"
+        ]
+        print(
+            f"{shape:<23} {r.before.brief():<72} {after_text:<72} {r.what_changed():<14} "
+            f"{r.before.latency_cycles:>11,} {r.after.latency_cycles:>11,} {ratio:>7}"
+            + (f"  (not proven: {', '.join(unproven)})" if unproven else ""),
+            flush=True,
+        )
         if r.violations:
             print(f"{'':<23} the after model rejects the before choice: {'; '.join(r.violations)}")
         elif args.terms and r.changed:
-            print(f"{'':<23} before model, before choice: {terms(r.before.breakdown)}\n"
-                  f"{'':<23} after model, before choice:  {terms(r.old_under_new_breakdown)}\n"
-                  f"{'':<23} after model, after choice:   {terms(r.after.breakdown)}")
+            print(
+                f"{'':<23} before model, before choice: {terms(r.before.breakdown)}\n"
+                f"{'':<23} after model, before choice:  {terms(r.old_under_new_breakdown)}\n"
+                f"{'':<23} after model, after choice:   {terms(r.after.breakdown)}"
+            )
     ratios = [r.ratio for r in rows if r.ratio is not None]
     changed = [r for r in rows if r.changed]
     ties = sum(r.what_changed().endswith("tie") for r in changed)
-    ratio_text = (f"median {statistics.median(ratios):.3f}, max {max(ratios):.3f}" if ratios else "none")
+    ratio_text = f"median {statistics.median(ratios):.3f}, max {max(ratios):.3f}" if ratios else "none"
     illegal = len(rows) - len(ratios)
-    print(f"\n{len(rows)} shapes, choices changed on {len(changed)} (candidate on "
-          f"{sum(r.candidate_changed for r in rows)}; ties {ties}); old choice under new model / new choice: "
-          f"{ratio_text}{f', illegal on {illegal}' if illegal else ''}; best predicted latency after/before: "
-          f"median {statistics.median(r.after_us / r.before_us for r in rows):.3f}")
+    print(
+        f"\n{len(rows)} shapes, choices changed on {len(changed)} (candidate on "
+        f"{sum(r.candidate_changed for r in rows)}; ties {ties}); old choice under new model / new choice: "
+        f"{ratio_text}{f', illegal on {illegal}' if illegal else ''}; best predicted latency after/before: "
+        f"median {statistics.median(r.after_us / r.before_us for r in rows):.3f}"
+    )
     return 0
 
 

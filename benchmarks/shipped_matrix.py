@@ -50,39 +50,79 @@ REGRESSIONS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 )
 
 # structural shapes per family of dimensions: (label, shape); the first is the tiny one --quick runs
-MATMUL = (("tiny", "M=32,K=32,N=32"), ("one element", "M=1,K=1,N=1"), ("ragged", "M=1000,K=1000,N=1000"),
-          ("ragged odd", "M=33,K=4097,N=65"), ("square", "M=4096,K=4096,N=4096"),
-          ("skinny M", "M=32,K=4096,N=4096"), ("skinny N", "M=4096,K=4096,N=32"), ("deep K", "M=64,K=65536,N=64"),
-          ("shallow K", "M=8192,K=32,N=8192"), ("vocab", "M=32,K=4096,N=128256"),
-          ("huge", "M=65536,K=65536,N=65536"), ("beyond range", "M=1048576,K=1048576,N=1048576"))
-BATCHED = (("tiny", "B=1,M=32,K=32,N=32"), ("one element", "B=1,M=1,K=1,N=1"),
-           ("ragged", "B=3,M=1000,K=1000,N=1000"), ("many small", "B=256,M=32,K=64,N=32"),
-           ("square", "B=8,M=1024,K=1024,N=1024"),
-           ("skinny", "B=32,M=32,K=4096,N=4096"), ("deep K", "B=2,M=64,K=65536,N=64"),
-           ("huge", "B=64,M=8192,K=8192,N=8192"), ("beyond range", "B=4096,M=65536,K=65536,N=65536"))
-LINEAR = (("tiny", "B=1,S=32,K=32,N=32"), ("one element", "B=1,S=1,K=1,N=1"), ("ragged", "B=3,S=1000,K=1000,N=1000"),
-          ("decode", "B=32,S=1,K=4096,N=14336"), ("prefill", "B=1,S=2048,K=4096,N=4096"),
-          ("shallow K", "B=1,S=8192,K=32,N=8192"),
-          ("vocab", "B=1,S=32,K=4096,N=128256"), ("huge", "B=16,S=32768,K=8192,N=28672"),
-          ("beyond range", "B=4096,S=65536,K=65536,N=65536"))
-ATTENTION = (("tiny", "B=1,H=1,Sq=32,Skv=32,D=32"), ("one element", "B=1,H=1,Sq=1,Skv=1,D=1"),
-             ("gqa 1", "B=1,H=32,Hkv=32,Sq=2048,Skv=2048,D=128"), ("gqa 2", "B=1,H=32,Hkv=16,Sq=2048,Skv=2048,D=128"),
-             ("gqa 4", "B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128"), ("gqa 8", "B=1,H=32,Hkv=4,Sq=2048,Skv=2048,D=128"),
-             ("gqa 5", "B=1,H=40,Hkv=8,Sq=4096,Skv=4096,D=128"),
-             ("gqa 8 of 40", "B=1,H=40,Hkv=5,Sq=1024,Skv=1024,D=128"),
-             ("gqa 3", "B=2,H=12,Hkv=4,Sq=1024,Skv=1024,D=64"), ("mqa", "B=1,H=32,Hkv=1,Sq=2048,Skv=2048,D=128"),
-             ("ragged", "B=1,H=12,Sq=1000,Skv=1000,D=64"), ("odd heads", "B=3,H=7,Sq=333,Skv=777,D=96"),
-             ("decode-like", "B=1,H=32,Hkv=8,Sq=32,Skv=32768,D=128"), ("key-light", "B=1,H=8,Sq=8192,Skv=32,D=128"),
-             ("head 256", "B=1,H=8,Sq=2048,Skv=2048,D=256"), ("many batches", "B=64,H=8,Sq=128,Skv=128,D=64"),
-             ("huge", "B=8,H=64,Hkv=8,Sq=32768,Skv=32768,D=128"),
-             ("beyond range", "B=1024,H=128,Sq=1048576,Skv=1048576,D=128"))
-TWO_D = (("tiny", "H=32,W=32"), ("one element", "H=1,W=1"), ("ragged", "H=1000,W=1000"), ("ragged odd", "H=33,W=4097"),
-         ("one row of tiles", "H=32,W=131072"), ("one column of tiles", "H=131072,W=32"),
-         ("mlp", "H=2048,W=14336"), ("huge", "H=65536,W=65536"),
-         ("enormous", "H=1048576,W=4194304"))
+MATMUL = (
+    ("tiny", "M=32,K=32,N=32"),
+    ("one element", "M=1,K=1,N=1"),
+    ("ragged", "M=1000,K=1000,N=1000"),
+    ("ragged odd", "M=33,K=4097,N=65"),
+    ("square", "M=4096,K=4096,N=4096"),
+    ("skinny M", "M=32,K=4096,N=4096"),
+    ("skinny N", "M=4096,K=4096,N=32"),
+    ("deep K", "M=64,K=65536,N=64"),
+    ("shallow K", "M=8192,K=32,N=8192"),
+    ("vocab", "M=32,K=4096,N=128256"),
+    ("huge", "M=65536,K=65536,N=65536"),
+    ("beyond range", "M=1048576,K=1048576,N=1048576"),
+)
+BATCHED = (
+    ("tiny", "B=1,M=32,K=32,N=32"),
+    ("one element", "B=1,M=1,K=1,N=1"),
+    ("ragged", "B=3,M=1000,K=1000,N=1000"),
+    ("many small", "B=256,M=32,K=64,N=32"),
+    ("square", "B=8,M=1024,K=1024,N=1024"),
+    ("skinny", "B=32,M=32,K=4096,N=4096"),
+    ("deep K", "B=2,M=64,K=65536,N=64"),
+    ("huge", "B=64,M=8192,K=8192,N=8192"),
+    ("beyond range", "B=4096,M=65536,K=65536,N=65536"),
+)
+LINEAR = (
+    ("tiny", "B=1,S=32,K=32,N=32"),
+    ("one element", "B=1,S=1,K=1,N=1"),
+    ("ragged", "B=3,S=1000,K=1000,N=1000"),
+    ("decode", "B=32,S=1,K=4096,N=14336"),
+    ("prefill", "B=1,S=2048,K=4096,N=4096"),
+    ("shallow K", "B=1,S=8192,K=32,N=8192"),
+    ("vocab", "B=1,S=32,K=4096,N=128256"),
+    ("huge", "B=16,S=32768,K=8192,N=28672"),
+    ("beyond range", "B=4096,S=65536,K=65536,N=65536"),
+)
+ATTENTION = (
+    ("tiny", "B=1,H=1,Sq=32,Skv=32,D=32"),
+    ("one element", "B=1,H=1,Sq=1,Skv=1,D=1"),
+    ("gqa 1", "B=1,H=32,Hkv=32,Sq=2048,Skv=2048,D=128"),
+    ("gqa 2", "B=1,H=32,Hkv=16,Sq=2048,Skv=2048,D=128"),
+    ("gqa 4", "B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128"),
+    ("gqa 8", "B=1,H=32,Hkv=4,Sq=2048,Skv=2048,D=128"),
+    ("gqa 5", "B=1,H=40,Hkv=8,Sq=4096,Skv=4096,D=128"),
+    ("gqa 8 of 40", "B=1,H=40,Hkv=5,Sq=1024,Skv=1024,D=128"),
+    ("gqa 3", "B=2,H=12,Hkv=4,Sq=1024,Skv=1024,D=64"),
+    ("mqa", "B=1,H=32,Hkv=1,Sq=2048,Skv=2048,D=128"),
+    ("ragged", "B=1,H=12,Sq=1000,Skv=1000,D=64"),
+    ("odd heads", "B=3,H=7,Sq=333,Skv=777,D=96"),
+    ("decode-like", "B=1,H=32,Hkv=8,Sq=32,Skv=32768,D=128"),
+    ("key-light", "B=1,H=8,Sq=8192,Skv=32,D=128"),
+    ("head 256", "B=1,H=8,Sq=2048,Skv=2048,D=256"),
+    ("many batches", "B=64,H=8,Sq=128,Skv=128,D=64"),
+    ("huge", "B=8,H=64,Hkv=8,Sq=32768,Skv=32768,D=128"),
+    ("beyond range", "B=1024,H=128,Sq=1048576,Skv=1048576,D=128"),
+)
+TWO_D = (
+    ("tiny", "H=32,W=32"),
+    ("one element", "H=1,W=1"),
+    ("ragged", "H=1000,W=1000"),
+    ("ragged odd", "H=33,W=4097"),
+    ("one row of tiles", "H=32,W=131072"),
+    ("one column of tiles", "H=131072,W=32"),
+    ("mlp", "H=2048,W=14336"),
+    ("huge", "H=65536,W=65536"),
+    ("enormous", "H=1048576,W=4194304"),
+)
 FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
-    ("M", "N", "K"): MATMUL, ("B", "M", "N", "K"): BATCHED, ("B", "S", "N", "K"): LINEAR,
-    ("B", "H", "Hkv", "Sq", "Skv", "D"): ATTENTION, ("H", "W"): TWO_D,
+    ("M", "N", "K"): MATMUL,
+    ("B", "M", "N", "K"): BATCHED,
+    ("B", "S", "N", "K"): LINEAR,
+    ("B", "H", "Hkv", "Sq", "Skv", "D"): ATTENTION,
+    ("H", "W"): TWO_D,
 }
 ACTIVATIONS = ("relu", "gelu", "silu", "sigmoid", "exp", "recip", "rsqrt")
 
@@ -126,8 +166,11 @@ def shapes(program: TileProgram) -> tuple[tuple[str, str], ...]:
     if dims in FAMILIES:
         return FAMILIES[dims]
     top = [d.name for d in program.dims if d.group_of is None]
-    return (("example", program.example_shape or ",".join(f"{d}=1024" for d in top)),
-            ("one element", ",".join(f"{d}=1" for d in top)), ("ragged", ",".join(f"{d}=33" for d in top)))
+    return (
+        ("example", program.example_shape or ",".join(f"{d}=1024" for d in top)),
+        ("one element", ",".join(f"{d}=1" for d in top)),
+        ("ragged", ",".join(f"{d}=33" for d in top)),
+    )
 
 
 def option_variants(program: TileProgram) -> list[tuple[str, tuple[str, ...]]]:
@@ -136,8 +179,10 @@ def option_variants(program: TileProgram) -> list[tuple[str, tuple[str, ...]]]:
     inputs = [t.name for t in program.tensors if t.role == "input"]
     output = next(t.name for t in program.tensors if t.role == "output")
     variants: list[tuple[str, tuple[str, ...]]] = [
-        ("bfp8", ("--dtype", "bfp8_b")), ("bfp4 lofi", ("--dtype", "bfp4_b", "--fidelity", "lofi")),
-        ("fp32 acc", ("--dtype", "fp32", "--fp32-acc")), ("hifi4 fp32 acc", ("--fidelity", "hifi4", "--fp32-acc")),
+        ("bfp8", ("--dtype", "bfp8_b")),
+        ("bfp4 lofi", ("--dtype", "bfp4_b", "--fidelity", "lofi")),
+        ("fp32 acc", ("--dtype", "fp32", "--fp32-acc")),
+        ("hifi4 fp32 acc", ("--fidelity", "hifi4", "--fp32-acc")),
         ("mixed formats", ("--format", f"{inputs[-1]}=bfp8_b")),
         ("input in l1", ("--memory", f"{inputs[0]}=l1")),
         ("sharded", ("--memory", f"{inputs[0]}=l1_block", "--memory", f"{output}=l1_block")),
@@ -211,8 +256,11 @@ def run_cell(cell: Cell, store: Path, limit_seconds: float = LIMIT_SECONDS) -> O
             status, err = -1, io.StringIO(f"escaped main: {type(exc).__name__}: {exc}\n")
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     stdout, stderr = out.getvalue(), err.getvalue()
-    lines = [line for line in stderr.splitlines() if line.startswith("loom-explorer: error:")
-             or "internal error" in line or line.startswith("escaped main")]
+    lines = [
+        line
+        for line in stderr.splitlines()
+        if line.startswith("loom-explorer: error:") or "internal error" in line or line.startswith("escaped main")
+    ]
     answer, problem = "", ""
     if status == EXIT_OK:
         best = [line for line in stdout.splitlines() if line.startswith(" 1 ")]
@@ -224,8 +272,11 @@ def run_cell(cell: Cell, store: Path, limit_seconds: float = LIMIT_SECONDS) -> O
         if len(lines) != 1:
             problem = f"exit 2 without one error line: {stderr.strip()[-300:]!r}"
     elif status == EXIT_NO_SCHEDULE:  # the candidates' reasons, or one line when no candidate fits at all
-        reasons = (stdout.split("no schedule:", 1)[1].strip().splitlines() if "no schedule:" in stdout else
-                   [line for line in stderr.splitlines() if line.startswith("loom-explorer: no ")])
+        reasons = (
+            stdout.split("no schedule:", 1)[1].strip().splitlines()
+            if "no schedule:" in stdout
+            else [line for line in stderr.splitlines() if line.startswith("loom-explorer: no ")]
+        )
         answer = reasons[0].strip() if reasons else ""
         if not answer:
             problem = "exit 3 without a reason"
@@ -255,8 +306,9 @@ def build_cell(cell: Cell) -> Outcome:
     return Outcome(cell, status, time.perf_counter() - start, answer, problem_text, time.process_time() - cpu_start)
 
 
-def run_cells(chosen: list[Cell], limit_seconds: float = LIMIT_SECONDS, echo: bool = True,
-              build_only: bool = False) -> list[Outcome]:
+def run_cells(
+    chosen: list[Cell], limit_seconds: float = LIMIT_SECONDS, echo: bool = True, build_only: bool = False
+) -> list[Outcome]:
     outcomes = []
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "results.sqlite"
@@ -265,23 +317,30 @@ def run_cells(chosen: list[Cell], limit_seconds: float = LIMIT_SECONDS, echo: bo
             outcomes.append(outcome)
             if echo:
                 mark = "FAIL " + outcome.problem if outcome.problem else outcome.answer
-                print(f"{i:>4}/{len(chosen)} {outcome.exit_status:>3} {outcome.seconds:>6.2f} s "
-                      f"(CPU {outcome.cpu_seconds:>6.2f} s)  {cell.text}  "
-                      f"[{cell.label}]  {mark[:160]}", flush=True)
+                print(
+                    f"{i:>4}/{len(chosen)} {outcome.exit_status:>3} {outcome.seconds:>6.2f} s "
+                    f"(CPU {outcome.cpu_seconds:>6.2f} s)  {cell.text}  "
+                    f"[{cell.label}]  {mark[:160]}",
+                    flush=True,
+                )
     return outcomes
 
 
 def summary(outcomes: list[Outcome], slowest: int = 10) -> str:
-    counts = Counter("fail" if not o.passed else {0: "schedule", 2: "bad input", 3: "no schedule"}.get(
-        o.exit_status, "fail") for o in outcomes)
+    counts = Counter(
+        "fail" if not o.passed else {0: "schedule", 2: "bad input", 3: "no schedule"}.get(o.exit_status, "fail")
+        for o in outcomes
+    )
     total = sum(o.seconds for o in outcomes)
-    lines = [f"{len(outcomes)} cells in {total:.1f} s: " + ", ".join(f"{k} {counts[k]}" for k in
-                                                                     ("schedule", "no schedule", "bad input", "fail")),
-             f"internal errors: {sum(o.exit_status == EXIT_INTERNAL for o in outcomes)}; "
-             f"over {LIMIT_SECONDS:.0f} s: {sum(o.seconds > LIMIT_SECONDS for o in outcomes)}; "
-             f"median {sorted(o.seconds for o in outcomes)[len(outcomes) // 2]:.2f} s per cell; "
-             f"CPU {sum(o.cpu_seconds for o in outcomes):.1f} s in all",
-             "slowest cells:"]
+    lines = [
+        f"{len(outcomes)} cells in {total:.1f} s: "
+        + ", ".join(f"{k} {counts[k]}" for k in ("schedule", "no schedule", "bad input", "fail")),
+        f"internal errors: {sum(o.exit_status == EXIT_INTERNAL for o in outcomes)}; "
+        f"over {LIMIT_SECONDS:.0f} s: {sum(o.seconds > LIMIT_SECONDS for o in outcomes)}; "
+        f"median {sorted(o.seconds for o in outcomes)[len(outcomes) // 2]:.2f} s per cell; "
+        f"CPU {sum(o.cpu_seconds for o in outcomes):.1f} s in all",
+        "slowest cells:",
+    ]
     for o in sorted(outcomes, key=lambda o: -o.seconds)[:slowest]:
         lines.append(f"  {o.seconds:>6.2f} s (CPU {o.cpu_seconds:>6.2f} s)  exit {o.exit_status}  {o.cell.text}")
     failed = [o for o in outcomes if not o.passed]
@@ -296,9 +355,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="one chip, each kernel's tiny shape, the regressions")
     parser.add_argument("--hw", action="append", default=[], help="only this chip (repeatable)")
     parser.add_argument("--kernel", action="append", default=[], help="only this kernel (repeatable)")
-    parser.add_argument("--build-only", action="store_true",
-                        help="build every cell's problem and candidates' models and latency floors, no solve "
-                             "(exit 0 counted as 'schedule')")
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="build every cell's problem and candidates' models and latency floors, no solve "
+        "(exit 0 counted as 'schedule')",
+    )
     args = parser.parse_args()
     chosen = quick_cells() if args.quick else full_cells()
     if args.hw:

@@ -19,15 +19,18 @@ import tempfile
 import time
 from pathlib import Path
 
-PROBLEMS = (("gemm", "M=4096,K=4096,N=4096", ()),
-            ("flash_attention", "B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128", ("--causal",)))
+PROBLEMS = (
+    ("gemm", "M=4096,K=4096,N=4096", ()),
+    ("flash_attention", "B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128", ("--causal",)),
+)
 QUICK = (("gemm", "M=256,K=256,N=256", ()),)
 
 
 def run(args: list[str], env: dict[str, str]) -> tuple[float, str, str]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "loom_explorer.cli", *args], capture_output=True, text=True,
-                          env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "loom_explorer.cli", *args], capture_output=True, text=True, env=env, check=True
+    )
     return time.perf_counter() - start, done.stdout, done.stderr
 
 
@@ -45,8 +48,10 @@ def main() -> None:
             second, out2, err2 = run(command, env)
             again, out3, err3 = run([*command, "--no-cache"], env)
             same = out1 == out2 and "from the store, proven" in err2 and "from the store" not in err3
-            print(f"{kernel + ' ' + shape + ' ' + ' '.join(extra):<52} {first:>8.2f} {second:>9.2f} {again:>13.2f} "
-                  f"{second / first:>13.2f}  {same}")
+            print(
+                f"{kernel + ' ' + shape + ' ' + ' '.join(extra):<52} {first:>8.2f} {second:>9.2f} {again:>13.2f} "
+                f"{second / first:>13.2f}  {same}"
+            )
 
 
 if __name__ == "__main__":

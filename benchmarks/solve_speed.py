@@ -74,9 +74,16 @@ def pin_value(optimum: int, domain: Sequence[int]) -> int:
     return optimum // 2 if optimum // 2 in domain else next(v for v in domain if v != optimum)
 
 
-def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: float,
-        time_limit: float, start_from_known: bool = True,
-        noc_bound: bool = True) -> dict[str, float | int | str | bool]:
+def run(
+    hw_name: str,
+    kernel: str,
+    shape: str,
+    causal: bool,
+    brute_seconds: float,
+    time_limit: float,
+    start_from_known: bool = True,
+    noc_bound: bool = True,
+) -> dict[str, float | int | str | bool]:
     hw = load_hardware(hw_name)
     problem = make_problem(load_program(kernel), shape, options={"causal"} if causal else set())
 
@@ -133,13 +140,23 @@ def run(hw_name: str, kernel: str, shape: str, causal: bool, brute_seconds: floa
         sol = by_name[sched.candidate.name].solution
         brute_agree &= (sol.latency_cycles if sol else None) == b.best_latency_cycles
     return {
-        "hw": hw_name, "shape": shape + (" causal" if causal else ""), "candidates": len(results),
-        "optimal": optimal, "build_s": build_s,
-        "solve_s": solve_s, "slowest_s": slowest, "pin_one_s": pin_one_s, "pin_all_s": pin_all_s,
-        "brute_s": brute_s, "brute_done": brute_done, "brute_agree": brute_agree,
+        "hw": hw_name,
+        "shape": shape + (" causal" if causal else ""),
+        "candidates": len(results),
+        "optimal": optimal,
+        "build_s": build_s,
+        "solve_s": solve_s,
+        "slowest_s": slowest,
+        "pin_one_s": pin_one_s,
+        "pin_all_s": pin_all_s,
+        "brute_s": brute_s,
+        "brute_done": brute_done,
+        "brute_agree": brute_agree,
         "brute_ratio": brute_finished_s / cpsat_same_s if cpsat_same_s else 0.0,
         "best_us": hw.cycles_to_us(best.solution.latency_cycles),
-        "fast_s": fast_s, "fast_optimal": sum(r.status == "optimal" for r in fast), "fast_pin_s": fast_pin_s,
+        "fast_s": fast_s,
+        "fast_optimal": sum(r.status == "optimal" for r in fast),
+        "fast_pin_s": fast_pin_s,
     }
 
 
@@ -153,11 +170,19 @@ def main() -> int:
     parser.add_argument("--brute-seconds", type=float, default=20.0, help="brute-force budget per shape")
     parser.add_argument("--time-limit", type=float, default=30.0, help="CP-SAT limit per candidate")
     parser.add_argument("--kernel", default="gemm", choices=["gemm", "flash_attention", "all"])
-    parser.add_argument("--quick", action="store_true",
-                        help="one small shape per kernel on the first --hw, brute force at most 2 s (seconds)")
-    parser.add_argument("--baseline", nargs="?", const="no-start", choices=["no-start", "no-links"],
-                        help="also solve every shape, in the same process, without a starting schedule "
-                             "(no-start, solve/incumbent.py) or with the model without NoC link times (no-links)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="one small shape per kernel on the first --hw, brute force at most 2 s (seconds)",
+    )
+    parser.add_argument(
+        "--baseline",
+        nargs="?",
+        const="no-start",
+        choices=["no-start", "no-links"],
+        help="also solve every shape, in the same process, without a starting schedule "
+        "(no-start, solve/incumbent.py) or with the model without NoC link times (no-links)",
+    )
     args = parser.parse_args()
     kernels = ["gemm", "flash_attention"] if args.kernel == "all" else [args.kernel]
     hw_names = args.hw.split(",")
@@ -172,10 +197,12 @@ def main() -> int:
             return [("M=256,K=256,N=256", False)]
         return [(s, False) for s in loom_shapes() + ["M=640,K=1600,N=3200"]]
 
-    header = (f"{'hw':<16} {'shape':<45} {'cand':>4} {'prov':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
-              f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} "
-              f"{'best us':>9} "
-              f"{'fast s':>6} {'opt':>3} {'fpin ms':>7}")
+    header = (
+        f"{'hw':<16} {'shape':<45} {'cand':>4} {'prov':>4} {'build s':>7} {'solve s':>7} {'slowest':>7} "
+        f"{'pin1 ms':>7} {'pinall s':>8} {'brute s':>8} {'brute done':>10} {'agree':>5} {'brute/cp':>8} "
+        f"{'best us':>9} "
+        f"{'fast s':>6} {'opt':>3} {'fpin ms':>7}"
+    )
     if args.baseline:
         header += f" {'base s':>7} {'base pin1':>9}"
     print(header)
@@ -185,16 +212,26 @@ def main() -> int:
         for shape, causal in shapes(kernel, hw_name):
             r = run(hw_name, kernel, shape, causal, args.brute_seconds, args.time_limit)
             rows.append(r)
-            line = (f"{r['hw']:<16} {r['shape']:<45} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
-                    f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {float(r['pin_one_s']) * 1e3:>7.0f} "
-                    f"{r['pin_all_s']:>8.2f} "
-                    f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {r['brute_agree']!s:>5} "
-                    f"{_ratio(float(r['brute_ratio'])):>8} {r['best_us']:>9.1f} {r['fast_s']:>6.2f} "
-                    f"{r['fast_optimal']:>3} "
-                    f"{float(r['fast_pin_s']) * 1e3:>7.0f}")
+            line = (
+                f"{r['hw']:<16} {r['shape']:<45} {r['candidates']:>4} {r['optimal']:>4} {r['build_s']:>7.3f} "
+                f"{r['solve_s']:>7.2f} {r['slowest_s']:>7.2f} {float(r['pin_one_s']) * 1e3:>7.0f} "
+                f"{r['pin_all_s']:>8.2f} "
+                f"{r['brute_s']:>8.1f} {r['brute_done']:>4}/{r['candidates']:<5} {r['brute_agree']!s:>5} "
+                f"{_ratio(float(r['brute_ratio'])):>8} {r['best_us']:>9.1f} {r['fast_s']:>6.2f} "
+                f"{r['fast_optimal']:>3} "
+                f"{float(r['fast_pin_s']) * 1e3:>7.0f}"
+            )
             if args.baseline:
-                b = run(hw_name, kernel, shape, causal, 0.0, args.time_limit,
-                        start_from_known=args.baseline != "no-start", noc_bound=args.baseline != "no-links")
+                b = run(
+                    hw_name,
+                    kernel,
+                    shape,
+                    causal,
+                    0.0,
+                    args.time_limit,
+                    start_from_known=args.baseline != "no-start",
+                    noc_bound=args.baseline != "no-links",
+                )
                 if args.baseline == "no-start" and b["best_us"] != r["best_us"]:
                     raise AssertionError(f"{shape}: {b['best_us']} us without a starting schedule, {r['best_us']} with")
                 baseline.append(b)
@@ -202,33 +239,47 @@ def main() -> int:
             print(line, flush=True)
     solve = [float(r["solve_s"]) for r in rows]
     pin1 = [float(r["pin_one_s"]) for r in rows]
-    proven = sum(r['optimal'] == r['candidates'] for r in rows)
+    proven = sum(r["optimal"] == r["candidates"] for r in rows)
     print(f"\nevery candidate proven (optimal, or infeasible with a reason): {proven}/{len(rows)} shapes")
-    print(f"solve all candidates: median {statistics.median(solve):.2f} s, max {max(solve):.2f} s, "
-          f"under 1 s on {sum(s < 1 for s in solve)}/{len(rows)} shapes")
-    print(f"re-solve one candidate after a pin: median {statistics.median(pin1) * 1e3:.0f} ms, "
-          f"max {max(pin1) * 1e3:.0f} ms, under 100 ms on {sum(s < 0.1 for s in pin1)}/{len(rows)} shapes")
+    print(
+        f"solve all candidates: median {statistics.median(solve):.2f} s, max {max(solve):.2f} s, "
+        f"under 1 s on {sum(s < 1 for s in solve)}/{len(rows)} shapes"
+    )
+    print(
+        f"re-solve one candidate after a pin: median {statistics.median(pin1) * 1e3:.0f} ms, "
+        f"max {max(pin1) * 1e3:.0f} ms, under 100 ms on {sum(s < 0.1 for s in pin1)}/{len(rows)} shapes"
+    )
     fast = [float(r["fast_s"]) for r in rows]
     fast_pin = [float(r["fast_pin_s"]) for r in rows]
-    print(f"fastest schedule only (--fastest 1, a fresh session): median {statistics.median(fast):.2f} s, "
-          f"max {max(fast):.2f} s, under 1 s on {sum(s < 1 for s in fast)}/{len(rows)} shapes; candidates solved "
-          f"to their optimum: median {statistics.median(int(r['fast_optimal']) for r in rows):.0f}, "
-          f"max {max(int(r['fast_optimal']) for r in rows)}")
-    print(f"  then one pin over every candidate: median {statistics.median(fast_pin) * 1e3:.0f} ms, "
-          f"max {max(fast_pin) * 1e3:.0f} ms, under 100 ms on {sum(s < 0.1 for s in fast_pin)}/{len(rows)} shapes")
-    print(f"brute force finished {sum(int(r['brute_done']) for r in rows)} candidate spaces within its budget, "
-          f"agreeing with CP-SAT on all of them: {all(r['brute_agree'] for r in rows)}")
+    print(
+        f"fastest schedule only (--fastest 1, a fresh session): median {statistics.median(fast):.2f} s, "
+        f"max {max(fast):.2f} s, under 1 s on {sum(s < 1 for s in fast)}/{len(rows)} shapes; candidates solved "
+        f"to their optimum: median {statistics.median(int(r['fast_optimal']) for r in rows):.0f}, "
+        f"max {max(int(r['fast_optimal']) for r in rows)}"
+    )
+    print(
+        f"  then one pin over every candidate: median {statistics.median(fast_pin) * 1e3:.0f} ms, "
+        f"max {max(fast_pin) * 1e3:.0f} ms, under 100 ms on {sum(s < 0.1 for s in fast_pin)}/{len(rows)} shapes"
+    )
+    print(
+        f"brute force finished {sum(int(r['brute_done']) for r in rows)} candidate spaces within its budget, "
+        f"agreeing with CP-SAT on all of them: {all(r['brute_agree'] for r in rows)}"
+    )
     if baseline:
         base_solve = [float(b["solve_s"]) for b in baseline]
         base_pin = [float(b["pin_one_s"]) for b in baseline]
         what = "without a starting schedule" if args.baseline == "no-start" else "without NoC link times"
-        print(f"{what} (same process): solve all median {statistics.median(base_solve):.2f} s, "
-              f"max {max(base_solve):.2f} s, under 1 s on {sum(s < 1 for s in base_solve)}/{len(baseline)}; "
-              f"re-solve after a pin median {statistics.median(base_pin) * 1e3:.0f} ms, "
-              f"under 100 ms on {sum(s < 0.1 for s in base_pin)}/{len(baseline)}")
-        print(f"total time with / without: solve all {sum(solve):.1f} / {sum(base_solve):.1f} s "
-              f"({sum(base_solve) / sum(solve):.2f}x), re-solve after a pin {sum(pin1):.1f} / {sum(base_pin):.1f} s "
-              f"({sum(base_pin) / sum(pin1):.2f}x)")
+        print(
+            f"{what} (same process): solve all median {statistics.median(base_solve):.2f} s, "
+            f"max {max(base_solve):.2f} s, under 1 s on {sum(s < 1 for s in base_solve)}/{len(baseline)}; "
+            f"re-solve after a pin median {statistics.median(base_pin) * 1e3:.0f} ms, "
+            f"under 100 ms on {sum(s < 0.1 for s in base_pin)}/{len(baseline)}"
+        )
+        print(
+            f"total time with / without: solve all {sum(solve):.1f} / {sum(base_solve):.1f} s "
+            f"({sum(base_solve) / sum(solve):.2f}x), re-solve after a pin {sum(pin1):.1f} / {sum(base_pin):.1f} s "
+            f"({sum(base_pin) / sum(pin1):.2f}x)"
+        )
     return 0
 
 

@@ -29,11 +29,13 @@ PROBLEM = ("gemm", "M=4096,K=4096,N=4096")
 QUICK_PROBLEM = ("gemm", "M=256,K=256,N=256")
 # run a command in this process and print the heavy libraries it left imported (the command's own output
 # goes to stderr)
-LOADED = ("import contextlib, sys\n"
-          "from loom_explorer.cli import main\n"
-          "with contextlib.redirect_stdout(sys.stderr):\n"
-          "    main(sys.argv[1:])\n"
-          f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules) or '-')\n")
+LOADED = (
+    "import contextlib, sys\n"
+    "from loom_explorer.cli import main\n"
+    "with contextlib.redirect_stdout(sys.stderr):\n"
+    "    main(sys.argv[1:])\n"
+    f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules) or '-')\n"
+)
 
 
 def timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
@@ -64,9 +66,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         solve = ["solve", kernel, "--hw", args.hw, "--shape", shape, "--store", str(Path(folder) / "results.sqlite")]
         subprocess.run([*cli, *solve], capture_output=True, text=True, check=True)  # the answer to recall
-        commands = {"python -c pass": ([sys.executable, "-c", "pass"], None),
-                    "loom-explorer --help": ([*cli, "--help"], ["--help"]),
-                    f"stored answer: solve {kernel} {shape}": ([*cli, *solve], solve)}
+        commands = {
+            "python -c pass": ([sys.executable, "-c", "pass"], None),
+            "loom-explorer --help": ([*cli, "--help"], ["--help"]),
+            f"stored answer: solve {kernel} {shape}": ([*cli, *solve], solve),
+        }
         figures: dict[str, tuple[float, float, bool, str]] = {}
         for name, (command, arguments) in commands.items():
             walls, cpus, stored = [], [], True
@@ -76,14 +80,20 @@ def main() -> None:
                 cpus.append(cpu)
                 if arguments and arguments[0] == "solve":
                     stored = stored and "from the store, proven" in done.stderr
-            figures[name] = (statistics.median(walls), statistics.median(cpus), stored,
-                             loaded(arguments) if arguments else "-")
+            figures[name] = (
+                statistics.median(walls),
+                statistics.median(cpus),
+                stored,
+                loaded(arguments) if arguments else "-",
+            )
     base_wall, base_cpu = figures["python -c pass"][:2]
     print(f"{runs} runs each, medians; python {sys.version.split()[0]}")
     print(f"{'command':<52} {'wall s':>7} {'CPU s':>6} {'wall/pass':>9} {'CPU/pass':>8}  {'stored':<6}  imports")
     for name, (wall, cpu, stored, heavy) in figures.items():
-        print(f"{name:<52} {wall:>7.3f} {cpu:>6.3f} {wall / base_wall:>9.1f} {cpu / base_cpu:>8.1f}  "
-              f"{str(stored):<6}  {heavy}")
+        print(
+            f"{name:<52} {wall:>7.3f} {cpu:>6.3f} {wall / base_wall:>9.1f} {cpu / base_cpu:>8.1f}  "
+            f"{str(stored):<6}  {heavy}"
+        )
     slowest = max(figures[name][0] for name in list(figures)[1:])
     verdict = "met" if slowest < TARGET_S else "MISSED"
     print(f"target: --help and the stored answer under {TARGET_S} s wall -> {verdict}")

@@ -22,8 +22,7 @@ from loom_explorer.program import load_program
 from loom_explorer.solve.memory import referee_answer
 from loom_explorer.solve.solver import Session, SolveOptions
 
-PROBLEMS = (("gemm", "M=4096,K=4096,N=4096", False),
-            ("flash_attention", "B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128", True))
+PROBLEMS = (("gemm", "M=4096,K=4096,N=4096", False), ("flash_attention", "B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128", True))
 QUICK = (("gemm", "M=256,K=256,N=256", False),)
 
 
@@ -34,8 +33,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=100)
     args = parser.parse_args()
     hw = load_hardware(args.hw)
-    print(f"{'problem':<52} {'candidates':>10} {'schedules':>9} {'referee ms/answer':>17} {'us/schedule':>11} "
-          f"{'session ms':>10}")
+    print(
+        f"{'problem':<52} {'candidates':>10} {'schedules':>9} {'referee ms/answer':>17} {'us/schedule':>11} "
+        f"{'session ms':>10}"
+    )
     for kernel, shape, causal in QUICK if args.quick else PROBLEMS:
         problem = make_problem(load_program(kernel), shape, options={"causal"} if causal else set())
         start = time.process_time()
@@ -49,8 +50,10 @@ def main() -> None:
             assert referee_answer(session, {}, None, results) is None
         per_answer_s = (time.process_time() - start) / args.repeat
         label = f"{kernel} {shape}{' causal' if causal else ''}"
-        print(f"{label:<52} {len(results):>10} {schedules:>9} {per_answer_s * 1e3:>17.2f} "
-              f"{per_answer_s / max(schedules, 1) * 1e6:>11.0f} {build_s * 1e3:>10.0f}")
+        print(
+            f"{label:<52} {len(results):>10} {schedules:>9} {per_answer_s * 1e3:>17.2f} "
+            f"{per_answer_s / max(schedules, 1) * 1e6:>11.0f} {build_s * 1e3:>10.0f}"
+        )
 
 
 if __name__ == "__main__":

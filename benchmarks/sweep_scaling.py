@@ -34,18 +34,27 @@ def main() -> None:
     args = parser.parse_args()
     ops = model_ops("llama-3-8b")
     timed = [op for op in ops if op.label.split(": ", 1)[1] in TIMED]
-    ops = [op for op in ops if op.label in QUICK_OPS] if args.quick else timed[:args.ops]
+    ops = [op for op in ops if op.label in QUICK_OPS] if args.quick else timed[: args.ops]
     settings = SweepSettings(time_limit_seconds=args.time_limit, use_memory=False)  # every run solves
     rates = {}
     with tempfile.TemporaryDirectory() as tmp:
         for workers in (1, 2):
             start = time.perf_counter()
-            summary = run_sweep(ops, ["wormhole_n150"], Path(tmp) / f"w{workers}.sqlite", workers=workers,
-                                settings=settings, progress=None)
+            summary = run_sweep(
+                ops,
+                ["wormhole_n150"],
+                Path(tmp) / f"w{workers}.sqlite",
+                workers=workers,
+                settings=settings,
+                progress=None,
+            )
             seconds = time.perf_counter() - start
             rates[workers] = summary.solved / seconds
-            print(f"{workers} worker(s): {summary.solved} rows ({summary.failed} failed) in {seconds:.1f} s = "
-                  f"{rates[workers]:.3f} rows/s", flush=True)
+            print(
+                f"{workers} worker(s): {summary.solved} rows ({summary.failed} failed) in {seconds:.1f} s = "
+                f"{rates[workers]:.3f} rows/s",
+                flush=True,
+            )
     if not all(rates.values()):
         raise SystemExit("a sweep solved no row")
     print(f"2 workers / 1 worker: {rates[2] / rates[1]:.2f}x")

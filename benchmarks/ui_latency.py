@@ -40,8 +40,9 @@ PARAM = "in0_block_w"
 def _summary(name: str, ms: list[float]) -> str:
     ms = sorted(ms)
     p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
-    return (f"{name:<34} median {statistics.median(ms):7.1f} ms   p90 {p90:7.1f} ms   max {ms[-1]:7.1f} ms   "
-            f"(n={len(ms)})")
+    return (
+        f"{name:<34} median {statistics.median(ms):7.1f} ms   p90 {p90:7.1f} ms   max {ms[-1]:7.1f} ms   (n={len(ms)})"
+    )
 
 
 def fresh_store() -> None:
@@ -93,10 +94,14 @@ def main() -> None:
             page.page.locator(".summary").get_by_text(f"{PARAM}={v}", exact=True).wait_for(timeout=30_000)
         free_ms = page.click_and_time_grid(".free-all")
 
-    print(f"explorer pin -> grid latency: {args.hw}, gemm {args.shape}, candidate {state.candidate}, "
-          f"pinning {PARAM} over {domain}")
-    print(f"first page: the best candidate proven and shown {best_s:.1f} s after opening it, "
-          f"every candidate solved and shown {first_s:.1f} s after")
+    print(
+        f"explorer pin -> grid latency: {args.hw}, gemm {args.shape}, candidate {state.candidate}, "
+        f"pinning {PARAM} over {domain}"
+    )
+    print(
+        f"first page: the best candidate proven and shown {best_s:.1f} s after opening it, "
+        f"every candidate solved and shown {first_s:.1f} s after"
+    )
     print(_summary("browser: click Pin -> grid updated", browser_ms))
     print(_summary("  of which solve (no browser)", solve_ms))
     print(_summary("  of which transfers + routing", scene_ms))

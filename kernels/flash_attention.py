@@ -34,18 +34,18 @@ PROGRAM = TileProgram(
     ),
     ops=(
         Matmul("q", "k", "s"),
-        Eltwise("mul", "s", unit="fpu", when="step"),          # scale by 1/sqrt(D)
-        Eltwise("mask", "s", unit="fpu", when="diagonal"),     # causal mask on diagonal chunks
-        Eltwise("max", "s", unit="fpu", when="step"),          # row maximum (reduce)
-        Eltwise("exp", "s", unit="sfpu", when="step"),         # exp(s - m)
-        Eltwise("sum", "s", unit="fpu", when="step"),          # row sum (reduce)
-        Eltwise("exp", "m", unit="sfpu", when="step"),         # correction exp(m_old - m)
-        Eltwise("mul", "l", unit="fpu", when="step"),          # l = l * correction + row sum
-        Eltwise("mul", "o", unit="fpu", when="step"),          # o = o * correction
+        Eltwise("mul", "s", unit="fpu", when="step"),  # scale by 1/sqrt(D)
+        Eltwise("mask", "s", unit="fpu", when="diagonal"),  # causal mask on diagonal chunks
+        Eltwise("max", "s", unit="fpu", when="step"),  # row maximum (reduce)
+        Eltwise("exp", "s", unit="sfpu", when="step"),  # exp(s - m)
+        Eltwise("sum", "s", unit="fpu", when="step"),  # row sum (reduce)
+        Eltwise("exp", "m", unit="sfpu", when="step"),  # correction exp(m_old - m)
+        Eltwise("mul", "l", unit="fpu", when="step"),  # l = l * correction + row sum
+        Eltwise("mul", "o", unit="fpu", when="step"),  # o = o * correction
         Matmul("s", "v", "o"),
-        Eltwise("add", "o", unit="fpu", when="step"),          # o += exp(s - m) @ v (accumulate)
-        Eltwise("recip", "l", unit="sfpu", when="final"),      # 1 / l
-        Eltwise("mul", "o", unit="fpu", when="final"),         # o = o / l
+        Eltwise("add", "o", unit="fpu", when="step"),  # o += exp(s - m) @ v (accumulate)
+        Eltwise("recip", "l", unit="sfpu", when="final"),  # 1 / l
+        Eltwise("mul", "o", unit="fpu", when="final"),  # o = o / l
     ),
     options=("causal",),
 )

@@ -44,9 +44,12 @@ def space_size(schedule: SymbolicSchedule) -> int:
     return n
 
 
-def brute_force(schedule: SymbolicSchedule, pins: dict[str, int] | None = None,
-                time_limit_seconds: float | None = None,
-                on_legal: Callable[[dict[str, int], int], None] | None = None) -> BruteResult:
+def brute_force(
+    schedule: SymbolicSchedule,
+    pins: dict[str, int] | None = None,
+    time_limit_seconds: float | None = None,
+    on_legal: Callable[[dict[str, int], int], None] | None = None,
+) -> BruteResult:
     """The best legal assignment; ``on_legal(values, latency)`` is called for every legal one if given."""
     pins = pins or {}
     params = list(schedule.params)
@@ -86,6 +89,11 @@ def brute_force(schedule: SymbolicSchedule, pins: dict[str, int] | None = None,
                     return
 
     walk(0)
-    return BruteResult(best_values=state.best_values, best_latency_cycles=state.best_latency_cycles,
-                       legal_points=state.legal_points, visited_nodes=state.visited_nodes,
-                       complete=not state.stopped, seconds=time.perf_counter() - start)
+    return BruteResult(
+        best_values=state.best_values,
+        best_latency_cycles=state.best_latency_cycles,
+        legal_points=state.legal_points,
+        visited_nodes=state.visited_nodes,
+        complete=not state.stopped,
+        seconds=time.perf_counter() - start,
+    )

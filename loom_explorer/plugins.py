@@ -47,8 +47,9 @@ def _loaded(group: str) -> tuple[tuple[str, str, object], ...]:
         try:
             obj = ep.load()
         except Exception as exc:  # a plug-in's import error, whatever it is, named with its entry
-            raise PluginError(f"plug-in {ep.name} = {ep.value!r} of group {group} cannot be loaded: "
-                              f"{type(exc).__name__}: {exc}") from exc
+            raise PluginError(
+                f"plug-in {ep.name} = {ep.value!r} of group {group} cannot be loaded: {type(exc).__name__}: {exc}"
+            ) from exc
         out.append((ep.name, ep.value, obj))
     return tuple(out)
 
@@ -58,15 +59,21 @@ def registered(group: str, kind: type[T]) -> Mapping[str, T]:
     entry. PluginError when one is not, or when the group has no entry."""
     entries = _loaded(group)
     if not entries:
-        raise PluginError(f"no installed distribution registers a plug-in of group {group}: is loom-explorer "
-                          "installed (pip install -e .)?")
+        raise PluginError(
+            f"no installed distribution registers a plug-in of group {group}: is loom-explorer "
+            "installed (pip install -e .)?"
+        )
     out: dict[str, T] = {}
     for name, value, obj in entries:
         if not isinstance(obj, kind):
-            raise PluginError(f"plug-in {name} = {value!r} of group {group} is an object of type "
-                              f"{type(obj).__name__}, not a {kind.__name__}")
+            raise PluginError(
+                f"plug-in {name} = {value!r} of group {group} is an object of type "
+                f"{type(obj).__name__}, not a {kind.__name__}"
+            )
         if obj.name != name:
-            raise PluginError(f"plug-in {name} = {value!r} of group {group} is named {obj.name!r}: the entry's "
-                              "name must be the family's")
+            raise PluginError(
+                f"plug-in {name} = {value!r} of group {group} is named {obj.name!r}: the entry's "
+                "name must be the family's"
+            )
         out[name] = obj
     return MappingProxyType(out)

@@ -138,10 +138,11 @@ def parse_shape(text: str, program: TileProgram) -> tuple[tuple[str, int], ...]:
     for d in program.dims:  # a grouped index defaults to its parent (one group per index: no sharing)
         if d.group_of is not None and d.name not in values and d.group_of in values:
             values[d.name] = values[d.group_of]
-        if d.group_of is not None and d.name in values and d.group_of in values \
-                and values[d.group_of] % values[d.name]:
-            raise ProblemError(f"shape {d.name}={values[d.name]} must divide {d.group_of}={values[d.group_of]} "
-                               f"({d.name} groups consecutive {d.group_of} indices)")
+        if d.group_of is not None and d.name in values and d.group_of in values and values[d.group_of] % values[d.name]:
+            raise ProblemError(
+                f"shape {d.name}={values[d.name]} must divide {d.group_of}={values[d.group_of]} "
+                f"({d.name} groups consecutive {d.group_of} indices)"
+            )
     missing = [d.name for d in program.dims if d.name not in values]
     if missing:
         raise ProblemError(f"shape of {program.name} lacks {', '.join(missing)} (e.g. {example_shape(program)})")
@@ -185,8 +186,9 @@ def make_problem(
         raise ProblemError(f"{program.name} has no activation op to apply {activation!r} to")
     unknown_options = sorted(set(options) - set(program.options))
     if unknown_options:
-        raise ProblemError(f"{program.name} has no option {unknown_options}; options: "
-                           f"{', '.join(program.options) or 'none'}")
+        raise ProblemError(
+            f"{program.name} has no option {unknown_options}; options: {', '.join(program.options) or 'none'}"
+        )
     fmt = {t.name: (formats or {}).get(t.name, dtype) for t in program.tensors}
     return Problem(
         program=program,

@@ -35,8 +35,16 @@ def _solution_json(hw: HardwareSpec, schedule: SymbolicSchedule, s: Solution) ->
 
 
 def result_json(hw: HardwareSpec, schedule: SymbolicSchedule, r: CandidateResult) -> dict[str, Any]:
-    empty: dict[str, Any] = {"latency_cycles": None, "latency_us": None, "tflops": None, "roofline_pct": None,
-                             "params": {}, "breakdown": {}, "l1_bytes": None, "dram_read_bytes": None}
+    empty: dict[str, Any] = {
+        "latency_cycles": None,
+        "latency_us": None,
+        "tflops": None,
+        "roofline_pct": None,
+        "params": {},
+        "breakdown": {},
+        "l1_bytes": None,
+        "dram_read_bytes": None,
+    }
     body = _solution_json(hw, schedule, r.solution) if r.solution else empty
     return {
         "name": r.candidate_name,
@@ -45,7 +53,9 @@ def result_json(hw: HardwareSpec, schedule: SymbolicSchedule, r: CandidateResult
         **body,
         "best_bound_cycles": r.best_bound_cycles,
         "solve_seconds": round(r.solve_seconds, 4),
-        "conflict": None if r.conflict is None else {
+        "conflict": None
+        if r.conflict is None
+        else {
             "pins": dict(r.conflict.pins),
             "constraints": list(r.conflict.constraints),
             "families": list(r.conflict.families),
@@ -55,8 +65,13 @@ def result_json(hw: HardwareSpec, schedule: SymbolicSchedule, r: CandidateResult
     }
 
 
-def solve_json(hw: HardwareSpec, problem: Problem, schedules: dict[str, SymbolicSchedule],
-               results: list[CandidateResult], pins: dict[str, int]) -> dict[str, Any]:
+def solve_json(
+    hw: HardwareSpec,
+    problem: Problem,
+    schedules: dict[str, SymbolicSchedule],
+    results: list[CandidateResult],
+    pins: dict[str, int],
+) -> dict[str, Any]:
     formats = dict(problem.formats)
     out = problem.program.outputs[0].name
     return {
@@ -89,37 +104,51 @@ def formats_text(problem: Problem) -> str:
 def problem_heading(hw: HardwareSpec, problem: Problem) -> str:
     """E.g. ``gemm M=1024,N=1024,K=1024 on wormhole_n150 (8x8 cores, 1.0 GHz), bfloat16, hifi2``; with
     ``in1=bfp8_b``: ``..., in0 bfloat16, in1 bfloat8_b, out bfloat16, hifi2`` (``formats_text``)."""
-    return (f"{problem.program.name} {problem.shape_text} on {hw.name} ({hw.grid.columns}x{hw.grid.rows} cores, "
-            f"{hw.clock_ghz} GHz), {formats_text(problem)}, "
-            f"{problem.fidelity.value}" + "".join(f", {o}" for o in sorted(problem.options)))
+    return (
+        f"{problem.program.name} {problem.shape_text} on {hw.name} ({hw.grid.columns}x{hw.grid.rows} cores, "
+        f"{hw.clock_ghz} GHz), {formats_text(problem)}, "
+        f"{problem.fidelity.value}" + "".join(f", {o}" for o in sorted(problem.options))
+    )
 
 
 def schedule_lines(hw: HardwareSpec, schedule: SymbolicSchedule, solution: Solution) -> list[str]:
     """A schedule's parameters, latency breakdown and L1 use, indented under its heading."""
-    lines = ["  parameters:", *(f"    {n:<18} {v}" for n, v in solution.params),
-             f"  latency breakdown (cycles, total {solution.latency_cycles:,}):",
-             *(f"    {n:<18} {v:>12,}" for n, v in solution.breakdown)]
-    lines.append(f"  L1 {solution.l1_bytes:,} B of {hw.l1.usable_bytes:,} B usable; "
-                 f"compute roofline {schedule.ideal_cycles:,} cycles")
+    lines = [
+        "  parameters:",
+        *(f"    {n:<18} {v}" for n, v in solution.params),
+        f"  latency breakdown (cycles, total {solution.latency_cycles:,}):",
+        *(f"    {n:<18} {v:>12,}" for n, v in solution.breakdown),
+    ]
+    lines.append(
+        f"  L1 {solution.l1_bytes:,} B of {hw.l1.usable_bytes:,} B usable; "
+        f"compute roofline {schedule.ideal_cycles:,} cycles"
+    )
     return lines
 
 
 def predict_table(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule, result: CandidateResult) -> str:
     """What ``predict`` costed: the candidate a given config runs as, its latency, or why the model finds it
     illegal (nothing was solved, so no status or solve time)."""
-    lines = [f"predicted for {problem_heading(hw, problem)}", "",
-             f"as candidate {result.candidate_name}", f"  {result.description}"]
+    lines = [
+        f"predicted for {problem_heading(hw, problem)}",
+        "",
+        f"as candidate {result.candidate_name}",
+        f"  {result.description}",
+    ]
     if result.solution is None:
         message = result.conflict.message if result.conflict is not None else result.status
         return "\n".join([*lines, f"  illegal in the model: {message}"])
     m = solution_metrics(hw, schedule, result.solution)
-    lines.append(f"  latency {m['latency_us']:,.2f} us, {m['tflops']:.1f} TFLOP/s, {m['roofline_pct']:.1f}% of "
-                 "the compute roofline")
+    lines.append(
+        f"  latency {m['latency_us']:,.2f} us, {m['tflops']:.1f} TFLOP/s, {m['roofline_pct']:.1f}% of "
+        "the compute roofline"
+    )
     return "\n".join([*lines, *schedule_lines(hw, schedule, result.solution)])
 
 
-def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, SymbolicSchedule],
-                results: list[CandidateResult]) -> str:
+def solve_table(
+    hw: HardwareSpec, problem: Problem, schedules: dict[str, SymbolicSchedule], results: list[CandidateResult]
+) -> str:
     lines = [
         problem_heading(hw, problem),
         "",
@@ -129,8 +158,10 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
     for i, r in enumerate(results, 1):
         if r.solution:
             m = solution_metrics(hw, schedules[r.candidate_name], r.solution)
-            cols = (f"{m['latency_us']:>11.2f} {m['tflops']:>8.1f} {m['roofline_pct']:>7.1f}% "
-                    f"{r.solution.l1_bytes / 1024:>7.0f}")
+            cols = (
+                f"{m['latency_us']:>11.2f} {m['tflops']:>8.1f} {m['roofline_pct']:>7.1f}% "
+                f"{r.solution.l1_bytes / 1024:>7.0f}"
+            )
         elif r.status == "dominated" and r.best_bound_cycles is not None:  # proven no faster than this
             cols = f"{'>=' + format(hw.cycles_to_us(r.best_bound_cycles), '.2f'):>11} {'-':>8} {'-':>8} {'-':>7}"
         else:
@@ -139,10 +170,17 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
     best = next((r for r in results if r.solution), None)
     if best is not None and best.solution is not None:
         sch = schedules[best.candidate_name]
-        unproven = " (interrupted: the best schedule its search found, not proven optimal)" \
-            if best.status == "interrupted" else ""
-        lines += ["", f"best: {best.candidate_name}{unproven}", f"  {best.description}",
-                  *schedule_lines(hw, sch, best.solution)]
+        unproven = (
+            " (interrupted: the best schedule its search found, not proven optimal)"
+            if best.status == "interrupted"
+            else ""
+        )
+        lines += [
+            "",
+            f"best: {best.candidate_name}{unproven}",
+            f"  {best.description}",
+            *schedule_lines(hw, sch, best.solution),
+        ]
     conflicts = [r for r in results if r.conflict is not None]
     if conflicts:
         lines += ["", "no schedule:"]
@@ -151,8 +189,13 @@ def solve_table(hw: HardwareSpec, problem: Problem, schedules: dict[str, Symboli
             lines.append(f"  {r.candidate_name}: {r.conflict.message}")
     stopped = sum(r.status == "interrupted" for r in results)
     if stopped:
-        lines += ["", (f"interrupted: {stopped} of {len(results)} candidates did not finish (status interrupted); "
-                       "the schedule shown for one is the best its search found, not proven optimal")]
+        lines += [
+            "",
+            (
+                f"interrupted: {stopped} of {len(results)} candidates did not finish (status interrupted); "
+                "the schedule shown for one is the best its search found, not proven optimal"
+            ),
+        ]
     return "\n".join(lines)
 
 
@@ -164,8 +207,16 @@ def traffic_json(hw: HardwareSpec, candidate: str, report: TrafficReport, model_
         "hardware": hw.name,
         "candidate": candidate,
         "latency_cycles": report.latency_cycles,
-        "links": [{"noc": x.noc, "src": list(x.src), "dst": list(x.dst), "bytes": x.bytes,
-                   "utilisation": round(x.utilisation, 6)} for x in report.links],
+        "links": [
+            {
+                "noc": x.noc,
+                "src": list(x.src),
+                "dst": list(x.dst),
+                "bytes": x.bytes,
+                "utilisation": round(x.utilisation, 6),
+            }
+            for x in report.links
+        ],
         "dram": [{"bank": b.bank, "bytes_read": b.bytes_read, "bytes_written": b.bytes_written} for b in report.dram],
         "bytes_sent": report.bytes_sent,
         "bytes_received": report.bytes_received,
@@ -178,8 +229,9 @@ def traffic_json(hw: HardwareSpec, candidate: str, report: TrafficReport, model_
     }
 
 
-def traffic_table(hw: HardwareSpec, problem: Problem, candidate: str, report: TrafficReport,
-                  model_bound_cycles: int, top: int = 10) -> str:
+def traffic_table(
+    hw: HardwareSpec, problem: Problem, candidate: str, report: TrafficReport, model_bound_cycles: int, top: int = 10
+) -> str:
     read = sum(b.bytes_read for b in report.dram)
     written = sum(b.bytes_written for b in report.dram)
     lines = [
@@ -196,8 +248,11 @@ def traffic_table(hw: HardwareSpec, problem: Problem, candidate: str, report: Tr
     width = hw.noc.link_bytes_per_cycle
     for noc in (0, 1):
         busiest = [x for x in report.links if x.noc == noc][:top]
-        lines += ["", f"busiest links of NoC{noc} ({width} B/cycle each):",
-                  f"  {'link':<22} {'bytes':>15} {'of capacity':>11}"]
+        lines += [
+            "",
+            f"busiest links of NoC{noc} ({width} B/cycle each):",
+            f"  {'link':<22} {'bytes':>15} {'of capacity':>11}",
+        ]
         lines += [f"  {f'{x.src}->{x.dst}':<22} {x.bytes:>15,} {100 * x.utilisation:>10.1f}%" for x in busiest]
         if not busiest:
             lines.append("  (no traffic)")

@@ -43,8 +43,15 @@ class RefereeError(RuntimeError):
     what the referee computes for the same values (None when illegal). ``solver_latency_cycles`` is None when
     CP-SAT proved that no schedule exists while ``values`` (the starting schedule) is one the referee accepts."""
 
-    def __init__(self, candidate: str, source: str, values: Mapping[str, int], solver_latency_cycles: int | None,
-                 referee_latency_cycles: int | None, violations: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        candidate: str,
+        source: str,
+        values: Mapping[str, int],
+        solver_latency_cycles: int | None,
+        referee_latency_cycles: int | None,
+        violations: tuple[str, ...] = (),
+    ) -> None:
         self.candidate = candidate
         self.source = source
         self.values = dict(values)
@@ -61,8 +68,7 @@ class RefereeError(RuntimeError):
         else:
             claim = f"{source} is a schedule of {solver_latency_cycles:,} cycles by the solver"
             what = f"but the referee computes {referee_latency_cycles:,} cycles for it"
-        super().__init__(f"{candidate}: {claim}, {what} ({point}); this is a bug of loom-explorer, please "
-                         f"report it")
+        super().__init__(f"{candidate}: {claim}, {what} ({point}); this is a bug of loom-explorer, please report it")
 
 
 def domain_violations(schedule: SymbolicSchedule, values: Mapping[str, int]) -> list[str]:
@@ -139,9 +145,11 @@ def restate(schedule: SymbolicSchedule, claimed: Solution, pins: Mapping[str, in
     shared: dict[int, int] = {}  # the sub-trees the terms, L1 and DRAM bytes have in common, evaluated once
     terms = {t.name: evaluate(t.expr, values, shared) for t in schedule.terms}
     dram_bytes = evaluate(schedule.dram_read_bytes, values, shared)
-    for what, said, computed in (("latency", claimed.latency_cycles, sum(terms.values())),
-                                 ("L1", claimed.l1_bytes, evaluate(schedule.l1_bytes, values, shared)),
-                                 ("DRAM read bytes", claimed.dram_read_bytes, dram_bytes)):
+    for what, said, computed in (
+        ("latency", claimed.latency_cycles, sum(terms.values())),
+        ("L1", claimed.l1_bytes, evaluate(schedule.l1_bytes, values, shared)),
+        ("DRAM read bytes", claimed.dram_read_bytes, dram_bytes),
+    ):
         if said != computed:
             return f"{what} {said:,} where the model computes {computed:,} for its values"
     if dict(claimed.breakdown) != terms:

@@ -98,6 +98,8 @@ def toolchain():
 
     found = find_toolchain()
     if found is None:
-        pytest.fail(f"the toolchain is not installed at {default_root()}: run `loom-explorer toolchain install` "
-                    "(the README's test command does), or deselect with -m 'not toolchain'")
+        pytest.fail(
+            f"the toolchain is not installed at {default_root()}: run `loom-explorer toolchain install` "
+            "(the README's test command does), or deselect with -m 'not toolchain'"
+        )
     return found

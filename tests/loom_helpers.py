@@ -36,8 +36,7 @@ def small_hw_dict(columns: int = 4, rows: int = 4, name: str | None = None) -> d
     assert columns <= 4, "NoC column 5 holds DRAM endpoints on the n150"
     d = load_hardware("wormhole_n150").model_dump(mode="json")
     d["name"] = name or f"tiny_{columns}x{rows}"
-    d["grid"].update(columns=columns, rows=rows, noc_x=list(range(1, columns + 1)),
-                     noc_y=list(range(1, rows + 1)))
+    d["grid"].update(columns=columns, rows=rows, noc_x=list(range(1, columns + 1)), noc_y=list(range(1, rows + 1)))
     return d
 
 
@@ -56,8 +55,9 @@ def assert_solution_sound(schedule: SymbolicSchedule, solution: Solution) -> Non
     assert verdict.solution.latency_cycles == solution.latency_cycles, name
     assert verdict.solution == solution, name
     assert solution.latency_cycles >= schedule.ideal_cycles, f"{name}: beats the compute roofline"
-    assert solution.latency_cycles >= evaluate(schedule.latency_lower_bound, values), \
+    assert solution.latency_cycles >= evaluate(schedule.latency_lower_bound, values), (
         f"{name}: below its own lower-bound expression"
+    )
     assert sum(v for _, v in solution.breakdown) == solution.latency_cycles, name
     assert solution.l1_bytes <= schedule.hardware.l1.usable_bytes, name
     for p in schedule.params:
@@ -86,6 +86,7 @@ def assert_result_sound(schedule: SymbolicSchedule, result: CandidateResult) -> 
 
 # ------------------------------------------------------------------------------- kernels defined here
 
+
 def transposed_program() -> TileProgram:
     """``y[N, M] = w[N, K] @ x[K, M]``: the roles move (N plays the row dim, M the column dim)."""
     return TileProgram(
@@ -106,8 +107,7 @@ def broadcast_program() -> TileProgram:
     return TileProgram(
         name="bcast_gemm",
         description="batched activations times one shared weight matrix",
-        dims=(Dim("B", "parallel", tile=1), Dim("M", "parallel"), Dim("N", "parallel"),
-              Dim("K", "reduction")),
+        dims=(Dim("B", "parallel", tile=1), Dim("M", "parallel"), Dim("N", "parallel"), Dim("K", "reduction")),
         tensors=(
             Tensor("x", ("B", "M", "K"), "input"),
             Tensor("w", ("K", "N"), "input"),
@@ -133,8 +133,13 @@ def numbers(text: str) -> set[int]:
     return {int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", text)}
 
 
-def simulate_attention(tmp_path: Path, shape: str, pins: dict[str, int], pick: Callable[[Candidate], bool],
-                       options: frozenset[str] = frozenset()) -> tuple[Path, Any]:
+def simulate_attention(
+    tmp_path: Path,
+    shape: str,
+    pins: dict[str, int],
+    pick: Callable[[Candidate], bool],
+    options: frozenset[str] = frozenset(),
+) -> tuple[Path, Any]:
     """Solve the flash_attention candidate ``pick`` chooses on the n150 as ``export --format ttlang`` does,
     write its TT-Lang kernel into ``tmp_path`` and run it in tt-lang-sim: (the file, its VerifyReport)."""
     from loom_explorer.deploy.verify import verify_kernel_file

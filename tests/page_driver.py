@@ -20,8 +20,13 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from loom_explorer.ui.app import RunningServer
 
 CHROMIUM = os.environ.get("LOOM_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-dev-shm-usage",
+]
 # The longest anything waits for the page or the server to reach a state (a solve, a report's analysis, a
 # widget's round trip). Every wait is on a condition and returns as soon as it holds, so the bound costs
 # nothing on an idle machine; it is generous because a machine running two suites at once is many times
@@ -92,7 +97,8 @@ class ExplorerPage:
             "const find = c => models.find(m => (m.css_classes || []).includes(c)); "
             "const status = find('status'), summary = find('summary'); "
             "status.properties.text.change.connect(() => "
-            "window.__statuses.push({status: status.text, summary: summary.text, ms: performance.now()})) }")
+            "window.__statuses.push({status: status.text, summary: summary.text, ms: performance.now()})) }"
+        )
 
     def statuses(self) -> list[dict[str, str | float]]:
         return list(self.page.evaluate("() => window.__statuses"))
@@ -108,7 +114,8 @@ class ExplorerPage:
         """Rows of the grid's tile, DRAM, multicast and link sources, as BokehJS holds them."""
         counts = self.page.evaluate(
             "() => Object.fromEntries(['tiles', 'dram', 'rects', 'links'].map(n => "
-            "[n, Bokeh.documents[0].get_model_by_name('grid_' + n).get_length() || 0]))")
+            "[n, Bokeh.documents[0].get_model_by_name('grid_' + n).get_length() || 0]))"
+        )
         return {str(name): int(rows) for name, rows in counts.items()}
 
     def choose(self, css: str, value: str) -> None:
@@ -137,8 +144,10 @@ class ExplorerPage:
 
     def watch_grid(self) -> None:
         """Record (in ``window.__gridChanged``) when the grid's link data last changed."""
-        self.page.evaluate(f"() => {{ window.__gridChanged = 0; const s = {_GRID_LINKS}; "
-                           "s.change.connect(() => { window.__gridChanged = performance.now() }) }")
+        self.page.evaluate(
+            f"() => {{ window.__gridChanged = 0; const s = {_GRID_LINKS}; "
+            "s.change.connect(() => { window.__gridChanged = performance.now() }) }"
+        )
 
     def click_and_time_grid(self, css: str, timeout_ms: int = WAIT_MS) -> float:
         """Milliseconds from clicking ``css``'s button to the grid's link data changing in the browser."""

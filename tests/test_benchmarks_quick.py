@@ -21,42 +21,69 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 # script -> (pytest marks, patterns its --quick output must contain: the lines that carry its figures)
 EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = {
-    "solve_speed.py": ((), (r"M=256,K=256,N=256 +20 +20 ",
-                            r"solve all candidates: median \d+\.\d+ s",
-                            r"re-solve one candidate after a pin: median \d+ ms",
-                            r"fastest schedule only .*: median \d+\.\d+ s",
-                            r"brute force finished \d+ candidate spaces .*: True")),
-    "model_variants.py": ((), (r"wormhole_n150 +M=2048,K=2048,N=2048 +\d+\.\d+",
-                               r"total \d+\.\d+ s, CPU \d+\.\d+ s")),
-    "large_inputs.py": ((), (r"accuracy +1000 +40 +\d+\.\d+ +\d+",
-                             r"ingest +1000 +40 +\d+\.\d+ +\d+")),
-    "sweep_scaling.py": ((pytest.mark.slow,),  # two Dask clusters: about 20 s
-                         (r"1 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
-                          r"2 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
-                          r"2 workers / 1 worker: \d+\.\d+x")),
-    "ui_latency.py": ((pytest.mark.browser,), (r"first page: the best candidate proven and shown \d+\.\d+ s",
-                                               r"browser: click Pin -> grid updated median +\d+\.\d+ ms",
-                                               r"of which solve \(no browser\) +median +\d+\.\d+ ms",
-                                               r"target: median under 300 ms -> (met|MISSED)")),
+    "solve_speed.py": (
+        (),
+        (
+            r"M=256,K=256,N=256 +20 +20 ",
+            r"solve all candidates: median \d+\.\d+ s",
+            r"re-solve one candidate after a pin: median \d+ ms",
+            r"fastest schedule only .*: median \d+\.\d+ s",
+            r"brute force finished \d+ candidate spaces .*: True",
+        ),
+    ),
+    "model_variants.py": ((), (r"wormhole_n150 +M=2048,K=2048,N=2048 +\d+\.\d+", r"total \d+\.\d+ s, CPU \d+\.\d+ s")),
+    "large_inputs.py": ((), (r"accuracy +1000 +40 +\d+\.\d+ +\d+", r"ingest +1000 +40 +\d+\.\d+ +\d+")),
+    "sweep_scaling.py": (
+        (pytest.mark.slow,),  # two Dask clusters: about 20 s
+        (
+            r"1 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
+            r"2 worker\(s\): 2 rows \(0 failed\) in \d+\.\d+ s",
+            r"2 workers / 1 worker: \d+\.\d+x",
+        ),
+    ),
+    "ui_latency.py": (
+        (pytest.mark.browser,),
+        (
+            r"first page: the best candidate proven and shown \d+\.\d+ s",
+            r"browser: click Pin -> grid updated median +\d+\.\d+ ms",
+            r"of which solve \(no browser\) +median +\d+\.\d+ ms",
+            r"target: median under 300 ms -> (met|MISSED)",
+        ),
+    ),
     # each kernel's tiny shape and two crash regressions: tests/test_shipped_matrix.py runs the same cells
-    "shipped_matrix.py": ((pytest.mark.slow,), (r"\d+ cells in \d+\.\d+ s: schedule \d+, no schedule \d+, "
-                                                r"bad input \d+, fail 0",
-                                                r"internal errors: 0; over 60 s: 0")),
+    "shipped_matrix.py": (
+        (pytest.mark.slow,),
+        (
+            r"\d+ cells in \d+\.\d+ s: schedule \d+, no schedule \d+, "
+            r"bad input \d+, fail 0",
+            r"internal errors: 0; over 60 s: 0",
+        ),
+    ),
     "store_referee.py": ((), (r"gemm M=256,K=256,N=256 +20 +20 +\d+\.\d+ +\d+ +\d+",)),
     "solve_memory.py": ((), (r"gemm M=256,K=256,N=256 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True",)),
     # the stored answer came from the store, and without OR-Tools, pandas or networkx
-    "startup.py": ((), (r"python -c pass +\d+\.\d+ +\d+\.\d+ +1\.0 +1\.0",
-                        r"loom-explorer --help +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True +-\n",
-                        r"stored answer: solve gemm M=256,K=256,N=256 +(\d+\.\d+ +){4}True +(?!.*(ortools|pandas|"
-                        r"networkx)).*\n",
-                        r"target: --help and the stored answer under 0\.4 s wall -> (met|MISSED)")),
+    "startup.py": (
+        (),
+        (
+            r"python -c pass +\d+\.\d+ +\d+\.\d+ +1\.0 +1\.0",
+            r"loom-explorer --help +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True +-\n",
+            r"stored answer: solve gemm M=256,K=256,N=256 +(\d+\.\d+ +){4}True +(?!.*(ortools|pandas|"
+            r"networkx)).*\n",
+            r"target: --help and the stored answer under 0\.4 s wall -> (met|MISSED)",
+        ),
+    ),
     # the quick cells written twice: the same files
     "behaviour_snapshot.py": ((), (r"10 cells in \d+ s -> ", r"\d+ files in both, 0 differences")),
     # one file against itself: the same choice, costed the same
-    "schedule_changes.py": ((), (r"M=256,K=256,N=256 +M@\S+ g\d+x\d+ .* same +- +([\d,]+) +\1 +1\.000\b",
-                                 r"1 shapes, choices changed on 0 \(candidate on 0; ties 0\); old choice under new "
-                                 r"model / new choice: median 1\.000, max 1\.000; best predicted latency after/before: "
-                                 r"median 1\.000")),
+    "schedule_changes.py": (
+        (),
+        (
+            r"M=256,K=256,N=256 +M@\S+ g\d+x\d+ .* same +- +([\d,]+) +\1 +1\.000\b",
+            r"1 shapes, choices changed on 0 \(candidate on 0; ties 0\); old choice under new "
+            r"model / new choice: median 1\.000, max 1\.000; best predicted latency after/before: "
+            r"median 1\.000",
+        ),
+    ),
 }
 
 # script -> the arguments it needs besides --quick

@@ -28,8 +28,10 @@ DIARY = [
     r"\bissues? ?#?\d+",
     r"\bissue-\d+",
     r"(?<![\w&/(])#\d+\b",
-    (r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(st|nd|rd|th)|last|previous|next|"
-     r"this|that|same|earlier|later|another)\s+(session|stop)\b"),
+    (
+        r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(st|nd|rd|th)|last|previous|next|"
+        r"this|that|same|earlier|later|another)\s+(session|stop)\b"
+    ),
     r"\bthis \d+-core machine\b",
     r"\b(today|yesterday|tonight|this morning|this afternoon)\b",
     r"\bthe (model|code|fix) of (the|an?) (\w+ )?issue\b",
@@ -46,9 +48,11 @@ DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 # Paths in the text: repository files, and package modules named relative to loom_explorer/.
 REPO_PATH = re.compile(
-    r"(?<![\w/.-])((?:loom_explorer|benchmarks|tests|apps|kernels|hw|docs)/[\w./-]*\.(?:py|yaml|md|csv|sh|png)(?:\.gz)?)\b")
+    r"(?<![\w/.-])((?:loom_explorer|benchmarks|tests|apps|kernels|hw|docs)/[\w./-]*\.(?:py|yaml|md|csv|sh|png)(?:\.gz)?)\b"
+)
 PACKAGE_PATH = re.compile(
-    r"`((?:model|solve|mapping|program|hardware|noc|traffic|export|deploy|accuracy|sweep|ui|store|cli|data)/[\w/]+\.py)")
+    r"`((?:model|solve|mapping|program|hardware|noc|traffic|export|deploy|accuracy|sweep|ui|store|cli|data)/[\w/]+\.py)"
+)
 
 
 def _prose(text: str) -> str:
@@ -111,8 +115,9 @@ print(json.dumps(found))
 @functools.cache
 def _cli_helps() -> dict[str, str]:
     """``loom-explorer [SUB [NESTED]] --help`` of every subcommand, by "SUB NESTED", from one process."""
-    done = subprocess.run([sys.executable, "-c", _HELPS], capture_output=True, text=True, timeout=WAIT_S,
-                          check=False, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", _HELPS], capture_output=True, text=True, timeout=WAIT_S, check=False, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return dict(json.loads(done.stdout))
 
@@ -132,23 +137,38 @@ def test_no_diary_words(doc: Path) -> None:
     text = doc.read_text()
     hits = [m.group(0) for pattern in DIARY for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
     prose = _prose(text)
-    hits += [prose[max(0, m.start() - 30):m.end()] for m in SESSION.finditer(prose)
-             if not SESSION_ALLOWED.search(prose[max(0, m.start() - 30):m.start()])]
+    hits += [
+        prose[max(0, m.start() - 30) : m.end()]
+        for m in SESSION.finditer(prose)
+        if not SESSION_ALLOWED.search(prose[max(0, m.start() - 30) : m.start()])
+    ]
     assert not hits, f"{doc.name}: diary words {hits}"
 
 
 def test_the_diary_patterns_catch_the_diary() -> None:
-    diary = ["measured in the third session", "the model of issue 2", "see issue 7", "on this 2-core machine",
-             "as the last session found", "measured today"]
-    current = ["one explorer per browser session", "a Bokeh server session ends", "this machine only",
-               "the issue's targets", "1, 2, 6 or 8 workers"]
+    diary = [
+        "measured in the third session",
+        "the model of issue 2",
+        "see issue 7",
+        "on this 2-core machine",
+        "as the last session found",
+        "measured today",
+    ]
+    current = [
+        "one explorer per browser session",
+        "a Bokeh server session ends",
+        "this machine only",
+        "the issue's targets",
+        "1, 2, 6 or 8 workers",
+    ]
     for text in diary:
         caught = any(re.search(p, text, flags=re.IGNORECASE) for p in DIARY) or any(
-            not SESSION_ALLOWED.search(text[:m.start()]) for m in SESSION.finditer(text))
+            not SESSION_ALLOWED.search(text[: m.start()]) for m in SESSION.finditer(text)
+        )
         assert caught, text
     for text in current:
         assert not any(re.search(p, text, flags=re.IGNORECASE) for p in DIARY), text
-        assert all(SESSION_ALLOWED.search(text[:m.start()]) for m in SESSION.finditer(text)), text
+        assert all(SESSION_ALLOWED.search(text[: m.start()]) for m in SESSION.finditer(text)), text
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
@@ -205,8 +225,9 @@ def test_every_figure_in_performance_md_has_its_command_and_date() -> None:
             if header == FIGURE_HEADER:
                 figure, value, command, last_run = row
                 assert value, f"{heading}: {figure} has no value"
-                assert any(c.startswith(COMMAND_PREFIXES) for c in re.findall(r"`([^`]+)`", command)), \
+                assert any(c.startswith(COMMAND_PREFIXES) for c in re.findall(r"`([^`]+)`", command)), (
                     f"{heading}: {figure} has no command"
+                )
                 assert DATE.match(last_run), f"{heading}: {figure}: last run {last_run!r} is not a date"
     tests = [rows for heading, header, rows in tables if heading == "Tests"]
     assert len(tests) == 1 and [r[0] for r in tests[0]] == ["whole suite", "quick tier"], tests

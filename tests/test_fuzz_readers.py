@@ -43,17 +43,46 @@ MAX_INT64 = (1 << 63) - 1
 GEMM = load_program("gemm")
 
 # odd numbers as text: what a user (or an attacker) may type where a whole number is expected
-ODD_NUMBERS = ["nan", "inf", "-inf", "NaN", "Infinity", "-1", "0", "-0", "1.5", "1e3", "1e308", "4096.0",
-               "1_024", "0x10", "١٢", "+7", " 12 ", "", "=", "1" + "0" * 400, "9" * 5000, str(MAX_INT64),
-               str(MAX_INT64 + 1), "\x00", "12\n"]
+ODD_NUMBERS = [
+    "nan",
+    "inf",
+    "-inf",
+    "NaN",
+    "Infinity",
+    "-1",
+    "0",
+    "-0",
+    "1.5",
+    "1e3",
+    "1e308",
+    "4096.0",
+    "1_024",
+    "0x10",
+    "١٢",
+    "+7",
+    " 12 ",
+    "",
+    "=",
+    "1" + "0" * 400,
+    "9" * 5000,
+    str(MAX_INT64),
+    str(MAX_INT64 + 1),
+    "\x00",
+    "12\n",
+]
 numbers = st.one_of(st.sampled_from(ODD_NUMBERS), st.integers(-(10**30), 10**30).map(str), st.text(max_size=8))
 
 
 # ---------------------------------------------------------------------------------------------- shapes
 
+
 def _shape_entry(keys: list[str]) -> st.SearchStrategy[str]:
-    return st.builds(lambda k, v, sep: f"{k}{sep}{v}", st.one_of(st.sampled_from(keys), st.text(max_size=3)),
-                     numbers, st.sampled_from(["=", "=", " = ", ":", ""]))
+    return st.builds(
+        lambda k, v, sep: f"{k}{sep}{v}",
+        st.one_of(st.sampled_from(keys), st.text(max_size=3)),
+        numbers,
+        st.sampled_from(["=", "=", " = ", ":", ""]),
+    )
 
 
 def _full_shape() -> st.SearchStrategy[str]:
@@ -62,8 +91,11 @@ def _full_shape() -> st.SearchStrategy[str]:
 
 
 @FUZZ
-@given(st.one_of(st.text(max_size=60), st.lists(_shape_entry(["M", "N", "K", "m"]), max_size=5).map(",".join),
-                 _full_shape()))
+@given(
+    st.one_of(
+        st.text(max_size=60), st.lists(_shape_entry(["M", "N", "K", "m"]), max_size=5).map(",".join), _full_shape()
+    )
+)
 @example("M=1" + "0" * 400 + ",N=1,K=1")
 @example("M=-5,N=1,K=1")
 @example("M=1_024,N=1,K=1")
@@ -81,10 +113,17 @@ def test_shape_strings(text):
 
 # ------------------------------------------------------------------------------------------------ pins
 
+
 @FUZZ
-@given(st.lists(st.one_of(st.text(max_size=12),
-                          st.builds(lambda k, v: f"{k}={v}", st.sampled_from(["grid_x", "in0_block_w", " ", ""]),
-                                    numbers)), max_size=4))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=12),
+            st.builds(lambda k, v: f"{k}={v}", st.sampled_from(["grid_x", "in0_block_w", " ", ""]), numbers),
+        ),
+        max_size=4,
+    )
+)
 @example(["grid_x=1" + "0" * 400])
 @example(["grid_x=-1"])
 @example(["grid_x=" + "9" * 5000])
@@ -114,8 +153,30 @@ SCALAR_LINES = [i for i, x in enumerate(N150_LINES) if _number_line(x)]
 KEY_LINES = [i for i, x in enumerate(N150_LINES) if re.match(r"^\s*\w+:", x)]
 # values that no field of the schema accepts: not finite, or far beyond every bound
 NEVER_VALID = [".nan", ".NaN", ".inf", "-.inf", "nan", "inf", "1e308", "-1e308", "1" + "0" * 400, "1" + "0" * 5000]
-SOMETIMES_VALID = ["-1", "0", "0.0", "1.5", "-0.5", "true", "yes", "null", "~", "''", "[]", "{}", "'x'", "&a 1",
-                   "*a", "!!binary AAAA", "2001-13-01", "0x10", "0o17", "1_000", "4294967297", "68719476737"]
+SOMETIMES_VALID = [
+    "-1",
+    "0",
+    "0.0",
+    "1.5",
+    "-0.5",
+    "true",
+    "yes",
+    "null",
+    "~",
+    "''",
+    "[]",
+    "{}",
+    "'x'",
+    "&a 1",
+    "*a",
+    "!!binary AAAA",
+    "2001-13-01",
+    "0x10",
+    "0o17",
+    "1_000",
+    "4294967297",
+    "68719476737",
+]
 _names = itertools.count()
 
 
@@ -174,14 +235,34 @@ def test_hardware_duplicated_key(tmp_path, line):
 
 # ------------------------------------------------------------------------------------- schedule JSON
 
+
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> str:
     """A real schedule document, exported by the CLI (one small CP-SAT solve)."""
     from loom_explorer import cli
 
     path = tmp_path_factory.mktemp("export") / "schedule.json"
-    assert cli.main(["export", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--format", "json",
-                     "-o", str(path), "--time-limit", "10", "--candidate", "M@y,N@x|in0=dram,in1=dram"]) == 0
+    assert (
+        cli.main(
+            [
+                "export",
+                "gemm",
+                "--hw",
+                "wormhole_n150",
+                "--shape",
+                "M=256,K=256,N=256",
+                "--format",
+                "json",
+                "-o",
+                str(path),
+                "--time-limit",
+                "10",
+                "--candidate",
+                "M@y,N@x|in0=dram,in1=dram",
+            ]
+        )
+        == 0
+    )
     return path.read_text()
 
 
@@ -226,8 +307,13 @@ def test_schedule_json_one_value_replaced(exported, data, literal):
 
 
 @FUZZ
-@given(data=st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
-                      st.sampled_from([b"[" * 100_000, b"1" * 5000, b"{" * 3000])))
+@given(
+    data=st.one_of(
+        st.binary(max_size=200),
+        st.text(max_size=200).map(str.encode),
+        st.sampled_from([b"[" * 100_000, b"1" * 5000, b"{" * 3000]),
+    )
+)
 @example(data=b"[" * 100_000)  # Python's json recurses: RecursionError
 @example(data=b"1" * 5000)  # int() of more than 4300 digits: ValueError, not JSONDecodeError
 def test_schedule_json_random_files(tmp_path, data):

@@ -37,7 +37,7 @@ def _stat(pid: int) -> list[str] | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return text[text.rindex(")") + 2:].split()  # state, ppid, pgrp, ..., utime (12th), stime (13th)
+    return text[text.rindex(")") + 2 :].split()  # state, ppid, pgrp, ..., utime (12th), stime (13th)
 
 
 def group_members(pgid: int) -> dict[int, tuple[int, float]]:
@@ -56,12 +56,15 @@ class Command:
 
     def __init__(self, argv: list[str], cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )
         self.pgid = self.proc.pid
         self._out, self._err = bytearray(), bytearray()
-        self._readers = [threading.Thread(target=self._read, args=(self.proc.stdout, self._out), daemon=True),
-                         threading.Thread(target=self._read, args=(self.proc.stderr, self._err), daemon=True)]
+        self._readers = [
+            threading.Thread(target=self._read, args=(self.proc.stdout, self._out), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stderr, self._err), daemon=True),
+        ]
         for reader in self._readers:
             reader.start()
 
@@ -150,8 +153,14 @@ def _clean_stop(run: Command, code: int, seconds: float) -> None:
 
 
 LOOM = [sys.executable, "-m", "loom_explorer.cli"]
-GEMM_ACCURACY = ["accuracy", "--data", str(PUBLISHED / "gemm_flops_calibration.csv"),
-                 "--configs", str(PUBLISHED / "gemm_manual_configs.csv"), "--cross-validate"]
+GEMM_ACCURACY = [
+    "accuracy",
+    "--data",
+    str(PUBLISHED / "gemm_flops_calibration.csv"),
+    "--configs",
+    str(PUBLISHED / "gemm_manual_configs.csv"),
+    "--cross-validate",
+]
 ATTENTION_ACCURACY = ["accuracy", "--kernel", "flash_attention", "--cross-validate"]
 
 
@@ -187,9 +196,25 @@ def test_pool_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("times", [1, 2])
 def test_ctrl_c_ends_a_parallel_solve(tmp_path: Path, times: int) -> None:
-    with command([*LOOM, "solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=16384,K=16384,N=16384",
-                  "--time-limit", "100", "--parallel", "2", "--no-cache", "--store", str(tmp_path / "s.sqlite")],
-                 tmp_path) as run:
+    with command(
+        [
+            *LOOM,
+            "solve",
+            "gemm",
+            "--hw",
+            "wormhole_n150",
+            "--shape",
+            "M=16384,K=16384,N=16384",
+            "--time-limit",
+            "100",
+            "--parallel",
+            "2",
+            "--no-cache",
+            "--store",
+            str(tmp_path / "s.sqlite"),
+        ],
+        tmp_path,
+    ) as run:
         run.wait_until(lambda: "solving 20 candidates" in run.err, "the solving line")
         code, seconds = run.interrupt(times)
         _clean_stop(run, code, seconds)
@@ -212,8 +237,23 @@ def test_ctrl_c_ends_a_simulator_run_of_deploy(tmp_path: Path) -> None:
     """The simulator runs in a subprocess of ``deploy``; Ctrl-C ends both, and nothing is recorded."""
     pytest.importorskip("ttl.sim")
     store = tmp_path / "store.sqlite"
-    with command([*LOOM, "deploy", "gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024", "--runner",
-                  "simulator", "--store", str(store), "--no-cache"], tmp_path) as run:
+    with command(
+        [
+            *LOOM,
+            "deploy",
+            "gemm",
+            "--hw",
+            "wormhole_n150",
+            "--shape",
+            "M=1024,K=1024,N=1024",
+            "--runner",
+            "simulator",
+            "--store",
+            str(store),
+            "--no-cache",
+        ],
+        tmp_path,
+    ) as run:
         run.wait_until(lambda: "simulator" in run.err and run.workers_busy(2.0), "the simulator running")
         code, seconds = run.interrupt(1)
         _clean_stop(run, code, seconds)
@@ -228,8 +268,23 @@ def test_ctrl_c_ends_a_simulator_run_of_deploy(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_simulator_dies_with_a_killed_deploy(tmp_path: Path) -> None:
     pytest.importorskip("ttl.sim")
-    with command([*LOOM, "deploy", "gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024", "--runner",
-                  "simulator", "--store", str(tmp_path / "store.sqlite"), "--no-cache"], tmp_path) as run:
+    with command(
+        [
+            *LOOM,
+            "deploy",
+            "gemm",
+            "--hw",
+            "wormhole_n150",
+            "--shape",
+            "M=1024,K=1024,N=1024",
+            "--runner",
+            "simulator",
+            "--store",
+            str(tmp_path / "store.sqlite"),
+            "--no-cache",
+        ],
+        tmp_path,
+    ) as run:
         run.wait_until(lambda: "simulator" in run.err and run.workers_busy(2.0), "the simulator running")
         run.kill()
         run.assert_nothing_left()  # nobody ended it but the kernel (PR_SET_PDEATHSIG from the launch)
@@ -239,8 +294,10 @@ def test_the_simulator_dies_with_a_killed_deploy(tmp_path: Path) -> None:
 def test_ctrl_c_during_improve_says_how_many_ops_were_solved(tmp_path: Path) -> None:
     output = tmp_path / "configs.py"
     capture = PUBLISHED / "captures" / "bh_p100_dlv3.csv.gz"  # 24 ops, about a minute of solves
-    with command([*LOOM, "improve", str(capture), "--no-cache", "--store", str(tmp_path / "store.sqlite"), "-o",
-                  str(output)], tmp_path) as run:
+    with command(
+        [*LOOM, "improve", str(capture), "--no-cache", "--store", str(tmp_path / "store.sqlite"), "-o", str(output)],
+        tmp_path,
+    ) as run:
         seen = re.compile(r"solving ops: ([1-9]\d*)/(\d+)")  # the progress line (into a pipe: every 10 s)
         run.wait_until(lambda: seen.search(run.err) is not None, "a progress line with an op solved")
         solved_before = int(seen.findall(run.err)[-1][0])
@@ -255,10 +312,25 @@ def test_ctrl_c_during_improve_says_how_many_ops_were_solved(tmp_path: Path) -> 
 @pytest.mark.slow
 def test_sweep_progress_into_a_pipe_has_no_carriage_return(tmp_path: Path) -> None:
     shapes = tmp_path / "shapes.csv"
-    shapes.write_text('kernel,shape,dtype,fidelity,label\ngemm,"M=128,K=128,N=128",bf16,hifi2,tiny\n'
-                      'gemm,"M=256,K=256,N=256",bf16,hifi2,small\n')
-    with command([*LOOM, "sweep", str(shapes), "--hw", "wormhole_n150", "--out", str(tmp_path / "r.sqlite"),
-                  "--workers", "1", "--no-cache"], tmp_path) as run:
+    shapes.write_text(
+        'kernel,shape,dtype,fidelity,label\ngemm,"M=128,K=128,N=128",bf16,hifi2,tiny\n'
+        'gemm,"M=256,K=256,N=256",bf16,hifi2,small\n'
+    )
+    with command(
+        [
+            *LOOM,
+            "sweep",
+            str(shapes),
+            "--hw",
+            "wormhole_n150",
+            "--out",
+            str(tmp_path / "r.sqlite"),
+            "--workers",
+            "1",
+            "--no-cache",
+        ],
+        tmp_path,
+    ) as run:
         code, _ = run.wait(time.monotonic())
         assert code == 0, run.err[-3000:]
         assert "\r" not in run.err and "\r" not in run.out
@@ -275,7 +347,8 @@ def test_exit_after_s_ends_a_command_that_does_not_stop_and_its_children(tmp_pat
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
         "with stop_on_sigint(STOP, exit_after_s=EXIT_AFTER_S):\n"
         "    print('ready', file=sys.stderr, flush=True)\n"
-        "    threading.Event().wait()\n")
+        "    threading.Event().wait()\n"
+    )
     with command([sys.executable, str(script)], tmp_path) as run:
         run.wait_until(lambda: "ready" in run.err, "the ready line", 60)
         sent = time.monotonic()
@@ -319,16 +392,20 @@ def test_progress_says_how_far_an_interrupted_run_got() -> None:
     from loom_explorer.solve.interrupt import Interrupted, StopToken
 
     token = StopToken()
-    with pytest.raises(Interrupted, match=r"^interrupted while solving ops: 3 of 24 done$"), \
-            Progress(io.StringIO(), stop=token) as progress:
+    with (
+        pytest.raises(Interrupted, match=r"^interrupted while solving ops: 3 of 24 done$"),
+        Progress(io.StringIO(), stop=token) as progress,
+    ):
         progress.phase("solving ops", 24)
         for done in range(24):
             if done == 3:
                 token.stop()
             progress.update(done)
     # a command that unwinds on Ctrl-C (no token): the KeyboardInterrupt leaves the bar as the same message
-    with pytest.raises(Interrupted, match=r"^interrupted while cross-validating \(shapes\): 2 of 11 done$"), \
-            Progress(io.StringIO()) as progress:
+    with (
+        pytest.raises(Interrupted, match=r"^interrupted while cross-validating \(shapes\): 2 of 11 done$"),
+        Progress(io.StringIO()) as progress,
+    ):
         progress.phase("cross-validating (shapes)", 11)
         progress.update(2)
         raise KeyboardInterrupt
@@ -356,8 +433,10 @@ def test_sweep_progress_redraws_on_a_terminal_and_writes_plain_lines_elsewhere(t
     lines = log.getvalue().splitlines()
     assert "\r" not in log.getvalue()
     # the first record and the last, nothing between them within 10 s
-    assert lines == [f"sweep: 1/{total} recorded, {lines[0].split(', ')[1]}, last failed: tiny on wormhole_n150",
-                     f"sweep: {total}/{total} recorded, {lines[1].split(', ')[1]}, last failed: tiny on wormhole_n150"]
+    assert lines == [
+        f"sweep: 1/{total} recorded, {lines[0].split(', ')[1]}, last failed: tiny on wormhole_n150",
+        f"sweep: {total}/{total} recorded, {lines[1].split(', ')[1]}, last failed: tiny on wormhole_n150",
+    ]
     drawn = terminal.getvalue()
     assert drawn.count("\r") == total and drawn.endswith("\n") and drawn.count("\n") == 1
 
@@ -371,7 +450,8 @@ def test_a_subprocess_started_with_the_preexec_dies_with_its_killed_parent(tmp_p
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],\n"
         "                         preexec_fn=die_with_parent_preexec())\n"
         "print('child', child.pid, file=sys.stderr, flush=True)\n"
-        "child.wait()\n")
+        "child.wait()\n"
+    )
     with command([sys.executable, str(script)], tmp_path) as run:
         run.wait_until(lambda: "child " in run.err, "the child's pid", 60)
         child = int(run.err.split("child ")[1].split()[0])

@@ -61,7 +61,7 @@ FAMILY_IMPORTERS: dict[str, str] = {
 # (importing family, imported family) pairs allowed, and why (families are independent otherwise)
 CROSS_FAMILY_ALLOWED: dict[tuple[str, str], str] = {
     ("flash_decoding", "attention"): "flash-decoding is a variant of attention's programs (its analysis): its "
-                                     "quantities, buffers, latency, kernel and TTNN op extend attention's",
+    "quantities, buffers, latency, kernel and TTNN op extend attention's",
 }
 
 # third-party packages only these layers may import (any import, top level or lazy)
@@ -149,8 +149,11 @@ def layer_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def layer_violations(imports: Iterable[Import], ranks: tuple[tuple[str, ...], ...] = RANKS,
-                     allowed: Mapping[tuple[str, str], str] = SAME_RANK_ALLOWED) -> list[str]:
+def layer_violations(
+    imports: Iterable[Import],
+    ranks: tuple[tuple[str, ...], ...] = RANKS,
+    allowed: Mapping[tuple[str, str], str] = SAME_RANK_ALLOWED,
+) -> list[str]:
     """One message per import that points up, across a rank without an allowance, or from/to a layer
     without a rank."""
     rank = {layer: i for i, group in enumerate(ranks) for layer in group}
@@ -161,17 +164,23 @@ def layer_violations(imports: Iterable[Import], ranks: tuple[tuple[str, ...], ..
         for layer in (a, b):
             if layer not in rank and layer not in unranked:
                 unranked.add(layer)
-                out.append(f"layer {layer!r} (e.g. module {imp.importer if layer == a else imp.target}) has no "
-                           f"rank: add it to RANKS in tests/test_layers.py, above every layer it imports and "
-                           f"below every layer that imports it")
+                out.append(
+                    f"layer {layer!r} (e.g. module {imp.importer if layer == a else imp.target}) has no "
+                    f"rank: add it to RANKS in tests/test_layers.py, above every layer it imports and "
+                    f"below every layer that imports it"
+                )
         if a == b or a not in rank or b not in rank:
             continue
         if rank[b] > rank[a]:
-            out.append(f"{imp.importer} (layer {a}, rank {rank[a]}) imports {imp.target} (layer {b}, rank {rank[b]}) "
-                       f"at line {imp.line}: a layer may import only lower ones")
+            out.append(
+                f"{imp.importer} (layer {a}, rank {rank[a]}) imports {imp.target} (layer {b}, rank {rank[b]}) "
+                f"at line {imp.line}: a layer may import only lower ones"
+            )
         elif rank[b] == rank[a] and (a, b) not in allowed:
-            out.append(f"{imp.importer} (layer {a}) imports {imp.target} (layer {b}, the same rank {rank[a]}) at "
-                       f"line {imp.line}: layers of one rank are independent unless SAME_RANK_ALLOWED says why")
+            out.append(
+                f"{imp.importer} (layer {a}) imports {imp.target} (layer {b}, the same rank {rank[a]}) at "
+                f"line {imp.line}: layers of one rank are independent unless SAME_RANK_ALLOWED says why"
+            )
     return out
 
 
@@ -253,11 +262,14 @@ def confined_violations(imports: Iterable[Import]) -> list[str]:
             continue
         layer = layer_of(imp.importer)
         if layer not in layers:
-            out.append(f"{imp.importer} (layer {layer}) imports {imp.target} at line {imp.line}: only "
-                       f"{', '.join(layers)} may")
+            out.append(
+                f"{imp.importer} (layer {layer}) imports {imp.target} at line {imp.line}: only {', '.join(layers)} may"
+            )
         elif imp.target in LAZY_ONLY and not imp.lazy:
-            out.append(f"{imp.importer} (layer {layer}) imports {imp.target} at line {imp.line} at module level: "
-                       f"import it inside the function that needs it")
+            out.append(
+                f"{imp.importer} (layer {layer}) imports {imp.target} at line {imp.line} at module level: "
+                f"import it inside the function that needs it"
+            )
     return out
 
 
@@ -283,12 +295,15 @@ def test_layers_point_down(package_imports: tuple[list[Import], list[Import]]) -
     ours, _ = package_imports
     layers = {layer_of(m) for m in module_files()}
     ranked = {layer for group in RANKS for layer in group}
-    assert not layers - ranked, (f"layers without a rank: {sorted(layers - ranked)}; add each to RANKS in "
-                                 f"tests/test_layers.py, above every layer it imports")
+    assert not layers - ranked, (
+        f"layers without a rank: {sorted(layers - ranked)}; add each to RANKS in "
+        f"tests/test_layers.py, above every layer it imports"
+    )
     assert not ranked - layers, f"RANKS names layers that no longer exist: {sorted(ranked - layers)}"
     # a module FAMILY_IMPORTERS lists imports a family's code not moved yet: upwards, and said why there
-    problems = layer_violations([i for i in ours if not (i.importer in FAMILY_IMPORTERS
-                                                         and layer_of(i.target) == "families")])
+    problems = layer_violations(
+        [i for i in ours if not (i.importer in FAMILY_IMPORTERS and layer_of(i.target) == "families")]
+    )
     assert not problems, "\n".join(problems)
 
 
@@ -307,8 +322,11 @@ def test_ui_and_card_libraries_stay_in_their_layers(package_imports: tuple[list[
     assert not problems, "\n".join(problems)
 
 
-def family_import_violations(imports: Iterable[Import], importers: Mapping[str, str] = FAMILY_IMPORTERS,
-                             cross: Mapping[tuple[str, str], str] = CROSS_FAMILY_ALLOWED) -> list[str]:
+def family_import_violations(
+    imports: Iterable[Import],
+    importers: Mapping[str, str] = FAMILY_IMPORTERS,
+    cross: Mapping[tuple[str, str], str] = CROSS_FAMILY_ALLOWED,
+) -> list[str]:
     """One message per import of a family module from outside its family: from the core (unless
     ``importers`` lists the importer) or from another family (unless ``cross`` allows the pair)."""
     out = []
@@ -318,14 +336,18 @@ def family_import_violations(imports: Iterable[Import], importers: Mapping[str, 
         target_family = imp.target.split(".")[2]
         if layer_of(imp.importer) != "families":
             if imp.importer not in importers:
-                out.append(f"{imp.importer} imports {imp.target} at line {imp.line}: the core imports no kernel "
-                           "family (a family plugs in through its entry points in pyproject.toml)")
+                out.append(
+                    f"{imp.importer} imports {imp.target} at line {imp.line}: the core imports no kernel "
+                    "family (a family plugs in through its entry points in pyproject.toml)"
+                )
             continue
         parts = imp.importer.split(".")
         family = parts[2] if len(parts) > 2 else ""
         if family and family != target_family and (family, target_family) not in cross:
-            out.append(f"{imp.importer} (family {family}) imports {imp.target} (family {target_family}) at line "
-                       f"{imp.line}: families are independent unless CROSS_FAMILY_ALLOWED says why")
+            out.append(
+                f"{imp.importer} (family {family}) imports {imp.target} (family {target_family}) at line "
+                f"{imp.line}: families are independent unless CROSS_FAMILY_ALLOWED says why"
+            )
     return out
 
 
@@ -334,15 +356,17 @@ def test_no_core_module_imports_a_family(package_imports: tuple[list[Import], li
     problems = family_import_violations(ours)
     assert not problems, "\n".join(problems)
     still = {i.importer for i in ours if layer_of(i.target) == "families" and layer_of(i.importer) != "families"}
-    assert not set(FAMILY_IMPORTERS) - still, f"FAMILY_IMPORTERS lists modules that no longer import a family: " \
-                                              f"{sorted(set(FAMILY_IMPORTERS) - still)}"
+    assert not set(FAMILY_IMPORTERS) - still, (
+        f"FAMILY_IMPORTERS lists modules that no longer import a family: {sorted(set(FAMILY_IMPORTERS) - still)}"
+    )
 
 
 def test_the_checker_reports_a_core_or_cross_family_import() -> None:
     core = _imp("export.ttlang", "families.attention.writer")
     cross = _imp("families.attention.model", "families.contraction.model")
-    problems = family_import_violations([core, cross, _imp("families.attention.model", "families.attention.work")],
-                                        importers={}, cross={})
+    problems = family_import_violations(
+        [core, cross, _imp("families.attention.model", "families.attention.work")], importers={}, cross={}
+    )
     assert len(problems) == 2 and "the core imports no kernel family" in problems[0]
     assert "families are independent" in problems[1]
     assert family_import_violations([core], importers={f"{PACKAGE}.export.ttlang": "pending"}, cross={}) == []
@@ -356,6 +380,7 @@ def test_the_same_rank_allowances_are_used(package_imports: tuple[list[Import], 
 
 # ------------------------------------------------------------------ the checker catches what it should
 
+
 def _imp(importer: str, target: str, lazy: bool = False) -> Import:
     return Import(f"{PACKAGE}.{importer}", f"{PACKAGE}.{target}", 7, lazy)
 
@@ -365,8 +390,7 @@ def test_the_checker_reports_an_upward_import_with_both_modules_and_layers() -> 
     problems = layer_violations(graph)
     assert len(problems) == 1
     message = problems[0]
-    for part in ("loom_explorer.model.latency", "layer model", "loom_explorer.solve.solver", "layer solve",
-                 "line 7"):
+    for part in ("loom_explorer.model.latency", "layer model", "loom_explorer.solve.solver", "layer solve", "line 7"):
         assert part in message
 
 
@@ -392,8 +416,13 @@ def test_the_checker_confines_ui_and_card_libraries() -> None:
         return Import(f"{PACKAGE}.{importer}", target, 3, lazy)
 
     assert confined_violations([imp("ui.charts", "bokeh", False), imp("deploy.runner", "ttnn", True)]) == []
-    problems = confined_violations([imp("sweep.report", "bokeh", True), imp("deploy.runner", "ttnn", False),
-                                    imp("export.ttnn_config", "ttnn", True)])
+    problems = confined_violations(
+        [
+            imp("sweep.report", "bokeh", True),
+            imp("deploy.runner", "ttnn", False),
+            imp("export.ttnn_config", "ttnn", True),
+        ]
+    )
     assert len(problems) == 3
     assert "loom_explorer.sweep.report" in problems[0] and "only ui may" in problems[0]
     assert "at module level" in problems[1]
@@ -409,7 +438,8 @@ def test_relative_imports_and_function_imports_are_edges(tmp_path: Path) -> None
         "from typing import TYPE_CHECKING\n"
         "from .expr import Expr\n"
         "if TYPE_CHECKING:\n    from ..solve import solver\n"
-        "def f():\n    from loom_explorer.ui.explorer import Explorer\n    import ttnn\n")
+        "def f():\n    from loom_explorer.ui.explorer import Explorer\n    import ttnn\n"
+    )
     (root / "solve").mkdir()
     (root / "solve" / "__init__.py").write_text("")
     (root / "solve" / "solver.py").write_text("")
@@ -420,8 +450,10 @@ def test_relative_imports_and_function_imports_are_edges(tmp_path: Path) -> None
     init, _ = parse_imports("loom_explorer.model", root / "model" / "__init__.py", modules)
     assert [(i.target, i.lazy) for i in init] == [("loom_explorer.model.expr", False)]
     ours, theirs = parse_imports("loom_explorer.model.latency", root / "model" / "latency.py", modules)
-    assert [(i.target, i.lazy) for i in ours] == [("loom_explorer.model.expr", False),
-                                                  ("loom_explorer.solve.solver", False),
-                                                  ("loom_explorer.ui.explorer", True)]
+    assert [(i.target, i.lazy) for i in ours] == [
+        ("loom_explorer.model.expr", False),
+        ("loom_explorer.solve.solver", False),
+        ("loom_explorer.ui.explorer", True),
+    ]
     assert [(i.target, i.lazy) for i in theirs if i.target == "ttnn"] == [("ttnn", True)]
     assert len(layer_violations(ours)) == 2

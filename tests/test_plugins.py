@@ -25,15 +25,17 @@ from loom_explorer.program.structure import variant_families
 # registries a family may leave out, and why: (group, family) -> reason
 OPTED_OUT: dict[tuple[str, str], str] = {
     ("loom_explorer.accuracy_ops", "flash_decoding"): "ttnn's decode SDPA op is read and scored as attention's "
-                                                      "flash_attention kernel with one query row",
+    "flash_attention kernel with one query row",
 }
 
 
 def _registries() -> dict[str, set[str]]:
-    return {"loom_explorer.model_families": set(model_families()),
-            "loom_explorer.ttlang_writers": set(ttlang_writers()),
-            "loom_explorer.ttnn_ops": set(ttnn_ops()),
-            "loom_explorer.accuracy_ops": {ops.name for ops in accuracy_ops()}}
+    return {
+        "loom_explorer.model_families": set(model_families()),
+        "loom_explorer.ttlang_writers": set(ttlang_writers()),
+        "loom_explorer.ttnn_ops": set(ttnn_ops()),
+        "loom_explorer.accuracy_ops": {ops.name for ops in accuracy_ops()},
+    }
 
 
 def test_every_family_is_in_every_registry_or_opted_out() -> None:
@@ -77,10 +79,13 @@ def _install(site: Path, name: str, entry_points: str, module: str = "") -> None
         (site / f"{name}_mod.py").write_text(textwrap.dedent(module))
 
 
-ROWSUM = TileProgram(name="rowsum", description="y[H] = sum_W x[H, W]",
-                     dims=(Dim("H", "parallel"), Dim("W", "reduction")),
-                     tensors=(Tensor("x", ("H", "W"), "input"), Tensor("y", ("H",), "output")),
-                     ops=(Eltwise("add", "y", unit="fpu", operand="x"),))
+ROWSUM = TileProgram(
+    name="rowsum",
+    description="y[H] = sum_W x[H, W]",
+    dims=(Dim("H", "parallel"), Dim("W", "reduction")),
+    tensors=(Tensor("x", ("H", "W"), "input"), Tensor("y", ("H",), "output")),
+    ops=(Eltwise("add", "y", unit="fpu", operand="x"),),
+)
 
 _FAMILY_MODULE = """\
 from loom_explorer.program.family import ProgramFamily
@@ -107,19 +112,29 @@ def test_a_third_party_family_plugs_in(site: Path) -> None:
 
 def test_two_families_claiming_one_program_are_refused_naming_both(site: Path) -> None:
     _install(site, "greedyfam", "[loom_explorer.program_families]\ngreedy = greedyfam_mod:GREEDY\n", _FAMILY_MODULE)
-    with pytest.raises(ProgramStructureError, match="flash_attention has the shape of several kernel families: "
-                                                    "attention, greedy"):
+    with pytest.raises(
+        ProgramStructureError, match="flash_attention has the shape of several kernel families: attention, greedy"
+    ):
         program_family(load_program("flash_attention"))
 
 
-@pytest.mark.parametrize(("entry", "says"), [
-    ("broken = no_such_module_anywhere:FAMILY", "broken = 'no_such_module_anywhere:FAMILY' of group "
-                                               "loom_explorer.program_families cannot be loaded: "
-                                               "ModuleNotFoundError"),
-    ("odd = badfam_mod:NOT_A_FAMILY", "odd = 'badfam_mod:NOT_A_FAMILY' of group loom_explorer.program_families is "
-                                      "an object of type int, not a ProgramFamily"),
-    ("misnamed = badfam_mod:ROWSUM", "is named 'rowsum': the entry's name must be the family's"),
-])
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        (
+            "broken = no_such_module_anywhere:FAMILY",
+            "broken = 'no_such_module_anywhere:FAMILY' of group "
+            "loom_explorer.program_families cannot be loaded: "
+            "ModuleNotFoundError",
+        ),
+        (
+            "odd = badfam_mod:NOT_A_FAMILY",
+            "odd = 'badfam_mod:NOT_A_FAMILY' of group loom_explorer.program_families is "
+            "an object of type int, not a ProgramFamily",
+        ),
+        ("misnamed = badfam_mod:ROWSUM", "is named 'rowsum': the entry's name must be the family's"),
+    ],
+)
 def test_a_bad_plug_in_is_refused_naming_its_entry(site: Path, entry: str, says: str) -> None:
     _install(site, "badfam", f"[loom_explorer.program_families]\n{entry}\n", _FAMILY_MODULE)
     with pytest.raises(PluginError) as caught:
@@ -128,6 +143,9 @@ def test_a_bad_plug_in_is_refused_naming_its_entry(site: Path, entry: str, says:
 
 
 def test_a_group_nothing_registers_says_to_install_the_package() -> None:
-    with pytest.raises(PluginError, match="no installed distribution registers a plug-in of group "
-                                          r"loom_explorer.no_such_group: is loom-explorer installed"):
+    with pytest.raises(
+        PluginError,
+        match="no installed distribution registers a plug-in of group "
+        r"loom_explorer.no_such_group: is loom-explorer installed",
+    ):
         registered("loom_explorer.no_such_group", ProgramFamily)

@@ -15,18 +15,25 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # a sibling folder of the checkout that a clone does not have (spelt in pieces so that no search finds this file)
 SIBLING = "sha" + "red"
-OUTSIDE = re.compile("|".join([r"\.\./" + SIBLING, r"\b" + SIBLING + "/(?:data|reference|design)/",
-                               "/work/" + SIBLING]))
+OUTSIDE = re.compile(
+    "|".join([r"\.\./" + SIBLING, r"\b" + SIBLING + "/(?:data|reference|design)/", "/work/" + SIBLING])
+)
 # a citation of a published data file, by path or through the accessor
-CITED = re.compile(r"loom_explorer/data/published/(?P<path>[\w.-]+\.\w+)"
-                   r"|published_path\(\s*[\"'](?P<call>[^\"']+)[\"']")
+CITED = re.compile(
+    r"loom_explorer/data/published/(?P<path>[\w.-]+\.\w+)"
+    r"|published_path\(\s*[\"'](?P<call>[^\"']+)[\"']"
+)
 
 
 def tracked_files() -> list[Path]:
     """The files git tracks or would (not ignored); every file but ``.git`` when this is not a git checkout."""
     try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                                capture_output=True, check=True).stdout
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return [p for p in ROOT.rglob("*") if p.is_file() and ".git" not in p.relative_to(ROOT).parts]
     return [ROOT / name for name in listed.decode().split("\0") if name and (ROOT / name).is_file()]
@@ -39,8 +46,12 @@ def _texts() -> list[tuple[Path, str]]:
 def test_no_tracked_file_refers_to_a_folder_beside_the_checkout() -> None:
     files = _texts()
     assert len(files) > 100  # the listing found the repository
-    hits = [f"{p.relative_to(ROOT)}:{n}: {line.strip()[:100]}"
-            for p, text in files for n, line in enumerate(text.splitlines(), 1) if OUTSIDE.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()[:100]}"
+        for p, text in files
+        for n, line in enumerate(text.splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
     assert hits == [], "a clone has nothing beside it; cite loom_explorer/data/published instead:\n" + "\n".join(hits)
 
 
@@ -53,8 +64,13 @@ def test_the_pattern_catches_what_it_is_for() -> None:
 
 def test_every_cited_published_file_is_found() -> None:
     cited = {m["path"] or m["call"] for _, text in _texts() for m in CITED.finditer(text)}
-    assert {"gemm_flops_calibration.csv", "gemm_manual_configs.csv", "sdpa_perf.csv", "noc_dram_bench.md",
-            "noc_dm_packet_sizes.csv"} <= cited
+    assert {
+        "gemm_flops_calibration.csv",
+        "gemm_manual_configs.csv",
+        "sdpa_perf.csv",
+        "noc_dram_bench.md",
+        "noc_dm_packet_sizes.csv",
+    } <= cited
     missing = []
     for name in sorted(cited):
         try:

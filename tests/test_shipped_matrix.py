@@ -70,15 +70,19 @@ def test_tiny_shape_answers(hw: str, kernel: str, tmp_path: Path) -> None:
     _judge(matrix.cells(hw, kernel)[0], tmp_path, limit_seconds=60)
 
 
-@pytest.mark.parametrize("hw, kernel, shape, flags", [
-    pytest.param(*r, marks=[pytest.mark.slow] if r[3] else [], id=f"{r[2]}{' '.join(r[3])}")
-    for r in matrix.REGRESSIONS])
-def test_reported_crash_shapes_solve(hw: str, kernel: str, shape: str, flags: tuple[str, ...],
-                                     tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "hw, kernel, shape, flags",
+    [
+        pytest.param(*r, marks=[pytest.mark.slow] if r[3] else [], id=f"{r[2]}{' '.join(r[3])}")
+        for r in matrix.REGRESSIONS
+    ],
+)
+def test_reported_crash_shapes_solve(hw: str, kernel: str, shape: str, flags: tuple[str, ...], tmp_path: Path) -> None:
     """Exit 70 (ZeroDivisionError in the latency floor's bounds) before; now a schedule. The time allowed is
     generous: the causal ones take 10-25 s alone, several times that on a machine shared with other jobs."""
-    outcome = matrix.run_cell(matrix.Cell(hw, kernel, "regression", shape, flags), tmp_path / "results.sqlite",
-                              limit_seconds=300)
+    outcome = matrix.run_cell(
+        matrix.Cell(hw, kernel, "regression", shape, flags), tmp_path / "results.sqlite", limit_seconds=300
+    )
     assert (outcome.exit_status, outcome.problem) == (0, ""), outcome
     assert "optimal" in outcome.answer
 
@@ -115,6 +119,7 @@ def test_option_variants_answer(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------- shapes, models, bounds
+
 
 def _extent(big: int) -> st.SearchStrategy[int]:
     """Tiny, ragged and huge extents alike."""

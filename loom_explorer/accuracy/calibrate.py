@@ -87,8 +87,9 @@ def card_of(hw: HardwareSpec) -> str:
     for card, name in CARDS.items():
         if hw.name.split("@")[0] == name:
             return card
-    raise CalibrationError(f"hardware {hw.name}: no measured card maps to it (cards: "
-                           f"{', '.join(f'{c} -> {n}' for c, n in CARDS.items())})")
+    raise CalibrationError(
+        f"hardware {hw.name}: no measured card maps to it (cards: {', '.join(f'{c} -> {n}' for c, n in CARDS.items())})"
+    )
 
 
 def shipped_value(hw: HardwareSpec, path: str) -> float | None:
@@ -120,7 +121,8 @@ def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
         else:
             # as the YAML will hold it: integers rounded, other numbers to the 6 digits ``:g`` writes
             sections.setdefault(section, {})[key] = type(current)(
-                round(value) if isinstance(current, int) else float(f"{value:g}"))
+                round(value) if isinstance(current, int) else float(f"{value:g}")
+            )
     return hw.model_copy(update={s: getattr(hw, s).model_copy(update=keys) for s, keys in sections.items()})
 
 
@@ -145,14 +147,22 @@ def chosen_constants(names: str | None) -> tuple[str, ...]:
     chosen = tuple(n.strip() for n in names.split(",") if n.strip())
     unknown = [n for n in chosen if n not in CONSTANTS]
     if unknown or not chosen:
-        raise CalibrationError(f"--constants {names!r}: {', '.join(unknown) or 'no name'} is not a constant "
-                               f"calibrate fits ({', '.join(CONSTANTS)})")
+        raise CalibrationError(
+            f"--constants {names!r}: {', '.join(unknown) or 'no name'} is not a constant "
+            f"calibrate fits ({', '.join(CONSTANTS)})"
+        )
     return chosen
 
 
-def fit_constants(hw: HardwareSpec, train: list[Any], card: str, map_fn: MapFn = map,
-                  progress: Progress | None = None, constants: tuple[str, ...] = CONSTANTS,
-                  loss: Callable[[list[Any], HardwareSpec, str], float] = _loss) -> dict[str, float]:
+def fit_constants(
+    hw: HardwareSpec,
+    train: list[Any],
+    card: str,
+    map_fn: MapFn = map,
+    progress: Progress | None = None,
+    constants: tuple[str, ...] = CONSTANTS,
+    loss: Callable[[list[Any], HardwareSpec, str], float] = _loss,
+) -> dict[str, float]:
     """The fitted value of each of ``constants`` that ``hw`` gives, on ``train`` (module docstring): GEMM
     cases by default, or any rows ``loss(train, hw, card)`` scores (a module-level function, so that
     ``map_fn`` may send it to worker processes).
@@ -189,9 +199,14 @@ def fit_constants(hw: HardwareSpec, train: list[Any], card: str, map_fn: MapFn =
     return best
 
 
-def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
-              progress: Progress | None = None, start: HardwareSpec | None = None,
-              constants: tuple[str, ...] = CONSTANTS) -> Calibration:
+def calibrate(
+    hw: HardwareSpec,
+    cases: list[Case],
+    processes: int | None = None,
+    progress: Progress | None = None,
+    start: HardwareSpec | None = None,
+    constants: tuple[str, ...] = CONSTANTS,
+) -> Calibration:
     """Fit ``constants`` of ``hw`` on every row of its card (``fit_constants``) from ``start`` (default ``hw``
     itself; ``start_values`` undoes an earlier calibration), the trials of one constant costed in parallel
     (``processes``, default one per CPU core). ``cross_validation.cross_validate`` scores the same fit on
@@ -200,18 +215,23 @@ def calibrate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
     mine = [c for c in cases if c.card == card]
     shapes = {c.shape for c in mine}
     if len(mine) < 5 or len(shapes) < 3:
-        raise CalibrationError(f"only {len(mine)} rows of {len(shapes)} shapes for card {card}: a fit needs at "
-                               "least 5 rows of 3 shapes")
+        raise CalibrationError(
+            f"only {len(mine)} rows of {len(shapes)} shapes for card {card}: a fit needs at least 5 rows of 3 shapes"
+        )
     workers = processes or os.cpu_count() or 1
     begin = start or hw
     with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
         best = fit_constants(begin, mine, card, pool.map, progress, constants)
     fitted = with_constants(begin, best)
     return Calibration(
-        hardware=fitted, values=best, shipped=shipped_constants(begin, constants),
-        given=shipped_constants(hw, constants), rows=len(mine),
+        hardware=fitted,
+        values=best,
+        shipped=shipped_constants(begin, constants),
+        given=shipped_constants(hw, constants),
+        rows=len(mine),
         before=errors_by_kind(predict_cases(mine, {card: hw}).rows),
-        after=errors_by_kind(predict_cases(mine, {card: fitted}).rows))
+        after=errors_by_kind(predict_cases(mine, {card: fitted}).rows),
+    )
 
 
 CALIBRATED_NOTE = re.compile(r"(\w+) calibrated \(was ([-+\d.eE]+)\) on \d+ rows of [^;#]*;\s*")
@@ -256,11 +276,20 @@ def calibrated_yaml(source: str | Path, calibration: Calibration, data: str) -> 
         number = str(round(value)) if isinstance(exact, int) else f"{value:g}"
         word = entry[0] if entry else key
         # back at the value the fit started from, the line needs no note
-        note = "" if written_back(calibration, path) else \
-            f"{word} calibrated (was {shipped:g}) on {calibration.rows} rows of {data}; "
+        note = (
+            ""
+            if written_back(calibration, path)
+            else f"{word} calibrated (was {shipped:g}) on {calibration.rows} rows of {data}; "
+        )
 
-        def replace(m: re.Match[str], number: str = number, note: str = note, entry: list[str] = entry,
-                    key: str = key, word: str = word) -> str:
+        def replace(
+            m: re.Match[str],
+            number: str = number,
+            note: str = note,
+            entry: list[str] = entry,
+            key: str = key,
+            word: str = word,
+        ) -> str:
             old = m.group(2)
             if entry and not re.search(rf"\b{entry[0]}:\s*[\d.]+", old):
                 raise CalibrationError(f"{source}: no entry {entry[0]} in the {key} line")

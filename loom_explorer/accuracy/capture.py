@@ -18,10 +18,19 @@ from loom_explorer.accuracy.csv_input import CellError, positive_int
 from loom_explorer.accuracy.ttnn_configs import TtnnMatmulConfig
 from loom_explorer.hardware.schema import DataFormat, Fidelity
 
-DTYPES = {"BFLOAT16": DataFormat.bfloat16, "BFLOAT8_B": DataFormat.bfloat8_b, "BFLOAT4_B": DataFormat.bfloat4_b,
-          "FLOAT32": DataFormat.float32}
-MEMORY = {"DRAM_INTERLEAVED": "DRAM", "L1_INTERLEAVED": "DRAM", "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
-          "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED", "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED"}
+DTYPES = {
+    "BFLOAT16": DataFormat.bfloat16,
+    "BFLOAT8_B": DataFormat.bfloat8_b,
+    "BFLOAT4_B": DataFormat.bfloat4_b,
+    "FLOAT32": DataFormat.float32,
+}
+MEMORY = {
+    "DRAM_INTERLEAVED": "DRAM",
+    "L1_INTERLEAVED": "DRAM",
+    "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
+    "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED",
+    "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED",
+}
 NO_VALUE = {"", "-", "std::nullopt", "nullopt", "none"}
 T = TypeVar("T")
 
@@ -31,6 +40,7 @@ class RowSkip(Exception):
 
 
 # ---- cells -------------------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=1024)
 def header_key(name: str) -> str:
@@ -177,8 +187,9 @@ def parse_struct(text: str) -> tuple[str, dict[str, str]] | None:
 
 def core_grid(text: str) -> tuple[int, int] | None:
     """``(x=8;y=8)``, ``CoreCoord(x=8, y=8)`` or ``8-8`` -> (8, 8): (columns, rows)."""
-    m = re.search(r"x\s*=\s*(\d+)\D+?y\s*=\s*(\d+)", text) or \
-        re.fullmatch(r"\s*[({\[]?\s*(\d+)\s*[-;,]\s*(\d+)\s*[)}\]]?\s*", text)
+    m = re.search(r"x\s*=\s*(\d+)\D+?y\s*=\s*(\d+)", text) or re.fullmatch(
+        r"\s*[({\[]?\s*(\d+)\s*[-;,]\s*(\d+)\s*[)}\]]?\s*", text
+    )
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
@@ -206,13 +217,15 @@ def fused_activation(text: str) -> str | None:
 
 # ---- rows --------------------------------------------------------------------------------------------
 
+
 def tensor_format(row: ProfilerRow, tensor: str, default: DataFormat | None = None) -> DataFormat:
     text = row.get(f"{tensor}_DATATYPE", f"{tensor}_DATA TYPE").split("::")[-1].upper()
     if not text and default is not None:
         return default
     if text not in DTYPES:
-        raise RowSkip(f"{tensor}_DATATYPE {text or 'empty'!r} is not a data format the model knows "
-                      f"({', '.join(DTYPES)})")
+        raise RowSkip(
+            f"{tensor}_DATATYPE {text or 'empty'!r} is not a data format the model knows ({', '.join(DTYPES)})"
+        )
     return DTYPES[text]
 
 
@@ -225,8 +238,10 @@ def tensor_memory(row: ProfilerRow, tensor: str, notes: list[str]) -> str:
     if m is None or m.group(1) not in MEMORY:
         raise RowSkip(f"{tensor}_MEMORY {text}: the model maps interleaved or L1-sharded operands only")
     if m.group(1) == "L1_INTERLEAVED":
-        notes.append(f"{tensor} L1-interleaved: costed as DRAM-interleaved (pages read over the NoC from "
-                     "every bank either way; L1 banks have no DRAM bandwidth limit, so this is an upper bound)")
+        notes.append(
+            f"{tensor} L1-interleaved: costed as DRAM-interleaved (pages read over the NoC from "
+            "every bank either way; L1 banks have no DRAM bandwidth limit, so this is an upper bound)"
+        )
     return MEMORY[m.group(1)]
 
 

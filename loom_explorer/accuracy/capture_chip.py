@@ -75,8 +75,11 @@ def tell_chip(run: CaptureRun) -> CaptureChip | None:
     if workers is not None and not exact:
         grid = _grid_of(workers, run.config_grids, spec.grid.columns, spec.grid.rows)
     devices = f"{len(run.devices)} devices" if multi else "one device"
-    told = (f"{arch}, {workers} available worker cores, {devices}" if workers is not None
-            else f"{arch}, {devices}; no AVAILABLE WORKER CORE COUNT column: the card's whole grid")
+    told = (
+        f"{arch}, {workers} available worker cores, {devices}"
+        if workers is not None
+        else f"{arch}, {devices}; no AVAILABLE WORKER CORE COUNT column: the card's whole grid"
+    )
     note = ""
     if card in SINGLE_CHIP_ONLY:
         note = "; a p150 on firmware >= 19.5.0 shows the same 11x10 grid (--hw blackhole_p150a if it was one)"

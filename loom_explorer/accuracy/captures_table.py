@@ -12,9 +12,11 @@ from loom_explorer.accuracy.coverage import Coverage, coverage_of
 from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf, report_measurements
 from loom_explorer.data import CAPTURES, capture_path
 
-HEADER = ("| capture | chip and grid told | device time | matmul + attention | predicted: of the device time "
-          "| of the matmul + attention time | error on the predicted time: total (matmul) | per row: median / worst "
-          "(matmul) |")
+HEADER = (
+    "| capture | chip and grid told | device time | matmul + attention | predicted: of the device time "
+    "| of the matmul + attention time | error on the predicted time: total (matmul) | per row: median / worst "
+    "(matmul) |"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,10 +33,13 @@ class CaptureRow:
         grid = f" {self.grid[0]}x{self.grid[1]}" if self.grid else ""
         total = _pct(c.total_error, signed=True) + (f" ({_pct(gemm.total_error, signed=True)})" if gemm else "")
         rows = f"{_pct(c.median_error)} / {_pct(c.worst_error)}" + (
-            f" ({_pct(gemm.median_error)} / {_pct(gemm.worst_error)})" if gemm else "")
-        return (f"| `{self.name}` ({self.what}) | {self.hardware}{grid} | {c.device_ns / 1e6:.2f} ms | "
-                f"{_pct(c.matmul_attention_share)} | {_pct(c.share)} | {_pct(c.share_of_matmul_attention)} | "
-                f"{total} | {rows} |")
+            f" ({_pct(gemm.median_error)} / {_pct(gemm.worst_error)})" if gemm else ""
+        )
+        return (
+            f"| `{self.name}` ({self.what}) | {self.hardware}{grid} | {c.device_ns / 1e6:.2f} ms | "
+            f"{_pct(c.matmul_attention_share)} | {_pct(c.share)} | {_pct(c.share_of_matmul_attention)} | "
+            f"{total} | {rows} |"
+        )
 
 
 def _pct(x: float | None, signed: bool = False) -> str:

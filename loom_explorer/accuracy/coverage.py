@@ -62,16 +62,30 @@ class Coverage:
         return max((abs(e) for e in self.row_errors), default=None)
 
     def as_json(self) -> dict[str, object]:
-        return {"device_ns": self.device_ns, "matmul_attention_ns": self.matmul_attention_ns,
-                "predicted_measured_ns": self.predicted_measured_ns, "predicted_ns": self.predicted_ns,
-                "predicted_rows": self.predicted_rows, "ingested_rows": self.ingested_rows,
-                "share": self.share, "share_of_matmul_attention": self.share_of_matmul_attention,
-                "total_error": self.total_error, "median_abs_error": self.median_error,
-                "worst_abs_error": self.worst_error,
-                "by_kernel": {k: {"rows": c.predicted_rows, "measured_ns": c.predicted_measured_ns,
-                                  "predicted_ns": c.predicted_ns, "total_error": c.total_error,
-                                  "median_abs_error": c.median_error, "worst_abs_error": c.worst_error}
-                              for k, c in self.by_kernel}}
+        return {
+            "device_ns": self.device_ns,
+            "matmul_attention_ns": self.matmul_attention_ns,
+            "predicted_measured_ns": self.predicted_measured_ns,
+            "predicted_ns": self.predicted_ns,
+            "predicted_rows": self.predicted_rows,
+            "ingested_rows": self.ingested_rows,
+            "share": self.share,
+            "share_of_matmul_attention": self.share_of_matmul_attention,
+            "total_error": self.total_error,
+            "median_abs_error": self.median_error,
+            "worst_abs_error": self.worst_error,
+            "by_kernel": {
+                k: {
+                    "rows": c.predicted_rows,
+                    "measured_ns": c.predicted_measured_ns,
+                    "predicted_ns": c.predicted_ns,
+                    "total_error": c.total_error,
+                    "median_abs_error": c.median_error,
+                    "worst_abs_error": c.worst_error,
+                }
+                for k, c in self.by_kernel
+            },
+        }
 
 
 def is_matmul_or_attention(op_code: str) -> bool:
@@ -83,33 +97,50 @@ def coverage_of(report: IngestReport, measurements: Sequence[Measurement]) -> Co
     """The coverage of ``report`` by ``measurements`` (``report_measurements`` of it; module docstring)."""
     predicted = [m for m in measurements if m.predicted_ns is not None and m.measured_ns]
     return _coverage(
-        predicted, device_ns=sum(ns for _, ns in report.device_ns_by_op),
+        predicted,
+        device_ns=sum(ns for _, ns in report.device_ns_by_op),
         matmul_attention_ns=sum(ns for op, ns in report.device_ns_by_op if is_matmul_or_attention(op)),
         ingested_rows=len(report.ops),
         predicted_matmul_attention_ns=sum(m.measured_ns or 0.0 for m in predicted if m.kernel in MATMUL_KERNELS),
-        by_kernel=tuple((k, _coverage([m for m in predicted if m.kernel == k]))
-                        for k in sorted({m.kernel for m in predicted})))
+        by_kernel=tuple(
+            (k, _coverage([m for m in predicted if m.kernel == k])) for k in sorted({m.kernel for m in predicted})
+        ),
+    )
 
 
-def _coverage(predicted: list[Measurement], device_ns: float = 0.0, matmul_attention_ns: float = 0.0,
-              ingested_rows: int = 0, predicted_matmul_attention_ns: float = 0.0,
-              by_kernel: tuple[tuple[str, Coverage], ...] = ()) -> Coverage:
-    return Coverage(device_ns=device_ns, matmul_attention_ns=matmul_attention_ns,
-                    predicted_measured_ns=sum(m.measured_ns or 0.0 for m in predicted),
-                    predicted_ns=sum(m.predicted_ns or 0.0 for m in predicted), predicted_rows=len(predicted),
-                    ingested_rows=ingested_rows,
-                    row_errors=tuple((m.predicted_ns or 0.0) / (m.measured_ns or 1.0) - 1 for m in predicted),
-                    predicted_matmul_attention_ns=predicted_matmul_attention_ns, by_kernel=by_kernel)
+def _coverage(
+    predicted: list[Measurement],
+    device_ns: float = 0.0,
+    matmul_attention_ns: float = 0.0,
+    ingested_rows: int = 0,
+    predicted_matmul_attention_ns: float = 0.0,
+    by_kernel: tuple[tuple[str, Coverage], ...] = (),
+) -> Coverage:
+    return Coverage(
+        device_ns=device_ns,
+        matmul_attention_ns=matmul_attention_ns,
+        predicted_measured_ns=sum(m.measured_ns or 0.0 for m in predicted),
+        predicted_ns=sum(m.predicted_ns or 0.0 for m in predicted),
+        predicted_rows=len(predicted),
+        ingested_rows=ingested_rows,
+        row_errors=tuple((m.predicted_ns or 0.0) / (m.measured_ns or 1.0) - 1 for m in predicted),
+        predicted_matmul_attention_ns=predicted_matmul_attention_ns,
+        by_kernel=by_kernel,
+    )
 
 
 def coverage_lines(c: Coverage) -> list[str]:
     """The coverage as the lines ``ingest`` prints."""
-    lines = [f"device time {c.device_ns / 1e6:.3f} ms; matmul and attention {100 * c.matmul_attention_share:.1f}% "
-             f"of it; predicted {c.predicted_rows} of {c.ingested_rows} ingested rows: {100 * c.share:.1f}% of the "
-             f"device time, {100 * c.share_of_matmul_attention:.1f}% of the matmul and attention time"]
+    lines = [
+        f"device time {c.device_ns / 1e6:.3f} ms; matmul and attention {100 * c.matmul_attention_share:.1f}% "
+        f"of it; predicted {c.predicted_rows} of {c.ingested_rows} ingested rows: {100 * c.share:.1f}% of the "
+        f"device time, {100 * c.share_of_matmul_attention:.1f}% of the matmul and attention time"
+    ]
     for label, k in (("all predicted", c), *c.by_kernel):
         if k.total_error is not None and k.median_error is not None and k.worst_error is not None:
-            lines.append(f"error, {label} ({k.predicted_rows} rows, {k.predicted_measured_ns / 1e6:.3f} ms measured): "
-                         f"{100 * k.total_error:+.1f}% in total; per row median {100 * k.median_error:.1f}%, "
-                         f"worst {100 * k.worst_error:.1f}%")
+            lines.append(
+                f"error, {label} ({k.predicted_rows} rows, {k.predicted_measured_ns / 1e6:.3f} ms measured): "
+                f"{100 * k.total_error:+.1f}% in total; per row median {100 * k.median_error:.1f}%, "
+                f"worst {100 * k.worst_error:.1f}%"
+            )
     return lines

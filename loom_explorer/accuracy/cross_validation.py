@@ -33,14 +33,18 @@ class CrossValidation:
     errors: ErrorsByKind
 
 
-def _fold(hw: HardwareSpec, card: str, train: list[Case], test: list[Case],
-          constants: tuple[str, ...]) -> list[Row]:
+def _fold(hw: HardwareSpec, card: str, train: list[Case], test: list[Case], constants: tuple[str, ...]) -> list[Row]:
     fitted = fit_constants(hw, train, card, constants=constants)
     return predict_cases(test, {card: with_constants(hw, fitted)}).rows
 
 
-def cross_validate(hw: HardwareSpec, cases: list[Case], processes: int | None = None,
-                   progress: Progress | None = None, constants: tuple[str, ...] = CONSTANTS) -> CrossValidation:
+def cross_validate(
+    hw: HardwareSpec,
+    cases: list[Case],
+    processes: int | None = None,
+    progress: Progress | None = None,
+    constants: tuple[str, ...] = CONSTANTS,
+) -> CrossValidation:
     """Leave-one-shape-out errors of ``hw``'s card's rows among ``cases`` when ``constants`` are fitted
     (module docstring); ``processes`` folds at a time (default one per CPU core)."""
     card = card_of(hw)
@@ -51,8 +55,12 @@ def cross_validate(hw: HardwareSpec, cases: list[Case], processes: int | None = 
         progress.phase("cross-validating (shapes)", len(shapes))
     workers = min(len(shapes), processes or os.cpu_count() or 1) or 1
     with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
-        futures = [pool.submit(_fold, hw, card, [c for c in mine if c.shape != s], [c for c in mine if c.shape == s],
-                               constants) for s in shapes]
+        futures = [
+            pool.submit(
+                _fold, hw, card, [c for c in mine if c.shape != s], [c for c in mine if c.shape == s], constants
+            )
+            for s in shapes
+        ]
         for done, future in enumerate(as_completed(futures), start=1):
             rows.extend(future.result())
             if progress:

@@ -85,16 +85,21 @@ def group_issues(issues: list[RowIssue], first: int = 5) -> list[str]:
     out = []
     for (file, column, reason), lines in groups.items():
         shown = ", ".join(map(str, lines[:first])) + (", ..." if len(lines) > first else "")
-        out.append(f"{file}: {f'column {column}: ' if column else ''}{reason}: {len(lines)} "
-                   f"row{'s' if len(lines) > 1 else ''} (line{'s' if len(lines) > 1 else ''} {shown})")
+        out.append(
+            f"{file}: {f'column {column}: ' if column else ''}{reason}: {len(lines)} "
+            f"row{'s' if len(lines) > 1 else ''} (line{'s' if len(lines) > 1 else ''} {shown})"
+        )
     return out
 
 
 def refusal(issues: list[RowIssue], flag: str = "--skip-bad-rows") -> str:
     """The one-line error for unusable rows: the first, how many more, and the flag that skips them."""
     more = len(issues) - 1
-    return (f"{issues[0]}" + (f" (and {more} more unusable row{'s' if more > 1 else ''})" if more else "")
-            + f"; fix the file or give {flag} to leave such rows out")
+    return (
+        f"{issues[0]}"
+        + (f" (and {more} more unusable row{'s' if more > 1 else ''})" if more else "")
+        + f"; fix the file or give {flag} to leave such rows out"
+    )
 
 
 def _regular_file(path: str | Path, error: type[ValueError]) -> Path:
@@ -164,9 +169,11 @@ class _Counted(io.RawIOBase):
             raise self.error(f"{self.label}: cannot read ({exc.strerror or exc})") from None
         self.count += len(data)
         if self.count > MAX_DECOMPRESSED_BYTES:
-            raise self.error(f"{self.label}: more than {MAX_DECOMPRESSED_BYTES >> 20:,} MiB of text (once "
-                             "decompressed): not a report this tool reads")
-        buffer[:len(data)] = data
+            raise self.error(
+                f"{self.label}: more than {MAX_DECOMPRESSED_BYTES >> 20:,} MiB of text (once "
+                "decompressed): not a report this tool reads"
+            )
+        buffer[: len(data)] = data
         return len(data)
 
 
@@ -205,8 +212,9 @@ class TextSource:
             if not line:
                 return
             if len(line) > MAX_LINE_CHARS:
-                raise self.error(f"{self.label}: a line longer than {MAX_LINE_CHARS:,} characters: not a "
-                                 "report this tool reads")
+                raise self.error(
+                    f"{self.label}: a line longer than {MAX_LINE_CHARS:,} characters: not a report this tool reads"
+                )
             if "\x00" in line:
                 raise self.error(f"{self.label}: not a CSV file (binary content)")
             yield line
@@ -217,8 +225,9 @@ class TextSource:
     def __enter__(self) -> TextSource:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self.close()
 
 
@@ -239,8 +248,9 @@ def bytes_source(label: str, data: bytes, error: type[ValueError]) -> TextSource
     return TextSource(label, io.BytesIO(data), len(data), error)
 
 
-def csv_records(path: str | Path, text: str | TextSource, error: type[ValueError],
-                max_rows: int | None = None) -> Iterator[tuple[int, list[str]]]:
+def csv_records(
+    path: str | Path, text: str | TextSource, error: type[ValueError], max_rows: int | None = None
+) -> Iterator[tuple[int, list[str]]]:
     """``(line, cells)`` of every non-blank record of ``text`` (a whole text, or a streamed source), the
     header first (line numbers as in the module docstring); a CSV syntax error is ``error`` naming the file
     and line, and so is a record past ``max_rows`` (default ``MAX_ROWS``) after the header."""
@@ -255,8 +265,9 @@ def csv_records(path: str | Path, text: str | TextSource, error: type[ValueError
             if cells and (cells[0].strip() or "".join(cells).strip()):  # the first test is almost always enough
                 records += 1
                 if records > max_rows:
-                    raise error(f"{path}:{line}: more than {max_rows:,} rows, the most a file may have (split "
-                                "the capture)")
+                    raise error(
+                        f"{path}:{line}: more than {max_rows:,} rows, the most a file may have (split the capture)"
+                    )
                 yield line, cells
     except csv.Error as exc:
         raise error(f"{path}:{reader.line_num}: not readable CSV ({exc})") from None
@@ -267,8 +278,13 @@ def width_issue(file: str, line: int, cells: list[str], header: list[str]) -> Ro
     if len(cells) == len(header):
         return None
     kind = "short row" if len(cells) < len(header) else "long row"
-    return RowIssue(file, line, None, f"{kind} (not as many cells as the header)",
-                    f"{kind}: {len(cells)} cells, the header has {len(header)}")
+    return RowIssue(
+        file,
+        line,
+        None,
+        f"{kind} (not as many cells as the header)",
+        f"{kind}: {len(cells)} cells, the header has {len(header)}",
+    )
 
 
 def positive_int(text: str) -> int:

@@ -41,8 +41,7 @@ from loom_explorer.errors import LoomError
 
 MODEL_ERROR_FILE: Path = Path(__file__).resolve().parent.parent / "data" / "model_error.csv"
 BASES = ("held out", "cross-validated", "in sample")  # most independent first
-COLUMNS = ("family", "hardware", "basis", "rows", "median_abs_err_pct", "worst_abs_err_pct", "data",
-           "run_date")
+COLUMNS = ("family", "hardware", "basis", "rows", "median_abs_err_pct", "worst_abs_err_pct", "data", "run_date")
 
 
 class ModelErrorFileError(LoomError, ValueError):
@@ -98,9 +97,18 @@ def _parse(text: str, source: str) -> tuple[FamilyError, ...]:
             basis = cells["basis"]
             if basis not in BASES:
                 raise ValueError(f"basis {basis!r} is not one of {', '.join(BASES)}")
-            out.append(FamilyError(cells["family"], cells["hardware"], basis, int(cells["rows"]),
-                                   float(cells["median_abs_err_pct"]), float(cells["worst_abs_err_pct"]),
-                                   cells["data"], cells["run_date"]))
+            out.append(
+                FamilyError(
+                    cells["family"],
+                    cells["hardware"],
+                    basis,
+                    int(cells["rows"]),
+                    float(cells["median_abs_err_pct"]),
+                    float(cells["worst_abs_err_pct"]),
+                    cells["data"],
+                    cells["run_date"],
+                )
+            )
         except (TypeError, ValueError) as e:
             raise ModelErrorFileError(f"{source} line {line}: {e}") from None
     return tuple(out)
@@ -124,11 +132,18 @@ def error_for(family: str, hardware: str, table: tuple[FamilyError, ...] | None 
 # ------------------------------------------------------------------------------ making the figures
 
 
-def _figure(family: str, hardware: str, basis: str, errors: list[float | None], data: str,
-            today: str) -> FamilyError:
+def _figure(family: str, hardware: str, basis: str, errors: list[float | None], data: str, today: str) -> FamilyError:
     absolute = [abs(e) for e in errors if e is not None]
-    return FamilyError(family, hardware, basis, len(absolute), round(statistics.median(absolute), 2),
-                       round(max(absolute), 2), data, today)
+    return FamilyError(
+        family,
+        hardware,
+        basis,
+        len(absolute),
+        round(statistics.median(absolute), 2),
+        round(max(absolute), 2),
+        data,
+        today,
+    )
 
 
 def measure_family_errors(cross_validate: bool = True) -> list[FamilyError]:
@@ -154,13 +169,19 @@ def measure_family_errors(cross_validate: bool = True) -> list[FamilyError]:
         mine = [m for m in modelled if m.card == card]
         if not mine:
             continue
-        out.append(_figure("sdpa", hardware, "in sample", [r.error_pct for r in predict_sdpa(mine)],
-                           shipped_data().name, today))
+        out.append(
+            _figure(
+                "sdpa", hardware, "in sample", [r.error_pct for r in predict_sdpa(mine)], shipped_data().name, today
+            )
+        )
         if cross_validate:
             hw = load_hardware(hardware)
             _, held_out = cross_validate_sdpa(hw, modelled_rows(hw, mine))
-            out.append(_figure("sdpa", hardware, "cross-validated", [r.error_pct for r in held_out],
-                               shipped_data().name, today))
+            out.append(
+                _figure(
+                    "sdpa", hardware, "cross-validated", [r.error_pct for r in held_out], shipped_data().name, today
+                )
+            )
     return out
 
 
@@ -170,8 +191,9 @@ def family_errors_csv(figures: list[FamilyError]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
     for f in figures:
-        writer.writerow([f.family, f.hardware, f.basis, f.rows, f.median_abs_err_pct, f.worst_abs_err_pct,
-                         f.data, f.run_date])
+        writer.writerow(
+            [f.family, f.hardware, f.basis, f.rows, f.median_abs_err_pct, f.worst_abs_err_pct, f.data, f.run_date]
+        )
     return buffer.getvalue()
 
 

@@ -67,15 +67,39 @@ from loom_explorer.store import Measurement
 
 CARDS = reference_cards()  # card -> shipped chip, of each architecture's reference card (hardware/cards.py)
 SMALL_NS = 20_000
-REQUIRED = ("card", "config_kind", "M", "K", "N", "use_trace", "grid_x", "grid_y", "in0_storage", "out_storage",
-            "dtype", "math_fidelity", "time_ns")
+REQUIRED = (
+    "card",
+    "config_kind",
+    "M",
+    "K",
+    "N",
+    "use_trace",
+    "grid_x",
+    "grid_y",
+    "in0_storage",
+    "out_storage",
+    "dtype",
+    "math_fidelity",
+    "time_ns",
+)
 
 
 KINDS = ("manual", "out_of_box")
-BLOCKING = ("in0_block_w", "per_core_M", "per_core_N", "out_block_h", "out_block_w", "out_subblock_h",
-            "out_subblock_w")
-CONFIG_REQUIRED = ("card", "grid_x", "grid_y", "dtype", "M", "K", "N", "program_config", "transpose_mcast",
-                   *BLOCKING, "in0_sharded", "out_sharded")
+BLOCKING = ("in0_block_w", "per_core_M", "per_core_N", "out_block_h", "out_block_w", "out_subblock_h", "out_subblock_w")
+CONFIG_REQUIRED = (
+    "card",
+    "grid_x",
+    "grid_y",
+    "dtype",
+    "M",
+    "K",
+    "N",
+    "program_config",
+    "transpose_mcast",
+    *BLOCKING,
+    "in0_sharded",
+    "out_sharded",
+)
 
 
 class DataError(LoomError, ValueError):
@@ -119,7 +143,6 @@ class Row:
             return None
         error = 100.0 * (self.predicted_ns - self.measured_ns) / self.measured_ns
         return error if math.isfinite(error) else None
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,11 +210,14 @@ class CellChecker:
     naming file, line and column). Each distinct text of a column is parsed once: rows repeat cards,
     shapes and formats."""
 
-    def __init__(self, file: str, header: list[str], parsers: dict[str, Callable[[str], object]],
-                 unique: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, file: str, header: list[str], parsers: dict[str, Callable[[str], object]], unique: tuple[str, ...] = ()
+    ) -> None:
         self.file = file
-        self.columns = [(name, header.index(name), parse, None if name in unique else dict[str, object]())
-                        for name, parse in parsers.items()]
+        self.columns = [
+            (name, header.index(name), parse, None if name in unique else dict[str, object]())
+            for name, parse in parsers.items()
+        ]
 
     def __call__(self, line: int, cells: list[str]) -> tuple[dict[str, Any], list[RowIssue]]:
         values: dict[str, Any] = {}
@@ -225,9 +251,17 @@ def _grid_fits(file: str, line: int, v: dict[str, Any]) -> list[RowIssue]:
     chip = _card_grid(v["card"])
     if v["grid_x"] <= chip.columns and v["grid_y"] <= chip.rows:
         return []
-    return [RowIssue(file, line, column, "more cores than the card's chip has",
-                     f"{v[column]} is more than {CARDS[v['card']]}'s {most}")
-            for column, most in (("grid_x", chip.columns), ("grid_y", chip.rows)) if v[column] > most]
+    return [
+        RowIssue(
+            file,
+            line,
+            column,
+            "more cores than the card's chip has",
+            f"{v[column]} is more than {CARDS[v['card']]}'s {most}",
+        )
+        for column, most in (("grid_x", chip.columns), ("grid_y", chip.rows))
+        if v[column] > most
+    ]
 
 
 def read_table(path: str | Path, required: tuple[str, ...]) -> tuple[str, list[str], list[tuple[int, list[str]]]]:
@@ -247,8 +281,9 @@ def read_table(path: str | Path, required: tuple[str, ...]) -> tuple[str, list[s
     return file, header, rows
 
 
-def checked_records(file: str, header: list[str], records: Iterable[tuple[int, list[str]]], check: CellChecker,
-             issues: list[RowIssue]) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
+def checked_records(
+    file: str, header: list[str], records: Iterable[tuple[int, list[str]]], check: CellChecker, issues: list[RowIssue]
+) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
     """(line, cells, checked values) of every record of the right width whose cells pass ``check`` and whose
     grid fits its card; the other records' issues are appended to ``issues``."""
     for line, cells in records:
@@ -271,18 +306,37 @@ def read_measurements(path: str | Path) -> tuple[list[Measured], list[RowIssue]]
     (True/False), ``M``, ``K``, ``N``, ``grid_x``, ``grid_y`` (whole numbers >= 1, the grid within the card's
     chip), ``dtype``, ``math_fidelity`` and ``time_ns`` (a finite time > 0 ns). Other columns are not read."""
     file, header, records = read_table(path, REQUIRED)
-    check = CellChecker(file, header, {"card": card_cell, "config_kind": _kind, "use_trace": boolean,
-                                    **dict.fromkeys(("M", "K", "N", "grid_x", "grid_y"), positive_int),
-                                    "dtype": data_format_cell, "math_fidelity": fidelity_cell,
-                                    "time_ns": positive_time},
-                     unique=("time_ns",))
+    check = CellChecker(
+        file,
+        header,
+        {
+            "card": card_cell,
+            "config_kind": _kind,
+            "use_trace": boolean,
+            **dict.fromkeys(("M", "K", "N", "grid_x", "grid_y"), positive_int),
+            "dtype": data_format_cell,
+            "math_fidelity": fidelity_cell,
+            "time_ns": positive_time,
+        },
+        unique=("time_ns",),
+    )
     good: list[Measured] = []
     issues: list[RowIssue] = []
     for line, cells, v in checked_records(file, header, records, check, issues):
-        good.append(Measured(line, dict(zip(header, cells, strict=True)), v["card"], v["config_kind"],
-                             (v["M"], v["K"], v["N"]),
-                             v["use_trace"], (v["grid_x"], v["grid_y"]), v["dtype"], v["math_fidelity"],
-                             v["time_ns"]))
+        good.append(
+            Measured(
+                line,
+                dict(zip(header, cells, strict=True)),
+                v["card"],
+                v["config_kind"],
+                (v["M"], v["K"], v["N"]),
+                v["use_trace"],
+                (v["grid_x"], v["grid_y"]),
+                v["dtype"],
+                v["math_fidelity"],
+                v["time_ns"],
+            )
+        )
     return good, issues
 
 
@@ -292,9 +346,17 @@ def read_configs(path: str | Path) -> tuple[dict[tuple[object, ...], ManualConfi
     >= 1; ``transpose_mcast``, ``in0_sharded``, ``out_sharded`` True/False; a config class the model maps;
     a second config for the same key)."""
     file, header, records = read_table(path, CONFIG_REQUIRED)
-    check = CellChecker(file, header, {"card": card_cell, "dtype": data_format_cell, "program_config": str.strip,
-                                    **dict.fromkeys(("grid_x", "grid_y", "M", "K", "N", *BLOCKING), positive_int),
-                                    **dict.fromkeys(("transpose_mcast", "in0_sharded", "out_sharded"), boolean)})
+    check = CellChecker(
+        file,
+        header,
+        {
+            "card": card_cell,
+            "dtype": data_format_cell,
+            "program_config": str.strip,
+            **dict.fromkeys(("grid_x", "grid_y", "M", "K", "N", *BLOCKING), positive_int),
+            **dict.fromkeys(("transpose_mcast", "in0_sharded", "out_sharded"), boolean),
+        },
+    )
     found: dict[tuple[object, ...], ManualConfig] = {}
     issues: list[RowIssue] = []
     for line, _, v in checked_records(file, header, records, check, issues):
@@ -303,18 +365,32 @@ def read_configs(path: str | Path) -> tuple[dict[tuple[object, ...], ManualConfi
         flags = {name: v[name] for name in ("transpose_mcast", "in0_sharded", "out_sharded")}
         memory = {t: "L1_BLOCK_SHARDED" if flags[f"{t}_sharded"] else "DRAM" for t in ("in0", "out")}
         try:
-            config = parse_config({"program_config": v["program_config"],
-                                   "compute_with_storage_grid_size": (ints["grid_x"], ints["grid_y"]),
-                                   **{b: ints[b] for b in BLOCKING}, "transpose_mcast": flags["transpose_mcast"],
-                                   "memory": memory}, "config")
+            config = parse_config(
+                {
+                    "program_config": v["program_config"],
+                    "compute_with_storage_grid_size": (ints["grid_x"], ints["grid_y"]),
+                    **{b: ints[b] for b in BLOCKING},
+                    "transpose_mcast": flags["transpose_mcast"],
+                    "memory": memory,
+                },
+                "config",
+            )
         except ConfigError as exc:
-            issues.append(RowIssue(file, line, "program_config", "not a config the model maps",
-                                   str(exc).removeprefix("config: ")))
+            issues.append(
+                RowIssue(file, line, "program_config", "not a config the model maps", str(exc).removeprefix("config: "))
+            )
             continue
         key = (card, ints["grid_x"], ints["grid_y"], dtype, ints["M"], ints["K"], ints["N"])
         if key in found:
-            issues.append(RowIssue(file, line, None, "a second config for the same card, grid, dtype and shape",
-                                   f"a second config for {_key_text(key)} (the first is on line {found[key].line})"))
+            issues.append(
+                RowIssue(
+                    file,
+                    line,
+                    None,
+                    "a second config for the same card, grid, dtype and shape",
+                    f"a second config for {_key_text(key)} (the first is on line {found[key].line})",
+                )
+            )
             continue
         found[key] = ManualConfig(line, key, config)
     return found, issues
@@ -351,8 +427,9 @@ class Case:
         return m, k, n
 
 
-def load_cases(data: str | Path, configs: str | Path | None,
-               skip_bad_rows: bool = False) -> tuple[list[Case], list[RowIssue]]:
+def load_cases(
+    data: str | Path, configs: str | Path | None, skip_bad_rows: bool = False
+) -> tuple[list[Case], list[RowIssue]]:
     """The ``use_trace=True`` rows of ``data`` with their configs, and the rows that cannot be used.
 
     Both files are read and checked first (``read_measurements``, ``read_configs``): a bad cell, a short or
@@ -367,8 +444,10 @@ def load_cases(data: str | Path, configs: str | Path | None,
         raise DataError(refusal(bad))
     traced = [m for m in measured if m.use_trace]
     if not traced:
-        raise DataError(f"{data}: no usable rows with use_trace=True (rows without trace time host dispatch, "
-                        "not the op)" + (f"; {len(bad)} unusable rows left out" if bad else ""))
+        raise DataError(
+            f"{data}: no usable rows with use_trace=True (rows without trace time host dispatch, "
+            "not the op)" + (f"; {len(bad)} unusable rows left out" if bad else "")
+        )
     program = load_program("gemm")
     problems: dict[tuple[object, ...], Problem] = {}
     cases: list[Case] = []
@@ -380,9 +459,15 @@ def load_cases(data: str | Path, configs: str | Path | None,
             found = manual.get((m.card, *m.grid, m.dtype, *m.shape))
             if found is None:
                 given = f"in {configs}" if configs else "(no configs file given)"
-                unusable.append(RowIssue(str(data), m.line, None, f"manual row without a config {given}",
-                                         f"manual row without a config for "
-                                         f"{_key_text((m.card, *m.grid, m.dtype, *m.shape))} {given}"))
+                unusable.append(
+                    RowIssue(
+                        str(data),
+                        m.line,
+                        None,
+                        f"manual row without a config {given}",
+                        f"manual row without a config for {_key_text((m.card, *m.grid, m.dtype, *m.shape))} {given}",
+                    )
+                )
                 continue
             cfg, config_line = found.config, found.line
         place = placements(cfg) if cfg else {}
@@ -390,8 +475,9 @@ def load_cases(data: str | Path, configs: str | Path | None,
         problem = problems.get(pkey)
         if problem is None:
             try:
-                problem = make_problem(program, dict(zip("MKN", m.shape, strict=True)), m.dtype, m.fidelity,
-                                       placements=place)
+                problem = make_problem(
+                    program, dict(zip("MKN", m.shape, strict=True)), m.dtype, m.fidelity, placements=place
+                )
             except ValueError as exc:
                 unusable.append(RowIssue(str(data), m.line, None, "not a problem the model takes", str(exc)))
                 continue
@@ -425,20 +511,26 @@ def _predict_one(hw: HardwareSpec, sha: str, case: Case) -> _Prediction:
         evaluated = evaluate_config(hw, problem, case.config)
     sol = evaluated.result.solution
     dtype = problem.data_format("out")
-    dram_bytes = sum(hw.tile_bytes[dtype] * problem.tiles(a) * problem.tiles(b)
-                     for a, b in (("M", "K"), ("K", "N"), ("M", "N")))
+    dram_bytes = sum(
+        hw.tile_bytes[dtype] * problem.tiles(a) * problem.tiles(b) for a, b in (("M", "K"), ("K", "N"), ("M", "N"))
+    )
     return _Prediction(
-        hardware=hw.name, hardware_sha256=sha, candidate=evaluated.result.candidate_name,
+        hardware=hw.name,
+        hardware_sha256=sha,
+        candidate=evaluated.result.candidate_name,
         predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None,
         ideal_ns=hw.cycles_to_us(evaluated.schedule.ideal_cycles) * 1e3,
         dram_ns=dram_bytes / (hw.dram.channels * hw.dram.channel_peak_bytes_per_cycle) / hw.clock_ghz,
-        params=evaluated.values, breakdown=dict(sol.breakdown) if sol else {},
+        params=evaluated.values,
+        breakdown=dict(sol.breakdown) if sol else {},
         predicted_cycles=sol.latency_cycles if sol else None,
-        note="" if sol else (evaluated.result.conflict.message if evaluated.result.conflict else ""))
+        note="" if sol else (evaluated.result.conflict.message if evaluated.result.conflict else ""),
+    )
 
 
-def predict_cases(cases: list[Case], hardware: dict[str, HardwareSpec] | None = None,
-                  progress: Progress | None = None) -> Report:
+def predict_cases(
+    cases: list[Case], hardware: dict[str, HardwareSpec] | None = None, progress: Progress | None = None
+) -> Report:
     """Predict every case on its card's hardware (``hardware``: card -> spec; default the shipped files),
     restricted to the case's grid. Each distinct ``Case.key`` is costed once (rows repeat shapes), so the
     time is linear in rows plus one evaluation per distinct key."""
@@ -474,21 +566,42 @@ def predict_cases(cases: list[Case], hardware: dict[str, HardwareSpec] | None = 
             skipped.append(RowIssue(case.file, case.line, None, "the model cannot take its config", hit))
             continue
         r = case.source
-        rows.append(Row(
-            source=r, card=case.card, kind=r["config_kind"], shape=(int(r["M"]), int(r["K"]), int(r["N"])),
-            grid=case.grid, dtype=case.problem.data_format("out").value, fidelity=case.problem.fidelity.value,
-            measured_ns=case.measured_ns or float(r["time_ns"]), predicted_ns=hit.predicted_ns,
-            ideal_ns=hit.ideal_ns, dram_ns=hit.dram_ns, candidate=hit.candidate, hardware=hit.hardware,
-            hardware_sha256=hit.hardware_sha256, params=hit.params, breakdown=hit.breakdown,
-            predicted_cycles=hit.predicted_cycles, note=hit.note, file=case.file, line=case.line))
+        rows.append(
+            Row(
+                source=r,
+                card=case.card,
+                kind=r["config_kind"],
+                shape=(int(r["M"]), int(r["K"]), int(r["N"])),
+                grid=case.grid,
+                dtype=case.problem.data_format("out").value,
+                fidelity=case.problem.fidelity.value,
+                measured_ns=case.measured_ns or float(r["time_ns"]),
+                predicted_ns=hit.predicted_ns,
+                ideal_ns=hit.ideal_ns,
+                dram_ns=hit.dram_ns,
+                candidate=hit.candidate,
+                hardware=hit.hardware,
+                hardware_sha256=hit.hardware_sha256,
+                params=hit.params,
+                breakdown=hit.breakdown,
+                predicted_cycles=hit.predicted_cycles,
+                note=hit.note,
+                file=case.file,
+                line=case.line,
+            )
+        )
     if progress:
         progress.update(len(cases))
     return Report(rows, skipped)
 
 
-def predict_rows(data: str | Path, configs: str | Path | None,
-                 hardware: dict[str, HardwareSpec] | None = None, skip_bad_rows: bool = False,
-                 progress: Progress | None = None) -> Report:
+def predict_rows(
+    data: str | Path,
+    configs: str | Path | None,
+    hardware: dict[str, HardwareSpec] | None = None,
+    skip_bad_rows: bool = False,
+    progress: Progress | None = None,
+) -> Report:
     """Every ``use_trace=True`` row of ``data`` predicted with its own config (module docstring)."""
     cases, skipped = load_cases(data, configs, skip_bad_rows)
     report = predict_cases(cases, hardware, progress)
@@ -498,18 +611,39 @@ def predict_rows(data: str | Path, configs: str | Path | None,
 def unscored(report: Report) -> list[RowIssue]:
     """Every row of the report without an error figure, and why: unusable rows, rows the model cannot take,
     and rows whose config the model finds illegal."""
-    illegal = [RowIssue(r.file, r.line, None, "the model finds its config illegal", r.note)
-               for r in report.rows if r.predicted_ns is None]
+    illegal = [
+        RowIssue(r.file, r.line, None, "the model finds its config illegal", r.note)
+        for r in report.rows
+        if r.predicted_ns is None
+    ]
     return sorted([*report.skipped, *illegal], key=lambda i: (i.file, i.line))
 
 
 def report_measurements(report: Report) -> list[Measurement]:
     """The rows as results-store entries (source ``report``: published measurements)."""
-    return [Measurement(
-        source="report", hardware=r.hardware, hardware_sha256=r.hardware_sha256, kernel="gemm",
-        shape={"M": r.shape[0], "K": r.shape[1], "N": r.shape[2]}, candidate=r.candidate,
-        schedule_json=json.dumps({"candidate": r.candidate, "params": r.params, "dtype": r.dtype,
-                                  "fidelity": r.fidelity, "config_kind": r.kind}),
-        predicted_cycles=r.predicted_cycles, predicted_ns=r.predicted_ns, breakdown=r.breakdown,
-        measured_ns=r.measured_ns, measured_what="host wall clock per op with trace (published)",
-        note=r.note) for r in report.rows]
+    return [
+        Measurement(
+            source="report",
+            hardware=r.hardware,
+            hardware_sha256=r.hardware_sha256,
+            kernel="gemm",
+            shape={"M": r.shape[0], "K": r.shape[1], "N": r.shape[2]},
+            candidate=r.candidate,
+            schedule_json=json.dumps(
+                {
+                    "candidate": r.candidate,
+                    "params": r.params,
+                    "dtype": r.dtype,
+                    "fidelity": r.fidelity,
+                    "config_kind": r.kind,
+                }
+            ),
+            predicted_cycles=r.predicted_cycles,
+            predicted_ns=r.predicted_ns,
+            breakdown=r.breakdown,
+            measured_ns=r.measured_ns,
+            measured_what="host wall clock per op with trace (published)",
+            note=r.note,
+        )
+        for r in report.rows
+    ]

@@ -133,15 +133,25 @@ class ImproveReport:
 
     def totals_line(self) -> str:
         """The run's totals over the improved ops, as ``improve`` and the explorer print them."""
-        line = (f"totals over the {len(self.improved)} improvable ops ({sum(o.calls for o in self.improved)} "
-                f"calls): measured {self.measured_ns / 1e6:.3f} ms, predicted as run {self.ran_ns / 1e6:.3f} ms, "
-                f"with the best configs {self.best_ns / 1e6:.3f} ms: predicted gain {self.gain_ns / 1e6:.3f} ms")
+        line = (
+            f"totals over the {len(self.improved)} improvable ops ({sum(o.calls for o in self.improved)} "
+            f"calls): measured {self.measured_ns / 1e6:.3f} ms, predicted as run {self.ran_ns / 1e6:.3f} ms, "
+            f"with the best configs {self.best_ns / 1e6:.3f} ms: predicted gain {self.gain_ns / 1e6:.3f} ms"
+        )
         return line + (f" ({100 * self.gain_ns / self.ran_ns:.1f}% of their predicted time)" if self.ran_ns else "")
 
 
-def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | None = None, chip: str = "",
-                   options: SolveOptions | None = None, use_memory: bool = True, store: str | Path | None = None,
-                   progress: Progress | None = None, stop: StopToken = STOP) -> ImproveReport:
+def improve_report(
+    report: IngestReport,
+    hw_name: str,
+    grid: tuple[int, int] | None = None,
+    chip: str = "",
+    options: SolveOptions | None = None,
+    use_memory: bool = True,
+    store: str | Path | None = None,
+    progress: Progress | None = None,
+    stop: StopToken = STOP,
+) -> ImproveReport:
     """Every matmul and attention op of ``report`` improved on ``hw_name`` (module docstring). ``stop`` (default:
     the process-wide token, set by Ctrl-C): once set, ``Interrupted`` saying how many ops were solved before
     it; an op whose solve it cut short does not count."""
@@ -174,8 +184,9 @@ def improve_report(report: IngestReport, hw_name: str, grid: tuple[int, int] | N
             raise Interrupted(f"interrupted while solving ops: {done} of {len(groups)} solved") from None
         out.append(improvement)
     out.sort(key=lambda o: (-(o.gain_ns or -1.0), -o.measured_ns * o.calls))
-    return ImproveReport(report.file, hw_name, grid, chip, tuple(out), coverage_of(report, measurements),
-                         tuple(measurements))
+    return ImproveReport(
+        report.file, hw_name, grid, chip, tuple(out), coverage_of(report, measurements), tuple(measurements)
+    )
 
 
 def _key(op: IngestedOp) -> str:
@@ -193,17 +204,31 @@ def _unique(key: str, taken: set[str]) -> str:
     return out
 
 
-def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor: Predictor,
-             options: SolveOptions, use_memory: bool, store: str | Path | None,
-             stop: StopToken = STOP) -> Improvement:
+def _improve(
+    key: str,
+    members: list[tuple[IngestedOp, Measurement]],
+    predictor: Predictor,
+    options: SolveOptions,
+    use_memory: bool,
+    store: str | Path | None,
+    stop: StopToken = STOP,
+) -> Improvement:
     op, m = members[0]
     predicted = predictor(op)
     ran = predicted.config
-    base = Improvement(key=key, op_code=op.op_code, kernel=op.kernel, shape=dict(op.shape),
-                       rows=tuple(o.row for o, _ in members),
-                       measured_ns=sum(o.device_kernel_ns for o, _ in members) / len(members),
-                       ran_ns=m.predicted_ns, ran_config=ran, ran_candidate=m.candidate,
-                       batch_repeats=op.batch_repeats, note=op.note)
+    base = Improvement(
+        key=key,
+        op_code=op.op_code,
+        kernel=op.kernel,
+        shape=dict(op.shape),
+        rows=tuple(o.row for o, _ in members),
+        measured_ns=sum(o.device_kernel_ns for o, _ in members) / len(members),
+        ran_ns=m.predicted_ns,
+        ran_config=ran,
+        ran_candidate=m.candidate,
+        batch_repeats=op.batch_repeats,
+        note=op.note,
+    )
     if m.predicted_ns is None:
         return replace(base, note=_join(op.note, predicted.failure) or "the config it ran is not predicted")
     try:
@@ -222,18 +247,34 @@ def _improve(key: str, members: list[tuple[IngestedOp, Measurement]], predictor:
         if isinstance(config, str):
             continue
         # the config as ttnn runs it (its own buffer depths...), costed as predict --ttnn-config costs it
-        ran_as = (evaluate_sdpa_config(hw, problem, config) if isinstance(config, TtnnSdpaConfig)
-                  else evaluate_config(hw, problem, config))
+        ran_as = (
+            evaluate_sdpa_config(hw, problem, config)
+            if isinstance(config, TtnnSdpaConfig)
+            else evaluate_config(hw, problem, config)
+        )
         sol = ran_as.result.solution
         if sol is None:
             continue
         best_ns = hw.cycles_to_us(repeated_cycles(sol, op.batch_repeats)) * 1e3
         if base.ran_ns is not None and best_ns >= base.ran_ns:  # nothing to gain: keep the config it ran
-            return replace(base, best_ns=base.ran_ns, problem=problem, note=_join(
-                op.note, f"keep the config it ran: the best TTNN config found ({r.candidate_name}) is predicted "
-                         f"at {best_ns / 1e3:.1f} us"))
-        return replace(base, best_ns=best_ns, best_candidate=r.candidate_name,
-                     best_values=tuple(sorted(ran_as.values.items())), best_config=config, problem=problem)
+            return replace(
+                base,
+                best_ns=base.ran_ns,
+                problem=problem,
+                note=_join(
+                    op.note,
+                    f"keep the config it ran: the best TTNN config found ({r.candidate_name}) is predicted "
+                    f"at {best_ns / 1e3:.1f} us",
+                ),
+            )
+        return replace(
+            base,
+            best_ns=best_ns,
+            best_candidate=r.candidate_name,
+            best_values=tuple(sorted(ran_as.values.items())),
+            best_config=config,
+            problem=problem,
+        )
     reasons = "; ".join(f"{r.candidate_name}: {r.conflict.message if r.conflict else r.status}" for r in results)
     return replace(base, problem=problem, note=_join(op.note, f"no schedule TTNN can run: {reasons}"))
 
@@ -261,8 +302,9 @@ def _config(session: Session, problem: Problem, r: CandidateResult) -> Config | 
     try:
         if name == "SDPAProgramConfig":
             return parse_sdpa_config({"program_config": name, **args})
-        return parse_config({"program_config": name, **args, "memory": memory_of(problem),
-                             "compute": compute_config_args(problem)})
+        return parse_config(
+            {"program_config": name, **args, "memory": memory_of(problem), "compute": compute_config_args(problem)}
+        )
     except ConfigError as exc:
         return str(exc)
 

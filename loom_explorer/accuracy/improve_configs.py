@@ -43,8 +43,17 @@ def predict_args(report: ImproveReport, op: Improvement) -> list[str]:
     problem = op.problem
     assert problem is not None and op.best_config is not None
     dtype = problem.formats[0][1]
-    args = [problem.program.name, "--hw", report.hardware, "--shape", problem.shape_text,
-            "--dtype", dtype.value, "--fidelity", problem.fidelity.value]
+    args = [
+        problem.program.name,
+        "--hw",
+        report.hardware,
+        "--shape",
+        problem.shape_text,
+        "--dtype",
+        dtype.value,
+        "--fidelity",
+        problem.fidelity.value,
+    ]
     if report.grid:
         args += ["--grid", f"{report.grid[0]}x{report.grid[1]}"]
     args += [a for t, f in problem.formats if f is not dtype for a in ("--format", f"{t}={f.value}")]
@@ -62,27 +71,54 @@ def predict_args(report: ImproveReport, op: Improvement) -> list[str]:
 def _entry(report: ImproveReport, op: Improvement) -> dict[str, object]:
     cfg = op.best_config
     assert cfg is not None
-    return {"ttnn_op": op_name(cfg), "predict_args": predict_args(report, op), "batch_repeats": op.batch_repeats,
-            "calls": op.calls,
-            "measured_ns": op.measured_ns, "ran_ns": op.ran_ns, "best_ns": op.best_ns, "gain_ns": op.gain_ns,
-            "candidate": op.best_candidate}
+    return {
+        "ttnn_op": op_name(cfg),
+        "predict_args": predict_args(report, op),
+        "batch_repeats": op.batch_repeats,
+        "calls": op.calls,
+        "measured_ns": op.measured_ns,
+        "ran_ns": op.ran_ns,
+        "best_ns": op.best_ns,
+        "gain_ns": op.gain_ns,
+        "candidate": op.best_candidate,
+    }
 
 
 def configs_json(report: ImproveReport) -> str:
-    ops = {o.key: {**_entry(report, o), "config": o.best_config.model_dump(mode="json")}
-           for o in report.ops if o.best_config is not None}
-    return json.dumps({"format": FORMAT, "version": VERSION, "capture": report.file.name,
-                       "hardware": report.hardware, "grid": list(report.grid) if report.grid else None,
-                       "ops": ops}, indent=2) + "\n"
+    ops = {
+        o.key: {**_entry(report, o), "config": o.best_config.model_dump(mode="json")}
+        for o in report.ops
+        if o.best_config is not None
+    }
+    return (
+        json.dumps(
+            {
+                "format": FORMAT,
+                "version": VERSION,
+                "capture": report.file.name,
+                "hardware": report.hardware,
+                "grid": list(report.grid) if report.grid else None,
+                "ops": ops,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def configs_python(report: ImproveReport, command: str) -> str:
-    lines = [f'"""TTNN program configs for the ops of {report.file.name}, from `{command}`.',
-             "",
-             f"Predicted on {report.chip}. CONFIGS[key] is the program config to pass to the op; DETAILS[key]",
-             "says what the key's op is, the operand placements and compute config the config assumes, and the",
-             "`loom-explorer predict` arguments that cost it again (with --ttnn-config this file --op key).",
-             '"""', "", "import ttnn", "", "CONFIGS = {"]
+    lines = [
+        f'"""TTNN program configs for the ops of {report.file.name}, from `{command}`.',
+        "",
+        f"Predicted on {report.chip}. CONFIGS[key] is the program config to pass to the op; DETAILS[key]",
+        "says what the key's op is, the operand placements and compute config the config assumes, and the",
+        "`loom-explorer predict` arguments that cost it again (with --ttnn-config this file --op key).",
+        '"""',
+        "",
+        "import ttnn",
+        "",
+        "CONFIGS = {",
+    ]
     details = {}
     for o in report.ops:
         cfg = o.best_config
@@ -190,8 +226,13 @@ def _python_configs(p: Path, text: str) -> dict[str, ImproveEntry]:
 
 def _call(p: Path, key: str, node: ast.expr) -> dict[str, object]:
     """``ttnn.<Class>(name=literal, ...)`` -> ``{"program_config": Class, name: value, ...}``."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "ttnn"):
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and not node.args
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "ttnn"
+    ):
         raise ImproveFileError(f"{p}: CONFIGS[{key!r}] is not a ttnn.<ProgramConfig>(name=value, ...) call")
     fields: dict[str, object] = {"program_config": node.func.attr}
     for kw in node.keywords:
@@ -210,4 +251,3 @@ def _literal(p: Path, where: str, node: ast.expr) -> object:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError):
         raise ImproveFileError(f"{p}: {where} is not a literal (the file is read, never run)") from None
-

@@ -188,8 +188,13 @@ class IngestReport:
     device_ns_by_op: tuple[tuple[str, float], ...] = ()  # every device row's kernel duration, summed by op code
 
 
-def _interleaved(row: ProfilerRow, name: str, read: Callable[[str, dict[str, str], list[InputShape]], InterleavedOp],
-                 attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
+def _interleaved(
+    row: ProfilerRow,
+    name: str,
+    read: Callable[[str, dict[str, str], list[InputShape]], InterleavedOp],
+    attrs: dict[str, str],
+    compute: dict[str, object],
+) -> OpReading:
     """An op its family ``read``s as a kernel ttnn runs with its interleaved default (``op_mapping``), costed
     as that default."""
     shapes: list[InputShape] = []
@@ -204,14 +209,23 @@ def _interleaved(row: ProfilerRow, name: str, read: Callable[[str, dict[str, str
     except OpSkip as why:
         raise RowSkip(str(why)) from None
     dtype = tensor_format(row, "INPUT_0")
-    return OpReading(kernel=op.kernel, shape=op.shape, model_shape=op.shape, dtype=dtype, formats={},
-                     grid=None, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
-                     note="; ".join(filter(None, [*notes, op.note])))
+    return OpReading(
+        kernel=op.kernel,
+        shape=op.shape,
+        model_shape=op.shape,
+        dtype=dtype,
+        formats={},
+        grid=None,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note="; ".join(filter(None, [*notes, op.note])),
+    )
 
 
 # the columns an op's reading depends on besides its duration (rows with the same cells in these read alike)
-_READ_COLUMNS = {header_key(c) for c in ("OP TYPE", OP_CODE, ATTRIBUTES, "MATH FIDELITY", "CORE COUNT", "DEVICE ID",
-                                         "DEVICE ARCH", AVAILABLE)}
+_READ_COLUMNS = {
+    header_key(c)
+    for c in ("OP TYPE", OP_CODE, ATTRIBUTES, "MATH FIDELITY", "CORE COUNT", "DEVICE ID", "DEVICE ARCH", AVAILABLE)
+}
 
 
 def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
@@ -224,11 +238,15 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     family = op_families().get(name)
     if family is None:
         if "ring" in name or "allgather" in name or "reducescatter" in name:
-            raise RowSkip("an op across devices (ring, all-gather, reduce-scatter): the model covers one chip, and "
-                          "what each device does depends on its place among them, which the report does not say")
+            raise RowSkip(
+                "an op across devices (ring, all-gather, reduce-scatter): the model covers one chip, and "
+                "what each device does depends on its place among them, which the report does not say"
+            )
         if "matmul" in name or "sdpa" in name or "scaleddotproduct" in name:
-            raise RowSkip("a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
-                          "MinimalMatmulOp, ScaledDotProductAttention / SDPAOperation)")
+            raise RowSkip(
+                "a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
+                "MinimalMatmulOp, ScaledDotProductAttention / SDPAOperation)"
+            )
         raise RowSkip("not an op the model maps (matmul, SDPA, layer/RMS norm, softmax, binary add/sub/mul)")
     # the number cells of an op that is ingested: a bad one is an error (BadCell), not a skip
     core_count = row.number(positive_int, "CORE COUNT")
@@ -242,18 +260,38 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     else:
         assert family.read_configured is not None, f"{family.name} reads no op"
         parts = family.read_configured(row, attributes, attrs, compute)
-    return IngestedOp(row=0, op_code=op_code, kernel=cast(Kernel, parts.kernel), shape=parts.shape, dtype=parts.dtype,
-                      formats=parts.formats, fidelity=fidelity, config=parts.config, options=parts.options,
-                      q_chunk_size=parts.q_chunk_size, k_chunk_size=parts.k_chunk_size, device_kernel_ns=0.0,
-                      core_count=core_count, model_shape=parts.model_shape, grid=parts.grid, fp32_acc=parts.fp32_acc,
-                      bias=parts.bias, activation=parts.activation, device_id=device_id,
-                      device_arch=row.get("DEVICE ARCH") or None, available_cores=available,
-                      batch_repeats=parts.batch_repeats, note=parts.note)
+    return IngestedOp(
+        row=0,
+        op_code=op_code,
+        kernel=cast(Kernel, parts.kernel),
+        shape=parts.shape,
+        dtype=parts.dtype,
+        formats=parts.formats,
+        fidelity=fidelity,
+        config=parts.config,
+        options=parts.options,
+        q_chunk_size=parts.q_chunk_size,
+        k_chunk_size=parts.k_chunk_size,
+        device_kernel_ns=0.0,
+        core_count=core_count,
+        model_shape=parts.model_shape,
+        grid=parts.grid,
+        fp32_acc=parts.fp32_acc,
+        bias=parts.bias,
+        activation=parts.activation,
+        device_id=device_id,
+        device_arch=row.get("DEVICE ARCH") or None,
+        available_cores=available,
+        batch_repeats=parts.batch_repeats,
+        note=parts.note,
+    )
 
 
-REQUIRED_COLUMNS = {OP_CODE: [OP_CODE], DURATION: [DURATION],
-                    **{f"INPUT_0_{a} (or INPUT_0_{a}_PAD[LOGICAL])": [f"INPUT_0_{a}", f"INPUT_0_{a}_PAD[LOGICAL]"]
-                       for a in "YX"}}
+REQUIRED_COLUMNS = {
+    OP_CODE: [OP_CODE],
+    DURATION: [DURATION],
+    **{f"INPUT_0_{a} (or INPUT_0_{a}_PAD[LOGICAL])": [f"INPUT_0_{a}", f"INPUT_0_{a}_PAD[LOGICAL]"] for a in "YX"},
+}
 
 
 def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progress | None = None) -> IngestReport:
@@ -270,15 +308,17 @@ def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progr
         return parse_ops_perf(Path(path), source, skip_bad_rows, progress)
 
 
-def read_ops_perf_bytes(name: str, data: bytes, skip_bad_rows: bool = False,
-                        progress: Progress | None = None) -> IngestReport:
+def read_ops_perf_bytes(
+    name: str, data: bytes, skip_bad_rows: bool = False, progress: Progress | None = None
+) -> IngestReport:
     """``read_ops_perf`` of a report's bytes (an upload), ``name`` only labelling it: no file is opened."""
     with bytes_source(name, data, IngestError) as source:
         return parse_ops_perf(Path(Path(name).name or "report.csv"), source, skip_bad_rows, progress)
 
 
-def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
-                   progress: Progress | None = None) -> IngestReport:
+def parse_ops_perf(
+    p: Path, text: str | TextSource, skip_bad_rows: bool = False, progress: Progress | None = None
+) -> IngestReport:
     """``read_ops_perf`` of the text of ``p`` (whole, or streamed)."""
     records = csv_records(p, text, IngestError)
     header, columns = _read_header(p, records)
@@ -286,8 +326,11 @@ def parse_ops_perf(p: Path, text: str | TextSource, skip_bad_rows: bool = False,
     skipped: list[SkippedRow] = []
     bad: list[RowIssue] = []
     # a trace repeats the same ops: rows alike in every column an op's reading depends on are read once
-    read_columns = [i for i, name in enumerate(header) if header_key(name) in _READ_COLUMNS
-                    or header_key(name).startswith(("INPUT", "OUTPUT"))]
+    read_columns = [
+        i
+        for i, name in enumerate(header)
+        if header_key(name) in _READ_COLUMNS or header_key(name).startswith(("INPUT", "OUTPUT"))
+    ]
     cells_read = itemgetter(*read_columns)  # OP CODE is among them
     known: dict[tuple[object, ...], IngestedOp | RowSkip | BadCell] = {}
     streamed = text if isinstance(text, TextSource) else None
@@ -340,13 +383,14 @@ def _read_header(p: Path, records: Iterator[tuple[int, list[str]]]) -> tuple[lis
     columns = Columns(header)
     missing = [name for name, alts in REQUIRED_COLUMNS.items() if not any(alt in columns for alt in alts)]
     if missing:
-        raise IngestError(f"{p}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                          "missing (not an ops_perf_results CSV of tt-metal's device profiler?)")
+        raise IngestError(
+            f"{p}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            "missing (not an ops_perf_results CSV of tt-metal's device profiler?)"
+        )
     return header, columns
 
 
-def _width_issue(p: Path, number: int, cells: list[str], header: list[str],
-                 widths: dict[int, RowIssue]) -> RowIssue:
+def _width_issue(p: Path, number: int, cells: list[str], header: list[str], widths: dict[int, RowIssue]) -> RowIssue:
     """The issue of row ``number``, whose number of cells is not the header's; the texts of an issue are
     made once for each number of cells (kept in ``widths``)."""
     shape = widths.get(len(cells))
@@ -355,8 +399,13 @@ def _width_issue(p: Path, number: int, cells: list[str], header: list[str],
     return RowIssue(shape.file, number, None, shape.reason, shape.detail)
 
 
-def _row_op(row: ProfilerRow, number: int, op_code: str, key: tuple[object, ...],
-            known: dict[tuple[object, ...], IngestedOp | RowSkip | BadCell]) -> IngestedOp | RowSkip | BadCell:
+def _row_op(
+    row: ProfilerRow,
+    number: int,
+    op_code: str,
+    key: tuple[object, ...],
+    known: dict[tuple[object, ...], IngestedOp | RowSkip | BadCell],
+) -> IngestedOp | RowSkip | BadCell:
     """The op of data row ``number`` with its row number and duration, or why it is skipped or unusable;
     rows with the same ``key`` share their op's reading (kept in ``known``), not their duration."""
     op = known.get(key)
@@ -378,15 +427,19 @@ def _row_op(row: ProfilerRow, number: int, op_code: str, key: tuple[object, ...]
 
 # ---- predictions and the store -----------------------------------------------------------------------
 
+
 def capture_chip(report: IngestReport) -> CaptureChip | None:
     """The chip and worker grid the report ran on, told from its ingested ops (``capture_chip.tell_chip``);
     None when the report names no single known architecture."""
     grids = {g for op in report.ops for g in (op.grid, op.config and op.config.compute_with_storage_grid_size) if g}
-    return tell_chip(CaptureRun(archs=frozenset(op.device_arch for op in report.ops if op.device_arch),
-                                available_cores=frozenset(op.available_cores for op in report.ops
-                                                          if op.available_cores),
-                                devices=frozenset(op.device_id for op in report.ops if op.device_id is not None),
-                                config_grids=frozenset(grids)))
+    return tell_chip(
+        CaptureRun(
+            archs=frozenset(op.device_arch for op in report.ops if op.device_arch),
+            available_cores=frozenset(op.available_cores for op in report.ops if op.available_cores),
+            devices=frozenset(op.device_id for op in report.ops if op.device_id is not None),
+            config_grids=frozenset(grids),
+        )
+    )
 
 
 def choose_hardware(report: IngestReport, hw: str | None = None) -> tuple[str, tuple[int, int] | None, str]:
@@ -398,8 +451,10 @@ def choose_hardware(report: IngestReport, hw: str | None = None) -> tuple[str, t
         grid = chip.grid if chip else None
         return hw, grid, f"{hw} (--hw)" + (f", the run's {grid[0]}x{grid[1]} worker grid where it fits" if grid else "")
     if chip is None:
-        raise IngestError(f"{report.file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
-                          "give --hw, e.g. --hw wormhole_n150")
+        raise IngestError(
+            f"{report.file}: the report does not say which chip it ran on (no DEVICE ARCH column); "
+            "give --hw, e.g. --hw wormhole_n150"
+        )
     return chip.hardware, chip.grid, chip.reason
 
 
@@ -409,8 +464,13 @@ def suggest_hardware(report: IngestReport) -> str | None:
     return chip.hardware if chip else None
 
 
-def report_measurements(report: IngestReport, hw_name: str, progress: Progress | None = None,
-                        grid: tuple[int, int] | None = None, predict: Predictor | None = None) -> list[Measurement]:
+def report_measurements(
+    report: IngestReport,
+    hw_name: str,
+    progress: Progress | None = None,
+    grid: tuple[int, int] | None = None,
+    predict: Predictor | None = None,
+) -> list[Measurement]:
     """Every ingested op as a results-store entry, predicted on ``hw_name`` (restricted to the run's worker
     ``grid`` when given and smaller, then to each config's grid) with its own config: a matmul's program
     config or the one ttnn picks, an SDPA op's ``SDPAProgramConfig`` (none: ttnn's default). Ops alike
@@ -467,9 +527,22 @@ class Predictor:
             config = self._config_json.get(id(op.config))
             if config is None:
                 config = self._config_json[id(op.config)] = op.config.model_dump_json()
-        return (op.kernel, tuple(op.model_shape.items()) if op.model_shape else None, op.dtype,
-                tuple(op.formats.items()), op.fidelity, op.fp32_acc, op.bias, op.activation, op.grid, config,
-                tuple(sorted(op.options)), op.q_chunk_size, op.k_chunk_size, op.batch_repeats)
+        return (
+            op.kernel,
+            tuple(op.model_shape.items()) if op.model_shape else None,
+            op.dtype,
+            tuple(op.formats.items()),
+            op.fidelity,
+            op.fp32_acc,
+            op.bias,
+            op.activation,
+            op.grid,
+            config,
+            tuple(sorted(op.options)),
+            op.q_chunk_size,
+            op.k_chunk_size,
+            op.batch_repeats,
+        )
 
     def __call__(self, op: IngestedOp) -> Predicted:
         key = self.key(op)
@@ -499,9 +572,15 @@ class Predictor:
             elif op.kernel in interleaved_kernels():
                 evaluated = evaluate_interleaved_default(hw, problem)[1]
             else:
-                sdpa = (TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
-                                       q_chunk_size=op.q_chunk_size, k_chunk_size=op.k_chunk_size or op.q_chunk_size)
-                        if op.q_chunk_size else ttnn_default_sdpa_config(hw))
+                sdpa = (
+                    TtnnSdpaConfig(
+                        compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
+                        q_chunk_size=op.q_chunk_size,
+                        k_chunk_size=op.k_chunk_size or op.q_chunk_size,
+                    )
+                    if op.q_chunk_size
+                    else ttnn_default_sdpa_config(hw)
+                )
                 config, evaluated = sdpa, evaluate_sdpa_config(hw, problem, sdpa)
         except ValueError as exc:  # ConfigError, ProblemError, a grid that does not fit: recorded unpredicted
             return Predicted(hw, sha, None, f"not predicted: {exc}", config=op.config)
@@ -519,11 +598,18 @@ class Predictor:
             candidate = "SDPAProgramConfig" if op.q_chunk_size else "SDPA (ttnn default config)"
         else:
             candidate = "ttnn default" if op.kernel in interleaved_kernels() else "matmul (ttnn default config)"
-        tail = json.dumps({"candidate": candidate, "params": evaluated.values if evaluated else {},
-                           "dtype": op.dtype.value, "fidelity": op.fidelity.value,
-                           "ttnn_config": p.config.model_dump(mode="json") if p.config else None,
-                           "options": sorted(op.options), "q_chunk_size": op.q_chunk_size,
-                           "k_chunk_size": op.k_chunk_size})
+        tail = json.dumps(
+            {
+                "candidate": candidate,
+                "params": evaluated.values if evaluated else {},
+                "dtype": op.dtype.value,
+                "fidelity": op.fidelity.value,
+                "ttnn_config": p.config.model_dump(mode="json") if p.config else None,
+                "options": sorted(op.options),
+                "q_chunk_size": op.q_chunk_size,
+                "k_chunk_size": op.k_chunk_size,
+            }
+        )
         return replace(p, candidate=candidate, document_tail=", " + tail[1:])
 
 
@@ -543,9 +629,18 @@ def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem |
     shape = shape or op.model_shape
     if shape is None:
         return None
-    return make_problem(_program(op.kernel), shape, op.dtype, op.fidelity, formats=op.formats,
-                        placements=placements(op.config) if op.config else {}, fp32_acc=op.fp32_acc,
-                        enabled={"bias"} if op.bias else set(), activation=op.activation, options=op.options)
+    return make_problem(
+        _program(op.kernel),
+        shape,
+        op.dtype,
+        op.fidelity,
+        formats=op.formats,
+        placements=placements(op.config) if op.config else {},
+        fp32_acc=op.fp32_acc,
+        enabled={"bias"} if op.bias else set(),
+        activation=op.activation,
+        options=op.options,
+    )
 
 
 @lru_cache(maxsize=8)
@@ -569,25 +664,51 @@ def _measurement(report: IngestReport, op: IngestedOp, predict: Predictor, creat
     # the schedule document: {"source_file", "row", "op_code", then the key's part, as JSON}
     head = json.dumps({"source_file": predict.source_file, "row": op.row, "op_code": op.op_code})
     return Measurement(
-        source="report", hardware=hw.name, hardware_sha256=predicted.hardware_sha256, kernel=op.kernel,
-        shape=dict(op.shape), candidate=predicted.candidate, schedule_json=head[:-1] + predicted.document_tail,
-        predicted_cycles=cycles, predicted_ns=hw.cycles_to_us(cycles) * 1e3 if cycles is not None else None,
-        breakdown=dict(sol.breakdown) if sol else {}, measured_ns=op.device_kernel_ns,
-        measured_what="device kernel duration", note="; ".join(notes), created=created)
+        source="report",
+        hardware=hw.name,
+        hardware_sha256=predicted.hardware_sha256,
+        kernel=op.kernel,
+        shape=dict(op.shape),
+        candidate=predicted.candidate,
+        schedule_json=head[:-1] + predicted.document_tail,
+        predicted_cycles=cycles,
+        predicted_ns=hw.cycles_to_us(cycles) * 1e3 if cycles is not None else None,
+        breakdown=dict(sol.breakdown) if sol else {},
+        measured_ns=op.device_kernel_ns,
+        measured_what="device kernel duration",
+        note="; ".join(notes),
+        created=created,
+    )
 
 
 def summary_json(report: IngestReport) -> dict[str, object]:
     """The ``ingest --json`` document: the file, every ingested op and every skipped row with its reason."""
-    def op_json(op: IngestedOp) -> dict[str, object]:
-        return {"row": op.row, "op_code": op.op_code, "kernel": op.kernel, "shape": op.shape,
-                "model_shape": op.model_shape, "dtype": op.dtype.value,
-                "formats": {t: f.value for t, f in op.formats.items()}, "fidelity": op.fidelity.value,
-                "fp32_acc": op.fp32_acc, "config": op.config.model_dump(mode="json") if op.config else None,
-                "grid": list(op.grid) if op.grid else None, "options": sorted(op.options),
-                "q_chunk_size": op.q_chunk_size,
-                "k_chunk_size": op.k_chunk_size, "device_kernel_ns": op.device_kernel_ns,
-                "core_count": op.core_count, "device_id": op.device_id, "note": op.note}
 
-    return {"file": str(report.file), "ingested": [op_json(op) for op in report.ops],
-            "skipped": [{"row": s.row, "op_code": s.op_code, "reason": s.reason} for s in report.skipped],
-            "counts": {"ingested": len(report.ops), "skipped": len(report.skipped)}}
+    def op_json(op: IngestedOp) -> dict[str, object]:
+        return {
+            "row": op.row,
+            "op_code": op.op_code,
+            "kernel": op.kernel,
+            "shape": op.shape,
+            "model_shape": op.model_shape,
+            "dtype": op.dtype.value,
+            "formats": {t: f.value for t, f in op.formats.items()},
+            "fidelity": op.fidelity.value,
+            "fp32_acc": op.fp32_acc,
+            "config": op.config.model_dump(mode="json") if op.config else None,
+            "grid": list(op.grid) if op.grid else None,
+            "options": sorted(op.options),
+            "q_chunk_size": op.q_chunk_size,
+            "k_chunk_size": op.k_chunk_size,
+            "device_kernel_ns": op.device_kernel_ns,
+            "core_count": op.core_count,
+            "device_id": op.device_id,
+            "note": op.note,
+        }
+
+    return {
+        "file": str(report.file),
+        "ingested": [op_json(op) for op in report.ops],
+        "skipped": [{"row": s.row, "op_code": s.op_code, "reason": s.reason} for s in report.skipped],
+        "counts": {"ingested": len(report.ops), "skipped": len(report.skipped)},
+    }

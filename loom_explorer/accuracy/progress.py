@@ -24,8 +24,14 @@ from loom_explorer.solve.interrupt import Interrupted, StopToken
 class Progress:
     """The bar (module docstring); as a context manager, ``close`` runs on the way out, error or not."""
 
-    def __init__(self, stream: TextIO | None = None, *, delay_s: float = 2.0, every_s: float = 10.0,
-                 stop: StopToken | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        delay_s: float = 2.0,
+        every_s: float = 10.0,
+        stop: StopToken | None = None,
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.stop = stop
         self.delay_s, self.every_s = delay_s, every_s
@@ -55,8 +61,10 @@ class Progress:
         if self.tty:
             width = 30
             filled = int(width * pct / 100)
-            self.stream.write(f"\r{self._label}: [{'#' * filled}{'.' * (width - filled)}] {done:,}/{self._total:,} "
-                              f"({pct:.0f}%, {elapsed:.0f} s)")
+            self.stream.write(
+                f"\r{self._label}: [{'#' * filled}{'.' * (width - filled)}] {done:,}/{self._total:,} "
+                f"({pct:.0f}%, {elapsed:.0f} s)"
+            )
             self._shown = True
             self._next = now + 0.1
         else:
@@ -76,8 +84,9 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self.close()
         if kind is KeyboardInterrupt:
             raise Interrupted(self.interrupted()) from None

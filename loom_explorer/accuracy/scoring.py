@@ -33,8 +33,12 @@ class Summary:
     spearman: float | None
 
     def to_json(self) -> dict[str, object]:
-        return {"n": self.n, "median_abs_err_pct": _round(self.median_abs_err_pct),
-                "p90_abs_err_pct": _round(self.p90_abs_err_pct), "spearman": _round(self.spearman, 4)}
+        return {
+            "n": self.n,
+            "median_abs_err_pct": _round(self.median_abs_err_pct),
+            "p90_abs_err_pct": _round(self.p90_abs_err_pct),
+            "spearman": _round(self.spearman, 4),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +84,9 @@ def summarise(pairs: list[tuple[float, float]]) -> Summary:
     if not pairs:
         return Summary(0, None, None, None)
     errors = [abs(100.0 * (p - m) / m) for p, m in pairs]
-    return Summary(len(pairs), statistics.median(errors), _p90(errors),
-                   _spearman([p for p, _ in pairs], [m for _, m in pairs]))
+    return Summary(
+        len(pairs), statistics.median(errors), _p90(errors), _spearman([p for p, _ in pairs], [m for _, m in pairs])
+    )
 
 
 def fit_baseline(rows: list[Row]) -> Baseline:
@@ -91,7 +96,7 @@ def fit_baseline(rows: list[Row]) -> Baseline:
     ideal = np.array([r.ideal_ns for r in rows])
     dram = np.array([r.dram_ns for r in rows])
     ys = np.array([r.measured_ns for r in rows])
-    inv2 = 1.0 / ys ** 2
+    inv2 = 1.0 / ys**2
     den = float(inv2.sum())
     best: tuple[float, Baseline] | None = None
     for ec in [x / 100 for x in range(20, 101, 2)]:
@@ -109,8 +114,11 @@ def fit_baseline(rows: list[Row]) -> Baseline:
 def speedup_pairs(rows: list[Row]) -> list[tuple[Row, Row]]:
     """(hand-tuned, out-of-box) rows of the same card, shape, dtype and fidelity."""
     oob = {(r.card, r.shape, r.dtype, r.fidelity): r for r in rows if r.kind == "out_of_box"}
-    return [(r, oob[(r.card, r.shape, r.dtype, r.fidelity)]) for r in rows
-            if r.kind == "manual" and (r.card, r.shape, r.dtype, r.fidelity) in oob]
+    return [
+        (r, oob[(r.card, r.shape, r.dtype, r.fidelity)])
+        for r in rows
+        if r.kind == "manual" and (r.card, r.shape, r.dtype, r.fidelity) in oob
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +140,9 @@ def errors_by_kind(rows: list[Row], predicted: Sequence[float | None] | None = N
     def pairs(kind: str | None) -> list[tuple[float, float]]:
         return [(p, r.measured_ns) for r, p in zip(rows, values, strict=True) if p and kind in (None, r.kind)]
 
-    return ErrorsByKind(summarise(pairs(None)),
-                        {k: summarise(pairs(k)) for k in KINDS if any(r.kind == k for r in rows)})
+    return ErrorsByKind(
+        summarise(pairs(None)), {k: summarise(pairs(k)) for k in KINDS if any(r.kind == k for r in rows)}
+    )
 
 
 def roofline_cross_validated(rows: list[Row]) -> list[float | None]:
@@ -202,47 +211,88 @@ def accuracy_tables(report: Report, cross_validated: dict[str, ErrorsByKind] | N
     for card in sorted({r.card for r in ok}):
         mine = [r for r in ok if r.card == card]
         fit = fit_baseline(mine)
-        comparisons.append(CardComparison(
-            card, fit, errors_by_kind(mine), errors_by_kind(mine, [fit.predict(r) for r in mine]),
-            errors_by_kind(mine, roofline_cross_validated(mine)), (cross_validated or {}).get(card)))
+        comparisons.append(
+            CardComparison(
+                card,
+                fit,
+                errors_by_kind(mine),
+                errors_by_kind(mine, [fit.predict(r) for r in mine]),
+                errors_by_kind(mine, roofline_cross_validated(mine)),
+                (cross_validated or {}).get(card),
+            )
+        )
     speedups = []
     for tuned, auto in speedup_pairs(ok):
         assert tuned.predicted_ns is not None and auto.predicted_ns is not None
         measured, predicted = auto.measured_ns / tuned.measured_ns, auto.predicted_ns / tuned.predicted_ns
-        speedups.append(Speedup(tuned, round(measured, 3), round(predicted, 3),
-                                round(100 * (predicted - measured) / measured, 2)))
+        speedups.append(
+            Speedup(tuned, round(measured, 3), round(predicted, 3), round(100 * (predicted - measured) / measured, 2))
+        )
     return AccuracyTables(
-        rows=report.rows, summary=summarise(pairs(ok)),
+        rows=report.rows,
+        summary=summarise(pairs(ok)),
         by_card={c: summarise(pairs([r for r in ok if r.card == c])) for c in sorted({r.card for r in ok})},
-        by_regime={g: summarise(pairs([r for r in ok if r.regime == g]))
-                   for g in ("small", "compute-bound", "dram-bound")},
-        comparisons=comparisons, speedups=speedups,
+        by_regime={
+            g: summarise(pairs([r for r in ok if r.regime == g])) for g in ("small", "compute-bound", "dram-bound")
+        },
+        comparisons=comparisons,
+        speedups=speedups,
         speedup_median_abs_err_pct=_round(statistics.median(abs(s.error_pct) for s in speedups)) if speedups else None,
-        skipped=report.skipped)
+        skipped=report.skipped,
+    )
 
 
 def accuracy_json(tables: AccuracyTables) -> dict[str, object]:
     """The ``accuracy --json`` contract: rows, summaries (overall, per card, per regime), the comparison with
     the fitted roofline per card, and the hand-tuned-over-automatic speedups."""
     return {
-        "rows": [{**r.source, "candidate": r.candidate, "regime": r.regime, "predicted_ns": _round(r.predicted_ns, 1),
-                  "measured_ns": r.measured_ns, "error_pct": _round(r.error_pct), "note": r.note,
-                  "hardware": r.hardware, "hardware_sha256": r.hardware_sha256}
-                 for r in tables.rows],
+        "rows": [
+            {
+                **r.source,
+                "candidate": r.candidate,
+                "regime": r.regime,
+                "predicted_ns": _round(r.predicted_ns, 1),
+                "measured_ns": r.measured_ns,
+                "error_pct": _round(r.error_pct),
+                "note": r.note,
+                "hardware": r.hardware,
+                "hardware_sha256": r.hardware_sha256,
+            }
+            for r in tables.rows
+        ],
         "summary": tables.summary.to_json(),
         "by_card": {c: s.to_json() for c, s in tables.by_card.items()},
         "by_regime": {g: s.to_json() for g, s in tables.by_regime.items()},
         "versus_roofline": {
-            c.card: {"roofline_fit": {"compute_eff": c.fit.compute_eff, "dram_eff": c.fit.dram_eff,
-                                      "overhead_ns": round(c.fit.overhead_ns, 1)},
-                     "model": c.model.to_json(), "roofline": c.roofline.to_json(),
-                     "roofline_cross_validated": c.roofline_cross_validated.to_json(),
-                     "model_cross_validated": c.model_cross_validated.to_json() if c.model_cross_validated else None}
-            for c in tables.comparisons},
-        "speedups": {"pairs": [{"card": s.tuned.card, "M": s.tuned.shape[0], "K": s.tuned.shape[1],
-                                "N": s.tuned.shape[2], "dtype": s.tuned.dtype, "fidelity": s.tuned.fidelity,
-                                "measured": s.measured, "predicted": s.predicted, "error_pct": s.error_pct}
-                               for s in tables.speedups],
-                     "median_abs_err_pct": tables.speedup_median_abs_err_pct},
+            c.card: {
+                "roofline_fit": {
+                    "compute_eff": c.fit.compute_eff,
+                    "dram_eff": c.fit.dram_eff,
+                    "overhead_ns": round(c.fit.overhead_ns, 1),
+                },
+                "model": c.model.to_json(),
+                "roofline": c.roofline.to_json(),
+                "roofline_cross_validated": c.roofline_cross_validated.to_json(),
+                "model_cross_validated": c.model_cross_validated.to_json() if c.model_cross_validated else None,
+            }
+            for c in tables.comparisons
+        },
+        "speedups": {
+            "pairs": [
+                {
+                    "card": s.tuned.card,
+                    "M": s.tuned.shape[0],
+                    "K": s.tuned.shape[1],
+                    "N": s.tuned.shape[2],
+                    "dtype": s.tuned.dtype,
+                    "fidelity": s.tuned.fidelity,
+                    "measured": s.measured,
+                    "predicted": s.predicted,
+                    "error_pct": s.error_pct,
+                }
+                for s in tables.speedups
+            ],
+            "median_abs_err_pct": tables.speedup_median_abs_err_pct,
+        },
         "skipped": [str(s) for s in tables.skipped],
     }

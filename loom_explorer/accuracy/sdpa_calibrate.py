@@ -38,8 +38,9 @@ def modelled_rows(hw: HardwareSpec, rows: list[SdpaMeasured]) -> list[SdpaMeasur
     return [m for m in rows if m.card == card and m.kernel in MODELLED]
 
 
-def fit_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured],
-             constants: tuple[str, ...] = SDPA_CONSTANTS) -> dict[str, float]:
+def fit_sdpa(
+    hw: HardwareSpec, rows: list[SdpaMeasured], constants: tuple[str, ...] = SDPA_CONSTANTS
+) -> dict[str, float]:
     """The fitted ``constants`` on ``rows`` (module docstring); CalibrationError when there are too few."""
     mine = modelled_rows(hw, rows)
     if len(mine) < 3:
@@ -53,14 +54,20 @@ def problem_key(m: SdpaMeasured) -> tuple[object, ...]:
     return m.shape, tuple(sorted(m.options)), cfg.q_chunk_size, cfg.k_chunk_size, cfg.compute_with_storage_grid_size
 
 
-def _fold(hw: HardwareSpec, card: str, train: list[SdpaMeasured], test: list[SdpaMeasured],
-          constants: tuple[str, ...]) -> list[SdpaRow]:
+def _fold(
+    hw: HardwareSpec, card: str, train: list[SdpaMeasured], test: list[SdpaMeasured], constants: tuple[str, ...]
+) -> list[SdpaRow]:
     fitted = fit_constants(hw, train, card, constants=constants, loss=sdpa_loss) if train else {}
     return predict_sdpa(test, {card: with_constants(hw, fitted)})
 
 
-def cross_validate_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured], constants: tuple[str, ...] = SDPA_CONSTANTS,
-                        processes: int | None = None, progress: Progress | None = None) -> tuple[int, list[SdpaRow]]:
+def cross_validate_sdpa(
+    hw: HardwareSpec,
+    rows: list[SdpaMeasured],
+    constants: tuple[str, ...] = SDPA_CONSTANTS,
+    processes: int | None = None,
+    progress: Progress | None = None,
+) -> tuple[int, list[SdpaRow]]:
     """(folds, every modelled row predicted by constants fitted without its problem), in file order; the
     folds run ``processes`` at a time (default one per CPU core); ``progress`` counts the folds."""
     mine = modelled_rows(hw, rows)
@@ -71,8 +78,17 @@ def cross_validate_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured], constants: t
         progress.phase("cross-validating (problems)", len(keys))
     out: list[SdpaRow] = []
     with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
-        futures = [pool.submit(_fold, hw, card, [m for m in mine if problem_key(m) != key],
-                               [m for m in mine if problem_key(m) == key], constants) for key in keys]
+        futures = [
+            pool.submit(
+                _fold,
+                hw,
+                card,
+                [m for m in mine if problem_key(m) != key],
+                [m for m in mine if problem_key(m) == key],
+                constants,
+            )
+            for key in keys
+        ]
         for done, future in enumerate(as_completed(futures), start=1):
             out += future.result()
             if progress:
@@ -81,8 +97,9 @@ def cross_validate_sdpa(hw: HardwareSpec, rows: list[SdpaMeasured], constants: t
     return len(keys), out
 
 
-def cross_validate_cards(measured: list[SdpaMeasured], hardware: dict[str, HardwareSpec],
-                         progress: Progress | None = None) -> tuple[int, list[SdpaRow]]:
+def cross_validate_cards(
+    measured: list[SdpaMeasured], hardware: dict[str, HardwareSpec], progress: Progress | None = None
+) -> tuple[int, list[SdpaRow]]:
     """``cross_validate_sdpa`` of every card of ``measured`` in card order, from its ``hardware`` (else the
     card's shipped file): (folds, every card's held-out rows)."""
     folds, out = 0, []

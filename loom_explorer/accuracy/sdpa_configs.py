@@ -84,8 +84,28 @@ from loom_explorer.program.structure import program_family
 
 DEFAULT_CHUNK = 32
 # the order TTNN's SDPA program factory tries sub-blocks in (sdpa_program_factory.cpp)
-SDPA_SUBBLOCK_ORDER = ((2, 4), (4, 2), (1, 8), (8, 1), (1, 7), (7, 1), (2, 3), (3, 2), (1, 6), (6, 1), (1, 5),
-                       (5, 1), (2, 2), (1, 4), (4, 1), (1, 3), (3, 1), (1, 2), (2, 1), (1, 1))
+SDPA_SUBBLOCK_ORDER = (
+    (2, 4),
+    (4, 2),
+    (1, 8),
+    (8, 1),
+    (1, 7),
+    (7, 1),
+    (2, 3),
+    (3, 2),
+    (1, 6),
+    (6, 1),
+    (1, 5),
+    (5, 1),
+    (2, 2),
+    (1, 4),
+    (4, 1),
+    (1, 3),
+    (3, 1),
+    (1, 2),
+    (2, 1),
+    (1, 1),
+)
 
 
 # the TTNN op whose program configs ``predict`` reads and evaluates, by kernel family (``program/structure.py``)
@@ -123,8 +143,11 @@ def parse_sdpa_config(raw: object, origin: str = "config") -> TtnnSdpaConfig:
 
 
 def ttnn_default_sdpa_config(hw: HardwareSpec) -> TtnnSdpaConfig:
-    return TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
-                          q_chunk_size=DEFAULT_CHUNK, k_chunk_size=DEFAULT_CHUNK)
+    return TtnnSdpaConfig(
+        compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
+        q_chunk_size=DEFAULT_CHUNK,
+        k_chunk_size=DEFAULT_CHUNK,
+    )
 
 
 TtnnConfig = TtnnMatmulConfig | TtnnSdpaConfig | TtnnDefaultOp  # what ``evaluate_ttnn_default`` reproduces
@@ -133,8 +156,11 @@ TtnnConfig = TtnnMatmulConfig | TtnnSdpaConfig | TtnnDefaultOp  # what ``evaluat
 def largest_subblock(rows: int, cols: int, dst_tiles: int) -> tuple[int, int]:
     """TTNN's ``determine_largest_subblock_size``: the first ``h x w`` of ``SDPA_SUBBLOCK_ORDER`` with
     ``h*w <= dst_tiles`` that divides ``rows x cols`` and is either one row high or the whole width."""
-    return next((h, w) for h, w in SDPA_SUBBLOCK_ORDER
-                if h * w <= dst_tiles and rows % h == 0 and cols % w == 0 and (w == cols or h == 1))
+    return next(
+        (h, w)
+        for h, w in SDPA_SUBBLOCK_ORDER
+        if h * w <= dst_tiles and rows % h == 0 and cols % w == 0 and (w == cols or h == 1)
+    )
 
 
 def sdpa_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule:
@@ -142,13 +168,20 @@ def sdpa_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule:
     DRAM, balanced under the causal mask. That is the flattened candidate, or, when only one of those
     dims has more than one task (e.g. one query chunk per head), the 1-D layout of that dim."""
     causal, q_dim = problem.has_option("causal"), analyse_attention(problem.program).q_dim
-    splits = [c for c in enumerate_candidates(problem) if len(c.axes) == 1 and c.axes[0][0] == "xy"
-              and not c.has_tag("kv_split") and all(comm is Comm.dram for _, comm in c.comms)
-              and c.has_tag("balanced") == (causal and q_dim in c.axes[0][1].split("*"))]  # balanced where chunks pair
+    splits = [
+        c
+        for c in enumerate_candidates(problem)
+        if len(c.axes) == 1
+        and c.axes[0][0] == "xy"
+        and not c.has_tag("kv_split")
+        and all(comm is Comm.dram for _, comm in c.comms)
+        and c.has_tag("balanced") == (causal and q_dim in c.axes[0][1].split("*"))
+    ]  # balanced where chunks pair
     if splits:  # the one that deals the most dims over the cores
         return build_schedule(hw, problem, max(splits, key=lambda c: len(c.axes[0][1].split("*"))))
-    raise ConfigError(f"{problem.program.name} {problem.shape_text}: no candidate deals all tasks over the cores "
-                      "(TTNN's SDPA split)")
+    raise ConfigError(
+        f"{problem.program.name} {problem.shape_text}: no candidate deals all tasks over the cores (TTNN's SDPA split)"
+    )
 
 
 def sdpa_split(problem: Problem, q_chunk_size: int, cores: int) -> tuple[int, int, int]:
@@ -185,11 +218,20 @@ def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, in
     q_in, k_in, v_in = st.streamed
     group = "*".join(d for _, d in schedule.candidate.axes)
     accurate = ttnn_sdpa_kernel(hw, problem) == ACCURATE  # the recipe: q in two slots, k and v in one
-    return {"grid_x": grid[0], "grid_y": grid[1], f"per_core_{group}": per_core,
-            "q_chunk_size": cfg.q_chunk_size, "k_chunk_size": cfg.k_chunk_size,
-            "qk_subblock_h": qk[0], "qk_subblock_w": qk[1], "out_subblock_h": out[0], "out_subblock_w": out[1],
-            f"{q_in}_buffer_depth": 2 if q_chunks > 1 or accurate else 1,
-            f"{k_in}_buffer_depth": 1 if accurate else 2, f"{v_in}_buffer_depth": 1 if accurate else 2}
+    return {
+        "grid_x": grid[0],
+        "grid_y": grid[1],
+        f"per_core_{group}": per_core,
+        "q_chunk_size": cfg.q_chunk_size,
+        "k_chunk_size": cfg.k_chunk_size,
+        "qk_subblock_h": qk[0],
+        "qk_subblock_w": qk[1],
+        "out_subblock_h": out[0],
+        "out_subblock_w": out[1],
+        f"{q_in}_buffer_depth": 2 if q_chunks > 1 or accurate else 1,
+        f"{k_in}_buffer_depth": 1 if accurate else 2,
+        f"{v_in}_buffer_depth": 1 if accurate else 2,
+    }
 
 
 DECODE_MAX_CORES_PER_HEAD = 16  # SDPAProgramConfig.max_cores_per_head_batch's default (ttnn 0.81.1)
@@ -206,8 +248,9 @@ def decode_split(problem: Problem, cfg: TtnnSdpaConfig) -> tuple[int, int]:
     """(kv_cores, groups per core) of ttnn's decode work split for ``cfg`` (module docstring)."""
     gx, gy = cfg.compute_with_storage_grid_size
     try:
-        return ttnn_decode_work(problem, gx * gy, cfg.max_cores_per_head_batch or DECODE_MAX_CORES_PER_HEAD,
-                                cfg.k_chunk_size)
+        return ttnn_decode_work(
+            problem, gx * gy, cfg.max_cores_per_head_batch or DECODE_MAX_CORES_PER_HEAD, cfg.k_chunk_size
+        )
     except ProblemError as exc:
         raise ConfigError(str(exc)) from exc
 
@@ -225,12 +268,21 @@ def decode_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, 
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
     group = schedule.candidate.dim_on("xy")
     q_in, k_in, v_in = st.streamed
-    return {"grid_x": grid[0], "grid_y": grid[1], f"per_core_{group}": g, "kv_cores": s,
-            "q_chunk_size": next(p.var.values.min for p in schedule.params if p.var.name == "q_chunk_size"),
-            "k_chunk_size": kc,
-            "qk_subblock_h": 1, "qk_subblock_w": min(kc // 32, dst), "out_subblock_h": 1,
-            "out_subblock_w": min(problem.tiles(st.head_dim), dst),
-            f"{q_in}_buffer_depth": 1, f"{k_in}_buffer_depth": 2, f"{v_in}_buffer_depth": 2}
+    return {
+        "grid_x": grid[0],
+        "grid_y": grid[1],
+        f"per_core_{group}": g,
+        "kv_cores": s,
+        "q_chunk_size": next(p.var.values.min for p in schedule.params if p.var.name == "q_chunk_size"),
+        "k_chunk_size": kc,
+        "qk_subblock_h": 1,
+        "qk_subblock_w": min(kc // 32, dst),
+        "out_subblock_h": 1,
+        "out_subblock_w": min(problem.tiles(st.head_dim), dst),
+        f"{q_in}_buffer_depth": 1,
+        f"{k_in}_buffer_depth": 2,
+        f"{v_in}_buffer_depth": 2,
+    }
 
 
 def ttnn_default_decode_config(hw: HardwareSpec, problem: Problem) -> TtnnSdpaConfig:
@@ -239,10 +291,16 @@ def ttnn_default_decode_config(hw: HardwareSpec, problem: Problem) -> TtnnSdpaCo
     skv = problem.elements(st.kv_dim)
     chunk = min(skv & -skv, DECODE_MAX_DEFAULT_CHUNK)  # the largest power-of-two divisor, at most 512
     if chunk % 32:
-        raise ConfigError(f"ttnn's sdpa_decode default k chunk for {st.kv_dim} = {skv} is {chunk}, not a multiple "
-                          "of 32: ttnn refuses it")
-    return TtnnSdpaConfig(compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows), q_chunk_size=DEFAULT_CHUNK,
-                          k_chunk_size=chunk, max_cores_per_head_batch=hw.grid.columns * hw.grid.rows)
+        raise ConfigError(
+            f"ttnn's sdpa_decode default k chunk for {st.kv_dim} = {skv} is {chunk}, not a multiple "
+            "of 32: ttnn refuses it"
+        )
+    return TtnnSdpaConfig(
+        compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
+        q_chunk_size=DEFAULT_CHUNK,
+        k_chunk_size=chunk,
+        max_cores_per_head_batch=hw.grid.columns * hw.grid.rows,
+    )
 
 
 def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig) -> Evaluated:

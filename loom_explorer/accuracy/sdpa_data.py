@@ -61,8 +61,22 @@ SDPA_DATA = "sdpa_op_times.csv"
 KERNELS = ("streaming", "accurate", "standard", "balanced", "fast", "legacy")
 MODELLED = ("streaming", "accurate")
 SHAPE = ("B", "H", "Hkv", "Sq", "Skv", "D")
-REQUIRED = ("card", "kernel", *SHAPE, "causal", "q_chunk", "k_chunk", "grid_x", "grid_y", "q_dtype", "kv_dtype",
-            "dtype_stated", "math_fidelity", "fp32_dest", "time_ns")
+REQUIRED = (
+    "card",
+    "kernel",
+    *SHAPE,
+    "causal",
+    "q_chunk",
+    "k_chunk",
+    "grid_x",
+    "grid_y",
+    "q_dtype",
+    "kv_dtype",
+    "dtype_stated",
+    "math_fidelity",
+    "fp32_dest",
+    "time_ns",
+)
 
 
 def _kernel_cell(text: str) -> str:
@@ -94,36 +108,69 @@ class SdpaMeasured:
         in ``kv_dtype``), fidelity and Dst mode."""
         program = load_program("flash_attention")
         q, k, v = program_family(program).analyse(program).streamed
-        return make_problem(program, dict(self.shape), self.q_dtype, self.fidelity,
-                            formats={k: self.kv_dtype, v: self.kv_dtype}, fp32_acc=self.fp32_dest,
-                            options=self.options)
+        return make_problem(
+            program,
+            dict(self.shape),
+            self.q_dtype,
+            self.fidelity,
+            formats={k: self.kv_dtype, v: self.kv_dtype},
+            fp32_acc=self.fp32_dest,
+            options=self.options,
+        )
 
 
 def read_sdpa_measurements(path: str | Path) -> tuple[list[SdpaMeasured], list[RowIssue]]:
     """Every row of an SDPA op-time CSV, checked (module docstring): the good rows and the unusable ones."""
     file, header, records = read_table(path, REQUIRED)
-    check = CellChecker(file, header, {"card": card_cell, "kernel": _kernel_cell,
-                                       **dict.fromkeys((*SHAPE, "q_chunk", "k_chunk", "grid_x", "grid_y"),
-                                                       positive_int),
-                                       "causal": boolean, "dtype_stated": boolean, "fp32_dest": boolean,
-                                       "math_fidelity": fidelity_cell, "q_dtype": data_format_cell,
-                                       "kv_dtype": data_format_cell, "time_ns": positive_time},
-                        unique=("time_ns",))
+    check = CellChecker(
+        file,
+        header,
+        {
+            "card": card_cell,
+            "kernel": _kernel_cell,
+            **dict.fromkeys((*SHAPE, "q_chunk", "k_chunk", "grid_x", "grid_y"), positive_int),
+            "causal": boolean,
+            "dtype_stated": boolean,
+            "fp32_dest": boolean,
+            "math_fidelity": fidelity_cell,
+            "q_dtype": data_format_cell,
+            "kv_dtype": data_format_cell,
+            "time_ns": positive_time,
+        },
+        unique=("time_ns",),
+    )
     good: list[SdpaMeasured] = []
     issues: list[RowIssue] = []
     for line, cells, v in checked_records(file, header, records, check, issues):
         bad = [c for c in ("q_chunk", "k_chunk") if v[c] % 32]
         if bad:
-            issues.extend(RowIssue(file, line, c, "not a multiple of 32", f"{v[c]} is not a multiple of 32")
-                          for c in bad)
+            issues.extend(
+                RowIssue(file, line, c, "not a multiple of 32", f"{v[c]} is not a multiple of 32") for c in bad
+            )
             continue
-        config = TtnnSdpaConfig(compute_with_storage_grid_size=(v["grid_x"], v["grid_y"]),
-                                q_chunk_size=v["q_chunk"], k_chunk_size=v["k_chunk"], exp_approx_mode=None)
-        good.append(SdpaMeasured(line, dict(zip(header, cells, strict=True)), v["card"], v["kernel"],
-                                 tuple((d, v[d]) for d in SHAPE),
-                                 frozenset({"causal"}) if v["causal"] else frozenset(), config, v["q_dtype"],
-                                 v["kv_dtype"], v["dtype_stated"], v["math_fidelity"], v["fp32_dest"],
-                                 v["time_ns"]))
+        config = TtnnSdpaConfig(
+            compute_with_storage_grid_size=(v["grid_x"], v["grid_y"]),
+            q_chunk_size=v["q_chunk"],
+            k_chunk_size=v["k_chunk"],
+            exp_approx_mode=None,
+        )
+        good.append(
+            SdpaMeasured(
+                line,
+                dict(zip(header, cells, strict=True)),
+                v["card"],
+                v["kernel"],
+                tuple((d, v[d]) for d in SHAPE),
+                frozenset({"causal"}) if v["causal"] else frozenset(),
+                config,
+                v["q_dtype"],
+                v["kv_dtype"],
+                v["dtype_stated"],
+                v["math_fidelity"],
+                v["fp32_dest"],
+                v["time_ns"],
+            )
+        )
     return good, issues
 
 
@@ -152,10 +199,14 @@ class SdpaRow:
         shape = dict(self.measured.shape)
         cfg = self.measured.config
         grid = self.measured.config.compute_with_storage_grid_size
-        return {"kernel": self.measured.kernel, "cores": "one core, K/V in L1" if grid == (1, 1) else "chip",
-                "mask": "causal" if "causal" in self.measured.options else "non-causal",
-                "heads": "GQA" if shape["Hkv"] < shape["H"] else "MHA",
-                "chunks": f"q{cfg.q_chunk_size}/k{cfg.k_chunk_size}", "head dim": f"D{shape['D']}"}
+        return {
+            "kernel": self.measured.kernel,
+            "cores": "one core, K/V in L1" if grid == (1, 1) else "chip",
+            "mask": "causal" if "causal" in self.measured.options else "non-causal",
+            "heads": "GQA" if shape["Hkv"] < shape["H"] else "MHA",
+            "chunks": f"q{cfg.q_chunk_size}/k{cfg.k_chunk_size}",
+            "head dim": f"D{shape['D']}",
+        }
 
 
 REGIME_KINDS = ("kernel", "cores", "mask", "heads", "chunks", "head dim")
@@ -168,8 +219,14 @@ def predict_sdpa(rows: list[SdpaMeasured], hardware: dict[str, HardwareSpec] | N
     for m in rows:
         hw = chosen.setdefault(m.card, load_hardware(CARDS[m.card]))
         if m.kernel not in MODELLED:
-            out.append(SdpaRow(m, None, conflict=f"not modelled: the model describes the {' and '.join(MODELLED)} "
-                                                 f"kernels, this row timed {m.kernel}"))
+            out.append(
+                SdpaRow(
+                    m,
+                    None,
+                    conflict=f"not modelled: the model describes the {' and '.join(MODELLED)} "
+                    f"kernels, this row timed {m.kernel}",
+                )
+            )
             continue
         try:
             evaluated = evaluate_sdpa_config(hw, m.problem(), m.config)
@@ -181,9 +238,16 @@ def predict_sdpa(rows: list[SdpaMeasured], hardware: dict[str, HardwareSpec] | N
             out.append(SdpaRow(m, None, conflict=result.conflict.message if result.conflict else result.status))
             continue
         cycles = result.solution.latency_cycles
-        out.append(SdpaRow(m, hw.cycles_to_us(cycles) * 1e3, breakdown=dict(result.solution.breakdown),
-                           candidate=evaluated.schedule.candidate.name, hardware=hw.name,
-                           hardware_sha256=hardware_sha256(hw)))
+        out.append(
+            SdpaRow(
+                m,
+                hw.cycles_to_us(cycles) * 1e3,
+                breakdown=dict(result.solution.breakdown),
+                candidate=evaluated.schedule.candidate.name,
+                hardware=hw.name,
+                hardware_sha256=hardware_sha256(hw),
+            )
+        )
     return out
 
 
@@ -202,9 +266,13 @@ class ErrorSummary:
         def r(x: float | None) -> float | None:
             return None if x is None else round(x, 2)
 
-        return {"n": self.n, "median_abs_err_pct": r(self.median_abs_err_pct),
-                "worst_abs_err_pct": r(self.worst_abs_err_pct), "median_err_pct": r(self.median_err_pct),
-                "illegal": self.illegal}
+        return {
+            "n": self.n,
+            "median_abs_err_pct": r(self.median_abs_err_pct),
+            "worst_abs_err_pct": r(self.worst_abs_err_pct),
+            "median_err_pct": r(self.median_err_pct),
+            "illegal": self.illegal,
+        }
 
 
 def summarise_errors(errors: list[float | None]) -> ErrorSummary:
@@ -212,8 +280,9 @@ def summarise_errors(errors: list[float | None]) -> ErrorSummary:
     if not scored:
         return ErrorSummary(0, None, None, None, len(errors))
     absolute = [abs(e) for e in scored]
-    return ErrorSummary(len(scored), statistics.median(absolute), max(absolute), statistics.median(scored),
-                        len(errors) - len(scored))
+    return ErrorSummary(
+        len(scored), statistics.median(absolute), max(absolute), statistics.median(scored), len(errors) - len(scored)
+    )
 
 
 def by_regime(rows: list[SdpaRow], errors: list[float | None]) -> dict[str, ErrorSummary]:
@@ -223,8 +292,10 @@ def by_regime(rows: list[SdpaRow], errors: list[float | None]) -> dict[str, Erro
         for kind, regime in row.regimes().items():
             groups.setdefault(f"{kind}: {regime}", []).append(error)
     order = {kind: i for i, kind in enumerate(REGIME_KINDS)}
-    return {name: summarise_errors(group)
-            for name, group in sorted(groups.items(), key=lambda g: (order[g[0].split(": ")[0]], g[0]))}
+    return {
+        name: summarise_errors(group)
+        for name, group in sorted(groups.items(), key=lambda g: (order[g[0].split(": ")[0]], g[0]))
+    }
 
 
 def log_loss(rows: list[SdpaRow]) -> float:
@@ -244,14 +315,24 @@ def row_json(row: SdpaRow, cross_validated_pct: float | None = None) -> dict[str
     """One row of ``accuracy --kernel flash_attention --json``, in the GEMM rows' contract: the file's own
     cells, then the candidate, the times in ns, the signed error, a ``note`` (why there is no prediction),
     the hardware and its hash; plus the held-out error, the regimes and the latency breakdown."""
+
     def r(x: float | None, digits: int) -> float | None:
         return None if x is None else round(x, digits)
 
-    return {**row.measured.source, "line": row.measured.line, "candidate": row.candidate,
-            "measured_ns": row.measured.time_ns, "predicted_ns": r(row.predicted_ns, 1),
-            "error_pct": r(row.error_pct, 2), "cross_validated_error_pct": r(cross_validated_pct, 2),
-            "note": row.conflict, "hardware": row.hardware, "hardware_sha256": row.hardware_sha256,
-            "regimes": row.regimes(), "breakdown": row.breakdown}
+    return {
+        **row.measured.source,
+        "line": row.measured.line,
+        "candidate": row.candidate,
+        "measured_ns": row.measured.time_ns,
+        "predicted_ns": r(row.predicted_ns, 1),
+        "error_pct": r(row.error_pct, 2),
+        "cross_validated_error_pct": r(cross_validated_pct, 2),
+        "note": row.conflict,
+        "hardware": row.hardware,
+        "hardware_sha256": row.hardware_sha256,
+        "regimes": row.regimes(),
+        "breakdown": row.breakdown,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,11 +363,15 @@ def score_sdpa(rows: list[SdpaRow], cross_validated: list[SdpaRow] | None) -> Sd
 def scores_json(rows: list[SdpaRow], scores: SdpaScores, folds: int, data: str) -> dict[str, object]:
     """``accuracy --kernel flash_attention --json``: every row, the in-sample summary and per regime, and the
     cross-validated ones (None without a cross-validation)."""
+
     def summary_json(summaries: dict[str, ErrorSummary]) -> dict[str, object]:
         every, *rest = summaries.items()
         return {"summary": every[1].to_json(), "by_regime": {k: s.to_json() for k, s in rest}}
 
-    return {"data": data, "modelled_kernels": list(MODELLED),
-            "rows": [row_json(r, scores.held_out_by_line.get(r.measured.line)) for r in rows],
-            **summary_json(scores.in_sample),
-            "cross_validated": {**summary_json(scores.held_out), "folds": folds} if scores.held_out else None}
+    return {
+        "data": data,
+        "modelled_kernels": list(MODELLED),
+        "rows": [row_json(r, scores.held_out_by_line.get(r.measured.line)) for r in rows],
+        **summary_json(scores.in_sample),
+        "cross_validated": {**summary_json(scores.held_out), "folds": folds} if scores.held_out else None,
+    }

@@ -44,10 +44,34 @@ from loom_explorer.problem import Placement, Problem
 from loom_explorer.result import CandidateResult, Conflict
 from loom_explorer.validate import referee
 
-SUBBLOCK_ORDER = ((4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1),
-                  (1, 5), (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1))
-MEMORY = {"DRAM": Placement.dram, "L1_BLOCK_SHARDED": Placement.l1_block, "L1_HEIGHT_SHARDED": Placement.l1_height,
-          "L1_WIDTH_SHARDED": Placement.l1_width}
+SUBBLOCK_ORDER = (
+    (4, 2),
+    (2, 4),
+    (8, 1),
+    (1, 8),
+    (7, 1),
+    (1, 7),
+    (3, 2),
+    (2, 3),
+    (6, 1),
+    (1, 6),
+    (5, 1),
+    (1, 5),
+    (2, 2),
+    (4, 1),
+    (1, 4),
+    (3, 1),
+    (1, 3),
+    (2, 1),
+    (1, 2),
+    (1, 1),
+)
+MEMORY = {
+    "DRAM": Placement.dram,
+    "L1_BLOCK_SHARDED": Placement.l1_block,
+    "L1_HEIGHT_SHARDED": Placement.l1_height,
+    "L1_WIDTH_SHARDED": Placement.l1_width,
+}
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -93,8 +117,10 @@ def validated(model: type[M], raw: object, origin: str) -> M:
 def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
     cfg = validated(TtnnMatmulConfig, raw, origin)
     if cfg.program_config not in CONFIG_CLASSES:
-        raise ConfigError(f"{origin}: program_config {cfg.program_config!r} is not a multicast matmul config "
-                          "the model maps (2-D or 1-D)")
+        raise ConfigError(
+            f"{origin}: program_config {cfg.program_config!r} is not a multicast matmul config "
+            "the model maps (2-D or 1-D)"
+        )
     bad = {t: m for t, m in cfg.memory.items() if m not in MEMORY}
     if bad:
         raise ConfigError(f"{origin}: memory {bad}: expected one of {', '.join(MEMORY)}")
@@ -123,10 +149,16 @@ def candidate_name(cfg: TtnnMatmulConfig) -> str:
 
 def matmul_args(cfg: TtnnMatmulConfig) -> MatmulArgs:
     """``cfg``'s arguments; an output block left out is the whole per-core block (TTNN's default)."""
-    return MatmulArgs(grid=cfg.compute_with_storage_grid_size, in0_block_w=cfg.in0_block_w,
-                      out_subblock_h=cfg.out_subblock_h, out_subblock_w=cfg.out_subblock_w,
-                      out_block_h=cfg.out_block_h or cfg.per_core_M, out_block_w=cfg.out_block_w or cfg.per_core_N,
-                      per_core_M=cfg.per_core_M, per_core_N=cfg.per_core_N)
+    return MatmulArgs(
+        grid=cfg.compute_with_storage_grid_size,
+        in0_block_w=cfg.in0_block_w,
+        out_subblock_h=cfg.out_subblock_h,
+        out_subblock_w=cfg.out_subblock_w,
+        out_block_h=cfg.out_block_h or cfg.per_core_M,
+        out_block_w=cfg.out_block_w or cfg.per_core_N,
+        per_core_M=cfg.per_core_M,
+        per_core_N=cfg.per_core_N,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +180,10 @@ def evaluate_config(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
 def check_grid(hw: HardwareSpec, grid: tuple[int, int]) -> None:
     """A config's ``compute_with_storage_grid_size`` must fit the chip (ConfigError)."""
     if grid[0] > hw.grid.columns or grid[1] > hw.grid.rows:
-        raise ConfigError(f"compute_with_storage_grid_size {list(grid)} does not fit {hw.name}'s "
-                          f"{hw.grid.columns}x{hw.grid.rows} grid")
+        raise ConfigError(
+            f"compute_with_storage_grid_size {list(grid)} does not fit {hw.name}'s "
+            f"{hw.grid.columns}x{hw.grid.rows} grid"
+        )
 
 
 def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> SymbolicSchedule:
@@ -158,8 +192,10 @@ def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
     candidate = next((c for c in enumerate_candidates(problem) if row.runs(c, "M", "N", "in0", "in1")), None)
     if candidate is None:
         flag = f"{row.flag}={row.flag_value}"
-        raise ConfigError(f"what {cfg.program_config} ({flag}) runs is not a candidate of this problem "
-                          f"(placements {dict(problem.placements) or 'DRAM'})")
+        raise ConfigError(
+            f"what {cfg.program_config} ({flag}) runs is not a candidate of this problem "
+            f"(placements {dict(problem.placements) or 'DRAM'})"
+        )
     return build_schedule(hw, problem, candidate)
 
 
@@ -179,8 +215,10 @@ def check_blocks_fit(cfg: TtnnMatmulConfig, used_x: int, used_y: int) -> None:
     (ConfigError naming the fields), rather than be costed on cores the config does not give."""
     gx, gy = cfg.compute_with_storage_grid_size
     if used_x > gx or used_y > gy:
-        raise ConfigError(f"per_core_M={cfg.per_core_M}, per_core_N={cfg.per_core_N} need {used_x}x{used_y} cores "
-                          f"(columns x rows), more than compute_with_storage_grid_size {[gx, gy]} gives")
+        raise ConfigError(
+            f"per_core_M={cfg.per_core_M}, per_core_N={cfg.per_core_N} need {used_x}x{used_y} cores "
+            f"(columns x rows), more than compute_with_storage_grid_size {[gx, gy]} gives"
+        )
 
 
 def evaluate_values(schedule: SymbolicSchedule, values: dict[str, int]) -> Evaluated:
@@ -190,11 +228,22 @@ def evaluate_values(schedule: SymbolicSchedule, values: dict[str, int]) -> Evalu
     if missing:
         raise ConfigError(f"candidate {name} has parameters the config does not give: {', '.join(missing)}")
     verdict = referee(schedule, values)
-    result = partial(CandidateResult, candidate_name=name, description=schedule.candidate.description,
-                     alternatives=(), best_bound_cycles=None, solve_seconds=0.0, pins=tuple(sorted(values.items())))
+    result = partial(
+        CandidateResult,
+        candidate_name=name,
+        description=schedule.candidate.description,
+        alternatives=(),
+        best_bound_cycles=None,
+        solve_seconds=0.0,
+        pins=tuple(sorted(values.items())),
+    )
     if verdict.solution is None:
-        conflict = Conflict(pins=tuple(sorted(values.items())), constraints=verdict.violations, families=(),
-                            message="the model finds this config illegal: " + "; ".join(verdict.violations))
+        conflict = Conflict(
+            pins=tuple(sorted(values.items())),
+            constraints=verdict.violations,
+            families=(),
+            message="the model finds this config illegal: " + "; ".join(verdict.violations),
+        )
         return Evaluated(schedule, values, result(status="conflict", solution=None, conflict=conflict))
     return Evaluated(schedule, values, result(status="feasible", solution=verdict.solution, conflict=None))
 
@@ -248,9 +297,18 @@ def ttnn_default_evaluated(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatm
     def config(bh: int, bw: int) -> TtnnMatmulConfig:
         sub = next(((h, w) for h, w in SUBBLOCK_ORDER if bh % h == 0 and bw % w == 0 and h * w <= dst), (1, 1))
         name = TWO_D if mcast_in0 is None else ONE_D
-        return TtnnMatmulConfig(program_config=name, compute_with_storage_grid_size=(gx, gy),
-                                in0_block_w=ibw, per_core_M=pm, per_core_N=pn, out_block_h=bh,
-                                out_block_w=bw, out_subblock_h=sub[0], out_subblock_w=sub[1], mcast_in0=mcast_in0)
+        return TtnnMatmulConfig(
+            program_config=name,
+            compute_with_storage_grid_size=(gx, gy),
+            in0_block_w=ibw,
+            per_core_M=pm,
+            per_core_N=pn,
+            out_block_h=bh,
+            out_block_w=bw,
+            out_subblock_h=sub[0],
+            out_subblock_w=sub[1],
+            mcast_in0=mcast_in0,
+        )
 
     schedule = config_schedule(hw, problem, config(pm, pn))  # every block size runs the same candidate
     for bh, bw in output_blocks(pm, pn):
@@ -276,6 +334,7 @@ def output_blocks(per_core_m: int, per_core_n: int) -> list[tuple[int, int]]:
     ttnn's ``matmul_program_config.cpp``, with ``in0_block_w`` kept): the whole per-core block first, then
     for each product of a divisor of ``per_core_M`` and one of ``per_core_N`` the pair closest to square
     (the later pair on a tie), largest product first."""
+
     def divisors(n: int) -> list[int]:
         return [n, 1, *(d for d in range(n // 2, 1, -1) if n % d == 0)]
 

@@ -78,8 +78,10 @@ class TtnnDefaultOp(BaseModel):
     def describe(self) -> str:
         gx, gy = self.compute_with_storage_grid_size
         plural = "s" if self.units > 1 else ""
-        return (f"{self.op} ({self.program}): {self.units} {self.unit}{plural} over {self.cores} of {gx}x{gy} "
-                f"cores, {self.per_core} per core")
+        return (
+            f"{self.op} ({self.program}): {self.units} {self.unit}{plural} over {self.cores} of {gx}x{gy} "
+            f"cores, {self.per_core} per core"
+        )
 
 
 def has_interleaved_default(problem: Problem) -> bool:
@@ -104,18 +106,21 @@ def ttnn_default_op(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, 
     return _split(hw, problem)[:3]
 
 
-def _split(hw: HardwareSpec, problem: Problem
-           ) -> tuple[TtnnDefaultOp, Candidate, dict[str, int], int]:
+def _split(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, Candidate, dict[str, int], int]:
     """``ttnn_default_op`` and the depth of every streamed input's buffer."""
     family = program_family(problem.program).name
     families = interleaved_families()
     if family not in families:
-        raise ConfigError(f"{problem.program.name} is a {family} program; ttnn runs only the "
-                          f"{' and '.join(families)} families without a program config")
+        raise ConfigError(
+            f"{problem.program.name} is a {family} program; ttnn runs only the "
+            f"{' and '.join(families)} families without a program config"
+        )
     in_l1 = [t for t, p in problem.placements if p.in_l1]
     if in_l1:
-        raise ConfigError(f"ttnn's default for {problem.program.name} runs on DRAM-interleaved tensors; "
-                          f"{', '.join(in_l1)} is in L1 (--memory)")
+        raise ConfigError(
+            f"ttnn's default for {problem.program.name} runs on DRAM-interleaved tensors; "
+            f"{', '.join(in_l1)} is in L1 (--memory)"
+        )
     grid = (hw.grid.columns, hw.grid.rows)
     default_of = families[family].interleaved_default
     assert default_of is not None  # interleaved_families holds only the families that have one
@@ -123,8 +128,15 @@ def _split(hw: HardwareSpec, problem: Problem
     group, units = split.group, split.units
     candidate = Candidate(axes=(("xy", group),), comms=tuple((t, Comm.dram) for t in split.streamed))
     per_core, used, (gx, gy) = work_split(units, grid)
-    default = TtnnDefaultOp(op=split.op, program=split.program, compute_with_storage_grid_size=grid,
-                            unit=split.unit, units=units, per_core=per_core, cores=used)
+    default = TtnnDefaultOp(
+        op=split.op,
+        program=split.program,
+        compute_with_storage_grid_size=grid,
+        unit=split.unit,
+        units=units,
+        per_core=per_core,
+        cores=used,
+    )
     values = {"grid_x": gx, "grid_y": gy, f"per_core_{group}": per_core, split.block: 1}
     return default, candidate, values, split.buffer_depth
 

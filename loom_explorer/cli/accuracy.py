@@ -60,6 +60,7 @@ def parse_predict(args: argparse.Namespace) -> PredictCommand:
 def finite_json(text: str) -> object:
     """JSON as Python's reader takes it, less ``NaN``, ``Infinity`` and numbers that overflow a float
     (ValueError naming the token)."""
+
     def refuse(token: str) -> float:
         raise ValueError(f"{token[:30]} is not a finite number")
 
@@ -70,8 +71,9 @@ def finite_json(text: str) -> object:
     return json.loads(text, parse_constant=refuse, parse_float=number)
 
 
-def with_compute_config(problem: ProblemRequest, compute: dict[str, object], memory: dict[str, str],
-                        origin: str) -> ProblemRequest:
+def with_compute_config(
+    problem: ProblemRequest, compute: dict[str, object], memory: dict[str, str], origin: str
+) -> ProblemRequest:
     """``problem`` with a TTNN config's placements added and its ``compute`` block's fidelity and fp32
     accumulation (a flag that contradicts the block is an error, not silently overridden)."""
     fidelity = compute.get("math_fidelity")
@@ -81,8 +83,12 @@ def with_compute_config(problem: ProblemRequest, compute: dict[str, object], mem
         if problem.fidelity is not None and parse_fidelity(problem.fidelity) is not wanted:
             raise InputError(f"--fidelity {problem.fidelity} contradicts {origin}: compute.math_fidelity {fidelity}")
         chosen = wanted.value
-    return dataclasses.replace(problem, memory=(*problem.memory, *(f"{t}={p}" for t, p in memory.items())),
-                               fidelity=chosen, fp32_acc=problem.fp32_acc or bool(compute.get("fp32_dest_acc_en")))
+    return dataclasses.replace(
+        problem,
+        memory=(*problem.memory, *(f"{t}={p}" for t, p in memory.items())),
+        fidelity=chosen,
+        fp32_acc=problem.fp32_acc or bool(compute.get("fp32_dest_acc_en")),
+    )
 
 
 def run_predict(req: PredictCommand) -> int:
@@ -113,9 +119,11 @@ def run_predict(req: PredictCommand) -> int:
     given: TtnnMatmulConfig | TtnnSdpaConfig | None = None
     family = program_family(program).name
     if req.ttnn_config and family in interleaved_families():
-        raise InputError(f"--ttnn-config reads matmul and SDPA configs; {program.name} is of the {family} family: "
-                         "predict ttnn's interleaved default with --ttnn-default, or a sharded layout with "
-                         "`solve --memory` and its pins")
+        raise InputError(
+            f"--ttnn-config reads matmul and SDPA configs; {program.name} is of the {family} family: "
+            "predict ttnn's interleaved default with --ttnn-default, or a sharded layout with "
+            "`solve --memory` and its pins"
+        )
     entry = None
     if req.ttnn_config:
         raw, entry = _read_ttnn_config(req.ttnn_config, req.op)
@@ -123,9 +131,9 @@ def run_predict(req: PredictCommand) -> int:
             given = parse_sdpa_config(raw, req.ttnn_config)
         else:
             given = parse_config(raw, req.ttnn_config)
-            problem_request = with_compute_config(req.problem, given.compute,
-                                                  {t: p.value for t, p in placements(given).items()},
-                                                  req.ttnn_config)
+            problem_request = with_compute_config(
+                req.problem, given.compute, {t: p.value for t, p in placements(given).items()}, req.ttnn_config
+            )
     hw, problem = problem_request.build()
     if entry is not None and entry.predict_args is not None:
         check_recorded_problem(req, entry.key, entry.predict_args, hw, problem)
@@ -150,14 +158,32 @@ def run_predict(req: PredictCommand) -> int:
     source = req.ttnn_config or "ttnn default"
     op = op_name(cfg, decode=evaluated.schedule.candidate.has_tag("kv_split"))
     if req.json:
-        print(json.dumps({"ttnn_config_source": source, "ttnn_op": op, "ttnn_config_class": config_class(cfg),
-                          "ttnn_config_fields": config_fields(cfg),
-                          **result_json(hw, evaluated.schedule, evaluated.result),
-                          "ttnn_config": cfg.model_dump(mode="json")}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "ttnn_config_source": source,
+                    "ttnn_op": op,
+                    "ttnn_config_class": config_class(cfg),
+                    "ttnn_config_fields": config_fields(cfg),
+                    **result_json(hw, evaluated.schedule, evaluated.result),
+                    "ttnn_config": cfg.model_dump(mode="json"),
+                },
+                indent=2,
+            )
+        )
     else:
         chosen = f"from {req.ttnn_config}" if req.ttnn_config else "what ttnn picks when the call gives none"
-        print("\n".join([f"ttnn config costed ({chosen}):", f"  {op}", *(f"  {line}" for line in config_call(cfg)),
-                         "", predict_table(hw, problem, evaluated.schedule, evaluated.result)]))
+        print(
+            "\n".join(
+                [
+                    f"ttnn config costed ({chosen}):",
+                    f"  {op}",
+                    *(f"  {line}" for line in config_call(cfg)),
+                    "",
+                    predict_table(hw, problem, evaluated.schedule, evaluated.result),
+                ]
+            )
+        )
     return EXIT_OK if evaluated.result.solution else EXIT_NO_SCHEDULE
 
 
@@ -185,8 +211,9 @@ class _RecordedArgs(argparse.ArgumentParser):
         raise InputError(message)
 
 
-def check_recorded_problem(req: PredictCommand, key: str, recorded: tuple[str, ...], hw: HardwareSpec,
-                           problem: Problem) -> None:
+def check_recorded_problem(
+    req: PredictCommand, key: str, recorded: tuple[str, ...], hw: HardwareSpec, problem: Problem
+) -> None:
     """``--ttnn-config FILE --op KEY`` costs the op's config on the problem ``improve`` chose it for, which the
     entry records as ``predict`` arguments (``recorded``): kernel, hardware, grid (the whole chip when not
     given), shape, formats, fidelity, fp32 accumulation, placements, bias, activation, program options
@@ -228,17 +255,24 @@ def check_recorded_problem(req: PredictCommand, key: str, recorded: tuple[str, .
 
 def _problem_flags(problem: Problem) -> dict[str, str]:
     """What each problem flag of ``predict`` says of ``problem``, as text to compare and to show."""
+
     def pairs(items: tuple[tuple[str, object], ...]) -> str:
         return ",".join(f"{k}={getattr(v, 'value', v)}" for k, v in sorted(items)) or "none"
 
     def on(flag: bool) -> str:
         return "on" if flag else "off"
 
-    return {"--shape": problem.shape_text, "--dtype/--format": pairs(problem.formats),
-            "--fidelity": problem.fidelity.value, "--fp32-acc": on(problem.fp32_acc),
-            "--memory": pairs(problem.placements), "--bias": on("bias" in problem.enabled),
-            "--activation": problem.activation or "none", "--option": ",".join(sorted(problem.options)) or "none",
-            "--target": problem.target.value}
+    return {
+        "--shape": problem.shape_text,
+        "--dtype/--format": pairs(problem.formats),
+        "--fidelity": problem.fidelity.value,
+        "--fp32-acc": on(problem.fp32_acc),
+        "--memory": pairs(problem.placements),
+        "--bias": on("bias" in problem.enabled),
+        "--activation": problem.activation or "none",
+        "--option": ",".join(sorted(problem.options)) or "none",
+        "--target": problem.target.value,
+    }
 
 
 # ------------------------------------------------------------------------------------------ accuracy
@@ -262,8 +296,18 @@ class AccuracyCommand:
 
 
 def parse_accuracy(args: argparse.Namespace) -> AccuracyCommand:
-    return AccuracyCommand(args.kernel, args.data, args.configs, tuple(args.hw), args.record, args.skip_bad_rows,
-                           args.store, args.json, args.cross_validate, args.constants)
+    return AccuracyCommand(
+        args.kernel,
+        args.data,
+        args.configs,
+        tuple(args.hw),
+        args.record,
+        args.skip_bad_rows,
+        args.store,
+        args.json,
+        args.cross_validate,
+        args.constants,
+    )
 
 
 def measurement_file(kernel: str, data: str | None, flags: dict[str, object]) -> str:
@@ -271,13 +315,16 @@ def measurement_file(kernel: str, data: str | None, flags: dict[str, object]) ->
     options given with flash_attention are refused by name."""
     if kernel == "gemm":
         if data is None:
-            raise InputError("--data FILE is required for gemm (e.g. loom_explorer/data/published/"
-                             "gemm_flops_calibration.csv)")
+            raise InputError(
+                "--data FILE is required for gemm (e.g. loom_explorer/data/published/gemm_flops_calibration.csv)"
+            )
         return data
     given = [name for name, value in flags.items() if value]
     if given:
-        raise InputError(f"{', '.join(given)}: GEMM options; --kernel flash_attention takes --data, --hw, --json, "
-                         "--skip-bad-rows and --cross-validate")
+        raise InputError(
+            f"{', '.join(given)}: GEMM options; --kernel flash_attention takes --data, --hw, --json, "
+            "--skip-bad-rows and --cross-validate"
+        )
     from loom_explorer.accuracy.sdpa_data import shipped_data
 
     return data or str(shipped_data())
@@ -295,8 +342,10 @@ def card_hardware(pins: tuple[str, ...]) -> dict[str, HardwareSpec]:
             raise HardwareError(f"--hw {pin!r}: expected CARD=FILE with CARD one of {', '.join(CARDS)}")
         hw, shipped = load_hardware(name), load_hardware(CARDS[card])
         if hw.arch is not shipped.arch:  # Arch members: one architecture or another
-            raise HardwareError(f"--hw {pin!r}: {name} describes a {hw.arch.value} chip; card {card} is "
-                                f"{shipped.arch.value} ({CARDS[card]})")
+            raise HardwareError(
+                f"--hw {pin!r}: {name} describes a {hw.arch.value} chip; card {card} is "
+                f"{shipped.arch.value} ({CARDS[card]})"
+            )
         chosen[card] = hw
     return chosen
 
@@ -312,14 +361,18 @@ def _row_line(r: Row) -> str:
     s = r.source
     pred = f"{predicted_ns / 1e3:>12.2f}" if predicted_ns else f"{'illegal':>12}"
     err = f"{error_pct:>6.1f}%" if error_pct is not None else f"{'-':>7}"
-    return (f"{s['card']:<5} {s['config_kind']:<11} {s['M']:>6} {s['K']:>6} {s['N']:>6} {s['dtype']:<10} "
-            f"{s['math_fidelity']:<6} {r.regime:<13} {r.measured_ns / 1e3:>11.2f} {pred} {err}")
+    return (
+        f"{s['card']:<5} {s['config_kind']:<11} {s['M']:>6} {s['K']:>6} {s['N']:>6} {s['dtype']:<10} "
+        f"{s['math_fidelity']:<6} {r.regime:<13} {r.measured_ns / 1e3:>11.2f} {pred} {err}"
+    )
 
 
 def _summary_line(name: str, s: Summary, width: int = 24) -> str:
     spearman = _rounded(s.spearman, 4)
-    return (f"  {name:<{width}} n={s.n:<4} median |err| {pct(_rounded(s.median_abs_err_pct))}  "
-            f"p90 {pct(_rounded(s.p90_abs_err_pct))}  Spearman {'-' if spearman is None else spearman}")
+    return (
+        f"  {name:<{width}} n={s.n:<4} median |err| {pct(_rounded(s.median_abs_err_pct))}  "
+        f"p90 {pct(_rounded(s.p90_abs_err_pct))}  Spearman {'-' if spearman is None else spearman}"
+    )
 
 
 def print_errors_by_kind(name: str, errors: ErrorsByKind) -> None:
@@ -330,39 +383,52 @@ def print_errors_by_kind(name: str, errors: ErrorsByKind) -> None:
 
 
 def print_accuracy_tables(tables: AccuracyTables) -> None:
-    print(f"{'card':<5} {'kind':<11} {'M':>6} {'K':>6} {'N':>6} {'dtype':<10} {'fidelity':<6} {'regime':<13} "
-          f"{'measured us':>11} {'predicted us':>12} {'error':>7}")
+    print(
+        f"{'card':<5} {'kind':<11} {'M':>6} {'K':>6} {'N':>6} {'dtype':<10} {'fidelity':<6} {'regime':<13} "
+        f"{'measured us':>11} {'predicted us':>12} {'error':>7}"
+    )
     for r in tables.rows:
         print(_row_line(r))
     print("\nsummary (every row):")
     print(_summary_line("all", tables.summary))
     for name, s in {**tables.by_card, **tables.by_regime}.items():
         print(_summary_line(name, s))
-    print("\nthe model beside a three-constant roofline fitted on the same rows (in sample: every row; "
-          "cross-validated: leave one shape out)")
+    print(
+        "\nthe model beside a three-constant roofline fitted on the same rows (in sample: every row; "
+        "cross-validated: leave one shape out)"
+    )
     for c in tables.comparisons:
-        print(f"  {c.card} roofline on every row: compute efficiency {c.fit.compute_eff}, DRAM efficiency "
-              f"{c.fit.dram_eff}, overhead {round(c.fit.overhead_ns, 1)} ns")
-        figures = [("model, in sample", c.model), ("roofline, in sample", c.roofline),
-                   ("roofline, cross-validated", c.roofline_cross_validated)]
+        print(
+            f"  {c.card} roofline on every row: compute efficiency {c.fit.compute_eff}, DRAM efficiency "
+            f"{c.fit.dram_eff}, overhead {round(c.fit.overhead_ns, 1)} ns"
+        )
+        figures = [
+            ("model, in sample", c.model),
+            ("roofline, in sample", c.roofline),
+            ("roofline, cross-validated", c.roofline_cross_validated),
+        ]
         if c.model_cross_validated:
             figures.insert(1, ("model, cross-validated", c.model_cross_validated))
         for label, errors in figures:
             print_errors_by_kind(f"{c.card} {label}", errors)
     if not any(c.model_cross_validated for c in tables.comparisons):
         print("  (the model's cross-validated error refits its constants once per shape: --cross-validate)")
-    print(f"\nhand-tuned over automatic speedup: {len(tables.speedups)} pairs, "
-          f"median |error| {pct(tables.speedup_median_abs_err_pct)}")
+    print(
+        f"\nhand-tuned over automatic speedup: {len(tables.speedups)} pairs, "
+        f"median |error| {pct(tables.speedup_median_abs_err_pct)}"
+    )
 
 
 def run_accuracy(req: AccuracyCommand) -> int:
-    data = measurement_file(req.kernel, req.data, {"--configs": req.configs, "--record": req.record,
-                                                   "--constants": req.constants, "--store": req.store})
+    data = measurement_file(
+        req.kernel,
+        req.data,
+        {"--configs": req.configs, "--record": req.record, "--constants": req.constants, "--store": req.store},
+    )
     if req.kernel == "flash_attention":
         from loom_explorer.cli.sdpa_accuracy import run_sdpa_accuracy
 
-        return run_sdpa_accuracy(data, card_hardware(req.card_hw), req.skip_bad_rows, req.cross_validate,
-                                 req.json)
+        return run_sdpa_accuracy(data, card_hardware(req.card_hw), req.skip_bad_rows, req.cross_validate, req.json)
     from loom_explorer.accuracy.calibrate import calibration_notes, chosen_constants, start_values
     from loom_explorer.accuracy.cross_validation import cross_validate
     from loom_explorer.accuracy.gemm_data import (
@@ -423,8 +489,17 @@ class CalibrateCommand:
 
 
 def parse_calibrate(args: argparse.Namespace) -> CalibrateCommand:
-    return CalibrateCommand(args.kernel, args.hw, args.data, args.configs, args.output, args.force,
-                            args.skip_bad_rows, args.cross_validate, args.constants)
+    return CalibrateCommand(
+        args.kernel,
+        args.hw,
+        args.data,
+        args.configs,
+        args.output,
+        args.force,
+        args.skip_bad_rows,
+        args.cross_validate,
+        args.constants,
+    )
 
 
 def run_calibrate(req: CalibrateCommand) -> int:
@@ -461,8 +536,9 @@ def run_calibrate(req: CalibrateCommand) -> int:
     with Progress() as progress:
         start = start_values(hw, req.hw)
         result = calibrate(hw, cases, progress=progress, start=start, constants=constants)
-        cross_validated = cross_validate(start, cases, progress=progress, constants=constants) \
-            if req.cross_validate else None
+        cross_validated = (
+            cross_validate(start, cases, progress=progress, constants=constants) if req.cross_validate else None
+        )
     write_new(req.output, calibrated_yaml(req.hw, result, Path(data).name), force=req.force)
     print(f"calibrated {hw.name} on {result.rows} rows of {data}; wrote {req.output}")
     if start != hw:
@@ -476,8 +552,9 @@ def run_calibrate(req: CalibrateCommand) -> int:
     print_errors_by_kind("given constants, in sample", result.before)
     print_errors_by_kind("fitted constants, in sample", result.after)
     if cross_validated:
-        print_errors_by_kind(f"fitted, cross-validated ({cross_validated.folds} shapes, each left out once)",
-                             cross_validated.errors)
+        print_errors_by_kind(
+            f"fitted, cross-validated ({cross_validated.folds} shapes, each left out once)", cross_validated.errors
+        )
     return EXIT_OK
 
 
@@ -523,23 +600,38 @@ def run_ingest(req: IngestCommand) -> int:
     if req.json:
         doc = summary_json(report)
         doc["chip"] = chip_line
-        doc["predictions"] = [{"row": op.row, "hardware": m.hardware, "candidate": m.candidate,
-                               "predicted_ns": m.predicted_ns, "measured_ns": m.measured_ns, "note": m.note}
-                              for op, m in zip(report.ops, measurements, strict=True)]
+        doc["predictions"] = [
+            {
+                "row": op.row,
+                "hardware": m.hardware,
+                "candidate": m.candidate,
+                "predicted_ns": m.predicted_ns,
+                "measured_ns": m.measured_ns,
+                "note": m.note,
+            }
+            for op, m in zip(report.ops, measurements, strict=True)
+        ]
         doc["coverage"] = coverage.as_json()
         print(json.dumps(doc, indent=2))
         return EXIT_OK
-    print(f"{req.file}: {len(report.ops)} ops ingested, {len(report.skipped)} rows skipped"
-          + (f"; predicted on {chip_line}" if report.ops else ""))
+    print(
+        f"{req.file}: {len(report.ops)} ops ingested, {len(report.skipped)} rows skipped"
+        + (f"; predicted on {chip_line}" if report.ops else "")
+    )
     for line in coverage_lines(coverage):
         print(f"  {line}")
     for op, m in zip(report.ops, measurements, strict=True):
         shape = ",".join(f"{k}={v}" for k, v in op.shape.items())
         predicted = f"{m.predicted_ns / 1e3:10.2f} us" if m.predicted_ns is not None else f"{'-':>13}"
-        error = (f"{100 * (m.predicted_ns - m.measured_ns) / m.measured_ns:+6.1f}%"
-                 if m.predicted_ns is not None and m.measured_ns else "")
-        print(f"  row {op.row:<5} {op.kernel:<15} {shape:<34} {m.candidate:<36} measured "
-              f"{op.device_kernel_ns / 1e3:10.2f} us  predicted {predicted} {error}")
+        error = (
+            f"{100 * (m.predicted_ns - m.measured_ns) / m.measured_ns:+6.1f}%"
+            if m.predicted_ns is not None and m.measured_ns
+            else ""
+        )
+        print(
+            f"  row {op.row:<5} {op.kernel:<15} {shape:<34} {m.candidate:<36} measured "
+            f"{op.device_kernel_ns / 1e3:10.2f} us  predicted {predicted} {error}"
+        )
     for s in report.skipped:
         print(f"  skipped {s}")
     return EXIT_OK
@@ -548,74 +640,123 @@ def run_ingest(req: IngestCommand) -> int:
 def add_predict_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     predict = add_command(sub, "predict", Command(parse_predict, run_predict))
     add_problem_args(predict)
-    predict.add_argument("--ttnn-config", default=None, metavar="FILE",
-                         help="JSON in the ttnn constructor's argument names (see docs/accuracy.md), or a configs "
-                              "file of `improve -o` (.json or .py, read without running it) with --op")
-    predict.add_argument("--op", default=None, metavar="KEY",
-                         help="the op of an `improve -o` configs file (as `improve` prints it)")
-    predict.add_argument("--ttnn-default", action="store_true",
-                         help="what ttnn runs itself on DRAM-interleaved tensors (matmul auto-config, SDPA's "
-                              "32-element chunks, the element-wise and norm/softmax work split)")
-    predict.add_argument("--grid", type=grid_size, default=None, metavar="XxY",
-                         help="restrict the device grid, e.g. 11x10")
+    predict.add_argument(
+        "--ttnn-config",
+        default=None,
+        metavar="FILE",
+        help="JSON in the ttnn constructor's argument names (see docs/accuracy.md), or a configs "
+        "file of `improve -o` (.json or .py, read without running it) with --op",
+    )
+    predict.add_argument(
+        "--op", default=None, metavar="KEY", help="the op of an `improve -o` configs file (as `improve` prints it)"
+    )
+    predict.add_argument(
+        "--ttnn-default",
+        action="store_true",
+        help="what ttnn runs itself on DRAM-interleaved tensors (matmul auto-config, SDPA's "
+        "32-element chunks, the element-wise and norm/softmax work split)",
+    )
+    predict.add_argument(
+        "--grid", type=grid_size, default=None, metavar="XxY", help="restrict the device grid, e.g. 11x10"
+    )
 
 
 def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     accuracy = add_command(sub, "accuracy", Command(parse_accuracy, run_accuracy))
-    accuracy.add_argument("--kernel", choices=KERNELS, default="gemm",
-                          help="gemm (default) or flash_attention (published SDPA op times)")
-    accuracy.add_argument("--data", default=None,
-                          help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv "
-                               "(required for gemm), or of sdpa_op_times.csv for flash_attention (default: "
-                               "the shipped one)")
-    accuracy.add_argument("--configs", default=None,
-                          help="CSV of the manual configs "
-                               "(format of loom_explorer/data/published/gemm_manual_configs.csv)")
+    accuracy.add_argument(
+        "--kernel", choices=KERNELS, default="gemm", help="gemm (default) or flash_attention (published SDPA op times)"
+    )
+    accuracy.add_argument(
+        "--data",
+        default=None,
+        help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv "
+        "(required for gemm), or of sdpa_op_times.csv for flash_attention (default: "
+        "the shipped one)",
+    )
+    accuracy.add_argument(
+        "--configs",
+        default=None,
+        help="CSV of the manual configs (format of loom_explorer/data/published/gemm_manual_configs.csv)",
+    )
     accuracy.add_argument("--json", action="store_true")
-    accuracy.add_argument("--hw", action="append", default=[], metavar="CARD=FILE",
-                          help="predict one card's rows with this hardware file instead of the shipped one, "
-                               "e.g. p150=p150_fitted.yaml from `calibrate` (repeatable)")
+    accuracy.add_argument(
+        "--hw",
+        action="append",
+        default=[],
+        metavar="CARD=FILE",
+        help="predict one card's rows with this hardware file instead of the shipped one, "
+        "e.g. p150=p150_fitted.yaml from `calibrate` (repeatable)",
+    )
     accuracy.add_argument("--record", action="store_true", help="also record every row in the results store")
-    accuracy.add_argument("--skip-bad-rows", action="store_true",
-                          help="leave out rows with a bad cell or a wrong number of cells (listed) instead of "
-                               "refusing the file")
-    accuracy.add_argument("--cross-validate", action="store_true",
-                          help="also the model's leave-one-shape-out error: the constants the hardware file "
-                               "notes as calibrated refitted without each shape, from their values before that "
-                               "fit, and that shape predicted")
-    accuracy.add_argument("--constants", default=None, metavar="A,B",
-                          help="with --cross-validate: refit these constants instead (as calibrate --constants)")
+    accuracy.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="leave out rows with a bad cell or a wrong number of cells (listed) instead of refusing the file",
+    )
+    accuracy.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="also the model's leave-one-shape-out error: the constants the hardware file "
+        "notes as calibrated refitted without each shape, from their values before that "
+        "fit, and that shape predicted",
+    )
+    accuracy.add_argument(
+        "--constants",
+        default=None,
+        metavar="A,B",
+        help="with --cross-validate: refit these constants instead (as calibrate --constants)",
+    )
     add_store_arg(accuracy)
     calibrate = add_command(sub, "calibrate", Command(parse_calibrate, run_calibrate))
     calibrate.add_argument("--hw", required=True, help="the hardware file to start from (name or path)")
-    calibrate.add_argument("--kernel", choices=KERNELS, default="gemm",
-                           help="gemm (default: the matmul constants) or flash_attention (the attention "
-                                "constants, compute.sdpa_softmax_scale)")
-    calibrate.add_argument("--data", default=None,
-                           help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv "
-                                "(required for gemm), or of sdpa_op_times.csv for flash_attention (default: "
-                                "the shipped one)")
+    calibrate.add_argument(
+        "--kernel",
+        choices=KERNELS,
+        default="gemm",
+        help="gemm (default: the matmul constants) or flash_attention (the attention "
+        "constants, compute.sdpa_softmax_scale)",
+    )
+    calibrate.add_argument(
+        "--data",
+        default=None,
+        help="CSV in the format of loom_explorer/data/published/gemm_flops_calibration.csv "
+        "(required for gemm), or of sdpa_op_times.csv for flash_attention (default: "
+        "the shipped one)",
+    )
     calibrate.add_argument("--configs", default=None, help="CSV of the manual configs")
     calibrate.add_argument("-o", "--output", required=True, metavar="FILE", help="the new hardware YAML")
     calibrate.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
-    calibrate.add_argument("--skip-bad-rows", action="store_true",
-                           help="fit without the unusable rows (a bad cell, a wrong number of cells, a manual row "
-                                "without its config; listed) instead of refusing to fit")
-    calibrate.add_argument("--constants", default=None, metavar="A,B",
-                           help="fit only these constants (names as printed, e.g. dram.step_read_bytes_per_cycle); "
-                                "default all")
-    calibrate.add_argument("--cross-validate", action="store_true",
-                           help="also the fit's leave-one-shape-out error (one more fit per shape; minutes)")
+    calibrate.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="fit without the unusable rows (a bad cell, a wrong number of cells, a manual row "
+        "without its config; listed) instead of refusing to fit",
+    )
+    calibrate.add_argument(
+        "--constants",
+        default=None,
+        metavar="A,B",
+        help="fit only these constants (names as printed, e.g. dram.step_read_bytes_per_cycle); default all",
+    )
+    calibrate.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="also the fit's leave-one-shape-out error (one more fit per shape; minutes)",
+    )
 
 
 def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ingest = add_command(sub, "ingest", Command(parse_ingest, run_ingest))
     ingest.add_argument("file", help="ops_perf_results_<timestamp>.csv from tt-metal's device profiler")
-    ingest.add_argument("--hw", default=None,
-                        help="hardware to predict on (default: from the report's DEVICE ARCH column)")
+    ingest.add_argument(
+        "--hw", default=None, help="hardware to predict on (default: from the report's DEVICE ARCH column)"
+    )
     ingest.add_argument("--dry-run", action="store_true", help="do not record in the results store")
     ingest.add_argument("--json", action="store_true")
-    ingest.add_argument("--skip-bad-rows", action="store_true",
-                        help="skip rows with a bad number cell or a wrong number of cells (counted, grouped by "
-                             "reason) instead of refusing the file at the first")
+    ingest.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="skip rows with a bad number cell or a wrong number of cells (counted, grouped by "
+        "reason) instead of refusing the file at the first",
+    )
     add_store_arg(ingest)

@@ -51,16 +51,19 @@ class Command(Generic[Request]):
         return self.run(self.parse(args))
 
 
-def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
-                command: Command[Request]) -> argparse.ArgumentParser:
+def add_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, command: Command[Request]
+) -> argparse.ArgumentParser:
     """A subparser ``name`` that runs ``command``, with its line of ``cli/help_lines.py`` (kept there so that
     ``--help`` lists every command without importing its module); ``--debug`` is taken after the command name
     too."""
     from loom_explorer.cli.help_lines import HELP_LINES
+
     parser = sub.add_parser(name, help=HELP_LINES[name])
     parser.set_defaults(handler=command)
-    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="print the traceback of an internal error")
+    parser.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="print the traceback of an internal error"
+    )
     return parser
 
 
@@ -83,8 +86,9 @@ def seconds(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not (math.isfinite(value) and 0 < value <= threading.TIMEOUT_MAX):
-        raise argparse.ArgumentTypeError(f"{text}: must be a finite number > 0 "
-                                         f"(seconds, at most {threading.TIMEOUT_MAX:.3g})")
+        raise argparse.ArgumentTypeError(
+            f"{text}: must be a finite number > 0 (seconds, at most {threading.TIMEOUT_MAX:.3g})"
+        )
     return value
 
 
@@ -105,8 +109,10 @@ def whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
 
 def grid_size(text: str) -> tuple[int, int]:
     """``COLUMNSxROWS`` of whole numbers >= 1, e.g. ``11x10``."""
-    if not re.fullmatch(r"\s*[0-9]{1,4}\s*[xX]\s*[0-9]{1,4}\s*", text) or \
-            min(int(x) for x in text.lower().split("x")) < 1:
+    if (
+        not re.fullmatch(r"\s*[0-9]{1,4}\s*[xX]\s*[0-9]{1,4}\s*", text)
+        or min(int(x) for x in text.lower().split("x")) < 1
+    ):
         raise argparse.ArgumentTypeError(f"{text}: expected COLUMNSxROWS of whole numbers >= 1, e.g. 11x10")
     columns, rows = (int(x) for x in text.lower().split("x"))
     return columns, rows
@@ -126,8 +132,10 @@ def kernel_target(chosen: str | None, wanted: KernelTarget | None = None, output
         return wanted or KernelTarget.ttnn
     if wanted is not None and KernelTarget(chosen) is not wanted:
         words = _TARGET_WORDS[wanted.value]
-        raise InputError(f"--target {chosen} contradicts --format {output_format}: a {words} export "
-                         f"is solved for the {words} kernels' buffers")
+        raise InputError(
+            f"--target {chosen} contradicts --format {output_format}: a {words} export "
+            f"is solved for the {words} kernels' buffers"
+        )
     return KernelTarget(chosen)
 
 
@@ -148,8 +156,9 @@ def checked_options(names: Sequence[str], kernel: str, declared: Sequence[str]) 
     for name in names:
         if name not in declared:
             flag = f"--option {name}" + (" (--causal)" if name == "causal" else "")
-            raise InputError(f"{flag}: kernel {kernel} has no option {name!r} "
-                             f"(its options: {', '.join(declared) or 'none'})")
+            raise InputError(
+                f"{flag}: kernel {kernel} has no option {name!r} (its options: {', '.join(declared) or 'none'})"
+            )
     return frozenset(names)
 
 
@@ -172,10 +181,20 @@ class ProblemRequest:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, target: KernelTarget | None = None) -> ProblemRequest:
-        return cls(kernel=args.kernel, hw=args.hw, shape=args.shape, dtype=args.dtype, formats=tuple(args.format),
-                   memory=tuple(args.memory), fidelity=args.fidelity, fp32_acc=args.fp32_acc,
-                   target=target or kernel_target(args.target), bias=args.bias, activation=args.activation,
-                   options=tuple(args.options))
+        return cls(
+            kernel=args.kernel,
+            hw=args.hw,
+            shape=args.shape,
+            dtype=args.dtype,
+            formats=tuple(args.format),
+            memory=tuple(args.memory),
+            fidelity=args.fidelity,
+            fp32_acc=args.fp32_acc,
+            target=target or kernel_target(args.target),
+            bias=args.bias,
+            activation=args.activation,
+            options=tuple(args.options),
+        )
 
     def build(self) -> tuple[HardwareSpec, Problem]:
         """The hardware and the problem (HardwareError, KernelError, ProblemError or InputError naming the
@@ -197,16 +216,25 @@ class ProblemRequest:
                 try:
                     placements[tensor] = Placement(where)
                 except ValueError:
-                    raise InputError(f"--memory {tensor}={where}: expected one of "
-                                     f"{', '.join(p.value for p in Placement)}") from None
+                    raise InputError(
+                        f"--memory {tensor}={where}: expected one of {', '.join(p.value for p in Placement)}"
+                    ) from None
         except ValueError as exc:
             if isinstance(exc, InputError):
                 raise
             raise InputError(str(exc)) from None
         problem = make_problem(
-            program, self.shape, dtype, fidelity, formats=formats, placements=placements, fp32_acc=self.fp32_acc,
-            enabled={"bias"} if self.bias else set(), activation=self.activation,
-            options=options, target=self.target,
+            program,
+            self.shape,
+            dtype,
+            fidelity,
+            formats=formats,
+            placements=placements,
+            fp32_acc=self.fp32_acc,
+            enabled={"bias"} if self.bias else set(),
+            activation=self.activation,
+            options=options,
+            target=self.target,
         )
         return hw, problem
 
@@ -228,13 +256,25 @@ class SolveRequest:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SolveRequest:
-        return cls(pins=tuple(args.pin), noc_bound=not args.no_noc_bound, time_limit_seconds=args.time_limit,
-                   workers=args.workers, parallel=args.parallel, seed=args.seed,
-                   deadline=time.monotonic() + args.time_limit, use_memory=not getattr(args, "no_cache", True),
-                   store=getattr(args, "store", None))
+        return cls(
+            pins=tuple(args.pin),
+            noc_bound=not args.no_noc_bound,
+            time_limit_seconds=args.time_limit,
+            workers=args.workers,
+            parallel=args.parallel,
+            seed=args.seed,
+            deadline=time.monotonic() + args.time_limit,
+            use_memory=not getattr(args, "no_cache", True),
+            store=getattr(args, "store", None),
+        )
 
-    def solve(self, session: Session, options: SolveOptions, candidates: list[str] | None = None,
-              announce: Callable[[], None] | None = None) -> Remembered:
+    def solve(
+        self,
+        session: Session,
+        options: SolveOptions,
+        candidates: list[str] | None = None,
+        announce: Callable[[], None] | None = None,
+    ) -> Remembered:
         """The solve of ``session`` under these pins, from the results store when it was proven before
         (``solve/memory.py``; it says so on stderr); ``announce`` is called before a real solve starts. A
         solve of several candidates that takes more than 2 s shows a progress bar on a terminal
@@ -252,8 +292,17 @@ class SolveRequest:
                     finished[0] += 1
                     progress.update(finished[0])
 
-            remembered = solve_with_memory(session, self.parsed_pins(), options, candidates, self.noc_bound,
-                                           self.store, self.use_memory, announce, one_more if total > 1 else None)
+            remembered = solve_with_memory(
+                session,
+                self.parsed_pins(),
+                options,
+                candidates,
+                self.noc_bound,
+                self.store,
+                self.use_memory,
+                announce,
+                one_more if total > 1 else None,
+            )
         if remembered.note:
             say(f"loom-explorer: {remembered.note}")
         if remembered.proven_at:
@@ -261,8 +310,14 @@ class SolveRequest:
         return remembered
 
     def options(self, top_k: int = 1, fastest: int | None = None) -> SolveOptions:
-        return SolveOptions(time_limit_seconds=self.time_limit_seconds, workers_per_model=self.workers,
-                            parallel_models=self.parallel, top_k=top_k, seed=self.seed, fastest=fastest)
+        return SolveOptions(
+            time_limit_seconds=self.time_limit_seconds,
+            workers_per_model=self.workers,
+            parallel_models=self.parallel,
+            top_k=top_k,
+            seed=self.seed,
+            fastest=fastest,
+        )
 
     def session(self, hw: HardwareSpec, problem: Problem) -> Session:
         from loom_explorer.solve.solver import Session
@@ -280,53 +335,95 @@ def add_problem_args(p: argparse.ArgumentParser, tensor_format_flag: str = "--fo
     p.add_argument("--hw", required=True, help="shipped hardware name or path to a YAML file")
     p.add_argument("--shape", required=True, help="extents in elements, e.g. M=4096,K=4096,N=4096")
     p.add_argument("--dtype", default="bf16", help="data format of every tensor (default bf16)")
-    p.add_argument(tensor_format_flag, dest="format", action="append", default=[], metavar="TENSOR=FORMAT",
-                   help="data format of one tensor, e.g. in1=bfp8_b (repeatable)")
-    p.add_argument("--memory", action="append", default=[], metavar="TENSOR=PLACEMENT",
-                   help="where a tensor lives: dram (interleaved, default), l1_height, l1_width, l1_block "
-                        "(TTNN shardings) or l1 (sharded as each candidate needs) (repeatable)")
+    p.add_argument(
+        tensor_format_flag,
+        dest="format",
+        action="append",
+        default=[],
+        metavar="TENSOR=FORMAT",
+        help="data format of one tensor, e.g. in1=bfp8_b (repeatable)",
+    )
+    p.add_argument(
+        "--memory",
+        action="append",
+        default=[],
+        metavar="TENSOR=PLACEMENT",
+        help="where a tensor lives: dram (interleaved, default), l1_height, l1_width, l1_block "
+        "(TTNN shardings) or l1 (sharded as each candidate needs) (repeatable)",
+    )
     p.add_argument("--fidelity", default=None, help="lofi, hifi2 (default), hifi3, hifi4")
     p.add_argument("--fp32-acc", action="store_true", help="accumulate in fp32 (Dst holds 4 tiles)")
-    p.add_argument("--target", choices=TARGETS, default=None,
-                   help="whose kernels run the schedule, so whose circular buffers L1 holds: ttnn (TTNN's ops; "
-                        "the default) or ttlang (the exported TT-Lang kernels; the default of export --format ttlang)")
+    p.add_argument(
+        "--target",
+        choices=TARGETS,
+        default=None,
+        help="whose kernels run the schedule, so whose circular buffers L1 holds: ttnn (TTNN's ops; "
+        "the default) or ttlang (the exported TT-Lang kernels; the default of export --format ttlang)",
+    )
     p.add_argument("--bias", action="store_true", help="turn the kernel's optional bias on")
     p.add_argument("--activation", default=None, help="fused activation, e.g. gelu")
-    p.add_argument("--option", dest="options", action="append", default=[], metavar="NAME",
-                   help="switch one of the kernel's program options on, e.g. causal (repeatable; "
-                        "`kernels list` lists each kernel's options)")
-    p.add_argument("--causal", dest="options", action="append_const", const="causal",
-                   help="shorthand for --option causal (the causal mask of attention kernels)")
-    p.add_argument("--pin", action="append", default=[], metavar="NAME=VALUE",
-                   help="fix a parameter (repeatable)")
-    p.add_argument("--no-noc-bound", action="store_true",
-                   help="leave the NoC link/bank bound out of the latency (to see what it changes)")
-    p.add_argument("--time-limit", type=seconds, default=30.0,
-                   help="seconds per candidate (default 30): building every candidate's model must end within "
-                        "this many seconds of the command's start, and each candidate's solve (its model, "
-                        "search, alternatives and conflict explanation) within this many of its own start")
-    p.add_argument("--workers", type=whole(1, MAX_THREADS), default=4,
-                   help="CP-SAT workers per candidate (default 4)")
-    p.add_argument("--parallel", type=whole(0, MAX_THREADS), default=1,
-                   help="candidates solved at once (default 1; 0: one per CPU core)")
+    p.add_argument(
+        "--option",
+        dest="options",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="switch one of the kernel's program options on, e.g. causal (repeatable; "
+        "`kernels list` lists each kernel's options)",
+    )
+    p.add_argument(
+        "--causal",
+        dest="options",
+        action="append_const",
+        const="causal",
+        help="shorthand for --option causal (the causal mask of attention kernels)",
+    )
+    p.add_argument("--pin", action="append", default=[], metavar="NAME=VALUE", help="fix a parameter (repeatable)")
+    p.add_argument(
+        "--no-noc-bound",
+        action="store_true",
+        help="leave the NoC link/bank bound out of the latency (to see what it changes)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=seconds,
+        default=30.0,
+        help="seconds per candidate (default 30): building every candidate's model must end within "
+        "this many seconds of the command's start, and each candidate's solve (its model, "
+        "search, alternatives and conflict explanation) within this many of its own start",
+    )
+    p.add_argument("--workers", type=whole(1, MAX_THREADS), default=4, help="CP-SAT workers per candidate (default 4)")
+    p.add_argument(
+        "--parallel",
+        type=whole(0, MAX_THREADS),
+        default=1,
+        help="candidates solved at once (default 1; 0: one per CPU core)",
+    )
     p.add_argument("--seed", type=whole(0, 2**31 - 1), default=0, help="CP-SAT's random seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object (the machine contract)")
 
 
 def add_memory_args(p: argparse.ArgumentParser, store: bool = True) -> None:
     """``--no-cache`` (and ``--store`` unless the command has it already) for a command that solves."""
-    p.add_argument("--no-cache", action="store_true",
-                   help="solve again even when the results store holds this solve proven (the new proof replaces it)")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="solve again even when the results store holds this solve proven (the new proof replaces it)",
+    )
     if store:
         add_store_arg(p)
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", default=None, help="results store file (default: $LOOM_EXPLORER_STORE or "
-                                                 "~/.local/share/loom-explorer/results.sqlite)")
+    p.add_argument(
+        "--store",
+        default=None,
+        help="results store file (default: $LOOM_EXPLORER_STORE or ~/.local/share/loom-explorer/results.sqlite)",
+    )
 
 
 # ------------------------------------------------------------------------------------------- messages
+
 
 def say(text: str) -> None:
     """A progress or status line on stderr."""

@@ -44,8 +44,15 @@ class DeployCommand:
 
 
 def parse_deploy(args: argparse.Namespace) -> DeployCommand:
-    return DeployCommand(ProblemRequest.from_args(args), SolveRequest.from_args(args), args.candidate, args.runs,
-                         args.runner, args.store, args.target is not None)
+    return DeployCommand(
+        ProblemRequest.from_args(args),
+        SolveRequest.from_args(args),
+        args.candidate,
+        args.runs,
+        args.runner,
+        args.store,
+        args.target is not None,
+    )
 
 
 def run_deploy(req: DeployCommand) -> int:
@@ -69,10 +76,12 @@ def run_deploy(req: DeployCommand) -> int:
     if chosen is None:
         raise no_schedule(results, "deployment")
     if not req.candidate:  # the best schedule the runner can run (the writer's rules checked on its values)
-        chosen = best_exportable(solved_schedules(session, results, req.problem, options, req.solve.noc_bound),
-                                 fmt).result
-    doc = schedule_document(hw, req.problem.hw, req.problem.kernel, problem, chosen, options,
-                            noc_bound=req.solve.noc_bound)
+        chosen = best_exportable(
+            solved_schedules(session, results, req.problem, options, req.solve.noc_bound), fmt
+        ).result
+    doc = schedule_document(
+        hw, req.problem.hw, req.problem.kernel, problem, chosen, options, noc_bound=req.solve.noc_bound
+    )
     say(f"loom-explorer: {runner.name} ({why}): {chosen.candidate_name}")
     run = runner.run(doc, runs=req.runs)
     with open_store(req.store) as store:
@@ -80,11 +89,15 @@ def run_deploy(req: DeployCommand) -> int:
     predicted_us = doc.prediction.latency_us
     if run.measured_ns is not None:
         error = 100 * (predicted_us * 1e3 - run.measured_ns) / run.measured_ns
-        print(f"predicted {predicted_us:,.2f} us, measured {run.measured_ns / 1e3:,.2f} us ({run.measured_what}); "
-              f"error {error:+.1f}%")
+        print(
+            f"predicted {predicted_us:,.2f} us, measured {run.measured_ns / 1e3:,.2f} us ({run.measured_what}); "
+            f"error {error:+.1f}%"
+        )
     else:
-        print(f"predicted {predicted_us:,.2f} us; {run.measured_what}: PCC {run.pcc:.6f}, traffic "
-              f"{'equal to the model' if run.traffic_equal else 'DIFFERS from the model'}")
+        print(
+            f"predicted {predicted_us:,.2f} us; {run.measured_what}: PCC {run.pcc:.6f}, traffic "
+            f"{'equal to the model' if run.traffic_equal else 'DIFFERS from the model'}"
+        )
     print(f"recorded as measurement {row} in {store.path}")
     return EXIT_OK if run.traffic_equal is not False and (run.pcc is None or run.pcc >= 0.999) else EXIT_FAILED
 
@@ -102,15 +115,17 @@ class VerifyCommand:
 
 
 def parse_verify(args: argparse.Namespace) -> VerifyCommand:
-    return VerifyCommand(args.file, args.timeout, args.json, not args.no_compile, args.record, args.hw, args.kernel,
-                         args.store)
+    return VerifyCommand(
+        args.file, args.timeout, args.json, not args.no_compile, args.record, args.hw, args.kernel, args.store
+    )
 
 
 def run_verify(req: VerifyCommand) -> int:
     from loom_explorer.deploy.verify import verify_kernel_file
 
-    report = verify_kernel_file(req.file, req.timeout_seconds, hw_file=req.hw_file, kernel_file=req.kernel_file,
-                                compile_it=req.compile_it)
+    report = verify_kernel_file(
+        req.file, req.timeout_seconds, hw_file=req.hw_file, kernel_file=req.kernel_file, compile_it=req.compile_it
+    )
     if req.record:
         from loom_explorer.deploy.runner import run_measurement, simulator_run
         from loom_explorer.store import open_store
@@ -122,29 +137,37 @@ def run_verify(req: VerifyCommand) -> int:
         print(json.dumps(report.to_json(), indent=2))
         return EXIT_OK if report.passed else EXIT_FAILED
     if not report.constants_ok:
-        print(f"{req.file}: candidate {report.candidate}: FAILED, its constants are not its schedule's "
-              "(not simulated, not compiled):")
+        print(
+            f"{req.file}: candidate {report.candidate}: FAILED, its constants are not its schedule's "
+            "(not simulated, not compiled):"
+        )
         for mismatch in report.constants:
             print(f"    {mismatch}")
         return EXIT_FAILED
     print(f"{req.file}: candidate {report.candidate}, simulated in {report.seconds:.1f} s")
     print("  constants: every one is the embedded schedule's")
     note = f" ({report.numerics_note})" if report.numerics_note else ""
-    print(f"  numerics: PCC {report.pcc:.6f} against the schedule's problem in torch (needs >= 0.999): "
-          f"{'ok' if report.numerics_ok else 'FAILED'}{note}")
+    print(
+        f"  numerics: PCC {report.pcc:.6f} against the schedule's problem in torch (needs >= 0.999): "
+        f"{'ok' if report.numerics_ok else 'FAILED'}{note}"
+    )
     sim, model = report.simulated, report.predicted
-    print(f"  traffic: {'equal to the model' if report.traffic_equal else 'DIFFERS from the model'}: "
-          f"DRAM tiles read {dict(sorted(sim.dram_read_tiles.items()))}, written "
-          f"{dict(sorted(sim.dram_written_tiles.items()))}, pipe tiles received "
-          f"{sum(sim.pipe_received_tiles.values()):,} over {len(sim.pipe_received_tiles)} cores "
-          f"(model: {sum(model.pipe_received_tiles.values()):,} over {len(model.pipe_received_tiles)})")
+    print(
+        f"  traffic: {'equal to the model' if report.traffic_equal else 'DIFFERS from the model'}: "
+        f"DRAM tiles read {dict(sorted(sim.dram_read_tiles.items()))}, written "
+        f"{dict(sorted(sim.dram_written_tiles.items()))}, pipe tiles received "
+        f"{sum(sim.pipe_received_tiles.values()):,} over {len(sim.pipe_received_tiles)} cores "
+        f"(model: {sum(model.pipe_received_tiles.values()):,} over {len(model.pipe_received_tiles)})"
+    )
     for line in report.differences():
         print(f"    {line}")
     if report.compiled is None:
         print(f"  compile: {report.compile_note}")
     elif report.compiled.passed:
-        print(f"  compile: ok ({report.compiled.compiler}, compile-only; circular buffers "
-              f"{report.compiled.cb_l1_bytes:,} B of the {report.compiled.l1_budget_bytes:,} B budget)")
+        print(
+            f"  compile: ok ({report.compiled.compiler}, compile-only; circular buffers "
+            f"{report.compiled.cb_l1_bytes:,} B of the {report.compiled.l1_budget_bytes:,} B budget)"
+        )
     else:
         print(f"  compile: FAILED ({report.compiled.compiler}):")
         print(textwrap.indent(report.compiled.message, "    "))
@@ -160,8 +183,12 @@ class ToolchainCommand:
 
 
 def parse_toolchain(args: argparse.Namespace) -> ToolchainCommand:
-    return ToolchainCommand(args.action, Path(args.python) if args.python else None,
-                            Path(args.path).expanduser() if args.path else None, args.force)
+    return ToolchainCommand(
+        args.action,
+        Path(args.python) if args.python else None,
+        Path(args.path).expanduser() if args.path else None,
+        args.force,
+    )
 
 
 def run_toolchain(req: ToolchainCommand) -> int:
@@ -170,11 +197,12 @@ def run_toolchain(req: ToolchainCommand) -> int:
     if req.action == "status":
         found = tc.find_toolchain(req.root)
         if found is None:
-            print(f"not installed (expected at {req.root or tc.default_root()}); "
-                  "run `loom-explorer toolchain install`")
+            print(f"not installed (expected at {req.root or tc.default_root()}); run `loom-explorer toolchain install`")
             return EXIT_FAILED
-        print(f"{found.root}: tt-lang {tc.TT_LANG_VERSION}, ttnn {tc.TTNN_VERSION}, torch {tc.TORCH_VERSION} "
-              f"on Python {tc.PYTHON_VERSION} ({found.python})")
+        print(
+            f"{found.root}: tt-lang {tc.TT_LANG_VERSION}, ttnn {tc.TTNN_VERSION}, torch {tc.TORCH_VERSION} "
+            f"on Python {tc.PYTHON_VERSION} ({found.python})"
+        )
         return EXIT_OK
     if not req.force and tc.find_toolchain(req.root) is not None:
         print(f"already installed: {req.root or tc.default_root()} (--force re-creates it)")
@@ -206,16 +234,21 @@ def run_results(req: ResultsCommand) -> int:
         rows = store.measurements(req.hw, req.kernel)
         path = store.path
     if req.json:
-        print(json.dumps([{k: getattr(m, k) for k in m.__dataclass_fields__ if k != "schedule_json"}
-                          for m in rows], indent=2))
+        print(
+            json.dumps(
+                [{k: getattr(m, k) for k in m.__dataclass_fields__ if k != "schedule_json"} for m in rows], indent=2
+            )
+        )
         return EXIT_OK
     print(f"{len(rows)} measurements in {path}")
     for m in rows:
         measured = f"{m.measured_ns / 1e3:10.2f} us" if m.measured_ns is not None else f"{'-':>13}"
         predicted = f"{m.predicted_ns / 1e3:10.2f} us" if m.predicted_ns is not None else f"{'-':>13}"
         extra = f" pcc {m.pcc:.4f} traffic {'equal' if m.traffic_equal else 'DIFFERS'}" if m.pcc is not None else ""
-        print(f"{m.created}  {m.source:<9} {m.hardware:<22} {m.kernel:<15} {m.candidate:<36} predicted {predicted}"
-              f"  measured {measured}{extra}")
+        print(
+            f"{m.created}  {m.source:<9} {m.hardware:<22} {m.kernel:<15} {m.candidate:<36} predicted {predicted}"
+            f"  measured {measured}{extra}"
+        )
     return EXIT_OK
 
 
@@ -224,21 +257,39 @@ def add_verify_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     verify.add_argument("file", help="a file written by `export --format ttlang`")
     verify.add_argument("--timeout", type=seconds, default=600.0, help="seconds the simulator may take (default 600)")
     verify.add_argument("--json", action="store_true", help="print one JSON object")
-    verify.add_argument("--no-compile", action="store_true",
-                        help="skip the TT-Lang compiler (the simulator only; the report says it was not compiled)")
+    verify.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="skip the TT-Lang compiler (the simulator only; the report says it was not compiled)",
+    )
     verify.add_argument("--record", action="store_true", help="also record the run in the results store")
-    verify.add_argument("--hw", default=None, metavar="FILE",
-                        help="the hardware YAML the kernel was exported for, when it is not a shipped chip")
-    verify.add_argument("--kernel", default=None, metavar="FILE",
-                        help="the tile program (.py) it was exported from, when it is not a shipped kernel")
+    verify.add_argument(
+        "--hw",
+        default=None,
+        metavar="FILE",
+        help="the hardware YAML the kernel was exported for, when it is not a shipped chip",
+    )
+    verify.add_argument(
+        "--kernel",
+        default=None,
+        metavar="FILE",
+        help="the tile program (.py) it was exported from, when it is not a shipped kernel",
+    )
     add_store_arg(verify)
     toolchain = add_command(sub, "toolchain", Command(parse_toolchain, run_toolchain))
     toolchain.add_argument("action", choices=["install", "status"])
-    toolchain.add_argument("--python", default=None, metavar="PYTHON3.12",
-                           help="the Python 3.12 to build on (default: python3.12 on PATH, else pyenv's)")
-    toolchain.add_argument("--path", default=None, metavar="DIR",
-                           help="where the environment lives "
-                                "(default: $LOOM_TOOLCHAIN, else ~/.cache/loom-explorer/...)")
+    toolchain.add_argument(
+        "--python",
+        default=None,
+        metavar="PYTHON3.12",
+        help="the Python 3.12 to build on (default: python3.12 on PATH, else pyenv's)",
+    )
+    toolchain.add_argument(
+        "--path",
+        default=None,
+        metavar="DIR",
+        help="where the environment lives (default: $LOOM_TOOLCHAIN, else ~/.cache/loom-explorer/...)",
+    )
     toolchain.add_argument("--force", action="store_true", help="re-create an installed toolchain")
 
 
@@ -248,8 +299,12 @@ def add_deploy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     add_memory_args(deploy, store=False)
     deploy.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
     deploy.add_argument("--runs", type=whole(1), default=20, help="timed runs on a card (default 20)")
-    deploy.add_argument("--runner", choices=("auto", "card", "simulator"), default="auto",
-                        help="auto (default): the card when ttnn sees one, else tt-lang-sim")
+    deploy.add_argument(
+        "--runner",
+        choices=("auto", "card", "simulator"),
+        default="auto",
+        help="auto (default): the card when ttnn sees one, else tt-lang-sim",
+    )
     add_store_arg(deploy)
 
 

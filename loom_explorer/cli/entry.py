@@ -30,61 +30,73 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 def _listing(sub: Subparsers) -> None:
     from loom_explorer.cli import listing
+
     listing.add_parsers(sub)
 
 
 def _solve(sub: Subparsers) -> None:
     from loom_explorer.cli import solve
+
     solve.add_parsers(sub)
 
 
 def _export(sub: Subparsers) -> None:
     from loom_explorer.cli import export
+
     export.add_parsers(sub)
 
 
 def _verify(sub: Subparsers) -> None:
     from loom_explorer.cli import deploy
+
     deploy.add_verify_parsers(sub)
 
 
 def _predict(sub: Subparsers) -> None:
     from loom_explorer.cli import accuracy
+
     accuracy.add_predict_parser(sub)
 
 
 def _accuracy(sub: Subparsers) -> None:
     from loom_explorer.cli import accuracy
+
     accuracy.add_accuracy_parsers(sub)
 
 
 def _deploy(sub: Subparsers) -> None:
     from loom_explorer.cli import deploy
+
     deploy.add_deploy_parsers(sub)
 
 
 def _ingest(sub: Subparsers) -> None:
     from loom_explorer.cli import accuracy
+
     accuracy.add_ingest_parser(sub)
 
 
 def _improve(sub: Subparsers) -> None:
     from loom_explorer.cli import improve
+
     improve.add_parsers(sub)
 
 
 def _sweep(sub: Subparsers) -> None:
     from loom_explorer.cli import sweep
+
     sweep.add_parsers(sub)
 
 
 def _results(sub: Subparsers) -> None:
     from loom_explorer.cli import deploy
+
     deploy.add_results_parser(sub)
 
 
 def _serve(sub: Subparsers) -> None:
     from loom_explorer.cli import serve
+
     serve.add_parsers(sub)
 
 
@@ -98,16 +110,46 @@ class CommandGroup:
 
 # In the order ``--help`` lists them (each line in ``cli/help_lines.py``).
 COMMANDS: tuple[CommandGroup, ...] = (
-    CommandGroup(_listing, ("hw", "kernels",)),
-    CommandGroup(_solve, ("solve", "traffic",)),
+    CommandGroup(
+        _listing,
+        (
+            "hw",
+            "kernels",
+        ),
+    ),
+    CommandGroup(
+        _solve,
+        (
+            "solve",
+            "traffic",
+        ),
+    ),
     CommandGroup(_export, ("export",)),
-    CommandGroup(_verify, ("verify", "toolchain",)),
+    CommandGroup(
+        _verify,
+        (
+            "verify",
+            "toolchain",
+        ),
+    ),
     CommandGroup(_predict, ("predict",)),
-    CommandGroup(_accuracy, ("accuracy", "calibrate",)),
+    CommandGroup(
+        _accuracy,
+        (
+            "accuracy",
+            "calibrate",
+        ),
+    ),
     CommandGroup(_deploy, ("deploy",)),
     CommandGroup(_ingest, ("ingest",)),
     CommandGroup(_improve, ("improve",)),
-    CommandGroup(_sweep, ("sweep", "report",)),
+    CommandGroup(
+        _sweep,
+        (
+            "sweep",
+            "report",
+        ),
+    ),
     CommandGroup(_results, ("results",)),
     CommandGroup(_serve, ("serve",)),
 )
@@ -182,7 +224,10 @@ def execute(args: argparse.Namespace) -> int:
     except Exception as exc:  # a bug: say so, the traceback only when asked for
         if debug:
             traceback.print_exc()
-        print(f"loom-explorer: internal error ({type(exc).__name__}: {exc}); this is a bug, please report it "
-              "with the command line" + (" and the traceback above" if debug else
-                                         " and the traceback that --debug prints"), file=sys.stderr)
+        print(
+            f"loom-explorer: internal error ({type(exc).__name__}: {exc}); this is a bug, please report it "
+            "with the command line"
+            + (" and the traceback above" if debug else " and the traceback that --debug prints"),
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL

@@ -39,15 +39,29 @@ class ExportCommand:
 
 def parse_export(args: argparse.Namespace) -> ExportCommand:
     target = kernel_target(args.target, exporter(args.output_format).kernel_target, args.output_format)
-    return ExportCommand(ProblemRequest.from_args(args, target), SolveRequest.from_args(args), args.output_format,
-                         args.output, args.candidate, args.force)
+    return ExportCommand(
+        ProblemRequest.from_args(args, target),
+        SolveRequest.from_args(args),
+        args.output_format,
+        args.output,
+        args.candidate,
+        args.force,
+    )
 
 
-def solved_schedules(session: Session, results: Sequence[CandidateResult], problem: ProblemRequest,
-                     options: SolveOptions, noc_bound: bool) -> list[SolvedSchedule]:
+def solved_schedules(
+    session: Session,
+    results: Sequence[CandidateResult],
+    problem: ProblemRequest,
+    options: SolveOptions,
+    noc_bound: bool,
+) -> list[SolvedSchedule]:
     """The candidates with a schedule, best first, as the exporters take them."""
-    return [SolvedSchedule(session.schedule(r.candidate_name), r, problem.hw, problem.kernel, options, noc_bound)
-            for r in results if r.solution is not None]
+    return [
+        SolvedSchedule(session.schedule(r.candidate_name), r, problem.hw, problem.kernel, options, noc_bound)
+        for r in results
+        if r.solution is not None
+    ]
 
 
 def best_exportable(solved: Sequence[SolvedSchedule], fmt: str) -> SolvedSchedule:
@@ -78,8 +92,11 @@ def _first_written(solved: Sequence[SolvedSchedule], fmt: str, write: bool) -> t
                 why = str(exc)
         if why is None:
             if reasons:
-                print(f"loom-explorer: exporting {s.result.candidate_name}, the best candidate with {chosen.noun}; "
-                      f"better ones have none ({reasons[0]})", file=sys.stderr)
+                print(
+                    f"loom-explorer: exporting {s.result.candidate_name}, the best candidate with {chosen.noun}; "
+                    f"better ones have none ({reasons[0]})",
+                    file=sys.stderr,
+                )
             return s, text
         if why not in reasons:  # one candidate after another often fails for the same reason
             reasons.append(why)
@@ -97,12 +114,18 @@ def run_export(req: ExportCommand) -> int:
     if best(results) is None:
         raise no_schedule(results, "export")
     solved = solved_schedules(session, results, req.problem, options, req.solve.noc_bound)
-    chosen, text = (solved[0], export_text(req.output_format, solved[0])) if req.candidate else \
-        best_export(solved, req.output_format)
+    chosen, text = (
+        (solved[0], export_text(req.output_format, solved[0]))
+        if req.candidate
+        else best_export(solved, req.output_format)
+    )
     write_new(req.output, text, force=req.force)
     latency_us = hw.cycles_to_us(chosen.result.solution.latency_cycles) if chosen.result.solution else 0.0
-    print(f"loom-explorer: wrote {req.output} ({req.output_format}): {chosen.result.candidate_name}, predicted "
-          f"{latency_us:,.2f} us", file=sys.stderr)
+    print(
+        f"loom-explorer: wrote {req.output} ({req.output_format}): {chosen.result.candidate_name}, predicted "
+        f"{latency_us:,.2f} us",
+        file=sys.stderr,
+    )
     return EXIT_OK
 
 
@@ -110,8 +133,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     export = add_command(sub, "export", Command(parse_export, run_export, stoppable=True))
     add_problem_args(export, tensor_format_flag="--tensor-format")
     add_memory_args(export)
-    export.add_argument("--format", dest="output_format", choices=EXPORT_FORMATS, required=True,
-                        help="; ".join(f"{e.name}: {e.summary}" for e in EXPORTERS))
+    export.add_argument(
+        "--format",
+        dest="output_format",
+        choices=EXPORT_FORMATS,
+        required=True,
+        help="; ".join(f"{e.name}: {e.summary}" for e in EXPORTERS),
+    )
     export.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write (never half-written)")
     export.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")
     export.add_argument("--force", action="store_true", help="overwrite FILE if it exists")

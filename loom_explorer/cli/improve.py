@@ -31,8 +31,17 @@ class ImproveCommand:
 
 
 def parse_improve(args: argparse.Namespace) -> ImproveCommand:
-    return ImproveCommand(args.file, args.hw, args.output, args.force, args.json, args.no_cache, args.store,
-                          args.time_limit, args.skip_bad_rows)
+    return ImproveCommand(
+        args.file,
+        args.hw,
+        args.output,
+        args.force,
+        args.json,
+        args.no_cache,
+        args.store,
+        args.time_limit,
+        args.skip_bad_rows,
+    )
 
 
 def run_improve(req: ImproveCommand) -> int:
@@ -55,12 +64,15 @@ def run_improve(req: ImproveCommand) -> int:
             if report.bad:
                 say_rows(f"skipped {len(report.bad)} unusable rows (--skip-bad-rows):", report.bad)
             if not report.ops:
-                raise InputError(f"{req.file}: no op the model reads ({len(report.skipped)} rows skipped; "
-                                 "`ingest` lists each with its reason)")
+                raise InputError(
+                    f"{req.file}: no op the model reads ({len(report.skipped)} rows skipped; "
+                    "`ingest` lists each with its reason)"
+                )
             hw_name, grid, chip = choose_hardware(report, req.hw)
             options = SolveOptions(time_limit_seconds=req.time_limit, explain=False, fastest=1)
-            result = improve_report(report, hw_name, grid, chip, options, use_memory=not req.no_cache,
-                                    store=req.store, progress=progress)
+            result = improve_report(
+                report, hw_name, grid, chip, options, use_memory=not req.no_cache, store=req.store, progress=progress
+            )
     except Interrupted as exc:
         raise Interrupted(f"{exc}; nothing printed or written") from None
     command = shlex.join(["loom-explorer", "improve", req.file, *(["--hw", req.hw] if req.hw else [])])
@@ -95,12 +107,22 @@ def _us(ns: float | None) -> str:
 
 def _table(result: ImproveReport) -> str:
     head = ["op", "calls", "measured us", "as run us", "best us", "gain ms", "best candidate / why not"]
-    rows = [[o.key, str(o.calls), _us(o.measured_ns), _us(o.ran_ns), _us(o.best_ns),
-             f"{o.gain_ns / 1e6:.3f}" if o.gain_ns is not None else "-",
-             o.best_candidate or _why(o)] for o in result.ops]
+    rows = [
+        [
+            o.key,
+            str(o.calls),
+            _us(o.measured_ns),
+            _us(o.ran_ns),
+            _us(o.best_ns),
+            f"{o.gain_ns / 1e6:.3f}" if o.gain_ns is not None else "-",
+            o.best_candidate or _why(o),
+        ]
+        for o in result.ops
+    ]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head) - 1)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1]
-                     for r in [head, *rows])
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in [head, *rows]
+    )
 
 
 def _why(o: Improvement) -> str:
@@ -108,33 +130,64 @@ def _why(o: Improvement) -> str:
 
 
 def _json(result: ImproveReport) -> dict[str, object]:
-    return {"file": str(result.file), "hardware": result.hardware,
-            "grid": list(result.grid) if result.grid else None, "chip": result.chip,
-            "coverage": result.coverage.as_json(),
-            "totals": {"measured_ns": result.measured_ns, "ran_ns": result.ran_ns, "best_ns": result.best_ns,
-                       "gain_ns": result.gain_ns},
-            "ops": [{"key": o.key, "op_code": o.op_code, "kernel": o.kernel, "shape": o.shape, "rows": list(o.rows),
-                     "calls": o.calls, "measured_ns": o.measured_ns, "ran_ns": o.ran_ns,
-                     "ran_candidate": o.ran_candidate,
-                     "ran_config": o.ran_config.model_dump(mode="json") if o.ran_config else None,
-                     "best_ns": o.best_ns, "best_candidate": o.best_candidate, "best_values": dict(o.best_values),
-                     "best_config": o.best_config.model_dump(mode="json") if o.best_config else None,
-                     "gain_ns": o.gain_ns, "note": o.note} for o in result.ops]}
+    return {
+        "file": str(result.file),
+        "hardware": result.hardware,
+        "grid": list(result.grid) if result.grid else None,
+        "chip": result.chip,
+        "coverage": result.coverage.as_json(),
+        "totals": {
+            "measured_ns": result.measured_ns,
+            "ran_ns": result.ran_ns,
+            "best_ns": result.best_ns,
+            "gain_ns": result.gain_ns,
+        },
+        "ops": [
+            {
+                "key": o.key,
+                "op_code": o.op_code,
+                "kernel": o.kernel,
+                "shape": o.shape,
+                "rows": list(o.rows),
+                "calls": o.calls,
+                "measured_ns": o.measured_ns,
+                "ran_ns": o.ran_ns,
+                "ran_candidate": o.ran_candidate,
+                "ran_config": o.ran_config.model_dump(mode="json") if o.ran_config else None,
+                "best_ns": o.best_ns,
+                "best_candidate": o.best_candidate,
+                "best_values": dict(o.best_values),
+                "best_config": o.best_config.model_dump(mode="json") if o.best_config else None,
+                "gain_ns": o.gain_ns,
+                "note": o.note,
+            }
+            for o in result.ops
+        ],
+    }
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     improve = add_command(sub, "improve", Command(parse_improve, run_improve, stoppable=True))
     improve.add_argument("file", help="ops_perf_results_<timestamp>.csv (or .csv.gz) from tt-metal's device profiler")
     improve.add_argument("--hw", default=None, help="hardware to predict on (default: told from the capture)")
-    improve.add_argument("-o", "--output", default=None, metavar="FILE",
-                         help="write the best configs keyed by op: FILE.json, or FILE.py (ttnn constructor calls); "
-                              "`predict --ttnn-config FILE --op KEY` reads either")
+    improve.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="write the best configs keyed by op: FILE.json, or FILE.py (ttnn constructor calls); "
+        "`predict --ttnn-config FILE --op KEY` reads either",
+    )
     improve.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     improve.add_argument("--json", action="store_true")
-    improve.add_argument("--no-cache", action="store_true",
-                         help="solve every op again instead of answering from the results store")
+    improve.add_argument(
+        "--no-cache", action="store_true", help="solve every op again instead of answering from the results store"
+    )
     improve.add_argument("--time-limit", type=seconds, default=30.0, help="CP-SAT seconds per op (default 30)")
-    improve.add_argument("--skip-bad-rows", action="store_true",
-                         help="skip rows with a bad number cell or a wrong number of cells (counted, grouped by "
-                              "reason) instead of refusing the file at the first")
+    improve.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="skip rows with a bad number cell or a wrong number of cells (counted, grouped by "
+        "reason) instead of refusing the file at the first",
+    )
     add_store_arg(improve)

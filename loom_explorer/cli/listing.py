@@ -28,8 +28,10 @@ def run_hw(req: HwRequest) -> int:
     if req.action == "list":
         for name in list_hardware():
             hw = load_hardware(name)
-            print(f"{name:<18} {hw.grid.columns}x{hw.grid.rows} cores  {hw.clock_ghz} GHz  "
-                  f"L1 {hw.l1.usable_bytes:,} B usable  {hw.dram.channels} DRAM channels  {hw.description}")
+            print(
+                f"{name:<18} {hw.grid.columns}x{hw.grid.rows} cores  {hw.clock_ghz} GHz  "
+                f"L1 {hw.l1.usable_bytes:,} B usable  {hw.dram.channels} DRAM channels  {hw.description}"
+            )
         return EXIT_OK
     if not req.name:
         raise InputError("hw show needs a hardware name or YAML path")
@@ -63,8 +65,13 @@ def run_kernels(req: KernelsRequest) -> int:
     width = max(map(len, names), default=0) + 1
     for name in names:
         program = load_program(name)
-        dims = ", ".join(f"{d.name} ({d.kind}" + (f", groups {d.group_of}" if d.group_of else "")
-                         + ("" if d.spread else ", not spread") + ")" for d in program.dims)
+        dims = ", ".join(
+            f"{d.name} ({d.kind}"
+            + (f", groups {d.group_of}" if d.group_of else "")
+            + ("" if d.spread else ", not spread")
+            + ")"
+            for d in program.dims
+        )
         print(f"{name:<{width}} {program.description}\n{'':<{width}} dims: {dims}")
         if program.options:  # switched on with --option NAME
             print(f"{'':<{width}} options: {', '.join(program.options)}")

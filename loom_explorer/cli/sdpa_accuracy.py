@@ -27,8 +27,10 @@ def _summary_line(name: str, s: ErrorSummary) -> str:
 
     bias = "-" if s.median_err_pct is None else f"{s.median_err_pct:+.1f}%"
     illegal = f"  illegal {s.illegal}" if s.illegal else ""
-    return (f"  {name:<34} n={s.n:<3} median |err| {pct(r(s.median_abs_err_pct))}  worst "
-            f"{pct(r(s.worst_abs_err_pct))}  median signed {bias}{illegal}")
+    return (
+        f"  {name:<34} n={s.n:<3} median |err| {pct(r(s.median_abs_err_pct))}  worst "
+        f"{pct(r(s.worst_abs_err_pct))}  median signed {bias}{illegal}"
+    )
 
 
 def _row_line(row: SdpaRow, cv: float | None) -> str:
@@ -39,13 +41,16 @@ def _row_line(row: SdpaRow, cv: float | None) -> str:
     err = f"{row.error_pct:+7.1f}%" if row.error_pct is not None else f"{'-':>8}"
     cv_text = f"{cv:+7.1f}%" if cv is not None else f"{'-':>8}"
     mask = "causal" if "causal" in m.options else "full"
-    return (f"{m.line:>4} {m.kernel:<9} {shape:<36} {mask:<6} q{cfg.q_chunk_size}/k{cfg.k_chunk_size} "
-            f"{cfg.compute_with_storage_grid_size[0]}x{cfg.compute_with_storage_grid_size[1]} "
-            f"{m.time_ns / 1e3:>10.1f} {pred} {err} {cv_text}")
+    return (
+        f"{m.line:>4} {m.kernel:<9} {shape:<36} {mask:<6} q{cfg.q_chunk_size}/k{cfg.k_chunk_size} "
+        f"{cfg.compute_with_storage_grid_size[0]}x{cfg.compute_with_storage_grid_size[1]} "
+        f"{m.time_ns / 1e3:>10.1f} {pred} {err} {cv_text}"
+    )
 
 
-def sdpa_report(rows: list[SdpaRow], cross_validated: list[SdpaRow] | None, folds: int, data: str,
-                as_json: bool) -> None:
+def sdpa_report(
+    rows: list[SdpaRow], cross_validated: list[SdpaRow] | None, folds: int, data: str, as_json: bool
+) -> None:
     """The table (or JSON): every row, then the error of the modelled rows per kernel and per regime, in
     sample and (with ``cross_validated``) leaving each problem out."""
     scores = score_sdpa(rows, cross_validated)
@@ -53,8 +58,10 @@ def sdpa_report(rows: list[SdpaRow], cross_validated: list[SdpaRow] | None, fold
     if as_json:
         print(json.dumps(scores_json(rows, scores, folds, data), indent=2))
         return
-    print(f"{'line':>4} {'kernel':<9} {'shape':<36} {'mask':<6} chunks  grid {'measured us':>10} "
-          f"{'predicted':>10} {'error':>8} {'held out':>8}")
+    print(
+        f"{'line':>4} {'kernel':<9} {'shape':<36} {'mask':<6} chunks  grid {'measured us':>10} "
+        f"{'predicted':>10} {'error':>8} {'held out':>8}"
+    )
     for r in rows:
         print(_row_line(r, cv_by_line.get(r.measured.line)))
     print("\nin sample (the hardware file's constants):")
@@ -84,8 +91,9 @@ def load_sdpa_rows(data: str, skip_bad_rows: bool) -> list[SdpaMeasured]:
     return measured
 
 
-def run_sdpa_accuracy(data: str, hardware: dict[str, HardwareSpec], skip_bad_rows: bool, cross_validate: bool,
-                      as_json: bool) -> int:
+def run_sdpa_accuracy(
+    data: str, hardware: dict[str, HardwareSpec], skip_bad_rows: bool, cross_validate: bool, as_json: bool
+) -> int:
     from loom_explorer.accuracy.progress import Progress
     from loom_explorer.accuracy.sdpa_calibrate import cross_validate_cards
     from loom_explorer.accuracy.sdpa_data import predict_sdpa
@@ -101,8 +109,9 @@ def run_sdpa_accuracy(data: str, hardware: dict[str, HardwareSpec], skip_bad_row
     return EXIT_OK
 
 
-def run_sdpa_calibrate(hw_name: str, data: str, output: str, force: bool, skip_bad_rows: bool,
-                       cross_validate: bool) -> int:
+def run_sdpa_calibrate(
+    hw_name: str, data: str, output: str, force: bool, skip_bad_rows: bool, cross_validate: bool
+) -> int:
     from loom_explorer.accuracy.calibrate import (
         Calibration,
         calibrated_yaml,
@@ -121,9 +130,13 @@ def run_sdpa_calibrate(hw_name: str, data: str, output: str, force: bool, skip_b
     start = start_values(hw, hw_name, SDPA_CONSTANTS)
     fitted = fit_sdpa(start, measured)
     mine = modelled_rows(hw, measured)
-    calibration = Calibration(hardware=with_constants(start, fitted), values=fitted,
-                              shipped=shipped_constants(start, SDPA_CONSTANTS),
-                              given=shipped_constants(hw, SDPA_CONSTANTS), rows=len(mine))
+    calibration = Calibration(
+        hardware=with_constants(start, fitted),
+        values=fitted,
+        shipped=shipped_constants(start, SDPA_CONSTANTS),
+        given=shipped_constants(hw, SDPA_CONSTANTS),
+        rows=len(mine),
+    )
     write_new(output, calibrated_yaml(hw_name, calibration, Path(data).name), force=force)
     print(f"calibrated {hw.name}'s attention constants on {len(mine)} rows of {data}; wrote {output}")
     for path in fitted:
@@ -134,6 +147,9 @@ def run_sdpa_calibrate(hw_name: str, data: str, output: str, force: bool, skip_b
     print(_summary_line("fitted constants, in sample", summarise_errors([r.error_pct for r in after])))
     if cross_validate:
         folds, held_out = cross_validate_sdpa(start, measured)
-        print(_summary_line(f"fitted, cross-validated ({folds} problems)",
-                            summarise_errors([r.error_pct for r in held_out])))
+        print(
+            _summary_line(
+                f"fitted, cross-validated ({folds} problems)", summarise_errors([r.error_pct for r in held_out])
+            )
+        )
     return EXIT_OK

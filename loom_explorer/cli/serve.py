@@ -22,8 +22,16 @@ class ServeCommand:
 
 
 def parse_serve(args: argparse.Namespace) -> ServeCommand:
-    return ServeCommand(args.port, args.address, tuple(args.allow_host or ()), tuple(args.hw or ()),
-                        tuple(args.hw_dir or ()), tuple(args.kernel or ()), tuple(args.kernel_dir or ()), args.show)
+    return ServeCommand(
+        args.port,
+        args.address,
+        tuple(args.allow_host or ()),
+        tuple(args.hw or ()),
+        tuple(args.hw_dir or ()),
+        tuple(args.kernel or ()),
+        tuple(args.kernel_dir or ()),
+        args.show,
+    )
 
 
 def run_serve(req: ServeCommand) -> int:
@@ -41,16 +49,27 @@ def run_serve(req: ServeCommand) -> int:
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = add_command(sub, "serve", Command(parse_serve, run_serve))
     serve.add_argument("--port", type=whole(0, 65535), default=5006, help="port (default 5006; 0 picks a free one)")
-    serve.add_argument("--address", default="127.0.0.1",
-                       help="address to listen on (default 127.0.0.1: this machine only; anything else is "
-                            "reachable by others and is announced with a warning)")
-    serve.add_argument("--allow-host", action="append", metavar="NAME",
-                       help="also answer requests that name this host (e.g. a DNS name in front of --address)")
-    serve.add_argument("--hw", action="append", metavar="FILE",
-                       help="offer this hardware YAML too, named by its stem (repeatable)")
+    serve.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; anything else is "
+        "reachable by others and is announced with a warning)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="also answer requests that name this host (e.g. a DNS name in front of --address)",
+    )
+    serve.add_argument(
+        "--hw", action="append", metavar="FILE", help="offer this hardware YAML too, named by its stem (repeatable)"
+    )
     serve.add_argument("--hw-dir", action="append", metavar="DIR", help="offer every .yaml file of DIR too")
-    serve.add_argument("--kernel", action="append", metavar="FILE",
-                       help="offer this kernel file too, named by its stem (repeatable; it is Python and runs "
-                            "when the server starts)")
+    serve.add_argument(
+        "--kernel",
+        action="append",
+        metavar="FILE",
+        help="offer this kernel file too, named by its stem (repeatable; it is Python and runs when the server starts)",
+    )
     serve.add_argument("--kernel-dir", action="append", metavar="DIR", help="offer every .py kernel of DIR too")
     serve.add_argument("--show", action="store_true", help="open a browser tab")

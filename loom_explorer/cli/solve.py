@@ -37,8 +37,15 @@ class SolveCommand:
 
 
 def parse_solve(args: argparse.Namespace) -> SolveCommand:
-    return SolveCommand(ProblemRequest.from_args(args), SolveRequest.from_args(args), tuple(args.candidate),
-                        args.top, args.alternatives, args.fastest or None, args.json)
+    return SolveCommand(
+        ProblemRequest.from_args(args),
+        SolveRequest.from_args(args),
+        tuple(args.candidate),
+        args.top,
+        args.alternatives,
+        args.fastest or None,
+        args.json,
+    )
 
 
 def run_solve(req: SolveCommand) -> int:
@@ -49,16 +56,22 @@ def run_solve(req: SolveCommand) -> int:
     session = req.solve.session(hw, problem)
     if not session.schedules:
         placed = ", ".join(f"{t}={p.value}" for t, p in problem.placements) or "none"
-        print(f"loom-explorer: no mapping candidate fits this problem (L1 placements: {placed}); "
-              "see docs/model.md section 2", file=sys.stderr)
-    solved = req.solve.solve(session, req.solve.options(req.alternatives, req.fastest), list(req.candidates) or None,
-                             announce=lambda: say_solving(len(req.candidates) or len(session.schedules)))
+        print(
+            f"loom-explorer: no mapping candidate fits this problem (L1 placements: {placed}); "
+            "see docs/model.md section 2",
+            file=sys.stderr,
+        )
+    solved = req.solve.solve(
+        session,
+        req.solve.options(req.alternatives, req.fastest),
+        list(req.candidates) or None,
+        announce=lambda: say_solving(len(req.candidates) or len(session.schedules)),
+    )
     results = solved.results
     shown = results[: req.top] if req.top else results
     schedules = {s.candidate.name: s for s in session.schedules}
     if req.json:
-        print(json.dumps({**solve_json(hw, problem, schedules, shown, pins), "proven_at": solved.proven_at},
-                         indent=2))
+        print(json.dumps({**solve_json(hw, problem, schedules, shown, pins), "proven_at": solved.proven_at}, indent=2))
     else:
         print(solve_table(hw, problem, schedules, shown))
     if session.stop.stopped:
@@ -79,8 +92,15 @@ class TrafficCommand:
 
 
 def parse_traffic(args: argparse.Namespace) -> TrafficCommand:
-    return TrafficCommand(ProblemRequest.from_args(args), SolveRequest.from_args(args), args.candidate, args.links,
-                          args.npe, args.force, args.json)
+    return TrafficCommand(
+        ProblemRequest.from_args(args),
+        SolveRequest.from_args(args),
+        args.candidate,
+        args.links,
+        args.npe,
+        args.force,
+        args.json,
+    )
 
 
 def run_traffic(req: TrafficCommand) -> int:
@@ -121,15 +141,26 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     solve = add_command(sub, "solve", Command(parse_solve, run_solve, stoppable=True))
     add_problem_args(solve)
     add_memory_args(solve)
-    solve.add_argument("--candidate", action="append", default=[], metavar="NAME",
-                       help="solve only this candidate (repeatable)")
+    solve.add_argument(
+        "--candidate", action="append", default=[], metavar="NAME", help="solve only this candidate (repeatable)"
+    )
     solve.add_argument("--top", type=whole(0), default=0, help="show only the N best candidates")
-    solve.add_argument("--alternatives", type=whole(1), default=1, metavar="K",
-                       help="K best distinct schedules per candidate (default 1)")
-    solve.add_argument("--fastest", type=whole(0), default=0, metavar="N",
-                       help="solve only the N fastest candidates to their optimum and prove every other one "
-                            "no faster (status 'dominated'); much faster than the default, which solves every "
-                            "candidate (0)")
+    solve.add_argument(
+        "--alternatives",
+        type=whole(1),
+        default=1,
+        metavar="K",
+        help="K best distinct schedules per candidate (default 1)",
+    )
+    solve.add_argument(
+        "--fastest",
+        type=whole(0),
+        default=0,
+        metavar="N",
+        help="solve only the N fastest candidates to their optimum and prove every other one "
+        "no faster (status 'dominated'); much faster than the default, which solves every "
+        "candidate (0)",
+    )
     traffic = add_command(sub, "traffic", Command(parse_traffic, run_traffic, stoppable=True))
     add_problem_args(traffic)
     add_memory_args(traffic)

@@ -38,9 +38,18 @@ class SweepCommand:
 def parse_sweep(args: argparse.Namespace) -> SweepCommand:
     if bool(args.shapes) == bool(args.model):
         raise InputError("sweep needs a shapes.csv or --model NAME (not both)")
-    return SweepCommand(args.shapes, args.model, args.write_shapes,
-                        tuple(h.strip() for h in args.hw.split(",") if h.strip()), args.out, args.scheduler,
-                        args.workers, args.time_limit, args.force, args.no_cache)
+    return SweepCommand(
+        args.shapes,
+        args.model,
+        args.write_shapes,
+        tuple(h.strip() for h in args.hw.split(",") if h.strip()),
+        args.out,
+        args.scheduler,
+        args.workers,
+        args.time_limit,
+        args.force,
+        args.no_cache,
+    )
 
 
 def run_sweep(req: SweepCommand) -> int:
@@ -58,10 +67,18 @@ def run_sweep(req: SweepCommand) -> int:
     if req.write_shapes:
         write_new(req.write_shapes, write_shapes(ops), force=req.force)
         say(f"wrote {len(ops)} ops to {req.write_shapes}")
-    summary = sweep(ops, list(req.hardware), req.out, scheduler=req.scheduler, workers=req.workers,
-                    settings=SweepSettings(time_limit_seconds=req.time_limit_seconds, use_memory=not req.no_cache))
-    print(f"sweep: {summary.solved} solved ({summary.failed} failed), {summary.skipped} already in {req.out}, "
-          f"{summary.seconds:.1f} s" + (" (interrupted)" if summary.interrupted else ""))
+    summary = sweep(
+        ops,
+        list(req.hardware),
+        req.out,
+        scheduler=req.scheduler,
+        workers=req.workers,
+        settings=SweepSettings(time_limit_seconds=req.time_limit_seconds, use_memory=not req.no_cache),
+    )
+    print(
+        f"sweep: {summary.solved} solved ({summary.failed} failed), {summary.skipped} already in {req.out}, "
+        f"{summary.seconds:.1f} s" + (" (interrupted)" if summary.interrupted else "")
+    )
     return EXIT_INTERRUPTED if summary.interrupted else EXIT_OK
 
 
@@ -103,20 +120,30 @@ def run_report(req: ReportCommand) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sweep = add_command(sub, "sweep", Command(parse_sweep, run_sweep, stoppable=True))
-    sweep.add_argument("shapes", nargs="?",
-                       help="CSV with columns kernel,shape,dtype,fidelity[,options][,causal][,label]")
+    sweep.add_argument(
+        "shapes", nargs="?", help="CSV with columns kernel,shape,dtype,fidelity[,options][,causal][,label]"
+    )
     sweep.add_argument("--model", default=None, help="generate the ops of a model: llama-3-8b, llama-3-70b")
     sweep.add_argument("--write-shapes", default=None, metavar="FILE", help="also write the ops as a shapes.csv")
     sweep.add_argument("--hw", required=True, help="comma-separated hardware names or YAML paths")
     sweep.add_argument("--out", required=True, metavar="STORE", help="results store (SQLite) to add to")
-    sweep.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                       help="a running Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)")
-    sweep.add_argument("--workers", type=whole(1, MAX_SWEEP_WORKERS), default=None,
-                       help="local worker processes, at most 4 per core (default: one per core)")
+    sweep.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="a running Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)",
+    )
+    sweep.add_argument(
+        "--workers",
+        type=whole(1, MAX_SWEEP_WORKERS),
+        default=None,
+        help="local worker processes, at most 4 per core (default: one per core)",
+    )
     sweep.add_argument("--time-limit", type=seconds, default=30.0, help="seconds per candidate (default 30)")
     sweep.add_argument("--force", action="store_true", help="overwrite the --write-shapes file")
-    sweep.add_argument("--no-cache", action="store_true",
-                       help="solve every op again, even one the default results store holds proven")
+    sweep.add_argument(
+        "--no-cache", action="store_true", help="solve every op again, even one the default results store holds proven"
+    )
     report = add_command(sub, "report", Command(parse_report, run_report))
     report.add_argument("store_file", metavar="STORE", help="the results store a sweep wrote")
     report.add_argument("--html", default=None, metavar="FILE", help="write a self-contained HTML report")

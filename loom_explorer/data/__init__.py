@@ -50,13 +50,11 @@ def published_path(name: str) -> Path:
     is a path rather than a file name).
     """
     if not name or Path(name).name != name:
-        raise PublishedDataMissing(f"published data file {name!r}: give a bare file name, e.g. "
-                                   f"{PUBLISHED_FILES[0]!r}")
+        raise PublishedDataMissing(f"published data file {name!r}: give a bare file name, e.g. {PUBLISHED_FILES[0]!r}")
     path = PUBLISHED_DIR / name
     if not path.is_file():
         known = ", ".join(sorted(p.name for p in PUBLISHED_DIR.glob("*") if p.is_file())) or "none"
-        raise PublishedDataMissing(f"published data file {name!r} is missing: expected {path} "
-                                   f"(files there: {known})")
+        raise PublishedDataMissing(f"published data file {name!r} is missing: expected {path} (files there: {known})")
     return path
 
 

@@ -40,8 +40,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-PROFILER_ENV = {"TT_METAL_DEVICE_PROFILER": "1", "TT_METAL_PROFILER_MID_RUN_DUMP": "1",
-                "TT_METAL_PROFILER_CPP_POST_PROCESS": "1"}
+PROFILER_ENV = {
+    "TT_METAL_DEVICE_PROFILER": "1",
+    "TT_METAL_PROFILER_MID_RUN_DUMP": "1",
+    "TT_METAL_PROFILER_CPP_POST_PROCESS": "1",
+}
 KERNEL_DURATION = "DEVICE KERNEL DURATION [ns]"
 RESULT_PREFIX = "LOOM_CARD "
 TRACE_REGION_BYTES = 16 << 20
@@ -141,8 +144,14 @@ def measure(module: ModuleType, runs: int, warmup: int, profile: bool = True) ->
         raise StageError(stage, exc) from exc
     finally:
         ttnn.close_device(device)
-    return {"durations_ns": per_run, "median_ns": statistics.median(per_run) if per_run else None,
-            "pcc": pcc, "wall_clock_ns": wall_ns, "runs": runs, "notes": list(module.NOTES)}
+    return {
+        "durations_ns": per_run,
+        "median_ns": statistics.median(per_run) if per_run else None,
+        "pcc": pcc,
+        "wall_clock_ns": wall_ns,
+        "runs": runs,
+        "notes": list(module.NOTES),
+    }
 
 
 def run_document(doc_json: str, runs: int, warmup: int, profile: bool = True) -> dict[str, object]:
@@ -180,8 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     profile = "--no-profiler" not in args
     args = [a for a in args if a != "--no-profiler"]
     if len(args) != 3:
-        print("usage: python -m loom_explorer.deploy.card_launch DOC.json RUNS WARMUP [--no-profiler]",
-              file=sys.stderr)
+        print("usage: python -m loom_explorer.deploy.card_launch DOC.json RUNS WARMUP [--no-profiler]", file=sys.stderr)
         return 2
     report = run_document(Path(args[0]).read_text(), int(args[1]), int(args[2]), profile)
     print(RESULT_PREFIX + json.dumps(report), flush=True)

@@ -59,31 +59,44 @@ class CompileReport:
         return sum(cb.l1_bytes for cb in self.circular_buffers)
 
     def to_json(self) -> dict[str, object]:
-        return {"passed": self.passed, "compiler": self.compiler, "message": self.message,
-                "circular_buffer_bytes": self.cb_l1_bytes if self.passed else None,
-                "l1_budget_bytes": self.l1_budget_bytes}
+        return {
+            "passed": self.passed,
+            "compiler": self.compiler,
+            "message": self.message,
+            "circular_buffer_bytes": self.cb_l1_bytes if self.passed else None,
+            "l1_budget_bytes": self.l1_budget_bytes,
+        }
 
 
-def compile_files(paths: Sequence[str | Path], toolchain: Toolchain | None = None,
-                  timeout_seconds: float = 600.0) -> list[CompileReport]:
+def compile_files(
+    paths: Sequence[str | Path], toolchain: Toolchain | None = None, timeout_seconds: float = 600.0
+) -> list[CompileReport]:
     """Compile every file in one toolchain process (its imports take seconds, a compile a fraction of one).
     ToolchainError when the toolchain is missing or the driver fails outside any one file."""
     tc = toolchain or require_toolchain()
     files = [str(Path(p).resolve()) for p in paths]
     with tempfile.TemporaryDirectory(prefix="loom-compile-", dir=COMPILER_TMP) as work:
         try:
-            done = subprocess.run([str(tc.python), str(DRIVER), *files], capture_output=True, text=True,
-                                  timeout=timeout_seconds, check=False, stdin=subprocess.DEVNULL, cwd=work,
-                                  env=_compiler_env(Path(work)),
-                                  preexec_fn=die_with_parent_preexec())  # dies with this process
+            done = subprocess.run(
+                [str(tc.python), str(DRIVER), *files],
+                capture_output=True,
+                text=True,
+                timeout=timeout_seconds,
+                check=False,
+                stdin=subprocess.DEVNULL,
+                cwd=work,
+                env=_compiler_env(Path(work)),
+                preexec_fn=die_with_parent_preexec(),
+            )  # dies with this process
         except subprocess.TimeoutExpired:
-            raise ToolchainError(f"the TT-Lang compiler did not finish {len(files)} file(s) in "
-                                 f"{timeout_seconds:g} s") from None
-    reports = [_report(json.loads(line[len(PREFIX):])) for line in done.stdout.splitlines()
-               if line.startswith(PREFIX)]
+            raise ToolchainError(
+                f"the TT-Lang compiler did not finish {len(files)} file(s) in {timeout_seconds:g} s"
+            ) from None
+    reports = [_report(json.loads(line[len(PREFIX) :])) for line in done.stdout.splitlines() if line.startswith(PREFIX)]
     if done.returncode != 0 or len(reports) != len(files):
-        raise ToolchainError(f"the TT-Lang compiler driver failed (exit {done.returncode}):\n"
-                             + (done.stderr or done.stdout)[-3000:])
+        raise ToolchainError(
+            f"the TT-Lang compiler driver failed (exit {done.returncode}):\n" + (done.stderr or done.stdout)[-3000:]
+        )
     return reports
 
 
@@ -104,7 +117,13 @@ def _report(raw: dict[str, Any]) -> CompileReport:
     cbs = raw.get("circular_buffers") or []
     assert isinstance(cbs, list)
     return CompileReport(
-        file=str(raw["file"]), passed=bool(raw["passed"]), compiler=str(raw["compiler"]),
-        message=str(raw.get("message") or ""), l1_budget_bytes=int(raw["l1_budget_bytes"]),
-        circular_buffers=tuple(CircularBuffer(int(c["tiles"]), int(c["block_count"]), int(c["page_bytes"]),
-                                              bool(c["compiler_allocated"])) for c in cbs))
+        file=str(raw["file"]),
+        passed=bool(raw["passed"]),
+        compiler=str(raw["compiler"]),
+        message=str(raw.get("message") or ""),
+        l1_budget_bytes=int(raw["l1_budget_bytes"]),
+        circular_buffers=tuple(
+            CircularBuffer(int(c["tiles"]), int(c["block_count"]), int(c["page_bytes"]), bool(c["compiler_allocated"]))
+            for c in cbs
+        ),
+    )

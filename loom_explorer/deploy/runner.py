@@ -87,15 +87,22 @@ class SimulatorRunner:
         with tempfile.TemporaryDirectory(prefix="loom-run-") as work:
             path = Path(work) / "kernel.py"
             path.write_text(source)
-            report = verify_kernel_file(path, self.timeout_seconds, hw_file=doc.hardware.source,
-                                        kernel_file=doc.problem.kernel)
+            report = verify_kernel_file(
+                path, self.timeout_seconds, hw_file=doc.hardware.source, kernel_file=doc.problem.kernel
+            )
         return simulator_run(report)
 
 
 def simulator_run(report: VerifyReport) -> Run:
     """A verified simulator run: numerics and traffic, no time (simulator ticks are not cycles)."""
-    return Run("simulator", None, "simulated in tt-lang-sim (no time)", pcc=report.pcc,
-               traffic_equal=report.traffic_equal, note="; ".join(report.differences()))
+    return Run(
+        "simulator",
+        None,
+        "simulated in tt-lang-sim (no time)",
+        pcc=report.pcc,
+        traffic_equal=report.traffic_equal,
+        note="; ".join(report.differences()),
+    )
 
 
 class CardRunnerError(RunnerError):
@@ -142,8 +149,9 @@ def refuse_for_card(doc: ScheduleDocument) -> None:
 NO_TRACY = "Tracy-enabled build"  # ttnn's TT_FATAL when the device profiler is asked of a build without it
 
 
-def launch_card_measurement(doc: ScheduleDocument, runs: int, warmup: int, python: str | None = None,
-                            timeout_seconds: float = 1800.0) -> Run:
+def launch_card_measurement(
+    doc: ScheduleDocument, runs: int, warmup: int, python: str | None = None, timeout_seconds: float = 1800.0
+) -> Run:
     """Measure ``doc`` in ``python -m loom_explorer.deploy.card_launch`` (``python``: this interpreter by
     default) with ``PROFILER_ENV`` added to the environment. When ttnn stops because its build has no
     device profiler (no Tracy), measure again without it: the trace's wall clock only, said in the Run.
@@ -158,8 +166,9 @@ def launch_card_measurement(doc: ScheduleDocument, runs: int, warmup: int, pytho
     return card_run(report)
 
 
-def _launch(doc: ScheduleDocument, runs: int, warmup: int, python: str | None, timeout_seconds: float,
-            profile: bool) -> CardReport:
+def _launch(
+    doc: ScheduleDocument, runs: int, warmup: int, python: str | None, timeout_seconds: float, profile: bool
+) -> CardReport:
     with tempfile.TemporaryDirectory(prefix="loom-card-") as work:
         path = Path(work) / "schedule.json"
         path.write_text(doc.to_json())
@@ -168,16 +177,23 @@ def _launch(doc: ScheduleDocument, runs: int, warmup: int, python: str | None, t
             env.update(PROFILER_ENV)
         argv = [python or sys.executable, "-m", "loom_explorer.deploy.card_launch", str(path), str(runs), str(warmup)]
         try:
-            done = subprocess.run([*argv, *([] if profile else ["--no-profiler"])], env=env, capture_output=True,
-                                  text=True, timeout=timeout_seconds, check=False,
-                                  preexec_fn=die_with_parent_preexec())  # dies with this process
+            done = subprocess.run(
+                [*argv, *([] if profile else ["--no-profiler"])],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout_seconds,
+                check=False,
+                preexec_fn=die_with_parent_preexec(),
+            )  # dies with this process
         except subprocess.TimeoutExpired:
             raise CardRunnerError(f"the card measurement did not finish in {timeout_seconds:.0f} s") from None
     report = parse_card_report(done.stdout)
     if report is None:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-        raise CardRunnerError(f"the card measurement process exited with {done.returncode} and no report: "
-                              + " | ".join(tail))
+        raise CardRunnerError(
+            f"the card measurement process exited with {done.returncode} and no report: " + " | ".join(tail)
+        )
     return report
 
 
@@ -188,7 +204,7 @@ CardReport = dict[str, Any]
 def parse_card_report(stdout: str) -> CardReport | None:
     """The last ``LOOM_CARD {json}`` line of the child's stdout (None when there is none)."""
     lines = [line for line in stdout.splitlines() if line.startswith(RESULT_PREFIX)]
-    return json.loads(lines[-1][len(RESULT_PREFIX):]) if lines else None
+    return json.loads(lines[-1][len(RESULT_PREFIX) :]) if lines else None
 
 
 def card_run(report: CardReport) -> Run:
@@ -199,15 +215,28 @@ def card_run(report: CardReport) -> Run:
     wall_ns = float(report["wall_clock_ns"])
     if not report.get("profiled", True):
         notes.append(f"no device profiler in this ttnn build ({report.get('no_profiler_reason', 'not asked for')})")
-        return Run("card", wall_ns, f"wall clock per call over a trace of {report.get('runs')} calls (no device "
-                   "profiler)", pcc=float(report["pcc"]), wall_clock_ns=wall_ns,
-                   note="; ".join(notes))
+        return Run(
+            "card",
+            wall_ns,
+            f"wall clock per call over a trace of {report.get('runs')} calls (no device profiler)",
+            pcc=float(report["pcc"]),
+            wall_clock_ns=wall_ns,
+            note="; ".join(notes),
+        )
     if report.get("median_ns") is None:
-        raise CardRunnerError("the device profiler returned no kernel durations although the profiler environment "
-                              f"was set ({report.get('profiler_env')}); is this ttnn built with the profiler?",
-                              report)
-    return Run("card", float(report["median_ns"]), "device kernel duration (median)",
-               pcc=float(report["pcc"]), wall_clock_ns=wall_ns, note="; ".join(notes))
+        raise CardRunnerError(
+            "the device profiler returned no kernel durations although the profiler environment "
+            f"was set ({report.get('profiler_env')}); is this ttnn built with the profiler?",
+            report,
+        )
+    return Run(
+        "card",
+        float(report["median_ns"]),
+        "device kernel duration (median)",
+        pcc=float(report["pcc"]),
+        wall_clock_ns=wall_ns,
+        note="; ".join(notes),
+    )
 
 
 def pick_runner(choice: Literal["auto", "card", "simulator"] = "auto") -> tuple[Runner, str]:
@@ -228,10 +257,21 @@ def pick_runner(choice: Literal["auto", "card", "simulator"] = "auto") -> tuple[
 def run_measurement(doc: ScheduleDocument, run: Run) -> Measurement:
     """A run as a results-store entry, beside the document's prediction."""
     return Measurement(
-        source=run.source, hardware=doc.hardware.name, hardware_sha256=doc.hardware.sha256,
-        kernel=doc.problem.kernel, shape=dict(doc.problem.shape), candidate=doc.candidate,
-        schedule_json=doc.to_json(), predicted_cycles=doc.prediction.latency_cycles,
-        predicted_ns=doc.prediction.latency_us * 1e3, breakdown=dict(doc.prediction.breakdown),
-        measured_ns=run.measured_ns, measured_what=run.measured_what, pcc=run.pcc, traffic_equal=run.traffic_equal,
-        note="; ".join(x for x in (run.note, f"wall clock with trace {run.wall_clock_ns:.0f} ns"
-                                   if run.wall_clock_ns else "") if x))
+        source=run.source,
+        hardware=doc.hardware.name,
+        hardware_sha256=doc.hardware.sha256,
+        kernel=doc.problem.kernel,
+        shape=dict(doc.problem.shape),
+        candidate=doc.candidate,
+        schedule_json=doc.to_json(),
+        predicted_cycles=doc.prediction.latency_cycles,
+        predicted_ns=doc.prediction.latency_us * 1e3,
+        breakdown=dict(doc.prediction.breakdown),
+        measured_ns=run.measured_ns,
+        measured_what=run.measured_what,
+        pcc=run.pcc,
+        traffic_equal=run.traffic_equal,
+        note="; ".join(
+            x for x in (run.note, f"wall clock with trace {run.wall_clock_ns:.0f} ns" if run.wall_clock_ns else "") if x
+        ),
+    )

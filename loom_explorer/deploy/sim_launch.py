@@ -57,8 +57,16 @@ def _kernel_runner(out: Path) -> Callable[[str, list[str]], None]:
             before = list(namespace["kernel_arguments"]())
             device = ttnn.open_device(device_id=0)
             try:
-                on_device = [ttnn.from_torch(t, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
-                                             memory_config=ttnn.DRAM_MEMORY_CONFIG) for t in before]
+                on_device = [
+                    ttnn.from_torch(
+                        t,
+                        dtype=ttnn.bfloat16,
+                        layout=ttnn.TILE_LAYOUT,
+                        device=device,
+                        memory_config=ttnn.DRAM_MEMORY_CONFIG,
+                    )
+                    for t in before
+                ]
                 namespace["KERNEL"](*on_device)
                 after = [ttnn.to_torch(t) for t in on_device]
             finally:
@@ -66,8 +74,11 @@ def _kernel_runner(out: Path) -> Callable[[str, list[str]], None]:
         except Exception:  # reported as the simulator reports a failing file, exit 1
             traceback.print_exc()
             sys.exit(1)
-        arrays = {f"{when}_{i}": t.float().numpy() for when, ts in (("before", before), ("after", after))
-                  for i, t in enumerate(ts)}
+        arrays = {
+            f"{when}_{i}": t.float().numpy()
+            for when, ts in (("before", before), ("after", after))
+            for i, t in enumerate(ts)
+        }
         numpy.savez(out, **arrays)
 
     return run

@@ -83,8 +83,9 @@ def parse_trace(lines: list[str], grid: tuple[int, int]) -> TileTraffic:
     return TileTraffic(dict(read), dict(written), dict(received))
 
 
-def simulate(kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: float = 600.0,
-             tensors: bool = False) -> Simulation:
+def simulate(
+    kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: float = 600.0, tensors: bool = False
+) -> Simulation:
     """Run ``kernel_file`` in tt-lang-sim (module docstring)."""
     source = Path(kernel_file).resolve()
     if not source.is_file():
@@ -102,14 +103,20 @@ def simulate(kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: fl
         try:
             proc = subprocess.run(
                 [*launch, str(source), "--trace", str(trace)],
-                cwd=work, capture_output=True, text=True, timeout=timeout_seconds, check=False,
-                preexec_fn=die_with_parent_preexec())  # dies with this process
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=timeout_seconds,
+                check=False,
+                preexec_fn=die_with_parent_preexec(),
+            )  # dies with this process
         except subprocess.TimeoutExpired:
             raise SimulationError(f"tt-lang-sim did not finish {source.name} within {timeout_seconds:g} s") from None
         seconds = time.perf_counter() - start
         output = proc.stdout + proc.stderr
-        result = next((line[len(RESULT_PREFIX):] for line in proc.stdout.splitlines()
-                       if line.startswith(RESULT_PREFIX)), None)
+        result = next(
+            (line[len(RESULT_PREFIX) :] for line in proc.stdout.splitlines() if line.startswith(RESULT_PREFIX)), None
+        )
         if tensors and proc.returncode == 0 and saved.is_file():
             result = "null"
         if result is None:
@@ -124,7 +131,8 @@ def simulate(kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: fl
 
             with numpy.load(saved, allow_pickle=False) as arrays:
                 count = sum(name.startswith("before_") for name in arrays.files)
-                before, after = ([torch.from_numpy(arrays[f"{when}_{i}"]) for i in range(count)]
-                                 for when in ("before", "after"))
+                before, after = (
+                    [torch.from_numpy(arrays[f"{when}_{i}"]) for i in range(count)] for when in ("before", "after")
+                )
             return Simulation(pcc=None, traffic=traffic, seconds=seconds, tensors=(before, after))
     return Simulation(pcc=float(json.loads(result)["pcc"]), traffic=traffic, seconds=seconds)

@@ -38,8 +38,17 @@ TT_LANG_VERSION = "1.1.1"
 TTNN_VERSION = "0.81.1"
 TORCH_VERSION = "2.14.1"
 PYTHON_VERSION = "3.12"
-REQUIREMENTS = (f"tt-lang=={TT_LANG_VERSION}", f"ttnn=={TTNN_VERSION}", f"torch=={TORCH_VERSION}",
-                "ortools>=9.10,<10", "pydantic>=2.5,<3", "PyYAML>=6", "networkx>=3.0", "numpy>=1.24", "pytest>=8")
+REQUIREMENTS = (
+    f"tt-lang=={TT_LANG_VERSION}",
+    f"ttnn=={TTNN_VERSION}",
+    f"torch=={TORCH_VERSION}",
+    "ortools>=9.10,<10",
+    "pydantic>=2.5,<3",
+    "PyYAML>=6",
+    "networkx>=3.0",
+    "numpy>=1.24",
+    "pytest>=8",
+)
 # tt-lang pins an older ttnn; torch's GPU-only requirements are never installed
 OVERRIDES = (f"ttnn=={TTNN_VERSION}", 'triton; sys_platform == "never"', 'cuda-bindings; sys_platform == "never"')
 ENV_VAR = "LOOM_TOOLCHAIN"
@@ -88,8 +97,10 @@ def find_toolchain(root: Path | None = None) -> Toolchain | None:
 def require_toolchain(root: Path | None = None) -> Toolchain:
     tc = find_toolchain(root)
     if tc is None:
-        raise ToolchainError(f"the TT-Lang compiler and ttnn toolchain is not installed at {root or default_root()}; "
-                             "run `loom-explorer toolchain install` (a Python 3.12 environment, about 5 GB)")
+        raise ToolchainError(
+            f"the TT-Lang compiler and ttnn toolchain is not installed at {root or default_root()}; "
+            "run `loom-explorer toolchain install` (a Python 3.12 environment, about 5 GB)"
+        )
     return tc
 
 
@@ -106,8 +117,13 @@ def find_python312() -> Path | None:
 def _version_of(python: Path) -> str | None:
     """``major.minor`` of the interpreter at ``python`` (None when it does not run)."""
     try:
-        out = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=30, check=False)
+        out = subprocess.run(
+            [str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
@@ -124,19 +140,20 @@ def _uv() -> list[str] | None:
     return [uv.find_uv_bin()]
 
 
-def install_toolchain(root: Path | None = None, python: Path | None = None,
-                      log: Callable[[str], None] = print) -> Toolchain:
+def install_toolchain(
+    root: Path | None = None, python: Path | None = None, log: Callable[[str], None] = print
+) -> Toolchain:
     """Create (or re-create) the toolchain at ``root``; ToolchainError naming what is missing."""
     root = root or default_root()
     python = python or find_python312()
     if python is None:
-        raise ToolchainError("no Python 3.12 found (python3.12 on PATH, or pyenv's versions); "
-                             "install one or pass --python")
+        raise ToolchainError(
+            "no Python 3.12 found (python3.12 on PATH, or pyenv's versions); install one or pass --python"
+        )
     version = _version_of(python)
     if version != PYTHON_VERSION:
         found = "not a Python that runs" if version is None else f"Python {version}"
-        raise ToolchainError(f"--python {python} is {found}; "
-                             f"the toolchain's wheels need Python {PYTHON_VERSION}")
+        raise ToolchainError(f"--python {python} is {found}; the toolchain's wheels need Python {PYTHON_VERSION}")
     root.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=root.name + ".building-", dir=root.parent))
     uv = _uv()
@@ -144,27 +161,49 @@ def install_toolchain(root: Path | None = None, python: Path | None = None,
         overrides = Path(tmp) / "overrides.txt"
         overrides.write_text("\n".join(OVERRIDES) + "\n")
         if uv:
-            steps = [[*uv, "venv", "--quiet", "--python", str(python), str(building)],
-                     [*uv, "pip", "install", "--quiet", "--python", str(building / "bin" / "python"),
-                      "--override", str(overrides), *REQUIREMENTS]]
+            steps = [
+                [*uv, "venv", "--quiet", "--python", str(python), str(building)],
+                [
+                    *uv,
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--python",
+                    str(building / "bin" / "python"),
+                    "--override",
+                    str(overrides),
+                    *REQUIREMENTS,
+                ],
+            ]
         else:
             pip = [str(building / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
             no_gpu = [r for r in REQUIREMENTS if not r.startswith("tt-lang")]
-            steps = [[str(python), "-m", "venv", "--clear", str(building)],
-                     [*pip, *no_gpu],
-                     [*pip, "--no-deps", f"tt-lang=={TT_LANG_VERSION}"]]
-        log(f"installing the toolchain ({', '.join(REQUIREMENTS[:3])}) at {root} with "
-            f"{'uv' if uv else 'pip (slow; pip install uv makes this seconds)'} ...")
+            steps = [
+                [str(python), "-m", "venv", "--clear", str(building)],
+                [*pip, *no_gpu],
+                [*pip, "--no-deps", f"tt-lang=={TT_LANG_VERSION}"],
+            ]
+        log(
+            f"installing the toolchain ({', '.join(REQUIREMENTS[:3])}) at {root} with "
+            f"{'uv' if uv else 'pip (slow; pip install uv makes this seconds)'} ..."
+        )
         try:
             for step in steps:
                 done = subprocess.run(step, capture_output=True, text=True, check=False)
                 if done.returncode != 0:
-                    raise ToolchainError(f"`{' '.join(step[:4])} ...` failed (exit {done.returncode}):\n"
-                                         + (done.stderr or done.stdout)[-3000:])
+                    raise ToolchainError(
+                        f"`{' '.join(step[:4])} ...` failed (exit {done.returncode}):\n"
+                        + (done.stderr or done.stdout)[-3000:]
+                    )
             if not uv:  # tt-lang's own requirements but its ttnn pin
                 _pip_missing_requirements(building)
-            check = subprocess.run([str(building / "bin" / "python"), "-c", "import ttnn, ttl"],
-                                   capture_output=True, text=True, check=False, timeout=300)
+            check = subprocess.run(
+                [str(building / "bin" / "python"), "-c", "import ttnn, ttl"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=300,
+            )
             if check.returncode != 0:
                 raise ToolchainError("the toolchain installed but does not import:\n" + check.stderr[-3000:])
             (building / _READY).write_text("\n".join(REQUIREMENTS) + "\n")
@@ -180,10 +219,13 @@ def install_toolchain(root: Path | None = None, python: Path | None = None,
 
 def _pip_missing_requirements(venv: Path) -> None:
     """pip has no overrides: install tt-lang's requirements other than ttnn and torch by name."""
-    script = ("import importlib.metadata as m, re; print('\\n'.join(r for r in (m.requires('tt-lang') or []) "
-              "if not re.match(r'(ttnn|torch)\\b', r) and 'extra ==' not in r))")
-    reqs = subprocess.run([str(venv / "bin" / "python"), "-c", script], capture_output=True, text=True,
-                          check=True).stdout.splitlines()
+    script = (
+        "import importlib.metadata as m, re; print('\\n'.join(r for r in (m.requires('tt-lang') or []) "
+        "if not re.match(r'(ttnn|torch)\\b', r) and 'extra ==' not in r))"
+    )
+    reqs = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     if reqs:
         subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *reqs], check=True)
 

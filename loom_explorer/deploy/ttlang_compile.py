@@ -64,17 +64,26 @@ def _circular_buffers(kernel: Any) -> list[dict[str, int]]:
     out = []
     for index, cb in enumerate(compiled[0].cb_configs):
         if cb is None:  # tt-lang's runtime refuses such a kernel ("Missing CB config"): so does this check
-            raise RuntimeError(f"dataflow buffer {index} has no configuration (declared but never used?): "
-                               "the TT-Lang runtime refuses to run the kernel")
+            raise RuntimeError(
+                f"dataflow buffer {index} has no configuration (declared but never used?): "
+                "the TT-Lang runtime refuses to run the kernel"
+            )
         if isinstance(cb, CompilerAllocatedDFBConfig):
             page = tile_bytes_from_dtype(format_name_to_ttnn_dtype(cb.data_format))
-            out.append({"tiles": cb.num_tiles, "block_count": cb.block_count, "page_bytes": page,
-                        "compiler_allocated": True})
+            out.append(
+                {"tiles": cb.num_tiles, "block_count": cb.block_count, "page_bytes": page, "compiler_allocated": True}
+            )
             continue
         dtype = cb.tensor.dtype
         fmt = dtype if hasattr(dtype, "name") else torch_dtype_to_ttnn_datatype(dtype)
-        out.append({"tiles": cb.shape[0] * cb.shape[1], "block_count": cb.block_count,
-                    "page_bytes": tile_bytes_from_dtype(fmt), "compiler_allocated": False})
+        out.append(
+            {
+                "tiles": cb.shape[0] * cb.shape[1],
+                "block_count": cb.block_count,
+                "page_bytes": tile_bytes_from_dtype(fmt),
+                "compiler_allocated": False,
+            }
+        )
     return out
 
 
@@ -107,8 +116,12 @@ def main(paths: list[str]) -> int:
 
     compiler = f"tt-lang {importlib.metadata.version('tt-lang')}"
     for path in paths:
-        result = {"file": path, "compiler": compiler, "l1_budget_bytes": DEFAULT_L1_CB_BUDGET_BYTES,
-                  **compile_one(path)}
+        result = {
+            "file": path,
+            "compiler": compiler,
+            "l1_budget_bytes": DEFAULT_L1_CB_BUDGET_BYTES,
+            **compile_one(path),
+        }
         sys.stdout.flush()
         print("LOOM_COMPILE " + json.dumps(result), flush=True)
     return 0

@@ -89,21 +89,32 @@ class VerifyReport:
     def differences(self) -> list[str]:
         """Every count on which the simulator and the model disagree, in words."""
         sim, model = self.simulated, self.predicted
-        return [*_count_differences("DRAM tiles read of", sim.dram_read_tiles, model.dram_read_tiles),
-                *_count_differences("DRAM tiles written of", sim.dram_written_tiles, model.dram_written_tiles),
-                *_count_differences("pipe tiles received by core", sim.pipe_received_tiles,
-                                    model.pipe_received_tiles)]
+        return [
+            *_count_differences("DRAM tiles read of", sim.dram_read_tiles, model.dram_read_tiles),
+            *_count_differences("DRAM tiles written of", sim.dram_written_tiles, model.dram_written_tiles),
+            *_count_differences("pipe tiles received by core", sim.pipe_received_tiles, model.pipe_received_tiles),
+        ]
 
     def to_json(self) -> dict[str, object]:
-        return {"file": self.file, "candidate": self.candidate,
-                "pcc": None if math.isnan(self.pcc) else self.pcc, "pcc_min": PCC_MIN, "passed": self.passed,
-                "constants": {"equal": self.constants_ok, "differences": [str(c) for c in self.constants]},
-                "numerics_note": self.numerics_note,
-                "traffic": {"simulated": self.simulated.to_json(), "predicted": self.predicted.to_json(),
-                            "equal": self.traffic_equal, "differences": self.differences()},
-                "compile": self.compiled.to_json() if self.compiled is not None else
-                {"passed": None, "compiler": None, "message": self.compile_note},
-                "simulator_seconds": round(self.seconds, 2)}
+        return {
+            "file": self.file,
+            "candidate": self.candidate,
+            "pcc": None if math.isnan(self.pcc) else self.pcc,
+            "pcc_min": PCC_MIN,
+            "passed": self.passed,
+            "constants": {"equal": self.constants_ok, "differences": [str(c) for c in self.constants]},
+            "numerics_note": self.numerics_note,
+            "traffic": {
+                "simulated": self.simulated.to_json(),
+                "predicted": self.predicted.to_json(),
+                "equal": self.traffic_equal,
+                "differences": self.differences(),
+            },
+            "compile": self.compiled.to_json()
+            if self.compiled is not None
+            else {"passed": None, "compiler": None, "message": self.compile_note},
+            "simulator_seconds": round(self.seconds, 2),
+        }
 
 
 def _count_differences(label: str, simulated: Mapping[K, int], model: Mapping[K, int]) -> list[str]:
@@ -123,16 +134,25 @@ def embedded_document(path: str | Path) -> ScheduleDocument:
     except SyntaxError as exc:
         raise ScheduleFileError(f"{p}: not Python: {exc}") from None
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LOOM_SCHEDULE"
-                                                 for t in node.targets)
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "LOOM_SCHEDULE" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             return parse_schedule_document(node.value.value, f"{p}: LOOM_SCHEDULE")
-    raise ScheduleFileError(f"{p}: no LOOM_SCHEDULE string; verify reads files written by "
-                            "`loom-explorer export --format ttlang`")
+    raise ScheduleFileError(
+        f"{p}: no LOOM_SCHEDULE string; verify reads files written by `loom-explorer export --format ttlang`"
+    )
 
 
-def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0, hw_file: str | Path | None = None,
-                       kernel_file: str | Path | None = None, compile_it: bool = True) -> VerifyReport:
+def verify_kernel_file(
+    path: str | Path,
+    timeout_seconds: float = 600.0,
+    hw_file: str | Path | None = None,
+    kernel_file: str | Path | None = None,
+    compile_it: bool = True,
+) -> VerifyReport:
     """Simulate and compile ``path`` and compare (module docstring); ScheduleFileError / SimulationError on
     failure. ``hw_file`` / ``kernel_file``: the hardware and kernel files the schedule was made for, when they
     are not shipped ones (the embedded document names them, but a document never opens a file it names).
@@ -147,14 +167,28 @@ def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0, hw_file
         raise ScheduleFileError(f"{path}: the schedule it embeds has no TT-Lang kernel: {exc}") from None
     mismatches = tuple(constant_mismatches(read_text(Path(path), "kernel file"), schedule_source, str(path)))
     if mismatches:
-        return VerifyReport(file=str(path), document=doc, candidate=doc.candidate, pcc=math.nan,
-                            simulated=TileTraffic(), predicted=predicted, seconds=0.0,
-                            compile_note="not compiled: its constants are not its schedule's",
-                            constants=mismatches, numerics_note="not simulated: its constants are not its schedule's")
+        return VerifyReport(
+            file=str(path),
+            document=doc,
+            candidate=doc.candidate,
+            pcc=math.nan,
+            simulated=TileTraffic(),
+            predicted=predicted,
+            seconds=0.0,
+            compile_note="not compiled: its constants are not its schedule's",
+            constants=mismatches,
+            numerics_note="not simulated: its constants are not its schedule's",
+        )
     toolchain = find_toolchain() if compile_it else None
-    note = "" if toolchain else ("not compiled (--no-compile)" if not compile_it else
-                                 "not compiled: the TT-Lang compiler is not installed "
-                                 "(`loom-explorer toolchain install`)")
+    note = (
+        ""
+        if toolchain
+        else (
+            "not compiled (--no-compile)"
+            if not compile_it
+            else "not compiled: the TT-Lang compiler is not installed (`loom-explorer toolchain install`)"
+        )
+    )
     with ThreadPoolExecutor(max_workers=1) as pool:  # the compiler runs while the simulator does
         compiling = pool.submit(compile_file, path, toolchain, timeout_seconds) if toolchain else None
         sim = simulate(path, (values["grid_x"], values["grid_y"]), timeout_seconds, tensors=True)
@@ -168,6 +202,15 @@ def verify_kernel_file(path: str | Path, timeout_seconds: float = 600.0, hw_file
         pcc = reference_pcc(built, *sim.tensors)
     except KernelContractError as exc:
         numerics_note = str(exc)
-    return VerifyReport(file=str(path), document=doc, candidate=doc.candidate, pcc=pcc, simulated=sim.traffic,
-                        predicted=predicted, seconds=sim.seconds, compiled=compiled, compile_note=note,
-                        numerics_note=numerics_note)
+    return VerifyReport(
+        file=str(path),
+        document=doc,
+        candidate=doc.candidate,
+        pcc=pcc,
+        simulated=sim.traffic,
+        predicted=predicted,
+        seconds=sim.seconds,
+        compiled=compiled,
+        compile_note=note,
+        numerics_note=numerics_note,
+    )

@@ -51,8 +51,9 @@ class SolvedSchedule:
         """The schedule's parameter values; ExportError when the candidate has no schedule."""
         solution = self.result.solution
         if solution is None:
-            raise ExportError(f"candidate {self.result.candidate_name} has no schedule ({self.result.status}); "
-                              "nothing to export")
+            raise ExportError(
+                f"candidate {self.result.candidate_name} has no schedule ({self.result.status}); nothing to export"
+            )
         return solution.values()
 
 

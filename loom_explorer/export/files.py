@@ -30,8 +30,13 @@ class OutputError(LoomError, ValueError):
     folder is missing or not writable."""
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def _kind(mode: int) -> str:
@@ -71,8 +76,9 @@ def _checked_target(target: Path, force: bool) -> tuple[Path, int | None]:
         except OSError:
             raise OutputError(f"{target} is a symbolic link to nothing; remove it or choose another name") from None
         if not stat.S_ISREG(st.st_mode):
-            raise OutputError(f"{target} is a symbolic link to {_kind(st.st_mode)}; only a regular file is "
-                              "ever replaced") from None
+            raise OutputError(
+                f"{target} is a symbolic link to {_kind(st.st_mode)}; only a regular file is ever replaced"
+            ) from None
         target = Path(os.path.realpath(target))
     elif not stat.S_ISREG(st.st_mode):
         what = _kind(st.st_mode)

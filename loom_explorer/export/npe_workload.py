@@ -43,8 +43,11 @@ def npe_transfer(hw: HardwareSpec, t: Transfer) -> dict[str, Any]:
 
 
 def npe_workload(hw: HardwareSpec, transfers: list[Transfer]) -> dict[str, Any]:
-    return {"note": NPE_SCHEMA_NOTE, "hardware": hw.name,
-            "phases": [{"transfers": [npe_transfer(hw, t) for t in transfers]}]}
+    return {
+        "note": NPE_SCHEMA_NOTE,
+        "hardware": hw.name,
+        "phases": [{"transfers": [npe_transfer(hw, t) for t in transfers]}],
+    }
 
 
 class NpeExporter:

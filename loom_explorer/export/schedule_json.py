@@ -139,31 +139,56 @@ def kernel_sha256(kernel: str) -> str:
     return file_sha256(kernel_path(kernel))
 
 
-def schedule_document(hw: HardwareSpec, hw_source: str, kernel_source: str, problem: Problem,
-                      result: CandidateResult, options: SolveOptions, noc_bound: bool = True) -> ScheduleDocument:
+def schedule_document(
+    hw: HardwareSpec,
+    hw_source: str,
+    kernel_source: str,
+    problem: Problem,
+    result: CandidateResult,
+    options: SolveOptions,
+    noc_bound: bool = True,
+) -> ScheduleDocument:
     """The document of one solved candidate (``result`` must have a solution)."""
     s = result.solution
     if s is None:
-        raise ScheduleFileError(f"candidate {result.candidate_name} has no schedule ({result.status}); "
-                                "nothing to export")
+        raise ScheduleFileError(
+            f"candidate {result.candidate_name} has no schedule ({result.status}); nothing to export"
+        )
     return ScheduleDocument(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         hardware=HardwareRecord(source=hw_source, name=hw.name, sha256=hardware_sha256(hw)),
         problem=ProblemRecord(
-            kernel=kernel_source, kernel_sha256=kernel_sha256(kernel_source), shape=dict(problem.shape),
-            formats={k: v.value for k, v in problem.formats}, fidelity=problem.fidelity.value,
-            fp32_acc=problem.fp32_acc, placements={k: v.value for k, v in problem.placements},
-            enabled=sorted(problem.enabled), activation=problem.activation, options=sorted(problem.options),
-            target=problem.target.value),
-        candidate=result.candidate_name, status=result.status, pins=dict(result.pins), params=s.values(),
-        prediction=PredictionRecord(latency_cycles=s.latency_cycles,
-                                    latency_us=round(hw.cycles_to_us(s.latency_cycles), 3),
-                                    breakdown=dict(s.breakdown), l1_bytes=s.l1_bytes,
-                                    dram_read_bytes=s.dram_read_bytes),
-        solver=SolverRecord(tool_version=_package_version("loom-explorer"),
-                            ortools_version=_package_version("ortools"),
-                            time_limit_seconds=options.time_limit_seconds,
-                            workers_per_model=options.workers_per_model, seed=options.seed, noc_bound=noc_bound),
+            kernel=kernel_source,
+            kernel_sha256=kernel_sha256(kernel_source),
+            shape=dict(problem.shape),
+            formats={k: v.value for k, v in problem.formats},
+            fidelity=problem.fidelity.value,
+            fp32_acc=problem.fp32_acc,
+            placements={k: v.value for k, v in problem.placements},
+            enabled=sorted(problem.enabled),
+            activation=problem.activation,
+            options=sorted(problem.options),
+            target=problem.target.value,
+        ),
+        candidate=result.candidate_name,
+        status=result.status,
+        pins=dict(result.pins),
+        params=s.values(),
+        prediction=PredictionRecord(
+            latency_cycles=s.latency_cycles,
+            latency_us=round(hw.cycles_to_us(s.latency_cycles), 3),
+            breakdown=dict(s.breakdown),
+            l1_bytes=s.l1_bytes,
+            dram_read_bytes=s.dram_read_bytes,
+        ),
+        solver=SolverRecord(
+            tool_version=_package_version("loom-explorer"),
+            ortools_version=_package_version("ortools"),
+            time_limit_seconds=options.time_limit_seconds,
+            workers_per_model=options.workers_per_model,
+            seed=options.seed,
+            noc_bound=noc_bound,
+        ),
     )
 
 
@@ -204,8 +229,15 @@ def _field_error(origin: str, err: Any) -> str:
 
 def solved_document(solved: SolvedSchedule) -> ScheduleDocument:
     """The document of an exporter's :class:`SolvedSchedule` (``schedule_document`` of its parts)."""
-    return schedule_document(solved.hw, solved.hw_source, solved.kernel_source, solved.problem, solved.result,
-                             solved.options, solved.noc_bound)
+    return schedule_document(
+        solved.hw,
+        solved.hw_source,
+        solved.kernel_source,
+        solved.problem,
+        solved.result,
+        solved.options,
+        solved.noc_bound,
+    )
 
 
 def parse_schedule_document(text: str, origin: str = "schedule") -> ScheduleDocument:
@@ -218,8 +250,9 @@ def parse_schedule_document(text: str, origin: str = "schedule") -> ScheduleDocu
         raise ScheduleFileError(f"{origin}: not a schedule document: nested too deeply") from None
     version_value = raw.get("schema_version", SCHEDULE_SCHEMA_VERSION) if isinstance(raw, dict) else None
     if isinstance(raw, dict) and (type(version_value) is not int or version_value != SCHEDULE_SCHEMA_VERSION):
-        raise ScheduleFileError(f"{origin}: schema_version {raw['schema_version']!r}; this tool reads "
-                                f"{SCHEDULE_SCHEMA_VERSION}")
+        raise ScheduleFileError(
+            f"{origin}: schema_version {raw['schema_version']!r}; this tool reads {SCHEDULE_SCHEMA_VERSION}"
+        )
     try:
         return ScheduleDocument.model_validate(raw, strict=True)
     except ValidationError as exc:
@@ -255,13 +288,16 @@ def _source(field: str, named: str, shipped: list[str], given: str | Path | None
     if named in shipped:
         return named
     if given is None:
-        raise ScheduleFileError(f"{field}: the document names the file {named!r}, and a schedule document never "
-                                f"opens a file it names; give that file yourself ({flag} FILE) to use it")
+        raise ScheduleFileError(
+            f"{field}: the document names the file {named!r}, and a schedule document never "
+            f"opens a file it names; give that file yourself ({flag} FILE) to use it"
+        )
     return str(given)
 
 
-def rebuild(doc: ScheduleDocument, hw_file: str | Path | None = None,
-            kernel_file: str | Path | None = None) -> RebuiltSchedule:
+def rebuild(
+    doc: ScheduleDocument, hw_file: str | Path | None = None, kernel_file: str | Path | None = None
+) -> RebuiltSchedule:
     """The document's schedule, rebuilt and re-evaluated (module docstring); raises ScheduleFileError.
 
     A shipped hardware or kernel name in the document is loaded as such. A file it names instead is never
@@ -274,23 +310,33 @@ def rebuild(doc: ScheduleDocument, hw_file: str | Path | None = None,
     except ValueError as exc:
         raise ScheduleFileError(f"hardware: {exc}") from None
     if hardware_sha256(hw) != doc.hardware.sha256:
-        raise ScheduleFileError(f"hardware: {hw_source} has changed since the schedule was exported "
-                                "(its sha256 differs)")
+        raise ScheduleFileError(
+            f"hardware: {hw_source} has changed since the schedule was exported (its sha256 differs)"
+        )
     p = doc.problem
     kernel = _source("problem.kernel", p.kernel, list_kernels(), kernel_file, "--kernel")
     try:
         if kernel_sha256(kernel) != p.kernel_sha256:
-            raise ScheduleFileError(f"problem.kernel: {kernel} has changed since the schedule was exported "
-                                    "(its sha256 differs)")
+            raise ScheduleFileError(
+                f"problem.kernel: {kernel} has changed since the schedule was exported (its sha256 differs)"
+            )
         program = load_program(kernel)
         output = program.outputs[0].name
         if output not in p.formats:
             raise ScheduleFileError(f"problem.formats: no format for the output tensor {output!r}")
         problem = make_problem(
-            program, p.shape, parse_data_format(p.formats[output]), parse_fidelity(p.fidelity),
+            program,
+            p.shape,
+            parse_data_format(p.formats[output]),
+            parse_fidelity(p.fidelity),
             formats={k: parse_data_format(v) for k, v in p.formats.items()},
-            placements={k: Placement(v) for k, v in p.placements.items()}, fp32_acc=p.fp32_acc,
-            enabled=set(p.enabled), activation=p.activation, options=set(p.options), target=KernelTarget(p.target))
+            placements={k: Placement(v) for k, v in p.placements.items()},
+            fp32_acc=p.fp32_acc,
+            enabled=set(p.enabled),
+            activation=p.activation,
+            options=set(p.options),
+            target=KernelTarget(p.target),
+        )
     except (OSError, ValueError) as exc:
         if isinstance(exc, ScheduleFileError):
             raise
@@ -302,9 +348,17 @@ def rebuild(doc: ScheduleDocument, hw_file: str | Path | None = None,
     missing = [n for n in schedule.param_names if n not in doc.params]
     unknown = [n for n in doc.params if n not in schedule.param_names]
     if missing or unknown:
-        raise ScheduleFileError("params: " + "; ".join(
-            part for part in (f"missing {', '.join(missing)}" if missing else "",
-                              f"unknown {', '.join(unknown)}" if unknown else "") if part))
+        raise ScheduleFileError(
+            "params: "
+            + "; ".join(
+                part
+                for part in (
+                    f"missing {', '.join(missing)}" if missing else "",
+                    f"unknown {', '.join(unknown)}" if unknown else "",
+                )
+                if part
+            )
+        )
     off = [f"{n}={v} (params say {doc.params.get(n)})" for n, v in doc.pins.items() if doc.params.get(n) != v]
     if off:
         raise ScheduleFileError(f"pins: {', '.join(off)}: a pinned value must equal the parameter's")
@@ -313,8 +367,10 @@ def rebuild(doc: ScheduleDocument, hw_file: str | Path | None = None,
         raise ScheduleFileError(f"params: not a legal schedule of {doc.candidate}: {'; '.join(verdict.violations)}")
     solution = verdict.solution
     if solution.latency_cycles != doc.prediction.latency_cycles:
-        raise ScheduleFileError(f"prediction.latency_cycles: the model now predicts {solution.latency_cycles:,} "
-                                f"cycles for these parameters, the document says {doc.prediction.latency_cycles:,}")
+        raise ScheduleFileError(
+            f"prediction.latency_cycles: the model now predicts {solution.latency_cycles:,} "
+            f"cycles for these parameters, the document says {doc.prediction.latency_cycles:,}"
+        )
     return RebuiltSchedule(hw, problem, schedule, solution)
 
 

@@ -54,12 +54,15 @@ def _check_common(problem: Problem) -> Structure:
     """What every TT-Lang export needs: DRAM-interleaved bfloat16 tensors."""
     placed = [t for t, p in problem.placements if p.value != "dram"]
     if placed:
-        raise ExportError(f"TT-Lang export reads and writes DRAM-interleaved tensors; {', '.join(placed)} "
-                          "is placed in L1")
+        raise ExportError(
+            f"TT-Lang export reads and writes DRAM-interleaved tensors; {', '.join(placed)} is placed in L1"
+        )
     formats = {fmt for _, fmt in problem.formats}
     if not formats <= {DataFormat.bfloat16}:
-        raise ExportError("TT-Lang export writes bfloat16 kernels so far; this problem uses "
-                          f"{', '.join(sorted(f.value for f in formats))}")
+        raise ExportError(
+            "TT-Lang export writes bfloat16 kernels so far; this problem uses "
+            f"{', '.join(sorted(f.value for f in formats))}"
+        )
     return analyse_program(problem.program)
 
 
@@ -69,8 +72,9 @@ def ttlang_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     return _writer(built.problem, built.schedule.candidate).source(built, doc)
 
 
-def ttlang_l1_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule,
-                      values: dict[str, int]) -> str | None:
+def ttlang_l1_blocker(
+    hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule, values: dict[str, int]
+) -> str | None:
     """Why a schedule solved for TTNN's kernels cannot be written as a TT-Lang kernel: the TT-Lang kernel's own
     circular buffers (``Problem.target``) overflow L1 at these values. None when they fit (or the schedule was
     solved for the TT-Lang kernels, whose buffers the solve already counted)."""
@@ -80,13 +84,16 @@ def ttlang_l1_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSche
     need = evaluate(ttlang.l1_bytes, values)
     if need <= hw.l1.usable_bytes:
         return None
-    return (f"the TT-Lang kernel of this schedule needs {need:,} B of circular buffers per core, more than the "
-            f"{hw.l1.usable_bytes:,} B usable (it was solved for TTNN's kernels, "
-            f"{evaluate(schedule.l1_bytes, values):,} B): solve for the TT-Lang kernels (--target ttlang)")
+    return (
+        f"the TT-Lang kernel of this schedule needs {need:,} B of circular buffers per core, more than the "
+        f"{hw.l1.usable_bytes:,} B usable (it was solved for TTNN's kernels, "
+        f"{evaluate(schedule.l1_bytes, values):,} B): solve for the TT-Lang kernels (--target ttlang)"
+    )
 
 
-def ttlang_rule_blocker(hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule,
-                        values: dict[str, int]) -> str | None:
+def ttlang_rule_blocker(
+    hw: HardwareSpec, problem: Problem, schedule: SymbolicSchedule, values: dict[str, int]
+) -> str | None:
     """Why the TT-Lang writer cannot write these values: the first writer rule (``ttlang_export`` constraint
     family, ``model/constraints/ttlang_export.py``) they break. None when they keep every one, as a schedule
     solved for the TT-Lang kernels does; one solved for TTNN's kernels (the explorer's download of such a
@@ -111,9 +118,11 @@ class TtLangExporter:
     kernel_target: KernelTarget | None = KernelTarget.ttlang
 
     def can_export(self, solved: SolvedSchedule) -> str | None:
-        return (unsupported_reason(solved.schedule)
-                or ttlang_rule_blocker(solved.hw, solved.problem, solved.schedule, solved.values)
-                or ttlang_l1_blocker(solved.hw, solved.problem, solved.schedule, solved.values))
+        return (
+            unsupported_reason(solved.schedule)
+            or ttlang_rule_blocker(solved.hw, solved.problem, solved.schedule, solved.values)
+            or ttlang_l1_blocker(solved.hw, solved.problem, solved.schedule, solved.values)
+        )
 
     def export(self, solved: SolvedSchedule) -> str:
         why = self.can_export(solved)

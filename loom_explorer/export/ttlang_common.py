@@ -18,8 +18,12 @@ COORDS = ("cx", "cy")
 """The names of a core's grid column and row in the element-wise and row-reduction kernels (``x`` and ``y``
 are common tensor names)."""
 
-TTNN_DTYPES = {DataFormat.bfloat16: "bfloat16", DataFormat.bfloat8_b: "bfloat8_b",
-               DataFormat.bfloat4_b: "bfloat4_b", DataFormat.float32: "float32"}
+TTNN_DTYPES = {
+    DataFormat.bfloat16: "bfloat16",
+    DataFormat.bfloat8_b: "bfloat8_b",
+    DataFormat.bfloat4_b: "bfloat4_b",
+    DataFormat.float32: "float32",
+}
 
 
 def header(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
@@ -32,21 +36,25 @@ def header(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     description = textwrap.fill(cand.description, 100, initial_indent="  ", subsequent_indent="  ")
     title = f"{problem.program.name} {problem.shape_text} on {hw.name}: TT-Lang kernel exported by loom-explorer."
     latency_us = hw.cycles_to_us(solution.latency_cycles)
-    return (f'"""{title}\n\n'
-            f"Candidate {cand.name}:\n{description}\nPins: {pins}\n"
-            f"Predicted latency: {solution.latency_cycles:,} cycles ({latency_us:.2f} us); "
-            f"{breakdown}\n\n"
-            "Run it in Tenstorrent's simulator with `tt-lang-sim THIS_FILE.py` "
-            "(or `loom-explorer verify THIS_FILE.py`,\n"
-            "which also compares the simulated traffic with the model's), or on a card with `python THIS_FILE.py`.\n"
-            '"""\n'
-            f"# Schedule parameters (tiles of 32x32 unless named otherwise):\n{params}\n")
+    return (
+        f'"""{title}\n\n'
+        f"Candidate {cand.name}:\n{description}\nPins: {pins}\n"
+        f"Predicted latency: {solution.latency_cycles:,} cycles ({latency_us:.2f} us); "
+        f"{breakdown}\n\n"
+        "Run it in Tenstorrent's simulator with `tt-lang-sim THIS_FILE.py` "
+        "(or `loom-explorer verify THIS_FILE.py`,\n"
+        "which also compares the simulated traffic with the model's), or on a card with `python THIS_FILE.py`.\n"
+        '"""\n'
+        f"# Schedule parameters (tiles of 32x32 unless named otherwise):\n{params}\n"
+    )
 
 
 def footer(doc: ScheduleDocument) -> str:
     """The embedded schedule document (``loom-explorer verify`` reads it) and the main guard."""
-    return ("# The schedule this file was exported from (loom-explorer's schedule JSON, schema_version 1).\n"
-            f'LOOM_SCHEDULE = r"""\n{doc.to_json()}"""\n\nif __name__ == "__main__":\n    main()\n')
+    return (
+        "# The schedule this file was exported from (loom-explorer's schedule JSON, schema_version 1).\n"
+        f'LOOM_SCHEDULE = r"""\n{doc.to_json()}"""\n\nif __name__ == "__main__":\n    main()\n'
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +87,9 @@ class CoreShares:
         """The statement giving a core its first tile of ``dim`` (``name = index * share``)."""
         cx, cy = COORDS
         index = {"x": cx, "y": cy, "xy": f"({cy} * GRID_X + {cx})"}.get(self.axis(dim) or "")
-        return f"{name} = {index} * {share}" if index else \
-            f"{name} = 0  # {dim} is not spread: every core takes all of it"
+        return (
+            f"{name} = {index} * {share}" if index else f"{name} = 0  # {dim} is not spread: every core takes all of it"
+        )
 
 
 def pipe_helpers(tensor: str, blk: str, comm: Comm) -> str:
@@ -140,8 +149,10 @@ def thread_body(work: str, one_d: bool, coords: tuple[str, str] = ("x", "y")) ->
     operation."""
     cx, cy = coords
     if one_d:
-        work = (f"if {cy} * GRID_X + {cx} < WORKING_CORES:  # 1-D layout: cores are numbered row by row; the rest "
-                "idle\n" + textwrap.indent(work, "    "))
+        work = (
+            f"if {cy} * GRID_X + {cx} < WORKING_CORES:  # 1-D layout: cores are numbered row by row; the rest "
+            "idle\n" + textwrap.indent(work, "    ")
+        )
     used = [name if re.search(rf"\b{name}\b", work) else "_" for name in coords]
     node = "" if used == ["_", "_"] else f"{used[0]}, {used[1]} = ttl.node(dims=2)\n"
     return textwrap.indent(node + work, "        ")

@@ -32,6 +32,7 @@ _NOT_COMPARED = {"LOOM_SCHEDULE"}  # the embedded document itself: what the comp
 
 # ---------------------------------------------------------------------------------------------- constants
 
+
 @dataclass(frozen=True, slots=True)
 class ConstantMismatch:
     """A module-level name whose value in the file differs from the export of the file's schedule (``None``:
@@ -63,8 +64,11 @@ def module_constants(source: str, label: str = "<kernel file>") -> dict[str, str
         for target in node.targets:
             if isinstance(target, ast.Name):
                 out[target.id] = _value_text(node.value)
-            elif (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
-                  and len(target.elts) == len(node.value.elts)):
+            elif (
+                isinstance(target, ast.Tuple)
+                and isinstance(node.value, ast.Tuple)
+                and len(target.elts) == len(node.value.elts)
+            ):
                 for name, value in zip(target.elts, node.value.elts, strict=True):
                     if isinstance(name, ast.Name):
                         out[name.id] = _value_text(value)
@@ -89,6 +93,7 @@ def constant_mismatches(file_source: str, schedule_source: str, label: str = "<k
 
 # ---------------------------------------------------------------------------------------------- tensors
 
+
 @dataclass(frozen=True, slots=True)
 class KernelContract:
     """The problem's inputs and outputs in the kernel's host arguments, and the family's reference."""
@@ -103,8 +108,10 @@ def kernel_contract(built: RebuiltSchedule) -> KernelContract:
     """The contract of ``built``'s kernel family (module docstring), from its TT-Lang writer."""
     writer = ttlang_writer(built.problem, built.schedule.candidate)
     if writer is None:
-        raise KernelContractError(f"verify has no reference for the {program_family(built.problem.program).name} "
-                                  "family: it registers no TT-Lang writer")
+        raise KernelContractError(
+            f"verify has no reference for the {program_family(built.problem.program).name} "
+            "family: it registers no TT-Lang writer"
+        )
     inputs, outputs = writer.host_tensors(built)
     return KernelContract(inputs, outputs, writer, built)
 
@@ -126,11 +133,21 @@ def reference_pcc(built: RebuiltSchedule, host_inputs: Sequence[Any], host_after
     for t in contract.outputs:
         got, expected = t.take(host_after).flatten(), want[t.name].float()
         if expected.shape != (t.items, t.rows, t.cols):
-            raise KernelContractError(f"the reference of {t.name} is {list(expected.shape)}, expected "
-                                      f"{[t.items, t.rows, t.cols]}")
+            raise KernelContractError(
+                f"the reference of {t.name} is {list(expected.shape)}, expected {[t.items, t.rows, t.cols]}"
+            )
         pccs.append(torch.corrcoef(torch.stack([got, expected.flatten()]))[0, 1].item())
     return min(pccs)
 
 
-__all__ = ["ConstantMismatch", "HostTensor", "KernelContract", "KernelContractError", "constant_mismatches",
-           "kernel_contract", "module_constants", "reference_outputs", "reference_pcc"]
+__all__ = [
+    "ConstantMismatch",
+    "HostTensor",
+    "KernelContract",
+    "KernelContractError",
+    "constant_mismatches",
+    "kernel_contract",
+    "module_constants",
+    "reference_outputs",
+    "reference_pcc",
+]

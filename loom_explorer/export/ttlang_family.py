@@ -45,15 +45,17 @@ class HostTensor:
     def take(self, host: Sequence[Any]) -> Any:
         """The tensor's logical elements, ``[items, rows, cols]`` fp32, from the host arguments ``host``."""
         if self.argument >= len(host):
-            raise KernelContractError(f"kernel_arguments() gives {len(host)} tensors; {self.name} is argument "
-                                      f"{self.argument}")
+            raise KernelContractError(
+                f"kernel_arguments() gives {len(host)} tensors; {self.name} is argument {self.argument}"
+            )
         t = host[self.argument].float()
         height = self.rows_per_item or t.shape[0]
         if t.dim() != 2 or t.shape[0] < self.items * height or height < self.rows or t.shape[1] < self.cols:
             raise KernelContractError(
                 f"kernel argument {self.argument} ({self.name}) is {list(t.shape)}: it cannot hold {self.items} x "
-                f"{self.rows} x {self.cols} elements in blocks of {height} rows, as the schedule's problem needs")
-        return t[:self.items * height].reshape(self.items, height, t.shape[1])[:, :self.rows, :self.cols]
+                f"{self.rows} x {self.cols} elements in blocks of {height} rows, as the schedule's problem needs"
+            )
+        return t[: self.items * height].reshape(self.items, height, t.shape[1])[:, : self.rows, : self.cols]
 
 
 HostTensors = tuple[tuple[HostTensor, ...], tuple[HostTensor, ...]]

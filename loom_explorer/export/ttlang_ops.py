@@ -16,10 +16,21 @@ from loom_explorer.program.dsl import Eltwise
 FPU_OPS = {"add": "+", "sub": "-", "mul": "*"}
 """The FPU ops the writer knows, as the operator that combines two blocks."""
 
-SFPU_OPS = {"relu": "torch.relu", "gelu": "torch.nn.functional.gelu", "silu": "torch.nn.functional.silu",
-            "sigmoid": "torch.sigmoid", "exp": "torch.exp", "recip": "torch.reciprocal", "tanh": "torch.tanh",
-            "sqrt": "torch.sqrt", "rsqrt": "torch.rsqrt", "log": "torch.log", "abs": "torch.abs",
-            "neg": "torch.neg", "square": "torch.square"}
+SFPU_OPS = {
+    "relu": "torch.relu",
+    "gelu": "torch.nn.functional.gelu",
+    "silu": "torch.nn.functional.silu",
+    "sigmoid": "torch.sigmoid",
+    "exp": "torch.exp",
+    "recip": "torch.reciprocal",
+    "tanh": "torch.tanh",
+    "sqrt": "torch.sqrt",
+    "rsqrt": "torch.rsqrt",
+    "log": "torch.log",
+    "abs": "torch.abs",
+    "neg": "torch.neg",
+    "square": "torch.square",
+}
 """The SFPU ops the writer knows (``ttl.math.<op>`` in both the compiler and the simulator), with torch's
 function for the reference."""
 
@@ -29,8 +40,27 @@ TTL_FUNCTIONS = {name: f"ttl.math.{name}" for name in SFPU_OPS}
 POSITIVE_DOMAIN = {"recip", "sqrt", "rsqrt", "log"}
 """Ops whose inputs the host draws from ``[0.5, 2)`` instead of a normal distribution."""
 
-RESERVED = {*COORDS, "ttl", "ttnn", "torch", "json", "math", "step", "tile", "first_tile", "tile_index", "row",
-            "col", "r0", "c0", "br", "bc", "device", "arguments", "pcc"}
+RESERVED = {
+    *COORDS,
+    "ttl",
+    "ttnn",
+    "torch",
+    "json",
+    "math",
+    "step",
+    "tile",
+    "first_tile",
+    "tile_index",
+    "row",
+    "col",
+    "r0",
+    "c0",
+    "br",
+    "bc",
+    "device",
+    "arguments",
+    "pcc",
+}
 """Names the kernel file's own code uses: a tensor so named is refused (the simulator traces tensors by name)."""
 
 
@@ -51,13 +81,18 @@ def op_expression(problem: Problem, op: Eltwise, value: str, operand: str, funct
 def reserved_name_reason(problem: Problem, suffixes: tuple[str, ...], digits: bool = False) -> str | None:
     """Why a tensor's name collides with the kernel file's own (``RESERVED``, a name ending in one of
     ``suffixes`` or, with ``digits``, in a digit); None when none does."""
-    clash = sorted(t.name for t in problem.program.tensors if t.name in RESERVED or t.name.endswith(suffixes)
-                   or (digits and t.name[-1:].isdigit()))
+    clash = sorted(
+        t.name
+        for t in problem.program.tensors
+        if t.name in RESERVED or t.name.endswith(suffixes) or (digits and t.name[-1:].isdigit())
+    )
     if not clash:
         return None
-    return (f"TT-Lang export names its own variables {', '.join(sorted(RESERVED))} and "
-            f"*{'/'.join(suffixes)}{' and names ending in a digit' if digits else ''}; "
-            f"rename tensor {', '.join(clash)}")
+    return (
+        f"TT-Lang export names its own variables {', '.join(sorted(RESERVED))} and "
+        f"*{'/'.join(suffixes)}{' and names ending in a digit' if digits else ''}; "
+        f"rename tensor {', '.join(clash)}"
+    )
 
 
 def unknown_op_reason(problem: Problem, ops: Iterable[Eltwise]) -> str | None:
@@ -66,8 +101,10 @@ def unknown_op_reason(problem: Problem, ops: Iterable[Eltwise]) -> str | None:
         name = op_name(problem, op)
         known = FPU_OPS if op.unit == "fpu" else SFPU_OPS
         if name not in known:
-            return (f"TT-Lang export writes {op.unit.upper()} ops {', '.join(sorted(known))}; {problem.program.name} "
-                    f"uses {name!r}")
+            return (
+                f"TT-Lang export writes {op.unit.upper()} ops {', '.join(sorted(known))}; {problem.program.name} "
+                f"uses {name!r}"
+            )
         if op.unit == "fpu" and op.operand is None:
             return f"the FPU op {name} on {op.tensor} names no operand to combine with"
     return None

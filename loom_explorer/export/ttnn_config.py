@@ -37,8 +37,7 @@ from loom_explorer.program.structure import analyse_program, program_family
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
 
 
-def ttnn_equivalent(schedule: SymbolicSchedule,
-                    v: dict[str, int]) -> tuple[str | None, dict[str, object], list[str]]:
+def ttnn_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str | None, dict[str, object], list[str]]:
     """(config class, or None for an op that takes none; its arguments; notes on what TTNN fixes differently)
     of ``schedule`` at parameter values ``v``; ExportError when TTNN has no op that runs this candidate."""
     return _op(schedule.problem, schedule.candidate).equivalent(schedule, v)
@@ -63,8 +62,12 @@ def ttnn_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, obje
 def compute_config_args(problem: Problem) -> dict[str, object]:
     """``ttnn.WormholeComputeKernelConfig`` arguments for ``problem`` (``math_fidelity`` names a
     ``ttnn.MathFidelity``)."""
-    return {"math_fidelity": FIDELITY[problem.fidelity], "math_approx_mode": False,
-            "fp32_dest_acc_en": problem.fp32_acc, "packer_l1_acc": False}
+    return {
+        "math_fidelity": FIDELITY[problem.fidelity],
+        "math_approx_mode": False,
+        "fp32_dest_acc_en": problem.fp32_acc,
+        "packer_l1_acc": False,
+    }
 
 
 def _literal(value: object) -> str:
@@ -86,15 +89,30 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     dtypes = {t: TTNN_DTYPES[f] for t, f in problem.formats}
     call = _op(problem, built.schedule.candidate).call(built.schedule)
     sharded = [t for t, m in memory.items() if m != DRAM]
-    placement_line = (f"L1-sharded operands (as the schedule places them): {', '.join(sharded)}."
-                      if sharded else "All operands DRAM-interleaved (as the schedule places them).")
+    placement_line = (
+        f"L1-sharded operands (as the schedule places them): {', '.join(sharded)}."
+        if sharded
+        else "All operands DRAM-interleaved (as the schedule places them)."
+    )
     return _TEMPLATE.format(
-        kernel=problem.program.name, shape=problem.shape_text, hw=hw.name, candidate=doc.candidate,
-        latency_cycles=built.solution.latency_cycles, latency_us=hw.cycles_to_us(built.solution.latency_cycles),
-        placement_line=placement_line, config_name=name, config=_literal(args), compute=_literal(compute),
-        memory=_literal(memory), notes=_literal(notes), dtypes=_literal(dtypes),
+        kernel=problem.program.name,
+        shape=problem.shape_text,
+        hw=hw.name,
+        candidate=doc.candidate,
+        latency_cycles=built.solution.latency_cycles,
+        latency_us=hw.cycles_to_us(built.solution.latency_cycles),
+        placement_line=placement_line,
+        config_name=name,
+        config=_literal(args),
+        compute=_literal(compute),
+        memory=_literal(memory),
+        notes=_literal(notes),
+        dtypes=_literal(dtypes),
         shape_dict=_literal(dict(problem.shape)),
-        causal=problem.has_option("causal"), call=call, document=doc.to_json())
+        causal=problem.has_option("causal"),
+        call=call,
+        document=doc.to_json(),
+    )
 
 
 def _op(problem: Problem, candidate: Candidate) -> TtnnOp:

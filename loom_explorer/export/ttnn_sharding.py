@@ -62,8 +62,13 @@ def ranges_filling_rows(cores: int, columns: int) -> list[list[list[int]]]:
 
 def sharded(layout: str, ranges: list[list[list[int]]], shard_tiles: tuple[int, int]) -> dict[str, object]:
     """A sharded L1 memory config's arguments (module docstring)."""
-    return {"memory_layout": layout, "buffer_type": "L1", "core_ranges": ranges,
-            "shard_shape": [shard_tiles[0] * TILE, shard_tiles[1] * TILE], "shard_orientation": "ROW_MAJOR"}
+    return {
+        "memory_layout": layout,
+        "buffer_type": "L1",
+        "core_ranges": ranges,
+        "shard_shape": [shard_tiles[0] * TILE, shard_tiles[1] * TILE],
+        "shard_orientation": "ROW_MAJOR",
+    }
 
 
 def _even(tiles: int, per_core: int, dim: str) -> int:
@@ -73,8 +78,9 @@ def _even(tiles: int, per_core: int, dim: str) -> int:
     return tiles // per_core
 
 
-def grid_shard(placement: Placement, candidate: Candidate, rows: tuple[str, int], cols: tuple[str, int],
-               v: dict[str, int]) -> dict[str, object]:
+def grid_shard(
+    placement: Placement, candidate: Candidate, rows: tuple[str, int], cols: tuple[str, int], v: dict[str, int]
+) -> dict[str, object]:
     """TTNN's sharded memory config for a ``[R, C]`` tensor placed ``placement`` by ``candidate`` at
     parameter values ``v``; ``rows``/``cols`` are (dimension, tiles). ValueError with the reason when TTNN
     has no layout of this split (module docstring)."""
@@ -91,5 +97,7 @@ def grid_shard(placement: Placement, candidate: Candidate, rows: tuple[str, int]
         if (_even(rt, v[f"per_core_{r}"], r), _even(ct, v[f"per_core_{c}"], c)) != (gy, gx):
             raise ValueError(f"the shards do not fill the {gx}x{gy} grid")
         return sharded("BLOCK_SHARDED", [[[0, 0], [gx - 1, gy - 1]]], (v[f"per_core_{r}"], v[f"per_core_{c}"]))
-    raise ValueError(f"TTNN has no {placement.value} layout of candidate {candidate.name} "
-                     f"(l1_height: {r}@xy; l1_width: {c}@xy; l1_block: {r}@y,{c}@x)")
+    raise ValueError(
+        f"TTNN has no {placement.value} layout of candidate {candidate.name} "
+        f"(l1_height: {r}@xy; l1_width: {c}@xy; l1_block: {r}@y,{c}@x)"
+    )

@@ -12,6 +12,7 @@ def restrict_grid(hw: HardwareSpec, columns: int, rows: int) -> HardwareSpec:
         return hw
     if not (1 <= columns <= hw.grid.columns and 1 <= rows <= hw.grid.rows):
         raise ValueError(f"grid {columns}x{rows} does not fit {hw.name}'s {hw.grid.columns}x{hw.grid.rows} cores")
-    grid = hw.grid.model_copy(update={"columns": columns, "rows": rows, "noc_x": hw.grid.noc_x[:columns],
-                                      "noc_y": hw.grid.noc_y[:rows]})
+    grid = hw.grid.model_copy(
+        update={"columns": columns, "rows": rows, "noc_x": hw.grid.noc_x[:columns], "noc_y": hw.grid.noc_y[:rows]}
+    )
     return hw.model_copy(update={"grid": grid, "name": f"{hw.name}@{columns}x{rows}"})

@@ -94,8 +94,9 @@ class _StrictLoader(_SafeLoader):
         """An integer, refused at its position when longer than any bound of the schema could allow (Python's
         ``int()`` gives up past 4300 digits with a message that has no position)."""
         if len(node.value) > 40:
-            raise yaml.constructor.ConstructorError(None, None, f"an integer of {len(node.value)} characters is "
-                                                    "too large for any field", node.start_mark)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(node.value)} characters is too large for any field", node.start_mark
+            )
         return super().construct_yaml_int(node)
 
 
@@ -124,8 +125,10 @@ def _positions(loader: _StrictLoader, root: yaml.Node, path: Path) -> dict[_KeyP
         seen.add(id(node))
         if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:bool":
             field = ".".join(str(k) for k in key_path) or "(top level)"
-            problems.append(f"{_where(path, node.start_mark)}: field {field}: {node.value!r} is a boolean; no field "
-                            "of a hardware description is one")
+            problems.append(
+                f"{_where(path, node.start_mark)}: field {field}: {node.value!r} is a boolean; no field "
+                "of a hardware description is one"
+            )
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((key_path + (i,), item) for i, item in enumerate(node.value))
         elif isinstance(node, yaml.MappingNode):
@@ -136,8 +139,10 @@ def _positions(loader: _StrictLoader, root: yaml.Node, path: Path) -> dict[_KeyP
                     continue
                 key = loader.construct_object(key_node)
                 if key in first:
-                    problems.append(f"{_where(path, key_node.start_mark)}: duplicate key {key!r} "
-                                    f"(first given at line {first[key].line + 1})")
+                    problems.append(
+                        f"{_where(path, key_node.start_mark)}: duplicate key {key!r} "
+                        f"(first given at line {first[key].line + 1})"
+                    )
                     continue
                 first[key] = key_node.start_mark
                 stack.append((key_path + (key,), value_node))
@@ -217,7 +222,10 @@ def _load_file(path: Path, _mtime_ns: int) -> HardwareSpec:
         lines = []
         for err in exc.errors():
             field = ".".join(str(p) for p in err["loc"]) or "(top level)"
-            got = "" if err["type"] == "missing" or isinstance(err["input"], (dict, list)) \
+            got = (
+                ""
+                if err["type"] == "missing" or isinstance(err["input"], (dict, list))
                 else f" (got {_shown(err['input'])})"
+            )
             lines.append(f"{_where(path, _mark_of(marks, err['loc']))}: field {field}: {err['msg']}{got}")
         raise HardwareError("\n".join(lines)) from None

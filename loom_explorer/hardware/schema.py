@@ -113,14 +113,18 @@ class CardSpec(_Frozen):
     ``accuracy/gemm_data.py``). No prediction depends on it: ``hashing.hardware_sha256`` leaves it out.
     (Words rather than booleans: a hardware file holds no boolean, ``hardware/load.py``.)"""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$",
-                      description="the card's name as measurement tables name it (their ``card`` column), e.g. n150")
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="the card's name as measurement tables name it (their ``card`` column), e.g. n150",
+    )
     chip_links: Literal["ethernet", "none"] = Field(
         description="links to other chips: ethernet (the card can be one chip of a multi-chip system) or none "
-                    "(single-chip only)")
+        "(single-chip only)"
+    )
     role: Literal["reference", "variant"] = Field(
         description="reference: its architecture's reference card, the one the published measurements name and "
-                    "a profiler capture that does not tell its card is predicted on; variant: another card")
+        "a profiler capture that does not tell its card is predicted on; variant: another card"
+    )
 
     @property
     def multi_chip(self) -> bool:
@@ -146,8 +150,9 @@ class GridSpec(_Frozen):
     rows: int = Field(ge=1, description="compute grid y extent")
     noc_x: list[int] = Field(description="NoC x coordinate of each compute column, left to right")
     noc_y: list[int] = Field(description="NoC y coordinate of each compute row, top to bottom")
-    noc_width: int = Field(ge=1, le=MAX_NOC_EXTENT,
-                           description="NoC grid x extent (all tiles, including DRAM/Ethernet/PCIe)")
+    noc_width: int = Field(
+        ge=1, le=MAX_NOC_EXTENT, description="NoC grid x extent (all tiles, including DRAM/Ethernet/PCIe)"
+    )
     noc_height: int = Field(ge=1, le=MAX_NOC_EXTENT, description="NoC grid y extent")
 
     @model_validator(mode="after")
@@ -220,7 +225,8 @@ class DramSpec(_Frozen):
     step_read_bytes_per_cycle: Rate | None = Field(
         default=None,
         description="rate at which a matmul K step's DRAM block read delays the step beyond its overlap "
-                    "(families/contraction/latency.py: read_stall_cycles); absent: block reads hide behind compute")
+        "(families/contraction/latency.py: read_stall_cycles); absent: block reads hide behind compute",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> DramSpec:
@@ -236,8 +242,9 @@ class DramSpec(_Frozen):
 
 class ComputeSpec(_Frozen):
     matmul_tile_cycles: dict[Fidelity, PositiveCycles] = Field(description="one 32x32x32 tile matmul, by fidelity")
-    dst_tiles: int = Field(ge=1, le=MAX_TILES,
-                           description="Dst tiles a kernel gets with 16-bit accumulation (half sync)")
+    dst_tiles: int = Field(
+        ge=1, le=MAX_TILES, description="Dst tiles a kernel gets with 16-bit accumulation (half sync)"
+    )
     dst_tiles_fp32_acc: int = Field(ge=1, le=MAX_TILES, description="Dst tiles with fp32 accumulation")
     subblock_overhead_cycles: Cycles = Field(description="acquire/release Dst and start a sub-block")
     tile_pack_cycles: Cycles = Field(description="pack one tile from Dst to L1 (or unpack a partial back)")
@@ -247,11 +254,13 @@ class ComputeSpec(_Frozen):
     sdpa_softmax_scale: dict[str, Factor] = Field(
         default_factory=lambda: dict.fromkeys(SDPA_KERNELS, 1.0),
         description="ttnn's SDPA kernels (streaming, accurate): the factor on the online softmax's per-step "
-                    "op costs (the SFPU and FPU tile costs above) that the kernel really takes; 1 = as costed")
+        "op costs (the SFPU and FPU tile costs above) that the kernel really takes; 1 = as costed",
+    )
     unpack_bytes_per_cycle: Rate | None = Field(
         default=None,
         description="L1 bytes per cycle the unpackers feed the matrix unit's source registers with; "
-                    "absent: never a bottleneck (not modelled)")
+        "absent: never a bottleneck (not modelled)",
+    )
 
     @field_validator("sdpa_softmax_scale")
     @classmethod
@@ -300,8 +309,9 @@ class HardwareSpec(_Frozen):
         g = self.grid
         for i, e in enumerate(self.dram.endpoints):
             if not (e.x < g.noc_width and e.y < g.noc_height):
-                raise ValueError(f"dram.endpoints.{i} ({e.x}, {e.y}) lies outside the NoC grid "
-                                 f"{g.noc_width}x{g.noc_height}")
+                raise ValueError(
+                    f"dram.endpoints.{i} ({e.x}, {e.y}) lies outside the NoC grid {g.noc_width}x{g.noc_height}"
+                )
             if e.x in g.noc_x and e.y in g.noc_y:
                 raise ValueError(f"dram.endpoints.{i} ({e.x}, {e.y}) sits on a compute core")
         return self

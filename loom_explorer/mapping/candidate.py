@@ -113,8 +113,10 @@ class Candidate:
 
     @property
     def description(self) -> str:
-        layout = "; ".join(f"{d.replace('*', ' x ')} across {_AXIS_WORDS[a]}" for a, d in self.axes) \
+        layout = (
+            "; ".join(f"{d.replace('*', ' x ')} across {_AXIS_WORDS[a]}" for a, d in self.axes)
             or "one core does all the work"
+        )
         comms = "; ".join(f"{t} {_COMM_WORDS[c]}" for t, c in self.comms)
         text = f"{layout}; {comms}"
         if self.gather_axis:

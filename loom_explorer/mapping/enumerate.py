@@ -60,8 +60,9 @@ def enumerate_candidates(problem: Problem) -> list[Candidate]:
         options = [_comm_options(problem, st, group[0], axes, hooks.multicast_along) for group in groups]
         for combo, tags in product(product(*options), tag_sets):
             comm = {t: c for group, c in zip(groups, combo, strict=True) for t in group}
-            out.append(Candidate(axes=axes, comms=tuple((t, comm[t]) for t in st.streamed), gather_axis=gather,
-                                 tags=tags))
+            out.append(
+                Candidate(axes=axes, comms=tuple((t, comm[t]) for t in st.streamed), gather_axis=gather, tags=tags)
+            )
     for variant in variant_families(family):
         own = _hooks(variant.name)
         out += own.candidates(problem, st) if own is not None and own.candidates is not None else []
@@ -81,8 +82,9 @@ def _travel_groups(problem: Problem, streamed: tuple[str, ...]) -> list[tuple[st
     return [tuple(g) for g in groups.values()]
 
 
-def shared_axes(problem: Problem, st: Structure, tensor: str, axes: Layout,
-                multicast_along: MulticastAlong | None = None) -> list[Axis]:
+def shared_axes(
+    problem: Problem, st: Structure, tensor: str, axes: Layout, multicast_along: MulticastAlong | None = None
+) -> list[Axis]:
     """Grid axes along which ``tensor`` is shared (fully, or in groups of two or more cores' worth) and the
     family lets it be multicast (``multicast_along``, None: wherever it is shared)."""
     program = problem.program
@@ -103,8 +105,9 @@ def shared_axes(problem: Problem, st: Structure, tensor: str, axes: Layout,
     return out
 
 
-def _comm_options(problem: Problem, st: Structure, tensor: str, axes: Layout,
-                  multicast_along: MulticastAlong | None) -> list[Comm]:
+def _comm_options(
+    problem: Problem, st: Structure, tensor: str, axes: Layout, multicast_along: MulticastAlong | None
+) -> list[Comm]:
     shared = shared_axes(problem, st, tensor, axes, multicast_along)
     mcasts: list[Comm] = []
     if "xy" in shared:

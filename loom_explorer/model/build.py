@@ -18,8 +18,9 @@ from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
 
 
-def build_schedule(hw: HardwareSpec, problem: Problem, candidate: Candidate,
-                   noc_bound: bool = True) -> SymbolicSchedule:
+def build_schedule(
+    hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool = True
+) -> SymbolicSchedule:
     """``noc_bound=False`` leaves the NoC link times out of the steps (``model/noc_bound.py``), to see what
     they change."""
     family = model_family(problem.program, candidate)

@@ -246,8 +246,10 @@ def _table_rows(keys: tuple[Var, ...]) -> int:
     for k in keys:
         rows *= k.values.size
     if rows > MAX_TABLE_ROWS:
-        raise ModelRangeError(f"a lookup table over {', '.join(k.name for k in keys)} would list {rows:,} rows, "
-                              f"more than the model's {MAX_TABLE_ROWS:,}")
+        raise ModelRangeError(
+            f"a lookup table over {', '.join(k.name for k in keys)} would list {rows:,} rows, "
+            f"more than the model's {MAX_TABLE_ROWS:,}"
+        )
     return rows
 
 
@@ -376,11 +378,17 @@ def _choice(e: Choice, v: Mapping[str, int], m: dict[int, int]) -> int:
     return _value(e.if_true if _value(e.cond, v, m) else e.if_false, v, m)
 
 
-_EVALUATORS: dict[type, Callable[[Expr, Mapping[str, int], dict[int, int]], int]] = {
-    Sum: _sum, Prod: _prod, CeilDiv: _ceil_div, FloorDiv: _floor_div,  # type: ignore[dict-item]
-    Max: lambda e, v, m: max([_value(a, v, m) for a in e.args]),  # type: ignore[attr-defined]
-    Min: lambda e, v, m: min([_value(a, v, m) for a in e.args]),  # type: ignore[attr-defined]
-    Select: _select, Table: _table, Choice: _choice,  # type: ignore[dict-item]
+# each evaluator takes its own node type (the dict is keyed by it), hence ``...`` for the node argument
+_EVALUATORS: dict[type, Callable[..., int]] = {
+    Sum: _sum,
+    Prod: _prod,
+    CeilDiv: _ceil_div,
+    FloorDiv: _floor_div,
+    Max: lambda e, v, m: max([_value(a, v, m) for a in e.args]),
+    Min: lambda e, v, m: min([_value(a, v, m) for a in e.args]),
+    Select: _select,
+    Table: _table,
+    Choice: _choice,
 }
 
 
@@ -442,8 +450,7 @@ def _division_bounds(expr: CeilDiv | FloorDiv) -> tuple[int, int]:
     dlo, dhi = bounds(expr.den)
     dlo = max(dlo, 1)
     dhi = max(dhi, dlo)
-    rnd: Callable[[int, int], int] = (lambda a, b: -(-a // b)) if isinstance(expr, CeilDiv) else (
-        lambda a, b: a // b)
+    rnd: Callable[[int, int], int] = (lambda a, b: -(-a // b)) if isinstance(expr, CeilDiv) else (lambda a, b: a // b)
     return min(rnd(nlo, dlo), rnd(nlo, dhi)), max(rnd(nhi, dlo), rnd(nhi, dhi))
 
 
@@ -520,7 +527,7 @@ def _describe(expr: Expr, prec: int) -> str:
     if isinstance(expr, Table):
         return f"table[{', '.join(k.name for k in expr.keys)}]"
     if isinstance(expr, Choice):
-        return (f"({expr.cond.name} ? {_describe(expr.if_true, 0)} : {_describe(expr.if_false, 0)})")
+        return f"({expr.cond.name} ? {_describe(expr.if_true, 0)} : {_describe(expr.if_false, 0)})"
     raise TypeError(f"unknown expression node {type(expr).__name__}")
 
 
@@ -547,8 +554,7 @@ def python_source(expr: Expr) -> str:
         keys = ", ".join(f"v[{k.name!r}]" for k in expr.keys)
         return f"{dict(expr.table)!r}[({keys},)]"
     if isinstance(expr, Choice):
-        return (f"({python_source(expr.if_true)} if v[{expr.cond.name!r}] "
-                f"else {python_source(expr.if_false)})")
+        return f"({python_source(expr.if_true)} if v[{expr.cond.name!r}] else {python_source(expr.if_false)})"
     raise TypeError(f"unknown expression node {type(expr).__name__}")
 
 

@@ -26,4 +26,3 @@ class TrafficFlow:
     @property
     def format_tensor(self) -> str:
         return self.format_of or self.tensor
-

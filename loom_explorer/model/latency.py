@@ -62,16 +62,28 @@ def multicast_cycles(q: GridQuantities, tensor: str) -> Expr:
     noc = q.hw.noc
     if q.candidate.comm(tensor).axis is None:
         return const(0)
-    return (ceil_rate(block_bytes(q, tensor), noc.multicast_bytes_per_cycle)
-            + mul(noc.hop_latency_cycles, q.mcast_hops(tensor)) + noc.multicast_handshake_cycles)
+    return (
+        ceil_rate(block_bytes(q, tensor), noc.multicast_bytes_per_cycle)
+        + mul(noc.hop_latency_cycles, q.mcast_hops(tensor))
+        + noc.multicast_handshake_cycles
+    )
 
 
 def data_movement_cycles(q: GridQuantities, tensor: str) -> Expr:
     return read_cycles(q, tensor) + multicast_cycles(q, tensor)
 
 
-def matmul_cycles(q: GridQuantities, rows: Expr, cols: Expr, inner: Expr, sub_h: Expr, sub_w: Expr,
-                  a_tile_bytes: int, b_tile_bytes: int, fidelity: Fidelity | None = None) -> Expr:
+def matmul_cycles(
+    q: GridQuantities,
+    rows: Expr,
+    cols: Expr,
+    inner: Expr,
+    sub_h: Expr,
+    sub_w: Expr,
+    a_tile_bytes: int,
+    b_tile_bytes: int,
+    fidelity: Fidelity | None = None,
+) -> Expr:
     """A ``rows x cols`` output block over ``inner`` tiles, accumulated in ``sub_h x sub_w`` Dst sub-blocks:
 
         inner*max(rows*cols*c_f, unpack) + rows*cols*c_pack + ceil(rows/sub_h)*ceil(cols/sub_w)*o_sub
@@ -86,11 +98,15 @@ def matmul_cycles(q: GridQuantities, rows: Expr, cols: Expr, inner: Expr, sub_h:
     tile_math = mul(rows, cols, c.matmul_tile_cycles[fidelity or q.problem.fidelity])
     sub_rows, sub_cols = ceil_div(rows, sub_h), ceil_div(cols, sub_w)
     if c.unpack_bytes_per_cycle is not None:
-        unpack = ceil_rate(mul(sub_cols, rows, a_tile_bytes) + mul(sub_rows, cols, b_tile_bytes),
-                           c.unpack_bytes_per_cycle)
+        unpack = ceil_rate(
+            mul(sub_cols, rows, a_tile_bytes) + mul(sub_rows, cols, b_tile_bytes), c.unpack_bytes_per_cycle
+        )
         tile_math = maximum(tile_math, unpack)
-    return mul(inner, tile_math) + mul(rows, cols, c.tile_pack_cycles) + \
-        mul(sub_rows, sub_cols, c.subblock_overhead_cycles)
+    return (
+        mul(inner, tile_math)
+        + mul(rows, cols, c.tile_pack_cycles)
+        + mul(sub_rows, sub_cols, c.subblock_overhead_cycles)
+    )
 
 
 def _is_zero(e: Expr) -> bool:
@@ -107,8 +123,9 @@ def overlapped_step(q: GridQuantities, compute: Expr, tensors: tuple[str, ...], 
     return maximum(compute + exposed, *streaming, chip_read_cycles(q, tensors), *links)
 
 
-def one_reader_step(q: GridQuantities, busy: Expr, tensors: Sequence[str], write_block: Expr,
-                    links: Sequence[Expr] = ()) -> tuple[Expr, Expr]:
+def one_reader_step(
+    q: GridQuantities, busy: Expr, tensors: Sequence[str], write_block: Expr, links: Sequence[Expr] = ()
+) -> tuple[Expr, Expr]:
     """(one step, its reads) of a kernel whose one reader thread reads ``tensors`` one after the other every
     step (the element-wise and row-reduction families), while the compute is ``busy``:
 
@@ -124,8 +141,15 @@ def read_once_cycles(q: GridQuantities, tensors: Sequence[str]) -> Expr:
     """``sum_X (ceil(B_X / r_core) + L_read + mcast_X)``: inputs each core reads once, before its first step
     (no DRAM term for an input the core does not read from DRAM)."""
     dram = q.hw.dram
-    return total((ceil_rate(block_bytes(q, t), dram.core_read_bytes_per_cycle) + dram.read_latency_cycles
-                  if reads_dram(q, t) else 0) + multicast_cycles(q, t) for t in tensors)
+    return total(
+        (
+            ceil_rate(block_bytes(q, t), dram.core_read_bytes_per_cycle) + dram.read_latency_cycles
+            if reads_dram(q, t)
+            else 0
+        )
+        + multicast_cycles(q, t)
+        for t in tensors
+    )
 
 
 def streamed_dram_read_bytes(q: GridQuantities, steps: Expr, per_step: Sequence[str]) -> Expr:
@@ -164,8 +188,10 @@ def eltwise_op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
     if name is None:
         return 0
     if name not in c.sfpu_tile_cycles:
-        raise ProblemError(f"hardware {hw.name} has no SFPU cost for op {name!r} "
-                           f"(compute.sfpu_tile_cycles has {', '.join(sorted(c.sfpu_tile_cycles))})")
+        raise ProblemError(
+            f"hardware {hw.name} has no SFPU cost for op {name!r} "
+            f"(compute.sfpu_tile_cycles has {', '.join(sorted(c.sfpu_tile_cycles))})"
+        )
     return c.sfpu_tile_cycles[name]
 
 
@@ -179,7 +205,7 @@ def write_transfer_cycles(q: GridQuantities, tensor: str, tiles: Expr, links: Se
     """``max(ceil(B/w_core), link_f...)``: ``dram_write_cycles`` without the write latency (writes that stream
     one after another pay it once)."""
     nbytes = mul(tiles, q.tile_bytes(tensor))
-    return maximum(ceil_rate(nbytes, q.hw.dram.core_write_bytes_per_cycle),
-                   *(link.cycles(q, nbytes) for link in links if link.tensor == tensor))
-
-
+    return maximum(
+        ceil_rate(nbytes, q.hw.dram.core_write_bytes_per_cycle),
+        *(link.cycles(q, nbytes) for link in links if link.tensor == tensor),
+    )

@@ -91,8 +91,9 @@ def write_link_shares(q: GridQuantities, flows: list[TrafficFlow]) -> list[LinkS
     link of the write flow carries ``a_f/u_f`` of a core's block while each core writes its own at
     ``w_core``; the write-back is ``max(ceil(B/w_core), ceil(a_f*B/(u_f*W_link))) + L_write``
     (``model/latency.py``). Kept where the link time can be the larger, as for the step's links."""
-    return _binding(q, [f for f in flows if f.kind == "dram_write"],
-                    {"dram_write": q.hw.dram.core_write_bytes_per_cycle})
+    return _binding(
+        q, [f for f in flows if f.kind == "dram_write"], {"dram_write": q.hw.dram.core_write_bytes_per_cycle}
+    )
 
 
 def _binding(q: GridQuantities, flows: list[TrafficFlow], rates: dict[str, float]) -> list[LinkShare]:
@@ -101,8 +102,9 @@ def _binding(q: GridQuantities, flows: list[TrafficFlow], rates: dict[str, float
     out = []
     for f in flows:
         share = link_share(q, f)
-        if Fraction(bounds(share.coeff)[1]) * Fraction(rates[f.kind]) > \
-                share.unit * Fraction(q.hw.noc.link_bytes_per_cycle):
+        if Fraction(bounds(share.coeff)[1]) * Fraction(rates[f.kind]) > share.unit * Fraction(
+            q.hw.noc.link_bytes_per_cycle
+        ):
             out.append(share)
     return out
 
@@ -110,8 +112,14 @@ def _binding(q: GridQuantities, flows: list[TrafficFlow], rates: dict[str, float
 def link_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:
     """Each flow's busiest link over the whole run (reported, not optimised); a gather within groups of a
     1-D layout (flash-decoding's) is left out, its tables being to core 0."""
-    return maximum(0, *(link_share(q, f).cycles(q, mul(f.bytes, f.count)) for f in flows
-                        if not (f.kind == "gather" and f.group is not None)))
+    return maximum(
+        0,
+        *(
+            link_share(q, f).cycles(q, mul(f.bytes, f.count))
+            for f in flows
+            if not (f.kind == "gather" and f.group is not None)
+        ),
+    )
 
 
 def bank_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:

@@ -149,20 +149,22 @@ ParamMaker = Callable[..., Var]
 def param_maker(params: list[Param]) -> ParamMaker:
     """A function ``param(name, values, description, unit, bound="")`` that declares a parameter into
     ``params``; ``values`` is a :class:`Domain` (or a small explicit collection of integers)."""
+
     def param(name: str, values: Domain | Iterable[int], description: str, unit: str, bound: str = "") -> Var:
         var = Var(name, values if isinstance(values, Domain) else Domain.of(values))
         params.append(Param(var, description, unit, bound))
         return var
+
     return param
 
 
 def grid_params(hw: HardwareSpec, candidate: Candidate, param: ParamMaker) -> tuple[Var, Var]:
     """``grid_x``, ``grid_y``: free up to the hardware grid along the axes the candidate uses, else 1."""
     used = {a for a, _ in candidate.axes}
-    gx = param("grid_x", Domain.range(1, hw.grid.columns) if used & {"x", "xy"} else (1,),
-               "columns of cores used", "cores")
-    gy = param("grid_y", Domain.range(1, hw.grid.rows) if used & {"y", "xy"} else (1,),
-               "rows of cores used", "cores")
+    gx = param(
+        "grid_x", Domain.range(1, hw.grid.columns) if used & {"x", "xy"} else (1,), "columns of cores used", "cores"
+    )
+    gy = param("grid_y", Domain.range(1, hw.grid.rows) if used & {"y", "xy"} else (1,), "rows of cores used", "cores")
     return gx, gy
 
 
@@ -192,4 +194,3 @@ def l1_block_limit(hw: HardwareSpec, own_bytes: int, other_bytes: int) -> int:
     other block side and buffer depth is 1; ``other_bytes`` what the buffers cost that do not grow with it.
     A larger value breaks the L1 capacity constraint on its own, so cutting the domain there is exact."""
     return max(1, (hw.l1.usable_bytes - other_bytes) // own_bytes)
-

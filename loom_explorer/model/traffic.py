@@ -26,8 +26,13 @@ from loom_explorer.model.latency import block_bytes
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.noc.tables import Senders
 
-_SENDERS: dict[Comm, Senders] = {Comm.dram: "all", Comm.mcast_x: "row_heads", Comm.mcast_y: "col_heads",
-                                 Comm.mcast_xy: "origin", Comm.local: "all"}
+_SENDERS: dict[Comm, Senders] = {
+    Comm.dram: "all",
+    Comm.mcast_x: "row_heads",
+    Comm.mcast_y: "col_heads",
+    Comm.mcast_xy: "origin",
+    Comm.local: "all",
+}
 WRITER_NOC = 0
 
 
@@ -40,11 +45,35 @@ def input_flows(q: GridQuantities, counts: dict[str, Expr]) -> list[TrafficFlow]
         size = block_bytes(q, tensor)
         group_axis, group = _group(q, tensor)
         if reads_dram(q, tensor):
-            out.append(TrafficFlow(f"{tensor} read", tensor, "dram_read", _SENDERS[comm], comm.axis, noc, size,
-                                   counts[tensor], group, group_axis))
+            out.append(
+                TrafficFlow(
+                    f"{tensor} read",
+                    tensor,
+                    "dram_read",
+                    _SENDERS[comm],
+                    comm.axis,
+                    noc,
+                    size,
+                    counts[tensor],
+                    group,
+                    group_axis,
+                )
+            )
         if comm.axis is not None:
-            out.append(TrafficFlow(f"{tensor} multicast", tensor, "multicast", _SENDERS[comm], comm.axis, noc, size,
-                                   counts[tensor], group, group_axis))
+            out.append(
+                TrafficFlow(
+                    f"{tensor} multicast",
+                    tensor,
+                    "multicast",
+                    _SENDERS[comm],
+                    comm.axis,
+                    noc,
+                    size,
+                    counts[tensor],
+                    group,
+                    group_axis,
+                )
+            )
     return out
 
 
@@ -60,5 +89,6 @@ def _group(q: GridQuantities, tensor: str) -> tuple[Axis | None, Expr | None]:
 
 
 def write_flow(q: GridQuantities, tensor: str, tiles: Expr, count: Expr, senders: Senders = "all") -> TrafficFlow:
-    return TrafficFlow(f"{tensor} write", tensor, "dram_write", senders, None, WRITER_NOC,
-                       mul(tiles, q.tile_bytes(tensor)), count)
+    return TrafficFlow(
+        f"{tensor} write", tensor, "dram_write", senders, None, WRITER_NOC, mul(tiles, q.tile_bytes(tensor)), count
+    )

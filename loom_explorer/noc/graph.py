@@ -77,8 +77,11 @@ class NocGraph:
         for axis in ("x", "y") if noc == 0 else ("y", "x"):
             i = 0 if axis == "x" else 1
             while here[i] != dst[i]:
-                nxt = ((here[0] + step) % self.width, here[1]) if axis == "x" else \
-                    (here[0], (here[1] + step) % self.height)
+                nxt = (
+                    ((here[0] + step) % self.width, here[1])
+                    if axis == "x"
+                    else (here[0], (here[1] + step) % self.height)
+                )
                 assert known_links.get((here, nxt)) == axis
                 links.append((noc, here, nxt))
                 here = nxt

@@ -55,8 +55,9 @@ class _Loads:
         return core_coord(self.hw, column, row)
 
 
-def link_units(hw: HardwareSpec, kind: FlowKind, senders: Senders, axis: str | None, noc: int,
-               one_d: bool = False) -> Table:
+def link_units(
+    hw: HardwareSpec, kind: FlowKind, senders: Senders, axis: str | None, noc: int, one_d: bool = False
+) -> Table:
     """``{(grid_x, grid_y): max over links of the flow's load}`` in the flow's unit (module docstring).
 
     ``one_d``: the participants are a 1-D layout's cores, of which only the full rows are certain, so the
@@ -76,9 +77,14 @@ def _full_table(loads: _Loads, kind: FlowKind, senders: Senders, axis: str | Non
     cols, rows = loads.hw.grid.columns, loads.hw.grid.rows
     shapes = [(gx, gy) for gx in range(1, cols + 1) for gy in range(1, rows + 1)]
     if kind == "multicast" and axis == "xy":  # one tree per grid shape, from the origin over the rectangle
-        return {(gx, gy): int(loads.vector(loads.graph.tree(
-            noc, loads.core(0, 0), [loads.core(i, j) for i in range(gx) for j in range(gy)])).max())
-            for gx, gy in shapes}
+        return {
+            (gx, gy): int(
+                loads.vector(
+                    loads.graph.tree(noc, loads.core(0, 0), [loads.core(i, j) for i in range(gx) for j in range(gy)])
+                ).max()
+            )
+            for gx, gy in shapes
+        }
     if kind == "multicast":
         # a row head's tree along its row (x) depends on grid_x only, a column head's (y) on grid_y only: the
         # load of a grid shape is a prefix sum over the rows (columns) of those trees
@@ -92,8 +98,7 @@ def _full_table(loads: _Loads, kind: FlowKind, senders: Senders, axis: str | Non
 
         trees = np.stack([np.stack([tree(extent, lane) for lane in range(across)]) for extent in range(1, along + 1)])
         prefix = np.cumsum(trees, axis=1)  # (extent along the axis, lanes used, links)
-        return {(gx, gy): int(prefix[(gx, gy)[axis == "y"] - 1, (gy, gx)[axis == "y"] - 1].max())
-                for gx, gy in shapes}
+        return {(gx, gy): int(prefix[(gx, gy)[axis == "y"] - 1, (gy, gx)[axis == "y"] - 1].max()) for gx, gy in shapes}
     # per-core contribution V[i, j], the same for every grid shape that includes core (i, j): its DRAM
     # traffic, or its gather send to the first core along ``axis`` (the grid's first core for ``xy``)
     if kind in ("dram_read", "dram_write"):
@@ -101,15 +106,24 @@ def _full_table(loads: _Loads, kind: FlowKind, senders: Senders, axis: str | Non
         mask = _sender_mask(senders, cols, rows)
 
         def contribution(i: int, j: int) -> np.ndarray:
-            return loads.vector([link for ep in eps for link in (
-                loads.graph.route(noc, ep, loads.core(i, j)) if kind == "dram_read"
-                else loads.graph.route(noc, loads.core(i, j), ep))])
+            return loads.vector(
+                [
+                    link
+                    for ep in eps
+                    for link in (
+                        loads.graph.route(noc, ep, loads.core(i, j))
+                        if kind == "dram_read"
+                        else loads.graph.route(noc, loads.core(i, j), ep)
+                    )
+                ]
+            )
     else:  # gather: every core of the grid sends to its head
         mask = np.ones((cols, rows), dtype=np.int64)
 
         def contribution(i: int, j: int) -> np.ndarray:
             head = {"x": loads.core(0, j), "y": loads.core(i, 0)}.get(axis or "", loads.core(0, 0))
             return loads.vector(loads.graph.route(noc, loads.core(i, j), head))
+
     per_core = np.stack([np.stack([contribution(i, j) for j in range(rows)]) for i in range(cols)])  # cols, rows, links
     prefix = np.cumsum(np.cumsum(per_core * mask[:, :, None], axis=0), axis=1)
     return {(gx, gy): int(prefix[gx - 1, gy - 1].max()) for gx, gy in shapes}

@@ -95,8 +95,10 @@ class Dim:
         where = f"dimension {_name('dimension', self.name)}"
         _one_of(where, "kind", self.kind, get_args(DimKind))
         if isinstance(self.tile, bool) or not isinstance(self.tile, int) or self.tile < 1:
-            raise ProgramError(f"{where}: tile {self.tile!r} must be a whole number of elements >= 1 "
-                               "(32 for a matrix dimension, 1 for a batch-like one)")
+            raise ProgramError(
+                f"{where}: tile {self.tile!r} must be a whole number of elements >= 1 "
+                "(32 for a matrix dimension, 1 for a batch-like one)"
+            )
         _text(where, "description", self.description)
         _flag(where, "spread", self.spread)
         if self.group_of is not None:
@@ -121,8 +123,10 @@ class Tensor:
         object.__setattr__(self, "dims", dims)  # a list given is kept as the tuple it means
         twice = sorted({d for d in dims if dims.count(d) > 1})
         if twice:
-            raise ProgramError(f"{where}: its access map {list(dims)} names dimension {twice[0]} twice (a tensor "
-                               "is indexed by each dimension at most once)")
+            raise ProgramError(
+                f"{where}: its access map {list(dims)} names dimension {twice[0]} twice (a tensor "
+                "is indexed by each dimension at most once)"
+            )
         _one_of(where, "role", self.role, get_args(TensorRole))
         _flag(where, "optional", self.optional)
         _text(where, "description", self.description)
@@ -229,8 +233,10 @@ class TileProgram:
         """``dims``, ``tensors`` and ``ops`` each a tuple (a list given is kept as the tuple it means) of
         the classes it holds."""
         parts: tuple[tuple[str, tuple[type, ...], str], ...] = (
-            ("dims", (Dim,), "Dim"), ("tensors", (Tensor,), "Tensor"),
-            ("ops", (Matmul, Eltwise, Reduce), "Matmul, Eltwise or Reduce"))
+            ("dims", (Dim,), "Dim"),
+            ("tensors", (Tensor,), "Tensor"),
+            ("ops", (Matmul, Eltwise, Reduce), "Matmul, Eltwise or Reduce"),
+        )
         for field_name, classes, wanted in parts:
             items = getattr(self, field_name)
             if isinstance(items, str) or not isinstance(items, (tuple, list)):
@@ -274,8 +280,10 @@ class TileProgram:
             if isinstance(op, Matmul):
                 read = [t for t in (op.a, op.b) if self.tensor(t).role == "output"]
                 if read:
-                    raise ProgramError(f"{where}: {op} reads output {read[0]}; a matmul reads inputs or "
-                                       "intermediates (an output is only written)")
+                    raise ProgramError(
+                        f"{where}: {op} reads output {read[0]}; a matmul reads inputs or "
+                        "intermediates (an output is only written)"
+                    )
             written.add(out)
         return written
 
@@ -300,8 +308,10 @@ class TileProgram:
         """An op on the causal diagonal only in a program with the ``causal`` option."""
         for op in self.ops:
             if isinstance(op, Eltwise) and op.when == "diagonal" and "causal" not in self.options:
-                raise ProgramError(f"{where}: op {op.op} on {op.tensor} runs on the causal diagonal "
-                                   "but the program has no 'causal' option")
+                raise ProgramError(
+                    f"{where}: op {op.op} on {op.tensor} runs on the causal diagonal "
+                    "but the program has no 'causal' option"
+                )
 
     @property
     def uses_activation(self) -> bool:

@@ -44,8 +44,10 @@ def load_program(name_or_path: str | Path) -> TileProgram:
     try:
         spec.loader.exec_module(module)
     except SystemExit as exc:  # sys.exit() or exit() in the file, whatever the code: never the tool's own exit
-        raise KernelError(f"{path}: exits while being imported (SystemExit({exc.code!r})); a kernel file only "
-                          "defines PROGRAM = TileProgram(...)") from None
+        raise KernelError(
+            f"{path}: exits while being imported (SystemExit({exc.code!r})); a kernel file only "
+            "defines PROGRAM = TileProgram(...)"
+        ) from None
     except ProgramError as exc:  # the DSL refused the program: its message names the dimension, tensor or op
         raise KernelError(f"{path}: {_one_line(str(exc))}") from None
     except Exception as exc:  # a user's kernel file may fail in any way; report it with the file name

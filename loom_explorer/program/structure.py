@@ -24,15 +24,19 @@ def program_families() -> tuple[ProgramFamily, ...]:
     families = [f for f in registered(GROUP, ProgramFamily).values() if f.variant_of is None]
     fallback = [f for f in families if f.fallback]
     if len(fallback) != 1:
-        raise PluginError(f"group {GROUP} needs exactly one fallback family, has "
-                          f"{', '.join(f.name for f in fallback) or 'none'}")
+        raise PluginError(
+            f"group {GROUP} needs exactly one fallback family, has {', '.join(f.name for f in fallback) or 'none'}"
+        )
     return (*[f for f in families if not f.fallback], fallback[0])
 
 
 def variant_families(name: str | None = None) -> tuple[ProgramFamily, ...]:
     """Every registered family that is a variant of another's programs (of family ``name``'s, when given)."""
-    return tuple(f for f in registered(GROUP, ProgramFamily).values()
-                 if f.variant_of is not None and (name is None or f.variant_of == name))
+    return tuple(
+        f
+        for f in registered(GROUP, ProgramFamily).values()
+        if f.variant_of is not None and (name is None or f.variant_of == name)
+    )
 
 
 def program_family(program: TileProgram) -> ProgramFamily:
@@ -40,8 +44,9 @@ def program_family(program: TileProgram) -> ProgramFamily:
     *specific, fallback = program_families()
     claims = [f for f in specific if f.matches(program)]
     if len(claims) > 1:
-        raise ProgramStructureError(f"program {program.name} has the shape of several kernel families: "
-                                    f"{', '.join(f.name for f in claims)}")
+        raise ProgramStructureError(
+            f"program {program.name} has the shape of several kernel families: {', '.join(f.name for f in claims)}"
+        )
     return claims[0] if claims else fallback
 
 

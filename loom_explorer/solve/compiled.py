@@ -165,9 +165,12 @@ class CompiledSchedule:
                     return RawSolve(name, values, None, None, seconds)
                 # the objective evaluated on the returned solution: after a time limit CP-SAT's reported
                 # objective_value can differ from it (seen with OR-Tools 9.15)
-                return RawSolve(name, values, int(solver.value(self.objective)), int(solver.best_objective_bound),
-                                seconds)
-            core = tuple(int(i) for i in solver.sufficient_assumptions_for_infeasibility()) \
-                if status == cp_model.INFEASIBLE else ()
+                return RawSolve(
+                    name, values, int(solver.value(self.objective)), int(solver.best_objective_bound), seconds
+                )
+            core = (
+                tuple(int(i) for i in solver.sufficient_assumptions_for_infeasibility())
+                if status == cp_model.INFEASIBLE
+                else ()
+            )
             return RawSolve(name, None, None, None, seconds, core)
-

@@ -141,8 +141,9 @@ class CpCompiler:
         if isinstance(expr, Table):
             lo, hi = bounds(expr)
             target = self._new_aux(lo, hi, "tab")
-            self.model.add_allowed_assignments([*(self.var(k) for k in expr.keys), target],
-                                               [(*k, v) for k, v in expr.table])
+            self.model.add_allowed_assignments(
+                [*(self.var(k) for k in expr.keys), target], [(*k, v) for k, v in expr.table]
+            )
             return target
         if isinstance(expr, Choice):
             lo, hi = bounds(expr)

@@ -25,9 +25,13 @@ from loom_explorer.solve.interrupt import STOP, Interrupted, StopToken
 MIN_SOLVE_SECONDS = 0.01  # a solve after the explanation's time is spent still returns a status at once
 
 
-def explain_infeasibility(schedule: SymbolicSchedule, pins: dict[str, int],
-                          time_limit_seconds: float = 5.0, stop: StopToken = STOP,
-                          capped: bool = False) -> Conflict | None:
+def explain_infeasibility(
+    schedule: SymbolicSchedule,
+    pins: dict[str, int],
+    time_limit_seconds: float = 5.0,
+    stop: StopToken = STOP,
+    capped: bool = False,
+) -> Conflict | None:
     """A minimal conflict of pins and constraints, or None when the schedule is in fact feasible (or the time
     ran out before infeasibility was proven). Raises ``Interrupted`` when ``stop`` is set before the
     explanation is complete.
@@ -62,11 +66,17 @@ def explain_infeasibility(schedule: SymbolicSchedule, pins: dict[str, int],
 
     first = solve({}, [literal(m) for m in members])
     if capped and first.status in ("FEASIBLE", "OPTIMAL"):
-        lead = "pins " + ", ".join(f"{n}={v}" for n, v in pins.items()) + " allow only schedules" if pins \
+        lead = (
+            "pins " + ", ".join(f"{n}={v}" for n, v in pins.items()) + " allow only schedules"
+            if pins
             else "every schedule of this candidate is"
-        return Conflict(pins=tuple(sorted(pins.items())), constraints=(), families=("range",),
-                        message=f"{lead} predicted beyond the model's range of 2**39 = {LATENCY_LIMIT_CYCLES:,} "
-                                "cycles")
+        )
+        return Conflict(
+            pins=tuple(sorted(pins.items())),
+            constraints=(),
+            families=("range",),
+            message=f"{lead} predicted beyond the model's range of 2**39 = {LATENCY_LIMIT_CYCLES:,} cycles",
+        )
     if first.status != "INFEASIBLE":
         return None
     index_of = {literal(m).index: m for m in members}
@@ -74,7 +84,7 @@ def explain_infeasibility(schedule: SymbolicSchedule, pins: dict[str, int],
     # deletion filter: drop every member the conflict does not need
     i = 0
     while i < len(core) and time.monotonic() < ends:
-        trial = core[:i] + core[i + 1:]
+        trial = core[:i] + core[i + 1 :]
         if trial and infeasible(trial):
             core = trial
         else:
@@ -93,8 +103,13 @@ def explain_infeasibility(schedule: SymbolicSchedule, pins: dict[str, int],
     return Conflict(pins=core_pins, constraints=tuple(core_cts), families=families, message=message)
 
 
-def _numbers(schedule: SymbolicSchedule, feas: CompiledSchedule, pins: dict[str, int],
-             core_cts: list[str], solve: Callable[..., RawSolve]) -> list[str]:
+def _numbers(
+    schedule: SymbolicSchedule,
+    feas: CompiledSchedule,
+    pins: dict[str, int],
+    core_cts: list[str],
+    solve: Callable[..., RawSolve],
+) -> list[str]:
     """Evaluate the core constraints at the assignment that comes closest to satisfying the first one."""
     if not core_cts:
         return []

@@ -131,8 +131,9 @@ def exit_now(message: str) -> None:
 
 
 @contextlib.contextmanager
-def stop_on_sigint(token: StopToken = STOP, *, raise_first: bool = False,
-                   exit_after_s: float | None = None) -> Iterator[None]:
+def stop_on_sigint(
+    token: StopToken = STOP, *, raise_first: bool = False, exit_after_s: float | None = None
+) -> Iterator[None]:
     """While active, the first SIGINT sets ``token`` (module docstring) and, with ``raise_first``, raises
     ``KeyboardInterrupt`` in the main thread; a second one exits with status 130. ``exit_after_s`` (a command
     line process only): the process ends that many seconds after the first SIGINT whatever it is doing, and

@@ -64,21 +64,42 @@ def code_sha256() -> str:
 
 def problem_identity(problem: Problem) -> dict[str, object]:
     """What determines the problem, in a canonical order (sets sorted)."""
-    return {"program": repr(problem.program), "shape": [list(p) for p in problem.shape],
-            "formats": sorted((t, f.value) for t, f in problem.formats), "fidelity": problem.fidelity.value,
-            "fp32_acc": problem.fp32_acc, "placements": sorted((t, p.value) for t, p in problem.placements),
-            "enabled": sorted(problem.enabled), "activation": problem.activation,
-            "options": sorted(problem.options), "target": problem.target.value}
+    return {
+        "program": repr(problem.program),
+        "shape": [list(p) for p in problem.shape],
+        "formats": sorted((t, f.value) for t, f in problem.formats),
+        "fidelity": problem.fidelity.value,
+        "fp32_acc": problem.fp32_acc,
+        "placements": sorted((t, p.value) for t, p in problem.placements),
+        "enabled": sorted(problem.enabled),
+        "activation": problem.activation,
+        "options": sorted(problem.options),
+        "target": problem.target.value,
+    }
 
 
-def solve_key(hw: HardwareSpec, problem: Problem, pins: dict[str, int], options: SolveOptions,
-              candidates: list[str] | None, noc_bound: bool) -> str:
+def solve_key(
+    hw: HardwareSpec,
+    problem: Problem,
+    pins: dict[str, int],
+    options: SolveOptions,
+    candidates: list[str] | None,
+    noc_bound: bool,
+) -> str:
     """The SHA-256 of everything that determines a solve's results (module docstring)."""
-    identity = {"hardware": hardware_sha256(hw), "problem": problem_identity(problem),
-                "pins": sorted(pins.items()), "candidates": sorted(candidates) if candidates else None,
-                "noc_bound": noc_bound, "top_k": options.top_k, "fastest": options.fastest,
-                "explain": options.explain, "tool": package_version("loom-explorer"), "code": code_sha256(),
-                "ortools": package_version("ortools")}
+    identity = {
+        "hardware": hardware_sha256(hw),
+        "problem": problem_identity(problem),
+        "pins": sorted(pins.items()),
+        "candidates": sorted(candidates) if candidates else None,
+        "noc_bound": noc_bound,
+        "top_k": options.top_k,
+        "fastest": options.fastest,
+        "explain": options.explain,
+        "tool": package_version("loom-explorer"),
+        "code": code_sha256(),
+        "ortools": package_version("ortools"),
+    }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
 
@@ -87,9 +108,13 @@ def results_json(results: list[CandidateResult]) -> str:
 
 
 def _solution(d: dict[str, Any]) -> Solution:
-    return Solution(params=tuple((str(n), int(v)) for n, v in d["params"]), latency_cycles=int(d["latency_cycles"]),
-                    breakdown=tuple((str(n), int(v)) for n, v in d["breakdown"]), l1_bytes=int(d["l1_bytes"]),
-                    dram_read_bytes=int(d["dram_read_bytes"]))
+    return Solution(
+        params=tuple((str(n), int(v)) for n, v in d["params"]),
+        latency_cycles=int(d["latency_cycles"]),
+        breakdown=tuple((str(n), int(v)) for n, v in d["breakdown"]),
+        l1_bytes=int(d["l1_bytes"]),
+        dram_read_bytes=int(d["dram_read_bytes"]),
+    )
 
 
 def results_from_json(text: str) -> list[CandidateResult]:
@@ -97,15 +122,26 @@ def results_from_json(text: str) -> list[CandidateResult]:
     out = []
     for d in json.loads(text):
         conflict = d["conflict"]
-        out.append(CandidateResult(
-            candidate_name=d["candidate_name"], description=d["description"], status=d["status"],
-            solution=_solution(d["solution"]) if d["solution"] else None,
-            alternatives=tuple(_solution(a) for a in d["alternatives"]),
-            conflict=None if conflict is None else Conflict(
-                pins=tuple((n, v) for n, v in conflict["pins"]), constraints=tuple(conflict["constraints"]),
-                families=tuple(conflict["families"]), message=conflict["message"]),
-            best_bound_cycles=d["best_bound_cycles"], solve_seconds=d["solve_seconds"],
-            pins=tuple((n, v) for n, v in d["pins"])))
+        out.append(
+            CandidateResult(
+                candidate_name=d["candidate_name"],
+                description=d["description"],
+                status=d["status"],
+                solution=_solution(d["solution"]) if d["solution"] else None,
+                alternatives=tuple(_solution(a) for a in d["alternatives"]),
+                conflict=None
+                if conflict is None
+                else Conflict(
+                    pins=tuple((n, v) for n, v in conflict["pins"]),
+                    constraints=tuple(conflict["constraints"]),
+                    families=tuple(conflict["families"]),
+                    message=conflict["message"],
+                ),
+                best_bound_cycles=d["best_bound_cycles"],
+                solve_seconds=d["solve_seconds"],
+                pins=tuple((n, v) for n, v in d["pins"]),
+            )
+        )
     return out
 
 
@@ -126,8 +162,14 @@ class Remembered:
         return f"from the store, proven {self.proven_at[:16].replace('T', ' ')} UTC (--no-cache solves again)"
 
 
-def recall(session: Session, pins: dict[str, int], options: SolveOptions, candidates: list[str] | None = None,
-           noc_bound: bool = True, store: str | Path | None = None) -> Remembered:
+def recall(
+    session: Session,
+    pins: dict[str, int],
+    options: SolveOptions,
+    candidates: list[str] | None = None,
+    noc_bound: bool = True,
+    store: str | Path | None = None,
+) -> Remembered:
     """The solve proven before under this key (``proven_at`` set), or an empty ``Remembered`` (its ``note``
     says why when the store could not be read)."""
     key = solve_key(session.hw, session.problem, pins, options, candidates, noc_bound)
@@ -143,13 +185,18 @@ def recall(session: Session, pins: dict[str, int], options: SolveOptions, candid
         return Remembered([], note=f"results store not used: {exc}")
     why = referee_answer(session, pins, candidates, results)
     if why is not None:
-        return Remembered([], note=f"the answer the results store holds for this solve (proven {found.created}) "
-                                   f"is not served: {why}; solving again", refused=True)
+        return Remembered(
+            [],
+            note=f"the answer the results store holds for this solve (proven {found.created}) "
+            f"is not served: {why}; solving again",
+            refused=True,
+        )
     return Remembered(results, found.created)
 
 
-def referee_answer(session: Session, pins: dict[str, int], candidates: list[str] | None,
-                   results: list[CandidateResult]) -> str | None:
+def referee_answer(
+    session: Session, pins: dict[str, int], candidates: list[str] | None, results: list[CandidateResult]
+) -> str | None:
     """Why ``results`` (read from the store) cannot be served for this solve (module docstring), or None."""
     asked = sorted(candidates) if candidates else sorted(s.candidate.name for s in session.schedules)
     names = sorted(r.candidate_name for r in results)
@@ -176,17 +223,37 @@ def referee_answer(session: Session, pins: dict[str, int], candidates: list[str]
     return None
 
 
-def remember(session: Session, pins: dict[str, int], options: SolveOptions, results: list[CandidateResult],
-             candidates: list[str] | None = None, noc_bound: bool = True, store: str | Path | None = None) -> str:
+def remember(
+    session: Session,
+    pins: dict[str, int],
+    options: SolveOptions,
+    results: list[CandidateResult],
+    candidates: list[str] | None = None,
+    noc_bound: bool = True,
+    store: str | Path | None = None,
+) -> str:
     """Record ``results`` when every candidate is proven and the session was not stopped; why the store could
     not be written, or ""."""
     if not results or session.stop.stopped or any(r.status not in PROVEN for r in results):
         return ""
     problem = session.problem
-    summary = " ".join([problem.shape_text, problem.formats[0][1].value, problem.fidelity.value,
-                        *sorted(problem.options), *(f"{n}={v}" for n, v in sorted(pins.items()))])
-    record = SolvedRecord(solve_key(session.hw, problem, pins, options, candidates, noc_bound), session.hw.name,
-                          hardware_sha256(session.hw), problem.program.name, summary, results_json(results))
+    summary = " ".join(
+        [
+            problem.shape_text,
+            problem.formats[0][1].value,
+            problem.fidelity.value,
+            *sorted(problem.options),
+            *(f"{n}={v}" for n, v in sorted(pins.items())),
+        ]
+    )
+    record = SolvedRecord(
+        solve_key(session.hw, problem, pins, options, candidates, noc_bound),
+        session.hw.name,
+        hardware_sha256(session.hw),
+        problem.program.name,
+        summary,
+        results_json(results),
+    )
     try:
         with open_store(store) as opened:
             opened.record_solved(record)
@@ -195,11 +262,17 @@ def remember(session: Session, pins: dict[str, int], options: SolveOptions, resu
         return f"results store not used: {exc}"
 
 
-def solve_with_memory(session: Session, pins: dict[str, int], options: SolveOptions,
-                      candidates: list[str] | None = None, noc_bound: bool = True,
-                      store: str | Path | None = None, use_memory: bool = True,
-                      announce: Callable[[], None] | None = None,
-                      on_result: Callable[[CandidateResult], None] | None = None) -> Remembered:
+def solve_with_memory(
+    session: Session,
+    pins: dict[str, int],
+    options: SolveOptions,
+    candidates: list[str] | None = None,
+    noc_bound: bool = True,
+    store: str | Path | None = None,
+    use_memory: bool = True,
+    announce: Callable[[], None] | None = None,
+    on_result: Callable[[CandidateResult], None] | None = None,
+) -> Remembered:
     """``session.solve``, answered from the store when the same solve was proven before (module docstring);
     a new proof is recorded. ``announce`` is called before a real solve starts, ``on_result`` as each of its
     candidates finishes (``Session.solve``)."""
@@ -213,6 +286,5 @@ def solve_with_memory(session: Session, pins: dict[str, int], options: SolveOpti
         announce()
     results = session.solve(pins, options, candidates=candidates, on_result=on_result)
     if not note or refused:  # a refused answer is replaced by the new proof
-        note = "; ".join(filter(None, [note, remember(session, pins, options, results, candidates, noc_bound,
-                                                      store)]))
+        note = "; ".join(filter(None, [note, remember(session, pins, options, results, candidates, noc_bound, store)]))
     return Remembered(results, note=note)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 LATENCY_LIMIT_CYCLES = 2**39  # about 9 minutes at 1 GHz: schedules predicted slower are not considered
 
+
 @dataclass(frozen=True, slots=True)
 class SolveOptions:
     """Solver settings. The defaults were measured (docs/performance.md): CP-SAT's solve times on these

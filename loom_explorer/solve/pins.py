@@ -43,8 +43,10 @@ def check_pins(pins: dict[str, int], schedules: Sequence[SymbolicSchedule]) -> N
         if not any(value in p.values for p in having):  # a binary search over the domain's intervals
             domains = sorted({p.domain_text() for p in having})
             why = sorted({p.bound for p in having if p.bound})
-            raise PinError(f"pin {name}={value} is outside its domain {' / '.join(domains)}"
-                           + (f" ({'; '.join(why)})" if why else ""))
+            raise PinError(
+                f"pin {name}={value} is outside its domain {' / '.join(domains)}"
+                + (f" ({'; '.join(why)})" if why else "")
+            )
 
 
 def pin_domain_conflict(pins: dict[str, int], schedule: SymbolicSchedule) -> str | None:
@@ -56,6 +58,7 @@ def pin_domain_conflict(pins: dict[str, int], schedule: SymbolicSchedule) -> str
         if value not in p.values:
             if p.fixed:
                 return f"this candidate fixes {name} = {p.values.min} ({p.description})"
-            return f"{name}={value} is outside this candidate's domain {p.domain_text()}" + \
-                (f" ({p.bound})" if p.bound else "")
+            return f"{name}={value} is outside this candidate's domain {p.domain_text()}" + (
+                f" ({p.bound})" if p.bound else ""
+            )
     return None

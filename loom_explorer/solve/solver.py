@@ -43,8 +43,15 @@ class ModelTimeError(ModelRangeError):
 class Session:
     """The candidates of one problem on one chip, compiled once, solved under any pins."""
 
-    def __init__(self, hw: HardwareSpec, problem: Problem, noc_bound: bool = True,
-                 start_from_known: bool = True, deadline: float | None = None, stop: StopToken = STOP) -> None:
+    def __init__(
+        self,
+        hw: HardwareSpec,
+        problem: Problem,
+        noc_bound: bool = True,
+        start_from_known: bool = True,
+        deadline: float | None = None,
+        stop: StopToken = STOP,
+    ) -> None:
         """``start_from_known=False`` never bounds a solve by a known schedule (``solve/incumbent.py``), to
         measure what that changes.
 
@@ -70,11 +77,15 @@ class Session:
         built: list[SymbolicSchedule] = []
         for c in candidates:
             if stop.stopped:
-                raise Interrupted(f"interrupted while building the candidates' models ({len(built)} of "
-                                  f"{len(candidates)} built); nothing solved")
+                raise Interrupted(
+                    f"interrupted while building the candidates' models ({len(built)} of "
+                    f"{len(candidates)} built); nothing solved"
+                )
             if deadline is not None and time.monotonic() > deadline:
-                raise ModelTimeError(f"the time limit ran out while building the candidates' models ({len(built)} "
-                                     f"of {len(candidates)} built); allow more time (--time-limit)")
+                raise ModelTimeError(
+                    f"the time limit ran out while building the candidates' models ({len(built)} "
+                    f"of {len(candidates)} built); allow more time (--time-limit)"
+                )
             built.append(build_schedule(hw, problem, c, noc_bound))
         self.schedules: tuple[SymbolicSchedule, ...] = tuple(built)
         self._floors = {s.candidate.name: latency_floor(s) for s in self.schedules}
@@ -90,8 +101,10 @@ class Session:
         floor = self._floors[schedule.candidate.name]
         if floor <= LATENCY_LIMIT_CYCLES:
             return None
-        return (f"every schedule of this candidate is predicted at least {floor:,} cycles, beyond the model's "
-                f"range of 2**39 = {LATENCY_LIMIT_CYCLES:,} cycles")
+        return (
+            f"every schedule of this candidate is predicted at least {floor:,} cycles, beyond the model's "
+            f"range of 2**39 = {LATENCY_LIMIT_CYCLES:,} cycles"
+        )
 
     def schedule(self, candidate_name: str) -> SymbolicSchedule:
         for s in self.schedules:
@@ -123,9 +136,13 @@ class Session:
             others = [v for n, v in self._last.items() if n != name]
         return finder.best(own + others, pins)
 
-    def solve(self, pins: dict[str, int] | None = None, options: SolveOptions = SolveOptions(),
-              candidates: Sequence[str] | None = None,
-              on_result: Callable[[CandidateResult], None] | None = None) -> list[CandidateResult]:
+    def solve(
+        self,
+        pins: dict[str, int] | None = None,
+        options: SolveOptions = SolveOptions(),
+        candidates: Sequence[str] | None = None,
+        on_result: Callable[[CandidateResult], None] | None = None,
+    ) -> list[CandidateResult]:
         """Solve the chosen (default: all) candidates under ``pins``; ranked best first. ``on_result`` is
         called with each candidate's result as it finishes (from a solver thread; with ``fastest``, once the
         branch and bound is over)."""
@@ -150,8 +167,9 @@ class Session:
             results = list(pool.map(one, chosen))
         return rank(results)
 
-    def _solve_fastest(self, chosen: list[SymbolicSchedule], pins: dict[str, int],
-                       options: SolveOptions) -> list[CandidateResult]:
+    def _solve_fastest(
+        self, chosen: list[SymbolicSchedule], pins: dict[str, int], options: SolveOptions
+    ) -> list[CandidateResult]:
         """Branch and bound over candidates, ``n = options.fastest`` (docs/model.md, "The fastest
         candidates only"). ``c`` is the n-th smallest latency of a schedule found so far, one per
         candidate. Until ``c`` exists, the next candidate is solved to its optimum. Then every other
@@ -193,8 +211,14 @@ class Session:
                     record(self.solve_one(pending.pop(0), pins, options))
                     continue
                 batch, pending = pending[:cores], pending[cores:]
-                screened = pool.map(self.screen, batch, repeat(pins), repeat(options), repeat(cut),
-                                    [known[s.candidate.name] for s in batch])
+                screened = pool.map(
+                    self.screen,
+                    batch,
+                    repeat(pins),
+                    repeat(options),
+                    repeat(cut),
+                    [known[s.candidate.name] for s in batch],
+                )
                 for s, out in zip(batch, screened, strict=True):
                     if isinstance(out, CandidateResult):
                         results.append(out)
@@ -208,8 +232,14 @@ class Session:
                 record(self.solve_one(self.schedule(name), pins, options, cutoff=cutoff(), start=found[name]))
         return results
 
-    def screen(self, schedule: SymbolicSchedule, pins: dict[str, int], options: SolveOptions,
-               cutoff: int, known: Incumbent | None) -> CandidateResult | Incumbent | None:
+    def screen(
+        self,
+        schedule: SymbolicSchedule,
+        pins: dict[str, int],
+        options: SolveOptions,
+        cutoff: int,
+        known: Incumbent | None,
+    ) -> CandidateResult | Incumbent | None:
         """Any schedule faster than ``cutoff``? ``dominated`` (bound ``cutoff``) when CP-SAT proves there is
         none, else the first one found (``None`` if the time limit came first, ``interrupted`` if a stop
         request did); ``known``: the best legal schedule the caller knows (``self.incumbent``). One worker:
@@ -219,17 +249,30 @@ class Session:
             return self.solve_one(schedule, pins, options)  # explained as a conflict
         if known is not None and known.latency_cycles < cutoff:
             return known
-        raw = self.compiled(schedule).solve(pins, options.time_limit_seconds, 1, options.seed,
-                                            hint=known.values if known else self._last.get(schedule.candidate.name),
-                                            upper_bound=cutoff - 1, first_solution=True, stop=self.stop)
+        raw = self.compiled(schedule).solve(
+            pins,
+            options.time_limit_seconds,
+            1,
+            options.seed,
+            hint=known.values if known else self._last.get(schedule.candidate.name),
+            upper_bound=cutoff - 1,
+            first_solution=True,
+            stop=self.stop,
+        )
         if raw.status == "INFEASIBLE":
             return _result(schedule, pins, start, "dominated", bound=cutoff)
         if raw.values is None or raw.objective is None:
             return _result(schedule, pins, start, "interrupted") if self.stop.stopped else None
         return Incumbent(raw.values, raw.objective)
 
-    def solve_one(self, schedule: SymbolicSchedule, pins: dict[str, int], options: SolveOptions,
-                  cutoff: int | None = None, start: Incumbent | None = None) -> CandidateResult:
+    def solve_one(
+        self,
+        schedule: SymbolicSchedule,
+        pins: dict[str, int],
+        options: SolveOptions,
+        cutoff: int | None = None,
+        start: Incumbent | None = None,
+    ) -> CandidateResult:
         """Solve one candidate to its optimum; with ``cutoff``, only when it has a schedule faster than
         that (``screen``), else ``dominated``. ``start``: a legal schedule under ``pins`` to start from.
         After a stop request (``self.stop``) no search starts: the result is ``interrupted``, with the best
@@ -249,29 +292,53 @@ class Session:
 
         why = pin_domain_conflict(pins, schedule)
         if why is not None:
-            return result("conflict", conflict=Conflict(pins=tuple(sorted(pins.items())), constraints=(),
-                                                        families=("domain",), message=why))
+            return result(
+                "conflict",
+                conflict=Conflict(pins=tuple(sorted(pins.items())), constraints=(), families=("domain",), message=why),
+            )
         too_slow = self._out_of_range(schedule)
         if too_slow is not None:
-            return result("infeasible", conflict=Conflict(pins=(), constraints=(), families=("range",),
-                                                          message=too_slow))
+            return result(
+                "infeasible", conflict=Conflict(pins=(), constraints=(), families=("range",), message=too_slow)
+            )
         if self.stop.stopped:
-            return result("interrupted", judge(schedule, start.values, start.latency_cycles,
-                                               "the starting schedule (interrupted before its search)")
-                          if start else None)
+            return result(
+                "interrupted",
+                judge(
+                    schedule,
+                    start.values,
+                    start.latency_cycles,
+                    "the starting schedule (interrupted before its search)",
+                )
+                if start
+                else None,
+            )
         compiled = self.compiled(schedule)
         # a known schedule beyond the model's range cannot bound the search (its latency is capped lower)
-        known = min((k for k in (self.incumbent(schedule, pins), start)
-                     if k is not None and k.latency_cycles <= LATENCY_LIMIT_CYCLES),
-                    key=lambda k: k.latency_cycles, default=None)
+        known = min(
+            (
+                k
+                for k in (self.incumbent(schedule, pins), start)
+                if k is not None and k.latency_cycles <= LATENCY_LIMIT_CYCLES
+            ),
+            key=lambda k: k.latency_cycles,
+            default=None,
+        )
         if cutoff is not None and (known is None or known.latency_cycles >= cutoff):
             screened = self.screen(schedule, pins, _left(options, ends), cutoff, known)
             if isinstance(screened, CandidateResult):
                 return dataclasses.replace(screened, solve_seconds=time.perf_counter() - start_s)
             known = screened or known
         hint = known.values if known else self._last.get(name)
-        raw = compiled.solve(pins, _left(options, ends).time_limit_seconds, options.workers_per_model, options.seed,
-                             hint=hint, upper_bound=known.latency_cycles if known else None, stop=self.stop)
+        raw = compiled.solve(
+            pins,
+            _left(options, ends).time_limit_seconds,
+            options.workers_per_model,
+            options.seed,
+            hint=hint,
+            upper_bound=known.latency_cycles if known else None,
+            stop=self.stop,
+        )
         source = f"CP-SAT's {'optimum' if raw.status == 'OPTIMAL' else 'best schedule found'}"
         if raw.values is None and known is not None:
             if raw.status == "INFEASIBLE":  # CP-SAT and a schedule the referee accepts contradict each other
@@ -283,30 +350,45 @@ class Session:
             solution = judge(schedule, raw.values, raw.objective, source)  # every schedule returned is refereed
             with self._lock:  # other threads read it for their starting points
                 self._last[name] = raw.values
-            alternatives = top_k(schedule, pins, raw.values, _left(options, ends), self.stop) \
-                if options.top_k > 1 else ()
-            status: Status = "optimal" if raw.status == "OPTIMAL" else \
-                "interrupted" if self.stop.stopped else "feasible"
+            alternatives = (
+                top_k(schedule, pins, raw.values, _left(options, ends), self.stop) if options.top_k > 1 else ()
+            )
+            status: Status = (
+                "optimal" if raw.status == "OPTIMAL" else "interrupted" if self.stop.stopped else "feasible"
+            )
             return result(status, solution, alternatives, bound=raw.bound)
         if raw.status != "INFEASIBLE":
             return result("interrupted" if self.stop.stopped else "timeout")
         from loom_explorer.solve.explain import explain_infeasibility
 
         try:
-            conflict = explain_infeasibility(schedule, pins, _left(options, ends).time_limit_seconds, self.stop,
-                                             capped=True) \
-                if options.explain else None
+            conflict = (
+                explain_infeasibility(schedule, pins, _left(options, ends).time_limit_seconds, self.stop, capped=True)
+                if options.explain
+                else None
+            )
         except Interrupted:  # proven infeasible, but not explained
-            conflict = Conflict(pins=tuple(sorted(pins.items())), constraints=(), families=(),
-                                message="no schedule (the explanation was interrupted)") if pins else None
-        return result("conflict" if (conflict.pins if conflict is not None else pins) else "infeasible",
-                      conflict=conflict)
+            conflict = (
+                Conflict(
+                    pins=tuple(sorted(pins.items())),
+                    constraints=(),
+                    families=(),
+                    message="no schedule (the explanation was interrupted)",
+                )
+                if pins
+                else None
+            )
+        return result(
+            "conflict" if (conflict.pins if conflict is not None else pins) else "infeasible", conflict=conflict
+        )
 
 
 def _beyond_range(hw: HardwareSpec, least_cycles: int) -> str:
-    return (f"every candidate's predicted latency is at least {least_cycles:,} cycles "
-            f"({least_cycles / (hw.clock_ghz * 1e9):,.1f} s at {hw.clock_ghz:g} GHz), beyond the model's range of "
-            f"2**39 = {LATENCY_LIMIT_CYCLES:,} cycles; try a smaller shape")
+    return (
+        f"every candidate's predicted latency is at least {least_cycles:,} cycles "
+        f"({least_cycles / (hw.clock_ghz * 1e9):,.1f} s at {hw.clock_ghz:g} GHz), beyond the model's range of "
+        f"2**39 = {LATENCY_LIMIT_CYCLES:,} cycles; try a smaller shape"
+    )
 
 
 # the least time a step of a candidate's solve is given, so that a spent budget still returns a status at once
@@ -318,14 +400,28 @@ def _left(options: SolveOptions, ends: float) -> SolveOptions:
     return dataclasses.replace(options, time_limit_seconds=max(MIN_STEP_SECONDS, ends - time.monotonic()))
 
 
-def _result(schedule: SymbolicSchedule, pins: dict[str, int], started: float, status: Status,
-            solution: Solution | None = None, alternatives: tuple[Solution, ...] = (),
-            conflict: Conflict | None = None, bound: int | None = None) -> CandidateResult:
+def _result(
+    schedule: SymbolicSchedule,
+    pins: dict[str, int],
+    started: float,
+    status: Status,
+    solution: Solution | None = None,
+    alternatives: tuple[Solution, ...] = (),
+    conflict: Conflict | None = None,
+    bound: int | None = None,
+) -> CandidateResult:
     """A candidate's result, timed from ``started`` (``time.perf_counter``)."""
-    return CandidateResult(candidate_name=schedule.candidate.name, description=schedule.candidate.description,
-                           status=status, solution=solution, alternatives=alternatives, conflict=conflict,
-                           best_bound_cycles=bound, solve_seconds=time.perf_counter() - started,
-                           pins=tuple(sorted(pins.items())))
+    return CandidateResult(
+        candidate_name=schedule.candidate.name,
+        description=schedule.candidate.description,
+        status=status,
+        solution=solution,
+        alternatives=alternatives,
+        conflict=conflict,
+        best_bound_cycles=bound,
+        solve_seconds=time.perf_counter() - started,
+        pins=tuple(sorted(pins.items())),
+    )
 
 
 def _known_key(known: Incumbent | None) -> tuple[bool, int]:
@@ -340,8 +436,13 @@ def _traffic_rank(schedule: SymbolicSchedule) -> tuple[int, int]:
     return (sum(c.value == "dram" for c in comms), schedule.candidate.gather_axis is not None)
 
 
-def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int],
-          options: SolveOptions, stop: StopToken = STOP) -> tuple[Solution, ...]:
+def top_k(
+    schedule: SymbolicSchedule,
+    pins: dict[str, int],
+    best: dict[str, int],
+    options: SolveOptions,
+    stop: StopToken = STOP,
+) -> tuple[Solution, ...]:
     """The next ``top_k - 1`` best distinct schedules: re-solve a copy that forbids those found so far
     (fewer when ``stop`` is set); all of them within ``options.time_limit_seconds`` (each re-solve gets what
     the earlier ones left)."""
@@ -365,8 +466,9 @@ def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int]
         copy.model.add_bool_or(differs)
         if time.monotonic() >= ends:
             break
-        raw = copy.solve(pins, _left(options, ends).time_limit_seconds, options.workers_per_model, options.seed,
-                         stop=stop)
+        raw = copy.solve(
+            pins, _left(options, ends).time_limit_seconds, options.workers_per_model, options.seed, stop=stop
+        )
         if raw.values is None or stop.stopped:
             break
         found.append(raw.values)
@@ -376,19 +478,29 @@ def top_k(schedule: SymbolicSchedule, pins: dict[str, int], best: dict[str, int]
     return tuple(out)
 
 
-_STATUS_ORDER = {"optimal": 0, "feasible": 1, "dominated": 2, "timeout": 3, "interrupted": 4, "conflict": 5,
-                 "infeasible": 6}
+_STATUS_ORDER = {
+    "optimal": 0,
+    "feasible": 1,
+    "dominated": 2,
+    "timeout": 3,
+    "interrupted": 4,
+    "conflict": 5,
+    "infeasible": 6,
+}
 
 
 def rank(results: list[CandidateResult]) -> list[CandidateResult]:
     """Candidates with a schedule best first (by predicted latency, whatever their status), then dominated
     (by bound), timeouts, interrupted, conflicts, infeasible."""
+
     def key(r: CandidateResult) -> tuple[int, int, str]:
         lat = r.solution.latency_cycles if r.solution else r.best_bound_cycles or 0
         return (0 if r.solution else _STATUS_ORDER[r.status], lat, r.candidate_name)
+
     return sorted(results, key=key)
 
 
-def solve_problem(hw: HardwareSpec, problem: Problem, pins: dict[str, int] | None = None,
-                  options: SolveOptions = SolveOptions()) -> list[CandidateResult]:
+def solve_problem(
+    hw: HardwareSpec, problem: Problem, pins: dict[str, int] | None = None, options: SolveOptions = SolveOptions()
+) -> list[CandidateResult]:
     return Session(hw, problem).solve(pins, options)

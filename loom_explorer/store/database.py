@@ -40,8 +40,9 @@ class ResultsStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"results store {self.path}: cannot make its folder {self.path.parent} "
-                             f"({exc.strerror or exc})") from None
+            raise StoreError(
+                f"results store {self.path}: cannot make its folder {self.path.parent} ({exc.strerror or exc})"
+            ) from None
         try:
             self._db = sqlite3.connect(self.path)
         except sqlite3.DatabaseError as exc:
@@ -75,14 +76,19 @@ class ResultsStore:
 
     def record_many(self, measurements: Iterable[Measurement]) -> list[int]:
         """Record ``measurements`` in one transaction (all of them or, on an error, none); their row ids."""
-        insert = (f"INSERT INTO measurements ({', '.join(MEASUREMENT_COLUMNS)}) "
-                  f"VALUES ({', '.join('?' * len(MEASUREMENT_COLUMNS))})")
+        insert = (
+            f"INSERT INTO measurements ({', '.join(MEASUREMENT_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(MEASUREMENT_COLUMNS))})"
+        )
         ids = []
         with self._using("write"), self._db:
             for m in measurements:
                 values = {c: getattr(m, c) for c in MEASUREMENT_COLUMNS}
-                values.update(shape=json.dumps(m.shape), breakdown=json.dumps(m.breakdown),
-                              traffic_equal=None if m.traffic_equal is None else int(m.traffic_equal))
+                values.update(
+                    shape=json.dumps(m.shape),
+                    breakdown=json.dumps(m.breakdown),
+                    traffic_equal=None if m.traffic_equal is None else int(m.traffic_equal),
+                )
                 ids.append(int(self._db.execute(insert, [values[c] for c in MEASUREMENT_COLUMNS]).lastrowid or 0))
         return ids
 
@@ -118,15 +124,34 @@ class ResultsStore:
     def record_sweeps(self, records: Iterable[SweepRecord]) -> list[int]:
         """Record sweep results in one transaction (all of them or, on an error, none), each replacing an
         earlier one of its key; their row ids."""
-        insert = (f"INSERT OR REPLACE INTO sweep_results ({', '.join(SWEEP_COLUMNS)}) "
-                  f"VALUES ({', '.join('?' * len(SWEEP_COLUMNS))})")
+        insert = (
+            f"INSERT OR REPLACE INTO sweep_results ({', '.join(SWEEP_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(SWEEP_COLUMNS))})"
+        )
         ids = []
         with self._using("write"), self._db:
             for r in records:
-                values = [r.created, r.op_key, r.hardware, r.hardware_sha256, r.tool_version, r.label, r.kernel,
-                          r.shape, r.dtype, r.fidelity, json.dumps(sorted(r.options)), r.status, r.error,
-                          r.best.to_json() if r.best else None, r.runner_up.to_json() if r.runner_up else None,
-                          r.ideal_ns, r.ttnn_default_ns, r.ttnn_default_note, r.solve_seconds]
+                values = [
+                    r.created,
+                    r.op_key,
+                    r.hardware,
+                    r.hardware_sha256,
+                    r.tool_version,
+                    r.label,
+                    r.kernel,
+                    r.shape,
+                    r.dtype,
+                    r.fidelity,
+                    json.dumps(sorted(r.options)),
+                    r.status,
+                    r.error,
+                    r.best.to_json() if r.best else None,
+                    r.runner_up.to_json() if r.runner_up else None,
+                    r.ideal_ns,
+                    r.ttnn_default_ns,
+                    r.ttnn_default_note,
+                    r.solve_seconds,
+                ]
                 ids.append(int(self._db.execute(insert, values).lastrowid or 0))
         return ids
 
@@ -152,9 +177,11 @@ class ResultsStore:
     def record_solved(self, r: SolvedRecord) -> None:
         """Record one proven solve in one transaction, replacing an earlier one of its key."""
         with self._using("write"), self._db:
-            self._db.execute(f"INSERT OR REPLACE INTO solved ({', '.join(SOLVED_COLUMNS)}) "
-                             f"VALUES ({', '.join('?' * len(SOLVED_COLUMNS))})",
-                             [getattr(r, c) for c in SOLVED_COLUMNS])
+            self._db.execute(
+                f"INSERT OR REPLACE INTO solved ({', '.join(SOLVED_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(SOLVED_COLUMNS))})",
+                [getattr(r, c) for c in SOLVED_COLUMNS],
+            )
 
 
 @contextmanager

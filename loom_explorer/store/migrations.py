@@ -35,8 +35,10 @@ def _sweep_options(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sweep_results RENAME TO sweep_results_v3")
     db.execute(SWEEP_RESULTS_SQL)
     kept = ", ".join(c for c in SWEEP_COLUMNS if c != "options")
-    db.execute(f"INSERT INTO sweep_results (id, {kept}, options) "
-               f"SELECT id, {kept}, CASE WHEN causal THEN '[\"causal\"]' ELSE '[]' END FROM sweep_results_v3")
+    db.execute(
+        f"INSERT INTO sweep_results (id, {kept}, options) "
+        f"SELECT id, {kept}, CASE WHEN causal THEN '[\"causal\"]' ELSE '[]' END FROM sweep_results_v3"
+    )
     db.execute("DROP TABLE sweep_results_v3")
 
 
@@ -56,8 +58,10 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
     found = schema_version(db)
     known = {str(v) for v in UPGRADES} | {str(STORE_SCHEMA_VERSION)}
     if found is not None and found not in known:
-        raise StoreError(f"results store {path} has schema_version {found}; this tool uses "
-                         f"{STORE_SCHEMA_VERSION} (keep it, or give another --store)")
+        raise StoreError(
+            f"results store {path} has schema_version {found}; this tool uses "
+            f"{STORE_SCHEMA_VERSION} (keep it, or give another --store)"
+        )
     with db:
         db.executescript(SCHEMA_SQL)
         if found is None:

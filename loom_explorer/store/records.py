@@ -76,15 +76,22 @@ class SweepChoice:
     utilisation: float
 
     def to_json(self) -> str:
-        return json.dumps({"candidate": self.candidate, "params": dict(self.params),
-                           "latency_cycles": self.latency_cycles, "latency_ns": self.latency_ns,
-                           "utilisation": self.utilisation})
+        return json.dumps(
+            {
+                "candidate": self.candidate,
+                "params": dict(self.params),
+                "latency_cycles": self.latency_cycles,
+                "latency_ns": self.latency_ns,
+                "utilisation": self.utilisation,
+            }
+        )
 
     @staticmethod
     def from_json(text: str) -> SweepChoice:
         d = json.loads(text)
-        return SweepChoice(d["candidate"], tuple(d["params"].items()), d["latency_cycles"], d["latency_ns"],
-                           d["utilisation"])
+        return SweepChoice(
+            d["candidate"], tuple(d["params"].items()), d["latency_cycles"], d["latency_ns"], d["utilisation"]
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS sweep_results (
 );
 """
 
-SCHEMA_SQL = """
+SCHEMA_SQL = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS measurements (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -64,7 +65,9 @@ CREATE TABLE IF NOT EXISTS measurements (
     note TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS by_hw_kernel ON measurements (hardware, kernel);
-""" + SWEEP_RESULTS_SQL + """CREATE TABLE IF NOT EXISTS solved (
+"""
+    + SWEEP_RESULTS_SQL
+    + """CREATE TABLE IF NOT EXISTS solved (
     key TEXT PRIMARY KEY,
     created TEXT NOT NULL,
     hardware TEXT NOT NULL,
@@ -75,14 +78,50 @@ CREATE INDEX IF NOT EXISTS by_hw_kernel ON measurements (hardware, kernel);
     results TEXT NOT NULL
 );
 """
+)
 
-MEASUREMENT_COLUMNS = ("created", "source", "hardware", "hardware_sha256", "kernel", "shape", "candidate",
-                       "schedule_json", "predicted_cycles", "predicted_ns", "breakdown", "measured_ns",
-                       "measured_what", "pcc", "traffic_equal", "tool_version", "ortools_version", "note")
+MEASUREMENT_COLUMNS = (
+    "created",
+    "source",
+    "hardware",
+    "hardware_sha256",
+    "kernel",
+    "shape",
+    "candidate",
+    "schedule_json",
+    "predicted_cycles",
+    "predicted_ns",
+    "breakdown",
+    "measured_ns",
+    "measured_what",
+    "pcc",
+    "traffic_equal",
+    "tool_version",
+    "ortools_version",
+    "note",
+)
 
-SWEEP_COLUMNS = ("created", "op_key", "hardware", "hardware_sha256", "tool_version", "label", "kernel", "shape",
-                 "dtype", "fidelity", "options", "status", "error", "best", "runner_up", "ideal_ns",
-                 "ttnn_default_ns", "ttnn_default_note", "solve_seconds")
+SWEEP_COLUMNS = (
+    "created",
+    "op_key",
+    "hardware",
+    "hardware_sha256",
+    "tool_version",
+    "label",
+    "kernel",
+    "shape",
+    "dtype",
+    "fidelity",
+    "options",
+    "status",
+    "error",
+    "best",
+    "runner_up",
+    "ideal_ns",
+    "ttnn_default_ns",
+    "ttnn_default_note",
+    "solve_seconds",
+)
 
 SOLVED_COLUMNS = ("key", "created", "hardware", "hardware_sha256", "kernel", "problem", "tool_version", "results")
 

@@ -69,12 +69,12 @@ class SweepOp:
     def key(self) -> str:
         """What identifies the op (with the hardware and tool version, a sweep's skip key): the options are
         their sorted names joined by commas (``causal``, or nothing), as the key has always spelled them."""
-        return (f"{self.kernel}|{self.shape}|{self.dtype.value}|{self.fidelity.value}|"
-                f"{','.join(sorted(self.options))}")
+        return f"{self.kernel}|{self.shape}|{self.dtype.value}|{self.fidelity.value}|{','.join(sorted(self.options))}"
 
 
-def make_op(kernel: str, shape: str, dtype: str = "bf16", fidelity: str = "hifi2", options: Iterable[str] = (),
-            label: str = "") -> SweepOp:
+def make_op(
+    kernel: str, shape: str, dtype: str = "bf16", fidelity: str = "hifi2", options: Iterable[str] = (), label: str = ""
+) -> SweepOp:
     """An op, checked: the kernel exists, the shape fits it, each option is one the kernel declares
     (ValueError)."""
     program = load_program(kernel)
@@ -82,8 +82,9 @@ def make_op(kernel: str, shape: str, dtype: str = "bf16", fidelity: str = "hifi2
     chosen = frozenset(options)
     for name in sorted(chosen):
         if name not in program.options:
-            raise ProblemError(f"kernel {kernel} has no {name} option (its options: "
-                               f"{', '.join(program.options) or 'none'})")
+            raise ProblemError(
+                f"kernel {kernel} has no {name} option (its options: {', '.join(program.options) or 'none'})"
+            )
     problem = make_problem(program, shape, fmt, fid, options=chosen)
     return SweepOp(program.name, problem.shape_text, fmt, fid, chosen, label)
 
@@ -108,8 +109,10 @@ def read_shapes(path: str | Path) -> list[SweepOp]:
     header = [h.strip().lower() for h in next(reader, [])]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
-        raise OpsError(f"{p}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                       f"(expected {','.join(COLUMNS)}[,options][,causal][,label])")
+        raise OpsError(
+            f"{p}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"(expected {','.join(COLUMNS)}[,options][,causal][,label])"
+        )
     ops: list[SweepOp] = []
     shipped = list_kernels()
     for cells in reader:
@@ -121,17 +124,20 @@ def read_shapes(path: str | Path) -> list[SweepOp]:
         if empty:
             raise OpsError(f"{p} row {number}: column {empty[0]} is empty")
         if row["kernel"] not in shipped:  # a data file names kernels, never a file to import (Python)
-            raise OpsError(f"{p} row {number}, column kernel: {row['kernel'][:60]!r} is not a shipped kernel; a "
-                           "shapes file names one of "
-                           f"{', '.join(shipped)}, never a file")
+            raise OpsError(
+                f"{p} row {number}, column kernel: {row['kernel'][:60]!r} is not a shipped kernel; a "
+                "shapes file names one of "
+                f"{', '.join(shipped)}, never a file"
+            )
         try:
             causal = _flag(row.get("causal", ""))
         except ValueError as exc:
             raise OpsError(f"{p} row {number}, column causal: {exc}") from None
         options = set(row.get("options", "").split()) | ({"causal"} if causal else set())
         try:
-            ops.append(make_op(row["kernel"], row["shape"], row["dtype"], row["fidelity"], options,
-                               row.get("label", "")))
+            ops.append(
+                make_op(row["kernel"], row["shape"], row["dtype"], row["fidelity"], options, row.get("label", ""))
+            )
         except (ValueError, KernelError) as exc:
             raise OpsError(f"{p} row {number}: {exc}") from None
     if not ops:
@@ -145,8 +151,9 @@ def write_shapes(ops: list[SweepOp]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow((*COLUMNS, "options", "label"))
     for op in ops:
-        writer.writerow((op.kernel, op.shape, op.dtype.value, op.fidelity.value, " ".join(sorted(op.options)),
-                         op.label))
+        writer.writerow(
+            (op.kernel, op.shape, op.dtype.value, op.fidelity.value, " ".join(sorted(op.options)), op.label)
+        )
     return out.getvalue()
 
 
@@ -176,8 +183,14 @@ def model_ops(name: str) -> list[SweepOp]:
     m, ops = model, []
     for phase, rows, prefill in PHASES:
         qkv = (m.heads + 2 * m.kv_heads) * m.head_dim
-        for op, k, n in (("qkv", m.hidden, qkv), ("wo", m.heads * m.head_dim, m.hidden), ("w1", m.hidden, m.ffn),
-                         ("w3", m.hidden, m.ffn), ("w2", m.ffn, m.hidden), ("lm_head", m.hidden, m.vocab)):
+        for op, k, n in (
+            ("qkv", m.hidden, qkv),
+            ("wo", m.heads * m.head_dim, m.hidden),
+            ("w1", m.hidden, m.ffn),
+            ("w3", m.hidden, m.ffn),
+            ("w2", m.ffn, m.hidden),
+            ("lm_head", m.hidden, m.vocab),
+        ):
             ops.append(make_op("gemm", f"M={rows},K={k},N={n}", label=f"{name} {phase}: {op}"))
         if prefill:
             shape = f"B=1,H={m.heads},Hkv={m.kv_heads},Sq={rows},Skv={rows},D={m.head_dim}"
@@ -185,8 +198,13 @@ def model_ops(name: str) -> list[SweepOp]:
         else:
             shape = f"B={rows},H={m.heads},Hkv={m.kv_heads},Sq=1,Skv={DECODE_KV},D={m.head_dim}"
             ops.append(make_op("flash_attention", shape, label=f"{name} {phase}: attention"))
-        for op, kernel, width in (("attn_norm", "rmsnorm", m.hidden), ("ffn_norm", "rmsnorm", m.hidden),
-                                  ("residual_attn", "binary", m.hidden), ("residual_ffn", "binary", m.hidden),
-                                  ("swiglu", "swiglu", m.ffn), ("final_norm", "rmsnorm", m.hidden)):
+        for op, kernel, width in (
+            ("attn_norm", "rmsnorm", m.hidden),
+            ("ffn_norm", "rmsnorm", m.hidden),
+            ("residual_attn", "binary", m.hidden),
+            ("residual_ffn", "binary", m.hidden),
+            ("swiglu", "swiglu", m.ffn),
+            ("final_norm", "rmsnorm", m.hidden),
+        ):
             ops.append(make_op(kernel, f"H={rows},W={width}", label=f"{name} {phase}: {op}"))
     return ops

@@ -82,26 +82,48 @@ def summarise(records: list[SweepRecord]) -> list[GroupSummary]:
         ours_ns = [r.best.latency_ns for r in priced if r.best is not None]  # every priced record has both
         ttnn_default_ns = [r.ttnn_default_ns for r in priced if r.ttnn_default_ns is not None]
         floors = [f for f in map(speedup_floors, priced) if f is not None]
-        out.append(GroupSummary(
-            name=name, ops=len(rs), failed=len(rs) - len(ok), priced=len(priced),
-            ours_us=sum(ours_ns) / 1e3,
-            ttnn_default_us=sum(ttnn_default_ns) / 1e3 if priced else None,
-            geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
-            max_speedup=max(speedups) if speedups else None,
-            beyond_median_error=sum(f[0] > 1 for f in floors), beyond_worst_error=sum(f[1] > 1 for f in floors)))
+        out.append(
+            GroupSummary(
+                name=name,
+                ops=len(rs),
+                failed=len(rs) - len(ok),
+                priced=len(priced),
+                ours_us=sum(ours_ns) / 1e3,
+                ttnn_default_us=sum(ttnn_default_ns) / 1e3 if priced else None,
+                geomean_speedup=math.exp(statistics.fmean(math.log(s) for s in speedups)) if speedups else None,
+                max_speedup=max(speedups) if speedups else None,
+                beyond_median_error=sum(f[0] > 1 for f in floors),
+                beyond_worst_error=sum(f[1] > 1 for f in floors),
+            )
+        )
     return out
 
 
 def summary_row(g: GroupSummary) -> list[str]:
-    return [g.name, str(g.ops), str(g.failed), str(g.priced), f"{g.ours_us:,.1f}",
-            f"{g.ttnn_default_us:,.1f}" if g.ttnn_default_us is not None else "-",
-            f"{g.geomean_speedup:.2f}x" if g.geomean_speedup else "-",
-            f"{g.max_speedup:.2f}x" if g.max_speedup else "-",
-            f"{g.beyond_median_error} / {g.beyond_worst_error} of {g.priced}"]
+    return [
+        g.name,
+        str(g.ops),
+        str(g.failed),
+        str(g.priced),
+        f"{g.ours_us:,.1f}",
+        f"{g.ttnn_default_us:,.1f}" if g.ttnn_default_us is not None else "-",
+        f"{g.geomean_speedup:.2f}x" if g.geomean_speedup else "-",
+        f"{g.max_speedup:.2f}x" if g.max_speedup else "-",
+        f"{g.beyond_median_error} / {g.beyond_worst_error} of {g.priced}",
+    ]
 
 
-SUMMARY_HEADERS = ["chip: group", "ops", "failed", "priced", "ours us (sum)", "ttnn default us (sum)",
-                   "speedup (geomean)", "best", "beyond the error (median / worst)"]
+SUMMARY_HEADERS = [
+    "chip: group",
+    "ops",
+    "failed",
+    "priced",
+    "ours us (sum)",
+    "ttnn default us (sum)",
+    "speedup (geomean)",
+    "best",
+    "beyond the error (median / worst)",
+]
 
 
 def error_rows(records: list[SweepRecord]) -> list[list[str]]:
@@ -109,8 +131,10 @@ def error_rows(records: list[SweepRecord]) -> list[list[str]]:
     seen: dict[tuple[str, str], FamilyError | None] = {}
     for r in records:
         seen.setdefault((r.hardware, record_family(r)), model_error(r))
-    return [[hw, family, *((error.figure(), error.source()) if error else ("not measured", "-"))]
-            for (hw, family), error in sorted(seen.items())]
+    return [
+        [hw, family, *((error.figure(), error.source()) if error else ("not measured", "-"))]
+        for (hw, family), error in sorted(seen.items())
+    ]
 
 
 ERROR_HEADERS = ["chip", "kernel family", "model error: median / worst |error|", "measured on"]
@@ -133,29 +157,68 @@ def op_row(r: SweepRecord) -> list[str]:
     floor_text = f"{floors[0]:.2f}x / {floors[1]:.2f}x" if floors else "-"
     runner = f"{r.runner_up.candidate} ({r.runner_up.latency_ns / 1e3:,.1f} us)" if r.runner_up else "-"
     status = r.status if r.status != "ok" or not r.error else "ok (not all proven)"
-    return [r.label or "-", r.kernel, " ".join((r.shape, *r.options)), ours, util,
-            r.best.candidate if r.best else (r.error[:120] or status), _params(r), runner, default, speedup, error_text,
-            floor_text, status]
+    return [
+        r.label or "-",
+        r.kernel,
+        " ".join((r.shape, *r.options)),
+        ours,
+        util,
+        r.best.candidate if r.best else (r.error[:120] or status),
+        _params(r),
+        runner,
+        default,
+        speedup,
+        error_text,
+        floor_text,
+        status,
+    ]
 
 
-HEADERS = ["op", "kernel", "shape", "ours us", "util", "candidate (or error)", "parameters", "runner-up",
-           "ttnn default us", "speedup", "model error (median / worst)", "speedup floor (median / worst error)",
-           "status"]
-ERROR_NOTE = ("Model error: the model's median and worst |error| on published timings of the op's kernel "
-              "family (held out from every fit, or cross-validated); a speed-up's floor is s (1 - e) / (1 + e), "
-              "what it is worth if both predictions are off by e in opposite directions, at the median and the "
-              "worst error. \"Beyond the error\" counts the priced ops whose floor is above 1.")
+HEADERS = [
+    "op",
+    "kernel",
+    "shape",
+    "ours us",
+    "util",
+    "candidate (or error)",
+    "parameters",
+    "runner-up",
+    "ttnn default us",
+    "speedup",
+    "model error (median / worst)",
+    "speedup floor (median / worst error)",
+    "status",
+]
+ERROR_NOTE = (
+    "Model error: the model's median and worst |error| on published timings of the op's kernel "
+    "family (held out from every fit, or cross-validated); a speed-up's floor is s (1 - e) / (1 + e), "
+    "what it is worth if both predictions are off by e in opposite directions, at the median and the "
+    'worst error. "Beyond the error" counts the priced ops whose floor is above 1.'
+)
 
 
 def report_markdown(records: list[SweepRecord], title: str) -> str:
-    lines = [f"# {title}", "", "Predicted by loom-explorer's model (not measured). Speedup = ttnn's default "
-             "config's predicted latency over ours.", "",
-             "A group's sums add every op of the group once per label (a layer's two norms, one shape under "
-             "two labels, count twice), over the ops priced both ways. For a model sweep that is one decoder layer "
-             "(norms, projections, attention, residual adds, FFN matmuls, SwiGLU) plus the final norm and the "
-             "LM head.", "", ERROR_NOTE, "", "## Summary", "", *_markdown_table(SUMMARY_HEADERS,
-             [summary_row(g) for g in summarise(records)]), "", "## The model's measured error", "",
-             *_markdown_table(ERROR_HEADERS, error_rows(records))]
+    lines = [
+        f"# {title}",
+        "",
+        "Predicted by loom-explorer's model (not measured). Speedup = ttnn's default "
+        "config's predicted latency over ours.",
+        "",
+        "A group's sums add every op of the group once per label (a layer's two norms, one shape under "
+        "two labels, count twice), over the ops priced both ways. For a model sweep that is one decoder layer "
+        "(norms, projections, attention, residual adds, FFN matmuls, SwiGLU) plus the final norm and the "
+        "LM head.",
+        "",
+        ERROR_NOTE,
+        "",
+        "## Summary",
+        "",
+        *_markdown_table(SUMMARY_HEADERS, [summary_row(g) for g in summarise(records)]),
+        "",
+        "## The model's measured error",
+        "",
+        *_markdown_table(ERROR_HEADERS, error_rows(records)),
+    ]
     by_hw: dict[str, list[SweepRecord]] = defaultdict(list)
     for r in records:
         by_hw[r.hardware].append(r)
@@ -165,5 +228,8 @@ def report_markdown(records: list[SweepRecord], title: str) -> str:
 
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows)]
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows),
+    ]

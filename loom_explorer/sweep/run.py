@@ -89,8 +89,9 @@ def _start_local_cluster(n: int, stop: StopToken) -> tuple[LocalCluster, Client]
 
     def start() -> None:
         try:
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                   silence_logs=logging.ERROR)
+            cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+            )
             started.cluster = cluster
             started.client = Client(cluster)
         except BaseException as exc:  # re-raised in the caller's thread
@@ -129,8 +130,9 @@ def _close(client: Client | None, cluster: LocalCluster | None, at_once: bool = 
         # the scheduler, nannies and client of this process log every connection the ending cuts (with a
         # traceback, at INFO): expected here, so not shown
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        end_processes([pid for pid in (getattr(nanny, "pid", None) for nanny in cluster.workers.values()) if pid],
-                      grace_s=0.3)
+        end_processes(
+            [pid for pid in (getattr(nanny, "pid", None) for nanny in cluster.workers.values()) if pid], grace_s=0.3
+        )
     elif client is not None:
         with contextlib.suppress(Exception):
             client.run(_stop_searches)
@@ -216,15 +218,27 @@ def _progress(out: TextIO) -> Callable[[int, int, SweepRecord], None]:
             return
         width = 30
         bar = "#" * (width * done // max(total, 1))
-        print(f"\r[{bar:<{width}}] {done}/{total} {elapsed:6.1f} s  {what[:70]:<70}",
-              end="" if done < total else "\n", file=out, flush=True)
+        print(
+            f"\r[{bar:<{width}}] {done}/{total} {elapsed:6.1f} s  {what[:70]:<70}",
+            end="" if done < total else "\n",
+            file=out,
+            flush=True,
+        )
 
     return show
 
 
-def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *, scheduler: str | None = None,
-              workers: int | None = None, settings: SweepSettings | None = None,
-              progress: TextIO | None = sys.stderr, stop: StopToken = STOP) -> SweepSummary:
+def run_sweep(
+    ops: list[SweepOp],
+    hardware: list[str],
+    store_path: str | Path,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    settings: SweepSettings | None = None,
+    progress: TextIO | None = sys.stderr,
+    stop: StopToken = STOP,
+) -> SweepSummary:
     """Solve every (op, hardware) pair not yet recorded in ``store_path`` (module docstring). ``stop``: the
     stop request that ends the sweep early (default: the process-wide token, set by Ctrl-C); ``settings``:
     ``SweepSettings()`` when not given."""
@@ -245,8 +259,11 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
             said = True
             if progress:
                 lead = "\n" if getattr(progress, "isatty", lambda: False)() else ""
-                print(f"{lead}interrupted: {solved} of {total} recorded in {store.path}; run again to go on",
-                      file=progress, flush=True)
+                print(
+                    f"{lead}interrupted: {solved} of {total} recorded in {store.path}; run again to go on",
+                    file=progress,
+                    flush=True,
+                )
 
         try:
             with dask_client(scheduler, workers, stop) as client:
@@ -254,10 +271,15 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
 
                 if progress and not stop.stopped:
                     where = scheduler or f"{workers or os.cpu_count() or 1} local workers"
-                    print(f"sweep: solving {len(todo)} ops for {total} rows on {where} (Ctrl-C stops; finished "
-                          "ops stay recorded)", file=progress, flush=True)
-                futures = {client.submit(solve_op, task.hardware, task.ops[0], settings, pure=False): task
-                           for task in todo}
+                    print(
+                        f"sweep: solving {len(todo)} ops for {total} rows on {where} (Ctrl-C stops; finished "
+                        "ops stay recorded)",
+                        file=progress,
+                        flush=True,
+                    )
+                futures = {
+                    client.submit(solve_op, task.hardware, task.ops[0], settings, pure=False): task for task in todo
+                }
                 done = as_completed(futures)
                 try:
                     while not stop.stopped and not done.is_empty():
@@ -271,8 +293,9 @@ def run_sweep(ops: list[SweepOp], hardware: list[str], store_path: str | Path, *
                             try:
                                 record = future.result()
                             except Exception as exc:  # the worker died; recorded
-                                record = failed_record(task.hardware, task.ops[0],
-                                                       f"the task was lost: {type(exc).__name__}: {exc}")
+                                record = failed_record(
+                                    task.hardware, task.ops[0], f"the task was lost: {type(exc).__name__}: {exc}"
+                                )
                             store.record_sweeps([as_op(record, op) for op in task.ops])  # each label, at once
                             solved += len(task.ops)
                             failed += len(task.ops) * (record.status == "failed")

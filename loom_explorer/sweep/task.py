@@ -38,8 +38,12 @@ class SweepSettings:
 
     def solve_options(self) -> SolveOptions:
         # a sweep records the best schedule and the runner-up: the others need only be proven no faster
-        return SolveOptions(time_limit_seconds=self.time_limit_seconds, workers_per_model=self.workers_per_model,
-                            explain=False, fastest=2)
+        return SolveOptions(
+            time_limit_seconds=self.time_limit_seconds,
+            workers_per_model=self.workers_per_model,
+            explain=False,
+            fastest=2,
+        )
 
 
 def op_key(hw: HardwareSpec, op: SweepOp) -> str:
@@ -55,18 +59,31 @@ def _key(sha256: str, version: str, op: SweepOp) -> str:
 def as_op(record: SweepRecord, op: SweepOp) -> SweepRecord:
     """``record``, solved for an op of the same key as ``op``, as ``op``'s record: its label and skip key."""
     if (record.kernel, record.shape, record.dtype, record.fidelity, record.options) != (
-            op.kernel, op.shape, op.dtype.value, op.fidelity.value, tuple(sorted(op.options))):
+        op.kernel,
+        op.shape,
+        op.dtype.value,
+        op.fidelity.value,
+        tuple(sorted(op.options)),
+    ):
         raise ValueError(f"{op.label or op.key}: not the op of record {record.op_key}")
-    key = _key(record.hardware_sha256, record.tool_version, op) if record.hardware_sha256 else \
-        f"{record.hardware}|{op.key}|{op.label}"
+    key = (
+        _key(record.hardware_sha256, record.tool_version, op)
+        if record.hardware_sha256
+        else f"{record.hardware}|{op.key}|{op.label}"
+    )
     return replace(record, op_key=key, label=op.label)
 
 
 def _choice(hw: HardwareSpec, session: Session, r: CandidateResult) -> SweepChoice:
     assert r.solution is not None
     ideal = session.schedule(r.candidate_name).ideal_cycles
-    return SweepChoice(r.candidate_name, r.solution.params, r.solution.latency_cycles,
-                       hw.cycles_to_us(r.solution.latency_cycles) * 1e3, ideal / r.solution.latency_cycles)
+    return SweepChoice(
+        r.candidate_name,
+        r.solution.params,
+        r.solution.latency_cycles,
+        hw.cycles_to_us(r.solution.latency_cycles) * 1e3,
+        ideal / r.solution.latency_cycles,
+    )
 
 
 def _ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[float | None, str]:
@@ -91,16 +108,39 @@ class _Where:
     hardware_sha256: str
 
 
-def _record(op: SweepOp, where: _Where, status: SweepStatus, error: str, solve_seconds: float, *,
-            best: SweepChoice | None = None, runner_up: SweepChoice | None = None, ideal_ns: float | None = None,
-            ttnn_default_ns: float | None = None, ttnn_default_note: str = "") -> SweepRecord:
-    return SweepRecord(op_key=where.op_key, hardware=where.hardware, hardware_sha256=where.hardware_sha256,
-                       tool_version=package_version("loom-explorer"), label=op.label, kernel=op.kernel,
-                       shape=op.shape, dtype=op.dtype.value, fidelity=op.fidelity.value,
-                       options=tuple(sorted(op.options)),
-                       status=status, error=error, best=best, runner_up=runner_up, ideal_ns=ideal_ns,
-                       ttnn_default_ns=ttnn_default_ns, ttnn_default_note=ttnn_default_note,
-                       solve_seconds=solve_seconds)
+def _record(
+    op: SweepOp,
+    where: _Where,
+    status: SweepStatus,
+    error: str,
+    solve_seconds: float,
+    *,
+    best: SweepChoice | None = None,
+    runner_up: SweepChoice | None = None,
+    ideal_ns: float | None = None,
+    ttnn_default_ns: float | None = None,
+    ttnn_default_note: str = "",
+) -> SweepRecord:
+    return SweepRecord(
+        op_key=where.op_key,
+        hardware=where.hardware,
+        hardware_sha256=where.hardware_sha256,
+        tool_version=package_version("loom-explorer"),
+        label=op.label,
+        kernel=op.kernel,
+        shape=op.shape,
+        dtype=op.dtype.value,
+        fidelity=op.fidelity.value,
+        options=tuple(sorted(op.options)),
+        status=status,
+        error=error,
+        best=best,
+        runner_up=runner_up,
+        ideal_ns=ideal_ns,
+        ttnn_default_ns=ttnn_default_ns,
+        ttnn_default_note=ttnn_default_note,
+        solve_seconds=solve_seconds,
+    )
 
 
 def failed_record(hw_name: str, op: SweepOp, error: str, seconds: float = 0.0) -> SweepRecord:
@@ -132,18 +172,32 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
         default_ns, note = _ttnn_default(hw, problem)
         ideal_ns = hw.cycles_to_us(max(s.ideal_cycles for s in session.schedules)) * 1e3
         if not solved:
-            reasons = "; ".join(f"{r.candidate_name}: {r.conflict.message if r.conflict else r.status}"
-                                for r in results)
-            return _record(op, where, "no_schedule", reasons, time.perf_counter() - start, ideal_ns=ideal_ns,
-                           ttnn_default_ns=default_ns, ttnn_default_note=note)
+            reasons = "; ".join(
+                f"{r.candidate_name}: {r.conflict.message if r.conflict else r.status}" for r in results
+            )
+            return _record(
+                op,
+                where,
+                "no_schedule",
+                reasons,
+                time.perf_counter() - start,
+                ideal_ns=ideal_ns,
+                ttnn_default_ns=default_ns,
+                ttnn_default_note=note,
+            )
         unproven = [r.candidate_name for r in results if r.status not in PROVEN]
         return _record(
-            op, where, "ok", f"not proven optimal within the time limit: {', '.join(unproven)}" if unproven else "",
+            op,
+            where,
+            "ok",
+            f"not proven optimal within the time limit: {', '.join(unproven)}" if unproven else "",
             time.perf_counter() - start,
             best=_choice(hw, session, solved[0]),
             runner_up=_choice(hw, session, solved[1]) if len(solved) > 1 else None,
             ideal_ns=hw.cycles_to_us(session.schedule(solved[0].candidate_name).ideal_cycles) * 1e3,
-            ttnn_default_ns=default_ns, ttnn_default_note=note)
+            ttnn_default_ns=default_ns,
+            ttnn_default_note=note,
+        )
     except Exception as exc:  # recorded, the sweep goes on
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return failed_record(hw_name, op, detail, time.perf_counter() - start)

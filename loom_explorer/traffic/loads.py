@@ -1,11 +1,11 @@
 """Route every transfer of a schedule and total the bytes on every link and at every DRAM channel.
 
-    link bytes     = sum over transfers crossing the link of bytes * count (a multicast tree crosses each
-                     of its links once)
-    utilisation    = link bytes / (link width * predicted latency)
-    link bound     = max over links of ceil(link bytes / link width), and over DRAM channels of
-                     ceil((bytes read + written) / channel peak): the cycles the busiest one needs on
-                     its own; its share of the predicted latency is what the busiest link explains.
+link bytes     = sum over transfers crossing the link of bytes * count (a multicast tree crosses each
+                 of its links once)
+utilisation    = link bytes / (link width * predicted latency)
+link bound     = max over links of ceil(link bytes / link width), and over DRAM channels of
+                 ceil((bytes read + written) / channel peak): the cycles the busiest one needs on
+                 its own; its share of the predicted latency is what the busiest link explains.
 """
 
 from __future__ import annotations
@@ -65,10 +65,16 @@ def traffic_report(hw: HardwareSpec, transfers: list[Transfer], latency_cycles: 
     graph = NocGraph(hw)
     loads = route_loads(graph, transfers)
     width = hw.noc.link_bytes_per_cycle
-    links = tuple(sorted(
-        (LinkLoad(noc, a, b, n, n / (width * latency_cycles) if latency_cycles else 0.0)
-         for (noc, a, b), n in loads.items() if n),
-        key=lambda x: (-x.bytes, x.noc, x.src, x.dst)))
+    links = tuple(
+        sorted(
+            (
+                LinkLoad(noc, a, b, n, n / (width * latency_cycles) if latency_cycles else 0.0)
+                for (noc, a, b), n in loads.items()
+                if n
+            ),
+            key=lambda x: (-x.bytes, x.noc, x.src, x.dst),
+        )
+    )
     read, written = [0] * hw.dram.channels, [0] * hw.dram.channels
     for t in transfers:
         if t.channel is not None:
@@ -79,10 +85,13 @@ def traffic_report(hw: HardwareSpec, transfers: list[Transfer], latency_cycles: 
     candidates += [(math.ceil((b.bytes_read + b.bytes_written) / peak), f"DRAM bank {b.bank}") for b in dram]
     bound, busiest = max(candidates, default=(0, "none"))
     return TrafficReport(
-        links=links, dram=dram,
+        links=links,
+        dram=dram,
         bytes_sent=sum(t.bytes_sent for t in transfers),
         bytes_received=sum(t.bytes_received for t in transfers),
         bytes_multicast=sum(t.bytes_sent for t in transfers if t.kind == "multicast"),
         bytes_unicast=sum(t.bytes_sent for t in transfers if t.kind == "gather"),
-        link_bound_cycles=bound, busiest=busiest, latency_cycles=latency_cycles,
+        link_bound_cycles=bound,
+        busiest=busiest,
+        latency_cycles=latency_cycles,
     )

@@ -52,8 +52,9 @@ def _exact_tiles(nbytes: int, tile_bytes: int, what: str) -> int:
 
 def tile_traffic(hw: HardwareSpec, problem: Problem, transfers: list[Transfer]) -> TileTraffic:
     """Count ``transfers`` in tiles (module docstring)."""
-    grid_pos = {(hw.grid.noc_x[i], hw.grid.noc_y[j]): (i, j)
-                for i in range(hw.grid.columns) for j in range(hw.grid.rows)}
+    grid_pos = {
+        (hw.grid.noc_x[i], hw.grid.noc_y[j]): (i, j) for i in range(hw.grid.columns) for j in range(hw.grid.rows)
+    }
     read: dict[str, int] = defaultdict(int)
     written: dict[str, int] = defaultdict(int)
     received: dict[GridPos, int] = defaultdict(int)
@@ -74,8 +75,11 @@ def tile_traffic(hw: HardwareSpec, problem: Problem, transfers: list[Transfer]) 
     def in_tiles(totals: dict[str, int], what: str) -> dict[str, int]:
         return {k: _exact_tiles(v, hw.tile_bytes[formats[k]], f"{k} DRAM {what}") for k, v in totals.items()}
 
-    return TileTraffic(dram_read_tiles=in_tiles(read, "reads"), dram_written_tiles=in_tiles(written, "writes"),
-                       pipe_received_tiles=dict(received))
+    return TileTraffic(
+        dram_read_tiles=in_tiles(read, "reads"),
+        dram_written_tiles=in_tiles(written, "writes"),
+        pipe_received_tiles=dict(received),
+    )
 
 
 def exact_transfers(hw: HardwareSpec, schedule: SymbolicSchedule, values: Mapping[str, int]) -> list[Transfer]:

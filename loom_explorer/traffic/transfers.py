@@ -80,7 +80,7 @@ def _senders(flow: TrafficFlow, cores: list[GridPos], group: int | None) -> list
     if flow.senders == "all":
         return cores
     if flow.senders == "group_heads":
-        return cores[::group or 1]
+        return cores[:: group or 1]
     axes = {"row_heads": (0,), "col_heads": (1,), "origin": (0, 1)}[flow.senders]
     grouped = {"x": 0, "y": 1}.get(flow.group_axis or "")
 
@@ -122,15 +122,29 @@ def schedule_transfers(hw: HardwareSpec, schedule: SymbolicSchedule, values: dic
             for index, (i, j) in enumerate(cores):
                 head = {"x": (0, j), "y": (i, 0)}.get(f.axis or "", cores[index - index % group] if group else (0, 0))
                 if (i, j) != head:
-                    out.append(Transfer(f.name, f.tensor, f.kind, f.noc, at((i, j)), (at(head),), size, count,
-                                    format_of=f.format_of))
+                    out.append(
+                        Transfer(
+                            f.name, f.tensor, f.kind, f.noc, at((i, j)), (at(head),), size, count, format_of=f.format_of
+                        )
+                    )
             continue
         for s in _senders(f, cores, group):
             if f.kind == "multicast":
                 rx = _receivers(f, s, cores, group)
                 if rx:
-                    out.append(Transfer(f.name, f.tensor, f.kind, f.noc, at(s), tuple(at(r) for r in rx), size,
-                                        count, format_of=f.format_of))
+                    out.append(
+                        Transfer(
+                            f.name,
+                            f.tensor,
+                            f.kind,
+                            f.noc,
+                            at(s),
+                            tuple(at(r) for r in rx),
+                            size,
+                            count,
+                            format_of=f.format_of,
+                        )
+                    )
                 continue
             for ch, share in enumerate(_shares(size, len(eps))):
                 if share == 0:

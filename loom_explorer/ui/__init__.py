@@ -17,5 +17,6 @@ __all__ = ["Explorer"]
 def __getattr__(name: str) -> object:
     if name == "Explorer":
         from loom_explorer.ui.explorer import Explorer
+
         return Explorer
     raise AttributeError(name)

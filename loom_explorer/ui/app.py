@@ -66,6 +66,7 @@ class ServeError(LoomError, ValueError):
 
 # ---------------------------------------------------------------------------------------------- the page
 
+
 def query_choices(args: Mapping[str, Sequence[bytes]], catalog: Catalog) -> tuple[dict[str, Any], list[str]]:
     """The explorer's keyword arguments from a query string, and one message per value refused.
 
@@ -119,8 +120,12 @@ def _activation(name: str) -> str:
 
 
 def _parse_note(key: str) -> str:
-    kinds = {"dtype": [f.value for f in DataFormat], "fidelity": [f.value for f in Fidelity],
-             "target": [t.value for t in KernelTarget], "activation": activation_names()}
+    kinds = {
+        "dtype": [f.value for f in DataFormat],
+        "fidelity": [f.value for f in Fidelity],
+        "target": [t.value for t in KernelTarget],
+        "activation": activation_names(),
+    }
     return f"unknown value; choose one of {', '.join(kinds[key])}"
 
 
@@ -130,8 +135,12 @@ def _check_shape(shape: str, catalog: Catalog, chosen: Mapping[str, Any]) -> Non
         raise InputError("shape", f"too long ({len(shape)} characters; at most {MAX_SHAPE_CHARS})")
     program = catalog.program(chosen.get("kernel", DEFAULT_KERNEL))
     try:
-        make_problem(program, shape, parse_data_format(chosen.get("dtype", "bfloat16")),
-                     parse_fidelity(chosen.get("fidelity", "hifi2")))
+        make_problem(
+            program,
+            shape,
+            parse_data_format(chosen.get("dtype", "bfloat16")),
+            parse_fidelity(chosen.get("fidelity", "hifi2")),
+        )
     except (ValueError, MemoryError) as exc:
         raise InputError("shape", str(exc) if isinstance(exc, ValueError) else "too large") from None
 
@@ -165,6 +174,7 @@ def close_all() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- the server
+
 
 @dataclass(frozen=True)
 class ServeConfig:
@@ -268,8 +278,10 @@ class _Refused(RequestHandler):
     def prepare(self) -> None:
         self.set_status(403)
         self.set_header("Content-Type", "text/plain; charset=utf-8")
-        self.finish("403: this loom-explorer server does not answer to this host or origin "
-                    "(see `loom-explorer serve --help`: --address, --allow-host)\n")
+        self.finish(
+            "403: this loom-explorer server does not answer to this host or origin "
+            "(see `loom-explorer serve --help`: --address, --allow-host)\n"
+        )
 
 
 def guard(server: Any, hosts: Sequence[str]) -> None:
@@ -287,16 +299,26 @@ def build_server(config: ServeConfig, **server_options: Any) -> tuple[Server, st
 
     ``server_options`` go to Bokeh's server. Raises :class:`ServeError` when the address or port cannot be
     listened on."""
+
     def explorer_of_the_session() -> Explorer:  # a plain function (Panel calls it once per session)
         return create_app(config.catalog)
 
     try:
-        server = get_server({"explorer": explorer_of_the_session}, port=config.port, address=config.address,
-                                         title="loom-explorer", start=False, show=False, verbose=False,
-                                         location=False, **server_options)
+        server = get_server(
+            {"explorer": explorer_of_the_session},
+            port=config.port,
+            address=config.address,
+            title="loom-explorer",
+            start=False,
+            show=False,
+            verbose=False,
+            location=False,
+            **server_options,
+        )
     except OSError as exc:
-        raise ServeError(f"--address {config.address} --port {config.port}: cannot listen there: "
-                         f"{exc.strerror or exc}") from None
+        raise ServeError(
+            f"--address {config.address} --port {config.port}: cannot listen there: {exc.strerror or exc}"
+        ) from None
     guard(server, config.hosts())
     return server, f"http://{config.url_host()}:{server.port}/explorer"
 
@@ -306,10 +328,12 @@ def serve(config: ServeConfig, show: bool = False) -> None:
     loopback, a warning go to stderr."""
     server, url = build_server(config)
     if not config.is_loopback:
-        print(f"loom-explorer: WARNING: listening on {config.address}, not only this machine's loopback: anyone "
-              "who can reach this port can run the solver here and see the hardware and kernels it serves. "
-              f"Requests must name one of these hosts: {', '.join(config.hosts())} (--allow-host adds one).",
-              file=sys.stderr)
+        print(
+            f"loom-explorer: WARNING: listening on {config.address}, not only this machine's loopback: anyone "
+            "who can reach this port can run the solver here and see the hardware and kernels it serves. "
+            f"Requests must name one of these hosts: {', '.join(config.hosts())} (--allow-host adds one).",
+            file=sys.stderr,
+        )
     print(f"loom-explorer: serving the explorer on {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
     server.start()
     if show:
@@ -330,8 +354,9 @@ class RunningServer:
         self._error: BaseException | None = None
         self._server: Server | None = None
         self.url = ""
-        self._thread = threading.Thread(target=self._run, args=(server_options,), daemon=True,
-                                        name="loom-explorer-server")
+        self._thread = threading.Thread(
+            target=self._run, args=(server_options,), daemon=True, name="loom-explorer-server"
+        )
         self._thread.start()
         if not self._ready.wait(60):
             raise RuntimeError("the explorer server did not start within 60 s")

@@ -64,22 +64,31 @@ class Catalog:
         return Catalog(c.hardware, c.kernels, accepts_paths=True)
 
     @staticmethod
-    def build(hw_files: Iterable[str | Path] = (), kernel_files: Iterable[str | Path] = (),
-              hw_dirs: Iterable[str | Path] = (), kernel_dirs: Iterable[str | Path] = ()) -> Catalog:
+    def build(
+        hw_files: Iterable[str | Path] = (),
+        kernel_files: Iterable[str | Path] = (),
+        hw_dirs: Iterable[str | Path] = (),
+        kernel_dirs: Iterable[str | Path] = (),
+    ) -> Catalog:
         """The shipped names plus the given files and every ``*.yaml``/``*.py`` in the given folders.
 
         Each file is loaded once here (a kernel file runs), so a broken one is refused at startup.
         Raises :class:`CatalogError` naming the flag and the file."""
         hardware: dict[str, str] = {name: name for name in list_hardware()}
         kernels: dict[str, str] = {name: name for name in list_kernels()}
-        for flag, path in [*(("--hw", Path(p)) for p in hw_files),
-                           *(("--hw-dir", p) for d in hw_dirs for p in _folder("--hw-dir", d, HW_SUFFIXES))]:
+        for flag, path in [
+            *(("--hw", Path(p)) for p in hw_files),
+            *(("--hw-dir", p) for d in hw_dirs for p in _folder("--hw-dir", d, HW_SUFFIXES)),
+        ]:
             _add(hardware, "hardware", flag, path, HW_SUFFIXES, load_hardware)
-        for flag, path in [*(("--kernel", Path(p)) for p in kernel_files),
-                           *(("--kernel-dir", p) for d in kernel_dirs for p in _folder("--kernel-dir", d, (".py",)))]:
+        for flag, path in [
+            *(("--kernel", Path(p)) for p in kernel_files),
+            *(("--kernel-dir", p) for d in kernel_dirs for p in _folder("--kernel-dir", d, (".py",))),
+        ]:
             _add(kernels, "kernel", flag, path, (".py",), load_program)
-        return Catalog(MappingProxyType(dict(sorted(hardware.items()))),
-                       MappingProxyType(dict(sorted(kernels.items()))))
+        return Catalog(
+            MappingProxyType(dict(sorted(hardware.items()))), MappingProxyType(dict(sorted(kernels.items())))
+        )
 
     # ------------------------------------------------------------------ lookups
     def hw_source(self, value: str) -> str:
@@ -116,16 +125,19 @@ def _folder(flag: str, folder: str | Path, suffixes: tuple[str, ...]) -> list[Pa
     return files
 
 
-def _add(known: dict[str, str], what: str, flag: str, path: Path, suffixes: tuple[str, ...],
-         load: Callable[[Path], object]) -> None:
+def _add(
+    known: dict[str, str], what: str, flag: str, path: Path, suffixes: tuple[str, ...], load: Callable[[Path], object]
+) -> None:
     if path.suffix not in suffixes:
         raise CatalogError(f"{flag} {path}: a {what} file ends in {' or '.join(suffixes)}")
     if not path.is_file():
         raise CatalogError(f"{flag} {path}: no such file")
     name = path.stem
     if not NAME.fullmatch(name):
-        raise CatalogError(f"{flag} {path}: the name {name!r} (the file's stem) must be letters, digits, '_', '.' "
-                           "or '-', at most 64 characters")
+        raise CatalogError(
+            f"{flag} {path}: the name {name!r} (the file's stem) must be letters, digits, '_', '.' "
+            "or '-', at most 64 characters"
+        )
     if name in known:
         other = known[name]
         if other == str(path.resolve()):

@@ -25,8 +25,14 @@ def stacked(rows: list[tuple[str, list[tuple[str, int]]]], colours: dict[str, st
         for name, value in segs:
             if value <= 0:
                 continue
-            for key, v in (("row", label), ("left", left), ("right", left + value), ("segment", name),
-                           ("value", value), ("colour", palette[name])):
+            for key, v in (
+                ("row", label),
+                ("left", left),
+                ("right", left + value),
+                ("segment", name),
+                ("value", value),
+                ("colour", palette[name]),
+            ):
                 cols[key].append(v)
             left += value
     return Columns(cols)
@@ -40,17 +46,33 @@ class StackedBars:
         self.row_range = FactorRange()
         # an explicit x range: a data range would ignore the limit line and leave it off the chart
         self.value_range = Range1d(start=0, end=1)
-        self.figure = figure(title=title, height=height, sizing_mode="stretch_width", y_range=self.row_range,
-                             x_range=self.value_range, toolbar_location=None, x_axis_label=unit)
-        self.figure.hbar(y="row", left="left", right="right", height=0.6, color="colour", line_color="white",
-                         source=self.source, legend_field="segment")
+        self.figure = figure(
+            title=title,
+            height=height,
+            sizing_mode="stretch_width",
+            y_range=self.row_range,
+            x_range=self.value_range,
+            toolbar_location=None,
+            x_axis_label=unit,
+        )
+        self.figure.hbar(
+            y="row",
+            left="left",
+            right="right",
+            height=0.6,
+            color="colour",
+            line_color="white",
+            source=self.source,
+            legend_field="segment",
+        )
         self.figure.add_tools(HoverTool(tooltips=[("", "@segment"), (unit, "@value{0,0}"), ("row", "@row")]))
         self.figure.legend.orientation = "horizontal"
         self.figure.legend.location = "top_left"
         self.figure.legend.label_text_font_size = "8pt"
         self.figure.add_layout(self.figure.legend[0], "below")
-        self.limit = Span(location=0, dimension="height", line_color="#c0392b", line_dash="dashed",
-                          line_width=2, visible=False)
+        self.limit = Span(
+            location=0, dimension="height", line_color="#c0392b", line_dash="dashed", line_width=2, visible=False
+        )
         self.figure.add_layout(self.limit)
 
     def update(self, rows: list[tuple[str, list[tuple[str, int]]]], limit: int | None = None) -> None:

@@ -68,16 +68,34 @@ class Explorer(pn.viewable.Viewer):
     here, for a notebook); the served page passes the server's. ``notice`` is shown in the page's alert
     until the user changes an input (the served page's word on a query value it ignored)."""
 
-    def __init__(self, hw: str = DEFAULT_HW, kernel: str = DEFAULT_KERNEL, shape: str | dict[str, int] | None = None,
-                 dtype: str = "bfloat16", fidelity: str = "hifi2", causal: bool = False, target: str = "ttnn",
-                 solve: bool = True,
-                 catalog: Catalog | None = None, notice: str = "", program_options: Sequence[str] = (),
-                 **params: Any) -> None:
+    def __init__(
+        self,
+        hw: str = DEFAULT_HW,
+        kernel: str = DEFAULT_KERNEL,
+        shape: str | dict[str, int] | None = None,
+        dtype: str = "bfloat16",
+        fidelity: str = "hifi2",
+        causal: bool = False,
+        target: str = "ttnn",
+        solve: bool = True,
+        catalog: Catalog | None = None,
+        notice: str = "",
+        program_options: Sequence[str] = (),
+        **params: Any,
+    ) -> None:
         super().__init__(**params)  # type: ignore[no-untyped-call]  # panel's Viewer.__init__ is untyped
         chosen = {} if shape is None else {"shape": _shape_text(shape)}  # None: the kernel's example shape
         options = with_option(sorted(set(program_options)), "causal", True) if causal else sorted(set(program_options))
-        self.state = ExplorerState(catalog, hw=hw, kernel=kernel, dtype=dtype, fidelity=fidelity,
-                                   program_options=options, target=target, **chosen)
+        self.state = ExplorerState(
+            catalog,
+            hw=hw,
+            kernel=kernel,
+            dtype=dtype,
+            fidelity=fidelity,
+            program_options=options,
+            target=target,
+            **chosen,
+        )
         self.notice = notice
         self.runner = SolveRunner()
         self._picked_by_user = False
@@ -86,8 +104,10 @@ class Explorer(pn.viewable.Viewer):
         self._measured_for: object = None  # the session the Measure scatter shows
         self._shown: CandidateResult | None = None  # the result the selected views show
         self._build()
-        self._watchers = [self.state.param.watch(self._on_state, ["results", "candidate", "pins", "compare", "error"]),
-                          self.state.param.watch(self._on_inputs, INPUTS)]
+        self._watchers = [
+            self.state.param.watch(self._on_state, ["results", "candidate", "pins", "compare", "error"]),
+            self.state.param.watch(self._on_inputs, INPUTS),
+        ]
         self._show_alert()
         if solve:
             self.solve()
@@ -193,36 +213,58 @@ class Explorer(pn.viewable.Viewer):
         self.w_options = self._options_widget(st.catalog.program(st.kernel))
         self.options_place = pn.Column(self.w_options, margin=0)
         self.w_activation = pn.widgets.Select.from_param(
-            st.param.activation, label="Activation", css_classes=["in-activation"],
-            visible=st.catalog.program(st.kernel).uses_activation)
+            st.param.activation,
+            label="Activation",
+            css_classes=["in-activation"],
+            visible=st.catalog.program(st.kernel).uses_activation,
+        )
         self.w_target = pn.widgets.Select.from_param(
-            st.param.target, label="Kernels (whose buffers fill L1)", css_classes=["in-target"])
+            st.param.target, label="Kernels (whose buffers fill L1)", css_classes=["in-target"]
+        )
         self.b_solve = pn.widgets.Button(label="Solve all candidates", color="primary", css_classes=["solve"])
         self.b_solve.on_click(self._on_solve_click)
         self.spinner = pn.indicators.LoadingSpinner(value=False, width=22, height=22, css_classes=["busy"])
         # the status wraps inside the controls' column: never drawn over the candidates beside it
-        self.status = pn.pane.Markdown("", css_classes=["status"], margin=(0, 10), width=250,
-                                       styles={"overflow-wrap": "anywhere"})
+        self.status = pn.pane.Markdown(
+            "", css_classes=["status"], margin=(0, 10), width=250, styles={"overflow-wrap": "anywhere"}
+        )
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["error"])
 
         # pages of CANDIDATE_PAGE rows: the page of the selected candidate is shown (_select_row), so its row is
         # always in view, whatever a pin does to the ranking
         self.table = pn.widgets.Tabulator(
-            None, selectable=1, disabled=True, show_index=False, pagination="local", page_size=CANDIDATE_PAGE,
-            sizing_mode="stretch_width", layout="fit_data_stretch", css_classes=["candidates"])
+            None,
+            selectable=1,
+            disabled=True,
+            show_index=False,
+            pagination="local",
+            page_size=CANDIDATE_PAGE,
+            sizing_mode="stretch_width",
+            layout="fit_data_stretch",
+            css_classes=["candidates"],
+        )
         self.table.param.watch(self._on_table_selection, "selection")
         self.summary = pn.pane.Markdown("", css_classes=["summary"], sizing_mode="stretch_width")
 
         self.grid = GridView()
-        self.w_operand = pn.widgets.Select(label="Show traffic of", options=[ALL_TENSORS], value=ALL_TENSORS,
-                                           width=180, css_classes=["operand"])
+        self.w_operand = pn.widgets.Select(
+            label="Show traffic of", options=[ALL_TENSORS], value=ALL_TENSORS, width=180, css_classes=["operand"]
+        )
         self.w_operand.param.watch(lambda _: self._on_state_names({"operand"}), "value")
 
         # the description wraps (the table scrolls inside its own frame rather than past the page's edge)
         self.params_table = pn.widgets.Tabulator(
-            None, disabled=True, show_index=False, selectable=1, height=330, sizing_mode="stretch_width",
-            layout="fit_data_fill", css_classes=["params"], formatters={"description": {"type": "textarea"}},
-            widths={"description": 220})
+            None,
+            disabled=True,
+            show_index=False,
+            selectable=1,
+            height=330,
+            sizing_mode="stretch_width",
+            layout="fit_data_fill",
+            css_classes=["params"],
+            formatters={"description": {"type": "textarea"}},
+            widths={"description": 220},
+        )
         self.params_table.param.watch(self._on_param_row, "selection")
         self.w_pin_name = pn.widgets.Select(label="Parameter", options=[], width=170, css_classes=["pin-name"])
         self.w_pin_value = pn.widgets.Select(label="Value", options=[], width=110, css_classes=["pin-value"])
@@ -233,8 +275,9 @@ class Explorer(pn.viewable.Viewer):
         self.b_pin.on_click(self._on_pin_click)
         self.b_free.on_click(self._on_free_click)
         self.b_free_all.on_click(self._on_free_all_click)
-        self.conflict = pn.pane.Alert("", alert_type="warning", visible=False, css_classes=["conflict"],
-                                      sizing_mode="stretch_width")
+        self.conflict = pn.pane.Alert(
+            "", alert_type="warning", visible=False, css_classes=["conflict"], sizing_mode="stretch_width"
+        )
 
         self.breakdown = StackedBars("latency breakdown (critical path)", "cycles")
         self.l1 = StackedBars("L1 per core: circular buffers (dashed: usable L1)", "bytes")
@@ -244,13 +287,26 @@ class Explorer(pn.viewable.Viewer):
         self.b_clear = pn.widgets.Button(label="Clear comparison", css_classes=["clear-compare"])
         self.b_keep.on_click(self._on_keep_click)
         self.b_clear.on_click(lambda _: setattr(self.state, "compare", None))
-        self.compare_table = pn.widgets.Tabulator(None, disabled=True, show_index=False, height=300, visible=False,
-                                                  sizing_mode="stretch_width", css_classes=["compare"])
-        self.w_download_format = pn.widgets.Select(label="Download as", options=DOWNLOADS, value="solve",
-                                                   width=260, css_classes=["download-format"])
+        self.compare_table = pn.widgets.Tabulator(
+            None,
+            disabled=True,
+            show_index=False,
+            height=300,
+            visible=False,
+            sizing_mode="stretch_width",
+            css_classes=["compare"],
+        )
+        self.w_download_format = pn.widgets.Select(
+            label="Download as", options=DOWNLOADS, value="solve", width=260, css_classes=["download-format"]
+        )
         self.w_download_format.param.watch(lambda _: self._refresh_download(), "value")
-        self.download = pn.widgets.FileDownload(callback=self._download, filename="schedule.json",
-                                                label="Download", color="success", css_classes=["download"])
+        self.download = pn.widgets.FileDownload(
+            callback=self._download,
+            filename="schedule.json",
+            label="Download",
+            color="success",
+            css_classes=["download"],
+        )
         self.download_note = pn.pane.Markdown("", css_classes=["download-note"], margin=(0, 10))
         self.measure = MeasurePanel(self.state)
         # the profiler-report section is built when first opened: a page that never opens it is the faster for it
@@ -259,37 +315,71 @@ class Explorer(pn.viewable.Viewer):
         self.b_profiler.on_click(self._on_profiler_click)
         self.profiler_place = pn.Column(
             "### Profiler report",
-            pn.pane.Markdown("A tt-metal device-profiler report (a shipped capture of a real model, or your own): "
-                             "every matmul and attention op with the config it ran, the best config ttnn can run "
-                             "instead and the predicted gain.", sizing_mode="stretch_width"),
-            self.b_profiler, sizing_mode="stretch_width")
+            pn.pane.Markdown(
+                "A tt-metal device-profiler report (a shipped capture of a real model, or your own): "
+                "every matmul and attention op with the config it ran, the best config ttnn can run "
+                "instead and the predicted gain.",
+                sizing_mode="stretch_width",
+            ),
+            self.b_profiler,
+            sizing_mode="stretch_width",
+        )
         self._layout = self._arrange()
 
     def _arrange(self) -> pn.viewable.Viewable:
         controls = pn.Column(
-            "### Problem", self.w_hw, self.w_kernel, self.w_shape, self.w_dtype, self.w_fidelity, self.options_place,
-            self.w_activation, self.w_target,
-            self.b_solve, pn.Row(self.spinner, self.status), self.alert, width=310)
+            "### Problem",
+            self.w_hw,
+            self.w_kernel,
+            self.w_shape,
+            self.w_dtype,
+            self.w_fidelity,
+            self.options_place,
+            self.w_activation,
+            self.w_target,
+            self.b_solve,
+            pn.Row(self.spinner, self.status),
+            self.alert,
+            width=310,
+        )
         pin_controls = pn.Column(
-            "### Parameters of the selected candidate", self.params_table,
-            pn.FlexBox(self.w_pin_name, self.w_pin_value, pn.Column(pn.Spacer(height=18), pn.Row(
-                self.b_pin, self.b_free, self.b_free_all)), align_items="flex-start"), self.conflict,
-            pn.FlexBox(self.w_download_format, pn.Column(pn.Spacer(height=18), self.download),
-                       align_items="flex-start"), self.download_note,
-            sizing_mode="stretch_width", min_width=420)
+            "### Parameters of the selected candidate",
+            self.params_table,
+            pn.FlexBox(
+                self.w_pin_name,
+                self.w_pin_value,
+                pn.Column(pn.Spacer(height=18), pn.Row(self.b_pin, self.b_free, self.b_free_all)),
+                align_items="flex-start",
+            ),
+            self.conflict,
+            pn.FlexBox(
+                self.w_download_format, pn.Column(pn.Spacer(height=18), self.download), align_items="flex-start"
+            ),
+            self.download_note,
+            sizing_mode="stretch_width",
+            min_width=420,
+        )
         return pn.Column(
             pn.pane.Markdown("## loom-explorer: schedules for spatial dataflow accelerators"),
-            pn.Row(controls, pn.Column("### Mapping candidates", self.table, self.summary,
-                                       sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-            pn.Row(pn.Column(self.w_operand, self.grid.figure, sizing_mode="stretch_width", min_width=480),
-                   pin_controls, sizing_mode="stretch_width"),
+            pn.Row(
+                controls,
+                pn.Column("### Mapping candidates", self.table, self.summary, sizing_mode="stretch_width"),
+                sizing_mode="stretch_width",
+            ),
+            pn.Row(
+                pn.Column(self.w_operand, self.grid.figure, sizing_mode="stretch_width", min_width=480),
+                pin_controls,
+                sizing_mode="stretch_width",
+            ),
             pn.Row(self.breakdown.figure, self.l1.figure, sizing_mode="stretch_width"),
-            pn.Column("### Compare", pn.Row(self.b_keep, self.b_clear), self.compare_table,
-                      sizing_mode="stretch_width"),
+            pn.Column(
+                "### Compare", pn.Row(self.b_keep, self.b_clear), self.compare_table, sizing_mode="stretch_width"
+            ),
             self.profiler_place,
             self.measure.panel(),
             pn.Column("### Symbolic latency of the selected candidate", self.formula, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+            sizing_mode="stretch_width",
+        )
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._layout
@@ -325,8 +415,11 @@ class Explorer(pn.viewable.Viewer):
             for i, (name, _) in enumerate(job.tasks):
                 if name in settled:
                     continue
-                self._set_busy(True, f"best proven: `{first[0].candidate_name}`; solving the others "
-                                     f"({i + 1}/{len(job.tasks)}): `{name}`")
+                self._set_busy(
+                    True,
+                    f"best proven: `{first[0].candidate_name}`; solving the others "
+                    f"({i + 1}/{len(job.tasks)}): `{name}`",
+                )
                 if await self.runner.run(gen, partial(job.run_one, i)) is None:
                     return
                 if not self._picked_by_user or self.state.session is not job.session:
@@ -399,8 +492,13 @@ class Explorer(pn.viewable.Viewer):
         state's ``program_options`` say; CSS classes ``in-options`` and ``in-<option>`` (``in-causal``)."""
         declared = list(program.options)
         widget = pn.widgets.CheckBoxGroup(
-            name="Options", options=declared, value=[o for o in declared if o in self.state.program_options],
-            inline=True, visible=bool(declared), css_classes=["in-options", *(f"in-{o}" for o in declared)])
+            name="Options",
+            options=declared,
+            value=[o for o in declared if o in self.state.program_options],
+            inline=True,
+            visible=bool(declared),
+            css_classes=["in-options", *(f"in-{o}" for o in declared)],
+        )
         widget.param.watch(self._on_options_chosen, "value")
         return widget
 
@@ -500,8 +598,7 @@ class Explorer(pn.viewable.Viewer):
             self._refresh_table()
         # the selected schedule only changes with the candidate or its pins (another candidate's result
         # arriving, e.g. while the first solve streams in, only touches the table)
-        if self.state.candidate and (names & {"candidate", "pins", "compare"}
-                                     or self.state.result is not self._shown):
+        if self.state.candidate and (names & {"candidate", "pins", "compare"} or self.state.result is not self._shown):
             self._refresh_selected()
         elif "operand" in names:
             self._refresh_grid()
@@ -510,8 +607,9 @@ class Explorer(pn.viewable.Viewer):
         st = self.state
         if st.session is None:
             return
-        frame = candidate_frame(st.hardware, {s.candidate.name: s for s in st.session.schedules}, st.results,
-                                st.ttnn_default())
+        frame = candidate_frame(
+            st.hardware, {s.candidate.name: s for s in st.session.schedules}, st.results, st.ttnn_default()
+        )
         self.table.value = frame
         self._select_row()
 
@@ -524,8 +622,12 @@ class Explorer(pn.viewable.Viewer):
         try:
             shown = self.state.candidate
             default = self.state.ttnn_default().result
-            if default and default.solution and (shown, tuple(sorted(self.state.pins.items()))) == (
-                    default.candidate_name, tuple(sorted(default.solution.params))):
+            if (
+                default
+                and default.solution
+                and (shown, tuple(sorted(self.state.pins.items())))
+                == (default.candidate_name, tuple(sorted(default.solution.params)))
+            ):
                 shown = f"{TTNN_DEFAULT}: {shown}"  # ttnn's default itself is shown: its own row
             rows = frame.index[frame["candidate"] == shown].tolist()[:1]
             if rows:  # the page that holds it: the selected row stays in view after a re-ranking
@@ -552,8 +654,9 @@ class Explorer(pn.viewable.Viewer):
             self.w_pin_name.options = names
             self.w_pin_name.value = keep if keep in names else (names[0] if names else None)
         self._refresh_pin_values()
-        message = result.conflict.message if result.conflict else (
-            "" if result.solution else f"no schedule: {result.status}")
+        message = (
+            result.conflict.message if result.conflict else ("" if result.solution else f"no schedule: {result.status}")
+        )
         self.conflict.object, self.conflict.visible = message, bool(message)
         self._refresh_charts()
         if self._measured_for is not st.session:  # a new problem: its hardware and kernel's measurements
@@ -572,8 +675,15 @@ class Explorer(pn.viewable.Viewer):
             return
         tensor = None if self.w_operand.value == ALL_TENSORS else self.w_operand.value
         s = st.solution
-        self.grid.update(grid_scene(st.hardware, st.symbolic if s else None, s.values() if s else {},
-                                    st.transfers(tensor), st.traffic(tensor)))
+        self.grid.update(
+            grid_scene(
+                st.hardware,
+                st.symbolic if s else None,
+                s.values() if s else {},
+                st.transfers(tensor),
+                st.traffic(tensor),
+            )
+        )
 
     def _on_pin_name(self, _: object) -> None:
         # one message for the value list and the value: a value chosen in between would be overwritten
@@ -616,9 +726,11 @@ def _summary(st: ExplorerState, r: CandidateResult) -> str:
     head = f"**selected** `{sch.candidate}` ({sch.status}); pins: {pins}"
     if sch.latency_cycles is None:
         return head + f"<br>{sch.conflict or 'no schedule'}"
-    return (head + f"<br>**{sch.latency_us:,.2f} us** ({sch.latency_cycles:,} cycles), {sch.tflops:.1f} TFLOP/s, "
-            f"{sch.roofline_pct:.1f}% of the compute roofline, L1 {sch.l1_bytes:,} B; {r.description}"
-            f"<br>{_versus_ttnn_default(st, sch.latency_cycles)}")
+    return (
+        head + f"<br>**{sch.latency_us:,.2f} us** ({sch.latency_cycles:,} cycles), {sch.tflops:.1f} TFLOP/s, "
+        f"{sch.roofline_pct:.1f}% of the compute roofline, L1 {sch.l1_bytes:,} B; {r.description}"
+        f"<br>{_versus_ttnn_default(st, sch.latency_cycles)}"
+    )
 
 
 def _versus_ttnn_default(st: ExplorerState, latency_cycles: int) -> str:
@@ -631,16 +743,20 @@ def _versus_ttnn_default(st: ExplorerState, latency_cycles: int) -> str:
         why = default.result.conflict.message if default.result.conflict else default.result.status
         return f"ttnn's default (`{default.call}`) is illegal in the model: {html.escape(why)}"
     speedup = default.latency_cycles / latency_cycles
-    text = (f"ttnn's default `{default.call}` runs as `{default.result.candidate_name}` in "
-            f"{st.hardware.cycles_to_us(default.latency_cycles):,.2f} us: **{speedup:.2f}x** predicted for this "
-            "schedule")
+    text = (
+        f"ttnn's default `{default.call}` runs as `{default.result.candidate_name}` in "
+        f"{st.hardware.cycles_to_us(default.latency_cycles):,.2f} us: **{speedup:.2f}x** predicted for this "
+        "schedule"
+    )
     family = family_of(st.problem.program.name, dict(st.problem.shape))
     error = error_for(family, st.hardware.name)
     if error is None:
         return text + f"; the model's error on {family} is not measured"
     low, worst = error.floors(speedup)
-    return (text + f"; the model's error on {family}: {error.figure()} median / worst ({error.source()}), so at "
-            f"least {low:.2f}x at the median error and {worst:.2f}x at the worst")
+    return (
+        text + f"; the model's error on {family}: {error.figure()} median / worst ({error.source()}), so at "
+        f"least {low:.2f}x at the median error and {worst:.2f}x at the worst"
+    )
 
 
 _TABLE = re.compile(r"([A-Za-z_][\w*]*)->(\{[^{}]*\})")
@@ -658,5 +774,10 @@ def _formula(st: ExplorerState) -> str:
 
     lines = [f"{t.name} = {_TABLE.sub(short, describe(t.expr))}" for t in sym.terms]
     lines += [f"{name}[{var}] = {table}" for (var, table), name in tables.items()]
-    return ("latency = " + " + ".join(t.name for t in sym.terms) + " (cycles), where\n\n```text\n"
-            + "\n\n".join(lines) + "\n```")
+    return (
+        "latency = "
+        + " + ".join(t.name for t in sym.terms)
+        + " (cycles), where\n\n```text\n"
+        + "\n\n".join(lines)
+        + "\n```"
+    )

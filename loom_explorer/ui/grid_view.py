@@ -23,37 +23,72 @@ LINK_PALETTE = Inferno256[40:241]  # the range scene.load_colour maps utilisatio
 
 class GridView:
     def __init__(self, height: int = 640) -> None:
-        self.tiles = ColumnDataSource(name="grid_tiles", data={
-            k: [] for k in ("x", "y", "kind", "label", "work", "colour", "received", "sent")})
+        self.tiles = ColumnDataSource(
+            name="grid_tiles", data={k: [] for k in ("x", "y", "kind", "label", "work", "colour", "received", "sent")}
+        )
         self.dram = ColumnDataSource(name="grid_dram", data={k: [] for k in ("x", "y", "bank", "read", "written")})
-        self.rects = ColumnDataSource(name="grid_rects", data={
-            k: [] for k in ("x", "y", "width", "height", "tensor", "bytes", "colour")})
-        self.links = ColumnDataSource(name="grid_links", data={
-            k: [] for k in ("x0", "y0", "x1", "y1", "noc", "bytes", "utilisation", "colour", "label")})
-        f = figure(height=height, sizing_mode="stretch_width", match_aspect=True,
-                   x_range=Range1d(start=-0.6, end=1.6), y_range=Range1d(start=1.6, end=-0.6),
-                   tools="pan,wheel_zoom,box_zoom,reset,save", active_scroll="wheel_zoom",
-                   title="core grid and NoC traffic (NoC0 and NoC1 as two lanes, colour = link load)")
+        self.rects = ColumnDataSource(
+            name="grid_rects", data={k: [] for k in ("x", "y", "width", "height", "tensor", "bytes", "colour")}
+        )
+        self.links = ColumnDataSource(
+            name="grid_links",
+            data={k: [] for k in ("x0", "y0", "x1", "y1", "noc", "bytes", "utilisation", "colour", "label")},
+        )
+        f = figure(
+            height=height,
+            sizing_mode="stretch_width",
+            match_aspect=True,
+            x_range=Range1d(start=-0.6, end=1.6),
+            y_range=Range1d(start=1.6, end=-0.6),
+            tools="pan,wheel_zoom,box_zoom,reset,save",
+            active_scroll="wheel_zoom",
+            title="core grid and NoC traffic (NoC0 and NoC1 as two lanes, colour = link load)",
+        )
         f.xaxis.axis_label, f.yaxis.axis_label = "NoC x", "NoC y"
         f.grid.visible = False
-        tiles = f.rect("x", "y", 0.86, 0.86, source=self.tiles, fill_color="colour", line_color="#b0b7c0",
-                       name="tiles")
-        f.rect("x", "y", "width", "height", source=self.rects, fill_alpha=0.06, fill_color="colour",
-               line_color="colour", line_dash="dashed", line_width=2, name="multicast")
-        dram = f.scatter("x", "y", source=self.dram, marker="square_pin", size=13, color="#7a5c00",
-                         name="dram")
-        links = f.segment("x0", "y0", "x1", "y1", source=self.links, line_color="colour", line_width=3,
-                          name="links")
-        f.add_tools(HoverTool(renderers=[tiles], tooltips=[
-            ("", "@label"), ("kind", "@kind"), ("work", "@work{0.000}"), ("bytes in", "@received{0,0}"),
-            ("bytes out", "@sent{0,0}")]))
-        f.add_tools(HoverTool(renderers=[links], line_policy="interp", tooltips=[
-            ("link", "@label"), ("bytes", "@bytes{0,0}"), ("load", "@utilisation{0.0%}")]))
-        f.add_tools(HoverTool(renderers=[dram], tooltips=[
-            ("DRAM bank", "@bank"), ("bytes read", "@read{0,0}"), ("bytes written", "@written{0,0}")]))
+        tiles = f.rect("x", "y", 0.86, 0.86, source=self.tiles, fill_color="colour", line_color="#b0b7c0", name="tiles")
+        f.rect(
+            "x",
+            "y",
+            "width",
+            "height",
+            source=self.rects,
+            fill_alpha=0.06,
+            fill_color="colour",
+            line_color="colour",
+            line_dash="dashed",
+            line_width=2,
+            name="multicast",
+        )
+        dram = f.scatter("x", "y", source=self.dram, marker="square_pin", size=13, color="#7a5c00", name="dram")
+        links = f.segment("x0", "y0", "x1", "y1", source=self.links, line_color="colour", line_width=3, name="links")
+        f.add_tools(
+            HoverTool(
+                renderers=[tiles],
+                tooltips=[
+                    ("", "@label"),
+                    ("kind", "@kind"),
+                    ("work", "@work{0.000}"),
+                    ("bytes in", "@received{0,0}"),
+                    ("bytes out", "@sent{0,0}"),
+                ],
+            )
+        )
+        f.add_tools(
+            HoverTool(
+                renderers=[links],
+                line_policy="interp",
+                tooltips=[("link", "@label"), ("bytes", "@bytes{0,0}"), ("load", "@utilisation{0.0%}")],
+            )
+        )
+        f.add_tools(
+            HoverTool(
+                renderers=[dram],
+                tooltips=[("DRAM bank", "@bank"), ("bytes read", "@read{0,0}"), ("bytes written", "@written{0,0}")],
+            )
+        )
         mapper = LinearColorMapper(palette=LINK_PALETTE, low=0.0, high=1.0)
-        f.add_layout(ColorBar(color_mapper=mapper, title="link load (share of the predicted run)",
-                              width=10), "right")
+        f.add_layout(ColorBar(color_mapper=mapper, title="link load (share of the predicted run)", width=10), "right")
         self.figure = f
         self._chip: tuple[int, int] | None = None
 

@@ -104,8 +104,9 @@ def record(analysis: Analysis) -> dict[str, int]:
     return dict(Counter(m.hardware for m in rows))
 
 
-def analyse(source: ReportSource, hw: str = NO_CHOICE, skip_bad_rows: bool = False,
-            progress: Progress | None = None) -> Analysis:
+def analyse(
+    source: ReportSource, hw: str = NO_CHOICE, skip_bad_rows: bool = False, progress: Progress | None = None
+) -> Analysis:
     """Read ``source`` and improve every matmul and attention op on ``hw`` (a shipped name), or on the chip
     the report names (``NO_CHOICE``). IngestError in one line when the report cannot be read or names no chip;
     the solves are remembered in (and answered from) the explorer's results store."""
@@ -113,13 +114,16 @@ def analyse(source: ReportSource, hw: str = NO_CHOICE, skip_bad_rows: bool = Fal
         raise IngestError(f"unknown hardware {hw!r}; choose one of {', '.join(list_hardware())}")
     report = source.read(skip_bad_rows, progress)
     if not report.ops:
-        raise IngestError(f"{source.label}: no matmul, attention, norm or element-wise op the model reads "
-                          f"({len(report.skipped)} rows skipped)")
+        raise IngestError(
+            f"{source.label}: no matmul, attention, norm or element-wise op the model reads "
+            f"({len(report.skipped)} rows skipped)"
+        )
     try:
         hw_name, grid, chip = choose_hardware(report, hw or None)
     except IngestError:
-        raise IngestError(f"{source.label}: the report does not say which chip it ran on; choose it under "
-                          "'Predict on'") from None
+        raise IngestError(
+            f"{source.label}: the report does not say which chip it ran on; choose it under 'Predict on'"
+        ) from None
     result = improve_report(report, hw_name, grid, chip, progress=progress)
     return Analysis(source, report, result)
 
@@ -139,9 +143,18 @@ def ops_frame(result: ImproveReport) -> pd.DataFrame:
     """One row per op, biggest predicted gain first (``result.ops``' order): key, calls, measured, as-run and
     best us per call, gain ms over the run, and the best candidate or why there is none. A missing figure
     is None in an object column (an empty cell, never NaN)."""
-    rows = [{"op": o.key, "calls": o.calls, "measured us": _us(o.measured_ns), "as run us": _us(o.ran_ns),
-             "best us": _us(o.best_ns), "gain ms": round(o.gain_ns / 1e6, 3) if o.gain_ns is not None else None,
-             "best candidate / why not": why_not(o)} for o in result.ops]
+    rows = [
+        {
+            "op": o.key,
+            "calls": o.calls,
+            "measured us": _us(o.measured_ns),
+            "as run us": _us(o.ran_ns),
+            "best us": _us(o.best_ns),
+            "gain ms": round(o.gain_ns / 1e6, 3) if o.gain_ns is not None else None,
+            "best candidate / why not": why_not(o),
+        }
+        for o in result.ops
+    ]
     frame: pd.DataFrame = pd.DataFrame(rows, columns=OPS_COLUMNS, dtype=object)
     return frame
 
@@ -153,8 +166,11 @@ def summary_lines(analysis: Analysis) -> list[str]:
     lines = [f"{analysis.source.label}: predicted on {r.chip}", *coverage_lines(r.coverage)]
     total = r.totals_line()
     bad = analysis.report.bad
-    left_out = [f"skipped {len(bad)} unusable row{'s' if len(bad) > 1 else ''} (--skip-bad-rows):",
-                *group_issues(list(bad))] if bad else []
+    left_out = (
+        [f"skipped {len(bad)} unusable row{'s' if len(bad) > 1 else ''} (--skip-bad-rows):", *group_issues(list(bad))]
+        if bad
+        else []
+    )
     return [*lines, total, *left_out]
 
 
@@ -167,8 +183,14 @@ def problem_key(hw_name: str, problem: Problem) -> ProblemKey:
     """What the explorer's inputs say of a problem: hardware, kernel, shape, data format (the first
     tensor's), fidelity and program options. Two problems of one key are the same explorer problem."""
     first = problem.program.tensors[0].name
-    return (hw_name, problem.program.name, problem.shape, problem.data_format(first), problem.fidelity,
-            tuple(sorted(problem.options)))
+    return (
+        hw_name,
+        problem.program.name,
+        problem.shape,
+        problem.data_format(first),
+        problem.fidelity,
+        tuple(sorted(problem.options)),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,15 +239,30 @@ def open_op(op: Improvement, hw_name: str, grid: tuple[int, int] | None, activat
     hw = load_hardware(hw_name)
     full = (hw.grid.columns, hw.grid.rows)
     if grid is not None and grid != full:
-        notes.append(f"the capture's {grid[0]}x{grid[1]} worker grid: the explorer solves on {hw_name}'s whole "
-                     f"{full[0]}x{full[1]} grid (it cannot restrict the grid)")
-    inputs: dict[str, object] = {"hw": hw_name, "kernel": op.kernel, "shape": problem.shape_text, "dtype": dtype.value,
-                                 "fidelity": problem.fidelity.value, "program_options": sorted(problem.options),
-                                 "activation": activation, "target": problem.target.value}
+        notes.append(
+            f"the capture's {grid[0]}x{grid[1]} worker grid: the explorer solves on {hw_name}'s whole "
+            f"{full[0]}x{full[1]} grid (it cannot restrict the grid)"
+        )
+    inputs: dict[str, object] = {
+        "hw": hw_name,
+        "kernel": op.kernel,
+        "shape": problem.shape_text,
+        "dtype": dtype.value,
+        "fidelity": problem.fidelity.value,
+        "program_options": sorted(problem.options),
+        "activation": activation,
+        "target": problem.target.value,
+    }
     marker = None
     if op.ran_ns is not None and op.ran_ns > 0 and op.measured_ns > 0:
-        marker = MeasuredOp(op.key, op.ran_candidate, problem.shape_text, op.ran_ns / 1e3, op.measured_ns / 1e3,
-                            problem_key(hw_name, problem))
+        marker = MeasuredOp(
+            op.key,
+            op.ran_candidate,
+            problem.shape_text,
+            op.ran_ns / 1e3,
+            op.measured_ns / 1e3,
+            problem_key(hw_name, problem),
+        )
     return OpenedOp(inputs, tuple(notes), marker)
 
 

@@ -57,6 +57,7 @@ class OpensProblems(Protocol):
 
     def open_problem(self, inputs: dict[str, object]) -> bool: ...
 
+
 OPS_PAGE = 10  # rows of the ops table per page
 PROGRESS_EVERY_S = 0.2  # the status line follows the rows read and predicted at most this often
 MAX_MESSAGE_CHARS = 400  # an error line longer than this is cut
@@ -66,7 +67,7 @@ def one_line(exc: BaseException) -> str:
     """An error as one line of at most ``MAX_MESSAGE_CHARS`` characters."""
     lines = str(exc).strip().splitlines() or [type(exc).__name__]
     text = lines[0] + (" ..." if len(lines) > 1 else "")
-    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS - 4] + " ..."
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 4] + " ..."
 
 
 def progress_text(label: str, done: int, total: int) -> str:
@@ -120,27 +121,42 @@ class ProfilerPage:
     # ------------------------------------------------------------------ widgets
     def _build(self) -> None:
         captures = {"(choose a capture)": "", **{f"{name}: {what}": name for name, what in CAPTURES.items()}}
-        self.w_capture = pn.widgets.Select(label="Shipped capture", options=captures, value="", width=380,
-                                           css_classes=["profiler-capture"])
+        self.w_capture = pn.widgets.Select(
+            label="Shipped capture", options=captures, value="", width=380, css_classes=["profiler-capture"]
+        )
         self.w_upload = pn.widgets.FileInput(accept=".csv,.gz", width=260, css_classes=["profiler-upload"])
         hardware = {"the chip the report names": NO_CHOICE, **{n: n for n in list_hardware()}}
-        self.w_hw = pn.widgets.Select(label="Predict on", options=hardware, value=NO_CHOICE, width=210,
-                                      css_classes=["profiler-hw"])
-        self.w_skip = pn.widgets.Checkbox(label="leave unusable rows out (--skip-bad-rows)", value=False,
-                                          css_classes=["profiler-skip"])
-        self.b_run = pn.widgets.Button(label="Find better configs", color="primary", width=170,
-                                       css_classes=["profiler-run"])
-        self.b_record = pn.widgets.Button(label="Record its measurements in the results store", disabled=True,
-                                          css_classes=["profiler-record"])
+        self.w_hw = pn.widgets.Select(
+            label="Predict on", options=hardware, value=NO_CHOICE, width=210, css_classes=["profiler-hw"]
+        )
+        self.w_skip = pn.widgets.Checkbox(
+            label="leave unusable rows out (--skip-bad-rows)", value=False, css_classes=["profiler-skip"]
+        )
+        self.b_run = pn.widgets.Button(
+            label="Find better configs", color="primary", width=170, css_classes=["profiler-run"]
+        )
+        self.b_record = pn.widgets.Button(
+            label="Record its measurements in the results store", disabled=True, css_classes=["profiler-record"]
+        )
         self.spinner = pn.indicators.LoadingSpinner(value=False, width=22, height=22, css_classes=["profiler-busy"])
         self.status = pn.pane.HTML("", css_classes=["profiler-status"], sizing_mode="stretch_width")
-        self.error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["profiler-error"],
-                                   sizing_mode="stretch_width")
+        self.error = pn.pane.Alert(
+            "", alert_type="danger", visible=False, css_classes=["profiler-error"], sizing_mode="stretch_width"
+        )
         self.summary = pn.pane.HTML("", css_classes=["profiler-summary"], sizing_mode="stretch_width")
         self.table = pn.widgets.Tabulator(
-            None, selectable=1, disabled=True, show_index=False, pagination="local", page_size=OPS_PAGE,
-            sizing_mode="stretch_width", layout="fit_data_stretch", css_classes=["profiler-ops"],
-            formatters={"best candidate / why not": {"type": "textarea"}}, widths={"best candidate / why not": 380})
+            None,
+            selectable=1,
+            disabled=True,
+            show_index=False,
+            pagination="local",
+            page_size=OPS_PAGE,
+            sizing_mode="stretch_width",
+            layout="fit_data_stretch",
+            css_classes=["profiler-ops"],
+            formatters={"best candidate / why not": {"type": "textarea"}},
+            widths={"best candidate / why not": 380},
+        )
         # the ops table joins the page with the first report: until then the page is the lighter for it
         self.table_place = pn.Column(sizing_mode="stretch_width")
         self.opened = pn.pane.HTML("", css_classes=["profiler-opened"], sizing_mode="stretch_width")
@@ -152,18 +168,32 @@ class ProfilerPage:
         self.table.on_click(self._on_table_click)
 
     def panel(self) -> pn.viewable.Viewable:
-        upload = pn.Column(pn.pane.Markdown("or upload `ops_perf_results_*.csv[.gz]`", margin=(0, 10)),
-                           self.w_upload)
+        upload = pn.Column(pn.pane.Markdown("or upload `ops_perf_results_*.csv[.gz]`", margin=(0, 10)), self.w_upload)
         return pn.Column(
             "### Profiler report",
-            pn.pane.Markdown("A tt-metal device-profiler report: every matmul and attention op with the config it "
-                             "ran, the best config ttnn can run instead and the predicted gain (`loom-explorer "
-                             "improve`). Click an op to open it in the explorer above; the Measure chart below "
-                             "marks its measured time.", sizing_mode="stretch_width"),
-            pn.FlexBox(self.w_capture, upload, self.w_hw,
-                       pn.Column(pn.Spacer(height=18), pn.Row(self.b_run, self.spinner)), align_items="flex-start"),
-            self.w_skip, self.status, self.error, self.summary, self.table_place, self.b_record, self.opened,
-            sizing_mode="stretch_width")
+            pn.pane.Markdown(
+                "A tt-metal device-profiler report: every matmul and attention op with the config it "
+                "ran, the best config ttnn can run instead and the predicted gain (`loom-explorer "
+                "improve`). Click an op to open it in the explorer above; the Measure chart below "
+                "marks its measured time.",
+                sizing_mode="stretch_width",
+            ),
+            pn.FlexBox(
+                self.w_capture,
+                upload,
+                self.w_hw,
+                pn.Column(pn.Spacer(height=18), pn.Row(self.b_run, self.spinner)),
+                align_items="flex-start",
+            ),
+            self.w_skip,
+            self.status,
+            self.error,
+            self.summary,
+            self.table_place,
+            self.b_record,
+            self.opened,
+            sizing_mode="stretch_width",
+        )
 
     def close(self) -> None:
         """Stop the running analysis and drop queued work (the browser session closed)."""
@@ -214,8 +244,11 @@ class ProfilerPage:
             return
         self._running = 0
         self.spinner.value = False
-        message = one_line(exc) if isinstance(exc, (ValueError, OSError)) else (
-            f"could not analyse the report: {type(exc).__name__}: {one_line(exc)}")
+        message = (
+            one_line(exc)
+            if isinstance(exc, (ValueError, OSError))
+            else (f"could not analyse the report: {type(exc).__name__}: {one_line(exc)}")
+        )
         self.status.object = ""
         self.error.object, self.error.visible = html.escape(message), True
 
@@ -227,9 +260,12 @@ class ProfilerPage:
         self.summary.object = f"<b>{html.escape(lines[0])}</b><br>" + "<br>".join(html.escape(s) for s in lines[1:])
         self._set_table(analysis)
         n = len(analysis.result.ops)
-        self.status.object = (f"{n} matmul and attention op{'s' if n != 1 else ''}, biggest predicted gain first: "
-                              "click one to open it in the explorer" if n else
-                              "no matmul or attention op in this report")
+        self.status.object = (
+            f"{n} matmul and attention op{'s' if n != 1 else ''}, biggest predicted gain first: "
+            "click one to open it in the explorer"
+            if n
+            else "no matmul or attention op in this report"
+        )
         self.b_record.disabled = analysis is self._recorded
 
     def _set_table(self, analysis: Analysis | None) -> None:
@@ -247,8 +283,9 @@ class ProfilerPage:
             return None
         op = self.analysis.op(key)
         try:
-            opened = open_op(op, self.analysis.hw_name, self.analysis.grid,
-                             list(self.explorer.state.param.activation.objects or []))
+            opened = open_op(
+                op, self.analysis.hw_name, self.analysis.grid, list(self.explorer.state.param.activation.objects or [])
+            )
         except CannotOpen as exc:
             self.opened.object = html.escape(str(exc))
             return None
@@ -298,9 +335,11 @@ class ProfilerPage:
             return
         self._recorded = analysis
         where = ", ".join(f"{n} on {hw}" for hw, n in counts.items())
-        self.status.object = html.escape(f"recorded {sum(counts.values())} measured rows in the results store "
-                                         f"({where}); the Measure chart shows those of the explorer's hardware "
-                                         "and kernel")
+        self.status.object = html.escape(
+            f"recorded {sum(counts.values())} measured rows in the results store "
+            f"({where}); the Measure chart shows those of the explorer's hardware "
+            "and kernel"
+        )
         with pn.io.unlocked():  # the chart's Bokeh sources change too
             self.explorer.measure.refresh()
 
@@ -319,13 +358,20 @@ def opened_text(op: Improvement, opened: OpenedOp) -> str:
     if op.ran_ns is not None:
         times += f", predicted {op.ran_ns / 1e3:,.1f} us as it ran ({op.ran_candidate}; marked on the Measure chart)"
     if op.best_ns is not None and op.best_candidate:
-        times += (f", best TTNN config {op.best_ns / 1e3:,.1f} us ({op.best_candidate}, the fastest candidate TTNN "
-                  "has a program config for; the explorer ranks every candidate)")
-    parts = [f"<b>Opened</b> {html.escape(op.key)} in the explorer: {html.escape(problem)}.",
-             html.escape(times[0].upper() + times[1:] + ".")]
+        times += (
+            f", best TTNN config {op.best_ns / 1e3:,.1f} us ({op.best_candidate}, the fastest candidate TTNN "
+            "has a program config for; the explorer ranks every candidate)"
+        )
+    parts = [
+        f"<b>Opened</b> {html.escape(op.key)} in the explorer: {html.escape(problem)}.",
+        html.escape(times[0].upper() + times[1:] + "."),
+    ]
     if opened.notes:
-        parts.append(html.escape("The explorer's inputs cannot express, so its problem leaves out: "
-                                 + "; ".join(opened.notes) + "."))
+        parts.append(
+            html.escape(
+                "The explorer's inputs cannot express, so its problem leaves out: " + "; ".join(opened.notes) + "."
+            )
+        )
     if op.note:
         parts.append(html.escape(f"Note: {op.note}."))
     return "<br>".join(parts)

@@ -39,6 +39,7 @@ class SolveRunner:
             if not self.is_current(generation):
                 raise Superseded
             return work()
+
         return run
 
     async def run(self, generation: int, work: Callable[[], T]) -> T | None:

@@ -81,8 +81,9 @@ def core_work(schedule: SymbolicSchedule, values: dict[str, int], pos: tuple[int
     return share
 
 
-def _tiles(hw: HardwareSpec, schedule: SymbolicSchedule | None, values: dict[str, int],
-           transfers: list[Transfer]) -> Columns:
+def _tiles(
+    hw: HardwareSpec, schedule: SymbolicSchedule | None, values: dict[str, int], transfers: list[Transfer]
+) -> Columns:
     received: dict[Coord, int] = defaultdict(int)
     sent: dict[Coord, int] = defaultdict(int)
     for t in transfers:
@@ -107,9 +108,16 @@ def _tiles(hw: HardwareSpec, schedule: SymbolicSchedule | None, values: dict[str
                 label = f"DRAM channel {dram_tiles[(x, y)]} endpoint at NoC ({x}, {y})"
             else:
                 work, kind, colour, label = 0.0, "other", "#f6f7f8", f"router ({x}, {y})"
-            for key, value in (("x", x), ("y", y), ("kind", kind), ("label", label), ("work", round(work, 3)),
-                               ("colour", colour), ("received", received.get((x, y), 0)),
-                               ("sent", sent.get((x, y), 0))):
+            for key, value in (
+                ("x", x),
+                ("y", y),
+                ("kind", kind),
+                ("label", label),
+                ("work", round(work, 3)),
+                ("colour", colour),
+                ("received", received.get((x, y), 0)),
+                ("sent", sent.get((x, y), 0)),
+            ):
                 cols[key].append(value)
     return Columns(cols)
 
@@ -120,8 +128,13 @@ def _dram(hw: HardwareSpec, report: TrafficReport | None) -> Columns:
     cols: dict[str, list[object]] = {"x": [], "y": [], "bank": [], "read": [], "written": []}
     for bank, (x, y) in enumerate(eps):
         b = loads.get(bank)
-        for key, value in (("x", x), ("y", y), ("bank", bank), ("read", b.bytes_read if b else 0),
-                           ("written", b.bytes_written if b else 0)):
+        for key, value in (
+            ("x", x),
+            ("y", y),
+            ("bank", bank),
+            ("read", b.bytes_read if b else 0),
+            ("written", b.bytes_written if b else 0),
+        ):
             cols[key].append(value)
     return Columns(cols)
 
@@ -137,8 +150,14 @@ def _rects(transfers: list[Transfer]) -> Columns:
         boxes[(t.tensor, min(xs), min(ys), max(xs), max(ys))] += t.bytes_sent
     cols: dict[str, list[object]] = {k: [] for k in ("x", "y", "width", "height", "tensor", "bytes")}
     for (tensor, x0, y0, x1, y1), nbytes in boxes.items():
-        for key, value in (("x", (x0 + x1) / 2), ("y", (y0 + y1) / 2), ("width", x1 - x0 + 0.8),
-                           ("height", y1 - y0 + 0.8), ("tensor", tensor), ("bytes", nbytes)):
+        for key, value in (
+            ("x", (x0 + x1) / 2),
+            ("y", (y0 + y1) / 2),
+            ("width", x1 - x0 + 0.8),
+            ("height", y1 - y0 + 0.8),
+            ("tensor", tensor),
+            ("bytes", nbytes),
+        ):
             cols[key].append(value)
     return Columns(cols)
 
@@ -162,20 +181,33 @@ def link_segment(noc: int, src: Coord, dst: Coord) -> tuple[float, float, float,
 
 
 def _links(report: TrafficReport | None) -> Columns:
-    cols: dict[str, list[object]] = {k: [] for k in ("x0", "y0", "x1", "y1", "noc", "bytes", "utilisation",
-                                                     "colour", "label")}
+    cols: dict[str, list[object]] = {
+        k: [] for k in ("x0", "y0", "x1", "y1", "noc", "bytes", "utilisation", "colour", "label")
+    }
     for link in report.links if report else ():
         x0, y0, x1, y1 = link_segment(link.noc, link.src, link.dst)
-        for key, value in (("x0", x0), ("y0", y0), ("x1", x1), ("y1", y1), ("noc", link.noc),
-                           ("bytes", link.bytes), ("utilisation", round(link.utilisation, 4)),
-                           ("colour", load_colour(link.utilisation)),
-                           ("label", f"NoC{link.noc} {link.src} -> {link.dst}")):
+        for key, value in (
+            ("x0", x0),
+            ("y0", y0),
+            ("x1", x1),
+            ("y1", y1),
+            ("noc", link.noc),
+            ("bytes", link.bytes),
+            ("utilisation", round(link.utilisation, 4)),
+            ("colour", load_colour(link.utilisation)),
+            ("label", f"NoC{link.noc} {link.src} -> {link.dst}"),
+        ):
             cols[key].append(value)
     return Columns(cols)
 
 
-def grid_scene(hw: HardwareSpec, schedule: SymbolicSchedule | None, values: dict[str, int],
-               transfers: list[Transfer], report: TrafficReport | None) -> GridScene:
+def grid_scene(
+    hw: HardwareSpec,
+    schedule: SymbolicSchedule | None,
+    values: dict[str, int],
+    transfers: list[Transfer],
+    report: TrafficReport | None,
+) -> GridScene:
     """Everything the grid view draws for one schedule (``schedule=None``: the bare chip).
 
     ``transfers`` and ``report`` may be one tensor's only (the view's operand filter)."""

@@ -126,9 +126,12 @@ def open_session(inputs: ProblemInputs, catalog: Catalog | None = None, stop: St
         raise InputError("activation", f"{hw.name} has no SFPU cost for {activation!r}")
     if activation is None and needs_activation(program):
         raise InputError("activation", f"{program.name} applies the activation: choose one")
-    problem: Problem = checked("shape", lambda: make_problem(program, inputs.shape, dtype, fidelity,
-                                                             options=options,
-                                                             target=target, activation=activation))
+    problem: Problem = checked(
+        "shape",
+        lambda: make_problem(
+            program, inputs.shape, dtype, fidelity, options=options, target=target, activation=activation
+        ),
+    )
     return checked("shape", lambda: Session(hw, problem, stop=stop))
 
 
@@ -224,8 +227,7 @@ class SolveJob:
         (``SolveOptions.fastest``): the page shows the winner long before every candidate's own optimum."""
         if any(pins for _, pins in self.tasks):
             raise ValueError("run_fastest solves candidates without pins")
-        out = self.session.solve({}, replace(self.options, fastest=1),
-                                 candidates=[name for name, _ in self.tasks])
+        out = self.session.solve({}, replace(self.options, fastest=1), candidates=[name for name, _ in self.tasks])
         self.results.extend(out)
         return out
 
@@ -237,24 +239,35 @@ class ExplorerState(param.Parameterized):
     instance (the class's lists never change), and every choice is checked when it is set, so nothing one
     state (one browser session) is given appears in another's lists."""
 
-    hw: param.Selector[str] = param.Selector(default=DEFAULT_HW, objects=list_hardware(),
-                                             doc="hardware name (of the catalog)")
-    kernel: param.Selector[str] = param.Selector(default=DEFAULT_KERNEL, objects=list_kernels(),
-                                                 doc="tile program (of the catalog)")
+    hw: param.Selector[str] = param.Selector(
+        default=DEFAULT_HW, objects=list_hardware(), doc="hardware name (of the catalog)"
+    )
+    kernel: param.Selector[str] = param.Selector(
+        default=DEFAULT_KERNEL, objects=list_kernels(), doc="tile program (of the catalog)"
+    )
     shape = param.String(default="M=4096,K=4096,N=4096", doc="extents, e.g. M=4096,K=4096,N=4096")
-    dtype: param.Selector[str] = param.Selector(default="bfloat16", objects=[f.value for f in DataFormat],
-                                                doc="data format")
-    fidelity: param.Selector[str] = param.Selector(default="hifi2", objects=[f.value for f in Fidelity],
-                                                   doc="math fidelity")
-    program_options = param.List(default=[], item_type=str,
-                                 doc="the program options switched on, sorted (e.g. causal); those the kernel "
-                                     "does not declare are kept for a kernel that does, and left out of its problem")
+    dtype: param.Selector[str] = param.Selector(
+        default="bfloat16", objects=[f.value for f in DataFormat], doc="data format"
+    )
+    fidelity: param.Selector[str] = param.Selector(
+        default="hifi2", objects=[f.value for f in Fidelity], doc="math fidelity"
+    )
+    program_options = param.List(
+        default=[],
+        item_type=str,
+        doc="the program options switched on, sorted (e.g. causal); those the kernel "
+        "does not declare are kept for a kernel that does, and left out of its problem",
+    )
     activation: param.Selector[str] = param.Selector(
-        default=NO_ACTIVATION, objects=activation_names(),
-        doc="the function of the kernel's activation ops (kernels that have them)")
+        default=NO_ACTIVATION,
+        objects=activation_names(),
+        doc="the function of the kernel's activation ops (kernels that have them)",
+    )
     target: param.Selector[str] = param.Selector(
-        default="ttnn", objects=[t.value for t in KernelTarget],
-        doc="whose kernels run the schedule (and so whose circular buffers L1 holds)")
+        default="ttnn",
+        objects=[t.value for t in KernelTarget],
+        doc="whose kernels run the schedule (and so whose circular buffers L1 holds)",
+    )
     time_limit_seconds = param.Number(default=20.0, bounds=(0.1, None), doc="per-candidate solve limit")
 
     candidate = param.String(default="", doc="the selected candidate")
@@ -275,8 +288,10 @@ class ExplorerState(param.Parameterized):
         params["program_options"] = chosen
         catalog.hw_source(hw)
         if "activation" in params and params["activation"] not in activation_names():
-            raise InputError("activation", f"unknown activation {params['activation']!r}; choose one of "
-                             f"{', '.join(activation_names())}")
+            raise InputError(
+                "activation",
+                f"unknown activation {params['activation']!r}; choose one of {', '.join(activation_names())}",
+            )
         if "activation" not in params and needs_activation(catalog.program(kernel)):
             params["activation"] = DEFAULT_ACTIVATION
         if "shape" not in params:
@@ -314,8 +329,16 @@ class ExplorerState(param.Parameterized):
     # ------------------------------------------------------------------ inputs
     @property
     def inputs(self) -> ProblemInputs:
-        return ProblemInputs(self.hw, self.kernel, self.shape, self.dtype, self.fidelity,
-                             frozenset(self.program_options), self.target, self.activation)
+        return ProblemInputs(
+            self.hw,
+            self.kernel,
+            self.shape,
+            self.dtype,
+            self.fidelity,
+            frozenset(self.program_options),
+            self.target,
+            self.activation,
+        )
 
     @property
     def causal(self) -> bool:
@@ -346,13 +369,14 @@ class ExplorerState(param.Parameterized):
         session, schedule = self._selected()
         for name, value in pins.items():
             if name not in schedule.param_names:
-                raise PinError(f"pin {name!r}: candidate {schedule.candidate.name} has no such parameter; "
-                               f"parameters: {', '.join(schedule.param_names)}")
+                raise PinError(
+                    f"pin {name!r}: candidate {schedule.candidate.name} has no such parameter; "
+                    f"parameters: {', '.join(schedule.param_names)}"
+                )
             if not isinstance(value, numbers.Integral) or isinstance(value, bool):
                 raise PinError(f"pin {name}={value!r}: the value must be an integer")
         clean = tuple(sorted((name, int(value)) for name, value in pins.items()))  # numpy ints too
-        return SolveJob(session, ((schedule.candidate.name, clean),), self.options,
-                        select=schedule.candidate.name)
+        return SolveJob(session, ((schedule.candidate.name, clean),), self.options, select=schedule.candidate.name)
 
     def ttnn_default(self) -> TtnnDefault:
         """What ttnn runs for this problem without a program config, costed (computed once per problem)."""
@@ -379,9 +403,11 @@ class ExplorerState(param.Parameterized):
         name = default.result.candidate_name
         session = self._session()
         if name not in {s.candidate.name for s in session.schedules}:
-            raise RuntimeError(f"ttnn's default runs as {name}, which is not one of this problem's candidates "
-                               "(a dimension of one tile, which the candidates never split); its figures are "
-                               "in its row")
+            raise RuntimeError(
+                f"ttnn's default runs as {name}, which is not one of this problem's candidates "
+                "(a dimension of one tile, which the candidates never split); its figures are "
+                "in its row"
+            )
         return SolveJob(session, ((name, default.result.solution.params),), self.options, select=name)
 
     def plan_select(self, candidate: str) -> SolveJob | None:
@@ -499,11 +525,18 @@ class ExplorerState(param.Parameterized):
         s = r.solution
         metrics = solution_metrics(self.hardware, self.symbolic, s) if s else {}
         return ExplorerSchedule(
-            candidate=r.candidate_name, description=r.description, status=r.status, pins=dict(r.pins),
-            params=s.values() if s else {}, latency_cycles=s.latency_cycles if s else None,
-            latency_us=metrics.get("latency_us"), tflops=metrics.get("tflops"),
-            roofline_pct=metrics.get("roofline_pct"), breakdown=dict(s.breakdown) if s else {},
-            l1_bytes=s.l1_bytes if s else None, conflict=r.conflict.message if r.conflict else None,
+            candidate=r.candidate_name,
+            description=r.description,
+            status=r.status,
+            pins=dict(r.pins),
+            params=s.values() if s else {},
+            latency_cycles=s.latency_cycles if s else None,
+            latency_us=metrics.get("latency_us"),
+            tflops=metrics.get("tflops"),
+            roofline_pct=metrics.get("roofline_pct"),
+            breakdown=dict(s.breakdown) if s else {},
+            l1_bytes=s.l1_bytes if s else None,
+            conflict=r.conflict.message if r.conflict else None,
         )
 
     def transfers(self, tensor: str | None = None) -> list[Transfer]:
@@ -541,8 +574,13 @@ class ExplorerState(param.Parameterized):
     def solved(self) -> SolvedSchedule:
         """The selected schedule as the exporters take it (``export/exporter.py``)."""
         _, schedule = self._selected()
-        return SolvedSchedule(schedule, self.result, self.catalog.hw_source(self.hw),
-                              self.catalog.kernel_source(self.kernel), self.options)
+        return SolvedSchedule(
+            schedule,
+            self.result,
+            self.catalog.hw_source(self.hw),
+            self.catalog.kernel_source(self.kernel),
+            self.options,
+        )
 
     def export(self, fmt: str) -> str:
         """The selected schedule in export format ``fmt`` (``export/formats.py``); ExportError if it cannot be."""
@@ -555,6 +593,7 @@ class ExplorerState(param.Parameterized):
     def schedule_json(self) -> str:
         """The selected schedule in the ``solve --json`` contract (one candidate), for download."""
         session, schedule = self._selected()
-        doc = solve_json(session.hw, session.problem, {schedule.candidate.name: schedule}, [self.result],
-                         dict(self.pins))
+        doc = solve_json(
+            session.hw, session.problem, {schedule.candidate.name: schedule}, [self.result], dict(self.pins)
+        )
         return json.dumps(doc, indent=2) + "\n"

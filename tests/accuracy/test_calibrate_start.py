@@ -23,8 +23,15 @@ def _calibration(start_file: str, fitted_values: dict[str, float]) -> Calibratio
     start = start_values(given, start_file)
     none = ErrorsByKind(Summary(0, None, None, None), {})
     values = {**shipped_constants(start), **fitted_values}
-    return Calibration(hardware=with_constants(start, values), values=values, shipped=shipped_constants(start),
-                       given=shipped_constants(given), rows=7, before=none, after=none)
+    return Calibration(
+        hardware=with_constants(start, values),
+        values=values,
+        shipped=shipped_constants(start),
+        given=shipped_constants(given),
+        rows=7,
+        before=none,
+        after=none,
+    )
 
 
 def test_a_calibrated_file_starts_again_from_its_earlier_values(tmp_path: Path) -> None:

@@ -99,8 +99,9 @@ def test_improve_writes_configs_that_predict_reads_back_at_the_same_latency(tmp_
         if op["batch_repeats"] > 1:  # predict costs one batch
             continue
         for path in ("configs.json", "configs.py"):
-            code, out, err = run("predict", *op["predict_args"], "--ttnn-config", str(tmp_path / path), "--op", key,
-                                 "--json")
+            code, out, err = run(
+                "predict", *op["predict_args"], "--ttnn-config", str(tmp_path / path), "--op", key, "--json"
+            )
             assert code == 0, err
             predicted = json.loads(out)
             assert predicted["latency_us"] * 1e3 == pytest.approx(op["best_ns"], rel=1e-9), (key, path)
@@ -110,13 +111,17 @@ def test_improve_writes_configs_that_predict_reads_back_at_the_same_latency(tmp_
 
 
 def test_improve_json_lists_every_op_with_the_config_it_ran(tmp_path: Path) -> None:
-    code, out, err = run("improve", str(capture_path("bh20_oft.csv.gz")), "--json", "--store",
-                         str(tmp_path / "s.sqlite"))
+    code, out, err = run(
+        "improve", str(capture_path("bh20_oft.csv.gz")), "--json", "--store", str(tmp_path / "s.sqlite")
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["hardware"] == "blackhole_p150a" and doc["grid"] == [5, 4]
-    keep = [op for op in doc["ops"] if op["note"].startswith("keep the config it ran") or
-            "; keep the config it ran" in op["note"]]
+    keep = [
+        op
+        for op in doc["ops"]
+        if op["note"].startswith("keep the config it ran") or "; keep the config it ran" in op["note"]
+    ]
     assert keep and all(op["best_config"] is None and op["gain_ns"] == 0 for op in keep)
     assert all(op["ran_config"] for op in doc["ops"])
     assert doc["totals"]["gain_ns"] == pytest.approx(sum(op["gain_ns"] or 0 for op in doc["ops"]))
@@ -128,13 +133,24 @@ def test_a_configs_module_is_read_never_run(tmp_path: Path) -> None:
     module.write_text(f"import os\nCONFIGS = {{'op': __import__('os').system('touch {planted}')}}\n")
     with pytest.raises(ImproveFileError, match="not a ttnn"):
         read_config(module, "op")
-    module.write_text("CONFIGS = {'op': ttnn.MatmulMultiCoreReuseMultiCastProgramConfig("
-                      f"in0_block_w=open('{planted}', 'w'))}}\n")
+    module.write_text(
+        f"CONFIGS = {{'op': ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(in0_block_w=open('{planted}', 'w'))}}\n"
+    )
     with pytest.raises(ImproveFileError, match="not a literal"):
         read_config(module, "op")
     assert not planted.exists()
-    code, _, err = run("predict", "gemm", "--hw", "wormhole_n150", "--shape", "M=64,K=64,N=64", "--ttnn-config",
-                       str(module), "--op", "other")
+    code, _, err = run(
+        "predict",
+        "gemm",
+        "--hw",
+        "wormhole_n150",
+        "--shape",
+        "M=64,K=64,N=64",
+        "--ttnn-config",
+        str(module),
+        "--op",
+        "other",
+    )
     assert code == 2 and "not a literal" in err
 
 
@@ -162,8 +178,11 @@ def test_a_batched_matmul_is_one_batch_repeated_with_one_launch_and_fill() -> No
     assert one is not None and one.result.solution is not None
     sol = one.result.solution
     terms = dict(sol.breakdown)
-    assert m.predicted_cycles == repeated_cycles(sol, 20) == \
-        terms["launch"] + terms["fill"] + 20 * (sol.latency_cycles - terms["launch"] - terms["fill"])
+    assert (
+        m.predicted_cycles
+        == repeated_cycles(sol, 20)
+        == terms["launch"] + terms["fill"] + 20 * (sol.latency_cycles - terms["launch"] - terms["fill"])
+    )
 
 
 def test_improve_of_a_report_without_an_op_the_model_reads_says_so(tmp_path: Path) -> None:

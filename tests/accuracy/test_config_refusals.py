@@ -26,48 +26,81 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 
-TWO_D = {"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig", "compute_with_storage_grid_size": [8, 8],
-         "in0_block_w": 2, "per_core_M": 1, "per_core_N": 1, "out_subblock_h": 1, "out_subblock_w": 1}
+TWO_D = {
+    "program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",
+    "compute_with_storage_grid_size": [8, 8],
+    "in0_block_w": 2,
+    "per_core_M": 1,
+    "per_core_N": 1,
+    "out_subblock_h": 1,
+    "out_subblock_w": 1,
+}
 ONE_D = {**TWO_D, "program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig", "mcast_in0": True}
 SHAPE = ["--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256"]
 
 
-@pytest.mark.parametrize(("raw", "says"), [
-    ({**ONE_D, "compute_with_storage_grid_size": [0, 0]},
-     r"field compute_with_storage_grid_size\.0: Input should be greater than or equal to 1 \(got 0\)"),
-    ({**TWO_D, "compute_with_storage_grid_size": [8, 0]}, r"field compute_with_storage_grid_size\.1: .* \(got 0\)"),
-    ({**TWO_D, "compute_with_storage_grid_size": [True, 8]},
-     r"field compute_with_storage_grid_size\.0: Input should be a valid integer \(got True\)"),
-    ({**TWO_D, "in0_block_w": True}, r"field in0_block_w: Input should be a valid integer \(got True\)"),
-    ({**TWO_D, "per_core_M": False}, r"field per_core_M: Input should be a valid integer \(got False\)"),
-    ({**TWO_D, "out_block_h": True}, r"field out_block_h: .* \(got True\)"),
-    ({**TWO_D, "out_subblock_w": 2.0}, r"field out_subblock_w: Input should be a valid integer \(got 2\.0\)"),
-    ({**TWO_D, "in0_block_w": "2"}, r"field in0_block_w: Input should be a valid integer \(got '2'\)"),
-    ({**TWO_D, "per_core_N": -1}, r"field per_core_N: Input should be greater than or equal to 1 \(got -1\)"),
-])
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        (
+            {**ONE_D, "compute_with_storage_grid_size": [0, 0]},
+            r"field compute_with_storage_grid_size\.0: Input should be greater than or equal to 1 \(got 0\)",
+        ),
+        ({**TWO_D, "compute_with_storage_grid_size": [8, 0]}, r"field compute_with_storage_grid_size\.1: .* \(got 0\)"),
+        (
+            {**TWO_D, "compute_with_storage_grid_size": [True, 8]},
+            r"field compute_with_storage_grid_size\.0: Input should be a valid integer \(got True\)",
+        ),
+        ({**TWO_D, "in0_block_w": True}, r"field in0_block_w: Input should be a valid integer \(got True\)"),
+        ({**TWO_D, "per_core_M": False}, r"field per_core_M: Input should be a valid integer \(got False\)"),
+        ({**TWO_D, "out_block_h": True}, r"field out_block_h: .* \(got True\)"),
+        ({**TWO_D, "out_subblock_w": 2.0}, r"field out_subblock_w: Input should be a valid integer \(got 2\.0\)"),
+        ({**TWO_D, "in0_block_w": "2"}, r"field in0_block_w: Input should be a valid integer \(got '2'\)"),
+        ({**TWO_D, "per_core_N": -1}, r"field per_core_N: Input should be greater than or equal to 1 \(got -1\)"),
+    ],
+)
 def test_a_matmul_config_that_cannot_be_is_refused_naming_the_field(raw: dict[str, object], says: str) -> None:
     with pytest.raises(ConfigError, match=r"^cfg\.json: " + says):
         parse_config(raw, "cfg.json")
 
 
-@pytest.mark.parametrize(("field", "value"), [("compute_with_storage_grid_size", [0, 0]),
-                                              ("compute_with_storage_grid_size", [True, 1]),
-                                              ("q_chunk_size", True), ("max_cores_per_head_batch", True),
-                                              ("max_cores_per_head_batch", 0)])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("compute_with_storage_grid_size", [0, 0]),
+        ("compute_with_storage_grid_size", [True, 1]),
+        ("q_chunk_size", True),
+        ("max_cores_per_head_batch", True),
+        ("max_cores_per_head_batch", 0),
+    ],
+)
 def test_an_sdpa_config_that_cannot_be_is_refused_naming_the_field(field: str, value: object) -> None:
     raw = {"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 64, "k_chunk_size": 64, field: value}
     with pytest.raises(ConfigError, match=rf"^sdpa\.json: field {field}"):
         parse_sdpa_config(raw, "sdpa.json")
 
 
-@pytest.mark.parametrize(("raw", "says"), [
-    ({**TWO_D, "compute_with_storage_grid_size": [4, 4], "per_core_M": 16, "per_core_N": 16},
-     r"per_core_M=16, per_core_N=16 need 8x8 cores \(columns x rows\), more than compute_with_storage_grid_size "
-     r"\[4, 4\] gives"),
-    ({**TWO_D, "compute_with_storage_grid_size": [8, 4], "per_core_M": 16, "per_core_N": 16, "transpose_mcast": True},
-     r"need 8x8 cores"),  # transposed: M on the columns, N on the rows
-    ({**ONE_D, "compute_with_storage_grid_size": [4, 2], "per_core_M": 128, "per_core_N": 8}, r"need 4x4 cores"),
-])
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        (
+            {**TWO_D, "compute_with_storage_grid_size": [4, 4], "per_core_M": 16, "per_core_N": 16},
+            r"per_core_M=16, per_core_N=16 need 8x8 cores \(columns x rows\), more than compute_with_storage_grid_size "
+            r"\[4, 4\] gives",
+        ),
+        (
+            {
+                **TWO_D,
+                "compute_with_storage_grid_size": [8, 4],
+                "per_core_M": 16,
+                "per_core_N": 16,
+                "transpose_mcast": True,
+            },
+            r"need 8x8 cores",
+        ),  # transposed: M on the columns, N on the rows
+        ({**ONE_D, "compute_with_storage_grid_size": [4, 2], "per_core_M": 128, "per_core_N": 8}, r"need 4x4 cores"),
+    ],
+)
 def test_blocks_that_need_more_cores_than_the_config_s_grid_are_refused(raw: dict[str, object], says: str) -> None:
     problem = make_problem(load_program("gemm"), "M=4096,K=4096,N=4096")
     with pytest.raises(ConfigError, match=says):
@@ -81,15 +114,22 @@ def test_blocks_that_fit_the_config_s_grid_are_costed() -> None:
     assert (evaluated.values["grid_x"], evaluated.values["grid_y"]) == (8, 8)
 
 
-@pytest.mark.parametrize(("raw", "says"), [
-    ({**ONE_D, "compute_with_storage_grid_size": [0, 0]}, "compute_with_storage_grid_size.0"),  # was exit 70
-    ({**TWO_D, "compute_with_storage_grid_size": [0, 0]}, "compute_with_storage_grid_size.0"),  # was costed on 8x8
-    ({**TWO_D, "in0_block_w": True}, "in0_block_w"),  # was costed as 1
-    ({**TWO_D, "compute_with_storage_grid_size": [2, 2], "per_core_M": 1, "per_core_N": 1},
-     "need 8x8 cores"),  # was costed on 8x8
-], ids=["1d_grid_0", "2d_grid_0", "bool_block", "blocks_beyond_grid"])
-def test_predict_exits_2_naming_the_file_and_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      raw: dict[str, object], says: str) -> None:
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({**ONE_D, "compute_with_storage_grid_size": [0, 0]}, "compute_with_storage_grid_size.0"),  # was exit 70
+        ({**TWO_D, "compute_with_storage_grid_size": [0, 0]}, "compute_with_storage_grid_size.0"),  # was costed on 8x8
+        ({**TWO_D, "in0_block_w": True}, "in0_block_w"),  # was costed as 1
+        (
+            {**TWO_D, "compute_with_storage_grid_size": [2, 2], "per_core_M": 1, "per_core_N": 1},
+            "need 8x8 cores",
+        ),  # was costed on 8x8
+    ],
+    ids=["1d_grid_0", "2d_grid_0", "bool_block", "blocks_beyond_grid"],
+)
+def test_predict_exits_2_naming_the_file_and_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], raw: dict[str, object], says: str
+) -> None:
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps(raw))
     assert main(["predict", "gemm", *SHAPE, "--ttnn-config", str(cfg)]) == EXIT_BAD_INPUT
@@ -99,30 +139,52 @@ def test_predict_exits_2_naming_the_file_and_the_field(tmp_path: Path, capsys: p
 
 # ------------------------------------------------------------------------------- improve configs files
 
-RECORDED = ["gemm", "--hw", "wormhole_n150", "--shape", "M=256,N=256,K=256", "--dtype", "bfloat16",
-            "--fidelity", "hifi2"]
+RECORDED = [
+    "gemm",
+    "--hw",
+    "wormhole_n150",
+    "--shape",
+    "M=256,N=256,K=256",
+    "--dtype",
+    "bfloat16",
+    "--fidelity",
+    "hifi2",
+]
 
 
 def improve_json(tmp_path: Path, config: dict[str, object], predict_args: object = RECORDED) -> Path:
     """An improve configs file (the ``improve -o x.json`` form) with the one op ``op1``."""
     path = tmp_path / "configs.json"
-    path.write_text(json.dumps({"format": FORMAT, "version": 1, "capture": "x.csv", "hardware": "wormhole_n150",
-                                "grid": None, "ops": {"op1": {"ttnn_op": "ttnn.matmul", "config": config,
-                                                              "predict_args": predict_args}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": FORMAT,
+                "version": 1,
+                "capture": "x.csv",
+                "hardware": "wormhole_n150",
+                "grid": None,
+                "ops": {"op1": {"ttnn_op": "ttnn.matmul", "config": config, "predict_args": predict_args}},
+            }
+        )
+    )
     return path
 
 
 def improve_py(tmp_path: Path, call_args: str, predict_args: object = RECORDED) -> Path:
     """An improve configs module (the ``improve -o x.py`` form) with the one op ``op1``."""
     path = tmp_path / "configs.py"
-    path.write_text("import ttnn\n\nCONFIGS = {\n    'op1': ttnn.MatmulMultiCoreReuseMultiCastProgramConfig("
-                    f"{call_args}),\n}}\n\nDETAILS = {{'op1': {{'predict_args': {predict_args!r}, 'memory': {{}}, "
-                    "'compute': {}}}\n")
+    path.write_text(
+        "import ttnn\n\nCONFIGS = {\n    'op1': ttnn.MatmulMultiCoreReuseMultiCastProgramConfig("
+        f"{call_args}),\n}}\n\nDETAILS = {{'op1': {{'predict_args': {predict_args!r}, 'memory': {{}}, "
+        "'compute': {}}}\n"
+    )
     return path
 
 
-PY_ARGS = ("compute_with_storage_grid_size=ttnn.CoreCoord(8, 8), in0_block_w=2, per_core_M=1, per_core_N=1, "
-           "out_subblock_h=1, out_subblock_w=1, transpose_mcast=False, fuse_batch=True")
+PY_ARGS = (
+    "compute_with_storage_grid_size=ttnn.CoreCoord(8, 8), in0_block_w=2, per_core_M=1, per_core_N=1, "
+    "out_subblock_h=1, out_subblock_w=1, transpose_mcast=False, fuse_batch=True"
+)
 
 
 @pytest.mark.parametrize("form", ["json", "py"])
@@ -130,26 +192,51 @@ def test_the_recorded_problem_is_costed(tmp_path: Path, capsys: pytest.CaptureFi
     path = improve_json(tmp_path, TWO_D) if form == "json" else improve_py(tmp_path, PY_ARGS)
     assert read_entry(path, "op1").predict_args == tuple(RECORDED)
     # the same problem in other words: the shape in another order, the grid as the whole chip, defaults spelt out
-    assert main(["predict", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--grid", "8x8",
-                 "--ttnn-config", str(path), "--op", "op1"]) == EXIT_OK, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "predict",
+                "gemm",
+                "--hw",
+                "wormhole_n150",
+                "--shape",
+                "M=256,K=256,N=256",
+                "--grid",
+                "8x8",
+                "--ttnn-config",
+                str(path),
+                "--op",
+                "op1",
+            ]
+        )
+        == EXIT_OK
+    ), capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("flags", "says"), [
-    (["--hw", "wormhole_n150", "--shape", "M=512,K=256,N=256"],
-     "the config was chosen for --shape M=256,N=256,K=256, not M=512,N=256,K=256"),
-    ([*SHAPE, "--grid", "7x8"], "the config was chosen for --grid 8x8, not 7x8"),
-    (["--hw", "blackhole_p150a", "--shape", "M=256,K=256,N=256"], "the config was chosen for --hw wormhole_n150, "
-                                                                  "not blackhole_p150a"),
-    ([*SHAPE, "--fp32-acc"], "the config was chosen for --fp32-acc off, not on"),
-    ([*SHAPE, "--dtype", "bfp8_b"], "the config was chosen for --dtype/--format"),
-    ([*SHAPE, "--format", "in1=bfp8_b"], "in1=bfloat16"),
-    ([*SHAPE, "--bias"], "the config was chosen for --bias off, not on"),
-    ([*SHAPE, "--activation", "gelu"], "the config was chosen for --activation none, not gelu"),
-    ([*SHAPE, "--memory", "in0=l1_block"], "the config was chosen for --memory none, not in0=l1_block"),
-])
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (
+            ["--hw", "wormhole_n150", "--shape", "M=512,K=256,N=256"],
+            "the config was chosen for --shape M=256,N=256,K=256, not M=512,N=256,K=256",
+        ),
+        ([*SHAPE, "--grid", "7x8"], "the config was chosen for --grid 8x8, not 7x8"),
+        (
+            ["--hw", "blackhole_p150a", "--shape", "M=256,K=256,N=256"],
+            "the config was chosen for --hw wormhole_n150, not blackhole_p150a",
+        ),
+        ([*SHAPE, "--fp32-acc"], "the config was chosen for --fp32-acc off, not on"),
+        ([*SHAPE, "--dtype", "bfp8_b"], "the config was chosen for --dtype/--format"),
+        ([*SHAPE, "--format", "in1=bfp8_b"], "in1=bfloat16"),
+        ([*SHAPE, "--bias"], "the config was chosen for --bias off, not on"),
+        ([*SHAPE, "--activation", "gelu"], "the config was chosen for --activation none, not gelu"),
+        ([*SHAPE, "--memory", "in0=l1_block"], "the config was chosen for --memory none, not in0=l1_block"),
+    ],
+)
 @pytest.mark.parametrize("form", ["json", "py"])
 def test_another_problem_than_the_recorded_one_is_refused_naming_the_flag(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], form: str, flags: list[str], says: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], form: str, flags: list[str], says: str
+) -> None:
     path = improve_json(tmp_path, TWO_D) if form == "json" else improve_py(tmp_path, PY_ARGS)
     assert main(["predict", "gemm", *flags, "--ttnn-config", str(path), "--op", "op1"]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
@@ -163,11 +250,14 @@ def test_another_kernel_than_the_recorded_one_is_refused(tmp_path: Path, capsys:
     assert "the config was chosen for kernel batched_gemm, not gemm" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("predict_args", "says"), [
-    ("gemm --hw wormhole_n150", "predict_args is not a list of command-line words"),
-    ([], "predict_args is not a list of command-line words"),
-    (["gemm", 3], "predict_args is not a list of command-line words"),
-])
+@pytest.mark.parametrize(
+    ("predict_args", "says"),
+    [
+        ("gemm --hw wormhole_n150", "predict_args is not a list of command-line words"),
+        ([], "predict_args is not a list of command-line words"),
+        (["gemm", 3], "predict_args is not a list of command-line words"),
+    ],
+)
 def test_unreadable_predict_args_are_refused_naming_the_op(tmp_path: Path, predict_args: object, says: str) -> None:
     with pytest.raises(ImproveFileError, match=f"op 'op1': {says}"):
         read_entry(improve_json(tmp_path, TWO_D, predict_args), "op1")
@@ -179,17 +269,22 @@ def test_predict_args_that_make_no_problem_are_refused(tmp_path: Path, capsys: p
     assert "its predict_args do not make a problem of gemm" in capsys.readouterr().err
     path = improve_json(tmp_path, TWO_D, ["gemm", "--shape", "M=256,N=256,K=256"])  # no --hw
     assert main(["predict", "gemm", *SHAPE, "--ttnn-config", str(path), "--op", "op1"]) == EXIT_BAD_INPUT
-    assert "its predict_args cannot be read (the following arguments are required: --hw)" in \
-        capsys.readouterr().err
+    assert "its predict_args cannot be read (the following arguments are required: --hw)" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("call_args", "says"), [
-    (PY_ARGS.replace("CoreCoord(8, 8)", "CoreCoord(0, 0)"), "field compute_with_storage_grid_size.0"),
-    (PY_ARGS.replace("in0_block_w=2", "in0_block_w=True"), "field in0_block_w: Input should be a valid integer "
-                                                           "(got True)"),
-])
-def test_a_configs_module_with_a_config_that_cannot_be_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                               call_args: str, says: str) -> None:
+@pytest.mark.parametrize(
+    ("call_args", "says"),
+    [
+        (PY_ARGS.replace("CoreCoord(8, 8)", "CoreCoord(0, 0)"), "field compute_with_storage_grid_size.0"),
+        (
+            PY_ARGS.replace("in0_block_w=2", "in0_block_w=True"),
+            "field in0_block_w: Input should be a valid integer (got True)",
+        ),
+    ],
+)
+def test_a_configs_module_with_a_config_that_cannot_be_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], call_args: str, says: str
+) -> None:
     path = improve_py(tmp_path, call_args)
     assert main(["predict", "gemm", *SHAPE, "--ttnn-config", str(path), "--op", "op1"]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
@@ -214,20 +309,49 @@ def refused_or_costed(evaluate: object) -> None:
 
 
 @FUZZ
-@given(st.sampled_from([TWO_D, ONE_D]), st.tuples(ODD, ODD), ODD, ODD, ODD, ODD, ODD, ODD, st.booleans(),
-       st.sampled_from(["M=256,K=256,N=256", "M=32,K=4096,N=1024", "M=4096,K=64,N=96"]))
+@given(
+    st.sampled_from([TWO_D, ONE_D]),
+    st.tuples(ODD, ODD),
+    ODD,
+    ODD,
+    ODD,
+    ODD,
+    ODD,
+    ODD,
+    st.booleans(),
+    st.sampled_from(["M=256,K=256,N=256", "M=32,K=4096,N=1024", "M=4096,K=64,N=96"]),
+)
 def test_random_matmul_configs_are_costed_or_refused(base, grid, ibw, pm, pn, bh, sh, sw, flag, shape) -> None:  # type: ignore[no-untyped-def]
-    raw = {**base, "compute_with_storage_grid_size": list(grid), "in0_block_w": ibw, "per_core_M": pm,
-           "per_core_N": pn, "out_block_h": bh, "out_subblock_h": sh, "out_subblock_w": sw, "transpose_mcast": flag}
+    raw = {
+        **base,
+        "compute_with_storage_grid_size": list(grid),
+        "in0_block_w": ibw,
+        "per_core_M": pm,
+        "per_core_N": pn,
+        "out_block_h": bh,
+        "out_subblock_h": sh,
+        "out_subblock_w": sw,
+        "transpose_mcast": flag,
+    }
     problem = make_problem(load_program("gemm"), shape)
     refused_or_costed(lambda: evaluate_config(N150, problem, parse_config(raw, "f.json")))
 
 
 @FUZZ
-@given(st.tuples(ODD, ODD), st.sampled_from([32, 64, 96, 256, 0, 33, True]), st.sampled_from([32, 128, 512, 33]),
-       ODD, st.sampled_from(["B=1,H=8,Sq=1024,Skv=1024,D=64", "B=2,H=8,Hkv=2,Sq=32,Skv=4096,D=128"]), st.booleans())
+@given(
+    st.tuples(ODD, ODD),
+    st.sampled_from([32, 64, 96, 256, 0, 33, True]),
+    st.sampled_from([32, 128, 512, 33]),
+    ODD,
+    st.sampled_from(["B=1,H=8,Sq=1024,Skv=1024,D=64", "B=2,H=8,Hkv=2,Sq=32,Skv=4096,D=128"]),
+    st.booleans(),
+)
 def test_random_sdpa_configs_are_costed_or_refused(grid, q, k, cores, shape, causal) -> None:  # type: ignore[no-untyped-def]
-    raw = {"compute_with_storage_grid_size": list(grid), "q_chunk_size": q, "k_chunk_size": k,
-           "max_cores_per_head_batch": cores}
+    raw = {
+        "compute_with_storage_grid_size": list(grid),
+        "q_chunk_size": q,
+        "k_chunk_size": k,
+        "max_cores_per_head_batch": cores,
+    }
     problem = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set())
     refused_or_costed(lambda: evaluate_sdpa_config(N150, problem, parse_sdpa_config(raw, "f.json")))

@@ -43,8 +43,15 @@ def _small(tmp_path: Path, scale_shape: tuple[str, str, str] | None = None) -> P
     with CALIBRATION.open() as f:
         reader = csv.DictReader(f)
         fields = reader.fieldnames
-        rows = [r for r in reader if r["card"] == "n150" and r["use_trace"] == "True"
-                and r["dtype"] == "BFLOAT16" and r["math_fidelity"] == "HiFi2" and int(r["M"]) <= 1024]
+        rows = [
+            r
+            for r in reader
+            if r["card"] == "n150"
+            and r["use_trace"] == "True"
+            and r["dtype"] == "BFLOAT16"
+            and r["math_fidelity"] == "HiFi2"
+            and int(r["M"]) <= 1024
+        ]
     for r in rows:
         if scale_shape and (r["M"], r["K"], r["N"]) == scale_shape:
             r["time_ns"] = str(3 * float(r["time_ns"]))
@@ -91,11 +98,31 @@ def test_the_model_left_out_shape_is_predicted_by_constants_fitted_without_it(tm
 def test_calibrate_and_accuracy_print_the_cross_validated_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     data = _small(tmp_path)
     out = tmp_path / "fitted.yaml"
-    assert main(["calibrate", "--hw", "wormhole_n150", "--data", str(data), "--configs", str(CONFIGS),
-                 "-o", str(out), "--cross-validate", "--constants", ",".join(FITTED)]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--hw",
+                "wormhole_n150",
+                "--data",
+                str(data),
+                "--configs",
+                str(CONFIGS),
+                "-o",
+                str(out),
+                "--cross-validate",
+                "--constants",
+                ",".join(FITTED),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
-    cv = re.search(r"fitted, cross-validated \((\d+) shapes, each left out once\)\s+n=(\d+)\s+median \|err\| "
-                   r"([\d.]+)%", text)
+    cv = re.search(
+        r"fitted, cross-validated \((\d+) shapes, each left out once\)\s+n=(\d+)\s+median \|err\| "
+        r"([\d.]+)%",
+        text,
+    )
     assert cv and int(cv.group(1)) >= 4 and int(cv.group(2)) > 0, text
     assert main(["accuracy", "--data", str(data), "--configs", str(CONFIGS), "--cross-validate"]) == 0
     text = capsys.readouterr().out

@@ -59,25 +59,29 @@ def _one_line_error(err: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- accuracy
 
-@pytest.mark.parametrize("column,value,says", [
-    ("time_ns", "nan", "'nan' is not a finite number"),
-    ("time_ns", "inf", "'inf' is not a finite number"),
-    ("time_ns", "-375", "'-375' is not above 0"),
-    ("time_ns", "0", "'0' is not above 0"),
-    ("time_ns", "1e400", "is not a finite number"),
-    ("time_ns", "abc", "'abc' is not a number"),
-    ("time_ns", "", "'' is not a number"),
-    ("M", "0", "'0' is below 1"),
-    ("K", "-1024", "'-1024' is not a whole number"),
-    ("N", "1024.5", "is not a whole number"),
-    ("N", "99999999999", "is above 2147483648"),
-    ("grid_x", "99", "99 is more than wormhole_n150's 8"),
-    ("grid_y", "0", "'0' is below 1"),
-    ("use_trace", "yes", "'yes' is not True or False"),
-    ("dtype", "BF99", "'BF99' is not a data format"),
-    ("math_fidelity", "HiFi9", "'HiFi9' is not a math fidelity"),
-    ("card", "n300", "'n300' is not a card"),
-])
+
+@pytest.mark.parametrize(
+    "column,value,says",
+    [
+        ("time_ns", "nan", "'nan' is not a finite number"),
+        ("time_ns", "inf", "'inf' is not a finite number"),
+        ("time_ns", "-375", "'-375' is not above 0"),
+        ("time_ns", "0", "'0' is not above 0"),
+        ("time_ns", "1e400", "is not a finite number"),
+        ("time_ns", "abc", "'abc' is not a number"),
+        ("time_ns", "", "'' is not a number"),
+        ("M", "0", "'0' is below 1"),
+        ("K", "-1024", "'-1024' is not a whole number"),
+        ("N", "1024.5", "is not a whole number"),
+        ("N", "99999999999", "is above 2147483648"),
+        ("grid_x", "99", "99 is more than wormhole_n150's 8"),
+        ("grid_y", "0", "'0' is below 1"),
+        ("use_trace", "yes", "'yes' is not True or False"),
+        ("dtype", "BF99", "'BF99' is not a data format"),
+        ("math_fidelity", "HiFi9", "'HiFi9' is not a math fidelity"),
+        ("card", "n300", "'n300' is not a card"),
+    ],
+)
 def test_accuracy_refuses_a_bad_cell_naming_file_line_and_column(tmp_path, capsys, column, value, says) -> None:
     bad = _with_cell(tmp_path, MEASURED, 4, column, value)
     code, out, err = _run(capsys, "accuracy", "--data", str(bad), "--configs", str(CONFIGS))
@@ -100,14 +104,17 @@ def test_accuracy_refuses_short_and_long_rows(tmp_path, capsys) -> None:
     assert re.search(r"short row .*: 1 row \(line 3\)", err) and re.search(r"long row .*: 1 row \(line 6\)", err)
 
 
-@pytest.mark.parametrize("content,says", [
-    (None, "no data rows (only the header)"),  # the header alone
-    (b"", "empty file"),
-    (b"\n\n  \n", "empty file"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not a CSV file (not UTF-8 text)"),
-    (b"card,M\n\xe9t\xe9,1\n", "not a CSV file (not UTF-8 text)"),
-    (b"card,M,K\x00\n", "not a CSV file (binary content)"),
-])
+@pytest.mark.parametrize(
+    "content,says",
+    [
+        (None, "no data rows (only the header)"),  # the header alone
+        (b"", "empty file"),
+        (b"\n\n  \n", "empty file"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not a CSV file (not UTF-8 text)"),
+        (b"card,M\n\xe9t\xe9,1\n", "not a CSV file (not UTF-8 text)"),
+        (b"card,M,K\x00\n", "not a CSV file (binary content)"),
+    ],
+)
 def test_accuracy_refuses_files_without_data_in_one_line(tmp_path, capsys, content, says) -> None:
     path = tmp_path / "data.csv"
     path.write_bytes(MEASURED.read_bytes().splitlines(keepends=True)[0] if content is None else content)
@@ -160,12 +167,14 @@ def test_the_rows_without_trace_are_not_enough(tmp_path, capsys) -> None:
 
 # ---------------------------------------------------------------------------------------------- calibrate
 
+
 def test_calibrate_refuses_to_fit_on_an_unusable_row(tmp_path, capsys) -> None:
     out = tmp_path / "fitted.yaml"
     bad = _with_cell(tmp_path, MEASURED, 3, "time_ns", "nan")
     started = time.monotonic()
-    code, stdout, err = _run(capsys, "calibrate", "--hw", "wormhole_n150", "--data", str(bad), "--configs",
-                             str(CONFIGS), "-o", str(out))
+    code, stdout, err = _run(
+        capsys, "calibrate", "--hw", "wormhole_n150", "--data", str(bad), "--configs", str(CONFIGS), "-o", str(out)
+    )
     assert code == 2 and stdout == "" and not out.exists()
     line = _one_line_error(err)
     assert f"{bad}:3: column time_ns: 'nan' is not a finite number" in line and "--skip-bad-rows" in line
@@ -184,8 +193,9 @@ def test_calibrate_skips_bad_rows_when_told_and_says_when_nothing_moved(tmp_path
     code, out, _ = _run(capsys, "accuracy", "--data", str(MEASURED), "--configs", str(CONFIGS), "--json")
     import json
 
-    predicted = {(r["card"], r["config_kind"], r["M"], r["K"], r["N"]): r["predicted_ns"]
-                 for r in json.loads(out)["rows"]}
+    predicted = {
+        (r["card"], r["config_kind"], r["M"], r["K"], r["N"]): r["predicted_ns"] for r in json.loads(out)["rows"]
+    }
     header, rows = _table(MEASURED)
     for r in rows:
         key = (r[0], r[1], r[header.index("M")], r[header.index("K")], r[header.index("N")])
@@ -200,8 +210,19 @@ def test_calibrate_skips_bad_rows_when_told_and_says_when_nothing_moved(tmp_path
 
     unnoted = tmp_path / "n150.yaml"
     unnoted.write_text(CALIBRATED_NOTE.sub("", Path(resolve_hardware_path("wormhole_n150")).read_text()))
-    code, out, err = _run(capsys, "calibrate", "--hw", str(unnoted), "--data", str(data), "--configs",
-                          str(CONFIGS), "-o", str(fitted), "--skip-bad-rows")
+    code, out, err = _run(
+        capsys,
+        "calibrate",
+        "--hw",
+        str(unnoted),
+        "--data",
+        str(data),
+        "--configs",
+        str(CONFIGS),
+        "-o",
+        str(fitted),
+        "--skip-bad-rows",
+    )
     assert code == 0, err
     assert "skipped 1 unusable rows (--skip-bad-rows):" in err
     assert re.search(rf"{re.escape(str(data))}: column time_ns: not a finite number: 1 row \(line 5\)", err)
@@ -211,16 +232,20 @@ def test_calibrate_skips_bad_rows_when_told_and_says_when_nothing_moved(tmp_path
 
 # ---------------------------------------------------------------------------------------------- ingest
 
-@pytest.mark.parametrize("column,value,says", [
-    (DURATION, "nan", "'nan' is not a finite number"),
-    (DURATION, "-31245", "'-31245' is not above 0"),
-    (DURATION, "0", "'0' is not above 0"),
-    ("INPUT_0_Y_PAD[LOGICAL]", "0[0]", "'0' is below 1"),
-    ("INPUT_1_X_PAD[LOGICAL]", "-1024[1024]", "not a tensor extent"),
-    ("INPUT_0_X_PAD[LOGICAL]", "32[64]", "a logical extent above its padded one"),
-    ("CORE COUNT", "0", "'0' is below 1"),
-    ("DEVICE ID", "inf", "'inf' is not a whole number"),
-])
+
+@pytest.mark.parametrize(
+    "column,value,says",
+    [
+        (DURATION, "nan", "'nan' is not a finite number"),
+        (DURATION, "-31245", "'-31245' is not above 0"),
+        (DURATION, "0", "'0' is not above 0"),
+        ("INPUT_0_Y_PAD[LOGICAL]", "0[0]", "'0' is below 1"),
+        ("INPUT_1_X_PAD[LOGICAL]", "-1024[1024]", "not a tensor extent"),
+        ("INPUT_0_X_PAD[LOGICAL]", "32[64]", "a logical extent above its padded one"),
+        ("CORE COUNT", "0", "'0' is below 1"),
+        ("DEVICE ID", "inf", "'inf' is not a whole number"),
+    ],
+)
 def test_ingest_refuses_a_bad_number_naming_file_line_and_column(tmp_path, capsys, column, value, says) -> None:
     bad = _with_cell(tmp_path, PROFILE, 4, column, value, "ops_perf_results_bad.csv")  # line 4: a matmul
     store = tmp_path / "store.sqlite"
@@ -252,6 +277,7 @@ def test_ingest_skips_bad_rows_when_told(tmp_path, capsys) -> None:
 
 # ---------------------------------------------------------------------------------------------- large inputs
 
+
 def test_accuracy_and_ingest_take_many_repeated_rows_quickly(tmp_path, capsys) -> None:
     """3,000-row files repeating a dozen ops: each distinct op is costed once and the store written in one
     transaction (a model evaluation and a commit per row took over a minute)."""
@@ -260,8 +286,17 @@ def test_accuracy_and_ingest_take_many_repeated_rows_quickly(tmp_path, capsys) -
     pheader, prows = _table(PROFILE)
     profile = _write(tmp_path / "ops_perf_results_many.csv", pheader, prows * 200)
     started = time.monotonic()
-    code, _, err = _run(capsys, "accuracy", "--data", str(data), "--configs", str(CONFIGS), "--record",
-                          "--store", str(tmp_path / "a.sqlite"))
+    code, _, err = _run(
+        capsys,
+        "accuracy",
+        "--data",
+        str(data),
+        "--configs",
+        str(CONFIGS),
+        "--record",
+        "--store",
+        str(tmp_path / "a.sqlite"),
+    )
     assert code == 0, err
     assert "recorded 2580 measurements" in err
     code, _, err = _run(capsys, "ingest", str(profile), "--store", str(tmp_path / "i.sqlite"))

@@ -45,8 +45,10 @@ def test_docs_state_every_figure() -> None:
     """docs/accuracy.md's table of the file has one line per figure, with the same numbers."""
     text = DOCS.read_text(encoding="utf-8")
     for f in family_errors():
-        line = (f"| {f.family} | {f.hardware} | {f.basis} | {f.rows} | {f.median_abs_err_pct:.2f}% "
-                f"| {f.worst_abs_err_pct:.2f}% | `{f.data}` |")
+        line = (
+            f"| {f.family} | {f.hardware} | {f.basis} | {f.rows} | {f.median_abs_err_pct:.2f}% "
+            f"| {f.worst_abs_err_pct:.2f}% | `{f.data}` |"
+        )
         assert line in text, line
     assert re.search(r"python -m loom_explorer\.accuracy\.family_error", text)
 
@@ -67,8 +69,10 @@ def test_a_family_maps_to_its_figures() -> None:
 
 
 def test_same_chip_comes_before_a_more_independent_basis() -> None:
-    table = (FamilyError("f", "a", "held out", 5, 1.0, 2.0, "d", ""),
-             FamilyError("f", "b", "in sample", 5, 3.0, 4.0, "d", ""))
+    table = (
+        FamilyError("f", "a", "held out", 5, 1.0, 2.0, "d", ""),
+        FamilyError("f", "b", "in sample", 5, 3.0, 4.0, "d", ""),
+    )
     assert error_for("f", "b", table) == table[1]
     assert error_for("f", "a", table) == table[0]
     assert error_for("f", "c", table) == table[0]
@@ -81,13 +85,22 @@ def test_speedup_floor() -> None:
     assert speedup_floor(7.2, 100.0) == 0.0
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("family,hardware\nmatmul,x\n", "header must be family,hardware,basis"),
-    ("family,hardware,basis,rows,median_abs_err_pct,worst_abs_err_pct,data,run_date\n"
-     "matmul,x,guessed,3,1,2,d,2026-01-01\n", "line 2: basis 'guessed' is not one of"),
-    ("family,hardware,basis,rows,median_abs_err_pct,worst_abs_err_pct,data,run_date\n"
-     "matmul,x,held out,three,1,2,d,2026-01-01\n", "line 2: invalid literal"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("family,hardware\nmatmul,x\n", "header must be family,hardware,basis"),
+        (
+            "family,hardware,basis,rows,median_abs_err_pct,worst_abs_err_pct,data,run_date\n"
+            "matmul,x,guessed,3,1,2,d,2026-01-01\n",
+            "line 2: basis 'guessed' is not one of",
+        ),
+        (
+            "family,hardware,basis,rows,median_abs_err_pct,worst_abs_err_pct,data,run_date\n"
+            "matmul,x,held out,three,1,2,d,2026-01-01\n",
+            "line 2: invalid literal",
+        ),
+    ],
+)
 def test_a_bad_file_is_refused_naming_the_line(text: str, message: str) -> None:
     with pytest.raises(ModelErrorFileError, match=re.escape(message)):
         _parse(text, "model_error.csv")

@@ -29,14 +29,45 @@ from loom_explorer.cli import main
 DATA = Path(__file__).parent / "data"
 MEASURED, CONFIGS = DATA / "gemm_measured_small.csv", DATA / "gemm_manual_configs_small.csv"
 PROFILE = DATA / "ops_perf_results_v2.csv"
-READERS = settings(max_examples=150, deadline=None,
-                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-CLI = settings(max_examples=12, deadline=None,
-               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+READERS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+CLI = settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
-ODD = ["nan", "NaN", "inf", "-inf", "Infinity", "-1", "0", "-0", "", " ", "abc", "1.5", "1e400", "1e-400",
-       "9" * 40, "1" + "0" * 400, "2147483649", "١٢", "1_024", "+7", " 12 ", "0x10", "True", "\x00", '"', "-",
-       "32[0]", "0[32]", "64[32]", "-1[1]"]
+ODD = [
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "Infinity",
+    "-1",
+    "0",
+    "-0",
+    "",
+    " ",
+    "abc",
+    "1.5",
+    "1e400",
+    "1e-400",
+    "9" * 40,
+    "1" + "0" * 400,
+    "2147483649",
+    "١٢",
+    "1_024",
+    "+7",
+    " 12 ",
+    "0x10",
+    "True",
+    "\x00",
+    '"',
+    "-",
+    "32[0]",
+    "0[32]",
+    "64[32]",
+    "-1[1]",
+]
 
 
 def _table(path: Path) -> list[list[str]]:
@@ -57,8 +88,11 @@ def mutated(draw: st.DrawFn, source: Path, columns: list[str] | None = None) -> 
     rows = [list(r) for r in _table(source)]
     header = rows[0]
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["cell", "cell", "cell", "truncate", "extend", "blank", "duplicate",
-                                     "header_only", "header_cell"]))
+        kind = draw(
+            st.sampled_from(
+                ["cell", "cell", "cell", "truncate", "extend", "blank", "duplicate", "header_only", "header_cell"]
+            )
+        )
         data_rows = len(rows) - 1
         row = draw(st.integers(1, max(1, data_rows))) if data_rows else 0
         if kind == "cell" and data_rows:
@@ -67,7 +101,7 @@ def mutated(draw: st.DrawFn, source: Path, columns: list[str] | None = None) -> 
             if col < len(rows[row]):
                 rows[row][col] = value
         elif kind == "truncate" and data_rows:
-            rows[row] = rows[row][:draw(st.integers(0, len(rows[row])))]
+            rows[row] = rows[row][: draw(st.integers(0, len(rows[row])))]
         elif kind == "extend" and data_rows:
             rows[row] = [*rows[row], *draw(st.lists(st.sampled_from(ODD), min_size=1, max_size=3))]
         elif kind == "blank" and data_rows:
@@ -120,6 +154,7 @@ def _load(path: Path, configs: Path | None, skip: bool) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- measurements
+
 
 def _under_header(source: Path) -> st.SearchStrategy[str]:
     """Random text, alone or below the header of ``source``."""
@@ -174,6 +209,7 @@ def test_configs_reader_on_mutated_files(tmp_path, text, skip) -> None:
 
 # ---------------------------------------------------------------------------------------------- profiler reports
 
+
 def _ingest(path: Path, skip: bool) -> None:
     try:
         report = ingest.read_ops_perf(path, skip_bad_rows=bool(skip))
@@ -203,9 +239,19 @@ def test_profiler_reader_on_random_bytes(tmp_path, blob, skip) -> None:
     _ingest(path, skip)
 
 
-PROFILE_NUMBERS = ["DEVICE KERNEL DURATION [ns]", "CORE COUNT", "DEVICE ID", "INPUT_0_Y_PAD[LOGICAL]",
-                   "INPUT_0_X_PAD[LOGICAL]", "INPUT_1_X_PAD[LOGICAL]", "INPUT_0_Z_PAD[LOGICAL]",
-                   "OUTPUT_0_Y_PAD[LOGICAL]", "ATTRIBUTES", "MATH FIDELITY", "OP CODE"]
+PROFILE_NUMBERS = [
+    "DEVICE KERNEL DURATION [ns]",
+    "CORE COUNT",
+    "DEVICE ID",
+    "INPUT_0_Y_PAD[LOGICAL]",
+    "INPUT_0_X_PAD[LOGICAL]",
+    "INPUT_1_X_PAD[LOGICAL]",
+    "INPUT_0_Z_PAD[LOGICAL]",
+    "OUTPUT_0_Y_PAD[LOGICAL]",
+    "ATTRIBUTES",
+    "MATH FIDELITY",
+    "OP CODE",
+]
 
 
 @READERS

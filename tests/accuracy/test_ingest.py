@@ -63,8 +63,7 @@ def _write(path: Path, header: list[str], rows: list[dict[str, str]]) -> Path:
     return path
 
 
-def _variant(tmp_path: Path, *, drop: str | None = None, replace: tuple[str, str] | None = None,
-             rename=None) -> Path:  # type: ignore[no-untyped-def]
+def _variant(tmp_path: Path, *, drop: str | None = None, replace: tuple[str, str] | None = None, rename=None) -> Path:  # type: ignore[no-untyped-def]
     """The v2 fixture without column ``drop``, with a text replacement in every cell, or renamed headers."""
     header, rows = _rows(V2)
     if drop:
@@ -86,8 +85,12 @@ def test_2d_mcast_matmul_row() -> None:
     _, ops, _ = _by_row(V2)
     op = ops[4]
     assert (op.op_code, op.kernel, op.shape) == ("MatmulDeviceOperation", "gemm", {"M": 1024, "K": 1024, "N": 1024})
-    assert (op.dtype, op.fidelity, op.device_kernel_ns, op.core_count) == (DataFormat.bfloat16, Fidelity.hifi2,
-                                                                            31245.0, 64)
+    assert (op.dtype, op.fidelity, op.device_kernel_ns, op.core_count) == (
+        DataFormat.bfloat16,
+        Fidelity.hifi2,
+        31245.0,
+        64,
+    )
     cfg = op.config
     assert cfg is not None and cfg.program_config == "MatmulMultiCoreReuseMultiCastProgramConfig"
     assert cfg.compute_with_storage_grid_size == (8, 8) and cfg.transpose_mcast is False
@@ -176,11 +179,23 @@ def test_older_format_in_another_column_order_reads_the_same() -> None:
     assert [op.row for op in old.ops] == [2, 3, 4, 7]  # row 7: no program config, predicted as ttnn picks one
 
     def essence(op):  # type: ignore[no-untyped-def]
-        return (op.kernel, op.shape, op.dtype, op.formats, op.fidelity, op.config, op.options, op.q_chunk_size,
-                op.k_chunk_size, op.device_kernel_ns, op.core_count)
+        return (
+            op.kernel,
+            op.shape,
+            op.dtype,
+            op.formats,
+            op.fidelity,
+            op.config,
+            op.options,
+            op.q_chunk_size,
+            op.k_chunk_size,
+            op.device_kernel_ns,
+            op.core_count,
+        )
 
-    assert [essence(op) for op in old.ops[:3]] == [essence(op) for op in new.ops[:3] if op.kernel == "gemm"] + \
-        [essence(op) for op in new.ops if op.kernel == "flash_attention"]
+    assert [essence(op) for op in old.ops[:3]] == [essence(op) for op in new.ops[:3] if op.kernel == "gemm"] + [
+        essence(op) for op in new.ops if op.kernel == "flash_attention"
+    ]
     reasons = {s.row: s.reason for s in old.skipped}
     assert reasons[5].startswith("not an op the model maps") and reasons[6].startswith(f"{DURATION} is empty")
 
@@ -190,9 +205,14 @@ def test_header_case_and_spacing_do_not_matter(tmp_path: Path) -> None:
     assert summary_json(read_ops_perf(variant))["ingested"] == summary_json(read_ops_perf(V2))["ingested"]
 
 
-@pytest.mark.parametrize("column,named", [
-    ("OP CODE", "OP CODE"), (DURATION, DURATION), ("INPUT_0_Y_PAD[LOGICAL]", "INPUT_0_Y"),
-])
+@pytest.mark.parametrize(
+    "column,named",
+    [
+        ("OP CODE", "OP CODE"),
+        (DURATION, DURATION),
+        ("INPUT_0_Y_PAD[LOGICAL]", "INPUT_0_Y"),
+    ],
+)
 def test_missing_required_column(tmp_path: Path, column: str, named: str) -> None:
     path = _variant(tmp_path, drop=column)
     with pytest.raises(IngestError, match="required column") as err:
@@ -212,11 +232,17 @@ def test_missing_optional_columns(tmp_path: Path) -> None:
     assert ops[6].kernel == "flash_attention" and ops[6].q_chunk_size is None  # SDPA without its config
 
 
-@pytest.mark.parametrize("replace,reason", [
-    (("gather_in0=0", "gather_in0=1"), "gather_in0=1"),
-    (("per_core_M=4;", ""), "field per_core_M"),
-    (("compute_with_storage_grid_size=8-8", "compute_with_storage_grid_size=eight"), "compute_with_storage_grid_size"),
-])
+@pytest.mark.parametrize(
+    "replace,reason",
+    [
+        (("gather_in0=0", "gather_in0=1"), "gather_in0=1"),
+        (("per_core_M=4;", ""), "field per_core_M"),
+        (
+            ("compute_with_storage_grid_size=8-8", "compute_with_storage_grid_size=eight"),
+            "compute_with_storage_grid_size",
+        ),
+    ],
+)
 def test_unusable_configs_are_skipped_with_the_field(tmp_path: Path, replace: tuple[str, str], reason: str) -> None:
     _, _, skipped = _by_row(_variant(tmp_path, replace=replace))
     row = 5 if "gather" in replace[0] else 4
@@ -231,23 +257,35 @@ def test_fused_activation_is_read(tmp_path: Path) -> None:
 
 
 def test_attribute_syntax() -> None:
-    attrs = parse_attributes("{'activation': ''; 'program_config': 'MatmulMultiCoreReuseMultiCastProgramConfig("
-                             "compute_with_storage_grid_size=11-8;in0_block_w=16;fused_activation=UnaryWithParam("
-                             "op_type=UnaryOpType::GELU; params=[1]);allowed_worker_cores={[0-0 - 10-7]})'; "
-                             "'transpose_b': 'false'}")
+    attrs = parse_attributes(
+        "{'activation': ''; 'program_config': 'MatmulMultiCoreReuseMultiCastProgramConfig("
+        "compute_with_storage_grid_size=11-8;in0_block_w=16;fused_activation=UnaryWithParam("
+        "op_type=UnaryOpType::GELU; params=[1]);allowed_worker_cores={[0-0 - 10-7]})'; "
+        "'transpose_b': 'false'}"
+    )
     assert attrs["activation"] == "" and attrs["transpose_b"] == "false"
     name, fields = parse_struct(attrs["program_config"]) or ("", {})
     assert name == "MatmulMultiCoreReuseMultiCastProgramConfig"
     assert fields["compute_with_storage_grid_size"] == "11-8" and fields["in0_block_w"] == "16"
     assert fields["allowed_worker_cores"] == "{[0-0 - 10-7]}" and "GELU" in fields["fused_activation"]
-    assert parse_struct("tt::operations::primary::MatmulMultiCoreReuseProgramConfig(in0_block_w=1)") == \
-        ("MatmulMultiCoreReuseProgramConfig", {"in0_block_w": "1"})
+    assert parse_struct("tt::operations::primary::MatmulMultiCoreReuseProgramConfig(in0_block_w=1)") == (
+        "MatmulMultiCoreReuseProgramConfig",
+        {"in0_block_w": "1"},
+    )
 
 
-@pytest.mark.parametrize("content", [
-    None, b"", b"  \n\n", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"\xff\xfe\xfa not utf-8",
-    b"This is a note about a profiler run,\nnot a report.\n", b'{"OP CODE": "MatmulDeviceOperation"}\n',
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,
+        b"",
+        b"  \n\n",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        b"\xff\xfe\xfa not utf-8",
+        b"This is a note about a profiler run,\nnot a report.\n",
+        b'{"OP CODE": "MatmulDeviceOperation"}\n',
+    ],
+)
 def test_bad_files(tmp_path: Path, content: bytes | None) -> None:
     path = tmp_path / "ops_perf_results_bad.csv"
     if content is not None:
@@ -293,8 +331,9 @@ def test_record_report_into_the_store(tmp_path: Path) -> None:
 
 
 def test_a_report_from_another_chip_is_recorded_unpredicted_with_why(tmp_path: Path) -> None:
-    report = read_ops_perf(_variant(tmp_path, replace=("compute_with_storage_grid_size=8-8",
-                                                       "compute_with_storage_grid_size=11-10")))
+    report = read_ops_perf(
+        _variant(tmp_path, replace=("compute_with_storage_grid_size=8-8", "compute_with_storage_grid_size=11-10"))
+    )
     store = ResultsStore(tmp_path / "results.sqlite")
     try:
         record_report(report, "wormhole_n150", store)
@@ -313,6 +352,9 @@ def test_summary_json_and_suggested_hardware() -> None:
     doc = json.loads(json.dumps(summary_json(report)))
     assert doc["counts"] == {"ingested": 9, "skipped": 6}
     assert doc["ingested"][0]["config"]["compute_with_storage_grid_size"] == [8, 8]
-    assert {"row": 8, "op_code": "TorchPermute", "reason": f"{DURATION} is empty (host-only op or no device data)"} \
-        in doc["skipped"]
+    assert {
+        "row": 8,
+        "op_code": "TorchPermute",
+        "reason": f"{DURATION} is empty (host-only op or no device data)",
+    } in doc["skipped"]
     assert suggest_hardware(report) == "wormhole_n150" and suggest_hardware(read_ops_perf(V1)) is None

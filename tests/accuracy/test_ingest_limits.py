@@ -65,8 +65,13 @@ def gzip_bomb(path: Path, mib: int = 1024, row: bytes = b"1\n") -> Path:
 
 
 def read_in_a_child(path: Path, skip: bool, max_rows: int = 0) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", READ_IN_A_CHILD, str(path), "skip" if skip else "stop",
-                           str(max_rows)], capture_output=True, text=True, timeout=WAIT_S, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", READ_IN_A_CHILD, str(path), "skip" if skip else "stop", str(max_rows)],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+        check=True,
+    )
     return dict(json.loads(done.stdout))
 
 
@@ -74,8 +79,10 @@ def test_a_gzip_bomb_of_short_rows_fails_at_its_first_row_at_once(tmp_path: Path
     bomb = gzip_bomb(tmp_path / "ops_perf_results_bomb.csv.gz")
     assert bomb.stat().st_size < 2 * MIB  # 1 GiB of text once decompressed
     seen = read_in_a_child(bomb, skip=False)
-    assert seen["result"] == (f"error: {bomb}:2: short row: 1 cells, the header has {HEADER.count(',') + 1}; fix "
-                              "the file or give --skip-bad-rows to leave such rows out")
+    assert seen["result"] == (
+        f"error: {bomb}:2: short row: 1 cells, the header has {HEADER.count(',') + 1}; fix "
+        "the file or give --skip-bad-rows to leave such rows out"
+    )
     assert float(seen["seconds"]) < 1.0  # type: ignore[arg-type]
     assert float(seen["grew_mib"]) < 32 and float(seen["peak_mib"]) < 256  # type: ignore[arg-type]
 
@@ -83,8 +90,9 @@ def test_a_gzip_bomb_of_short_rows_fails_at_its_first_row_at_once(tmp_path: Path
 def test_skipping_the_bomb_s_rows_stops_at_the_row_limit_with_bounded_memory(tmp_path: Path) -> None:
     bomb = gzip_bomb(tmp_path / "ops_perf_results_bomb.csv.gz")
     seen = read_in_a_child(bomb, skip=True, max_rows=20_000)
-    assert seen["result"] == (f"error: {bomb}:20002: more than 20,000 rows, the most a file may have (split the "
-                              "capture)")
+    assert seen["result"] == (
+        f"error: {bomb}:20002: more than 20,000 rows, the most a file may have (split the capture)"
+    )
     assert float(seen["grew_mib"]) < 32 and float(seen["peak_mib"]) < 256  # type: ignore[arg-type]
 
 
@@ -93,8 +101,10 @@ def test_the_real_row_limit_bounds_time_and_memory(tmp_path: Path) -> None:
     """At ``MAX_ROWS`` (500,000) skipped rows kept: measured 84 MiB more than the imports' peak, 11 s."""
     bomb = gzip_bomb(tmp_path / "ops_perf_results_bomb.csv.gz")
     seen = read_in_a_child(bomb, skip=True)
-    assert seen["result"] == (f"error: {bomb}:{csv_input.MAX_ROWS + 2}: more than {csv_input.MAX_ROWS:,} rows, "
-                              "the most a file may have (split the capture)")
+    assert seen["result"] == (
+        f"error: {bomb}:{csv_input.MAX_ROWS + 2}: more than {csv_input.MAX_ROWS:,} rows, "
+        "the most a file may have (split the capture)"
+    )
     assert float(seen["grew_mib"]) < 256 and float(seen["peak_mib"]) < 768  # type: ignore[arg-type]
     assert float(seen["seconds"]) < 60  # type: ignore[arg-type]
 
@@ -131,8 +141,11 @@ def _with_bad_rows(path: Path) -> Path:
 def test_skip_bad_rows_counts_and_reports_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = _with_bad_rows(tmp_path / "ops_perf_results_bad.csv")
     clean = read_ops_perf(V2)
-    with pytest.raises(IngestError, match=rf"^{bad}:4: short row: 2 cells, the header has \d+; fix the file or give "
-                                          "--skip-bad-rows"):
+    with pytest.raises(
+        IngestError,
+        match=rf"^{bad}:4: short row: 2 cells, the header has \d+; fix the file or give "
+        "--skip-bad-rows",
+    ):
         read_ops_perf(bad)
     report = read_ops_perf(bad, skip_bad_rows=True)
     assert [(i.line, i.column) for i in report.bad] == [(4, None), (10, "DEVICE KERNEL DURATION [ns]")]

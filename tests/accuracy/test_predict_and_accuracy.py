@@ -94,31 +94,55 @@ def test_ttnn_default_of_one_row_or_column_of_blocks_is_the_1d_config() -> None:
     assert column.program_config.endswith("1DProgramConfig") and column.mcast_in0 is False
     assert (column.per_core_M, column.per_core_N) == (1, 16)
     assert ttnn_default_config(hw, _problem("M=512,K=512,N=512")).mcast_in0 is None
-    slow, fast = (evaluate_config(hw, _problem(s), ttnn_default_config(hw, _problem(s))).result.solution
-                  for s in ("M=512,K=1024,N=1024", "M=1024,K=1024,N=1024"))
+    slow, fast = (
+        evaluate_config(hw, _problem(s), ttnn_default_config(hw, _problem(s))).result.solution
+        for s in ("M=512,K=1024,N=1024", "M=1024,K=1024,N=1024")
+    )
     assert slow.latency_cycles > fast.latency_cycles  # half the work, yet slower, as measured
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ({"transpose_mcast": False}, "M@y,N@x|in0=mcast_x,in1=mcast_y"),
-    ({"transpose_mcast": True}, "N@y,M@x|in0=mcast_y,in1=mcast_x"),
-    ({"program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig", "mcast_in0": True},
-     "N@xy|in0=mcast_xy,in1=dram"),
-    ({"program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig", "mcast_in0": False},
-     "M@xy|in0=dram,in1=mcast_xy"),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ({"transpose_mcast": False}, "M@y,N@x|in0=mcast_x,in1=mcast_y"),
+        ({"transpose_mcast": True}, "N@y,M@x|in0=mcast_y,in1=mcast_x"),
+        (
+            {"program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig", "mcast_in0": True},
+            "N@xy|in0=mcast_xy,in1=dram",
+        ),
+        (
+            {"program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig", "mcast_in0": False},
+            "M@xy|in0=dram,in1=mcast_xy",
+        ),
+    ],
+)
 def test_configs_map_to_their_candidate(raw: dict[str, object], expected: str) -> None:
-    base = {"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig", "compute_with_storage_grid_size": [8, 8],
-            "in0_block_w": 2, "per_core_M": 4, "per_core_N": 4, "out_subblock_h": 2, "out_subblock_w": 2}
+    base = {
+        "program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",
+        "compute_with_storage_grid_size": [8, 8],
+        "in0_block_w": 2,
+        "per_core_M": 4,
+        "per_core_N": 4,
+        "out_subblock_h": 2,
+        "out_subblock_w": 2,
+    }
     assert candidate_name(parse_config({**base, **raw})) == expected
 
 
 def test_a_config_is_evaluated_by_the_referee() -> None:
     hw = load_hardware("wormhole_n150")
     problem = _problem("M=1024,K=2048,N=512")
-    cfg = TtnnMatmulConfig(program_config="MatmulMultiCoreReuseMultiCastProgramConfig",
-                           compute_with_storage_grid_size=(8, 8), in0_block_w=8, per_core_M=4, per_core_N=2,
-                           out_block_h=4, out_block_w=2, out_subblock_h=2, out_subblock_w=2)
+    cfg = TtnnMatmulConfig(
+        program_config="MatmulMultiCoreReuseMultiCastProgramConfig",
+        compute_with_storage_grid_size=(8, 8),
+        in0_block_w=8,
+        per_core_M=4,
+        per_core_N=2,
+        out_block_h=4,
+        out_block_w=2,
+        out_subblock_h=2,
+        out_subblock_w=2,
+    )
     ev = evaluate_config(hw, problem, cfg)
     assert ev.values["grid_x"] == 8 and ev.values["grid_y"] == 8 and ev.values["in0_buffer_depth"] == 2
     verdict = referee(ev.schedule, ev.values)
@@ -129,21 +153,43 @@ def test_a_config_is_evaluated_by_the_referee() -> None:
 def test_an_illegal_config_is_explained() -> None:
     hw = load_hardware("wormhole_n150")
     problem = _problem("M=4096,K=4096,N=4096")
-    cfg = TtnnMatmulConfig(program_config="MatmulMultiCoreReuseMultiCastProgramConfig",
-                           compute_with_storage_grid_size=(8, 8), in0_block_w=128, per_core_M=16, per_core_N=16,
-                           out_subblock_h=4, out_subblock_w=2)
+    cfg = TtnnMatmulConfig(
+        program_config="MatmulMultiCoreReuseMultiCastProgramConfig",
+        compute_with_storage_grid_size=(8, 8),
+        in0_block_w=128,
+        per_core_M=16,
+        per_core_N=16,
+        out_subblock_h=4,
+        out_subblock_w=2,
+    )
     ev = evaluate_config(hw, problem, cfg)
     assert ev.result.status == "conflict" and "l1_capacity" in ev.result.conflict.message
 
 
 def test_bad_configs_name_the_field() -> None:
     with pytest.raises(ConfigError, match="in0_block_w"):
-        parse_config({"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",
-                      "compute_with_storage_grid_size": [8, 8], "per_core_M": 1, "per_core_N": 1,
-                      "out_subblock_h": 1, "out_subblock_w": 1})
+        parse_config(
+            {
+                "program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",
+                "compute_with_storage_grid_size": [8, 8],
+                "per_core_M": 1,
+                "per_core_N": 1,
+                "out_subblock_h": 1,
+                "out_subblock_w": 1,
+            }
+        )
     with pytest.raises(ConfigError, match="program_config"):
-        parse_config({"program_config": "MatmulMultiCoreReuseProgramConfig", "compute_with_storage_grid_size": [8, 8],
-                      "in0_block_w": 1, "per_core_M": 1, "per_core_N": 1, "out_subblock_h": 1, "out_subblock_w": 1})
+        parse_config(
+            {
+                "program_config": "MatmulMultiCoreReuseProgramConfig",
+                "compute_with_storage_grid_size": [8, 8],
+                "in0_block_w": 1,
+                "per_core_M": 1,
+                "per_core_N": 1,
+                "out_subblock_h": 1,
+                "out_subblock_w": 1,
+            }
+        )
 
 
 def test_restricted_grid() -> None:
@@ -155,17 +201,59 @@ def test_restricted_grid() -> None:
 
 def test_predict_cli(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     cfg = tmp_path / "cfg.json"
-    cfg.write_text(json.dumps({"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",
-                               "compute_with_storage_grid_size": [8, 8], "in0_block_w": 4, "per_core_M": 4,
-                               "per_core_N": 4, "out_block_h": 4, "out_block_w": 4, "out_subblock_h": 2,
-                               "out_subblock_w": 4, "transpose_mcast": False, "fuse_batch": True,
-                               "memory": {"in0": "L1_BLOCK_SHARDED", "out": "L1_BLOCK_SHARDED"}}))
-    assert main(["predict", "gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024",
-                 "--ttnn-config", str(cfg), "--json"]) == 0
+    cfg.write_text(
+        json.dumps(
+            {
+                "program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",
+                "compute_with_storage_grid_size": [8, 8],
+                "in0_block_w": 4,
+                "per_core_M": 4,
+                "per_core_N": 4,
+                "out_block_h": 4,
+                "out_block_w": 4,
+                "out_subblock_h": 2,
+                "out_subblock_w": 4,
+                "transpose_mcast": False,
+                "fuse_batch": True,
+                "memory": {"in0": "L1_BLOCK_SHARDED", "out": "L1_BLOCK_SHARDED"},
+            }
+        )
+    )
+    assert (
+        main(
+            [
+                "predict",
+                "gemm",
+                "--hw",
+                "wormhole_n150",
+                "--shape",
+                "M=1024,K=1024,N=1024",
+                "--ttnn-config",
+                str(cfg),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == "feasible" and out["params"]["in0_block_w"] == 4 and out["latency_cycles"] > 0
-    assert main(["predict", "gemm", "--hw", "blackhole_p150a", "--shape", "M=1024,K=1024,N=1024", "--ttnn-default",
-                 "--grid", "11x10", "--json"]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "gemm",
+                "--hw",
+                "blackhole_p150a",
+                "--shape",
+                "M=1024,K=1024,N=1024",
+                "--ttnn-default",
+                "--grid",
+                "11x10",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["ttnn_config"]["compute_with_storage_grid_size"] == [11, 10]
     assert main(["predict", "gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024"]) == 2
     assert "exactly one of" in capsys.readouterr().err
@@ -179,8 +267,10 @@ def test_predict_names_the_config_it_costed_before_the_schedule(tmp_path, capsys
     text = capsys.readouterr().out
     hw = load_hardware("wormhole_n150")
     cfg = ttnn_default_config(hw, make_problem(load_program("gemm"), "M=1024,K=1024,N=1024"))
-    call = (f"  ttnn.{cfg.program_config}(compute_with_storage_grid_size=ttnn.CoreCoord(8, 8), "
-            f"in0_block_w={cfg.in0_block_w}, per_core_M={cfg.per_core_M}, per_core_N={cfg.per_core_N}")
+    call = (
+        f"  ttnn.{cfg.program_config}(compute_with_storage_grid_size=ttnn.CoreCoord(8, 8), "
+        f"in0_block_w={cfg.in0_block_w}, per_core_M={cfg.per_core_M}, per_core_N={cfg.per_core_N}"
+    )
     lines = text.splitlines()
     assert lines[:2] == ["ttnn config costed (what ttnn picks when the call gives none):", "  ttnn.matmul"]
     assert lines[2].startswith(call) and lines[2].endswith(f"transpose_mcast={cfg.transpose_mcast}, fuse_batch=True)")
@@ -193,16 +283,29 @@ def test_predict_names_the_config_it_costed_before_the_schedule(tmp_path, capsys
     assert doc["ttnn_config_class"] == f"ttnn.{cfg.program_config}" and doc["ttnn_op"] == "ttnn.matmul"
     assert doc["ttnn_config_fields"]["per_core_N"] == cfg.per_core_N and "mcast_in0" not in doc["ttnn_config_fields"]
     given = tmp_path / "one_d.json"
-    given.write_text(json.dumps({"program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig",
-                                 "compute_with_storage_grid_size": [8, 4], "in0_block_w": 2, "per_core_M": 32,
-                                 "per_core_N": 1, "out_subblock_h": 1, "out_subblock_w": 1, "mcast_in0": True,
-                                 "memory": {"out": "L1_WIDTH_SHARDED"}}))
+    given.write_text(
+        json.dumps(
+            {
+                "program_config": "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+                "compute_with_storage_grid_size": [8, 4],
+                "in0_block_w": 2,
+                "per_core_M": 32,
+                "per_core_N": 1,
+                "out_subblock_h": 1,
+                "out_subblock_w": 1,
+                "mcast_in0": True,
+                "memory": {"out": "L1_WIDTH_SHARDED"},
+            }
+        )
+    )
     assert main(["predict", *shape, "--ttnn-config", str(given)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"ttnn config costed (from {given}):"
-    assert lines[2] == ("  ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(compute_with_storage_grid_size="
-                        "ttnn.CoreCoord(8, 4), in0_block_w=2, per_core_M=32, per_core_N=1, out_subblock_h=1, "
-                        "out_subblock_w=1, mcast_in0=True, fuse_batch=True)")
+    assert lines[2] == (
+        "  ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig(compute_with_storage_grid_size="
+        "ttnn.CoreCoord(8, 4), in0_block_w=2, per_core_M=32, per_core_N=1, out_subblock_h=1, "
+        "out_subblock_w=1, mcast_in0=True, fuse_batch=True)"
+    )
     assert lines[3] == "  memory: out=L1_WIDTH_SHARDED"
 
 
@@ -226,8 +329,10 @@ def test_accuracy_on_the_published_data(published) -> None:  # type: ignore[no-u
         assert set(c["model"]["by_kind"]) == {"manual", "out_of_box"}
         assert c["model_cross_validated"] is None  # only with --cross-validate
         # the roofline refitted without a shape predicts it worse than the one fitted on every row
-        assert c["roofline_cross_validated"]["all"]["median_abs_err_pct"] >= \
-            c["roofline"]["all"]["median_abs_err_pct"] - 1.0
+        assert (
+            c["roofline_cross_validated"]["all"]["median_abs_err_pct"]
+            >= c["roofline"]["all"]["median_abs_err_pct"] - 1.0
+        )
     row = rows[0]
     assert {"card", "M", "K", "N", "time_ns", "predicted_ns", "measured_ns", "error_pct"} <= set(row)
 
@@ -274,31 +379,66 @@ def test_calibrate_writes_a_new_yaml_and_improves_the_training_fit(tmp_path, cap
     start = tmp_path / "n150.yaml"
     start.write_text(text)
     # an integer, a per-fidelity entry and a rate, with the constant the shipped file fits (fewer: quicker)
-    fitted_constants = ("compute.tile_pack_cycles,compute.matmul_tile_cycles.hifi2,dram.core_read_bytes_per_cycle,"
-                        "dram.step_read_bytes_per_cycle")
-    assert main(["calibrate", "--hw", str(start), "--data", str(CALIBRATION), "--configs", str(CONFIGS),
-                 "-o", str(out), "--constants", fitted_constants]) == 0
+    fitted_constants = (
+        "compute.tile_pack_cycles,compute.matmul_tile_cycles.hifi2,dram.core_read_bytes_per_cycle,"
+        "dram.step_read_bytes_per_cycle"
+    )
+    assert (
+        main(
+            [
+                "calibrate",
+                "--hw",
+                str(start),
+                "--data",
+                str(CALIBRATION),
+                "--configs",
+                str(CONFIGS),
+                "-o",
+                str(out),
+                "--constants",
+                fitted_constants,
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "fitted constants, in sample" in text and "cross-validated" not in text
     fitted = load_hardware(str(out))
     shipped = load_hardware("wormhole_n150")
     assert fitted.grid == shipped.grid
-    changed = [(path.split(".")[-1], was) for path, was, now in
-               re.findall(r"^\s+([a-z_0-9.]+)\s+([\d.]+) -> ([\d.]+)$", text, re.MULTILINE) if float(was) != float(now)]
+    changed = [
+        (path.split(".")[-1], was)
+        for path, was, now in re.findall(r"^\s+([a-z_0-9.]+)\s+([\d.]+) -> ([\d.]+)$", text, re.MULTILINE)
+        if float(was) != float(now)
+    ]
     assert changed, text
     for key, was in changed:  # each changed constant says what it was; the others keep their source
         assert f"{key} calibrated (was {was})" in out.read_text()
     # a per-fidelity entry is written into its table (when it moved), never below the ideal value, and an
     # unchanged one keeps its source comment
     for fidelity in ("lofi", "hifi2", "hifi4"):
-        moved = (fitted.compute.matmul_tile_cycles[fidelity]  # type: ignore[index]  # a Fidelity is its name
-                 != shipped.compute.matmul_tile_cycles[fidelity])  # type: ignore[index]
+        moved = (
+            fitted.compute.matmul_tile_cycles[fidelity]  # type: ignore[index]  # a Fidelity is its name
+            != shipped.compute.matmul_tile_cycles[fidelity]  # type: ignore[index]
+        )
         assert (f"{fidelity} calibrated (was" in out.read_text()) == moved
     assert all(fitted.compute.matmul_tile_cycles[f] >= c for f, c in shipped.compute.matmul_tile_cycles.items())
     # the shipped file is never written, and an existing output is not overwritten
     assert main(["calibrate", "--hw", "wormhole_n150", "--data", str(CALIBRATION), "-o", str(out)]) == 2
-    assert main(["calibrate", "--hw", "wormhole_n150", "--data", str(CALIBRATION),
-                 "-o", str(resolve_hardware_path("wormhole_n150"))]) == 2
+    assert (
+        main(
+            [
+                "calibrate",
+                "--hw",
+                "wormhole_n150",
+                "--data",
+                str(CALIBRATION),
+                "-o",
+                str(resolve_hardware_path("wormhole_n150")),
+            ]
+        )
+        == 2
+    )
     assert "never writes a shipped" in capsys.readouterr().err
 
     medians = dict(re.findall(r"(\w+) constants, in sample\s+n=\d+\s+median \|err\| ([\d.]+)%", text))
@@ -319,17 +459,23 @@ def test_accuracy_with_another_hardware_file_for_one_card(tmp_path, capsys, publ
     args = ["accuracy", "--data", str(CALIBRATION), "--configs", str(CONFIGS), "--json"]
     assert main([*args, "--hw", f"p150={mine}"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    before = {(r["card"], r["config_kind"], r["M"], r["K"], r["N"], r["dtype"], r["math_fidelity"]): r["predicted_ns"]
-              for r in published["rows"]}
-    after = {(r["card"], r["config_kind"], r["M"], r["K"], r["N"], r["dtype"], r["math_fidelity"]): r["predicted_ns"]
-             for r in doc["rows"]}
+    before = {
+        (r["card"], r["config_kind"], r["M"], r["K"], r["N"], r["dtype"], r["math_fidelity"]): r["predicted_ns"]
+        for r in published["rows"]
+    }
+    after = {
+        (r["card"], r["config_kind"], r["M"], r["K"], r["N"], r["dtype"], r["math_fidelity"]): r["predicted_ns"]
+        for r in doc["rows"]
+    }
     assert before.keys() == after.keys()
     hashes = {r["card"]: r["hardware_sha256"] for r in doc["rows"]}
     assert hashes["p150"] != {r["card"]: r["hardware_sha256"] for r in published["rows"]}["p150"]
     assert all(after[k] == v for k, v in before.items() if k[0] == "n150")
     p150 = [(after[k], v) for k, v in before.items() if k[0] == "p150"]
     assert all(a <= b for a, b in p150) and sum(a < b for a, b in p150) > len(p150) / 2
-    for pin, message in (("x150=wormhole_n150", "CARD one of n150, p150"),
-                         ("p150=wormhole_n150", "describes a wormhole_b0 chip")):
+    for pin, message in (
+        ("x150=wormhole_n150", "CARD one of n150, p150"),
+        ("p150=wormhole_n150", "describes a wormhole_b0 chip"),
+    ):
         assert main([*args, "--hw", pin]) != 0
         assert message in capsys.readouterr().err

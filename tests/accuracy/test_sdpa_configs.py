@@ -40,11 +40,21 @@ def problem(causal: bool = False):  # type: ignore[no-untyped-def]
     return make_problem(load_program("flash_attention"), SHAPE, options={"causal"} if causal else set())
 
 
-@pytest.mark.parametrize("rows,cols,dst,want", [
-    # (2, 4) and (4, 2) are neither one row high nor the whole width of 16
-    (8, 16, 8, (1, 8)), (4, 2, 8, (4, 2)), (3, 5, 8, (1, 5)), (2, 2, 4, (2, 2)), (1, 1, 8, (1, 1)), (8, 8, 4, (1, 4)),
-    (2, 4, 8, (2, 4)), (8, 4, 8, (2, 4)), (6, 3, 8, (2, 3)),
-])
+@pytest.mark.parametrize(
+    "rows,cols,dst,want",
+    [
+        # (2, 4) and (4, 2) are neither one row high nor the whole width of 16
+        (8, 16, 8, (1, 8)),
+        (4, 2, 8, (4, 2)),
+        (3, 5, 8, (1, 5)),
+        (2, 2, 4, (2, 2)),
+        (1, 1, 8, (1, 1)),
+        (8, 8, 4, (1, 4)),
+        (2, 4, 8, (2, 4)),
+        (8, 4, 8, (2, 4)),
+        (6, 3, 8, (2, 3)),
+    ],
+)
 def test_largest_subblock(rows: int, cols: int, dst: int, want: tuple[int, int]) -> None:
     assert largest_subblock(rows, cols, dst) == want
 
@@ -75,16 +85,27 @@ def test_predict_equals_the_referee_on_the_same_values() -> None:
 
 def test_cli_config_and_default(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "sdpa.json"
-    path.write_text(json.dumps({"program_config": "SDPAProgramConfig", "compute_with_storage_grid_size": [8, 8],
-                                "q_chunk_size": 64, "k_chunk_size": 128, "exp_approx_mode": False}))
-    code, out, err = run("predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE,
-                         "--ttnn-config", str(path), "--json")
+    path.write_text(
+        json.dumps(
+            {
+                "program_config": "SDPAProgramConfig",
+                "compute_with_storage_grid_size": [8, 8],
+                "q_chunk_size": 64,
+                "k_chunk_size": 128,
+                "exp_approx_mode": False,
+            }
+        )
+    )
+    code, out, err = run(
+        "predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE, "--ttnn-config", str(path), "--json"
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["name"] == "H*Sq@xy|q=dram,k=dram,v=dram" and doc["status"] == "feasible"
     assert doc["params"]["q_chunk_size"] == 64 and doc["ttnn_config"]["k_chunk_size"] == 128
-    code, out, err = run("predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE, "--causal",
-                         "--ttnn-default", "--json")
+    code, out, err = run(
+        "predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE, "--causal", "--ttnn-default", "--json"
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["name"].endswith("|balanced") and doc["params"]["q_chunk_size"] == 32 == doc["params"]["k_chunk_size"]
@@ -96,10 +117,10 @@ def test_bad_configs_name_the_field(tmp_path) -> None:  # type: ignore[no-untype
     with pytest.raises(ConfigError, match="SDPAProgramConfig"):
         parse_sdpa_config({"program_config": "MatmulMultiCoreReuseMultiCastProgramConfig"})
     path = tmp_path / "big.json"
-    path.write_text(json.dumps({"compute_with_storage_grid_size": [13, 10], "q_chunk_size": 64,
-                                "k_chunk_size": 64}))
-    code, _, err = run("predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE,
-                       "--ttnn-config", str(path))
+    path.write_text(json.dumps({"compute_with_storage_grid_size": [13, 10], "q_chunk_size": 64, "k_chunk_size": 64}))
+    code, _, err = run(
+        "predict", "flash_attention", "--hw", "wormhole_n150", "--shape", SHAPE, "--ttnn-config", str(path)
+    )
     assert code == 2 and "compute_with_storage_grid_size" in err and "8x8" in err
 
 
@@ -111,16 +132,20 @@ def test_one_query_chunk_per_head_uses_the_1d_layout_of_the_heads() -> None:
     assert sdpa_schedule(hw, one_row).candidate.name == "H@xy|q=dram,k=dram,v=dram"
 
 
-@pytest.mark.parametrize("config,kv_cores,groups_per_core,grid", [
-    # 2 groups: 64 cores, at most 16 per group (the config's default), only 4 key chunks of 256
-    ({"k_chunk_size": 256}, 4, 1, [8, 1]),
-    # at most 2 cores per group: 4 cores
-    ({"k_chunk_size": 64, "max_cores_per_head_batch": 2}, 2, 1, [4, 1]),
-    # one core: its 2 groups on it (ttnn's heads per core)
-    ({"k_chunk_size": 64, "compute_with_storage_grid_size": [1, 1]}, 1, 2, [1, 1]),
-])
-def test_a_decode_problem_is_costed_as_ttnn_sdpa_decode(config: dict[str, object], kv_cores: int,
-                                                        groups_per_core: int, grid: list[int]) -> None:
+@pytest.mark.parametrize(
+    "config,kv_cores,groups_per_core,grid",
+    [
+        # 2 groups: 64 cores, at most 16 per group (the config's default), only 4 key chunks of 256
+        ({"k_chunk_size": 256}, 4, 1, [8, 1]),
+        # at most 2 cores per group: 4 cores
+        ({"k_chunk_size": 64, "max_cores_per_head_batch": 2}, 2, 1, [4, 1]),
+        # one core: its 2 groups on it (ttnn's heads per core)
+        ({"k_chunk_size": 64, "compute_with_storage_grid_size": [1, 1]}, 1, 2, [1, 1]),
+    ],
+)
+def test_a_decode_problem_is_costed_as_ttnn_sdpa_decode(
+    config: dict[str, object], kv_cores: int, groups_per_core: int, grid: list[int]
+) -> None:
     """One query token, not causal: ttnn runs ``scaled_dot_product_attention_decode``, whose split (cores per
     key/value head, heads per core) follows the grid and ``max_cores_per_head_batch``."""
     hw = load_hardware("wormhole_n150")
@@ -155,25 +180,33 @@ def test_exp_approx_mode_left_out_is_the_approximate_exponential() -> None:
     """ttnn's SDPA factory resolves an unset ``exp_approx_mode`` to true."""
     cfg = parse_sdpa_config({"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 64, "k_chunk_size": 64})
     assert cfg.exp_approx_mode is None and cfg.exp_approx is True
-    assert parse_sdpa_config({"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 64, "k_chunk_size": 64,
-                              "exp_approx_mode": False}).exp_approx is False
+    assert (
+        parse_sdpa_config(
+            {"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 64, "k_chunk_size": 64, "exp_approx_mode": False}
+        ).exp_approx
+        is False
+    )
 
 
-@pytest.mark.parametrize("shape,causal,q_chunk,cores,want", [
-    # 4 heads x 8 chunks = 32 chunks on 64 cores: one each, 32 cores
-    ("B=1,H=4,Sq=1024,Skv=1024,D=64", False, 128, 64, (1, 1, 32)),
-    # causal, n_q = 8 even: 16 pairs on 64 cores, one pair (two chunks) each
-    ("B=1,H=4,Sq=1024,Skv=1024,D=64", True, 128, 64, (1, 2, 16)),
-    # causal, 20 pairs on 8 cores: 3 pairs on the busiest core (ttnn: base 2, the first 4 cores one more;
-    # the model packs 3 per core on 7 cores)
-    ("B=1,H=4,Sq=1280,Skv=1280,D=64", True, 128, 8, (3, 6, 7)),
-    # causal, n_q = 5 odd: 20 chunks dealt one by one, 3 on the busiest of 8 cores (costed as 2 pairs)
-    ("B=1,H=4,Sq=640,Skv=640,D=64", True, 128, 8, (2, 3, 7)),
-    # not causal, 20 chunks on 64 cores: 20 cores with one each
-    ("B=1,H=4,Sq=640,Skv=640,D=64", False, 128, 64, (1, 1, 20)),
-])
-def test_the_work_split_follows_ttnn(shape: str, causal: bool, q_chunk: int, cores: int,
-                                     want: tuple[int, int, int]) -> None:
+@pytest.mark.parametrize(
+    "shape,causal,q_chunk,cores,want",
+    [
+        # 4 heads x 8 chunks = 32 chunks on 64 cores: one each, 32 cores
+        ("B=1,H=4,Sq=1024,Skv=1024,D=64", False, 128, 64, (1, 1, 32)),
+        # causal, n_q = 8 even: 16 pairs on 64 cores, one pair (two chunks) each
+        ("B=1,H=4,Sq=1024,Skv=1024,D=64", True, 128, 64, (1, 2, 16)),
+        # causal, 20 pairs on 8 cores: 3 pairs on the busiest core (ttnn: base 2, the first 4 cores one more;
+        # the model packs 3 per core on 7 cores)
+        ("B=1,H=4,Sq=1280,Skv=1280,D=64", True, 128, 8, (3, 6, 7)),
+        # causal, n_q = 5 odd: 20 chunks dealt one by one, 3 on the busiest of 8 cores (costed as 2 pairs)
+        ("B=1,H=4,Sq=640,Skv=640,D=64", True, 128, 8, (2, 3, 7)),
+        # not causal, 20 chunks on 64 cores: 20 cores with one each
+        ("B=1,H=4,Sq=640,Skv=640,D=64", False, 128, 64, (1, 1, 20)),
+    ],
+)
+def test_the_work_split_follows_ttnn(
+    shape: str, causal: bool, q_chunk: int, cores: int, want: tuple[int, int, int]
+) -> None:
     p = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set())
     assert sdpa_split(p, q_chunk, cores) == want
 

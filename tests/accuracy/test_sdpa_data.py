@@ -36,8 +36,16 @@ from loom_explorer.hardware.schema import DataFormat, Fidelity
 
 P150 = "blackhole_p150a"
 # sdpa_perf.csv column -> the sdpa_op_times.csv column it states
-STATED = {"batch": "B", "n_q_heads": "H", "n_kv_heads": "Hkv", "seq_q": "Sq", "seq_k": "Skv", "head_dim": "D",
-          "q_chunk": "q_chunk", "k_chunk": "k_chunk"}
+STATED = {
+    "batch": "B",
+    "n_q_heads": "H",
+    "n_kv_heads": "Hkv",
+    "seq_q": "Sq",
+    "seq_k": "Skv",
+    "head_dim": "D",
+    "q_chunk": "q_chunk",
+    "k_chunk": "k_chunk",
+}
 FORMATS = {"BF16": "bfloat16", "BFP8": "bfloat8_b", "BFP4": "bfloat4_b"}
 
 
@@ -140,7 +148,11 @@ def test_shipped_file_reads_without_issues() -> None:
     first = rows[0]  # line 2: the tt_transformers prefill row (sdpa_perf.csv:80)
     assert dict(first.shape) == {"B": 1, "H": 32, "Hkv": 8, "Sq": 4096, "Skv": 4096, "D": 128}
     assert (first.kernel, first.options, first.q_dtype, first.kv_dtype) == (
-        "streaming", frozenset({"causal"}), DataFormat.bfloat8_b, DataFormat.bfloat8_b)
+        "streaming",
+        frozenset({"causal"}),
+        DataFormat.bfloat8_b,
+        DataFormat.bfloat8_b,
+    )
     assert first.config.compute_with_storage_grid_size == (8, 8)
     assert (first.config.q_chunk_size, first.config.k_chunk_size, first.time_ns) == (256, 256, 2280000)
 
@@ -158,11 +170,11 @@ def write_with(path: Path, changes: dict[tuple[int, str], str]) -> Path:
 
 
 def test_bad_cells_are_reported_by_line_and_column(tmp_path: Path) -> None:
-    path = write_with(tmp_path / "bad.csv", {(3, "kernel"): "warp", (4, "q_chunk"): "100", (5, "time_ns"): "-1",
-                                              (6, "grid_x"): "14"})
+    path = write_with(
+        tmp_path / "bad.csv", {(3, "kernel"): "warp", (4, "q_chunk"): "100", (5, "time_ns"): "-1", (6, "grid_x"): "14"}
+    )
     rows, issues = read_sdpa_measurements(path)
-    assert sorted((i.line, i.column) for i in issues) == [(3, "kernel"), (4, "q_chunk"), (5, "time_ns"),
-                                                           (6, "grid_x")]
+    assert sorted((i.line, i.column) for i in issues) == [(3, "kernel"), (4, "q_chunk"), (5, "time_ns"), (6, "grid_x")]
     by_line = {i.line: i for i in issues}
     assert "not an SDPA kernel" in by_line[3].reason and "'warp'" in str(by_line[3])
     assert by_line[4].reason == "not a multiple of 32" and str(by_line[4]).startswith(f"{path}:4: column q_chunk")
@@ -176,8 +188,7 @@ def test_cli_refuses_a_bad_row_unless_skipped(tmp_path: Path) -> None:
     code, out, err = run("accuracy", "--kernel", "flash_attention", "--data", str(path), "--json")
     assert code == 2 and out == ""
     assert f"{path}:3: column kernel" in err and "--skip-bad-rows" in err
-    code, out, err = run("accuracy", "--kernel", "flash_attention", "--data", str(path), "--json",
-                         "--skip-bad-rows")
+    code, out, err = run("accuracy", "--kernel", "flash_attention", "--data", str(path), "--json", "--skip-bad-rows")
     assert code == 0, err
     assert [r["line"] for r in json.loads(out)["rows"]] == [n for n in range(2, len(op_times()) + 2) if n != 3]
 
@@ -221,9 +232,14 @@ def _pair(predicted: list[SdpaRow]) -> tuple[SdpaRow, SdpaRow]:
     shape = {"B": 1, "H": 32, "Hkv": 8, "Sq": 4096, "Skv": 4096, "D": 128}
 
     def one(kernel: str) -> SdpaRow:
-        [row] = [r for r in predicted if r.measured.kernel == kernel and dict(r.measured.shape) == shape
-                 and r.measured.config.compute_with_storage_grid_size == (8, 8)
-                 and (r.measured.config.q_chunk_size, r.measured.config.k_chunk_size) == (256, 256)]
+        [row] = [
+            r
+            for r in predicted
+            if r.measured.kernel == kernel
+            and dict(r.measured.shape) == shape
+            and r.measured.config.compute_with_storage_grid_size == (8, 8)
+            and (r.measured.config.q_chunk_size, r.measured.config.k_chunk_size) == (256, 256)
+        ]
         return row
 
     return one("streaming"), one("accurate")
@@ -290,19 +306,26 @@ def test_cli_hardware_pin_changes_the_predictions(tmp_path: Path) -> None:
             assert after["predicted_ns"] == before["predicted_ns"], before["line"]
 
 
-@pytest.mark.parametrize("command,option", [
-    (("accuracy",), ("--configs", "configs.csv")),
-    (("accuracy",), ("--record",)),
-    (("accuracy",), ("--constants", "compute.matmul_tile_cycles")),
-    (("accuracy",), ("--store", "store")),
-    (("calibrate", "--hw", P150, "-o", "OUT"), ("--configs", "configs.csv")),
-    (("calibrate", "--hw", P150, "-o", "OUT"), ("--constants", "compute.matmul_tile_cycles")),
-])
-def test_gemm_options_are_refused_for_flash_attention(tmp_path: Path, command: tuple[str, ...],
-                                                      option: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "command,option",
+    [
+        (("accuracy",), ("--configs", "configs.csv")),
+        (("accuracy",), ("--record",)),
+        (("accuracy",), ("--constants", "compute.matmul_tile_cycles")),
+        (("accuracy",), ("--store", "store")),
+        (("calibrate", "--hw", P150, "-o", "OUT"), ("--configs", "configs.csv")),
+        (("calibrate", "--hw", P150, "-o", "OUT"), ("--constants", "compute.matmul_tile_cycles")),
+    ],
+)
+def test_gemm_options_are_refused_for_flash_attention(
+    tmp_path: Path, command: tuple[str, ...], option: tuple[str, ...]
+) -> None:
     argv = [str(tmp_path / "out.yaml") if a == "OUT" else a for a in command]
-    argv += ["--kernel", "flash_attention", *[str(tmp_path / o) if o in ("configs.csv", "store") else o
-                                              for o in option]]
+    argv += [
+        "--kernel",
+        "flash_attention",
+        *[str(tmp_path / o) if o in ("configs.csv", "store") else o for o in option],
+    ]
     code, out, err = run(*argv)
     assert code == 2, (out, err)
     assert option[0] in err and "GEMM option" in err
@@ -346,8 +369,9 @@ def _subset(tmp_path: Path) -> Path:
 @pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_calibrate_writes_fitted_attention_constants(tmp_path: Path) -> None:
     out_path = tmp_path / "out.yaml"
-    code, out, err = run("calibrate", "--kernel", "flash_attention", "--hw", P150, "-o", str(out_path),
-                         "--data", str(_subset(tmp_path)))
+    code, out, err = run(
+        "calibrate", "--kernel", "flash_attention", "--hw", P150, "-o", str(out_path), "--data", str(_subset(tmp_path))
+    )
     assert code == 0, err
     shipped = load_hardware(P150)
     fitted = load_hardware(str(out_path))
@@ -382,8 +406,9 @@ def test_calibrate_writes_fitted_attention_constants(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_cross_validated_report(tmp_path: Path) -> None:
-    code, out, err = run("accuracy", "--kernel", "flash_attention", "--data", str(_subset(tmp_path)),
-                         "--cross-validate", "--json")
+    code, out, err = run(
+        "accuracy", "--kernel", "flash_attention", "--data", str(_subset(tmp_path)), "--cross-validate", "--json"
+    )
     assert code == 0, err
     report = json.loads(out)
     held_out = report["cross_validated"]

@@ -55,15 +55,18 @@ def referee_cycles(hw_name: str, p: Problem, candidate: str, values: dict[str, i
     return evaluated.result.solution.latency_cycles
 
 
-@pytest.mark.parametrize("units,grid,want", [
-    (64, (8, 8), (1, 64, (8, 8))),
-    (60, (8, 8), (1, 60, (8, 8))),  # 7 full rows and 4 cores of the 8th
-    (5, (8, 8), (1, 5, (5, 1))),  # one row, shrunk to its cores
-    (256, (8, 8), (4, 64, (8, 8))),
-    (65, (8, 8), (2, 33, (8, 5))),  # ttnn: one core with 2, 63 with 1; packed: 33 cores with 2
-    (1, (8, 8), (1, 1, (1, 1))),
-    (448, (8, 8), (7, 64, (8, 8))),
-])
+@pytest.mark.parametrize(
+    "units,grid,want",
+    [
+        (64, (8, 8), (1, 64, (8, 8))),
+        (60, (8, 8), (1, 60, (8, 8))),  # 7 full rows and 4 cores of the 8th
+        (5, (8, 8), (1, 5, (5, 1))),  # one row, shrunk to its cores
+        (256, (8, 8), (4, 64, (8, 8))),
+        (65, (8, 8), (2, 33, (8, 5))),  # ttnn: one core with 2, 63 with 1; packed: 33 cores with 2
+        (1, (8, 8), (1, 1, (1, 1))),
+        (448, (8, 8), (7, 64, (8, 8))),
+    ],
+)
 def test_work_split(units: int, grid: tuple[int, int], want: tuple[int, int, tuple[int, int]]) -> None:
     assert work_split(units, grid) == want
 
@@ -72,9 +75,15 @@ def test_rmsnorm_prefill_is_one_tile_row_per_core_on_all_64_cores() -> None:
     """2048 x 4096: 64 tile rows over the 8x8 grid, one each; the row (128 tiles) held whole."""
     p = problem("rmsnorm", "H=2048,W=4096")
     default, evaluated = evaluate_interleaved_default(load_hardware(N150), p)
-    assert default == TtnnDefaultOp(op="ttnn.rms_norm", program="interleaved, LayerNormDefaultProgramConfig",
-                                    compute_with_storage_grid_size=(8, 8), unit="tile row", units=64, per_core=1,
-                                    cores=64)
+    assert default == TtnnDefaultOp(
+        op="ttnn.rms_norm",
+        program="interleaved, LayerNormDefaultProgramConfig",
+        compute_with_storage_grid_size=(8, 8),
+        unit="tile row",
+        units=64,
+        per_core=1,
+        cores=64,
+    )
     want = {"grid_x": 8, "grid_y": 8, "per_core_H": 1, "block_h": 1, "x_buffer_depth": 1}
     assert evaluated.schedule.candidate.name == NORM and evaluated.values == want
     assert evaluated.result.solution is not None
@@ -98,8 +107,9 @@ def test_a_decode_norm_is_one_row_on_one_core() -> None:
     p = problem("rmsnorm", "H=32,W=4096")
     default, evaluated = evaluate_interleaved_default(hw, p)
     assert (default.units, default.per_core, default.cores) == (1, 1, 1)
-    assert default.describe() == ("ttnn.rms_norm (interleaved, LayerNormDefaultProgramConfig): 1 tile row over 1 "
-                                  "of 8x8 cores, 1 per core")
+    assert default.describe() == (
+        "ttnn.rms_norm (interleaved, LayerNormDefaultProgramConfig): 1 tile row over 1 of 8x8 cores, 1 per core"
+    )
     assert evaluated.schedule.candidate.name == NORM
     assert NORM not in {c.name for c in enumerate_candidates(p)}
     assert evaluated.values == {"grid_x": 1, "grid_y": 1, "per_core_H": 1, "block_h": 1, "x_buffer_depth": 1}
@@ -127,18 +137,28 @@ def test_swiglu_decode_row_is_flattened_over_the_grid() -> None:
     assert default.op == "ttnn.multiply"
     assert default.program == "binary_ng, interleaved, input_tensor_a_activations=[SILU]"
     assert evaluated.schedule.candidate.name == ADD
-    assert evaluated.values == {"grid_x": 8, "grid_y": 8, "per_core_H*W": 7, "block": 1, "a_buffer_depth": 2,
-                                "b_buffer_depth": 2}
+    assert evaluated.values == {
+        "grid_x": 8,
+        "grid_y": 8,
+        "per_core_H*W": 7,
+        "block": 1,
+        "a_buffer_depth": 2,
+        "b_buffer_depth": 2,
+    }
     assert evaluated.result.solution is not None
 
 
-@pytest.mark.parametrize("kernel,shape,activation,op,program", [
-    ("softmax", "H=2048,W=2048", None, "ttnn.softmax", "interleaved, SoftmaxDefaultProgramConfig"),
-    ("layernorm", "H=2048,W=1024", None, "ttnn.layer_norm", "interleaved, LayerNormDefaultProgramConfig"),
-    ("unary", "H=64,W=64", "relu", "ttnn.relu", "unary, interleaved"),
-])
-def test_the_op_is_named_from_the_program(kernel: str, shape: str, activation: str | None, op: str,
-                                          program: str) -> None:
+@pytest.mark.parametrize(
+    "kernel,shape,activation,op,program",
+    [
+        ("softmax", "H=2048,W=2048", None, "ttnn.softmax", "interleaved, SoftmaxDefaultProgramConfig"),
+        ("layernorm", "H=2048,W=1024", None, "ttnn.layer_norm", "interleaved, LayerNormDefaultProgramConfig"),
+        ("unary", "H=64,W=64", "relu", "ttnn.relu", "unary, interleaved"),
+    ],
+)
+def test_the_op_is_named_from_the_program(
+    kernel: str, shape: str, activation: str | None, op: str, program: str
+) -> None:
     default, _, values = ttnn_default_op(load_hardware(N150), problem(kernel, shape, activation))
     assert (default.op, default.program) == (op, program)
     assert values["grid_x"] * values["grid_y"] >= default.cores
@@ -184,14 +204,22 @@ def test_cli_predict_ttnn_default() -> None:
     doc = json.loads(out)
     assert doc["name"] == NORM and doc["status"] == "feasible"
     assert doc["params"] == {"grid_x": 8, "grid_y": 8, "per_core_H": 1, "block_h": 1, "x_buffer_depth": 1}
-    assert doc["ttnn_config"] == {"op": "ttnn.rms_norm", "program": "interleaved, LayerNormDefaultProgramConfig",
-                                  "compute_with_storage_grid_size": [8, 8], "unit": "tile row", "units": 64,
-                                  "per_core": 1, "cores": 64}
+    assert doc["ttnn_config"] == {
+        "op": "ttnn.rms_norm",
+        "program": "interleaved, LayerNormDefaultProgramConfig",
+        "compute_with_storage_grid_size": [8, 8],
+        "unit": "tile row",
+        "units": 64,
+        "per_core": 1,
+        "cores": 64,
+    }
     code, out, err = run("predict", "binary", "--hw", N150, "--shape", "H=320,W=192", "--ttnn-default")
     assert code == 0, err
     assert ADD in out and "per_core_H*W" in out
-    assert out.startswith("ttnn config costed (what ttnn picks when the call gives none):\n  ttnn.add\n"
-                          "  no program config (binary_ng, interleaved): 60 tiles over 60 of 8x8 cores, 1 per core\n")
+    assert out.startswith(
+        "ttnn config costed (what ttnn picks when the call gives none):\n  ttnn.add\n"
+        "  no program config (binary_ng, interleaved): 60 tiles over 60 of 8x8 cores, 1 per core\n"
+    )
     assert doc["ttnn_op"] == "ttnn.rms_norm" and doc["ttnn_config_class"] is None
     assert doc["ttnn_config_source"] == "ttnn default" and doc["ttnn_config_fields"] == doc["ttnn_config"]
 

@@ -39,8 +39,9 @@ def served() -> Iterator[tuple[RunningServer, object]]:
 
 
 @pytest.fixture()
-def explorer(served: tuple[RunningServer, object], tmp_path: Path,
-             monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ExplorerPage, str]]:
+def explorer(
+    served: tuple[RunningServer, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[ExplorerPage, str]]:
     """A new page of the served explorer; the server (in this process) solves into a results store of this
     test's own, so no test's page is answered from another's proofs."""
     monkeypatch.setenv("LOOM_EXPLORER_STORE", str(tmp_path / "results.sqlite"))

@@ -77,8 +77,12 @@ def test_a_parameter_s_value_list_and_value_arrive_together(explorer: tuple[Expl
     """A value chosen between the two would be overwritten by the server's default value."""
     page, url = explorer
     frames: list[str] = []
-    page.page.on("websocket", lambda ws: ws.on(
-        "framereceived", lambda f: frames.append(f if isinstance(f, str) else f.decode(errors="replace"))))
+    page.page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framereceived", lambda f: frames.append(f if isinstance(f, str) else f.decode(errors="replace"))
+        ),
+    )
     page.open(url + SMALL)
     seen = len(frames)
     page.choose(".pin-name", "in0_block_w")
@@ -88,8 +92,10 @@ def test_a_parameter_s_value_list_and_value_arrive_together(explorer: tuple[Expl
         return [f for f in frames[seen:] if '"attr":"options"' in f or '"attr":"value"' in f]
 
     # until both the value list and the value have arrived (together, or the second of two messages)
-    page.wait_until(lambda: any('"attr":"options"' in f for f in received())
-                    and any('"attr":"value"' in f for f in received()), "the value list and the value")
+    page.wait_until(
+        lambda: any('"attr":"options"' in f for f in received()) and any('"attr":"value"' in f for f in received()),
+        "the value list and the value",
+    )
     page.page.wait_for_timeout(500)  # a quiet spell in which a further patch of either would show (none may)
     patches = received()
     assert len(patches) == 1 and '"attr":"options"' in patches[0] and '"attr":"value"' in patches[0], patches

@@ -21,8 +21,12 @@ CONTROLS = "button, select, input, textarea, .tabulator"
 
 
 @pytest.fixture(params=[1280, 1920], ids=lambda w: f"{w}px")
-def wide_page(request: pytest.FixtureRequest, served: tuple[RunningServer, object], tmp_path: Path,
-              monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ExplorerPage, int]]:
+def wide_page(
+    request: pytest.FixtureRequest,
+    served: tuple[RunningServer, object],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[ExplorerPage, int]]:
     monkeypatch.setenv("LOOM_EXPLORER_STORE", str(tmp_path / "results.sqlite"))
     server, browser = served
     width = int(request.param)
@@ -88,7 +92,8 @@ def test_the_layout_holds_and_the_selected_row_stays_in_view(wide_page: tuple[Ex
 
 
 def test_the_formula_has_no_error_marks_and_measure_says_nothing_is_measured(
-        wide_page: tuple[ExplorerPage, int]) -> None:
+    wide_page: tuple[ExplorerPage, int],
+) -> None:
     page, _ = wide_page
     formula = page.page.locator(".formula")
     assert "T1[" in page.text(".formula")  # the lookup tables are there, named once ...

@@ -41,7 +41,8 @@ def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: t
     page.page.evaluate(  # every status line the server sends, in window.__profilerStatuses
         "() => { window.__profilerStatuses = []; const s = [...Bokeh.documents[0].all_models].find("
         "m => (m.css_classes || []).includes('profiler-status')); "
-        "s.properties.text.change.connect(() => window.__profilerStatuses.push(s.text)) }")
+        "s.properties.text.change.connect(() => window.__profilerStatuses.push(s.text)) }"
+    )
     options = page.page.locator(".profiler-capture option").all_inner_texts()
     page.page.locator(".profiler-capture select").select_option(label=next(o for o in options if o.startswith(CLIP)))
     page.page.locator(".profiler-status").get_by_text("biggest predicted gain first").wait_for()
@@ -70,11 +71,13 @@ def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: t
     assert TOP_OP in opened and "fp32 accumulation" in opened and "bias" in opened
     # the chart's point may reach the browser in a message after the marked line's: wait for it to be drawn
     page.page.wait_for_function(
-        "() => Bokeh.documents[0].get_model_by_name('measure_marker').data.measured_us.length > 0")
+        "() => Bokeh.documents[0].get_model_by_name('measure_marker').data.measured_us.length > 0"
+    )
     marked = page.page.evaluate(
         "() => { const d = Bokeh.documents[0]; return {"
         "measured: d.get_model_by_name('measure_marker').data.measured_us,"
-        " visible: d.get_model_by_name('measure_figure').visible} }")
+        " visible: d.get_model_by_name('measure_figure').visible} }"
+    )
     assert marked["visible"] and len(marked["measured"]) == 1
     assert abs(marked["measured"][0] - measured_us) < 0.1  # the table's measured us, on the chart
     assert f"measured {measured_us:,.1f} us per call" in page.text(".measure-marked")
@@ -85,7 +88,8 @@ def test_an_upload_that_is_no_report_shows_its_error(explorer: tuple[ExplorerPag
     page.open(url + SMALL)
     _open_section(page)
     page.page.locator(".profiler-upload input[type=file]").set_input_files(
-        files=[{"name": "notes.csv", "mimeType": "text/csv", "buffer": b"name,value\nx,1\n"}])  # type: ignore[arg-type]
+        files=[{"name": "notes.csv", "mimeType": "text/csv", "buffer": b"name,value\nx,1\n"}]  # type: ignore[arg-type]
+    )
     shown = page.page.locator(".profiler-error").get_by_text("required column")
     shown.wait_for()
     error = shown.inner_text().strip()

@@ -101,8 +101,11 @@ def _deep_text(page: ExplorerPage) -> str:
     return str(page.page.evaluate(DEEP_TEXT))
 
 
-def test_a_path_in_the_query_runs_nothing_and_shows_nothing_of_the_file(cli_server: Served, new_page,  # type: ignore[no-untyped-def]
-                                                                         tmp_path: Path) -> None:
+def test_a_path_in_the_query_runs_nothing_and_shows_nothing_of_the_file(
+    cli_server: Served,
+    new_page,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     secret = f"secret-{uuid.uuid4().hex}"
     hw_file = tmp_path / "chip.yaml"
     hw_file.write_text(f"name: wormhole\nclock_ghz: {secret}: [\n")  # malformed: a YAML error quotes this line
@@ -159,8 +162,10 @@ def test_bad_form_values_name_the_field_and_keep_the_last_good_problem(cli_serve
     for shape in ("M=abc,K=256,N=256", "M=1000000000000,K=256,N=256"):  # unreadable; far too large to model
         page.page.locator(".in-shape input").fill(shape)
         page.page.locator(".in-shape input").press("Enter")
-        page.wait_until(lambda shown=before: page.page.locator(".error").is_visible()
-                        and page.text(".error") != shown, f"a new error for shape {shape}")
+        page.wait_until(
+            lambda shown=before: page.page.locator(".error").is_visible() and page.text(".error") != shown,
+            f"a new error for shape {shape}",
+        )
         message = before = page.text(".error")
         assert "shape: " in message and "Traceback" not in message
         assert len(message.split("shape: ", 1)[1].strip()) > 10, message  # a reason follows

@@ -26,8 +26,20 @@ from loom_explorer.program import list_kernels, load_program
 from loom_explorer.solve.solver import Session
 from loom_explorer.validate import referee
 
-CANDIDATE_KEYS = {"name", "description", "status", "latency_cycles", "latency_us", "tflops", "roofline_pct",
-                  "params", "breakdown", "l1_bytes", "solve_seconds", "conflict"}
+CANDIDATE_KEYS = {
+    "name",
+    "description",
+    "status",
+    "latency_cycles",
+    "latency_us",
+    "tflops",
+    "roofline_pct",
+    "params",
+    "breakdown",
+    "l1_bytes",
+    "solve_seconds",
+    "conflict",
+}
 TOP_KEYS = {"schema_version", "hardware", "kernel", "shape", "dtype", "fidelity", "candidates"}
 
 
@@ -39,6 +51,7 @@ def run_main(argv):
 
 
 # ------------------------------------------------------------------------------------------- listings
+
 
 def test_hw_list(capsys):
     assert cli.main(["hw", "list"]) == 0
@@ -75,6 +88,7 @@ def test_kernels_list(capsys):
 
 
 # ----------------------------------------------------------------------------------- machine contract
+
 
 @pytest.fixture(scope="module")
 def contract():
@@ -119,7 +133,7 @@ def test_solve_json_candidates(contract):
         assert verdict.solution.l1_bytes == c["l1_bytes"] <= hw.l1.usable_bytes
         assert c["latency_cycles"] >= schedule.ideal_cycles
         assert c["latency_cycles"] >= evaluate(schedule.latency_lower_bound, c["params"])
-        flops = 2 * 256 ** 3
+        flops = 2 * 256**3
         assert c["tflops"] == pytest.approx(flops / (c["latency_us"] * 1e-6) / 1e12, rel=1e-2)
 
 
@@ -141,8 +155,17 @@ def test_solve_table(tiny_hw_path, capsys):
 
 def test_alternatives(tiny_hw_path):
     names = ["M@y,N@x|in0=dram,in1=dram", "N@xy|in0=mcast_xy,in1=dram"]
-    argv = ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", "M=128,K=96,N=160", "--alternatives", "3",
-            "--json"] + [a for n in names for a in ("--candidate", n)]
+    argv = [
+        "solve",
+        "gemm",
+        "--hw",
+        str(tiny_hw_path),
+        "--shape",
+        "M=128,K=96,N=160",
+        "--alternatives",
+        "3",
+        "--json",
+    ] + [a for n in names for a in ("--candidate", n)]
     code, out, err = run_main(argv)
     assert code == 0, err
     data = json.loads(out)
@@ -159,10 +182,24 @@ def test_alternatives(tiny_hw_path):
 
 # ------------------------------------------------------------------------------------------ exit codes
 
+
 def test_exit_3_when_pins_conflict_everywhere(tiny_hw_path):
     """out_block_h = in0_block_w = 20 tiles of fp32: the in0 block alone is 1.6 MB, over L1 everywhere."""
-    argv = ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", "M=640,K=640,N=64", "--dtype", "fp32",
-            "--pin", "out_block_h=20", "--pin", "in0_block_w=20", "--json"]
+    argv = [
+        "solve",
+        "gemm",
+        "--hw",
+        str(tiny_hw_path),
+        "--shape",
+        "M=640,K=640,N=64",
+        "--dtype",
+        "fp32",
+        "--pin",
+        "out_block_h=20",
+        "--pin",
+        "in0_block_w=20",
+        "--json",
+    ]
     code, out, err = run_main(argv)
     assert code == 3, err
     data = json.loads(out)
@@ -181,24 +218,27 @@ def test_exit_3_when_pins_conflict_everywhere(tiny_hw_path):
             assert "1,395,424" in conflict["message"] or "1395424" in conflict["message"]
 
 
-@pytest.mark.parametrize("extra, culprit", [
-    (["--hw", "no_such_chip"], "no_such_chip"),
-    (["--shape", "M=256,K=256"], "N"),  # missing key
-    (["--shape", "M=256,K=abc,N=256"], "K"),  # not an integer
-    (["--shape", "M=256,K=256,N=256,Q=3"], "Q"),  # unknown key
-    (["--shape", "M=256,K=0,N=256"], "K"),  # not positive
-    (["--pin", "warp_count=2"], "warp_count"),  # unknown pin
-    (["--pin", "grid_x=99"], "grid_x"),  # outside its domain
-    (["--pin", "grid_x"], "grid_x"),  # not NAME=VALUE
-    (["--memory", "in0=ssd"], "ssd"),  # bad placement
-    (["--memory", "weights=l1"], "weights"),  # unknown tensor
-    (["--memory", "in0"], "in0"),  # not TENSOR=VALUE
-    (["--format", "in1=bfp3"], "bfp3"),
-    (["--activation", "swish"], "swish"),
-    (["--candidate", "Q@xy|in0=dram"], "Q@xy"),
-    (["--alternatives", "0"], "alternatives"),
-    (["--fastest", "-1"], "fastest"),
-])
+@pytest.mark.parametrize(
+    "extra, culprit",
+    [
+        (["--hw", "no_such_chip"], "no_such_chip"),
+        (["--shape", "M=256,K=256"], "N"),  # missing key
+        (["--shape", "M=256,K=abc,N=256"], "K"),  # not an integer
+        (["--shape", "M=256,K=256,N=256,Q=3"], "Q"),  # unknown key
+        (["--shape", "M=256,K=0,N=256"], "K"),  # not positive
+        (["--pin", "warp_count=2"], "warp_count"),  # unknown pin
+        (["--pin", "grid_x=99"], "grid_x"),  # outside its domain
+        (["--pin", "grid_x"], "grid_x"),  # not NAME=VALUE
+        (["--memory", "in0=ssd"], "ssd"),  # bad placement
+        (["--memory", "weights=l1"], "weights"),  # unknown tensor
+        (["--memory", "in0"], "in0"),  # not TENSOR=VALUE
+        (["--format", "in1=bfp3"], "bfp3"),
+        (["--activation", "swish"], "swish"),
+        (["--candidate", "Q@xy|in0=dram"], "Q@xy"),
+        (["--alternatives", "0"], "alternatives"),
+        (["--fastest", "-1"], "fastest"),
+    ],
+)
 def test_exit_2_names_the_culprit(tiny_hw_path, extra, culprit):
     argv = ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", "M=256,K=256,N=256"]
     # later options override earlier ones (--hw, --shape)
@@ -208,10 +248,13 @@ def test_exit_2_names_the_culprit(tiny_hw_path, extra, culprit):
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("extra, culprit", [
-    (["--dtype", "bf17"], "bf17"),
-    (["--fidelity", "hifi9"], "hifi9"),
-])
+@pytest.mark.parametrize(
+    "extra, culprit",
+    [
+        (["--dtype", "bf17"], "bf17"),
+        (["--fidelity", "hifi9"], "hifi9"),
+    ],
+)
 def test_bad_dtype_or_fidelity_exits_2(tiny_hw_path, extra, culprit):
     code, _, err = run_main(["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", "M=64,K=64,N=64"] + extra)
     assert code == 2 and culprit in err
@@ -246,20 +289,26 @@ PROGRAM = TileProgram(
 def test_user_kernel_file(tmp_path, tiny_hw_path):
     path = tmp_path / "my_kernel.py"
     path.write_text(USER_KERNEL)
-    code, out, err = run_main(["solve", str(path), "--hw", str(tiny_hw_path), "--shape", "M=64,K=64,N=96",
-                               "--memory", "x=l1", "--json"])
+    code, out, err = run_main(
+        ["solve", str(path), "--hw", str(tiny_hw_path), "--shape", "M=64,K=64,N=96", "--memory", "x=l1", "--json"]
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["kernel"] == "transposed" and data["candidates"]
     assert all("x=dram" not in c["name"] for c in data["candidates"])
 
 
-@pytest.mark.parametrize("text, culprit", [
-    ("X = 1\n", "PROGRAM"),
-    ("raise RuntimeError('boom')\n", "boom"),
-    (USER_KERNEL.replace('ops=(Matmul("w", "x", "y"),)', 'ops=(Matmul("w", "x", "y"), Matmul("w", "x", "y"))'),
-     "Matmul"),
-])
+@pytest.mark.parametrize(
+    "text, culprit",
+    [
+        ("X = 1\n", "PROGRAM"),
+        ("raise RuntimeError('boom')\n", "boom"),
+        (
+            USER_KERNEL.replace('ops=(Matmul("w", "x", "y"),)', 'ops=(Matmul("w", "x", "y"), Matmul("w", "x", "y"))'),
+            "Matmul",
+        ),
+    ],
+)
 def test_bad_user_kernel_file(tmp_path, tiny_hw_path, text, culprit):
     path = tmp_path / "bad_kernel.py"
     path.write_text(text)
@@ -268,8 +317,9 @@ def test_bad_user_kernel_file(tmp_path, tiny_hw_path, text, culprit):
 
 
 def test_bias_on_a_kernel_without_one(tiny_hw_path):
-    code, _, err = run_main(["solve", "batched_gemm", "--hw", str(tiny_hw_path), "--shape", "B=2,M=64,K=64,N=64",
-                             "--bias"])
+    code, _, err = run_main(
+        ["solve", "batched_gemm", "--hw", str(tiny_hw_path), "--shape", "B=2,M=64,K=64,N=64", "--bias"]
+    )
     assert code == 2 and "bias" in err
 
 
@@ -280,15 +330,20 @@ def test_unknown_kernel():
 
 # ------------------------------------------------------------------------------- the console script
 
+
 def _console_script() -> list[str]:
     exe = shutil.which("loom-explorer")
     return [exe] if exe else [sys.executable, "-m", "loom_explorer.cli"]
 
 
 def test_console_script_solves(tiny_hw_path):
-    proc = subprocess.run(_console_script() + ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape",
-                                               "M=64,K=64,N=64", "--json", "--top", "2"],
-                          capture_output=True, text=True, timeout=WAIT_S)
+    proc = subprocess.run(
+        _console_script()
+        + ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", "M=64,K=64,N=64", "--json", "--top", "2"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["hardware"] == "tiny_4x4" and len(data["candidates"]) == 2
@@ -296,17 +351,30 @@ def test_console_script_solves(tiny_hw_path):
 
 
 def test_console_script_bad_input(tiny_hw_path):
-    proc = subprocess.run(_console_script() + ["solve", "gemm", "--hw", "no_such_chip", "--shape",
-                                               "M=64,K=64,N=64"], capture_output=True, text=True, timeout=WAIT_S)
+    proc = subprocess.run(
+        _console_script() + ["solve", "gemm", "--hw", "no_such_chip", "--shape", "M=64,K=64,N=64"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
     assert proc.returncode == 2
     assert "no_such_chip" in proc.stderr and "Traceback" not in proc.stderr
 
 
 # ------------------------------------------------------------------------------------------ attention
 
+
 def test_solve_flash_attention_causal_json(tiny_hw_path):
-    argv = ["solve", "flash_attention", "--hw", str(tiny_hw_path), "--shape", "B=2,H=2,Sq=256,Skv=256,D=64",
-            "--causal", "--json"]
+    argv = [
+        "solve",
+        "flash_attention",
+        "--hw",
+        str(tiny_hw_path),
+        "--shape",
+        "B=2,H=2,Sq=256,Skv=256,D=64",
+        "--causal",
+        "--json",
+    ]
     code, out, err = run_main(argv)
     assert code == 0, err
     data = json.loads(out)
@@ -316,25 +384,47 @@ def test_solve_flash_attention_causal_json(tiny_hw_path):
     assert best["status"] == "optimal"
     assert {"q_chunk_size", "k_chunk_size", "qk_subblock_h", "out_subblock_w"} <= set(best["params"])
     assert best["params"]["q_chunk_size"] % 32 == 0 and best["params"]["k_chunk_size"] % 32 == 0
-    assert list(best["breakdown"]) == ["launch", "fill", "q_load", "qk_matmul", "softmax", "pv_matmul",
-                                       "kv_streaming", "normalize", "write_back"]
+    assert list(best["breakdown"]) == [
+        "launch",
+        "fill",
+        "q_load",
+        "qk_matmul",
+        "softmax",
+        "pv_matmul",
+        "kv_streaming",
+        "normalize",
+        "write_back",
+    ]
     assert sum(best["breakdown"].values()) == best["latency_cycles"]
     assert any(c["name"].endswith("|balanced") for c in data["candidates"])
 
 
 def test_solve_flash_attention_table(tiny_hw_path):
-    code, out, err = run_main(["solve", "flash_attention", "--hw", str(tiny_hw_path),
-                               "--shape", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", "--top", "3"])
+    code, out, err = run_main(
+        [
+            "solve",
+            "flash_attention",
+            "--hw",
+            str(tiny_hw_path),
+            "--shape",
+            "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64",
+            "--top",
+            "3",
+        ]
+    )
     assert code == 0, err
     assert "Hkv=2" in out and "q_chunk_size" in out and "softmax" in out
 
 
-@pytest.mark.parametrize("kernel, shape, extra, culprit", [
-    ("gemm", "M=64,K=64,N=64", ["--causal"], "causal"),  # gemm has no causal option
-    ("flash_attention", "B=1,H=2,Sq=256,Skv=128,D=64", ["--causal"], "Sq == Skv"),
-    ("flash_attention", "B=1,H=6,Hkv=4,Sq=128,Skv=128,D=64", [], "Hkv=4"),  # Hkv must divide H
-    ("flash_attention", "B=1,H=2,Sq=128,Skv=128", [], "D"),  # missing key
-])
+@pytest.mark.parametrize(
+    "kernel, shape, extra, culprit",
+    [
+        ("gemm", "M=64,K=64,N=64", ["--causal"], "causal"),  # gemm has no causal option
+        ("flash_attention", "B=1,H=2,Sq=256,Skv=128,D=64", ["--causal"], "Sq == Skv"),
+        ("flash_attention", "B=1,H=6,Hkv=4,Sq=128,Skv=128,D=64", [], "Hkv=4"),  # Hkv must divide H
+        ("flash_attention", "B=1,H=2,Sq=128,Skv=128", [], "D"),  # missing key
+    ],
+)
 def test_attention_bad_input_exits_2(tiny_hw_path, kernel, shape, extra, culprit):
     code, _, err = run_main(["solve", kernel, "--hw", str(tiny_hw_path), "--shape", shape] + extra)
     assert code == 2, err
@@ -342,6 +432,7 @@ def test_attention_bad_input_exits_2(tiny_hw_path, kernel, shape, extra, culprit
 
 
 # ------------------------------------------------------------------------------------------ program options
+
 
 def test_option_names_a_program_option_and_causal_is_its_shorthand(tiny_hw_path):
     """``--option causal`` and ``--causal`` build the same problem: one solve JSON, option for option."""
@@ -356,14 +447,29 @@ def test_option_names_a_program_option_and_causal_is_its_shorthand(tiny_hw_path)
     assert outputs[0] == outputs[1] == outputs[2]
 
 
-@pytest.mark.parametrize("kernel, shape, extra, message", [
-    ("gemm", "M=64,K=64,N=64", ["--option", "causal"],
-     "--option causal (--causal): kernel gemm has no option 'causal' (its options: none)"),
-    ("flash_attention", "B=1,H=2,Sq=128,Skv=128,D=64", ["--option", "window"],
-     "--option window: kernel flash_attention has no option 'window' (its options: causal)"),
-    ("gemm", "M=64,K=64,N=64", ["--causal"],
-     "--option causal (--causal): kernel gemm has no option 'causal' (its options: none)"),
-])
+@pytest.mark.parametrize(
+    "kernel, shape, extra, message",
+    [
+        (
+            "gemm",
+            "M=64,K=64,N=64",
+            ["--option", "causal"],
+            "--option causal (--causal): kernel gemm has no option 'causal' (its options: none)",
+        ),
+        (
+            "flash_attention",
+            "B=1,H=2,Sq=128,Skv=128,D=64",
+            ["--option", "window"],
+            "--option window: kernel flash_attention has no option 'window' (its options: causal)",
+        ),
+        (
+            "gemm",
+            "M=64,K=64,N=64",
+            ["--causal"],
+            "--option causal (--causal): kernel gemm has no option 'causal' (its options: none)",
+        ),
+    ],
+)
 def test_an_option_the_kernel_lacks_is_one_line_naming_the_flag(tiny_hw_path, kernel, shape, extra, message):
     code, _, err = run_main(["solve", kernel, "--hw", str(tiny_hw_path), "--shape", shape, *extra])
     assert code == 2
@@ -373,5 +479,5 @@ def test_an_option_the_kernel_lacks_is_one_line_naming_the_flag(tiny_hw_path, ke
 def test_kernels_list_names_each_kernels_options(capsys):
     assert cli.main(["kernels", "list"]) == 0
     out = capsys.readouterr().out
-    attention = out[out.index("flash_attention"):].splitlines()[:3]
+    attention = out[out.index("flash_attention") :].splitlines()[:3]
     assert attention[2].split() == ["options:", "causal"]

@@ -29,6 +29,7 @@ from loom_explorer.errors import (
 
 def _run(raise_it: Callable[[], object], debug: bool = False) -> int:
     """``execute`` of a command whose work raises what ``raise_it`` raises."""
+
     def work(_: argparse.Namespace) -> int:
         raise_it()
         return 0
@@ -83,10 +84,31 @@ ERRORS = _loom_errors()
 def test_the_package_s_errors_are_loom_errors() -> None:
     """The errors the command line used to catch one by one, by name."""
     names = {c.__name__ for c in ERRORS}
-    assert {"HardwareError", "KernelError", "ProblemError", "ProgramStructureError", "PinError", "InputError",
-            "ModelRangeError", "OutputError", "ExportError", "ScheduleFileError", "SimulationError", "ConfigError",
-            "DataError", "CalibrationError", "StoreError", "RunnerError", "IngestError", "OpsError", "SweepError",
-            "UnknownCandidateError", "CatalogError", "ServeError", "CellError"} <= names
+    assert {
+        "HardwareError",
+        "KernelError",
+        "ProblemError",
+        "ProgramStructureError",
+        "PinError",
+        "InputError",
+        "ModelRangeError",
+        "OutputError",
+        "ExportError",
+        "ScheduleFileError",
+        "SimulationError",
+        "ConfigError",
+        "DataError",
+        "CalibrationError",
+        "StoreError",
+        "RunnerError",
+        "IngestError",
+        "OpsError",
+        "SweepError",
+        "UnknownCandidateError",
+        "CatalogError",
+        "ServeError",
+        "CellError",
+    } <= names
 
 
 # the statuses of loom_explorer/cli/__init__.py: bad input 2 unless listed here
@@ -128,7 +150,8 @@ def test_debug_is_taken_before_and_after_the_command() -> None:
 
 
 def test_python_m_runs_the_package() -> None:
-    done = subprocess.run([sys.executable, "-m", "loom_explorer.cli", "hw", "show"], capture_output=True,
-                          text=True, timeout=WAIT_S)
+    done = subprocess.run(
+        [sys.executable, "-m", "loom_explorer.cli", "hw", "show"], capture_output=True, text=True, timeout=WAIT_S
+    )
     assert done.returncode == EXIT_BAD_INPUT
     assert done.stderr.strip() == "loom-explorer: error: hw show needs a hardware name or YAML path"

@@ -20,11 +20,13 @@ from loom_explorer.cli import entry
 
 HEAVY = ("ortools", "pandas", "networkx", "numpy", "pydantic", "yaml")
 # runs loom-explorer ARGS in a fresh interpreter, the command's output on stderr; prints the loaded modules
-LOADED = ("import contextlib, json, sys\n"
-          "from loom_explorer.cli import main\n"
-          "with contextlib.redirect_stdout(sys.stderr):\n"
-          "    code = main(sys.argv[1:])\n"
-          "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n")
+LOADED = (
+    "import contextlib, json, sys\n"
+    "from loom_explorer.cli import main\n"
+    "with contextlib.redirect_stdout(sys.stderr):\n"
+    "    code = main(sys.argv[1:])\n"
+    "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n"
+)
 
 
 def loaded(*args: str) -> tuple[int, set[str], str]:
@@ -61,8 +63,20 @@ def test_an_answer_from_the_store_needs_no_solver(tmp_path: Path) -> None:
     """Solved once (OR-Tools loaded), the same solve again comes from the store without OR-Tools, pandas or
     networkx; its heading states the per-tensor formats, which differ here."""
     store = tmp_path / "results.sqlite"
-    args = ("solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=64,K=64,N=64", "--format", "in1=bfp8_b",
-            "--candidate", "M@y,N@x|in0=mcast_x,in1=mcast_y", "--store", str(store))
+    args = (
+        "solve",
+        "gemm",
+        "--hw",
+        "wormhole_n150",
+        "--shape",
+        "M=64,K=64,N=64",
+        "--format",
+        "in1=bfp8_b",
+        "--candidate",
+        "M@y,N@x|in0=mcast_x,in1=mcast_y",
+        "--store",
+        str(store),
+    )
     for _ in range(2):  # a second try only when the package's source (part of the key) changed in between
         code, modules, out = loaded(*args)
         assert code == 0 and "ortools" in modules and "from the store" not in out
@@ -87,10 +101,18 @@ def test_every_parser_lists_the_commands_alike() -> None:
         assert _help_lines(entry.build_parser(name)) == full
 
 
-@pytest.mark.parametrize(("argv", "command"), [
-    ([], None), (["--help"], None), (["-h"], None), (["--debug"], None), (["solve", "gemm"], "solve"),
-    (["--debug", "traffic", "--help"], "traffic"), (["sovle"], "sovle"),
-])
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        ([], None),
+        (["--help"], None),
+        (["-h"], None),
+        (["--debug"], None),
+        (["solve", "gemm"], "solve"),
+        (["--debug", "traffic", "--help"], "traffic"),
+        (["sovle"], "sovle"),
+    ],
+)
 def test_the_command_is_the_first_word_that_is_no_option(argv: list[str], command: str | None) -> None:
     assert entry.command_of(argv) == command
 

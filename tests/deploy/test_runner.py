@@ -59,8 +59,23 @@ def test_without_ttnn_the_card_runner_says_why_and_auto_falls_back() -> None:
 @pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     store = tmp_path / "r.sqlite"
-    assert main(["deploy", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--runner", "simulator",
-                 "--store", str(store)]) == 0
+    assert (
+        main(
+            [
+                "deploy",
+                "gemm",
+                "--hw",
+                "wormhole_n150",
+                "--shape",
+                "M=256,K=256,N=256",
+                "--runner",
+                "simulator",
+                "--store",
+                str(store),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "traffic equal to the model" in out and "recorded as measurement 1" in out
     with open_store(store) as s:
@@ -74,8 +89,23 @@ def test_deploy_in_the_simulator_runs_the_schedule_solved_for_the_tt_lang_kernel
     writer refuses; the simulator runs the TT-Lang file, so deploy solves for its kernels, as export does, and
     runs the even split."""
     store = tmp_path / "r.sqlite"
-    assert main(["deploy", "softmax", "--hw", "wormhole_n150", "--shape", "H=64,W=2080", "--runner", "simulator",
-                 "--store", str(store)]) == 0
+    assert (
+        main(
+            [
+                "deploy",
+                "softmax",
+                "--hw",
+                "wormhole_n150",
+                "--shape",
+                "H=64,W=2080",
+                "--runner",
+                "simulator",
+                "--store",
+                str(store),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "PCC 1.000000, traffic equal to the model" in out
     with open_store(store) as s:
@@ -92,13 +122,27 @@ def test_the_card_runner_measures_a_gemm() -> None:  # pragma: no cover - card o
 
 
 def test_a_child_report_becomes_a_run() -> None:
-    profiled = {"ok": True, "stage": "done", "profiled": True, "median_ns": 1500.0, "durations_ns": [1400.0, 1500.0],
-                "pcc": 0.9995, "wall_clock_ns": 1800.0, "runs": 2, "notes": ["in0: TTNN buffers 2 block(s)"]}
+    profiled = {
+        "ok": True,
+        "stage": "done",
+        "profiled": True,
+        "median_ns": 1500.0,
+        "durations_ns": [1400.0, 1500.0],
+        "pcc": 0.9995,
+        "wall_clock_ns": 1800.0,
+        "runs": 2,
+        "notes": ["in0: TTNN buffers 2 block(s)"],
+    }
     run = card_run(profiled)
     assert (run.source, run.measured_ns, run.measured_what) == ("card", 1500.0, "device kernel duration (median)")
     assert run.pcc == 0.9995 and run.wall_clock_ns == 1800.0 and "TTNN buffers" in run.note
-    wall_only = {**profiled, "profiled": False, "median_ns": None, "durations_ns": [],
-                 "no_profiler_reason": "TT_METAL_DEVICE_PROFILER requires a Tracy-enabled build of tt-metal."}
+    wall_only = {
+        **profiled,
+        "profiled": False,
+        "median_ns": None,
+        "durations_ns": [],
+        "no_profiler_reason": "TT_METAL_DEVICE_PROFILER requires a Tracy-enabled build of tt-metal.",
+    }
     run = card_run(wall_only)
     assert run.measured_ns == 1800.0 and "no device profiler" in run.measured_what and "Tracy" in run.note
     with pytest.raises(CardRunnerError, match="no kernel durations"):
@@ -122,8 +166,7 @@ def test_the_measuring_process_gets_the_profiler_environment(tmp_path) -> None: 
 
 def test_the_card_runner_refuses_what_ttnn_would_not_run_as_scheduled() -> None:
     hw = load_hardware("wormhole_n150")
-    problem = make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64",
-                           DataFormat.float32)
+    problem = make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64", DataFormat.float32)
     session = Session(hw, problem)
     (result,) = [r for r in session.solve({}, SolveOptions()) if r.candidate_name.startswith("H*Sq@xy")]
     doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())

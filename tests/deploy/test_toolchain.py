@@ -47,14 +47,20 @@ def test_install_refuses_a_python_that_is_not_3_12(tmp_path, python: str) -> Non
 def test_find_python312_finds_a_3_12_or_none() -> None:
     found = tc.find_python312()
     if found is not None:
-        out = subprocess.run([str(found), "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run(
+            [str(found), "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True, check=True
+        )
         assert out.stdout.strip() == "(3, 12)"
 
 
 def test_status_says_where_it_is_missing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = {**os.environ, tc.ENV_VAR: ""}
-    out = subprocess.run([sys.executable, "-m", "loom_explorer.cli", "toolchain", "status", "--path",
-                          str(tmp_path / "none")], capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "loom_explorer.cli", "toolchain", "status", "--path", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert out.returncode == 1
     assert "not installed" in out.stdout and str(tmp_path / "none") in out.stdout

@@ -17,9 +17,15 @@ TIER = ROOT / "tests" / "ttnn_contract"
 @pytest.mark.toolchain
 def test_the_ttnn_contract_tier_passes(toolchain) -> None:  # type: ignore[no-untyped-def]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([str(toolchain.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "--confcutdir", str(TIER), str(TIER)],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=900, check=False)
+    done = subprocess.run(
+        [str(toolchain.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confcutdir", str(TIER), str(TIER)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=900,
+        check=False,
+    )
     tail = done.stdout[-6000:] + done.stderr[-2000:]
     assert done.returncode == 0, tail
     summary = re.search(r"(\d+) passed", done.stdout)

@@ -20,8 +20,14 @@ SHAPE = "M=256,K=256,N=256"
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "loom_explorer.cli", *args], capture_output=True, text=True,
-                          timeout=600, check=False, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "loom_explorer.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +65,35 @@ def test_a_kernel_the_compiler_refuses_says_its_real_error_first(toolchain, tmp_
     not its schedule's), and the compiler refuses it with the L1-budget error as the message's first line (tt-lang
     puts its version banner first; the report names the compiler instead)."""
     path = tmp_path / "greedy.py"
-    done = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=1024,N=256", "--candidate",
-                "M@y,N@x|in0=dram,in1=dram", "--pin", "grid_x=1", "--pin", "grid_y=1", "--pin", "out_block_h=4",
-                "--pin", "in0_block_w=16", "--format", "ttlang", "-o", str(path))
+    done = _cli(
+        "export",
+        "gemm",
+        "--hw",
+        "wormhole_n150",
+        "--shape",
+        "M=256,K=1024,N=256",
+        "--candidate",
+        "M@y,N@x|in0=dram,in1=dram",
+        "--pin",
+        "grid_x=1",
+        "--pin",
+        "grid_y=1",
+        "--pin",
+        "out_block_h=4",
+        "--pin",
+        "in0_block_w=16",
+        "--format",
+        "ttlang",
+        "-o",
+        str(path),
+    )
     assert done.returncode == 0, done.stderr
-    greedy, count = re.subn(r"^IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = (\d+), \d+",
-                            r"IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = 32, \1",
-                            path.read_text(), flags=re.MULTILINE)
+    greedy, count = re.subn(
+        r"^IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = (\d+), \d+",
+        r"IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = 32, \1",
+        path.read_text(),
+        flags=re.MULTILINE,
+    )
     assert count == 1
     path.write_text(greedy)
     done = _cli("verify", str(path))
@@ -75,13 +103,17 @@ def test_a_kernel_the_compiler_refuses_says_its_real_error_first(toolchain, tmp_
     (refused,) = compile_files([path], toolchain)
     first = refused.message.splitlines()[0]
     assert not refused.passed and refused.compiler == "tt-lang 1.1.1"
-    assert first.startswith("RuntimeError: error: total circular buffer allocation") and "exceeds L1 budget" in first, \
+    assert first.startswith("RuntimeError: error: total circular buffer allocation") and "exceeds L1 budget" in first, (
         refused.message
+    )
 
 
 @pytest.mark.toolchain
-def test_every_compile_runs_in_a_temporary_folder_of_its_own_removed_afterwards(kernel_file, toolchain,  # type: ignore[no-untyped-def]
-                                                                                 monkeypatch) -> None:
+def test_every_compile_runs_in_a_temporary_folder_of_its_own_removed_afterwards(
+    kernel_file,
+    toolchain,  # type: ignore[no-untyped-def]
+    monkeypatch,
+) -> None:
     """tt-lang writes each generated C++ kernel to /tmp/$USER/: under a USER of this test's own, none is left
     there once the compile returns (the compile ran in a /tmp/loom-compile-* folder, now removed)."""
     user = f"loom-test-{os.getpid()}-{id(kernel_file)}"
@@ -95,9 +127,12 @@ def test_every_compile_runs_in_a_temporary_folder_of_its_own_removed_afterwards(
 def test_a_declared_but_unused_buffer_is_refused_as_the_runtime_would(kernel_file, toolchain, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The compiler leaves an unused dataflow buffer without a configuration, which tt-lang's runtime refuses
     to run: the compile check says so rather than passing it (the next file still compiles)."""
-    unused, count = re.subn(r"^(    in0_dfb = ttl\.make_dataflow_buffer_like\(in0, .*)$",
-                            r"\1\n    unused_dfb = ttl.make_dataflow_buffer_like(in0, shape=(1, 1), block_count=1)",
-                            kernel_file.read_text(), flags=re.MULTILINE)
+    unused, count = re.subn(
+        r"^(    in0_dfb = ttl\.make_dataflow_buffer_like\(in0, .*)$",
+        r"\1\n    unused_dfb = ttl.make_dataflow_buffer_like(in0, shape=(1, 1), block_count=1)",
+        kernel_file.read_text(),
+        flags=re.MULTILINE,
+    )
     assert count == 1
     path = tmp_path / "unused.py"
     path.write_text(unused)

@@ -56,8 +56,7 @@ def workdir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def solved_best():
     """``solve --json``'s best candidate (one CP-SAT worker: deterministic, so export must agree exactly)."""
-    code, out, err = run_main(["solve", "gemm", "--hw", HW, "--shape", SHAPE, "--json", "--top", "1",
-                               "--workers", "1"])
+    code, out, err = run_main(["solve", "gemm", "--hw", HW, "--shape", SHAPE, "--json", "--top", "1", "--workers", "1"])
     assert code == 0, err
     (best,) = json.loads(out)["candidates"]
     assert best["status"] == "optimal"
@@ -73,6 +72,7 @@ def best_export(workdir):
 
 
 # ------------------------------------------------------------------------------------ --format json
+
 
 def test_export_json_is_the_solvers_best(best_export, solved_best):
     path, out, err = best_export
@@ -135,6 +135,7 @@ def test_tensor_format_and_no_noc_bound_are_recorded(workdir):
 
 # ------------------------------------------------------------------------------------- output files
 
+
 def test_existing_file_is_left_untouched(workdir):
     path = workdir / "existing.json"
     path.write_text("precious contents\n")
@@ -176,8 +177,19 @@ def test_unknown_candidate(workdir):
 def test_no_schedule_exits_3(workdir):
     path = workdir / "none.json"
     # an fp32 in0 block of 20 x 20 tiles alone is 1.6 MB: over L1
-    code, _, err = export("json", path, "--candidate", DRAM, "--dtype", "fp32", "--pin", "out_block_h=20",
-                          "--pin", "in0_block_w=20", shape="M=640,K=640,N=64")
+    code, _, err = export(
+        "json",
+        path,
+        "--candidate",
+        DRAM,
+        "--dtype",
+        "fp32",
+        "--pin",
+        "out_block_h=20",
+        "--pin",
+        "in0_block_w=20",
+        shape="M=640,K=640,N=64",
+    )
     assert code == 3, err
     assert DRAM in err and "no schedule, so no export" in err, err
     assert not path.exists()
@@ -195,17 +207,24 @@ def test_npe_workload(workdir, dram_json):
     assert data == npe_workload(built.hardware, schedule_transfers(built.hardware, built.schedule, doc.params))
     assert data["hardware"] == HW
     transfers = data["phases"][0]["transfers"]
-    assert transfers and all({"packet_size", "num_packets", "src_x", "src_y", "noc_type"} <= set(t)
-                             for t in transfers)
+    assert transfers and all({"packet_size", "num_packets", "src_x", "src_y", "noc_type"} <= set(t) for t in transfers)
     assert not any("mcast_start_x" in t for t in transfers)  # dram,dram: nothing is multicast
 
 
 # ---------------------------------------------------------------------------------- --format ttlang
 
+
 def test_ttlang_of_a_2d_attention_layout_is_refused(workdir):
     path = workdir / "attention.py"
-    code, _, err = export("ttlang", path, "--causal", "--candidate", "H@y,Sq@x|q=dram,k=dram,v=dram",
-                          kernel="flash_attention", shape="B=1,H=2,Sq=512,Skv=512,D=64")
+    code, _, err = export(
+        "ttlang",
+        path,
+        "--causal",
+        "--candidate",
+        "H@y,Sq@x|q=dram,k=dram,v=dram",
+        kernel="flash_attention",
+        shape="B=1,H=2,Sq=512,Skv=512,D=64",
+    )
     assert code == 2, err
     assert "flattened layout" in err and "H@y,Sq@x|q=dram,k=dram,v=dram is not" in err, err
     assert "Traceback" not in err
@@ -232,15 +251,21 @@ def dram_kernel(workdir) -> Path:
 def _constants(text: str) -> dict[str, int]:
     """The kernel file's schedule constants (``NAME, NAME = a, b`` lines)."""
     out: dict[str, int] = {}
-    for names, values in re.findall(r"^([A-Z][A-Z_0-9]*(?:, [A-Z][A-Z_0-9]*)*) = (\d+(?:, \d+)*)\s*(?:#.*)?$",
-                                    text, flags=re.MULTILINE):
+    for names, values in re.findall(
+        r"^([A-Z][A-Z_0-9]*(?:, [A-Z][A-Z_0-9]*)*) = (\d+(?:, \d+)*)\s*(?:#.*)?$", text, flags=re.MULTILINE
+    ):
         out.update(zip(names.split(", "), map(int, values.split(", ")), strict=True))
     return out
 
 
 def test_ttlang_passes_ruff(dram_kernel):
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", str(dram_kernel)],
-                          capture_output=True, text=True, timeout=WAIT_S, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", str(dram_kernel)],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -261,8 +286,11 @@ def test_ttlang_header_and_constants(dram_kernel):
     v = doc.params
     assert (c["GRID_X"], c["GRID_Y"]) == (v["grid_x"], v["grid_y"])
     assert (c["PER_CORE_M"], c["PER_CORE_N"], c["PER_CORE_K"]) == (v["per_core_M"], v["per_core_N"], v["per_core_K"])
-    assert (c["OUT_BLOCK_H"], c["OUT_BLOCK_W"], c["IN0_BLOCK_W"]) == (v["out_block_h"], v["out_block_w"],
-                                                                     v["in0_block_w"])
+    assert (c["OUT_BLOCK_H"], c["OUT_BLOCK_W"], c["IN0_BLOCK_W"]) == (
+        v["out_block_h"],
+        v["out_block_w"],
+        v["in0_block_w"],
+    )
     assert (c["M"], c["N"], c["K"]) == (320, 192, 256)
     assert c["CORES_ALONG_K"] == 1
 
@@ -289,8 +317,10 @@ def test_verify_fresh_export(fresh_verify, dram_kernel):
     v = embedded_document(dram_kernel).params
     cores = v["grid_x"] * v["grid_y"]
     pm, pn, pk = v["per_core_M"], v["per_core_N"], v["per_core_K"]
-    assert traffic["predicted"]["dram_read_tiles"] == {"in0": cores * pm * pk * pn // v["out_block_w"],
-                                                       "in1": cores * pn * pk * pm // v["out_block_h"]}
+    assert traffic["predicted"]["dram_read_tiles"] == {
+        "in0": cores * pm * pk * pn // v["out_block_w"],
+        "in1": cores * pn * pk * pm // v["out_block_h"],
+    }
     assert traffic["predicted"]["dram_written_tiles"] == {"out": cores * pm * pn}
     assert traffic["predicted"]["pipe_received_tiles"] == {}
 
@@ -304,8 +334,9 @@ def test_verify_names_a_tampered_constant_and_runs_nothing(dram_kernel, workdir)
     new_w = next((w for w in range(1, per_core_n + 1) if per_core_n % w == 0 and w != old_w), None)
     assert new_w is not None, f"PER_CORE_N = {per_core_n} has no other divisor than OUT_BLOCK_W = {old_w}"
     pattern = rf"^OUT_BLOCK_H, OUT_BLOCK_W = {c['OUT_BLOCK_H']}, {old_w}\b"
-    tampered_text, n = re.subn(pattern, f"OUT_BLOCK_H, OUT_BLOCK_W = {c['OUT_BLOCK_H']}, {new_w}", text,
-                               flags=re.MULTILINE)
+    tampered_text, n = re.subn(
+        pattern, f"OUT_BLOCK_H, OUT_BLOCK_W = {c['OUT_BLOCK_H']}, {new_w}", text, flags=re.MULTILINE
+    )
     assert n == 1
     tampered = workdir / "gemm_dram_tampered.py"
     tampered.write_text(tampered_text)
@@ -314,7 +345,8 @@ def test_verify_names_a_tampered_constant_and_runs_nothing(dram_kernel, workdir)
     assert code == 1, out + err
     assert f"candidate {DRAM}: FAILED, its constants are not its schedule's (not simulated, not compiled)" in out
     assert [line.strip() for line in out.splitlines() if line.strip().startswith("constant ")] == [
-        f"constant OUT_BLOCK_W: {new_w} in the file, {old_w} in the schedule"], out
+        f"constant OUT_BLOCK_W: {new_w} in the file, {old_w} in the schedule"
+    ], out
 
 
 def test_verify_tampered_schedule_exits_2(dram_kernel, workdir):
@@ -330,12 +362,15 @@ def test_verify_tampered_schedule_exits_2(dram_kernel, workdir):
     assert "prediction.latency_cycles" in err and f"{true + 7:,}" in err, err
 
 
-@pytest.mark.parametrize("contents, culprit", [
-    ("print('a kernel without a schedule')\n", "no LOOM_SCHEDULE"),
-    ("LOOM_SCHEDULE = 42\n", "no LOOM_SCHEDULE"),
-    ("def broken(:\n", "not Python"),
-    ('LOOM_SCHEDULE = r"""{"schema_version": 1"""\n', "not JSON"),
-])
+@pytest.mark.parametrize(
+    "contents, culprit",
+    [
+        ("print('a kernel without a schedule')\n", "no LOOM_SCHEDULE"),
+        ("LOOM_SCHEDULE = 42\n", "no LOOM_SCHEDULE"),
+        ("def broken(:\n", "not Python"),
+        ('LOOM_SCHEDULE = r"""{"schema_version": 1"""\n', "not JSON"),
+    ],
+)
 def test_verify_file_without_a_schedule(workdir, contents, culprit):
     path = workdir / "not_an_export.py"
     path.write_text(contents)
@@ -349,8 +384,7 @@ def test_verify_missing_file_through_the_console_script(workdir):
     exe = shutil.which("loom-explorer")
     command = [exe] if exe else [sys.executable, "-m", "loom_explorer.cli"]
     path = workdir / "never_exported.py"
-    proc = subprocess.run(command + ["verify", str(path)], capture_output=True, text=True, timeout=WAIT_S,
-                          check=False)
+    proc = subprocess.run(command + ["verify", str(path)], capture_output=True, text=True, timeout=WAIT_S, check=False)
     assert proc.returncode == 2, proc.stderr
     assert str(path) in proc.stderr and "does not exist" in proc.stderr
     assert "Traceback" not in proc.stderr

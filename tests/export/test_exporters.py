@@ -46,8 +46,11 @@ def solved() -> list[SolvedSchedule]:
     session = Session(hw, make_problem(load_program("gemm"), "M=256,K=4096,N=256"))
     options = SolveOptions(time_limit_seconds=20)
     results = session.solve({}, options)
-    return [SolvedSchedule(session.schedule(r.candidate_name), r, HW, "gemm", options)
-            for r in results if r.solution is not None]
+    return [
+        SolvedSchedule(session.schedule(r.candidate_name), r, HW, "gemm", options)
+        for r in results
+        if r.solution is not None
+    ]
 
 
 @pytest.mark.parametrize("name", EXPORT_FORMATS)
@@ -82,8 +85,24 @@ def test_a_refusal_every_candidate_shares_is_said_once(tmp_path) -> None:  # typ
     """TT-Lang export reads DRAM-interleaved tensors only: with in0 sharded in L1 every candidate is refused
     for that one reason, and the message says it once."""
     out = tmp_path / "sharded.py"
-    code, err = _run(["export", "gemm", "--hw", HW, "--shape", "M=256,K=256,N=256", "--memory", "in0=l1_height",
-                      "--format", "ttlang", "-o", str(out), "--time-limit", "10"])
+    code, err = _run(
+        [
+            "export",
+            "gemm",
+            "--hw",
+            HW,
+            "--shape",
+            "M=256,K=256,N=256",
+            "--memory",
+            "in0=l1_height",
+            "--format",
+            "ttlang",
+            "-o",
+            str(out),
+            "--time-limit",
+            "10",
+        ]
+    )
     assert code == 2 and not out.exists(), err
     line = next(x for x in err.splitlines() if x.startswith("loom-explorer: error:"))
     assert line.startswith("loom-explorer: error: no candidate with a schedule has a TT-Lang export: ")

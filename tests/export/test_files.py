@@ -66,15 +66,23 @@ def _special_files(tmp_path):
     folder = tmp_path / "folder"
     folder.mkdir()
     links = {}
-    for name, target in (("to_fifo", fifo), ("to_null", "/dev/null"), ("to_nothing", tmp_path / "missing"),
-                         ("to_folder", folder)):
+    for name, target in (
+        ("to_fifo", fifo),
+        ("to_null", "/dev/null"),
+        ("to_nothing", tmp_path / "missing"),
+        ("to_folder", folder),
+    ):
         links[name] = tmp_path / name
         links[name].symlink_to(target)
-    cases = [(fifo, "is a FIFO"), (sock_path, "is a socket"), (folder, "is a folder"),
-             (links["to_fifo"], "is a symbolic link to a FIFO"),
-             (links["to_null"], "is a symbolic link to a character device"),
-             (links["to_nothing"], "is a symbolic link to nothing"),
-             (links["to_folder"], "is a symbolic link to a folder")]
+    cases = [
+        (fifo, "is a FIFO"),
+        (sock_path, "is a socket"),
+        (folder, "is a folder"),
+        (links["to_fifo"], "is a symbolic link to a FIFO"),
+        (links["to_null"], "is a symbolic link to a character device"),
+        (links["to_nothing"], "is a symbolic link to nothing"),
+        (links["to_folder"], "is a symbolic link to a folder"),
+    ]
     return sock, cases
 
 
@@ -94,8 +102,9 @@ def test_only_a_regular_file_is_ever_replaced(tmp_path, force):
         sock.close()
 
 
-@pytest.mark.parametrize("target", ["/sys/loom_explorer_test.json", "/proc/loom_explorer_test.json",
-                                    "/proc/self/status"])
+@pytest.mark.parametrize(
+    "target", ["/sys/loom_explorer_test.json", "/proc/loom_explorer_test.json", "/proc/self/status"]
+)
 def test_an_unwritable_target_is_one_line(target):
     if not os.path.isdir("/sys") or not os.path.isdir("/proc"):
         pytest.skip("needs Linux /sys and /proc")
@@ -115,6 +124,7 @@ def test_a_missing_folder_or_a_file_as_folder(tmp_path):
 
 def test_an_interrupt_leaves_nothing_half_written(tmp_path, monkeypatch):
     """Ctrl-C while the data goes to disk: no target, no temporary file; a replaced file keeps its contents."""
+
     def interrupt(fd):
         raise KeyboardInterrupt
 

@@ -50,8 +50,11 @@ def gemm(n150):
     problem = make_problem(load_program("gemm"), SHAPE)
     session = Session(n150, problem)
     results = session.solve({}, OPTIONS)
-    docs = {r.candidate_name: schedule_document(n150, HW, "gemm", problem, r, OPTIONS)
-            for r in results if r.solution is not None}
+    docs = {
+        r.candidate_name: schedule_document(n150, HW, "gemm", problem, r, OPTIONS)
+        for r in results
+        if r.solution is not None
+    }
     assert len(docs) == len(results) == 20, [(r.candidate_name, r.status) for r in results]
     return session, results, docs
 
@@ -77,6 +80,7 @@ def _rebuild_error(doc: ScheduleDocument, **files) -> str:
 
 
 # ----------------------------------------------------------------------------------------- round trip
+
 
 def test_every_candidate_round_trips(gemm):
     _, results, docs = gemm
@@ -123,8 +127,9 @@ def test_document_records_how_it_was_solved(gemm, n150):
     assert doc.hardware.source == HW and doc.hardware.name == n150.name == "wormhole_n150"
     assert re.fullmatch(r"[0-9a-f]{64}", doc.hardware.sha256)
     assert doc.hardware.sha256 == hashlib.sha256(n150.model_dump_json(exclude={"card"}).encode()).hexdigest()
-    other = schedule_document(load_hardware("wormhole_n300"), "wormhole_n300", "gemm", gemm[0].problem,
-                              results[0], OPTIONS)
+    other = schedule_document(
+        load_hardware("wormhole_n300"), "wormhole_n300", "gemm", gemm[0].problem, results[0], OPTIONS
+    )
     assert other.hardware.sha256 != doc.hardware.sha256
     # the kernel: as given, and the SHA-256 of its file
     p = doc.problem
@@ -132,8 +137,14 @@ def test_document_records_how_it_was_solved(gemm, n150):
     assert p.kernel_sha256 == hashlib.sha256((shipped_kernels_dir() / "gemm.py").read_bytes()).hexdigest()
     assert p.shape == {"M": 256, "K": 256, "N": 256}
     assert p.formats["in0"] == p.formats["in1"] == p.formats["out"] == "bfloat16"
-    assert (p.fidelity, p.fp32_acc, p.placements, p.enabled, p.activation, p.options) == \
-        ("hifi2", False, {}, [], None, [])
+    assert (p.fidelity, p.fp32_acc, p.placements, p.enabled, p.activation, p.options) == (
+        "hifi2",
+        False,
+        {},
+        [],
+        None,
+        [],
+    )
     assert doc.pins == {}
     assert doc.prediction.latency_us == round(n150.cycles_to_us(doc.prediction.latency_cycles), 3)
     assert datetime.fromisoformat(doc.created).utcoffset() is not None
@@ -175,23 +186,27 @@ def test_no_noc_bound_round_trips(n150, gemm):
 
 # ------------------------------------------------------------------------------------- parse errors
 
+
 def _mutated(doc: ScheduleDocument, change) -> str:
     raw = json.loads(doc.to_json())
     change(raw)
     return json.dumps(raw)
 
 
-@pytest.mark.parametrize("change, field", [
-    (lambda d: d["prediction"].pop("latency_cycles"), "prediction.latency_cycles"),
-    (lambda d: d["prediction"].update(latency_cycles="fast"), "prediction.latency_cycles"),
-    (lambda d: d["prediction"].update(latency_cycles=12.5), "prediction.latency_cycles"),
-    (lambda d: d["params"].update(grid_x="eight"), "params.grid_x"),
-    (lambda d: d["hardware"].pop("sha256"), "hardware.sha256"),
-    (lambda d: d["solver"].update(noc_bound="maybe"), "solver.noc_bound"),
-    (lambda d: d["problem"].update(shape=[256, 256, 256]), "problem.shape"),
-    (lambda d: d.pop("candidate"), "candidate"),
-    (lambda d: d["prediction"].update(latency_ns=3), "prediction.latency_ns"),  # unknown fields are refused
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda d: d["prediction"].pop("latency_cycles"), "prediction.latency_cycles"),
+        (lambda d: d["prediction"].update(latency_cycles="fast"), "prediction.latency_cycles"),
+        (lambda d: d["prediction"].update(latency_cycles=12.5), "prediction.latency_cycles"),
+        (lambda d: d["params"].update(grid_x="eight"), "params.grid_x"),
+        (lambda d: d["hardware"].pop("sha256"), "hardware.sha256"),
+        (lambda d: d["solver"].update(noc_bound="maybe"), "solver.noc_bound"),
+        (lambda d: d["problem"].update(shape=[256, 256, 256]), "problem.shape"),
+        (lambda d: d.pop("candidate"), "candidate"),
+        (lambda d: d["prediction"].update(latency_ns=3), "prediction.latency_ns"),  # unknown fields are refused
+    ],
+)
 def test_missing_or_mistyped_field_is_named(dram_doc, change, field):
     with pytest.raises(ScheduleFileError) as info:
         parse_schedule_document(_mutated(dram_doc, change), "edited.json")
@@ -241,6 +256,7 @@ def test_load_binary_file_names_the_path(tmp_path):
 
 
 # ------------------------------------------------------------------------------------ rebuild errors
+
 
 def test_changed_hardware_file(tmp_path, gemm):
     shipped = resolve_hardware_path(HW)
@@ -296,8 +312,10 @@ def test_a_document_never_opens_the_files_it_names(tmp_path, n150):
     unless the person running the tool names that file; a named hardware file is never opened either."""
     marker = tmp_path / "ran"
     path = tmp_path / "my_gemm.py"
-    path.write_text((shipped_kernels_dir() / "gemm.py").read_text()
-                    + f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    path.write_text(
+        (shipped_kernels_dir() / "gemm.py").read_text()
+        + f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+    )
     problem = make_problem(load_program(str(path)), SHAPE)
     marker.unlink()
     (r,) = Session(n150, problem).solve({}, OPTIONS, candidates=[DRAM])
@@ -309,8 +327,10 @@ def test_a_document_never_opens_the_files_it_names(tmp_path, n150):
 
     hw_path = tmp_path / "chip.yaml"
     shutil.copyfile(resolve_hardware_path(HW), hw_path)
-    hw_doc = _edit(parse_schedule_document(schedule_document(n150, HW, "gemm", problem, r, OPTIONS).to_json()),
-                   hardware={"source": str(hw_path)})
+    hw_doc = _edit(
+        parse_schedule_document(schedule_document(n150, HW, "gemm", problem, r, OPTIONS).to_json()),
+        hardware={"source": str(hw_path)},
+    )
     message = _rebuild_error(hw_doc)
     assert message.startswith("hardware:") and "--hw FILE" in message, message
 
@@ -383,6 +403,7 @@ def test_formats_without_the_output_tensor(dram_doc):
 
 # ---------------------------------------------------------------------------------- FlashAttention
 
+
 @pytest.fixture(scope="module")
 def attention(n150):
     problem = make_problem(load_program("flash_attention"), FA_SHAPE, options={"causal"})
@@ -400,8 +421,10 @@ def test_flash_attention_documents_round_trip(attention, n150):
         assert parsed == doc, r.candidate_name
         assert parsed.problem.options == ["causal"]
         assert parsed.problem.shape == {"B": 1, "H": 2, "Hkv": 2, "Sq": 512, "Skv": 512, "D": 64}
-        assert parsed.problem.kernel_sha256 == hashlib.sha256(
-            (shipped_kernels_dir() / "flash_attention.py").read_bytes()).hexdigest()
+        assert (
+            parsed.problem.kernel_sha256
+            == hashlib.sha256((shipped_kernels_dir() / "flash_attention.py").read_bytes()).hexdigest()
+        )
         assert {"q_chunk_size", "k_chunk_size"} <= set(parsed.params)
         built = rebuild(parsed)
         assert built.solution == r.solution, r.candidate_name

@@ -24,10 +24,14 @@ HW = "wormhole_n150"
 # (kernel, shape, options, candidate or None for the best one the export writes, pins): one per writer
 KERNELS: dict[str, tuple[str, str, tuple[str, ...], str | None, dict[str, int]]] = {
     "gemm": ("gemm", "M=64,K=64,N=64", (), None, {}),
-    "attention": ("flash_attention", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", ("causal",),
-                  "H*Sq@xy|q=dram,k=dram,v=dram|balanced", {}),
-    "decode": ("flash_attention", "B=1,H=8,Hkv=2,Sq=1,Skv=256,D=64", (), "Hkv@xy|q=dram,k=dram,v=dram|kv_split",
-               {}),
+    "attention": (
+        "flash_attention",
+        "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64",
+        ("causal",),
+        "H*Sq@xy|q=dram,k=dram,v=dram|balanced",
+        {},
+    ),
+    "decode": ("flash_attention", "B=1,H=8,Hkv=2,Sq=1,Skv=256,D=64", (), "Hkv@xy|q=dram,k=dram,v=dram|kv_split", {}),
     "elementwise": ("binary", "H=64,W=64", (), None, {}),
     "row_reduction": ("softmax", "H=64,W=64", (), None, {}),
 }
@@ -39,8 +43,9 @@ def _export(out_dir: Path, which: str) -> Path:
     hw = load_hardware(HW)
     problem = make_problem(load_program(kernel), shape, options=set(options), target=KernelTarget.ttlang)
     session = Session(hw, problem)
-    names = [candidate] if candidate else [s.candidate.name for s in session.schedules
-                                           if unsupported_reason(s) is None][:1]
+    names = (
+        [candidate] if candidate else [s.candidate.name for s in session.schedules if unsupported_reason(s) is None][:1]
+    )
     (result,) = session.solve(pins, SolveOptions(), candidates=names)
     assert result.solution is not None, result.status
     doc = schedule_document(hw, HW, kernel, problem, result, SolveOptions())
@@ -63,9 +68,13 @@ def _edit(source: str, name: str) -> tuple[str, str]:
         if not isinstance(node, ast.Assign):
             continue
         target = node.targets[0]
-        pairs = ([(target, node.value)] if isinstance(target, ast.Name) else
-                 list(zip(target.elts, node.value.elts, strict=True)) if isinstance(target, ast.Tuple)
-                 and isinstance(node.value, ast.Tuple) else [])
+        pairs = (
+            [(target, node.value)]
+            if isinstance(target, ast.Name)
+            else list(zip(target.elts, node.value.elts, strict=True))
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+            else []
+        )
         for t, value in pairs:
             if isinstance(t, ast.Name) and t.id == name:
                 old = ast.get_source_segment(source, value)
@@ -78,19 +87,26 @@ def _edit(source: str, name: str) -> tuple[str, str]:
                     new = "0"
                 lines = source.splitlines(keepends=True)
                 line = lines[value.lineno - 1]
-                lines[value.lineno - 1] = line[:value.col_offset] + new + line[value.end_col_offset:]
+                lines[value.lineno - 1] = line[: value.col_offset] + new + line[value.end_col_offset :]
                 return "".join(lines), new
     raise AssertionError(f"no constant {name}")
 
 
 def test_module_constants_reads_literals_as_values_and_the_rest_as_expressions() -> None:
     source = "A, B = 1, 2  # two\nC = 3\nD = -(-A // 2) if C else B\nE = True\nF = f\ndef g():\n    H = 5\n"
-    assert module_constants(source) == {"A": "1", "B": "2", "C": "3", "D": "-(-A // 2) if C else B",
-                                        "E": "True", "F": "f"}
+    assert module_constants(source) == {
+        "A": "1",
+        "B": "2",
+        "C": "3",
+        "D": "-(-A // 2) if C else B",
+        "E": "True",
+        "F": "f",
+    }
     assert [str(m) for m in constant_mismatches("A, B = 1, 3\nX = 0\n", "A, B = 1, 2\nC = 4\n")] == [
         "constant B: 3 in the file, 2 in the schedule",
         "constant C: missing from the file (the schedule gives 4)",
-        "constant X: 0 in the file, not a constant of the schedule's export"]
+        "constant X: 0 in the file, not a constant of the schedule's export",
+    ]
 
 
 @pytest.mark.parametrize("which", list(KERNELS))
@@ -104,9 +120,28 @@ def test_every_writers_file_has_its_schedules_constants(exported, which: str) ->
     assert kernel_contract(built).outputs  # verify has a reference for every writer's family
 
 
-GEMM_CONSTANTS = ["GRID_X", "GRID_Y", "WORKING_CORES", "PER_CORE_M", "PER_CORE_N", "PER_CORE_K", "OUT_BLOCK_H",
-                  "OUT_BLOCK_W", "IN0_BLOCK_W", "IN0_BUFFER_DEPTH", "IN1_BUFFER_DEPTH", "CORES_ALONG_K",
-                  "PARTIAL_BLOCKS", "M", "N", "K", "M_PAD", "N_PAD", "K_PAD", "KERNEL"]
+GEMM_CONSTANTS = [
+    "GRID_X",
+    "GRID_Y",
+    "WORKING_CORES",
+    "PER_CORE_M",
+    "PER_CORE_N",
+    "PER_CORE_K",
+    "OUT_BLOCK_H",
+    "OUT_BLOCK_W",
+    "IN0_BLOCK_W",
+    "IN0_BUFFER_DEPTH",
+    "IN1_BUFFER_DEPTH",
+    "CORES_ALONG_K",
+    "PARTIAL_BLOCKS",
+    "M",
+    "N",
+    "K",
+    "M_PAD",
+    "N_PAD",
+    "K_PAD",
+    "KERNEL",
+]
 
 
 def test_the_gemm_list_is_every_constant_of_the_file(exported) -> None:  # type: ignore[no-untyped-def]
@@ -134,8 +169,17 @@ def test_grouped_attention_keeps_its_key_value_heads(exported) -> None:  # type:
     assert (decode["N_GROUPS"], decode["GROUP"]) == ("2", "4")  # B * Hkv groups of H / Hkv query heads
 
 
-@pytest.mark.parametrize("which,name", [("attention", "HKV"), ("attention", "QC"), ("decode", "GROUP"),
-                                        ("decode", "KV_CORES"), ("elementwise", "COLS"), ("row_reduction", "BLOCK_H")])
+@pytest.mark.parametrize(
+    "which,name",
+    [
+        ("attention", "HKV"),
+        ("attention", "QC"),
+        ("decode", "GROUP"),
+        ("decode", "KV_CORES"),
+        ("elementwise", "COLS"),
+        ("row_reduction", "BLOCK_H"),
+    ],
+)
 def test_an_edited_constant_of_every_writer_fails_verify(exported, tmp_path, which: str, name: str) -> None:  # type: ignore[no-untyped-def]
     source = exported[which].read_text()
     old = module_constants(source)[name]

@@ -40,9 +40,15 @@ IDS = [f"{k}-{s}{''.join(f)}" for k, _, s, f in CASES]
 
 
 def _cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "loom_explorer.cli", *args], capture_output=True, text=True,
-                          timeout=900, check=False, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "LOOM_EXPLORER_STORE": str(store)})
+    return subprocess.run(
+        [sys.executable, "-m", "loom_explorer.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "LOOM_EXPLORER_STORE": str(store)},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +58,20 @@ def exported(tmp_path_factory, toolchain) -> list[tuple[Path, str, CompileReport
     files = []
     for n, (kernel, hw, shape, flags) in enumerate(CASES):
         path = out / f"{kernel}_{n}.py"
-        done = _cli(out / "store.sqlite", "export", kernel, "--hw", hw, "--shape", shape, *flags,
-                    "--format", "ttlang", "-o", str(path))
+        done = _cli(
+            out / "store.sqlite",
+            "export",
+            kernel,
+            "--hw",
+            hw,
+            "--shape",
+            shape,
+            *flags,
+            "--format",
+            "ttlang",
+            "-o",
+            str(path),
+        )
         assert done.returncode == 0, done.stderr
         files.append((path, done.stderr))
     reports = compile_files([p for p, _ in files], toolchain)
@@ -92,11 +110,23 @@ def test_the_default_export_compiles_and_verifies(exported, case: int, tmp_path)
 
 
 @pytest.mark.slow  # each solves every candidate: 10-30 s
-@pytest.mark.parametrize("kernel,shape", [("batched_gemm", "B=2,M=300,K=260,N=330"),
-                                          ("linear_gelu", "B=2,S=100,K=260,N=330")])
+@pytest.mark.parametrize(
+    "kernel,shape", [("batched_gemm", "B=2,M=300,K=260,N=330"), ("linear_gelu", "B=2,S=100,K=260,N=330")]
+)
 def test_a_kernel_tt_lang_does_not_write_is_refused_with_the_reason(tmp_path, kernel: str, shape: str) -> None:
-    done = _cli(tmp_path / "store.sqlite", "export", kernel, "--hw", "wormhole_n150", "--shape", shape,
-                "--format", "ttlang", "-o", str(tmp_path / "k.py"))
+    done = _cli(
+        tmp_path / "store.sqlite",
+        "export",
+        kernel,
+        "--hw",
+        "wormhole_n150",
+        "--shape",
+        shape,
+        "--format",
+        "ttlang",
+        "-o",
+        str(tmp_path / "k.py"),
+    )
     assert done.returncode == 2, done.stderr
     assert f"TT-Lang export covers plain GEMM (M, N, K) so far; {kernel} has batch dimensions B" in done.stderr
     assert not (tmp_path / "k.py").exists()

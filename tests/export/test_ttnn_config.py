@@ -52,28 +52,44 @@ def test_mapped_candidates_carry_the_schedule_values(gemm, candidate: str) -> No
     expected_name, flags = MAPPED[candidate]
     assert name == expected_name
     assert args["compute_with_storage_grid_size"] == [values["grid_x"], values["grid_y"]]
-    for key in ("in0_block_w", "out_subblock_h", "out_subblock_w", "out_block_h", "out_block_w", "per_core_M",
-                "per_core_N"):
+    for key in (
+        "in0_block_w",
+        "out_subblock_h",
+        "out_subblock_w",
+        "out_block_h",
+        "out_block_w",
+        "per_core_M",
+        "per_core_N",
+    ):
         assert args[key] == values[key], key
     assert {k: args[k] for k in flags} == flags
-    depths_differ = {values["in0_buffer_depth"], values["in1_buffer_depth"]} - {1 if values["per_core_K"] ==
-                                                                                  values["in0_block_w"] else 2}
+    depths_differ = {values["in0_buffer_depth"], values["in1_buffer_depth"]} - {
+        1 if values["per_core_K"] == values["in0_block_w"] else 2
+    }
     assert bool(notes) == bool(depths_differ)
     source = _file(hw, problem, results[candidate])
     tree = ast.parse(source)
     config = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "PROGRAM_CONFIG")  # type: ignore[attr-defined]
     assert ast.literal_eval(config) == args
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "-"], input=source, check=False,
-                          capture_output=True, text=True)
+    lint = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "-"],
+        input=source,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     assert lint.returncode == 0, lint.stdout
 
 
-@pytest.mark.parametrize("candidate,why", [
-    ("K@y,N@x|in0=dram,in1=dram", "split-K"),
-    ("M@y,N@x|in0=dram,in1=mcast_y", "multicasts both inputs"),
-    ("M@y,N@x|in0=dram,in1=dram", "multicasts both inputs"),
-    ("M@xy|in0=dram,in1=dram", "1-D config"),
-])
+@pytest.mark.parametrize(
+    "candidate,why",
+    [
+        ("K@y,N@x|in0=dram,in1=dram", "split-K"),
+        ("M@y,N@x|in0=dram,in1=mcast_y", "multicasts both inputs"),
+        ("M@y,N@x|in0=dram,in1=dram", "multicasts both inputs"),
+        ("M@xy|in0=dram,in1=dram", "1-D config"),
+    ],
+)
 def test_other_candidates_are_refused_with_the_reason(gemm, candidate: str, why: str) -> None:  # type: ignore[no-untyped-def]
     _, _, session, results = gemm
     with pytest.raises(ExportError, match=why):
@@ -91,8 +107,10 @@ def test_sdpa_config_for_the_flattened_attention_candidate() -> None:
         if schedule.candidate.flattened and "mcast" not in r.candidate_name:
             name, args, _ = ttnn_equivalent(schedule, r.solution.values())
             assert name == "SDPAProgramConfig"
-            assert (args["q_chunk_size"], args["k_chunk_size"]) == (r.solution.values()["q_chunk_size"],
-                                                                   r.solution.values()["k_chunk_size"])
+            assert (args["q_chunk_size"], args["k_chunk_size"]) == (
+                r.solution.values()["q_chunk_size"],
+                r.solution.values()["k_chunk_size"],
+            )
             assert "CAUSAL = True" in _file(hw, problem, r)
         else:
             with pytest.raises(ExportError, match="SDPA"):
@@ -102,8 +120,9 @@ def test_sdpa_config_for_the_flattened_attention_candidate() -> None:
 def test_export_picks_the_best_candidate_ttnn_can_run(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "mm_ttnn.py"
     # a tall-K shape whose best schedules split K, which TTNN cannot
-    code = main(["export", "gemm", "--hw", "wormhole_n150", "--shape", "M=64,K=16384,N=64", "--format", "ttnn",
-                 "-o", str(out)])
+    code = main(
+        ["export", "gemm", "--hw", "wormhole_n150", "--shape", "M=64,K=16384,N=64", "--format", "ttnn", "-o", str(out)]
+    )
     err = capsys.readouterr().err
     assert code == 0 and out.is_file()
     assert "the best candidate with a TTNN program config; better ones have none" in err and "split-K" in err
@@ -129,17 +148,41 @@ def _solved(placements: dict[str, Placement]):  # type: ignore[no-untyped-def]
     return hw, problem, session, {r.candidate_name: r for r in session.solve({}, SolveOptions()) if r.solution}
 
 
-@pytest.mark.parametrize("placements,candidate,expected", [
-    # (tensor, layout, shard rows and columns in tiles as a function of the values, cores)
-    ({"in0": Placement.l1_block, "out": Placement.l1_block}, "M@y,N@x|in0=mcast_x,in1=mcast_y",
-     {"in0": ("BLOCK_SHARDED", lambda v: (v["per_core_M"], -(-64 // v["grid_x"])), lambda v: v["grid_x"] * v["grid_y"]),
-      "out": ("BLOCK_SHARDED", lambda v: (v["per_core_M"], v["per_core_N"]), lambda v: v["grid_x"] * v["grid_y"])}),
-    ({"in0": Placement.l1_height, "out": Placement.l1_height}, "M@xy|in0=local,in1=mcast_xy",
-     {"in0": ("HEIGHT_SHARDED", lambda v: (v["per_core_M"], 64), lambda v: -(-32 // v["per_core_M"])),
-      "out": ("HEIGHT_SHARDED", lambda v: (v["per_core_M"], 24), lambda v: -(-32 // v["per_core_M"]))}),
-    ({"out": Placement.l1_width}, "N@xy|in0=mcast_xy,in1=dram",
-     {"out": ("WIDTH_SHARDED", lambda v: (32, v["per_core_N"]), lambda v: -(-24 // v["per_core_N"]))}),
-])
+@pytest.mark.parametrize(
+    "placements,candidate,expected",
+    [
+        # (tensor, layout, shard rows and columns in tiles as a function of the values, cores)
+        (
+            {"in0": Placement.l1_block, "out": Placement.l1_block},
+            "M@y,N@x|in0=mcast_x,in1=mcast_y",
+            {
+                "in0": (
+                    "BLOCK_SHARDED",
+                    lambda v: (v["per_core_M"], -(-64 // v["grid_x"])),
+                    lambda v: v["grid_x"] * v["grid_y"],
+                ),
+                "out": (
+                    "BLOCK_SHARDED",
+                    lambda v: (v["per_core_M"], v["per_core_N"]),
+                    lambda v: v["grid_x"] * v["grid_y"],
+                ),
+            },
+        ),
+        (
+            {"in0": Placement.l1_height, "out": Placement.l1_height},
+            "M@xy|in0=local,in1=mcast_xy",
+            {
+                "in0": ("HEIGHT_SHARDED", lambda v: (v["per_core_M"], 64), lambda v: -(-32 // v["per_core_M"])),
+                "out": ("HEIGHT_SHARDED", lambda v: (v["per_core_M"], 24), lambda v: -(-32 // v["per_core_M"])),
+            },
+        ),
+        (
+            {"out": Placement.l1_width},
+            "N@xy|in0=mcast_xy,in1=dram",
+            {"out": ("WIDTH_SHARDED", lambda v: (32, v["per_core_N"]), lambda v: -(-24 // v["per_core_N"]))},
+        ),
+    ],
+)
 def test_l1_placements_become_sharded_memory_configs(placements, candidate, expected) -> None:  # type: ignore[no-untyped-def]
     hw, problem, session, results = _solved(placements)
     values = results[candidate].solution.values()
@@ -152,18 +195,30 @@ def test_l1_placements_become_sharded_memory_configs(placements, candidate, expe
         count = sum((b[0] - a[0] + 1) * (b[1] - a[1] + 1) for a, b in spec["core_ranges"])
         assert count == cores(values), tensor
     source = _file(hw, problem, results[candidate])
-    assert ast.literal_eval(next(n.value for n in ast.parse(source).body if isinstance(n, ast.Assign)
-                                 and n.targets[0].id == "MEMORY")) == memory  # type: ignore[attr-defined]
+    assert (
+        ast.literal_eval(
+            next(n.value for n in ast.parse(source).body if isinstance(n, ast.Assign) and n.targets[0].id == "MEMORY")  # type: ignore[attr-defined]
+        )
+        == memory
+    )
     assert "L1-sharded operands (as the schedule places them)" in source
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "-"], input=source, check=False,
-                          capture_output=True, text=True)
+    lint = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "-"],
+        input=source,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     assert lint.returncode == 0, lint.stdout
 
 
-@pytest.mark.parametrize("placements,candidate,why", [
-    ({"in1": Placement.l1_width}, "N@xy|in0=mcast_xy,in1=local", "in1=l1_width: TTNN's multicast matmuls read in1"),
-    ({"in0": Placement.l1}, "M@y,N@x|in0=mcast_x,in1=mcast_y", "in0=l1: a what-if placement"),
-])
+@pytest.mark.parametrize(
+    "placements,candidate,why",
+    [
+        ({"in1": Placement.l1_width}, "N@xy|in0=mcast_xy,in1=local", "in1=l1_width: TTNN's multicast matmuls read in1"),
+        ({"in0": Placement.l1}, "M@y,N@x|in0=mcast_x,in1=mcast_y", "in0=l1: a what-if placement"),
+    ],
+)
 def test_placements_ttnn_cannot_realise_are_refused(placements, candidate, why) -> None:  # type: ignore[no-untyped-def]
     _, _, session, results = _solved(placements)
     with pytest.raises(ExportError, match=why):
@@ -183,14 +238,19 @@ def test_fp32_attention_is_refused() -> None:
         ttnn_equivalent(session.schedule(flat[0].candidate_name), flat[0].solution.values())
     # export's refusal gives that reason, which holds for every candidate, and no other (a 2-D candidate's
     # split, which SDPA has not either, is beside the point)
-    solved = [SolvedSchedule(session.schedule(r.candidate_name), r, "wormhole_n150", "flash_attention", SolveOptions())
-              for r in results if r.solution]
+    solved = [
+        SolvedSchedule(session.schedule(r.candidate_name), r, "wormhole_n150", "flash_attention", SolveOptions())
+        for r in results
+        if r.solution
+    ]
     assert any(not s.schedule.candidate.flattened for s in solved)
     with pytest.raises(ExportError) as refused:
         best_exportable(solved, "ttnn")
-    assert str(refused.value) == ("no candidate with a schedule has a TTNN program config: TTNN's SDPA takes q, k "
-                                  "and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32 (the op refuses it "
-                                  "on the card)")
+    assert str(refused.value) == (
+        "no candidate with a schedule has a TTNN program config: TTNN's SDPA takes q, k "
+        "and v in bfloat16, bfloat8_b, bfloat4_b only; q is float32 (the op refuses it "
+        "on the card)"
+    )
 
 
 def test_the_file_builds_every_ttnn_object_before_opening_the_device(gemm) -> None:  # type: ignore[no-untyped-def]
@@ -202,15 +262,22 @@ def test_the_file_builds_every_ttnn_object_before_opening_the_device(gemm) -> No
     assert calls.index("ttnn.open_device") > max(calls.index("build"), calls.index("host_inputs"))
 
 
-@pytest.mark.parametrize(("kernel", "shape", "says"), [
-    ("rmsnorm", "H=32,W=4096", "ttnn.rms_norm runs this schedule only on l1_width x and y"),
-    ("binary", "H=64,W=64", "TTNN's element-wise ops split the tiles over the whole grid themselves"),
-])
-def test_interleaved_norms_and_element_wise_ops_say_why_no_ttnn_config(tmp_path, capsys, kernel: str, shape: str,  # type: ignore[no-untyped-def]
-                                                                       says: str) -> None:
+@pytest.mark.parametrize(
+    ("kernel", "shape", "says"),
+    [
+        ("rmsnorm", "H=32,W=4096", "ttnn.rms_norm runs this schedule only on l1_width x and y"),
+        ("binary", "H=64,W=64", "TTNN's element-wise ops split the tiles over the whole grid themselves"),
+    ],
+)
+def test_interleaved_norms_and_element_wise_ops_say_why_no_ttnn_config(
+    tmp_path,
+    capsys,
+    kernel: str,
+    shape: str,  # type: ignore[no-untyped-def]
+    says: str,
+) -> None:
     out = tmp_path / "ttnn.py"
-    assert main(["export", kernel, "--hw", "wormhole_n150", "--shape", shape, "--format", "ttnn", "-o",
-                 str(out)]) == 2
+    assert main(["export", kernel, "--hw", "wormhole_n150", "--shape", shape, "--format", "ttnn", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert says in err and "predict --ttnn-default" in err
     assert not out.exists()

@@ -21,28 +21,56 @@ HW = load_hardware("wormhole_n150")
 
 # RMSNorm written afresh with other tensor names and dimension names: still ttnn.rms_norm
 RENAMED_RMSNORM = TileProgram(
-    name="my_norm", description="renamed RMSNorm",
+    name="my_norm",
+    description="renamed RMSNorm",
     dims=(Dim("T", "parallel"), Dim("E", "reduction")),
-    tensors=(Tensor("h", ("T", "E"), "input"), Tensor("w", ("E",), "input"), Tensor("tiny", (), "input"),
-             Tensor("sq", ("T", "E"), "intermediate"), Tensor("inv", ("T",), "intermediate"),
-             Tensor("o", ("T", "E"), "output")),
-    ops=(Eltwise("mul", "sq", unit="fpu", operand="h", source="h"), Reduce("mean", "inv", operand="sq"),
-         Eltwise("add", "inv", unit="fpu", operand="tiny"), Eltwise("rsqrt", "inv"),
-         Eltwise("mul", "o", unit="fpu", operand="inv", source="h"), Eltwise("mul", "o", unit="fpu", operand="w")))
+    tensors=(
+        Tensor("h", ("T", "E"), "input"),
+        Tensor("w", ("E",), "input"),
+        Tensor("tiny", (), "input"),
+        Tensor("sq", ("T", "E"), "intermediate"),
+        Tensor("inv", ("T",), "intermediate"),
+        Tensor("o", ("T", "E"), "output"),
+    ),
+    ops=(
+        Eltwise("mul", "sq", unit="fpu", operand="h", source="h"),
+        Reduce("mean", "inv", operand="sq"),
+        Eltwise("add", "inv", unit="fpu", operand="tiny"),
+        Eltwise("rsqrt", "inv"),
+        Eltwise("mul", "o", unit="fpu", operand="inv", source="h"),
+        Eltwise("mul", "o", unit="fpu", operand="w"),
+    ),
+)
 
 # RMSNorm without its gamma: not the shipped op sequence, so no TTNN op
 NO_GAMMA = TileProgram(
-    name="no_gamma", description="x * rsqrt(mean(x^2) + eps)",
+    name="no_gamma",
+    description="x * rsqrt(mean(x^2) + eps)",
     dims=(Dim("H", "parallel"), Dim("W", "reduction")),
-    tensors=(Tensor("x", ("H", "W"), "input"), Tensor("eps", (), "input"), Tensor("q", ("H", "W"), "intermediate"),
-             Tensor("r", ("H",), "intermediate"), Tensor("y", ("H", "W"), "output")),
-    ops=(Eltwise("mul", "q", unit="fpu", operand="x", source="x"), Reduce("mean", "r", operand="q"),
-         Eltwise("add", "r", unit="fpu", operand="eps"), Eltwise("rsqrt", "r"),
-         Eltwise("mul", "y", unit="fpu", operand="r", source="x")))
+    tensors=(
+        Tensor("x", ("H", "W"), "input"),
+        Tensor("eps", (), "input"),
+        Tensor("q", ("H", "W"), "intermediate"),
+        Tensor("r", ("H",), "intermediate"),
+        Tensor("y", ("H", "W"), "output"),
+    ),
+    ops=(
+        Eltwise("mul", "q", unit="fpu", operand="x", source="x"),
+        Reduce("mean", "r", operand="q"),
+        Eltwise("add", "r", unit="fpu", operand="eps"),
+        Eltwise("rsqrt", "r"),
+        Eltwise("mul", "y", unit="fpu", operand="r", source="x"),
+    ),
+)
 
 
-def _problem(program: TileProgram | str, shape: str, placement: str = "", tensors: tuple[str, ...] = ("x", "y"),
-             activation: str | None = None) -> Problem:
+def _problem(
+    program: TileProgram | str,
+    shape: str,
+    placement: str = "",
+    tensors: tuple[str, ...] = ("x", "y"),
+    activation: str | None = None,
+) -> Problem:
     program = load_program(program) if isinstance(program, str) else program
     placements = {t: Placement(placement) for t in tensors} if placement else {}
     return make_problem(program, shape, placements=placements, activation=activation)
@@ -50,8 +78,11 @@ def _problem(program: TileProgram | str, shape: str, placement: str = "", tensor
 
 def _solved(problem: Problem, candidate_prefix: str, pins: dict[str, int] | None = None):  # type: ignore[no-untyped-def]
     session = Session(HW, problem)
-    results = [r for r in session.solve(pins or {}, SolveOptions())
-               if r.solution is not None and r.candidate_name.startswith(candidate_prefix)]
+    results = [
+        r
+        for r in session.solve(pins or {}, SolveOptions())
+        if r.solution is not None and r.candidate_name.startswith(candidate_prefix)
+    ]
     assert results, [r.candidate_name for r in session.solve(pins or {}, SolveOptions())]
     return session, results[0]
 
@@ -62,12 +93,25 @@ def test_a_width_sharded_rmsnorm_is_the_1d_sharded_layernorm_config_with_the_sch
     name, args, notes = ttnn_equivalent(session.schedule(r.candidate_name), v)
     cores = 128 // v["per_core_W"]
     assert name == "LayerNormShardedMultiCoreProgramConfig"
-    assert args == {"compute_with_storage_grid_size": [v["grid_x"], v["grid_y"]], "block_h": 1,
-                    "block_w": v["per_core_W"], "subblock_w": min(8, v["per_core_W"]), "inplace": False}
+    assert args == {
+        "compute_with_storage_grid_size": [v["grid_x"], v["grid_y"]],
+        "block_h": 1,
+        "block_w": v["per_core_W"],
+        "subblock_w": min(8, v["per_core_W"]),
+        "inplace": False,
+    }
     memory = ttnn_memory(session.schedule(r.candidate_name), v)
-    assert memory["x"] == memory["y"] == {
-        "memory_layout": "WIDTH_SHARDED", "buffer_type": "L1", "shard_shape": [32, 32 * v["per_core_W"]],
-        "core_ranges": [[[0, 0], [v["grid_x"] - 1, cores // v["grid_x"] - 1]]], "shard_orientation": "ROW_MAJOR"}
+    assert (
+        memory["x"]
+        == memory["y"]
+        == {
+            "memory_layout": "WIDTH_SHARDED",
+            "buffer_type": "L1",
+            "shard_shape": [32, 32 * v["per_core_W"]],
+            "core_ranges": [[[0, 0], [v["grid_x"] - 1, cores // v["grid_x"] - 1]]],
+            "shard_orientation": "ROW_MAJOR",
+        }
+    )
     assert memory["gamma"] == "DRAM" and "eps" not in memory
     assert any("epsilon" in n for n in notes)
 
@@ -88,12 +132,13 @@ def test_a_height_sharded_softmax_fills_its_grid_in_place() -> None:
     assert name == "SoftmaxShardedMultiCoreProgramConfig" and "inplace" not in args
     assert args["block_w"] == 32 and args["block_h"] * v["grid_x"] * v["grid_y"] == 64  # type: ignore[operator]
     source = ttnn_source(*_rebuilt(session, r))
-    assert "ttnn.softmax_in_place(" in source and "(1, 1, SHAPE[\"H\"], SHAPE[\"W\"])" in source
+    assert "ttnn.softmax_in_place(" in source and '(1, 1, SHAPE["H"], SHAPE["W"])' in source
 
 
 def test_a_softmax_whose_shards_leave_cores_idle_is_refused() -> None:
-    session, r = _solved(_problem("softmax", "H=2016,W=1024", "l1_height"), "H@xy|x=local",
-                         {"grid_x": 8, "grid_y": 8, "per_core_H": 1})
+    session, r = _solved(
+        _problem("softmax", "H=2016,W=1024", "l1_height"), "H@xy|x=local", {"grid_x": 8, "grid_y": 8, "per_core_H": 1}
+    )
     with pytest.raises(ExportError, match="one shard per core of its 8x8 grid; 63 tile rows in shards of 1"):
         ttnn_equivalent(session.schedule(r.candidate_name), r.solution.values())
 
@@ -109,8 +154,9 @@ def test_a_renamed_dsl_rmsnorm_is_ttnns_rms_norm_with_its_own_names() -> None:
     op = row_reduction_op(RENAMED_RMSNORM)
     assert op is not None and op.kernel == "rmsnorm" and op.function == "ttnn.rms_norm"
     assert (op.tensor("x"), op.tensor("gamma"), op.tensor("eps"), op.tensor("y")) == ("h", "w", "tiny", "o")
-    session, r = _solved(_problem(RENAMED_RMSNORM, "T=32,E=2048", "l1_width", ("h", "o")), "E@xy|h=local,w=dram",
-                         {"per_core_E": 4})
+    session, r = _solved(
+        _problem(RENAMED_RMSNORM, "T=32,E=2048", "l1_width", ("h", "o")), "E@xy|h=local,w=dram", {"per_core_E": 4}
+    )
     source = ttnn_source(*_rebuilt(session, r))
     assert 'ttnn.rms_norm(tensors["h"], epsilon=EPSILON, weight=tensors["w"]' in source
     assert 'memory_config=configs["memory"]["o"]' in source
@@ -127,18 +173,25 @@ def test_programs_that_are_not_ttnns_ops_are_refused_naming_why() -> None:
 
 def _bias_program() -> TileProgram:
     return TileProgram(
-        name="silu_bias", description="y = silu(x) + bias[W]", dims=(Dim("H", "parallel"), Dim("W", "parallel")),
+        name="silu_bias",
+        description="y = silu(x) + bias[W]",
+        dims=(Dim("H", "parallel"), Dim("W", "parallel")),
         tensors=(Tensor("x", ("H", "W"), "input"), Tensor("bias", ("W",), "input"), Tensor("y", ("H", "W"), "output")),
-        ops=(Eltwise("silu", "y", operand="x"), Eltwise("add", "y", unit="fpu", operand="bias")))
+        ops=(Eltwise("silu", "y", operand="x"), Eltwise("add", "y", unit="fpu", operand="bias")),
+    )
 
 
-@pytest.mark.parametrize(("kernel", "activation", "function", "fused"), [
-    ("unary", "recip", "ttnn.reciprocal", None),
-    ("binary", None, "ttnn.add", None),
-    ("swiglu", None, "ttnn.multiply", "silu"),
-])
-def test_element_wise_programs_map_to_one_ttnn_call(kernel: str, activation: str | None, function: str,
-                                                    fused: str | None) -> None:
+@pytest.mark.parametrize(
+    ("kernel", "activation", "function", "fused"),
+    [
+        ("unary", "recip", "ttnn.reciprocal", None),
+        ("binary", None, "ttnn.add", None),
+        ("swiglu", None, "ttnn.multiply", "silu"),
+    ],
+)
+def test_element_wise_programs_map_to_one_ttnn_call(
+    kernel: str, activation: str | None, function: str, fused: str | None
+) -> None:
     call = elementwise_call(_problem(kernel, "H=64,W=64", activation=activation))
     assert call.function == function
     assert (call.sfpu if call.fpu else None) == fused
@@ -159,15 +212,24 @@ def test_sharded_swiglu_exports_the_fused_multiply_with_no_program_config() -> N
     assert 'torch.nn.functional.silu(inputs["a"].float()) * inputs["b"].float()' in source
 
 
-@pytest.mark.parametrize(("kernel", "shape", "placement", "tensors", "pins", "says"), [
-    ("unary", "H=64,W=64", "", ("x", "y"), {}, "x=dram: on DRAM-interleaved tensors TTNN's element-wise ops split"),
-    ("unary", "H=96,W=64", "l1_height", ("x", "y"), {"per_core_H": 2}, "H's 3 tiles do not split evenly"),
-    ("rmsnorm", "H=32,W=4010", "l1_width", ("x", "y"), {}, "W=4010: TTNN's sharded rmsnorm needs whole tiles"),
-    ("rmsnorm", "H=32,W=4096", "l1_width", ("x",), {}, "y=dram: ttnn.rms_norm runs this schedule only on l1_width"),
-    ("layernorm", "H=256,W=1024", "l1_block", ("x", "y"), {}, r"reads its gamma \(gamma\) DRAM-interleaved"),
-])
-def test_what_ttnn_cannot_run_as_scheduled_is_refused(kernel: str, shape: str, placement: str,  # type: ignore[no-untyped-def]
-                                                      tensors: tuple[str, ...], pins: dict[str, int], says: str):
+@pytest.mark.parametrize(
+    ("kernel", "shape", "placement", "tensors", "pins", "says"),
+    [
+        ("unary", "H=64,W=64", "", ("x", "y"), {}, "x=dram: on DRAM-interleaved tensors TTNN's element-wise ops split"),
+        ("unary", "H=96,W=64", "l1_height", ("x", "y"), {"per_core_H": 2}, "H's 3 tiles do not split evenly"),
+        ("rmsnorm", "H=32,W=4010", "l1_width", ("x", "y"), {}, "W=4010: TTNN's sharded rmsnorm needs whole tiles"),
+        ("rmsnorm", "H=32,W=4096", "l1_width", ("x",), {}, "y=dram: ttnn.rms_norm runs this schedule only on l1_width"),
+        ("layernorm", "H=256,W=1024", "l1_block", ("x", "y"), {}, r"reads its gamma \(gamma\) DRAM-interleaved"),
+    ],
+)
+def test_what_ttnn_cannot_run_as_scheduled_is_refused(
+    kernel: str,
+    shape: str,
+    placement: str,  # type: ignore[no-untyped-def]
+    tensors: tuple[str, ...],
+    pins: dict[str, int],
+    says: str,
+):
     session = Session(HW, _problem(kernel, shape, placement, tensors, "relu" if kernel == "unary" else None))
     results = [r for r in session.solve(pins, SolveOptions()) if r.solution is not None]
     if "gamma" in says:  # a candidate that multicasts gamma

@@ -19,8 +19,10 @@ from loom_explorer.hashing import hardware_sha256
 
 
 def test_card_lists_come_from_the_hardware_files() -> None:
-    assert ARCH_CARDS == {"wormhole": ("wormhole_n150", "wormhole_n300"),
-                          "blackhole": ("blackhole_p150a", "blackhole_p100a")}
+    assert ARCH_CARDS == {
+        "wormhole": ("wormhole_n150", "wormhole_n300"),
+        "blackhole": ("blackhole_p150a", "blackhole_p100a"),
+    }
     assert list(ARCH_CARDS) == ["wormhole", "blackhole"]
     assert frozenset({"blackhole_p100a"}) == SINGLE_CHIP_ONLY
     assert list(CARDS.items()) == [("n150", "wormhole_n150"), ("p150", "blackhole_p150a")]

@@ -231,10 +231,16 @@ def comment_violations(text: str) -> list[str]:
         value = (item or key).group("value") or ""
         if key is not None and not value:
             parents.append((indent, bool(comment)))
-        if (comment is not None and _ESTIMATE.search(comment) and not _PUBLISHED.search(comment)
-                and not _UNCALIBRATED.search(comment)):
-            bad.append(f"line {lineno}: an estimate must name the published data file it was fitted to, "
-                       f"or say 'uncalibrated': {raw.strip()!r}")
+        if (
+            comment is not None
+            and _ESTIMATE.search(comment)
+            and not _PUBLISHED.search(comment)
+            and not _UNCALIBRATED.search(comment)
+        ):
+            bad.append(
+                f"line {lineno}: an estimate must name the published data file it was fitted to, "
+                f"or say 'uncalibrated': {raw.strip()!r}"
+            )
         if not value or not _holds_number(value):
             continue
         if comment:
@@ -265,8 +271,12 @@ def test_the_fitted_estimates_name_the_data_they_are_fitted_to(name):
         assert "gemm_flops_calibration.csv" in cited, f"{name}: {raw.strip()!r}"
         named.append(key["key"].strip())
     # the four constants that are estimates on every card (the others calibrate fits are sourced figures)
-    assert {"kernel_launch_cycles", "subblock_overhead_cycles", "tile_pack_cycles",
-            "multicast_handshake_cycles"} <= set(named)
+    assert {
+        "kernel_launch_cycles",
+        "subblock_overhead_cycles",
+        "tile_pack_cycles",
+        "multicast_handshake_cycles",
+    } <= set(named)
 
 
 def test_comment_rule_itself():
@@ -491,25 +501,28 @@ def _edited(tmp_path: Path, key: str, value: str, name: str = "edited.yaml") -> 
     raise AssertionError(f"no {key} line")
 
 
-@pytest.mark.parametrize("key, value, why", [
-    ("clock_ghz", "1e308", "less than or equal to 1000"),
-    ("clock_ghz", ".nan", "finite number"),
-    ("clock_ghz", ".inf", "finite number"),
-    ("clock_ghz", "nan", "finite number"),
-    ("clock_ghz", "0", "greater than or equal to 0.001"),
-    ("clock_ghz", "-1.0", "greater than or equal to 0.001"),
-    ("link_bytes_per_cycle", "-.inf", "finite number"),
-    ("link_bytes_per_cycle", "0.0001", "greater than or equal to 0.001"),
-    ("link_bytes_per_cycle", "1e300", "less than or equal to"),
-    ("hop_latency_cycles", "-1", "greater than or equal to 0"),
-    ("kernel_launch_cycles", "1" + "0" * 30, "less than or equal to 4294967296"),
-    ("kernel_launch_cycles", "4294967297", "less than or equal to 4294967296"),
-    ("total_bytes", "0", "greater than 0"),
-    ("channel_bytes", "1000000000000000000000000", "less than or equal to 68719476736"),
-    ("noc_width", "1000000000000", "less than or equal to 64"),
-    ("dst_tiles", "yes", "is a boolean"),
-    ("bfloat16", "-2048", "greater than 0"),
-])
+@pytest.mark.parametrize(
+    "key, value, why",
+    [
+        ("clock_ghz", "1e308", "less than or equal to 1000"),
+        ("clock_ghz", ".nan", "finite number"),
+        ("clock_ghz", ".inf", "finite number"),
+        ("clock_ghz", "nan", "finite number"),
+        ("clock_ghz", "0", "greater than or equal to 0.001"),
+        ("clock_ghz", "-1.0", "greater than or equal to 0.001"),
+        ("link_bytes_per_cycle", "-.inf", "finite number"),
+        ("link_bytes_per_cycle", "0.0001", "greater than or equal to 0.001"),
+        ("link_bytes_per_cycle", "1e300", "less than or equal to"),
+        ("hop_latency_cycles", "-1", "greater than or equal to 0"),
+        ("kernel_launch_cycles", "1" + "0" * 30, "less than or equal to 4294967296"),
+        ("kernel_launch_cycles", "4294967297", "less than or equal to 4294967296"),
+        ("total_bytes", "0", "greater than 0"),
+        ("channel_bytes", "1000000000000000000000000", "less than or equal to 68719476736"),
+        ("noc_width", "1000000000000", "less than or equal to 64"),
+        ("dst_tiles", "yes", "is a boolean"),
+        ("bfloat16", "-2048", "greater than 0"),
+    ],
+)
 def test_bad_number_is_refused_at_its_line_and_column(tmp_path, key, value, why):
     path, line, column = _edited(tmp_path, key, value)
     msg = _error(path)
@@ -528,11 +541,14 @@ def test_every_problem_is_one_line_at_its_own_position(tmp_path):
     assert lines[1].startswith(f"{path.resolve()}:{line2}:") and "noc.hop_latency_cycles" in lines[1]
 
 
-@pytest.mark.parametrize("text, line, key", [
-    ("name: a\nname: b\n", 2, "name"),
-    ("grid:\n  rows: 8\n  columns: 8\n  rows: 9\n", 4, "rows"),
-    ("tile_bytes: {bfloat16: 2048, bfloat16: 1}\n", 1, "bfloat16"),
-])
+@pytest.mark.parametrize(
+    "text, line, key",
+    [
+        ("name: a\nname: b\n", 2, "name"),
+        ("grid:\n  rows: 8\n  columns: 8\n  rows: 9\n", 4, "rows"),
+        ("tile_bytes: {bfloat16: 2048, bfloat16: 1}\n", 1, "bfloat16"),
+    ],
+)
 def test_duplicate_key_is_an_error(tmp_path, text, line, key):
     path = _write(tmp_path / "dup.yaml", text)
     msg = _error(path)
@@ -547,12 +563,16 @@ def test_duplicate_key_in_a_shipped_file_copy(tmp_path):
     assert msg == f"{path.resolve()}:{len(lines) + 1}:1: duplicate key 'clock_ghz' (first given at line {i + 1})"
 
 
-@pytest.mark.parametrize("data, what", [
-    (bytes(range(256)), "a binary file"),
-    (b"\x7fELF\x02\x01\x01\x00\x00", "a binary file"),
-    (b"name: caf\xe9\n", "not UTF-8 text"),
-    (b"\xff\xfe", "not UTF-8 text"),
-], ids=["all-bytes", "elf", "latin-1", "utf-16-bom"])
+@pytest.mark.parametrize(
+    "data, what",
+    [
+        (bytes(range(256)), "a binary file"),
+        (b"\x7fELF\x02\x01\x01\x00\x00", "a binary file"),
+        (b"name: caf\xe9\n", "not UTF-8 text"),
+        (b"\xff\xfe", "not UTF-8 text"),
+    ],
+    ids=["all-bytes", "elf", "latin-1", "utf-16-bom"],
+)
 def test_binary_or_non_utf8_file_is_refused_in_one_line(tmp_path, data, what):
     path = tmp_path / "binary.yaml"
     path.write_bytes(data)
@@ -560,14 +580,18 @@ def test_binary_or_non_utf8_file_is_refused_in_one_line(tmp_path, data, what):
     assert msg.startswith(str(path.resolve())) and what in msg and "\n" not in msg
 
 
-@pytest.mark.parametrize("text, what", [
-    ("", "empty file"),
-    ("x: 2001-13-01\n", "malformed YAML"),  # a timestamp PyYAML cannot build raises ValueError
-    ("[" * 5000, "malformed YAML"),
-    ("x: 1" + "0" * 5000 + "\n", "1:4: malformed YAML: an integer of 5001 characters is too large"),
-    ("a: !!python/object:os.system {}\n", "malformed YAML"),
-    ("? [1, 2]\n: 3\n", "plain value"),
-], ids=["empty", "timestamp", "nested", "5001-digits", "python-tag", "list-key"])
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        ("", "empty file"),
+        ("x: 2001-13-01\n", "malformed YAML"),  # a timestamp PyYAML cannot build raises ValueError
+        ("[" * 5000, "malformed YAML"),
+        ("x: 1" + "0" * 5000 + "\n", "1:4: malformed YAML: an integer of 5001 characters is too large"),
+        ("a: !!python/object:os.system {}\n", "malformed YAML"),
+        ("? [1, 2]\n: 3\n", "plain value"),
+    ],
+    ids=["empty", "timestamp", "nested", "5001-digits", "python-tag", "list-key"],
+)
 def test_odd_yaml_is_refused_in_one_line(tmp_path, text, what):
     path = _write(tmp_path / "odd.yaml", text)
     msg = _error(path)

@@ -66,6 +66,7 @@ def check_against_maps(problem):
 
 # ------------------------------------------------------------------------------------------------ gemm
 
+
 def test_gemm_has_20_candidates_with_unique_names():
     cands = enumerate_candidates(make_problem(GEMM, "M=256,K=256,N=256"))
     assert len(cands) == 20
@@ -129,6 +130,7 @@ def test_single_tile_gemm_has_a_candidate(shape):
 
 # ----------------------------------------------------------------------------------------- batched gemm
 
+
 def test_batched_gemm_candidates_follow_maps():
     cands = check_against_maps(make_problem(BATCHED, "B=3,M=128,K=96,N=64"))
     names = [c.name for c in cands]
@@ -142,6 +144,7 @@ def test_batched_gemm_candidates_follow_maps():
 
 
 # ------------------------------------------------------------------------- kernels defined in the test
+
 
 def test_transposed_contraction_roles_and_multicast():
     program = transposed_program()
@@ -169,11 +172,15 @@ def test_broadcast_operand_is_multicast_across_the_batch():
 
 # ---------------------------------------------------------------------------------------- L1 placement
 
-@pytest.mark.parametrize("placements", [
-    {"in0": Placement.l1},
-    {"in1": Placement.l1},
-    {"in0": Placement.l1, "in1": Placement.l1, "out": Placement.l1},
-])
+
+@pytest.mark.parametrize(
+    "placements",
+    [
+        {"in0": Placement.l1},
+        {"in1": Placement.l1},
+        {"in0": Placement.l1, "in1": Placement.l1, "out": Placement.l1},
+    ],
+)
 def test_l1_inputs_are_local_or_multicast_and_never_read_from_dram(tiny_hw, placements):
     problem = make_problem(GEMM, "M=128,K=96,N=160", placements=placements)
     cands = check_against_maps(problem)

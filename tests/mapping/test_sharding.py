@@ -62,8 +62,7 @@ def test_block_sharded_in0_shard_holds_its_share_of_k() -> None:
 
 def test_sharded_schedules_agree_with_brute_force() -> None:
     hw = load_hardware("wormhole_n150")
-    problem = make_problem(GEMM, "M=128,K=96,N=160", placements={"in0": Placement.l1_block,
-                                                                "out": Placement.l1_block})
+    problem = make_problem(GEMM, "M=128,K=96,N=160", placements={"in0": Placement.l1_block, "out": Placement.l1_block})
     session = Session(hw, problem)
     results = session.solve()
     assert results and all(r.status == "optimal" for r in results)
@@ -76,7 +75,6 @@ def test_sharded_schedules_agree_with_brute_force() -> None:
 
 
 def test_no_candidate_for_a_sharding_the_model_cannot_map(capsys) -> None:
-    code = main(["solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256",
-                 "--memory", "in0=l1_width"])
+    code = main(["solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--memory", "in0=l1_width"])
     assert code == 3
     assert "no mapping candidate fits" in capsys.readouterr().err

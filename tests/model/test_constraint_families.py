@@ -25,13 +25,24 @@ from loom_explorer.validate import referee
 
 GEMM = load_program("gemm")
 MCAST = Candidate(axes=(("y", "M"), ("x", "N")), comms=(("in0", Comm.mcast_x), ("in1", Comm.mcast_y)))
-SPLIT_K = Candidate(axes=(("y", "M"), ("x", "K")), comms=(("in0", Comm.dram), ("in1", Comm.dram)),
-                    gather_axis="x")
+SPLIT_K = Candidate(axes=(("y", "M"), ("x", "K")), comms=(("in0", Comm.dram), ("in1", Comm.dram)), gather_axis="x")
 ONE_D = Candidate(axes=(("xy", "M"),), comms=(("in0", Comm.dram), ("in1", Comm.dram)))
 
 # legal: 2x2 cores, 8x8 tiles per core in 4x4 blocks, 2x2 sub-blocks, double-buffered
-BASE = dict(grid_x=2, grid_y=2, per_core_M=8, per_core_N=8, per_core_K=16, in0_block_w=2, out_block_h=4,
-            out_block_w=4, out_subblock_h=2, out_subblock_w=2, in0_buffer_depth=2, in1_buffer_depth=2)
+BASE = dict(
+    grid_x=2,
+    grid_y=2,
+    per_core_M=8,
+    per_core_N=8,
+    per_core_K=16,
+    in0_block_w=2,
+    out_block_h=4,
+    out_block_w=4,
+    out_subblock_h=2,
+    out_subblock_w=2,
+    in0_buffer_depth=2,
+    in1_buffer_depth=2,
+)
 
 FAMILY_NAMES = ("grid", "coverage", "divisibility", "dst_capacity", "l1_capacity", "multicast")
 
@@ -44,8 +55,6 @@ def problem():
 @pytest.fixture(scope="module")
 def schedule(tiny_hw, problem):
     return build_schedule(tiny_hw, problem, MCAST)
-
-
 
 
 def test_every_family_is_built(schedule):
@@ -75,8 +84,10 @@ VIOLATIONS = {
     "coverage": (dict(grid_y=3), {16}),  # (3-1)*8 = 16 tiles already cover M = 16: an idle row
     "divisibility": (dict(out_block_h=3, out_subblock_h=1), {3, 8}),  # per_core_M = 8 vs block 3
     "dst_capacity": (dict(out_subblock_h=4, out_subblock_w=4), {16, 8}),  # 16 tiles > 8 Dst tiles
-    "l1_capacity": (dict(in0_block_w=16, out_block_h=8, out_block_w=8, in0_buffer_depth=3, in1_buffer_depth=3),
-                    {(3 * 8 * 16 * 2 + 64) * 2048, 1_395_424}),
+    "l1_capacity": (
+        dict(in0_block_w=16, out_block_h=8, out_block_w=8, in0_buffer_depth=3, in1_buffer_depth=3),
+        {(3 * 8 * 16 * 2 + 64) * 2048, 1_395_424},
+    ),
     "multicast": (dict(grid_x=1, per_core_N=16), {1, 2}),  # in0 multicast along a single column
 }
 
@@ -100,8 +111,7 @@ def test_grid_family_via_a_schedule_written_for_a_bigger_grid(n150, tiny_hw, pro
     small = build_schedule(tiny_hw, problem, MCAST)
     big = build_schedule(n150, problem, MCAST)
     handwritten = dataclasses.replace(small, params=big.params)
-    values = {**BASE, "grid_x": 8, "grid_y": 8, "per_core_M": 2, "per_core_N": 2, "out_block_h": 2,
-              "out_block_w": 2}
+    values = {**BASE, "grid_x": 8, "grid_y": 8, "per_core_M": 2, "per_core_N": 2, "out_block_h": 2, "out_block_w": 2}
     assert referee(big, values).legal  # fine on the 8x8 chip
     verdict = referee(handwritten, values)
     assert not verdict.legal
@@ -128,17 +138,31 @@ def test_referee_names_missing_and_unknown_parameters(schedule):
 
 # ------------------------------------------------------------------------------ other shapes of families
 
-@pytest.mark.parametrize("values, family, name", [
-    # 1-D: u = ceil(16 / per_core_M) cores, filled row-major into grid_x columns
-    (dict(grid_x=2, grid_y=2, per_core_M=2), "coverage", "coverage[M]"),  # 8 cores > 4
-    (dict(grid_x=4, grid_y=4, per_core_M=2), "coverage", "coverage[M,last_row]"),  # 8 cores leave row 4 idle
-    (dict(grid_x=4, grid_y=1, per_core_M=8), "coverage", "coverage[M,columns]"),  # 2 cores < 4 columns
-    (dict(grid_x=4, grid_y=2, per_core_M=2), None, None),  # 8 cores = 4x2 exactly
-])
+
+@pytest.mark.parametrize(
+    "values, family, name",
+    [
+        # 1-D: u = ceil(16 / per_core_M) cores, filled row-major into grid_x columns
+        (dict(grid_x=2, grid_y=2, per_core_M=2), "coverage", "coverage[M]"),  # 8 cores > 4
+        (dict(grid_x=4, grid_y=4, per_core_M=2), "coverage", "coverage[M,last_row]"),  # 8 cores leave row 4 idle
+        (dict(grid_x=4, grid_y=1, per_core_M=8), "coverage", "coverage[M,columns]"),  # 2 cores < 4 columns
+        (dict(grid_x=4, grid_y=2, per_core_M=2), None, None),  # 8 cores = 4x2 exactly
+    ],
+)
 def test_one_d_coverage(tiny_hw, problem, values, family, name):
     schedule = build_schedule(tiny_hw, problem, ONE_D)
-    full = dict(per_core_N=16, per_core_K=16, in0_block_w=2, out_block_h=1, out_block_w=4, out_subblock_h=1,
-                out_subblock_w=4, in0_buffer_depth=2, in1_buffer_depth=2, **values)
+    full = dict(
+        per_core_N=16,
+        per_core_K=16,
+        in0_block_w=2,
+        out_block_h=1,
+        out_block_w=4,
+        out_subblock_h=1,
+        out_subblock_w=4,
+        in0_buffer_depth=2,
+        in1_buffer_depth=2,
+        **values,
+    )
     verdict = referee(schedule, full)
     if family is None:
         assert verdict.legal, verdict.violations
@@ -149,8 +173,20 @@ def test_one_d_coverage(tiny_hw, problem, values, family, name):
 
 def test_split_k_needs_partners(tiny_hw, problem):
     schedule = build_schedule(tiny_hw, problem, SPLIT_K)
-    legal = dict(grid_x=4, grid_y=4, per_core_M=4, per_core_N=16, per_core_K=4, in0_block_w=4, out_block_h=2,
-                 out_block_w=4, out_subblock_h=2, out_subblock_w=4, in0_buffer_depth=2, in1_buffer_depth=2)
+    legal = dict(
+        grid_x=4,
+        grid_y=4,
+        per_core_M=4,
+        per_core_N=16,
+        per_core_K=4,
+        in0_block_w=4,
+        out_block_h=2,
+        out_block_w=4,
+        out_subblock_h=2,
+        out_subblock_w=4,
+        in0_buffer_depth=2,
+        in1_buffer_depth=2,
+    )
     assert referee(schedule, legal).legal
     assert {b.name for b in schedule.l1_buffers} >= {"partials"}
     verdict = referee(schedule, {**legal, "grid_x": 1, "per_core_K": 16})

@@ -17,8 +17,12 @@ def test_every_node_kind_with_a_shared_memo() -> None:
     a, b, c = Var("a", Domain.of([1, 2, 3])), Var("b", Domain.of([1, 4])), Var("c", Domain.of([0, 1]))
     shared_sub = ceil_div(a * 7 + b, b)  # met by several expressions below
     table: dict[tuple[int, ...], int] = {(x, y): x * 100 + y for x in (1, 2, 3) for y in (1, 4)}
-    exprs = [shared_sub + maximum(a, b * 2), floor_div(shared_sub * 3, a) - minimum(a, b), choice(c, shared_sub, a),
-             select(a, {1: 10, 2: 20, 3: 30}) * lookup((a, b), table)]
+    exprs = [
+        shared_sub + maximum(a, b * 2),
+        floor_div(shared_sub * 3, a) - minimum(a, b),
+        choice(c, shared_sub, a),
+        select(a, {1: 10, 2: 20, 3: 30}) * lookup((a, b), table),
+    ]
     for va in (1, 2, 3):
         for vb in (1, 4):
             for vc in (0, 1):
@@ -28,8 +32,9 @@ def test_every_node_kind_with_a_shared_memo() -> None:
                 assert memo  # the shared sub-tree's value was kept
 
 
-@pytest.mark.parametrize(("kernel", "shape"), [("gemm", "M=256,K=512,N=384"),
-                                               ("flash_attention", "B=1,H=4,Sq=256,Skv=512,D=64")])
+@pytest.mark.parametrize(
+    ("kernel", "shape"), [("gemm", "M=256,K=512,N=384"), ("flash_attention", "B=1,H=4,Sq=256,Skv=512,D=64")]
+)
 def test_real_schedules_with_a_shared_memo(kernel: str, shape: str) -> None:
     session = Session(load_hardware("wormhole_n150"), make_problem(load_program(kernel), shape))
     compared = 0

@@ -72,7 +72,8 @@ def _lookup(keys: tuple[Var, Var]) -> st.SearchStrategy[Expr]:
     to one reified equality per key combination (``CpCompiler._table_product``)."""
     combos = list(itertools.product(keys[0].values, keys[1].values))
     return st.lists(st.integers(-5, 30), min_size=len(combos), max_size=len(combos)).map(
-        lambda vals: lookup(keys, dict(zip(combos, vals, strict=True))))
+        lambda vals: lookup(keys, dict(zip(combos, vals, strict=True)))
+    )
 
 
 LEAVES = st.one_of(
@@ -143,8 +144,12 @@ def cp_extreme(expr: Expr, maximise: bool) -> int:
     return int(solver.objective_value)
 
 
-SETTINGS = settings(max_examples=250, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=250,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @SETTINGS
@@ -163,14 +168,20 @@ def test_three_interpreters_agree(case):
         assert name in text
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(TREES)
 def test_cpsat_extremes_match_exhaustive_evaluation(expr):
     nodes = variable_nodes(expr)
     names = sorted(nodes)
-    seen = [evaluate(expr, dict(zip(names, combo, strict=True)))
-            for combo in itertools.product(*(nodes[n].values for n in names))]
+    seen = [
+        evaluate(expr, dict(zip(names, combo, strict=True)))
+        for combo in itertools.product(*(nodes[n].values for n in names))
+    ]
     lo, hi = bounds(expr)
     assert lo <= min(seen) and max(seen) <= hi
     assert cp_extreme(expr, maximise=False) == min(seen)
@@ -215,8 +226,7 @@ def test_table_products_both_encodings(side):
     for expr in (mul(table, xs), ceil_rate(mul(xs, 5, table), 7), mul(table, xs, xs)):
         for values in ({"g1": 1, "g2": side, "xs": 9}, {"g1": side, "g2": 2, "xs": 4}, {"g1": 2, "g2": 3, "xs": 1}):
             assert cp_value(expr, values) == evaluate(expr, values)
-        seen = [evaluate(expr, {"g1": i, "g2": j, "xs": x})
-                for i in g1.values for j in g2.values for x in xs.values]
+        seen = [evaluate(expr, {"g1": i, "g2": j, "xs": x}) for i in g1.values for j in g2.values for x in xs.values]
         assert (cp_extreme(expr, maximise=False), cp_extreme(expr, maximise=True)) == (min(seen), max(seen))
 
 

@@ -39,8 +39,12 @@ from loom_explorer.model.expr import (
 )
 from loom_explorer.solve.cpsat import CpCompiler
 
-SETTINGS = settings(max_examples=100, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _domain() -> st.SearchStrategy[tuple[int, ...]]:
@@ -74,8 +78,11 @@ def _extend(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
 
 
 # the tree's shape over placeholder variables (one strategy, built once); the domains are drawn per example
-SHAPES = st.recursive(st.one_of(st.integers(-4, 9).map(lambda c: add(c)),
-                                st.sampled_from([Var(n, (0,)) for n in NAMES])), _extend, max_leaves=8)  # type: ignore[arg-type]
+SHAPES = st.recursive(
+    st.one_of(st.integers(-4, 9).map(lambda c: add(c)), st.sampled_from([Var(n, (0,)) for n in NAMES])),  # type: ignore[arg-type]
+    _extend,
+    max_leaves=8,
+)
 
 
 def _substitute(expr: Expr, domains: dict[str, tuple[int, ...]]) -> Expr:
@@ -83,8 +90,10 @@ def _substitute(expr: Expr, domains: dict[str, tuple[int, ...]]) -> Expr:
     if isinstance(expr, Var):
         return Var(expr.name, domains[expr.name])  # type: ignore[arg-type]
     if isinstance(expr, (Sum, Prod, Max, Min)):
-        parts = tuple(_substitute(e, domains) for e in (expr.terms if isinstance(expr, Sum) else expr.factors
-                                                         if isinstance(expr, Prod) else expr.args))
+        parts = tuple(
+            _substitute(e, domains)
+            for e in (expr.terms if isinstance(expr, Sum) else expr.factors if isinstance(expr, Prod) else expr.args)
+        )
         return type(expr)(parts)
     if isinstance(expr, (CeilDiv, FloorDiv)):
         return type(expr)(_substitute(expr.num, domains), _substitute(expr.den, domains))
@@ -156,8 +165,12 @@ def _cp_range(expr: Expr) -> tuple[int, int] | None:
     return out[0], out[1]
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(trees())
 def test_cpsat_range_is_the_defined_range(expr: Expr) -> None:
     """The compiled model (whose auxiliaries take their domains from ``bounds``) reaches exactly the values
@@ -184,12 +197,15 @@ def test_the_reported_multicast_group() -> None:
     assert _cp_range(readers) is None
 
 
-@pytest.mark.parametrize("num, den, expected", [
-    ((0, 10), (0, 3), (0, 10)),  # the divisor's 0 excluded: d in 1..3; ceil(0/3) = 0, ceil(10/1) = 10
-    ((-7, 5), (1, 4), (-7, 5)),  # numerators of both signs: ceil(-7/1) = -7, ceil(5/1) = 5
-    ((-7, -3), (-2, 4), (-7, 0)),  # negative only, d in 1..4: ceil(-7/1) = -7, ceil(-3/4) = 0
-    ((-7, -3), (2, 4), (-3, 0)),  # ceil(-7/2) = -3 and ceil(-7/4) = -1: the minimum at the smaller divisor
-])
+@pytest.mark.parametrize(
+    "num, den, expected",
+    [
+        ((0, 10), (0, 3), (0, 10)),  # the divisor's 0 excluded: d in 1..3; ceil(0/3) = 0, ceil(10/1) = 10
+        ((-7, 5), (1, 4), (-7, 5)),  # numerators of both signs: ceil(-7/1) = -7, ceil(5/1) = 5
+        ((-7, -3), (-2, 4), (-7, 0)),  # negative only, d in 1..4: ceil(-7/1) = -7, ceil(-3/4) = 0
+        ((-7, -3), (2, 4), (-3, 0)),  # ceil(-7/2) = -3 and ceil(-7/4) = -1: the minimum at the smaller divisor
+    ],
+)
 def test_ceil_division_corners(num: tuple[int, int], den: tuple[int, int], expected: tuple[int, int]) -> None:
     n, d = Var("n", range(num[0], num[1] + 1)), Var("d", range(den[0], den[1] + 1))  # type: ignore[arg-type]
     seen = defined_values(CeilDiv(n, d))

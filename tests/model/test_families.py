@@ -25,9 +25,17 @@ def test_every_program_family_has_model_hooks_and_no_other() -> None:
     assert program_families()[-1].name == "contraction" and program_families()[-1].fallback  # the fallback last
 
 
-@pytest.mark.parametrize(("kernel", "family"), [("gemm", "contraction"), ("batched_gemm", "contraction"),
-                                                ("linear_gelu", "contraction"), ("flash_attention", "attention"),
-                                                ("unary", "elementwise"), ("binary", "elementwise")])
+@pytest.mark.parametrize(
+    ("kernel", "family"),
+    [
+        ("gemm", "contraction"),
+        ("batched_gemm", "contraction"),
+        ("linear_gelu", "contraction"),
+        ("flash_attention", "attention"),
+        ("unary", "elementwise"),
+        ("binary", "elementwise"),
+    ],
+)
 def test_shipped_kernels_belong_to_their_family(kernel: str, family: str) -> None:
     program = load_program(kernel)
     assert program_family(program).name == family
@@ -37,10 +45,13 @@ def test_shipped_kernels_belong_to_their_family(kernel: str, family: str) -> Non
 
 def test_a_program_of_no_known_shape_gets_the_contraction_error() -> None:
     # a reduction without a matmul (a row sum): no family models it yet
-    program = TileProgram(name="rowsum", description="y[H] = sum_W x[H, W]",
-                          dims=(Dim("H", "parallel"), Dim("W", "reduction")),
-                          tensors=(Tensor("x", ("H", "W"), "input"), Tensor("y", ("H",), "output")),
-                          ops=(Eltwise("add", "y", unit="fpu", operand="x"),))
+    program = TileProgram(
+        name="rowsum",
+        description="y[H] = sum_W x[H, W]",
+        dims=(Dim("H", "parallel"), Dim("W", "reduction")),
+        tensors=(Tensor("x", ("H", "W"), "input"), Tensor("y", ("H",), "output")),
+        ops=(Eltwise("add", "y", unit="fpu", operand="x"),),
+    )
     assert program_family(program).name == "contraction"
     with pytest.raises(ProgramStructureError, match="exactly one Matmul op, found 0"):
         analyse_program(program)

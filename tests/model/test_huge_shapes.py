@@ -30,19 +30,28 @@ def _limited() -> None:
 
 
 def run_cli(*args: str, timeout: float = WAIT_S) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "loom_explorer.cli", *args], check=False,
-                          capture_output=True, text=True, timeout=timeout, preexec_fn=_limited)
+    return subprocess.run(
+        [sys.executable, "-m", "loom_explorer.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=_limited,
+    )
 
 
 # one chip in the quick tier, the other with the slow tests (a subprocess each)
 @pytest.mark.parametrize("hw", ["wormhole_n150", pytest.param("blackhole_p150a", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("kernel, shape", [
-    ("gemm", "M=1000000000000,K=4096,N=4096"),
-    ("gemm", "M=1000000000000000000,K=4096,N=4096"),
-    ("gemm", "M=4096,K=1000000000000000000,N=4096"),
-    ("flash_attention", "B=1,H=8,Sq=1000000000000,Skv=1000000000000,D=128"),
-    ("flash_attention", "B=1,H=8,Sq=4096,Skv=1000000000000000000,D=128"),
-])
+@pytest.mark.parametrize(
+    "kernel, shape",
+    [
+        ("gemm", "M=1000000000000,K=4096,N=4096"),
+        ("gemm", "M=1000000000000000000,K=4096,N=4096"),
+        ("gemm", "M=4096,K=1000000000000000000,N=4096"),
+        ("flash_attention", "B=1,H=8,Sq=1000000000000,Skv=1000000000000,D=128"),
+        ("flash_attention", "B=1,H=8,Sq=4096,Skv=1000000000000000000,D=128"),
+    ],
+)
 def test_a_shape_beyond_the_model_is_refused_with_the_reason(hw: str, kernel: str, shape: str) -> None:
     r = run_cli("solve", kernel, "--hw", hw, "--shape", shape, "--time-limit", "30")
     assert r.returncode == 2, r.stderr[-2000:]
@@ -52,8 +61,17 @@ def test_a_shape_beyond_the_model_is_refused_with_the_reason(hw: str, kernel: st
 
 
 def test_a_causal_attention_beyond_the_model_is_refused() -> None:
-    r = run_cli("solve", "flash_attention", "--hw", "wormhole_n150", "--causal", "--time-limit", "30",
-                "--shape", "B=1,H=8,Sq=1000000000000,Skv=1000000000000,D=128")
+    r = run_cli(
+        "solve",
+        "flash_attention",
+        "--hw",
+        "wormhole_n150",
+        "--causal",
+        "--time-limit",
+        "30",
+        "--shape",
+        "B=1,H=8,Sq=1000000000000,Skv=1000000000000,D=128",
+    )
     assert r.returncode == 2 and "beyond the model's range" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -63,8 +81,21 @@ def test_a_huge_legal_shape_is_solved_within_its_time_limit() -> None:
     whatever it found (alternatives included); a fixed 1.5 s allows for the model's compilation and the
     referee."""
     limit_s = 6.0  # also the deadline of building every candidate's model (about 2 s on a loaded machine)
-    r = run_cli("solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=1000000000,K=4096,N=4096", "--json",
-                "--time-limit", str(limit_s), "--candidate", MCAST, "--alternatives", "3")
+    r = run_cli(
+        "solve",
+        "gemm",
+        "--hw",
+        "wormhole_n150",
+        "--shape",
+        "M=1000000000,K=4096,N=4096",
+        "--json",
+        "--time-limit",
+        str(limit_s),
+        "--candidate",
+        MCAST,
+        "--alternatives",
+        "3",
+    )
     assert r.returncode in (0, 3), r.stderr[-2000:]
     doc = json.loads(r.stdout)
     for c in doc["candidates"]:

@@ -74,8 +74,9 @@ def test_the_target_is_recorded_and_rebuilt() -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "loom_explorer.cli", *args], capture_output=True, text=True,
-                          timeout=WAIT_S, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "loom_explorer.cli", *args], capture_output=True, text=True, timeout=WAIT_S, check=False
+    )
 
 
 @pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
@@ -84,9 +85,22 @@ def test_export_ttlang_solves_for_the_tt_lang_kernels(tmp_path) -> None:  # type
     done = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--format", "ttlang", "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert '\\"target\\": \\"ttlang\\"' in out.read_text() or '"target": "ttlang"' in out.read_text()
-    bad = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--format", "ttlang", "--target", "ttnn",
-               "-o", str(tmp_path / "k2.py"))
+    bad = _cli(
+        "export",
+        "gemm",
+        "--hw",
+        "wormhole_n150",
+        "--shape",
+        BIG,
+        "--format",
+        "ttlang",
+        "--target",
+        "ttnn",
+        "-o",
+        str(tmp_path / "k2.py"),
+    )
     assert bad.returncode == 2 and "--target ttnn contradicts --format ttlang" in bad.stderr
-    solve = _cli("solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--target", "ttlang",
-                 "--json")
+    solve = _cli(
+        "solve", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--target", "ttlang", "--json"
+    )
     assert solve.returncode == 0, solve.stderr

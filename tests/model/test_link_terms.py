@@ -92,10 +92,16 @@ def test_multicast_links_never_bind_on_the_shipped_chips(hw_name):
 # --- output writes (``write_link_shares``): every core writes its block at once at the end of a block ---
 
 WRITE_CASES = [  # (hardware, shape, the config's params: ttnn's default 2-D multicast config of the shape)
-    ("wormhole_n150", "M=1024,K=1024,N=2048",
-     dict(grid_x=8, grid_y=8, per_core_M=4, per_core_N=8, in0_block_w=4, out_block_h=4, out_block_w=8)),
-    ("blackhole_p150a", "M=1280,K=1664,N=3328",
-     dict(grid_x=13, grid_y=10, per_core_M=4, per_core_N=8, in0_block_w=4, out_block_h=4, out_block_w=8)),
+    (
+        "wormhole_n150",
+        "M=1024,K=1024,N=2048",
+        dict(grid_x=8, grid_y=8, per_core_M=4, per_core_N=8, in0_block_w=4, out_block_h=4, out_block_w=8),
+    ),
+    (
+        "blackhole_p150a",
+        "M=1280,K=1664,N=3328",
+        dict(grid_x=13, grid_y=10, per_core_M=4, per_core_N=8, in0_block_w=4, out_block_h=4, out_block_w=8),
+    ),
 ]
 MCAST_2D = "M@y,N@x|in0=mcast_x,in1=mcast_y"
 
@@ -111,8 +117,13 @@ def test_write_back_is_the_busiest_routed_link_of_the_output_writes(hw_name, sha
     candidate = next(c for c in enumerate_candidates(problem) if c.name == MCAST_2D)
     schedule = build_schedule(hw, problem, candidate)
     # every other parameter (the sub-blocks) at 1
-    values = {**{p: 1 for p in schedule.param_names}, **pinned, "per_core_K": problem.tiles("K"),
-              "in0_buffer_depth": 2, "in1_buffer_depth": 2}
+    values = {
+        **{p: 1 for p in schedule.param_names},
+        **pinned,
+        "per_core_K": problem.tiles("K"),
+        "in0_buffer_depth": 2,
+        "in1_buffer_depth": 2,
+    }
     writes = [t for t in schedule_transfers(hw, schedule, values) if t.kind == "dram_write"]
     busiest = max(route_loads(NocGraph(hw), writes).values())
     link_cycles = -(-busiest // hw.noc.link_bytes_per_cycle)

@@ -24,13 +24,13 @@ FLAT = "H*Sq@xy|q=dram,k=dram,v=dram|balanced"  # the causal flattened split the
 
 
 def _softmax(target: KernelTarget) -> Session:
-    return Session(load_hardware("wormhole_n150"), make_problem(load_program("softmax"), "H=64,W=2080",
-                                                                target=target))
+    return Session(load_hardware("wormhole_n150"), make_problem(load_program("softmax"), "H=64,W=2080", target=target))
 
 
 def _attention(pins: dict[str, int], causal: bool = True):  # type: ignore[no-untyped-def]
-    problem = make_problem(load_program("flash_attention"), ATTENTION, options={"causal"} if causal else set(),
-                           target=KernelTarget.ttlang)
+    problem = make_problem(
+        load_program("flash_attention"), ATTENTION, options={"causal"} if causal else set(), target=KernelTarget.ttlang
+    )
     flat = FLAT if causal else FLAT.removesuffix("|balanced")
     return Session(load_hardware("wormhole_n300"), problem).solve(pins, SolveOptions(), candidates=[flat])[0]
 
@@ -49,22 +49,34 @@ def test_a_split_of_the_columns_is_solved_even_and_an_uneven_one_is_named() -> N
     assert 65 % values["per_core_W"] == 0 and values["grid_x"] * values["per_core_W"] == 65
     verdict = referee(session.schedule(SOFTMAX_SPLIT), {**values, "per_core_W": 9, "grid_x": 8})
     assert not verdict.legal
-    assert any(v.startswith("ttlang_export[per_core_W|W]: TT-Lang export splits the columns evenly: per_core_W = 9 "
-                            "does not divide the 65 tiles of W") for v in verdict.violations), verdict.violations
+    assert any(
+        v.startswith(
+            "ttlang_export[per_core_W|W]: TT-Lang export splits the columns evenly: per_core_W = 9 "
+            "does not divide the 65 tiles of W"
+        )
+        for v in verdict.violations
+    ), verdict.violations
 
 
 def test_a_ttnn_schedule_breaking_a_rule_is_not_exported_and_export_falls_back(capsys) -> None:  # type: ignore[no-untyped-def]
     """Solved for TTNN's kernels, the split candidate takes 9 columns a core (8 x 9 >= 65): the TT-Lang writer
     cannot write it; the exporter says why and writes the best schedule it can."""
     session = _softmax(KernelTarget.ttnn)
-    results = [*session.solve({"per_core_W": 9}, SolveOptions(), candidates=[SOFTMAX_SPLIT]),
-               *session.solve({}, SolveOptions(), candidates=["H@xy|x=dram"])]  # whole rows a core
-    solved = [SolvedSchedule(session.schedule(r.candidate_name), r, "wormhole_n150", "softmax", SolveOptions())
-              for r in results if r.solution is not None]
+    results = [
+        *session.solve({"per_core_W": 9}, SolveOptions(), candidates=[SOFTMAX_SPLIT]),
+        *session.solve({}, SolveOptions(), candidates=["H@xy|x=dram"]),
+    ]  # whole rows a core
+    solved = [
+        SolvedSchedule(session.schedule(r.candidate_name), r, "wormhole_n150", "softmax", SolveOptions())
+        for r in results
+        if r.solution is not None
+    ]
     split = next(s for s in solved if s.result.candidate_name == SOFTMAX_SPLIT)
     why = ttlang_rule_blocker(split.hw, split.problem, split.schedule, split.values)
-    assert why == ("TT-Lang export splits the columns evenly: per_core_W = 9 does not divide the 65 tiles of W "
-                   "(a padded column would enter every reduction)")
+    assert why == (
+        "TT-Lang export splits the columns evenly: per_core_W = 9 does not divide the 65 tiles of W "
+        "(a padded column would enter every reduction)"
+    )
     chosen, text = best_export(solved, "ttlang")  # the split first, as if it were the best
     assert chosen.result.candidate_name == "H@xy|x=dram" and "GRID_X" in text
     assert f"better ones have none ({why})" in capsys.readouterr().err
@@ -83,15 +95,27 @@ def test_causal_attention_keeps_the_last_query_chunk_within_the_keys_padded_or_n
     assert _attention({"q_chunk_size": 64, "k_chunk_size": 64}).solution is not None
 
 
-@pytest.mark.parametrize("pins,causal,rule,words", [
-    ({"q_chunk_size": 64, "k_chunk_size": 32}, True, "ttlang_export[causal_last_chunk]",
-     "under the causal mask Sq = 224 is not a whole number of query chunks, and the last chunk's padded rows "
-     "reach past the keys: n_q * q chunk = 8 tiles, the key chunks hold 7"),
-    ({"k_chunk_size": 64}, False, "ttlang_export[k_chunk_size|Skv]",
-     "Skv = 224 is not a whole number of key chunks (k_chunk_size = 64)"),
-])
-def test_a_pin_breaking_a_rule_is_refused_with_the_real_reason(pins: dict[str, int], causal: bool, rule: str,
-                                                               words: str) -> None:
+@pytest.mark.parametrize(
+    "pins,causal,rule,words",
+    [
+        (
+            {"q_chunk_size": 64, "k_chunk_size": 32},
+            True,
+            "ttlang_export[causal_last_chunk]",
+            "under the causal mask Sq = 224 is not a whole number of query chunks, and the last chunk's padded rows "
+            "reach past the keys: n_q * q chunk = 8 tiles, the key chunks hold 7",
+        ),
+        (
+            {"k_chunk_size": 64},
+            False,
+            "ttlang_export[k_chunk_size|Skv]",
+            "Skv = 224 is not a whole number of key chunks (k_chunk_size = 64)",
+        ),
+    ],
+)
+def test_a_pin_breaking_a_rule_is_refused_with_the_real_reason(
+    pins: dict[str, int], causal: bool, rule: str, words: str
+) -> None:
     result = _attention(pins, causal)
     assert result.solution is None and result.conflict is not None
     assert rule in result.conflict.constraints and words in result.conflict.message, result.conflict

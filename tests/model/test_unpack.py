@@ -20,8 +20,18 @@ from loom_explorer.validate import referee
 
 # the n150 2048^3 hand-tuned config of loom_explorer/data/published/gemm_manual_configs.csv, on the 2-D
 # multicast layout
-TTNN_2048 = {"grid_x": 8, "grid_y": 8, "per_core_M": 8, "per_core_N": 8, "per_core_K": 64, "in0_block_w": 8,
-             "out_block_h": 8, "out_block_w": 8, "in0_buffer_depth": 2, "in1_buffer_depth": 2}
+TTNN_2048 = {
+    "grid_x": 8,
+    "grid_y": 8,
+    "per_core_M": 8,
+    "per_core_N": 8,
+    "per_core_K": 64,
+    "in0_block_w": 8,
+    "out_block_h": 8,
+    "out_block_w": 8,
+    "in0_buffer_depth": 2,
+    "in1_buffer_depth": 2,
+}
 
 
 def with_unpack(hw: HardwareSpec, rate: float | None) -> HardwareSpec:
@@ -31,8 +41,9 @@ def with_unpack(hw: HardwareSpec, rate: float | None) -> HardwareSpec:
 def compute_cycles(hw: HardwareSpec, sub_h: int, sub_w: int, dtype: str = "bfloat16", fidelity: str = "hifi2") -> int:
     problem = make_problem(load_program("gemm"), "M=2048,K=2048,N=2048", DataFormat(dtype), Fidelity(fidelity))
     candidate = next(c for c in enumerate_candidates(problem) if c.name == "M@y,N@x|in0=mcast_x,in1=mcast_y")
-    verdict = referee(build_schedule(hw, problem, candidate),
-                      {**TTNN_2048, "out_subblock_h": sub_h, "out_subblock_w": sub_w})
+    verdict = referee(
+        build_schedule(hw, problem, candidate), {**TTNN_2048, "out_subblock_h": sub_h, "out_subblock_w": sub_w}
+    )
     assert verdict.legal, verdict.violations
     assert verdict.solution is not None
     return dict(verdict.solution.breakdown)["compute"]
@@ -49,8 +60,7 @@ def test_one_by_eight_bf16_at_hifi2_is_unpack_bound_by_hand() -> None:
     steps = 64 // 8  # K steps of in0_block_w = 8 over per_core_K = 64, one output block
     # per inner tile: max(8*8 tile matmuls at 32 cycles, (1 column of sub-blocks x 8 rows x 2048 B
     # + 8 rows of sub-blocks x 8 columns x 2048 B) / 64 B per cycle) = max(2048, 2304)
-    per_step = 8 * max(64 * 32, (8 * 2048 + 64 * 2048) // 64) + 64 * c.tile_pack_cycles \
-        + 8 * c.subblock_overhead_cycles
+    per_step = 8 * max(64 * 32, (8 * 2048 + 64 * 2048) // 64) + 64 * c.tile_pack_cycles + 8 * c.subblock_overhead_cycles
     assert compute_cycles(hw, 1, 8) == steps * per_step
     # a 2x4 sub-block unpacks (2*8 + 4*8) tiles per inner tile: 1536 cycles, under the math's 2048
     assert compute_cycles(hw, 2, 4) == steps * (8 * 64 * 32 + 64 * c.tile_pack_cycles + 8 * c.subblock_overhead_cycles)
@@ -64,8 +74,9 @@ def test_the_bound_separates_sub_block_shapes_only_where_the_unpacker_is_slow() 
     # bfp8 tiles are 1088 B: 1224 cycles per inner tile, under the 2048 of HiFi2 math
     assert compute_cycles(wormhole, 1, 8, dtype="bfloat8_b") == compute_cycles(wormhole, 2, 4, dtype="bfloat8_b")
     # and over the 1024 of LoFi math
-    assert compute_cycles(wormhole, 1, 8, dtype="bfloat8_b", fidelity="lofi") > \
-        compute_cycles(wormhole, 2, 4, dtype="bfloat8_b", fidelity="lofi")
+    assert compute_cycles(wormhole, 1, 8, dtype="bfloat8_b", fidelity="lofi") > compute_cycles(
+        wormhole, 2, 4, dtype="bfloat8_b", fidelity="lofi"
+    )
     blackhole = load_hardware("blackhole_p150a")  # no unpacker figure: never the bottleneck
     assert compute_cycles(blackhole, 1, 8) == compute_cycles(blackhole, 2, 4)
 

@@ -23,8 +23,9 @@ def mini_hw(width: int, height: int, noc_x=(1, 2), noc_y=(1,), endpoints=((0, 0,
     """A chip on a ``width`` x ``height`` NoC, compute cores at NoC columns ``noc_x`` and rows ``noc_y``,
     DRAM channel endpoints ``(channel, x, y)``."""
     d = small_hw_dict(1, 1, name=f"mini_{width}x{height}")
-    d["grid"].update(columns=len(noc_x), rows=len(noc_y), noc_x=list(noc_x), noc_y=list(noc_y),
-                     noc_width=width, noc_height=height)
+    d["grid"].update(
+        columns=len(noc_x), rows=len(noc_y), noc_x=list(noc_x), noc_y=list(noc_y), noc_width=width, noc_height=height
+    )
     d["dram"]["channels"] = 1 + max(ch for ch, _, _ in endpoints)
     d["dram"]["endpoints"] = [{"channel": ch, "x": x, "y": y} for ch, x, y in endpoints]
     return HardwareSpec.model_validate(d)
@@ -47,6 +48,7 @@ def g54():
 
 # ------------------------------------------------------------------------------------------ the graphs
 
+
 @pytest.mark.parametrize("width, height", [(4, 3), (5, 4), (10, 12)])
 def test_graphs_are_directed_tori(width, height):
     g = NocGraph(mini_hw(width, height))
@@ -65,24 +67,28 @@ def test_graphs_are_directed_tori(width, height):
 
 # ------------------------------------------------------------------------------- unicast, by hand (4x3)
 
-@pytest.mark.parametrize("noc, src, dst, path", [
-    # NoC0: right then down
-    (0, (0, 0), (2, 1), [(0, 0), (1, 0), (2, 0), (2, 1)]),
-    (0, (1, 0), (1, 2), [(1, 0), (1, 1), (1, 2)]),  # same column: down only
-    (0, (0, 2), (3, 2), [(0, 2), (1, 2), (2, 2), (3, 2)]),  # same row: right only
-    (0, (3, 0), (1, 0), [(3, 0), (0, 0), (1, 0)]),  # wraps in x: 3 -> 0 -> 1
-    (0, (1, 2), (1, 1), [(1, 2), (1, 0), (1, 1)]),  # wraps in y: 2 -> 0 -> 1
-    (0, (3, 2), (0, 0), [(3, 2), (0, 2), (0, 0)]),  # wraps in both
-    (0, (2, 1), (1, 0), [(2, 1), (3, 1), (0, 1), (1, 1), (1, 2), (1, 0)]),  # "back" is the long way round
-    # NoC1: up then left
-    (1, (2, 1), (0, 0), [(2, 1), (2, 0), (1, 0), (0, 0)]),
-    (1, (1, 2), (1, 0), [(1, 2), (1, 1), (1, 0)]),  # same column: up only
-    (1, (3, 1), (1, 1), [(3, 1), (2, 1), (1, 1)]),  # same row: left only
-    (1, (1, 0), (3, 0), [(1, 0), (0, 0), (3, 0)]),  # wraps in x: 1 -> 0 -> 3
-    (1, (0, 1), (0, 2), [(0, 1), (0, 0), (0, 2)]),  # wraps in y: 1 -> 0 -> 2
-    (1, (0, 0), (2, 1), [(0, 0), (0, 2), (0, 1), (3, 1), (2, 1)]),  # wraps in both
-    (1, (0, 0), (3, 2), [(0, 0), (0, 2), (3, 2)]),
-])
+
+@pytest.mark.parametrize(
+    "noc, src, dst, path",
+    [
+        # NoC0: right then down
+        (0, (0, 0), (2, 1), [(0, 0), (1, 0), (2, 0), (2, 1)]),
+        (0, (1, 0), (1, 2), [(1, 0), (1, 1), (1, 2)]),  # same column: down only
+        (0, (0, 2), (3, 2), [(0, 2), (1, 2), (2, 2), (3, 2)]),  # same row: right only
+        (0, (3, 0), (1, 0), [(3, 0), (0, 0), (1, 0)]),  # wraps in x: 3 -> 0 -> 1
+        (0, (1, 2), (1, 1), [(1, 2), (1, 0), (1, 1)]),  # wraps in y: 2 -> 0 -> 1
+        (0, (3, 2), (0, 0), [(3, 2), (0, 2), (0, 0)]),  # wraps in both
+        (0, (2, 1), (1, 0), [(2, 1), (3, 1), (0, 1), (1, 1), (1, 2), (1, 0)]),  # "back" is the long way round
+        # NoC1: up then left
+        (1, (2, 1), (0, 0), [(2, 1), (2, 0), (1, 0), (0, 0)]),
+        (1, (1, 2), (1, 0), [(1, 2), (1, 1), (1, 0)]),  # same column: up only
+        (1, (3, 1), (1, 1), [(3, 1), (2, 1), (1, 1)]),  # same row: left only
+        (1, (1, 0), (3, 0), [(1, 0), (0, 0), (3, 0)]),  # wraps in x: 1 -> 0 -> 3
+        (1, (0, 1), (0, 2), [(0, 1), (0, 0), (0, 2)]),  # wraps in y: 1 -> 0 -> 2
+        (1, (0, 0), (2, 1), [(0, 0), (0, 2), (0, 1), (3, 1), (2, 1)]),  # wraps in both
+        (1, (0, 0), (3, 2), [(0, 0), (0, 2), (3, 2)]),
+    ],
+)
 def test_route_by_hand(g43, noc, src, dst, path):
     assert g43.route(noc, src, dst) == hops(noc, *path)
 
@@ -91,8 +97,9 @@ def test_route_by_hand_5x4(g54):
     assert g54.route(0, (4, 3), (1, 1)) == hops(0, (4, 3), (0, 3), (1, 3), (1, 0), (1, 1))
     assert g54.route(1, (1, 1), (4, 3)) == hops(1, (1, 1), (1, 0), (1, 3), (0, 3), (4, 3))
     # the two NoCs take different links between the same two routers
-    assert not set(link[1:] for link in g54.route(0, (1, 1), (3, 2))) & \
-        set(link[1:] for link in g54.route(1, (3, 2), (1, 1)))
+    assert not set(link[1:] for link in g54.route(0, (1, 1), (3, 2))) & set(
+        link[1:] for link in g54.route(1, (3, 2), (1, 1))
+    )
 
 
 def test_route_to_itself_is_empty(g43, g54):
@@ -139,6 +146,7 @@ def test_out_of_grid_coordinates_raise(g43, bad):
 
 
 # ------------------------------------------------------------------------------------ multicast trees
+
 
 def test_row_multicast_noc0_is_the_row_segment(g54):
     tree = g54.tree(0, (0, 1), [(1, 1), (2, 1), (3, 1)])
@@ -225,6 +233,7 @@ def test_multicast_shares_prefixes(g54):
 
 # ---------------------------------------------------------------------------- coordinates of the chip
 
+
 def test_core_coord_n150(n150):
     assert core_coord(n150, 0, 0) == (1, 1)
     assert core_coord(n150, 4, 0) == (6, 1)  # NoC column 5 is DRAM
@@ -233,8 +242,20 @@ def test_core_coord_n150(n150):
 
 
 def test_dram_endpoints_n150_first_listed_per_channel(n150):
-    assert dram_endpoints(n150) == [(0, 11), (0, 1), (0, 5), (0, 7), (5, 1), (5, 11), (5, 2), (5, 9), (5, 8),
-                                    (5, 3), (5, 5), (5, 7)]
+    assert dram_endpoints(n150) == [
+        (0, 11),
+        (0, 1),
+        (0, 5),
+        (0, 7),
+        (5, 1),
+        (5, 11),
+        (5, 2),
+        (5, 9),
+        (5, 8),
+        (5, 3),
+        (5, 5),
+        (5, 7),
+    ]
 
 
 def test_dram_endpoints_in_channel_order():

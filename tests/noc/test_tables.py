@@ -19,10 +19,17 @@ from loom_explorer.noc import NocGraph, core_coord, dram_endpoints
 from loom_explorer.noc.tables import link_units
 
 Key = tuple[str, str, str | None, int]  # (kind, senders, axis, noc): link_units' arguments
-DRAM_KEYS: list[Key] = [(kind, senders, None, noc) for kind in ("dram_read", "dram_write")
-                        for senders in ("all", "row_heads", "col_heads", "origin") for noc in (0, 1)]
-MCAST_KEYS: list[Key] = [("multicast", s, axis, noc)
-                         for s, axis in (("row_heads", "x"), ("col_heads", "y"), ("origin", "xy")) for noc in (0, 1)]
+DRAM_KEYS: list[Key] = [
+    (kind, senders, None, noc)
+    for kind in ("dram_read", "dram_write")
+    for senders in ("all", "row_heads", "col_heads", "origin")
+    for noc in (0, 1)
+]
+MCAST_KEYS: list[Key] = [
+    ("multicast", s, axis, noc)
+    for s, axis in (("row_heads", "x"), ("col_heads", "y"), ("origin", "xy"))
+    for noc in (0, 1)
+]
 GATHER_KEYS: list[Key] = [("gather", "all", axis, noc) for axis in ("x", "y") for noc in (0, 1)]
 ALL_KEYS = DRAM_KEYS + MCAST_KEYS + GATHER_KEYS
 
@@ -35,8 +42,12 @@ def reference(hw, kind, senders, axis, noc, gx, gy) -> int:
     cores = [(i, j) for i in range(gx) for j in range(gy)]
     load: Counter = Counter()
     if kind in ("dram_read", "dram_write"):
-        chosen = {"all": cores, "row_heads": [c for c in cores if c[0] == 0],
-                  "col_heads": [c for c in cores if c[1] == 0], "origin": [(0, 0)]}[senders]
+        chosen = {
+            "all": cores,
+            "row_heads": [c for c in cores if c[0] == 0],
+            "col_heads": [c for c in cores if c[1] == 0],
+            "origin": [(0, 0)],
+        }[senders]
         for c in chosen:
             for ep in eps:
                 route = g.route(noc, ep, at(*c)) if kind == "dram_read" else g.route(noc, at(*c), ep)
@@ -70,6 +81,7 @@ def wrap_hw():
 
 # ---------------------------------------------------------------------------------------- by hand
 
+
 def test_hand_worked_dram_tables():
     """2x1 cores at NoC (1,1), (2,1) of a 4x3 NoC."""
     one = mini_hw(4, 3, endpoints=((0, 0, 0),))
@@ -100,6 +112,7 @@ def test_hand_worked_multicast_and_gather_tables(wrap_hw):
 
 # --------------------------------------------------------------------------- against the reference
 
+
 @pytest.mark.parametrize("chip", ["wrap_hw", "tiny_hw"])
 @pytest.mark.parametrize("key", ALL_KEYS, ids=lambda k: "-".join(map(str, k)))
 def test_tables_match_routing(request, chip, key):
@@ -110,11 +123,20 @@ def test_tables_match_routing(request, chip, key):
         assert table[(gx, gy)] == reference(hw, *key, gx, gy), (key, gx, gy)  # type: ignore[call-arg]
 
 
-@pytest.mark.parametrize("key", [("dram_read", "all", None, 0), ("dram_read", "all", None, 1),
-                                 ("dram_write", "all", None, 1), ("dram_read", "row_heads", None, 0),
-                                 ("dram_read", "col_heads", None, 1), ("multicast", "row_heads", "x", 1),
-                                 ("multicast", "origin", "xy", 0), ("gather", "all", "y", 1)],
-                         ids=lambda k: "-".join(map(str, k)))
+@pytest.mark.parametrize(
+    "key",
+    [
+        ("dram_read", "all", None, 0),
+        ("dram_read", "all", None, 1),
+        ("dram_write", "all", None, 1),
+        ("dram_read", "row_heads", None, 0),
+        ("dram_read", "col_heads", None, 1),
+        ("multicast", "row_heads", "x", 1),
+        ("multicast", "origin", "xy", 0),
+        ("gather", "all", "y", 1),
+    ],
+    ids=lambda k: "-".join(map(str, k)),
+)
 def test_tables_match_routing_n150(n150, key):
     table = link_units(n150, *key)
     assert set(table) == set(shapes(n150))
@@ -133,8 +155,10 @@ def test_n150_full_grid_values(n150):
 
 # ------------------------------------------------------------------------------------------ shape
 
-@pytest.mark.parametrize("key", [k for k in ALL_KEYS if k[1] == "all"] + MCAST_KEYS,
-                         ids=lambda k: "-".join(map(str, k)))
+
+@pytest.mark.parametrize(
+    "key", [k for k in ALL_KEYS if k[1] == "all"] + MCAST_KEYS, ids=lambda k: "-".join(map(str, k))
+)
 def test_tables_monotone_in_grid_size(tiny_hw, n150, key):
     for hw in (tiny_hw, n150):
         table = link_units(hw, *key)
@@ -156,9 +180,16 @@ def test_fewer_senders_load_less(tiny_hw, kind, noc):
         assert origin[s] == origin[(1, 1)]  # the origin alone does not depend on the grid
 
 
-@pytest.mark.parametrize("key", [("dram_read", "all", None, 0), ("dram_write", "all", None, 1),
-                                 ("multicast", "origin", "xy", 0), ("dram_read", "origin", None, 0)],
-                         ids=lambda k: "-".join(map(str, k)))
+@pytest.mark.parametrize(
+    "key",
+    [
+        ("dram_read", "all", None, 0),
+        ("dram_write", "all", None, 1),
+        ("multicast", "origin", "xy", 0),
+        ("dram_read", "origin", None, 0),
+    ],
+    ids=lambda k: "-".join(map(str, k)),
+)
 def test_one_d_tables_count_full_rows_only(tiny_hw, wrap_hw, key):
     """A 1-D layout at (gx, gy) fills gx columns row by row: only gx x max(gy - 1, 1) cores are certain."""
     for hw in (tiny_hw, wrap_hw):

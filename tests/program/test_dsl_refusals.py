@@ -32,8 +32,11 @@ MNK = (Dim("M", "parallel"), Dim("N", "parallel"), Dim("K", "reduction"))
 GEMM_TENSORS = (Tensor("a", ("M", "K"), "input"), Tensor("b", ("K", "N"), "input"), Tensor("c", ("M", "N"), "output"))
 
 
-def gemm(dims: tuple[Dim, ...] = MNK, tensors: tuple[Tensor, ...] = GEMM_TENSORS,
-         ops: tuple[Matmul | Eltwise | Reduce, ...] = (Matmul("a", "b", "c"),)) -> TileProgram:
+def gemm(
+    dims: tuple[Dim, ...] = MNK,
+    tensors: tuple[Tensor, ...] = GEMM_TENSORS,
+    ops: tuple[Matmul | Eltwise | Reduce, ...] = (Matmul("a", "b", "c"),),
+) -> TileProgram:
     return TileProgram(name="probe", description="", dims=dims, tensors=tensors, ops=ops)
 
 
@@ -41,44 +44,66 @@ def test_the_well_formed_probe_is_accepted() -> None:
     assert gemm().dim("M").tiles(33) == 2
 
 
-@pytest.mark.parametrize(("build", "says"), [
-    (lambda: Dim("M", "parallel", tile=0), r"dimension M: tile 0 must be a whole number of elements >= 1"),
-    (lambda: Dim("M", "parallel", tile=-32), r"dimension M: tile -32 must be"),
-    (lambda: Dim("M", "parallel", tile=True), r"dimension M: tile True must be"),
-    (lambda: Dim("M", "parallel", tile=32.0), r"dimension M: tile 32.0 must be"),  # type: ignore[arg-type]
-    (lambda: Dim("M", "sideways"), r"dimension M: kind 'sideways' is not one of 'parallel', 'reduction'"),  # type: ignore[arg-type]
-    (lambda: Dim("M", "parallel", spread=1), r"dimension M: spread 1 must be True or False"),  # type: ignore[arg-type]
-    (lambda: Dim("M N", "parallel"), r"dimension name 'M N' must be an identifier"),
-    (lambda: Dim("", "parallel"), r"dimension name '' must be an identifier"),
-    (lambda: Tensor("a", ("M", "M"), "input"), r"tensor a: its access map \['M', 'M'\] names dimension M twice"),
-    (lambda: Tensor("a", "MK", "input"), r"tensor a: dims \(its access map\) 'MK' must be a tuple of names"),  # type: ignore[arg-type]
-    (lambda: Tensor("a", ("M", 3), "input"), r"tensor a: .* holds 3, which is not a name"),  # type: ignore[arg-type]
-    (lambda: Tensor("a", ("M",), "inout"), r"tensor a: role 'inout' is not one of 'input', 'output', 'intermediate'"),  # type: ignore[arg-type]
-    (lambda: Tensor("a", ("M",), "input", optional="yes"), r"tensor a: optional 'yes' must be True or False"),  # type: ignore[arg-type]
-    (lambda: Eltwise("gelu", "c", unit="gpu"), r"Eltwise gelu: unit 'gpu' is not one of 'fpu', 'sfpu'"),  # type: ignore[arg-type]
-    (lambda: Eltwise("gelu", "c", when="sometimes"), r"Eltwise gelu: when 'sometimes' is not one of"),  # type: ignore[arg-type]
-    (lambda: Eltwise("", "c"), r"op '' must name the operation"),
-    (lambda: Matmul("a", None, "c"), r"Matmul: b None must name a tensor of the program"),  # type: ignore[arg-type]
-    (lambda: Reduce("min", "r", "x"), r"Reduce: op 'min' is not one of 'sum', 'max', 'mean'"),  # type: ignore[arg-type]
-])
+@pytest.mark.parametrize(
+    ("build", "says"),
+    [
+        (lambda: Dim("M", "parallel", tile=0), r"dimension M: tile 0 must be a whole number of elements >= 1"),
+        (lambda: Dim("M", "parallel", tile=-32), r"dimension M: tile -32 must be"),
+        (lambda: Dim("M", "parallel", tile=True), r"dimension M: tile True must be"),
+        (lambda: Dim("M", "parallel", tile=32.0), r"dimension M: tile 32.0 must be"),  # type: ignore[arg-type]
+        (lambda: Dim("M", "sideways"), r"dimension M: kind 'sideways' is not one of 'parallel', 'reduction'"),  # type: ignore[arg-type]
+        (lambda: Dim("M", "parallel", spread=1), r"dimension M: spread 1 must be True or False"),  # type: ignore[arg-type]
+        (lambda: Dim("M N", "parallel"), r"dimension name 'M N' must be an identifier"),
+        (lambda: Dim("", "parallel"), r"dimension name '' must be an identifier"),
+        (lambda: Tensor("a", ("M", "M"), "input"), r"tensor a: its access map \['M', 'M'\] names dimension M twice"),
+        (lambda: Tensor("a", "MK", "input"), r"tensor a: dims \(its access map\) 'MK' must be a tuple of names"),  # type: ignore[arg-type]
+        (lambda: Tensor("a", ("M", 3), "input"), r"tensor a: .* holds 3, which is not a name"),  # type: ignore[arg-type]
+        (
+            lambda: Tensor("a", ("M",), "inout"),  # type: ignore[arg-type]
+            r"tensor a: role 'inout' is not one of 'input', 'output', 'intermediate'",
+        ),
+        (lambda: Tensor("a", ("M",), "input", optional="yes"), r"tensor a: optional 'yes' must be True or False"),  # type: ignore[arg-type]
+        (lambda: Eltwise("gelu", "c", unit="gpu"), r"Eltwise gelu: unit 'gpu' is not one of 'fpu', 'sfpu'"),  # type: ignore[arg-type]
+        (lambda: Eltwise("gelu", "c", when="sometimes"), r"Eltwise gelu: when 'sometimes' is not one of"),  # type: ignore[arg-type]
+        (lambda: Eltwise("", "c"), r"op '' must name the operation"),
+        (lambda: Matmul("a", None, "c"), r"Matmul: b None must name a tensor of the program"),  # type: ignore[arg-type]
+        (lambda: Reduce("min", "r", "x"), r"Reduce: op 'min' is not one of 'sum', 'max', 'mean'"),  # type: ignore[arg-type]
+    ],
+)
 def test_a_part_that_cannot_be_is_refused_naming_it(build, says) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ProgramError, match=says) as caught:
         build()
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize(("kwargs", "says"), [
-    ({"tensors": (Tensor("a", ("M", "K"), "input"), Tensor("b", ("K", "N"), "input"),
-                  Tensor("c", ("M", "N"), "output"), Tensor("d", ("M", "N"), "output"))},
-     r"program probe: no op writes output d \(every output is the result of an op\)"),
-    ({"ops": (Matmul("a", "c", "c"),)}, r"program probe: Matmul\(a='a', b='c', out='c'\) reads output c"),
-    ({"ops": (Matmul("a", "b", "a"),)}, r"program probe: op Matmul\(a='a', b='b', out='a'\) writes input a"),
-    ({"ops": (Matmul("a", "b", "c"), Eltwise("gelu", "a"))}, r"op Eltwise\(op='gelu', tensor='a'.* writes input a"),
-    ({"ops": (Matmul("a", "b", "c"), "gelu")}, r"program probe: ops\[1\] is a str, not a Matmul, Eltwise or Reduce"),
-    ({"dims": (Dim("M", "parallel"), Dim("N", "parallel"), "K")}, r"program probe: dims\[2\] is a str, not a Dim"),
-    ({"dims": (Dim("M", "parallel"), Dim("N", "parallel"), Dim("K", "reduction"), Dim("M", "parallel"))},
-     r"repeated dimension names"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        (
+            {
+                "tensors": (
+                    Tensor("a", ("M", "K"), "input"),
+                    Tensor("b", ("K", "N"), "input"),
+                    Tensor("c", ("M", "N"), "output"),
+                    Tensor("d", ("M", "N"), "output"),
+                )
+            },
+            r"program probe: no op writes output d \(every output is the result of an op\)",
+        ),
+        ({"ops": (Matmul("a", "c", "c"),)}, r"program probe: Matmul\(a='a', b='c', out='c'\) reads output c"),
+        ({"ops": (Matmul("a", "b", "a"),)}, r"program probe: op Matmul\(a='a', b='b', out='a'\) writes input a"),
+        ({"ops": (Matmul("a", "b", "c"), Eltwise("gelu", "a"))}, r"op Eltwise\(op='gelu', tensor='a'.* writes input a"),
+        (
+            {"ops": (Matmul("a", "b", "c"), "gelu")},
+            r"program probe: ops\[1\] is a str, not a Matmul, Eltwise or Reduce",
+        ),
+        ({"dims": (Dim("M", "parallel"), Dim("N", "parallel"), "K")}, r"program probe: dims\[2\] is a str, not a Dim"),
+        (
+            {"dims": (Dim("M", "parallel"), Dim("N", "parallel"), Dim("K", "reduction"), Dim("M", "parallel"))},
+            r"repeated dimension names",
+        ),
+    ],
+)
 def test_a_program_that_cannot_be_is_refused_naming_the_tensor(kwargs, says) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ProgramError, match=says):
         gemm(**kwargs)
@@ -87,15 +112,28 @@ def test_a_program_that_cannot_be_is_refused_naming_the_tensor(kwargs, says) -> 
 def test_options_given_as_a_bare_string_are_refused() -> None:
     """``options=("causal")`` is the string "causal", not a tuple: refused rather than read letter by letter."""
     with pytest.raises(ProgramError, match=r"options 'causal' must be a tuple of names"):
-        TileProgram(name="p", description="", dims=MNK, tensors=GEMM_TENSORS, ops=(Matmul("a", "b", "c"),),
-                    options="causal")  # type: ignore[arg-type]
+        TileProgram(
+            name="p",
+            description="",
+            dims=MNK,
+            tensors=GEMM_TENSORS,
+            ops=(Matmul("a", "b", "c"),),
+            options="causal",  # type: ignore[arg-type]
+        )
 
 
 def test_lists_are_kept_as_the_tuples_they_mean() -> None:
-    program = TileProgram(name="p", description="", dims=list(MNK),  # type: ignore[arg-type]
-                          tensors=[Tensor("a", ["M", "K"], "input"),  # type: ignore[arg-type]
-                                   Tensor("b", ("K", "N"), "input"), Tensor("c", ("M", "N"), "output")],
-                          ops=[Matmul("a", "b", "c")])  # type: ignore[arg-type]
+    program = TileProgram(
+        name="p",
+        description="",
+        dims=list(MNK),  # type: ignore[arg-type]
+        tensors=[
+            Tensor("a", ["M", "K"], "input"),  # type: ignore[arg-type]
+            Tensor("b", ("K", "N"), "input"),
+            Tensor("c", ("M", "N"), "output"),
+        ],
+        ops=[Matmul("a", "b", "c")],  # type: ignore[arg-type]
+    )
     assert program.tensor("a").dims == ("M", "K") and isinstance(program.dims, tuple)
     hash(program)  # the results store keys a problem by its program
 
@@ -114,19 +152,26 @@ PROGRAM = TileProgram(name="k", description="", dims=(Dim("M", "parallel"), Dim(
 """
 
 
-@pytest.mark.parametrize(("source", "says"), [
-    (GOOD.replace('Dim("M", "parallel")', 'Dim("M", "parallel", tile=0)'),
-     r"k\.py: dimension M: tile 0 must be a whole number of elements >= 1"),
-    (GOOD.replace('Dim("K", "reduction")', 'Dim("K", "sideways")'), r"k\.py: dimension K: kind 'sideways'"),
-    ("import sys\nsys.exit(0)\n", r"k\.py: exits while being imported \(SystemExit\(0\)\)"),
-    ("import sys\nsys.exit(3)\n", r"k\.py: exits while being imported \(SystemExit\(3\)\)"),
-    ("raise SystemExit('bye')\n", r"k\.py: exits while being imported \(SystemExit\('bye'\)\)"),
-    ("exit()\n", r"k\.py: exits while being imported"),
-    ("raise RuntimeError('two\\nlines')\n", r"k\.py: failed to import: RuntimeError: two lines$"),
-    ("PROGRAM = 3\n", r"k\.py: defines no PROGRAM = TileProgram"),
-], ids=["tile0", "sideways", "exit0", "exit3", "exit_text", "exit_builtin", "raises", "no_program"])
-def test_a_kernel_file_that_exits_raises_or_builds_nonsense_is_a_kernel_error(tmp_path: Path, source: str,
-                                                                                says: str) -> None:
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        (
+            GOOD.replace('Dim("M", "parallel")', 'Dim("M", "parallel", tile=0)'),
+            r"k\.py: dimension M: tile 0 must be a whole number of elements >= 1",
+        ),
+        (GOOD.replace('Dim("K", "reduction")', 'Dim("K", "sideways")'), r"k\.py: dimension K: kind 'sideways'"),
+        ("import sys\nsys.exit(0)\n", r"k\.py: exits while being imported \(SystemExit\(0\)\)"),
+        ("import sys\nsys.exit(3)\n", r"k\.py: exits while being imported \(SystemExit\(3\)\)"),
+        ("raise SystemExit('bye')\n", r"k\.py: exits while being imported \(SystemExit\('bye'\)\)"),
+        ("exit()\n", r"k\.py: exits while being imported"),
+        ("raise RuntimeError('two\\nlines')\n", r"k\.py: failed to import: RuntimeError: two lines$"),
+        ("PROGRAM = 3\n", r"k\.py: defines no PROGRAM = TileProgram"),
+    ],
+    ids=["tile0", "sideways", "exit0", "exit3", "exit_text", "exit_builtin", "raises", "no_program"],
+)
+def test_a_kernel_file_that_exits_raises_or_builds_nonsense_is_a_kernel_error(
+    tmp_path: Path, source: str, says: str
+) -> None:
     path = tmp_path / "k.py"
     path.write_text(source)
     with pytest.raises(KernelError, match=says) as caught:
@@ -134,10 +179,14 @@ def test_a_kernel_file_that_exits_raises_or_builds_nonsense_is_a_kernel_error(tm
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("source", [GOOD.replace('Dim("M", "parallel")', 'Dim("M", "parallel", tile=0)'),
-                                    "import sys\nsys.exit(0)\n"], ids=["tile0", "exits"])
-def test_the_command_line_exits_2_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                  source: str) -> None:
+@pytest.mark.parametrize(
+    "source",
+    [GOOD.replace('Dim("M", "parallel")', 'Dim("M", "parallel", tile=0)'), "import sys\nsys.exit(0)\n"],
+    ids=["tile0", "exits"],
+)
+def test_the_command_line_exits_2_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str
+) -> None:
     path = tmp_path / "k.py"
     path.write_text(source)
     status = cli.main(["solve", str(path), "--hw", "wormhole_n150", "--shape", "M=64,N=64,K=64"])
@@ -146,12 +195,15 @@ def test_the_command_line_exits_2_naming_the_file(tmp_path: Path, capsys: pytest
     assert err.startswith(f"loom-explorer: error: {path}: ") and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("source", "says"), [
-    (GOOD.replace('Dim("M", "parallel")', 'Dim("M", "parallel", tile=0)'), "dimension M: tile 0 must be"),
-    ("import sys\nsys.exit(0)\n", "exits while being imported"),
-], ids=["tile0", "exits"])
-def test_the_explorer_reports_the_kernel_s_message_not_a_python_error(tmp_path: Path, source: str,
-                                                                       says: str) -> None:
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        (GOOD.replace('Dim("M", "parallel")', 'Dim("M", "parallel", tile=0)'), "dimension M: tile 0 must be"),
+        ("import sys\nsys.exit(0)\n", "exits while being imported"),
+    ],
+    ids=["tile0", "exits"],
+)
+def test_the_explorer_reports_the_kernel_s_message_not_a_python_error(tmp_path: Path, source: str, says: str) -> None:
     """What the explorer's page shows (``state.error``) for a kernel that cannot be: the field and the message."""
     from loom_explorer.ui.catalog import InputError
     from loom_explorer.ui.state import ProblemInputs, open_session

@@ -53,17 +53,26 @@ def programs(draw: st.DrawFn) -> TileProgram:
     dims, tensors, ops = list(program.dims), list(program.tensors), list(program.ops)
     options = program.options
     names = [d.name for d in dims]
-    for change in draw(st.lists(st.sampled_from(["access", "role", "kind", "tile", "spread", "op_tensor", "drop_op",
-                                                 "drop_dim", "options"]), min_size=1, max_size=3)):
+    for change in draw(
+        st.lists(
+            st.sampled_from(
+                ["access", "role", "kind", "tile", "spread", "op_tensor", "drop_op", "drop_dim", "options"]
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    ):
         t = draw(st.integers(0, len(tensors) - 1))
         d = draw(st.integers(0, len(dims) - 1))
         o = draw(st.integers(0, len(ops) - 1)) if ops else None
         if change == "access":
-            tensors[t] = dataclasses.replace(tensors[t], dims=tuple(draw(st.lists(st.sampled_from(names), max_size=3,
-                                                                                  unique=True))))
+            tensors[t] = dataclasses.replace(
+                tensors[t], dims=tuple(draw(st.lists(st.sampled_from(names), max_size=3, unique=True)))
+            )
         elif change == "role":
-            tensors[t] = dataclasses.replace(tensors[t], role=draw(st.sampled_from(["input", "output",
-                                                                                    "intermediate"])))
+            tensors[t] = dataclasses.replace(
+                tensors[t], role=draw(st.sampled_from(["input", "output", "intermediate"]))
+            )
         elif change == "kind":
             dims[d] = dataclasses.replace(dims[d], kind=draw(st.sampled_from(["parallel", "reduction"])))
         elif change == "tile":
@@ -71,28 +80,37 @@ def programs(draw: st.DrawFn) -> TileProgram:
         elif change == "spread":
             dims[d] = dataclasses.replace(dims[d], spread=not dims[d].spread)
         elif change == "op_tensor" and o is not None:
-            fields = [f.name for f in dataclasses.fields(ops[o]) if f.name in ("a", "b", "out", "tensor", "operand",
-                                                                               "source")]
-            ops[o] = dataclasses.replace(ops[o], **{draw(st.sampled_from(fields)):  # type: ignore[arg-type]
-                                                    draw(st.sampled_from([t.name for t in tensors]))})
+            fields = [
+                f.name for f in dataclasses.fields(ops[o]) if f.name in ("a", "b", "out", "tensor", "operand", "source")
+            ]
+            ops[o] = dataclasses.replace(
+                ops[o],
+                **{
+                    draw(st.sampled_from(fields)):  # type: ignore[arg-type]
+                    draw(st.sampled_from([t.name for t in tensors]))
+                },
+            )
         elif change == "drop_op" and o is not None:
             del ops[o]
         elif change == "drop_dim" and len(dims) > 1:
             del dims[d]
         elif change == "options":
             options = () if options else ("causal",)
-    return TileProgram(name="fuzzed", description="", dims=tuple(dims), tensors=tuple(tensors), ops=tuple(ops),
-                       options=options)
+    return TileProgram(
+        name="fuzzed", description="", dims=tuple(dims), tensors=tuple(tensors), ops=tuple(ops), options=options
+    )
 
 
 def built(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """What ``strategy`` builds, or the ProgramError its constructor raised (re-raised by the test)."""
+
     @st.composite
     def build(draw: st.DrawFn) -> Any:
         try:
             return draw(strategy)
         except ProgramError as exc:
             return exc
+
     return build()
 
 

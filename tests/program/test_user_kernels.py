@@ -58,6 +58,7 @@ def user_kernel(tmp_path) -> Path:
 
 # ------------------------------------------------------------------------------------ the shipped kernel
 
+
 def test_shipped_kernel_loads(program):
     assert "linear_gelu" in list_kernels()
     assert load_program(ROOT / "kernels" / "linear_gelu.py") == program  # by name or by path
@@ -146,6 +147,7 @@ def test_bias_and_activation_are_fixed_by_the_kernel(program):
 
 # ------------------------------------------------------------------------------ a kernel of the user's
 
+
 def test_docs_listing_is_the_shipped_kernel(user_kernel, program):
     assert load_program(user_kernel) == program
     assert load_program(str(user_kernel)) == program
@@ -165,11 +167,14 @@ def _variant(old: str, new: str) -> str:
     return text.replace(old, new)
 
 
-@pytest.mark.parametrize("text, culprit", [
-    ("X = 1\n", "defines no PROGRAM"),
-    ("raise RuntimeError('kernel boom')\n", "failed to import: RuntimeError: kernel boom"),
-    ("PROGRAM = 'linear_gelu'\n", "defines no PROGRAM"),
-])
+@pytest.mark.parametrize(
+    "text, culprit",
+    [
+        ("X = 1\n", "defines no PROGRAM"),
+        ("raise RuntimeError('kernel boom')\n", "failed to import: RuntimeError: kernel boom"),
+        ("PROGRAM = 'linear_gelu'\n", "defines no PROGRAM"),
+    ],
+)
 def test_broken_kernel_files_name_the_file(tmp_path, text, culprit):
     path = tmp_path / "broken_kernel.py"
     path.write_text(text)

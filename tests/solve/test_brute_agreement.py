@@ -23,8 +23,7 @@ FAST: list[tuple[str, str, dict[str, object]]] = [
     ("gemm", "M=128,K=96,N=160", {"fp32_acc": True}),
     ("gemm", "M=128,K=160,N=96", {"formats": {"in1": DataFormat.bfloat8_b}, "fidelity": Fidelity.lofi}),
     ("gemm", "M=128,K=96,N=160", {"placements": {"in0": Placement.l1}}),
-    ("gemm", "M=128,K=96,N=160", {"placements": {"in0": Placement.l1, "in1": Placement.l1,
-                                                 "out": Placement.l1}}),
+    ("gemm", "M=128,K=96,N=160", {"placements": {"in0": Placement.l1, "in1": Placement.l1, "out": Placement.l1}}),
     ("batched_gemm", "B=3,M=128,K=96,N=64", {}),
     ("transposed", "M=96,K=64,N=160", {}),
 ]
@@ -78,11 +77,15 @@ def test_cpsat_optimum_equals_brute_force_larger(tiny_hw, solve_cached, case):
     assert compare(tiny_hw, solve_cached, *case) == 20
 
 
-@pytest.mark.parametrize("pins", [
-    {"out_block_h": 2},
-    {"in0_buffer_depth": 1, "in1_buffer_depth": 1},
-    {"grid_x": 3},
-], ids=str)
+@pytest.mark.parametrize(
+    "pins",
+    [
+        {"out_block_h": 2},
+        {"in0_buffer_depth": 1, "in1_buffer_depth": 1},
+        {"grid_x": 3},
+    ],
+    ids=str,
+)
 def test_cpsat_optimum_equals_brute_force_under_pins(tiny_hw, solve_cached, pins):
     session, results = solve_cached(tiny_hw, "gemm", "M=320,K=96,N=160", pins=pins)
     for r in results:

@@ -38,13 +38,21 @@ class Running:
 
     def __init__(self, args: list[str], cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "loom_explorer.cli", *args], cwd=cwd, env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "loom_explorer.cli", *args],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         self.err = ""
         self._out: list[str] = []
-        self._readers = [threading.Thread(target=self._read_err, daemon=True),
-                         threading.Thread(target=self._read_out, daemon=True)]
+        self._readers = [
+            threading.Thread(target=self._read_err, daemon=True),
+            threading.Thread(target=self._read_out, daemon=True),
+        ]
         for t in self._readers:
             t.start()
 
@@ -82,8 +90,7 @@ class Running:
 
 
 def _solve_and_interrupt(tmp_path: Path, *extra: str) -> tuple[int, float, str, str]:
-    run = Running(["solve", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--time-limit", "100", *extra],
-                  tmp_path)
+    run = Running(["solve", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--time-limit", "100", *extra], tmp_path)
     # the progress line says the searches start (after 3-10 s here, minutes on a loaded machine); a second
     # later the command is inside its searches: with these options they take 40 s to minutes in all
     assert run.wait_for("solving 20 candidates", WAIT_S), run.err[-2000:]
@@ -109,8 +116,9 @@ def test_ctrl_c_during_solve_prints_partial_table_and_exits_130(tmp_path):
 
 
 def test_ctrl_c_during_fastest_solve_json_marks_unfinished_candidates(tmp_path):
-    code, seconds, out, err = _solve_and_interrupt(tmp_path, "--fastest", "2", "--workers", "1", "--alternatives", "3",
-                                                   "--json")
+    code, seconds, out, err = _solve_and_interrupt(
+        tmp_path, "--fastest", "2", "--workers", "1", "--alternatives", "3", "--json"
+    )
     _no_abort(err)
     assert code == 130, err[-3000:]
     assert seconds < STOP_SECONDS, (seconds, err[-2000:])
@@ -126,8 +134,23 @@ def test_ctrl_c_during_fastest_solve_json_marks_unfinished_candidates(tmp_path):
 def test_ctrl_c_during_deploy_solve_deploys_nothing(tmp_path):
     """``deploy`` solves first: Ctrl-C then runs and records nothing (no unproven schedule is deployed)."""
     store = tmp_path / "store.sqlite"
-    run = Running(["deploy", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--time-limit", "100",
-                   "--runner", "simulator", "--store", str(store)], tmp_path)
+    run = Running(
+        [
+            "deploy",
+            "gemm",
+            "--hw",
+            "wormhole_n150",
+            "--shape",
+            BIG,
+            "--time-limit",
+            "100",
+            "--runner",
+            "simulator",
+            "--store",
+            str(store),
+        ],
+        tmp_path,
+    )
     assert run.wait_for("solving 20 candidates", WAIT_S), run.err[-2000:]
     time.sleep(1.0)
     code, seconds, _, err = run.interrupt()
@@ -149,8 +172,9 @@ def test_a_stop_request_ends_the_running_searches_and_starts_none(big_problem):
     token = StopToken()
     session = Session(hw, problem, stop=token)
     out: list = []
-    solver = threading.Thread(target=lambda: out.append(
-        session.solve({}, SolveOptions(time_limit_seconds=100, workers_per_model=2, top_k=3))))
+    solver = threading.Thread(
+        target=lambda: out.append(session.solve({}, SolveOptions(time_limit_seconds=100, workers_per_model=2, top_k=3)))
+    )
     solver.start()
     time.sleep(1.5)
     stopped = time.monotonic()

@@ -60,11 +60,13 @@ def test_a_proven_solve_comes_back_from_the_store(tiny_hw_path, store) -> None: 
     # --no-cache solves again, and its proof replaces the old one
     fresh = solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store, use_memory=False)
     assert fresh.proven_at is None  # the same optima (a tie between equally fast schedules may break either way)
-    assert [(r.candidate_name, r.solution.latency_cycles if r.solution else None) for r in fresh.results] == \
-        [(r.candidate_name, r.solution.latency_cycles if r.solution else None) for r in first.results]
+    assert [(r.candidate_name, r.solution.latency_cycles if r.solution else None) for r in fresh.results] == [
+        (r.candidate_name, r.solution.latency_cycles if r.solution else None) for r in first.results
+    ]
     with open_store(store) as s:
-        key = solve_key(load_hardware(tiny_hw_path), make_problem(load_program("gemm"), SHAPE), {}, SolveOptions(),
-                        None, True)
+        key = solve_key(
+            load_hardware(tiny_hw_path), make_problem(load_program("gemm"), SHAPE), {}, SolveOptions(), None, True
+        )
         recorded = s.solved(key)
     assert recorded is not None and results_from_json(recorded.results) == fresh.results
 
@@ -139,12 +141,21 @@ def test_each_candidate_reports_as_it_finishes(tiny_hw_path, store) -> None:  # 
     """The CLI's progress bar counts these: one report per candidate solved (with ``fastest`` too), none for
     an answer from the store."""
     seen: list[str] = []
-    solved = solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store, on_result=lambda r:
-                               seen.append(r.candidate_name))
+    solved = solve_with_memory(
+        session_for(tiny_hw_path), {}, SolveOptions(), store=store, on_result=lambda r: seen.append(r.candidate_name)
+    )
     assert sorted(seen) == sorted(r.candidate_name for r in solved.results)
     seen.clear()
-    assert solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store,
-                             on_result=lambda r: seen.append(r.candidate_name)).proven_at is not None
+    assert (
+        solve_with_memory(
+            session_for(tiny_hw_path),
+            {},
+            SolveOptions(),
+            store=store,
+            on_result=lambda r: seen.append(r.candidate_name),
+        ).proven_at
+        is not None
+    )
     assert seen == []
     fastest = session_for(tiny_hw_path).solve({}, SolveOptions(fastest=1), on_result=lambda r: seen.append(r.status))
     assert len(seen) == len(fastest) and "dominated" in seen

@@ -69,15 +69,19 @@ def _infeasible(results: list[dict[str, Any]]) -> None:
     best["status"], best["solution"] = "infeasible", None  # hides the fastest candidate: not re-proven, see below
 
 
-@pytest.mark.parametrize(("edit", "says"), [
-    (_faster, "where the model computes"),
-    (_illegal, "illegal: in0_block_w: 999 is outside its domain"),
-    (_breakdown, "its latency terms are not the model's"),
-    (_dropped, "its candidates are not the"),
-    (_unproven, "status 'timeout' is not a proven one"),
-])
-def test_an_edited_record_is_not_served_and_is_replaced(tiny_hw_path: Path, tmp_path: Path, edit: Edit,
-                                                         says: str) -> None:
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (_faster, "where the model computes"),
+        (_illegal, "illegal: in0_block_w: 999 is outside its domain"),
+        (_breakdown, "its latency terms are not the model's"),
+        (_dropped, "its candidates are not the"),
+        (_unproven, "status 'timeout' is not a proven one"),
+    ],
+)
+def test_an_edited_record_is_not_served_and_is_replaced(
+    tiny_hw_path: Path, tmp_path: Path, edit: Edit, says: str
+) -> None:
     store = tmp_path / "results.sqlite"
     first = solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), TWO, store=store)
     edit_record(store, edit)
@@ -85,8 +89,9 @@ def test_an_edited_record_is_not_served_and_is_replaced(tiny_hw_path: Path, tmp_
     assert again.proven_at is None  # solved, not served
     assert again.note.startswith("the answer the results store holds for this solve (proven ")
     assert says in again.note and again.note.endswith("; solving again")
-    assert [(r.candidate_name, r.solution.latency_cycles if r.solution else None) for r in again.results] == \
-        [(r.candidate_name, r.solution.latency_cycles if r.solution else None) for r in first.results]
+    assert [(r.candidate_name, r.solution.latency_cycles if r.solution else None) for r in again.results] == [
+        (r.candidate_name, r.solution.latency_cycles if r.solution else None) for r in first.results
+    ]
     third = solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), TWO, store=store)
     assert third.proven_at is not None and third.note == ""  # the new proof replaced the edited record
 
@@ -107,8 +112,18 @@ def test_a_record_under_other_pins_is_not_served(tiny_hw_path: Path, tmp_path: P
 
 def test_the_cli_warns_and_answers_with_the_model_s_latency(tiny_hw_path: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     store = tmp_path / "results.sqlite"
-    args = ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", SHAPE, "--store", str(store), "--json",
-            *(f"--candidate={name}" for name in TWO)]
+    args = [
+        "solve",
+        "gemm",
+        "--hw",
+        str(tiny_hw_path),
+        "--shape",
+        SHAPE,
+        "--store",
+        str(store),
+        "--json",
+        *(f"--candidate={name}" for name in TWO),
+    ]
     assert cli.main(args) == 0
     truth = {c["name"]: c["latency_cycles"] for c in json.loads(capsys.readouterr().out)["candidates"]}
     edit_record(store, _faster)
@@ -130,8 +145,12 @@ def test_what_the_referee_does_not_re_prove(tiny_hw_path: Path, tmp_path: Path) 
 
 def test_every_answer_the_solver_gives_passes_the_referee(tiny_hw_path: Path) -> None:
     session = session_for(tiny_hw_path)
-    for pins, options in (({}, SolveOptions(top_k=3)), ({"in0_block_w": 2}, SolveOptions()),
-                          ({"in0_block_w": 8}, SolveOptions()), ({}, SolveOptions(fastest=1))):
+    for pins, options in (
+        ({}, SolveOptions(top_k=3)),
+        ({"in0_block_w": 2}, SolveOptions()),
+        ({"in0_block_w": 8}, SolveOptions()),
+        ({}, SolveOptions(fastest=1)),
+    ):
         results = session.solve(pins, options, candidates=TWO)
         assert referee_answer(session, pins, TWO, results) is None
         for r in results:

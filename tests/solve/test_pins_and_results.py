@@ -20,17 +20,21 @@ def session(tiny_hw):
 
 # ------------------------------------------------------------------------------------------ pin errors
 
+
 def test_unknown_pin_raises_naming_it(session):
     with pytest.raises(PinError, match="warp_count"):
         session.solve({"warp_count": 2})
 
 
-@pytest.mark.parametrize("pins, culprit", [
-    ({"grid_x": 9}, "grid_x"),  # 4 columns
-    ({"in0_buffer_depth": 4}, "in0_buffer_depth"),  # 1..3
-    ({"out_subblock_h": 0}, "out_subblock_h"),
-    ({"per_core_K": 9}, "per_core_K"),  # K has 8 tiles
-])
+@pytest.mark.parametrize(
+    "pins, culprit",
+    [
+        ({"grid_x": 9}, "grid_x"),  # 4 columns
+        ({"in0_buffer_depth": 4}, "in0_buffer_depth"),  # 1..3
+        ({"out_subblock_h": 0}, "out_subblock_h"),
+        ({"per_core_K": 9}, "per_core_K"),  # K has 8 tiles
+    ],
+)
 def test_pin_outside_every_domain_raises_naming_it(session, pins, culprit):
     with pytest.raises(PinError) as info:
         session.solve(pins)
@@ -43,8 +47,11 @@ def test_pin_outside_every_domain_raises_naming_it(session, pins, culprit):
 @pytest.mark.parametrize("value", [True, False, 2.0, "2", None])
 def test_a_pin_that_is_not_a_whole_number_is_refused_naming_it(session, value):
     """From the Python API a pin may be any object: ``True`` is not the block width 1, nor 2.0 the count 2."""
-    with pytest.raises(PinError, match=rf"pin in0_block_w={value!r}: the value must be a whole number, not a "
-                                       rf"{type(value).__name__}$"):
+    with pytest.raises(
+        PinError,
+        match=rf"pin in0_block_w={value!r}: the value must be a whole number, not a "
+        rf"{type(value).__name__}$",
+    ):
         session.solve({"in0_block_w": value})
 
 
@@ -58,6 +65,7 @@ def test_parse_pins():
 
 
 # ---------------------------------------------------------------------- pins fixed in some candidates
+
 
 def test_pin_on_a_parameter_fixed_in_some_candidates(session):
     """per_core_K is a free parameter only where K is split over the grid; elsewhere it is fixed to all
@@ -109,6 +117,7 @@ def test_unknown_candidate_name(session):
 
 # -------------------------------------------------------------------------------------- alternatives
 
+
 def test_alternatives_are_distinct_and_no_better(session):
     names = ["M@y,N@x|in0=dram,in1=dram", "M@y,K@x|in0=dram,in1=mcast_y", "N@xy|in0=mcast_xy,in1=dram"]
     results = session.solve({}, SolveOptions(top_k=3), candidates=names)
@@ -131,8 +140,11 @@ def test_rank_orders_feasible_then_timeouts_conflicts_infeasible(session):
 
 def test_time_limited_solve_reports_a_known_status(tiny_hw):
     session = Session(tiny_hw, make_problem(load_program("gemm"), "M=512,K=512,N=512"))
-    results = session.solve({}, SolveOptions(time_limit_seconds=0.001, explain=False),
-                            candidates=["M@y,N@x|in0=dram,in1=dram", "M@y,K@x|in0=dram,in1=dram"])
+    results = session.solve(
+        {},
+        SolveOptions(time_limit_seconds=0.001, explain=False),
+        candidates=["M@y,N@x|in0=dram,in1=dram", "M@y,K@x|in0=dram,in1=dram"],
+    )
     for r in results:
         assert_result_sound(session.schedule(r.candidate_name), r)
         assert r.status in ("optimal", "feasible", "timeout")

@@ -33,8 +33,9 @@ SHAPE = "M=160,K=128,N=96"  # ragged on the 4x4 chip: 20 candidates, each solved
 def more_cycles(schedule: SymbolicSchedule, extra: ExprLike = 1) -> SymbolicSchedule:
     """The same schedule costed ``extra`` cycles more: in its first latency term and so in its latency."""
     first, *rest = schedule.terms
-    return dataclasses.replace(schedule, latency=schedule.latency + extra,
-                               terms=(dataclasses.replace(first, expr=first.expr + extra), *rest))
+    return dataclasses.replace(
+        schedule, latency=schedule.latency + extra, terms=(dataclasses.replace(first, expr=first.expr + extra), *rest)
+    )
 
 
 def solved_session(hw, stop: StopToken | None = None) -> tuple[Session, dict[str, int]]:  # type: ignore[no-untyped-def]
@@ -53,6 +54,7 @@ def disagree(session: Session) -> None:
 
 
 # ------------------------------------------------------------------ the check
+
 
 def test_a_latency_other_than_the_referees_raises_with_both_values(tiny_hw) -> None:
     session, optima = solved_session(tiny_hw)
@@ -103,6 +105,7 @@ def test_an_illegal_schedule_raises_naming_the_failed_constraint(tiny_hw) -> Non
 
 # ------------------------------------------------------------------ every path
 
+
 def test_an_optimal_solve_is_refereed(tiny_hw) -> None:
     session, optima = solved_session(tiny_hw)
     disagree(session)
@@ -143,8 +146,11 @@ def test_a_timed_out_solve_is_refereed_whichever_schedule_it_returns(tiny_hw) ->
             session.solve({}, SolveOptions(time_limit_seconds=1e-9, explain=False), candidates=[name])
         assert caught.value.referee_latency_cycles == caught.value.solver_latency_cycles + 1  # type: ignore[operator]
         sources.add(caught.value.source)
-    assert sources <= {"CP-SAT's optimum", "CP-SAT's best schedule found",
-                       "the starting schedule (the search found nothing better in time)"}
+    assert sources <= {
+        "CP-SAT's optimum",
+        "CP-SAT's best schedule found",
+        "the starting schedule (the search found nothing better in time)",
+    }
 
 
 def test_a_starting_schedule_returned_without_a_search_is_refereed(tiny_hw) -> None:
@@ -163,8 +169,7 @@ def test_a_starting_schedule_returned_without_a_search_is_refereed(tiny_hw) -> N
     with pytest.raises(RefereeError) as caught:
         session.solve_one(session.schedule(name), {}, SolveOptions(explain=False), start=start)
     assert caught.value.source == "the starting schedule (interrupted before its search)"
-    assert (caught.value.solver_latency_cycles, caught.value.referee_latency_cycles) == (optima[name],
-                                                                                         optima[name] + 1)
+    assert (caught.value.solver_latency_cycles, caught.value.referee_latency_cycles) == (optima[name], optima[name] + 1)
 
 
 def test_alternatives_are_refereed(tiny_hw) -> None:

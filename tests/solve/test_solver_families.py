@@ -32,8 +32,10 @@ CONFLICTS = {
     "coverage": ({"grid_y": 3, "per_core_M": 8}, {16}),  # two rows of 8 already cover M = 16 tiles
     "divisibility": ({"out_block_h": 3, "per_core_M": 8}, {3, 8}),
     "dst_capacity": ({"out_subblock_h": 4, "out_subblock_w": 4}, {16, 8}),
-    "l1_capacity": ({"in0_block_w": 16, "out_block_h": 8, "out_block_w": 8, "in0_buffer_depth": 3,
-                     "in1_buffer_depth": 3}, {L1_NEEDED, 1_395_424}),
+    "l1_capacity": (
+        {"in0_block_w": 16, "out_block_h": 8, "out_block_w": 8, "in0_buffer_depth": 3, "in1_buffer_depth": 3},
+        {L1_NEEDED, 1_395_424},
+    ),
     "multicast": ({"grid_x": 1}, {1, 2}),
 }
 
@@ -48,6 +50,7 @@ def solve(tiny_hw, solve_cached):
         session, results = solve_cached(tiny_hw, "gemm", SHAPE, pins=pins, candidates=[CAND])
         assert len(results) == 1
         return session.schedule(CAND), results[0]
+
     return run
 
 

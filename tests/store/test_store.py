@@ -19,11 +19,20 @@ from loom_explorer.store import (
 
 
 def _measurement(**over: object) -> Measurement:
-    base = {"source": "card", "hardware": "wormhole_n150", "hardware_sha256": "ab" * 32, "kernel": "gemm",
-                "shape": {"M": 512, "K": 512, "N": 512}, "candidate": "M@y,N@x|in0=mcast_x,in1=mcast_y",
-                "schedule_json": "{}", "predicted_cycles": 20000, "predicted_ns": 20000.0,
-                "breakdown": {"compute": 15000, "launch": 5000}, "measured_ns": 21000.5,
-                "measured_what": "device kernel duration"}
+    base = {
+        "source": "card",
+        "hardware": "wormhole_n150",
+        "hardware_sha256": "ab" * 32,
+        "kernel": "gemm",
+        "shape": {"M": 512, "K": 512, "N": 512},
+        "candidate": "M@y,N@x|in0=mcast_x,in1=mcast_y",
+        "schedule_json": "{}",
+        "predicted_cycles": 20000,
+        "predicted_ns": 20000.0,
+        "breakdown": {"compute": 15000, "launch": 5000},
+        "measured_ns": 21000.5,
+        "measured_what": "device kernel duration",
+    }
     return Measurement(**{**base, **over})  # type: ignore[arg-type]
 
 
@@ -31,14 +40,18 @@ def test_round_trip_and_filters(tmp_path) -> None:  # type: ignore[no-untyped-de
     path = tmp_path / "r.sqlite"
     with open_store(path) as store:
         a = store.record(_measurement())
-        b = store.record(_measurement(source="simulator", kernel="flash_attention", measured_ns=None, pcc=0.9999,
-                                      traffic_equal=True))
+        b = store.record(
+            _measurement(source="simulator", kernel="flash_attention", measured_ns=None, pcc=0.9999, traffic_equal=True)
+        )
         assert b == a + 1
     with open_store(path) as store:  # reopened: persisted
         everything = store.measurements()
         assert [m.kernel for m in everything] == ["gemm", "flash_attention"]
-        assert everything[0] == _measurement(created=everything[0].created, tool_version=everything[0].tool_version,
-                                             ortools_version=everything[0].ortools_version)
+        assert everything[0] == _measurement(
+            created=everything[0].created,
+            tool_version=everything[0].tool_version,
+            ortools_version=everything[0].ortools_version,
+        )
         sim = store.measurements(kernel="flash_attention")[0]
         assert sim.measured_ns is None and sim.traffic_equal is True and sim.pcc == 0.9999
         assert store.measurements(hardware="blackhole_p150a") == []
@@ -76,12 +89,41 @@ def test_default_location(monkeypatch, tmp_path) -> None:  # type: ignore[no-unt
 @pytest.mark.slow
 def test_accuracy_and_verify_record_into_the_store(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     store = tmp_path / "r.sqlite"
-    assert main(["accuracy", "--data", str(published_path("gemm_flops_calibration.csv")), "--configs",
-                 str(published_path("gemm_manual_configs.csv")), "--json", "--record", "--store", str(store)]) == 0
+    assert (
+        main(
+            [
+                "accuracy",
+                "--data",
+                str(published_path("gemm_flops_calibration.csv")),
+                "--configs",
+                str(published_path("gemm_manual_configs.csv")),
+                "--json",
+                "--record",
+                "--store",
+                str(store),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     kernel = tmp_path / "g.py"
-    assert main(["export", "gemm", "--hw", "wormhole_n150", "--shape", "M=256,K=256,N=256", "--format", "ttlang",
-                 "-o", str(kernel)]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "gemm",
+                "--hw",
+                "wormhole_n150",
+                "--shape",
+                "M=256,K=256,N=256",
+                "--format",
+                "ttlang",
+                "-o",
+                str(kernel),
+            ]
+        )
+        == 0
+    )
     assert main(["verify", str(kernel), "--record", "--store", str(store)]) == 0
     capsys.readouterr()
     assert main(["results", "--store", str(store), "--json"]) == 0

@@ -58,9 +58,20 @@ def immutable(path: Path) -> Iterator[Path]:
 
 
 def _measurement() -> Measurement:
-    return Measurement(source="card", hardware="wormhole_n150", hardware_sha256="ab" * 32, kernel="gemm",
-                       shape={"M": 512, "K": 512, "N": 512}, candidate="c", schedule_json="{}", predicted_cycles=1,
-                       predicted_ns=1.0, breakdown={"compute": 1}, measured_ns=2.0, measured_what="x")
+    return Measurement(
+        source="card",
+        hardware="wormhole_n150",
+        hardware_sha256="ab" * 32,
+        kernel="gemm",
+        shape={"M": 512, "K": 512, "N": 512},
+        candidate="c",
+        schedule_json="{}",
+        predicted_cycles=1,
+        predicted_ns=1.0,
+        breakdown={"compute": 1},
+        measured_ns=2.0,
+        measured_what="x",
+    )
 
 
 def _one_line_naming(err: str, store: Path, says: str) -> None:
@@ -73,14 +84,36 @@ def _one_line_naming(err: str, store: Path, says: str) -> None:
 def test_every_write_to_a_read_only_store_is_a_store_error(tmp_path: Path) -> None:
     path = tmp_path / "r.sqlite"
     with immutable(path), open_store(path) as store:
-        sweep = SweepRecord(op_key="k", hardware="h", hardware_sha256="s", tool_version="v", label="", kernel="gemm",
-                            shape="M=1", dtype="bf16", fidelity="hifi2", options=(), status="failed", error="e",
-                            best=None, runner_up=None, ideal_ns=None, ttnn_default_ns=None, ttnn_default_note="",
-                            solve_seconds=0.0)
-        for write in (lambda: store.record_many([_measurement()]), lambda: store.record_sweeps([sweep]),
-                      lambda: store.record_solved(SolvedRecord("k", "h", "s", "gemm", "p", "[]"))):
-            with pytest.raises(StoreError, match=rf"results store {path}: cannot write \(attempt to write a "
-                                                 r"readonly database\)"):
+        sweep = SweepRecord(
+            op_key="k",
+            hardware="h",
+            hardware_sha256="s",
+            tool_version="v",
+            label="",
+            kernel="gemm",
+            shape="M=1",
+            dtype="bf16",
+            fidelity="hifi2",
+            options=(),
+            status="failed",
+            error="e",
+            best=None,
+            runner_up=None,
+            ideal_ns=None,
+            ttnn_default_ns=None,
+            ttnn_default_note="",
+            solve_seconds=0.0,
+        )
+        for write in (
+            lambda: store.record_many([_measurement()]),
+            lambda: store.record_sweeps([sweep]),
+            lambda: store.record_solved(SolvedRecord("k", "h", "s", "gemm", "p", "[]")),
+        ):
+            with pytest.raises(
+                StoreError,
+                match=rf"results store {path}: cannot write \(attempt to write a "
+                r"readonly database\)",
+            ):
                 write()
         assert store.measurements() == [] and store.sweep_results() == []  # reading still works
 
@@ -90,8 +123,21 @@ def test_ingest_and_accuracy_record_on_a_read_only_store_exit_2(tmp_path: Path, 
     with immutable(store):
         assert main(["ingest", str(CAPTURE), "--hw", "wormhole_n150", "--store", str(store)]) == 2
         _one_line_naming(capsys.readouterr().err, store, "attempt to write a readonly database")
-        assert main(["accuracy", "--data", str(SMALL_DATA), "--configs", str(SMALL_CONFIGS), "--record",
-                     "--store", str(store)]) == 2
+        assert (
+            main(
+                [
+                    "accuracy",
+                    "--data",
+                    str(SMALL_DATA),
+                    "--configs",
+                    str(SMALL_CONFIGS),
+                    "--record",
+                    "--store",
+                    str(store),
+                ]
+            )
+            == 2
+        )
         _one_line_naming(capsys.readouterr().err, store, "attempt to write a readonly database")
 
 
@@ -108,8 +154,17 @@ def test_a_store_whose_folder_is_a_file_is_an_error_where_the_write_is_the_point
 
 def test_a_store_that_only_remembers_solves_is_a_warning(tiny_hw_path: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "plain").write_text("a file, not a folder\n")
-    args = ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", "M=128,K=256,N=128", "--candidate",
-            "M@y,N@x|in0=mcast_x,in1=mcast_y", "--json"]
+    args = [
+        "solve",
+        "gemm",
+        "--hw",
+        str(tiny_hw_path),
+        "--shape",
+        "M=128,K=256,N=128",
+        "--candidate",
+        "M@y,N@x|in0=mcast_x,in1=mcast_y",
+        "--json",
+    ]
     assert main(args) == 0
     answer = _without_solve_times(capsys.readouterr().out)
     for store in (tmp_path / "plain" / "r.sqlite", tmp_path / "ro.sqlite"):
@@ -120,8 +175,17 @@ def test_a_store_that_only_remembers_solves_is_a_warning(tiny_hw_path: Path, tmp
             assert f"loom-explorer: results store not used: results store {store}: " in err
             assert "loom-explorer: error:" not in err
     # traffic and export remember their solves the same way: they still answer, with the warning
-    problem = ["gemm", "--hw", str(tiny_hw_path), "--shape", "M=128,K=256,N=128", "--candidate",
-               "M@y,N@x|in0=mcast_x,in1=mcast_y", "--store", str(tmp_path / "plain" / "r.sqlite")]
+    problem = [
+        "gemm",
+        "--hw",
+        str(tiny_hw_path),
+        "--shape",
+        "M=128,K=256,N=128",
+        "--candidate",
+        "M@y,N@x|in0=mcast_x,in1=mcast_y",
+        "--store",
+        str(tmp_path / "plain" / "r.sqlite"),
+    ]
     for command in (["traffic", *problem], ["export", *problem, "--format", "json", "-o", str(tmp_path / "s.json")]):
         assert main(command) == 0
         err = capsys.readouterr().err
@@ -151,9 +215,24 @@ def test_ingest_on_a_store_that_cannot_grow_exits_2(tmp_path: Path) -> None:
     ResultsStore(store).close()
     limit = store.stat().st_size
     env = {**os.environ, "LOOM_EXPLORER_STORE": str(tmp_path / "unused.sqlite")}
-    done = subprocess.run([sys.executable, "-m", "loom_explorer.cli", "ingest", str(CAPTURE), "--hw", "wormhole_n150",
-                           "--store", str(store)], capture_output=True, text=True, env=env, timeout=WAIT_S,
-                          preexec_fn=lambda: _limit_file_size(limit))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "loom_explorer.cli",
+            "ingest",
+            str(CAPTURE),
+            "--hw",
+            "wormhole_n150",
+            "--store",
+            str(store),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT_S,
+        preexec_fn=lambda: _limit_file_size(limit),
+    )
     assert done.returncode == 2, done.stderr
     _one_line_naming(done.stderr, store, "cannot write (disk I/O error)")
     assert store.stat().st_size == limit

@@ -39,23 +39,38 @@ INSERT INTO meta VALUES ('schema_version', '3');
 """
 
 ATTENTION = "B=1,H=32,Hkv=8,Sq=2048,Skv=2048,D=128"
-BEST = json.dumps({"candidate": "B*H*Sq@xy|q=dram,k=dram,v=dram|balanced", "params": {"q_chunk_size": 256},
-                   "latency_cycles": 1000, "latency_ns": 1000.0, "utilisation": 0.5})
+BEST = json.dumps(
+    {
+        "candidate": "B*H*Sq@xy|q=dram,k=dram,v=dram|balanced",
+        "params": {"q_chunk_size": 256},
+        "latency_cycles": 1000,
+        "latency_ns": 1000.0,
+        "utilisation": 0.5,
+    }
+)
 
 
 def _old_store(path: Path) -> None:
     with sqlite3.connect(path) as db:
         db.executescript(VERSION_3_SQL)
         for row_id, (label, kernel, shape, causal) in enumerate(
-                (("prefill: attention", "flash_attention", ATTENTION, 1),
-                 ("decode: attention", "flash_attention", "B=1,H=32,Hkv=8,Sq=1,Skv=4096,D=128", 0),
-                 ("qkv", "gemm", "M=32,N=6144,K=4096", 0)), start=7):
+            (
+                ("prefill: attention", "flash_attention", ATTENTION, 1),
+                ("decode: attention", "flash_attention", "B=1,H=32,Hkv=8,Sq=1,Skv=4096,D=128", 0),
+                ("qkv", "gemm", "M=32,N=6144,K=4096", 0),
+            ),
+            start=7,
+        ):
             key = f"{'ab' * 32}|0.1.0|{kernel}|{shape}|bfloat16|hifi2|{'causal' if causal else ''}|{label}"
-            db.execute("INSERT INTO sweep_results VALUES (?, '2026-01-01T00:00:00+00:00', ?, 'wormhole_n150', ?, "
-                       "'0.1.0', ?, ?, ?, 'bfloat16', 'hifi2', ?, 'ok', '', ?, NULL, 2000.0, 3000.0, 'note', 1.5)",
-                       (row_id, key, "ab" * 32, label, kernel, shape, causal, BEST))
-        db.execute("INSERT INTO solved VALUES ('k', '2026-01-01', 'wormhole_n150', ?, 'gemm', 'M=32', '0.1.0', '[]')",
-                   ("ab" * 32,))
+            db.execute(
+                "INSERT INTO sweep_results VALUES (?, '2026-01-01T00:00:00+00:00', ?, 'wormhole_n150', ?, "
+                "'0.1.0', ?, ?, ?, 'bfloat16', 'hifi2', ?, 'ok', '', ?, NULL, 2000.0, 3000.0, 'note', 1.5)",
+                (row_id, key, "ab" * 32, label, kernel, shape, causal, BEST),
+            )
+        db.execute(
+            "INSERT INTO solved VALUES ('k', '2026-01-01', 'wormhole_n150', ?, 'gemm', 'M=32', '0.1.0', '[]')",
+            ("ab" * 32,),
+        )
 
 
 def _columns(path: Path) -> tuple[str, list[str]]:

@@ -12,6 +12,7 @@ from loom_explorer.sweep import run as sweep_run
 @pytest.fixture
 def no_cluster(monkeypatch):
     """Fail the test if ``run_sweep`` ever tries to start (or connect to) a Dask cluster."""
+
     @contextlib.contextmanager
     def refuse(*args, **kwargs):
         raise AssertionError("a Dask cluster was started")

@@ -54,7 +54,7 @@ def _live_members(pgid: int) -> list[str]:
             continue
         with contextlib.suppress(OSError):
             stat = (entry / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()  # state, ppid, pgrp, ...
+            fields = stat[stat.rindex(")") + 2 :].split()  # state, ppid, pgrp, ...
             if int(fields[2]) == pgid and fields[0] != "Z":
                 command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")[:120]
                 live.append(f"{entry.name} {command!r}")
@@ -66,10 +66,29 @@ def test_ctrl_c_to_the_process_group_stops_the_sweep_and_its_workers(tmp_path):
     shapes.write_text(SHAPES)
     store = tmp_path / "results.sqlite"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "loom_explorer.cli", "sweep", str(shapes), "--hw", "wormhole_n150",
-                             "--out", str(store), "--workers", "2", "--time-limit", "100"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "loom_explorer.cli",
+            "sweep",
+            str(shapes),
+            "--hw",
+            "wormhole_n150",
+            "--out",
+            str(store),
+            "--workers",
+            "2",
+            "--time-limit",
+            "100",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     pgid = proc.pid
     err: list[str] = []
     reader = threading.Thread(target=lambda: err.extend(iter(lambda: proc.stderr.read(1), "")), daemon=True)

@@ -29,14 +29,16 @@ from loom_explorer.sweep.task import SweepSettings, as_op, op_key
 HW = "wormhole_n150"
 SETTINGS = SweepSettings(time_limit_seconds=10.0)
 NORM, ADD, GEMM = "H=64,W=64", "H=64,W=64", "M=64,K=64,N=128"
-LAYER = (make_op("rmsnorm", NORM, label="tiny layer: attn_norm"),
-         make_op("gemm", GEMM, label="tiny layer: w1"),
-         make_op("binary", ADD, label="tiny layer: residual_attn"),
-         make_op("rmsnorm", NORM, label="tiny layer: ffn_norm"),
-         make_op("gemm", GEMM, label="tiny layer: w3"),
-         make_op("swiglu", "H=64,W=128", label="tiny layer: swiglu"),
-         make_op("binary", ADD, label="tiny layer: residual_ffn"),
-         make_op("rmsnorm", NORM, label="tiny layer: final_norm"))
+LAYER = (
+    make_op("rmsnorm", NORM, label="tiny layer: attn_norm"),
+    make_op("gemm", GEMM, label="tiny layer: w1"),
+    make_op("binary", ADD, label="tiny layer: residual_attn"),
+    make_op("rmsnorm", NORM, label="tiny layer: ffn_norm"),
+    make_op("gemm", GEMM, label="tiny layer: w3"),
+    make_op("swiglu", "H=64,W=128", label="tiny layer: swiglu"),
+    make_op("binary", ADD, label="tiny layer: residual_ffn"),
+    make_op("rmsnorm", NORM, label="tiny layer: final_norm"),
+)
 TIMES = {"rmsnorm": 3, "gemm": 2, "binary": 2, "swiglu": 1}  # how often each shape runs in LAYER
 
 
@@ -45,8 +47,10 @@ def in_process_client(scheduler: str | None, workers: int | None, stop: object =
     """A real Dask client on an in-process cluster (one thread): ``run_sweep``'s own code, without processes."""
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         yield client
 
 
@@ -112,7 +116,12 @@ def test_every_label_is_recorded_from_one_solve_per_key(swept) -> None:  # type:
         first, *rest = (records[f"tiny layer: {name}"] for name in same)
         for r in rest:  # one solve: the same schedule and ttnn default under each label
             assert (r.best, r.runner_up, r.ttnn_default_ns, r.ttnn_default_note, r.solve_seconds) == (
-                first.best, first.runner_up, first.ttnn_default_ns, first.ttnn_default_note, first.solve_seconds)
+                first.best,
+                first.runner_up,
+                first.ttnn_default_ns,
+                first.ttnn_default_note,
+                first.solve_seconds,
+            )
     assert records["tiny layer: attn_norm"].ttnn_default_note == "H@xy|x=dram,gamma=dram,eps=dram"
     assert records["tiny layer: residual_attn"].ttnn_default_note == "H*W@xy|a=dram,b=dram"
     assert records["tiny layer: swiglu"].ttnn_default_note == "H*W@xy|a=dram,b=dram"
@@ -163,15 +172,18 @@ def test_report_totals_count_every_op_of_the_layer(swept, capsys) -> None:  # ty
     assert error is not None and error.hardware == HW and error.basis == "held out"
     assert ops["tiny layer: w1"][10] == f"{error.median_abs_err_pct:.1f}% / {error.worst_abs_err_pct:.1f}%"
     assert gemm.speedup is not None
-    low, high = (gemm.speedup * (1 - e / 100) / (1 + e / 100)
-                 for e in (error.median_abs_err_pct, error.worst_abs_err_pct))
+    low, high = (
+        gemm.speedup * (1 - e / 100) / (1 + e / 100) for e in (error.median_abs_err_pct, error.worst_abs_err_pct)
+    )
     assert ops["tiny layer: w1"][11] == f"{low:.2f}x / {high:.2f}x"
     assert ops["tiny layer: attn_norm"][10:12] == ["not measured", "-"]
     beyond = f"{2 * (low > 1)} / {2 * (high > 1)} of 8"  # w1 and w3; the other families are not measured
     assert summary[8] == beyond
     errors = {r[1]: r for r in rows if r[0] == HW and len(r) == 4}
-    assert errors["matmul"][2:] == [f"{error.median_abs_err_pct:.1f}% / {error.worst_abs_err_pct:.1f}%",
-                                    f"held out, {error.rows} rows, {HW}"]
+    assert errors["matmul"][2:] == [
+        f"{error.median_abs_err_pct:.1f}% / {error.worst_abs_err_pct:.1f}%",
+        f"held out, {error.rows} rows, {HW}",
+    ]
     assert {"rmsnorm", "binary", "swiglu"} <= set(errors) and errors["rmsnorm"][2] == "not measured"
 
 

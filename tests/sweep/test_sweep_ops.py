@@ -47,16 +47,28 @@ def test_read_shapes_minimal_columns(tmp_path):
 
 
 def test_read_shapes_all_columns_and_canonical_forms(tmp_path):
-    p = write(tmp_path, f"{HEADER},causal,label\n"
-                        'gemm,"M=256,K=128,N=64",bfloat8_b,lofi,0,"my model: proj"\n'
-                        'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,HiFi4,true,attn\n'
-                        'flash_attention,"B=1,H=2,Sq=1,Skv=128,D=64",bf16,hifi2,,\n')
+    p = write(
+        tmp_path,
+        f"{HEADER},causal,label\n"
+        'gemm,"M=256,K=128,N=64",bfloat8_b,lofi,0,"my model: proj"\n'
+        'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,HiFi4,true,attn\n'
+        'flash_attention,"B=1,H=2,Sq=1,Skv=128,D=64",bf16,hifi2,,\n',
+    )
     gemm, causal, decode = read_shapes(p)
     assert (gemm.kernel, gemm.dtype, gemm.fidelity, gemm.options, gemm.label) == (
-        "gemm", DataFormat.bfloat8_b, Fidelity.lofi, frozenset(), "my model: proj")
+        "gemm",
+        DataFormat.bfloat8_b,
+        Fidelity.lofi,
+        frozenset(),
+        "my model: proj",
+    )
     assert dims(gemm.shape) == {"M": 256, "K": 128, "N": 64}
     assert (causal.kernel, causal.fidelity, causal.options, causal.label) == (
-        "flash_attention", Fidelity.hifi4, frozenset({"causal"}), "attn")
+        "flash_attention",
+        Fidelity.hifi4,
+        frozenset({"causal"}),
+        "attn",
+    )
     assert dims(causal.shape)["Hkv"] == 2  # defaulted to H and written out: the shape is canonical
     assert decode.options == frozenset() and decode.label == ""
     # the key tells the ops apart (it is a sweep's skip key with the hardware and version)
@@ -66,24 +78,27 @@ def test_read_shapes_all_columns_and_canonical_forms(tmp_path):
 
 def test_equivalent_spellings_give_the_same_op_and_key(tmp_path):
     a = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n", "a.csv")
-    b = write(tmp_path, f"{HEADER}\n" 'gemm,"N=128,M=128,K=128",bfloat16,HIFI2\n', "b.csv")
+    b = write(tmp_path, f'{HEADER}\ngemm,"N=128,M=128,K=128",bfloat16,HIFI2\n', "b.csv")
     assert read_shapes(a) == read_shapes(b)
     assert read_shapes(a)[0].key == read_shapes(b)[0].key
 
 
 def test_blank_rows_are_skipped(tmp_path):
-    p = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n,,,\n\n" 'gemm,"M=64,K=64,N=64",bf16,hifi2\n')
+    p = write(tmp_path, f'{HEADER}\n{GEMM_ROW}\n,,,\n\ngemm,"M=64,K=64,N=64",bf16,hifi2\n')
     assert [dims(op.shape)["M"] for op in read_shapes(p)] == [128, 64]
 
 
-@pytest.mark.parametrize("row, row_number, needle", [
-    ('nope,"M=128,K=128,N=128",bf16,hifi2', 3, "nope"),
-    ('gemm,"M=128,K=128",bf16,hifi2', 3, "N"),
-    ('gemm,"M=abc,K=128,N=128",bf16,hifi2', 3, "abc"),
-    ('gemm,"M=0,K=128,N=128",bf16,hifi2', 3, "M=0"),
-    ('gemm,"M=128,K=128,N=128",bf99,hifi2', 3, "bf99"),
-    ('gemm,"M=128,K=128,N=128",bf16,hifi9', 3, "hifi9"),
-])
+@pytest.mark.parametrize(
+    "row, row_number, needle",
+    [
+        ('nope,"M=128,K=128,N=128",bf16,hifi2', 3, "nope"),
+        ('gemm,"M=128,K=128",bf16,hifi2', 3, "N"),
+        ('gemm,"M=abc,K=128,N=128",bf16,hifi2', 3, "abc"),
+        ('gemm,"M=0,K=128,N=128",bf16,hifi2', 3, "M=0"),
+        ('gemm,"M=128,K=128,N=128",bf99,hifi2', 3, "bf99"),
+        ('gemm,"M=128,K=128,N=128",bf16,hifi9', 3, "hifi9"),
+    ],
+)
 def test_bad_row_is_refused_naming_row_and_cause(tmp_path, row, row_number, needle):
     p = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n{row}\n")
     with pytest.raises(OpsError) as exc:
@@ -105,13 +120,13 @@ def test_a_kernel_file_named_by_a_shapes_file_is_never_imported(tmp_path):
 
 def test_row_number_after_a_blank_line_is_the_file_line(tmp_path):
     """Rows are numbered as an editor numbers lines (header = row 1), blank lines included."""
-    p = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n\n" 'gemm,"M=128,K=128,N=128",bf99,hifi2\n')
+    p = write(tmp_path, f'{HEADER}\n{GEMM_ROW}\n\ngemm,"M=128,K=128,N=128",bf99,hifi2\n')
     with pytest.raises(OpsError, match=r"row 4: .*bf99"):
         read_shapes(p)
 
 
 def test_bad_causal_cell_names_row_and_column(tmp_path):
-    p = write(tmp_path, f"{HEADER},causal\n{GEMM_ROW},0\n" 'gemm,"M=64,K=64,N=64",bf16,hifi2,maybe\n')
+    p = write(tmp_path, f'{HEADER},causal\n{GEMM_ROW},0\ngemm,"M=64,K=64,N=64",bf16,hifi2,maybe\n')
     with pytest.raises(OpsError, match=r"row 3, column causal: .*'maybe'"):
         read_shapes(p)
 
@@ -123,29 +138,35 @@ def test_causal_on_a_kernel_without_the_option_is_refused(tmp_path):
 
 
 def test_the_options_column_names_program_options(tmp_path):
-    p = write(tmp_path, f"{HEADER},options,label\n"
-                        'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,causal,attn\n'
-                        'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,,plain\n')
+    p = write(
+        tmp_path,
+        f"{HEADER},options,label\n"
+        'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,causal,attn\n'
+        'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,,plain\n',
+    )
     causal, plain = read_shapes(p)
     assert causal.options == frozenset({"causal"}) and plain.options == frozenset()
     assert causal.key.endswith("|causal") and plain.key.endswith("|")  # the key spells them as it always has
-    bad = write(tmp_path, f"{HEADER},options\n" 'flash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,window\n')
+    bad = write(tmp_path, f'{HEADER},options\nflash_attention,"B=1,H=2,Sq=128,Skv=128,D=64",bf16,hifi2,window\n')
     with pytest.raises(OpsError, match=r"row 2: kernel flash_attention has no window option \(its options: causal\)"):
         read_shapes(bad)
 
 
 def test_causal_attention_with_sq_ne_skv_passes_reading(tmp_path):
     """The model refuses it (Sq == Skv) only when it is built: a sweep records it as failed."""
-    p = write(tmp_path, f"{HEADER},causal\n" 'flash_attention,"B=1,H=2,Sq=256,Skv=128,D=64",bf16,hifi2,1\n')
+    p = write(tmp_path, f'{HEADER},causal\nflash_attention,"B=1,H=2,Sq=256,Skv=128,D=64",bf16,hifi2,1\n')
     [op] = read_shapes(p)
     assert op.options == frozenset({"causal"}) and dims(op.shape)["Sq"] == 256
 
 
-@pytest.mark.parametrize("header, missing", [
-    ("kernel,shape", "missing columns dtype, fidelity"),
-    ("kernel,shape,dtype", "missing column fidelity"),
-    ("shape,dtype,fidelity", "missing column kernel"),
-])
+@pytest.mark.parametrize(
+    "header, missing",
+    [
+        ("kernel,shape", "missing columns dtype, fidelity"),
+        ("kernel,shape,dtype", "missing column fidelity"),
+        ("shape,dtype,fidelity", "missing column kernel"),
+    ],
+)
 def test_missing_columns_are_named(tmp_path, header, missing):
     p = write(tmp_path, f"{header}\ngemm\n")
     with pytest.raises(OpsError, match=missing):
@@ -172,10 +193,12 @@ def test_make_op_checks_its_input():
 
 
 def test_write_shapes_round_trips_through_read_shapes(tmp_path):
-    ops = [make_op("gemm", "M=128,K=256,N=64", label="m: proj, fused"),
-           make_op("gemm", "M=32,K=32,N=32", "bfloat8_b", "lofi"),
-           make_op("flash_attention", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", options={"causal"}, label="m: attention"),
-           make_op("flash_attention", "B=2,H=4,Sq=1,Skv=256,D=64", label="m: decode")]
+    ops = [
+        make_op("gemm", "M=128,K=256,N=64", label="m: proj, fused"),
+        make_op("gemm", "M=32,K=32,N=32", "bfloat8_b", "lofi"),
+        make_op("flash_attention", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", options={"causal"}, label="m: attention"),
+        make_op("flash_attention", "B=2,H=4,Sq=1,Skv=256,D=64", label="m: decode"),
+    ]
     text = write_shapes(ops)
     assert text.splitlines()[0] == ",".join((*COLUMNS, "options", "label"))
     assert read_shapes(write(tmp_path, text)) == ops
@@ -195,15 +218,23 @@ def test_write_shapes_round_trips_a_label_with_quotes(tmp_path):
 # ---------------------------------------------------------------- model_ops
 GEMMS = ("qkv", "wo", "w1", "w3", "w2", "lm_head")
 # the ops around the matmuls and the attention: (label, kernel, width: "hidden" or "ffn"), H = the phase's rows
-LAYER_OPS = (("attn_norm", "rmsnorm", "hidden"), ("ffn_norm", "rmsnorm", "hidden"),
-             ("residual_attn", "binary", "hidden"), ("residual_ffn", "binary", "hidden"),
-             ("swiglu", "swiglu", "ffn"), ("final_norm", "rmsnorm", "hidden"))
+LAYER_OPS = (
+    ("attn_norm", "rmsnorm", "hidden"),
+    ("ffn_norm", "rmsnorm", "hidden"),
+    ("residual_attn", "binary", "hidden"),
+    ("residual_ffn", "binary", "hidden"),
+    ("swiglu", "swiglu", "ffn"),
+    ("final_norm", "rmsnorm", "hidden"),
+)
 
 
-@pytest.mark.parametrize("name, hidden, ffn, heads, kv_heads", [
-    ("llama-3-8b", 4096, 14336, 32, 8),
-    ("llama-3-70b", 8192, 28672, 64, 8),
-])
+@pytest.mark.parametrize(
+    "name, hidden, ffn, heads, kv_heads",
+    [
+        ("llama-3-8b", 4096, 14336, 32, 8),
+        ("llama-3-70b", 8192, 28672, 64, 8),
+    ],
+)
 def test_model_ops_dimensions(name, hidden, ffn, heads, kv_heads):
     """Meta's model cards: hidden, FFN, heads, 8 KV heads, head dim 128, vocabulary 128256."""
     ops = model_ops(name)
@@ -211,10 +242,20 @@ def test_model_ops_dimensions(name, hidden, ffn, heads, kv_heads):
     assert len(by_label) == len(ops) == 4 * (len(GEMMS) + 1 + len(LAYER_OPS))
     assert all(op.dtype is DataFormat.bfloat16 and op.fidelity is Fidelity.hifi2 for op in ops)
     assert not any(op.kernel == "softmax" for op in ops)  # inside the attention
-    expect_gemm = {"qkv": (hidden, (heads + 2 * kv_heads) * 128), "wo": (heads * 128, hidden),
-                   "w1": (hidden, ffn), "w3": (hidden, ffn), "w2": (ffn, hidden), "lm_head": (hidden, 128256)}
-    for phase, rows, prefill in (("prefill 2k", 2048, True), ("prefill 8k", 8192, True),
-                                 ("decode b1", 1, False), ("decode b32", 32, False)):
+    expect_gemm = {
+        "qkv": (hidden, (heads + 2 * kv_heads) * 128),
+        "wo": (heads * 128, hidden),
+        "w1": (hidden, ffn),
+        "w3": (hidden, ffn),
+        "w2": (ffn, hidden),
+        "lm_head": (hidden, 128256),
+    }
+    for phase, rows, prefill in (
+        ("prefill 2k", 2048, True),
+        ("prefill 8k", 8192, True),
+        ("decode b1", 1, False),
+        ("decode b32", 32, False),
+    ):
         for g in GEMMS:
             op = by_label[f"{name} {phase}: {g}"]
             k, n = expect_gemm[g]
@@ -227,8 +268,7 @@ def test_model_ops_dimensions(name, hidden, ffn, heads, kv_heads):
             assert dims(attn.shape) == {"B": 1, "H": heads, "Hkv": kv_heads, "Sq": rows, "Skv": rows, "D": 128}
         else:
             assert not attn.options
-            assert dims(attn.shape) == {"B": rows, "H": heads, "Hkv": kv_heads, "Sq": 1, "Skv": DECODE_KV,
-                                        "D": 128}
+            assert dims(attn.shape) == {"B": rows, "H": heads, "Hkv": kv_heads, "Sq": 1, "Skv": DECODE_KV, "D": 128}
         for label, kernel, width in LAYER_OPS:
             op = by_label[f"{name} {phase}: {label}"]
             assert op.kernel == kernel and not op.options
@@ -241,8 +281,7 @@ def test_model_ops_dimensions(name, hidden, ffn, heads, kv_heads):
 def test_model_ops_table_matches_the_model_cards():
     m8, m70 = MODELS["llama-3-8b"], MODELS["llama-3-70b"]
     assert (m8.hidden, m8.ffn, m8.heads, m8.kv_heads, m8.head_dim, m8.vocab) == (4096, 14336, 32, 8, 128, 128256)
-    assert (m70.hidden, m70.ffn, m70.heads, m70.kv_heads, m70.head_dim, m70.vocab) == (
-        8192, 28672, 64, 8, 128, 128256)
+    assert (m70.hidden, m70.ffn, m70.heads, m70.kv_heads, m70.head_dim, m70.vocab) == (8192, 28672, 64, 8, 128, 128256)
 
 
 def test_model_ops_unknown_model_lists_the_known_ones():
@@ -261,45 +300,62 @@ def run_cli(argv, capsys):
 
 
 def test_cli_sweep_needs_shapes_or_model(tmp_path, capsys, no_cluster):
-    code, _, err = run_cli(["sweep", "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite", "--workers", "1"],
-                           capsys)
+    code, _, err = run_cli(["sweep", "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite", "--workers", "1"], capsys)
     assert code == 2 and "shapes.csv or --model" in err
     assert not (tmp_path / "s.sqlite").exists()
 
 
 def test_cli_sweep_refuses_shapes_and_model_together(tmp_path, capsys, no_cluster):
     shapes = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n")
-    code, _, err = run_cli(["sweep", shapes, "--model", "llama-3-8b", "--hw", "wormhole_n150",
-                            "--out", tmp_path / "s.sqlite", "--workers", "1"], capsys)
+    code, _, err = run_cli(
+        [
+            "sweep",
+            shapes,
+            "--model",
+            "llama-3-8b",
+            "--hw",
+            "wormhole_n150",
+            "--out",
+            tmp_path / "s.sqlite",
+            "--workers",
+            "1",
+        ],
+        capsys,
+    )
     assert code == 2 and "not both" in err
 
 
 def test_cli_sweep_unknown_hw(tmp_path, capsys, no_cluster):
     shapes = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n")
-    code, _, err = run_cli(["sweep", shapes, "--hw", "wormhole_n150,no_such_chip", "--out", tmp_path / "s.sqlite",
-                            "--workers", "1"], capsys)
+    code, _, err = run_cli(
+        ["sweep", shapes, "--hw", "wormhole_n150,no_such_chip", "--out", tmp_path / "s.sqlite", "--workers", "1"],
+        capsys,
+    )
     assert code == 2 and "no_such_chip" in err
     assert not (tmp_path / "s.sqlite").exists()
 
 
 def test_cli_sweep_bad_row(tmp_path, capsys, no_cluster):
-    shapes = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n" 'gemm,"M=128,K=128,N=128",bf16,hifi9\n')
-    code, _, err = run_cli(["sweep", shapes, "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite",
-                            "--workers", "1"], capsys)
+    shapes = write(tmp_path, f'{HEADER}\n{GEMM_ROW}\ngemm,"M=128,K=128,N=128",bf16,hifi9\n')
+    code, _, err = run_cli(
+        ["sweep", shapes, "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite", "--workers", "1"], capsys
+    )
     assert code == 2 and "row 3" in err and "hifi9" in err and str(shapes) in err
     assert not (tmp_path / "s.sqlite").exists()
 
 
 def test_cli_sweep_unknown_model(tmp_path, capsys, no_cluster):
-    code, _, err = run_cli(["sweep", "--model", "gpt-5", "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite",
-                            "--workers", "1"], capsys)
+    code, _, err = run_cli(
+        ["sweep", "--model", "gpt-5", "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite", "--workers", "1"], capsys
+    )
     assert code == 2 and "gpt-5" in err and "llama-3-8b" in err
 
 
 def test_cli_sweep_zero_workers(tmp_path, capsys, no_cluster):
     shapes = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\n")
-    code, _, err = run_cli(["sweep", shapes, "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite",
-                            "--workers", "0"], capsys)
+    code, _, err = run_cli(
+        ["sweep", shapes, "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite", "--workers", "0"], capsys
+    )
     assert code == 2 and "--workers" in err
 
 
@@ -312,14 +368,29 @@ def test_cli_sweep_without_workers_option_reaches_its_checks(tmp_path, capsys, n
 def test_cli_sweep_short_row_is_bad_input(tmp_path, capsys, no_cluster):
     """A row with fewer cells than the header is bad input (exit 2 naming the row), not a crash."""
     shapes = write(tmp_path, f"{HEADER}\n{GEMM_ROW}\ngemm\n")
-    code, _, err = run_cli(["sweep", shapes, "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite",
-                            "--workers", "1"], capsys)
+    code, _, err = run_cli(
+        ["sweep", shapes, "--hw", "wormhole_n150", "--out", tmp_path / "s.sqlite", "--workers", "1"], capsys
+    )
     assert code == 2 and "row 3" in err
 
 
 def test_cli_sweep_write_shapes_refuses_to_overwrite(tmp_path, capsys, no_cluster):
     target = write(tmp_path, "keep me\n", "ops.csv")
-    code, _, err = run_cli(["sweep", "--model", "llama-3-8b", "--write-shapes", target, "--hw", "wormhole_n150",
-                            "--out", tmp_path / "s.sqlite", "--workers", "1"], capsys)
+    code, _, err = run_cli(
+        [
+            "sweep",
+            "--model",
+            "llama-3-8b",
+            "--write-shapes",
+            target,
+            "--hw",
+            "wormhole_n150",
+            "--out",
+            tmp_path / "s.sqlite",
+            "--workers",
+            "1",
+        ],
+        capsys,
+    )
     assert code == 2 and str(target) in err and "--force" in err
     assert target.read_text() == "keep me\n"

@@ -46,12 +46,13 @@ pytestmark = pytest.mark.slow
 TIME_LIMIT = 8.0
 SETTINGS = SweepSettings(time_limit_seconds=TIME_LIMIT)
 HW = ("wormhole_n150", "blackhole_p150a")
-GOOD = (make_op("gemm", "M=128,K=128,N=128", label="tiny: gemm 128"),
-        make_op("gemm", "M=256,K=256,N=256", label="tiny: gemm 256"),
-        make_op("flash_attention", "B=1,H=2,Sq=128,Skv=128,D=64", label="tiny: attention"))
+GOOD = (
+    make_op("gemm", "M=128,K=128,N=128", label="tiny: gemm 128"),
+    make_op("gemm", "M=256,K=256,N=256", label="tiny: gemm 256"),
+    make_op("flash_attention", "B=1,H=2,Sq=128,Skv=128,D=64", label="tiny: attention"),
+)
 # passes reading (make_op) but the model refuses it when it is built on the worker
-BAD = make_op("flash_attention", "B=1,H=2,Sq=256,Skv=128,D=64", options={"causal"},
-              label="broken: causal attention")
+BAD = make_op("flash_attention", "B=1,H=2,Sq=256,Skv=128,D=64", options={"causal"}, label="broken: causal attention")
 OPS = [GOOD[0], BAD, GOOD[1], GOOD[2]]
 NEW = make_op("gemm", "M=128,K=64,N=128", label="tiny: gemm added later")
 
@@ -84,8 +85,6 @@ def swept(tmp_path_factory) -> Swept:
     return Swept(store, summary, records_of(store), raw_rows(store), progress.getvalue())
 
 
-
-
 def find(records: list[SweepRecord], hw: str, op: SweepOp) -> SweepRecord:
     [r] = [r for r in records if r.op_key == op_key(load_hardware(hw), op)]
     return r
@@ -104,7 +103,13 @@ def test_one_row_per_op_and_chip(swept):
             r = find(swept.records, hw, op)
             assert r.hardware == hw and r.hardware_sha256 == hardware_sha256(spec)
             assert (r.kernel, r.shape, r.dtype, r.fidelity, r.options, r.label) == (
-                op.kernel, op.shape, op.dtype.value, op.fidelity.value, tuple(sorted(op.options)), op.label)
+                op.kernel,
+                op.shape,
+                op.dtype.value,
+                op.fidelity.value,
+                tuple(sorted(op.options)),
+                op.label,
+            )
             assert r.tool_version and r.tool_version in r.op_key
             assert r.solve_seconds > 0
     assert f"{len(OPS) * len(HW)}/{len(OPS) * len(HW)}" in swept.progress
@@ -117,8 +122,7 @@ def direct_solve(hw_name: str, op: SweepOp):
     """(hw, problem, session, ranked results) solved here, in the test process, with the sweep's time limit."""
     if (hw_name, op.key) not in _direct:
         hw = load_hardware(hw_name)
-        problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity,
-                               options=op.options)
+        problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity, options=op.options)
         session = Session(hw, problem)
         results = session.solve({}, SolveOptions(time_limit_seconds=TIME_LIMIT, workers_per_model=1))
         _direct[(hw_name, op.key)] = (hw, problem, session, results)
@@ -144,8 +148,11 @@ def test_ok_row_matches_a_direct_solve(swept, hw_name, op):
     tied = {x.candidate_name for x in solved if x.solution.latency_cycles == r.best.latency_cycles}
     assert r.best.candidate in tied
     # the recorded parameters are the best candidate's and realise the recorded latency
-    [pinned] = session.solve(dict(r.best.params), SolveOptions(time_limit_seconds=TIME_LIMIT, workers_per_model=1),
-                             candidates=[r.best.candidate])
+    [pinned] = session.solve(
+        dict(r.best.params),
+        SolveOptions(time_limit_seconds=TIME_LIMIT, workers_per_model=1),
+        candidates=[r.best.candidate],
+    )
     assert pinned.solution is not None and pinned.solution.latency_cycles == r.best.latency_cycles
 
     for choice in (r.best, r.runner_up):
@@ -190,8 +197,7 @@ def test_rerun_solves_nothing_and_leaves_the_store_unchanged(swept, no_cluster):
     assert {find(swept.records, hw, op).op_key for hw in HW for op in GOOD} == keys
     before = swept.store.read_bytes()
     summary = run_sweep(list(GOOD), list(HW), swept.store, workers=2, settings=SETTINGS, progress=None)
-    assert (summary.solved, summary.skipped, summary.failed, summary.interrupted) == (0, len(GOOD) * len(HW), 0,
-                                                                                      False)
+    assert (summary.solved, summary.skipped, summary.failed, summary.interrupted) == (0, len(GOOD) * len(HW), 0, False)
     assert raw_rows(swept.store) == swept.rows
     assert swept.store.read_bytes() == before
 
@@ -202,7 +208,7 @@ def test_adding_one_op_solves_only_that_op(swept, tmp_path):
     summary = run_sweep([*GOOD, NEW], list(HW), store, workers=2, settings=SETTINGS, progress=None)
     assert (summary.solved, summary.skipped, summary.failed) == (len(HW), len(GOOD) * len(HW), 0)
     rows = raw_rows(store)
-    assert rows[:len(swept.rows)] == swept.rows  # the old rows untouched (ids, timestamps, values)
+    assert rows[: len(swept.rows)] == swept.rows  # the old rows untouched (ids, timestamps, values)
     records = records_of(store)
     assert len(records) == (len(OPS) + 1) * len(HW)
     for hw in HW:
@@ -212,10 +218,20 @@ def test_adding_one_op_solves_only_that_op(swept, tmp_path):
 
 # ---------------------------------------------------------------- schema versions
 def _measurement() -> Measurement:
-    return Measurement(source="card", hardware="wormhole_n150", hardware_sha256="ab" * 32, kernel="gemm",
-                       shape={"M": 128, "K": 128, "N": 128}, candidate="M@y,N@x|in0=dram,in1=dram",
-                       schedule_json="{}", predicted_cycles=6000, predicted_ns=6000.0, breakdown={"compute": 6000},
-                       measured_ns=6500.0, measured_what="device kernel duration")
+    return Measurement(
+        source="card",
+        hardware="wormhole_n150",
+        hardware_sha256="ab" * 32,
+        kernel="gemm",
+        shape={"M": 128, "K": 128, "N": 128},
+        candidate="M@y,N@x|in0=dram,in1=dram",
+        schedule_json="{}",
+        predicted_cycles=6000,
+        predicted_ns=6000.0,
+        breakdown={"compute": 6000},
+        measured_ns=6500.0,
+        measured_what="device kernel duration",
+    )
 
 
 def _store_of_version(path: Path, version: str, with_measurement: bool = False) -> Path:

@@ -32,22 +32,56 @@ from loom_explorer.traffic.loads import TrafficReport
 # id -> (hardware fixture, kernel, shape, problem keywords, candidates (None: all))
 CASES = {
     "tiny-gemm": ("tiny_hw", "gemm", "M=256,K=256,N=256", {}, None),
-    "tiny-gemm-bfp8-ragged": ("tiny_hw", "gemm", "M=320,K=96,N=224", {"formats": {"in1": DataFormat.bfloat8_b}},
-                              None),
-    "tiny-gemm-bias": ("tiny_hw", "gemm", "M=256,K=256,N=256", {"enabled": {"bias"}},
-                       ["M@y,N@x|in0=mcast_x,in1=mcast_y", "K@y,M@x|in0=dram,in1=mcast_x", "M@xy|in0=dram,in1=dram"]),
+    "tiny-gemm-bfp8-ragged": ("tiny_hw", "gemm", "M=320,K=96,N=224", {"formats": {"in1": DataFormat.bfloat8_b}}, None),
+    "tiny-gemm-bias": (
+        "tiny_hw",
+        "gemm",
+        "M=256,K=256,N=256",
+        {"enabled": {"bias"}},
+        ["M@y,N@x|in0=mcast_x,in1=mcast_y", "K@y,M@x|in0=dram,in1=mcast_x", "M@xy|in0=dram,in1=dram"],
+    ),
     "tiny-fa-gqa": ("tiny_hw", "flash_attention", "B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", {}, None),
     "tiny-fa-causal": ("tiny_hw", "flash_attention", "B=1,H=2,Sq=256,Skv=256,D=64", {"options": {"causal"}}, None),
-    "n150-gemm": ("n150", "gemm", "M=1024,K=1024,N=1024", {},
-                  ["N@y,M@x|in0=mcast_y,in1=mcast_x", "M@y,N@x|in0=mcast_x,in1=mcast_y", "M@y,N@x|in0=dram,in1=dram",
-                   "K@y,N@x|in0=dram,in1=dram", "M@xy|in0=dram,in1=mcast_xy", "N@xy|in0=dram,in1=dram"]),
-    "n150-gemm-splitk": ("n150", "gemm", "M=96,K=4096,N=96", {},
-                         ["K@y,N@x|in0=dram,in1=dram", "M@y,K@x|in0=dram,in1=mcast_y", "N@y,K@x|in0=mcast_y,in1=dram",
-                          "K@y,M@x|in0=dram,in1=mcast_x"]),
-    "n150-fa-gqa": ("n150", "flash_attention", "B=1,H=8,Hkv=2,Sq=512,Skv=512,D=64", {},
-                    ["H@y,Sq@x|q=dram,k=mcast_y,v=mcast_y", "Sq@y,H@x|q=dram,k=mcast_x,v=mcast_x",
-                     "H@y,Sq@x|q=dram,k=mcast_x,v=mcast_x", "H@y,Sq@x|q=dram,k=mcast_xy,v=mcast_xy",
-                     "H*Sq@xy|q=dram,k=dram,v=dram", "Sq@xy|q=dram,k=mcast_xy,v=mcast_xy"]),
+    "n150-gemm": (
+        "n150",
+        "gemm",
+        "M=1024,K=1024,N=1024",
+        {},
+        [
+            "N@y,M@x|in0=mcast_y,in1=mcast_x",
+            "M@y,N@x|in0=mcast_x,in1=mcast_y",
+            "M@y,N@x|in0=dram,in1=dram",
+            "K@y,N@x|in0=dram,in1=dram",
+            "M@xy|in0=dram,in1=mcast_xy",
+            "N@xy|in0=dram,in1=dram",
+        ],
+    ),
+    "n150-gemm-splitk": (
+        "n150",
+        "gemm",
+        "M=96,K=4096,N=96",
+        {},
+        [
+            "K@y,N@x|in0=dram,in1=dram",
+            "M@y,K@x|in0=dram,in1=mcast_y",
+            "N@y,K@x|in0=mcast_y,in1=dram",
+            "K@y,M@x|in0=dram,in1=mcast_x",
+        ],
+    ),
+    "n150-fa-gqa": (
+        "n150",
+        "flash_attention",
+        "B=1,H=8,Hkv=2,Sq=512,Skv=512,D=64",
+        {},
+        [
+            "H@y,Sq@x|q=dram,k=mcast_y,v=mcast_y",
+            "Sq@y,H@x|q=dram,k=mcast_x,v=mcast_x",
+            "H@y,Sq@x|q=dram,k=mcast_x,v=mcast_x",
+            "H@y,Sq@x|q=dram,k=mcast_xy,v=mcast_xy",
+            "H*Sq@xy|q=dram,k=dram,v=dram",
+            "Sq@xy|q=dram,k=mcast_xy,v=mcast_xy",
+        ],
+    ),
 }
 
 # Grouped (GQA) rectangle multicasts: one reader per head group, multicasting to its band of the grid.
@@ -88,6 +122,7 @@ def _session(hw, kernel, shape, kw, noc_bound=True):
 @pytest.fixture(scope="module")
 def solved(request):
     """``solved(case_id) -> [Solved]``: every solved candidate of the case."""
+
     def get(case_id):
         if case_id not in _SOLVED:
             hw_fixture, kernel, shape, kw, names = CASES[case_id]
@@ -99,15 +134,27 @@ def solved(request):
                 schedule = session.schedule(r.candidate_name)
                 values = r.solution.values()
                 transfers = schedule_transfers(hw, schedule, values)
-                out.append(Solved(hw, session.problem, schedule, r.solution.latency_cycles, dict(r.solution.breakdown),
-                                  values, transfers, traffic_report(hw, transfers, r.solution.latency_cycles)))
+                out.append(
+                    Solved(
+                        hw,
+                        session.problem,
+                        schedule,
+                        r.solution.latency_cycles,
+                        dict(r.solution.breakdown),
+                        values,
+                        transfers,
+                        traffic_report(hw, transfers, r.solution.latency_cycles),
+                    )
+                )
             assert out
             _SOLVED[case_id] = out
         return _SOLVED[case_id]
+
     return get
 
 
 # --------------------------------------------------------------------------- an independent router
+
 
 def dor(noc, src, dst, width, height):
     links, (x, y) = [], src
@@ -138,6 +185,7 @@ def grid_pos(hw, coord):
 
 # ------------------------------------------------------------------------------------- conservation
 
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_bytes_sent_and_received(solved, case):
     for s in solved(case):
@@ -166,8 +214,9 @@ def test_dram_totals_match_the_model_flows(solved, case):
         expected = {"dram_read": 0, "dram_write": 0}
         for f in s.schedule.traffic:
             if f.kind in expected:
-                expected[f.kind] += evaluate(model_senders(q, f), s.values) * evaluate(f.bytes, s.values) * \
-                    evaluate(f.count, s.values)
+                expected[f.kind] += (
+                    evaluate(model_senders(q, f), s.values) * evaluate(f.bytes, s.values) * evaluate(f.count, s.values)
+                )
         assert sum(b.bytes_read for b in s.report.dram) == expected["dram_read"], s.name
         assert sum(b.bytes_written for b in s.report.dram) == expected["dram_write"], s.name
 
@@ -200,6 +249,7 @@ def test_banks_share_evenly(solved, case):
 
 # ------------------------------------------------------------------------------------------- links
 
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_link_bytes_are_the_routed_sums(solved, case):
     for s in solved(case):
@@ -210,8 +260,9 @@ def test_link_bytes_are_the_routed_sums(solved, case):
         assert [x.bytes for x in s.report.links] == sorted(got.values(), reverse=True), "busiest first"
         for x in s.report.links:
             assert x.utilisation == pytest.approx(x.bytes / (width * s.latency))
-        banks = [math.ceil((b.bytes_read + b.bytes_written) / s.hw.dram.channel_peak_bytes_per_cycle)
-                 for b in s.report.dram]
+        banks = [
+            math.ceil((b.bytes_read + b.bytes_written) / s.hw.dram.channel_peak_bytes_per_cycle) for b in s.report.dram
+        ]
         top = math.ceil(s.report.links[0].bytes / width) if s.report.links else 0
         assert s.report.link_bound_cycles == max([top] + banks), s.name
         assert s.report.latency_cycles == s.latency
@@ -236,6 +287,7 @@ def test_both_nocs_carry_traffic(solved, case):
 
 
 # ------------------------------------------------------------------------------- where transfers go
+
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_transfers_go_where_the_schedule_says(solved, case):
@@ -298,6 +350,7 @@ def test_every_core_gets_each_multicast_block_once(solved, case):
 
 # ---------------------------------------------------------------------------------- the NoC bound
 
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_model_bound_below_routed(solved, case):
     """The symbolic bound is a lower bound: never above the routed busiest link / bank (plus rounding:
@@ -356,8 +409,14 @@ def test_latency_covers_each_streamed_flows_busiest_link(solved, case):
         for f in s.schedule.traffic:
             if f.tensor not in step_tensors or f.kind not in ("dram_read", "multicast"):
                 continue
-            a = link_units(hw, f.kind, f.senders, f.axis if f.kind == "multicast" else None, f.noc,
-                           one_d=s.schedule.candidate.is_1d)[(v["grid_x"], v["grid_y"])]
+            a = link_units(
+                hw,
+                f.kind,
+                f.senders,
+                f.axis if f.kind == "multicast" else None,
+                f.noc,
+                one_d=s.schedule.candidate.is_1d,
+            )[(v["grid_x"], v["grid_y"])]
             unit = C if f.kind == "dram_read" else 1
             need = math.ceil(a * evaluate(f.bytes, v) * evaluate(f.count, v) / (unit * W))
             assert s.latency >= need, (s.name, f.name, s.latency, need)
@@ -390,6 +449,7 @@ def test_without_the_bound_latency_is_no_higher(request, solved, case):
 
 # ---------------------------------------------------------------------------- grouped heads (GQA)
 
+
 def _kv_heads(s, coord):
     """The key/value heads a core needs (H on a grid axis, per_core_H heads per core)."""
     H, Hkv = s.problem.elements("H"), s.problem.elements("Hkv")
@@ -400,8 +460,12 @@ def _kv_heads(s, coord):
     return frozenset(h // (H // Hkv) for h in range(index * p, min((index + 1) * p, H)))
 
 
-GQA_MCAST = ["H@y,Sq@x|q=dram,k=mcast_y,v=mcast_y", "Sq@y,H@x|q=dram,k=mcast_x,v=mcast_x",
-             "H@y,Sq@x|q=dram,k=mcast_x,v=mcast_x", "Sq@y,H@x|q=dram,k=mcast_y,v=mcast_y"]
+GQA_MCAST = [
+    "H@y,Sq@x|q=dram,k=mcast_y,v=mcast_y",
+    "Sq@y,H@x|q=dram,k=mcast_x,v=mcast_x",
+    "H@y,Sq@x|q=dram,k=mcast_x,v=mcast_x",
+    "Sq@y,H@x|q=dram,k=mcast_y,v=mcast_y",
+]
 
 
 @pytest.mark.parametrize("name", GQA_MCAST + sorted(GQA_RECT))
@@ -427,7 +491,8 @@ def test_gqa_rectangle_multicast_dram_reads_match_the_model(solved, name):
     q = s.quantities()
     for f in s.schedule.traffic:
         if f.kind == "dram_read":
-            expected = evaluate(model_senders(q, f), s.values) * evaluate(f.bytes, s.values) * \
-                evaluate(f.count, s.values)
+            expected = (
+                evaluate(model_senders(q, f), s.values) * evaluate(f.bytes, s.values) * evaluate(f.count, s.values)
+            )
             got = sum(t.bytes * t.count for t in s.transfers if t.flow == f.name)
             assert got == expected, (f.name, got, expected)

@@ -24,9 +24,22 @@ from loom_explorer.traffic import schedule_transfers, traffic_report
 SHAPE = "M=256,K=256,N=256"
 MCAST = "M@y,N@x|in0=mcast_x,in1=mcast_y"
 SPLIT_K = "K@y,M@x|in0=dram,in1=mcast_x"
-TOP_KEYS = {"schema_version", "hardware", "candidate", "latency_cycles", "links", "dram", "bytes_sent",
-            "bytes_received", "bytes_multicast", "bytes_unicast", "link_bound_cycles", "busiest",
-            "latency_explained", "model_noc_bound_cycles"}
+TOP_KEYS = {
+    "schema_version",
+    "hardware",
+    "candidate",
+    "latency_cycles",
+    "links",
+    "dram",
+    "bytes_sent",
+    "bytes_received",
+    "bytes_multicast",
+    "bytes_unicast",
+    "link_bound_cycles",
+    "busiest",
+    "latency_explained",
+    "model_noc_bound_cycles",
+}
 
 
 def pinned(solution, name):
@@ -67,10 +80,12 @@ def direct(tiny_hw_path):
             transfers = schedule_transfers(hw, session.schedule(name), r.solution.values())
             cache[name] = (r.solution, transfers, traffic_report(hw, transfers, r.solution.latency_cycles))
         return cache[name]
+
     return get
 
 
 # ------------------------------------------------------------------------------------------- JSON
+
 
 def test_json_contract(best_json, tiny_hw):
     data = best_json
@@ -93,8 +108,10 @@ def test_json_contract(best_json, tiny_hw):
         assert set(b) == {"bank", "bytes_read", "bytes_written"}
         assert b["bytes_read"] > 0 and b["bytes_written"] > 0
     assert data["bytes_received"] >= data["bytes_sent"] > 0
-    banks = [math.ceil((b["bytes_read"] + b["bytes_written"]) / tiny_hw.dram.channel_peak_bytes_per_cycle)
-             for b in data["dram"]]
+    banks = [
+        math.ceil((b["bytes_read"] + b["bytes_written"]) / tiny_hw.dram.channel_peak_bytes_per_cycle)
+        for b in data["dram"]
+    ]
     assert data["link_bound_cycles"] == max([math.ceil(data["links"][0]["bytes"] / width)] + banks)
     assert data["latency_explained"] == pytest.approx(data["link_bound_cycles"] / data["latency_cycles"], abs=1e-4)
     assert 0 < data["model_noc_bound_cycles"] <= data["link_bound_cycles"] * 1.001 + 64
@@ -117,10 +134,12 @@ def test_json_is_the_best_schedule(best_json, tiny_hw_path, direct):
     data = json.loads(out)
     assert data["bytes_sent"] == report.bytes_sent == sum(t.bytes * t.count for t in transfers)
     assert data["bytes_received"] == report.bytes_received
-    assert {(x["noc"], tuple(x["src"]), tuple(x["dst"])): x["bytes"] for x in data["links"]} == \
-        {(x.noc, x.src, x.dst): x.bytes for x in report.links}
-    assert [(b["bytes_read"], b["bytes_written"]) for b in data["dram"]] == \
-        [(b.bytes_read, b.bytes_written) for b in report.dram]
+    assert {(x["noc"], tuple(x["src"]), tuple(x["dst"])): x["bytes"] for x in data["links"]} == {
+        (x.noc, x.src, x.dst): x.bytes for x in report.links
+    }
+    assert [(b["bytes_read"], b["bytes_written"]) for b in data["dram"]] == [
+        (b.bytes_read, b.bytes_written) for b in report.dram
+    ]
     assert data["link_bound_cycles"] == report.link_bound_cycles and data["busiest"] == report.busiest
 
 
@@ -145,6 +164,7 @@ def test_candidate_option(tiny_hw_path, direct, name):
 
 
 # ------------------------------------------------------------------------------------------- text
+
 
 def _link_lines(out, noc):
     block = out.split(f"busiest links of NoC{noc}")[1].split("\n\n")[0]
@@ -183,6 +203,7 @@ def test_links_must_be_positive(tiny_hw_path):
 
 
 # ----------------------------------------------------------------------------------- tt-npe export
+
 
 def _check_workload(wl, hw, transfers):
     assert set(wl) >= {"phases"} and len(wl["phases"]) == 1
@@ -264,6 +285,7 @@ def test_npe_onto_a_directory_exits_2(tmp_path, tiny_hw_path, direct):
 
 # -------------------------------------------------------------------------------------- exit codes
 
+
 def test_unknown_candidate_exits_2(tiny_hw_path):
     code, out, err = traffic(tiny_hw_path, "--candidate", "Q@xy|in0=teleport")
     assert code == 2
@@ -273,8 +295,18 @@ def test_unknown_candidate_exits_2(tiny_hw_path):
 
 def test_no_schedule_exits_3(tiny_hw_path):
     """The in0 block alone (20 x 20 fp32 tiles) is over L1: no schedule, so no traffic."""
-    code, out, err = traffic(tiny_hw_path, "--dtype", "fp32", "--pin", "out_block_h=20", "--pin", "in0_block_w=20",
-                             "--candidate", "M@y,N@x|in0=dram,in1=dram", shape="M=640,K=640,N=64")
+    code, out, err = traffic(
+        tiny_hw_path,
+        "--dtype",
+        "fp32",
+        "--pin",
+        "out_block_h=20",
+        "--pin",
+        "in0_block_w=20",
+        "--candidate",
+        "M@y,N@x|in0=dram,in1=dram",
+        shape="M=640,K=640,N=64",
+    )
     assert code == 3, (code, err)
     assert "no schedule" in err and "l1_capacity" in err and out == ""
 
@@ -286,13 +318,16 @@ def test_bad_shape_exits_2(tiny_hw_path):
 
 # ---------------------------------------------------------------------------------- --no-noc-bound
 
+
 @pytest.fixture(scope="module")
 def solve_both(tiny_hw_path):
     """``solve --json`` with and without ``--no-noc-bound``: ``(bounded, free)``, by candidate name."""
+
     def solve(*extra):
         code, out, err = run_main(["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", SHAPE, "--json", *extra])
         assert code == 0, err
         return {c["name"]: c for c in json.loads(out)["candidates"]}
+
     return solve(), solve("--no-noc-bound")
 
 
@@ -304,8 +339,9 @@ def test_no_noc_bound_solve(solve_both):
         assert sum(free[name]["breakdown"].values()) == free[name]["latency_cycles"]
         assert sum(c["breakdown"].values()) == c["latency_cycles"]
         assert free[name]["latency_cycles"] <= c["latency_cycles"], name
-    assert any(free[n]["latency_cycles"] < c["latency_cycles"] for n, c in bounded.items()), \
+    assert any(free[n]["latency_cycles"] < c["latency_cycles"] for n, c in bounded.items()), (
         "the link times change no candidate's latency"
+    )
 
 
 def test_no_noc_bound_traffic(tiny_hw_path, direct):

@@ -26,8 +26,14 @@ class OpenDeviceReached(Exception):
 
 
 @cache
-def solved(kernel: str, shape: str, placements: tuple[tuple[str, str], ...] = (), causal: bool = False,
-           dtype: str | None = None, activation: str | None = None) -> dict[str, ScheduleDocument]:
+def solved(
+    kernel: str,
+    shape: str,
+    placements: tuple[tuple[str, str], ...] = (),
+    causal: bool = False,
+    dtype: str | None = None,
+    activation: str | None = None,
+) -> dict[str, ScheduleDocument]:
     """Documents of every feasible candidate of one problem, by candidate name."""
     hw = load_hardware("wormhole_n150")
     kwargs: dict[str, object] = {"placements": {t: Placement(p) for t, p in placements}, "activation": activation}
@@ -37,8 +43,11 @@ def solved(kernel: str, shape: str, placements: tuple[tuple[str, str], ...] = ()
         kwargs["dtype"] = DataFormat(dtype)
     problem = make_problem(load_program(kernel), shape, **kwargs)  # type: ignore[arg-type]
     results = Session(hw, problem).solve({}, SolveOptions())
-    return {r.candidate_name: schedule_document(hw, "wormhole_n150", kernel, problem, r, SolveOptions())
-            for r in results if r.solution is not None}
+    return {
+        r.candidate_name: schedule_document(hw, "wormhole_n150", kernel, problem, r, SolveOptions())
+        for r in results
+        if r.solution is not None
+    }
 
 
 def check_program_config(ttnn, built, name: str | None, args: dict[str, object]) -> None:  # type: ignore[no-untyped-def]

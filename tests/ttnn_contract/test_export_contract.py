@@ -30,12 +30,24 @@ GEMM_CASES = [
     ((), "N@y,M@x|in0=mcast_y,in1=mcast_x", "MatmulMultiCoreReuseMultiCastProgramConfig", {}),
     ((), "N@xy|in0=mcast_xy,in1=dram", "MatmulMultiCoreReuseMultiCast1DProgramConfig", {}),
     ((), "M@xy|in0=dram,in1=mcast_xy", "MatmulMultiCoreReuseMultiCast1DProgramConfig", {}),
-    ((("in0", "l1_block"), ("out", "l1_block")), "M@y,N@x|in0=mcast_x,in1=mcast_y",
-     "MatmulMultiCoreReuseMultiCastProgramConfig", {"in0": "BLOCK_SHARDED", "out": "BLOCK_SHARDED"}),
-    ((("in0", "l1_height"), ("out", "l1_height")), "M@xy|in0=local,in1=mcast_xy",
-     "MatmulMultiCoreReuseMultiCast1DProgramConfig", {"in0": "HEIGHT_SHARDED", "out": "HEIGHT_SHARDED"}),
-    ((("out", "l1_width"),), "N@xy|in0=mcast_xy,in1=dram", "MatmulMultiCoreReuseMultiCast1DProgramConfig",
-     {"out": "WIDTH_SHARDED"}),
+    (
+        (("in0", "l1_block"), ("out", "l1_block")),
+        "M@y,N@x|in0=mcast_x,in1=mcast_y",
+        "MatmulMultiCoreReuseMultiCastProgramConfig",
+        {"in0": "BLOCK_SHARDED", "out": "BLOCK_SHARDED"},
+    ),
+    (
+        (("in0", "l1_height"), ("out", "l1_height")),
+        "M@xy|in0=local,in1=mcast_xy",
+        "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+        {"in0": "HEIGHT_SHARDED", "out": "HEIGHT_SHARDED"},
+    ),
+    (
+        (("out", "l1_width"),),
+        "N@xy|in0=mcast_xy,in1=dram",
+        "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+        {"out": "WIDTH_SHARDED"},
+    ),
 ]
 
 
@@ -69,11 +81,19 @@ def _check_file(source: str, tmp_path, stop_at_open_device, shapes: Mapping[str,
     return module, memory
 
 
-@pytest.mark.parametrize("placements,candidate,config_class,sharded", GEMM_CASES,
-                         ids=[f"{c}{'+' + '+'.join(f'{t}={p}' for t, p in pl) if pl else ''}"
-                              for pl, c, _, _ in GEMM_CASES])
-def test_a_gemm_file_builds_real_ttnn_objects_up_to_open_device(placements, candidate, config_class, sharded,  # type: ignore[no-untyped-def]
-                                                                 tmp_path, stop_at_open_device) -> None:
+@pytest.mark.parametrize(
+    "placements,candidate,config_class,sharded",
+    GEMM_CASES,
+    ids=[f"{c}{'+' + '+'.join(f'{t}={p}' for t, p in pl) if pl else ''}" for pl, c, _, _ in GEMM_CASES],
+)
+def test_a_gemm_file_builds_real_ttnn_objects_up_to_open_device(
+    placements,
+    candidate,
+    config_class,
+    sharded,  # type: ignore[no-untyped-def]
+    tmp_path,
+    stop_at_open_device,
+) -> None:
     doc = solved("gemm", GEMM_SHAPE, placements)[candidate]
     source = ttnn_source(rebuild_own(doc), doc)
     assert _constant(source, "PROGRAM_CONFIG_CLASS") == config_class
@@ -85,8 +105,11 @@ def test_a_gemm_file_builds_real_ttnn_objects_up_to_open_device(placements, cand
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["plain", "causal"])
-def test_an_attention_file_builds_real_ttnn_objects_up_to_open_device(causal: bool, tmp_path,  # type: ignore[no-untyped-def]
-                                                                      stop_at_open_device) -> None:
+def test_an_attention_file_builds_real_ttnn_objects_up_to_open_device(
+    causal: bool,
+    tmp_path,  # type: ignore[no-untyped-def]
+    stop_at_open_device,
+) -> None:
     docs = solved("flash_attention", ATTENTION_SHAPE, causal=causal)
     (candidate,) = [c for c in docs if c.startswith("H*Sq@xy|q=dram,k=dram,v=dram")]
     source = ttnn_source(rebuild_own(docs[candidate]), docs[candidate])
@@ -96,8 +119,10 @@ def test_an_attention_file_builds_real_ttnn_objects_up_to_open_device(causal: bo
     assert module.build()["program"].exp_approx_mode is False
 
 
-def test_a_flash_decoding_file_builds_real_ttnn_objects_up_to_open_device(tmp_path,  # type: ignore[no-untyped-def]
-                                                                         stop_at_open_device) -> None:
+def test_a_flash_decoding_file_builds_real_ttnn_objects_up_to_open_device(
+    tmp_path,  # type: ignore[no-untyped-def]
+    stop_at_open_device,
+) -> None:
     """The flash-decoding candidate maps to ``scaled_dot_product_attention_decode`` with an ``SDPAProgramConfig``
     whose ``max_cores_per_head_batch`` gives ttnn's split the schedule's cores per group; q goes up as the
     decode op takes it, ``[1, B, H, D]``."""
@@ -109,8 +134,10 @@ def test_a_flash_decoding_file_builds_real_ttnn_objects_up_to_open_device(tmp_pa
     shapes = {"q": (1, 4, 8, 64), "k": (4, 1, 4096, 64), "v": (4, 1, 4096, 64), "o": (1, 4, 8, 64)}
     module, _ = _check_file(source, tmp_path, stop_at_open_device, shapes)
     program = module.build()["program"]
-    assert program.max_cores_per_head_batch == doc.params["kv_cores"] and program.k_chunk_size == doc.params[
-        "k_chunk_size"]
+    assert (
+        program.max_cores_per_head_batch == doc.params["kv_cores"]
+        and program.k_chunk_size == doc.params["k_chunk_size"]
+    )
 
 
 def test_fp32_attention_is_refused_before_anything_is_built() -> None:
@@ -123,33 +150,70 @@ def test_fp32_attention_is_refused_before_anything_is_built() -> None:
 
 # (kernel, shape, activation, placement of the [H, W] tensors, candidate, program config class, host shapes)
 ROWWISE_CASES = [
-    ("rmsnorm", "H=32,W=4096", None, "l1_width", "W@xy|x=local,gamma=dram,eps=dram",
-     "LayerNormShardedMultiCoreProgramConfig", {"x": (32, 4096), "gamma": (1, 4096), "y": (32, 4096)}),
-    ("layernorm", "H=256,W=1024", None, "l1_block", "H@y,W@x|x=local,gamma=dram,beta=dram,eps=dram",
-     "LayerNormShardedMultiCoreProgramConfig",
-     {"x": (256, 1024), "gamma": (1, 1024), "beta": (1, 1024), "y": (256, 1024)}),
-    ("softmax", "H=2048,W=1024", None, "l1_height", "H@xy|x=local", "SoftmaxShardedMultiCoreProgramConfig",
-     {"x": (1, 1, 2048, 1024), "y": (1, 1, 2048, 1024)}),
+    (
+        "rmsnorm",
+        "H=32,W=4096",
+        None,
+        "l1_width",
+        "W@xy|x=local,gamma=dram,eps=dram",
+        "LayerNormShardedMultiCoreProgramConfig",
+        {"x": (32, 4096), "gamma": (1, 4096), "y": (32, 4096)},
+    ),
+    (
+        "layernorm",
+        "H=256,W=1024",
+        None,
+        "l1_block",
+        "H@y,W@x|x=local,gamma=dram,beta=dram,eps=dram",
+        "LayerNormShardedMultiCoreProgramConfig",
+        {"x": (256, 1024), "gamma": (1, 1024), "beta": (1, 1024), "y": (256, 1024)},
+    ),
+    (
+        "softmax",
+        "H=2048,W=1024",
+        None,
+        "l1_height",
+        "H@xy|x=local",
+        "SoftmaxShardedMultiCoreProgramConfig",
+        {"x": (1, 1, 2048, 1024), "y": (1, 1, 2048, 1024)},
+    ),
     ("unary", "H=1024,W=1024", "gelu", "l1_block", "H@y,W@x|x=local", None, {"x": (1024, 1024), "y": (1024, 1024)}),
-    ("binary", "H=32,W=4096", None, "l1_width", "W@xy|a=local,b=local", None,
-     {"a": (32, 4096), "b": (32, 4096), "y": (32, 4096)}),
-    ("swiglu", "H=2048,W=1024", None, "l1_height", "H@xy|a=local,b=local", None,
-     {"a": (2048, 1024), "b": (2048, 1024), "y": (2048, 1024)}),
+    (
+        "binary",
+        "H=32,W=4096",
+        None,
+        "l1_width",
+        "W@xy|a=local,b=local",
+        None,
+        {"a": (32, 4096), "b": (32, 4096), "y": (32, 4096)},
+    ),
+    (
+        "swiglu",
+        "H=2048,W=1024",
+        None,
+        "l1_height",
+        "H@xy|a=local,b=local",
+        None,
+        {"a": (2048, 1024), "b": (2048, 1024), "y": (2048, 1024)},
+    ),
 ]
 
 
-@pytest.mark.parametrize("kernel,shape,activation,placement,candidate,config_class,shapes", ROWWISE_CASES,
-                         ids=[f"{c[0]}-{c[3]}" for c in ROWWISE_CASES])
+@pytest.mark.parametrize(
+    "kernel,shape,activation,placement,candidate,config_class,shapes",
+    ROWWISE_CASES,
+    ids=[f"{c[0]}-{c[3]}" for c in ROWWISE_CASES],
+)
 def test_an_elementwise_or_norm_file_builds_real_ttnn_objects_up_to_open_device(  # type: ignore[no-untyped-def]
-        kernel, shape, activation, placement, candidate, config_class, shapes, tmp_path, stop_at_open_device) -> None:
+    kernel, shape, activation, placement, candidate, config_class, shapes, tmp_path, stop_at_open_device
+) -> None:
     placements = tuple((t, placement) for t in shapes if t not in ("gamma", "beta"))  # the [H, W] tensors
     doc = solved(kernel, shape, placements, activation=activation)[candidate]
     source = ttnn_source(rebuild_own(doc), doc)
     assert _constant(source, "PROGRAM_CONFIG_CLASS") == config_class
     _, memory = _check_file(source, tmp_path, stop_at_open_device, shapes)
     layout = {"l1_width": "WIDTH_SHARDED", "l1_block": "BLOCK_SHARDED", "l1_height": "HEIGHT_SHARDED"}[placement]
-    assert {t: m["memory_layout"] for t, m in memory.items() if m != "DRAM"} == \
-        {t: layout for t, _ in placements}  # type: ignore[attr-defined]
+    assert {t: m["memory_layout"] for t, m in memory.items() if m != "DRAM"} == {t: layout for t, _ in placements}  # type: ignore[attr-defined]
 
 
 def test_every_unary_op_the_export_names_is_a_ttnn_op_and_a_fusable_activation() -> None:

@@ -36,8 +36,10 @@ def _with(name: str, duration: int) -> ProgramAnalysisData:
 
 
 def test_the_profiler_read_takes_real_program_analysis_data() -> None:
-    perf = {0: [_with(KERNEL_DURATION, 12_345), _with("DEVICE FW DURATION [ns]", 99), _with(KERNEL_DURATION, 678)],
-            1: [_with(KERNEL_DURATION, 10)]}
+    perf = {
+        0: [_with(KERNEL_DURATION, 12_345), _with("DEVICE FW DURATION [ns]", 99), _with(KERNEL_DURATION, 678)],
+        1: [_with(KERNEL_DURATION, 10)],
+    }
     assert kernel_durations_ns(perf) == [12_345.0, 678.0, 10.0]
     # without a device and without the profiler environment, ttnn's own answer is an empty dict
     assert kernel_durations_ns(ttnn.get_latest_programs_perf_data()) == []
@@ -49,12 +51,20 @@ def test_the_profiler_environment_is_checked_before_ttnn_is_imported() -> None:
     assert "imported before" in str(profiler_env_problem(PROFILER_ENV, ["ttnn"]))
 
 
-@pytest.mark.parametrize("placements,candidate,sharded", [
-    ((), "M@y,N@x|in0=mcast_x,in1=mcast_y", set()),
-    ((("in0", "l1_height"), ("out", "l1_height")), "M@xy|in0=local,in1=mcast_xy", {"in0", "out"}),
-])
-def test_the_measurement_builds_everything_then_stops_at_open_device(placements, candidate, sharded, tmp_path,  # type: ignore[no-untyped-def]
-                                                                     stop_at_open_device) -> None:
+@pytest.mark.parametrize(
+    "placements,candidate,sharded",
+    [
+        ((), "M@y,N@x|in0=mcast_x,in1=mcast_y", set()),
+        ((("in0", "l1_height"), ("out", "l1_height")), "M@xy|in0=local,in1=mcast_xy", {"in0", "out"}),
+    ],
+)
+def test_the_measurement_builds_everything_then_stops_at_open_device(
+    placements,
+    candidate,
+    sharded,
+    tmp_path,  # type: ignore[no-untyped-def]
+    stop_at_open_device,
+) -> None:
     doc = solved("gemm", GEMM_SHAPE, placements)[candidate]
     module = load_exported(ttnn_source(rebuild_own(doc), doc), tmp_path)
     with pytest.raises(StageError) as failed:
@@ -62,8 +72,12 @@ def test_the_measurement_builds_everything_then_stops_at_open_device(placements,
     assert failed.value.stage == "open_device" and isinstance(failed.value.error, OpenDeviceReached)
     assert stop_at_open_device["kwargs"] == {"device_id": 0, "trace_region_size": 16 << 20}
     made = stop_at_open_device["locals"]
-    assert isinstance(made["configs"]["program"], ttnn.MatmulMultiCoreReuseMultiCastProgramConfig
-                      if "@y" in candidate else ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig)
+    assert isinstance(
+        made["configs"]["program"],
+        ttnn.MatmulMultiCoreReuseMultiCastProgramConfig
+        if "@y" in candidate
+        else ttnn.MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    )
     assert {t for t, m in made["configs"]["memory"].items() if m.is_sharded()} == sharded
     assert set(made["inputs"]) == {"in0", "in1"}
 

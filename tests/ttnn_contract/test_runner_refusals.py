@@ -16,10 +16,13 @@ def test_the_card_runner_refuses_fp32_attention_with_the_reason() -> None:
         CardRunner().run(docs[candidate], runs=2, warmup=1)
 
 
-@pytest.mark.parametrize("placements,candidate,why", [
-    ((("in1", "l1_width"),), "N@xy|in0=mcast_xy,in1=local", "in1=l1_width: TTNN's multicast matmuls read in1"),
-    ((("in0", "l1"),), "M@y,N@x|in0=mcast_x,in1=mcast_y", "in0=l1: a what-if placement"),
-])
+@pytest.mark.parametrize(
+    "placements,candidate,why",
+    [
+        ((("in1", "l1_width"),), "N@xy|in0=mcast_xy,in1=local", "in1=l1_width: TTNN's multicast matmuls read in1"),
+        ((("in0", "l1"),), "M@y,N@x|in0=mcast_x,in1=mcast_y", "in0=l1: a what-if placement"),
+    ],
+)
 def test_the_card_runner_refuses_a_placement_ttnn_cannot_realise(placements, candidate, why) -> None:  # type: ignore[no-untyped-def]
     doc = solved("gemm", GEMM_SHAPE, placements)[candidate]
     with pytest.raises(RunnerError, match=why):

@@ -29,8 +29,9 @@ def _text(cell: nbformat.NotebookNode) -> str:
 def test_the_example_notebook_runs_and_shows_each_step(tmp_path: Path) -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit the notebook without outputs"
-    NotebookClient(nb, timeout=int(WAIT_S), kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        nb, timeout=int(WAIT_S), kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     code = [c for c in nb.cells if c.cell_type == "code"]
     for cell in code:
         assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
@@ -43,8 +44,12 @@ def test_the_example_notebook_runs_and_shows_each_step(tmp_path: Path) -> None:
     table = "".join(str(o.get("data", {}).get("text/html", "")) for o in pinned.outputs)
     assert "A (kept)" in table and "in0_block_w" in table  # the comparison frame, rendered
     assert "MatmulMultiCoreReuseMultiCastProgramConfig" in _text(exported)
-    assert any(WIDGET_VIEW in o.get("data", {}) or "application/vnd.holoviews_load.v0+json" in o.get("data", {})
-               or "text/html" in o.get("data", {}) for o in inline.outputs)
+    assert any(
+        WIDGET_VIEW in o.get("data", {})
+        or "application/vnd.holoviews_load.v0+json" in o.get("data", {})
+        or "text/html" in o.get("data", {})
+        for o in inline.outputs
+    )
     assert "BokehModel" in _text(widget)
     assert any(WIDGET_VIEW in o.get("data", {}) for o in widget.outputs)  # a real ipywidget view
     assert list(tmp_path.iterdir()) == [] or all(p.suffix != ".ipynb" for p in tmp_path.iterdir())

@@ -87,10 +87,17 @@ def test_clicking_an_op_opens_its_problem_and_marks_its_measured_time(page: Prof
     _click_row(page, 0)  # the explorer solves the op's problem (to its end here)
     st = page.explorer.state
     assert (st.hw, st.kernel, st.shape, st.dtype, st.fidelity, st.causal) == (
-        "wormhole_n150", "gemm", "M=19,N=1280,K=1280", "bfloat16", "hifi4", False)
+        "wormhole_n150",
+        "gemm",
+        "M=19,N=1280,K=1280",
+        "bfloat16",
+        "hifi4",
+        False,
+    )
     assert st.results and st.results[0].solution is not None and not st.error
-    assert op.problem is not None and problem_key(st.hardware.name, st.problem) == problem_key("wormhole_n150",
-                                                                                                op.problem)
+    assert op.problem is not None and problem_key(st.hardware.name, st.problem) == problem_key(
+        "wormhole_n150", op.problem
+    )
     measure = page.explorer.measure
     assert measure.marker_point.data["measured_us"] == [pytest.approx(op.measured_ns / 1e3)]
     assert measure.marker_point.data["predicted_us"] == [pytest.approx(op.ran_ns / 1e3)]  # type: ignore[operator]
@@ -113,12 +120,15 @@ def test_recording_the_measurements_puts_them_on_the_measure_chart(page: Profile
     assert len(page.explorer.measure.points.data["measured_us"]) == sum(1 for m in rows if m.predicted_ns)
 
 
-@pytest.mark.parametrize(("name", "data", "says"), [
-    ("notes.csv", b"name,value\nx,1\n", "notes.csv: required columns OP CODE"),
-    ("report.csv.gz", b"\x1f\x8b\x08\x00broken", "report.csv.gz: not a CSV file (a damaged gzip stream)"),
-    ("picture.csv", bytes(range(256)), "picture.csv: not a CSV file"),
-    ("empty.csv", b"", "empty.csv: empty file"),
-])
+@pytest.mark.parametrize(
+    ("name", "data", "says"),
+    [
+        ("notes.csv", b"name,value\nx,1\n", "notes.csv: required columns OP CODE"),
+        ("report.csv.gz", b"\x1f\x8b\x08\x00broken", "report.csv.gz: not a CSV file (a damaged gzip stream)"),
+        ("picture.csv", bytes(range(256)), "picture.csv: not a CSV file"),
+        ("empty.csv", b"", "empty.csv: empty file"),
+    ],
+)
 def test_a_bad_upload_is_refused_in_one_line(page: ProfilerPage, name: str, data: bytes, says: str) -> None:
     _upload(page, name, data)
     assert page.error.visible and page.error.object.startswith(says)
@@ -152,7 +162,8 @@ def test_a_report_that_names_no_chip_asks_for_the_hardware(page: ProfilerPage) -
     csv.writer(out).writerows([c for i, c in enumerate(r) if i not in drop] for r in rows)
     _upload(page, "nochip.csv", out.getvalue().encode())
     assert page.error.visible and "does not say which chip it ran on; choose it under 'Predict on'" in (
-        page.error.object.replace("&#x27;", "'"))
+        page.error.object.replace("&#x27;", "'")
+    )
     page.w_hw.value = "wormhole_n150"
     page.b_run.clicks += 1
     assert not page.error.visible and page.analysis is not None and page.analysis.hw_name == "wormhole_n150"
@@ -165,9 +176,18 @@ def test_a_smaller_capture_grid_and_an_unpredicted_op_are_said() -> None:
     opened = open_op(op, analysis.hw_name, analysis.grid, activation_names())
     assert opened.inputs["hw"] == "blackhole_p150a"
     assert any("8x8 worker grid" in n and "cannot restrict the grid" in n for n in opened.notes), opened.notes
-    unpredicted = Improvement(key="Matmul gemm M=1,K=1,N=1,batch=2", op_code="Matmul", kernel="gemm",
-                              shape={"M": 1, "K": 1, "N": 1, "batch": 2}, rows=(2,), measured_ns=1000.0, ran_ns=None,
-                              ran_config=None, ran_candidate="", note="not predicted: batched matmul")
+    unpredicted = Improvement(
+        key="Matmul gemm M=1,K=1,N=1,batch=2",
+        op_code="Matmul",
+        kernel="gemm",
+        shape={"M": 1, "K": 1, "N": 1, "batch": 2},
+        rows=(2,),
+        measured_ns=1000.0,
+        ran_ns=None,
+        ran_config=None,
+        ran_candidate="",
+        note="not predicted: batched matmul",
+    )
     with pytest.raises(CannotOpen, match="not predicted: batched matmul"):
         open_op(unpredicted, "blackhole_p150a", None, activation_names())
     assert ops_frame(analysis.result).shape[0] == len(analysis.result.ops)
@@ -189,8 +209,9 @@ def test_progress_is_told_and_a_newer_request_stops_an_older_run() -> None:
 def test_opening_a_problem_of_another_kernel_keeps_its_shape(store: str) -> None:
     explorer = Explorer(solve=False)
     try:
-        assert explorer.open_problem({"kernel": "flash_attention", "shape": "B=1,H=1,Sq=128,Skv=128,D=64",
-                                      "causal": True})
+        assert explorer.open_problem(
+            {"kernel": "flash_attention", "shape": "B=1,H=1,Sq=128,Skv=128,D=64", "causal": True}
+        )
         assert explorer.state.shape == "B=1,H=1,Sq=128,Skv=128,D=64" and explorer.state.causal
         assert explorer.state.session is not None and explorer.state.problem.has_option("causal")
         assert not explorer.open_problem({"kernel": "flash_attention"})  # nothing changed: nothing solved

@@ -47,5 +47,7 @@ def test_an_upload_with_rows_skipped_counts_them_in_the_summary(store: Path) -> 
     assert len(analysis.report.ops) == 1 and [i.line for i in analysis.report.bad] == [3, 4]
     lines = summary_lines(analysis)
     assert "skipped 2 unusable rows (--skip-bad-rows):" in lines
-    assert any(line.startswith("ops_perf_results_upload.csv: short row (not as many cells as the header): 2 rows")
-               for line in lines)
+    assert any(
+        line.startswith("ops_perf_results_upload.csv: short row (not as many cells as the header): 2 rows")
+        for line in lines
+    )

@@ -198,8 +198,9 @@ def test_multicast_rectangles_bound_their_sender_and_receivers(ragged):
         assert r["height"] == pytest.approx(max(ys) - min(ys) + 0.8)
     # every multicast byte is in one rectangle
     for tensor in {t.tensor for t in multicasts}:
-        assert sum(r["bytes"] for r in rects if r["tensor"] == tensor) == \
-            sum(t.bytes_sent for t in multicasts if t.tensor == tensor)
+        assert sum(r["bytes"] for r in rects if r["tensor"] == tensor) == sum(
+            t.bytes_sent for t in multicasts if t.tensor == tensor
+        )
 
 
 def test_the_bare_chip(ragged):
@@ -213,6 +214,7 @@ def test_the_bare_chip(ragged):
 
 
 # ---------------------------------------------------------------------------------- link geometry
+
 
 def _approx(seg):
     return pytest.approx(seg, abs=1e-9)
@@ -232,12 +234,15 @@ def test_link_segments_of_the_two_nocs_lie_on_opposite_sides():
     assert a[1] - b[1] == pytest.approx(2 * o)
 
 
-@pytest.mark.parametrize("noc,src,dst,direction", [
-    (0, (9, 4), (0, 4), (1, 0)),  # NoC0 leaves the right edge of a 10-wide grid
-    (1, (0, 4), (9, 4), (-1, 0)),  # NoC1 leaves the left edge
-    (0, (5, 11), (5, 0), (0, 1)),  # NoC0 leaves the bottom of a 12-high grid
-    (1, (5, 0), (5, 11), (0, -1)),  # NoC1 leaves the top
-])
+@pytest.mark.parametrize(
+    "noc,src,dst,direction",
+    [
+        (0, (9, 4), (0, 4), (1, 0)),  # NoC0 leaves the right edge of a 10-wide grid
+        (1, (0, 4), (9, 4), (-1, 0)),  # NoC1 leaves the left edge
+        (0, (5, 11), (5, 0), (0, 1)),  # NoC0 leaves the bottom of a 12-high grid
+        (1, (5, 0), (5, 11), (0, -1)),  # NoC1 leaves the top
+    ],
+)
 def test_a_wrap_around_link_is_a_short_stub_leaving_its_router(noc, src, dst, direction):
     x0, y0, x1, y1 = link_segment(noc, src, dst)
     dx, dy = direction
@@ -255,8 +260,9 @@ def test_a_wrap_around_link_is_a_short_stub_leaving_its_router(noc, src, dst, di
 
 # ---------------------------------------------------------------------------------------- colours
 
+
 def _luminance(colour: str) -> float:
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 

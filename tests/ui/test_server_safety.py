@@ -53,7 +53,7 @@ def _listening_addresses(pid: int, port: int | None = None) -> list[ipaddress.IP
             if port is not None and int(hex_port, 16) != port:
                 continue
             raw = bytes.fromhex(hex_address)
-            packed = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))  # per 32-bit word, host order
+            packed = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))  # per 32-bit word, host order
             addr = ipaddress.ip_address(packed)
             out.append(addr.ipv4_mapped or addr if isinstance(addr, ipaddress.IPv6Address) else addr)
     return out
@@ -69,8 +69,15 @@ def test_it_listens_on_the_loopback_only_and_prints_its_real_url(served: Served)
     assert all(a.is_loopback for a in addresses), f"listening on {addresses}"
 
 
-@pytest.mark.parametrize("headers", [{"Host": "evil.example"}, {"Host": "evil.example:{port}"},
-                                     {"Origin": "http://evil.example"}, {"Origin": "http://127.0.0.1:1"}])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Host": "evil.example"},
+        {"Host": "evil.example:{port}"},
+        {"Origin": "http://evil.example"},
+        {"Origin": "http://127.0.0.1:1"},
+    ],
+)
 def test_a_request_for_another_host_or_from_another_origin_is_refused(served: Served, headers: dict[str, str]) -> None:
     status, body = served.get(headers={k: v.format(port=served.port) for k, v in headers.items()})
     assert status == 403
@@ -100,8 +107,10 @@ def test_the_server_takes_kernels_and_hardware_from_its_command_line(tmp_path: P
     offering them by name is checked in tests/browser."""
     kernel = tmp_path / "my_gemm.py"
     marker = tmp_path / "loaded"
-    kernel.write_text((ROOT / "kernels" / "gemm.py").read_text()
-                      + f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('yes')\n")
+    kernel.write_text(
+        (ROOT / "kernels" / "gemm.py").read_text()
+        + f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('yes')\n"
+    )
     hw = tmp_path / "my_chip.yaml"
     hw.write_text((ROOT / "hw" / "wormhole_n150.yaml").read_text())
     server = Served(["--kernel", str(kernel), "--hw", str(hw)], tmp_path)
@@ -114,25 +123,49 @@ def test_the_server_takes_kernels_and_hardware_from_its_command_line(tmp_path: P
 
 
 def test_a_name_clash_on_the_command_line_exits_2_naming_the_flag(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "loom_explorer.cli", "serve", "--port", "0",
-                           "--kernel", str(ROOT / "kernels" / "gemm.py")], cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=WAIT_S,
-                          check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "loom_explorer.cli",
+            "serve",
+            "--port",
+            "0",
+            "--kernel",
+            str(ROOT / "kernels" / "gemm.py"),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+        check=False,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert f"--kernel {ROOT / 'kernels' / 'gemm.py'}: the name 'gemm' is already taken by a shipped kernel" \
-        in done.stderr
+    assert (
+        f"--kernel {ROOT / 'kernels' / 'gemm.py'}: the name 'gemm' is already taken by a shipped kernel" in done.stderr
+    )
 
 
-@pytest.mark.parametrize("flag,message", [("hw_files", "--hw {tmp}/missing.yaml: no such file"),
-                                          ("kernel_files", "--kernel {tmp}/notes.txt: a kernel file ends in .py"),
-                                          ("kernel_dirs", "--kernel-dir {tmp}: no .py files"),
-                                          ("hw_dirs", "--hw-dir {tmp}/nowhere: no such folder")])
+@pytest.mark.parametrize(
+    "flag,message",
+    [
+        ("hw_files", "--hw {tmp}/missing.yaml: no such file"),
+        ("kernel_files", "--kernel {tmp}/notes.txt: a kernel file ends in .py"),
+        ("kernel_dirs", "--kernel-dir {tmp}: no .py files"),
+        ("hw_dirs", "--hw-dir {tmp}/nowhere: no such folder"),
+    ],
+)
 def test_the_catalog_refuses_bad_files_naming_the_flag(tmp_path: Path, flag: str, message: str) -> None:
     from loom_explorer.ui.catalog import Catalog, CatalogError
 
     (tmp_path / "notes.txt").write_text("x")
-    value = {"hw_files": tmp_path / "missing.yaml", "kernel_files": tmp_path / "notes.txt",
-             "kernel_dirs": tmp_path, "hw_dirs": tmp_path / "nowhere"}[flag]
+    value = {
+        "hw_files": tmp_path / "missing.yaml",
+        "kernel_files": tmp_path / "notes.txt",
+        "kernel_dirs": tmp_path,
+        "hw_dirs": tmp_path / "nowhere",
+    }[flag]
     with pytest.raises(CatalogError) as info:
         Catalog.build(**{flag: [value]})
     assert str(info.value).startswith(message.format(tmp=tmp_path))
@@ -152,8 +185,13 @@ def test_query_values_are_names_of_the_catalog_and_never_loaded(tmp_path: Path) 
     marker = tmp_path / "ran"
     evil = tmp_path / "evil.py"
     evil.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
-    args = {"kernel": [str(evil).encode()], "hw": [b"/etc/passwd"], "dtype": [b"<img src=x>"],
-            "fidelity": [b"hifi4"], "shape": [b"M=256,K=256,N=256"]}
+    args = {
+        "kernel": [str(evil).encode()],
+        "hw": [b"/etc/passwd"],
+        "dtype": [b"<img src=x>"],
+        "fidelity": [b"hifi4"],
+        "shape": [b"M=256,K=256,N=256"],
+    }
     chosen, notes = query_choices(args, Catalog.shipped())
     assert chosen == {"fidelity": "hifi4", "shape": "M=256,K=256,N=256"}
     assert [n.split(":")[0] for n in notes] == ["hw", "kernel", "dtype", "showing the default instead"]
@@ -166,6 +204,7 @@ def test_query_values_are_names_of_the_catalog_and_never_loaded(tmp_path: Path) 
 
 
 # ------------------------------------------------------------------------------------ in-process server
+
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").is_file(), reason="reads Linux's /proc/net/tcp")
 def test_the_running_server_of_the_tests_listens_on_the_loopback_only() -> None:
@@ -194,8 +233,7 @@ def test_a_closed_session_releases_its_explorer(monkeypatch: pytest.MonkeyPatch)
         return made[-1]
 
     monkeypatch.setattr(served_app, "create_app", create_app)  # records what the server builds, unchanged
-    server = served_app.RunningServer(unused_session_lifetime_milliseconds=200,
-                                      check_unused_sessions_milliseconds=200)
+    server = served_app.RunningServer(unused_session_lifetime_milliseconds=200, check_unused_sessions_milliseconds=200)
     try:
         with urllib.request.urlopen(server.url + "?kernel=flash_attention", timeout=WAIT_S) as resp:
             assert resp.status == 200

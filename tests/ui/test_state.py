@@ -74,10 +74,17 @@ def optimum(solved_1k):
 
 # ------------------------------------------------------------------------------------------ inputs
 
+
 def test_defaults_are_the_documented_problem():
     st = ExplorerState()
     assert (st.hw, st.kernel, st.shape, st.dtype, st.fidelity, st.causal) == (
-        "wormhole_n150", "gemm", "M=4096,K=4096,N=4096", "bfloat16", "hifi2", False)
+        "wormhole_n150",
+        "gemm",
+        "M=4096,K=4096,N=4096",
+        "bfloat16",
+        "hifi2",
+        False,
+    )
     assert (DEFAULT_HW, DEFAULT_KERNEL) == ("wormhole_n150", "gemm")
     assert st.program_options == []
     assert st.inputs == ProblemInputs("wormhole_n150", "gemm", "M=4096,K=4096,N=4096", "bfloat16", "hifi2")
@@ -97,14 +104,17 @@ def test_a_kernel_without_a_shape_takes_its_example_shape():
     assert st.shape == example_shape(load_program("flash_attention"))
     assert st.shape != ExplorerState().shape and "Sq=" in st.shape
     # a shape given alongside the kernel is kept
-    assert ExplorerState(kernel="flash_attention", shape="B=1,H=2,Sq=512,Skv=512,D=64").shape == \
-        "B=1,H=2,Sq=512,Skv=512,D=64"
+    assert (
+        ExplorerState(kernel="flash_attention", shape="B=1,H=2,Sq=512,Skv=512,D=64").shape
+        == "B=1,H=2,Sq=512,Skv=512,D=64"
+    )
     st.kernel = "batched_gemm"
     st.use_example_shape()
     assert st.shape == example_shape(load_program("batched_gemm"))
 
 
 # ------------------------------------------------------------------------------------- solve_all
+
 
 def test_solve_all_ranks_every_candidate_and_selects_the_best(gemm, optimum):
     st = gemm
@@ -116,7 +126,7 @@ def test_solve_all_ranks_every_candidate_and_selects_the_best(gemm, optimum):
     feasible = [r for r in st.results if r.solution]
     assert feasible, "gemm 1024^3 has schedules"
     # ranked: feasible first, by latency
-    assert st.results[:len(feasible)] == feasible
+    assert st.results[: len(feasible)] == feasible
     lat = [r.solution.latency_cycles for r in feasible]
     assert lat == sorted(lat)
     best = min(lat)
@@ -141,8 +151,7 @@ def test_the_page_plan_shows_the_proven_best_first(optimum):
     assert st.candidate == BEST_1K and st.result.status == "optimal"
     assert st.solution.latency_cycles == optimum[BEST_1K] == min(v for v in optimum.values() if v is not None)
     dominated = [r for r in first if r.status == "dominated"]
-    assert dominated and all(optimum[r.candidate_name] >= r.best_bound_cycles >= optimum[BEST_1K]
-                             for r in dominated)
+    assert dominated and all(optimum[r.candidate_name] >= r.best_bound_cycles >= optimum[BEST_1K] for r in dominated)
     for i, (name, _) in enumerate(job.tasks):
         if name in {r.candidate_name for r in dominated}:
             job.run_one(i)
@@ -154,6 +163,7 @@ def test_the_page_plan_shows_the_proven_best_first(optimum):
 
 
 # ------------------------------------------------------------------------------------------- pins
+
 
 def _check_referee(st: ExplorerState) -> None:
     assert evaluate_schedule(st.symbolic, st.solution.values()).latency_cycles == st.solution.latency_cycles
@@ -289,6 +299,7 @@ def test_switching_candidates_keeps_each_ones_pins(gemm, optimum):
 
 # ------------------------------------------------------------------------------------ bad input
 
+
 @pytest.fixture(scope="module")
 def small():
     st = ExplorerState(shape=SMALL)
@@ -296,8 +307,7 @@ def small():
     return st
 
 
-@pytest.mark.parametrize("shape", ["M=abc,K=256,N=256", "M=256,K=256", "M=0,K=256,N=256", "",
-                                   "M=256,K=256,N=256,Q=4"])
+@pytest.mark.parametrize("shape", ["M=abc,K=256,N=256", "M=256,K=256", "M=0,K=256,N=256", "", "M=256,K=256,N=256,Q=4"])
 def test_a_bad_shape_is_an_input_error_and_keeps_the_state(small, shape):
     st = small
     session, results, candidate, pins = st.session, list(st.results), st.candidate, dict(st.pins)
@@ -312,12 +322,26 @@ def test_a_bad_shape_is_an_input_error_and_keeps_the_state(small, shape):
         st.shape = SMALL
 
 
-@pytest.mark.parametrize("field,value", [("hw", "no_such_chip"), ("hw", "/nonexistent/chip.yaml"),
-                                         ("kernel", "no_such_kernel"), ("dtype", "float7"),
-                                         ("fidelity", "ultra"), ("shape", "M=1,K=1")])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("hw", "no_such_chip"),
+        ("hw", "/nonexistent/chip.yaml"),
+        ("kernel", "no_such_kernel"),
+        ("dtype", "float7"),
+        ("fidelity", "ultra"),
+        ("shape", "M=1,K=1"),
+    ],
+)
 def test_open_session_names_the_bad_field(field, value):
-    inputs = {"hw": "wormhole_n150", "kernel": "gemm", "shape": SMALL, "dtype": "bfloat16", "fidelity": "hifi2",
-              "options": frozenset()}
+    inputs = {
+        "hw": "wormhole_n150",
+        "kernel": "gemm",
+        "shape": SMALL,
+        "dtype": "bfloat16",
+        "fidelity": "hifi2",
+        "options": frozenset(),
+    }
     inputs[field] = value
     with pytest.raises(InputError) as info:
         open_session(ProblemInputs(**inputs))  # type: ignore[arg-type]
@@ -325,8 +349,10 @@ def test_open_session_names_the_bad_field(field, value):
     assert isinstance(info.value, ValueError)
 
 
-@pytest.mark.parametrize("field,value", [("hw", "no_such_chip"), ("hw", "/etc/passwd"), ("kernel", "nope"),
-                                         ("dtype", "float7"), ("fidelity", "ultra")])
+@pytest.mark.parametrize(
+    "field,value",
+    [("hw", "no_such_chip"), ("hw", "/etc/passwd"), ("kernel", "nope"), ("dtype", "float7"), ("fidelity", "ultra")],
+)
 def test_the_state_refuses_unknown_choices_on_assignment_and_keeps_its_problem(small, field, value):
     """A choice outside the state's own lists is refused when set (naming the field), and neither the
     state's lists nor its solved problem change."""
@@ -340,8 +366,16 @@ def test_the_state_refuses_unknown_choices_on_assignment_and_keeps_its_problem(s
     assert st.session is session and st.results == results and st.solution is not None
 
 
-@pytest.mark.parametrize("field,value", [("hw", "no_such_chip"), ("hw", "/etc/passwd"), ("kernel", "/tmp/x.py"),
-                                         ("dtype", "float7"), ("fidelity", "ultra")])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("hw", "no_such_chip"),
+        ("hw", "/etc/passwd"),
+        ("kernel", "/tmp/x.py"),
+        ("dtype", "float7"),
+        ("fidelity", "ultra"),
+    ],
+)
 def test_a_served_state_refuses_unknown_names_and_paths_naming_the_field(field, value):
     with pytest.raises(InputError) as info:
         ExplorerState(Catalog.shipped(), shape=SMALL, **{field: value})
@@ -391,6 +425,7 @@ def test_causal_is_short_for_the_program_option_causal():
 
 # ------------------------------------------------------------------------------- problem changes
 
+
 def test_a_new_problem_forgets_pins_and_results():
     st = ExplorerState(shape=SMALL)
     st.solve_all()
@@ -424,6 +459,7 @@ def test_a_new_problem_forgets_pins_and_results():
 
 
 # ------------------------------------------------------------------------------- reading results
+
 
 def test_schedule_json_is_the_solve_contract_for_the_selection(gemm):
     st = gemm

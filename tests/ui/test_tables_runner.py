@@ -69,6 +69,7 @@ def schedules_of(st: ExplorerState) -> dict:
 
 # ------------------------------------------------------------------------------------------ tables
 
+
 def test_candidate_frame_one_ranked_row_per_candidate(explorer):
     st = explorer.state
     explorer.pin("out_block_h", 8)  # 8 tiles of M on one column: in1 has nobody to multicast to
@@ -219,6 +220,7 @@ def test_a_kept_schedule_is_dropped_when_the_hardware_changes():
 
 # ------------------------------------------------------------------------------------------ runner
 
+
 def test_a_superseded_request_returns_none_and_the_newest_its_value():
     runner = SolveRunner()
     started, release = threading.Event(), threading.Event()
@@ -234,6 +236,7 @@ def test_a_superseded_request_returns_none_and_the_newest_its_value():
         def run() -> str:
             ran.append(name)
             return name
+
         return run
 
     async def main():
@@ -286,6 +289,7 @@ def test_run_now_returns_the_value_and_supersedes_pending_requests():
 
 # ------------------------------------------------------------------------------------------ viewer
 
+
 def test_the_viewer_shows_the_best_candidate(explorer, optimum):
     st = explorer.state
     assert st.candidate == BEST == st.results[0].candidate_name
@@ -303,8 +307,9 @@ def test_the_viewer_shows_the_best_candidate(explorer, optimum):
 
 def _fresh_links(st: ExplorerState) -> dict:
     s = st.solution
-    return grid_scene(st.hardware, st.symbolic if s else None, s.values() if s else {}, st.transfers(),
-                      st.traffic()).links.data
+    return grid_scene(
+        st.hardware, st.symbolic if s else None, s.values() if s else {}, st.transfers(), st.traffic()
+    ).links.data
 
 
 def test_pin_updates_every_view(explorer, optimum):

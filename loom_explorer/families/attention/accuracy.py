@@ -41,11 +41,17 @@ def read_sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
         raise RowSkip("SDPA needs the shapes of q (INPUT_0) and k (INPUT_1)")
     (b, h, sq, d), (bk, hkv, skv, dk) = q, k
     if (bk, dk) != (b, d) or h % hkv:
-        raise RowSkip(f"q [{b}, {h}, {sq}, {d}] and k [{bk}, {hkv}, {skv}, {dk}] do not form an attention "
-                      "(same batch and head dim, k heads dividing q heads)")
+        raise RowSkip(
+            f"q [{b}, {h}, {sq}, {d}] and k [{bk}, {hkv}, {skv}, {dk}] do not form an attention "
+            "(same batch and head dim, k heads dividing q heads)"
+        )
     dtype = tensor_format(row, "INPUT_0")
-    formats = {"q": dtype, "k": tensor_format(row, "INPUT_1", dtype), "v": tensor_format(row, "INPUT_2", dtype),
-               "o": tensor_format(row, "OUTPUT_0", dtype)}
+    formats = {
+        "q": dtype,
+        "k": tensor_format(row, "INPUT_1", dtype),
+        "v": tensor_format(row, "INPUT_2", dtype),
+        "o": tensor_format(row, "OUTPUT_0", dtype),
+    }
     q_chunk = k_chunk = grid = None
     text = attrs.get("program_config", "")
     if text.lower() not in NO_VALUE:
@@ -59,11 +65,19 @@ def read_sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
         q_chunk, k_chunk = whole_or_none(chunks["q_chunk_size"]), whole_or_none(chunks["k_chunk_size"])
         grid = core_grid(parsed[1].get("compute_with_storage_grid_size", ""))
     shape = {"B": b, "H": h, "Hkv": hkv, "Sq": sq, "Skv": skv, "D": d}
-    return OpReading(kernel="flash_attention", shape=shape, model_shape=shape, dtype=dtype, formats=formats,
-                     options=frozenset({"causal"}) if flag(attrs.get("is_causal", "")) else frozenset(),
-                     q_chunk_size=q_chunk, k_chunk_size=k_chunk,
-                     grid=grid, fp32_acc=bool(compute.get("fp32_dest_acc_en")),
-                     note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)")
+    return OpReading(
+        kernel="flash_attention",
+        shape=shape,
+        model_shape=shape,
+        dtype=dtype,
+        formats=formats,
+        options=frozenset({"causal"}) if flag(attrs.get("is_causal", "")) else frozenset(),
+        q_chunk_size=q_chunk,
+        k_chunk_size=k_chunk,
+        grid=grid,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)",
+    )
 
 
 ACCURACY = AccuracyOps(name="attention", op_codes=SDPA_OP_CODES, error_family=error_family, read_configured=read_sdpa)

@@ -86,8 +86,13 @@ def attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
     if q.causal:
         index_tile = q.tile_bytes(scores)
         buffers += [
-            buf(f"{scores}_mask_index", q.mask_index_tiles, "mask index: row/column tile and in-tile index",
-                1, index_tile),
+            buf(
+                f"{scores}_mask_index",
+                q.mask_index_tiles,
+                "mask index: row/column tile and in-tile index",
+                1,
+                index_tile,
+            ),
             buf(f"{scores}_mask_gaps", mul(2, qc, kc), "key - query tile and in-tile index"),
             buf(f"{scores}_mask_constants", mul(2, qc, kc), "32 and -1e30"),
             buf(f"{scores}_mask_offset", const(1), "step's key tile offset: old and new", 2),
@@ -128,8 +133,10 @@ def ttnn_attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
             buf(out, mul(2, dt), bf16, "output rows, streamed"),
         ]
         if q.causal:
-            buffers += [buf(f"{scores}_mask", kc, bfp4, "causal edge mask: one row group (bfp4)"),
-                        L1Buffer(f"{scores}_key_range", const(64 + 2880), "key-range control page, mask templates")]
+            buffers += [
+                buf(f"{scores}_mask", kc, bfp4, "causal edge mask: one row group (bfp4)"),
+                L1Buffer(f"{scores}_key_range", const(64 + 2880), "key-range control page, mask templates"),
+            ]
         return buffers
     if q.causal:
         buffers.append(buf(f"{scores}_mask", mul(2, qc, kc), bfp4, "causal mask (bfp4), two blocks"))
@@ -140,8 +147,12 @@ def ttnn_attention_buffers(q: AttentionQuantities) -> list[L1Buffer]:
         buf(scores, mul(qc, kc), bf16, "scores q k^T"),
         buf(f"{out}_im", mul(qc, dt), bf16, "this chunk's P V"),
         buf(f"{out}_acc", mul(qc, dt), bf16, "running output"),
-        buf(f"{row_max}_{row_sum}", mul(5, qc), bf16,
-            f"statistics: {row_max} and its previous value, two {row_sum}s, exp of the max difference"),
+        buf(
+            f"{row_max}_{row_sum}",
+            mul(5, qc),
+            bf16,
+            f"statistics: {row_max} and its previous value, two {row_sum}s, exp of the max difference",
+        ),
         buf(out, mul(qc, dt), q.tile_bytes(out), "output chunk"),
     ]
     return buffers

@@ -61,8 +61,9 @@ def softmax_scale(q: AttentionQuantities) -> float:
     return q.hw.compute.sdpa_softmax_scale[q.ttnn_kernel]
 
 
-def attention_latency_terms(q: AttentionQuantities,
-                            step_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
+def attention_latency_terms(
+    q: AttentionQuantities, step_links: Sequence[LinkShare] = ()
+) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective, its breakdown (terms that sum to it) and a lower bound (steps at compute speed)."""
     c = q.hw.compute
     dt = const(q.head_tiles)
@@ -73,8 +74,9 @@ def attention_latency_terms(q: AttentionQuantities,
     pv = matmul_cycles(q, q.qc, dt, q.kc, q.out_subblock_h, q.out_subblock_w, q_bytes, q.tile_bytes(v_in), fidelity)
     sm = _ops_cycles(q, "step", softmax_scale(q))
     compute = qk + sm + pv
-    step = overlapped_step(q, compute, (k_in, v_in),
-                           [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links])
+    step = overlapped_step(
+        q, compute, (k_in, v_in), [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
+    )
     mask = _ops_cycles(q, "diagonal")
     q_read = data_movement_cycles(q, q_in)
     q_exposed = mul(select(q.depth[q_in], {v: int(v == 1) for v in q.depth[q_in].values}), q_read)
@@ -82,19 +84,26 @@ def attention_latency_terms(q: AttentionQuantities,
     write = dram_write_cycles(q, q.st.output, q.block_tiles(q.st.output))
     fill = q_read + maximum(data_movement_cycles(q, k_in), data_movement_cycles(q, v_in))
     chunks, steps, diag = q.chunks, q.steps, q.diagonal_steps
-    common = total([c.kernel_launch_cycles, fill, mul(chunks - 1, q_exposed), mul(diag, mask),
-                    mul(chunks, final + write)])
+    common = total(
+        [c.kernel_launch_cycles, fill, mul(chunks - 1, q_exposed), mul(diag, mask), mul(chunks, final + write)]
+    )
     objective = common + mul(steps, step)
     terms = [
         LatencyTerm("launch", const(c.kernel_launch_cycles), "fixed per-op launch on the device"),
         LatencyTerm("fill", fill, "first query chunk and first key/value chunks loaded before any compute"),
         LatencyTerm("q_load", mul(chunks - 1, q_exposed), "query chunk reads not hidden by prefetching"),
         LatencyTerm("qk_matmul", mul(steps, qk), "scores q @ k^T: tile matmuls, packing, sub-block overhead"),
-        LatencyTerm("softmax", mul(steps, sm) + mul(diag, mask),
-                    "online softmax on the FPU and SFPU (scale, max, exp, sum, rescale; causal mask)"),
+        LatencyTerm(
+            "softmax",
+            mul(steps, sm) + mul(diag, mask),
+            "online softmax on the FPU and SFPU (scale, max, exp, sum, rescale; causal mask)",
+        ),
         LatencyTerm("pv_matmul", mul(steps, pv), "output s @ v: tile matmuls, packing, sub-block overhead"),
-        LatencyTerm("kv_streaming", mul(steps, step - compute),
-                    "steps where key/value reads/multicasts (or shared DRAM bandwidth) outlast compute"),
+        LatencyTerm(
+            "kv_streaming",
+            mul(steps, step - compute),
+            "steps where key/value reads/multicasts (or shared DRAM bandwidth) outlast compute",
+        ),
         LatencyTerm("normalize", mul(chunks, final), "final 1/l and o/l per query chunk"),
         LatencyTerm("write_back", mul(chunks, write), "output chunks written to DRAM"),
     ]
@@ -109,4 +118,3 @@ def attention_dram_read_bytes(q: AttentionQuantities) -> Expr:
     q_in, k_in, v_in = q.st.streamed
     per_step = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in (k_in, v_in))
     return mul(q.steps, per_step) + mul(q.chunks, q.cores, block_bytes(q, q_in))
-

@@ -52,7 +52,8 @@ def attention_work(p: Problem, causal: bool) -> tuple[int, int]:
 FAMILY = ModelFamily(
     name=ATTENTION.name,
     build=build,
-    work_cycles=lambda hw, problem: attention_work(problem, problem.has_option("causal"))[1]
-    * hw.compute.matmul_tile_cycles[problem.fidelity],
+    work_cycles=lambda hw, problem: (
+        attention_work(problem, problem.has_option("causal"))[1] * hw.compute.matmul_tile_cycles[problem.fidelity]
+    ),
     core_flow_counts=core_flow_counts,
 )

@@ -92,8 +92,9 @@ def analyse_attention(program: TileProgram) -> Attention:
     matmuls = [op for op in program.ops if isinstance(op, Matmul)]
     chain = [(m, n) for m in matmuls for n in matmuls if m is not n and m.out == n.a]
     if len(matmuls) != 2 or len(chain) != 1:
-        raise ProgramStructureError(f"program {program.name}: attention needs two chained matmuls "
-                                    f"(s = q @ k, o = s @ v), found {matmuls}")
+        raise ProgramStructureError(
+            f"program {program.name}: attention needs two chained matmuls (s = q @ k, o = s @ v), found {matmuls}"
+        )
     qk, pv = chain[0]
     if program.tensor(qk.out).role != "intermediate":
         raise ProgramStructureError(f"program {program.name}: the scores {qk.out} must be an intermediate tensor")
@@ -108,20 +109,26 @@ def analyse_attention(program: TileProgram) -> Attention:
     head = [d for d in order if d in (q & k & v & o) - s]
     kv = [d for d in order if d in (s & k & v) - o]
     qd = [d for d in order if d in (q & s & o) - (k | v)]
-    for role, found in (("head (in q, k, v and o, not in the scores)", head),
-                        ("key/value (in the scores, k and v, not in o)", kv), ("query (in q, scores and o)", qd)):
+    for role, found in (
+        ("head (in q, k, v and o, not in the scores)", head),
+        ("key/value (in the scores, k and v, not in o)", kv),
+        ("query (in q, scores and o)", qd),
+    ):
         if len(found) != 1:
             raise ProgramStructureError(f"program {program.name}: expected one {role} dimension, found {found}")
     batch = [d for d in order if d in o and d not in (*head, *qd)]
     not_in_q = [d for d in batch if d not in q]
     if not_in_q:
-        raise ProgramStructureError(f"program {program.name}: batch dimension(s) {not_in_q} of {pv.out} "
-                                    f"do not index {qk.a}")
+        raise ProgramStructureError(
+            f"program {program.name}: batch dimension(s) {not_in_q} of {pv.out} do not index {qk.a}"
+        )
     if program.dim(kv[0]).kind != "reduction":
         raise ProgramStructureError(f"program {program.name}: dimension {kv[0]} is summed over but declared parallel")
     if program.dim(head[0]).spread:
-        raise ProgramStructureError(f"program {program.name}: the head dimension {head[0]} is contracted by "
-                                    f"{qk} and must be declared spread=False")
+        raise ProgramStructureError(
+            f"program {program.name}: the head dimension {head[0]} is contracted by "
+            f"{qk} and must be declared spread=False"
+        )
     grouped = [d.name for d in program.dims if d.group_of in batch]
     roleless = [d for d in order if d not in (*head, *kv, *qd, *batch, *grouped)]
     if roleless:
@@ -130,12 +137,15 @@ def analyse_attention(program: TileProgram) -> Attention:
     stats = [t for t in program.intermediates if t.name != qk.out]
     if len(stats) != 2 or any(dims(t.name) != set(rows) for t in stats):
         found = [f"{t.name}{list(t.dims)}" for t in stats]
-        raise ProgramStructureError(f"program {program.name}: attention keeps two running statistics per query row "
-                                    f"(the row maximum, then the row sum) as intermediates indexed by {rows}; found "
-                                    f"{found or 'none'}")
+        raise ProgramStructureError(
+            f"program {program.name}: attention keeps two running statistics per query row "
+            f"(the row maximum, then the row sum) as intermediates indexed by {rows}; found "
+            f"{found or 'none'}"
+        )
     ops = tuple(op for op in program.ops if isinstance(op, Eltwise))
-    return Attention(qk=qk, pv=pv, q_dim=qd[0], kv_dim=kv[0], head_dim=head[0], batch_dims=tuple(batch), ops=ops,
-                     program=program)
+    return Attention(
+        qk=qk, pv=pv, q_dim=qd[0], kv_dim=kv[0], head_dim=head[0], batch_dims=tuple(batch), ops=ops, program=program
+    )
 
 
 ATTENTION = ProgramFamily(

@@ -143,8 +143,9 @@ class AttentionQuantities(GridQuantities):
         """(batch, head) items of the slowest core; on a flattened layout, its tasks."""
         group = self._flat_group
         flat = [self.per_core["*".join(group)]] if group else []
-        return mul(1, *flat, *(self.core_units(d) for d in self.st.spread_dims
-                               if d not in group and d != self.st.q_dim))
+        return mul(
+            1, *flat, *(self.core_units(d) for d in self.st.spread_dims if d not in group and d != self.st.q_dim)
+        )
 
     @property
     def tasks(self) -> Expr:
@@ -170,8 +171,7 @@ class AttentionQuantities(GridQuantities):
         if self._flat_group:
             return self.heads, minimum(2, n), mul(qc, minimum(n + 1, floor_div(mul(n, n + 1), 2)))
         p = self.per_core[self.st.q_dim]
-        return (self.heads, minimum(mul(2, p), n),
-                mul(qc, minimum(mul(p, n + 1), floor_div(mul(n, n + 1), 2))))
+        return (self.heads, minimum(mul(2, p), n), mul(qc, minimum(mul(p, n + 1), floor_div(mul(n, n + 1), 2))))
 
     @property
     def steps(self) -> Expr:
@@ -196,8 +196,9 @@ class AttentionQuantities(GridQuantities):
         """Steps of the slowest balanced pair of query chunks (module docstring), as a table."""
         sq_t, skv_t = self.problem.tiles(self.st.q_dim), self.problem.tiles(self.st.kv_dim)
         qs, ks = self.q_chunk_size, self.k_chunk_size
-        return lookup((qs, ks), {(a, b): slowest_pair_steps(sq_t, skv_t, a // 32, b // 32)
-                                 for a in qs.values for b in ks.values})
+        return lookup(
+            (qs, ks), {(a, b): slowest_pair_steps(sq_t, skv_t, a // 32, b // 32) for a in qs.values for b in ks.values}
+        )
 
     @property
     def mask_index_tiles(self) -> Expr:
@@ -314,12 +315,15 @@ def slowest_pair_steps(sq_t: int, skv_t: int, qc: int, kc: int) -> int:
 def build_attention_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> AttentionQuantities:
     st = analyse_attention(problem.program)
     if problem.has_option("causal") and problem.elements(st.q_dim) != problem.elements(st.kv_dim):
-        raise ProblemError(f"causal attention needs {st.q_dim} == {st.kv_dim} "
-                           f"(got {problem.elements(st.q_dim)} and {problem.elements(st.kv_dim)})")
+        raise ProblemError(
+            f"causal attention needs {st.q_dim} == {st.kv_dim} "
+            f"(got {problem.elements(st.q_dim)} and {problem.elements(st.kv_dim)})"
+        )
     placed = [t for t, p in problem.placements if p.in_l1]
     if placed:
-        raise ProblemError(f"the attention model reads and writes DRAM-interleaved tensors only; "
-                           f"{', '.join(placed)} placed in L1")
+        raise ProblemError(
+            f"the attention model reads and writes DRAM-interleaved tensors only; {', '.join(placed)} placed in L1"
+        )
     params: list[Param] = []
     param = param_maker(params)
     gx, gy = grid_params(hw, candidate, param)
@@ -338,13 +342,19 @@ def build_attention_quantities(hw: HardwareSpec, problem: Problem, candidate: Ca
             else:
                 lo_units = hi_units = problem.elements(d)
             least, most = least * lo_units, most * hi_units
-        unit = "tasks" if "*" in dim else "chunk pairs" if dim == st.q_dim and candidate.has_tag("balanced") \
-            else "q chunks" if dim == st.q_dim else "items"
+        unit = (
+            "tasks"
+            if "*" in dim
+            else "chunk pairs"
+            if dim == st.q_dim and candidate.has_tag("balanced")
+            else "q chunks"
+            if dim == st.q_dim
+            else "items"
+        )
         domain, bound = spread_domain(hw, axis, least, most)
         per_core[dim] = param(f"per_core_{dim}", domain, f"{dim} per core", unit, bound)
     qcs = param("q_chunk_size", tuple(32 * t for t in range(1, q_tiles + 1)), "query rows per chunk", "elements")
-    kcs = param("k_chunk_size", tuple(32 * t for t in range(1, k_tiles + 1)), "key/value rows per chunk",
-                "elements")
+    kcs = param("k_chunk_size", tuple(32 * t for t in range(1, k_tiles + 1)), "key/value rows per chunk", "elements")
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
     dt = problem.tiles(st.head_dim)
     qk_h = param("qk_subblock_h", Domain.range(1, min(dst, q_tiles)), "q@k^T Dst sub-block height", "tiles")
@@ -358,8 +368,19 @@ def build_attention_quantities(hw: HardwareSpec, problem: Problem, candidate: Ca
         v: param(f"{v}_buffer_depth", BUFFER_DEPTHS, f"{v} circular buffer depth", "chunks"),
     }
     return AttentionQuantities(
-        hw=hw, problem=problem, candidate=candidate, params=tuple(params), grid_x=gx, grid_y=gy,
-        per_core=per_core, depth=depth, st=st, q_chunk_size=qcs, k_chunk_size=kcs, qk_subblock_h=qk_h,
-        qk_subblock_w=qk_w, out_subblock_h=o_h, out_subblock_w=o_w,
+        hw=hw,
+        problem=problem,
+        candidate=candidate,
+        params=tuple(params),
+        grid_x=gx,
+        grid_y=gy,
+        per_core=per_core,
+        depth=depth,
+        st=st,
+        q_chunk_size=qcs,
+        k_chunk_size=kcs,
+        qk_subblock_h=qk_h,
+        qk_subblock_w=qk_w,
+        out_subblock_h=o_h,
+        out_subblock_w=o_w,
     )
-

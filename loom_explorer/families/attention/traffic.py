@@ -18,6 +18,17 @@ def attention_flows(q: AttentionQuantities) -> list[TrafficFlow]:
     flows.append(write_flow(q, q.st.output, q.block_tiles(q.st.output), q.chunks))
     if q.causal:
         masked = q.st.step_ops("diagonal")[0].tensor
-        flows.append(TrafficFlow("causal mask index read", MASK_INDEX, "dram_read", "all", None, WRITER_NOC,
-                                 mul(q.mask_index_tiles, q.tile_bytes(masked)), const(1), format_of=masked))
+        flows.append(
+            TrafficFlow(
+                "causal mask index read",
+                MASK_INDEX,
+                "dram_read",
+                "all",
+                None,
+                WRITER_NOC,
+                mul(q.mask_index_tiles, q.tile_bytes(masked)),
+                const(1),
+                format_of=masked,
+            )
+        )
     return flows

@@ -17,8 +17,12 @@ from loom_explorer.model.schedule import SymbolicSchedule
 
 def _attention_unsupported(schedule: SymbolicSchedule) -> str | None:
     cand = schedule.candidate
-    return attention_unsupported(analyse_attention(schedule.problem.program), cand.name, cand.flattened,
-                                 all(c is Comm.dram for _, c in cand.comms))
+    return attention_unsupported(
+        analyse_attention(schedule.problem.program),
+        cand.name,
+        cand.flattened,
+        all(c is Comm.dram for _, c in cand.comms),
+    )
 
 
 def _attention_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
@@ -36,8 +40,14 @@ def _attention_host_tensors(built: RebuiltSchedule) -> HostTensors:
     kc = v["k_chunk_size"]
     kv_rows = -(-skv // kc) * kc
     q_rows = -(-sq // v["q_chunk_size"]) * v["q_chunk_size"]
-    return ((HostTensor(q, 0, heads, q_rows, sq, d), HostTensor(k, 1, kv_heads, kv_rows, skv, d),
-             HostTensor(val, 2, kv_heads, kv_rows, skv, d)), (HostTensor(st.output, 3, heads, q_rows, sq, d),))
+    return (
+        (
+            HostTensor(q, 0, heads, q_rows, sq, d),
+            HostTensor(k, 1, kv_heads, kv_rows, skv, d),
+            HostTensor(val, 2, kv_heads, kv_rows, skv, d),
+        ),
+        (HostTensor(st.output, 3, heads, q_rows, sq, d),),
+    )
 
 
 def _attention_reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -48,10 +58,14 @@ def _attention_reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> d
     q, k, v = (inputs[t] for t in st.streamed)
     groups = q.shape[0] // k.shape[0]
     out = torch.nn.functional.scaled_dot_product_attention(
-        q, k.repeat_interleave(groups, dim=0), v.repeat_interleave(groups, dim=0),
-        is_causal=built.problem.has_option("causal"))
+        q,
+        k.repeat_interleave(groups, dim=0),
+        v.repeat_interleave(groups, dim=0),
+        is_causal=built.problem.has_option("causal"),
+    )
     return {st.output: out}
 
 
-WRITER = TtlangWriter("attention", _attention_unsupported, _attention_source, _attention_host_tensors,
-                      _attention_reference)
+WRITER = TtlangWriter(
+    "attention", _attention_unsupported, _attention_source, _attention_host_tensors, _attention_reference
+)

@@ -61,8 +61,10 @@ from loom_explorer.traffic.transfers import used_cores
 def attention_unsupported(st: Attention, candidate_name: str, flattened: bool, dram_only: bool) -> str | None:
     """Why this attention candidate cannot be written yet (None: it can)."""
     if not (flattened and dram_only):
-        return (f"TT-Lang export of attention covers the flattened layout with DRAM reads (TTNN's SDPA split) "
-                f"so far; {candidate_name} is not")
+        return (
+            f"TT-Lang export of attention covers the flattened layout with DRAM reads (TTNN's SDPA split) "
+            f"so far; {candidate_name} is not"
+        )
     return None
 
 
@@ -78,8 +80,9 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
     group = cand.dims_on("xy")
     outside = [d for d in st.batch_dims if d not in group and shape[d] > 1]
     if outside:
-        raise ExportError(f"TT-Lang export of attention needs every batch/head dim on the flattened axis; "
-                          f"{', '.join(outside)} is not")
+        raise ExportError(
+            f"TT-Lang export of attention needs every batch/head dim on the flattened axis; {', '.join(outside)} is not"
+        )
     heads = [d for d in st.batch_dims if problem.program.dim(d).group_of is None]
     # the key/value heads: the dim through which the keys are indexed by the query heads (``Hkv`` for ``H``);
     # batch dims hold only the query side's dims, never a grouped one
@@ -89,45 +92,82 @@ def attention_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attentio
     d_t = problem.tiles(st.head_dim)
     sq_t, skv_t = problem.tiles(st.q_dim), problem.tiles(st.kv_dim)
     if shape[st.kv_dim] % v["k_chunk_size"] and not causal:  # causal: the mask removes every padded key
-        raise ExportError(f"{st.kv_dim}={shape[st.kv_dim]} is not a whole number of key chunks "
-                          f"(k_chunk_size={v['k_chunk_size']}); padded keys would need a mask")
+        raise ExportError(
+            f"{st.kv_dim}={shape[st.kv_dim]} is not a whole number of key chunks "
+            f"(k_chunk_size={v['k_chunk_size']}); padded keys would need a mask"
+        )
     n_q, n_k = -(-sq_t // qc), -(-skv_t // kc)
     if causal and -(-n_q * qc // kc) > n_k:  # the model's ``ttlang_export`` constraints keep solves from this
-        why = (f"more query than key tiles ({st.q_dim}={shape[st.q_dim]}, {st.kv_dim}={shape[st.kv_dim]})"
-               if sq_t > skv_t else f"{st.q_dim}={shape[st.q_dim]} is not a whole number of query chunks "
-               f"(q_chunk_size={v['q_chunk_size']}), and the last chunk's padded rows")
-        raise ExportError(f"under the causal mask {why} reach past the keys: {n_q} query chunks of {qc} tiles "
-                          f"need key chunk {-(-n_q * qc // kc)} of {n_k}, and the kernel does not clamp a chunk's "
-                          "key steps")
+        why = (
+            f"more query than key tiles ({st.q_dim}={shape[st.q_dim]}, {st.kv_dim}={shape[st.kv_dim]})"
+            if sq_t > skv_t
+            else f"{st.q_dim}={shape[st.q_dim]} is not a whole number of query chunks "
+            f"(q_chunk_size={v['q_chunk_size']}), and the last chunk's padded rows"
+        )
+        raise ExportError(
+            f"under the causal mask {why} reach past the keys: {n_q} query chunks of {qc} tiles "
+            f"need key chunk {-(-n_q * qc // kc)} of {n_k}, and the kernel does not clamp a chunk's "
+            "key steps"
+        )
     names = {"q": q_in, "k": k_in, "v": v_in, "o": out}
     return _TEMPLATE.format(
-        header=header(built, doc), **names, gx=v["grid_x"], gy=v["grid_y"], working=len(used_cores(sch, v)),
-        per_core=v["per_core_" + "*".join(group)], qc=qc, kc=kc, dt=d_t, n_q=n_q, n_k=n_k,
-        dq=v["q_buffer_depth"], dk=v["k_buffer_depth"], dv=v["v_buffer_depth"],
-        b=math.prod(shape[d] for d in heads if d != "H"), h=shape.get("H", 1),
-        hkv=shape[kv_heads] if kv_heads else shape.get("H", 1), sq=shape[st.q_dim], skv=shape[st.kv_dim],
-        d=shape[st.head_dim], causal=causal, task="balanced query chunk pairs" if causal else "query chunks",
-        group=" x ".join(group), footer=footer(doc),
-        adapter=SIM_ADAPTER, kernel=_kernel(names, causal, 1.0 / math.sqrt(shape[st.head_dim])),
+        header=header(built, doc),
+        **names,
+        gx=v["grid_x"],
+        gy=v["grid_y"],
+        working=len(used_cores(sch, v)),
+        per_core=v["per_core_" + "*".join(group)],
+        qc=qc,
+        kc=kc,
+        dt=d_t,
+        n_q=n_q,
+        n_k=n_k,
+        dq=v["q_buffer_depth"],
+        dk=v["k_buffer_depth"],
+        dv=v["v_buffer_depth"],
+        b=math.prod(shape[d] for d in heads if d != "H"),
+        h=shape.get("H", 1),
+        hkv=shape[kv_heads] if kv_heads else shape.get("H", 1),
+        sq=shape[st.q_dim],
+        skv=shape[st.kv_dim],
+        d=shape[st.head_dim],
+        causal=causal,
+        task="balanced query chunk pairs" if causal else "query chunks",
+        group=" x ".join(group),
+        footer=footer(doc),
+        adapter=SIM_ADAPTER,
+        kernel=_kernel(names, causal, 1.0 / math.sqrt(shape[st.head_dim])),
         mask_host=_MASK_HOST if causal else "",
-        mask_arg=", mask_index" if causal else "", mask_doc=", the causal mask index" if causal else "",
+        mask_arg=", mask_index" if causal else "",
+        mask_doc=", the causal mask index" if causal else "",
     )
 
 
 def _kernel(names: dict[str, str], causal: bool, scale: float) -> str:
     """The operation: its buffers, reader, compute (every op's result stored in its own buffer) and writer;
     ``scale`` (1/sqrt(D)) goes in as a literal, the only value ``fill`` takes."""
-    step = STEP.format(**names, scores=_SCORES_CAUSAL if causal else SCORES, keep_max="step + 1 < steps",
-                       keep_why="the running max is not needed after the last step")
+    step = STEP.format(
+        **names,
+        scores=_SCORES_CAUSAL if causal else SCORES,
+        keep_max="step + 1 < steps",
+        keep_why="the running max is not needed after the last step",
+    )
     tasks = (_COMPUTE_TASKS_CAUSAL if causal else _COMPUTE_TASKS).format(
-        **names, step=textwrap.indent(step, " " * (16 if causal else 12)))
+        **names, step=textwrap.indent(step, " " * (16 if causal else 12))
+    )
     return _KERNEL.format(
-        **names, state_dfbs=STATE_DFBS.format(**names),
-        arg=", mask_index" if causal else "", dfbs=_MASK_DFBS.format(**names) if causal else "",
-        read=_MASK_READ if causal else "", read_tasks=(_READ_CAUSAL if causal else _READ).format(**names),
+        **names,
+        state_dfbs=STATE_DFBS.format(**names),
+        arg=", mask_index" if causal else "",
+        dfbs=_MASK_DFBS.format(**names) if causal else "",
+        read=_MASK_READ if causal else "",
+        read_tasks=(_READ_CAUSAL if causal else _READ).format(**names),
         write_tasks=(_WRITE_CAUSAL if causal else _WRITE).format(**names),
-        constants=_MASK_CONSTANTS if causal else "", scale=repr(scale), held=_MASK_HELD if causal else "",
-        tasks=textwrap.indent(tasks, " " * 16))
+        constants=_MASK_CONSTANTS if causal else "",
+        scale=repr(scale),
+        held=_MASK_HELD if causal else "",
+        tasks=textwrap.indent(tasks, " " * 16),
+    )
 
 
 _MASK_HOST = """\
@@ -191,12 +231,14 @@ _MASK_CONSTANTS = """\
                 gap.store(cols - rows)
 """
 
-_MASK_HELD = (",\n                  tile_gap_dfb.wait() as tile_gap, elem_gap_dfb.wait() as elem_gap,\n"
-              "                  thirty_two_dfb.wait() as thirty_two, minus_inf_dfb.wait() as minus_inf")
+_MASK_HELD = (
+    ",\n                  tile_gap_dfb.wait() as tile_gap, elem_gap_dfb.wait() as elem_gap,\n"
+    "                  thirty_two_dfb.wait() as thirty_two, minus_inf_dfb.wait() as minus_inf"
+)
 
 # the buffers of q, k, v, o and of the online softmax, as both attention kernels make them (decode's too,
 # ``ttlang_decode.py``): formatted with the tensor names
-STATE_DFBS = '''\
+STATE_DFBS = """\
     {q}_dfb = ttl.make_dataflow_buffer_like({q}, shape=(QC, DT), block_count=Q_BUFFER_DEPTH)
     {k}_dfb = ttl.make_dataflow_buffer_like({k}, shape=(KC, DT), block_count=K_BUFFER_DEPTH)
     {v}_dfb = ttl.make_dataflow_buffer_like({v}, shape=(KC, DT), block_count=V_BUFFER_DEPTH)
@@ -224,9 +266,9 @@ STATE_DFBS = '''\
     sum_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, 1), block_count=2)  # running row sum l
     acc_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=2)  # unnormalised output
     sum_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)  # l, for o = acc / l
-'''
+"""
 
-_KERNEL = '''\
+_KERNEL = """\
 @ttl.operation(grid=(GRID_X, GRID_Y))
 def attention_kernel({q}, {k}, {v}, {o}, scratch{arg}):
     # rows of the 2-D host tensors: (head, chunk) major, tiles of the chunk minor; columns: the head dim
@@ -253,7 +295,7 @@ def attention_kernel({q}, {k}, {v}, {o}, scratch{arg}):
         x, y = ttl.node(dims=2)
         core = y * GRID_X + x
         if core < WORKING_CORES:
-{write_tasks}'''
+{write_tasks}"""
 
 # plain: task t is query chunk t % N_Q of (batch, head) row t // N_Q
 _READ = """\
@@ -407,7 +449,8 @@ with p_dfb.wait() as p:
         acc.store(co + p @ {v}_blk)
 """
 
-_TEMPLATE = '''\
+_TEMPLATE = (
+    """\
 {header}
 import json
 import math
@@ -438,7 +481,8 @@ GROUP = H // HKV                         # query heads per key/value head (GQA)
 {adapter}
 
 {kernel}
-KERNEL = attention_kernel''' + '''
+KERNEL = attention_kernel"""
+    + '''
 
 def to_device(tensor, device):
     return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
@@ -488,3 +532,4 @@ def main():
 
 
 {footer}'''
+)

@@ -31,14 +31,30 @@ def ttlang_rules(q: AttentionQuantities) -> list[Constraint]:
 def _whole_key_chunks(q: AttentionQuantities) -> list[Constraint]:
     kv, qd = q.st.kv_dim, q.st.q_dim
     if not q.causal:
-        return [Constraint(f"{FAMILY}[k_chunk_size|{kv}]", FAMILY, "divides", q.k_chunk_size,
-                           const(q.problem.elements(kv)),
-                           f"{kv} = {{rhs}} is not a whole number of key chunks (k_chunk_size = {{lhs}}): without "
-                           "the causal mask the TT-Lang attention kernel has no mask for padded keys")]
-    why = (f"more query than key tiles ({qd} = {q.problem.elements(qd)}, {kv} = {q.problem.elements(kv)})"
-           if q.problem.tiles(qd) > q.problem.tiles(kv) else
-           f"{qd} = {q.problem.elements(qd)} is not a whole number of query chunks, and the last chunk's padded rows")
-    return [Constraint(
-        f"{FAMILY}[causal_last_chunk]", FAMILY, "le", mul(q.n_q, q.qc), mul(q.n_k, q.kc),
-        f"under the causal mask {why} reach past the keys: n_q * q chunk = {{lhs}} tiles, the key chunks hold "
-        "{rhs}; the TT-Lang kernel does not clamp a chunk's key steps")]
+        return [
+            Constraint(
+                f"{FAMILY}[k_chunk_size|{kv}]",
+                FAMILY,
+                "divides",
+                q.k_chunk_size,
+                const(q.problem.elements(kv)),
+                f"{kv} = {{rhs}} is not a whole number of key chunks (k_chunk_size = {{lhs}}): without "
+                "the causal mask the TT-Lang attention kernel has no mask for padded keys",
+            )
+        ]
+    why = (
+        f"more query than key tiles ({qd} = {q.problem.elements(qd)}, {kv} = {q.problem.elements(kv)})"
+        if q.problem.tiles(qd) > q.problem.tiles(kv)
+        else f"{qd} = {q.problem.elements(qd)} is not a whole number of query chunks, and the last chunk's padded rows"
+    )
+    return [
+        Constraint(
+            f"{FAMILY}[causal_last_chunk]",
+            FAMILY,
+            "le",
+            mul(q.n_q, q.qc),
+            mul(q.n_k, q.kc),
+            f"under the causal mask {why} reach past the keys: n_q * q chunk = {{lhs}} tiles, the key chunks hold "
+            "{rhs}; the TT-Lang kernel does not clamp a chunk's key steps",
+        )
+    ]

@@ -34,14 +34,22 @@ def sdpa_config(schedule: SymbolicSchedule, v: dict[str, int], runs: bool) -> di
     for t in structure.streamed:
         fmt = TTNN_DTYPES[problem.data_format(t)]
         if fmt not in SDPA_DTYPES:
-            raise ExportError(f"TTNN's SDPA takes q, k and v in {', '.join(SDPA_DTYPES)} only; {t} is {fmt} "
-                              "(the op refuses it on the card)")
+            raise ExportError(
+                f"TTNN's SDPA takes q, k and v in {', '.join(SDPA_DTYPES)} only; {t} is {fmt} "
+                "(the op refuses it on the card)"
+            )
     if not runs:
-        raise ExportError(f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
-                          f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config")
+        raise ExportError(
+            f"TTNN's SDPA splits batch x heads x query chunks over the cores and reads q, k and v "
+            f"from DRAM on every core; candidate {cand.name} does not, so it has no TTNN config"
+        )
     sdpa_memory(schedule, v)
-    return {"compute_with_storage_grid_size": grid, "q_chunk_size": v["q_chunk_size"],
-            "k_chunk_size": v["k_chunk_size"], "exp_approx_mode": False}
+    return {
+        "compute_with_storage_grid_size": grid,
+        "q_chunk_size": v["q_chunk_size"],
+        "k_chunk_size": v["k_chunk_size"],
+        "exp_approx_mode": False,
+    }
 
 
 def _sdpa_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
@@ -56,8 +64,10 @@ def sdpa_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, obje
     placed = {t: problem.placement(t) for t in operands if problem.placement(t).in_l1}
     if placed:
         t, p = next(iter(placed.items()))
-        raise ExportError(f"{t}={p.value}: this export runs TTNN's SDPA on DRAM-interleaved q, k, v and output; "
-                          "an L1 placement is not realised, so it is refused")
+        raise ExportError(
+            f"{t}={p.value}: this export runs TTNN's SDPA on DRAM-interleaved q, k, v and output; "
+            "an L1 placement is not realised, so it is refused"
+        )
     return dict.fromkeys(operands, DRAM)
 
 

@@ -76,5 +76,4 @@ def core_flow_counts(schedule: SymbolicSchedule, values: Mapping[str, int]) -> d
         chunk_counts.append(repeat * len(mine))
         step_counts.append(repeat * sum(chunk_need(i, qc, kc, n_k, causal) for i in mine))
     chunks, per_step = tuple(chunk_counts), tuple(step_counts)
-    return {f"{q_in} read": chunks, f"{k_in} read": per_step, f"{v_in} read": per_step,
-            f"{st.output} write": chunks}
+    return {f"{q_in} read": chunks, f"{k_in} read": per_step, f"{v_in} read": per_step, f"{st.output} write": chunks}

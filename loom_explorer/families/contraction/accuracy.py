@@ -57,8 +57,9 @@ class _MinimalBlocks:
 _MatmulSource = TtnnMatmulConfig | _MinimalBlocks | None  # None: no program config (ttnn picks one)
 
 
-def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
-                   compute: dict[str, object]) -> tuple[_MatmulSource, bool, str | None]:
+def _matmul_config(
+    attrs: dict[str, str], memory: dict[str, str], compute: dict[str, object]
+) -> tuple[_MatmulSource, bool, str | None]:
     """(config, fuse_batch, fused activation) from ATTRIBUTES' ``program_config`` (``Matmul``) or ``config``
     (``MinimalMatmulOp``); no config at all is ``None`` (ttnn's auto-config, predicted as ttnn picks it)."""
     text = attrs.get("program_config", "")
@@ -67,8 +68,10 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
     if text.lower() in NO_VALUE:
         sharded = sorted(t for t, m in memory.items() if m != "DRAM")
         if sharded:
-            raise RowSkip(f"no program_config with {', '.join(sharded)} sharded: ttnn derives the config from the "
-                          "shard spec, which the report does not print")
+            raise RowSkip(
+                f"no program_config with {', '.join(sharded)} sharded: ttnn derives the config from the "
+                "shard spec, which the report does not print"
+            )
         return None, False, fused_activation(attrs.get("user_fused_activation", ""))
     parsed = parse_struct(text)
     if parsed is None:
@@ -76,8 +79,10 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
     name, f = parsed
     grid = core_grid(f.get("compute_with_storage_grid_size", ""))
     if name == "MinimalMatmulConfig":
-        blocks = [whole_or_none(f.get(k, "")) for k in ("M_block_size", "K_block_size", "N_block_size", "subblock_h",
-                                                        "subblock_w")]
+        blocks = [
+            whole_or_none(f.get(k, ""))
+            for k in ("M_block_size", "K_block_size", "N_block_size", "subblock_h", "subblock_w")
+        ]
         if grid is None or not all(blocks):
             raise RowSkip(f"MinimalMatmulConfig {text[:120]!r} lacks a block size or a readable grid")
         mb, kb, nb, sh, sw = (int(b) for b in blocks if b)
@@ -88,10 +93,21 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
         raise RowSkip(f"{name} with gather_in0=1 (ring all-gather matmul) is not what the model maps")
     if grid is None:
         raise RowSkip(f"compute_with_storage_grid_size {f.get('compute_with_storage_grid_size', '')!r} is not readable")
-    raw: dict[str, object] = {"program_config": name, "compute_with_storage_grid_size": grid, "memory": memory,
-                              "compute": compute}
-    for key in ("in0_block_w", "per_core_M", "per_core_N", "out_block_h", "out_block_w", "out_subblock_h",
-                "out_subblock_w"):
+    raw: dict[str, object] = {
+        "program_config": name,
+        "compute_with_storage_grid_size": grid,
+        "memory": memory,
+        "compute": compute,
+    }
+    for key in (
+        "in0_block_w",
+        "per_core_M",
+        "per_core_N",
+        "out_block_h",
+        "out_block_w",
+        "out_subblock_h",
+        "out_subblock_w",
+    ):
         if whole_or_none(f.get(key, "")) is not None:
             raw[key] = whole_or_none(f[key])
     for key in ("transpose_mcast", "mcast_in0", "fuse_batch"):
@@ -104,8 +120,9 @@ def _matmul_config(attrs: dict[str, str], memory: dict[str, str],
     return cfg, bool(flag(f.get("fuse_batch", ""))), fused_activation(f.get("fused_activation", ""))
 
 
-def _minimal_as_2d(blocks: _MinimalBlocks, mt: int, nt: int, memory: dict[str, str],
-                   compute: dict[str, object]) -> TtnnMatmulConfig:
+def _minimal_as_2d(
+    blocks: _MinimalBlocks, mt: int, nt: int, memory: dict[str, str], compute: dict[str, object]
+) -> TtnnMatmulConfig:
     """The 2-D multicast config that runs what ``minimal_matmul`` runs (tt-metal
     ``ttnn/cpp/ttnn/operations/experimental/minimal_matmul/device/minimal_matmul_program_factory.cpp``):
     M is split over the grid's rows and N over its columns, in0 enters at the left column and travels along
@@ -122,14 +139,25 @@ def _minimal_as_2d(blocks: _MinimalBlocks, mt: int, nt: int, memory: dict[str, s
     elif per_core_n >= nt:  # one column has work: in1 down it, in0 from DRAM (the 1-D in1 multicast)
         layout = {"program_config": ONE_D, "compute_with_storage_grid_size": (1, gy), "mcast_in0": False}
     return TtnnMatmulConfig.model_validate(
-        {**layout, "in0_block_w": blocks.k_block, "per_core_M": per_core_m, "per_core_N": per_core_n,
-         "out_block_h": blocks.m_block, "out_block_w": blocks.n_block, "out_subblock_h": blocks.subblock_h,
-         "out_subblock_w": blocks.subblock_w, "memory": memory, "compute": compute})
+        {
+            **layout,
+            "in0_block_w": blocks.k_block,
+            "per_core_M": per_core_m,
+            "per_core_N": per_core_n,
+            "out_block_h": blocks.m_block,
+            "out_block_w": blocks.n_block,
+            "out_subblock_h": blocks.subblock_h,
+            "out_subblock_w": blocks.subblock_w,
+            "memory": memory,
+            "compute": compute,
+        }
+    )
 
 
 @lru_cache(maxsize=4096)
-def _cached_matmul_config(text: str, memory: tuple[tuple[str, str], ...]
-                          ) -> tuple[_MatmulSource, bool, str | None] | str:
+def _cached_matmul_config(
+    text: str, memory: tuple[tuple[str, str], ...]
+) -> tuple[_MatmulSource, bool, str | None] | str:
     """``_matmul_config`` of ATTRIBUTES ``text`` once per distinct (text, memory); a skip as its reason."""
     attrs, compute = attributes_of(text)
     try:
@@ -160,16 +188,19 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
     batch, in1_batch = a[0] * a[1], b[0] * b[1]
     padded: dict[str, int] = {}
     repeats = 1
-    run_grid = source.grid if isinstance(source, _MinimalBlocks) else \
-        source.compute_with_storage_grid_size if source else None
+    run_grid = (
+        source.grid if isinstance(source, _MinimalBlocks) else source.compute_with_storage_grid_size if source else None
+    )
     if isinstance(source, _MinimalBlocks):
         blocks = {"M": source.m_block, "K": source.k_block, "N": source.n_block}
         tiles = {d: math.ceil(e / 32) for d, e in (("M", batch * m), ("K", k), ("N", n))}
         padded = {d: 32 * blocks[d] * math.ceil(t / blocks[d]) for d, t in tiles.items()}
         source = _minimal_as_2d(source, padded["M"] // 32, padded["N"] // 32, memory, compute)
         fuse_batch = True  # minimal_matmul flattens in0 to [M, K]
-        notes.append("MinimalMatmulOp costed as the multicast matmul with its blocks (M over rows, N over "
-                     "columns, in0 along rows, in1 down columns)")
+        notes.append(
+            "MinimalMatmulOp costed as the multicast matmul with its blocks (M over rows, N over "
+            "columns, in0 along rows, in1 down columns)"
+        )
     elif source is None:
         fuse_batch = True  # ttnn's auto-config folds an unbatched in1's batch into M
         notes.append("no program_config: predicted with the config ttnn picks (matmul auto-config)")
@@ -185,17 +216,32 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
             notes.append(f"not predicted: in0 batch {batch} and in1 batch {in1_batch} do not pair up")
         else:
             repeats = max(batch, in1_batch)
-            notes.append(f"batch {repeats} (in0 {batch}, in1 {in1_batch}): costed as {repeats} matmuls of one batch "
-                         "one after another on the same cores, the launch and pipeline fill paid once (the kernels' "
-                         "batch loop)")
+            notes.append(
+                f"batch {repeats} (in0 {batch}, in1 {in1_batch}): costed as {repeats} matmuls of one batch "
+                "one after another on the same cores, the launch and pipeline fill paid once (the kernels' "
+                "batch loop)"
+            )
     if model_shape and padded and padded != model_shape:
-        notes.append("padded to whole blocks as minimal_matmul computes them: "
-                     + ",".join(f"{d}={e}" for d, e in padded.items()))
+        notes.append(
+            "padded to whole blocks as minimal_matmul computes them: " + ",".join(f"{d}={e}" for d, e in padded.items())
+        )
         model_shape = padded
-    return OpReading(kernel="gemm", shape=shape, model_shape=model_shape, dtype=dtype, formats=formats,
-                     config=cfg, grid=run_grid, bias=bias, activation=activation, batch_repeats=repeats,
-                     fp32_acc=bool(compute.get("fp32_dest_acc_en")), note="; ".join(notes))
+    return OpReading(
+        kernel="gemm",
+        shape=shape,
+        model_shape=model_shape,
+        dtype=dtype,
+        formats=formats,
+        config=cfg,
+        grid=run_grid,
+        bias=bias,
+        activation=activation,
+        batch_repeats=repeats,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note="; ".join(notes),
+    )
 
 
-ACCURACY = AccuracyOps(name="contraction", op_codes=MATMUL_OP_CODES, error_family=error_family,
-                       read_configured=read_matmul)
+ACCURACY = AccuracyOps(
+    name="contraction", op_codes=MATMUL_OP_CODES, error_family=error_family, read_configured=read_matmul
+)

@@ -49,14 +49,24 @@ def l1_buffers(q: ContractionQuantities) -> list[L1Buffer]:
 def ttlang_buffers(q: ContractionQuantities) -> list[L1Buffer]:
     """The exported TT-Lang GEMM kernel's dataflow buffers (module docstring)."""
     buffers = _streams_and_output(q)
-    buffers.append(L1Buffer("acc", mul(2, q.out_block_h, q.out_block_w, q.acc_tile_bytes),
-                            "accumulator: the partial sum read and the one written each K step"))
+    buffers.append(
+        L1Buffer(
+            "acc",
+            mul(2, q.out_block_h, q.out_block_w, q.acc_tile_bytes),
+            "accumulator: the partial sum read and the one written each K step",
+        )
+    )
     buffers += _held_inputs(q)
     gather = q.candidate.gather_axis
     if gather:
         senders = (q.grid_x if gather == "x" else q.grid_y) - 1
-        buffers.append(L1Buffer("partials", mul(senders, q.out_block_h, q.out_block_w, q.acc_tile_bytes),
-                                "split-K partial sums received: one block per other core along K"))
+        buffers.append(
+            L1Buffer(
+                "partials",
+                mul(senders, q.out_block_h, q.out_block_w, q.acc_tile_bytes),
+                "split-K partial sums received: one block per other core along K",
+            )
+        )
     return buffers
 
 
@@ -65,12 +75,16 @@ def ttnn_buffers(q: ContractionQuantities) -> list[L1Buffer]:
     buffers = _streams_and_output(q)
     out = q.con.matmul.out
     if q.problem.fp32_acc and q.fmt(out) is not DataFormat.float32:
-        buffers.append(L1Buffer("interm", mul(q.out_block_h, q.out_block_w, q.hw.tile_bytes[DataFormat.float32]),
-                                "fp32 partial sums"))
+        buffers.append(
+            L1Buffer(
+                "interm", mul(q.out_block_h, q.out_block_w, q.hw.tile_bytes[DataFormat.float32]), "fp32 partial sums"
+            )
+        )
     buffers += _held_inputs(q)
     if q.candidate.gather_axis:
-        buffers.append(L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes),
-                                "split-K partial sums received"))
+        buffers.append(
+            L1Buffer("partials", mul(q.out_block_h, q.out_block_w, q.acc_tile_bytes), "split-K partial sums received")
+        )
     return buffers
 
 
@@ -95,8 +109,9 @@ def _streams_and_output(q: ContractionQuantities) -> list[L1Buffer]:
 def _held_inputs(q: ContractionQuantities) -> list[L1Buffer]:
     """The core's share of each auxiliary input (a bias), then the resident shard of each matmul input that
     lives in L1 (or is read locally)."""
-    buffers = [L1Buffer(t, mul(q.share_tiles(t), q.tile_bytes(t)), f"{t}, the core's share")
-               for t in q.auxiliary_inputs]
+    buffers = [
+        L1Buffer(t, mul(q.share_tiles(t), q.tile_bytes(t)), f"{t}, the core's share") for t in q.auxiliary_inputs
+    ]
     for t in q.inputs:
         if q.problem.placement(t).in_l1 or q.candidate.comm(t) is Comm.local:
             shard = q.share_tiles(t, columns_split_over_x(q.problem, q.candidate.axes, t))

@@ -54,8 +54,16 @@ if TYPE_CHECKING:
 
 def compute_step_cycles(q: ContractionQuantities) -> Expr:
     in0, in1 = q.inputs
-    return matmul_cycles(q, q.out_block_h, q.out_block_w, q.in0_block_w, q.out_subblock_h, q.out_subblock_w,
-                         q.tile_bytes(in0), q.tile_bytes(in1))
+    return matmul_cycles(
+        q,
+        q.out_block_h,
+        q.out_block_w,
+        q.in0_block_w,
+        q.out_subblock_h,
+        q.out_subblock_w,
+        q.tile_bytes(in0),
+        q.tile_bytes(in1),
+    )
 
 
 def read_stall_cycles(q: GridQuantities, tensor: str) -> Expr:
@@ -76,8 +84,9 @@ def read_stall_cycles(q: GridQuantities, tensor: str) -> Expr:
 
 def step_cycles(q: ContractionQuantities, links: Sequence[LinkShare] = ()) -> Expr:
     stall = total(read_stall_cycles(q, t) for t in q.inputs)
-    return overlapped_step(q, compute_step_cycles(q) + stall, q.inputs,
-                           [link.cycles(q, block_bytes(q, link.tensor)) for link in links])
+    return overlapped_step(
+        q, compute_step_cycles(q) + stall, q.inputs, [link.cycles(q, block_bytes(q, link.tensor)) for link in links]
+    )
 
 
 def epilogue_cycles(q: ContractionQuantities) -> Expr:
@@ -97,13 +106,17 @@ def write_cycles(q: ContractionQuantities, tiles: Expr, links: Sequence[LinkShar
 
 def fill_cycles(q: ContractionQuantities) -> Expr:
     first = maximum(*(data_movement_cycles(q, t) for t in q.inputs))
-    extra = total(ceil_rate(mul(q.share_tiles(t), q.tile_bytes(t)), q.hw.dram.core_read_bytes_per_cycle)
-                  + q.hw.dram.read_latency_cycles for t in q.auxiliary_inputs)
+    extra = total(
+        ceil_rate(mul(q.share_tiles(t), q.tile_bytes(t)), q.hw.dram.core_read_bytes_per_cycle)
+        + q.hw.dram.read_latency_cycles
+        for t in q.auxiliary_inputs
+    )
     return first + extra
 
 
-def latency_terms(q: ContractionQuantities, step_links: Sequence[LinkShare] = (),
-                  write_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
+def latency_terms(
+    q: ContractionQuantities, step_links: Sequence[LinkShare] = (), write_links: Sequence[LinkShare] = ()
+) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective (compact form for the solver), its breakdown (terms that sum to it) and a lower bound.
 
     The lower bound replaces the K-step loop ``n_out*n_k*step`` by its compute floor
@@ -126,22 +139,28 @@ def latency_terms(q: ContractionQuantities, step_links: Sequence[LinkShare] = ()
         s = q.axis_cores(gather_axis)
         partial_tiles = mul(q.pb, q.pm, q.pn)
         noc = q.hw.noc
-        gather = (ceil_rate(mul(s - 1, partial_tiles, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)
-                  + mul(noc.hop_latency_cycles, s - 1) + noc.transaction_latency_cycles)
+        gather = (
+            ceil_rate(mul(s - 1, partial_tiles, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)
+            + mul(noc.hop_latency_cycles, s - 1)
+            + noc.transaction_latency_cycles
+        )
         tail = [
             ("gather", gather, "split-K partial sums sent L1-to-L1 to the reducing core"),
             ("reduce", mul(s - 1, partial_tiles, c.eltwise_tile_cycles), "adding the partial sums"),
             ("write_back", write_cycles(q, partial_tiles, write_links), "reduced output written to DRAM"),
         ]
-    objective = total([
-        c.kernel_launch_cycles, fill, mul(n_out, mul(n_k, step) + epi + wb_block), *(e for _, e, _ in tail)
-    ])
+    objective = total(
+        [c.kernel_launch_cycles, fill, mul(n_out, mul(n_k, step) + epi + wb_block), *(e for _, e, _ in tail)]
+    )
     terms = [
         LatencyTerm("launch", const(c.kernel_launch_cycles), "fixed per-op launch on the device"),
         LatencyTerm("fill", fill, "first blocks loaded before any compute"),
         LatencyTerm("compute", mul(n_out, n_k, mm), "tile matmuls, packing and sub-block overhead"),
-        LatencyTerm("data_movement", mul(n_out, n_k, step - mm),
-                    "K steps where reads/multicasts (or shared DRAM bandwidth) outlast compute"),
+        LatencyTerm(
+            "data_movement",
+            mul(n_out, n_k, step - mm),
+            "K steps where reads/multicasts (or shared DRAM bandwidth) outlast compute",
+        ),
         LatencyTerm("epilogue", mul(n_out, epi), "bias and activation per output tile"),
     ]
     if split:
@@ -150,8 +169,7 @@ def latency_terms(q: ContractionQuantities, step_links: Sequence[LinkShare] = ()
         terms.append(LatencyTerm("write_back", mul(n_out, wb_block), "output blocks written to DRAM"))
     # everything but the K-step loop, common to both bounds
     common = total([c.kernel_launch_cycles, fill, mul(n_out, epi + wb_block), *(e for _, e, _ in tail)])
-    floor = mul(q.pb, q.pm, q.pn,
-                mul(q.pk, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles)
+    floor = mul(q.pb, q.pm, q.pn, mul(q.pk, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles)
     lower_bound = common + floor
     # second redundant bound: the chip's DRAM bandwidth over the whole K loop. With the divisibility
     # constraints, n_out*n_k*out_block_h*in0_block_w = pb*pm*pk*(pn/out_block_w) (and likewise for in1),
@@ -161,8 +179,9 @@ def latency_terms(q: ContractionQuantities, step_links: Sequence[LinkShare] = ()
         lower_bound = maximum(lower_bound, common + ceil_rate(chip, q.hw.dram.chip_read_bytes_per_cycle))
     # third: each NoC link over the whole K loop (n*ceil(x/W) >= ceil(n*x/W) again)
     for link in step_links:
-        lower_bound = maximum(lower_bound, common + link.cycles(q, mul(loop_tiles(q, link.tensor),
-                                                                         q.tile_bytes(link.tensor))))
+        lower_bound = maximum(
+            lower_bound, common + link.cycles(q, mul(loop_tiles(q, link.tensor), q.tile_bytes(link.tensor)))
+        )
     # fourth: the compute floor plus every output block's write-back taken as one write of the whole per-core
     # output (n*max(ceil(x/w), link(x)) + n*L >= max(ceil(n*x/w), link(n*x)) + L), which depends on the
     # grid and per-core sizes only

@@ -56,6 +56,5 @@ def constraints(q: ContractionQuantities) -> list[Constraint]:
 FAMILY = ModelFamily(
     name=CONTRACTION.name,
     build=build,
-    work_cycles=lambda hw, problem: contraction_work(problem)[1] * hw.compute.matmul_tile_cycles[
-        problem.fidelity],
+    work_cycles=lambda hw, problem: contraction_work(problem)[1] * hw.compute.matmul_tile_cycles[problem.fidelity],
 )

@@ -58,8 +58,10 @@ class Contraction:
 def analyse_contraction(program: TileProgram) -> Contraction:
     reductions = [op for op in program.ops if isinstance(op, Reduce)]
     if reductions:
-        raise ProgramStructureError(f"program {program.name}: a Reduce op ({reductions[0].op} into "
-                                    f"{reductions[0].out}) belongs to a row-reduction program, which has no Matmul")
+        raise ProgramStructureError(
+            f"program {program.name}: a Reduce op ({reductions[0].op} into "
+            f"{reductions[0].out}) belongs to a row-reduction program, which has no Matmul"
+        )
     matmuls = [op for op in program.ops if isinstance(op, Matmul)]
     if len(matmuls) != 1:
         raise ProgramStructureError(
@@ -75,8 +77,11 @@ def analyse_contraction(program: TileProgram) -> Contraction:
     # one input is broadcast along (x[B, M, K] @ w[K, N]); the other input is shared across them
     batch = [d for d in order if d in out and d in a and d in b] + m[:-1] + n[:-1]
     m, n = m[-1:], n[-1:]
-    for role, found in (("reduction (in both inputs, not the output)", k), ("row (in a and out)", m),
-                        ("column (in b and out)", n)):
+    for role, found in (
+        ("reduction (in both inputs, not the output)", k),
+        ("row (in a and out)", m),
+        ("column (in b and out)", n),
+    ):
         if len(found) != 1:
             raise ProgramStructureError(
                 f"program {program.name}: expected one {role} dimension for {mm}, found {found}"
@@ -96,8 +101,9 @@ def analyse_contraction(program: TileProgram) -> Contraction:
             f"program {program.name}: a single-matmul contraction has no per-step ops or intermediate tensors "
             f"(found {per_step or [t.name for t in program.intermediates]})"
         )
-    return Contraction(matmul=mm, m_dim=m[0], n_dim=n[0], k_dim=k[0], batch_dims=tuple(batch), epilogue=epilogue,
-                       program=program)
+    return Contraction(
+        matmul=mm, m_dim=m[0], n_dim=n[0], k_dim=k[0], batch_dims=tuple(batch), epilogue=epilogue, program=program
+    )
 
 
 CONTRACTION = ProgramFamily(

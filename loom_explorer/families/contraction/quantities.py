@@ -39,7 +39,6 @@ class ContractionQuantities(GridQuantities):
     """A blocked matmul's quantities (module docstring): the per-core extents ``pm``, ``pn``, ``pk``, ``pb``
     of the M, N, K and batch dims, the output and K blocks and the Dst sub-block."""
 
-
     con: Contraction
     out_block_h: Var
     out_block_w: Var
@@ -109,15 +108,21 @@ class ContractionQuantities(GridQuantities):
     @property
     def auxiliary_inputs(self) -> tuple[str, ...]:
         """Enabled inputs other than the matmul operands (e.g. a bias), read once and held in L1."""
-        return tuple(t.name for t in self.problem.program.inputs
-                     if t.name not in self.inputs and self.problem.is_enabled(t.name))
+        return tuple(
+            t.name for t in self.problem.program.inputs if t.name not in self.inputs and self.problem.is_enabled(t.name)
+        )
 
     def share_tiles(self, tensor: str, split_over_x: str | None = None) -> Expr:
         """Tiles of ``tensor`` one core holds: the product of its per-core extents (e.g. per_core_N for a
         bias); a dim ``split_over_x`` spread over the grid columns without being on them counts
         ``ceil(E/grid_x)`` (a block-sharded input's columns)."""
-        return mul(1, *(ceil_div(self.extent(d), self.grid_x) if d == split_over_x else self.per_core[d]
-                        for d in self.problem.program.tensor(tensor).dims))
+        return mul(
+            1,
+            *(
+                ceil_div(self.extent(d), self.grid_x) if d == split_over_x else self.per_core[d]
+                for d in self.problem.program.tensor(tensor).dims
+            ),
+        )
 
 
 def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> ContractionQuantities:
@@ -142,34 +147,43 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
         extent = problem.tiles(dim)
         axis = candidate.axis_of(dim)
         unit = "tiles" if problem.program.dim(dim).tile > 1 else "items"
-        domain, bound = (spread_domain(hw, axis, extent, extent) if axis is not None
-                         else (Domain.range(extent, extent), ""))
+        domain, bound = (
+            spread_domain(hw, axis, extent, extent) if axis is not None else (Domain.range(extent, extent), "")
+        )
         per_core[dim] = param(
-            f"per_core_{dim}", domain,
-            f"{dim} per core" + ("" if axis is not None else f" (all of {dim}: not spread)"), unit, bound,
+            f"per_core_{dim}",
+            domain,
+            f"{dim} per core" + ("" if axis is not None else f" (all of {dim}: not spread)"),
+            unit,
+            bound,
         )
     mt, nt = problem.tiles(con.m_dim), problem.tiles(con.n_dim)
     a, b, out = con.matmul.a, con.matmul.b, con.matmul.out
     tb = {t: hw.tile_bytes[problem.data_format(t)] for t in (a, b, out)}
     out_buffer = 0 if problem.placement(out).in_l1 else tb[out]
-    acc_buffer = 2 * (hw.tile_bytes[DataFormat.float32] if problem.fp32_acc else tb[out]) \
-        if problem.target is KernelTarget.ttlang else 0  # the TT-Lang kernels' two-block accumulator
+    acc_buffer = (
+        2 * (hw.tile_bytes[DataFormat.float32] if problem.fp32_acc else tb[out])
+        if problem.target is KernelTarget.ttlang
+        else 0
+    )  # the TT-Lang kernels' two-block accumulator
 
     def l1_text(limit: int, most: int) -> str:  # said only where L1, not the extent, ends the domain
         return f"a block side over {limit:,} tiles overflows L1 on its own" if limit < most else ""
 
     kb_limit = l1_block_limit(hw, tb[a] + tb[b], 0)
     pk = per_core[con.k_dim]
-    kb_values = Domain.of(divisors_up_to(pk.values.min, kb_limit)) if pk.values.fixed \
+    kb_values = (
+        Domain.of(divisors_up_to(pk.values.min, kb_limit))
+        if pk.values.fixed
         else Domain.range(1, min(pk.values.max, kb_limit))
-    kb = param("in0_block_w", kb_values, "K tiles per K step (in0 block width)", "tiles",
-               l1_text(kb_limit, pk.values.max))
+    )
+    kb = param(
+        "in0_block_w", kb_values, "K tiles per K step (in0 block width)", "tiles", l1_text(kb_limit, pk.values.max)
+    )
     bh_limit = l1_block_limit(hw, tb[a] + out_buffer + acc_buffer, tb[b])
-    bh = param("out_block_h", Domain.range(1, min(mt, bh_limit)), "output block height", "tiles",
-               l1_text(bh_limit, mt))
+    bh = param("out_block_h", Domain.range(1, min(mt, bh_limit)), "output block height", "tiles", l1_text(bh_limit, mt))
     bw_limit = l1_block_limit(hw, tb[b] + out_buffer + acc_buffer, tb[a])
-    bw = param("out_block_w", Domain.range(1, min(nt, bw_limit)), "output block width", "tiles",
-               l1_text(bw_limit, nt))
+    bw = param("out_block_w", Domain.range(1, min(nt, bw_limit)), "output block width", "tiles", l1_text(bw_limit, nt))
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
     sh = param("out_subblock_h", Domain.range(1, min(dst, mt)), "Dst sub-block height", "tiles")
     sw = param("out_subblock_w", Domain.range(1, min(dst, nt)), "Dst sub-block width", "tiles")
@@ -178,7 +192,18 @@ def build_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -
         for t in (con.matmul.a, con.matmul.b)
     }
     return ContractionQuantities(
-        hw=hw, problem=problem, candidate=candidate, con=con, params=tuple(params), grid_x=gx, grid_y=gy,
-        per_core=per_core, out_block_h=bh, out_block_w=bw, in0_block_w=kb, out_subblock_h=sh,
-        out_subblock_w=sw, depth=depth,
+        hw=hw,
+        problem=problem,
+        candidate=candidate,
+        con=con,
+        params=tuple(params),
+        grid_x=gx,
+        grid_y=gy,
+        per_core=per_core,
+        out_block_h=bh,
+        out_block_w=bw,
+        in0_block_w=kb,
+        out_subblock_h=sh,
+        out_subblock_w=sw,
+        depth=depth,
     )

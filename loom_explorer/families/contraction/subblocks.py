@@ -27,13 +27,24 @@ TTLANG_DST_TILES = 4  # the TT-Lang compiler's Dst capacity (tt-lang 1.1.1: "exc
 def ttlang_subblocks(q: ContractionQuantities) -> list[Constraint]:
     """The TT-Lang compiler's sub-blocking of a GEMM output block (module docstring): the contraction
     family adds these for the TT-Lang target (``model.py``)."""
-    (_, h, w), = q.subblock_pairs()
+    ((_, h, w),) = q.subblock_pairs()
     tiles, k_step = mul(h, w), minimum(q.in0_block_w, 2)
     return [
-        Constraint("dst_capacity[ttlang]", "dst_capacity", "le", tiles, mul(TTLANG_DST_TILES, k_step),
-                   "a sub-block of {lhs} tiles exceeds the TT-Lang compiler's Dst tiles ({rhs} here)"),
-        Constraint("dst_subblock[ttlang]", "dst_capacity", "ge", tiles,
-                   minimum(2, mul(q.out_block_h, q.out_block_w), add(3, mul(-1, k_step))),
-                   "with one-tile K steps the TT-Lang compiler computes a block of more than 4 tiles in "
-                   "sub-blocks of 2 to 4 tiles; this one's is {lhs}"),
+        Constraint(
+            "dst_capacity[ttlang]",
+            "dst_capacity",
+            "le",
+            tiles,
+            mul(TTLANG_DST_TILES, k_step),
+            "a sub-block of {lhs} tiles exceeds the TT-Lang compiler's Dst tiles ({rhs} here)",
+        ),
+        Constraint(
+            "dst_subblock[ttlang]",
+            "dst_capacity",
+            "ge",
+            tiles,
+            minimum(2, mul(q.out_block_h, q.out_block_w), add(3, mul(-1, k_step))),
+            "with one-tile K steps the TT-Lang compiler computes a block of more than 4 tiles in "
+            "sub-blocks of 2 to 4 tiles; this one's is {lhs}",
+        ),
     ]

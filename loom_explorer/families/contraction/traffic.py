@@ -14,9 +14,12 @@ from loom_explorer.model.traffic import WRITER_NOC, input_flows, write_flow
 
 def read_once_flows(q: ContractionQuantities, tensors: tuple[str, ...]) -> list[TrafficFlow]:
     """Inputs every core reads once (a bias), on the writer's NoC."""
-    return [TrafficFlow(f"{t} read", t, "dram_read", "all", None, WRITER_NOC,
-                        mul(q.share_tiles(t), q.tile_bytes(t)), const(1))
-            for t in tensors]
+    return [
+        TrafficFlow(
+            f"{t} read", t, "dram_read", "all", None, WRITER_NOC, mul(q.share_tiles(t), q.tile_bytes(t)), const(1)
+        )
+        for t in tensors
+    ]
 
 
 def gather_flow(tensor: str, axis: Axis, size: Expr) -> TrafficFlow:

@@ -67,15 +67,22 @@ def _check_supported(problem: Problem) -> Contraction:
     _check_common(problem)
     structure = analyse_contraction(problem.program)
     if structure.batch_dims:
-        raise ExportError(f"TT-Lang export covers plain GEMM (M, N, K) so far; {problem.program.name} has "
-                          f"batch dimensions {', '.join(structure.batch_dims)}")
-    extra = [t.name for t in problem.program.inputs if problem.is_enabled(t.name)
-             and t.name not in (structure.matmul.a, structure.matmul.b)]
+        raise ExportError(
+            f"TT-Lang export covers plain GEMM (M, N, K) so far; {problem.program.name} has "
+            f"batch dimensions {', '.join(structure.batch_dims)}"
+        )
+    extra = [
+        t.name
+        for t in problem.program.inputs
+        if problem.is_enabled(t.name) and t.name not in (structure.matmul.a, structure.matmul.b)
+    ]
     if extra or problem.activation:
         raise ExportError("TT-Lang export covers C = A @ B so far (no bias, no activation)")
     if problem.fp32_acc:
-        raise ExportError("TT-Lang GEMM export accumulates in the output's format (a dataflow buffer takes its "
-                          "tensor's data format); fp32 accumulation is not written")
+        raise ExportError(
+            "TT-Lang GEMM export accumulates in the output's format (a dataflow buffer takes its "
+            "tensor's data format); fp32 accumulation is not written"
+        )
     return structure
 
 
@@ -112,8 +119,11 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
             nets.append(f"{t}_net = {pipes(c, working, gx)}")
     if gather is not None:
         head = "(0, y)" if gather == "x" else "(x, 0)"
-        rng = "for x in range(1, GRID_X) for y in range(GRID_Y)" if gather == "x" else \
-            "for x in range(GRID_X) for y in range(1, GRID_Y)"
+        rng = (
+            "for x in range(1, GRID_X) for y in range(GRID_Y)"
+            if gather == "x"
+            else "for x in range(GRID_X) for y in range(1, GRID_Y)"
+        )
         nets.append(f"partial_net = ttl.PipeNet([ttl.Pipe(src=(x, y), dst={head}) {rng}])")
     is_head = {"x": "x == 0", "y": "y == 0", None: "True"}[gather]
 
@@ -130,8 +140,11 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         for d in dims:
             axis = cand.axis_of(d)
             where_on = {"x": "x", "y": "y", "xy": "(y * GRID_X + x)"}.get(axis or "")
-            lines.append(f"{d.lower()}0 = {where_on} * PER_CORE_{d}" if where_on
-                         else f"{d.lower()}0 = 0  # {d} is not spread: every core takes all of it")
+            lines.append(
+                f"{d.lower()}0 = {where_on} * PER_CORE_{d}"
+                if where_on
+                else f"{d.lower()}0 = 0  # {d} is not spread: every core takes all of it"
+            )
         return "\n".join(lines) + "\n" if lines else ""
 
     if gather is None:
@@ -168,19 +181,32 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
 
                     partial_net.if_src(send_partial)
             """
-    partial_dfb = (f"\n    partial_dfb = ttl.make_dataflow_buffer_like({out}, shape=(OUT_BLOCK_H, OUT_BLOCK_W), "
-                   "block_count=PARTIAL_BLOCKS)") if gather is not None else ""
+    partial_dfb = (
+        (
+            f"\n    partial_dfb = ttl.make_dataflow_buffer_like({out}, shape=(OUT_BLOCK_H, OUT_BLOCK_W), "
+            "block_count=PARTIAL_BLOCKS)"
+        )
+        if gather is not None
+        else ""
+    )
     row_start = f"r0 = {mm}0 + bm * OUT_BLOCK_H\n"
     col_start = f"c0 = {nn}0 + bn * OUT_BLOCK_W\n"
 
     def blocks(inner: str, per_bm: str = "", per_bn: str = "") -> str:
         """``inner`` inside the loops over this core's output blocks (``per_bm``/``per_bn``: their first tiles)."""
-        return (f"for bm in range(PER_CORE_{m} // OUT_BLOCK_H):\n" + textwrap.indent(per_bm, "    ")
-                + f"    for bn in range(PER_CORE_{n} // OUT_BLOCK_W):\n" + textwrap.indent(per_bn + inner, "        "))
+        return (
+            f"for bm in range(PER_CORE_{m} // OUT_BLOCK_H):\n"
+            + textwrap.indent(per_bm, "    ")
+            + f"    for bn in range(PER_CORE_{n} // OUT_BLOCK_W):\n"
+            + textwrap.indent(per_bn + inner, "        ")
+        )
 
     def k_loop(tensor: str, fill: str) -> str:
-        return (f"for ks in range(PER_CORE_{k} // IN0_BLOCK_W):\n    s0 = {kk}0 + ks * IN0_BLOCK_W\n"
-                + f"    with {tensor}_dfb.reserve() as {tensor}_blk:\n" + textwrap.indent(fill, "        "))
+        return (
+            f"for ks in range(PER_CORE_{k} // IN0_BLOCK_W):\n    s0 = {kk}0 + ks * IN0_BLOCK_W\n"
+            + f"    with {tensor}_dfb.reserve() as {tensor}_blk:\n"
+            + textwrap.indent(fill, "        ")
+        )
 
     def thread(work: str) -> str:
         return thread_body(work, one_d)
@@ -193,20 +219,47 @@ def _gemm_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
                 acc.store(pre + {a}_blk @ {b}_blk)
         """)
     read_a_kernel = thread(origin(m, k) + blocks(k_loop(a, fill_a), row_start))
-    read_b_kernel = thread(origin(m, n, k) + blocks(k_loop(b, fill_b) + textwrap.dedent(write_out), row_start,
-                                                    col_start))
+    read_b_kernel = thread(
+        origin(m, n, k) + blocks(k_loop(b, fill_b) + textwrap.dedent(write_out), row_start, col_start)
+    )
     compute_kernel = thread(blocks(compute_steps + textwrap.dedent(finish_compute)))
     partial_blocks = partial_block_count(cores_along(k))
     elements = dict(problem.shape)
     return _TEMPLATE.format(
-        header=header(built, doc), kernel=problem.program.name, footer=footer(doc), host_helpers=HOST_HELPERS,
-        a=a, b=b, out=out, m=m, n=n, k=k, gx=gx, gy=gy, pm=pm, pn=pn, pk=pk, obh=obh,
-        obw=obw, ibw=ibw, da=v[f"{a}_buffer_depth"], db=v[f"{b}_buffer_depth"], working=len(working),
-        cores_k=cores_along(k), m_el=elements[m], n_el=elements[n], k_el=elements[k],
-        m_pad=pad[m] * 32, n_pad=pad[n] * 32, k_pad=pad[k] * 32,
+        header=header(built, doc),
+        kernel=problem.program.name,
+        footer=footer(doc),
+        host_helpers=HOST_HELPERS,
+        a=a,
+        b=b,
+        out=out,
+        m=m,
+        n=n,
+        k=k,
+        gx=gx,
+        gy=gy,
+        pm=pm,
+        pn=pn,
+        pk=pk,
+        obh=obh,
+        obw=obw,
+        ibw=ibw,
+        da=v[f"{a}_buffer_depth"],
+        db=v[f"{b}_buffer_depth"],
+        working=len(working),
+        cores_k=cores_along(k),
+        m_el=elements[m],
+        n_el=elements[n],
+        k_el=elements[k],
+        m_pad=pad[m] * 32,
+        n_pad=pad[n] * 32,
+        k_pad=pad[k] * 32,
         nets="\n    ".join(nets) or "# no multicast: every core reads its own blocks",
-        partial_dfb=partial_dfb, partial_blocks=partial_blocks,
-        read_a=read_a_kernel, read_b=read_b_kernel, compute=compute_kernel,
+        partial_dfb=partial_dfb,
+        partial_blocks=partial_blocks,
+        read_a=read_a_kernel,
+        read_b=read_b_kernel,
+        compute=compute_kernel,
         one_d="row by row (1-D layout)" if one_d else "by grid position",
     )
 

@@ -37,8 +37,11 @@ from loom_explorer.problem import Placement, Problem
 
 def _matmul_runs(problem: Problem, cand: Candidate) -> bool:
     structure = analyse_contraction(problem.program)
-    return not structure.batch_dims and layout_of_candidate(
-        cand, structure.m_dim, structure.n_dim, structure.matmul.a, structure.matmul.b) is not None
+    return (
+        not structure.batch_dims
+        and layout_of_candidate(cand, structure.m_dim, structure.n_dim, structure.matmul.a, structure.matmul.b)
+        is not None
+    )
 
 
 def _matmul_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dict[str, object], list[str]]:
@@ -49,9 +52,13 @@ def _matmul_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[s
     if layout is None:
         if Comm.local in (cand.comm(a), cand.comm(b)):  # an operand sharded in L1: can TTNN hold it that way?
             ttnn_memory(schedule, v)
-        why = "splits K over cores (TTNN's matmul has no split-K)" if cand.gather_axis else \
-            "reads an input from DRAM on every core of a 2-D grid (TTNN's 2-D config multicasts both inputs)" \
-            if not cand.is_1d else "does not multicast exactly one input to every core (TTNN's 1-D config does)"
+        why = (
+            "splits K over cores (TTNN's matmul has no split-K)"
+            if cand.gather_axis
+            else "reads an input from DRAM on every core of a 2-D grid (TTNN's 2-D config multicasts both inputs)"
+            if not cand.is_1d
+            else "does not multicast exactly one input to every core (TTNN's 1-D config does)"
+        )
         raise ExportError(f"candidate {cand.name} has no TTNN program config: it {why}")
     ttnn_memory(schedule, v)
     notes = []
@@ -90,11 +97,17 @@ def _matmul_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, o
         elif placement is Placement.l1_width and n_axis == "xy" and tensor == mm.out:
             spec = sharded("WIDTH_SHARDED", ranges_filling_rows(math.ceil(nt / pn), gx), (mt, pn))
         if spec is None:
-            why = ("TTNN's multicast matmuls read in1 interleaved" if tensor == mm.b else
-                   "a what-if placement (sharded as each candidate needs) with no TTNN layout"
-                   if placement is Placement.l1 else f"TTNN has no {placement.value} layout for it on {cand.name}")
-            raise ExportError(f"{tensor}={placement.value}: {why}; exporting it DRAM-interleaved would measure "
-                              "another schedule, so it is refused")
+            why = (
+                "TTNN's multicast matmuls read in1 interleaved"
+                if tensor == mm.b
+                else "a what-if placement (sharded as each candidate needs) with no TTNN layout"
+                if placement is Placement.l1
+                else f"TTNN has no {placement.value} layout for it on {cand.name}"
+            )
+            raise ExportError(
+                f"{tensor}={placement.value}: {why}; exporting it DRAM-interleaved would measure "
+                "another schedule, so it is refused"
+            )
         memory[tensor] = spec
     return memory
 
@@ -112,8 +125,14 @@ def _matmul_call(schedule: SymbolicSchedule) -> str:
     same with a bias or a fused activation, but the call written here is C = A @ B."""
     problem = schedule.problem
     structure = analyse_contraction(problem.program)
-    if any(problem.is_enabled(t.name) for t in problem.program.inputs if t.name not in
-           (structure.matmul.a, structure.matmul.b)) or problem.activation:
+    if (
+        any(
+            problem.is_enabled(t.name)
+            for t in problem.program.inputs
+            if t.name not in (structure.matmul.a, structure.matmul.b)
+        )
+        or problem.activation
+    ):
         raise ExportError("TTNN export covers C = A @ B so far (no bias, no activation)")
     mm = structure.matmul
     return _MATMUL_CALL.format(a=mm.a, b=mm.b, out=mm.out, m=structure.m_dim, k=structure.k_dim, n=structure.n_dim)

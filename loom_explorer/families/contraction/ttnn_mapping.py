@@ -56,14 +56,22 @@ class MatmulLayout:
 
     def runs(self, cand: Candidate, m_dim: str, n_dim: str, in0: str, in1: str) -> bool:
         """Whether ``cand`` (output dims ``m_dim``, ``n_dim``; inputs ``in0``, ``in1``) is this config's."""
-        return (cand.gather_axis is None and cand.comm(in0) in self.in0 and cand.comm(in1) is self.in1
-                and (self.m_axis is None or cand.axis_of(m_dim) == self.m_axis)
-                and (self.n_axis is None or cand.axis_of(n_dim) == self.n_axis))
+        return (
+            cand.gather_axis is None
+            and cand.comm(in0) in self.in0
+            and cand.comm(in1) is self.in1
+            and (self.m_axis is None or cand.axis_of(m_dim) == self.m_axis)
+            and (self.n_axis is None or cand.axis_of(n_dim) == self.n_axis)
+        )
 
     def candidate(self, m_dim: str = "M", n_dim: str = "N", in0: str = "in0", in1: str = "in1") -> Candidate:
         """The candidate this config runs, with in0 read from DRAM where that is one of its choices."""
-        axes = tuple((axis, dim) for axis in ("y", "x", "xy") for dim, on in ((m_dim, self.m_axis),
-                                                                             (n_dim, self.n_axis)) if on == axis)
+        axes = tuple(
+            (axis, dim)
+            for axis in ("y", "x", "xy")
+            for dim, on in ((m_dim, self.m_axis), (n_dim, self.n_axis))
+            if on == axis
+        )
         return Candidate(axes=axes, comms=((in0, self.in0[0]), (in1, self.in1)))
 
 
@@ -108,23 +116,38 @@ class MatmulArgs:
 
     def constructor_args(self, layout: MatmulLayout) -> dict[str, object]:
         """The arguments as the exported file and ``predict --ttnn-config`` spell them."""
-        return {"compute_with_storage_grid_size": list(self.grid), "in0_block_w": self.in0_block_w,
-                "out_subblock_h": self.out_subblock_h, "out_subblock_w": self.out_subblock_w,
-                "out_block_h": self.out_block_h, "out_block_w": self.out_block_w, "per_core_M": self.per_core_M,
-                "per_core_N": self.per_core_N, layout.flag: layout.flag_value, "fuse_batch": True,
-                "fused_activation": None}
+        return {
+            "compute_with_storage_grid_size": list(self.grid),
+            "in0_block_w": self.in0_block_w,
+            "out_subblock_h": self.out_subblock_h,
+            "out_subblock_w": self.out_subblock_w,
+            "out_block_h": self.out_block_h,
+            "out_block_w": self.out_block_w,
+            "per_core_M": self.per_core_M,
+            "per_core_N": self.per_core_N,
+            layout.flag: layout.flag_value,
+            "fuse_batch": True,
+            "fused_activation": None,
+        }
 
 
 def config_args(values: dict[str, int], m_dim: str, n_dim: str) -> MatmulArgs:
     """Schedule -> config: the arguments of a schedule's parameter ``values`` (module docstring)."""
-    return MatmulArgs(grid=(values["grid_x"], values["grid_y"]), in0_block_w=values["in0_block_w"],
-                      out_subblock_h=values["out_subblock_h"], out_subblock_w=values["out_subblock_w"],
-                      out_block_h=values["out_block_h"], out_block_w=values["out_block_w"],
-                      per_core_M=values[f"per_core_{m_dim}"], per_core_N=values[f"per_core_{n_dim}"])
+    return MatmulArgs(
+        grid=(values["grid_x"], values["grid_y"]),
+        in0_block_w=values["in0_block_w"],
+        out_subblock_h=values["out_subblock_h"],
+        out_subblock_w=values["out_subblock_w"],
+        out_block_h=values["out_block_h"],
+        out_block_w=values["out_block_w"],
+        per_core_M=values[f"per_core_{m_dim}"],
+        per_core_N=values[f"per_core_{n_dim}"],
+    )
 
 
-def schedule_values(layout: MatmulLayout, args: MatmulArgs, tiles: tuple[int, int, int],
-                    dims: tuple[str, str, str] = ("M", "N", "K")) -> dict[str, int]:
+def schedule_values(
+    layout: MatmulLayout, args: MatmulArgs, tiles: tuple[int, int, int], dims: tuple[str, str, str] = ("M", "N", "K")
+) -> dict[str, int]:
     """Config -> schedule: the parameter values ``args`` run, for ``tiles`` = (Mt, Nt, Kt) of the output's
     row, column and reduction ``dims`` (module docstring). The buffer depths are named for the inputs
     ``in0`` and ``in1``."""
@@ -137,8 +160,17 @@ def schedule_values(layout: MatmulLayout, args: MatmulArgs, tiles: tuple[int, in
     else:
         grid = (along_n, along_m) if layout.n_axis == "x" else (along_m, along_n)
     depth = ttnn_buffer_blocks(kt // args.in0_block_w if kt % args.in0_block_w == 0 else 0)
-    return {"grid_x": grid[0], "grid_y": grid[1], f"per_core_{m_dim}": args.per_core_M,
-            f"per_core_{n_dim}": args.per_core_N, f"per_core_{k_dim}": kt, "in0_block_w": args.in0_block_w,
-            "out_block_h": args.out_block_h, "out_block_w": args.out_block_w,
-            "out_subblock_h": args.out_subblock_h, "out_subblock_w": args.out_subblock_w,
-            "in0_buffer_depth": depth, "in1_buffer_depth": depth}
+    return {
+        "grid_x": grid[0],
+        "grid_y": grid[1],
+        f"per_core_{m_dim}": args.per_core_M,
+        f"per_core_{n_dim}": args.per_core_N,
+        f"per_core_{k_dim}": kt,
+        "in0_block_w": args.in0_block_w,
+        "out_block_h": args.out_block_h,
+        "out_block_w": args.out_block_w,
+        "out_subblock_h": args.out_subblock_h,
+        "out_subblock_w": args.out_subblock_w,
+        "in0_buffer_depth": depth,
+        "in1_buffer_depth": depth,
+    }

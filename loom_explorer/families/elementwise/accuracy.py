@@ -40,12 +40,16 @@ def read_binary(name: str, attrs: Mapping[str, str], shapes: Sequence[InputShape
     shape = {"H": w * z * y, "W": x}
     kind = attrs.get("binary_op_type", "").split("::")[-1].strip()
     if kind not in BINARY_TYPES:
-        raise OpSkip(f"binary_op_type {kind or 'missing'}: the shipped binary kernel is an FPU "
-                     f"{'/'.join(sorted(BINARY_TYPES))}")
+        raise OpSkip(
+            f"binary_op_type {kind or 'missing'}: the shipped binary kernel is an FPU {'/'.join(sorted(BINARY_TYPES))}"
+        )
     if len(shapes) != 2 or shapes[1] != shapes[0]:
         raise OpSkip("a scalar or broadcast operand: the shipped binary kernel takes two tensors of one shape")
-    fused = [k for k in ("lhs_activations", "rhs_activations", "post_activations")
-             if re.sub(r"\s", "", attrs.get(k, "")) not in NO_ACTIVATIONS]
+    fused = [
+        k
+        for k in ("lhs_activations", "rhs_activations", "post_activations")
+        if re.sub(r"\s", "", attrs.get(k, "")) not in NO_ACTIVATIONS
+    ]
     if fused:
         raise OpSkip(f"fused activations ({', '.join(fused)}) are not in the shipped binary kernel")
     return InterleavedOp("binary", shape, 2, "" if kind == "ADD" else f"{kind} costed as the FPU add")
@@ -64,9 +68,12 @@ def _ttnn_op(problem: Problem) -> tuple[str, str]:
     if not fpu and len(ops) == 1:
         return f"ttnn.{name(ops[0])}", "unary, interleaved"
     if len(fpu) == 1 and ops[fpu[0]].op in BINARY_OPS:
-        before, after = ops[:fpu[0]], ops[fpu[0] + 1:]
-        extra = "".join(f", {what}=[{', '.join(name(op).upper() for op in group)}]"
-                        for what, group in (("input_tensor_a_activations", before), ("activations", after)) if group)
+        before, after = ops[: fpu[0]], ops[fpu[0] + 1 :]
+        extra = "".join(
+            f", {what}=[{', '.join(name(op).upper() for op in group)}]"
+            for what, group in (("input_tensor_a_activations", before), ("activations", after))
+            if group
+        )
         return BINARY_OPS[ops[fpu[0]].op], f"binary_ng, interleaved{extra}"
     return "ttnn element-wise ops", "binary_ng/unary split, interleaved"
 
@@ -76,10 +83,22 @@ def interleaved_default(problem: Problem) -> InterleavedSplit:
     cycle (module docstring)."""
     est = analyse_elementwise(problem.program)
     op, program = _ttnn_op(problem)
-    return InterleavedSplit(op=op, program=program, unit="tile", units=math.prod(problem.tiles(d) for d in est.dims),
-                            group="*".join(est.dims), streamed=tuple(est.streamed), block="block",
-                            buffer_depth=BUFFER_TILES)
+    return InterleavedSplit(
+        op=op,
+        program=program,
+        unit="tile",
+        units=math.prod(problem.tiles(d) for d in est.dims),
+        group="*".join(est.dims),
+        streamed=tuple(est.streamed),
+        block="block",
+        buffer_depth=BUFFER_TILES,
+    )
 
 
-ACCURACY = AccuracyOps(name="elementwise", op_codes=BINARY_OP_CODES, kernels=("binary",), read_interleaved=read_binary,
-                       interleaved_default=interleaved_default)
+ACCURACY = AccuracyOps(
+    name="elementwise",
+    op_codes=BINARY_OP_CODES,
+    kernels=("binary",),
+    read_interleaved=read_binary,
+    interleaved_default=interleaved_default,
+)

@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from loom_explorer.model.noc_bound import LinkShare
 
 
-def elementwise_latency_terms(q: ElementwiseQuantities, step_links: Sequence[LinkShare] = (),
-                              write_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
+def elementwise_latency_terms(
+    q: ElementwiseQuantities, step_links: Sequence[LinkShare] = (), write_links: Sequence[LinkShare] = ()
+) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective, its named terms and a lower bound (module docstring); the lower bound takes for
     ``n * step`` the larger of two floors, each at most ``n * step`` on every schedule:
 
@@ -59,14 +60,20 @@ def elementwise_latency_terms(q: ElementwiseQuantities, step_links: Sequence[Lin
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
     objective = launch + fill + mul(n, step) + drain
-    terms = [LatencyTerm("launch", launch, "fixed per-op launch on the device"),
-             LatencyTerm("fill", fill, "the first blocks, and any scalar input, loaded before any compute"),
-             LatencyTerm("compute", mul(n, compute), "the ops on every output tile, and its pack"),
-             LatencyTerm("data_movement", mul(n, step) - mul(n, compute),
-                         "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute"),
-             LatencyTerm("write_back", drain, "the last block written to DRAM")]
+    terms = [
+        LatencyTerm("launch", launch, "fixed per-op launch on the device"),
+        LatencyTerm("fill", fill, "the first blocks, and any scalar input, loaded before any compute"),
+        LatencyTerm("compute", mul(n, compute), "the ops on every output tile, and its pack"),
+        LatencyTerm(
+            "data_movement",
+            mul(n, step) - mul(n, compute),
+            "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute",
+        ),
+        LatencyTerm("write_back", drain, "the last block written to DRAM"),
+    ]
     full = [t for t in q.per_block if t in q.st.full]
-    chip_floor = ceil_rate(total(mul(dram_readers(q, t), q.core_tiles, q.tile_bytes(t)) for t in full),
-                           hw.dram.chip_read_bytes_per_cycle)
+    chip_floor = ceil_rate(
+        total(mul(dram_readers(q, t), q.core_tiles, q.tile_bytes(t)) for t in full), hw.dram.chip_read_bytes_per_cycle
+    )
     lower = launch + fill + maximum(mul(q.core_tiles, c_tile), chip_floor) + drain
     return objective, terms, lower

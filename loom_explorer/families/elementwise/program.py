@@ -76,8 +76,9 @@ class Elementwise:
 
 def is_elementwise(program: TileProgram) -> bool:
     """No matmul, no reduction and no reduction dimension: the element-wise family's shape."""
-    return not any(isinstance(op, (Matmul, Reduce)) for op in program.ops) and \
-        all(d.kind == "parallel" for d in program.dims)
+    return not any(isinstance(op, (Matmul, Reduce)) for op in program.ops) and all(
+        d.kind == "parallel" for d in program.dims
+    )
 
 
 def analyse_elementwise(program: TileProgram) -> Elementwise:
@@ -87,29 +88,39 @@ def analyse_elementwise(program: TileProgram) -> Elementwise:
         raise ProgramStructureError(f"{where}: an element-wise program has no Matmul op and no reduction dim")
     ops = tuple(op for op in program.ops if isinstance(op, Eltwise))
     if not ops:
-        raise ProgramStructureError(f"{where}: no Eltwise op (an element-wise program computes its outputs "
-                                    "with at least one)")
+        raise ProgramStructureError(
+            f"{where}: no Eltwise op (an element-wise program computes its outputs with at least one)"
+        )
     if len(program.dims) != 2:
-        raise ProgramStructureError(f"{where}: an element-wise program has two dimensions (rows, columns: a "
-                                    f"tensor's last two), found {len(program.dims)}; fold leading dims into rows")
+        raise ProgramStructureError(
+            f"{where}: an element-wise program has two dimensions (rows, columns: a "
+            f"tensor's last two), found {len(program.dims)}; fold leading dims into rows"
+        )
     dims = {d.name for d in program.dims}
     outputs = tuple(t.name for t in program.outputs)
     for name in outputs:
         if set(program.tensor(name).dims) != dims:
-            raise ProgramStructureError(f"{where}: output {name}{list(program.tensor(name).dims)} must be "
-                                        f"indexed by every dimension {sorted(dims)}")
+            raise ProgramStructureError(
+                f"{where}: output {name}{list(program.tensor(name).dims)} must be "
+                f"indexed by every dimension {sorted(dims)}"
+            )
     for op in ops:
         if op.when != "final":
-            raise ProgramStructureError(f"{where}: op {op.op} on {op.tensor} runs per {op.when} step; an "
-                                        "element-wise program has no reduction steps (use when='final')")
+            raise ProgramStructureError(
+                f"{where}: op {op.op} on {op.tensor} runs per {op.when} step; an "
+                "element-wise program has no reduction steps (use when='final')"
+            )
         if program.tensor(op.tensor).role == "input":
-            raise ProgramStructureError(f"{where}: op {op.op} writes input {op.tensor}; ops write outputs or "
-                                        "intermediates")
+            raise ProgramStructureError(
+                f"{where}: op {op.op} writes input {op.tensor}; ops write outputs or intermediates"
+            )
     used = {t for op in ops for t in (op.operand, op.source) if t}
     unnamed = [t.name for t in program.inputs if t.name not in used]
     if len(unnamed) > 1:
-        raise ProgramStructureError(f"{where}: inputs {', '.join(unnamed)} are named by no op; at most one input "
-                                    "may go unnamed (it is the outputs' starting value)")
+        raise ProgramStructureError(
+            f"{where}: inputs {', '.join(unnamed)} are named by no op; at most one input "
+            "may go unnamed (it is the outputs' starting value)"
+        )
     return Elementwise(program, ops, outputs)
 
 

@@ -122,8 +122,11 @@ class ElementwiseQuantities(GridQuantities):
         if self.flat is not None:
             sides = [(self.block_w, self.flat)]
         else:
-            sides = [(side, d) for side, d in zip((self.block_h, self.block_w), self.st.dims, strict=True)
-                     if d in self.per_core]
+            sides = [
+                (side, d)
+                for side, d in zip((self.block_h, self.block_w), self.st.dims, strict=True)
+                if d in self.per_core
+            ]
         return [(side, self.per_core[d], f"per_core_{d}") for side, d in sides if isinstance(side, Var)]
 
     def subblock_pairs(self) -> list[tuple[str, Var, Var]]:
@@ -144,14 +147,18 @@ def build_elementwise_quantities(hw: HardwareSpec, problem: Problem, candidate: 
         extent = tiles_of(problem, carried.split("*"))
         domain, bound = spread_domain(hw, axis, extent, extent)
         per_core[carried] = param(f"per_core_{carried}", domain, f"{carried} tiles per core", "tiles", bound)
-    streamed_bytes = sum(hw.tile_bytes[problem.data_format(t)] for t in st.full) + \
-        2 * sum(hw.tile_bytes[problem.data_format(t)] for t in st.outputs if not problem.placement(t).in_l1)
+    streamed_bytes = sum(hw.tile_bytes[problem.data_format(t)] for t in st.full) + 2 * sum(
+        hw.tile_bytes[problem.data_format(t)] for t in st.outputs if not problem.placement(t).in_l1
+    )
     limit = l1_block_limit(hw, max(1, streamed_bytes), 0)
     why = f"a block over {limit:,} tiles overflows L1 on its own"
 
     def side(name: str, dim_tiles: int, on_axis: bool, what: str) -> Var:
-        values = Domain.range(1, min(dim_tiles, limit)) if on_axis else \
-            Domain.of(v for v in range(1, min(dim_tiles, limit) + 1) if dim_tiles % v == 0)
+        values = (
+            Domain.range(1, min(dim_tiles, limit))
+            if on_axis
+            else Domain.of(v for v in range(1, min(dim_tiles, limit) + 1) if dim_tiles % v == 0)
+        )
         return param(name, values, what, "tiles", why if limit < dim_tiles else "")
 
     block_h: Expr
@@ -164,5 +171,16 @@ def build_elementwise_quantities(hw: HardwareSpec, problem: Problem, candidate: 
         block_w = side("block_w", problem.tiles(cols), cols in per_core, f"block width ({cols} tiles)")
     streamed = tuple(t for t, _ in candidate.comms if t not in st.scalars)
     depth = {t: param(f"{t}_buffer_depth", BUFFER_DEPTHS, f"{t} circular buffer depth", "blocks") for t in streamed}
-    return ElementwiseQuantities(hw=hw, problem=problem, candidate=candidate, params=tuple(params), grid_x=gx,
-                                 grid_y=gy, per_core=per_core, depth=depth, st=st, block_h=block_h, block_w=block_w)
+    return ElementwiseQuantities(
+        hw=hw,
+        problem=problem,
+        candidate=candidate,
+        params=tuple(params),
+        grid_x=gx,
+        grid_y=gy,
+        per_core=per_core,
+        depth=depth,
+        st=st,
+        block_h=block_h,
+        block_w=block_w,
+    )

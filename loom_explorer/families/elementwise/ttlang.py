@@ -85,8 +85,9 @@ def _kind(st: Elementwise, t: str) -> str:
     return "row" if dims == (st.dims[1],) else "col"
 
 
-def output_expressions(problem: Problem, st: Elementwise, operand: dict[str, str],
-                       fn: dict[str, str]) -> dict[str, str]:
+def output_expressions(
+    problem: Problem, st: Elementwise, operand: dict[str, str], fn: dict[str, str]
+) -> dict[str, str]:
     """Each output's expression: the ops in order on its running value (module docstring). ``operand``: how
     an input (or an earlier output) reads; ``fn``: an SFPU op's function name."""
     named = {t for op in st.ops for t in (op.operand, op.source) if t}
@@ -96,8 +97,9 @@ def output_expressions(problem: Problem, st: Elementwise, operand: dict[str, str
         current = values.get(op.tensor, operand[op.source] if op.source else start)
         other = operand.get(op.operand or "", values.get(op.operand or "", ""))
         if current is None and (op.unit == "fpu" or not other):
-            raise ExportError(f"op {op_name(problem, op)} on {op.tensor} has no value to apply to (no source, "
-                              "no input left unnamed)")
+            raise ExportError(
+                f"op {op_name(problem, op)} on {op.tensor} has no value to apply to (no source, no input left unnamed)"
+            )
         values[op.tensor] = op_expression(problem, op, current or "", other, fn)
     missing = [t for t in st.outputs if t not in values]
     if missing:
@@ -118,8 +120,9 @@ def elementwise_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
 
 
 class _Writer:
-    def __init__(self, built: RebuiltSchedule, doc: ScheduleDocument, st: Elementwise, v: dict[str, int],
-                 flat: str | None) -> None:
+    def __init__(
+        self, built: RebuiltSchedule, doc: ScheduleDocument, st: Elementwise, v: dict[str, int], flat: str | None
+    ) -> None:
         self.built, self.doc, self.st, self.v, self.flat = built, doc, st, v, flat
         self.problem = built.problem
         self.cand = built.schedule.candidate
@@ -144,11 +147,9 @@ class _Writer:
             kind = _kind(self.st, t)
             shape = {"full": f"({bh}, {bw})", "row": f"(1, {bw})", "col": f"({bh}, 1)", "scalar": "(1, 1)"}[kind]
             count = "1" if kind == "scalar" else f"{t.upper()}_BUFFER_DEPTH{slots}"
-            lines.append(f"{t}_dfb = ttl.make_dataflow_buffer_like({t}, shape={shape}, "
-                         f"block_count={count})")
+            lines.append(f"{t}_dfb = ttl.make_dataflow_buffer_like({t}, shape={shape}, block_count={count})")
         for t in self.st.outputs:
-            lines.append(f"{t}_dfb = ttl.make_dataflow_buffer_like({t}, shape=({bh}, {bw}), "
-                         f"block_count=2{slots})")
+            lines.append(f"{t}_dfb = ttl.make_dataflow_buffer_like({t}, shape=({bh}, {bw}), block_count=2{slots})")
         for t in self.inputs:
             comm = self.cand.comm(t)
             if comm.axis is not None:
@@ -165,25 +166,30 @@ class _Writer:
 
     def _fill(self, t: str) -> str:
         comm = self.cand.comm(t)
-        return (f"with {t}_dfb.reserve() as {t}_blk:\n"
-                + textwrap.indent(pipe_helpers(t, f"{t}_blk", comm)
-                                  + receive_send(t, comm, self._read_tile_range(t), f"{t}_blk", COORDS), "    "))
+        return f"with {t}_dfb.reserve() as {t}_blk:\n" + textwrap.indent(
+            pipe_helpers(t, f"{t}_blk", comm) + receive_send(t, comm, self._read_tile_range(t), f"{t}_blk", COORDS),
+            "    ",
+        )
 
     def _loops(self, inner: str) -> str:
         """``inner`` once per block (rectangular) or per tile (flattened), with ``row``, ``col`` its first tile."""
         if self.flat is not None:
-            return ("first_tile = (cy * GRID_X + cx) * PER_CORE\n"
-                    "for step in range(PER_CORE // BLOCK):\n"
-                    "    for tile in range(BLOCK):\n"
-                    "        tile_index = first_tile + step * BLOCK + tile\n"
-                    "        row = tile_index // COLS_TILES\n"
-                    "        col = tile_index % COLS_TILES\n" + textwrap.indent(inner, "        "))
+            return (
+                "first_tile = (cy * GRID_X + cx) * PER_CORE\n"
+                "for step in range(PER_CORE // BLOCK):\n"
+                "    for tile in range(BLOCK):\n"
+                "        tile_index = first_tile + step * BLOCK + tile\n"
+                "        row = tile_index // COLS_TILES\n"
+                "        col = tile_index % COLS_TILES\n" + textwrap.indent(inner, "        ")
+            )
         origin = [self.shares.origin(self.rows, "r0", "SHARE_ROWS"), self.shares.origin(self.cols, "c0", "SHARE_COLS")]
-        return ("\n".join(origin) + "\n"
-                "for br in range(SHARE_ROWS // BLOCK_H):\n"
-                "    row = r0 + br * BLOCK_H\n"
-                "    for bc in range(SHARE_COLS // BLOCK_W):\n"
-                "        col = c0 + bc * BLOCK_W\n" + textwrap.indent(inner, "        "))
+        return (
+            "\n".join(origin) + "\n"
+            "for br in range(SHARE_ROWS // BLOCK_H):\n"
+            "    row = r0 + br * BLOCK_H\n"
+            "    for bc in range(SHARE_COLS // BLOCK_W):\n"
+            "        col = c0 + bc * BLOCK_W\n" + textwrap.indent(inner, "        ")
+        )
 
     def _reader(self) -> str:
         scalars = [t for t in self.inputs if _kind(self.st, t) == "scalar"]
@@ -193,9 +199,10 @@ class _Writer:
 
     def _writer(self) -> str:
         h, w = ("1", "1") if self.flat else ("BLOCK_H", "BLOCK_W")
-        body = "".join(f"with {t}_dfb.wait() as {t}_blk:\n"
-                       f"    ttl.copy({t}_blk, {t}[row:row + {h}, col:col + {w}]).wait()\n"
-                       for t in self.st.outputs)
+        body = "".join(
+            f"with {t}_dfb.wait() as {t}_blk:\n    ttl.copy({t}_blk, {t}[row:row + {h}, col:col + {w}]).wait()\n"
+            for t in self.st.outputs
+        )
         return thread_body(self._loops(body), self.cand.is_1d, COORDS)
 
     def _compute(self) -> str:
@@ -208,14 +215,17 @@ class _Writer:
         exprs = output_expressions(self.problem, self.st, operand, TTL_FUNCTIONS)
         scalars = [t for t in self.inputs if _kind(self.st, t) == "scalar"]
         streamed = [t for t in self.inputs if t not in scalars]
-        waits = [f"{t}_dfb.wait() as {t}_blk" for t in streamed] + \
-            [f"{t}_dfb.reserve() as {t}_blk" for t in self.st.outputs]
+        waits = [f"{t}_dfb.wait() as {t}_blk" for t in streamed] + [
+            f"{t}_dfb.reserve() as {t}_blk" for t in self.st.outputs
+        ]
         stores = "".join(f"    {t}_blk.store({exprs[t]})\n" for t in self.st.outputs)
         count = "PER_CORE" if self.flat else "(SHARE_ROWS // BLOCK_H) * (SHARE_COLS // BLOCK_W)"
         body = f"for _ in range({count}):\n    with {', '.join(waits)}:\n" + textwrap.indent(stores, "    ")
         if scalars:
-            body = (f"with {', '.join(f'{t}_dfb.wait() as {t}_blk' for t in scalars)}:  # held for the whole kernel\n"
-                    + textwrap.indent(body, "    "))
+            body = (
+                f"with {', '.join(f'{t}_dfb.wait() as {t}_blk' for t in scalars)}:  # held for the whole kernel\n"
+                + textwrap.indent(body, "    ")
+            )
         return thread_body(body, self.cand.is_1d, COORDS)
 
     # ------------------------------------------------------------------ host side
@@ -226,8 +236,12 @@ class _Writer:
         build, ref = [], {}
         for t in self.inputs:
             kind = _kind(self.st, t)
-            rows, cols = {"full": ("ROWS_PAD", "COLS_PAD"), "row": ("32", "COLS_PAD"), "col": ("ROWS_PAD", "32"),
-                          "scalar": ("32", "32")}[kind]
+            rows, cols = {
+                "full": ("ROWS_PAD", "COLS_PAD"),
+                "row": ("32", "COLS_PAD"),
+                "col": ("ROWS_PAD", "32"),
+                "scalar": ("32", "32"),
+            }[kind]
             fill = {"full": ("ROWS", "COLS"), "row": ("1", "COLS"), "col": ("ROWS", "1"), "scalar": ("1", "1")}[kind]
             build.append(f"{t}_host = {draw}({rows}, {cols}, {fill[0]}, {fill[1]})")
             ref[t] = f"{t}_host.float()[:{fill[0]}, :{fill[1]}]"
@@ -244,30 +258,57 @@ class _Writer:
         build, reference, args = self._host()
         n_in = len(self.inputs)
         outputs = self.st.outputs
-        results = "\n        ".join(f"{t} = ttnn.to_torch(arguments[{n_in + i}]).float()[:ROWS, :COLS]"
-                                   for i, t in enumerate(outputs))
+        results = "\n        ".join(
+            f"{t} = ttnn.to_torch(arguments[{n_in + i}]).float()[:ROWS, :COLS]" for i, t in enumerate(outputs)
+        )
         checks = ", ".join(f"({t}, expected_{t})" for t in outputs)
         if self.flat is not None:
-            geometry = (f"PER_CORE = {v[f'per_core_{self.flat}']}                 # tiles per core, a run of the "
-                        f"row-major order\nBLOCK = {v['block']}                    # tiles per block\n"
-                        f"COLS_TILES = {cols_pad}               # tiles per row")
+            geometry = (
+                f"PER_CORE = {v[f'per_core_{self.flat}']}                 # tiles per core, a run of the "
+                f"row-major order\nBLOCK = {v['block']}                    # tiles per block\n"
+                f"COLS_TILES = {cols_pad}               # tiles per row"
+            )
         else:
-            geometry = (f"SHARE_ROWS, SHARE_COLS = {self.shares.share(self.rows)}, {self.shares.share(self.cols)}   "
-                        "# a core's rectangle (tiles)\n"
-                        f"BLOCK_H, BLOCK_W = {v['block_h']}, {v['block_w']}          # block (tiles)")
-        depths = "\n".join(f"{t.upper()}_BUFFER_DEPTH = {v[f'{t}_buffer_depth']}    # blocks in {t}'s buffer"
-                           for t in self.inputs if f"{t}_buffer_depth" in v)
+            geometry = (
+                f"SHARE_ROWS, SHARE_COLS = {self.shares.share(self.rows)}, {self.shares.share(self.cols)}   "
+                "# a core's rectangle (tiles)\n"
+                f"BLOCK_H, BLOCK_W = {v['block_h']}, {v['block_w']}          # block (tiles)"
+            )
+        depths = "\n".join(
+            f"{t.upper()}_BUFFER_DEPTH = {v[f'{t}_buffer_depth']}    # blocks in {t}'s buffer"
+            for t in self.inputs
+            if f"{t}_buffer_depth" in v
+        )
         params = ", ".join(t for t in [*self.inputs, *outputs])
         return DATAFLOW_TEMPLATE.format(
-            header=header(self.built, self.doc), footer=footer(self.doc), adapter=SIM_ADAPTER,
+            header=header(self.built, self.doc),
+            footer=footer(self.doc),
+            adapter=SIM_ADAPTER,
             host_helpers=HOST_HELPERS,
-            kernel=problem.program.name, gx=v["grid_x"], gy=v["grid_y"], working=len(self.working),
-            geometry=geometry, depths=depths, rows=self.rows, cols=self.cols,
-            rows_el=problem.elements(self.rows), cols_el=problem.elements(self.cols),
-            rows_pad=rows_pad * 32, cols_pad=cols_pad * 32, params=params, dfbs=self._dfbs(),
-            read=self._reader(), compute=self._compute(), write=self._writer(),
-            build=build, args=args, reference=reference, results=results, checks=checks,
-            one_d="row by row (1-D layout)" if self.cand.is_1d else "by grid position", write_doc="the outputs",
+            kernel=problem.program.name,
+            gx=v["grid_x"],
+            gy=v["grid_y"],
+            working=len(self.working),
+            geometry=geometry,
+            depths=depths,
+            rows=self.rows,
+            cols=self.cols,
+            rows_el=problem.elements(self.rows),
+            cols_el=problem.elements(self.cols),
+            rows_pad=rows_pad * 32,
+            cols_pad=cols_pad * 32,
+            params=params,
+            dfbs=self._dfbs(),
+            read=self._reader(),
+            compute=self._compute(),
+            write=self._writer(),
+            build=build,
+            args=args,
+            reference=reference,
+            results=results,
+            checks=checks,
+            one_d="row by row (1-D layout)" if self.cand.is_1d else "by grid position",
+            write_doc="the outputs",
         )
 
 
@@ -284,8 +325,10 @@ def host_tensors(built: RebuiltSchedule) -> HostTensors:
             return rows, cols
         return (1, 1) if not dims else ((1, cols) if dims == (st.dims[1],) else (rows, 1))
 
-    return (tuple(HostTensor(t, i, 1, 0, *extent(t)) for i, t in enumerate(inputs)),
-            tuple(HostTensor(t, len(inputs) + i, 1, 0, rows, cols) for i, t in enumerate(st.outputs)))
+    return (
+        tuple(HostTensor(t, i, 1, 0, *extent(t)) for i, t in enumerate(inputs)),
+        tuple(HostTensor(t, len(inputs) + i, 1, 0, rows, cols) for i, t in enumerate(st.outputs)),
+    )
 
 
 def reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -298,5 +341,10 @@ def reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, An
     return {t: eval(e, env)[None] for t, e in exprs.items()}  # the program's own ops, as torch
 
 
-WRITER = TtlangWriter("elementwise", lambda schedule: elementwise_unsupported(schedule.problem), elementwise_source,
-                      host_tensors, reference)
+WRITER = TtlangWriter(
+    "elementwise",
+    lambda schedule: elementwise_unsupported(schedule.problem),
+    elementwise_source,
+    host_tensors,
+    reference,
+)

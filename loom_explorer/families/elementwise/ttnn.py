@@ -57,8 +57,10 @@ def elementwise_call(problem: Problem) -> ElementwiseCall:
     st = analyse_elementwise(problem.program)
     name, ops = problem.program.name, st.ops
     if st.broadcast:
-        raise ExportError(f"{name} broadcasts {', '.join(st.broadcast)}; TTNN's sharded element-wise ops need every "
-                          "operand sharded like the output, so this export covers inputs of the output's shape")
+        raise ExportError(
+            f"{name} broadcasts {', '.join(st.broadcast)}; TTNN's sharded element-wise ops need every "
+            "operand sharded like the output, so this export covers inputs of the output's shape"
+        )
     for op in ops:
         if op.unit == "sfpu" and op_name(problem, op) not in UNARY_OPS:
             raise ExportError(f"{name} applies {op_name(problem, op)!r}; TTNN export knows {', '.join(UNARY_OPS)}")
@@ -70,10 +72,13 @@ def elementwise_call(problem: Problem) -> ElementwiseCall:
     if last.unit == "fpu" and last.op in BINARY_OPS and len(ops) == 1 + (fused is not None):
         first = fused.operand if fused else _start(st.full, last)
         if first in st.full and last.operand in st.full and first != last.operand:
-            return ElementwiseCall(BINARY_OPS[last.op], first, last.operand,
-                                   op_name(problem, fused) if fused else None, last.op)
-    raise ExportError(f"{name} is not one TTNN element-wise op (y = f(x), y = a op b, or y = f(a) op b with op "
-                      f"{', '.join(BINARY_OPS)})")
+            return ElementwiseCall(
+                BINARY_OPS[last.op], first, last.operand, op_name(problem, fused) if fused else None, last.op
+            )
+    raise ExportError(
+        f"{name} is not one TTNN element-wise op (y = f(x), y = a op b, or y = f(a) op b with op "
+        f"{', '.join(BINARY_OPS)})"
+    )
 
 
 def _start(inputs: tuple[str, ...], op: Eltwise) -> str | None:
@@ -87,8 +92,10 @@ def _start(inputs: tuple[str, ...], op: Eltwise) -> str | None:
 def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str | None, dict[str, object], list[str]]:
     elementwise_call(schedule.problem)
     _memory(schedule, v)
-    notes = ["TTNN computes each core's whole shard in one block; the schedule's block sides and buffer depths "
-             "are not passed to the card"]
+    notes = [
+        "TTNN computes each core's whole shard in one block; the schedule's block sides and buffer depths "
+        "are not passed to the card"
+    ]
     return None, {}, notes
 
 
@@ -100,10 +107,12 @@ def _memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
     for tensor in (*st.full, *st.outputs):
         placement = problem.placement(tensor)
         if not placement.in_l1:
-            raise ExportError(f"{tensor}=dram: on DRAM-interleaved tensors TTNN's element-wise ops split the tiles "
-                              "over the whole grid themselves (`predict --ttnn-default` costs that), so only "
-                              f"L1-sharded operands pin this schedule: place every tensor with --memory "
-                              f"{tensor}=l1_height|l1_width|l1_block as candidate {cand.name} splits them")
+            raise ExportError(
+                f"{tensor}=dram: on DRAM-interleaved tensors TTNN's element-wise ops split the tiles "
+                "over the whole grid themselves (`predict --ttnn-default` costs that), so only "
+                f"L1-sharded operands pin this schedule: place every tensor with --memory "
+                f"{tensor}=l1_height|l1_width|l1_block as candidate {cand.name} splits them"
+            )
         try:
             memory[tensor] = grid_shard(placement, cand, (r, problem.tiles(r)), (c, problem.tiles(c)), v)
         except ValueError as exc:

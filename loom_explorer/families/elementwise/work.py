@@ -16,8 +16,10 @@ def tile_cycles(hw: HardwareSpec, problem: Problem, st: Elementwise) -> int:
     """``c_tile``: cycles per output tile, every op's cost plus one pack per output. An ``activation`` op
     needs ``--activation`` here (in an element-wise program it is the work, not an optional epilogue)."""
     if problem.activation is None and problem.program.uses_activation:
-        raise ProblemError(f"{problem.program.name} applies the activation --activation names; give one of "
-                           f"{', '.join(sorted(hw.compute.sfpu_tile_cycles))}")
+        raise ProblemError(
+            f"{problem.program.name} applies the activation --activation names; give one of "
+            f"{', '.join(sorted(hw.compute.sfpu_tile_cycles))}"
+        )
     return sum(eltwise_op_cycles(hw, problem, op) for op in st.ops) + len(st.outputs) * hw.compute.tile_pack_cycles
 
 

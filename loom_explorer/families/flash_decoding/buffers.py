@@ -50,8 +50,9 @@ def decode_buffers(q: DecodeQuantities) -> list[L1Buffer]:
         L1Buffer(f"{row_sum}_send", mul(split, r, tile), "final row sum, handed to the writer"),
     ]
     if q.ragged:
-        buffers.append(L1Buffer(KEY_MASK, mul(q.key_mask_tiles, q.tile_bytes(q.st.scores)),
-                                "the padded key chunk's additive mask"))
+        buffers.append(
+            L1Buffer(KEY_MASK, mul(q.key_mask_tiles, q.tile_bytes(q.st.scores)), "the padded key chunk's additive mask")
+        )
     return buffers
 
 
@@ -76,9 +77,12 @@ def ttnn_decode_buffers(q: DecodeQuantities) -> list[L1Buffer]:
         buf(f"{out}_im", mul(r, dt), "this chunk's P V, running output (c_25, c_26)"),
         buf(f"{out}_acc", mul(r, dt), "running output (c_26)"),
         buf(f"{out}_partial", mul(r, dt, 2), "a core's partial output, the one received (c_16, c_23)"),
-        buf(f"{row_max}_{row_sum}", mul(11, r),
+        buf(
+            f"{row_max}_{row_sum}",
+            mul(11, r),
             "statistics: current/previous max and sum, exp of the max difference, the partials' (c_6, c_7, "
-            "c_17, c_18, c_21, c_22, c_27..c_31)"),
+            "c_17, c_18, c_21, c_22, c_27..c_31)",
+        ),
         buf(f"{out}_partials", mul(q.kv_cores - 1, q.partial_tiles), "partials landing from the other cores (c_19)"),
         buf(out, mul(r, dt), "output (c_20)", q.tile_bytes(out)),
     ]

@@ -21,9 +21,12 @@ from loom_explorer.program.family import Structure
 
 FAMILY = "flash_decoding"
 MAX_PACKED_TILES = 8  # flash-decoding candidates for a group's query rows up to 8 tiles (256 rows)
-KV_SPLIT = Tag("kv_split", "each (batch, key/value head) group's keys and values split over consecutive cores, its "
-                           "query heads packed into tile rows, partial results combined on its first core "
-                           "(flash-decoding)")
+KV_SPLIT = Tag(
+    "kv_split",
+    "each (batch, key/value head) group's keys and values split over consecutive cores, its "
+    "query heads packed into tile rows, partial results combined on its first core "
+    "(flash-decoding)",
+)
 
 
 def kv_split_candidates(problem: Problem, st: Structure) -> list[Candidate]:
@@ -34,15 +37,24 @@ def kv_split_candidates(problem: Problem, st: Structure) -> list[Candidate]:
     if causal or any(problem.placement(t).in_l1 for t in (*st.streamed, st.output)):
         return []
     query, key = (problem.program.tensor(t) for t in st.streamed[:2])
-    length = [d for d in query.dims if problem.program.dim(d).spread and d not in key.dims
-              and problem.program.grouped_by(key.name, d) is None]  # the query length (Sq)
+    length = [
+        d
+        for d in query.dims
+        if problem.program.dim(d).spread and d not in key.dims and problem.program.grouped_by(key.name, d) is None
+    ]  # the query length (Sq)
     if problem.target is KernelTarget.ttnn and any(problem.elements(d) != 1 for d in length):
         return []  # ttnn's sdpa_decode takes one query token
     if packed_rows(problem, query.name, key.name, groups[-1:]) > 32 * MAX_PACKED_TILES:
         return []
     spread = [g for g in groups if problem.elements(g) > 1] or list(groups[-1:])
-    return [Candidate(axes=(("xy", "*".join(spread)),), comms=tuple((t, Comm.dram) for t in st.streamed),
-                      family=FAMILY, tags=(KV_SPLIT,))]
+    return [
+        Candidate(
+            axes=(("xy", "*".join(spread)),),
+            comms=tuple((t, Comm.dram) for t in st.streamed),
+            family=FAMILY,
+            tags=(KV_SPLIT,),
+        )
+    ]
 
 
 def packed_rows(problem: Problem, query: str, key: str, heads: tuple[str, ...]) -> int:

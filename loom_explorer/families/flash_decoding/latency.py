@@ -49,14 +49,20 @@ def _gather_cycles(q: DecodeQuantities) -> Expr:
     noc, s = q.hw.noc, q.kv_cores
     one = mul(q.partial_tiles, q.acc_tile_bytes)
     if q.problem.target is KernelTarget.ttnn:
-        return mul(combine_rounds(q), ceil_rate(one, noc.unicast_bytes_per_cycle) + noc.hop_latency_cycles
-                   + noc.transaction_latency_cycles)
-    return (ceil_rate(mul(s - 1, one), noc.unicast_bytes_per_cycle) + mul(noc.hop_latency_cycles, s - 1)
-            + mul(noc.transaction_latency_cycles, minimum(1, s - 1)))
+        return mul(
+            combine_rounds(q),
+            ceil_rate(one, noc.unicast_bytes_per_cycle) + noc.hop_latency_cycles + noc.transaction_latency_cycles,
+        )
+    return (
+        ceil_rate(mul(s - 1, one), noc.unicast_bytes_per_cycle)
+        + mul(noc.hop_latency_cycles, s - 1)
+        + mul(noc.transaction_latency_cycles, minimum(1, s - 1))
+    )
 
 
-def decode_latency_terms(q: DecodeQuantities,
-                         step_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
+def decode_latency_terms(
+    q: DecodeQuantities, step_links: Sequence[LinkShare] = ()
+) -> tuple[Expr, list[LatencyTerm], Expr]:
     """Attention's objective, terms and lower bound, plus the gather and combine of every group."""
     objective, terms, lower = attention_latency_terms(q, step_links)
     hw, r, dt = q.hw, q.qc, q.head_tiles
@@ -66,8 +72,9 @@ def decode_latency_terms(q: DecodeQuantities,
     combine = mul(combine_rounds(q), mul(r, c.eltwise_tile_cycles * (3 * dt + 6) + 2 * exp))
     g = q.groups_per_core
     extra = [
-        LatencyTerm("gather", mul(g, gather), "partial outputs, maxima and sums sent L1-to-L1 to the group's "
-                    "first core"),
+        LatencyTerm(
+            "gather", mul(g, gather), "partial outputs, maxima and sums sent L1-to-L1 to the group's first core"
+        ),
         LatencyTerm("combine", mul(g, combine), "partials rescaled to the common maximum and added"),
     ]
     added = mul(g, gather + combine)
@@ -79,13 +86,40 @@ def decode_flows(q: DecodeQuantities) -> list[TrafficFlow]:
     q_in, k_in, v_in = q.st.streamed
     out, s = q.st.output, q.kv_cores
     flows = input_flows(q, {q_in: q.chunks, k_in: q.steps, v_in: q.steps})
-    flows.append(TrafficFlow(f"{out} partials gather", out, "gather", "all", "xy", WRITER_NOC,
-                             mul(q.partial_tiles, q.acc_tile_bytes), q.chunks, s, "xy"))
-    flows.append(TrafficFlow(f"{out} write", out, "dram_write", "group_heads", None, WRITER_NOC,
-                             block_bytes(q, out), q.chunks, s, "xy"))
+    flows.append(
+        TrafficFlow(
+            f"{out} partials gather",
+            out,
+            "gather",
+            "all",
+            "xy",
+            WRITER_NOC,
+            mul(q.partial_tiles, q.acc_tile_bytes),
+            q.chunks,
+            s,
+            "xy",
+        )
+    )
+    flows.append(
+        TrafficFlow(
+            f"{out} write", out, "dram_write", "group_heads", None, WRITER_NOC, block_bytes(q, out), q.chunks, s, "xy"
+        )
+    )
     if q.ragged:
         scores = q.st.scores
-        flows.append(TrafficFlow("key mask read", KEY_MASK, "dram_read", "group_heads", None, WRITER_NOC,
-                                 mul(q.key_mask_tiles, q.tile_bytes(scores)), q.chunks, s, "xy",
-                                 format_of=scores))
+        flows.append(
+            TrafficFlow(
+                "key mask read",
+                KEY_MASK,
+                "dram_read",
+                "group_heads",
+                None,
+                WRITER_NOC,
+                mul(q.key_mask_tiles, q.tile_bytes(scores)),
+                q.chunks,
+                s,
+                "xy",
+                format_of=scores,
+            )
+        )
     return flows

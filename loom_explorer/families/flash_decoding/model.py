@@ -31,10 +31,15 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
     flops, tile_matmuls = attention_work(problem, problem.has_option("causal"))
     d = build_decode_quantities(hw, problem, candidate)
     return FamilyModel(
-        quantities=d, flows=tuple(decode_flows(d)), step_tensors=d.st.streamed[1:],
-        latency=partial(decode_latency_terms, d), dram_read_bytes=attention_dram_read_bytes(d), flops=flops,
+        quantities=d,
+        flows=tuple(decode_flows(d)),
+        step_tensors=d.st.streamed[1:],
+        latency=partial(decode_latency_terms, d),
+        dram_read_bytes=attention_dram_read_bytes(d),
+        flops=flops,
         work_cycles=tile_matmuls * hw.compute.matmul_tile_cycles[problem.fidelity],
-        l1_buffers=tuple(decode_l1_buffers(d)), constraints=tuple(decode_constraints(d)),
+        l1_buffers=tuple(decode_l1_buffers(d)),
+        constraints=tuple(decode_constraints(d)),
     )
 
 
@@ -47,7 +52,8 @@ def decode_constraints(q: DecodeQuantities) -> list[Constraint]:
 FAMILY = ModelFamily(
     name=FLASH_DECODING.name,
     build=build,
-    work_cycles=lambda hw, problem: attention_work(problem, problem.has_option("causal"))[1]
-    * hw.compute.matmul_tile_cycles[problem.fidelity],
+    work_cycles=lambda hw, problem: (
+        attention_work(problem, problem.has_option("causal"))[1] * hw.compute.matmul_tile_cycles[problem.fidelity]
+    ),
     core_flow_counts=core_flow_counts,
 )

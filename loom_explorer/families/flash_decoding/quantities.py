@@ -146,9 +146,17 @@ class DecodeQuantities(AttentionQuantities):
 def decode_coverage(q: DecodeQuantities) -> list[Constraint]:
     """The last core of each group has key chunks (module docstring); the 1-D fill is the shared family's."""
     s, n_k = q.kv_cores, q.n_k
-    return [Constraint("coverage[kv_cores]", "coverage", "le", mul(s - 1, q.chunks_per_core), n_k - 1,
-                       "the last of kv_cores cores of a group would have no key chunk: "
-                       "(kv_cores - 1) * ceil(n_k / kv_cores) = {lhs} already cover the n_k = {rhs} + 1")]
+    return [
+        Constraint(
+            "coverage[kv_cores]",
+            "coverage",
+            "le",
+            mul(s - 1, q.chunks_per_core),
+            n_k - 1,
+            "the last of kv_cores cores of a group would have no key chunk: "
+            "(kv_cores - 1) * ceil(n_k / kv_cores) = {lhs} already cover the n_k = {rhs} + 1",
+        )
+    ]
 
 
 def ttnn_decode_split(batch: int, kv_heads: int, cores: int, max_cores_per_head: int, n_k: int) -> tuple[int, int]:
@@ -169,8 +177,10 @@ def ttnn_decode_work(problem: Problem, cores: int, max_cores_per_head: int, k_ch
     st = analyse_attention(problem.program)
     skv = problem.elements(st.kv_dim)
     if k_chunk_size & (k_chunk_size - 1) or skv % k_chunk_size:
-        raise ProblemError(f"ttnn's sdpa_decode takes a power-of-two k_chunk_size dividing the cache length "
-                           f"({st.kv_dim} = {skv}); got {k_chunk_size}")
+        raise ProblemError(
+            f"ttnn's sdpa_decode takes a power-of-two k_chunk_size dividing the cache length "
+            f"({st.kv_dim} = {skv}); got {k_chunk_size}"
+        )
     batch = 1
     for d in st.kv_groups[:-1]:
         batch *= problem.elements(d)
@@ -185,14 +195,32 @@ def ttnn_decode_constraints(q: DecodeQuantities) -> list[Constraint]:
     dst = q.dst_tiles
     widest = select(q.k_chunk_size, {v: min(v // 32, dst) for v in q.k_chunk_size.values})
     return [
-        Constraint("coverage[ttnn_split]", "coverage", "eq", mul(g - 1, s - 1), const(0),
-                   "ttnn's sdpa_decode either splits a group over cores or gives a core several groups, not "
-                   "both: (groups per core - 1) * (kv_cores - 1) = {lhs}"),
-        Constraint(f"divisibility[{g.name}|key/value heads]", "divisibility", "divides", g, const(kv_heads),
-                   f"ttnn's sdpa_decode gives a core key/value heads of one batch item: {kv_heads} is not a "
-                   f"multiple of {g.name} = {{lhs}}"),
-        Constraint("dst_capacity[ttnn_qk_subblock_w]", "dst_capacity", "eq", q.qk_subblock_w, widest,
-                   "ttnn's sdpa_decode takes q@k^T sub-blocks min(kc, Dst) = {rhs} tiles wide, not {lhs}"),
+        Constraint(
+            "coverage[ttnn_split]",
+            "coverage",
+            "eq",
+            mul(g - 1, s - 1),
+            const(0),
+            "ttnn's sdpa_decode either splits a group over cores or gives a core several groups, not "
+            "both: (groups per core - 1) * (kv_cores - 1) = {lhs}",
+        ),
+        Constraint(
+            f"divisibility[{g.name}|key/value heads]",
+            "divisibility",
+            "divides",
+            g,
+            const(kv_heads),
+            f"ttnn's sdpa_decode gives a core key/value heads of one batch item: {kv_heads} is not a "
+            f"multiple of {g.name} = {{lhs}}",
+        ),
+        Constraint(
+            "dst_capacity[ttnn_qk_subblock_w]",
+            "dst_capacity",
+            "eq",
+            q.qk_subblock_w,
+            widest,
+            "ttnn's sdpa_decode takes q@k^T sub-blocks min(kc, Dst) = {rhs} tiles wide, not {lhs}",
+        ),
     ]
 
 
@@ -210,8 +238,9 @@ def build_decode_quantities(hw: HardwareSpec, problem: Problem, candidate: Candi
         groups *= problem.elements(d)
     ttnn = problem.target is KernelTarget.ttnn
     if ttnn and problem.elements(st.q_dim) != 1:
-        raise ProblemError(f"ttnn's sdpa_decode takes one query token ({st.q_dim} = 1), "
-                           f"not {problem.elements(st.q_dim)}")
+        raise ProblemError(
+            f"ttnn's sdpa_decode takes one query token ({st.q_dim} = 1), not {problem.elements(st.q_dim)}"
+        )
     packed = -(-packed_rows(problem, st.streamed[0], st.streamed[1], () if ttnn else st.kv_groups[-1:]) // 32)
     params: list[Param] = []
     param = param_maker(params)
@@ -221,33 +250,64 @@ def build_decode_quantities(hw: HardwareSpec, problem: Problem, candidate: Candi
     domain, bound = spread_domain(hw, "xy", groups, groups)
     g = param(f"per_core_{group_dim}", domain, "(batch, key/value head) groups per core", "groups", bound)
     skv_t = problem.tiles(st.kv_dim)
-    s = param("kv_cores", Domain.range(1, min(hw.grid.cores, skv_t)),
-              "cores per group, splitting its key/value sequence", "cores")
-    qcs = param("q_chunk_size", (packed * 32,), "query rows of a group, packed (query heads x Sq, padded)",
-                "elements")
+    s = param(
+        "kv_cores",
+        Domain.range(1, min(hw.grid.cores, skv_t)),
+        "cores per group, splitting its key/value sequence",
+        "cores",
+    )
+    qcs = param("q_chunk_size", (packed * 32,), "query rows of a group, packed (query heads x Sq, padded)", "elements")
     kcs = base.k_chunk_size
     if ttnn:  # powers of two
-        kcs = param("k_chunk_size", tuple(v for v in kcs.values if v // 32 & (v // 32 - 1) == 0),
-                    "key/value rows per chunk (a power of two)", "elements")
+        kcs = param(
+            "k_chunk_size",
+            tuple(v for v in kcs.values if v // 32 & (v // 32 - 1) == 0),
+            "key/value rows per chunk (a power of two)",
+            "elements",
+        )
     else:
         params.append(kept["k_chunk_size"])
     dst, dt = base.dst_tiles, problem.tiles(st.head_dim)
-    qk_h = param("qk_subblock_h", Domain.range(1, 1 if ttnn else min(dst, packed)), "q@k^T Dst sub-block height",
-                 "tiles")
+    qk_h = param(
+        "qk_subblock_h", Domain.range(1, 1 if ttnn else min(dst, packed)), "q@k^T Dst sub-block height", "tiles"
+    )
     params.append(kept["qk_subblock_w"])
-    o_h = param("out_subblock_h", Domain.range(1, 1 if ttnn else min(dst, packed)), "s@v Dst sub-block height",
-                "tiles")
-    o_w = param("out_subblock_w", Domain.range(min(dst, dt) if ttnn else 1, min(dst, dt)),
-                "s@v Dst sub-block width", "tiles")
-    depth = {t: param(f"{t}_buffer_depth", (1 if t == st.streamed[0] else 2,),
-                      f"{t} circular buffer depth (ttnn's sdpa_decode)", "chunks") for t in st.streamed} \
-        if ttnn else base.depth
+    o_h = param("out_subblock_h", Domain.range(1, 1 if ttnn else min(dst, packed)), "s@v Dst sub-block height", "tiles")
+    o_w = param(
+        "out_subblock_w", Domain.range(min(dst, dt) if ttnn else 1, min(dst, dt)), "s@v Dst sub-block width", "tiles"
+    )
+    depth = (
+        {
+            t: param(
+                f"{t}_buffer_depth",
+                (1 if t == st.streamed[0] else 2,),
+                f"{t} circular buffer depth (ttnn's sdpa_decode)",
+                "chunks",
+            )
+            for t in st.streamed
+        }
+        if ttnn
+        else base.depth
+    )
     if not ttnn:
         params += [kept[f"{t}_buffer_depth"] for t in st.streamed]
     return DecodeQuantities(
-        hw=hw, problem=problem, candidate=candidate, params=tuple(params), grid_x=base.grid_x,
-        grid_y=base.grid_y, per_core={group_dim: g}, depth=depth, st=st, q_chunk_size=qcs,
-        k_chunk_size=kcs, qk_subblock_h=qk_h, qk_subblock_w=base.qk_subblock_w,
-        out_subblock_h=o_h, out_subblock_w=o_w, kv_cores=s, group_count=groups,
+        hw=hw,
+        problem=problem,
+        candidate=candidate,
+        params=tuple(params),
+        grid_x=base.grid_x,
+        grid_y=base.grid_y,
+        per_core={group_dim: g},
+        depth=depth,
+        st=st,
+        q_chunk_size=qcs,
+        k_chunk_size=kcs,
+        qk_subblock_h=qk_h,
+        qk_subblock_w=base.qk_subblock_w,
+        out_subblock_h=o_h,
+        out_subblock_w=o_w,
+        kv_cores=s,
+        group_count=groups,
         packed_tiles=packed,
     )

@@ -35,8 +35,14 @@ def _decode_host_tensors(built: RebuiltSchedule) -> HostTensors:
     kv_rows = -(-skv // kc) * kc
     qc, group = v["q_chunk_size"], heads // kv_heads
     packed = group * sq
-    return ((HostTensor(q, 0, kv_heads, qc, packed, d), HostTensor(k, 1, kv_heads, kv_rows, skv, d),
-             HostTensor(val, 2, kv_heads, kv_rows, skv, d)), (HostTensor(st.output, 3, kv_heads, qc, packed, d),))
+    return (
+        (
+            HostTensor(q, 0, kv_heads, qc, packed, d),
+            HostTensor(k, 1, kv_heads, kv_rows, skv, d),
+            HostTensor(val, 2, kv_heads, kv_rows, skv, d),
+        ),
+        (HostTensor(st.output, 3, kv_heads, qc, packed, d),),
+    )
 
 
 def _decode_reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,9 +53,9 @@ def _decode_reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict
     st = analyse_attention(built.problem.program)
     q, k, v = (inputs[t] for t in st.streamed)
     out = torch.nn.functional.scaled_dot_product_attention(
-        q, k.repeat_interleave(1, dim=0), v.repeat_interleave(1, dim=0), is_causal=False)
+        q, k.repeat_interleave(1, dim=0), v.repeat_interleave(1, dim=0), is_causal=False
+    )
     return {st.output: out}
 
 
-WRITER = TtlangWriter("flash_decoding", _decode_unsupported, _decode_source, _decode_host_tensors,
-                      _decode_reference)
+WRITER = TtlangWriter("flash_decoding", _decode_unsupported, _decode_source, _decode_host_tensors, _decode_reference)

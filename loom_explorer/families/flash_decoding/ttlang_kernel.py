@@ -40,8 +40,9 @@ def decode_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attention) 
     """The kernel file of a flash-decoding schedule (module docstring)."""
     v, problem = built.solution.values(), built.problem
     if problem.fp32_acc:
-        raise ExportError("TT-Lang export of flash-decoding keeps its state in the output's format; "
-                          "fp32 accumulation is not written")
+        raise ExportError(
+            "TT-Lang export of flash-decoding keeps its state in the output's format; fp32 accumulation is not written"
+        )
     q_in, k_in, v_in = st.streamed
     names = {"q": q_in, "k": k_in, "v": v_in, "o": st.output}
     shape = dict(problem.shape)
@@ -54,14 +55,34 @@ def decode_source(built: RebuiltSchedule, doc: ScheduleDocument, st: Attention) 
     groups = math.prod(shape[d] for d in st.kv_groups)
     ragged = shape[st.kv_dim] % v["k_chunk_size"] != 0
     return _TEMPLATE.format(
-        header=header(built, doc), **names, gx=v["grid_x"], gy=v["grid_y"], working=len(used_cores(built.schedule, v)),
-        groups_per_core=g, kv_cores=s, qc=qc, kc=kc, dt=problem.tiles(st.head_dim), n_k=n_k, run=run,
-        dq=v[f"{q_in}_buffer_depth"], dk=v[f"{k_in}_buffer_depth"], dv=v[f"{v_in}_buffer_depth"],
-        n_groups=groups, sq=shape[st.q_dim], skv=shape[st.kv_dim], d=shape[st.head_dim], ragged=ragged,
-        group_size=_group_size(problem.program, st, shape), adapter=SIM_ADAPTER, footer=footer(doc),
+        header=header(built, doc),
+        **names,
+        gx=v["grid_x"],
+        gy=v["grid_y"],
+        working=len(used_cores(built.schedule, v)),
+        groups_per_core=g,
+        kv_cores=s,
+        qc=qc,
+        kc=kc,
+        dt=problem.tiles(st.head_dim),
+        n_k=n_k,
+        run=run,
+        dq=v[f"{q_in}_buffer_depth"],
+        dk=v[f"{k_in}_buffer_depth"],
+        dv=v[f"{v_in}_buffer_depth"],
+        n_groups=groups,
+        sq=shape[st.q_dim],
+        skv=shape[st.kv_dim],
+        d=shape[st.head_dim],
+        ragged=ragged,
+        group_size=_group_size(problem.program, st, shape),
+        adapter=SIM_ADAPTER,
+        footer=footer(doc),
         kernel=_kernel(names, ragged, s > 1, 1.0 / math.sqrt(shape[st.head_dim])),
-        mask_arg=", key_mask" if ragged else "", mask_doc=", the key mask" if ragged else "",
-        mask_host=_MASK_HOST if ragged else "", group=group_dim.replace("*", " x "),
+        mask_arg=", key_mask" if ragged else "",
+        mask_doc=", the key mask" if ragged else "",
+        mask_host=_MASK_HOST if ragged else "",
+        group=group_dim.replace("*", " x "),
     )
 
 
@@ -77,8 +98,12 @@ def _group_size(program, st: Attention, shape: dict[str, int]) -> int:  # type: 
 
 def _step(names: dict[str, str], scores: str) -> str:
     """One key/value step of the online softmax (``ttlang_attention.STEP``) with ``scores``."""
-    return STEP.format(**names, scores=scores, keep_max="step + 1 < steps or KV_CORES > 1",
-                       keep_why="the final max is combined or sent when the group is split")
+    return STEP.format(
+        **names,
+        scores=scores,
+        keep_max="step + 1 < steps or KV_CORES > 1",
+        keep_why="the final max is combined or sent when the group is split",
+    )
 
 
 def _steps(names: dict[str, str], ragged: bool, split: bool) -> str:
@@ -91,25 +116,33 @@ def _steps(names: dict[str, str], ragged: bool, split: bool) -> str:
     if not (ragged and split):
         return loop + textwrap.indent(_step(names, _SCORES_RAGGED if ragged else SCORES), " " * 4)
     plain, masked = (textwrap.indent(_step(names, scores), " " * 8) for scores in (SCORES, _SCORES_MASKED))
-    return ("if out_net.is_dst():  # the group's first core: its run ends with the padded chunk\n"
-            f"    for step in range(steps - 1):\n{plain}"
-            f"    for step in range(steps - 1, steps):  # the padded chunk: its padding keys masked\n{masked}"
-            f"if out_net.is_src():\n    {loop}{plain}")
+    return (
+        "if out_net.is_dst():  # the group's first core: its run ends with the padded chunk\n"
+        f"    for step in range(steps - 1):\n{plain}"
+        f"    for step in range(steps - 1, steps):  # the padded chunk: its padding keys masked\n{masked}"
+        f"if out_net.is_src():\n    {loop}{plain}"
+    )
 
 
 def _kernel(names: dict[str, str], ragged: bool, split: bool, scale: float) -> str:
     """The operation: buffers, the pipes of the partials, reader, compute and writer."""
     o = names["o"]
     # a split group's first core is told by the partials' net, as the writer's pipes are (``_steps``)
-    compute_group = _COMPUTE_GROUP.format(**names, steps=textwrap.indent(_steps(names, ragged, split), " " * 8),
-                                          first_core="out_net.is_dst()" if split else "share == 0",
-                                          combine=textwrap.indent(_COMBINE.format(**names), " " * 8)
-                                          if split else "", hand_over=_HAND_OVER.format(**names) if split else "")
+    compute_group = _COMPUTE_GROUP.format(
+        **names,
+        steps=textwrap.indent(_steps(names, ragged, split), " " * 8),
+        first_core="out_net.is_dst()" if split else "share == 0",
+        combine=textwrap.indent(_COMBINE.format(**names), " " * 8) if split else "",
+        hand_over=_HAND_OVER.format(**names) if split else "",
+    )
     return _KERNEL.format(
-        **names, state_dfbs=STATE_DFBS.format(**names),
-        arg=", key_mask" if ragged else "", scale=repr(scale),
+        **names,
+        state_dfbs=STATE_DFBS.format(**names),
+        arg=", key_mask" if ragged else "",
+        scale=repr(scale),
         partial_dfbs=_PARTIAL_DFBS.format(**names) if split else "",
-        mask_dfb=_MASK_DFB if ragged else "", nets=_NETS if split else "",
+        mask_dfb=_MASK_DFB if ragged else "",
+        nets=_NETS if split else "",
         mask_read=textwrap.indent(_MASK_READ, " " * 20) if ragged and not split else "",
         mask_read_after=textwrap.indent(_MASK_READ_SPLIT, " " * 16) if ragged and split else "",
         compute_group=textwrap.indent(compute_group, " " * 16),
@@ -175,7 +208,7 @@ _NETS = """\
                            for b in range(WORKING_CORES // KV_CORES) for j in range(1, KV_CORES)])
 """
 
-_KERNEL = '''\
+_KERNEL = """\
 @ttl.operation(grid=(GRID_X, GRID_Y))
 def decode_kernel({q}, {k}, {v}, {o}, scratch{arg}):
     # rows of the 2-D host tensors: group major (a group's packed query rows, its key/value rows); columns D
@@ -221,7 +254,7 @@ def decode_kernel({q}, {k}, {v}, {o}, scratch{arg}):
             share = core % KV_CORES
             for slot in range(GROUPS_PER_CORE):
                 group = (core // KV_CORES) * GROUPS_PER_CORE + slot
-{write_group}'''
+{write_group}"""
 
 _COMPUTE_GROUP = """\
 for slot in range(GROUPS_PER_CORE):
@@ -327,7 +360,8 @@ _MASK_HOST = """\
     key_mask[:, SKV - (N_K - 1) * KC * 32:] = -1e30
 """
 
-_TEMPLATE = '''\
+_TEMPLATE = (
+    """\
 {header}
 import json
 import math
@@ -355,7 +389,8 @@ GROUPS_PAD = -(-N_GROUPS // GROUPS_PER_CORE) * GROUPS_PER_CORE
 {adapter}
 
 {kernel}
-KERNEL = decode_kernel''' + '''
+KERNEL = decode_kernel"""
+    + '''
 
 def to_device(tensor, device):
     return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
@@ -406,3 +441,4 @@ def main():
 
 
 {footer}'''
+)

@@ -35,8 +35,10 @@ def _decode_cores_per_head(schedule: SymbolicSchedule, v: dict[str, int]) -> int
     group = schedule.candidate.dim_on("xy")
     wanted = (v["kv_cores"], v[f"per_core_{group}"])
     if split != wanted:
-        raise ExportError(f"ttnn's sdpa_decode on a {v['grid_x']}x{v['grid_y']} grid does not split the groups "
-                          f"as this schedule does (kv_cores {wanted[0]}, {wanted[1]} groups per core)")
+        raise ExportError(
+            f"ttnn's sdpa_decode on a {v['grid_x']}x{v['grid_y']} grid does not split the groups "
+            f"as this schedule does (kv_cores {wanted[0]}, {wanted[1]} groups per core)"
+        )
     return v["kv_cores"]
 
 

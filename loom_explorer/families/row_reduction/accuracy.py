@@ -48,24 +48,34 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
     config = attrs.get("program_config", "")
     if name in NORM_OP_CODES:
         if not config.startswith("LayerNormDefaultProgramConfig"):
-            raise OpSkip(f"program_config {config[:60]!r}: only LayerNormDefaultProgramConfig (interleaved) "
-                         "is what the model's default norm runs")
+            raise OpSkip(
+                f"program_config {config[:60]!r}: only LayerNormDefaultProgramConfig (interleaved) "
+                "is what the model's default norm runs"
+            )
         if "NOT_DISTRIBUTED" not in attrs.get("distributed_norm_stage", "NOT_DISTRIBUTED"):
             raise OpSkip("a distributed norm stage is not a shipped kernel")
         kind = _last(attrs.get("norm_type", ""))
         if kind == "RMSNORM" and len(shapes) == 2:
             return InterleavedOp("rmsnorm", shape, 2)
         if kind == "LAYERNORM" and len(shapes) in (1, 3):
-            return InterleavedOp("layernorm", shape, len(shapes),
-                                 "" if len(shapes) == 3 else "no gamma/beta: costed with them (two row reads more)")
-        raise OpSkip(f"norm_type {kind or 'missing'} with {len(shapes)} inputs (a fused residual or a "
-                     "missing gamma) is not a shipped kernel")
+            return InterleavedOp(
+                "layernorm",
+                shape,
+                len(shapes),
+                "" if len(shapes) == 3 else "no gamma/beta: costed with them (two row reads more)",
+            )
+        raise OpSkip(
+            f"norm_type {kind or 'missing'} with {len(shapes)} inputs (a fused residual or a "
+            "missing gamma) is not a shipped kernel"
+        )
     if not config.startswith("SoftmaxDefaultProgramConfig"):
         raise OpSkip(f"program_config {config[:60]!r}: only SoftmaxDefaultProgramConfig is modelled")
     kind = _last(attrs.get("softmax_type", "Softmax"))
     if kind != "Softmax" or len(shapes) != 1 or attrs.get("dim", "3") not in ("3", "-1"):
-        raise OpSkip(f"softmax_type {kind}, dim {attrs.get('dim')}, {len(shapes)} inputs: only a plain "
-                     "softmax over the last dimension without a mask is the shipped kernel")
+        raise OpSkip(
+            f"softmax_type {kind}, dim {attrs.get('dim')}, {len(shapes)} inputs: only a plain "
+            "softmax over the last dimension without a mask is the shipped kernel"
+        )
     return InterleavedOp("softmax", shape, 1)
 
 
@@ -90,11 +100,22 @@ def interleaved_default(problem: Problem) -> InterleavedSplit:
     (module docstring)."""
     rst = analyse_row_reduction(problem.program)
     op, program = _ttnn_op(problem)
-    return InterleavedSplit(op=op, program=program, unit="tile row", units=problem.tiles(rst.rows_dim),
-                            group=rst.rows_dim, streamed=tuple(rst.streamed), block="block_h",
-                            buffer_depth=BUFFER_BLOCKS)
+    return InterleavedSplit(
+        op=op,
+        program=program,
+        unit="tile row",
+        units=problem.tiles(rst.rows_dim),
+        group=rst.rows_dim,
+        streamed=tuple(rst.streamed),
+        block="block_h",
+        buffer_depth=BUFFER_BLOCKS,
+    )
 
 
-ACCURACY = AccuracyOps(name="row_reduction", op_codes=NORM_OP_CODES | SOFTMAX_OP_CODES,
-                       kernels=("layernorm", "rmsnorm", "softmax"), read_interleaved=read_row_reduction,
-                       interleaved_default=interleaved_default)
+ACCURACY = AccuracyOps(
+    name="row_reduction",
+    op_codes=NORM_OP_CODES | SOFTMAX_OP_CODES,
+    kernels=("layernorm", "rmsnorm", "softmax"),
+    read_interleaved=read_row_reduction,
+    interleaved_default=interleaved_default,
+)

@@ -24,19 +24,34 @@ def row_reduction_buffers(q: RowReductionQuantities) -> list[L1Buffer]:
             out.append(L1Buffer(t, mul(q.tiles(t), q.tile_bytes(t)), f"{t}, held for the whole kernel"))
     for p in q.st.passes:
         if p.tensor in q.st.outputs and q.problem.placement(p.tensor).in_l1:
-            out.append(L1Buffer(f"{p.tensor}_shard", mul(q.resident_tiles(p.tensor), q.tile_bytes(p.tensor)),
-                                f"{p.tensor} shard (lives in L1)"))
+            out.append(
+                L1Buffer(
+                    f"{p.tensor}_shard",
+                    mul(q.resident_tiles(p.tensor), q.tile_bytes(p.tensor)),
+                    f"{p.tensor} shard (lives in L1)",
+                )
+            )
             continue
         blocks = 2 if p.tensor in q.st.outputs else 1
-        out.append(L1Buffer(f"{p.tensor}{p.version}", mul(blocks, q.tiles(p.tensor), q.tile_bytes(p.tensor)),
-                            f"{p.tensor}, version {p.version}{' (double-buffered)' if blocks == 2 else ''}"))
+        out.append(
+            L1Buffer(
+                f"{p.tensor}{p.version}",
+                mul(blocks, q.tiles(p.tensor), q.tile_bytes(p.tensor)),
+                f"{p.tensor}, version {p.version}{' (double-buffered)' if blocks == 2 else ''}",
+            )
+        )
     kinds = {r.op == "mean" for r in q.st.reductions}
     tile = q.tile_bytes(q.st.full[0])
     out.append(L1Buffer("scalers", const(len(kinds) * tile), "the reductions' scaler tiles"))
     reductions = len(q.st.reductions)
     if q.candidate.gather_axis is not None and reductions:
-        out.append(L1Buffer("partials", mul(reductions * q.split_cores + 5, q.block_h, q.acc_tile_bytes),
-                            "per reduction the g - 1 partials the first core receives (a slot per gather pipe) and "
-                            "the result another core receives; the own or sent partial, two accumulator blocks, "
-                            "the result sent"))
+        out.append(
+            L1Buffer(
+                "partials",
+                mul(reductions * q.split_cores + 5, q.block_h, q.acc_tile_bytes),
+                "per reduction the g - 1 partials the first core receives (a slot per gather pipe) and "
+                "the result another core receives; the own or sent partial, two accumulator blocks, "
+                "the result sent",
+            )
+        )
     return out

@@ -28,7 +28,14 @@ def even_columns(q: RowReductionQuantities) -> list[Constraint]:
     if cols not in q.per_core:  # the columns on no axis: every core takes all of them
         return []
     tiles = q.problem.tiles(cols)
-    return [Constraint(f"{TTLANG_EXPORT}[per_core_{cols}|{cols}]", TTLANG_EXPORT, "divides", q.per_core[cols],
-                       const(tiles),
-                       f"TT-Lang export splits the columns evenly: per_core_{cols} = {{lhs}} does not divide the "
-                       f"{{rhs}} tiles of {cols} (a padded column would enter every reduction)")]
+    return [
+        Constraint(
+            f"{TTLANG_EXPORT}[per_core_{cols}|{cols}]",
+            TTLANG_EXPORT,
+            "divides",
+            q.per_core[cols],
+            const(tiles),
+            f"TT-Lang export splits the columns evenly: per_core_{cols} = {{lhs}} does not divide the "
+            f"{{rhs}} tiles of {cols} (a padded column would enter every reduction)",
+        )
+    ]

@@ -62,16 +62,23 @@ def gather_round_cycles(q: RowReductionQuantities) -> Expr:
     if q.candidate.gather_axis is None:
         return const(0)
     g, noc, c = q.split_cores, q.hw.noc, q.hw.compute
-    gather = (ceil_rate(mul(g - 1, q.block_h, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)
-              + mul(noc.hop_latency_cycles, g - 1) + noc.transaction_latency_cycles)
+    gather = (
+        ceil_rate(mul(g - 1, q.block_h, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)
+        + mul(noc.hop_latency_cycles, g - 1)
+        + noc.transaction_latency_cycles
+    )
     combine = mul(g - 1, q.block_h, c.eltwise_tile_cycles) + mul(q.block_h, c.tile_pack_cycles)
-    back = (ceil_rate(mul(q.block_h, q.tile_bytes(q.st.reductions[0].out)), noc.multicast_bytes_per_cycle)
-            + mul(noc.hop_latency_cycles, g - 1) + noc.multicast_handshake_cycles)
+    back = (
+        ceil_rate(mul(q.block_h, q.tile_bytes(q.st.reductions[0].out)), noc.multicast_bytes_per_cycle)
+        + mul(noc.hop_latency_cycles, g - 1)
+        + noc.multicast_handshake_cycles
+    )
     return gather + combine + back
 
 
-def row_reduction_latency_terms(q: RowReductionQuantities, step_links: Sequence[LinkShare] = (),
-                                write_links: Sequence[LinkShare] = ()) -> tuple[Expr, list[LatencyTerm], Expr]:
+def row_reduction_latency_terms(
+    q: RowReductionQuantities, step_links: Sequence[LinkShare] = (), write_links: Sequence[LinkShare] = ()
+) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective, its named terms and a lower bound (module docstring); the lower bound drops
     ``data_movement`` (``step >= compute + rounds``)."""
     hw = q.hw
@@ -81,22 +88,34 @@ def row_reduction_latency_terms(q: RowReductionQuantities, step_links: Sequence[
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
     step, _ = one_reader_step(q, compute + rounds, q.per_block, write_block, links)
     held = read_once_cycles(q, q.once)
-    first = total(ceil_rate(q.tile_bytes(t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
-                  for t in q.per_block if reads_dram(q, t))
+    first = total(
+        ceil_rate(q.tile_bytes(t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
+        for t in q.per_block
+        if reads_dram(q, t)
+    )
     fill = first + held
-    drain = total(ceil_rate(q.tile_bytes(t), hw.dram.core_write_bytes_per_cycle) for t in q.dram_outputs) + \
-        (hw.dram.write_latency_cycles if q.dram_outputs else 0)
+    drain = total(ceil_rate(q.tile_bytes(t), hw.dram.core_write_bytes_per_cycle) for t in q.dram_outputs) + (
+        hw.dram.write_latency_cycles if q.dram_outputs else 0
+    )
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
     objective = launch + fill + mul(n, step) + drain
-    terms = [LatencyTerm("launch", launch, "fixed per-op launch on the device"),
-             LatencyTerm("fill", fill, "the first tiles, and the inputs read once, loaded before any compute"),
-             LatencyTerm("compute", mul(n, compute), "the reductions and element-wise passes, and their packs")]
+    terms = [
+        LatencyTerm("launch", launch, "fixed per-op launch on the device"),
+        LatencyTerm("fill", fill, "the first tiles, and the inputs read once, loaded before any compute"),
+        LatencyTerm("compute", mul(n, compute), "the reductions and element-wise passes, and their packs"),
+    ]
     if q.candidate.gather_axis is not None:
-        terms.append(LatencyTerm("gather", mul(n, rounds),
-                                 "each reduction's partials gathered, combined and multicast back"))
-    terms += [LatencyTerm("data_movement", mul(n, step) - mul(n, compute + rounds),
-                          "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute"),
-              LatencyTerm("write_back", drain, "the last tile written to DRAM")]
+        terms.append(
+            LatencyTerm("gather", mul(n, rounds), "each reduction's partials gathered, combined and multicast back")
+        )
+    terms += [
+        LatencyTerm(
+            "data_movement",
+            mul(n, step) - mul(n, compute + rounds),
+            "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute",
+        ),
+        LatencyTerm("write_back", drain, "the last tile written to DRAM"),
+    ]
     lower = launch + fill + mul(n, compute + rounds) + drain
     return objective, terms, lower

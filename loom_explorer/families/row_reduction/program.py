@@ -118,8 +118,10 @@ def analyse_row_reduction(program: TileProgram) -> RowReduction:
     where = f"program {program.name}"
     kinds = [d.kind for d in program.dims]
     if kinds != ["parallel", "reduction"]:
-        raise ProgramStructureError(f"{where}: a row reduction has two dimensions, the rows (parallel) then the "
-                                    f"columns (reduction); found {[(d.name, d.kind) for d in program.dims]}")
+        raise ProgramStructureError(
+            f"{where}: a row reduction has two dimensions, the rows (parallel) then the "
+            f"columns (reduction); found {[(d.name, d.kind) for d in program.dims]}"
+        )
     rows, cols = (d.name for d in program.dims)
     ops = tuple(op for op in program.ops if isinstance(op, (Eltwise, Reduce)))
     st = RowReduction(program, ops, rows, cols)
@@ -139,8 +141,9 @@ def _check_tensor_shapes(st: RowReduction, where: str) -> None:
     rows, cols = st.dims
     for t in st.program.tensors:
         if t.dims not in ((rows, cols), (rows,), (cols,), ()):
-            raise ProgramStructureError(f"{where}: tensor {t.name}{list(t.dims)} is not [{rows}, {cols}], [{rows}], "
-                                        f"[{cols}] or a scalar []")
+            raise ProgramStructureError(
+                f"{where}: tensor {t.name}{list(t.dims)} is not [{rows}, {cols}], [{rows}], [{cols}] or a scalar []"
+            )
     for name in st.outputs:
         if st.kind(name) not in ("rows", "col"):
             raise ProgramStructureError(f"{where}: output {name} must be indexed [{rows}, {cols}] or [{rows}]")
@@ -152,8 +155,10 @@ def _check_reduce(st: RowReduction, op: Reduce, where: str) -> None:
     """A ``Reduce`` turns a ``[rows, cols]`` tensor into a ``[rows]`` one that is not an input."""
     rows, cols = st.dims
     if st.kind(op.operand) != "rows" or st.kind(op.out) != "col":
-        raise ProgramStructureError(f"{where}: Reduce {op.op} reduces a [{rows}, {cols}] tensor into a "
-                                    f"[{rows}] one; {op.operand} -> {op.out} is not that")
+        raise ProgramStructureError(
+            f"{where}: Reduce {op.op} reduces a [{rows}, {cols}] tensor into a "
+            f"[{rows}] one; {op.operand} -> {op.out} is not that"
+        )
     if st.program.tensor(op.out).role == "input":
         raise ProgramStructureError(f"{where}: Reduce {op.op} writes input {op.out}")
 
@@ -162,11 +167,12 @@ def _check_eltwise(st: RowReduction, op: Eltwise, where: str) -> None:
     """An element-wise op runs once (``when='final'``) and writes a tensor indexed by the rows that is not
     an input."""
     if op.when != "final":
-        raise ProgramStructureError(f"{where}: op {op.op} on {op.tensor} runs per {op.when} step; a row "
-                                    "reduction's ops run once (use when='final')")
+        raise ProgramStructureError(
+            f"{where}: op {op.op} on {op.tensor} runs per {op.when} step; a row "
+            "reduction's ops run once (use when='final')"
+        )
     if st.program.tensor(op.tensor).role == "input":
-        raise ProgramStructureError(f"{where}: op {op.op} writes input {op.tensor}; ops write outputs or "
-                                    "intermediates")
+        raise ProgramStructureError(f"{where}: op {op.op} writes input {op.tensor}; ops write outputs or intermediates")
     if st.kind(op.tensor) not in ("rows", "col"):
         raise ProgramStructureError(f"{where}: op {op.op} writes {op.tensor}, which is not indexed by the rows")
 
@@ -181,8 +187,10 @@ def _check_write_order(st: RowReduction, where: str) -> None:
         if unset:
             raise ProgramStructureError(f"{where}: op {op.op} reads {', '.join(unset)} before any op writes it")
         if isinstance(op, Eltwise) and op.tensor not in written and op.source is None:
-            raise ProgramStructureError(f"{where}: op {op.op} is the first to write {op.tensor} and names no source "
-                                        "(the tensor its value starts from)")
+            raise ProgramStructureError(
+                f"{where}: op {op.op} is the first to write {op.tensor} and names no source "
+                "(the tensor its value starts from)"
+            )
         written.add(op.out if isinstance(op, Reduce) else op.tensor)
     missing = [t for t in st.outputs if t not in written]
     if missing:

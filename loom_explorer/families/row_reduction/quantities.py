@@ -56,8 +56,9 @@ class RowReductionQuantities(GridQuantities):
 
     def tiles(self, tensor: str) -> Expr:
         """Tiles of ``tensor`` in one block (a row vector: the ``c`` tiles a core holds)."""
-        return {"rows": mul(self.block_h, self.cols), "col": self.block_h, "row": self.cols,
-                "scalar": const(1)}[self.st.kind(tensor)]
+        return {"rows": mul(self.block_h, self.cols), "col": self.block_h, "row": self.cols, "scalar": const(1)}[
+            self.st.kind(tensor)
+        ]
 
     def block_tiles(self, tensor: str) -> Expr:
         return self.tiles(tensor)
@@ -65,8 +66,7 @@ class RowReductionQuantities(GridQuantities):
     def resident_tiles(self, tensor: str) -> Expr:
         """Tiles of an L1-resident tensor one core holds: its share of the tensor's dimensions."""
         rows = self.share(self.st.rows_dim)
-        return {"rows": mul(rows, self.cols), "col": rows, "row": self.cols,
-                "scalar": const(1)}[self.st.kind(tensor)]
+        return {"rows": mul(rows, self.cols), "col": rows, "row": self.cols, "scalar": const(1)}[self.st.kind(tensor)]
 
     @property
     def per_block(self) -> tuple[str, ...]:
@@ -115,15 +115,34 @@ def build_row_reduction_quantities(hw: HardwareSpec, problem: Problem, candidate
         per_core[dim] = param(f"per_core_{dim}", domain, f"{dim} tiles per core", "tiles", bound)
     rows, cols = st.dims
     least_cols = per_core[cols].values.min if cols in per_core else problem.tiles(cols)
-    row_bytes = least_cols * sum(hw.tile_bytes[problem.data_format(t)] for t in (*st.full, *st.held)
-                                 if st.kind(t) == "rows")
+    row_bytes = least_cols * sum(
+        hw.tile_bytes[problem.data_format(t)] for t in (*st.full, *st.held) if st.kind(t) == "rows"
+    )
     limit = l1_block_limit(hw, max(1, row_bytes), 0)
     extent = problem.tiles(rows)
-    values = Domain.range(1, min(extent, limit)) if rows in per_core else \
-        Domain.of(v for v in range(1, min(extent, limit) + 1) if extent % v == 0)
-    block_h = param("block_h", values, f"{rows} tiles per block (whole rows of the share)", "tiles",
-                    f"a block over {limit:,} tile rows overflows L1 on its own" if limit < extent else "")
+    values = (
+        Domain.range(1, min(extent, limit))
+        if rows in per_core
+        else Domain.of(v for v in range(1, min(extent, limit) + 1) if extent % v == 0)
+    )
+    block_h = param(
+        "block_h",
+        values,
+        f"{rows} tiles per block (whole rows of the share)",
+        "tiles",
+        f"a block over {limit:,} tile rows overflows L1 on its own" if limit < extent else "",
+    )
     streamed = tuple(t for t, _ in candidate.comms if st.kind(t) in ("rows", "col"))
     depth = {t: param(f"{t}_buffer_depth", BUFFER_DEPTHS, f"{t} circular buffer depth", "blocks") for t in streamed}
-    return RowReductionQuantities(hw=hw, problem=problem, candidate=candidate, params=tuple(params), grid_x=gx,
-                                  grid_y=gy, per_core=per_core, depth=depth, st=st, block_h=block_h)
+    return RowReductionQuantities(
+        hw=hw,
+        problem=problem,
+        candidate=candidate,
+        params=tuple(params),
+        grid_x=gx,
+        grid_y=gy,
+        per_core=per_core,
+        depth=depth,
+        st=st,
+        block_h=block_h,
+    )

@@ -22,10 +22,30 @@ def row_reduction_flows(q: RowReductionQuantities) -> list[TrafficFlow]:
     axis = q.candidate.gather_axis
     if axis is not None:
         for r in q.st.reductions:
-            flows.append(TrafficFlow(f"{r.out} partials gather", r.out, "gather", "all", axis, WRITER_NOC,
-                                     mul(q.block_h, q.acc_tile_bytes), n))
-            flows.append(TrafficFlow(f"{r.out} multicast", r.out, "multicast", _HEADS[axis], axis, WRITER_NOC,
-                                     mul(q.block_h, q.tile_bytes(r.out)), n))
+            flows.append(
+                TrafficFlow(
+                    f"{r.out} partials gather",
+                    r.out,
+                    "gather",
+                    "all",
+                    axis,
+                    WRITER_NOC,
+                    mul(q.block_h, q.acc_tile_bytes),
+                    n,
+                )
+            )
+            flows.append(
+                TrafficFlow(
+                    f"{r.out} multicast",
+                    r.out,
+                    "multicast",
+                    _HEADS[axis],
+                    axis,
+                    WRITER_NOC,
+                    mul(q.block_h, q.tile_bytes(r.out)),
+                    n,
+                )
+            )
     return [*flows, *(write_flow(q, t, q.tiles(t), n) for t in q.dram_outputs)]
 
 

@@ -71,30 +71,39 @@ _GATHER = {
 }
 
 
-def row_reduction_unsupported(problem: Problem, values: dict[str, int] | None = None,
-                              split_cores: int = 1) -> str | None:
+def row_reduction_unsupported(
+    problem: Problem, values: dict[str, int] | None = None, split_cores: int = 1
+) -> str | None:
     """Why the writer cannot express ``problem`` (with the schedule's ``values`` and the cores its columns are
     split over, when known); None: it can."""
     st = analyse_row_reduction(problem.program)
-    why = reserved_name_reason(problem, ("_dfb", "_blk", "_net", "_host", "_out"), digits=True) or \
-        unknown_op_reason(problem, (op for op in st.ops if isinstance(op, Eltwise)))
+    why = reserved_name_reason(problem, ("_dfb", "_blk", "_net", "_host", "_out"), digits=True) or unknown_op_reason(
+        problem, (op for op in st.ops if isinstance(op, Eltwise))
+    )
     if why:
         return why
     written = [p.tensor for p in st.passes]
     for t in st.outputs:
-        if written.count(t) > 1 or any(t in (op.operand, op.source) for op in st.ops if isinstance(op, Eltwise)) \
-                or any(r.operand == t for r in st.reductions):
+        if (
+            written.count(t) > 1
+            or any(t in (op.operand, op.source) for op in st.ops if isinstance(op, Eltwise))
+            or any(r.operand == t for r in st.reductions)
+        ):
             return f"TT-Lang export writes an output in one pass that no later op reads; {t} is not"
         if st.kind(t) != "rows":
             return f"TT-Lang export writes outputs indexed [{st.rows_dim}, {st.cols_dim}]; {t} is not"
     cols = st.cols_dim
     if problem.elements(cols) % 32:
-        return (f"TT-Lang export reduces whole tiles: {cols}={problem.elements(cols)} is not a multiple of 32 (a "
-                "padded column would enter every reduction)")
+        return (
+            f"TT-Lang export reduces whole tiles: {cols}={problem.elements(cols)} is not a multiple of 32 (a "
+            "padded column would enter every reduction)"
+        )
     if values is not None and split_cores > 1 and values[f"per_core_{cols}"] * split_cores != problem.tiles(cols):
-        return (f"TT-Lang export splits the columns evenly: {split_cores} cores x per_core_{cols}="
-                f"{values[f'per_core_{cols}']} is not the {problem.tiles(cols)} tiles of {cols} (pin per_core_{cols} "
-                "to a divisor)")
+        return (
+            f"TT-Lang export splits the columns evenly: {split_cores} cores x per_core_{cols}="
+            f"{values[f'per_core_{cols}']} is not the {problem.tiles(cols)} tiles of {cols} (pin per_core_{cols} "
+            "to a divisor)"
+        )
     return None
 
 
@@ -150,31 +159,45 @@ class _Writer:
         lines = []
         for t in self.inputs:
             count = f"{t.upper()}_BUFFER_DEPTH" if self._kind(t) in ("rows", "col") else "1"
-            lines.append(f"{t}_dfb = ttl.make_dataflow_buffer_like({t}, shape={shape[self._kind(t)]}, "
-                         f"block_count={count})")
+            lines.append(
+                f"{t}_dfb = ttl.make_dataflow_buffer_like({t}, shape={shape[self._kind(t)]}, block_count={count})"
+            )
         for p in self.passes:
             blocks = 2 if p.tensor in self.st.outputs else 1
             like = p.tensor if p.tensor in self.st.outputs else self.like
-            lines.append(f"{self._buf(p.tensor, p.version)}_dfb = ttl.make_dataflow_buffer_like({like}, "
-                         f"shape={shape[self._kind(p.tensor)]}, block_count={blocks})")
+            lines.append(
+                f"{self._buf(p.tensor, p.version)}_dfb = ttl.make_dataflow_buffer_like({like}, "
+                f"shape={shape[self._kind(p.tensor)]}, block_count={blocks})"
+            )
         for name in self._scalers():
             lines.append(f"{name}_dfb = ttl.make_dataflow_buffer_like({self.like}, shape=(1, 1), block_count=1)")
         if self.split > 1:
             column = f"ttl.make_dataflow_buffer_like({self.like}, shape=(BLOCK_H, 1), block_count="
-            lines += [f"partial_dfb = {column}{len(self.st.reductions)} * (SPLIT - 1))  # the other cores' partials, "
-                      "a slot per gather pipe (first core)",
-                      f"own_dfb = {column}1)  # the first core's own partial",
-                      f"acc_dfb = {column}2)  # the first core's running combination",
-                      f"combined_dfb = {column}1)  # the result the first core sends",
-                      f"send_dfb = {column}1)  # the partial another core sends",
-                      *(f"{self._buf(p.tensor, p.version)}r_dfb = {column}1)  # the result another core receives"
-                        for p in self.passes if p.reduce is not None),
-                      *(f"{self._buf(p.tensor, p.version)}_gather_net = ttl.PipeNet({_GATHER[self.axis or 'xy']})"
-                        for p in self.passes if p.reduce is not None),
-                      # a pipe has one receiving site: a gather and a multicast net per reduction
-                      *(f"{self._buf(p.tensor, p.version)}_net = "
-                        f"{pipes(_MCAST[self.axis or 'xy'], self.working, self.v['grid_x'], COORDS)}"
-                        for p in self.passes if p.reduce is not None)]
+            lines += [
+                f"partial_dfb = {column}{len(self.st.reductions)} * (SPLIT - 1))  # the other cores' partials, "
+                "a slot per gather pipe (first core)",
+                f"own_dfb = {column}1)  # the first core's own partial",
+                f"acc_dfb = {column}2)  # the first core's running combination",
+                f"combined_dfb = {column}1)  # the result the first core sends",
+                f"send_dfb = {column}1)  # the partial another core sends",
+                *(
+                    f"{self._buf(p.tensor, p.version)}r_dfb = {column}1)  # the result another core receives"
+                    for p in self.passes
+                    if p.reduce is not None
+                ),
+                *(
+                    f"{self._buf(p.tensor, p.version)}_gather_net = ttl.PipeNet({_GATHER[self.axis or 'xy']})"
+                    for p in self.passes
+                    if p.reduce is not None
+                ),
+                # a pipe has one receiving site: a gather and a multicast net per reduction
+                *(
+                    f"{self._buf(p.tensor, p.version)}_net = "
+                    f"{pipes(_MCAST[self.axis or 'xy'], self.working, self.v['grid_x'], COORDS)}"
+                    for p in self.passes
+                    if p.reduce is not None
+                ),
+            ]
         for t in self.inputs:
             comm = self.cand.comm(t)
             if comm.axis is not None:
@@ -188,22 +211,29 @@ class _Writer:
 
     # ------------------------------------------------------------------ threads
     def _origin(self) -> str:
-        return (self.shares.origin(self.st.rows_dim, "r0", "SHARE_ROWS") + "\n"
-                + self.shares.origin(self.st.cols_dim, "c0", "SHARE_COLS") + "\n")
+        return (
+            self.shares.origin(self.st.rows_dim, "r0", "SHARE_ROWS")
+            + "\n"
+            + self.shares.origin(self.st.cols_dim, "c0", "SHARE_COLS")
+            + "\n"
+        )
 
     def _slice(self, t: str) -> str:
-        return {"rows": f"{t}[row:row + BLOCK_H, c0:c0 + SHARE_COLS]", "col": f"{t}[row:row + BLOCK_H, 0:1]",
-                "row": f"{t}[0:1, c0:c0 + SHARE_COLS]", "scalar": f"{t}[0:1, 0:1]"}[self._kind(t)]
+        return {
+            "rows": f"{t}[row:row + BLOCK_H, c0:c0 + SHARE_COLS]",
+            "col": f"{t}[row:row + BLOCK_H, 0:1]",
+            "row": f"{t}[0:1, c0:c0 + SHARE_COLS]",
+            "scalar": f"{t}[0:1, 0:1]",
+        }[self._kind(t)]
 
     def _fill(self, t: str) -> str:
         comm = self.cand.comm(t)
-        return (f"with {t}_dfb.reserve() as {t}_blk:\n"
-                + textwrap.indent(pipe_helpers(t, f"{t}_blk", comm)
-                                  + receive_send(t, comm, self._slice(t), f"{t}_blk", COORDS), "    "))
+        return f"with {t}_dfb.reserve() as {t}_blk:\n" + textwrap.indent(
+            pipe_helpers(t, f"{t}_blk", comm) + receive_send(t, comm, self._slice(t), f"{t}_blk", COORDS), "    "
+        )
 
     def _blocks(self, inner: str) -> str:
-        return ("for br in range(SHARE_ROWS // BLOCK_H):\n    row = r0 + br * BLOCK_H\n"
-                + textwrap.indent(inner, "    "))
+        return "for br in range(SHARE_ROWS // BLOCK_H):\n    row = r0 + br * BLOCK_H\n" + textwrap.indent(inner, "    ")
 
     def _reader(self) -> str:
         once = "".join(self._fill(t) for t in self.inputs if self._kind(t) in ("row", "scalar"))
@@ -217,7 +247,7 @@ class _Writer:
                 p = next(p for p in self.passes if p.reduce is r)
                 buf = self._buf(p.tensor, p.version)
                 body += textwrap.dedent(f"""\
-                    if {_HEAD[self.axis or 'xy']}:  # {r.op} of {r.operand}: the others' partials in, the result out
+                    if {_HEAD[self.axis or "xy"]}:  # {r.op} of {r.operand}: the others' partials in, the result out
                         def receive_partial(pipe):
                             with partial_dfb.reserve() as part:
                                 ttl.copy(pipe, part).wait()
@@ -243,8 +273,10 @@ class _Writer:
         for t in self.st.outputs:
             p = next(p for p in self.passes if p.tensor == t)
             buf = self._buf(t, p.version)
-            body += (f"with {buf}_dfb.wait() as {buf}_blk:\n"
-                     f"    ttl.copy({buf}_blk, {t}[row:row + BLOCK_H, c0:c0 + SHARE_COLS]).wait()\n")
+            body += (
+                f"with {buf}_dfb.wait() as {buf}_blk:\n"
+                f"    ttl.copy({buf}_blk, {t}[row:row + BLOCK_H, c0:c0 + SHARE_COLS]).wait()\n"
+            )
         return thread_body(self._origin() + self._blocks(body), self.cand.is_1d, COORDS)
 
     def _operand(self, t: str, env: dict[str, str], out: str) -> str:
@@ -280,7 +312,8 @@ class _Writer:
                     emit(f"with send_dfb.reserve() as part:\n    part.store({reduced})  # to the first core")
                     buf = f"{buf}r"  # the combined vector, received by the writer thread
                 else:
-                    emit(textwrap.dedent(f"""\
+                    emit(
+                        textwrap.dedent(f"""\
                         with own_dfb.reserve() as part:
                             part.store({reduced})  # this core's partial
                         with own_dfb.wait() as own, partial_dfb.wait() as part, acc_dfb.reserve() as acc:
@@ -290,7 +323,8 @@ class _Writer:
                                 acc.store({combine.format(a="pre", b="part")})
                         with acc_dfb.wait() as total, {buf}_dfb.reserve() as {out}, combined_dfb.reserve() as stat:
                             {out}.store(total)
-                            stat.store(total)  # to the other cores"""))
+                            stat.store(total)  # to the other cores""")
+                    )
             else:
                 value = env[p.ops[0].source] if p.version == 1 and p.ops[0].source else env[p.tensor]
                 for op in p.ops:
@@ -305,33 +339,48 @@ class _Writer:
 
     def _compute(self) -> str:
         scalers = self._scalers()
-        head = "".join(f"with {name}_dfb.reserve() as c:\n    c.store(ttl.math.fill(c, "
-                       f"{'1.0' if name == 'ones' else repr(1.0 / self.problem.elements(self.st.cols_dim))}))\n"
-                       for name in scalers)
+        head = "".join(
+            f"with {name}_dfb.reserve() as c:\n    c.store(ttl.math.fill(c, "
+            f"{'1.0' if name == 'ones' else repr(1.0 / self.problem.elements(self.st.cols_dim))}))\n"
+            for name in scalers
+        )
         held = [f"{t}_dfb.wait() as {t}_blk" for t in self.inputs if self._kind(t) in ("row", "scalar")]
         waits = held + [f"{name}_dfb.wait() as {name}" for name in scalers]
         streamed = [f"{t}_dfb.wait() as {t}_blk" for t in self.inputs if self._kind(t) in ("rows", "col")]
         if self.split > 1:
-            block = (f"if {_HEAD[self.axis or 'xy']}:\n" + textwrap.indent(self._passes_code("head"), "    ")
-                     + "else:\n" + textwrap.indent(self._passes_code("other"), "    "))
+            block = (
+                f"if {_HEAD[self.axis or 'xy']}:\n"
+                + textwrap.indent(self._passes_code("head"), "    ")
+                + "else:\n"
+                + textwrap.indent(self._passes_code("other"), "    ")
+            )
         else:
             block = self._passes_code("only")
-        body = ("for _ in range(SHARE_ROWS // BLOCK_H):\n"
-                + textwrap.indent(f"with {', '.join(streamed)}:\n" + textwrap.indent(block, "    "), "    "))
+        body = "for _ in range(SHARE_ROWS // BLOCK_H):\n" + textwrap.indent(
+            f"with {', '.join(streamed)}:\n" + textwrap.indent(block, "    "), "    "
+        )
         if waits:
             body = f"with {', '.join(waits)}:  # held for the whole kernel\n" + textwrap.indent(body, "    ")
         return thread_body(head + body, self.cand.is_1d, COORDS)
 
     # ------------------------------------------------------------------ host side
     def _host(self) -> tuple[str, str, str]:
-        positive = any(isinstance(op, Eltwise) and op_name(self.problem, op) in POSITIVE_DOMAIN
-                       and (op.operand in self.inputs or op.source in self.inputs) for op in self.st.ops)
+        positive = any(
+            isinstance(op, Eltwise)
+            and op_name(self.problem, op) in POSITIVE_DOMAIN
+            and (op.operand in self.inputs or op.source in self.inputs)
+            for op in self.st.ops
+        )
         rows_pad = "ROWS_PAD"
         build, env = [], {}
         for t in self.inputs:
             kind = self._kind(t)
-            rows, cols = {"rows": (rows_pad, "COLS"), "row": ("32", "COLS"), "col": (rows_pad, "32"),
-                          "scalar": ("32", "32")}[kind]
+            rows, cols = {
+                "rows": (rows_pad, "COLS"),
+                "row": ("32", "COLS"),
+                "col": (rows_pad, "32"),
+                "scalar": ("32", "32"),
+            }[kind]
             fill = {"rows": ("ROWS", "COLS"), "row": ("1", "COLS"), "col": ("ROWS", "1"), "scalar": ("1", "1")}[kind]
             draw = "positive" if positive or kind == "scalar" else "normal"
             build.append(f"{t}_host = {draw}({rows}, {cols}, {fill[0]}, {fill[1]})")
@@ -348,22 +397,46 @@ class _Writer:
         rows_share, cols_share = self.shares.share(st.rows_dim), self.shares.share(st.cols_dim)
         build, reference, args = self._host()
         n_in, outputs = len(self.inputs), st.outputs
-        results = "\n        ".join(f"{t} = ttnn.to_torch(arguments[{n_in + i}]).float()[:ROWS, :COLS]"
-                                   for i, t in enumerate(outputs))
-        geometry = (f"SHARE_ROWS, SHARE_COLS = {rows_share}, {cols_share}   # a core's rows and columns (tiles)\n"
-                    f"BLOCK_H = {v['block_h']}                      # tile rows per block\n"
-                    f"SPLIT = {self.split}                        # cores a row's columns are split over")
-        depths = "\n".join(f"{t.upper()}_BUFFER_DEPTH = {v[f'{t}_buffer_depth']}    # blocks in {t}'s buffer"
-                           for t in self.inputs if f"{t}_buffer_depth" in v)
+        results = "\n        ".join(
+            f"{t} = ttnn.to_torch(arguments[{n_in + i}]).float()[:ROWS, :COLS]" for i, t in enumerate(outputs)
+        )
+        geometry = (
+            f"SHARE_ROWS, SHARE_COLS = {rows_share}, {cols_share}   # a core's rows and columns (tiles)\n"
+            f"BLOCK_H = {v['block_h']}                      # tile rows per block\n"
+            f"SPLIT = {self.split}                        # cores a row's columns are split over"
+        )
+        depths = "\n".join(
+            f"{t.upper()}_BUFFER_DEPTH = {v[f'{t}_buffer_depth']}    # blocks in {t}'s buffer"
+            for t in self.inputs
+            if f"{t}_buffer_depth" in v
+        )
         return DATAFLOW_TEMPLATE.format(
-            header=header(self.built, self.doc), footer=footer(self.doc), adapter=SIM_ADAPTER,
-            host_helpers=HOST_HELPERS, kernel=problem.program.name, gx=v["grid_x"], gy=v["grid_y"],
-            working=len(self.working), geometry=geometry, depths=depths, rows=st.rows_dim, cols=st.cols_dim,
-            rows_el=problem.elements(st.rows_dim), cols_el=problem.elements(st.cols_dim),
-            rows_pad=self.shares.padded(st.rows_dim) * 32, cols_pad=problem.elements(st.cols_dim),
-            params=", ".join([*self.inputs, *outputs]), dfbs=self._dfbs(), read=self._reader(),
-            compute=self._compute(), write=self._writer(), build=build, args=args, reference=reference,
-            results=results, checks=", ".join(f"({t}, expected_{t})" for t in outputs),
+            header=header(self.built, self.doc),
+            footer=footer(self.doc),
+            adapter=SIM_ADAPTER,
+            host_helpers=HOST_HELPERS,
+            kernel=problem.program.name,
+            gx=v["grid_x"],
+            gy=v["grid_y"],
+            working=len(self.working),
+            geometry=geometry,
+            depths=depths,
+            rows=st.rows_dim,
+            cols=st.cols_dim,
+            rows_el=problem.elements(st.rows_dim),
+            cols_el=problem.elements(st.cols_dim),
+            rows_pad=self.shares.padded(st.rows_dim) * 32,
+            cols_pad=problem.elements(st.cols_dim),
+            params=", ".join([*self.inputs, *outputs]),
+            dfbs=self._dfbs(),
+            read=self._reader(),
+            compute=self._compute(),
+            write=self._writer(),
+            build=build,
+            args=args,
+            reference=reference,
+            results=results,
+            checks=", ".join(f"({t}, expected_{t})" for t in outputs),
             one_d="row by row (1-D layout)" if self.cand.is_1d else "by grid position",
             write_doc="the reductions' partials and results, then the outputs" if self.split > 1 else "the outputs",
         )
@@ -376,8 +449,10 @@ def host_tensors(built: RebuiltSchedule) -> HostTensors:
     rows, cols = p.elements(st.rows_dim), p.elements(st.cols_dim)
     inputs = [t for t, _ in built.schedule.candidate.comms]
     extent = {"rows": (rows, cols), "row": (1, cols), "col": (rows, 1), "scalar": (1, 1)}
-    return (tuple(HostTensor(t, i, 1, 0, *extent[st.kind(t)]) for i, t in enumerate(inputs)),
-            tuple(HostTensor(t, len(inputs) + i, 1, 0, rows, cols) for i, t in enumerate(st.outputs)))
+    return (
+        tuple(HostTensor(t, i, 1, 0, *extent[st.kind(t)]) for i, t in enumerate(inputs)),
+        tuple(HostTensor(t, len(inputs) + i, 1, 0, rows, cols) for i, t in enumerate(st.outputs)),
+    )
 
 
 def reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -390,5 +465,10 @@ def reference(built: RebuiltSchedule, inputs: Mapping[str, Any]) -> dict[str, An
     return {t: env[t][None] for t in st.outputs}
 
 
-WRITER = TtlangWriter("row_reduction", lambda schedule: row_reduction_unsupported(schedule.problem),
-                      row_reduction_source, host_tensors, reference)
+WRITER = TtlangWriter(
+    "row_reduction",
+    lambda schedule: row_reduction_unsupported(schedule.problem),
+    row_reduction_source,
+    host_tensors,
+    reference,
+)

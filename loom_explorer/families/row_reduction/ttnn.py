@@ -102,8 +102,10 @@ def row_reduction_op(program: TileProgram) -> RowReductionOp | None:
 def _op(problem: Problem) -> RowReductionOp:
     op = row_reduction_op(problem.program)
     if op is None:
-        raise ExportError(f"{problem.program.name} is not TTNN's softmax, rms_norm or layer_norm (its ops differ "
-                          "from the shipped softmax, rmsnorm and layernorm kernels'), so TTNN has no op for it")
+        raise ExportError(
+            f"{problem.program.name} is not TTNN's softmax, rms_norm or layer_norm (its ops differ "
+            "from the shipped softmax, rmsnorm and layernorm kernels'), so TTNN has no op for it"
+        )
     return op
 
 
@@ -116,14 +118,19 @@ def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str | No
     block_h, block_w = (side // TILE for side in shard["shard_shape"])
     limit = DST_TILES // 2 if problem.fp32_acc else DST_TILES
     subblock_w = max(d for d in range(1, min(block_w, limit) + 1) if block_w % d == 0)
-    args: dict[str, object] = {"compute_with_storage_grid_size": [v["grid_x"], v["grid_y"]],
-                               "subblock_w": subblock_w, "block_h": block_h, "block_w": block_w}
+    args: dict[str, object] = {
+        "compute_with_storage_grid_size": [v["grid_x"], v["grid_y"]],
+        "subblock_w": subblock_w,
+        "block_h": block_h,
+        "block_w": block_w,
+    }
     if op.kernel != "softmax":
         args["inplace"] = False
     notes = ["TTNN holds each core's shard whole; the schedule's buffer depths are not passed to the card"]
     if v["block_h"] != block_h:
-        notes.append(f"TTNN computes the shard's {block_h} tile rows in one block; the schedule chose block_h="
-                     f"{v['block_h']}")
+        notes.append(
+            f"TTNN computes the shard's {block_h} tile rows in one block; the schedule chose block_h={v['block_h']}"
+        )
     if "eps" in dict(op.tensors):
         notes.append(f"eps is the call's epsilon={EPSILON}, not a tensor")
     return op.config_class, args, notes
@@ -135,32 +142,45 @@ def _memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
     op = _op(problem)
     x, y = op.tensor("x"), op.tensor("y")
     r, c = st.rows_dim, st.cols_dim
-    wanted = ((Placement.l1_height, f"{r}@xy") if op.kernel == "softmax" else
-              (Placement.l1_width, f"{c}@xy") if cand.is_1d else (Placement.l1_block, f"{r}@y,{c}@x"))
+    wanted = (
+        (Placement.l1_height, f"{r}@xy")
+        if op.kernel == "softmax"
+        else (Placement.l1_width, f"{c}@xy")
+        if cand.is_1d
+        else (Placement.l1_block, f"{r}@y,{c}@x")
+    )
     for tensor in (x, y):
         if problem.placement(tensor) is not wanted[0]:
-            raise ExportError(f"{tensor}={problem.placement(tensor).value}: {op.function} runs this schedule only on "
-                              f"{wanted[0].value} {x} and {y} (candidate {wanted[1]}); on DRAM-interleaved "
-                              "tensors it splits the rows over the whole grid itself (`predict --ttnn-default` "
-                              "costs that)")
+            raise ExportError(
+                f"{tensor}={problem.placement(tensor).value}: {op.function} runs this schedule only on "
+                f"{wanted[0].value} {x} and {y} (candidate {wanted[1]}); on DRAM-interleaved "
+                "tensors it splits the rows over the whole grid itself (`predict --ttnn-default` "
+                "costs that)"
+            )
     for dim in (r, c):
         if problem.elements(dim) % TILE:
-            raise ExportError(f"{dim}={problem.elements(dim)}: TTNN's sharded {op.kernel} needs whole tiles "
-                              f"({dim} a multiple of {TILE})")
+            raise ExportError(
+                f"{dim}={problem.elements(dim)}: TTNN's sharded {op.kernel} needs whole tiles "
+                f"({dim} a multiple of {TILE})"
+            )
     try:
         shard = grid_shard(wanted[0], cand, (r, problem.tiles(r)), (c, problem.tiles(c)), v)
     except ValueError as exc:
         raise ExportError(f"{x}={wanted[0].value}: {exc}") from None
     if op.kernel == "softmax" and problem.tiles(r) != v[f"per_core_{r}"] * v["grid_x"] * v["grid_y"]:
-        raise ExportError(f"TTNN's sharded softmax needs one shard per core of its {v['grid_x']}x{v['grid_y']} grid; "
-                          f"{problem.tiles(r)} tile rows in shards of {v[f'per_core_{r}']} do not fill it")
+        raise ExportError(
+            f"TTNN's sharded softmax needs one shard per core of its {v['grid_x']}x{v['grid_y']} grid; "
+            f"{problem.tiles(r)} tile rows in shards of {v[f'per_core_{r}']} do not fill it"
+        )
     memory: dict[str, object] = {x: shard, y: shard}
     for shipped in ("gamma", "beta"):
         vector = dict(op.tensors).get(shipped)
         if vector is not None:
             if problem.placement(vector).in_l1 or cand.comm(vector) is not Comm.dram:
-                raise ExportError(f"{op.function} reads its {shipped} ({vector}) DRAM-interleaved on every core; "
-                                  f"candidate {cand.name} does not, so it would measure another schedule")
+                raise ExportError(
+                    f"{op.function} reads its {shipped} ({vector}) DRAM-interleaved on every core; "
+                    f"candidate {cand.name} does not, so it would measure another schedule"
+                )
             memory[vector] = DRAM
     return memory
 
@@ -177,11 +197,15 @@ def _call(schedule: SymbolicSchedule) -> str:
     vectors = [(role, names[shipped]) for role, shipped in (("weight", "gamma"), ("bias", "beta")) if shipped in names]
     draws = "".join(f', "{t}": torch.randn((1, SHAPE["{c}"]), dtype=torch.bfloat16)' for _, t in vectors)
     kwargs = "".join(f', {role}=tensors["{t}"]' for role, t in vectors)
-    value = 'x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPSILON)' if op.kernel == "rmsnorm" else \
-        '(x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + EPSILON)'
+    value = (
+        "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPSILON)"
+        if op.kernel == "rmsnorm"
+        else "(x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + EPSILON)"
+    )
     value += "".join(f' {"*" if role == "weight" else "+"} inputs["{t}"].float()' for role, t in vectors)
-    return _NORM_CALL.format(x=x, y=y, r=r, c=c, draws=draws, function=op.function, kwargs=kwargs, value=value,
-                             epsilon=EPSILON)
+    return _NORM_CALL.format(
+        x=x, y=y, r=r, c=c, draws=draws, function=op.function, kwargs=kwargs, value=value, epsilon=EPSILON
+    )
 
 
 def _no_program_config(problem: Problem, candidate: Candidate) -> bool:

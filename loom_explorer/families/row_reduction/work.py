@@ -29,6 +29,7 @@ def row_reduction_work(hw: HardwareSpec, problem: Problem) -> tuple[int, int]:
     rows, cols = st.dims
     tiles = {"rows": problem.tiles(rows) * problem.tiles(cols), "col": problem.tiles(rows)}
     elements = {"rows": problem.elements(rows) * problem.elements(cols), "col": problem.elements(rows)}
-    operations = sum(elements[st.kind(p.reduce.operand if p.reduce else p.tensor)] * max(1, len(p.ops))
-                     for p in st.passes)
+    operations = sum(
+        elements[st.kind(p.reduce.operand if p.reduce else p.tensor)] * max(1, len(p.ops)) for p in st.passes
+    )
     return operations, sum(tiles[st.kind(t)] * cycles for t, cycles in passes(hw, problem, st))

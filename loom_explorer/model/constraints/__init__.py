@@ -19,14 +19,20 @@ from loom_explorer.model.schedule import Constraint, L1Buffer
 FAMILIES = (grid, coverage, divisibility, dst_capacity, l1_capacity, multicast, ttlang_export)
 
 
-def constraints(q: GridQuantities, buffers: Sequence[L1Buffer],
-                extra: Sequence[Constraint] = ()) -> tuple[Constraint, ...]:
+def constraints(
+    q: GridQuantities, buffers: Sequence[L1Buffer], extra: Sequence[Constraint] = ()
+) -> tuple[Constraint, ...]:
     """Every family's constraints on ``q``, in ``FAMILIES`` order; ``buffers``: one core's L1 buffers;
     ``extra``: the kernel family's own constraints (``ModelFamily.constraints``), each added after the
     constraints of the family it names (``Constraint.family``)."""
     shared = {
-        "grid": grid(q), "coverage": coverage(q), "divisibility": divisibility(q), "dst_capacity": dst_capacity(q),
-        "l1_capacity": l1_capacity(q, buffers), "multicast": multicast(q), "ttlang_export": ttlang_export(q),
+        "grid": grid(q),
+        "coverage": coverage(q),
+        "divisibility": divisibility(q),
+        "dst_capacity": dst_capacity(q),
+        "l1_capacity": l1_capacity(q, buffers),
+        "multicast": multicast(q),
+        "ttlang_export": ttlang_export(q),
     }
     unknown = {c.family for c in extra} - shared.keys()
     if unknown:
@@ -34,5 +40,14 @@ def constraints(q: GridQuantities, buffers: Sequence[L1Buffer],
     return tuple(c for family, own in shared.items() for c in (*own, *(e for e in extra if e.family == family)))
 
 
-__all__ = ["FAMILIES", "constraints", "coverage", "divisibility", "dst_capacity", "grid", "l1_capacity",
-           "multicast", "ttlang_export"]
+__all__ = [
+    "FAMILIES",
+    "constraints",
+    "coverage",
+    "divisibility",
+    "dst_capacity",
+    "grid",
+    "l1_capacity",
+    "multicast",
+    "ttlang_export",
+]

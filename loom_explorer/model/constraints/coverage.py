@@ -30,28 +30,64 @@ def coverage(q: GridQuantities) -> list[Constraint]:
         extent = const(q.extent(dim))
         p = q.per_core[dim]
         if not isinstance(extent, Const):
-            out.append(Constraint(f"coverage[{dim},excess]", "coverage", "le", p, extent,
-                                  f"per_core_{dim} = {{lhs}} exceeds the {{rhs}} there are"))
+            out.append(
+                Constraint(
+                    f"coverage[{dim},excess]",
+                    "coverage",
+                    "le",
+                    p,
+                    extent,
+                    f"per_core_{dim} = {{lhs}} exceeds the {{rhs}} there are",
+                )
+            )
         if axis == "xy":
             used = q.used_cores_1d  # ceil(E_d / per_core_d); flash-decoding's groups times kv_cores
             out += [
-                Constraint(f"coverage[{dim}]", "coverage", "le", used, mul(q.grid_x, q.grid_y),
-                           f"{dim} needs {{lhs}} cores at per_core_{dim}, the grid used has {{rhs}}"),
-                Constraint(f"coverage[{dim},last_row]", "coverage", "ge", used,
-                           mul(q.grid_x, q.grid_y - 1) + 1,
-                           f"{dim} fills {{lhs}} cores, leaving the last row of the grid used idle "
-                           "(needs at least {rhs})"),
-                Constraint(f"coverage[{dim},columns]", "coverage", "ge", used, q.grid_x,
-                           f"{dim} fills {{lhs}} cores, fewer than the {{rhs}} columns used"),
+                Constraint(
+                    f"coverage[{dim}]",
+                    "coverage",
+                    "le",
+                    used,
+                    mul(q.grid_x, q.grid_y),
+                    f"{dim} needs {{lhs}} cores at per_core_{dim}, the grid used has {{rhs}}",
+                ),
+                Constraint(
+                    f"coverage[{dim},last_row]",
+                    "coverage",
+                    "ge",
+                    used,
+                    mul(q.grid_x, q.grid_y - 1) + 1,
+                    f"{dim} fills {{lhs}} cores, leaving the last row of the grid used idle (needs at least {{rhs}})",
+                ),
+                Constraint(
+                    f"coverage[{dim},columns]",
+                    "coverage",
+                    "ge",
+                    used,
+                    q.grid_x,
+                    f"{dim} fills {{lhs}} cores, fewer than the {{rhs}} columns used",
+                ),
             ]
             continue
         g = q.grid_x if axis == "x" else q.grid_y
         gname = "grid_x" if axis == "x" else "grid_y"
         out += [
-            Constraint(f"coverage[{dim}]", "coverage", "ge", mul(g, p), extent,
-                       f"{gname}*per_core_{dim} = {{lhs}} do not cover {dim} = {{rhs}}"),
-            Constraint(f"coverage[{dim},idle]", "coverage", "le", mul(g - 1, p), extent - 1,
-                       f"the last core along {dim} would be idle: (g-1)*per_core_{dim} = {{lhs}} already cover "
-                       f"{dim} (= {{rhs}} + 1)"),
+            Constraint(
+                f"coverage[{dim}]",
+                "coverage",
+                "ge",
+                mul(g, p),
+                extent,
+                f"{gname}*per_core_{dim} = {{lhs}} do not cover {dim} = {{rhs}}",
+            ),
+            Constraint(
+                f"coverage[{dim},idle]",
+                "coverage",
+                "le",
+                mul(g - 1, p),
+                extent - 1,
+                f"the last core along {dim} would be idle: (g-1)*per_core_{dim} = {{lhs}} already cover "
+                f"{dim} (= {{rhs}} + 1)",
+            ),
         ]
     return out

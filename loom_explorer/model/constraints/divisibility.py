@@ -21,8 +21,14 @@ from loom_explorer.model.schedule import Constraint
 
 
 def _divides(a: Var, b: Expr, b_name: str) -> Constraint:
-    return Constraint(f"divisibility[{a.name}|{b_name}]", "divisibility", "divides", a, b,
-                      f"{b_name} = {{rhs}} is not a multiple of {a.name} = {{lhs}}")
+    return Constraint(
+        f"divisibility[{a.name}|{b_name}]",
+        "divisibility",
+        "divides",
+        a,
+        b,
+        f"{b_name} = {{rhs}} is not a multiple of {a.name} = {{lhs}}",
+    )
 
 
 def divisibility(q: GridQuantities) -> list[Constraint]:

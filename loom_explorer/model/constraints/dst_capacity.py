@@ -20,10 +20,13 @@ def dst_capacity(q: GridQuantities) -> list[Constraint]:
     acc = "fp32" if q.problem.fp32_acc else "16-bit"
     pairs = q.subblock_pairs()
     return [
-        Constraint("dst_capacity" if len(pairs) == 1 else f"dst_capacity[{name}]", "dst_capacity", "le",
-                   mul(h, w), const(q.dst_tiles),
-                   f"a {name} sub-block of {{lhs}} tiles exceeds the {{rhs}} Dst tiles available with {acc} "
-                   "accumulation")
+        Constraint(
+            "dst_capacity" if len(pairs) == 1 else f"dst_capacity[{name}]",
+            "dst_capacity",
+            "le",
+            mul(h, w),
+            const(q.dst_tiles),
+            f"a {name} sub-block of {{lhs}} tiles exceeds the {{rhs}} Dst tiles available with {acc} accumulation",
+        )
         for name, h, w in pairs
     ]
-

@@ -16,8 +16,15 @@ from loom_explorer.model.schedule import Constraint
 def grid(q: GridQuantities) -> list[Constraint]:
     g = q.hw.grid
     return [
-        Constraint("grid[x]", "grid", "le", q.grid_x, const(g.columns),
-                   "uses {lhs} columns of cores, the hardware grid has {rhs}"),
-        Constraint("grid[y]", "grid", "le", q.grid_y, const(g.rows),
-                   "uses {lhs} rows of cores, the hardware grid has {rhs}"),
+        Constraint(
+            "grid[x]",
+            "grid",
+            "le",
+            q.grid_x,
+            const(g.columns),
+            "uses {lhs} columns of cores, the hardware grid has {rhs}",
+        ),
+        Constraint(
+            "grid[y]", "grid", "le", q.grid_y, const(g.rows), "uses {lhs} rows of cores, the hardware grid has {rhs}"
+        ),
     ]

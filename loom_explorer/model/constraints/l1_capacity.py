@@ -19,6 +19,12 @@ def l1_capacity(q: GridQuantities, buffers: Sequence[L1Buffer]) -> list[Constrai
     """One core's ``buffers`` (the kernel family's, ``FamilyModel.l1_buffers``: TTNN's kernels' or the
     exported TT-Lang kernels', as ``Problem.target`` says) fit its usable L1."""
     return [
-        Constraint("l1_capacity", "l1_capacity", "le", total(b.bytes_expr for b in buffers),
-                   const(q.hw.l1.usable_bytes), "needs {lhs:,} B of L1 per core, {rhs:,} B usable"),
+        Constraint(
+            "l1_capacity",
+            "l1_capacity",
+            "le",
+            total(b.bytes_expr for b in buffers),
+            const(q.hw.l1.usable_bytes),
+            "needs {lhs:,} B of L1 per core, {rhs:,} B usable",
+        ),
     ]

@@ -24,12 +24,27 @@ def multicast(q: GridQuantities) -> list[Constraint]:
         axis = q.candidate.comm(tensor).axis
         if axis is None:
             continue
-        out.append(Constraint(f"multicast[{tensor}]", "multicast", "ge", q.mcast_receivers(tensor), const(2),
-                              f"{tensor} multicast along {_AXIS_NAME[axis]} reaches {{lhs}} cores; "
-                              "a multicast needs at least {rhs}"))
+        out.append(
+            Constraint(
+                f"multicast[{tensor}]",
+                "multicast",
+                "ge",
+                q.mcast_receivers(tensor),
+                const(2),
+                f"{tensor} multicast along {_AXIS_NAME[axis]} reaches {{lhs}} cores; "
+                "a multicast needs at least {rhs}",
+            )
+        )
     if q.candidate.gather_axis:
         axis = q.candidate.gather_axis
-        out.append(Constraint("multicast[split_k]", "multicast", "ge", q.axis_cores(axis), const(2),
-                              f"split-K over {_AXIS_NAME[axis]} = {{lhs}} cores; needs at least {{rhs}}"))
+        out.append(
+            Constraint(
+                "multicast[split_k]",
+                "multicast",
+                "ge",
+                q.axis_cores(axis),
+                const(2),
+                f"split-K over {_AXIS_NAME[axis]} = {{lhs}} cores; needs at least {{rhs}}",
+            )
+        )
     return out
-

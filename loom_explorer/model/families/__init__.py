@@ -29,8 +29,9 @@ def model_family(program: TileProgram, candidate: Candidate | None = None) -> Mo
     name = candidate.family if candidate is not None and candidate.family else program_family(program).name
     family = model_families().get(name)
     if family is None:
-        raise PluginError(f"kernel family {name} registers no model (group {GROUP}), so {program.name} "
-                          "cannot be scheduled")
+        raise PluginError(
+            f"kernel family {name} registers no model (group {GROUP}), so {program.name} cannot be scheduled"
+        )
     return family
 
 

@@ -24,8 +24,7 @@ CASES = [
 @pytest.mark.parametrize("hw_name, shape, causal", CASES)
 def test_every_candidate_proven(hw_name: str, shape: str, causal: bool) -> None:
     hw = load_hardware(hw_name)
-    session = Session(hw, make_problem(load_program("flash_attention"), shape,
-                                       options={"causal"} if causal else set()))
+    session = Session(hw, make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set()))
     results = session.solve({}, SolveOptions(time_limit_seconds=60))
     assert results and results[0].status == "optimal"
     for r in results:

@@ -79,6 +79,7 @@ def problem(shape: str, causal: bool = False):
 
 # ------------------------------------------------------------------------------ independent reference
 
+
 def spread_dims(prob) -> list[str]:
     """Dims of the output a grid axis may carry: parallel, spread, more than one tile/item; batch dims
     in program order, then the query dim (the one the key/value tensors do not mention)."""
@@ -87,8 +88,9 @@ def spread_dims(prob) -> list[str]:
     kv_dims = {program.dim(d).group_of or d for d in program.tensor(KEYS).dims}
     query = [d for d in out_dims if d not in kv_dims]
     assert query == ["T"]
-    batch = [d.name for d in program.dims
-             if d.name in out_dims and d.name not in query and d.spread and d.kind == "parallel"]
+    batch = [
+        d.name for d in program.dims if d.name in out_dims and d.name not in query and d.spread and d.kind == "parallel"
+    ]
     return [d for d in (*batch, *query) if prob.tiles(d) > 1]
 
 
@@ -160,13 +162,13 @@ def check_against_access_maps(prob, causal: bool):
 # ------------------------------------------------------------------------------------------------ tests
 
 SHAPES = [
-    "N=2,G=4,Gkv=2,T=128,S=96,E=64",    # grouped heads: pairs of heads share a memory head
-    "N=2,G=4,T=128,S=96,E=64",          # Gkv defaults to G: no sharing across heads
-    "N=3,G=4,Gkv=1,T=96,S=64,E=32",     # one memory head for every query head
-    "N=1,G=6,Gkv=3,T=64,S=160,E=64",    # N=1 is not spread
-    "N=2,G=1,T=256,S=32,E=128",         # G=1 is not spread
-    "N=1,G=1,T=96,S=96,E=64",           # only T is spread: no flattened layout
-    "N=2,G=2,Gkv=1,T=32,S=32,E=32",     # one query tile: T is not spread
+    "N=2,G=4,Gkv=2,T=128,S=96,E=64",  # grouped heads: pairs of heads share a memory head
+    "N=2,G=4,T=128,S=96,E=64",  # Gkv defaults to G: no sharing across heads
+    "N=3,G=4,Gkv=1,T=96,S=64,E=32",  # one memory head for every query head
+    "N=1,G=6,Gkv=3,T=64,S=160,E=64",  # N=1 is not spread
+    "N=2,G=1,T=256,S=32,E=128",  # G=1 is not spread
+    "N=1,G=1,T=96,S=96,E=64",  # only T is spread: no flattened layout
+    "N=2,G=2,Gkv=1,T=32,S=32,E=32",  # one query tile: T is not spread
 ]
 
 
@@ -195,18 +197,27 @@ def test_grouped_heads_spelled_out_non_causal():
     got = {c.name for c in enumerate_candidates(problem("N=2,G=4,Gkv=2,T=128,S=96,E=64"))}
     kv = lambda c: f"x=dram,mem_k={c},mem_v={c}"  # noqa: E731
     want = {
-        f"G@y,N@x|{kv('dram')}", f"G@y,N@x|{kv('mcast_y')}",                      # G grouped (2 heads)
-        f"G@y,T@x|{kv('dram')}", f"G@y,T@x|{kv('mcast_y')}", f"G@y,T@x|{kv('mcast_x')}",
+        f"G@y,N@x|{kv('dram')}",
+        f"G@y,N@x|{kv('mcast_y')}",  # G grouped (2 heads)
+        f"G@y,T@x|{kv('dram')}",
+        f"G@y,T@x|{kv('mcast_y')}",
+        f"G@y,T@x|{kv('mcast_x')}",
         f"G@y,T@x|{kv('mcast_xy')}",
-        f"N@y,G@x|{kv('dram')}", f"N@y,G@x|{kv('mcast_x')}",
-        f"N@y,T@x|{kv('dram')}", f"N@y,T@x|{kv('mcast_x')}",                      # shared along T
-        f"T@y,G@x|{kv('dram')}", f"T@y,G@x|{kv('mcast_y')}", f"T@y,G@x|{kv('mcast_x')}",
+        f"N@y,G@x|{kv('dram')}",
+        f"N@y,G@x|{kv('mcast_x')}",
+        f"N@y,T@x|{kv('dram')}",
+        f"N@y,T@x|{kv('mcast_x')}",  # shared along T
+        f"T@y,G@x|{kv('dram')}",
+        f"T@y,G@x|{kv('mcast_y')}",
+        f"T@y,G@x|{kv('mcast_x')}",
         f"T@y,G@x|{kv('mcast_xy')}",
-        f"T@y,N@x|{kv('dram')}", f"T@y,N@x|{kv('mcast_y')}",
-        f"G@xy|{kv('dram')}",                                                      # no grouped 1-D mcast
+        f"T@y,N@x|{kv('dram')}",
+        f"T@y,N@x|{kv('mcast_y')}",
+        f"G@xy|{kv('dram')}",  # no grouped 1-D mcast
         f"N@xy|{kv('dram')}",
-        f"T@xy|{kv('dram')}", f"T@xy|{kv('mcast_xy')}",
-        f"G*N*T@xy|{kv('dram')}",                                                  # N differs over it
+        f"T@xy|{kv('dram')}",
+        f"T@xy|{kv('mcast_xy')}",
+        f"G*N*T@xy|{kv('dram')}",  # N differs over it
     }
     assert got == want
 
@@ -216,15 +227,20 @@ def test_grouped_heads_spelled_out_causal():
     got = {c.name for c in enumerate_candidates(problem("N=2,G=4,Gkv=2,T=128,S=128,E=64", causal=True))}
     kv = lambda c: f"x=dram,mem_k={c},mem_v={c}"  # noqa: E731
     want = {
-        f"G@y,N@x|{kv('dram')}", f"G@y,N@x|{kv('mcast_y')}",
-        f"N@y,G@x|{kv('dram')}", f"N@y,G@x|{kv('mcast_x')}",
-        f"G@xy|{kv('dram')}", f"N@xy|{kv('dram')}",
+        f"G@y,N@x|{kv('dram')}",
+        f"G@y,N@x|{kv('mcast_y')}",
+        f"N@y,G@x|{kv('dram')}",
+        f"N@y,G@x|{kv('mcast_x')}",
+        f"G@xy|{kv('dram')}",
+        f"N@xy|{kv('dram')}",
     }
     for suffix in ("", "|balanced"):
         want |= {
-            f"G@y,T@x|{kv('dram')}{suffix}", f"G@y,T@x|{kv('mcast_y')}{suffix}",
+            f"G@y,T@x|{kv('dram')}{suffix}",
+            f"G@y,T@x|{kv('mcast_y')}{suffix}",
             f"N@y,T@x|{kv('dram')}{suffix}",
-            f"T@y,G@x|{kv('dram')}{suffix}", f"T@y,G@x|{kv('mcast_x')}{suffix}",
+            f"T@y,G@x|{kv('dram')}{suffix}",
+            f"T@y,G@x|{kv('mcast_x')}{suffix}",
             f"T@y,N@x|{kv('dram')}{suffix}",
             f"T@xy|{kv('dram')}{suffix}",
         }
@@ -263,8 +279,9 @@ def test_group_of_one_head_per_memory_head_is_not_shared_but_one_memory_head_is(
 
 
 def test_flattened_layout_needs_two_spread_dims():
-    assert not any(c.flattened for c in enumerate_candidates(problem("N=1,G=1,T=96,S=96,E=64"))), \
+    assert not any(c.flattened for c in enumerate_candidates(problem("N=1,G=1,T=96,S=96,E=64"))), (
         "one spread dim: nothing to flatten"
+    )
     flat = [c for c in enumerate_candidates(problem("N=1,G=3,T=96,S=96,E=64")) if c.flattened]
     assert {c.name for c in flat} == {"G*T@xy|x=dram,mem_k=dram,mem_v=dram"}
     assert flat[0].dims_on("xy") == ("G", "T")
@@ -303,15 +320,18 @@ def test_the_shipped_kernel_gets_the_same_candidates_up_to_renaming():
         layout, comms, *rest = name.split("|")
         layout = ",".join(
             "*".join(rename.get(d, d) for d in part.split("@")[0].split("*")) + "@" + part.split("@")[1]
-            for part in layout.split(","))
+            for part in layout.split(",")
+        )
         comms = ",".join(f"{rename.get(t, t)}={c}" for t, c in (p.split("=") for p in comms.split(",")))
         return "|".join([layout, comms, *rest])
 
     fa = load_program("flash_attention")
     for causal in (False, True):
         opts = {"causal"} if causal else set()
-        shipped = {canon(c.name) for c in enumerate_candidates(
-            make_problem(fa, "B=2,H=4,Hkv=2,Sq=128,Skv=128,D=64", options=opts))}
+        shipped = {
+            canon(c.name)
+            for c in enumerate_candidates(make_problem(fa, "B=2,H=4,Hkv=2,Sq=128,Skv=128,D=64", options=opts))
+        }
         ours = {c.name for c in enumerate_candidates(problem("N=2,G=4,Gkv=2,T=128,S=128,E=64", causal))}
         # program order differs (G before N here), so the flattened layout is G*N*T vs N*G*T (B*H*Sq)
         ours = {n.replace("G*N*T@xy", "N*G*T@xy") for n in ours}

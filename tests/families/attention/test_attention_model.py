@@ -33,10 +33,26 @@ from loom_explorer.program import load_program
 from loom_explorer.validate import referee
 
 FA = load_program("flash_attention")
-QUICK = {"qk_subblock_h": 1, "qk_subblock_w": 1, "out_subblock_h": 1, "out_subblock_w": 1,
-         "q_buffer_depth": 2, "k_buffer_depth": 2, "v_buffer_depth": 2}
-TERM_NAMES = ["launch", "fill", "q_load", "qk_matmul", "softmax", "pv_matmul", "kv_streaming", "normalize",
-              "write_back"]
+QUICK = {
+    "qk_subblock_h": 1,
+    "qk_subblock_w": 1,
+    "out_subblock_h": 1,
+    "out_subblock_w": 1,
+    "q_buffer_depth": 2,
+    "k_buffer_depth": 2,
+    "v_buffer_depth": 2,
+}
+TERM_NAMES = [
+    "launch",
+    "fill",
+    "q_load",
+    "qk_matmul",
+    "softmax",
+    "pv_matmul",
+    "kv_streaming",
+    "normalize",
+    "write_back",
+]
 
 
 def cdiv(a: int, b: int) -> int:
@@ -48,6 +64,7 @@ def problem(shape: str, causal: bool = False, **kw):
 
 
 # ------------------------------------------------------------------------------ direct count
+
 
 def core_work(prob, cand: Candidate, values: dict[str, int]) -> list[list[tuple[tuple, int]]]:
     """For each core holding work: its (batch index, query chunk) items. Checks that the cores used fit
@@ -76,7 +93,7 @@ def core_work(prob, cand: Candidate, values: dict[str, int]) -> list[list[tuple[
         used = cdiv(len(flat), p)
         assert used <= gx * gy, "more cores than the grid used"
         assert used > gx * (gy - 1) and used >= gx, "an idle row or column of the grid used"
-        cores = [[dict(zip(dims, t, strict=True)) for t in flat[c * p:(c + 1) * p]] for c in range(used)]
+        cores = [[dict(zip(dims, t, strict=True)) for t in flat[c * p : (c + 1) * p]] for c in range(used)]
         carried = dims
     else:
         ranges = []
@@ -102,7 +119,7 @@ def core_work(prob, cand: Candidate, values: dict[str, int]) -> list[list[tuple[
             for t in itertools.product(*(range(units(d)) for d in rest)):
                 full = {**it, **dict(zip(rest, t, strict=True))}
                 batch = tuple(full.get(d, 0) for d in st.batch_dims)
-                for ch in (chunks(full[q]) if q in spread else range(n)):
+                for ch in chunks(full[q]) if q in spread else range(n):
                     work.append((batch, ch))
         out.append(work)
     every = [w for work in out for w in work]
@@ -184,8 +201,9 @@ def test_causal_steps_never_exceed_non_causal_for_one_chunk_per_head(tiny_hw):
     qc_, qn = build_attention_quantities(tiny_hw, prob_c, cand), build_attention_quantities(tiny_hw, prob_n, cand)
     for qc in (1, 2, 4, 8):
         for kc in (1, 2, 4, 8):
-            v = dict(QUICK, grid_x=8 // qc, grid_y=2, per_core_H=1, per_core_Sq=1, q_chunk_size=32 * qc,
-                     k_chunk_size=32 * kc)
+            v = dict(
+                QUICK, grid_x=8 // qc, grid_y=2, per_core_H=1, per_core_Sq=1, q_chunk_size=32 * qc, k_chunk_size=32 * kc
+            )
             if v["grid_x"] > 4:
                 continue
             assert evaluate(qc_.steps, v) <= evaluate(qn.steps, v) == cdiv(8, kc)
@@ -230,6 +248,7 @@ def test_causal_single_chunk_never_needs_more_steps_than_plain(tiny_hw):
 
 # ------------------------------------------------------------------------------ balanced vs unbalanced
 
+
 def balanced_twin(prob, cand, v):
     """The balanced counterpart of an unbalanced point on the same grid with the same chunks: per core
     ceil(pairs / g) pairs over the same g cores along the query axis; None when that does not fit."""
@@ -257,18 +276,29 @@ def compare_balanced(tiny_hw, shape, keep):
             if vb is None or not referee(sb, vb).legal:
                 continue
             n = cdiv(prob.tiles("Sq"), v["q_chunk_size"] // 32)
-            info = dict(n=n, g=cdiv(n, v["per_core_Sq"]), heads=evaluate(qu.heads, v), p=v["per_core_Sq"],
-                        pp=vb["per_core_Sq"])
+            info = dict(
+                n=n, g=cdiv(n, v["per_core_Sq"]), heads=evaluate(qu.heads, v), p=v["per_core_Sq"], pp=vb["per_core_Sq"]
+            )
             if not keep(info):
                 continue
-            out.append((cand.name, v, info, evaluate(qu.steps, v), evaluate(qb.steps, vb),
-                        direct_count(prob, cand, v)[0], direct_count(prob, twin, vb)[0]))
+            out.append(
+                (
+                    cand.name,
+                    v,
+                    info,
+                    evaluate(qu.steps, v),
+                    evaluate(qb.steps, vb),
+                    direct_count(prob, cand, v)[0],
+                    direct_count(prob, twin, vb)[0],
+                )
+            )
     assert out, "no twin points selected"
     return out
 
 
-@pytest.mark.parametrize("shape", ["B=1,H=1,Sq=256,Skv=256,D=32", "B=1,H=1,Sq=224,Skv=224,D=32",
-                                   "B=2,H=1,Sq=192,Skv=192,D=32"])
+@pytest.mark.parametrize(
+    "shape", ["B=1,H=1,Sq=256,Skv=256,D=32", "B=1,H=1,Sq=224,Skv=224,D=32", "B=2,H=1,Sq=192,Skv=192,D=32"]
+)
 def test_balanced_never_worse_than_unbalanced_on_the_same_grid(tiny_hw, shape):
     """Same grid, same chunks, one (batch, head) per core, and no more chunks per balanced core than
     per unbalanced core: the model charges the balanced split no more steps."""
@@ -282,8 +312,11 @@ def test_balanced_never_worse_than_unbalanced_on_the_same_grid(tiny_hw, shape):
 def test_balancing_with_one_core_along_the_queries_changes_nothing_odd_chunks(tiny_hw):
     """One core along the query axis runs every query chunk either way: the work is identical, so the
     balanced model must not charge more than the unbalanced one."""
-    rows = compare_balanced(tiny_hw, "B=1,H=1,Sq=224,Skv=224,D=32",
-                            lambda i: i["g"] == 1 and i["n"] % 2 == 1 and i["n"] >= 3 and i["heads"] == 1)
+    rows = compare_balanced(
+        tiny_hw,
+        "B=1,H=1,Sq=224,Skv=224,D=32",
+        lambda i: i["g"] == 1 and i["n"] % 2 == 1 and i["n"] >= 3 and i["heads"] == 1,
+    )
     worse = []
     for name, v, _info, model_u, model_b, exact_u, exact_b in rows:
         assert exact_u == exact_b, (name, v)
@@ -293,8 +326,9 @@ def test_balancing_with_one_core_along_the_queries_changes_nothing_odd_chunks(ti
 
 
 def test_balancing_with_one_core_along_the_queries_changes_nothing_several_heads(tiny_hw):
-    rows = compare_balanced(tiny_hw, "B=2,H=2,Sq=128,Skv=128,D=32",
-                            lambda i: i["g"] == 1 and i["n"] % 2 == 0 and i["heads"] > 1)
+    rows = compare_balanced(
+        tiny_hw, "B=2,H=2,Sq=128,Skv=128,D=32", lambda i: i["g"] == 1 and i["n"] % 2 == 0 and i["heads"] > 1
+    )
     worse = []
     for name, v, info, model_u, model_b, exact_u, exact_b in rows:
         assert exact_u == exact_b, (name, v)
@@ -305,16 +339,36 @@ def test_balancing_with_one_core_along_the_queries_changes_nothing_several_heads
 
 # ------------------------------------------------------------------------------ L1 buffers
 
+
 def test_l1_buffers_causal_has_a_mask_and_plain_does_not(tiny_hw):
     """ttnn's streaming kernel's circular buffers (``families/attention/buffers.py``): the inputs at the
     schedule's depths, scalars, scores, the output's two running blocks, five statistics and the output; the
     causal mask in bfp4 (two blocks) replaces the reciprocal scratch of the plain kernel."""
-    v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=96,
-             q_buffer_depth=1, k_buffer_depth=3, v_buffer_depth=2)
+    v = dict(
+        QUICK,
+        grid_x=2,
+        grid_y=2,
+        per_core_H=1,
+        per_core_Sq=2,
+        q_chunk_size=64,
+        k_chunk_size=96,
+        q_buffer_depth=1,
+        k_buffer_depth=3,
+        v_buffer_depth=2,
+    )
     cand = Candidate(axes=(("y", "H"), ("x", "Sq")), comms=(("q", Comm.dram), ("k", Comm.dram), ("v", Comm.dram)))
     qc, kc, dt, tile, bfp4 = 2, 3, 2, 2048, 576
-    want = {"q": 1 * qc * dt, "k": 3 * kc * dt, "v": 2 * kc * dt, "identity": 2, "s": qc * kc, "o_im": qc * dt,
-            "o_acc": qc * dt, "m_l": 5 * qc, "o": qc * dt}
+    want = {
+        "q": 1 * qc * dt,
+        "k": 3 * kc * dt,
+        "v": 2 * kc * dt,
+        "identity": 2,
+        "s": qc * kc,
+        "o_im": qc * dt,
+        "o_acc": qc * dt,
+        "m_l": 5 * qc,
+        "o": qc * dt,
+    }
     for causal in (False, True):
         prob = problem("B=1,H=2,Sq=256,Skv=256,D=64", causal)
         s = build_schedule(tiny_hw, prob, cand)
@@ -340,8 +394,7 @@ def test_l1_buffers_stay_bf16_with_fp32_accumulation_on_wormhole(tiny_hw):
     got = {b.name: evaluate(b.bytes_expr, v) for b in s.l1_buffers}
     assert got["o_im"] == got["o_acc"] == got["o"] == 4 * 2 * 2048
     # fp32 accumulation halves the Dst tiles: a 2x4 sub-block no longer fits
-    assert not referee(s, {**v, "out_subblock_h": 2, "out_subblock_w": 2, "qk_subblock_h": 4,
-                           "qk_subblock_w": 2}).legal
+    assert not referee(s, {**v, "out_subblock_h": 2, "out_subblock_w": 2, "qk_subblock_h": 4, "qk_subblock_w": 2}).legal
 
 
 def test_l1_buffers_of_the_ttlang_target_are_the_exported_kernels(tiny_hw):
@@ -349,16 +402,50 @@ def test_l1_buffers_of_the_ttlang_target_are_the_exported_kernels(tiny_hw):
     (``families/attention/buffers.py``; the compiler's totals: test_ttlang_compile_attention.py): the
     accumulator two blocks in the output's format even with fp32 accumulation, and under the mask
     the index, its two gaps, 32 and -1e30, the wide offset and key - query position, and the offset."""
-    v = dict(QUICK, grid_x=2, grid_y=2, per_core_H=1, per_core_Sq=2, q_chunk_size=64, k_chunk_size=128,
-             q_buffer_depth=1, k_buffer_depth=3, v_buffer_depth=2)
+    v = dict(
+        QUICK,
+        grid_x=2,
+        grid_y=2,
+        per_core_H=1,
+        per_core_Sq=2,
+        q_chunk_size=64,
+        k_chunk_size=128,
+        q_buffer_depth=1,
+        k_buffer_depth=3,
+        v_buffer_depth=2,
+    )
     cand = Candidate(axes=(("y", "H"), ("x", "Sq")), comms=(("q", Comm.dram), ("k", Comm.dram), ("v", Comm.dram)))
     qc, kc, dt, tile = 2, 4, 2, 2048
-    want = {"q": 1 * qc * dt, "k": 3 * kc * dt, "v": 2 * kc * dt, "o": qc * dt, "ones": 1, "scale": qc * kc,
-            "k_t": dt * kc, "s_qk": qc * kc, "s": qc * kc, "s_max": qc, "m_new": qc, "m_wide": qc * kc,
-            "s_p": qc * kc, "correction": qc, "s_sum": qc, "correction_wide": qc * dt, "o_corrected": qc * dt,
-            "m": 2 * qc, "l": 2 * qc, "o_acc": 2 * qc * dt, "l_wide": qc * dt}
-    mask = {"s_mask_index": 2 * (qc + kc), "s_mask_gaps": 2 * qc * kc, "s_mask_constants": 2 * qc * kc,
-            "s_mask_offset": 2, "s_mask_work": 2 * qc * kc}
+    want = {
+        "q": 1 * qc * dt,
+        "k": 3 * kc * dt,
+        "v": 2 * kc * dt,
+        "o": qc * dt,
+        "ones": 1,
+        "scale": qc * kc,
+        "k_t": dt * kc,
+        "s_qk": qc * kc,
+        "s": qc * kc,
+        "s_max": qc,
+        "m_new": qc,
+        "m_wide": qc * kc,
+        "s_p": qc * kc,
+        "correction": qc,
+        "s_sum": qc,
+        "correction_wide": qc * dt,
+        "o_corrected": qc * dt,
+        "m": 2 * qc,
+        "l": 2 * qc,
+        "o_acc": 2 * qc * dt,
+        "l_wide": qc * dt,
+    }
+    mask = {
+        "s_mask_index": 2 * (qc + kc),
+        "s_mask_gaps": 2 * qc * kc,
+        "s_mask_constants": 2 * qc * kc,
+        "s_mask_offset": 2,
+        "s_mask_work": 2 * qc * kc,
+    }
     for causal in (False, True):
         prob = problem("B=1,H=2,Sq=256,Skv=256,D=64", causal, target=KernelTarget.ttlang, fp32_acc=True)
         s = build_schedule(tiny_hw, prob, cand)
@@ -382,11 +469,16 @@ def test_mask_buffer_is_named_after_the_programs_scores(tiny_hw):
 
 # ------------------------------------------------------------------------------ latency terms
 
+
 def expected_terms(hw, prob, v, steps, chunks, diag):
     """The compute terms from the attention latency docstring, with the hardware's numbers."""
     c = hw.compute
-    cf, cp, osub, elt = c.matmul_tile_cycles[prob.fidelity], c.tile_pack_cycles, c.subblock_overhead_cycles, \
-        c.eltwise_tile_cycles
+    cf, cp, osub, elt = (
+        c.matmul_tile_cycles[prob.fidelity],
+        c.tile_pack_cycles,
+        c.subblock_overhead_cycles,
+        c.eltwise_tile_cycles,
+    )
     exp, recip = c.sfpu_tile_cycles["exp"], c.sfpu_tile_cycles["recip"]
     qc, kc, dt = v["q_chunk_size"] // 32, v["k_chunk_size"] // 32, prob.tiles("D")
     tile_bytes = hw.tile_bytes[prob.data_format("q")]  # q, k, v and the scores share one format here
@@ -394,8 +486,11 @@ def expected_terms(hw, prob, v, steps, chunks, diag):
     def matmul(rows, cols, inner, sub_h, sub_w):
         """inner*max(math, unpack) + packing + sub-block overhead (model/latency.py, matmul_cycles)."""
         sub_rows, sub_cols = cdiv(rows, sub_h), cdiv(cols, sub_w)
-        unpack = cdiv((sub_cols * rows + sub_rows * cols) * tile_bytes, c.unpack_bytes_per_cycle) \
-            if c.unpack_bytes_per_cycle else 0
+        unpack = (
+            cdiv((sub_cols * rows + sub_rows * cols) * tile_bytes, c.unpack_bytes_per_cycle)
+            if c.unpack_bytes_per_cycle
+            else 0
+        )
         return inner * max(rows * cols * cf, unpack) + rows * cols * cp + sub_rows * sub_cols * osub
 
     qk = matmul(qc, kc, dt, v["qk_subblock_h"], v["qk_subblock_w"])
@@ -404,8 +499,13 @@ def expected_terms(hw, prob, v, steps, chunks, diag):
     sm = qc * kc * (elt + elt + exp + elt) + qc * exp + qc * elt + 2 * qc * dt * elt
     mask = qc * kc * elt
     final = qc * recip + qc * dt * elt
-    return {"launch": c.kernel_launch_cycles, "qk_matmul": steps * qk, "pv_matmul": steps * pv,
-            "softmax": steps * sm + diag * mask, "normalize": chunks * final}
+    return {
+        "launch": c.kernel_launch_cycles,
+        "qk_matmul": steps * qk,
+        "pv_matmul": steps * pv,
+        "softmax": steps * sm + diag * mask,
+        "normalize": chunks * final,
+    }
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["plain", "causal"])
@@ -425,10 +525,30 @@ def test_latency_terms_are_named_sum_up_and_follow_the_formulas(tiny_hw, causal)
             sub = max(d for d in range(1, 9) if qc % d == 0)
             wide = 2 if kc % 2 == 0 and sub <= 4 else 1
             # the two matmuls' sub-blocks differ, so each term must use its own
-            points.append({**v, "qk_subblock_h": sub, "qk_subblock_w": wide, "out_subblock_h": 1,
-                           "out_subblock_w": 2, "q_buffer_depth": 1, "k_buffer_depth": 1, "v_buffer_depth": 3})
-            points.append({**v, "qk_subblock_h": 1, "qk_subblock_w": kc if kc <= 8 else 1, "out_subblock_h": sub,
-                           "out_subblock_w": 1, "q_buffer_depth": 1, "k_buffer_depth": 3, "v_buffer_depth": 1})
+            points.append(
+                {
+                    **v,
+                    "qk_subblock_h": sub,
+                    "qk_subblock_w": wide,
+                    "out_subblock_h": 1,
+                    "out_subblock_w": 2,
+                    "q_buffer_depth": 1,
+                    "k_buffer_depth": 1,
+                    "v_buffer_depth": 3,
+                }
+            )
+            points.append(
+                {
+                    **v,
+                    "qk_subblock_h": 1,
+                    "qk_subblock_w": kc if kc <= 8 else 1,
+                    "out_subblock_h": sub,
+                    "out_subblock_w": 1,
+                    "q_buffer_depth": 1,
+                    "k_buffer_depth": 3,
+                    "v_buffer_depth": 1,
+                }
+            )
         for v in points:
             verdict = referee(s, v)  # raises if the breakdown does not sum to the latency
             if not verdict.legal:
@@ -483,13 +603,11 @@ def test_grouped_multicast_reaches_one_group(n150):
     """k multicast down a column of heads, H=8 over Hkv=2 (groups of 4 heads): 4/per_core_H receivers,
     one DRAM reader per group. (The 8x8 n150, so that one head per row fits.)"""
     prob = problem("B=1,H=8,Hkv=2,Sq=64,Skv=64,D=32")
-    cand = Candidate(axes=(("y", "H"), ("x", "Sq")),
-                     comms=(("q", Comm.dram), ("k", Comm.mcast_y), ("v", Comm.mcast_y)))
+    cand = Candidate(axes=(("y", "H"), ("x", "Sq")), comms=(("q", Comm.dram), ("k", Comm.mcast_y), ("v", Comm.mcast_y)))
     q = build_attention_quantities(n150, prob, cand)
     schedule = build_schedule(n150, prob, cand)
     for pch, receivers in ((1, 4), (2, 2), (4, 1)):
-        v = dict(QUICK, grid_x=1, grid_y=8 // pch, per_core_H=pch, per_core_Sq=1, q_chunk_size=64,
-                 k_chunk_size=64)
+        v = dict(QUICK, grid_x=1, grid_y=8 // pch, per_core_H=pch, per_core_Sq=1, q_chunk_size=64, k_chunk_size=64)
         assert evaluate(q.mcast_receivers("k"), v) == receivers
         assert evaluate(q.mcast_hops("k"), v) == receivers - 1
         assert evaluate(q.mcast_readers("k"), v) == 8 // pch // receivers == 2

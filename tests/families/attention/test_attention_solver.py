@@ -29,8 +29,6 @@ FA = load_program("flash_attention")
 FAMILIES = ("grid", "coverage", "divisibility", "dst_capacity", "l1_capacity", "multicast")
 
 
-
-
 _SESSIONS: dict = {}
 _RESULTS: dict = {}
 
@@ -40,8 +38,7 @@ def solve(hw, shape, causal=False, pins=None, candidates=None, **problem_kw):
     ``solve_cached`` fixture cannot switch the causal option on: its ``options`` is the SolveOptions.)"""
     key = (hw.name, shape, causal, tuple(sorted(problem_kw.items())))
     if key not in _SESSIONS:
-        _SESSIONS[key] = Session(hw, make_problem(FA, shape, options={"causal"} if causal else set(),
-                                                  **problem_kw))
+        _SESSIONS[key] = Session(hw, make_problem(FA, shape, options={"causal"} if causal else set(), **problem_kw))
     session = _SESSIONS[key]
     rkey = (key, tuple(sorted((pins or {}).items())), tuple(candidates or ()))
     if rkey not in _RESULTS:
@@ -117,11 +114,21 @@ def test_dst_capacity_with_fp32_accumulation(tiny_hw):
     session, results = solve(tiny_hw, PLAIN, pins=CHUNKS, candidates=(PLAIN_2D,), fp32_acc=True)
     schedule = session.schedule(PLAIN_2D)
     values = results[0].solution.values()
-    violations = check_break(schedule, values, {"qk_subblock_h": 4, "qk_subblock_w": 2, "out_subblock_h": 1,
-                                                "out_subblock_w": 1}, "dst_capacity", {8, 4})
+    violations = check_break(
+        schedule,
+        values,
+        {"qk_subblock_h": 4, "qk_subblock_w": 2, "out_subblock_h": 1, "out_subblock_w": 1},
+        "dst_capacity",
+        {8, 4},
+    )
     assert [v.split(":")[0] for v in violations] == ["dst_capacity[q@k]"]
-    violations = check_break(schedule, values, {"qk_subblock_h": 1, "qk_subblock_w": 1, "out_subblock_h": 4,
-                                                "out_subblock_w": 2}, "dst_capacity", {8, 4})
+    violations = check_break(
+        schedule,
+        values,
+        {"qk_subblock_h": 1, "qk_subblock_w": 1, "out_subblock_h": 4, "out_subblock_w": 2},
+        "dst_capacity",
+        {8, 4},
+    )
     assert [v.split(":")[0] for v in violations] == ["dst_capacity[s@v]"]
     assert "fp32 accumulation" in violations[0]
     check_keep(schedule, values, {"qk_subblock_h": 2, "qk_subblock_w": 2})
@@ -140,8 +147,7 @@ def test_divisibility(plain):
 
 def test_divisibility_of_the_head_dim(tiny_hw):
     """out_subblock_w must divide D's tiles: D = 96 (3 tiles) rejects 2, accepts 3."""
-    schedule, values = solved(tiny_hw, "B=1,H=2,Sq=128,Skv=128,D=96", "H@xy|q=dram,k=dram,v=dram",
-                              {"q_chunk_size": 32})
+    schedule, values = solved(tiny_hw, "B=1,H=2,Sq=128,Skv=128,D=96", "H@xy|q=dram,k=dram,v=dram", {"q_chunk_size": 32})
     violations = check_break(schedule, values, {"out_subblock_w": 2}, "divisibility", {2, 3})
     assert [v.split(":")[0] for v in violations] == ["divisibility[out_subblock_w|D tiles]"]
     check_keep(schedule, values, {"out_subblock_w": 3})
@@ -164,16 +170,21 @@ def test_coverage(plain):
 def test_coverage_ragged_tail_is_legal(plain):
     """Sq = 8 tiles in chunks of 3 tiles: 3 chunks, 2 per core on 2 columns (the last gets one)."""
     schedule, values = plain
-    legal = {"q_chunk_size": 96, "qk_subblock_h": 3, "qk_subblock_w": 1, "out_subblock_h": 1, "grid_x": 2,
-             "per_core_Sq": 2}
+    legal = {
+        "q_chunk_size": 96,
+        "qk_subblock_h": 3,
+        "qk_subblock_w": 1,
+        "out_subblock_h": 1,
+        "grid_x": 2,
+        "per_core_Sq": 2,
+    }
     check_keep(schedule, values, legal)
     check_break(schedule, values, {**legal, "grid_x": 3}, "coverage")  # (3-1)*2 >= 3: idle column
 
 
 def test_l1_capacity(tiny_hw):
     """D = 256 (8 tiles) with 16-tile chunks and deep buffers needs far more than the usable L1."""
-    schedule, values = solved(tiny_hw, "B=1,H=2,Sq=512,Skv=512,D=256", "H@xy|q=dram,k=dram,v=dram",
-                              CHUNKS)
+    schedule, values = solved(tiny_hw, "B=1,H=2,Sq=512,Skv=512,D=256", "H@xy|q=dram,k=dram,v=dram", CHUNKS)
     big = {"q_chunk_size": 512, "k_chunk_size": 512, "q_buffer_depth": 2, "k_buffer_depth": 3, "v_buffer_depth": 3}
     qc = kc = 16
     dt = 8
@@ -189,16 +200,24 @@ def test_l1_capacity(tiny_hw):
 def test_l1_capacity_counts_the_causal_mask(tiny_hw):
     """The same schedule with the causal mask needs two qc x kc mask blocks in bfp4 (and drops the
     one-tile reciprocal scratch): find chunk sizes that fit only without the mask."""
-    plain_s, values = solved(tiny_hw, "B=1,H=2,Sq=512,Skv=512,D=256", "H@xy|q=dram,k=dram,v=dram",
-                             CHUNKS)
-    causal_s = build_schedule(tiny_hw, make_problem(FA, "B=1,H=2,Sq=512,Skv=512,D=256", options={"causal"}),
-                              plain_s.candidate)
+    plain_s, values = solved(tiny_hw, "B=1,H=2,Sq=512,Skv=512,D=256", "H@xy|q=dram,k=dram,v=dram", CHUNKS)
+    causal_s = build_schedule(
+        tiny_hw, make_problem(FA, "B=1,H=2,Sq=512,Skv=512,D=256", options={"causal"}), plain_s.candidate
+    )
     usable = tiny_hw.l1.usable_bytes
     found = None
     for qc in (4, 8, 12, 16):
         for kc in (4, 8, 12, 16):
-            change = {"q_chunk_size": 32 * qc, "k_chunk_size": 32 * kc, "qk_subblock_h": 1, "qk_subblock_w": 1,
-                      "out_subblock_h": 1, "q_buffer_depth": 1, "k_buffer_depth": 1, "v_buffer_depth": 1}
+            change = {
+                "q_chunk_size": 32 * qc,
+                "k_chunk_size": 32 * kc,
+                "qk_subblock_h": 1,
+                "qk_subblock_w": 1,
+                "out_subblock_h": 1,
+                "q_buffer_depth": 1,
+                "k_buffer_depth": 1,
+                "v_buffer_depth": 1,
+            }
             p, c = referee(plain_s, {**values, **change}), referee(causal_s, {**values, **change})
             if p.legal and not c.legal:
                 found = (qc, kc, p, c)
@@ -239,9 +258,21 @@ def test_grid_family_for_a_schedule_written_for_a_bigger_chip(n150, tiny_hw):
     small = build_schedule(tiny_hw, prob, _candidate(prob, PLAIN_2D))
     big = build_schedule(n150, prob, small.candidate)
     handwritten = dataclasses.replace(small, params=big.params)
-    values = {"grid_x": 8, "grid_y": 2, "per_core_H": 1, "per_core_Sq": 1, "q_chunk_size": 32, "k_chunk_size": 64,
-              "qk_subblock_h": 1, "qk_subblock_w": 2, "out_subblock_h": 1, "out_subblock_w": 2, "q_buffer_depth": 2,
-              "k_buffer_depth": 2, "v_buffer_depth": 2}
+    values = {
+        "grid_x": 8,
+        "grid_y": 2,
+        "per_core_H": 1,
+        "per_core_Sq": 1,
+        "q_chunk_size": 32,
+        "k_chunk_size": 64,
+        "qk_subblock_h": 1,
+        "qk_subblock_w": 2,
+        "out_subblock_h": 1,
+        "out_subblock_w": 2,
+        "q_buffer_depth": 2,
+        "k_buffer_depth": 2,
+        "v_buffer_depth": 2,
+    }
     assert referee(big, values).legal
     verdict = referee(handwritten, values)
     assert families_of(handwritten, verdict.violations) == {"grid"}
@@ -278,8 +309,17 @@ def test_every_candidate_solves_optimally_and_soundly(tiny_hw, case):
         schedule = session.schedule(r.candidate_name)
         assert r.status == "optimal", (r.candidate_name, r.status)
         assert_result_sound(schedule, r)
-        assert [n for n, _ in r.solution.breakdown] == ["launch", "fill", "q_load", "qk_matmul", "softmax",
-                                                         "pv_matmul", "kv_streaming", "normalize", "write_back"]
+        assert [n for n, _ in r.solution.breakdown] == [
+            "launch",
+            "fill",
+            "q_load",
+            "qk_matmul",
+            "softmax",
+            "pv_matmul",
+            "kv_streaming",
+            "normalize",
+            "write_back",
+        ]
     lat = [r.solution.latency_cycles for r in results]
     assert lat == sorted(lat)  # ranked best first
 
@@ -289,8 +329,8 @@ BRUTE = [
     pytest.param(("B=2,H=2,Sq=128,Skv=128,D=64", True), marks=pytest.mark.slow),
     pytest.param(("B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", False), marks=pytest.mark.slow),
     ("B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", True),
-    ("B=2,H=2,Sq=96,Skv=160,D=64", False),   # ragged: 3 query tiles, 5 key tiles
-    ("B=1,H=2,Sq=160,Skv=160,D=32", True),   # odd tiles under the mask
+    ("B=2,H=2,Sq=96,Skv=160,D=64", False),  # ragged: 3 query tiles, 5 key tiles
+    ("B=1,H=2,Sq=160,Skv=160,D=32", True),  # odd tiles under the mask
 ]
 
 
@@ -374,6 +414,7 @@ def test_pinned_grouped_multicast_conflict_names_the_group(tiny_hw):
 
 
 # ------------------------------------------------------------------------------ a kernel defined in the tests
+
 
 def test_cross_attention_kernel_solves_and_matches_brute_force(tiny_hw):
     """The cross-attention of the candidate tests (other names, grouped heads, causal) goes through the

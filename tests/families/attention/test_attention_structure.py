@@ -37,6 +37,7 @@ FA = load_program("flash_attention")
 
 # ------------------------------------------------------------------------------ the shipped kernel
 
+
 def test_shipped_kernel_roles():
     st = analyse_attention(FA)
     assert isinstance(st, Attention)
@@ -77,18 +78,21 @@ def test_grouped_dim_is_declared_on_the_heads():
 
 # ------------------------------------------------------------------------------ malformed programs
 
+
 def attention(dims=None, tensors=None, ops=None, options=("causal",), name="attn_under_test") -> TileProgram:
     """A well-formed attention program (renamed dims and tensors), with any part replaced."""
     return TileProgram(
         name=name,
         description="attention defined in the test",
-        dims=dims or (
+        dims=dims
+        or (
             Dim("Z", "parallel", tile=1),
             Dim("Q", "parallel"),
             Dim("K", "reduction"),
             Dim("W", "parallel", spread=False),
         ),
-        tensors=tensors or (
+        tensors=tensors
+        or (
             Tensor("a", ("Z", "Q", "W"), "input"),
             Tensor("b", ("Z", "K", "W"), "input"),
             Tensor("c", ("Z", "K", "W"), "input"),
@@ -97,7 +101,8 @@ def attention(dims=None, tensors=None, ops=None, options=("causal",), name="attn
             Tensor("sm", ("Z", "Q"), "intermediate"),
             Tensor("r", ("Z", "Q", "W"), "output"),
         ),
-        ops=ops or (
+        ops=ops
+        or (
             Matmul("a", "b", "p"),
             Eltwise("exp", "p", when="step"),
             Matmul("p", "c", "r"),
@@ -121,17 +126,23 @@ def test_the_well_formed_test_program_is_attention():
     assert st.spread_dims == ("Z", "Q")
 
 
-@pytest.mark.parametrize("stats", [
-    (Tensor("mx", ("Z", "Q"), "intermediate"),),  # one statistic
-    (Tensor("mx", ("Z", "Q"), "intermediate"), Tensor("sm", ("Z", "K"), "intermediate")),  # by the key/value dim
-    (Tensor("mx", ("Z", "Q"), "intermediate"), Tensor("sm", ("Q",), "intermediate")),  # not per query row
-])
+@pytest.mark.parametrize(
+    "stats",
+    [
+        (Tensor("mx", ("Z", "Q"), "intermediate"),),  # one statistic
+        (Tensor("mx", ("Z", "Q"), "intermediate"), Tensor("sm", ("Z", "K"), "intermediate")),  # by the key/value dim
+        (Tensor("mx", ("Z", "Q"), "intermediate"), Tensor("sm", ("Q",), "intermediate")),  # not per query row
+    ],
+)
 def test_the_running_statistics_are_two_per_query_row(stats):
     """The model keeps the row maximum and the row sum, one value per query row: other statistics are refused
     (they once reached the buffer model and crashed it)."""
     tensors = tuple(t for t in attention().tensors if t.name not in ("mx", "sm")) + stats
-    with pytest.raises(ProgramStructureError, match=r"two running statistics per query row .* indexed by "
-                                                     r"\['Q', 'Z'\]; found"):
+    with pytest.raises(
+        ProgramStructureError,
+        match=r"two running statistics per query row .* indexed by "
+        r"\['Q', 'Z'\]; found",
+    ):
         analyse_attention(attention(tensors=tensors))
 
 
@@ -142,8 +153,13 @@ def test_head_dim_declared_spread():
         analyse_attention(bad)
 
 
-@pytest.mark.parametrize(("role", "says"), [("input", r"Matmul\(a='a', b='b', out='p'\) writes input p"),
-                                             ("output", r"Matmul\(a='p', b='c', out='r'\) reads output p")])
+@pytest.mark.parametrize(
+    ("role", "says"),
+    [
+        ("input", r"Matmul\(a='a', b='b', out='p'\) writes input p"),
+        ("output", r"Matmul\(a='p', b='c', out='r'\) reads output p"),
+    ],
+)
 def test_scores_not_intermediate(role, says):
     """Scores that are an input (written by the first matmul) or an output (read by the second): the DSL
     refuses the program itself."""
@@ -155,7 +171,8 @@ def test_scores_not_intermediate(role, says):
 def test_second_matmul_must_write_the_output():
     base = attention()
     tensors = replace_tensor(base, Tensor("r", ("Z", "Q", "W"), "intermediate")) + (
-        Tensor("out2", ("Z", "Q", "W"), "output"),)
+        Tensor("out2", ("Z", "Q", "W"), "output"),
+    )
     with pytest.raises(ProgramError, match=r"no op writes output out2"):
         attention(tensors=tensors)
 
@@ -228,8 +245,10 @@ def test_heads_not_in_keys_make_two_query_dims():
 
 def test_diagonal_op_needs_the_causal_option():
     with pytest.raises(ValueError, match="causal"):
-        attention(ops=(Matmul("a", "b", "p"), Eltwise("mask", "p", unit="fpu", when="diagonal"),
-                       Matmul("p", "c", "r")), options=())
+        attention(
+            ops=(Matmul("a", "b", "p"), Eltwise("mask", "p", unit="fpu", when="diagonal"), Matmul("p", "c", "r")),
+            options=(),
+        )
 
 
 def test_grouped_dim_needs_unit_tiles_and_a_known_parent():
@@ -241,6 +260,7 @@ def test_grouped_dim_needs_unit_tiles_and_a_known_parent():
 
 
 # ------------------------------------------------------------------------------ shape and options
+
 
 def test_hkv_defaults_to_h():
     shape = dict(parse_shape("B=2,H=8,Sq=128,Skv=256,D=64", FA))

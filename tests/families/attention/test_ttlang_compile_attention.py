@@ -25,32 +25,51 @@ CASES: tuple[tuple[str, str, bool, dict[str, int]], ...] = (
     ("blackhole_p150a", "B=1,H=8,Sq=512,Skv=512,D=128", False, {}),
     ("wormhole_n150", "B=1,H=2,Sq=256,Skv=256,D=64", True, {"q_chunk_size": 64, "k_chunk_size": 32}),
     ("wormhole_n150", "B=1,H=2,Sq=256,Skv=256,D=64", True, {"q_chunk_size": 32, "k_chunk_size": 64}),
-    ("wormhole_n150", "B=1,H=4,Hkv=2,Sq=256,Skv=256,D=64", True,
-     {"q_chunk_size": 64, "k_chunk_size": 64, "grid_x": 3, "grid_y": 1}),
+    (
+        "wormhole_n150",
+        "B=1,H=4,Hkv=2,Sq=256,Skv=256,D=64",
+        True,
+        {"q_chunk_size": 64, "k_chunk_size": 64, "grid_x": 3, "grid_y": 1},
+    ),
     ("blackhole_p150a", "B=1,H=4,Sq=512,Skv=512,D=64", True, {}),
     # flash-decoding (the candidate with ``kv_split``), groups not split over cores: 4 query rows of 4 heads
     # packed into one tile, 2 groups per core, a ragged cache
-    ("wormhole_n150", "B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64", False, {"kv_cores": 1, "per_core_B*Hkv": 2,
-                                                               "k_chunk_size": 64}),
+    (
+        "wormhole_n150",
+        "B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64",
+        False,
+        {"kv_cores": 1, "per_core_B*Hkv": 2, "k_chunk_size": 64},
+    ),
     # groups split over cores, the partials gathered to each group's first core through pipe nets: a ragged
     # 1000-token cache on 4 cores a group, and 2 groups a core on 2 cores a group (docs/attention.md, section 8)
     ("wormhole_n150", "B=2,H=8,Hkv=1,Sq=1,Skv=1000,D=64", False, {"kv_cores": 4, "k_chunk_size": 64, "grid_x": 4}),
-    ("wormhole_n150", "B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64", False, {"kv_cores": 2, "per_core_B*Hkv": 2,
-                                                               "k_chunk_size": 64}),
+    (
+        "wormhole_n150",
+        "B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64",
+        False,
+        {"kv_cores": 2, "per_core_B*Hkv": 2, "k_chunk_size": 64},
+    ),
 )
 
 
-def _file_of(out_dir: Path, number: int, hw_name: str, shape: str, causal: bool, pins: dict[str, int]
-             ) -> tuple[Path, int]:
+def _file_of(
+    out_dir: Path, number: int, hw_name: str, shape: str, causal: bool, pins: dict[str, int]
+) -> tuple[Path, int]:
     """The exported file of the flattened DRAM candidate's solution (flash-decoding's when the pins name
     ``kv_cores``) and the model's ``l1_bytes`` there."""
     hw = load_hardware(hw_name)
-    problem = make_problem(load_program("flash_attention"), shape, options={"causal"} if causal else set(),
-                           target=KernelTarget.ttlang)  # as `export --format ttlang`
+    problem = make_problem(
+        load_program("flash_attention"), shape, options={"causal"} if causal else set(), target=KernelTarget.ttlang
+    )  # as `export --format ttlang`
     session = Session(hw, problem)
     decode = "kv_cores" in pins
-    flat = next(s for s in session.schedules if s.candidate.has_tag("kv_split") == decode
-                and (decode or s.candidate.flattened) and "mcast" not in s.candidate.name)
+    flat = next(
+        s
+        for s in session.schedules
+        if s.candidate.has_tag("kv_split") == decode
+        and (decode or s.candidate.flattened)
+        and "mcast" not in s.candidate.name
+    )
     (result,) = session.solve(pins, SolveOptions(), candidates=[flat.candidate.name])
     assert result.solution is not None, f"{shape} causal={causal}: {result.status}"
     doc = schedule_document(hw, hw_name, "flash_attention", problem, result, SolveOptions())
@@ -69,8 +88,9 @@ def compiled(tmp_path_factory, toolchain) -> list[tuple[CompileReport, int]]:  #
 
 
 @pytest.mark.toolchain
-@pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{h}-{s}-{'causal' if c else 'plain'}-{p}"
-                                                          for h, s, c, p in CASES])
+@pytest.mark.parametrize(
+    "case", range(len(CASES)), ids=[f"{h}-{s}-{'causal' if c else 'plain'}-{p}" for h, s, c, p in CASES]
+)
 def test_attention_compiles_and_its_l1_is_the_models(compiled, case: int) -> None:  # type: ignore[no-untyped-def]
     report, model_l1_bytes = compiled[case]
     assert report.passed, f"{CASES[case]}: {report.message}"

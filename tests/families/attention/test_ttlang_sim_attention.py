@@ -18,16 +18,24 @@ pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install
 
 def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False):  # type: ignore[no-untyped-def]
     """The flattened split without multicasts, the layout the TT-Lang export writes."""
-    return simulate_attention(tmp_path, shape, pins, lambda c: c.flattened and "mcast" not in c.name,
-                              frozenset({"causal"}) if causal else frozenset())
+    return simulate_attention(
+        tmp_path,
+        shape,
+        pins,
+        lambda c: c.flattened and "mcast" not in c.name,
+        frozenset({"causal"}) if causal else frozenset(),
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shape,pins", [
-    ("B=2,H=2,Sq=256,Skv=256,D=64", {}),
-    # grouped-query heads, a ragged query length, 20 tasks on 7 cores of 3 (one padding task)
-    ("B=1,H=4,Hkv=2,Sq=320,Skv=256,D=64", {"per_core_H*Sq": 3, "q_chunk_size": 64}),
-])
+@pytest.mark.parametrize(
+    "shape,pins",
+    [
+        ("B=2,H=2,Sq=256,Skv=256,D=64", {}),
+        # grouped-query heads, a ragged query length, 20 tasks on 7 cores of 3 (one padding task)
+        ("B=1,H=4,Hkv=2,Sq=320,Skv=256,D=64", {"per_core_H*Sq": 3, "q_chunk_size": 64}),
+    ],
+)
 def test_flash_attention_flattened_split(tmp_path, shape: str, pins: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
     _, report = _attention_report(tmp_path, shape, pins)
     assert report.pcc >= PCC_MIN, report.pcc
@@ -36,17 +44,20 @@ def test_flash_attention_flattened_split(tmp_path, shape: str, pins: dict[str, i
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shape,pins", [
-    # 4 query chunks of 2 tiles, key chunks of 1: each balanced pair streams (4 + 1) * 2 = 10 key chunks
-    ("B=1,H=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 64, "k_chunk_size": 32}),
-    # key chunks longer than query chunks (pairs need 1+4, 1+4, 2+3, 2+3 key chunks)
-    ("B=1,H=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 32, "k_chunk_size": 64}),
-    # grouped-query heads, 8 pairs on 3 cores of 3 tasks (one padding task)
-    ("B=1,H=4,Hkv=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 64, "k_chunk_size": 64, "grid_x": 3, "grid_y": 1}),
-    # 200 tokens, 7 tiles of which the last is ragged, in key chunks of 2 tiles: the keys padded to 8 tiles
-    # with zeros, which the causal mask removes (every padded key lies after every query row)
-    ("B=1,H=2,Sq=200,Skv=200,D=64", {"q_chunk_size": 64, "k_chunk_size": 64}),
-])
+@pytest.mark.parametrize(
+    "shape,pins",
+    [
+        # 4 query chunks of 2 tiles, key chunks of 1: each balanced pair streams (4 + 1) * 2 = 10 key chunks
+        ("B=1,H=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 64, "k_chunk_size": 32}),
+        # key chunks longer than query chunks (pairs need 1+4, 1+4, 2+3, 2+3 key chunks)
+        ("B=1,H=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 32, "k_chunk_size": 64}),
+        # grouped-query heads, 8 pairs on 3 cores of 3 tasks (one padding task)
+        ("B=1,H=4,Hkv=2,Sq=256,Skv=256,D=64", {"q_chunk_size": 64, "k_chunk_size": 64, "grid_x": 3, "grid_y": 1}),
+        # 200 tokens, 7 tiles of which the last is ragged, in key chunks of 2 tiles: the keys padded to 8 tiles
+        # with zeros, which the causal mask removes (every padded key lies after every query row)
+        ("B=1,H=2,Sq=200,Skv=200,D=64", {"q_chunk_size": 64, "k_chunk_size": 64}),
+    ],
+)
 def test_causal_flash_attention(tmp_path, shape: str, pins: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
     path, report = _attention_report(tmp_path, shape, pins, causal=True)
     assert report.pcc >= PCC_MIN, report.pcc
@@ -61,8 +72,12 @@ def test_causal_flash_attention(tmp_path, shape: str, pins: dict[str, int]) -> N
 def test_causal_tasks_of_unequal_work_move_each_cores_own_tiles(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """n_q = 3: the middle chunk's task streams 4 key chunks, the pair (0, 2) streams 2 + 6; the model counts
     each core at its own task (the latency at the slowest), so it predicts exactly the simulator's reads."""
-    path, report = _attention_report(tmp_path, "B=1,H=2,Sq=192,Skv=192,D=64",
-                                     {"q_chunk_size": 64, "k_chunk_size": 32, "per_core_H*Sq": 1}, causal=True)
+    path, report = _attention_report(
+        tmp_path,
+        "B=1,H=2,Sq=192,Skv=192,D=64",
+        {"q_chunk_size": 64, "k_chunk_size": 32, "per_core_H*Sq": 1},
+        causal=True,
+    )
     assert report.pcc >= PCC_MIN, report.pcc
     assert report.traffic_equal, report.differences()
     # 4 tasks: two pairs of 8 key chunks, two middle chunks of 4 (the slowest core's count would be 4 x 8)
@@ -75,11 +90,13 @@ def test_attention_candidates_the_export_does_not_write_yet_say_why() -> None:
 
     hw = load_hardware("wormhole_n150")
     for options in (set(), {"causal"}):
-        session = Session(hw, make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64",
-                                           options=options))
+        session = Session(
+            hw, make_problem(load_program("flash_attention"), "B=1,H=2,Sq=256,Skv=256,D=64", options=options)
+        )
         reasons = {s.candidate.name: unsupported_reason(s) for s in session.schedules}
-        assert [n for n, r in reasons.items() if r is None] == ["H*Sq@xy|q=dram,k=dram,v=dram" +
-                                                                ("|balanced" if options else "")]
+        assert [n for n, r in reasons.items() if r is None] == [
+            "H*Sq@xy|q=dram,k=dram,v=dram" + ("|balanced" if options else "")
+        ]
         assert all("flattened layout" in r for r in reasons.values() if r is not None)
 
 
@@ -100,8 +117,10 @@ def test_grouped_causal_attention_verifies_against_the_problems_own_reference(tm
     assert "B, H, HKV, SQ, SKV, D = 1, 4, 2, 128, 128, 64" in path.read_text()
     assert report.passed and report.pcc >= PCC_MIN, (report.pcc, report.differences())
     wrong = path.read_text()
-    for old, new in (("(head % H) // GROUP", "(head % H) % HKV"),  # query head h reads key/value head h % HKV
-                     ("repeat_interleave(groups, dim=1)", "repeat(1, groups, 1, 1)")):  # and its own check agrees
+    for old, new in (
+        ("(head % H) // GROUP", "(head % H) % HKV"),  # query head h reads key/value head h % HKV
+        ("repeat_interleave(groups, dim=1)", "repeat(1, groups, 1, 1)"),
+    ):  # and its own check agrees
         assert old in wrong
         wrong = wrong.replace(old, new)
     edited = tmp_path / "wrong_heads.py"

@@ -13,10 +13,13 @@ from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 
 
-@pytest.mark.parametrize("shape, options", [
-    ("M=160,K=64,N=96", {}),
-    ("M=96,K=128,N=64", {"enabled": {"bias"}, "activation": "gelu"}),
-])
+@pytest.mark.parametrize(
+    "shape, options",
+    [
+        ("M=160,K=64,N=96", {}),
+        ("M=96,K=128,N=64", {"enabled": {"bias"}, "activation": "gelu"}),
+    ],
+)
 def test_lower_bound_holds_on_every_legal_schedule(shape: str, options: dict) -> None:
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("gemm"), shape, **options)

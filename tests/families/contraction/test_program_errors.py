@@ -16,7 +16,9 @@ DIMS = (Dim("B", "parallel", tile=1), Dim("M", "parallel"), Dim("N", "parallel")
 
 def _program(out_dims: tuple[str, ...], a_dims: tuple[str, ...] = ("M", "K"), op: str = "gelu") -> TileProgram:
     return TileProgram(
-        name="probe", description="", dims=DIMS,
+        name="probe",
+        description="",
+        dims=DIMS,
         tensors=(Tensor("a", a_dims, "input"), Tensor("b", ("K", "N"), "input"), Tensor("c", out_dims, "output")),
         ops=(Matmul("a", "b", "c"), Eltwise(op, "c")),
     )

@@ -18,9 +18,20 @@ from loom_explorer.program import load_program
 from loom_explorer.validate import referee
 
 # the n150 2048^3 hand-tuned blocking: one 8x8-tile output block per core, 8 K steps of 8 tiles
-TTNN_2048 = {"grid_x": 8, "grid_y": 8, "per_core_M": 8, "per_core_N": 8, "per_core_K": 64, "in0_block_w": 8,
-             "out_block_h": 8, "out_block_w": 8, "out_subblock_h": 4, "out_subblock_w": 2, "in0_buffer_depth": 2,
-             "in1_buffer_depth": 2}
+TTNN_2048 = {
+    "grid_x": 8,
+    "grid_y": 8,
+    "per_core_M": 8,
+    "per_core_N": 8,
+    "per_core_K": 64,
+    "in0_block_w": 8,
+    "out_block_h": 8,
+    "out_block_w": 8,
+    "out_subblock_h": 4,
+    "out_subblock_w": 2,
+    "in0_buffer_depth": 2,
+    "in1_buffer_depth": 2,
+}
 STEPS = 8
 BLOCK_BYTES = 8 * 8 * 2048  # in0 (8x8 tiles) and in1 (8x8) blocks of bf16
 

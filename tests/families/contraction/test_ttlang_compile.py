@@ -22,13 +22,30 @@ RAGGED = ("wormhole_n150", "M=320,K=256,N=192")  # 10 x 6 output tiles: no grid 
 SECOND = ("blackhole_p150a", "M=256,K=512,N=384")
 # one candidate per family: 2-D multicast both, 2-D DRAM both, 2-D mixed, split-K (gather),
 # split-K with a multicast, 1-D DRAM, 1-D multicast to every core
-FAMILIES = ("M@y,N@x|in0=mcast_x,in1=mcast_y", "N@y,M@x|in0=dram,in1=dram", "M@y,N@x|in0=dram,in1=mcast_y",
-            "K@y,N@x|in0=dram,in1=dram", "N@y,K@x|in0=mcast_y,in1=dram", "M@xy|in0=dram,in1=dram",
-            "N@xy|in0=mcast_xy,in1=dram")
+FAMILIES = (
+    "M@y,N@x|in0=mcast_x,in1=mcast_y",
+    "N@y,M@x|in0=dram,in1=dram",
+    "M@y,N@x|in0=dram,in1=mcast_y",
+    "K@y,N@x|in0=dram,in1=dram",
+    "N@y,K@x|in0=mcast_y,in1=dram",
+    "M@xy|in0=dram,in1=dram",
+    "N@xy|in0=mcast_xy,in1=dram",
+)
 # split-K on a 2 x 2 grid with 8 x 8 output blocks: in0_block_w 8 fits the compiler's budget, 16 does not
-SPLIT_K = ("wormhole_n150", "M=512,K=2048,N=256", "K@y,M@x|in0=dram,in1=dram",
-           {"grid_x": 2, "grid_y": 2, "out_block_h": 8, "out_block_w": 8, "in0_block_w": 8, "in0_buffer_depth": 2,
-            "in1_buffer_depth": 2})
+SPLIT_K = (
+    "wormhole_n150",
+    "M=512,K=2048,N=256",
+    "K@y,M@x|in0=dram,in1=dram",
+    {
+        "grid_x": 2,
+        "grid_y": 2,
+        "out_block_h": 8,
+        "out_block_w": 8,
+        "in0_block_w": 8,
+        "in0_buffer_depth": 2,
+        "in1_buffer_depth": 2,
+    },
+)
 
 
 def _gemm(shape: str) -> Problem:
@@ -36,8 +53,9 @@ def _gemm(shape: str) -> Problem:
     return make_problem(load_program("gemm"), shape, target=KernelTarget.ttlang)
 
 
-def _file_of(out_dir: Path, hw_name: str, shape: str, candidate: str, pins: dict[str, int] | None = None
-             ) -> tuple[Path, int]:
+def _file_of(
+    out_dir: Path, hw_name: str, shape: str, candidate: str, pins: dict[str, int] | None = None
+) -> tuple[Path, int]:
     """The exported file of ``candidate``'s solution and the model's ``l1_bytes`` at that solution."""
     hw = load_hardware(hw_name)
     problem = _gemm(shape)
@@ -61,8 +79,9 @@ def compiled(tmp_path_factory, toolchain) -> dict[tuple[str, str], tuple[Compile
     cases = [(RAGGED, c) for c in _all_candidates(*RAGGED)] + [(SECOND, c) for c in FAMILIES]
     files = [_file_of(out_dir, hw_name, shape, c) for (hw_name, shape), c in cases]
     reports = compile_files([p for p, _ in files], toolchain)
-    return {(hw_name, c): (report, l1)
-            for ((hw_name, _), c), report, (_, l1) in zip(cases, reports, files, strict=True)}
+    return {
+        (hw_name, c): (report, l1) for ((hw_name, _), c), report, (_, l1) in zip(cases, reports, files, strict=True)
+    }
 
 
 def _check(compiled, hw_name: str, candidate: str) -> None:  # type: ignore[no-untyped-def]
@@ -126,8 +145,16 @@ def test_a_split_k_schedule_past_the_compiler_l1_budget_is_past_the_model_l1_too
 
 # (out_block_h, out_block_w, in0_block_w) on one core, and whether the compiler takes the block: with one-tile
 # K steps it needs a sub-block of 2 to 4 tiles dividing the block
-BLOCKS = ((5, 1, 1, False), (7, 1, 1, False), (1, 5, 1, False), (6, 1, 1, True), (5, 2, 1, True),
-          (3, 1, 1, True), (5, 1, 2, True), (5, 5, 2, True))
+BLOCKS = (
+    (5, 1, 1, False),
+    (7, 1, 1, False),
+    (1, 5, 1, False),
+    (6, 1, 1, True),
+    (5, 2, 1, True),
+    (3, 1, 1, True),
+    (5, 1, 2, True),
+    (5, 5, 2, True),
+)
 
 
 @pytest.mark.toolchain

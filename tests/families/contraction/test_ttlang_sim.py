@@ -22,9 +22,15 @@ RAGGED = ("wormhole_n150", "M=320,K=256,N=192")  # 10 x 6 output tiles: no grid 
 SECOND = ("blackhole_p150a", "M=256,K=256,N=384")  # 8 x 12 output tiles, 8 K tiles
 # one candidate per family: 2-D multicast both, 2-D DRAM both, 2-D mixed, split-K (gather),
 # split-K with a multicast, 1-D DRAM, 1-D multicast to every core
-FAMILIES = ("M@y,N@x|in0=mcast_x,in1=mcast_y", "N@y,M@x|in0=dram,in1=dram", "M@y,N@x|in0=dram,in1=mcast_y",
-            "K@y,N@x|in0=dram,in1=dram", "N@y,K@x|in0=mcast_y,in1=dram", "M@xy|in0=dram,in1=dram",
-            "N@xy|in0=mcast_xy,in1=dram")
+FAMILIES = (
+    "M@y,N@x|in0=mcast_x,in1=mcast_y",
+    "N@y,M@x|in0=dram,in1=dram",
+    "M@y,N@x|in0=dram,in1=mcast_y",
+    "K@y,N@x|in0=dram,in1=dram",
+    "N@y,K@x|in0=mcast_y,in1=dram",
+    "M@xy|in0=dram,in1=dram",
+    "N@xy|in0=mcast_xy,in1=dram",
+)
 
 
 def _solved(hw_name: str, shape: str) -> tuple[object, object, dict[str, CandidateResult]]:
@@ -65,14 +71,31 @@ def test_every_family_is_listed_among_the_candidates(ragged) -> None:  # type: i
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("candidate", [
-    "M@y,N@x|in0=mcast_x,in1=mcast_y", "N@y,M@x|in0=mcast_y,in1=mcast_x", "M@y,N@x|in0=dram,in1=dram",
-    "N@y,M@x|in0=dram,in1=dram", "M@y,N@x|in0=dram,in1=mcast_y", "N@y,M@x|in0=dram,in1=mcast_x",
-    "M@y,N@x|in0=mcast_x,in1=dram", "N@y,M@x|in0=mcast_y,in1=dram", "K@y,N@x|in0=dram,in1=dram",
-    "N@y,K@x|in0=dram,in1=dram", "M@y,K@x|in0=dram,in1=dram", "K@y,M@x|in0=dram,in1=dram",
-    "K@y,M@x|in0=dram,in1=mcast_x", "M@y,K@x|in0=dram,in1=mcast_y", "K@y,N@x|in0=mcast_x,in1=dram",
-    "N@y,K@x|in0=mcast_y,in1=dram", "M@xy|in0=dram,in1=dram", "N@xy|in0=dram,in1=dram",
-    "M@xy|in0=dram,in1=mcast_xy", "N@xy|in0=mcast_xy,in1=dram"])
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "M@y,N@x|in0=mcast_x,in1=mcast_y",
+        "N@y,M@x|in0=mcast_y,in1=mcast_x",
+        "M@y,N@x|in0=dram,in1=dram",
+        "N@y,M@x|in0=dram,in1=dram",
+        "M@y,N@x|in0=dram,in1=mcast_y",
+        "N@y,M@x|in0=dram,in1=mcast_x",
+        "M@y,N@x|in0=mcast_x,in1=dram",
+        "N@y,M@x|in0=mcast_y,in1=dram",
+        "K@y,N@x|in0=dram,in1=dram",
+        "N@y,K@x|in0=dram,in1=dram",
+        "M@y,K@x|in0=dram,in1=dram",
+        "K@y,M@x|in0=dram,in1=dram",
+        "K@y,M@x|in0=dram,in1=mcast_x",
+        "M@y,K@x|in0=dram,in1=mcast_y",
+        "K@y,N@x|in0=mcast_x,in1=dram",
+        "N@y,K@x|in0=mcast_y,in1=dram",
+        "M@xy|in0=dram,in1=dram",
+        "N@xy|in0=dram,in1=dram",
+        "M@xy|in0=dram,in1=mcast_xy",
+        "N@xy|in0=mcast_xy,in1=dram",
+    ],
+)
 def test_every_candidate_of_a_ragged_shape(tmp_path, ragged, candidate: str) -> None:  # type: ignore[no-untyped-def]
     _verify(tmp_path, RAGGED[0], ragged, candidate)
 

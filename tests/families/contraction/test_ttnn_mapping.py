@@ -54,10 +54,20 @@ def legal_values(draw: st.DrawFn) -> tuple[MatmulLayout, tuple[int, int, int], d
         grid = (along_n, along_m) if layout.n_axis == "x" else (along_m, along_n)
     ibw = draw(st.sampled_from([d for d in range(1, kt + 1) if kt % d == 0]))
     depth = ttnn_buffer_blocks(kt // ibw)
-    values = {"grid_x": grid[0], "grid_y": grid[1], "per_core_M": pm, "per_core_N": pn, "per_core_K": kt,
-              "in0_block_w": ibw, "out_block_h": draw(st.integers(1, pm)), "out_block_w": draw(st.integers(1, pn)),
-              "out_subblock_h": draw(st.integers(1, 8)), "out_subblock_w": draw(st.integers(1, 8)),
-              "in0_buffer_depth": depth, "in1_buffer_depth": depth}
+    values = {
+        "grid_x": grid[0],
+        "grid_y": grid[1],
+        "per_core_M": pm,
+        "per_core_N": pn,
+        "per_core_K": kt,
+        "in0_block_w": ibw,
+        "out_block_h": draw(st.integers(1, pm)),
+        "out_block_w": draw(st.integers(1, pn)),
+        "out_subblock_h": draw(st.integers(1, 8)),
+        "out_subblock_w": draw(st.integers(1, 8)),
+        "in0_buffer_depth": depth,
+        "in1_buffer_depth": depth,
+    }
     return layout, (mt, nt, kt), values
 
 
@@ -85,9 +95,16 @@ def valid_configs(draw: st.DrawFn) -> tuple[MatmulLayout, tuple[int, int, int], 
     else:
         grid = (along_n, along_m) if layout.n_axis == "x" else (along_m, along_n)
     ibw = draw(st.sampled_from([d for d in range(1, kt + 1) if kt % d == 0]))
-    args = MatmulArgs(grid=grid, in0_block_w=ibw, out_subblock_h=draw(st.integers(1, 8)),
-                      out_subblock_w=draw(st.integers(1, 8)), out_block_h=draw(st.integers(1, pm)),
-                      out_block_w=draw(st.integers(1, pn)), per_core_M=pm, per_core_N=pn)
+    args = MatmulArgs(
+        grid=grid,
+        in0_block_w=ibw,
+        out_subblock_h=draw(st.integers(1, 8)),
+        out_subblock_w=draw(st.integers(1, 8)),
+        out_block_h=draw(st.integers(1, pm)),
+        out_block_w=draw(st.integers(1, pn)),
+        per_core_M=pm,
+        per_core_N=pn,
+    )
     return layout, (mt, nt, kt), args
 
 
@@ -101,12 +118,17 @@ def test_config_to_schedule_to_config(case: tuple[MatmulLayout, tuple[int, int, 
 @settings(max_examples=200, deadline=None)
 @given(valid_configs(), st.integers(0, 4), st.integers(0, 4))
 def test_a_2d_config_on_a_larger_grid_runs_the_cores_its_blocks_need(
-        case: tuple[MatmulLayout, tuple[int, int, int], MatmulArgs], more_x: int, more_y: int) -> None:
+    case: tuple[MatmulLayout, tuple[int, int, int], MatmulArgs], more_x: int, more_y: int
+) -> None:
     layout, tiles, args = case
     if layout.config_class == ONE_D:
         return
-    larger = MatmulArgs(**{**{f: getattr(args, f) for f in args.__dataclass_fields__},
-                           "grid": (args.grid[0] + more_x, args.grid[1] + more_y)})
+    larger = MatmulArgs(
+        **{
+            **{f: getattr(args, f) for f in args.__dataclass_fields__},
+            "grid": (args.grid[0] + more_x, args.grid[1] + more_y),
+        }
+    )
     assert schedule_values(layout, larger, tiles) == schedule_values(layout, args, tiles)
 
 
@@ -114,8 +136,9 @@ def test_every_layout_runs_exactly_one_gemm_candidate() -> None:
     dram = make_problem(load_program("gemm"), "M=512,K=512,N=512")
     height = make_problem(load_program("gemm"), "M=512,K=512,N=512", placements={"in0": Placement.l1_height})
     for layout in LAYOUTS:
-        runs = [c.name for p in (dram, height) for c in enumerate_candidates(p)
-                if layout.runs(c, "M", "N", "in0", "in1")]
+        runs = [
+            c.name for p in (dram, height) for c in enumerate_candidates(p) if layout.runs(c, "M", "N", "in0", "in1")
+        ]
         # in0 height-sharded in L1: the 1-D config over M reads it from each core's L1
         expected = [layout.candidate().name] + (["M@xy|in0=local,in1=mcast_xy"] if layout.m_axis == "xy" else [])
         assert runs == expected, layout

@@ -22,20 +22,29 @@ HW = ("H", "W")
 
 
 def program(tensors: tuple[Tensor, ...], ops: tuple[Eltwise, ...], name: str = "t") -> TileProgram:
-    return TileProgram(name=name, description="test", dims=(Dim("H", "parallel"), Dim("W", "parallel")),
-                       tensors=tensors, ops=ops)
+    return TileProgram(
+        name=name, description="test", dims=(Dim("H", "parallel"), Dim("W", "parallel")), tensors=tensors, ops=ops
+    )
 
 
 # y = x * sigmoid(x) + bias[W], written only in the DSL: the sigmoid of x times x, then a row broadcast over H
 SILU_BIAS = program(
     (Tensor("x", HW, "input"), Tensor("bias", ("W",), "input"), Tensor("y", HW, "output")),
-    (Eltwise("sigmoid", "y", source="x"), Eltwise("mul", "y", unit="fpu", operand="x"),
-     Eltwise("add", "y", unit="fpu", operand="bias")), name="silu_bias")
+    (
+        Eltwise("sigmoid", "y", source="x"),
+        Eltwise("mul", "y", unit="fpu", operand="x"),
+        Eltwise("add", "y", unit="fpu", operand="bias"),
+    ),
+    name="silu_bias",
+)
 
 
 def test_the_issue_s_relu_program_is_element_wise() -> None:
-    relu2d = program((Tensor("x", HW, "input"), Tensor("y", HW, "output")),
-                     (Eltwise("relu", "y", unit="sfpu", operand="x"),), name="relu2d")
+    relu2d = program(
+        (Tensor("x", HW, "input"), Tensor("y", HW, "output")),
+        (Eltwise("relu", "y", unit="sfpu", operand="x"),),
+        name="relu2d",
+    )
     assert program_family(relu2d).name == "elementwise"
     st = analyse_program(relu2d)
     assert st.spread_dims == HW and st.streamed == ("x",) and st.flatten
@@ -43,14 +52,18 @@ def test_the_issue_s_relu_program_is_element_wise() -> None:
     assert bias.full == ("x",) and bias.broadcast == ("bias",)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("tensors", "ops", "says"), [
-    ((Tensor("x", HW, "input"), Tensor("y", ("W",), "output")), (Eltwise("relu", "y", operand="x"),),
-     "output y"),
-    ((Tensor("a", HW, "input"), Tensor("b", HW, "input"), Tensor("y", HW, "output")),
-     (Eltwise("relu", "y"),), "inputs a, b are named by no op"),
-    ((Tensor("x", HW, "input"), Tensor("y", HW, "output")), (Eltwise("relu", "x", operand="x"),),
-     "writes input x"),
-])
+@pytest.mark.parametrize(
+    ("tensors", "ops", "says"),
+    [
+        ((Tensor("x", HW, "input"), Tensor("y", ("W",), "output")), (Eltwise("relu", "y", operand="x"),), "output y"),
+        (
+            (Tensor("a", HW, "input"), Tensor("b", HW, "input"), Tensor("y", HW, "output")),
+            (Eltwise("relu", "y"),),
+            "inputs a, b are named by no op",
+        ),
+        ((Tensor("x", HW, "input"), Tensor("y", HW, "output")), (Eltwise("relu", "x", operand="x"),), "writes input x"),
+    ],
+)
 def test_malformed_element_wise_programs_are_refused_naming_the_fault(tensors, ops, says) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ProgramError, match=says):  # the DSL's own refusals, or the family's (a subclass)
         analyse_program(program(tensors, ops))
@@ -72,9 +85,19 @@ def test_latency_by_hand_on_one_core() -> None:
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("binary"), "H=256,W=256")
     candidate = next(c for c in enumerate_candidates(problem) if c.name == "H@y,W@x|a=dram,b=dram")
-    verdict = referee(build_schedule(hw, problem, candidate, noc_bound=False),
-                      {"grid_x": 1, "grid_y": 1, "per_core_H": 8, "per_core_W": 8, "block_h": 2, "block_w": 4,
-                       "a_buffer_depth": 2, "b_buffer_depth": 2})
+    verdict = referee(
+        build_schedule(hw, problem, candidate, noc_bound=False),
+        {
+            "grid_x": 1,
+            "grid_y": 1,
+            "per_core_H": 8,
+            "per_core_W": 8,
+            "block_h": 2,
+            "block_w": 4,
+            "a_buffer_depth": 2,
+            "b_buffer_depth": 2,
+        },
+    )
     assert verdict.legal and verdict.solution is not None
     c, d = hw.compute, hw.dram
     read = math.ceil(8 * 2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
@@ -86,15 +109,20 @@ def test_latency_by_hand_on_one_core() -> None:
     assert terms["compute"] == 8 * compute and terms["fill"] == 2 * read
     assert terms["data_movement"] == 8 * (step - compute)
     assert terms["write_back"] == write + d.write_latency_cycles
-    assert verdict.solution.latency_cycles == c.kernel_launch_cycles + 2 * read + 8 * step + write \
-        + d.write_latency_cycles
+    assert (
+        verdict.solution.latency_cycles == c.kernel_launch_cycles + 2 * read + 8 * step + write + d.write_latency_cycles
+    )
 
 
-@pytest.mark.parametrize(("kernel", "shape", "kw"), [
-    ("unary", "H=96,W=160", {"activation": "gelu"}),
-    ("binary", "H=64,W=96", {}),
-    (SILU_BIAS, "H=96,W=64", {}),
-], ids=["unary", "binary", "silu_bias"])
+@pytest.mark.parametrize(
+    ("kernel", "shape", "kw"),
+    [
+        ("unary", "H=96,W=160", {"activation": "gelu"}),
+        ("binary", "H=64,W=96", {}),
+        (SILU_BIAS, "H=96,W=64", {}),
+    ],
+    ids=["unary", "binary", "silu_bias"],
+)
 def test_cpsat_optimum_equals_brute_force(tiny_hw, solve_cached, kernel, shape, kw) -> None:  # type: ignore[no-untyped-def]
     session, results = solve_cached(tiny_hw, kernel, shape, **kw)
     assert results
@@ -122,7 +150,8 @@ def test_unary_needs_an_activation(capsys) -> None:  # type: ignore[no-untyped-d
     from loom_explorer.cli import main
 
     assert main(["solve", "unary", "--hw", "wormhole_n150", "--shape", "H=32,W=4096"]) == 2
-    assert ("unary applies the activation --activation names; give one of exp, gelu, recip, relu, rsqrt, sigmoid, "
-            "silu") in capsys.readouterr().err
+    assert (
+        "unary applies the activation --activation names; give one of exp, gelu, recip, relu, rsqrt, sigmoid, silu"
+    ) in capsys.readouterr().err
     assert main(["solve", "unary", "--hw", "wormhole_n150", "--shape", "H=32,W=4096", "--activation", "tanh"]) == 2
     assert "no SFPU cost for op 'tanh'" in capsys.readouterr().err

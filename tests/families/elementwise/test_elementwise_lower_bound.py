@@ -16,13 +16,17 @@ from loom_explorer.solve.solver import Session, SolveOptions
 
 
 @pytest.mark.parametrize("hw_name", ["wormhole_n150", "blackhole_p150a"])
-@pytest.mark.parametrize("kernel, shape, activation", [
-    ("binary", "H=320,W=256", None),
-    ("swiglu", "H=64,W=1024", None),
-    ("unary", "H=1000,W=200", "relu"),
-])
-def test_lower_bound_holds_on_every_legal_schedule(hw_name: str, kernel: str, shape: str,
-                                                   activation: str | None) -> None:
+@pytest.mark.parametrize(
+    "kernel, shape, activation",
+    [
+        ("binary", "H=320,W=256", None),
+        ("swiglu", "H=64,W=1024", None),
+        ("unary", "H=1000,W=200", "relu"),
+    ],
+)
+def test_lower_bound_holds_on_every_legal_schedule(
+    hw_name: str, kernel: str, shape: str, activation: str | None
+) -> None:
     hw = load_hardware(hw_name)
     problem = make_problem(load_program(kernel), shape, activation=activation)
     legal = 0

@@ -29,7 +29,7 @@ HW = "wormhole_n150"
 RAGGED = "H=300,W=190"  # 10 x 6 tiles, the last row and column of tiles partly filled
 
 # y = x * sigmoid(x) + bias[W]: the sigmoid of x times x, then a row vector added to every row
-SILU_BIAS = '''\
+SILU_BIAS = """\
 from loom_explorer.program import Dim, Eltwise, Tensor, TileProgram
 
 PROGRAM = TileProgram(
@@ -40,10 +40,10 @@ PROGRAM = TileProgram(
     ops=(Eltwise("sigmoid", "y", source="x"), Eltwise("mul", "y", unit="fpu", operand="x"),
          Eltwise("add", "y", unit="fpu", operand="bias")),
 )
-'''
+"""
 
 # y = exp(x) * s[H] - c: a column vector scales each row, a scalar is subtracted
-SCALE_SHIFT = '''\
+SCALE_SHIFT = """\
 from loom_explorer.program import Dim, Eltwise, Tensor, TileProgram
 
 PROGRAM = TileProgram(
@@ -54,13 +54,20 @@ PROGRAM = TileProgram(
     ops=(Eltwise("exp", "y", operand="x"), Eltwise("mul", "y", unit="fpu", operand="s"),
          Eltwise("sub", "y", unit="fpu", operand="c")),
 )
-'''
+"""
 
 SOURCES = {"silu_bias": SILU_BIAS, "scale_shift": SCALE_SHIFT}
 
 
-def _export(out_dir: Path, kernel: str, candidate: str, pins: dict[str, int] | None = None,
-            activation: str | None = None, shape: str = RAGGED, name: str = "kernel") -> tuple[Path, Path | None, int]:
+def _export(
+    out_dir: Path,
+    kernel: str,
+    candidate: str,
+    pins: dict[str, int] | None = None,
+    activation: str | None = None,
+    shape: str = RAGGED,
+    name: str = "kernel",
+) -> tuple[Path, Path | None, int]:
     """Solve ``candidate`` (with ``pins``) as ``export --format ttlang`` does and write its kernel file: (the
     file, the DSL kernel file it was made from or None for a shipped kernel, the model's l1_bytes)."""
     kernel_file = None
@@ -78,8 +85,14 @@ def _export(out_dir: Path, kernel: str, candidate: str, pins: dict[str, int] | N
     return path, kernel_file, result.solution.l1_bytes
 
 
-def _verify(tmp_path: Path, kernel: str, candidate: str, pins: dict[str, int] | None = None,
-            activation: str | None = None, shape: str = RAGGED) -> tuple[str, VerifyReport]:
+def _verify(
+    tmp_path: Path,
+    kernel: str,
+    candidate: str,
+    pins: dict[str, int] | None = None,
+    activation: str | None = None,
+    shape: str = RAGGED,
+) -> tuple[str, VerifyReport]:
     """The simulator's verdict on the exported file (the compile runs once for every case, below)."""
     path, kernel_file, _ = _export(tmp_path, kernel, candidate, pins, activation, shape)
     report = verify_kernel_file(path, timeout_seconds=300, kernel_file=kernel_file, compile_it=False)
@@ -114,8 +127,9 @@ def test_a_dsl_kernel_with_a_row_vector_verifies(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("kernel", "candidate", "pins"), CASES)
-def test_every_layout_and_every_way_a_broadcast_travels(tmp_path: Path, kernel: str, candidate: str,
-                                                        pins: dict[str, int]) -> None:
+def test_every_layout_and_every_way_a_broadcast_travels(
+    tmp_path: Path, kernel: str, candidate: str, pins: dict[str, int]
+) -> None:
     _verify(tmp_path, kernel, candidate, pins)
 
 
@@ -131,8 +145,10 @@ def test_every_case_compiles_and_its_circular_buffers_are_the_models_l1(tmp_path
     """One compile of every file above: the TT-Lang compiler accepts each, and its circular buffers total the
     model's ``l1_bytes``."""
     files = [_export(tmp_path, *case, name=f"case_{n}") for n, case in enumerate([QUICK, *CASES])]
-    files += [_export(tmp_path, "unary", "W@xy|x=dram", pins, activation, "H=32,W=1000", f"unary_{activation}")
-              for activation, pins in UNARY]
+    files += [
+        _export(tmp_path, "unary", "W@xy|x=dram", pins, activation, "H=32,W=1000", f"unary_{activation}")
+        for activation, pins in UNARY
+    ]
     for (path, _, l1_bytes), report in zip(files, compile_files([p for p, _, _ in files], toolchain), strict=True):
         assert report.passed, (path.name, report.message)
         assert report.cb_l1_bytes == l1_bytes, (path.name, report.circular_buffers)

@@ -27,11 +27,15 @@ def test_decode_problems_get_a_flash_decoding_candidate_and_prefill_and_causal_o
     names = [c.name for c in enumerate_candidates(_problem("B=2,H=8,Hkv=2,Sq=1,Skv=1024,D=64"))]
     assert names[-1] == "B*Hkv@xy|q=dram,k=dram,v=dram|kv_split"
     assert not any(c.has_tag("kv_split") for c in enumerate_candidates(_problem("B=1,H=8,Sq=2048,Skv=2048,D=64")))
-    assert not any(c.has_tag("kv_split") for c in enumerate_candidates(
-        _problem("B=1,H=8,Sq=64,Skv=64,D=64", KernelTarget.ttlang, options={"causal"})))
+    assert not any(
+        c.has_tag("kv_split")
+        for c in enumerate_candidates(_problem("B=1,H=8,Sq=64,Skv=64,D=64", KernelTarget.ttlang, options={"causal"}))
+    )
     # several query rows: TT-Lang packs them (8 rows x 4 heads), ttnn's decode op takes one token only
-    assert any(c.has_tag("kv_split") for c in enumerate_candidates(_problem("B=1,H=8,Hkv=2,Sq=8,Skv=512,D=64",
-                                                                 KernelTarget.ttlang)))
+    assert any(
+        c.has_tag("kv_split")
+        for c in enumerate_candidates(_problem("B=1,H=8,Hkv=2,Sq=8,Skv=512,D=64", KernelTarget.ttlang))
+    )
     assert not any(c.has_tag("kv_split") for c in enumerate_candidates(_problem("B=1,H=8,Hkv=2,Sq=8,Skv=512,D=64")))
 
 
@@ -48,8 +52,11 @@ def test_the_32k_decode_step_solves_with_flash_decoding_near_the_chips_dram_rate
     kv_bytes = 2 * 32 * 32768 * 128 * hw.tile_bytes[DataFormat.bfloat8_b] // 1024
     seconds = hw.cycles_to_us(best.solution.latency_cycles) * 1e-6  # type: ignore[union-attr]
     bandwidth = kv_bytes / seconds
-    assert 0.5 * hw.dram.chip_read_bytes_per_cycle * hw.clock_ghz * 1e9 < bandwidth \
+    assert (
+        0.5 * hw.dram.chip_read_bytes_per_cycle * hw.clock_ghz * 1e9
+        < bandwidth
         <= hw.dram.chip_read_bytes_per_cycle * hw.clock_ghz * 1e9
+    )
 
 
 def test_the_gather_and_combine_follow_the_target() -> None:
@@ -71,9 +78,21 @@ def test_flash_decoding_traffic_counts_each_groups_partials_once_per_other_core(
     problem = _problem("B=2,H=4,Hkv=1,Sq=1,Skv=1000,D=64", KernelTarget.ttlang)
     session = Session(hw, problem)
     (schedule,) = [s for s in session.schedules if s.candidate.has_tag("kv_split")]
-    values = {"grid_x": 4, "grid_y": 1, "per_core_B": 1, "kv_cores": 2, "q_chunk_size": 32, "k_chunk_size": 128,
-              "qk_subblock_h": 1, "qk_subblock_w": 4, "out_subblock_h": 1, "out_subblock_w": 2,
-              "q_buffer_depth": 1, "k_buffer_depth": 2, "v_buffer_depth": 2}
+    values = {
+        "grid_x": 4,
+        "grid_y": 1,
+        "per_core_B": 1,
+        "kv_cores": 2,
+        "q_chunk_size": 32,
+        "k_chunk_size": 128,
+        "qk_subblock_h": 1,
+        "qk_subblock_w": 4,
+        "out_subblock_h": 1,
+        "out_subblock_w": 2,
+        "q_buffer_depth": 1,
+        "k_buffer_depth": 2,
+        "v_buffer_depth": 2,
+    }
     verdict = referee(schedule, values)
     assert verdict.legal, verdict.violations
     traffic = tile_traffic(hw, problem, schedule_transfers(hw, schedule, values))
@@ -84,13 +103,17 @@ def test_flash_decoding_traffic_counts_each_groups_partials_once_per_other_core(
     assert traffic.pipe_received_tiles == {(0, 0): 4, (2, 0): 4}
 
 
-@pytest.mark.parametrize("batch,kv_heads,cores,most,n_k,want", [
-    (32, 1, 64, 16, 64, (2, 1)),     # two cores per batch item
-    (1, 8, 64, 16, 64, (8, 1)),      # 64 cores over 8 heads
-    (1, 2, 64, 16, 4, (4, 1)),       # only 4 key chunks: the other cores idle
-    (32, 8, 64, 16, 64, (1, 4)),     # 256 groups on 64 cores: 4 heads per core
-    (4, 1, 64, 2, 64, (2, 1)),       # capped by max_cores_per_head_batch
-])
-def test_ttnn_decode_split_follows_the_program_factory(batch: int, kv_heads: int, cores: int, most: int,
-                                                        n_k: int, want: tuple[int, int]) -> None:
+@pytest.mark.parametrize(
+    "batch,kv_heads,cores,most,n_k,want",
+    [
+        (32, 1, 64, 16, 64, (2, 1)),  # two cores per batch item
+        (1, 8, 64, 16, 64, (8, 1)),  # 64 cores over 8 heads
+        (1, 2, 64, 16, 4, (4, 1)),  # only 4 key chunks: the other cores idle
+        (32, 8, 64, 16, 64, (1, 4)),  # 256 groups on 64 cores: 4 heads per core
+        (4, 1, 64, 2, 64, (2, 1)),  # capped by max_cores_per_head_batch
+    ],
+)
+def test_ttnn_decode_split_follows_the_program_factory(
+    batch: int, kv_heads: int, cores: int, most: int, n_k: int, want: tuple[int, int]
+) -> None:
     assert ttnn_decode_split(batch, kv_heads, cores, most, n_k) == want

@@ -17,15 +17,26 @@ def _decode_report(tmp_path, shape: str, pins: dict[str, int]):  # type: ignore[
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shape,pins,pipe_tiles", [
-    # a 1000-token cache (not whole chunks, not whole tiles) of 8 grouped heads, each group on 4 cores:
-    # 3 partials of 2 tiles of D plus max and sum into each group's first core
-    ("B=2,H=8,Hkv=1,Sq=1,Skv=1000,D=64", {"kv_cores": 4, "k_chunk_size": 64, "grid_x": 4}, {(0, 0): 12, (0, 1): 12}),
-    # 4 query rows of 4 heads packed into one tile; 2 groups per core, no split
-    ("B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64", {"kv_cores": 1, "per_core_B*Hkv": 2, "k_chunk_size": 64}, {}),
-])
-def test_flash_decoding_matches_torch_and_moves_the_models_tiles(tmp_path, shape: str, pins: dict[str, int],  # type: ignore[no-untyped-def]
-                                                                 pipe_tiles: dict[tuple[int, int], int]) -> None:
+@pytest.mark.parametrize(
+    "shape,pins,pipe_tiles",
+    [
+        # a 1000-token cache (not whole chunks, not whole tiles) of 8 grouped heads, each group on 4 cores:
+        # 3 partials of 2 tiles of D plus max and sum into each group's first core
+        (
+            "B=2,H=8,Hkv=1,Sq=1,Skv=1000,D=64",
+            {"kv_cores": 4, "k_chunk_size": 64, "grid_x": 4},
+            {(0, 0): 12, (0, 1): 12},
+        ),
+        # 4 query rows of 4 heads packed into one tile; 2 groups per core, no split
+        ("B=3,H=8,Hkv=2,Sq=4,Skv=700,D=64", {"kv_cores": 1, "per_core_B*Hkv": 2, "k_chunk_size": 64}, {}),
+    ],
+)
+def test_flash_decoding_matches_torch_and_moves_the_models_tiles(
+    tmp_path,
+    shape: str,
+    pins: dict[str, int],  # type: ignore[no-untyped-def]
+    pipe_tiles: dict[tuple[int, int], int],
+) -> None:
     path, report = _decode_report(tmp_path, shape, pins)
     assert report.pcc >= PCC_MIN, report.pcc
     assert report.traffic_equal, report.differences()

@@ -26,8 +26,9 @@ HW = ("H", "W")
 
 
 def program(tensors: tuple[Tensor, ...], ops: tuple[Eltwise | Reduce, ...]) -> TileProgram:
-    return TileProgram(name="t", description="test", dims=(Dim("H", "parallel"), Dim("W", "reduction")),
-                       tensors=tensors, ops=ops)
+    return TileProgram(
+        name="t", description="test", dims=(Dim("H", "parallel"), Dim("W", "reduction")), tensors=tensors, ops=ops
+    )
 
 
 def test_the_shipped_norms_and_softmax_are_row_reductions() -> None:
@@ -42,23 +43,29 @@ def test_the_shipped_norms_and_softmax_are_row_reductions() -> None:
 X, Y, S = Tensor("x", HW, "input"), Tensor("y", HW, "output"), Tensor("s", ("H",), "intermediate")
 
 
-@pytest.mark.parametrize(("tensors", "ops", "says"), [
-    ((X, S, Y), (Reduce("sum", "y", operand="x"),), "Reduce sum reduces"),
-    ((X, S, Y), (Eltwise("mul", "y", unit="fpu", operand="s", source="x"), Reduce("sum", "s", operand="x")),
-     "reads s before any op writes it"),
-    ((X, S, Y), (Reduce("sum", "s", operand="x"), Eltwise("mul", "y", unit="fpu", operand="s")),
-     "names no source"),
-    ((X, S, Tensor("y", ("W",), "output")), (Reduce("sum", "s", operand="x"),), "output y"),
-    ((X, S, Y), (Reduce("sum", "s", operand="x"),), "no op writes output y"),
-])
+@pytest.mark.parametrize(
+    ("tensors", "ops", "says"),
+    [
+        ((X, S, Y), (Reduce("sum", "y", operand="x"),), "Reduce sum reduces"),
+        (
+            (X, S, Y),
+            (Eltwise("mul", "y", unit="fpu", operand="s", source="x"), Reduce("sum", "s", operand="x")),
+            "reads s before any op writes it",
+        ),
+        ((X, S, Y), (Reduce("sum", "s", operand="x"), Eltwise("mul", "y", unit="fpu", operand="s")), "names no source"),
+        ((X, S, Tensor("y", ("W",), "output")), (Reduce("sum", "s", operand="x"),), "output y"),
+        ((X, S, Y), (Reduce("sum", "s", operand="x"),), "no op writes output y"),
+    ],
+)
 def test_malformed_row_reductions_are_refused_naming_the_fault(tensors, ops, says) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ProgramError, match=says):  # the DSL's own refusals, or the family's (a subclass)
         analyse_program(program(tensors, ops))
 
 
 def test_candidates_keep_rows_whole_or_split_them_with_a_gather() -> None:
-    names = {c.name.split("|")[0]: c for c in enumerate_candidates(make_problem(load_program("softmax"),
-                                                                               "H=2048,W=2048"))}
+    names = {
+        c.name.split("|")[0]: c for c in enumerate_candidates(make_problem(load_program("softmax"), "H=2048,W=2048"))
+    }
     assert set(names) == {"H@y,W@x", "W@y,H@x", "H@xy", "W@xy"}
     assert names["H@y,W@x"].gather_axis == "x" and names["W@xy"].gather_axis == "xy"
     assert names["H@xy"].gather_axis is None
@@ -72,18 +79,24 @@ def test_latency_by_hand_on_rows_kept_whole() -> None:
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("softmax"), "H=128,W=256")
     candidate = next(c for c in enumerate_candidates(problem) if c.name == "H@xy|x=dram")
-    verdict = referee(build_schedule(hw, problem, candidate, noc_bound=False),
-                      {"grid_x": 1, "grid_y": 1, "per_core_H": 4, "block_h": 2, "x_buffer_depth": 2})
+    verdict = referee(
+        build_schedule(hw, problem, candidate, noc_bound=False),
+        {"grid_x": 1, "grid_y": 1, "per_core_H": 4, "block_h": 2, "x_buffer_depth": 2},
+    )
     assert verdict.legal and verdict.solution is not None
     c, d = hw.compute, hw.dram
     block, col = 2 * 8, 2
     sfpu = c.sfpu_tile_cycles
     # max(x), x - m and exp on e (one pack), sum(e), recip on s, e * s: each pass over its tiles
-    compute = (block * c.eltwise_tile_cycles + col * c.tile_pack_cycles
-               + block * (c.eltwise_tile_cycles + sfpu["exp"] + c.tile_pack_cycles)
-               + block * c.eltwise_tile_cycles + col * c.tile_pack_cycles
-               + col * (sfpu["recip"] + c.tile_pack_cycles)
-               + block * (c.eltwise_tile_cycles + c.tile_pack_cycles))
+    compute = (
+        block * c.eltwise_tile_cycles
+        + col * c.tile_pack_cycles
+        + block * (c.eltwise_tile_cycles + sfpu["exp"] + c.tile_pack_cycles)
+        + block * c.eltwise_tile_cycles
+        + col * c.tile_pack_cycles
+        + col * (sfpu["recip"] + c.tile_pack_cycles)
+        + block * (c.eltwise_tile_cycles + c.tile_pack_cycles)
+    )
     read = math.ceil(block * 2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
     write = math.ceil(block * 2048 / d.core_write_bytes_per_cycle)
     chip = math.ceil(block * 2048 / d.chip_read_bytes_per_cycle)
@@ -100,8 +113,9 @@ def test_a_split_row_gathers_each_reduction_and_multicasts_it_back() -> None:
     other cores send their partial tile to core (0, 0), which multicasts the combined one back."""
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("layernorm"), "H=32,W=1024")
-    candidate = next(c for c in enumerate_candidates(problem) if c.name.startswith("W@xy|x=dram,gamma=dram,"
-                                                                                    "beta=dram,eps=dram"))
+    candidate = next(
+        c for c in enumerate_candidates(problem) if c.name.startswith("W@xy|x=dram,gamma=dram,beta=dram,eps=dram")
+    )
     schedule = build_schedule(hw, problem, candidate)
     values = {"grid_x": 4, "grid_y": 1, "per_core_W": 8, "block_h": 1, "x_buffer_depth": 2}
     verdict = referee(schedule, values)
@@ -114,8 +128,9 @@ def test_a_split_row_gathers_each_reduction_and_multicasts_it_back() -> None:
     assert traffic.pipe_received_tiles == {(0, 0): 2 * 3, (1, 0): 2, (2, 0): 2, (3, 0): 2}
 
 
-@pytest.mark.parametrize(("kernel", "shape"), [("softmax", "H=96,W=128"), ("rmsnorm", "H=64,W=96"),
-                                               ("layernorm", "H=32,W=128")])
+@pytest.mark.parametrize(
+    ("kernel", "shape"), [("softmax", "H=96,W=128"), ("rmsnorm", "H=64,W=96"), ("layernorm", "H=32,W=128")]
+)
 def test_cpsat_optimum_equals_brute_force(tiny_hw, solve_cached, kernel: str, shape: str) -> None:  # type: ignore[no-untyped-def]
     session, results = solve_cached(tiny_hw, kernel, shape)
     assert results

@@ -26,8 +26,9 @@ pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install
 HW = "wormhole_n150"
 
 
-def _export(out_dir: Path, kernel: str, shape: str, candidate: str, pins: dict[str, int],
-            name: str = "kernel") -> tuple[Path, int]:
+def _export(
+    out_dir: Path, kernel: str, shape: str, candidate: str, pins: dict[str, int], name: str = "kernel"
+) -> tuple[Path, int]:
     """Solve ``candidate`` (with ``pins``) as ``export --format ttlang`` does and write its kernel file: (the
     file, the model's l1_bytes)."""
     hw = load_hardware(HW)
@@ -66,8 +67,14 @@ def test_rmsnorm_with_its_row_split_over_the_grid(tmp_path: Path) -> None:
     report = _verify(tmp_path, *QUICK)
     # 3 rows of 2 cores, one tile row each: core (1, y) sends its partial tile to (0, y), which sends the
     # result back; gamma (4 tiles a core) is read by row 0 and multicast to rows 1 and 2
-    assert report.simulated.pipe_received_tiles == {(0, 0): 1, (1, 0): 1, (0, 1): 4 + 1, (1, 1): 4 + 1,
-                                                    (0, 2): 4 + 1, (1, 2): 4 + 1}
+    assert report.simulated.pipe_received_tiles == {
+        (0, 0): 1,
+        (1, 0): 1,
+        (0, 1): 4 + 1,
+        (1, 1): 4 + 1,
+        (0, 2): 4 + 1,
+        (1, 2): 4 + 1,
+    }
     assert report.simulated.dram_read_tiles == {"x": 24, "gamma": 8, "eps": 6}
 
 
