@@ -465,9 +465,15 @@ def test_a_sigint_just_before_the_block_ends_still_counts() -> None:
     token (serve's loop ends at once on Ctrl-C, and used to exit 0 now and then)."""
     from loom_explorer.solve.interrupt import StopToken, stop_on_sigint
 
-    for _ in range(20):
-        token = StopToken()
-        with stop_on_sigint(token):
-            os.kill(os.getpid(), signal.SIGINT)
-        assert token.stopped
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored (no exit_after_s)
+    # Python's own handler to start from, whatever the runner left (a background job starts with SIGINT ignored)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        for _ in range(20):
+            token = StopToken()
+            with stop_on_sigint(token):
+                os.kill(os.getpid(), signal.SIGINT)
+            assert token.stopped
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored (no exit_after_s)
+    finally:
+        if before is not None:  # None: a handler not installed from Python, left as the test found it
+            signal.signal(signal.SIGINT, before)
