@@ -63,9 +63,15 @@ def test_every_plug_in_group_is_in_the_extending_guide() -> None:
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A folder on ``sys.path`` to install distributions in; the plug-in groups are read afresh around it."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    plugins._loaded.cache_clear()
+    _forget()
     yield tmp_path
+    _forget()
+
+
+def _forget() -> None:
+    """Read the plug-in groups afresh."""
     plugins._loaded.cache_clear()
+    plugins._entry_points.cache_clear()
 
 
 def _install(site: Path, name: str, entry_points: str, module: str = "") -> None:
@@ -103,7 +109,7 @@ NOT_A_FAMILY = 42
 
 def test_a_third_party_family_plugs_in(site: Path) -> None:
     assert program_family(ROWSUM).name == "contraction"  # before: no family has its shape, the fallback takes it
-    plugins._loaded.cache_clear()
+    _forget()
     _install(site, "rowsumfam", "[loom_explorer.program_families]\nrowsum = rowsumfam_mod:ROWSUM\n", _FAMILY_MODULE)
     assert program_family(ROWSUM).name == "rowsum"
     assert program_families()[-1].name == "contraction"  # the fallback stays last
@@ -142,7 +148,16 @@ def test_a_bad_plug_in_is_refused_naming_its_entry(site: Path, entry: str, says:
     assert says in str(caught.value)
 
 
-def test_a_group_nothing_registers_says_to_install_the_package() -> None:
+def test_an_uninstalled_checkout_reads_the_entries_an_install_records() -> None:
+    from importlib.metadata import distribution
+
+    installed = {(e.group, e.name, e.value) for e in distribution("loom-explorer").entry_points}
+    checkout = {(e.group, e.name, e.value) for e in plugins.checkout_entry_points()}
+    assert checkout and checkout == {e for e in installed if e[0].startswith("loom_explorer.")}
+    assert plugins.checkout_entry_points(Path("/nonexistent/pyproject.toml")) == ()
+
+
+def test_a_group_nothing_registers_is_refused() -> None:
     with pytest.raises(
         PluginError,
         match="no installed distribution registers a plug-in of group "

@@ -62,7 +62,13 @@ def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: t
     measured_us = float(_cells(page, "measured us")[0])
 
     page.page.locator(ROWS).first.click()
-    page.wait_until(lambda: TOP_OP in page.text(".measure-marked"), f"{TOP_OP} marked on the Measure chart")
+    try:
+        page.wait_until(lambda: TOP_OP in page.text(".measure-marked"), f"{TOP_OP} marked on the Measure chart")
+    except AssertionError as exc:  # what the page said instead
+        raise AssertionError(
+            f"{exc}; the section says {page.text('.profiler-opened')!r}; the explorer's summary "
+            f"{page.text('.summary')!r}; its status {page.text('.status')!r}"
+        ) from None
     page.wait_solved()
     _wait_for_value(page, ".in-shape input", "M=19,N=1280,K=1280")
     assert page.page.locator(".in-hw select").input_value() == "wormhole_n150"
