@@ -17,10 +17,10 @@ from typing import Any
 from loom_explorer.errors import LoomError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
 from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.mapping.variants import family_name
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.plugins import registered
 from loom_explorer.problem import Problem
-from loom_explorer.program.structure import program_family
 
 GROUP = "loom_explorer.ttlang_writers"
 
@@ -81,5 +81,4 @@ def ttlang_writers() -> Mapping[str, TtlangWriter]:
 def ttlang_writer(problem: Problem, candidate: Candidate | None = None) -> TtlangWriter | None:
     """The TT-Lang writer of ``candidate``'s kernel family (``Candidate.family``) when it names one, else of
     ``problem``'s (None: the family registers none)."""
-    family = candidate.family if candidate is not None and candidate.family else program_family(problem.program).name
-    return ttlang_writers().get(family)
+    return ttlang_writers().get(family_name(problem.program, candidate))

@@ -29,10 +29,11 @@ from loom_explorer.export.ttlang_common import TTNN_DTYPES
 from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.mapping.variants import family_name
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.plugins import registered
 from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.program.structure import analyse_program, program_family
+from loom_explorer.program.structure import analyse_program
 
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
 
@@ -47,7 +48,7 @@ def ttnn_runs(problem: Problem, cand: Candidate) -> bool:
     """Whether a TTNN op with a program config runs candidate ``cand`` of ``problem`` at all (what
     ``ttnn_equivalent`` asks of the candidate before its values): a row of the matmul config table, or
     SDPA's flattened (or key/value-split) candidate reading q, k and v from DRAM."""
-    op = ttnn_ops().get(cand.family or program_family(problem.program).name)
+    op = ttnn_ops().get(family_name(problem.program, cand))
     return op is not None and op.runs(problem, cand)
 
 
@@ -119,7 +120,7 @@ def _op(problem: Problem, candidate: Candidate) -> TtnnOp:
     """The TTNN op of ``candidate``'s kernel family (``Candidate.family``, else ``problem``'s); ExportError when
     TTNN export has none."""
     analyse_program(problem.program)  # a malformed program is reported by its family's analysis
-    family = candidate.family or program_family(problem.program).name
+    family = family_name(problem.program, candidate)
     op = ttnn_ops().get(family)
     if op is None:
         raise ExportError(f"TTNN export has no op for the {family} family ({problem.program.name})")

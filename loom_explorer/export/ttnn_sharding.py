@@ -50,6 +50,11 @@ class TtnnOp:
     call: Callable[[SymbolicSchedule], str]
 
 
+def no_program_config(problem: Problem, candidate: Candidate) -> bool:
+    """``TtnnOp.runs`` of an op ttnn runs without a program config: no candidate is one of its configs."""
+    return False
+
+
 def ranges_filling_rows(cores: int, columns: int) -> list[list[list[int]]]:
     """``cores`` cores taken row by row from a grid ``columns`` wide, as inclusive ``[[x0, y0], [x1, y1]]``
     core ranges (full rows, then the partial last row)."""

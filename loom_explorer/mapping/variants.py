@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from loom_explorer.mapping.candidate import Axis, Candidate, Tag
 from loom_explorer.plugins import registered
 from loom_explorer.problem import Problem
+from loom_explorer.program.dsl import TileProgram
 from loom_explorer.program.family import Structure
+from loom_explorer.program.structure import program_family
 
 GROUP = "loom_explorer.candidate_variants"
 
@@ -39,6 +41,12 @@ class CandidateVariants:
     layout_tags: LayoutTags | None = None
     multicast_along: MulticastAlong | None = None
     candidates: Callable[[Problem, Structure], list[Candidate]] | None = None
+
+
+def family_name(program: TileProgram, candidate: Candidate | None = None) -> str:
+    """The kernel family that models, writes and runs ``candidate``: the family it names (``Candidate.family``,
+    a variant family's), else ``program``'s."""
+    return candidate.family if candidate is not None and candidate.family else program_family(program).name
 
 
 def candidate_variants() -> Mapping[str, CandidateVariants]:

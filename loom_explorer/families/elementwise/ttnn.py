@@ -25,9 +25,8 @@ from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.ttlang_ops import FPU_OPS, POSITIVE_DOMAIN, SFPU_OPS, op_name
-from loom_explorer.export.ttnn_sharding import TtnnOp, grid_shard
+from loom_explorer.export.ttnn_sharding import TtnnOp, grid_shard, no_program_config
 from loom_explorer.families.elementwise.program import analyse_elementwise
-from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
@@ -145,11 +144,7 @@ def _draw(call: ElementwiseCall, tensor: str, r: str, c: str) -> str:
     return f"torch.randn({shape}, dtype=torch.bfloat16)"
 
 
-def _no_program_config(problem: Problem, candidate: Candidate) -> bool:
-    return False  # ttnn runs the op without a program config
-
-
-OP = TtnnOp("elementwise", _no_program_config, _equivalent, _memory, _call)
+OP = TtnnOp("elementwise", no_program_config, _equivalent, _memory, _call)
 """The element-wise family's TTNN op (module docstring)."""
 
 

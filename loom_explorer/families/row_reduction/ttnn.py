@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttnn_sharding import DRAM, TILE, TtnnOp, grid_shard
+from loom_explorer.export.ttnn_sharding import DRAM, TILE, TtnnOp, grid_shard, no_program_config
 from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
-from loom_explorer.mapping.candidate import Candidate, Comm
+from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.program.dsl import Reduce, TileProgram
@@ -208,11 +208,7 @@ def _call(schedule: SymbolicSchedule) -> str:
     )
 
 
-def _no_program_config(problem: Problem, candidate: Candidate) -> bool:
-    return False  # ttnn runs the op without a program config
-
-
-OP = TtnnOp("row_reduction", _no_program_config, _equivalent, _memory, _call)
+OP = TtnnOp("row_reduction", no_program_config, _equivalent, _memory, _call)
 """The row-reduction family's TTNN op (module docstring)."""
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.mapping.variants import family_name
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.plugins import PluginError, registered
 from loom_explorer.program.dsl import TileProgram
-from loom_explorer.program.structure import program_family
 
 GROUP = "loom_explorer.model_families"
 
@@ -26,7 +26,7 @@ def model_families() -> Mapping[str, ModelFamily]:
 def model_family(program: TileProgram, candidate: Candidate | None = None) -> ModelFamily:
     """The model hooks of ``candidate``'s family (``Candidate.family``) when it names one, else of ``program``'s
     family (PluginError when that family registered none)."""
-    name = candidate.family if candidate is not None and candidate.family else program_family(program).name
+    name = family_name(program, candidate)
     family = model_families().get(name)
     if family is None:
         raise PluginError(
