@@ -13,9 +13,11 @@ once per process (``importlib.metadata``), its entries loaded in name order. An 
 is of the wrong type or names another family than its entry is a :class:`PluginError` naming the entry; so is
 a group nothing registers.
 
-A source checkout used without being installed (``PYTHONPATH=.``, e.g. under another Python such as the
-toolchain's) has no metadata of its own: then the package's own entries are read from the ``pyproject.toml``
-beside it (its ``[project.entry-points."GROUP"]`` tables), as an install would have recorded them.
+A source checkout (the package imported from a folder with loom-explorer's ``pyproject.toml`` beside it)
+reads the package's own entries from that ``pyproject.toml`` (its ``[project.entry-points."GROUP"]`` tables),
+not from installed metadata: a checkout never installed (``PYTHONPATH=.``, e.g. under another Python such as
+the toolchain's) has none, and an editable install's may be older than the file, or another checkout's (a
+second worktree on ``PYTHONPATH``). Other distributions' entries always come from their metadata.
 
 This module imports nothing of the package but its error base class, so every layer may import it.
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol, TypeVar
@@ -51,12 +53,24 @@ _SECTION = re.compile(r'^\[project\.entry-points\."([^"]+)"\]\s*$')
 _ENTRY = re.compile(r'^([A-Za-z0-9_.-]+)\s*=\s*"([^"]+)"\s*(#.*)?$')
 
 
+_NAME = re.compile(r'^name\s*=\s*"([^"]+)"\s*$')
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def checkout_entry_points(pyproject: Path = PYPROJECT) -> tuple[EntryPoint, ...]:
-    """The entries of the ``[project.entry-points."GROUP"]`` tables of ``pyproject`` (none when it is absent)."""
+    """The entries of the ``[project.entry-points."GROUP"]`` tables of ``pyproject``: none when it is absent
+    or is not loom-explorer's (its ``[project]`` table's ``name``)."""
     if not pyproject.is_file():
         return ()
+    lines = pyproject.read_text(encoding="utf-8").splitlines()
+    names = [m.group(1) for line in lines if (m := _NAME.match(line.strip()))]
+    if not names or _normalized(names[0]) != DISTRIBUTION:
+        return ()
     out, group = [], None
-    for line in pyproject.read_text(encoding="utf-8").splitlines():
+    for line in lines:
         section = _SECTION.match(line)
         if section or line.startswith("["):
             group = section.group(1) if section else None
@@ -69,13 +83,13 @@ def checkout_entry_points(pyproject: Path = PYPROJECT) -> tuple[EntryPoint, ...]
 
 @cache
 def _entry_points(group: str) -> tuple[EntryPoint, ...]:
-    """The installed entries of ``group``, and the checkout's own when the package is not installed."""
-    found = tuple(entry_points(group=group))
-    try:
-        distribution(DISTRIBUTION)
-    except PackageNotFoundError:  # a source checkout on the path, never installed
-        found += tuple(ep for ep in checkout_entry_points() if ep.group == group)
-    return found
+    """The entries of ``group``: in a source checkout the package's own from its ``pyproject.toml`` and
+    other distributions' from their metadata, else every installed distribution's (module docstring)."""
+    own = tuple(ep for ep in checkout_entry_points() if ep.group == group)
+    installed = tuple(entry_points(group=group))
+    if not own:
+        return installed
+    return own + tuple(ep for ep in installed if ep.dist is None or _normalized(ep.dist.name) != DISTRIBUTION)
 
 
 @cache

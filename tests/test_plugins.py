@@ -52,9 +52,7 @@ def test_every_family_is_in_every_registry_or_opted_out() -> None:
 
 
 def test_every_plug_in_group_is_in_the_extending_guide() -> None:
-    from importlib.metadata import distribution
-
-    groups = {ep.group for ep in distribution("loom-explorer").entry_points if ep.group.startswith("loom_explorer.")}
+    groups = {ep.group for ep in plugins.checkout_entry_points()}
     guide = (Path(__file__).resolve().parents[1] / "docs" / "extending.md").read_text()
     assert groups and all(f"`{g}`" in guide for g in groups), [g for g in groups if f"`{g}`" not in guide]
 
@@ -148,13 +146,20 @@ def test_a_bad_plug_in_is_refused_naming_its_entry(site: Path, entry: str, says:
     assert says in str(caught.value)
 
 
-def test_an_uninstalled_checkout_reads_the_entries_an_install_records() -> None:
-    from importlib.metadata import distribution
-
-    installed = {(e.group, e.name, e.value) for e in distribution("loom-explorer").entry_points}
-    checkout = {(e.group, e.name, e.value) for e in plugins.checkout_entry_points()}
-    assert checkout and checkout == {e for e in installed if e[0].startswith("loom_explorer.")}
-    assert plugins.checkout_entry_points(Path("/nonexistent/pyproject.toml")) == ()
+def test_a_checkout_reads_its_own_entries_from_its_pyproject(tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "loom_explorer"\n\n[project.entry-points."loom_explorer.model_families"]\n'
+        'rowsum = "rowsum_mod:FAMILY"  # a comment\n\n[tool.other]\nx = "y"\n'
+    )
+    assert [(e.group, e.name, e.value) for e in plugins.checkout_entry_points(pyproject)] == [
+        ("loom_explorer.model_families", "rowsum", "rowsum_mod:FAMILY")
+    ]
+    pyproject.write_text(pyproject.read_text().replace('"loom_explorer"', '"another-project"'))
+    assert plugins.checkout_entry_points(pyproject) == ()  # another project's file beside the package
+    assert plugins.checkout_entry_points(tmp_path / "absent.toml") == ()
+    own = {e.group for e in plugins.checkout_entry_points()}  # this checkout's, whatever is installed
+    assert {"loom_explorer.program_families", "loom_explorer.model_families"} <= own
 
 
 def test_a_group_nothing_registers_is_refused() -> None:

@@ -22,7 +22,7 @@ from loom_explorer.cli.common import (
 from loom_explorer.errors import EXIT_OK
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.files import check_target, write_new
-from loom_explorer.export.formats import EXPORT_FORMATS, EXPORTERS, export_text, exporter
+from loom_explorer.export.formats import export_formats, export_text, exporter, exporters
 from loom_explorer.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
 
@@ -136,9 +136,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     export.add_argument(
         "--format",
         dest="output_format",
-        choices=EXPORT_FORMATS,
+        choices=export_formats(),
         required=True,
-        help="; ".join(f"{e.name}: {e.summary}" for e in EXPORTERS),
+        help="; ".join(f"{e.name}: {e.summary}" for e in exporters()),
     )
     export.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write (never half-written)")
     export.add_argument("--candidate", default=None, metavar="NAME", help="this candidate (default: the best)")

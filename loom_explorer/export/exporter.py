@@ -3,15 +3,16 @@ error for a schedule a format cannot express.
 
 An exporter has a ``name`` (``--format NAME``), a file-name ``suffix``, words for the command line's help and
 messages and for the explorer's download menu, the kernels whose circular buffers the solve should count for it
-(``kernel_target``: ``None`` keeps the problem's), ``can_export`` (why it cannot write a solved schedule, or
-``None``) and ``export`` (the file's text). ``export/formats.py`` lists the exporters; a new format is one
-module with one exporter class, added to that list.
+(``kernel_target``: ``None`` keeps the problem's), its place in those lists (``order``), ``can_export`` (why it
+cannot write a solved schedule, or ``None``) and ``export`` (the file's text). A format is a plug-in: one
+module with one exporter object, registered under the entry-point group ``loom_explorer.export_formats``
+(``export/formats.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware.schema import HardwareSpec
@@ -57,6 +58,7 @@ class SolvedSchedule:
         return solution.values()
 
 
+@runtime_checkable
 class Exporter(Protocol):
     """One export format (module docstring)."""
 
@@ -81,6 +83,11 @@ class Exporter(Protocol):
     @property
     def label(self) -> str:
         """The explorer's download menu entry (``TTNN program config and call (.py)``)."""
+        ...
+
+    @property
+    def order(self) -> int:
+        """Its place in the command line's list of formats and the explorer's download menu (smaller first)."""
         ...
 
     @property

@@ -1,27 +1,41 @@
 """The export formats (``loom-explorer export --format``, the explorer's downloads): one :class:`Exporter` per
-format (``export/exporter.py``), listed here in the order the command line offers them.
+format (``export/exporter.py``), each a plug-in of the entry-point group ``loom_explorer.export_formats``
+(``plugins.py``), offered in their ``order``.
 
-A new format is one module with one exporter class, and one entry in ``EXPORTERS``.
+A new format is one module with one exporter object, and one entry-point line in its ``pyproject.toml``::
+
+    [project.entry-points."loom_explorer.export_formats"]
+    myformat = "my_package.my_format:EXPORTER"
 """
 
 from __future__ import annotations
 
-from loom_explorer.export.exporter import Exporter, ExportError, SolvedSchedule
-from loom_explorer.export.npe_workload import NpeExporter
-from loom_explorer.export.schedule_json import JsonExporter
-from loom_explorer.export.ttlang import TtLangExporter
-from loom_explorer.export.ttnn_config import TtnnExporter
+from functools import cache
 
-EXPORTERS: tuple[Exporter, ...] = (TtLangExporter(), TtnnExporter(), JsonExporter(), NpeExporter())
-EXPORT_FORMATS: tuple[str, ...] = tuple(e.name for e in EXPORTERS)
+from loom_explorer.export.exporter import Exporter, ExportError, SolvedSchedule
+from loom_explorer.plugins import registered
+
+GROUP = "loom_explorer.export_formats"
+
+
+@cache
+def exporters() -> tuple[Exporter, ...]:
+    """Every registered export format, in their ``order`` (then by name)."""
+    found = registered(GROUP, Exporter)  # type: ignore[type-abstract]  # a runtime-checkable protocol
+    return tuple(sorted(found.values(), key=lambda e: (e.order, e.name)))
+
+
+def export_formats() -> tuple[str, ...]:
+    """The names of the export formats, in order (``--format``'s choices)."""
+    return tuple(e.name for e in exporters())
 
 
 def exporter(name: str) -> Exporter:
     """The exporter of format ``name``; ExportError listing the formats when there is none."""
-    for e in EXPORTERS:
+    for e in exporters():
         if e.name == name:
             return e
-    raise ExportError(f"no export format {name!r}; formats: {', '.join(EXPORT_FORMATS)}")
+    raise ExportError(f"no export format {name!r}; formats: {', '.join(export_formats())}")
 
 
 def export_blocker(name: str, solved: SolvedSchedule) -> str | None:

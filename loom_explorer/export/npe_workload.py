@@ -54,6 +54,7 @@ class NpeExporter:
     """``--format npe``: the schedule's transfers as a tt-npe workload (module docstring)."""
 
     name = "npe"
+    order = 40
     suffix = "_npe.json"
     summary = "tt-npe workload"
     noun = "a tt-npe workload"
@@ -66,3 +67,6 @@ class NpeExporter:
     def export(self, solved: SolvedSchedule) -> str:
         transfers = schedule_transfers(solved.hw, solved.schedule, solved.values)
         return json.dumps(npe_workload(solved.hw, transfers), indent=1) + "\n"
+
+
+EXPORTER = NpeExporter()

@@ -384,6 +384,7 @@ class JsonExporter:
     """``--format json``: the schedule document (module docstring), which ``rebuild`` reads back."""
 
     name = "json"
+    order = 30
     suffix = ".json"
     summary = "the schedule document"
     noun = "a schedule document"
@@ -395,3 +396,6 @@ class JsonExporter:
 
     def export(self, solved: SolvedSchedule) -> str:
         return solved_document(solved).to_json()
+
+
+EXPORTER = JsonExporter()

@@ -111,6 +111,7 @@ class TtLangExporter:
     """``--format ttlang``: the TT-Lang kernel file (module docstring), solved for the TT-Lang kernels' buffers."""
 
     name = "ttlang"
+    order = 10
     suffix = ".py"
     summary = "TT-Lang kernel (runs in tt-lang-sim)"
     noun = "a TT-Lang export"
@@ -130,3 +131,6 @@ class TtLangExporter:
             raise ExportError(why)
         doc = solved_document(solved)
         return ttlang_source(rebuild_own(doc), doc)
+
+
+EXPORTER = TtLangExporter()

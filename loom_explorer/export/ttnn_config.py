@@ -237,6 +237,7 @@ class TtnnExporter:
     """``--format ttnn``: the TTNN program config and the call that uses it (module docstring)."""
 
     name = "ttnn"
+    order = 20
     suffix = "_ttnn.py"
     summary = "TTNN program config and the call"
     noun = "a TTNN program config"
@@ -253,3 +254,6 @@ class TtnnExporter:
     def export(self, solved: SolvedSchedule) -> str:
         doc = solved_document(solved)
         return ttnn_source(rebuild_own(doc), doc)
+
+
+EXPORTER = TtnnExporter()

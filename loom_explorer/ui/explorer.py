@@ -24,7 +24,7 @@ import panel as pn
 import param
 
 from loom_explorer.accuracy.family_error import error_for, family_of
-from loom_explorer.export.formats import EXPORTERS, exporter
+from loom_explorer.export.formats import exporter, exporters
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
 from loom_explorer.program.dsl import TileProgram
@@ -53,7 +53,7 @@ from loom_explorer.ui.tables import TTNN_DEFAULT, candidate_frame, comparison_fr
 
 INPUTS = ["hw", "kernel", "shape", "dtype", "fidelity", "program_options", "activation", "target"]
 # the solve contract, then every export format (export/formats.py)
-DOWNLOADS = {"schedule (solve JSON)": "solve", **{e.label: e.name for e in EXPORTERS}}
+DOWNLOADS = {"schedule (solve JSON)": "solve", **{e.label: e.name for e in exporters()}}
 ALL_TENSORS = "all operands"
 
 

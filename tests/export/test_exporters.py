@@ -11,13 +11,15 @@ import pytest
 
 from loom_explorer import cli
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
-from loom_explorer.export.formats import EXPORT_FORMATS, EXPORTERS, export_blocker, export_text, exporter
+from loom_explorer.export.formats import export_blocker, export_formats, export_text, exporter, exporters
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
 
 HW = "wormhole_n150"
+EXPORT_FORMATS = export_formats()
+EXPORTERS = exporters()
 
 
 def test_formats_are_named_once_with_distinct_suffixes() -> None:
