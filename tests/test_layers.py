@@ -39,6 +39,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("validate", "brute"),  # the referee and the brute-force oracle, beside the solver
     ("solve",),  # CP-SAT
     ("traffic", "export"),  # a concrete schedule's NoC transfers; exports of a schedule
+    ("targets",),  # what ttnn and the TT-Lang kernels run: their ops, configs, defaults and exports
     ("report",),  # solve results as JSON and tables (with their traffic)
     ("deploy", "accuracy", "sweep"),  # running schedules; scoring against measurements; sweeps over models
     ("families",),  # the kernel families: plug-ins of every layer below (``FAMILY_IMPORTERS``: none imports them)
