@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from loom_helpers import small_hw_dict, write_hw
+from plugin_site import forget
 
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
@@ -103,3 +105,13 @@ def toolchain():
             "(the README's test command does), or deselect with -m 'not toolchain'"
         )
     return found
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on ``sys.path`` to install distributions in (``plugin_site.install``); the plug-in groups are
+    read afresh around it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    forget()
+    yield tmp_path
+    forget()

@@ -6,11 +6,11 @@ module on ``sys.path``, read by ``importlib.metadata`` as an installed package w
 
 from __future__ import annotations
 
-import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from plugin_site import forget as _forget
+from plugin_site import install as _install
 
 from loom_explorer import plugins
 from loom_explorer.accuracy.op_mapping import accuracy_ops
@@ -55,32 +55,6 @@ def test_every_plug_in_group_is_in_the_extending_guide() -> None:
     groups = {ep.group for ep in plugins.checkout_entry_points()}
     guide = (Path(__file__).resolve().parents[1] / "docs" / "extending.md").read_text()
     assert groups and all(f"`{g}`" in guide for g in groups), [g for g in groups if f"`{g}`" not in guide]
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A folder on ``sys.path`` to install distributions in; the plug-in groups are read afresh around it."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    _forget()
-    yield tmp_path
-    _forget()
-
-
-def _forget() -> None:
-    """Read the plug-in groups afresh."""
-    plugins._loaded.cache_clear()
-    plugins._entry_points.cache_clear()
-
-
-def _install(site: Path, name: str, entry_points: str, module: str = "") -> None:
-    """A distribution ``name`` in ``site``: its metadata, its entry points and (optionally) a module
-    ``<name>_mod.py``."""
-    info = site / f"{name}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
-    if module:
-        (site / f"{name}_mod.py").write_text(textwrap.dedent(module))
 
 
 ROWSUM = TileProgram(

@@ -10,15 +10,12 @@ A new format is one module with one exporter object, and one entry-point line in
 
 from __future__ import annotations
 
-from functools import cache
-
 from loom_explorer.export.exporter import Exporter, ExportError, SolvedSchedule
 from loom_explorer.plugins import registered
 
 GROUP = "loom_explorer.export_formats"
 
 
-@cache
 def exporters() -> tuple[Exporter, ...]:
     """Every registered export format, in their ``order`` (then by name)."""
     found = registered(GROUP, Exporter)  # type: ignore[type-abstract]  # a runtime-checkable protocol
