@@ -52,9 +52,9 @@ import textwrap
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
 from loom_explorer.families.attention.program import Attention
 from loom_explorer.mapping.candidate import Comm
+from loom_explorer.targets.ttlang.common import SIM_ADAPTER, footer, header
 from loom_explorer.traffic.transfers import used_cores
 
 

@@ -30,9 +30,9 @@ import textwrap
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
 from loom_explorer.families.attention.program import Attention
 from loom_explorer.families.attention.ttlang_kernel import SCORES, STATE_DFBS, STEP
+from loom_explorer.targets.ttlang.common import SIM_ADAPTER, footer, header
 from loom_explorer.traffic.transfers import used_cores
 
 

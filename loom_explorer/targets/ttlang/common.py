@@ -10,20 +10,12 @@ from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 
 COORDS = ("cx", "cy")
 """The names of a core's grid column and row in the element-wise and row-reduction kernels (``x`` and ``y``
 are common tensor names)."""
-
-TTNN_DTYPES = {
-    DataFormat.bfloat16: "bfloat16",
-    DataFormat.bfloat8_b: "bfloat8_b",
-    DataFormat.bfloat4_b: "bfloat4_b",
-    DataFormat.float32: "float32",
-}
 
 
 def header(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
