@@ -144,10 +144,10 @@ def simulate_attention(
     write its TT-Lang kernel into ``tmp_path`` and run it in tt-lang-sim: (the file, its VerifyReport)."""
     from loom_explorer.deploy.verify import verify_kernel_file
     from loom_explorer.export.schedule_json import rebuild, schedule_document
-    from loom_explorer.export.ttlang import ttlang_source
     from loom_explorer.problem import KernelTarget, make_problem
     from loom_explorer.program import load_program
     from loom_explorer.solve.solver import Session, SolveOptions
+    from loom_explorer.targets.ttlang.exporter import ttlang_source
 
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("flash_attention"), shape, options=set(options), target=KernelTarget.ttlang)

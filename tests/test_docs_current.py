@@ -51,7 +51,7 @@ REPO_PATH = re.compile(
     r"(?<![\w/.-])((?:loom_explorer|benchmarks|tests|apps|kernels|hw|docs)/[\w./-]*\.(?:py|yaml|md|csv|sh|png)(?:\.gz)?)\b"
 )
 PACKAGE_PATH = re.compile(
-    r"`((?:model|solve|mapping|program|hardware|noc|traffic|export|deploy|accuracy|sweep|ui|store|cli|data)/[\w/]+\.py)"
+    r"`((?:model|solve|mapping|program|hardware|noc|traffic|export|targets|deploy|accuracy|sweep|ui|store|cli|data)/[\w/]+\.py)"
 )
 
 

@@ -48,7 +48,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
 
 # (importing layer, imported layer) pairs of the same rank that are allowed, and why
 SAME_RANK_ALLOWED: dict[tuple[str, str], str] = {
-    ("export", "traffic"): "the tt-npe workload and the TT-Lang exports write out the schedule's NoC transfers",
+    ("export", "traffic"): "the tt-npe workload writes out the schedule's NoC transfers",
     ("sweep", "accuracy"): "a sweep prices ttnn's default config of each op, as the accuracy tools read it",
     ("cli", "ui"): "`loom-explorer serve` starts the explorer; `report --html` renders the sweep's plots",
 }
@@ -363,14 +363,14 @@ def test_no_core_module_imports_a_family(package_imports: tuple[list[Import], li
 
 
 def test_the_checker_reports_a_core_or_cross_family_import() -> None:
-    core = _imp("export.ttlang", "families.attention.writer")
+    core = _imp("targets.ttlang.exporter", "families.attention.writer")
     cross = _imp("families.attention.model", "families.contraction.model")
     problems = family_import_violations(
         [core, cross, _imp("families.attention.model", "families.attention.work")], importers={}, cross={}
     )
     assert len(problems) == 2 and "the core imports no kernel family" in problems[0]
     assert "families are independent" in problems[1]
-    assert family_import_violations([core], importers={f"{PACKAGE}.export.ttlang": "pending"}, cross={}) == []
+    assert family_import_violations([core], importers={f"{PACKAGE}.targets.ttlang.exporter": "pending"}, cross={}) == []
 
 
 def test_the_same_rank_allowances_are_used(package_imports: tuple[list[Import], list[Import]]) -> None:

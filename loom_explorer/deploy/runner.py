@@ -35,10 +35,10 @@ from loom_explorer.deploy.verify import VerifyReport, verify_kernel_file
 from loom_explorer.errors import LoomError
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import ScheduleDocument, rebuild_own
-from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.export.ttnn_config import ttnn_source
 from loom_explorer.solve.children import die_with_parent_preexec
 from loom_explorer.store import Measurement
+from loom_explorer.targets.ttlang.exporter import ttlang_source
 
 DEVICE_FOLDER = Path("/dev/tenstorrent")  # one entry per card the kernel driver (tt-kmd) found
 

@@ -1,12 +1,12 @@
 """``loom-explorer verify FILE``: check an exported TT-Lang kernel with Tenstorrent's simulator and compiler.
 
 0. Constants: every module-level constant of the file (shape, grid, chunks, blocks, buffer depths ...) must
-   be what the export of the schedule embedded in the file assigns (``export/ttlang_contract.py``); each
+   be what the export of the schedule embedded in the file assigns (``targets/ttlang/contract.py``); each
    difference is named with its value in the file and in the schedule, and such a file is neither simulated
    nor compiled (it is not the kernel of its schedule).
 1. Numerics: the file's ``KERNEL``, run in tt-lang-sim on its ``kernel_arguments()``, is compared with a
    torch reference built from the schedule's problem (its shape, options and ops), never from the file's
-   constants or its own check (``ttlang_contract.reference_pcc``); the PCC must reach ``PCC_MIN``
+   constants or its own check (``contract.reference_pcc``); the PCC must reach ``PCC_MIN``
    (bfloat16).
 2. Traffic: the tiles the simulator moved (DRAM reads and writes per tensor, pipe tiles received per
    core) must equal what the model predicts for the schedule embedded in the file, every core at its own
@@ -37,13 +37,13 @@ from loom_explorer.export.schedule_json import (
     read_text,
     rebuild,
 )
-from loom_explorer.export.ttlang import ttlang_source
-from loom_explorer.export.ttlang_contract import (
+from loom_explorer.targets.ttlang.contract import (
     ConstantMismatch,
     KernelContractError,
     constant_mismatches,
     reference_pcc,
 )
+from loom_explorer.targets.ttlang.exporter import ttlang_source
 from loom_explorer.traffic.tiles import TileTraffic, schedule_tile_traffic
 
 PCC_MIN = 0.999  # bfloat16 inputs, fp32 reference

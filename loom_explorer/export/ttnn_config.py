@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
-from loom_explorer.export.ttlang_common import TTNN_DTYPES
+from loom_explorer.export.ttnn_dtypes import TTNN_DTYPES
 from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp
 from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping.candidate import Candidate

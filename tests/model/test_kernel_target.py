@@ -15,13 +15,13 @@ from waits import WAIT_S
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.formats import export_text
 from loom_explorer.export.schedule_json import ScheduleDocument, rebuild_own, schedule_document
-from loom_explorer.export.ttlang import ttlang_l1_blocker
 from loom_explorer.hardware import load_hardware
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttlang.exporter import ttlang_l1_blocker
 
 BIG = "M=4096,K=4096,N=4096"
 

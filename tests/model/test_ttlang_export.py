@@ -11,11 +11,11 @@ import pytest
 
 from loom_explorer.cli.export import best_export
 from loom_explorer.export.exporter import SolvedSchedule
-from loom_explorer.export.ttlang import ttlang_rule_blocker
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttlang.exporter import ttlang_rule_blocker
 from loom_explorer.validate import referee
 
 SOFTMAX_SPLIT = "H@y,W@x|x=dram"  # the columns (W, 65 tiles at 2080) split over the grid's columns

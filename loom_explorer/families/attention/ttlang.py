@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
 from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.families.attention.ttlang_kernel import attention_source, attention_unsupported
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.targets.ttlang.writer import HostTensor, HostTensors, TtlangWriter
 
 
 def _attention_unsupported(schedule: SymbolicSchedule) -> str | None:

@@ -52,9 +52,9 @@ import textwrap
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
 from loom_explorer.families.attention.program import Attention
 from loom_explorer.mapping.candidate import Comm
+from loom_explorer.targets.ttlang.common import SIM_ADAPTER, TO_DEVICE, footer, header
 from loom_explorer.traffic.transfers import used_cores
 
 
@@ -152,8 +152,12 @@ def _kernel(names: dict[str, str], causal: bool, scale: float) -> str:
         keep_max="step + 1 < steps",
         keep_why="the running max is not needed after the last step",
     )
+    chunk = " " * (8 if causal else 4)  # a query chunk's indentation in its task
     tasks = (_COMPUTE_TASKS_CAUSAL if causal else _COMPUTE_TASKS).format(
-        **names, step=textwrap.indent(step, " " * (16 if causal else 12))
+        query_block=textwrap.indent(
+            online_softmax(names, "for step in range(steps):\n" + textwrap.indent(step, " " * 4)), chunk
+        ),
+        normalise=textwrap.indent(NORMALISE.format(**names), chunk),
     )
     return _KERNEL.format(
         **names,
@@ -163,11 +167,17 @@ def _kernel(names: dict[str, str], causal: bool, scale: float) -> str:
         read=_MASK_READ if causal else "",
         read_tasks=(_READ_CAUSAL if causal else _READ).format(**names),
         write_tasks=(_WRITE_CAUSAL if causal else _WRITE).format(**names),
-        constants=_MASK_CONSTANTS if causal else "",
-        scale=repr(scale),
+        constants=textwrap.indent(CONSTANTS.format(scale=repr(scale)), " " * 12) + (_MASK_CONSTANTS if causal else ""),
         held=_MASK_HELD if causal else "",
         tasks=textwrap.indent(tasks, " " * 16),
     )
+
+
+def online_softmax(names: dict[str, str], steps: str) -> str:
+    """A query block's online softmax (FlashAttention-2, module docstring), at indentation 0: ``QUERY_BLOCK``
+    around ``steps``, the loop over the block's key/value steps (at indentation 0). ``NORMALISE`` then writes
+    the block's output (flash-decoding first combines the other cores' partials into the state)."""
+    return QUERY_BLOCK.format(**names, steps=textwrap.indent(steps, " " * 4))
 
 
 _MASK_HOST = """\
@@ -236,8 +246,8 @@ _MASK_HELD = (
     "                  thirty_two_dfb.wait() as thirty_two, minus_inf_dfb.wait() as minus_inf"
 )
 
-# the buffers of q, k, v, o and of the online softmax, as both attention kernels make them (decode's too,
-# ``ttlang_decode.py``): formatted with the tensor names
+# the buffers of q, k, v, o and of the online softmax, as both attention kernels make them (flash-decoding's
+# too, ``families/flash_decoding/ttlang_kernel.py``): formatted with the tensor names
 STATE_DFBS = """\
     {q}_dfb = ttl.make_dataflow_buffer_like({q}, shape=(QC, DT), block_count=Q_BUFFER_DEPTH)
     {k}_dfb = ttl.make_dataflow_buffer_like({k}, shape=(KC, DT), block_count=K_BUFFER_DEPTH)
@@ -268,6 +278,34 @@ STATE_DFBS = """\
     sum_wide_dfb = ttl.make_dataflow_buffer_like(scratch, shape=(QC, DT), block_count=1)  # l, for o = acc / l
 """
 
+# the constants both attention kernels fill once per core (``STATE_DFBS``), formatted with the scale's literal
+CONSTANTS = """\
+with ones_dfb.reserve() as c:
+    c.store(ttl.math.fill(c, 1.0))
+with scale_dfb.reserve() as c:
+    c.store(ttl.math.fill(c, {scale}))  # 1/sqrt(D): fill takes a literal
+"""
+
+# a query block's online softmax (``online_softmax``): the block waited on, the running state started, then the
+# loop over its key/value steps (``{steps}``)
+QUERY_BLOCK = """\
+with {q}_dfb.wait() as {q}_blk:
+    with max_dfb.reserve() as m:
+        m.store(ttl.math.fill(m, -1e30))
+    with sum_dfb.reserve() as s:
+        s.store(ttl.math.fill(s, 0.0))
+    with acc_dfb.reserve() as acc:
+        acc.store(ttl.math.fill(acc, 0.0))
+{steps}"""
+
+# the output of a query block once its state is final: o = acc / l
+NORMALISE = """\
+with sum_dfb.wait() as l_final, sum_wide_dfb.reserve() as w:
+    w.store(ttl.math.broadcast(l_final, w, dims=[1]))
+with acc_dfb.wait() as acc, sum_wide_dfb.wait() as l_wide, {o}_dfb.reserve() as out_blk:
+    out_blk.store(acc / l_wide)
+"""
+
 _KERNEL = """\
 @ttl.operation(grid=(GRID_X, GRID_Y))
 def attention_kernel({q}, {k}, {v}, {o}, scratch{arg}):
@@ -284,10 +322,6 @@ def attention_kernel({q}, {k}, {v}, {o}, scratch{arg}):
         x, y = ttl.node(dims=2)
         core = y * GRID_X + x
         if core < WORKING_CORES:
-            with ones_dfb.reserve() as c:
-                c.store(ttl.math.fill(c, 1.0))
-            with scale_dfb.reserve() as c:
-                c.store(ttl.math.fill(c, {scale}))  # 1/sqrt(D): fill takes a literal
 {constants}            with (ones_dfb.wait() as ones, scale_dfb.wait() as scale{held}):
 {tasks}
     @ttl.datamovement()
@@ -351,19 +385,7 @@ _WRITE_CAUSAL = """\
 _COMPUTE_TASKS = """\
 for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
     steps = N_K
-    with {q}_dfb.wait() as {q}_blk:
-        with max_dfb.reserve() as m:
-            m.store(ttl.math.fill(m, -1e30))
-        with sum_dfb.reserve() as s:
-            s.store(ttl.math.fill(s, 0.0))
-        with acc_dfb.reserve() as acc:
-            acc.store(ttl.math.fill(acc, 0.0))
-        for step in range(steps):
-{step}    with sum_dfb.wait() as l_final, sum_wide_dfb.reserve() as w:
-        w.store(ttl.math.broadcast(l_final, w, dims=[1]))
-    with acc_dfb.wait() as acc, sum_wide_dfb.wait() as l_wide, {o}_dfb.reserve() as out_blk:
-        out_blk.store(acc / l_wide)
-"""
+{query_block}{normalise}"""
 
 _COMPUTE_TASKS_CAUSAL = """\
 for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
@@ -377,19 +399,7 @@ for task in range(core * TASKS_PER_CORE, (core + 1) * TASKS_PER_CORE):
         for _ in range(chunk * QC):  # (fill takes only literals: count the offset down in ones)
             with offset_dfb.wait() as off_old, offset_dfb.reserve() as off:
                 off.store(off_old - ones)
-        with {q}_dfb.wait() as {q}_blk:
-            with max_dfb.reserve() as m:
-                m.store(ttl.math.fill(m, -1e30))
-            with sum_dfb.reserve() as s:
-                s.store(ttl.math.fill(s, 0.0))
-            with acc_dfb.reserve() as acc:
-                acc.store(ttl.math.fill(acc, 0.0))
-            for step in range(steps):
-{step}        with sum_dfb.wait() as l_final, sum_wide_dfb.reserve() as w:
-            w.store(ttl.math.broadcast(l_final, w, dims=[1]))
-        with acc_dfb.wait() as acc, sum_wide_dfb.wait() as l_wide, {o}_dfb.reserve() as out_blk:
-            out_blk.store(acc / l_wide)
-"""
+{query_block}{normalise}"""
 
 SCORES = """\
 with qk_dfb.wait() as qk, scores_dfb.reserve() as sc:
@@ -449,8 +459,8 @@ with p_dfb.wait() as p:
         acc.store(co + p @ {v}_blk)
 """
 
-_TEMPLATE = (
-    """\
+# the head of both attention kernel files: the export's header, the imports, the grid
+FILE_HEAD = """\
 {header}
 import json
 import math
@@ -461,6 +471,11 @@ import ttnn
 
 # ---------------------------------------------------------------- the schedule
 GRID_X, GRID_Y = {gx}, {gy}              # cores used: columns, rows
+"""
+
+_TEMPLATE = (
+    FILE_HEAD
+    + """\
 WORKING_CORES = {working}                # cores with tasks, numbered row by row
 TASKS_PER_CORE = {per_core}              # tasks ({group} {task}) per core, contiguous
 QC, KC, DT = {qc}, {kc}, {dt}            # query chunk, key chunk, head dim (tiles)
@@ -481,13 +496,11 @@ GROUP = H // HKV                         # query heads per key/value head (GQA)
 {adapter}
 
 {kernel}
-KERNEL = attention_kernel"""
+KERNEL = attention_kernel
+
+"""
+    + TO_DEVICE
     + '''
-
-def to_device(tensor, device):
-    return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
-                           memory_config=ttnn.DRAM_MEMORY_CONFIG)
-
 
 def rows(t, heads_pad, chunk_rows):
     """[B, heads, S, D] -> 2-D [(heads_pad * chunk_rows), D]: each (batch, head) padded to chunk_rows rows."""

@@ -10,7 +10,7 @@ refused (the op would reject it on the card).
 from __future__ import annotations
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttlang_common import TTNN_DTYPES
+from loom_explorer.export.ttnn_dtypes import TTNN_DTYPES
 from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp
 from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.mapping.candidate import Candidate, Comm

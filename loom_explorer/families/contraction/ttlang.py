@@ -1,5 +1,5 @@
 """The contraction's TT-Lang writer: a GEMM schedule as a self-contained TT-Lang kernel file (what every
-such file holds and how it is verified: ``export/ttlang.py``).
+such file holds and how it is verified: ``targets/ttlang/exporter.py``).
 
 What the kernel does is what the model costs (``traffic.py``, ``latency.py``):
 
@@ -38,8 +38,10 @@ from typing import Any
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang import _check_common
-from loom_explorer.export.ttlang_common import (
+from loom_explorer.families.contraction.program import Contraction, analyse_contraction
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import Problem
+from loom_explorer.targets.ttlang.common import (
     HOST_HELPERS,
     footer,
     header,
@@ -48,10 +50,8 @@ from loom_explorer.export.ttlang_common import (
     receive_send,
     thread_body,
 )
-from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
-from loom_explorer.families.contraction.program import Contraction, analyse_contraction
-from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Problem
+from loom_explorer.targets.ttlang.exporter import _check_common
+from loom_explorer.targets.ttlang.writer import HostTensor, HostTensors, TtlangWriter
 from loom_explorer.traffic.transfers import used_cores
 
 

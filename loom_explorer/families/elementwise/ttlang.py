@@ -34,7 +34,9 @@ from typing import Any
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_common import (
+from loom_explorer.families.elementwise.program import Elementwise, analyse_elementwise
+from loom_explorer.problem import Problem
+from loom_explorer.targets.ttlang.common import (
     COORDS,
     DATAFLOW_TEMPLATE,
     HOST_HELPERS,
@@ -47,8 +49,7 @@ from loom_explorer.export.ttlang_common import (
     receive_send,
     thread_body,
 )
-from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
-from loom_explorer.export.ttlang_ops import (
+from loom_explorer.targets.ttlang.ops import (
     POSITIVE_DOMAIN,
     SFPU_OPS,
     TTL_FUNCTIONS,
@@ -57,8 +58,7 @@ from loom_explorer.export.ttlang_ops import (
     reserved_name_reason,
     unknown_op_reason,
 )
-from loom_explorer.families.elementwise.program import Elementwise, analyse_elementwise
-from loom_explorer.problem import Problem
+from loom_explorer.targets.ttlang.writer import HostTensor, HostTensors, TtlangWriter
 from loom_explorer.traffic.transfers import used_cores
 
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttlang_ops import FPU_OPS, POSITIVE_DOMAIN, SFPU_OPS, op_name
 from loom_explorer.export.ttnn_sharding import TtnnOp, grid_shard, no_program_config
 from loom_explorer.families.elementwise.program import analyse_elementwise
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
+from loom_explorer.targets.ttlang.ops import FPU_OPS, POSITIVE_DOMAIN, SFPU_OPS, op_name
 
 BINARY_OPS = {"add": "ttnn.add", "sub": "ttnn.subtract", "mul": "ttnn.multiply"}
 """TTNN's binary op for each FPU op."""

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_family import HostTensor, HostTensors, TtlangWriter
 from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.families.flash_decoding.ttlang_kernel import decode_source
 from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.targets.ttlang.writer import HostTensor, HostTensors, TtlangWriter
 
 
 def _decode_unsupported(schedule: SymbolicSchedule) -> str | None:

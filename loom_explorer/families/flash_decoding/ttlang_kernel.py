@@ -7,7 +7,8 @@ the group's ``n_k`` key chunks. Runs are ``RUN = ceil(n_k / S)`` chunks long; th
 ``j > 0`` the run ``S - 1 - j``. A group's query heads are packed: its ``G*Sq`` query rows are one ``r x D``
 block (``r`` tiles, zero rows padding it), so its keys and values are read once for all its heads.
 
-Every core runs the online softmax of ``ttlang_attention.py`` over its run. A core other than the first then
+Every core runs the online softmax of attention's kernel over its run (``families/attention/ttlang_kernel.py``:
+its buffers, constants, steps and normalisation, and the file's head). A core other than the first then
 hands its unnormalised output, row max and row sum to its writer, which sends them through three
 ``ttl.PipeNet`` s to the group's first core; that core's writer receives them (one buffer slot per sender),
 and its compute combines them one after another (``families/flash_decoding/latency.py``):
@@ -30,9 +31,17 @@ import textwrap
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.export.ttlang_common import SIM_ADAPTER, footer, header
 from loom_explorer.families.attention.program import Attention
-from loom_explorer.families.attention.ttlang_kernel import SCORES, STATE_DFBS, STEP
+from loom_explorer.families.attention.ttlang_kernel import (
+    CONSTANTS,
+    FILE_HEAD,
+    NORMALISE,
+    SCORES,
+    STATE_DFBS,
+    STEP,
+    online_softmax,
+)
+from loom_explorer.targets.ttlang.common import SIM_ADAPTER, TO_DEVICE, footer, header
 from loom_explorer.traffic.transfers import used_cores
 
 
@@ -97,7 +106,7 @@ def _group_size(program, st: Attention, shape: dict[str, int]) -> int:  # type: 
 
 
 def _step(names: dict[str, str], scores: str) -> str:
-    """One key/value step of the online softmax (``ttlang_attention.STEP``) with ``scores``."""
+    """One key/value step of the online softmax (attention's ``STEP``) with ``scores``."""
     return STEP.format(
         **names,
         scores=scores,
@@ -129,17 +138,17 @@ def _kernel(names: dict[str, str], ragged: bool, split: bool, scale: float) -> s
     o = names["o"]
     # a split group's first core is told by the partials' net, as the writer's pipes are (``_steps``)
     compute_group = _COMPUTE_GROUP.format(
-        **names,
-        steps=textwrap.indent(_steps(names, ragged, split), " " * 8),
+        query_block=textwrap.indent(online_softmax(names, _steps(names, ragged, split)), " " * 4),
         first_core="out_net.is_dst()" if split else "share == 0",
         combine=textwrap.indent(_COMBINE.format(**names), " " * 8) if split else "",
+        normalise=textwrap.indent(NORMALISE.format(**names), " " * 8),
         hand_over=_HAND_OVER.format(**names) if split else "",
     )
     return _KERNEL.format(
         **names,
         state_dfbs=STATE_DFBS.format(**names),
         arg=", key_mask" if ragged else "",
-        scale=repr(scale),
+        constants=textwrap.indent(CONSTANTS.format(scale=repr(scale)), " " * 12),
         partial_dfbs=_PARTIAL_DFBS.format(**names) if split else "",
         mask_dfb=_MASK_DFB if ragged else "",
         nets=_NETS if split else "",
@@ -240,11 +249,7 @@ def decode_kernel({q}, {k}, {v}, {o}, scratch{arg}):
             share = core % KV_CORES
             first = (KV_CORES - 1 - share) * RUN
             steps = LAST_RUN + (RUN - LAST_RUN) * ((share + KV_CORES - 1) // KV_CORES)
-            with ones_dfb.reserve() as c:
-                c.store(ttl.math.fill(c, 1.0))
-            with scale_dfb.reserve() as c:
-                c.store(ttl.math.fill(c, {scale}))  # 1/sqrt(D): fill takes a literal
-            with ones_dfb.wait() as ones, scale_dfb.wait() as scale:
+{constants}            with ones_dfb.wait() as ones, scale_dfb.wait() as scale:
 {compute_group}
     @ttl.datamovement()
     def write_{o}():
@@ -258,19 +263,8 @@ def decode_kernel({q}, {k}, {v}, {o}, scratch{arg}):
 
 _COMPUTE_GROUP = """\
 for slot in range(GROUPS_PER_CORE):
-    with {q}_dfb.wait() as {q}_blk:
-        with max_dfb.reserve() as m:
-            m.store(ttl.math.fill(m, -1e30))
-        with sum_dfb.reserve() as s:
-            s.store(ttl.math.fill(s, 0.0))
-        with acc_dfb.reserve() as acc:
-            acc.store(ttl.math.fill(acc, 0.0))
-{steps}    if {first_core}:  # the group's first core: combine the others' partials, normalise
-{combine}        with sum_dfb.wait() as l_final, sum_wide_dfb.reserve() as w:
-            w.store(ttl.math.broadcast(l_final, w, dims=[1]))
-        with acc_dfb.wait() as acc, sum_wide_dfb.wait() as l_wide, {o}_dfb.reserve() as out_blk:
-            out_blk.store(acc / l_wide)
-{hand_over}"""
+{query_block}    if {first_core}:  # the group's first core: combine the others' partials, normalise
+{combine}{normalise}{hand_over}"""
 
 _HAND_OVER = """\
     if out_net.is_src():  # the others: hand the partial to the writer, which sends it to the group's first core
@@ -361,17 +355,8 @@ _MASK_HOST = """\
 """
 
 _TEMPLATE = (
-    """\
-{header}
-import json
-import math
-
-import torch
-import ttl
-import ttnn
-
-# ---------------------------------------------------------------- the schedule
-GRID_X, GRID_Y = {gx}, {gy}              # cores used: columns, rows
+    FILE_HEAD
+    + """\
 WORKING_CORES = {working}                # cores with work, numbered row by row
 GROUPS_PER_CORE = {groups_per_core}              # ({group}) groups per core
 KV_CORES = {kv_cores}                    # consecutive cores per group, splitting its key/value chunks
@@ -389,13 +374,11 @@ GROUPS_PAD = -(-N_GROUPS // GROUPS_PER_CORE) * GROUPS_PER_CORE
 {adapter}
 
 {kernel}
-KERNEL = decode_kernel"""
+KERNEL = decode_kernel
+
+"""
+    + TO_DEVICE
     + '''
-
-def to_device(tensor, device):
-    return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
-                           memory_config=ttnn.DRAM_MEMORY_CONFIG)
-
 
 def rows(t, group_rows):
     """[groups, n, D] -> 2-D [(GROUPS_PAD * group_rows), D]: each group padded with zero rows."""

@@ -1,6 +1,6 @@
 """What the exported TT-Lang kernels need of a schedule beyond what TTNN's kernels do: the writers' rules as
 constraints, so that the best schedule solved for them is one they write, and ``export`` can say which rule
-solved values break (``export/ttlang.py::ttlang_rule_blocker``).
+solved values break (``targets/ttlang/exporter.py::ttlang_rule_blocker``).
 
 Every writer is a kernel family's (``families/<family>/ttlang.py``), so every rule is one its model supplies
 (``FamilyModel.constraints``) naming this constraint family, and only when the schedule is solved for those

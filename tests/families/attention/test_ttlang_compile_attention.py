@@ -11,11 +11,11 @@ import pytest
 
 from loom_explorer.deploy.compiler import CompileReport, compile_files
 from loom_explorer.export.schedule_json import rebuild, schedule_document
-from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttlang.exporter import ttlang_source
 
 # (hardware, shape, causal, pins): the shapes and pins the simulator tests use, and a Blackhole pair
 CASES: tuple[tuple[str, str, bool, dict[str, int]], ...] = (

@@ -86,7 +86,7 @@ def test_causal_tasks_of_unequal_work_move_each_cores_own_tiles(tmp_path) -> Non
 
 
 def test_attention_candidates_the_export_does_not_write_yet_say_why() -> None:
-    from loom_explorer.export.ttlang import unsupported_reason
+    from loom_explorer.targets.ttlang.exporter import unsupported_reason
 
     hw = load_hardware("wormhole_n150")
     for options in (set(), {"causal"}):

@@ -12,11 +12,11 @@ import pytest
 
 from loom_explorer.deploy.compiler import CompileReport, compile_files
 from loom_explorer.export.schedule_json import rebuild, schedule_document
-from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import KernelTarget, Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttlang.exporter import ttlang_source
 
 RAGGED = ("wormhole_n150", "M=320,K=256,N=192")  # 10 x 6 output tiles: no grid divides them evenly
 SECOND = ("blackhole_p150a", "M=256,K=512,N=384")

@@ -9,12 +9,12 @@ import pytest
 
 from loom_explorer.deploy.verify import PCC_MIN, verify_kernel_file
 from loom_explorer.export.schedule_json import rebuild, schedule_document
-from loom_explorer.export.ttlang import ttlang_source
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttlang.exporter import ttlang_source
 
 pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
 

@@ -1,5 +1,5 @@
 """A schedule as a self-contained TT-Lang kernel file, written by its kernel family's writer (a plug-in:
-``export/ttlang_family.py``; each family's in ``families/<family>/ttlang.py``).
+``writer.py``; each family's in ``families/<family>/ttlang.py``).
 
 The file runs unchanged under ``tt-lang-sim FILE`` (CPU) and ``python FILE`` on a card with tt-lang; it
 builds random inputs, runs the kernel, checks the result against torch (PCC) and prints one line
@@ -18,7 +18,6 @@ import dataclasses
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
-from loom_explorer.export.ttlang_family import TtlangWriter, ttlang_writer
 from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.build import build_schedule
@@ -28,6 +27,7 @@ from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import KernelTarget, Problem
 from loom_explorer.program.family import Structure
 from loom_explorer.program.structure import analyse_program, program_family
+from loom_explorer.targets.ttlang.writer import TtlangWriter, ttlang_writer
 
 
 def unsupported_reason(schedule: SymbolicSchedule) -> str | None:
@@ -40,7 +40,7 @@ def unsupported_reason(schedule: SymbolicSchedule) -> str | None:
 
 
 def _writer(problem: Problem, candidate: Candidate) -> TtlangWriter:
-    """The writer of ``candidate``'s kernel family (a plug-in: ``ttlang_family.py``), after the checks every
+    """The writer of ``candidate``'s kernel family (a plug-in: ``writer.py``), after the checks every
     export needs."""
     _check_common(problem)
     writer = ttlang_writer(problem, candidate)

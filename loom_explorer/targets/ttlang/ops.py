@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from loom_explorer.export.ttlang_common import COORDS
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
+from loom_explorer.targets.ttlang.common import COORDS
 
 FPU_OPS = {"add": "+", "sub": "-", "mul": "*"}
 """The FPU ops the writer knows, as the operator that combines two blocks."""

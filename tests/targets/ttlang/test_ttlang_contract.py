@@ -13,12 +13,12 @@ import pytest
 
 from loom_explorer.deploy.verify import embedded_document, verify_kernel_file
 from loom_explorer.export.schedule_json import rebuild, schedule_document
-from loom_explorer.export.ttlang import ttlang_source, unsupported_reason
-from loom_explorer.export.ttlang_contract import constant_mismatches, kernel_contract, module_constants
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttlang.contract import constant_mismatches, kernel_contract, module_constants
+from loom_explorer.targets.ttlang.exporter import ttlang_source, unsupported_reason
 
 HW = "wormhole_n150"
 # (kernel, shape, options, candidate or None for the best one the export writes, pins): one per writer
@@ -193,7 +193,7 @@ def test_an_edited_constant_of_every_writer_fails_verify(exported, tmp_path, whi
 
 def test_a_host_tensor_is_read_block_by_block_and_one_too_small_is_named() -> None:
     torch = pytest.importorskip("torch")
-    from loom_explorer.export.ttlang_contract import HostTensor, KernelContractError
+    from loom_explorer.targets.ttlang.contract import HostTensor, KernelContractError
 
     host = torch.arange(8 * 3, dtype=torch.float32).reshape(8, 3)  # 2 blocks of 4 rows, 2 x 2 used in each
     k = HostTensor("k", 0, items=2, rows_per_item=4, rows=2, cols=2)

@@ -10,20 +10,12 @@ from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
-from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 
 COORDS = ("cx", "cy")
 """The names of a core's grid column and row in the element-wise and row-reduction kernels (``x`` and ``y``
 are common tensor names)."""
-
-TTNN_DTYPES = {
-    DataFormat.bfloat16: "bfloat16",
-    DataFormat.bfloat8_b: "bfloat8_b",
-    DataFormat.bfloat4_b: "bfloat4_b",
-    DataFormat.float32: "float32",
-}
 
 
 def header(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
@@ -180,12 +172,18 @@ if hasattr(ttl, "block"):
 '''
 
 
-# The host side's device transfer and seeded input draws (GEMM, element-wise and row-reduction kernel files).
-HOST_HELPERS = '''\
+# The host side's device transfer: a host tensor to the card, bfloat16 tiles in DRAM (every kernel file).
+TO_DEVICE = """\
 def to_device(tensor, device):
     return ttnn.from_torch(tensor, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
                            memory_config=ttnn.DRAM_MEMORY_CONFIG)
+"""
 
+
+# The device transfer and seeded input draws (GEMM, element-wise and row-reduction kernel files).
+HOST_HELPERS = (
+    TO_DEVICE
+    + '''
 
 def normal(rows, cols, fill_rows, fill_cols):
     """Seeded normal values in the problem's part, zeros in the padding."""
@@ -202,6 +200,7 @@ def positive(rows, cols, fill_rows, fill_cols):
 
 
 '''
+)
 
 
 # The kernel file of a dataflow kernel with one reader, one compute and one writer thread (element-wise and

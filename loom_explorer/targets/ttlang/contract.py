@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loom_explorer.export.schedule_json import RebuiltSchedule
-from loom_explorer.export.ttlang_family import HostTensor, KernelContractError, TtlangWriter, ttlang_writer
 from loom_explorer.program.structure import program_family
+from loom_explorer.targets.ttlang.writer import HostTensor, KernelContractError, TtlangWriter, ttlang_writer
 
 _NOT_COMPARED = {"LOOM_SCHEDULE"}  # the embedded document itself: what the comparison is against
 
