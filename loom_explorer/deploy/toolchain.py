@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_explorer.errors import LoomError
+from loom_explorer.targets.ttnn import TTNN_VERSION
 
 TT_LANG_VERSION = "1.1.1"
-TTNN_VERSION = "0.81.1"
 TORCH_VERSION = "2.14.1"
 PYTHON_VERSION = "3.12"
 REQUIREMENTS = (

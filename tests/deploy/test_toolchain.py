@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from loom_explorer.deploy import toolchain as tc
+from loom_explorer.targets.ttnn import TTNN_VERSION
 
 
 def test_the_default_place_follows_the_environment(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -18,7 +19,7 @@ def test_the_default_place_follows_the_environment(monkeypatch, tmp_path) -> Non
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     root = tc.default_root()
     assert root.parent == tmp_path / "loom-explorer"
-    assert f"ttlang{tc.TT_LANG_VERSION}" in root.name and f"ttnn{tc.TTNN_VERSION}" in root.name
+    assert f"ttlang{tc.TT_LANG_VERSION}" in root.name and f"ttnn{TTNN_VERSION}" in root.name
     monkeypatch.setenv(tc.ENV_VAR, str(tmp_path / "mine"))
     assert tc.default_root() == tmp_path / "mine"
 
