@@ -115,11 +115,6 @@ def interleaved_families() -> Mapping[str, TtnnOp]:
     return {name: op for name, op in ttnn_ops().items() if op.interleaved_default is not None}
 
 
-def has_interleaved_default(problem: Problem) -> bool:
-    """Whether ``problem``'s kernel family is one ttnn runs without a program config (``interleaved_families``)."""
-    return program_family(problem.program).name in interleaved_families()
-
-
 def work_split(units: int, grid: tuple[int, int]) -> tuple[int, int, tuple[int, int]]:
     """(units of the busiest core, cores used, grid of the cores used) of ``split_work_to_cores`` over
     ``grid`` (module docstring)."""
