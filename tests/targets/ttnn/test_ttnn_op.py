@@ -95,8 +95,7 @@ def test_every_config_prints_through_the_protocol() -> None:
     sdpa = TtnnSdpaConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=64, k_chunk_size=128)
     assert op_name(sdpa, decode=True) == "ttnn.transformer.scaled_dot_product_attention_decode"
     assert config_call(sdpa) == [
-        "ttnn.SDPAProgramConfig(compute_with_storage_grid_size=ttnn.CoreCoord(8, 8), q_chunk_size=64, "
-        "k_chunk_size=128)"
+        "ttnn.SDPAProgramConfig(compute_with_storage_grid_size=ttnn.CoreCoord(8, 8), q_chunk_size=64, k_chunk_size=128)"
     ]
     assert sdpa.read_with() == {} and sdpa.placements() == {}
     default, _ = evaluate_interleaved_default(load_hardware(N150), problem("rmsnorm", "H=64,W=1024"))
