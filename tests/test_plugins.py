@@ -14,13 +14,13 @@ from plugin_site import install as _install
 
 from loom_explorer import plugins
 from loom_explorer.accuracy.op_mapping import accuracy_ops
-from loom_explorer.export.ttnn_config import ttnn_ops
 from loom_explorer.model.families import model_families
 from loom_explorer.plugins import PluginError, registered
 from loom_explorer.program import ProgramFamily, ProgramStructureError, load_program, program_families, program_family
 from loom_explorer.program.dsl import Dim, Eltwise, Tensor, TileProgram
 from loom_explorer.program.structure import variant_families
 from loom_explorer.targets.ttlang.writer import ttlang_writers
+from loom_explorer.targets.ttnn.op import ttnn_ops
 
 # registries a family may leave out, and why: (group, family) -> reason
 OPTED_OUT: dict[tuple[str, str], str] = {

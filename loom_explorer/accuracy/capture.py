@@ -15,8 +15,8 @@ from functools import lru_cache
 from typing import TypeVar
 
 from loom_explorer.accuracy.csv_input import CellError, positive_int
-from loom_explorer.accuracy.ttnn_configs import TtnnMatmulConfig
 from loom_explorer.hardware.schema import DataFormat, Fidelity
+from loom_explorer.targets.ttnn.config import TtnnConfig
 
 DTYPES = {
     "BFLOAT16": DataFormat.bfloat16,
@@ -274,7 +274,7 @@ class OpReading:
     grid: tuple[int, int] | None
     fp32_acc: bool
     note: str
-    config: TtnnMatmulConfig | None = None
+    config: TtnnConfig | None = None  # the program config the op ran (None: none given, or the op takes none)
     options: frozenset[str] = frozenset()
     q_chunk_size: int | None = None
     k_chunk_size: int | None = None

@@ -40,15 +40,14 @@ from loom_explorer.accuracy.csv_input import (
     width_issue,
 )
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.ttnn_configs import (
-    ConfigError,
+from loom_explorer.errors import LoomError
+from loom_explorer.families.contraction.ttnn_config import (
     TtnnMatmulConfig,
     evaluate_config,
     parse_config,
     placements,
     ttnn_default_evaluated,
 )
-from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.cards import reference_cards
 from loom_explorer.hardware.grid import restrict_grid
@@ -64,6 +63,7 @@ from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.store import Measurement
+from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 CARDS = reference_cards()  # card -> shipped chip, of each architecture's reference card (hardware/cards.py)
 SMALL_NS = 20_000

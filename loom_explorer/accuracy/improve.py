@@ -11,7 +11,7 @@ kernel, shape, formats, fidelity, options and config) form one *op*, keyed ``"<o
 * ``ran_ns``: the model's prediction of the config it ran (the figure ``ingest`` records);
 * the best: the optimum of one CP-SAT solve of the op's logical problem (``MinimalMatmulOp``'s padding
   is not forced on ``ttnn.matmul``; a batched matmul's one batch, its time repeated as ``ingest`` does)
-  over the candidates a TTNN op with a program config runs (``export.ttnn_config.ttnn_runs``), on the
+  over the candidates a TTNN op with a program config runs (``targets/ttnn/op.py::ttnn_runs``), on the
   capture's worker grid, with the op's operand placements; answered from the results store when proven
   before (``solve/memory.py``);
 * ``best_config``: that schedule as the TTNN program config (``ttnn_equivalent``), the form
@@ -35,21 +35,13 @@ from loom_explorer.accuracy.ingest import (
     IngestedOp,
     IngestReport,
     Predictor,
+    kernel_ttnn_op,
     op_problem,
     repeated_cycles,
     report_measurements,
 )
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config, parse_sdpa_config
-from loom_explorer.accuracy.ttnn_configs import (
-    ConfigError,
-    TtnnMatmulConfig,
-    evaluate_config,
-    memory_of,
-    parse_config,
-)
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttnn_config import compute_config_args, ttnn_equivalent, ttnn_runs
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import Problem
 from loom_explorer.result import CandidateResult
@@ -57,9 +49,9 @@ from loom_explorer.solve.interrupt import STOP, Interrupted, StopToken
 from loom_explorer.solve.memory import solve_with_memory
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.store import Measurement
-
-IMPROVED_KERNELS = ("gemm", "flash_attention")  # the ops TTNN takes a program config for
-Config = TtnnMatmulConfig | TtnnSdpaConfig
+from loom_explorer.targets.ttnn.config import TtnnConfig
+from loom_explorer.targets.ttnn.evaluate import ConfigError
+from loom_explorer.targets.ttnn.op import problem_ttnn_op, ttnn_equivalent, ttnn_op_of, ttnn_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +65,12 @@ class Improvement:
     rows: tuple[int, ...]
     measured_ns: float  # mean per call
     ran_ns: float | None
-    ran_config: Config | None
+    ran_config: TtnnConfig | None
     ran_candidate: str
     best_ns: float | None = None
     best_candidate: str = ""
     best_values: tuple[tuple[str, int], ...] = ()
-    best_config: Config | None = None
+    best_config: TtnnConfig | None = None
     problem: Problem | None = None  # the logical problem solved for the best (None: not predicted)
     batch_repeats: int = 1  # a batched matmul: the problem runs this many times (ingest.repeated_cycles)
     note: str = ""
@@ -160,7 +152,7 @@ def improve_report(
     groups: dict[str, list[tuple[IngestedOp, Measurement]]] = {}
     keys: dict[tuple[object, ...], str] = {}
     for op, m in zip(report.ops, measurements, strict=True):
-        if op.kernel not in IMPROVED_KERNELS:
+        if not kernel_ttnn_op(op.kernel).takes_program_config:  # the ops TTNN takes a program config for
             continue
         identity = (op.op_code, tuple(op.shape.items()), *predictor.key(op))
         key = keys.get(identity)
@@ -232,7 +224,7 @@ def _improve(
     if m.predicted_ns is None:
         return replace(base, note=_join(op.note, predicted.failure) or "the config it ran is not predicted")
     try:
-        problem = op_problem(op, _logical_gemm(op) if op.kernel == "gemm" else None)
+        problem = op_problem(op, kernel_ttnn_op(op.kernel).logical_shape(op.shape, op.batch_repeats))
         assert problem is not None, "a predicted op has a problem"
         session = Session(predictor.base, problem, stop=stop)
         names = [s.candidate.name for s in session.schedules if ttnn_runs(problem, s.candidate)]
@@ -247,11 +239,7 @@ def _improve(
         if isinstance(config, str):
             continue
         # the config as ttnn runs it (its own buffer depths...), costed as predict --ttnn-config costs it
-        ran_as = (
-            evaluate_sdpa_config(hw, problem, config)
-            if isinstance(config, TtnnSdpaConfig)
-            else evaluate_config(hw, problem, config)
-        )
+        ran_as = problem_ttnn_op(problem).program_configs().evaluate(hw, problem, config)
         sol = ran_as.result.solution
         if sol is None:
             continue
@@ -279,32 +267,24 @@ def _improve(
     return replace(base, problem=problem, note=_join(op.note, f"no schedule TTNN can run: {reasons}"))
 
 
-def _logical_gemm(op: IngestedOp) -> dict[str, int]:
-    """The matmul ``ttnn.matmul`` would run for ``op``: its stated M, K, N, a batch folded into M as ingest
-    folds it (``batch_repeats`` 1), not padded to a minimal matmul's blocks."""
-    fold = op.shape.get("batch", 1) if op.batch_repeats == 1 else 1
-    return {"M": op.shape["M"] * fold, "K": op.shape["K"], "N": op.shape["N"]}
-
-
 def _latency(r: CandidateResult) -> int:
     return r.solution.latency_cycles if r.solution else 1 << 62
 
 
-def _config(session: Session, problem: Problem, r: CandidateResult) -> Config | str:
+def _config(session: Session, problem: Problem, r: CandidateResult) -> TtnnConfig | str:
     """The TTNN program config of result ``r``, or why it has none."""
     assert r.solution is not None
     schedule = session.schedule(r.candidate_name)
     values = dict(r.solution.params)
     try:  # ExportError when TTNN has no op for the candidate or cannot hold an operand where it is placed
         name, args, _ = ttnn_equivalent(schedule, values)
-    except ExportError as exc:
+        configs = ttnn_op_of(problem, schedule.candidate).program_configs()
+    except (ExportError, ConfigError) as exc:
         return str(exc)
+    if name is None:
+        return f"candidate {r.candidate_name} runs without a program config"
     try:
-        if name == "SDPAProgramConfig":
-            return parse_sdpa_config({"program_config": name, **args})
-        return parse_config(
-            {"program_config": name, **args, "memory": memory_of(problem), "compute": compute_config_args(problem)}
-        )
+        return configs.exported(problem, name, args)
     except ConfigError as exc:
         return str(exc)
 

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_explorer.accuracy.improve import Improvement, ImproveReport
-from loom_explorer.accuracy.ttnn_config_text import config_call, op_name
-from loom_explorer.accuracy.ttnn_configs import TtnnMatmulConfig
 from loom_explorer.errors import LoomError
+from loom_explorer.targets.ttnn.config_text import config_call, op_name
 
 FORMAT, VERSION = "loom-explorer improve configs", 1
 
@@ -125,7 +124,7 @@ def configs_python(report: ImproveReport, command: str) -> str:
         if cfg is None:
             continue
         lines.append(f"    {o.key!r}: {config_call(cfg)[0]},")
-        extra = {"memory": cfg.memory, "compute": cfg.compute} if isinstance(cfg, TtnnMatmulConfig) else {}
+        extra = cfg.read_with()  # a matmul config's memory and compute blocks
         details[o.key] = {**_entry(report, o), **extra}
     lines += ["}", "", f"DETAILS = {json.dumps(details, indent=4)}", ""]
     # JSON's true/false/null are not Python: the dict is written with Python's literals

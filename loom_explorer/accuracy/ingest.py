@@ -40,8 +40,9 @@ A program config prints as ``Name(field=value;...)`` with nested ``(...)``, ``[.
 Matmul: in0 = INPUT_0 ``[W, Z, M, K]``, in1 = INPUT_1 ``[.., K, N]`` (swapped by ``transpose_a/b``), bias =
 INPUT_2 when present, out = OUTPUT_0. The config becomes a ``TtnnMatmulConfig`` (2-D or 1-D multicast:
 other config classes and ``gather_in0`` are skipped); no config is the one ttnn picks itself
-(``ttnn_default_evaluated``, on the run's grid); a ``MinimalMatmulConfig`` the multicast config of its
-blocks (``_minimal_as_2d``), the shape padded to whole blocks as that kernel computes them. Its
+(``ttnn_default_evaluated``, on the run's grid; ``families/contraction/ttnn_config.py``); a
+``MinimalMatmulConfig`` the multicast config of its blocks (``_minimal_as_2d``), the shape padded to whole
+blocks as that kernel computes them. Its
 ``fused_activation`` is the problem's. A batch ``W*Z > 1`` of in0 with an unbatched in1 and ``fuse_batch`` is
 folded into M, as ttnn does; any other batch (in0's, in1's or both alike) is that many matmuls of one batch
 run one after another (``repeated_cycles``).
@@ -57,10 +58,10 @@ checked. The first bad one ends the reading with an ``IngestError`` naming the f
 ``skip_bad_rows`` each is a skipped row, counted. Rows that repeat an op (same cells in every column read
 but the duration) are read once, and ops alike predicted once.
 
-``report_measurements`` predicts every op with the config it ran (``evaluate_config`` /
-``evaluate_sdpa_config`` / ``evaluate_interleaved_default``, the referee) on the chip restricted to the run's
-worker grid and then to the config's grid; ``record_report`` stores them beside the measured kernel
-durations (source ``report``).
+``report_measurements`` predicts every op with the config it ran (``captured`` of the TTNN op ttnn calls for
+it, ``targets/ttnn/op.py``: the referee's evaluation of the matmul or SDPA config, or of ttnn's interleaved
+default) on the chip restricted to the run's worker grid and then to the config's grid; ``record_report``
+stores them beside the measured kernel durations (source ``report``).
 """
 
 from __future__ import annotations
@@ -103,22 +104,8 @@ from loom_explorer.accuracy.csv_input import (
     refusal,
     width_issue,
 )
-from loom_explorer.accuracy.op_mapping import InputShape, InterleavedOp, OpSkip, interleaved_kernels, op_families
+from loom_explorer.accuracy.op_mapping import InputShape, InterleavedOp, OpSkip, op_families
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.sdpa_configs import (
-    TtnnSdpaConfig,
-    evaluate_sdpa_config,
-    ttnn_default_sdpa_config,
-)
-from loom_explorer.accuracy.ttnn_configs import (
-    Evaluated,
-    TtnnMatmulConfig,
-    candidate_name,
-    evaluate_config,
-    placements,
-    ttnn_default_evaluated,
-)
-from loom_explorer.accuracy.ttnn_defaults import evaluate_interleaved_default
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
@@ -129,6 +116,9 @@ from loom_explorer.program import load_program
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.result import Solution
 from loom_explorer.store import Measurement, ResultsStore
+from loom_explorer.targets.ttnn.config import TtnnConfig
+from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
+from loom_explorer.targets.ttnn.op import CapturedCall, TtnnOp, problem_ttnn_op, program_ttnn_op
 
 Kernel = Literal["gemm", "flash_attention", "layernorm", "rmsnorm", "softmax", "binary"]
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
@@ -151,7 +141,7 @@ class IngestedOp:
     dtype: DataFormat
     formats: dict[str, DataFormat]
     fidelity: Fidelity
-    config: TtnnMatmulConfig | None
+    config: TtnnConfig | None  # the program config the op ran (None: none given, or the op takes none)
     options: frozenset[str]  # the program options the op ran with (SDPA: causal when is_causal)
     q_chunk_size: int | None
     k_chunk_size: int | None
@@ -502,7 +492,7 @@ class Predicted:
     hardware_sha256: str
     evaluated: Evaluated | None
     failure: str  # why it was not predicted ("" when it was, or when the model does not take the op)
-    config: TtnnMatmulConfig | TtnnSdpaConfig | None = None  # the config costed: the report's, or ttnn's pick
+    config: TtnnConfig | None = None  # the config costed: the report's, or ttnn's pick
     candidate: str = ""
     document_tail: str = "}"
 
@@ -560,28 +550,13 @@ class Predictor:
                     self.chips[op.grid] = (chip, hardware_sha256(chip))
                 hw, sha = self.chips[op.grid]
             evaluated = None
-            config: TtnnMatmulConfig | TtnnSdpaConfig | None = op.config
+            config = op.config
             problem = op_problem(op)
-            if problem is None:
-                pass
-            elif op.kernel == "gemm":
-                if op.config is None:
-                    config, evaluated = ttnn_default_evaluated(hw, problem)
-                else:
-                    evaluated = evaluate_config(hw, problem, op.config)
-            elif op.kernel in interleaved_kernels():
-                evaluated = evaluate_interleaved_default(hw, problem)[1]
-            else:
-                sdpa = (
-                    TtnnSdpaConfig(
-                        compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
-                        q_chunk_size=op.q_chunk_size,
-                        k_chunk_size=op.k_chunk_size or op.q_chunk_size,
-                    )
-                    if op.q_chunk_size
-                    else ttnn_default_sdpa_config(hw)
-                )
-                config, evaluated = sdpa, evaluate_sdpa_config(hw, problem, sdpa)
+            if problem is not None:
+                ttnn = problem_ttnn_op(problem)
+                if ttnn.captured is None:
+                    raise ConfigError(f"ttnn's {ttnn.name} op has no reading of a captured call")
+                config, evaluated = ttnn.captured(hw, problem, captured_call(op))
         except ValueError as exc:  # ConfigError, ProblemError, a grid that does not fit: recorded unpredicted
             return Predicted(hw, sha, None, f"not predicted: {exc}", config=op.config)
         return Predicted(hw, sha, evaluated, "", config=config)
@@ -592,12 +567,8 @@ class Predictor:
         evaluated = p.evaluated
         if evaluated:
             candidate = evaluated.result.candidate_name
-        elif isinstance(p.config, TtnnMatmulConfig):
-            candidate = candidate_name(p.config)
-        elif op.kernel == "flash_attention":
-            candidate = "SDPAProgramConfig" if op.q_chunk_size else "SDPA (ttnn default config)"
         else:
-            candidate = "ttnn default" if op.kernel in interleaved_kernels() else "matmul (ttnn default config)"
+            candidate = kernel_ttnn_op(op.kernel).unpredicted_candidate(replace(captured_call(op), config=p.config))
         tail = json.dumps(
             {
                 "candidate": candidate,
@@ -611,6 +582,16 @@ class Predictor:
             }
         )
         return replace(p, candidate=candidate, document_tail=", " + tail[1:])
+
+
+def captured_call(op: IngestedOp) -> CapturedCall:
+    """What ``op``'s row says of its ttnn call (``TtnnOp.captured``)."""
+    return CapturedCall(op.config, op.q_chunk_size, op.k_chunk_size)
+
+
+def kernel_ttnn_op(kernel: str) -> TtnnOp:
+    """The TTNN op of a shipped ``kernel``'s family (ConfigError when ttnn has none)."""
+    return program_ttnn_op(_program(kernel))
 
 
 def repeated_cycles(solution: Solution, repeats: int) -> int:
@@ -635,7 +616,7 @@ def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem |
         op.dtype,
         op.fidelity,
         formats=op.formats,
-        placements=placements(op.config) if op.config else {},
+        placements=op.config.placements() if op.config else {},
         fp32_acc=op.fp32_acc,
         enabled={"bias"} if op.bias else set(),
         activation=op.activation,

@@ -13,9 +13,10 @@ The object says
 * ``read_configured``: for a family whose op carries its own program config (matmul, SDPA), what a row says
   of its op (``capture.OpReading``), or ``capture.RowSkip`` with the reason;
 * ``error_family``: the family of ``model_error.csv`` whose timings speak for an op of one of the family's
-  kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``);
-* ``interleaved_default``: for a family ttnn runs without a program config, how that default splits a
-  problem's work (:class:`InterleavedSplit`, costed by ``accuracy/ttnn_defaults.py``).
+  kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``).
+
+How ttnn's interleaved default splits such an op's work is ttnn's behaviour: the family's ``TtnnOp``
+(``targets/ttnn/op.py``) says it.
 """
 
 from __future__ import annotations
@@ -23,12 +24,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
 
 from loom_explorer.accuracy.capture import OpReading, ProfilerRow
 from loom_explorer.errors import LoomError
 from loom_explorer.plugins import registered
-from loom_explorer.problem import Problem
 
 GROUP = "loom_explorer.accuracy_ops"
 
@@ -49,21 +48,6 @@ class InterleavedOp:
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class InterleavedSplit:
-    """ttnn's default of one problem on interleaved tensors: its op, and the units of work that
-    ``split_work_to_cores`` deals out (``accuracy/ttnn_defaults.py``)."""
-
-    op: str  # e.g. "ttnn.rms_norm"
-    program: str  # e.g. "interleaved, LayerNormDefaultProgramConfig"
-    unit: Literal["tile", "tile row"]
-    units: int  # how many units the problem has
-    group: str  # the dimensions the units run over (``H*W``: flattened), the candidate's one ``xy`` axis
-    streamed: tuple[str, ...]  # the inputs each core reads from DRAM
-    block: str  # the parameter of a core's units at a time (set to 1)
-    buffer_depth: int  # blocks in every streamed input's buffer
-
-
 def _no_error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
     return None
 
@@ -77,7 +61,6 @@ class AccuracyOps:
     kernels: tuple[str, ...] = ()
     read_interleaved: Callable[[str, Mapping[str, str], Sequence[InputShape]], InterleavedOp] | None = None
     error_family: Callable[[str, Mapping[str, int]], str | None] = field(default=_no_error_family)
-    interleaved_default: Callable[[Problem], InterleavedSplit] | None = None
     read_configured: Callable[[ProfilerRow, str, dict[str, str], dict[str, object]], OpReading] | None = None
 
 
@@ -91,18 +74,6 @@ def accuracy_ops() -> tuple[AccuracyOps, ...]:
 def op_families() -> Mapping[str, AccuracyOps]:
     """The family of each profiler op code some family claims (module docstring)."""
     return {code: ops for ops in accuracy_ops() for code in sorted(ops.op_codes)}
-
-
-@cache
-def interleaved_kernels() -> frozenset[str]:
-    """The shipped kernels that ttnn runs with its interleaved default, as the families read them."""
-    return frozenset(k for ops in accuracy_ops() if ops.read_interleaved is not None for k in ops.kernels)
-
-
-@cache
-def interleaved_families() -> Mapping[str, AccuracyOps]:
-    """The families ttnn runs without a program config (an ``interleaved_default``), by name in name order."""
-    return {ops.name: ops for ops in accuracy_ops() if ops.interleaved_default is not None}
 
 
 def error_family(kernel: str, shape: Mapping[str, int]) -> str:

@@ -2,7 +2,7 @@
 
 The rows (``loom_explorer/data/published/sdpa_op_times.csv``, one per timing of ``sdpa_perf.csv`` that states a
 whole single-chip problem: shape, causal or not, chunk sizes and grid) are predicted with exactly the
-config each ran (``accuracy/sdpa_configs.py``: ttnn's SDPA split of the flattened candidate, its
+config each ran (``families/attention/ttnn_config.py``: ttnn's SDPA split of the flattened candidate, its
 sub-blocks and buffers). The ``kernel`` column says which SDPA kernel a row timed:
 
 * ``streaming``: a call without ``precision`` and a bf16 Dst (ttnn's default);
@@ -47,15 +47,15 @@ from loom_explorer.accuracy.gemm_data import (
     fidelity_cell,
     read_table,
 )
-from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_sdpa_config
-from loom_explorer.accuracy.ttnn_configs import ConfigError
 from loom_explorer.data import published_path
+from loom_explorer.families.attention.ttnn_config import TtnnSdpaConfig, evaluate_sdpa_config
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, ProblemError, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.program.structure import program_family
+from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 SDPA_DATA = "sdpa_op_times.csv"
 KERNELS = ("streaming", "accurate", "standard", "balanced", "fast", "legacy")

@@ -92,31 +92,17 @@ def with_compute_config(
 
 
 def run_predict(req: PredictCommand) -> int:
-    from loom_explorer.accuracy.op_mapping import interleaved_families
-    from loom_explorer.accuracy.sdpa_configs import (
-        TtnnConfig,
-        TtnnSdpaConfig,
-        evaluate_sdpa_config,
-        evaluate_ttnn_default,
-        parse_sdpa_config,
-        ttnn_op,
-    )
-    from loom_explorer.accuracy.ttnn_config_text import config_call, config_class, config_fields, op_name
-    from loom_explorer.accuracy.ttnn_configs import (
-        ConfigError,
-        Evaluated,
-        TtnnMatmulConfig,
-        evaluate_config,
-        parse_config,
-        placements,
-    )
     from loom_explorer.hardware.grid import restrict_grid
     from loom_explorer.program.structure import program_family
+    from loom_explorer.targets.ttnn.config import TtnnConfig
+    from loom_explorer.targets.ttnn.config_text import config_call, config_class, config_fields, op_name
+    from loom_explorer.targets.ttnn.defaults import evaluate_ttnn_default, interleaved_families
+    from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
+    from loom_explorer.targets.ttnn.op import problem_ttnn_op, program_ttnn_op
 
     program = load_program(req.problem.kernel)
-    sdpa = ttnn_op(program) == "sdpa"
     problem_request = req.problem
-    given: TtnnMatmulConfig | TtnnSdpaConfig | None = None
+    given: TtnnConfig | None = None
     family = program_family(program).name
     if req.ttnn_config and family in interleaved_families():
         raise InputError(
@@ -127,13 +113,13 @@ def run_predict(req: PredictCommand) -> int:
     entry = None
     if req.ttnn_config:
         raw, entry = _read_ttnn_config(req.ttnn_config, req.op)
-        if sdpa:
-            given = parse_sdpa_config(raw, req.ttnn_config)
-        else:
-            given = parse_config(raw, req.ttnn_config)
-            problem_request = with_compute_config(
-                req.problem, given.compute, {t: p.value for t, p in placements(given).items()}, req.ttnn_config
-            )
+        given = program_ttnn_op(program).program_configs().parse(raw, req.ttnn_config)
+        problem_request = with_compute_config(
+            req.problem,
+            dict(given.read_with().get("compute", {})),
+            {t: p.value for t, p in given.placements().items()},
+            req.ttnn_config,
+        )
     hw, problem = problem_request.build()
     if entry is not None and entry.predict_args is not None:
         check_recorded_problem(req, entry.key, entry.predict_args, hw, problem)
@@ -147,10 +133,8 @@ def run_predict(req: PredictCommand) -> int:
     try:
         if given is None:
             cfg, evaluated = evaluate_ttnn_default(hw, problem)
-        elif isinstance(given, TtnnSdpaConfig):
-            cfg, evaluated = given, evaluate_sdpa_config(hw, problem, given)
         else:
-            cfg, evaluated = given, evaluate_config(hw, problem, given)
+            cfg, evaluated = given, problem_ttnn_op(problem).program_configs().evaluate(hw, problem, given)
     except ConfigError as exc:  # a grid or blocks the chip cannot give: name the file the config came from
         if req.ttnn_config is None:
             raise

@@ -194,6 +194,7 @@ def parse_toolchain(args: argparse.Namespace) -> ToolchainCommand:
 def run_toolchain(req: ToolchainCommand) -> int:
     from loom_explorer.deploy import toolchain as tc
     from loom_explorer.targets.ttlang import TT_LANG_VERSION
+    from loom_explorer.targets.ttnn import TTNN_VERSION
 
     if req.action == "status":
         found = tc.find_toolchain(req.root)
@@ -201,7 +202,7 @@ def run_toolchain(req: ToolchainCommand) -> int:
             print(f"not installed (expected at {req.root or tc.default_root()}); run `loom-explorer toolchain install`")
             return EXIT_FAILED
         print(
-            f"{found.root}: tt-lang {TT_LANG_VERSION}, ttnn {tc.TTNN_VERSION}, torch {tc.TORCH_VERSION} "
+            f"{found.root}: tt-lang {TT_LANG_VERSION}, ttnn {TTNN_VERSION}, torch {tc.TORCH_VERSION} "
             f"on Python {tc.PYTHON_VERSION} ({found.python})"
         )
         return EXIT_OK

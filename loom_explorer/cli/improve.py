@@ -50,9 +50,9 @@ def run_improve(req: ImproveCommand) -> int:
     from loom_explorer.accuracy.improve_configs import configs_json, configs_python
     from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf
     from loom_explorer.accuracy.progress import Progress
-    from loom_explorer.accuracy.ttnn_config_text import config_call
     from loom_explorer.solve.interrupt import STOP, Interrupted
     from loom_explorer.solve.solver import SolveOptions
+    from loom_explorer.targets.ttnn.config_text import config_call
 
     if req.output and not req.output.endswith(SUFFIXES):
         raise InputError(f"-o {req.output}: the configs are written as .json or .py (by the suffix)")

@@ -6,7 +6,7 @@ ttnn's device profiler reads its switches from the environment once, when ttnn i
 ``TT_METAL_PROFILER_MID_RUN_DUMP`` and ``TT_METAL_PROFILER_CPP_POST_PROCESS`` are all ``1`` by then. So
 ``CardRunner`` starts this module with the same Python (``sys.executable``) and ``PROFILER_ENV`` added to
 the environment; the module checks that ttnn was not imported before the environment was set, imports the
-schedule's exported TTNN file (``export/ttnn_config.py``: the exported file and the runner run the same
+schedule's exported TTNN file (``targets/ttnn/exporter.py``: the exported file and the runner run the same
 calls) and measures it:
 
 1. ``build()`` (program, compute and memory configs) and the host inputs, before any device exists;
@@ -166,7 +166,7 @@ def run_document(doc_json: str, runs: int, warmup: int, profile: bool = True) ->
             parse_schedule_document,
             rebuild_own,
         )
-        from loom_explorer.export.ttnn_config import ttnn_source
+        from loom_explorer.targets.ttnn.exporter import ttnn_source
 
         doc = parse_schedule_document(doc_json, "card_launch")
         source = ttnn_source(rebuild_own(doc), doc)

@@ -7,7 +7,7 @@ Both runners take the same ``ScheduleDocument`` and return a :class:`Run`:
 * :class:`CardRunner` measures in a subprocess (``deploy/card_launch.py``, same Python as the caller) started
   with the device profiler's environment (``TT_METAL_DEVICE_PROFILER``, ``TT_METAL_PROFILER_MID_RUN_DUMP``,
   ``TT_METAL_PROFILER_CPP_POST_PROCESS`` = 1), which ttnn reads when it is imported: the parent never imports
-  ttnn. The child runs the schedule's exported TTNN file (``export/ttnn_config.py``: program, compute and
+  ttnn. The child runs the schedule's exported TTNN file (``targets/ttnn/exporter.py``: program, compute and
   memory configs, so L1-sharded operands stay sharded) ``warmup`` times, then ``runs`` times reading
   ``DEVICE KERNEL DURATION [ns]`` after each (median), checks the PCC, and times ``runs`` calls captured
   in a trace; its JSON line comes back as a :class:`Run`. Schedules TTNN cannot run as scheduled are
@@ -35,10 +35,10 @@ from loom_explorer.deploy.verify import VerifyReport, verify_kernel_file
 from loom_explorer.errors import LoomError
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import ScheduleDocument, rebuild_own
-from loom_explorer.export.ttnn_config import ttnn_source
 from loom_explorer.solve.children import die_with_parent_preexec
 from loom_explorer.store import Measurement
 from loom_explorer.targets.ttlang.exporter import ttlang_source
+from loom_explorer.targets.ttnn.exporter import ttnn_source
 
 DEVICE_FOLDER = Path("/dev/tenstorrent")  # one entry per card the kernel driver (tt-kmd) found
 

@@ -34,8 +34,8 @@ from pathlib import Path
 
 from loom_explorer.errors import LoomError
 from loom_explorer.targets.ttlang import TT_LANG_VERSION
+from loom_explorer.targets.ttnn import TTNN_VERSION
 
-TTNN_VERSION = "0.81.1"
 TORCH_VERSION = "2.14.1"
 PYTHON_VERSION = "3.12"
 REQUIREMENTS = (

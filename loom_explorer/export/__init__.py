@@ -1,2 +1,3 @@
-"""Exports of a chosen schedule: the exporter protocol and its registry, TTNN program configs, the schedule JSON
-document, tt-npe workloads (the TT-Lang kernels are their target's: ``targets/ttlang/``)."""
+"""Exports of a chosen schedule: the exporter protocol and its registry, the schedule JSON document, tt-npe
+workloads (the TT-Lang kernels and TTNN program configs are their targets': ``targets/ttlang/``,
+``targets/ttnn/``)."""

@@ -5,7 +5,7 @@
 schedule and the runner-up (the best schedule of another candidate), each with its utilisation (ideal
 compute cycles over the predicted latency), and the predicted latency of the config ttnn picks without
 one (``predict --ttnn-default``: ``ttnn_default_config`` for matmuls, 32-element chunks for SDPA, the
-interleaved work split of ``accuracy/ttnn_defaults.py`` for element-wise ops and row reductions).
+interleaved work split of ``targets/ttnn/defaults.py`` for element-wise ops and row reductions).
 Ops of one key under several labels are solved once; ``as_op`` makes each label's record of the result.
 """
 
@@ -15,7 +15,6 @@ import time
 import traceback
 from dataclasses import dataclass, replace
 
-from loom_explorer.accuracy.sdpa_configs import evaluate_ttnn_default
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.hashing import hardware_sha256
@@ -26,6 +25,7 @@ from loom_explorer.solve.memory import PROVEN, solve_with_memory
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.store import SweepChoice, SweepRecord, SweepStatus, package_version
 from loom_explorer.sweep.ops import SweepOp
+from loom_explorer.targets.ttnn.defaults import evaluate_ttnn_default
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,6 @@ from typing import Any, TypeVar
 
 import param
 
-from loom_explorer.accuracy.sdpa_configs import evaluate_ttnn_default
-from loom_explorer.accuracy.ttnn_config_text import config_call, op_name
 from loom_explorer.export.exporter import SolvedSchedule
 from loom_explorer.export.formats import export_blocker, export_text
 from loom_explorer.export.schedule_json import ScheduleDocument, solved_document
@@ -48,6 +46,8 @@ from loom_explorer.solve.interrupt import STOP, StopToken
 from loom_explorer.solve.memory import recall, remember
 from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.solver import Session, SolveOptions, rank
+from loom_explorer.targets.ttnn.config_text import config_call, op_name
+from loom_explorer.targets.ttnn.defaults import evaluate_ttnn_default
 from loom_explorer.traffic import schedule_transfers, traffic_report
 from loom_explorer.traffic.loads import TrafficReport
 from loom_explorer.traffic.transfers import Transfer

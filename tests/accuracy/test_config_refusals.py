@@ -18,13 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loom_explorer.accuracy.improve_configs import FORMAT, ImproveFileError, read_entry
-from loom_explorer.accuracy.sdpa_configs import evaluate_sdpa_config, parse_sdpa_config
-from loom_explorer.accuracy.ttnn_configs import ConfigError, evaluate_config, parse_config
 from loom_explorer.cli import main
 from loom_explorer.errors import EXIT_BAD_INPUT, EXIT_OK, LoomError
+from loom_explorer.families.attention.ttnn_config import evaluate_sdpa_config, parse_sdpa_config
+from loom_explorer.families.contraction.ttnn_config import evaluate_config, parse_config
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
+from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 TWO_D = {
     "program_config": "MatmulMultiCoreReuseMultiCastProgramConfig",

@@ -11,8 +11,9 @@ import pytest
 
 from loom_explorer.accuracy.gemm_data import DataError, predict_rows
 from loom_explorer.accuracy.scoring import accuracy_json, accuracy_tables
-from loom_explorer.accuracy.ttnn_configs import (
-    ConfigError,
+from loom_explorer.cli import main
+from loom_explorer.data import published_path
+from loom_explorer.families.contraction.ttnn_config import (
     TtnnMatmulConfig,
     candidate_name,
     evaluate_config,
@@ -20,12 +21,11 @@ from loom_explorer.accuracy.ttnn_configs import (
     parse_config,
     ttnn_default_config,
 )
-from loom_explorer.cli import main
-from loom_explorer.data import published_path
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
+from loom_explorer.targets.ttnn.evaluate import ConfigError
 from loom_explorer.validate import referee
 
 CALIBRATION, CONFIGS = published_path("gemm_flops_calibration.csv"), published_path("gemm_manual_configs.csv")

@@ -12,6 +12,7 @@ import pytest
 
 from loom_explorer.deploy import toolchain as tc
 from loom_explorer.targets.ttlang import TT_LANG_VERSION
+from loom_explorer.targets.ttnn import TTNN_VERSION
 
 
 def test_the_default_place_follows_the_environment(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -19,7 +20,7 @@ def test_the_default_place_follows_the_environment(monkeypatch, tmp_path) -> Non
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     root = tc.default_root()
     assert root.parent == tmp_path / "loom-explorer"
-    assert f"ttlang{TT_LANG_VERSION}" in root.name and f"ttnn{tc.TTNN_VERSION}" in root.name
+    assert f"ttlang{TT_LANG_VERSION}" in root.name and f"ttnn{TTNN_VERSION}" in root.name
     monkeypatch.setenv(tc.ENV_VAR, str(tmp_path / "mine"))
     assert tc.default_root() == tmp_path / "mine"
 

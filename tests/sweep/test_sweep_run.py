@@ -19,11 +19,8 @@ from pathlib import Path
 import pytest
 
 from loom_explorer import cli
-from loom_explorer.accuracy.sdpa_configs import (
-    evaluate_sdpa_config,
-    ttnn_default_sdpa_config,
-)
-from loom_explorer.accuracy.ttnn_configs import evaluate_config, ttnn_default_config
+from loom_explorer.families.attention.ttnn_config import evaluate_sdpa_config, ttnn_default_sdpa_config
+from loom_explorer.families.contraction.ttnn_config import evaluate_config, ttnn_default_config
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import make_problem

@@ -22,7 +22,7 @@ from contract_helpers import (
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import rebuild_own
-from loom_explorer.export.ttnn_config import ttnn_source
+from loom_explorer.targets.ttnn.exporter import ttnn_source
 
 # (placements, candidate, program config class, sharded layouts expected by tensor)
 GEMM_CASES = [

@@ -21,7 +21,7 @@ from loom_explorer.deploy.card_launch import (
 )
 from loom_explorer.deploy.runner import CardRunnerError, launch_card_measurement
 from loom_explorer.export.schedule_json import rebuild_own
-from loom_explorer.export.ttnn_config import ttnn_source
+from loom_explorer.targets.ttnn.exporter import ttnn_source
 
 HAS_CARD = Path("/dev/tenstorrent").is_dir() and any(Path("/dev/tenstorrent").iterdir())
 

@@ -108,7 +108,7 @@ def test_ttnn_default_is_its_own_row_with_the_speedup_and_the_models_error(explo
     the summary gives the selected schedule's predicted speed-up over it beside the model's measured error
     for matmuls, and selecting it shows its schedule: its candidate, every parameter pinned to the config."""
     from loom_explorer.accuracy.family_error import error_for, speedup_floor
-    from loom_explorer.accuracy.sdpa_configs import evaluate_ttnn_default
+    from loom_explorer.targets.ttnn.defaults import evaluate_ttnn_default
 
     st = explorer.state
     _, evaluated = evaluate_ttnn_default(st.hardware, st.problem)

@@ -5,17 +5,28 @@ cores).
 Any L1 operand is refused (this export runs SDPA on DRAM-interleaved tensors). SDPA takes q, k and v in
 ``bfloat16``, ``bfloat8_b`` or ``bfloat4_b`` only (``SDPA_DTYPES``): a problem with another q/k/v format is
 refused (the op would reject it on the card).
+
+Its program configs read and costed (``predict``, ``ingest``, ``improve``): ``ttnn_config.py``.
 """
 
 from __future__ import annotations
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttnn_dtypes import TTNN_DTYPES
-from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp
 from loom_explorer.families.attention.program import analyse_attention
+from loom_explorer.families.attention.ttnn_config import (
+    captured_sdpa,
+    evaluate_sdpa,
+    exported_sdpa_config,
+    parse_sdpa_config,
+    sdpa_default,
+    unpredicted_sdpa,
+)
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
+from loom_explorer.targets.ttnn.dtypes import TTNN_DTYPES
+from loom_explorer.targets.ttnn.op import ProgramConfigs, TtnnOp
+from loom_explorer.targets.ttnn.sharding import DRAM
 
 SDPA_DTYPES = ("bfloat16", "bfloat8_b", "bfloat4_b")  # what ttnn's SDPA accepts for q, k and v
 
@@ -78,7 +89,20 @@ def _sdpa_call(schedule: SymbolicSchedule) -> str:
     return _SDPA_CALL.format(q=q, k=k, v=v, out=structure.output)
 
 
-OP = TtnnOp("attention", _sdpa_runs, _sdpa_equivalent, sdpa_memory, _sdpa_call)
+SDPA_CONFIGS = ProgramConfigs(parse=parse_sdpa_config, evaluate=evaluate_sdpa, exported=exported_sdpa_config)
+"""How ``SDPAProgramConfig``s are read and costed (``ttnn_config.py``); flash-decoding's op reads them alike."""
+
+OP = TtnnOp(
+    "attention",
+    _sdpa_runs,
+    _sdpa_equivalent,
+    sdpa_memory,
+    _sdpa_call,
+    default=sdpa_default,
+    captured=captured_sdpa,
+    configs=SDPA_CONFIGS,
+    unpredicted_candidate=unpredicted_sdpa,
+)
 
 
 _SDPA_CALL = '''\

@@ -29,8 +29,9 @@ from loom_explorer.accuracy.capture import (
     whole_or_none,
 )
 from loom_explorer.accuracy.op_mapping import AccuracyOps
-from loom_explorer.accuracy.ttnn_configs import ConfigError, TtnnMatmulConfig, parse_config
+from loom_explorer.families.contraction.ttnn_config import TtnnMatmulConfig, parse_config
 from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D
+from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 MATMUL_OP_CODES = frozenset({"matmul", "matmuldeviceoperation", "minimalmatmulop"})
 MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCoreReuseMultiCast1DProgramConfig")

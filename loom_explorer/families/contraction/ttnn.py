@@ -1,10 +1,11 @@
 """The contraction's TTNN op: ``ttnn.matmul`` with the 2-D or 1-D multicast matmul program config of a
 candidate (``ttnn_mapping.py``, the table both this export and ``predict --ttnn-config`` read; e.g.
 ``M@y,N@x|in0=mcast_x,in1=mcast_y`` is ``MatmulMultiCoreReuseMultiCastProgramConfig(transpose_mcast=False)``);
-what every TTNN export file holds: ``export/ttnn_config.py``.
+what every TTNN export file holds: ``targets/ttnn/exporter.py``; its program configs read and costed
+(``predict``, ``ingest``, ``improve``): ``ttnn_config.py``.
 
 Memory placements are realised, not dropped: an L1-sharded operand becomes a sharded ``ttnn.MemoryConfig``
-on the cores the schedule uses (``export/ttnn_sharding.py``), so the card runs the schedule that was
+on the cores the schedule uses (``targets/ttnn/sharding.py``), so the card runs the schedule that was
 predicted:
 
 - ``in0=l1_block`` / ``out=l1_block``, candidate ``M@y,N@x|in0=mcast_x,in1=mcast_y``: ``BLOCK_SHARDED``,
@@ -26,13 +27,22 @@ from __future__ import annotations
 import math
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttnn_config import ttnn_memory
-from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp, ranges_filling_rows, sharded
 from loom_explorer.families.contraction.program import Contraction, analyse_contraction
+from loom_explorer.families.contraction.ttnn_config import (
+    captured_matmul,
+    evaluate_matmul_config,
+    exported_matmul_config,
+    logical_matmul,
+    parse_config,
+    ttnn_default_evaluated,
+    unpredicted_matmul,
+)
 from loom_explorer.families.contraction.ttnn_mapping import config_args, layout_of_candidate, ttnn_buffer_blocks
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
+from loom_explorer.targets.ttnn.op import ProgramConfigs, TtnnOp, ttnn_memory
+from loom_explorer.targets.ttnn.sharding import DRAM, ranges_filling_rows, sharded
 
 
 def _matmul_runs(problem: Problem, cand: Candidate) -> bool:
@@ -138,7 +148,18 @@ def _matmul_call(schedule: SymbolicSchedule) -> str:
     return _MATMUL_CALL.format(a=mm.a, b=mm.b, out=mm.out, m=structure.m_dim, k=structure.k_dim, n=structure.n_dim)
 
 
-OP = TtnnOp("contraction", _matmul_runs, _matmul_equivalent, _matmul_memory, _matmul_call)
+OP = TtnnOp(
+    "contraction",
+    _matmul_runs,
+    _matmul_equivalent,
+    _matmul_memory,
+    _matmul_call,
+    default=ttnn_default_evaluated,
+    captured=captured_matmul,
+    configs=ProgramConfigs(parse=parse_config, evaluate=evaluate_matmul_config, exported=exported_matmul_config),
+    unpredicted_candidate=unpredicted_matmul,
+    logical_shape=logical_matmul,
+)
 
 
 _MATMUL_CALL = '''\

@@ -1,6 +1,6 @@
 """The one correspondence between TTNN's multicast matmul program configs and our schedules, read in both
 directions: ``ttnn.py`` (a schedule -> the config that runs it, the TTNN export) and
-``accuracy/ttnn_configs.py`` (a published config -> the candidate and parameter values it runs).
+``ttnn_config.py`` (a published config -> the candidate and parameter values it runs).
 
 Which candidate a config runs (``LAYOUTS``; ``M``, ``N`` the output's row and column dimensions, ``in0``,
 ``in1`` the matmul's inputs):

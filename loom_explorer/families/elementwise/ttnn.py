@@ -3,7 +3,7 @@
 TTNN's element-wise ops take no program config: on DRAM-interleaved tensors they deal the tiles over the
 whole grid themselves (``predict --ttnn-default`` costs that), and on sharded tensors every core computes
 the shard it holds. So a schedule is pinned on the card by its memory configs alone, and only a schedule
-whose every ``[R, C]`` tensor is L1-sharded as its candidate splits them (``ttnn_sharding.grid_shard``:
+whose every ``[R, C]`` tensor is L1-sharded as its candidate splits them (``targets/ttnn/sharding.py::grid_shard``:
 ``l1_height`` on ``R@xy``, ``l1_width`` on ``C@xy``, ``l1_block`` on ``R@y,C@x``) is exported; a DRAM tensor
 is refused with the ``--memory`` that would pin it.
 
@@ -17,19 +17,27 @@ The program must be one TTNN op (``elementwise_call``):
 Inputs indexed by fewer dimensions (a broadcast row, column or scalar) are refused: TTNN's sharded binary op
 needs both operands sharded alike. TTNN computes a core's whole shard at once, so the schedule's block sides
 and buffer depths do not reach the card; the file's ``NOTES`` say so.
+
+ttnn's default on DRAM-interleaved tensors (``interleaved_default``, costed by ``targets/ttnn/defaults.py``, whose
+docstring gives the sources): a unit is one output tile, dealt out row-major (the flattened ``H*W@xy``
+candidate, every input read from DRAM by the core that needs it), one tile per read-compute-write cycle
+(``block = 1``), 2 tiles in every input's circular buffer.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttnn_sharding import TtnnOp, grid_shard, no_program_config
 from loom_explorer.families.elementwise.program import analyse_elementwise
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
 from loom_explorer.targets.ttlang.ops import FPU_OPS, POSITIVE_DOMAIN, SFPU_OPS, op_name
+from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default, interleaved_captured
+from loom_explorer.targets.ttnn.op import InterleavedSplit, TtnnOp, no_program_config
+from loom_explorer.targets.ttnn.sharding import grid_shard
 
 BINARY_OPS = {"add": "ttnn.add", "sub": "ttnn.subtract", "mul": "ttnn.multiply"}
 """TTNN's binary op for each FPU op."""
@@ -144,7 +152,59 @@ def _draw(call: ElementwiseCall, tensor: str, r: str, c: str) -> str:
     return f"torch.randn({shape}, dtype=torch.bfloat16)"
 
 
-OP = TtnnOp("elementwise", no_program_config, _equivalent, _memory, _call)
+BUFFER_TILES = 2  # binary_ng's and unary's input circular buffers (tiles)
+
+
+def _ttnn_op(problem: Problem) -> tuple[str, str]:
+    """(ttnn op, program) of an element-wise program: one SFPU op is a unary op; one FPU add, subtract or
+    multiply is ``binary_ng``, SFPU ops before it fused as ``input_tensor_a_activations`` (SwiGLU's
+    ``ttnn.multiply(a, b, input_tensor_a_activations=[SILU])``) and after it as ``activations``."""
+    ops = analyse_elementwise(problem.program).ops
+
+    def name(op: Eltwise) -> str:
+        return (problem.activation or op.op) if op.op == "activation" else op.op
+
+    fpu = [i for i, op in enumerate(ops) if op.unit == "fpu"]
+    if not fpu and len(ops) == 1:
+        return f"ttnn.{name(ops[0])}", "unary, interleaved"
+    if len(fpu) == 1 and ops[fpu[0]].op in BINARY_OPS:
+        before, after = ops[: fpu[0]], ops[fpu[0] + 1 :]
+        extra = "".join(
+            f", {what}=[{', '.join(name(op).upper() for op in group)}]"
+            for what, group in (("input_tensor_a_activations", before), ("activations", after))
+            if group
+        )
+        return BINARY_OPS[ops[fpu[0]].op], f"binary_ng, interleaved{extra}"
+    return "ttnn element-wise ops", "binary_ng/unary split, interleaved"
+
+
+def interleaved_default(problem: Problem) -> InterleavedSplit:
+    """ttnn's default of an element-wise ``problem``: every output tile, flattened row-major, one tile per
+    cycle (module docstring)."""
+    est = analyse_elementwise(problem.program)
+    op, program = _ttnn_op(problem)
+    return InterleavedSplit(
+        op=op,
+        program=program,
+        unit="tile",
+        units=math.prod(problem.tiles(d) for d in est.dims),
+        group="*".join(est.dims),
+        streamed=tuple(est.streamed),
+        block="block",
+        buffer_depth=BUFFER_TILES,
+    )
+
+
+OP = TtnnOp(
+    "elementwise",
+    no_program_config,
+    _equivalent,
+    _memory,
+    _call,
+    default=evaluate_interleaved_default,
+    captured=interleaved_captured,
+    interleaved_default=interleaved_default,
+)
 """The element-wise family's TTNN op (module docstring)."""
 
 

@@ -1,18 +1,29 @@
 """The flash-decoding family's TTNN op (``OP``): ttnn's ``scaled_dot_product_attention_decode`` with an
 ``SDPAProgramConfig`` whose ``max_cores_per_head_batch`` makes it split the groups as the schedule does; the
 formats and placements SDPA takes are attention's (``families/attention/ttnn.py``).
+
+It takes over from attention's op the problems ttnn runs with ``sdpa_decode`` (``ttnn_config.py``: the decode
+work split of an ``SDPAProgramConfig`` and ttnn's default of it).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttnn_sharding import TtnnOp
 from loom_explorer.families.attention.program import analyse_attention
-from loom_explorer.families.attention.ttnn import sdpa_config, sdpa_memory
+from loom_explorer.families.attention.ttnn import SDPA_CONFIGS, sdpa_config, sdpa_memory
 from loom_explorer.families.flash_decoding.quantities import ttnn_decode_work
+from loom_explorer.families.flash_decoding.ttnn_config import (
+    captured_decode,
+    decode_default,
+    decode_takes_over,
+    evaluate_decode,
+)
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem, ProblemError
+from loom_explorer.targets.ttnn.op import TtnnOp
 
 
 def _decode_runs(problem: Problem, cand: Candidate) -> bool:
@@ -49,7 +60,17 @@ def _decode_call(schedule: SymbolicSchedule) -> str:
     return _SDPA_DECODE_CALL.format(q=q, k=k, v=v, out=structure.output)
 
 
-OP = TtnnOp("flash_decoding", _decode_runs, _decode_equivalent, sdpa_memory, _decode_call)
+OP = TtnnOp(
+    "flash_decoding",
+    _decode_runs,
+    _decode_equivalent,
+    sdpa_memory,
+    _decode_call,
+    default=decode_default,
+    captured=captured_decode,
+    configs=replace(SDPA_CONFIGS, evaluate=evaluate_decode),
+    takes_over=decode_takes_over,
+)
 
 
 _SDPA_DECODE_CALL = '''\

@@ -20,6 +20,11 @@ Which layout (TTNN's validation in ``layernorm_device_operation.cpp`` and ``soft
 Both need whole tiles (``H`` and ``W`` multiples of 32) and even shards; ``subblock_w`` is the largest
 divisor of ``block_w`` the destination registers hold (8 tiles, 4 with fp32 accumulation). TTNN computes a
 whole shard at once, so the schedule's ``block_h`` and buffer depths do not reach the card (``NOTES``).
+
+ttnn's default on DRAM-interleaved tensors (``interleaved_default``, costed by ``targets/ttnn/defaults.py``,
+whose docstring gives the sources): a unit is one tile row, the rows over a 1-D layout (``H@xy``, whole rows per
+core, every input read from DRAM), one tile row at a time (``block_h = 1``), one block (the whole row) in every
+input's buffer.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ from dataclasses import dataclass
 from functools import cache
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.export.ttnn_sharding import DRAM, TILE, TtnnOp, grid_shard, no_program_config
 from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
-from loom_explorer.program.dsl import Reduce, TileProgram
+from loom_explorer.program.dsl import Eltwise, Reduce, TileProgram
 from loom_explorer.program.load import load_program
+from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default, interleaved_captured
+from loom_explorer.targets.ttnn.op import InterleavedSplit, TtnnOp, no_program_config
+from loom_explorer.targets.ttnn.sharding import DRAM, TILE, grid_shard
 
 NORM_CONFIG = "LayerNormShardedMultiCoreProgramConfig"
 SOFTMAX_CONFIG = "SoftmaxShardedMultiCoreProgramConfig"
@@ -208,7 +215,54 @@ def _call(schedule: SymbolicSchedule) -> str:
     )
 
 
-OP = TtnnOp("row_reduction", no_program_config, _equivalent, _memory, _call)
+BUFFER_BLOCKS = 1  # the interleaved norm/softmax factories hold one whole tile row per input
+DEFAULT_NORM_PROGRAM = "interleaved, LayerNormDefaultProgramConfig"
+DEFAULT_SOFTMAX_PROGRAM = "interleaved, SoftmaxDefaultProgramConfig"
+
+
+def _ttnn_op(problem: Problem) -> tuple[str, str]:
+    """(ttnn op, program) of a row reduction: a max then a sum around ``exp`` is ``ttnn.softmax``; one mean
+    then ``rsqrt`` ``ttnn.rms_norm``; two means then ``rsqrt`` ``ttnn.layer_norm``; any other the same split
+    under a generic name."""
+    st = analyse_row_reduction(problem.program)
+    reductions = [op.op for op in st.ops if isinstance(op, Reduce)]
+    sfpu = {op.op for op in st.ops if isinstance(op, Eltwise) and op.unit == "sfpu"}
+    if reductions == ["max", "sum"] and "exp" in sfpu:
+        return "ttnn.softmax", DEFAULT_SOFTMAX_PROGRAM
+    if reductions == ["mean"] and "rsqrt" in sfpu:
+        return "ttnn.rms_norm", DEFAULT_NORM_PROGRAM
+    if reductions == ["mean", "mean"] and "rsqrt" in sfpu:
+        return "ttnn.layer_norm", DEFAULT_NORM_PROGRAM
+    return "ttnn row reduction", DEFAULT_NORM_PROGRAM
+
+
+def interleaved_default(problem: Problem) -> InterleavedSplit:
+    """ttnn's default of a row-reduction ``problem``: every tile row, whole rows per core, one row at a time
+    (module docstring)."""
+    rst = analyse_row_reduction(problem.program)
+    op, program = _ttnn_op(problem)
+    return InterleavedSplit(
+        op=op,
+        program=program,
+        unit="tile row",
+        units=problem.tiles(rst.rows_dim),
+        group=rst.rows_dim,
+        streamed=tuple(rst.streamed),
+        block="block_h",
+        buffer_depth=BUFFER_BLOCKS,
+    )
+
+
+OP = TtnnOp(
+    "row_reduction",
+    no_program_config,
+    _equivalent,
+    _memory,
+    _call,
+    default=evaluate_interleaved_default,
+    captured=interleaved_captured,
+    interleaved_default=interleaved_default,
+)
 """The row-reduction family's TTNN op (module docstring)."""
 
 

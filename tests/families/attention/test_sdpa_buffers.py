@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, sdpa_schedule, sdpa_values
-from loom_explorer.accuracy.ttnn_configs import evaluate_values
 from loom_explorer.families.attention.quantities import ACCURATE, STREAMING, ttnn_sdpa_kernel
+from loom_explorer.families.attention.ttnn_config import TtnnSdpaConfig, sdpa_schedule, sdpa_values
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec
 from loom_explorer.problem import KernelTarget, Problem, make_problem
 from loom_explorer.program import load_program
+from loom_explorer.targets.ttnn.evaluate import evaluate_values
 
 P150 = "blackhole_p150a"
 BIG = "B=1,H=10,Sq=8192,Skv=8192,D=128"  # the P150b throughput problem of the precision-recipes report

@@ -1,7 +1,7 @@
 """One TTNN matmul config mapping, both directions (``families/contraction/ttnn_mapping.py``): a schedule's
 parameters -> its config -> parameters again, and a valid config -> parameters -> the config again
 (hypothesis); and the export (``families/contraction/ttnn.py``) and ``predict --ttnn-config``
-(``accuracy/ttnn_configs.py``) agree on real solved schedules."""
+(``families/contraction/ttnn_config.py``) agree on real solved schedules."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loom_explorer.accuracy.ttnn_configs import evaluate_config, parse_config
-from loom_explorer.export.ttnn_config import ttnn_equivalent
+from loom_explorer.families.contraction.ttnn_config import evaluate_config, parse_config
 from loom_explorer.families.contraction.ttnn_mapping import (
     LAYOUTS,
     ONE_D,
@@ -27,6 +26,7 @@ from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttnn.op import ttnn_equivalent
 
 EXTENT = st.integers(1, 48)  # tiles along M, N or K
 

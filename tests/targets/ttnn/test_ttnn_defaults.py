@@ -1,4 +1,4 @@
-"""ttnn's default for element-wise ops and row reductions (``accuracy/ttnn_defaults.py``): the work split of
+"""ttnn's default for element-wise ops and row reductions (``targets/ttnn/defaults.py``): the work split of
 the interleaved program factories over the whole grid, costed by the referee, and ``predict --ttnn-default``.
 
 The expected values are written out from the rules (per_core = ceil(units / cores of the grid), the grid
@@ -15,20 +15,22 @@ import json
 import pytest
 
 from loom_explorer import cli
-from loom_explorer.accuracy.sdpa_configs import TtnnSdpaConfig, evaluate_ttnn_default
-from loom_explorer.accuracy.ttnn_configs import ConfigError, TtnnMatmulConfig, evaluate_values, ttnn_default_config
-from loom_explorer.accuracy.ttnn_defaults import (
-    TtnnDefaultOp,
-    evaluate_interleaved_default,
-    ttnn_default_op,
-    work_split,
-)
+from loom_explorer.families.attention.ttnn_config import TtnnSdpaConfig
+from loom_explorer.families.contraction.ttnn_config import TtnnMatmulConfig, ttnn_default_config
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import Placement, Problem, make_problem
 from loom_explorer.program import load_program
+from loom_explorer.targets.ttnn.defaults import (
+    TtnnDefaultOp,
+    evaluate_interleaved_default,
+    evaluate_ttnn_default,
+    ttnn_default_op,
+    work_split,
+)
+from loom_explorer.targets.ttnn.evaluate import ConfigError, evaluate_values
 
 N150 = "wormhole_n150"  # 8x8 cores
 NORM = "H@xy|x=dram,gamma=dram,eps=dram"

@@ -1,5 +1,4 @@
-"""The parts every TTNN op export shares: what an op supplies (``TtnnOp``) and the sharded memory configs
-that pin a schedule's layout on the card.
+"""The sharded memory configs that pin a schedule's layout on the card, which every TTNN op's export shares.
 
 A sharded operand is written as the arguments of a ``ttnn.MemoryConfig(<layout>, BufferType.L1,
 ShardSpec(CoreRangeSet, shard_shape, ROW_MAJOR))`` (``sharded``): inclusive ``[[x0, y0], [x1, y1]]`` core
@@ -23,36 +22,11 @@ last shard is refused with the reason rather than exported as a layout the card 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import Placement, Problem
+from loom_explorer.problem import Placement
 
 TILE = 32
 DRAM = "DRAM"
-
-
-@dataclass(frozen=True, slots=True)
-class TtnnOp:
-    """The TTNN op that runs one kernel family, a plug-in of the group ``loom_explorer.ttnn_ops`` named as the
-    family (``loom_explorer/plugins.py``): its program config at parameter values (class name or None when
-    the op takes none, arguments, notes; ExportError when TTNN cannot run the candidate), its operands'
-    memory configs, the source of its call (``host_inputs``, ``op``, ``expected``), and ``runs``: whether a
-    TTNN program config of the op runs a candidate of a problem at all, before its values (False for an op
-    that takes no program config)."""
-
-    name: str
-    runs: Callable[[Problem, Candidate], bool]
-    equivalent: Callable[[SymbolicSchedule, dict[str, int]], tuple[str | None, dict[str, object], list[str]]]
-    memory: Callable[[SymbolicSchedule, dict[str, int]], dict[str, object]]
-    call: Callable[[SymbolicSchedule], str]
-
-
-def no_program_config(problem: Problem, candidate: Candidate) -> bool:
-    """``TtnnOp.runs`` of an op ttnn runs without a program config: no candidate is one of its configs."""
-    return False
 
 
 def ranges_filling_rows(cores: int, columns: int) -> list[list[list[int]]]:

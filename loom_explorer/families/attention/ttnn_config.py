@@ -1,4 +1,5 @@
-"""Evaluate an existing TTNN ``SDPAProgramConfig`` with the model: ``loom-explorer predict flash_attention``.
+"""Evaluate an existing TTNN ``SDPAProgramConfig`` with the model: ``loom-explorer predict flash_attention``,
+a profiler capture's SDPA ops (``ingest``, ``improve``) and ttnn's default when a call gives none.
 
 A config (the constructor's own argument names: ``{"program_config": "SDPAProgramConfig",
 "compute_with_storage_grid_size": [x, y], "q_chunk_size": .., "k_chunk_size": .., "exp_approx_mode": ..}``)
@@ -36,51 +37,30 @@ when ``q_per_core * q_parallel == n_q`` and ``q_per_core`` is even) is gone from
 ``ttnn_default_sdpa_config`` is what ``ttnn.transformer.scaled_dot_product_attention`` runs without a
 program config: 32-element chunks on the whole grid.
 
-Decode (one query token, not causal: the problems with a flash-decoding candidate for ttnn,
-``families/flash_decoding/quantities.py``)
-runs ``ttnn.transformer.scaled_dot_product_attention_decode`` (sdpa_decode_program_factory.cpp @91b3892f
-L185-199, the same formulas in ttnn 0.81.1's; ``avail = gx*gy``, ``M = max_cores_per_head_batch``, 16 in a
-config and every core without one, ``NKV`` key/value heads):
-
-    per_batch = min(avail, M * B * NKV) // B,   kv_cores = max(1, per_batch // NKV),
-    per_core_<groups> = max(1, ceil(NKV / per_batch))
-
-(``avail >= B`` or ttnn refuses), with cores past the ``n_k`` key chunks idle (``kv_cores = min(., n_k)``);
-the grid shrinks to the rows those cores fill. Without a config the key chunk is the largest power-of-two
-divisor of the cache length, at most 512 (``sdpa_decode.cpp`` ``get_chunk_size``); a config's must be a
-power of two dividing it. Sub-blocks and buffers are ttnn's (fixed by the model for the ttnn target).
+Decode (one query token) runs ``sdpa_decode``, flash-decoding's op: ``families/flash_decoding/ttnn_config.py``
+(``evaluate_sdpa_config`` hands a problem it takes over to it). The hooks of the family's ``TtnnOp`` (``ttnn.py``)
+are the functions at the end; what every op's config evaluation shares: ``targets/ttnn/evaluate.py``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from loom_explorer.accuracy.ttnn_configs import (
-    ConfigError,
-    Count,
-    Evaluated,
-    TtnnMatmulConfig,
-    check_grid,
-    evaluate_values,
-    ttnn_default_evaluated,
-    validated,
-)
-from loom_explorer.accuracy.ttnn_defaults import TtnnDefaultOp, evaluate_interleaved_default, has_interleaved_default
-from loom_explorer.families.attention.program import ATTENTION, analyse_attention
+from loom_explorer.families.attention.program import analyse_attention
 from loom_explorer.families.attention.quantities import ACCURATE, ttnn_sdpa_kernel
-from loom_explorer.families.contraction.program import CONTRACTION
-from loom_explorer.families.flash_decoding.quantities import ttnn_decode_work
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.problem import KernelTarget, Problem, ProblemError
-from loom_explorer.program.dsl import TileProgram
-from loom_explorer.program.structure import program_family
+from loom_explorer.problem import Placement, Problem
+from loom_explorer.targets.ttnn.config import TtnnConfig, own
+from loom_explorer.targets.ttnn.config_text import program_config_arguments
+from loom_explorer.targets.ttnn.evaluate import ConfigError, Count, Evaluated, check_grid, evaluate_values, validated
+from loom_explorer.targets.ttnn.op import CapturedCall, problem_ttnn_op
 
 DEFAULT_CHUNK = 32
 # the order TTNN's SDPA program factory tries sub-blocks in (sdpa_program_factory.cpp)
@@ -108,16 +88,6 @@ SDPA_SUBBLOCK_ORDER = (
 )
 
 
-# the TTNN op whose program configs ``predict`` reads and evaluates, by kernel family (``program/structure.py``)
-TTNN_OPS: dict[str, Literal["matmul", "sdpa"]] = {CONTRACTION.name: "matmul", ATTENTION.name: "sdpa"}
-
-
-def ttnn_op(program: TileProgram) -> Literal["matmul", "sdpa"] | None:
-    """The TTNN op whose program config runs ``program``'s kernel family (None: none takes one; the
-    element-wise and row-reduction families run without one, ``accuracy/ttnn_defaults.py``)."""
-    return TTNN_OPS.get(program_family(program).name)
-
-
 class TtnnSdpaConfig(BaseModel):
     """A ``ttnn.SDPAProgramConfig`` in its constructor's argument names."""
 
@@ -135,6 +105,26 @@ class TtnnSdpaConfig(BaseModel):
         """What the kernel runs: ``None`` is the approximate exponential (ttnn's default)."""
         return True if self.exp_approx_mode is None else self.exp_approx_mode
 
+    # what the core reads of a config (``targets/ttnn/config.py``)
+
+    def ttnn_call(self, decode: bool) -> str:
+        return "ttnn.transformer.scaled_dot_product_attention" + ("_decode" if decode else "")
+
+    def ttnn_class(self) -> str | None:
+        return f"ttnn.{self.program_config}"
+
+    def ttnn_arguments(self) -> dict[str, object]:
+        return program_config_arguments(self)
+
+    def ttnn_lines(self) -> list[str]:
+        return []
+
+    def read_with(self) -> dict[str, Mapping[str, object]]:
+        return {}
+
+    def placements(self) -> dict[str, Placement]:
+        return {}
+
 
 def parse_sdpa_config(raw: object, origin: str = "config") -> TtnnSdpaConfig:
     if isinstance(raw, dict) and raw.get("program_config", "SDPAProgramConfig") != "SDPAProgramConfig":
@@ -148,9 +138,6 @@ def ttnn_default_sdpa_config(hw: HardwareSpec) -> TtnnSdpaConfig:
         q_chunk_size=DEFAULT_CHUNK,
         k_chunk_size=DEFAULT_CHUNK,
     )
-
-
-TtnnConfig = TtnnMatmulConfig | TtnnSdpaConfig | TtnnDefaultOp  # what ``evaluate_ttnn_default`` reproduces
 
 
 def largest_subblock(rows: int, cols: int, dst_tiles: int) -> tuple[int, int]:
@@ -234,94 +221,55 @@ def sdpa_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, in
     }
 
 
-DECODE_MAX_CORES_PER_HEAD = 16  # SDPAProgramConfig.max_cores_per_head_batch's default (ttnn 0.81.1)
-DECODE_MAX_DEFAULT_CHUNK = 512
-
-
-def decode_schedule(hw: HardwareSpec, problem: Problem) -> SymbolicSchedule | None:
-    """The flash-decoding schedule ttnn's ``sdpa_decode`` runs for ``problem``; None when it is no decode."""
-    split = [c for c in enumerate_candidates(problem) if c.has_tag("kv_split")]
-    return build_schedule(hw, problem, split[0]) if split and problem.target is KernelTarget.ttnn else None
-
-
-def decode_split(problem: Problem, cfg: TtnnSdpaConfig) -> tuple[int, int]:
-    """(kv_cores, groups per core) of ttnn's decode work split for ``cfg`` (module docstring)."""
-    gx, gy = cfg.compute_with_storage_grid_size
-    try:
-        return ttnn_decode_work(
-            problem, gx * gy, cfg.max_cores_per_head_batch or DECODE_MAX_CORES_PER_HEAD, cfg.k_chunk_size
-        )
-    except ProblemError as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-def decode_values(schedule: SymbolicSchedule, cfg: TtnnSdpaConfig) -> dict[str, int]:
-    """The flash-decoding candidate's parameter values for ``cfg`` (module docstring)."""
-    problem, hw = schedule.problem, schedule.hardware
-    st = analyse_attention(problem.program)
-    kc = cfg.k_chunk_size
-    s, g = decode_split(problem, cfg)
-    groups = math.prod(problem.elements(d) for d in st.kv_groups)
-    used = math.ceil(groups / g) * s
-    gx = cfg.compute_with_storage_grid_size[0]
-    grid = (gx, math.ceil(used / gx)) if used > gx else (used, 1)
-    dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
-    group = schedule.candidate.dim_on("xy")
-    q_in, k_in, v_in = st.streamed
-    return {
-        "grid_x": grid[0],
-        "grid_y": grid[1],
-        f"per_core_{group}": g,
-        "kv_cores": s,
-        "q_chunk_size": next(p.var.values.min for p in schedule.params if p.var.name == "q_chunk_size"),
-        "k_chunk_size": kc,
-        "qk_subblock_h": 1,
-        "qk_subblock_w": min(kc // 32, dst),
-        "out_subblock_h": 1,
-        "out_subblock_w": min(problem.tiles(st.head_dim), dst),
-        f"{q_in}_buffer_depth": 1,
-        f"{k_in}_buffer_depth": 2,
-        f"{v_in}_buffer_depth": 2,
-    }
-
-
-def ttnn_default_decode_config(hw: HardwareSpec, problem: Problem) -> TtnnSdpaConfig:
-    """What ``scaled_dot_product_attention_decode`` runs without a program config (module docstring)."""
-    st = analyse_attention(problem.program)
-    skv = problem.elements(st.kv_dim)
-    chunk = min(skv & -skv, DECODE_MAX_DEFAULT_CHUNK)  # the largest power-of-two divisor, at most 512
-    if chunk % 32:
-        raise ConfigError(
-            f"ttnn's sdpa_decode default k chunk for {st.kv_dim} = {skv} is {chunk}, not a multiple "
-            "of 32: ttnn refuses it"
-        )
-    return TtnnSdpaConfig(
-        compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
-        q_chunk_size=DEFAULT_CHUNK,
-        k_chunk_size=chunk,
-        max_cores_per_head_batch=hw.grid.columns * hw.grid.rows,
-    )
-
-
 def evaluate_sdpa_config(hw: HardwareSpec, problem: Problem, cfg: TtnnSdpaConfig) -> Evaluated:
     """The referee's latency of exactly this SDPA config (a ``conflict`` naming the violated constraints
-    when the model finds it illegal): ``sdpa_decode``'s for a decode problem."""
+    when the model finds it illegal): ``sdpa_decode``'s for a decode problem (the op of a variant family that
+    takes the problem over, ``targets/ttnn/op.py::problem_ttnn_op``)."""
+    op = problem_ttnn_op(problem)
+    if op.takes_over is not None and op.configs is not None:
+        return op.configs.evaluate(hw, problem, cfg)
     check_grid(hw, cfg.compute_with_storage_grid_size)
-    decode = decode_schedule(hw, problem)
-    if decode is not None:
-        return evaluate_values(decode, decode_values(decode, cfg))
     schedule = sdpa_schedule(hw, problem)
     return evaluate_values(schedule, sdpa_values(schedule, cfg))
 
 
-def evaluate_ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnConfig, Evaluated]:
-    """The config ttnn picks without one (SDPA's for attention; for element-wise and row-reduction ops the
-    work split of their interleaved program factories, ``accuracy/ttnn_defaults.py``; the matmul auto-config
-    otherwise) and the referee's evaluation of it (``predict --ttnn-default``)."""
-    if has_interleaved_default(problem):
-        return evaluate_interleaved_default(hw, problem)
-    if ttnn_op(problem.program) == "sdpa":
-        decode = decode_schedule(hw, problem) is not None
-        sdpa = ttnn_default_decode_config(hw, problem) if decode else ttnn_default_sdpa_config(hw)
-        return sdpa, evaluate_sdpa_config(hw, problem, sdpa)
-    return ttnn_default_evaluated(hw, problem)
+# ---- the hooks of the family's TtnnOp (``ttnn.py``; flash-decoding's reuses them) ---------------------------
+
+
+def evaluate_sdpa(hw: HardwareSpec, problem: Problem, cfg: TtnnConfig) -> Evaluated:
+    """``ProgramConfigs.evaluate``: ``evaluate_sdpa_config`` of an SDPA config."""
+    return evaluate_sdpa_config(hw, problem, own(cfg, TtnnSdpaConfig))
+
+
+def exported_sdpa_config(problem: Problem, name: str, args: dict[str, object]) -> TtnnConfig:
+    """``ProgramConfigs.exported``: the ``SDPAProgramConfig`` the export writes, as ``predict`` reads it."""
+    return parse_sdpa_config({"program_config": name, **args})
+
+
+def sdpa_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnConfig, Evaluated]:
+    """``TtnnOp.default``: ``ttnn_default_sdpa_config``, evaluated."""
+    sdpa = ttnn_default_sdpa_config(hw)
+    return sdpa, evaluate_sdpa_config(hw, problem, sdpa)
+
+
+def captured_sdpa_config(hw: HardwareSpec, call: CapturedCall) -> TtnnSdpaConfig:
+    """The ``SDPAProgramConfig`` a captured call ran: its chunk sizes on the whole grid (a k chunk left out is
+    the q chunk), or ttnn's default when it named none."""
+    if call.q_chunk_size:
+        return TtnnSdpaConfig(
+            compute_with_storage_grid_size=(hw.grid.columns, hw.grid.rows),
+            q_chunk_size=call.q_chunk_size,
+            k_chunk_size=call.k_chunk_size or call.q_chunk_size,
+        )
+    return ttnn_default_sdpa_config(hw)
+
+
+def captured_sdpa(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tuple[TtnnConfig | None, Evaluated]:
+    """``TtnnOp.captured``: ``captured_sdpa_config``, evaluated."""
+    sdpa = captured_sdpa_config(hw, call)
+    return sdpa, evaluate_sdpa_config(hw, problem, sdpa)
+
+
+def unpredicted_sdpa(call: CapturedCall) -> str:
+    """``TtnnOp.unpredicted_candidate``: the config the call named, or ttnn's default."""
+    return "SDPAProgramConfig" if call.q_chunk_size else "SDPA (ttnn default config)"

@@ -9,13 +9,14 @@ import pytest
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, schedule_document
-from loom_explorer.export.ttnn_config import ttnn_equivalent, ttnn_memory, ttnn_source
 from loom_explorer.families.elementwise.ttnn import elementwise_call
 from loom_explorer.families.row_reduction.ttnn import row_reduction_op
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import Placement, Problem, make_problem
 from loom_explorer.program import Dim, Eltwise, Reduce, Tensor, TileProgram, load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttnn.exporter import ttnn_source
+from loom_explorer.targets.ttnn.op import ttnn_equivalent, ttnn_memory
 
 HW = load_hardware("wormhole_n150")
 

@@ -10,7 +10,7 @@ and the first ``units mod cores`` one unit more, so the busiest core has
 
 units. The model packs that busiest-core count onto ``used = ceil(units / per_core)`` cores, numbered row by
 row over ``gx`` columns, and the grid shrinks to the rows they fill: ``gx x ceil(used/gx)`` (``used x 1`` on
-one row); the latency is the busiest core's either way (as ``accuracy/sdpa_configs.py`` does for SDPA).
+one row); the latency is the busiest core's either way (as ``families/attention/ttnn_config.py`` does for SDPA).
 
 Element-wise (``ttnn/cpp/ttnn/operations/eltwise/unary/device/unary_program_factory.cpp`` @019b681e with
 ``kernels/compute/eltwise_sfpu.cpp`` @0364ed2a; ``eltwise/binary_ng/device/binary_ng_program_factory.cpp``
@@ -39,26 +39,32 @@ softmax_program_factory_attention_optimized.cpp`` @003544fc, ``SoftmaxDefaultPro
 
 The enumerator does not spread a dimension of one tile; ttnn still deals its one unit to one core, so the
 candidate is built here directly (``H*W@xy`` of a one-tile-high tensor is its columns dealt out; ``H@xy`` of
-one tile row is that row on one core). Each family gives its split (``interleaved_default`` of its
-``AccuracyOps``, ``accuracy/op_mapping.py``, in ``families/<family>/accuracy.py``), which names the ttnn op from
-the program's ops (e.g. ``ttnn.rms_norm`` for one mean reduction followed by ``rsqrt``), for what ``predict``
-prints; the schedule depends only on the family.
+one tile row is that row on one core). Each family gives its split (``interleaved_default`` of its ``TtnnOp``,
+``op.py``, in ``families/<family>/ttnn.py``), which names the ttnn op from the program's ops (e.g.
+``ttnn.rms_norm`` for one mean reduction followed by ``rsqrt``), for what ``predict`` prints; the schedule
+depends only on the family.
+
+``evaluate_ttnn_default`` is what ttnn runs for any problem when the call gives no program config: the
+``default`` of the op ttnn calls for it (``op.problem_ttnn_op``): this interleaved default, the matmul's
+auto-config or SDPA's default config.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loom_explorer.accuracy.op_mapping import interleaved_families
-from loom_explorer.accuracy.ttnn_configs import ConfigError, Evaluated, evaluate_values
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.build import build_schedule
-from loom_explorer.problem import Problem
+from loom_explorer.problem import Placement, Problem
 from loom_explorer.program.structure import program_family
+from loom_explorer.targets.ttnn.config import TtnnConfig
+from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated, evaluate_values
+from loom_explorer.targets.ttnn.op import CapturedCall, TtnnOp, problem_ttnn_op, ttnn_ops
 
 
 class TtnnDefaultOp(BaseModel):
@@ -83,11 +89,30 @@ class TtnnDefaultOp(BaseModel):
             f"cores, {self.per_core} per core"
         )
 
+    # what the core reads of a config (``config.TtnnConfig``): the op and its split, no program config
 
-def has_interleaved_default(problem: Problem) -> bool:
-    """Whether ``problem``'s kernel family is one ttnn runs without a program config
-    (``op_mapping.interleaved_families``)."""
-    return program_family(problem.program).name in interleaved_families()
+    def ttnn_call(self, decode: bool) -> str:
+        return self.op
+
+    def ttnn_class(self) -> str | None:
+        return None
+
+    def ttnn_arguments(self) -> dict[str, object]:
+        return self.model_dump(mode="json")
+
+    def ttnn_lines(self) -> list[str]:
+        return [f"no program config {self.describe().removeprefix(f'{self.op} ')}"]
+
+    def read_with(self) -> dict[str, Mapping[str, object]]:
+        return {}
+
+    def placements(self) -> dict[str, Placement]:
+        return {}
+
+
+def interleaved_families() -> Mapping[str, TtnnOp]:
+    """The families ttnn runs without a program config (an ``interleaved_default``), by name in name order."""
+    return {name: op for name, op in ttnn_ops().items() if op.interleaved_default is not None}
 
 
 def work_split(units: int, grid: tuple[int, int]) -> tuple[int, int, tuple[int, int]]:
@@ -123,7 +148,7 @@ def _split(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, Candidate
         )
     grid = (hw.grid.columns, hw.grid.rows)
     default_of = families[family].interleaved_default
-    assert default_of is not None  # interleaved_families holds only the families that have one
+    assert default_of is not None  # interleaved_families holds only the ops that have one
     split = default_of(problem)
     group, units = split.group, split.units
     candidate = Candidate(axes=(("xy", group),), comms=tuple((t, Comm.dram) for t in split.streamed))
@@ -150,3 +175,20 @@ def evaluate_interleaved_default(hw: HardwareSpec, problem: Problem) -> tuple[Tt
     streams = {f"{t}_buffer_depth" for t, _ in candidate.comms}
     values |= {p: depth for p in schedule.param_names if p in streams}
     return default, evaluate_values(schedule, values)
+
+
+def interleaved_captured(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tuple[TtnnConfig | None, Evaluated]:
+    """``TtnnOp.captured`` of an op ttnn runs with its interleaved default: the call's own config (none) and the
+    referee's evaluation of the default."""
+    return call.config, evaluate_interleaved_default(hw, problem)[1]
+
+
+def evaluate_ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnConfig, Evaluated]:
+    """The config ttnn picks without one (SDPA's for attention; for element-wise and row-reduction ops the
+    work split of their interleaved program factories, above; the matmul auto-config otherwise) and the
+    referee's evaluation of it (``predict --ttnn-default``): the ``default`` of the op ttnn calls for
+    ``problem``."""
+    op = problem_ttnn_op(problem)
+    if op.default is None:
+        raise ConfigError(f"ttnn's {op.name} op has no default the model reproduces ({problem.program.name})")
+    return op.default(hw, problem)

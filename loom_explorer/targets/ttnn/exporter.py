@@ -1,10 +1,11 @@
-"""A schedule as a TTNN program config plus the call that uses it: a Python file for a machine with a card.
+"""``--format ttnn``: a schedule as a TTNN program config plus the call that uses it, a Python file for a machine
+with a card.
 
 Only candidates TTNN's own ops implement are exported (``ttnn_equivalent`` says why the others are not):
 the 2-D and 1-D multicast matmul configs (``families/contraction/ttnn.py``) and each other family's op (its
 ``ttnn.py``: attention's ``SDPAProgramConfig`` for the flattened candidate, flash-decoding's for ``sdpa_decode``).
 
-Memory placements are realised, not dropped (``ttnn_memory``): an L1-sharded operand becomes a
+Memory placements are realised, not dropped (``op.ttnn_memory``): an L1-sharded operand becomes a
 ``ttnn.MemoryConfig(<layout>, BufferType.L1, ShardSpec(CoreRangeSet, shard_shape, orientation))`` on the
 cores the schedule uses, so the card runs the schedule that was predicted (the layouts each op realises:
 its family's ``ttnn.py``).
@@ -21,43 +22,16 @@ it. ``PROGRAM_CONFIG`` and ``COMPUTE_CONFIG`` use the constructors' own argument
 from __future__ import annotations
 
 import pprint
-from collections.abc import Mapping
 
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument, rebuild_own, solved_document
-from loom_explorer.export.ttnn_dtypes import TTNN_DTYPES
-from loom_explorer.export.ttnn_sharding import DRAM, TtnnOp
 from loom_explorer.hardware.schema import Fidelity
-from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.mapping.variants import family_name
-from loom_explorer.model.schedule import SymbolicSchedule
-from loom_explorer.plugins import registered
 from loom_explorer.problem import KernelTarget, Problem
-from loom_explorer.program.structure import analyse_program
+from loom_explorer.targets.ttnn.dtypes import TTNN_DTYPES
+from loom_explorer.targets.ttnn.op import ttnn_equivalent, ttnn_memory, ttnn_op_of
+from loom_explorer.targets.ttnn.sharding import DRAM
 
 FIDELITY = {Fidelity.lofi: "LoFi", Fidelity.hifi2: "HiFi2", Fidelity.hifi3: "HiFi3", Fidelity.hifi4: "HiFi4"}
-
-
-def ttnn_equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str | None, dict[str, object], list[str]]:
-    """(config class, or None for an op that takes none; its arguments; notes on what TTNN fixes differently)
-    of ``schedule`` at parameter values ``v``; ExportError when TTNN has no op that runs this candidate."""
-    return _op(schedule.problem, schedule.candidate).equivalent(schedule, v)
-
-
-def ttnn_runs(problem: Problem, cand: Candidate) -> bool:
-    """Whether a TTNN op with a program config runs candidate ``cand`` of ``problem`` at all (what
-    ``ttnn_equivalent`` asks of the candidate before its values): a row of the matmul config table, or
-    SDPA's flattened (or key/value-split) candidate reading q, k and v from DRAM."""
-    op = ttnn_ops().get(family_name(problem.program, cand))
-    return op is not None and op.runs(problem, cand)
-
-
-def ttnn_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
-    """Each operand's TTNN memory config at parameter values ``v``: ``"DRAM"`` (DRAM-interleaved) or the
-    arguments of a sharded ``ttnn.MemoryConfig`` (module docstring's table: layout, inclusive core ranges,
-    shard shape in elements, orientation). ExportError naming the tensor when TTNN cannot hold the operand
-    where the schedule placed it, so nothing is exported (or run) that would measure another schedule."""
-    return _op(schedule.problem, schedule.candidate).memory(schedule, v)
 
 
 def compute_config_args(problem: Problem) -> dict[str, object]:
@@ -88,7 +62,7 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
     problem, hw = built.problem, built.hardware
     compute = compute_config_args(problem)
     dtypes = {t: TTNN_DTYPES[f] for t, f in problem.formats}
-    call = _op(problem, built.schedule.candidate).call(built.schedule)
+    call = ttnn_op_of(problem, built.schedule.candidate).call(built.schedule)
     sharded = [t for t, m in memory.items() if m != DRAM]
     placement_line = (
         f"L1-sharded operands (as the schedule places them): {', '.join(sharded)}."
@@ -114,22 +88,6 @@ def ttnn_source(built: RebuiltSchedule, doc: ScheduleDocument) -> str:
         call=call,
         document=doc.to_json(),
     )
-
-
-def _op(problem: Problem, candidate: Candidate) -> TtnnOp:
-    """The TTNN op of ``candidate``'s kernel family (``Candidate.family``, else ``problem``'s); ExportError when
-    TTNN export has none."""
-    analyse_program(problem.program)  # a malformed program is reported by its family's analysis
-    family = family_name(problem.program, candidate)
-    op = ttnn_ops().get(family)
-    if op is None:
-        raise ExportError(f"TTNN export has no op for the {family} family ({problem.program.name})")
-    return op
-
-
-def ttnn_ops() -> Mapping[str, TtnnOp]:
-    """Every registered TTNN op (plug-ins of the group ``loom_explorer.ttnn_ops``), by kernel family name."""
-    return registered("loom_explorer.ttnn_ops", TtnnOp)
 
 
 _TEMPLATE = '''\

@@ -1,5 +1,6 @@
 """``predict flash_attention --ttnn-config/--ttnn-default``: an SDPAProgramConfig mapped to the flattened
-candidate and costed by the referee (``accuracy/sdpa_configs.py``)."""
+candidate and costed by the referee (``families/attention/ttnn_config.py``; a decode problem's by
+``families/flash_decoding/ttnn_config.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 import pytest
 
 from loom_explorer import cli
-from loom_explorer.accuracy.sdpa_configs import (
+from loom_explorer.families.attention.ttnn_config import (
     TtnnSdpaConfig,
     evaluate_sdpa_config,
     largest_subblock,
@@ -18,12 +19,12 @@ from loom_explorer.accuracy.sdpa_configs import (
     sdpa_schedule,
     sdpa_split,
     sdpa_values,
-    ttnn_default_decode_config,
 )
-from loom_explorer.accuracy.ttnn_configs import ConfigError
+from loom_explorer.families.flash_decoding.ttnn_config import ttnn_default_decode_config
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
+from loom_explorer.targets.ttnn.evaluate import ConfigError
 from loom_explorer.validate import referee
 
 SHAPE = "B=1,H=4,Sq=1024,Skv=1024,D=64"

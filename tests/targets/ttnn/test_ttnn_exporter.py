@@ -16,12 +16,13 @@ from loom_explorer.cli import main
 from loom_explorer.cli.export import best_exportable
 from loom_explorer.export.exporter import ExportError, SolvedSchedule
 from loom_explorer.export.schedule_json import rebuild, schedule_document
-from loom_explorer.export.ttnn_config import ttnn_equivalent, ttnn_memory, ttnn_source
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.problem import Placement, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttnn.exporter import ttnn_source
+from loom_explorer.targets.ttnn.op import ttnn_equivalent, ttnn_memory
 
 MAPPED = {
     "M@y,N@x|in0=mcast_x,in1=mcast_y": ("MatmulMultiCoreReuseMultiCastProgramConfig", {"transpose_mcast": False}),

@@ -1,7 +1,8 @@
-"""Evaluate an existing TTNN matmul program config with the model: ``loom-explorer predict``.
+"""The matmul's TTNN program configs read and costed: ``loom-explorer predict`` of a matmul config, a profiler
+capture's matmuls (``ingest``, ``improve``) and ttnn's own pick when a call gives none.
 
 A config (the ttnn constructor's own argument names) maps to one candidate and its parameter values by
-the table ``families/contraction/ttnn_mapping.py`` keeps for both directions (the export writes configs with it):
+the table ``ttnn_mapping.py`` keeps for both directions (the export writes configs with it):
 
 * ``MatmulMultiCoreReuseMultiCastProgramConfig``: ``M@y,N@x|in0=mcast_x,in1=mcast_y`` (``transpose_mcast``
   false) or ``N@y,M@x|in0=mcast_y,in1=mcast_x`` (true); the cores used are ``ceil(Mt/per_core_M)`` rows by
@@ -13,19 +14,18 @@ the table ``families/contraction/ttnn_mapping.py`` keeps for both directions (th
   allocates them.
 
 ``ttnn_default_config`` reproduces the config ttnn picks for a DRAM-interleaved matmul without one
-(reference section 4; its docstring has the rule).
+(reference section 4; its docstring has the rule). What every op's config evaluation shares (``Evaluated``,
+``ConfigError``, the referee): ``targets/ttnn/evaluate.py``; the hooks of the family's ``TtnnOp``
+(``ttnn.py``) are the functions at the end.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from functools import partial
-from typing import Annotated, TypeVar
+from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from loom_explorer.errors import LoomError
 from loom_explorer.families.contraction.program import analyse_contraction
 from loom_explorer.families.contraction.ttnn_mapping import (
     CONFIG_CLASSES,
@@ -41,8 +41,11 @@ from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
-from loom_explorer.result import CandidateResult, Conflict
-from loom_explorer.validate import referee
+from loom_explorer.targets.ttnn.config import TtnnConfig, own
+from loom_explorer.targets.ttnn.config_text import block_lines, program_config_arguments
+from loom_explorer.targets.ttnn.evaluate import ConfigError, Count, Evaluated, check_grid, evaluate_values, validated
+from loom_explorer.targets.ttnn.exporter import compute_config_args
+from loom_explorer.targets.ttnn.op import CapturedCall
 
 SUBBLOCK_ORDER = (
     (4, 2),
@@ -74,15 +77,6 @@ MEMORY = {
 }
 
 
-M = TypeVar("M", bound=BaseModel)
-# a count of tiles or cores: a whole number >= 1, never a boolean (``True`` is no block width) nor a float
-Count = Annotated[StrictInt, Field(ge=1)]
-
-
-class ConfigError(LoomError, ValueError):
-    """A TTNN config the model cannot read or map; the message names the field."""
-
-
 class TtnnMatmulConfig(BaseModel):
     """A ``ttnn.MatmulMultiCoreReuseMultiCast[1D]ProgramConfig`` in its constructor's argument names."""
 
@@ -103,15 +97,26 @@ class TtnnMatmulConfig(BaseModel):
     memory: dict[str, str] = Field(default_factory=dict)
     compute: dict[str, object] = Field(default_factory=dict)
 
+    # what the core reads of a config (``targets/ttnn/config.py``)
 
-def validated(model: type[M], raw: object, origin: str) -> M:
-    """``raw`` as ``model``, or a ConfigError naming ``origin`` and the first field at fault."""
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        got = f" (got {first['input']!r})" if first["type"] != "missing" else ""
-        raise ConfigError(f"{origin}: field {'.'.join(map(str, first['loc']))}: {first['msg']}{got}") from None
+    def ttnn_call(self, decode: bool) -> str:
+        return "ttnn.matmul"
+
+    def ttnn_class(self) -> str | None:
+        return f"ttnn.{self.program_config}"
+
+    def ttnn_arguments(self) -> dict[str, object]:
+        """The constructor's arguments: the 1-D config has no ``transpose_mcast``, the 2-D no ``mcast_in0``."""
+        return program_config_arguments(self, "transpose_mcast" if self.program_config == ONE_D else "mcast_in0")
+
+    def ttnn_lines(self) -> list[str]:
+        return block_lines(self.read_with())
+
+    def read_with(self) -> dict[str, Mapping[str, object]]:
+        return {"memory": self.memory, "compute": self.compute}
+
+    def placements(self) -> dict[str, Placement]:
+        return {t: MEMORY[m] for t, m in self.memory.items() if MEMORY[m] is not Placement.dram}
 
 
 def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
@@ -128,7 +133,8 @@ def parse_config(raw: object, origin: str = "config") -> TtnnMatmulConfig:
 
 
 def placements(cfg: TtnnMatmulConfig) -> dict[str, Placement]:
-    return {t: MEMORY[m] for t, m in cfg.memory.items() if MEMORY[m] is not Placement.dram}
+    """Where ``cfg`` places each operand that is not DRAM-interleaved."""
+    return cfg.placements()
 
 
 def memory_of(problem: Problem) -> dict[str, str]:
@@ -161,29 +167,11 @@ def matmul_args(cfg: TtnnMatmulConfig) -> MatmulArgs:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluated:
-    """A config as the model sees it: its candidate's schedule, the values, and the referee's result."""
-
-    schedule: SymbolicSchedule
-    values: dict[str, int]
-    result: CandidateResult
-
-
 def evaluate_config(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> Evaluated:
     """The referee's latency of exactly this config (a ``conflict`` result naming the violated
     constraints when the model finds it illegal)."""
     check_grid(hw, cfg.compute_with_storage_grid_size)
     return evaluate_on(config_schedule(hw, problem, cfg), cfg)
-
-
-def check_grid(hw: HardwareSpec, grid: tuple[int, int]) -> None:
-    """A config's ``compute_with_storage_grid_size`` must fit the chip (ConfigError)."""
-    if grid[0] > hw.grid.columns or grid[1] > hw.grid.rows:
-        raise ConfigError(
-            f"compute_with_storage_grid_size {list(grid)} does not fit {hw.name}'s "
-            f"{hw.grid.columns}x{hw.grid.rows} grid"
-        )
 
 
 def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> SymbolicSchedule:
@@ -219,33 +207,6 @@ def check_blocks_fit(cfg: TtnnMatmulConfig, used_x: int, used_y: int) -> None:
             f"per_core_M={cfg.per_core_M}, per_core_N={cfg.per_core_N} need {used_x}x{used_y} cores "
             f"(columns x rows), more than compute_with_storage_grid_size {[gx, gy]} gives"
         )
-
-
-def evaluate_values(schedule: SymbolicSchedule, values: dict[str, int]) -> Evaluated:
-    """A config's parameter ``values`` on its candidate's ``schedule``, checked and costed by the referee."""
-    name = schedule.candidate.name
-    missing = [p for p in schedule.param_names if p not in values]
-    if missing:
-        raise ConfigError(f"candidate {name} has parameters the config does not give: {', '.join(missing)}")
-    verdict = referee(schedule, values)
-    result = partial(
-        CandidateResult,
-        candidate_name=name,
-        description=schedule.candidate.description,
-        alternatives=(),
-        best_bound_cycles=None,
-        solve_seconds=0.0,
-        pins=tuple(sorted(values.items())),
-    )
-    if verdict.solution is None:
-        conflict = Conflict(
-            pins=tuple(sorted(values.items())),
-            constraints=verdict.violations,
-            families=(),
-            message="the model finds this config illegal: " + "; ".join(verdict.violations),
-        )
-        return Evaluated(schedule, values, result(status="conflict", solution=None, conflict=conflict))
-    return Evaluated(schedule, values, result(status="feasible", solution=verdict.solution, conflict=None))
 
 
 NARROW_RATIO = 8  # ttnn's is_narrow_shape: a height/width ratio above this takes a 1-D config
@@ -346,3 +307,41 @@ def output_blocks(per_core_m: int, per_core_n: int) -> list[tuple[int, int]]:
             if kept is None or max(kept) / min(kept) >= ratio:
                 best[m * n] = (m, n)
     return [best[p] for p in sorted(best, reverse=True)]  # the largest is the whole block
+
+
+# ---- the hooks of the family's TtnnOp (``ttnn.py``) --------------------------------------------------------
+
+
+def evaluate_matmul_config(hw: HardwareSpec, problem: Problem, cfg: TtnnConfig) -> Evaluated:
+    """``ProgramConfigs.evaluate``: ``evaluate_config`` of a matmul config."""
+    return evaluate_config(hw, problem, own(cfg, TtnnMatmulConfig))
+
+
+def exported_matmul_config(problem: Problem, name: str, args: dict[str, object]) -> TtnnConfig:
+    """``ProgramConfigs.exported``: the config the export writes (``name``, ``args``) with the problem's
+    placements and compute kernel config, as ``predict --ttnn-config`` reads it."""
+    return parse_config(
+        {"program_config": name, **args, "memory": memory_of(problem), "compute": compute_config_args(problem)}
+    )
+
+
+def captured_matmul(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tuple[TtnnConfig | None, Evaluated]:
+    """``TtnnOp.captured``: the config the call ran, or the one ttnn picks when it gave none, evaluated."""
+    if call.config is None:
+        return ttnn_default_evaluated(hw, problem)
+    return call.config, evaluate_config(hw, problem, own(call.config, TtnnMatmulConfig))
+
+
+def unpredicted_matmul(call: CapturedCall) -> str:
+    """``TtnnOp.unpredicted_candidate``: the candidate the call's config runs, or ttnn's own pick."""
+    if call.config is None:
+        return "matmul (ttnn default config)"
+    return candidate_name(own(call.config, TtnnMatmulConfig))
+
+
+def logical_matmul(shape: Mapping[str, int], batch_repeats: int) -> dict[str, int] | None:
+    """``TtnnOp.logical_shape``: the matmul ``ttnn.matmul`` would run for a captured one of ``shape``: its
+    stated M, K, N, a batch folded into M as ingest folds it (``batch_repeats`` 1), not padded to a minimal
+    matmul's blocks."""
+    fold = shape.get("batch", 1) if batch_repeats == 1 else 1
+    return {"M": shape["M"] * fold, "K": shape["K"], "N": shape["N"]}
