@@ -1,5 +1,6 @@
-"""The matmul rows of a device-profiler report, and the error-table family of the ``gemm`` kernel
-(``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_explorer.accuracy_ops``).
+"""The matmul rows of a device-profiler report, the error-table family of the ``gemm`` kernel and its
+published measurements (``published_runs.PUBLISHED``) (``accuracy/op_mapping.py``: ``ACCURACY`` plugs into
+``loom_explorer.accuracy_ops``).
 
 ``Matmul`` / ``MatmulDeviceOperation`` / ``MinimalMatmulOp`` rows are this family's; ``read_matmul`` reads
 their shapes, formats and program config as ``accuracy/ingest.py``'s docstring says. The published matmul
@@ -30,6 +31,8 @@ from loom_explorer.accuracy.capture import (
 )
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.accuracy.ttnn_configs import ConfigError, TtnnMatmulConfig, parse_config
+from loom_explorer.families.contraction.published import ERROR_FAMILY, KERNEL
+from loom_explorer.families.contraction.published_runs import PUBLISHED
 from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D
 
 MATMUL_OP_CODES = frozenset({"matmul", "matmuldeviceoperation", "minimalmatmulop"})
@@ -38,7 +41,7 @@ MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCore
 
 def error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
     """``matmul`` for the ``gemm`` kernel, None for any other."""
-    return "matmul" if kernel == "gemm" else None
+    return ERROR_FAMILY if kernel == KERNEL else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +230,7 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
         )
         model_shape = padded
     return OpReading(
-        kernel="gemm",
+        kernel=KERNEL,
         shape=shape,
         model_shape=model_shape,
         dtype=dtype,
@@ -243,5 +246,11 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
 
 
 ACCURACY = AccuracyOps(
-    name="contraction", op_codes=MATMUL_OP_CODES, error_family=error_family, read_configured=read_matmul
+    name="contraction",
+    op_codes=MATMUL_OP_CODES,
+    kernels=(KERNEL,),
+    error_family=error_family,
+    read_configured=read_matmul,
+    op_words=("matmul",),
+    published=PUBLISHED,
 )
