@@ -5,6 +5,7 @@ which gets them checked and reports through the console; and the coverage words 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import io
@@ -72,10 +73,11 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def _kernel_flag(command: str) -> tuple[tuple[str, ...], str, str]:
+    """(choices, default, help) of ``command``'s ``--kernel``."""
     parser = entry.build_parser(command)
-    sub = next(a for a in parser._actions if a.dest == "command")
-    flag = next(a for a in sub.choices[command]._actions if a.dest == "kernel")  # type: ignore[union-attr]
-    return tuple(flag.choices), flag.default, flag.help  # type: ignore[arg-type,return-value]
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flag = next(a for a in sub.choices[command]._actions if a.dest == "kernel")
+    return tuple(flag.choices or ()), str(flag.default), str(flag.help)
 
 
 def test_the_shipped_kernels_are_registered_the_default_first() -> None:
