@@ -80,11 +80,8 @@ def run_predict(req: PredictCommand) -> int:
 
     given = given_config(load_program(req.problem.kernel), req.ttnn_config, req.op)
     problem_request = req.problem
-    flags = None
-    if given is not None:
-        flags = config_flags(
-            given, req.problem.memory, req.problem.fidelity, req.problem.fp32_acc, str(req.ttnn_config)
-        )
+    p = req.problem
+    flags = None if given is None else config_flags(given, p.memory, p.fidelity, p.fp32_acc, str(req.ttnn_config))
     if flags is not None:
         problem_request = dataclasses.replace(
             req.problem, memory=flags.memory, fidelity=flags.fidelity, fp32_acc=flags.fp32_acc
