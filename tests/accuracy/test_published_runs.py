@@ -84,6 +84,8 @@ def test_the_shipped_kernels_are_registered_the_default_first() -> None:
     kernels = op_mapping.published_kernels()
     assert [p.kernel for p in kernels] == ["gemm", "flash_attention"]
     assert [p.default for p in kernels] == [True, False]
+    for ops in op_mapping.accuracy_ops():  # a family publishes measurements of a kernel it reads rows as
+        assert ops.published is None or ops.published.kernel in ops.kernels, ops.name
     assert _kernel_flag("accuracy")[:2] == (("gemm", "flash_attention"), "gemm")
     assert _kernel_flag("calibrate")[:2] == (("gemm", "flash_attention"), "gemm")
 
