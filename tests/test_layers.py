@@ -55,12 +55,7 @@ SAME_RANK_ALLOWED: dict[tuple[str, str], str] = {
 
 # modules outside ``loom_explorer.families`` that still import a family module, and why (none may: a family
 # plugs in through its entry points; each entry here is a family's code not moved into its folder yet)
-FAMILY_IMPORTERS: dict[str, str] = {
-    f"{PACKAGE}.accuracy.gemm_data": "published matmul timings read as matmul configs (the measurement data "
-    "moves into its family next)",
-    f"{PACKAGE}.accuracy.sdpa_data": "published SDPA timings read as SDPA configs (the measurement data moves "
-    "into its family next)",
-}
+FAMILY_IMPORTERS: dict[str, str] = {}
 # (importing family, imported family) pairs allowed, and why (families are independent otherwise)
 CROSS_FAMILY_ALLOWED: dict[tuple[str, str], str] = {
     ("flash_decoding", "attention"): "flash-decoding is a variant of attention's programs (its analysis): its "

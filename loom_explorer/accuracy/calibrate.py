@@ -1,24 +1,21 @@
-"""Fit the hardware description's estimated constants to measured matmul times: ``loom-explorer calibrate``.
+"""Fit a hardware description's estimated constants to measured times: the fit of ``loom-explorer calibrate``,
+whatever kernel's published measurements it fits (``published_runs``; the kernel's family says which
+constants and how a row is predicted: ``published.PublishedKernel``).
 
-The constants fitted are the estimates of the YAML files that matmuls exercise (their comments name
-``loom_explorer/data/published/gemm_flops_calibration.csv``): per-op launch, Dst sub-block overhead, tile
-pack, the multicast handshake; one core's DRAM read bandwidth; and the achieved cycles of a tile matmul per
-fidelity (LoFi, HiFi2, HiFi4), which the shipped files give at their ideal (tech report) values and the fit
-may only raise. The fit minimises the mean squared log error ``mean(log(predicted/measured)^2)`` (least
-squares on relative error) over every row of the chip's card, by coordinate descent over a grid of values per
-constant (a coarse pass, then up to two fine ones). Every evaluation re-predicts every row with the exact
-config it ran. How well
-the fit predicts shapes it has not seen is measured by leave-one-shape-out cross-validation
-(``cross_validation``): the same fit without each shape, scored on that shape's rows.
+The fit minimises a loss over every row of the chip's card (``fit_constants``; the families' is
+``scoring.log_loss``, the mean squared log error ``mean(log(predicted/measured)^2)``: least squares on
+relative error) by coordinate descent over a grid of values per constant (a coarse pass, then up to two fine
+ones). Every evaluation re-predicts every row. A fitted value stays within what the hardware can do
+(``PHYSICAL_LIMIT``), and a tile matmul's cycles never below the shipped (ideal) figures. How well the fit
+predicts what it has not seen is measured by leaving groups of rows out (``cross_validation``).
 
 The result is a new YAML: the original file, line for line, with each fitted value replaced and its
-comment saying so. The shipped files are never written.
+comment saying so (``calibrated_yaml``). The shipped files are never written. A file an earlier calibration
+wrote is fitted again from the values it had before that fit (``start_values``).
 """
 
 from __future__ import annotations
 
-import math
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -26,30 +23,15 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from loom_explorer.accuracy.gemm_data import CARDS, Case, predict_cases
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.scoring import ErrorsByKind, errors_by_kind
+from loom_explorer.accuracy.published_table import CARDS
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware.load import resolve_hardware_path, shipped_hardware_dir
 from loom_explorer.hardware.schema import Fidelity, HardwareSpec
-from loom_explorer.solve.children import worker_pool
 
 MapFn = Callable[..., Iterable[Any]]
+Loss = Callable[[list[Any], HardwareSpec, str], float]  # (rows, hardware, card) -> the loss of predicting them
 
-# "section.key" or "section.key.entry" (an entry of a per-fidelity table); each is tried at SCALES times
-# its shipped value
-CONSTANTS: tuple[str, ...] = (
-    "compute.kernel_launch_cycles",
-    "compute.subblock_overhead_cycles",
-    "compute.tile_pack_cycles",
-    "noc.multicast_handshake_cycles",
-    "dram.core_read_bytes_per_cycle",
-    "compute.matmul_tile_cycles.lofi",
-    "compute.matmul_tile_cycles.hifi2",
-    "compute.matmul_tile_cycles.hifi4",
-    "compute.unpack_bytes_per_cycle",  # only where the hardware file gives one
-    "dram.step_read_bytes_per_cycle",  # the same
-)
 # a fitted value may not pass what the hardware can do: one core reads through one NoC link, and a tile
 # matmul takes at least the cycles the ideal figures give (the shipped values are those)
 PHYSICAL_LIMIT = {"dram.core_read_bytes_per_cycle": lambda hw: float(hw.noc.link_bytes_per_cycle)}
@@ -79,8 +61,6 @@ class Calibration:
     shipped: dict[str, float]  # the values the fit started from
     given: dict[str, float]  # the values of the file as given
     rows: int  # the card's rows the fit used
-    before: ErrorsByKind | None = None  # in sample: every GEMM row, the constants as given
-    after: ErrorsByKind | None = None  # in sample: every GEMM row, fitted constants
 
 
 def card_of(hw: HardwareSpec) -> str:
@@ -126,30 +106,22 @@ def with_constants(hw: HardwareSpec, values: dict[str, float]) -> HardwareSpec:
     return hw.model_copy(update={s: getattr(hw, s).model_copy(update=keys) for s, keys in sections.items()})
 
 
-def _loss(cases: list[Case], hw: HardwareSpec, card: str) -> float:
-    """Mean ``log(predicted/measured)^2`` over the predicted rows, plus 1 per row the model finds illegal."""
-    report = predict_cases(cases, {card: hw})
-    pairs = [(r.predicted_ns, r.measured_ns) for r in report.rows if r.predicted_ns]
-    if not pairs:
-        return math.inf
-    return sum(math.log(p / m) ** 2 for p, m in pairs) / len(pairs) + len(report.rows) - len(pairs)
-
-
-def shipped_constants(hw: HardwareSpec, constants: tuple[str, ...] = CONSTANTS) -> dict[str, float]:
-    """The ``constants`` (of ``CONSTANTS``) that ``hw`` gives, at their values."""
+def shipped_constants(hw: HardwareSpec, constants: tuple[str, ...]) -> dict[str, float]:
+    """The ``constants`` that ``hw`` gives, at their values."""
     return {path: value for path in constants if (value := shipped_value(hw, path)) is not None}
 
 
-def chosen_constants(names: str | None) -> tuple[str, ...]:
-    """``--constants a,b``: the named ``CONSTANTS`` (all of them for None); an unknown name is refused."""
+def chosen_constants(names: str | None, constants: tuple[str, ...]) -> tuple[str, ...]:
+    """``--constants a,b``: the named ones of ``constants`` (the constants a kernel's calibration fits; all of
+    them for None); an unknown name is refused."""
     if names is None:
-        return CONSTANTS
+        return constants
     chosen = tuple(n.strip() for n in names.split(",") if n.strip())
-    unknown = [n for n in chosen if n not in CONSTANTS]
+    unknown = [n for n in chosen if n not in constants]
     if unknown or not chosen:
         raise CalibrationError(
             f"--constants {names!r}: {', '.join(unknown) or 'no name'} is not a constant "
-            f"calibrate fits ({', '.join(CONSTANTS)})"
+            f"calibrate fits ({', '.join(constants)})"
         )
     return chosen
 
@@ -158,14 +130,15 @@ def fit_constants(
     hw: HardwareSpec,
     train: list[Any],
     card: str,
+    *,
+    constants: tuple[str, ...],
+    loss: Loss,
     map_fn: MapFn = map,
     progress: Progress | None = None,
-    constants: tuple[str, ...] = CONSTANTS,
-    loss: Callable[[list[Any], HardwareSpec, str], float] = _loss,
 ) -> dict[str, float]:
-    """The fitted value of each of ``constants`` that ``hw`` gives, on ``train`` (module docstring): GEMM
-    cases by default, or any rows ``loss(train, hw, card)`` scores (a module-level function, so that
-    ``map_fn`` may send it to worker processes).
+    """The fitted value of each of ``constants`` that ``hw`` gives, on ``train`` (module docstring): any rows
+    ``loss(train, hw, card)`` scores (a module-level function, so that ``map_fn`` may send it to worker
+    processes).
 
     Coordinate descent from the shipped values: each constant in turn is tried at ``SCALES`` times its shipped
     value (within its physical limit), the others held at their current best, and the first trial of least
@@ -199,45 +172,10 @@ def fit_constants(
     return best
 
 
-def calibrate(
-    hw: HardwareSpec,
-    cases: list[Case],
-    processes: int | None = None,
-    progress: Progress | None = None,
-    start: HardwareSpec | None = None,
-    constants: tuple[str, ...] = CONSTANTS,
-) -> Calibration:
-    """Fit ``constants`` of ``hw`` on every row of its card (``fit_constants``) from ``start`` (default ``hw``
-    itself; ``start_values`` undoes an earlier calibration), the trials of one constant costed in parallel
-    (``processes``, default one per CPU core). ``cross_validation.cross_validate`` scores the same fit on
-    shapes it leaves out."""
-    card = card_of(hw)
-    mine = [c for c in cases if c.card == card]
-    shapes = {c.shape for c in mine}
-    if len(mine) < 5 or len(shapes) < 3:
-        raise CalibrationError(
-            f"only {len(mine)} rows of {len(shapes)} shapes for card {card}: a fit needs at least 5 rows of 3 shapes"
-        )
-    workers = processes or os.cpu_count() or 1
-    begin = start or hw
-    with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
-        best = fit_constants(begin, mine, card, pool.map, progress, constants)
-    fitted = with_constants(begin, best)
-    return Calibration(
-        hardware=fitted,
-        values=best,
-        shipped=shipped_constants(begin, constants),
-        given=shipped_constants(hw, constants),
-        rows=len(mine),
-        before=errors_by_kind(predict_cases(mine, {card: hw}).rows),
-        after=errors_by_kind(predict_cases(mine, {card: fitted}).rows),
-    )
-
-
 CALIBRATED_NOTE = re.compile(r"(\w+) calibrated \(was ([-+\d.eE]+)\) on \d+ rows of [^;#]*;\s*")
 
 
-def calibration_notes(source: str | Path, constants: tuple[str, ...] = CONSTANTS) -> dict[str, float]:
+def calibration_notes(source: str | Path, constants: tuple[str, ...]) -> dict[str, float]:
     """The ``constants`` an earlier ``calibrate`` wrote into the hardware file at ``source``, each at the value
     it had before that fit (the ``KEY calibrated (was V) on N rows of FILE;`` notes of its comments)."""
     text = Path(resolve_hardware_path(str(source))).read_text()
@@ -251,7 +189,7 @@ def calibration_notes(source: str | Path, constants: tuple[str, ...] = CONSTANTS
     return values
 
 
-def start_values(hw: HardwareSpec, source: str | Path, constants: tuple[str, ...] = CONSTANTS) -> HardwareSpec:
+def start_values(hw: HardwareSpec, source: str | Path, constants: tuple[str, ...]) -> HardwareSpec:
     """``hw`` (read from ``source``) with each constant that an earlier ``calibrate`` wrote back at the value
     it had before that fit (``calibration_notes``). Fits start there, so a cross-validated fit never starts
     from values fitted on the shape it leaves out, and refitting a calibrated file on the same rows gives

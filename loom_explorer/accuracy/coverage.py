@@ -3,10 +3,12 @@
 Over every device row of an ``ops_perf_results`` CSV (signposts and host ops left out), with ``T`` the summed
 ``DEVICE KERNEL DURATION``:
 
-* the matmul and attention time ``T_mm`` is that of the op codes naming a matmul or an attention
-  (``MATMUL_WORDS``, e.g. ``MinimalMatmulOp``, ``RingJointSDPADeviceOperation``), ingested or not;
+* the matmul and attention time ``T_mm`` is that of the op codes naming a matmul or an attention (a word
+  some family gives, ``op_mapping.op_words``: e.g. ``MinimalMatmulOp``, ``RingJointSDPADeviceOperation``),
+  ingested or not;
 * the predicted time ``T_p`` is the measured duration of every row the model predicted;
-* the shares are ``T_p / T`` and, for the matmul and attention rows alone, ``T_p,mm / T_mm``;
+* the shares are ``T_p / T`` and, for the matmul and attention rows alone (those predicted as a kernel of a
+  family that gives such words, ``op_mapping.worded_kernels``), ``T_p,mm / T_mm``;
 * the error on it is ``sum(predicted) / T_p - 1`` over the predicted rows (the whole predicted time against
   the measured), beside the median and worst of the per-row ``|predicted / measured - 1|``; the same per
   kernel.
@@ -19,10 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.ingest import IngestReport
+from loom_explorer.accuracy.op_mapping import op_words, worded_kernels
 from loom_explorer.store import Measurement
-
-MATMUL_WORDS = ("matmul", "sdpa", "scaleddotproduct", "attention")
-MATMUL_KERNELS = {"gemm", "flash_attention"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ class Coverage:
 
 def is_matmul_or_attention(op_code: str) -> bool:
     name = op_code.split("::")[-1].lower()
-    return any(word in name for word in MATMUL_WORDS)
+    return any(word in name for word in op_words())
 
 
 def coverage_of(report: IngestReport, measurements: Sequence[Measurement]) -> Coverage:
@@ -101,7 +101,7 @@ def coverage_of(report: IngestReport, measurements: Sequence[Measurement]) -> Co
         device_ns=sum(ns for _, ns in report.device_ns_by_op),
         matmul_attention_ns=sum(ns for op, ns in report.device_ns_by_op if is_matmul_or_attention(op)),
         ingested_rows=len(report.ops),
-        predicted_matmul_attention_ns=sum(m.measured_ns or 0.0 for m in predicted if m.kernel in MATMUL_KERNELS),
+        predicted_matmul_attention_ns=sum(m.measured_ns or 0.0 for m in predicted if m.kernel in worded_kernels()),
         by_kernel=tuple(
             (k, _coverage([m for m in predicted if m.kernel == k])) for k in sorted({m.kernel for m in predicted})
         ),

@@ -1,69 +1,63 @@
-"""Leave-one-shape-out cross-validation of ``calibrate``'s fit: how well the model predicts shapes whose
-measurements no constant was fitted on.
+"""Cross-validation of ``calibrate``'s fit: how well the model predicts measurements no constant was fitted
+on, whatever kernel's rows they are.
 
-For each shape ``s`` (M, K, N) of a card's rows, the constants are fitted (``calibrate.fit_constants``, the
-same coordinate descent from the same starting values) on the rows of every other shape, and the rows of
-``s`` (every config kind, dtype and fidelity measured at that shape) are predicted with them. The error of
-those predictions, over every shape, is the cross-validated error; the in-sample error predicts every row
-with constants fitted on all of them. Folds are independent and run in parallel, one per worker process.
+The rows of one card are split into groups (a kernel's family says what a group is: one shape of a matmul,
+one problem of an attention); for each group ``g`` the constants are fitted (``calibrate.fit_constants``,
+the same coordinate descent from the same starting values) on the rows of every other group, and the rows
+of ``g`` are predicted with them (the family's ``fold``). The error of those predictions, over every group,
+is the cross-validated error; the in-sample error predicts every row with constants fitted on all of them.
+Folds are independent and run in parallel, one per worker process; each is a module-level function so that
+the pool can send it to a worker.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Hashable
 from concurrent.futures import as_completed
-from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from loom_explorer.accuracy.calibrate import CONSTANTS, card_of, fit_constants, with_constants
-from loom_explorer.accuracy.gemm_data import Case, Row, predict_cases
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.scoring import ErrorsByKind, errors_by_kind
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.solve.children import worker_pool
 
+R = TypeVar("R")  # a measured row
+P = TypeVar("P")  # a predicted row
 
-@dataclass(frozen=True, slots=True)
-class CrossValidation:
-    """One card's rows, each predicted by constants fitted without its shape (``rows``, in file order), and
-    their errors."""
-
-    card: str
-    folds: int  # shapes
-    rows: list[Row]
-    errors: ErrorsByKind
+# (hardware to start from, card, rows to fit on, rows to predict, constants) -> the predicted rows
+Fold = Callable[[HardwareSpec, str, list[R], list[R], tuple[str, ...]], list[P]]
 
 
-def _fold(hw: HardwareSpec, card: str, train: list[Case], test: list[Case], constants: tuple[str, ...]) -> list[Row]:
-    fitted = fit_constants(hw, train, card, constants=constants)
-    return predict_cases(test, {card: with_constants(hw, fitted)}).rows
-
-
-def cross_validate(
+def leave_groups_out(
     hw: HardwareSpec,
-    cases: list[Case],
+    card: str,
+    rows: list[R],
+    group: Callable[[R], Hashable],
+    fold: Fold[R, P],
+    constants: tuple[str, ...],
+    order: Callable[[P], Any],
+    what: str,
     processes: int | None = None,
     progress: Progress | None = None,
-    constants: tuple[str, ...] = CONSTANTS,
-) -> CrossValidation:
-    """Leave-one-shape-out errors of ``hw``'s card's rows among ``cases`` when ``constants`` are fitted
-    (module docstring); ``processes`` folds at a time (default one per CPU core)."""
-    card = card_of(hw)
-    mine = [c for c in cases if c.card == card]
-    shapes = sorted({c.shape for c in mine})
-    rows: list[Row] = []
+) -> tuple[int, list[P]]:
+    """(groups, every row of ``rows`` predicted by ``fold`` from constants fitted without its group, sorted by
+    ``order``): one fold per distinct ``group(row)``, ``processes`` at a time (default one per CPU core);
+    ``progress`` counts the folds (``cross-validating (WHAT)``)."""
+    keys = sorted({group(r) for r in rows}, key=repr)
     if progress:
-        progress.phase("cross-validating (shapes)", len(shapes))
-    workers = min(len(shapes), processes or os.cpu_count() or 1) or 1
+        progress.phase(f"cross-validating ({what})", len(keys))
+    workers = min(len(keys), processes or os.cpu_count() or 1) or 1
+    out: list[P] = []
     with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
         futures = [
             pool.submit(
-                _fold, hw, card, [c for c in mine if c.shape != s], [c for c in mine if c.shape == s], constants
+                fold, hw, card, [r for r in rows if group(r) != key], [r for r in rows if group(r) == key], constants
             )
-            for s in shapes
+            for key in keys
         ]
         for done, future in enumerate(as_completed(futures), start=1):
-            rows.extend(future.result())
+            out += future.result()
             if progress:
                 progress.update(done)
-    rows.sort(key=lambda r: (r.file, r.line))
-    return CrossValidation(card, len(shapes), rows, errors_by_kind(rows))
+    out.sort(key=order)
+    return len(keys), out

@@ -9,14 +9,15 @@ is real under every error seen so far; one whose floor at the median is below 1 
 
 The figures (``model_error.csv`` in ``loom_explorer/data``, read by ``family_errors``) are made by
 ``measure_family_errors`` from the published data (``python -m loom_explorer.accuracy.family_error``
-prints the file):
+prints the file): each kernel with published measurements (``op_mapping.published_kernels``, the default
+first) gives the signed errors behind its figures (``PublishedKernel.measure_errors``), e.g.
 
 * ``matmul`` (the ``gemm`` kernel): ``gemm_flops_checking.csv``, the published matmul timings no fit and no
   model development used (``held out``), per card, each row predicted with the config it ran (ttnn's
   automatic config or the hand-tuned one);
 * ``sdpa`` (``flash_attention`` with more than one query row: ttnn's prefill SDPA op): ``sdpa_op_times.csv``
   rows of the kernels the model describes, ``in sample`` (the shipped constants) and ``cross-validated``
-  (the attention constant refitted without each problem, ``sdpa_calibrate.cross_validate_sdpa``).
+  (the attention constant refitted without each problem).
 
 Every other family (decode attention, batched and fused matmuls, element-wise ops, norms) has no published
 timing the model has been scored on: ``error_for`` returns None and the report says "not measured". The
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from loom_explorer.accuracy.op_mapping import error_family
+from loom_explorer.accuracy.op_mapping import error_family, published_kernels
 from loom_explorer.errors import LoomError
 
 MODEL_ERROR_FILE: Path = Path(__file__).resolve().parent.parent / "data" / "model_error.csv"
@@ -147,42 +148,15 @@ def _figure(family: str, hardware: str, basis: str, errors: list[float | None], 
 
 
 def measure_family_errors(cross_validate: bool = True) -> list[FamilyError]:
-    """Score the model on the published data (module docstring); the SDPA cross-validation fits the
-    attention constant once per problem (about a minute on 2 cores), ``cross_validate=False`` leaves it out."""
-    from loom_explorer.accuracy.gemm_data import CARDS, predict_rows
-    from loom_explorer.accuracy.sdpa_calibrate import cross_validate_sdpa, modelled_rows
-    from loom_explorer.accuracy.sdpa_data import MODELLED, predict_sdpa, read_sdpa_measurements, shipped_data
-    from loom_explorer.data import published_path
-    from loom_explorer.hardware import load_hardware
-
+    """Score the model on the published data (module docstring); a cross-validated figure refits the
+    kernel's constants once per group of rows (the SDPA one: about a minute on 2 cores),
+    ``cross_validate=False`` leaves those figures out."""
     today = datetime.date.today().isoformat()
-    out = []
-    checking = "gemm_flops_checking.csv"
-    report = predict_rows(published_path(checking), published_path("gemm_manual_configs.csv"))
-    for card, hardware in CARDS.items():
-        errors = [r.error_pct for r in report.rows if r.card == card]
-        if errors:
-            out.append(_figure("matmul", hardware, "held out", errors, checking, today))
-    sdpa, _ = read_sdpa_measurements(shipped_data())
-    modelled = [m for m in sdpa if m.kernel in MODELLED]
-    for card, hardware in CARDS.items():
-        mine = [m for m in modelled if m.card == card]
-        if not mine:
-            continue
-        out.append(
-            _figure(
-                "sdpa", hardware, "in sample", [r.error_pct for r in predict_sdpa(mine)], shipped_data().name, today
-            )
-        )
-        if cross_validate:
-            hw = load_hardware(hardware)
-            _, held_out = cross_validate_sdpa(hw, modelled_rows(hw, mine))
-            out.append(
-                _figure(
-                    "sdpa", hardware, "cross-validated", [r.error_pct for r in held_out], shipped_data().name, today
-                )
-            )
-    return out
+    return [
+        _figure(m.family, m.hardware, m.basis, list(m.errors), m.data, today)
+        for published in published_kernels()
+        for m in published.measure_errors(cross_validate)
+    ]
 
 
 def family_errors_csv(figures: list[FamilyError]) -> str:

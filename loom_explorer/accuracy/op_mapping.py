@@ -6,14 +6,19 @@ The object says
 
 * ``op_codes``: the profiler ``OP CODE``s (the last ``::`` part, lower case) whose rows are this family's
   ops; ``ingest`` reads a row whose code no family claims as a skip;
+* ``kernels``: the shipped kernels it reads rows as;
 * ``read_interleaved``: for a family whose ops ttnn runs with its interleaved default (no program config),
-  the kernel, shape and note of such a row (:class:`InterleavedOp`), or :class:`OpSkip` with the reason;
-  ``kernels`` are the shipped kernels it reads rows as (``ingest`` predicts them with ttnn's interleaved
-  default);
+  the kernel, shape and note of such a row (:class:`InterleavedOp`), or :class:`OpSkip` with the reason
+  (``ingest`` predicts its ``kernels`` with ttnn's interleaved default);
 * ``read_configured``: for a family whose op carries its own program config (matmul, SDPA), what a row says
   of its op (``capture.OpReading``), or ``capture.RowSkip`` with the reason;
 * ``error_family``: the family of ``model_error.csv`` whose timings speak for an op of one of the family's
-  kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``).
+  kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``);
+* ``op_words``: the words that name the family's kind of op in any profiler op code, whether a family reads
+  the op or not (``coverage.py``: the matmul and attention time of a capture, and of the rows predicted as
+  the family's ``kernels``);
+* ``published``: for a family whose kernel has published measurements, how ``accuracy`` and ``calibrate``
+  read, predict and score them (:class:`~loom_explorer.accuracy.published.PublishedKernel`).
 
 How ttnn's interleaved default splits such an op's work is ttnn's behaviour: the family's ``TtnnOp``
 (``targets/ttnn/op.py``) says it.
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from loom_explorer.accuracy.capture import OpReading, ProfilerRow
+from loom_explorer.accuracy.published import PublishedKernel
 from loom_explorer.errors import LoomError
 from loom_explorer.plugins import registered
 
@@ -62,6 +68,8 @@ class AccuracyOps:
     read_interleaved: Callable[[str, Mapping[str, str], Sequence[InputShape]], InterleavedOp] | None = None
     error_family: Callable[[str, Mapping[str, int]], str | None] = field(default=_no_error_family)
     read_configured: Callable[[ProfilerRow, str, dict[str, str], dict[str, object]], OpReading] | None = None
+    op_words: tuple[str, ...] = ()
+    published: PublishedKernel | None = None
 
 
 @cache
@@ -84,3 +92,28 @@ def error_family(kernel: str, shape: Mapping[str, int]) -> str:
         if named is not None:
             return named
     return kernel
+
+
+@cache
+def op_words() -> tuple[str, ...]:
+    """The words that name an op of some family's kind in a profiler op code (``AccuracyOps.op_words``)."""
+    return tuple(word for ops in accuracy_ops() for word in ops.op_words)
+
+
+@cache
+def worded_kernels() -> frozenset[str]:
+    """The kernels that the families with ``op_words`` read their rows as."""
+    return frozenset(k for ops in accuracy_ops() if ops.op_words for k in ops.kernels)
+
+
+@cache
+def published_kernels() -> tuple[PublishedKernel, ...]:
+    """The kernels with published measurements (``AccuracyOps.published``): the default one first, then in
+    their families' name order."""
+    found = [ops.published for ops in accuracy_ops() if ops.published is not None]
+    return tuple(sorted(found, key=lambda p: not p.default))
+
+
+def published_kernel(kernel: str) -> PublishedKernel:
+    """The published measurements of ``kernel`` (one of ``published_kernels``)."""
+    return next(p for p in published_kernels() if p.kernel == kernel)

@@ -464,8 +464,3 @@ def say_rows(title: str, issues: Sequence[RowIssue]) -> None:
     print(title, file=sys.stderr)
     for line in group_issues(list(issues)):
         print(f"  {line}", file=sys.stderr)
-
-
-def pct(value: float | None, spec: str = "") -> str:
-    """An error figure in percent, or ``-`` where there is none (no scored row)."""
-    return "-" if value is None else f"{value:{spec}}%"

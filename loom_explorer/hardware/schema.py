@@ -110,7 +110,7 @@ class _Frozen(BaseModel):
 
 class CardSpec(_Frozen):
     """The board a chip is on, as the card lists of the accuracy tools read it (``accuracy/capture_chip.py``,
-    ``accuracy/gemm_data.py``). No prediction depends on it: ``hashing.hardware_sha256`` leaves it out.
+    ``accuracy/published_table.py``). No prediction depends on it: ``hashing.hardware_sha256`` leaves it out.
     (Words rather than booleans: a hardware file holds no boolean, ``hardware/load.py``.)"""
 
     name: str = Field(

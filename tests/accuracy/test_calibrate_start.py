@@ -13,24 +13,23 @@ from loom_explorer.accuracy.calibrate import (
     start_values,
     with_constants,
 )
-from loom_explorer.accuracy.scoring import ErrorsByKind, Summary
+from loom_explorer.accuracy.op_mapping import published_kernels
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.load import resolve_hardware_path
+
+CONSTANTS = published_kernels()[0].constants  # what `calibrate` fits by default (the default kernel's)
 
 
 def _calibration(start_file: str, fitted_values: dict[str, float]) -> Calibration:
     given = load_hardware(start_file)
-    start = start_values(given, start_file)
-    none = ErrorsByKind(Summary(0, None, None, None), {})
-    values = {**shipped_constants(start), **fitted_values}
+    start = start_values(given, start_file, CONSTANTS)
+    values = {**shipped_constants(start, CONSTANTS), **fitted_values}
     return Calibration(
         hardware=with_constants(start, values),
         values=values,
-        shipped=shipped_constants(start),
-        given=shipped_constants(given),
+        shipped=shipped_constants(start, CONSTANTS),
+        given=shipped_constants(given, CONSTANTS),
         rows=7,
-        before=none,
-        after=none,
     )
 
 
@@ -44,11 +43,14 @@ def test_a_calibrated_file_starts_again_from_its_earlier_values(tmp_path: Path) 
     fitted = load_hardware(str(first))
     assert fitted.compute.tile_pack_cycles == 13
     # the next fit starts from 32, not from 13 (the value fitted on the same rows)
-    assert start_values(fitted, first).compute.tile_pack_cycles == 32
-    assert start_values(load_hardware(str(shipped)), shipped) == load_hardware(str(shipped))
+    assert start_values(fitted, first, CONSTANTS).compute.tile_pack_cycles == 32
+    assert start_values(load_hardware(str(shipped)), shipped, CONSTANTS) == load_hardware(str(shipped))
     # the shipped n150 file notes its fitted read-stall rate: its fits start from the value before the fit
     n150 = load_hardware("wormhole_n150")
-    assert start_values(n150, "wormhole_n150").dram.step_read_bytes_per_cycle == n150.dram.core_read_bytes_per_cycle
+    assert (
+        start_values(n150, "wormhole_n150", CONSTANTS).dram.step_read_bytes_per_cycle
+        == n150.dram.core_read_bytes_per_cycle
+    )
     # fitting the calibrated file again: a new value replaces the note; back at 32 the note goes
     second = tmp_path / "second.yaml"
     second.write_text(calibrated_yaml(first, _calibration(str(first), {path: 20}), "rows.csv"))

@@ -21,10 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loom_explorer.accuracy import gemm_data, ingest
-from loom_explorer.accuracy.gemm_data import DataError
+from loom_explorer.accuracy import ingest
 from loom_explorer.accuracy.ingest import IngestError
+from loom_explorer.accuracy.published_table import DataError
 from loom_explorer.cli import main
+from loom_explorer.families.contraction import published as gemm_data
 
 DATA = Path(__file__).parent / "data"
 MEASURED, CONFIGS = DATA / "gemm_measured_small.csv", DATA / "gemm_manual_configs_small.csv"

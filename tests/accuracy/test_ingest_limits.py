@@ -181,13 +181,13 @@ def test_an_upload_takes_the_same_path(tmp_path: Path) -> None:
 
 
 def test_the_measurement_readers_share_the_row_and_byte_limits(monkeypatch: pytest.MonkeyPatch) -> None:
-    from loom_explorer.accuracy.gemm_data import DataError, read_measurements
+    from loom_explorer.accuracy.published_table import DataError, read_table
 
     measured = DATA / "gemm_measured_small.csv"
     monkeypatch.setattr(csv_input, "MAX_ROWS", 3)
     with pytest.raises(DataError, match=rf"^{measured}:5: more than 3 rows, the most a file may have"):
-        read_measurements(measured)
+        read_table(measured, ())
     monkeypatch.setattr(csv_input, "MAX_ROWS", 500_000)
     monkeypatch.setattr(csv_input, "MAX_DECOMPRESSED_BYTES", measured.stat().st_size - 1)
     with pytest.raises(DataError, match=rf"^{measured}: more than 0 MiB: not a file this tool reads"):
-        read_measurements(measured)
+        read_table(measured, ())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from loom_explorer.accuracy.capture_chip import ARCH_CARDS, SINGLE_CHIP_ONLY
-from loom_explorer.accuracy.gemm_data import CARDS
+from loom_explorer.accuracy.published_table import CARDS
 from loom_explorer.hardware import HardwareError, load_hardware
 from loom_explorer.hardware.load import shipped_hardware_dir
 from loom_explorer.hardware.schema import Arch

@@ -20,12 +20,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from loom_explorer.accuracy.calibrate import CONSTANTS
+from loom_explorer.accuracy.op_mapping import published_kernels
 from loom_explorer.data import PublishedDataMissing, published_path
 from loom_explorer.hardware import DataFormat, Fidelity, HardwareError, list_hardware, load_hardware
 from loom_explorer.hardware.load import shipped_hardware_dir
 
 SHIPPED = list_hardware()
+CONSTANTS = published_kernels()[0].constants  # what `calibrate` fits by default (the default kernel's)
 
 # Published facts of the cards we ship (docs.tenstorrent.com specification pages; tt-metal's core and soc
 # descriptors, as each YAML file cites them). A file added later for

@@ -1,5 +1,6 @@
-"""The SDPA rows of a device-profiler report, and the error-table family of the ``flash_attention`` kernel
-(``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_explorer.accuracy_ops``).
+"""The SDPA rows of a device-profiler report, the error-table family of the ``flash_attention`` kernel and its
+published measurements (``published_runs.PUBLISHED``) (``accuracy/op_mapping.py``: ``ACCURACY`` plugs into
+``loom_explorer.accuracy_ops``).
 
 ``ScaledDotProductAttention`` / ``ScaledDotProductAttentionDeviceOperation`` / ``SDPAOperation`` rows are this
 family's; ``read_sdpa`` reads their shapes, formats and program config as ``accuracy/ingest.py``'s docstring
@@ -23,15 +24,17 @@ from loom_explorer.accuracy.capture import (
     whole_or_none,
 )
 from loom_explorer.accuracy.op_mapping import AccuracyOps
+from loom_explorer.families.attention.published import ERROR_FAMILY, KERNEL
+from loom_explorer.families.attention.published_runs import PUBLISHED
 
 SDPA_OP_CODES = frozenset({"scaleddotproductattention", "scaleddotproductattentiondeviceoperation", "sdpaoperation"})
 
 
 def error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
     """``sdpa_decode`` (one query row) or ``sdpa`` for the ``flash_attention`` kernel, None for any other."""
-    if kernel != "flash_attention":
+    if kernel != KERNEL:
         return None
-    return "sdpa_decode" if shape.get("Sq") == 1 else "sdpa"
+    return "sdpa_decode" if shape.get("Sq") == 1 else ERROR_FAMILY
 
 
 def read_sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
@@ -66,7 +69,7 @@ def read_sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
         grid = core_grid(parsed[1].get("compute_with_storage_grid_size", ""))
     shape = {"B": b, "H": h, "Hkv": hkv, "Sq": sq, "Skv": skv, "D": d}
     return OpReading(
-        kernel="flash_attention",
+        kernel=KERNEL,
         shape=shape,
         model_shape=shape,
         dtype=dtype,
@@ -80,4 +83,12 @@ def read_sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
     )
 
 
-ACCURACY = AccuracyOps(name="attention", op_codes=SDPA_OP_CODES, error_family=error_family, read_configured=read_sdpa)
+ACCURACY = AccuracyOps(
+    name="attention",
+    op_codes=SDPA_OP_CODES,
+    kernels=(KERNEL,),
+    error_family=error_family,
+    read_configured=read_sdpa,
+    op_words=("sdpa", "scaleddotproduct", "attention"),
+    published=PUBLISHED,
+)

@@ -1,5 +1,6 @@
-"""The matmul rows of a device-profiler report, and the error-table family of the ``gemm`` kernel
-(``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_explorer.accuracy_ops``).
+"""The matmul rows of a device-profiler report, the error-table family of the ``gemm`` kernel and its
+published measurements (``published_runs.PUBLISHED``) (``accuracy/op_mapping.py``: ``ACCURACY`` plugs into
+``loom_explorer.accuracy_ops``).
 
 ``Matmul`` / ``MatmulDeviceOperation`` / ``MinimalMatmulOp`` rows are this family's; ``read_matmul`` reads
 their shapes, formats and program config as ``accuracy/ingest.py``'s docstring says. The published matmul
@@ -29,6 +30,8 @@ from loom_explorer.accuracy.capture import (
     whole_or_none,
 )
 from loom_explorer.accuracy.op_mapping import AccuracyOps
+from loom_explorer.families.contraction.published import ERROR_FAMILY, KERNEL
+from loom_explorer.families.contraction.published_runs import PUBLISHED
 from loom_explorer.families.contraction.ttnn_config import TtnnMatmulConfig, parse_config
 from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D
 from loom_explorer.targets.ttnn.evaluate import ConfigError
@@ -39,7 +42,7 @@ MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCore
 
 def error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
     """``matmul`` for the ``gemm`` kernel, None for any other."""
-    return "matmul" if kernel == "gemm" else None
+    return ERROR_FAMILY if kernel == KERNEL else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +231,7 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
         )
         model_shape = padded
     return OpReading(
-        kernel="gemm",
+        kernel=KERNEL,
         shape=shape,
         model_shape=model_shape,
         dtype=dtype,
@@ -244,5 +247,11 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
 
 
 ACCURACY = AccuracyOps(
-    name="contraction", op_codes=MATMUL_OP_CODES, error_family=error_family, read_configured=read_matmul
+    name="contraction",
+    op_codes=MATMUL_OP_CODES,
+    kernels=(KERNEL,),
+    error_family=error_family,
+    read_configured=read_matmul,
+    op_words=("matmul",),
+    published=PUBLISHED,
 )

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from loom_explorer.accuracy.calibrate import fit_constants, with_constants
-from loom_explorer.accuracy.cross_validation import cross_validate
-from loom_explorer.accuracy.gemm_data import Case, load_cases, predict_cases, predict_rows
-from loom_explorer.accuracy.scoring import fit_baseline, roofline_cross_validated
+from loom_explorer.accuracy.calibrate import with_constants
 from loom_explorer.cli import main
 from loom_explorer.data import published_path
+from loom_explorer.families.contraction.published import Case, load_cases, predict_cases, predict_rows
+from loom_explorer.families.contraction.published_calibrate import cross_validate, fit_gemm
+from loom_explorer.families.contraction.published_scoring import fit_baseline, roofline_cross_validated
 from loom_explorer.hardware import load_hardware
 
 CALIBRATION, CONFIGS = published_path("gemm_flops_calibration.csv"), published_path("gemm_manual_configs.csv")
@@ -82,14 +82,14 @@ def test_the_model_left_out_shape_is_predicted_by_constants_fitted_without_it(tm
     cv = cross_validate(hw, cases, processes=2, constants=FITTED)
     assert cv.folds == len(shapes) and len(cv.rows) == len(cases)
     left_out = shapes[-1]
-    fold = fit_constants(hw, [c for c in cases if c.shape != left_out], "n150", constants=FITTED)
+    fold = fit_gemm(hw, [c for c in cases if c.shape != left_out], "n150", constants=FITTED)
     expected = _by_line([c for c in cases if c.shape == left_out], fold)
     got = {r.line: r.predicted_ns for r in cv.rows if r.shape == left_out}
     assert got == expected
     # tripling the left-out shape's measured times changes the fit on every row, not its own prediction
     scaled_cases, _ = load_cases(_small(tmp_path, tuple(map(str, left_out))), CONFIGS)  # type: ignore[arg-type]
-    everything = fit_constants(hw, cases, "n150", constants=FITTED)
-    assert fit_constants(hw, scaled_cases, "n150", constants=FITTED) != everything
+    everything = fit_gemm(hw, cases, "n150", constants=FITTED)
+    assert fit_gemm(hw, scaled_cases, "n150", constants=FITTED) != everything
     again = cross_validate(hw, scaled_cases, processes=2, constants=FITTED)
     assert {r.line: r.predicted_ns for r in again.rows if r.shape == left_out} == got
 

@@ -1,5 +1,6 @@
-"""The model against published matmul measurements (``gemm_flops_calibration.csv`` and the manual configs of
-``gemm_manual_configs.csv`` in ``loom_explorer/data/published``): ``loom-explorer accuracy``.
+"""The published matmul measurements of the ``gemm`` kernel (``gemm_flops_calibration.csv`` and the manual
+configs of ``gemm_manual_configs.csv`` in ``loom_explorer/data/published``): their rows read and predicted,
+for ``loom-explorer accuracy`` and ``calibrate`` (``published_runs``).
 
 Every measured row is predicted with the exact config it ran: its manual config (joined on card, grid,
 dtype, M, K, N) with its memory placement, or, for out-of-box rows, the config ttnn picks itself
@@ -8,39 +9,35 @@ to the row's grid. Only ``use_trace=True`` rows are used: without trace the time
 (``gemm_benchmark_method.md``).
 
 Both files are checked whole before anything is predicted (``read_measurements``, ``read_configs``, the
-rules of ``csv_input``): a bad cell or a short or long row is a ``DataError`` naming file, line and column,
-or, when the caller asks to skip bad rows, an unusable row listed with its reason (``RowIssue``). Rows the
-model cannot score are listed too (``unscored``). Rows alike (card, grid, problem, config) are predicted
-once, so the time is linear in rows plus one evaluation per distinct op.
+rules of ``csv_input`` and ``accuracy/published_table.py``): a bad cell or a short or long row is a
+``DataError`` naming file, line and column, or, when the caller asks to skip bad rows, an unusable row listed
+with its reason (``RowIssue``). Rows the model cannot score are listed too (``unscored``). Rows alike (card,
+grid, problem, config) are predicted once, so the time is linear in rows plus one evaluation per distinct
+op.
 
 The statistics of the predictions (errors per card and regime, speed-ups, the roofline baseline, the
-tables ``loom-explorer accuracy`` prints) are ``scoring``'s.
+tables ``loom-explorer accuracy`` prints) are ``published_scoring``'s.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-from loom_explorer.accuracy.csv_input import (
-    CellError,
-    RowIssue,
-    boolean,
-    cell_issue,
-    csv_records,
-    positive_int,
-    positive_time,
-    read_text,
-    refusal,
-    width_issue,
-)
+from loom_explorer.accuracy.csv_input import CellError, RowIssue, boolean, positive_int, positive_time, refusal
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.errors import LoomError
+from loom_explorer.accuracy.published_table import (
+    CARDS,
+    CellChecker,
+    DataError,
+    card_cell,
+    checked_records,
+    data_format_cell,
+    fidelity_cell,
+    read_table,
+)
 from loom_explorer.families.contraction.ttnn_config import (
     TtnnMatmulConfig,
     evaluate_config,
@@ -49,23 +46,16 @@ from loom_explorer.families.contraction.ttnn_config import (
     ttnn_default_evaluated,
 )
 from loom_explorer.hardware import load_hardware
-from loom_explorer.hardware.cards import reference_cards
 from loom_explorer.hardware.grid import restrict_grid
-from loom_explorer.hardware.schema import (
-    DataFormat,
-    Fidelity,
-    GridSpec,
-    HardwareSpec,
-    parse_data_format,
-    parse_fidelity,
-)
+from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.store import Measurement
 from loom_explorer.targets.ttnn.evaluate import ConfigError
 
-CARDS = reference_cards()  # card -> shipped chip, of each architecture's reference card (hardware/cards.py)
+KERNEL = "gemm"  # the kernel the rows time
+ERROR_FAMILY = "matmul"  # the family of model_error.csv its figures are
 SMALL_NS = 20_000
 REQUIRED = (
     "card",
@@ -100,10 +90,6 @@ CONFIG_REQUIRED = (
     "in0_sharded",
     "out_sharded",
 )
-
-
-class DataError(LoomError, ValueError):
-    """A measurement file the report cannot use; the message names the file, row and column."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,127 +162,10 @@ class ManualConfig:
     config: TtnnMatmulConfig
 
 
-def card_cell(text: str) -> str:
-    if text not in CARDS:
-        raise CellError(text, f"not a card ({', '.join(CARDS)})")
-    return text
-
-
 def _kind(text: str) -> str:
     if text not in KINDS:
         raise CellError(text, f"not a config kind ({', '.join(KINDS)})")
     return text
-
-
-def data_format_cell(text: str) -> DataFormat:
-    try:
-        return parse_data_format(text)
-    except ValueError:
-        raise CellError(text, "not a data format (BFLOAT16, BFLOAT8_B, BFLOAT4_B, FLOAT32)") from None
-
-
-def fidelity_cell(text: str) -> Fidelity:
-    try:
-        return parse_fidelity(text)
-    except ValueError:
-        raise CellError(text, "not a math fidelity (LoFi, HiFi2, HiFi3, HiFi4)") from None
-
-
-_UNSEEN = object()
-
-
-class CellChecker:
-    """Reads the named columns of a file's rows, each with its parser (``CellError`` -> a ``RowIssue``
-    naming file, line and column). Each distinct text of a column is parsed once: rows repeat cards,
-    shapes and formats."""
-
-    def __init__(
-        self, file: str, header: list[str], parsers: dict[str, Callable[[str], object]], unique: tuple[str, ...] = ()
-    ) -> None:
-        self.file = file
-        self.columns = [
-            (name, header.index(name), parse, None if name in unique else dict[str, object]())
-            for name, parse in parsers.items()
-        ]
-
-    def __call__(self, line: int, cells: list[str]) -> tuple[dict[str, Any], list[RowIssue]]:
-        values: dict[str, Any] = {}
-        issues: list[RowIssue] = []
-        for name, i, parse, memo in self.columns:
-            text = cells[i]
-            value = _UNSEEN if memo is None else memo.get(text, _UNSEEN)
-            if value is _UNSEEN:
-                try:
-                    value = parse(text)
-                except CellError as exc:
-                    value = exc
-                if memo is not None:
-                    memo[text] = value
-            if isinstance(value, CellError):
-                issues.append(cell_issue(self.file, line, name, value))
-            else:
-                values[name] = value
-        return values, issues
-
-
-@lru_cache(maxsize=len(CARDS))
-def _card_grid(card: str) -> GridSpec:
-    return load_hardware(CARDS[card]).grid
-
-
-def _grid_fits(file: str, line: int, v: dict[str, Any]) -> list[RowIssue]:
-    """The row's grid must fit its card's chip (the shipped hardware file's grid)."""
-    if "card" not in v or "grid_x" not in v or "grid_y" not in v:
-        return []
-    chip = _card_grid(v["card"])
-    if v["grid_x"] <= chip.columns and v["grid_y"] <= chip.rows:
-        return []
-    return [
-        RowIssue(
-            file,
-            line,
-            column,
-            "more cores than the card's chip has",
-            f"{v[column]} is more than {CARDS[v['card']]}'s {most}",
-        )
-        for column, most in (("grid_x", chip.columns), ("grid_y", chip.rows))
-        if v[column] > most
-    ]
-
-
-def read_table(path: str | Path, required: tuple[str, ...]) -> tuple[str, list[str], list[tuple[int, list[str]]]]:
-    """(file name as given, header, data records) of a CSV with ``required`` columns (DataError otherwise)."""
-    file = str(path)
-    records = csv_records(file, read_text(path, DataError), DataError)
-    first = next(records, None)
-    if first is None:
-        raise DataError(f"{file}: empty file (no header, no data rows)")
-    header = [h.strip() for h in first[1]]
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise DataError(f"{file}: missing columns {', '.join(missing)}")
-    rows = list(records)
-    if not rows:
-        raise DataError(f"{file}: no data rows (only the header)")
-    return file, header, rows
-
-
-def checked_records(
-    file: str, header: list[str], records: Iterable[tuple[int, list[str]]], check: CellChecker, issues: list[RowIssue]
-) -> Iterator[tuple[int, list[str], dict[str, Any]]]:
-    """(line, cells, checked values) of every record of the right width whose cells pass ``check`` and whose
-    grid fits its card; the other records' issues are appended to ``issues``."""
-    for line, cells in records:
-        wrong = width_issue(file, line, cells, header)
-        if wrong:
-            issues.append(wrong)
-            continue
-        v, bad = check(line, cells)
-        bad += _grid_fits(file, line, v)
-        if bad:
-            issues.extend(bad)
-            continue
-        yield line, cells, v
 
 
 def read_measurements(path: str | Path) -> tuple[list[Measured], list[RowIssue]]:
@@ -448,7 +317,7 @@ def load_cases(
             f"{data}: no usable rows with use_trace=True (rows without trace time host dispatch, "
             "not the op)" + (f"; {len(bad)} unusable rows left out" if bad else "")
         )
-    program = load_program("gemm")
+    program = load_program(KERNEL)
     problems: dict[tuple[object, ...], Problem] = {}
     cases: list[Case] = []
     unusable = list(bad)
@@ -626,7 +495,7 @@ def report_measurements(report: Report) -> list[Measurement]:
             source="report",
             hardware=r.hardware,
             hardware_sha256=r.hardware_sha256,
-            kernel="gemm",
+            kernel=KERNEL,
             shape={"M": r.shape[0], "K": r.shape[1], "N": r.shape[2]},
             candidate=r.candidate,
             schedule_json=json.dumps(

@@ -1,4 +1,6 @@
-"""Published SDPA op times against the model: ``loom-explorer accuracy --kernel flash_attention``.
+"""The published SDPA op times of the ``flash_attention`` kernel: their rows read and predicted, for
+``loom-explorer accuracy --kernel flash_attention`` and ``calibrate --kernel flash_attention``
+(``published_runs``; the statistics are ``published_scoring``'s).
 
 The rows (``loom_explorer/data/published/sdpa_op_times.csv``, one per timing of ``sdpa_perf.csv`` that states a
 whole single-chip problem: shape, causal or not, chunk sizes and grid) are predicted with exactly the
@@ -26,19 +28,16 @@ never binds.
 
 Each scored row carries its regimes (``regimes``): the kernel, one core or the chip, causal or not, grouped-query
 (``Hkv < H``) or not, the chunk sizes and the head dimension, so the error is reported per regime as well
-as over all rows.
+as over all rows (``published_scoring``).
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from loom_explorer.accuracy.csv_input import CellError, RowIssue, boolean, positive_int, positive_time
-from loom_explorer.accuracy.gemm_data import (
+from loom_explorer.accuracy.published_table import (
     CARDS,
     CellChecker,
     card_cell,
@@ -57,6 +56,8 @@ from loom_explorer.program import load_program
 from loom_explorer.program.structure import program_family
 from loom_explorer.targets.ttnn.evaluate import ConfigError
 
+KERNEL = "flash_attention"  # the kernel the rows time
+ERROR_FAMILY = "sdpa"  # the family of model_error.csv its figures are: ttnn's prefill SDPA op
 SDPA_DATA = "sdpa_op_times.csv"
 KERNELS = ("streaming", "accurate", "standard", "balanced", "fast", "legacy")
 MODELLED = ("streaming", "accurate")
@@ -106,7 +107,7 @@ class SdpaMeasured:
     def problem(self) -> Problem:
         """The flash_attention problem this row timed, in its formats (q and the output in ``q_dtype``, k and v
         in ``kv_dtype``), fidelity and Dst mode."""
-        program = load_program("flash_attention")
+        program = load_program(KERNEL)
         q, k, v = program_family(program).analyse(program).streamed
         return make_problem(
             program,
@@ -251,127 +252,5 @@ def predict_sdpa(rows: list[SdpaMeasured], hardware: dict[str, HardwareSpec] | N
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorSummary:
-    """Signed errors of some rows: how many, the median and worst absolute error, and the median signed
-    error (the model's bias: negative is optimistic). ``illegal`` counts rows the model could not predict."""
-
-    n: int
-    median_abs_err_pct: float | None
-    worst_abs_err_pct: float | None
-    median_err_pct: float | None
-    illegal: int = 0
-
-    def to_json(self) -> dict[str, object]:
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 2)
-
-        return {
-            "n": self.n,
-            "median_abs_err_pct": r(self.median_abs_err_pct),
-            "worst_abs_err_pct": r(self.worst_abs_err_pct),
-            "median_err_pct": r(self.median_err_pct),
-            "illegal": self.illegal,
-        }
-
-
-def summarise_errors(errors: list[float | None]) -> ErrorSummary:
-    scored = [e for e in errors if e is not None]
-    if not scored:
-        return ErrorSummary(0, None, None, None, len(errors))
-    absolute = [abs(e) for e in scored]
-    return ErrorSummary(
-        len(scored), statistics.median(absolute), max(absolute), statistics.median(scored), len(errors) - len(scored)
-    )
-
-
-def by_regime(rows: list[SdpaRow], errors: list[float | None]) -> dict[str, ErrorSummary]:
-    """``"kind: regime"`` -> the summary of the rows in that regime (``REGIME_KINDS``)."""
-    groups: dict[str, list[float | None]] = {}
-    for row, error in zip(rows, errors, strict=True):
-        for kind, regime in row.regimes().items():
-            groups.setdefault(f"{kind}: {regime}", []).append(error)
-    order = {kind: i for i, kind in enumerate(REGIME_KINDS)}
-    return {
-        name: summarise_errors(group)
-        for name, group in sorted(groups.items(), key=lambda g: (order[g[0].split(": ")[0]], g[0]))
-    }
-
-
-def log_loss(rows: list[SdpaRow]) -> float:
-    """Mean ``log(predicted/measured)^2`` over the predicted rows plus 1 per illegal row (the fit's loss,
-    as for GEMM)."""
-    pairs = [(r.predicted_ns, r.measured.time_ns) for r in rows if r.predicted_ns]
-    if not pairs:
-        return math.inf
-    return sum(math.log(p / m) ** 2 for p, m in pairs) / len(pairs) + len(rows) - len(pairs)
-
-
 def shipped_data() -> Path:
     return published_path(SDPA_DATA)
-
-
-def row_json(row: SdpaRow, cross_validated_pct: float | None = None) -> dict[str, Any]:
-    """One row of ``accuracy --kernel flash_attention --json``, in the GEMM rows' contract: the file's own
-    cells, then the candidate, the times in ns, the signed error, a ``note`` (why there is no prediction),
-    the hardware and its hash; plus the held-out error, the regimes and the latency breakdown."""
-
-    def r(x: float | None, digits: int) -> float | None:
-        return None if x is None else round(x, digits)
-
-    return {
-        **row.measured.source,
-        "line": row.measured.line,
-        "candidate": row.candidate,
-        "measured_ns": row.measured.time_ns,
-        "predicted_ns": r(row.predicted_ns, 1),
-        "error_pct": r(row.error_pct, 2),
-        "cross_validated_error_pct": r(cross_validated_pct, 2),
-        "note": row.conflict,
-        "hardware": row.hardware,
-        "hardware_sha256": row.hardware_sha256,
-        "regimes": row.regimes(),
-        "breakdown": row.breakdown,
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class SdpaScores:
-    """The error of the modelled rows (``MODELLED``), overall (``all modelled rows``, first) and per regime: in
-    sample, and leaving each problem out (``held_out``, empty without a cross-validation), with each row's
-    held-out error by its line."""
-
-    held_out_by_line: dict[int, float | None]
-    in_sample: dict[str, ErrorSummary]
-    held_out: dict[str, ErrorSummary]
-
-
-def score_sdpa(rows: list[SdpaRow], cross_validated: list[SdpaRow] | None) -> SdpaScores:
-    """The errors of ``rows`` in sample and of ``cross_validated`` (the same rows predicted by constants
-    fitted without their problem; None or empty: no cross-validation)."""
-    cv_by_line = {r.measured.line: r.error_pct for r in cross_validated or []}
-    scored = [r for r in rows if r.measured.kernel in MODELLED]
-
-    def summaries(values: list[float | None]) -> dict[str, ErrorSummary]:
-        return {"all modelled rows": summarise_errors(values)} | by_regime(scored, values)
-
-    in_sample = summaries([r.error_pct for r in scored])
-    held_out = summaries([cv_by_line.get(r.measured.line) for r in scored]) if cross_validated else {}
-    return SdpaScores(cv_by_line, in_sample, held_out)
-
-
-def scores_json(rows: list[SdpaRow], scores: SdpaScores, folds: int, data: str) -> dict[str, object]:
-    """``accuracy --kernel flash_attention --json``: every row, the in-sample summary and per regime, and the
-    cross-validated ones (None without a cross-validation)."""
-
-    def summary_json(summaries: dict[str, ErrorSummary]) -> dict[str, object]:
-        every, *rest = summaries.items()
-        return {"summary": every[1].to_json(), "by_regime": {k: s.to_json() for k, s in rest}}
-
-    return {
-        "data": data,
-        "modelled_kernels": list(MODELLED),
-        "rows": [row_json(r, scores.held_out_by_line.get(r.measured.line)) for r in rows],
-        **summary_json(scores.in_sample),
-        "cross_validated": {**summary_json(scores.held_out), "folds": folds} if scores.held_out else None,
-    }

@@ -1,4 +1,4 @@
-"""Published SDPA op times against the model (``accuracy/sdpa_data.py``, ``accuracy/sdpa_calibrate.py``,
+"""Published SDPA op times against the model (``families/attention/published.py``, ``published_calibrate.py``,
 ``accuracy --kernel flash_attention``, ``calibrate --kernel flash_attention``): the shipped rows trace back
 to ``sdpa_perf.csv``, read cleanly, are all predicted, and the CLI reports and fits them."""
 
@@ -19,16 +19,16 @@ import yaml
 
 from loom_explorer import cli
 from loom_explorer.accuracy.calibrate import with_constants
-from loom_explorer.accuracy.sdpa_data import (
+from loom_explorer.accuracy.scoring import summarise_errors
+from loom_explorer.data import published_path
+from loom_explorer.families.attention.published import (
     KERNELS,
     MODELLED,
     SdpaRow,
     predict_sdpa,
     read_sdpa_measurements,
     shipped_data,
-    summarise_errors,
 )
-from loom_explorer.data import published_path
 from loom_explorer.families.attention.quantities import ttnn_sdpa_kernel
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.load import shipped_hardware_dir

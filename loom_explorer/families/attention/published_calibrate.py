@@ -4,32 +4,30 @@ and how well the fit predicts problems it has not seen (``cross_validate_sdpa``)
 The constants (``SDPA_CONSTANTS``) are the factors on the online softmax's per-step op costs of the two ttnn
 kernels the model describes (``compute.sdpa_softmax_scale``: streaming and accurate); nothing GEMM or the
 other families use is fitted, so their predictions do not move. The fit is ``calibrate``'s coordinate descent
-on the mean squared log error, over the modelled rows (``sdpa_data.MODELLED``) of the card.
+on the mean squared log error (``scoring.log_loss``), over the modelled rows (``published.MODELLED``) of the card.
 
 Cross-validation leaves one problem out at a time (its shape, mask, chunk sizes and grid: rows of different
 kernels that timed the same problem go out together), fits on the rest from the same starting values and
-predicts the rows left out.
+predicts the rows left out (``accuracy/cross_validation.py``).
 """
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import as_completed
-
 from loom_explorer.accuracy.calibrate import CalibrationError, card_of, fit_constants, start_values, with_constants
-from loom_explorer.accuracy.gemm_data import CARDS
+from loom_explorer.accuracy.cross_validation import leave_groups_out
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.sdpa_data import MODELLED, SdpaMeasured, SdpaRow, log_loss, predict_sdpa
+from loom_explorer.accuracy.published_table import CARDS
+from loom_explorer.accuracy.scoring import log_loss
+from loom_explorer.families.attention.published import MODELLED, SdpaMeasured, SdpaRow, predict_sdpa
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import HardwareSpec
-from loom_explorer.solve.children import worker_pool
 
 SDPA_CONSTANTS = ("compute.sdpa_softmax_scale.streaming", "compute.sdpa_softmax_scale.accurate")
 
 
 def sdpa_loss(rows: list[SdpaMeasured], hw: HardwareSpec, card: str) -> float:
-    """The fit's loss on ``rows`` predicted with ``hw`` (``sdpa_data.log_loss``)."""
-    return log_loss(predict_sdpa(rows, {card: hw}))
+    """The fit's loss on ``rows`` predicted with ``hw`` (``scoring.log_loss``)."""
+    return log_loss([(r.predicted_ns, r.measured.time_ns) for r in predict_sdpa(rows, {card: hw})])
 
 
 def modelled_rows(hw: HardwareSpec, rows: list[SdpaMeasured]) -> list[SdpaMeasured]:
@@ -61,6 +59,10 @@ def _fold(
     return predict_sdpa(test, {card: with_constants(hw, fitted)})
 
 
+def _line(row: SdpaRow) -> int:
+    return row.measured.line
+
+
 def cross_validate_sdpa(
     hw: HardwareSpec,
     rows: list[SdpaMeasured],
@@ -71,30 +73,9 @@ def cross_validate_sdpa(
     """(folds, every modelled row predicted by constants fitted without its problem), in file order; the
     folds run ``processes`` at a time (default one per CPU core); ``progress`` counts the folds."""
     mine = modelled_rows(hw, rows)
-    keys = sorted({problem_key(m) for m in mine}, key=repr)
-    card = card_of(hw)
-    workers = min(len(keys), processes or os.cpu_count() or 1) or 1
-    if progress:
-        progress.phase("cross-validating (problems)", len(keys))
-    out: list[SdpaRow] = []
-    with worker_pool(workers) as pool:  # workers ignore Ctrl-C and end with the command
-        futures = [
-            pool.submit(
-                _fold,
-                hw,
-                card,
-                [m for m in mine if problem_key(m) != key],
-                [m for m in mine if problem_key(m) == key],
-                constants,
-            )
-            for key in keys
-        ]
-        for done, future in enumerate(as_completed(futures), start=1):
-            out += future.result()
-            if progress:
-                progress.update(done)
-    out.sort(key=lambda r: r.measured.line)
-    return len(keys), out
+    return leave_groups_out(
+        hw, card_of(hw), mine, problem_key, _fold, constants, _line, "problems", processes, progress
+    )
 
 
 def cross_validate_cards(

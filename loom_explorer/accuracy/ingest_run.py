@@ -1,0 +1,69 @@
+"""``loom-explorer ingest``: a device-profiler report read whole and checked (``ingest.read_ops_perf``), the
+chip told from it (or ``--hw``), each op predicted with its own config (``ingest.report_measurements``), the
+predictions recorded in the results store (unless a dry run), and the share of the capture's device time
+the model answers for (``coverage``); ``ingest_json`` is the ``--json`` contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from loom_explorer.accuracy.coverage import Coverage, coverage_of
+from loom_explorer.accuracy.ingest import (
+    IngestReport,
+    choose_hardware,
+    read_ops_perf,
+    report_measurements,
+    summary_json,
+)
+from loom_explorer.accuracy.progress import Progress
+from loom_explorer.store import Measurement, open_store
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    """A report ingested: its ops, the chip they were predicted on (``chip``: what it is and how it was
+    told), their predictions (one per op, in order), what was recorded and the coverage."""
+
+    report: IngestReport
+    chip: str
+    measurements: list[Measurement]
+    coverage: Coverage
+    recorded: int = 0  # measurements recorded in the store (none on a dry run)
+    store: Path | None = None  # the store they were recorded in
+
+
+def ingest(file: str, hw: str | None, dry_run: bool, skip_bad_rows: bool, store: str | None) -> Ingested:
+    """The report ``file`` ingested (module docstring): the whole file is read and checked before anything is
+    predicted or recorded."""
+    ids: list[int] = []
+    store_path: Path | None = None
+    with Progress() as progress:
+        report = read_ops_perf(file, skip_bad_rows=skip_bad_rows, progress=progress)
+        hw_name, grid, chip_line = choose_hardware(report, hw) if report.ops else (None, None, "")
+        measurements = report_measurements(report, hw_name, progress, grid) if hw_name and report.ops else []
+        if not dry_run:
+            with open_store(store) as opened:
+                ids = opened.record_many(measurements)
+                store_path = opened.path
+    return Ingested(report, chip_line, measurements, coverage_of(report, measurements), len(ids), store_path)
+
+
+def ingest_json(done: Ingested) -> dict[str, object]:
+    """``ingest --json``: the report's summary, the chip, every op's prediction and the coverage."""
+    doc = summary_json(done.report)
+    doc["chip"] = done.chip
+    doc["predictions"] = [
+        {
+            "row": op.row,
+            "hardware": m.hardware,
+            "candidate": m.candidate,
+            "predicted_ns": m.predicted_ns,
+            "measured_ns": m.measured_ns,
+            "note": m.note,
+        }
+        for op, m in zip(done.report.ops, done.measurements, strict=True)
+    ]
+    doc["coverage"] = done.coverage.as_json()
+    return doc
