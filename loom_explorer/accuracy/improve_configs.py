@@ -28,6 +28,7 @@ from pathlib import Path
 from loom_explorer.accuracy.improve import Improvement, ImproveReport
 from loom_explorer.errors import LoomError
 from loom_explorer.targets.ttnn.config_text import config_call, op_name
+from loom_explorer.targets.ttnn.op import problem_ttnn_op
 
 FORMAT, VERSION = "loom-explorer improve configs", 1
 
@@ -68,10 +69,10 @@ def predict_args(report: ImproveReport, op: Improvement) -> list[str]:
 
 
 def _entry(report: ImproveReport, op: Improvement) -> dict[str, object]:
-    cfg = op.best_config
-    assert cfg is not None
+    cfg, problem = op.best_config, op.problem
+    assert cfg is not None and problem is not None
     return {
-        "ttnn_op": op_name(cfg),
+        "ttnn_op": op_name(cfg, problem_ttnn_op(problem)),
         "predict_args": predict_args(report, op),
         "batch_repeats": op.batch_repeats,
         "calls": op.calls,

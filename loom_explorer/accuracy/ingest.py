@@ -74,7 +74,6 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from operator import itemgetter
 from pathlib import Path
-from typing import Literal, cast
 
 from loom_explorer.accuracy.capture import (
     NO_VALUE,
@@ -104,7 +103,7 @@ from loom_explorer.accuracy.csv_input import (
     refusal,
     width_issue,
 )
-from loom_explorer.accuracy.op_mapping import InputShape, InterleavedOp, OpSkip, op_families
+from loom_explorer.accuracy.op_mapping import InputShape, InterleavedOp, OpSkip, op_families, unmapped_reason
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
@@ -120,7 +119,6 @@ from loom_explorer.targets.ttnn.config import TtnnConfig
 from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
 from loom_explorer.targets.ttnn.op import CapturedCall, TtnnOp, problem_ttnn_op, program_ttnn_op
 
-Kernel = Literal["gemm", "flash_attention", "layernorm", "rmsnorm", "softmax", "binary"]
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
 AVAILABLE = "AVAILABLE WORKER CORE COUNT"
 
@@ -136,7 +134,7 @@ class IngestedOp:
 
     row: int
     op_code: str
-    kernel: Kernel
+    kernel: str  # the shipped kernel a family reads the row as (``op_mapping``)
     shape: dict[str, int]
     dtype: DataFormat
     formats: dict[str, DataFormat]
@@ -232,12 +230,7 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
                 "an op across devices (ring, all-gather, reduce-scatter): the model covers one chip, and "
                 "what each device does depends on its place among them, which the report does not say"
             )
-        if "matmul" in name or "sdpa" in name or "scaleddotproduct" in name:
-            raise RowSkip(
-                "a matmul/SDPA variant the model does not map (only Matmul[DeviceOperation], "
-                "MinimalMatmulOp, ScaledDotProductAttention / SDPAOperation)"
-            )
-        raise RowSkip("not an op the model maps (matmul, SDPA, layer/RMS norm, softmax, binary add/sub/mul)")
+        raise RowSkip(unmapped_reason(name))
     # the number cells of an op that is ingested: a bad one is an error (BadCell), not a skip
     core_count = row.number(positive_int, "CORE COUNT")
     available = row.number(positive_int, AVAILABLE)
@@ -253,7 +246,7 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     return IngestedOp(
         row=0,
         op_code=op_code,
-        kernel=cast(Kernel, parts.kernel),
+        kernel=parts.kernel,
         shape=parts.shape,
         dtype=parts.dtype,
         formats=parts.formats,

@@ -18,7 +18,10 @@ The object says
   the op or not (``coverage.py``: the matmul and attention time of a capture, and of the rows predicted as
   the family's ``kernels``);
 * ``published``: for a family whose kernel has published measurements, how ``accuracy`` and ``calibrate``
-  read, predict and score them (:class:`~loom_explorer.accuracy.published.PublishedKernel`).
+  read, predict and score them (:class:`~loom_explorer.accuracy.published.PublishedKernel`);
+* ``ops_phrase``: its ops in the reason a row no family claims is skipped (``layer/RMS norm, softmax``);
+* ``unmapped_variant``: the reason a row of its kind (an op code with one of its ``op_words``) that is none
+  of its ``op_codes`` is skipped ("" for a family without ``op_words``).
 
 How ttnn's interleaved default splits such an op's work is ttnn's behaviour: the family's ``TtnnOp``
 (``targets/ttnn/op.py``) says it.
@@ -70,6 +73,8 @@ class AccuracyOps:
     read_configured: Callable[[ProfilerRow, str, dict[str, str], dict[str, object]], OpReading] | None = None
     op_words: tuple[str, ...] = ()
     published: PublishedKernel | None = None
+    ops_phrase: str = ""
+    unmapped_variant: str = ""
 
 
 @cache
@@ -98,6 +103,15 @@ def error_family(kernel: str, shape: Mapping[str, int]) -> str:
 def op_words() -> tuple[str, ...]:
     """The words that name an op of some family's kind in a profiler op code (``AccuracyOps.op_words``)."""
     return tuple(word for ops in accuracy_ops() for word in ops.op_words)
+
+
+def unmapped_reason(op_code: str) -> str:
+    """Why a row of lower-case op code ``op_code`` that no family claims is skipped: a variant of a family's
+    kind of op (``unmapped_variant``), else none of the ops the families map (their ``ops_phrase``)."""
+    for ops in accuracy_ops():
+        if ops.unmapped_variant and any(word in op_code for word in ops.op_words):
+            return ops.unmapped_variant
+    return f"not an op the model maps ({', '.join(ops.ops_phrase for ops in accuracy_ops() if ops.ops_phrase)})"
 
 
 @cache

@@ -77,6 +77,7 @@ def run_predict(req: PredictCommand) -> int:
         restricted,
     )
     from loom_explorer.targets.ttnn.config_text import config_call, config_class, config_fields, op_name
+    from loom_explorer.targets.ttnn.op import ttnn_op_of
 
     given = given_config(load_program(req.problem.kernel), req.ttnn_config, req.op)
     problem_request = req.problem
@@ -94,7 +95,7 @@ def run_predict(req: PredictCommand) -> int:
     hw = restricted(hw, req.grid)
     cfg, evaluated = evaluate_given(hw, problem, given, req.ttnn_config)
     source = req.ttnn_config or "ttnn default"
-    op = op_name(cfg, decode=evaluated.schedule.candidate.has_tag("kv_split"))
+    op = op_name(cfg, ttnn_op_of(evaluated.schedule.problem, evaluated.schedule.candidate))
     if req.json:
         print(
             json.dumps(

@@ -48,6 +48,7 @@ from loom_explorer.solve.pins import PinError
 from loom_explorer.solve.solver import Session, SolveOptions, rank
 from loom_explorer.targets.ttnn.config_text import config_call, op_name
 from loom_explorer.targets.ttnn.defaults import evaluate_ttnn_default
+from loom_explorer.targets.ttnn.op import ttnn_op_of
 from loom_explorer.traffic import schedule_transfers, traffic_report
 from loom_explorer.traffic.loads import TrafficReport
 from loom_explorer.traffic.transfers import Transfer
@@ -387,8 +388,8 @@ class ExplorerState(param.Parameterized):
             except ValueError as exc:  # ConfigError: ttnn has no default this model can express
                 found = TtnnDefault("", None, f"no ttnn default: {exc}")
             else:
-                decode = evaluated.schedule.candidate.has_tag("kv_split")
-                call = f"{op_name(config, decode)}: " + "; ".join(config_call(config))
+                op = ttnn_op_of(evaluated.schedule.problem, evaluated.schedule.candidate)
+                call = f"{op_name(config, op)}: " + "; ".join(config_call(config))
                 found = TtnnDefault(call, evaluated.result, schedule=evaluated.schedule)
             self._ttnn_default = (session, found)
         return self._ttnn_default[1]

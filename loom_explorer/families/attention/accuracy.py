@@ -91,4 +91,6 @@ ACCURACY = AccuracyOps(
     read_configured=read_sdpa,
     op_words=("sdpa", "scaleddotproduct", "attention"),
     published=PUBLISHED,
+    ops_phrase="SDPA",
+    unmapped_variant="an SDPA variant the model does not map (only ScaledDotProductAttention / SDPAOperation)",
 )

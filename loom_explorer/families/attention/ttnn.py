@@ -98,6 +98,7 @@ OP = TtnnOp(
     _sdpa_equivalent,
     sdpa_memory,
     _sdpa_call,
+    function="ttnn.transformer.scaled_dot_product_attention",
     default=sdpa_default,
     captured=captured_sdpa,
     configs=SDPA_CONFIGS,

@@ -107,8 +107,8 @@ class TtnnSdpaConfig(BaseModel):
 
     # what the core reads of a config (``targets/ttnn/config.py``)
 
-    def ttnn_call(self, decode: bool) -> str:
-        return "ttnn.transformer.scaled_dot_product_attention" + ("_decode" if decode else "")
+    def ttnn_call(self) -> str | None:
+        return None  # the op's: SDPA, or SDPA decode for a flash-decoding schedule
 
     def ttnn_class(self) -> str | None:
         return f"ttnn.{self.program_config}"

@@ -254,4 +254,6 @@ ACCURACY = AccuracyOps(
     read_configured=read_matmul,
     op_words=("matmul",),
     published=PUBLISHED,
+    ops_phrase="matmul",
+    unmapped_variant="a matmul variant the model does not map (only Matmul[DeviceOperation], MinimalMatmulOp)",
 )

@@ -154,6 +154,7 @@ OP = TtnnOp(
     _matmul_equivalent,
     _matmul_memory,
     _matmul_call,
+    function="ttnn.matmul",
     default=ttnn_default_evaluated,
     captured=captured_matmul,
     configs=ProgramConfigs(parse=parse_config, evaluate=evaluate_matmul_config, exported=exported_matmul_config),

@@ -99,8 +99,8 @@ class TtnnMatmulConfig(BaseModel):
 
     # what the core reads of a config (``targets/ttnn/config.py``)
 
-    def ttnn_call(self, decode: bool) -> str:
-        return "ttnn.matmul"
+    def ttnn_call(self) -> str | None:
+        return None  # the op's: ttnn.matmul
 
     def ttnn_class(self) -> str | None:
         return f"ttnn.{self.program_config}"

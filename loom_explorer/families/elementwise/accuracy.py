@@ -50,4 +50,5 @@ ACCURACY = AccuracyOps(
     op_codes=BINARY_OP_CODES,
     kernels=("binary",),
     read_interleaved=read_binary,
+    ops_phrase="binary add/sub/mul",
 )

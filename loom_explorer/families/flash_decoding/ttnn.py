@@ -66,6 +66,7 @@ OP = TtnnOp(
     _decode_equivalent,
     sdpa_memory,
     _decode_call,
+    function="ttnn.transformer.scaled_dot_product_attention_decode",
     default=decode_default,
     captured=captured_decode,
     configs=replace(SDPA_CONFIGS, evaluate=evaluate_decode),

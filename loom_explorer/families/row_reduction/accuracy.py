@@ -74,4 +74,5 @@ ACCURACY = AccuracyOps(
     op_codes=NORM_OP_CODES | SOFTMAX_OP_CODES,
     kernels=("layernorm", "rmsnorm", "softmax"),
     read_interleaved=read_row_reduction,
+    ops_phrase="layer/RMS norm, softmax",
 )

@@ -32,9 +32,9 @@ class TtnnConfig(Protocol):
         """The config's fields as JSON text (pydantic's)."""
         ...
 
-    def ttnn_call(self, decode: bool) -> str:
-        """The ttnn call that runs the config (e.g. ``ttnn.matmul``); ``decode`` for an SDPA config of a
-        flash-decoding schedule."""
+    def ttnn_call(self) -> str | None:
+        """The ttnn call that runs the config when the config names it (an op without a program config, e.g.
+        ``ttnn.rms_norm``); None when it is the call of the op the config is given to (``TtnnOp.function``)."""
         ...
 
     def ttnn_class(self) -> str | None:

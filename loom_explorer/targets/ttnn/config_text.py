@@ -14,13 +14,18 @@ from collections.abc import Mapping
 from pydantic import BaseModel
 
 from loom_explorer.targets.ttnn.config import TtnnConfig
+from loom_explorer.targets.ttnn.evaluate import ConfigError
+from loom_explorer.targets.ttnn.op import TtnnOp
 
 NOT_ARGUMENTS = frozenset({"program_config", "memory", "compute"})  # a config's fields that are no argument
 
 
-def op_name(cfg: TtnnConfig, decode: bool = False) -> str:
-    """The ttnn call that runs ``cfg``: ``decode`` for an SDPA config of a flash-decoding schedule."""
-    return cfg.ttnn_call(decode)
+def op_name(cfg: TtnnConfig, op: TtnnOp) -> str:
+    """The ttnn call that runs ``cfg`` given to ``op``: the one the config names, else the op's function."""
+    call = cfg.ttnn_call() or op.function
+    if call is None:
+        raise ConfigError(f"ttnn's {op.name} op names no function for a {type(cfg).__name__}")
+    return call
 
 
 def config_class(cfg: TtnnConfig) -> str | None:

@@ -91,7 +91,7 @@ class TtnnDefaultOp(BaseModel):
 
     # what the core reads of a config (``config.TtnnConfig``): the op and its split, no program config
 
-    def ttnn_call(self, decode: bool) -> str:
+    def ttnn_call(self) -> str | None:
         return self.op
 
     def ttnn_class(self) -> str | None:

@@ -105,6 +105,8 @@ class TtnnOp:
       arguments, notes on what TTNN fixes differently); ExportError when TTNN cannot run the candidate;
     * ``memory``: its operands' memory configs (``sharding.py``); ``call``: the source of its call
       (``host_inputs``, ``op``, ``expected``) in the exported file;
+    * ``function``: the ttnn function a program config of the op is given to (``ttnn.matmul``); None for an
+      op whose function depends on the problem (its configs name it: ``TtnnConfig.ttnn_call``);
     * ``default``: the config ttnn picks when the call gives none, and the referee's evaluation of it;
     * ``captured``: the config a captured call ran (its own, or the one ttnn picks) and its evaluation;
     * ``configs``: how its program configs are read and costed (None: the op takes none);
@@ -122,6 +124,7 @@ class TtnnOp:
     equivalent: Callable[[SymbolicSchedule, dict[str, int]], tuple[str | None, dict[str, object], list[str]]]
     memory: Callable[[SymbolicSchedule, dict[str, int]], dict[str, object]]
     call: Callable[[SymbolicSchedule], str]
+    function: str | None = None
     default: Callable[[HardwareSpec, Problem], tuple[TtnnConfig, Evaluated]] | None = None
     captured: Callable[[HardwareSpec, Problem, CapturedCall], tuple[TtnnConfig | None, Evaluated]] | None = None
     configs: ProgramConfigs | None = None

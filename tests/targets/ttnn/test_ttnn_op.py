@@ -89,17 +89,20 @@ def test_every_config_prints_through_the_protocol() -> None:
             "memory": {"out": "L1_WIDTH_SHARDED"},
         }
     )
-    assert op_name(matmul) == "ttnn.matmul" and matmul.placements() == {"out": Placement.l1_width}
+    assert op_name(matmul, ttnn_ops()["contraction"]) == "ttnn.matmul" and matmul.placements() == {
+        "out": Placement.l1_width
+    }
     assert "transpose_mcast" not in config_fields(matmul) and config_fields(matmul)["mcast_in0"] is True
     assert config_call(matmul)[1] == "memory: out=L1_WIDTH_SHARDED"
     sdpa = TtnnSdpaConfig(compute_with_storage_grid_size=(8, 8), q_chunk_size=64, k_chunk_size=128)
-    assert op_name(sdpa, decode=True) == "ttnn.transformer.scaled_dot_product_attention_decode"
+    assert op_name(sdpa, ttnn_ops()["flash_decoding"]) == "ttnn.transformer.scaled_dot_product_attention_decode"
+    assert op_name(sdpa, ttnn_ops()["attention"]) == "ttnn.transformer.scaled_dot_product_attention"
     assert config_call(sdpa) == [
         "ttnn.SDPAProgramConfig(compute_with_storage_grid_size=ttnn.CoreCoord(8, 8), q_chunk_size=64, k_chunk_size=128)"
     ]
     assert sdpa.read_with() == {} and sdpa.placements() == {}
     default, _ = evaluate_interleaved_default(load_hardware(N150), problem("rmsnorm", "H=64,W=1024"))
-    assert config_class(default) is None and op_name(default) == "ttnn.rms_norm"
+    assert config_class(default) is None and op_name(default, ttnn_ops()["row_reduction"]) == "ttnn.rms_norm"
     assert config_call(default)[0].startswith("no program config (interleaved, LayerNormDefaultProgramConfig)")
     with pytest.raises(TypeError, match="TtnnSdpaConfig is not a TtnnMatmulConfig"):
         own(sdpa, type(matmul))
