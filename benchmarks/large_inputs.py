@@ -117,8 +117,8 @@ def measurement_files(folder: Path, rows: int, ops: int, seed: int) -> tuple[Pat
         w.writerow(CONFIG_HEADER)
         for i in sorted(manual):
             card, m, k, n, dtype, _ = keys[i]
-            gx, gy = GRIDS[card]  # type: ignore[index]
-            pm, pn, kt = math.ceil(m / 32 / gy), math.ceil(n / 32 / gx), k // 32  # type: ignore[operator]
+            gx, gy = GRIDS[card]
+            pm, pn, kt = math.ceil(m / 32 / gy), math.ceil(n / 32 / gx), k // 32
             sh, sw = _subblock(pm, pn)
             ibw = max(d for d in (1, 2, 4, 8) if kt % d == 0)
             w.writerow(
@@ -150,7 +150,7 @@ def measurement_files(folder: Path, rows: int, ops: int, seed: int) -> tuple[Pat
         for _ in range(rows):
             i = rng.randrange(len(keys))
             card, m, k, n, dtype, fidelity = keys[i]
-            gx, gy = GRIDS[card]  # type: ignore[index]
+            gx, gy = GRIDS[card]
             t = distinct[keys[i]] * rng.uniform(0.9, 1.1)
             w.writerow(
                 [

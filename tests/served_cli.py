@@ -39,7 +39,7 @@ class Served:
         self.log: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()
         self.url = self._wait_for_url()
-        self.port = int(re.search(r":(\d+)/", self.url).group(1))  # type: ignore[union-attr]
+        self.port = int(re.search(r":(\d+)/", self.url).group(1))
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None

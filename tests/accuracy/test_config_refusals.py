@@ -322,7 +322,7 @@ def refused_or_costed(evaluate: object) -> None:
     st.booleans(),
     st.sampled_from(["M=256,K=256,N=256", "M=32,K=4096,N=1024", "M=4096,K=64,N=96"]),
 )
-def test_random_matmul_configs_are_costed_or_refused(base, grid, ibw, pm, pn, bh, sh, sw, flag, shape) -> None:  # type: ignore[no-untyped-def]
+def test_random_matmul_configs_are_costed_or_refused(base, grid, ibw, pm, pn, bh, sh, sw, flag, shape) -> None:
     raw = {
         **base,
         "compute_with_storage_grid_size": list(grid),
@@ -347,7 +347,7 @@ def test_random_matmul_configs_are_costed_or_refused(base, grid, ibw, pm, pn, bh
     st.sampled_from(["B=1,H=8,Sq=1024,Skv=1024,D=64", "B=2,H=8,Hkv=2,Sq=32,Skv=4096,D=128"]),
     st.booleans(),
 )
-def test_random_sdpa_configs_are_costed_or_refused(grid, q, k, cores, shape, causal) -> None:  # type: ignore[no-untyped-def]
+def test_random_sdpa_configs_are_costed_or_refused(grid, q, k, cores, shape, causal) -> None:
     raw = {
         "compute_with_storage_grid_size": list(grid),
         "q_chunk_size": q,

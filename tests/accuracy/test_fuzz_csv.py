@@ -132,7 +132,7 @@ def _check_accepted(path: Path, skip: bool) -> None:
         assert all(len(r) == len(records[0]) for r in records[1:])
 
 
-def _check_measured_result(cases: list, unusable: list) -> None:  # type: ignore[type-arg]
+def _check_measured_result(cases: list, unusable: list) -> None:
     for case in cases:
         time_ns = float(case.source["time_ns"])
         assert math.isfinite(time_ns) and time_ns > 0

@@ -63,7 +63,7 @@ def _write(path: Path, header: list[str], rows: list[dict[str, str]]) -> Path:
     return path
 
 
-def _variant(tmp_path: Path, *, drop: str | None = None, replace: tuple[str, str] | None = None, rename=None) -> Path:  # type: ignore[no-untyped-def]
+def _variant(tmp_path: Path, *, drop: str | None = None, replace: tuple[str, str] | None = None, rename=None) -> Path:
     """The v2 fixture without column ``drop``, with a text replacement in every cell, or renamed headers."""
     header, rows = _rows(V2)
     if drop:
@@ -76,7 +76,7 @@ def _variant(tmp_path: Path, *, drop: str | None = None, replace: tuple[str, str
     return _write(tmp_path / "ops_perf_results_variant.csv", header, rows)
 
 
-def _by_row(path: Path):  # type: ignore[no-untyped-def]
+def _by_row(path: Path):
     report = read_ops_perf(path)
     return report, {op.row: op for op in report.ops}, {s.row: s for s in report.skipped}
 
@@ -178,7 +178,7 @@ def test_older_format_in_another_column_order_reads_the_same() -> None:
     new, old = read_ops_perf(V2), read_ops_perf(V1)
     assert [op.row for op in old.ops] == [2, 3, 4, 7]  # row 7: no program config, predicted as ttnn picks one
 
-    def essence(op):  # type: ignore[no-untyped-def]
+    def essence(op):
         return (
             op.kernel,
             op.shape,

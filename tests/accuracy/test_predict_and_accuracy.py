@@ -27,7 +27,7 @@ from loom_explorer.validate import referee
 CALIBRATION, CONFIGS = published_path("gemm_flops_calibration.csv"), published_path("gemm_manual_configs.csv")
 
 
-def _problem(shape: str):  # type: ignore[no-untyped-def]
+def _problem(shape: str):
     return make_problem(load_program("gemm"), shape)
 
 
@@ -195,7 +195,7 @@ def test_restricted_grid() -> None:
         restrict_grid(hw, 14, 10)
 
 
-def test_predict_cli(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_predict_cli(tmp_path, capsys) -> None:
     cfg = tmp_path / "cfg.json"
     cfg.write_text(
         json.dumps(
@@ -255,7 +255,7 @@ def test_predict_cli(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert "exactly one of" in capsys.readouterr().err
 
 
-def test_predict_names_the_config_it_costed_before_the_schedule(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_predict_names_the_config_it_costed_before_the_schedule(tmp_path, capsys) -> None:
     """Text and JSON say which ttnn call and program config were costed (class and arguments), and the text
     is not a solve table: nothing was solved, so no status, solve time or "best"."""
     shape = ["gemm", "--hw", "wormhole_n150", "--shape", "M=1024,K=1024,N=1024"]

@@ -103,7 +103,7 @@ def _deep_text(page: ExplorerPage) -> str:
 
 def test_a_path_in_the_query_runs_nothing_and_shows_nothing_of_the_file(
     cli_server: Served,
-    new_page,  # type: ignore[no-untyped-def]
+    new_page,
     tmp_path: Path,
 ) -> None:
     secret = f"secret-{uuid.uuid4().hex}"
@@ -128,7 +128,7 @@ def test_a_path_in_the_query_runs_nothing_and_shows_nothing_of_the_file(
     assert not marker.exists()
 
 
-def test_a_second_session_shows_nothing_of_the_first(cli_server: Served, new_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_session_shows_nothing_of_the_first(cli_server: Served, new_page) -> None:
     bad = {"kernel": "nonexistent", "hw": "/etc/passwd", "dtype": "<img src=x>", "fidelity": "ultra"}
     first = new_page()
     for query in ("kernel=nonexistent", "hw=/etc/passwd&dtype=<img src=x>&fidelity=ultra"):
@@ -153,7 +153,7 @@ def test_a_second_session_shows_nothing_of_the_first(cli_server: Served, new_pag
     assert not second.page.locator(".error").is_visible()
 
 
-def test_bad_form_values_name_the_field_and_keep_the_last_good_problem(cli_server: Served, new_page) -> None:  # type: ignore[no-untyped-def]
+def test_bad_form_values_name_the_field_and_keep_the_last_good_problem(cli_server: Served, new_page) -> None:
     page = new_page()
     _open(page, f"{cli_server.url}?{SMALL}")
     page.wait_solved()
@@ -172,7 +172,7 @@ def test_bad_form_values_name_the_field_and_keep_the_last_good_problem(cli_serve
         assert page.text(".summary") == summary and page.candidate_rows() == rows
 
 
-def test_a_kernel_named_on_the_command_line_is_offered_by_its_name(cli_server: Served, new_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_kernel_named_on_the_command_line_is_offered_by_its_name(cli_server: Served, new_page) -> None:
     page = new_page()
     _open(page, f"{cli_server.url}?kernel=my_gemm&{SMALL}")
     page.wait_solved()

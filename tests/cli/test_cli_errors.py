@@ -42,21 +42,21 @@ def _missing_key() -> object:
     return empty["no such key"]
 
 
-def test_an_unexpected_exception_is_an_internal_error_without_a_traceback(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_an_unexpected_exception_is_an_internal_error_without_a_traceback(capsys) -> None:
     assert _run(_missing_key) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert err.startswith("loom-explorer: internal error (KeyError: 'no such key'); this is a bug")
     assert "--debug" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_debug_prints_the_traceback_of_an_internal_error(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_debug_prints_the_traceback_of_an_internal_error(capsys) -> None:
     assert _run(_missing_key, debug=True) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err and "_missing_key" in err
     assert "loom-explorer: internal error (KeyError" in err
 
 
-def test_ctrl_c_in_a_command_exits_130_without_a_traceback(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_ctrl_c_in_a_command_exits_130_without_a_traceback(capsys) -> None:
     def interrupt() -> object:
         raise KeyboardInterrupt
 
@@ -116,7 +116,7 @@ DOCUMENTED = {"NoScheduleError": EXIT_NO_SCHEDULE}  # no candidate has a schedul
 
 
 @pytest.mark.parametrize("error", ERRORS, ids=lambda c: c.__qualname__)
-def test_each_loom_error_exits_with_its_documented_status(capsys, error: type[LoomError]) -> None:  # type: ignore[no-untyped-def]
+def test_each_loom_error_exits_with_its_documented_status(capsys, error: type[LoomError]) -> None:
     documented = next((s for c in error.__mro__ for n, s in DOCUMENTED.items() if c.__name__ == n), EXIT_BAD_INPUT)
     assert error.exit_status == documented
     for args in (("what went wrong",), ("what went wrong", "the reason")):  # CellError: (value, reason)

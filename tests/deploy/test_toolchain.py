@@ -15,7 +15,7 @@ from loom_explorer.targets.ttlang import TT_LANG_VERSION
 from loom_explorer.targets.ttnn import TTNN_VERSION
 
 
-def test_the_default_place_follows_the_environment(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_default_place_follows_the_environment(monkeypatch, tmp_path) -> None:
     monkeypatch.delenv(tc.ENV_VAR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     root = tc.default_root()
@@ -25,7 +25,7 @@ def test_the_default_place_follows_the_environment(monkeypatch, tmp_path) -> Non
     assert tc.default_root() == tmp_path / "mine"
 
 
-def test_a_half_built_environment_is_never_used(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_half_built_environment_is_never_used(monkeypatch, tmp_path) -> None:
     monkeypatch.delenv(tc.ENV_VAR, raising=False)
     root = tmp_path / "tc"
     (root / "bin").mkdir(parents=True)
@@ -38,7 +38,7 @@ def test_a_half_built_environment_is_never_used(monkeypatch, tmp_path) -> None: 
 
 
 @pytest.mark.parametrize("python", [sys.executable, "/bin/false", "/no/such/python"])
-def test_install_refuses_a_python_that_is_not_3_12(tmp_path, python: str) -> None:  # type: ignore[no-untyped-def]
+def test_install_refuses_a_python_that_is_not_3_12(tmp_path, python: str) -> None:
     if python == sys.executable and sys.version_info[:2] == (3, 12):
         python = "/bin/false"
     with pytest.raises(tc.ToolchainError, match=f"--python {python} is .*Python 3.12"):
@@ -55,7 +55,7 @@ def test_find_python312_finds_a_3_12_or_none() -> None:
         assert out.stdout.strip() == "(3, 12)"
 
 
-def test_status_says_where_it_is_missing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_status_says_where_it_is_missing(tmp_path) -> None:
     env = {**os.environ, tc.ENV_VAR: ""}
     out = subprocess.run(
         [sys.executable, "-m", "loom_explorer.cli", "toolchain", "status", "--path", str(tmp_path / "none")],

@@ -15,7 +15,7 @@ TIER = ROOT / "tests" / "ttnn_contract"
 
 
 @pytest.mark.toolchain
-def test_the_ttnn_contract_tier_passes(toolchain) -> None:  # type: ignore[no-untyped-def]
+def test_the_ttnn_contract_tier_passes(toolchain) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
         [str(toolchain.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confcutdir", str(TIER), str(TIER)],

@@ -83,7 +83,7 @@ def _run(argv: list[str]) -> tuple[int, str]:
     return code, err.getvalue()
 
 
-def test_a_refusal_every_candidate_shares_is_said_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_refusal_every_candidate_shares_is_said_once(tmp_path) -> None:
     """TT-Lang export reads DRAM-interleaved tensors only: with in0 sharded in L1 every candidate is refused
     for that one reason, and the message says it once."""
     out = tmp_path / "sharded.py"

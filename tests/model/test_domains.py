@@ -103,7 +103,7 @@ MCAST = Candidate(axes=(("y", "M"), ("x", "N")), comms=(("in0", Comm.mcast_x), (
 ONE_D = Candidate(axes=(("xy", "M"),), comms=(("in0", Comm.dram), ("in1", Comm.dram)))
 
 
-def least_point(schedule) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def least_point(schedule) -> dict[str, int]:
     return {p.name: p.values.min for p in schedule.params}
 
 

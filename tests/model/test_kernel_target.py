@@ -27,7 +27,7 @@ BIG = "M=4096,K=4096,N=4096"
 
 
 @pytest.fixture(scope="module")
-def solved():  # type: ignore[no-untyped-def]
+def solved():
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("gemm"), BIG)
     session = Session(hw, problem)
@@ -35,7 +35,7 @@ def solved():  # type: ignore[no-untyped-def]
     return hw, problem, session.schedule(best.candidate_name), best
 
 
-def test_the_tt_lang_kernels_hold_an_accumulator_ttnn_s_do_not(solved) -> None:  # type: ignore[no-untyped-def]
+def test_the_tt_lang_kernels_hold_an_accumulator_ttnn_s_do_not(solved) -> None:
     hw, problem, schedule, best = solved
     values = best.solution.values()
     ttnn = {b.name: evaluate(b.bytes_expr, values) for b in schedule.l1_buffers}
@@ -47,7 +47,7 @@ def test_the_tt_lang_kernels_hold_an_accumulator_ttnn_s_do_not(solved) -> None: 
     assert problem.target is KernelTarget.ttnn  # the default: TTNN's kernels, as measured
 
 
-def test_a_ttnn_schedule_whose_tt_lang_kernel_overflows_is_not_exported_as_one(solved) -> None:  # type: ignore[no-untyped-def]
+def test_a_ttnn_schedule_whose_tt_lang_kernel_overflows_is_not_exported_as_one(solved) -> None:
     hw, problem, schedule, best = solved
     reason = ttlang_l1_blocker(hw, problem, schedule, best.solution.values())
     assert reason is not None and "more than the 1,395,424 B usable" in reason and "--target ttlang" in reason
@@ -80,7 +80,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
-def test_export_ttlang_solves_for_the_tt_lang_kernels(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_export_ttlang_solves_for_the_tt_lang_kernels(tmp_path) -> None:
     out = tmp_path / "k.py"
     done = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", BIG, "--format", "ttlang", "-o", str(out))
     assert done.returncode == 0, done.stderr

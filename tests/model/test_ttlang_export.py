@@ -27,7 +27,7 @@ def _softmax(target: KernelTarget) -> Session:
     return Session(load_hardware("wormhole_n150"), make_problem(load_program("softmax"), "H=64,W=2080", target=target))
 
 
-def _attention(pins: dict[str, int], causal: bool = True):  # type: ignore[no-untyped-def]
+def _attention(pins: dict[str, int], causal: bool = True):
     problem = make_problem(
         load_program("flash_attention"), ATTENTION, options={"causal"} if causal else set(), target=KernelTarget.ttlang
     )
@@ -58,7 +58,7 @@ def test_a_split_of_the_columns_is_solved_even_and_an_uneven_one_is_named() -> N
     ), verdict.violations
 
 
-def test_a_ttnn_schedule_breaking_a_rule_is_not_exported_and_export_falls_back(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_ttnn_schedule_breaking_a_rule_is_not_exported_and_export_falls_back(capsys) -> None:
     """Solved for TTNN's kernels, the split candidate takes 9 columns a core (8 x 9 >= 65): the TT-Lang writer
     cannot write it; the exporter says why and writes the best schedule it can."""
     session = _softmax(KernelTarget.ttnn)

@@ -70,7 +70,7 @@ def test_the_well_formed_probe_is_accepted() -> None:
         (lambda: Reduce("min", "r", "x"), r"Reduce: op 'min' is not one of 'sum', 'max', 'mean'"),  # type: ignore[arg-type]
     ],
 )
-def test_a_part_that_cannot_be_is_refused_naming_it(build, says) -> None:  # type: ignore[no-untyped-def]
+def test_a_part_that_cannot_be_is_refused_naming_it(build, says) -> None:
     with pytest.raises(ProgramError, match=says) as caught:
         build()
     assert "\n" not in str(caught.value)
@@ -104,7 +104,7 @@ def test_a_part_that_cannot_be_is_refused_naming_it(build, says) -> None:  # typ
         ),
     ],
 )
-def test_a_program_that_cannot_be_is_refused_naming_the_tensor(kwargs, says) -> None:  # type: ignore[no-untyped-def]
+def test_a_program_that_cannot_be_is_refused_naming_the_tensor(kwargs, says) -> None:
     with pytest.raises(ProgramError, match=says):
         gemm(**kwargs)
 

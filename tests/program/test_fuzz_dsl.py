@@ -134,7 +134,7 @@ def refused_cleanly(exc: LoomError) -> None:
 
 @FUZZ
 @given(built(programs()))
-def test_random_programs_build_or_raise_the_input_error(program) -> None:  # type: ignore[no-untyped-def]
+def test_random_programs_build_or_raise_the_input_error(program) -> None:
     try:
         if isinstance(program, ProgramError):  # the DSL refused it while it was built
             raise program
@@ -145,7 +145,7 @@ def test_random_programs_build_or_raise_the_input_error(program) -> None:  # typ
 
 @FUZZ
 @given(st.sampled_from(VALID), st.sampled_from(["dims", "tensors", "ops"]), st.integers(0, 20), st.data())
-def test_a_valid_program_with_one_field_replaced_builds_or_raises_the_input_error(program, part, at, data) -> None:  # type: ignore[no-untyped-def]
+def test_a_valid_program_with_one_field_replaced_builds_or_raises_the_input_error(program, part, at, data) -> None:
     items = list(getattr(program, part))
     at %= len(items)
     field = data.draw(st.sampled_from([f.name for f in dataclasses.fields(items[at])]))

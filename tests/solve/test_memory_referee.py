@@ -110,7 +110,7 @@ def test_a_record_under_other_pins_is_not_served(tiny_hw_path: Path, tmp_path: P
     assert again.proven_at is None and "solved under other pins" in again.note
 
 
-def test_the_cli_warns_and_answers_with_the_model_s_latency(tiny_hw_path: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_cli_warns_and_answers_with_the_model_s_latency(tiny_hw_path: Path, tmp_path: Path, capsys) -> None:
     store = tmp_path / "results.sqlite"
     args = [
         "solve",

@@ -38,7 +38,7 @@ def more_cycles(schedule: SymbolicSchedule, extra: ExprLike = 1) -> SymbolicSche
     )
 
 
-def solved_session(hw, stop: StopToken | None = None) -> tuple[Session, dict[str, int]]:  # type: ignore[no-untyped-def]
+def solved_session(hw, stop: StopToken | None = None) -> tuple[Session, dict[str, int]]:
     """A session after one full solve, and the latency of each candidate's optimum."""
     session = Session(hw, make_problem(load_program("gemm"), SHAPE), **({"stop": stop} if stop else {}))  # type: ignore[arg-type]
     results = session.solve({}, SolveOptions(explain=False))
@@ -60,7 +60,7 @@ def test_a_latency_other_than_the_referees_raises_with_both_values(tiny_hw) -> N
     session, optima = solved_session(tiny_hw)
     name, latency = next(iter(optima.items()))
     schedule = session.schedule(name)
-    values = dict(session.solve({}, SolveOptions(), candidates=[name])[0].solution.params)  # type: ignore[union-attr]
+    values = dict(session.solve({}, SolveOptions(), candidates=[name])[0].solution.params)
     assert judge(schedule, values, latency, "CP-SAT's optimum") == referee(schedule, values).solution
     with pytest.raises(RefereeError) as caught:
         judge(schedule, values, latency + 7, "CP-SAT's optimum")
@@ -77,7 +77,7 @@ def test_an_illegal_schedule_raises_naming_the_failed_constraint(tiny_hw) -> Non
     session, optima = solved_session(tiny_hw)
     name = next(iter(optima))
     schedule = session.schedule(name)
-    best = dict(session.solve({}, SolveOptions(), candidates=[name])[0].solution.params)  # type: ignore[union-attr]
+    best = dict(session.solve({}, SolveOptions(), candidates=[name])[0].solution.params)
     illegal = None  # one parameter moved to another value of its domain that breaks a named constraint
     for p in schedule.params:
         for v in (p.values.min, p.values.max):
@@ -120,7 +120,7 @@ def test_an_optimal_solve_is_refereed(tiny_hw) -> None:
 def test_a_warm_start_after_a_pin_is_refereed(tiny_hw) -> None:
     session, optima = solved_session(tiny_hw)
     name = min(optima, key=optima.__getitem__)
-    best = dict(session.solve({}, SolveOptions(), candidates=[name])[0].solution.params)  # type: ignore[union-attr]
+    best = dict(session.solve({}, SolveOptions(), candidates=[name])[0].solution.params)
     pin_name = next(p.name for p in session.schedule(name).params if not p.fixed)
     pins = {pin_name: best[pin_name]}
     assert session.incumbent(session.schedule(name), pins) is not None  # the search starts from it

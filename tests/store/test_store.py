@@ -36,7 +36,7 @@ def _measurement(**over: object) -> Measurement:
     return Measurement(**{**base, **over})  # type: ignore[arg-type]
 
 
-def test_round_trip_and_filters(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_round_trip_and_filters(tmp_path) -> None:
     path = tmp_path / "r.sqlite"
     with open_store(path) as store:
         a = store.record(_measurement())
@@ -57,7 +57,7 @@ def test_round_trip_and_filters(tmp_path) -> None:  # type: ignore[no-untyped-de
         assert store.measurements(hardware="blackhole_p150a") == []
 
 
-def test_a_store_of_another_schema_version_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_store_of_another_schema_version_is_refused(tmp_path) -> None:
     path = tmp_path / "old.sqlite"
     ResultsStore(path).close()
     with sqlite3.connect(path) as db:
@@ -66,19 +66,19 @@ def test_a_store_of_another_schema_version_is_refused(tmp_path) -> None:  # type
         ResultsStore(path)
 
 
-def test_a_file_that_is_not_a_store_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_that_is_not_a_store_is_refused(tmp_path) -> None:
     path = tmp_path / "text.sqlite"
     path.write_text("not a database " * 100)
     with pytest.raises(StoreError, match=str(path)):
         ResultsStore(path)
 
 
-def test_an_invalid_source_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_an_invalid_source_is_refused(tmp_path) -> None:
     with open_store(tmp_path / "r.sqlite") as store, pytest.raises(sqlite3.IntegrityError):
         store.record(_measurement(source="guess"))
 
 
-def test_default_location(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_default_location(monkeypatch, tmp_path) -> None:
     monkeypatch.delenv("LOOM_EXPLORER_STORE", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert default_store_path() == tmp_path / "loom-explorer" / "results.sqlite"
@@ -87,7 +87,7 @@ def test_default_location(monkeypatch, tmp_path) -> None:  # type: ignore[no-unt
 
 
 @pytest.mark.slow
-def test_accuracy_and_verify_record_into_the_store(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_accuracy_and_verify_record_into_the_store(tmp_path, capsys) -> None:
     store = tmp_path / "r.sqlite"
     assert (
         main(

@@ -118,7 +118,7 @@ def test_every_write_to_a_read_only_store_is_a_store_error(tmp_path: Path) -> No
         assert store.measurements() == [] and store.sweep_results() == []  # reading still works
 
 
-def test_ingest_and_accuracy_record_on_a_read_only_store_exit_2(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_and_accuracy_record_on_a_read_only_store_exit_2(tmp_path: Path, capsys) -> None:
     store = tmp_path / "r.sqlite"
     with immutable(store):
         assert main(["ingest", str(CAPTURE), "--hw", "wormhole_n150", "--store", str(store)]) == 2
@@ -141,7 +141,7 @@ def test_ingest_and_accuracy_record_on_a_read_only_store_exit_2(tmp_path: Path, 
         _one_line_naming(capsys.readouterr().err, store, "attempt to write a readonly database")
 
 
-def test_a_store_whose_folder_is_a_file_is_an_error_where_the_write_is_the_point(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_store_whose_folder_is_a_file_is_an_error_where_the_write_is_the_point(tmp_path: Path, capsys) -> None:
     (tmp_path / "plain").write_text("a file, not a folder\n")
     store = tmp_path / "plain" / "r.sqlite"
     assert main(["ingest", str(CAPTURE), "--hw", "wormhole_n150", "--store", str(store)]) == 2
@@ -152,7 +152,7 @@ def test_a_store_whose_folder_is_a_file_is_an_error_where_the_write_is_the_point
     _one_line_naming(capsys.readouterr().err, store, "cannot make its folder")
 
 
-def test_a_store_that_only_remembers_solves_is_a_warning(tiny_hw_path: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_store_that_only_remembers_solves_is_a_warning(tiny_hw_path: Path, tmp_path: Path, capsys) -> None:
     (tmp_path / "plain").write_text("a file, not a folder\n")
     args = [
         "solve",

@@ -63,7 +63,7 @@ class Swept:
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory) -> Iterator[Swept]:  # type: ignore[no-untyped-def]
+def swept(tmp_path_factory) -> Iterator[Swept]:
     store = tmp_path_factory.mktemp("layer") / "results.sqlite"
     progress = io.StringIO()
     with pytest.MonkeyPatch.context() as mp:
@@ -90,7 +90,7 @@ def test_pending_solves_each_key_once_for_all_its_labels() -> None:
     assert skipped == 1 and todo[0] == Solve(HW, (LAYER[3], LAYER[7]))
 
 
-def test_as_op_relabels_a_record_and_refuses_another_op(swept) -> None:  # type: ignore[no-untyped-def]
+def test_as_op_relabels_a_record_and_refuses_another_op(swept) -> None:
     record = by_label(swept.records)["tiny layer: attn_norm"]
     other = make_op("rmsnorm", NORM, label="elsewhere: norm")
     moved = as_op(record, other)
@@ -101,7 +101,7 @@ def test_as_op_relabels_a_record_and_refuses_another_op(swept) -> None:  # type:
 
 
 # ---------------------------------------------------------------- the sweep
-def test_every_label_is_recorded_from_one_solve_per_key(swept) -> None:  # type: ignore[no-untyped-def]
+def test_every_label_is_recorded_from_one_solve_per_key(swept) -> None:
     assert (swept.summary.solved, swept.summary.skipped, swept.summary.failed) == (len(LAYER), 0, 0)
     assert "solving 4 ops for 8 rows" in swept.progress and "8/8" in swept.progress
     records = by_label(swept.records)
@@ -127,7 +127,7 @@ def test_every_label_is_recorded_from_one_solve_per_key(swept) -> None:  # type:
     assert records["tiny layer: swiglu"].ttnn_default_note == "H*W@xy|a=dram,b=dram"
 
 
-def test_rerun_skips_every_label_and_a_new_label_is_solved_alone(swept, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_rerun_skips_every_label_and_a_new_label_is_solved_alone(swept, tmp_path) -> None:
     extra = make_op("binary", ADD, label="tiny layer: residual_extra")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sweep_run, "dask_client", in_process_client)
@@ -147,7 +147,7 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
 
 
-def test_report_totals_count_every_op_of_the_layer(swept, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_report_totals_count_every_op_of_the_layer(swept, capsys) -> None:
     assert cli.main(["report", str(swept.store)]) == 0
     text = capsys.readouterr().out
     assert "once per label" in text and "decoder layer" in text

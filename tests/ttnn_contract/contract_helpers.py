@@ -50,7 +50,7 @@ def solved(
     }
 
 
-def check_program_config(ttnn, built, name: str | None, args: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+def check_program_config(ttnn, built, name: str | None, args: dict[str, object]) -> None:
     """``built`` is a real ``ttnn.<name>`` carrying every argument of ``args`` (None for an op that takes no
     program config)."""
     if name is None:
@@ -65,14 +65,14 @@ def check_program_config(ttnn, built, name: str | None, args: dict[str, object])
             assert getattr(built, key) == value, key
 
 
-def check_compute_config(ttnn, built, args: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+def check_compute_config(ttnn, built, args: dict[str, object]) -> None:
     assert isinstance(built, ttnn.WormholeComputeKernelConfig)
     assert built.math_fidelity == getattr(ttnn.MathFidelity, str(args["math_fidelity"]))
     for key in ("math_approx_mode", "fp32_dest_acc_en", "packer_l1_acc"):
         assert getattr(built, key) == args[key], key
 
 
-def check_memory_config(ttnn, built, spec: object, tensor_shape: tuple[int, ...]) -> None:  # type: ignore[no-untyped-def]
+def check_memory_config(ttnn, built, spec: object, tensor_shape: tuple[int, ...]) -> None:
     """A DRAM-interleaved config for ``"DRAM"``; otherwise a real sharded L1 config with the spec's layout,
     shard shape, orientation and cores, whose shards tile the (tile-padded) tensor."""
     assert isinstance(built, ttnn.MemoryConfig)
@@ -100,7 +100,7 @@ def check_memory_config(ttnn, built, spec: object, tensor_shape: tuple[int, ...]
         assert math.ceil(padded_rows / height) == y1 - y0 + 1 and math.ceil(padded_cols / width) == x1 - x0 + 1
 
 
-def check_calls(ttnn, source: str) -> None:  # type: ignore[no-untyped-def]
+def check_calls(ttnn, source: str) -> None:
     """Every ``ttnn.<f>(...)`` call in the file's ``op`` names a real ttnn function, each keyword argument it
     passes is one that function documents, and every ``ttnn.UnaryOpType.<X>`` it names exists."""
     tree = ast.parse(source)

@@ -57,7 +57,7 @@ def _constant(source: str, name: str) -> object:
     return ast.literal_eval(node)
 
 
-def _check_file(source: str, tmp_path, stop_at_open_device, shapes: Mapping[str, tuple[int, ...]]):  # type: ignore[no-untyped-def]
+def _check_file(source: str, tmp_path, stop_at_open_device, shapes: Mapping[str, tuple[int, ...]]):
     """Import the exported file with the real ttnn, check what ``build`` makes, then run ``main`` and check
     it stopped at ``ttnn.open_device`` with the configs and inputs already made."""
     module = import_file(source, tmp_path)
@@ -90,7 +90,7 @@ def test_a_gemm_file_builds_real_ttnn_objects_up_to_open_device(
     placements,
     candidate,
     config_class,
-    sharded,  # type: ignore[no-untyped-def]
+    sharded,
     tmp_path,
     stop_at_open_device,
 ) -> None:
@@ -99,7 +99,7 @@ def test_a_gemm_file_builds_real_ttnn_objects_up_to_open_device(
     assert _constant(source, "PROGRAM_CONFIG_CLASS") == config_class
     shapes = {"in0": (1024, 2048), "in1": (2048, 768), "out": (1024, 768)}
     _, memory = _check_file(source, tmp_path, stop_at_open_device, shapes)
-    assert {t: m["memory_layout"] for t, m in memory.items() if m != "DRAM"} == sharded  # type: ignore[attr-defined]
+    assert {t: m["memory_layout"] for t, m in memory.items() if m != "DRAM"} == sharded
     if sharded:
         assert "L1-sharded operands" in source.split('"""')[1]
 
@@ -107,7 +107,7 @@ def test_a_gemm_file_builds_real_ttnn_objects_up_to_open_device(
 @pytest.mark.parametrize("causal", [False, True], ids=["plain", "causal"])
 def test_an_attention_file_builds_real_ttnn_objects_up_to_open_device(
     causal: bool,
-    tmp_path,  # type: ignore[no-untyped-def]
+    tmp_path,
     stop_at_open_device,
 ) -> None:
     docs = solved("flash_attention", ATTENTION_SHAPE, causal=causal)
@@ -120,7 +120,7 @@ def test_an_attention_file_builds_real_ttnn_objects_up_to_open_device(
 
 
 def test_a_flash_decoding_file_builds_real_ttnn_objects_up_to_open_device(
-    tmp_path,  # type: ignore[no-untyped-def]
+    tmp_path,
     stop_at_open_device,
 ) -> None:
     """The flash-decoding candidate maps to ``scaled_dot_product_attention_decode`` with an ``SDPAProgramConfig``
@@ -204,7 +204,7 @@ ROWWISE_CASES = [
     ROWWISE_CASES,
     ids=[f"{c[0]}-{c[3]}" for c in ROWWISE_CASES],
 )
-def test_an_elementwise_or_norm_file_builds_real_ttnn_objects_up_to_open_device(  # type: ignore[no-untyped-def]
+def test_an_elementwise_or_norm_file_builds_real_ttnn_objects_up_to_open_device(
     kernel, shape, activation, placement, candidate, config_class, shapes, tmp_path, stop_at_open_device
 ) -> None:
     placements = tuple((t, placement) for t in shapes if t not in ("gamma", "beta"))  # the [H, W] tensors
@@ -213,7 +213,7 @@ def test_an_elementwise_or_norm_file_builds_real_ttnn_objects_up_to_open_device(
     assert _constant(source, "PROGRAM_CONFIG_CLASS") == config_class
     _, memory = _check_file(source, tmp_path, stop_at_open_device, shapes)
     layout = {"l1_width": "WIDTH_SHARDED", "l1_block": "BLOCK_SHARDED", "l1_height": "HEIGHT_SHARDED"}[placement]
-    assert {t: m["memory_layout"] for t, m in memory.items() if m != "DRAM"} == {t: layout for t, _ in placements}  # type: ignore[attr-defined]
+    assert {t: m["memory_layout"] for t, m in memory.items() if m != "DRAM"} == {t: layout for t, _ in placements}
 
 
 def test_every_unary_op_the_export_names_is_a_ttnn_op_and_a_fusable_activation() -> None:

@@ -62,7 +62,7 @@ def test_the_measurement_builds_everything_then_stops_at_open_device(
     placements,
     candidate,
     sharded,
-    tmp_path,  # type: ignore[no-untyped-def]
+    tmp_path,
     stop_at_open_device,
 ) -> None:
     doc = solved("gemm", GEMM_SHAPE, placements)[candidate]

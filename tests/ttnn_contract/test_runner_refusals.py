@@ -23,7 +23,7 @@ def test_the_card_runner_refuses_fp32_attention_with_the_reason() -> None:
         ((("in0", "l1"),), "M@y,N@x|in0=mcast_x,in1=mcast_y", "in0=l1: a what-if placement"),
     ],
 )
-def test_the_card_runner_refuses_a_placement_ttnn_cannot_realise(placements, candidate, why) -> None:  # type: ignore[no-untyped-def]
+def test_the_card_runner_refuses_a_placement_ttnn_cannot_realise(placements, candidate, why) -> None:
     doc = solved("gemm", GEMM_SHAPE, placements)[candidate]
     with pytest.raises(RunnerError, match=why):
         CardRunner().run(doc, runs=2, warmup=1)

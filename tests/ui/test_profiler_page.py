@@ -50,7 +50,7 @@ def page(store: str) -> Iterator[ProfilerPage]:
     explorer.close()
 
 
-def _no_nan(frame) -> bool:  # type: ignore[no-untyped-def]
+def _no_nan(frame) -> bool:
     return not any(isinstance(v, float) and math.isnan(v) for v in frame.to_numpy().ravel())
 
 

@@ -287,4 +287,4 @@ def test_the_l1_chart_reaches_its_usable_l1_line() -> None:
     assert chart.limit.visible and chart.limit.location == 1_400_000
     assert chart.value_range.start == 0 and chart.value_range.end >= 1_400_000  # type: ignore[operator]
     chart.update([("selected", [("in0", 5000)])])  # no limit: the bars fill the axis
-    assert not chart.limit.visible and 5000 <= chart.value_range.end < 6000  # type: ignore[operator]
+    assert not chart.limit.visible and 5000 <= chart.value_range.end < 6000

@@ -268,7 +268,7 @@ def test_bad_pins_raise_pin_errors_and_change_nothing(gemm):
     with pytest.raises(PinError, match="no_such_param"):
         st.pin("no_such_param", 4)
     with pytest.raises(PinError, match="integer"):
-        st.pin("in0_block_w", "4")  # type: ignore[arg-type]
+        st.pin("in0_block_w", "4")
     with pytest.raises(PinError, match="integer"):
         st.pin("in0_block_w", True)
     with pytest.raises(PinError, match="in0_block_w"):

@@ -146,7 +146,7 @@ def test_a_candidate_only_proven_no_faster_is_not_shown_infeasible():
     assert "nan" not in shown and "NaN" not in shown
 
 
-def schedules_of_session(session) -> dict:  # type: ignore[no-untyped-def]
+def schedules_of_session(session) -> dict:
     return {s.candidate.name: s for s in session.schedules}
 
 

@@ -13,7 +13,7 @@ from loom_explorer.traffic.tiles import schedule_tile_traffic, tile_traffic
 from loom_explorer.traffic.transfers import schedule_transfers
 
 
-def _solved(hw_name: str, shape: str, pins: dict[str, int], want: str, causal: bool = False):  # type: ignore[no-untyped-def]
+def _solved(hw_name: str, shape: str, pins: dict[str, int], want: str, causal: bool = False):
     hw = load_hardware(hw_name)
     problem = make_problem(
         load_program("flash_attention"), shape, target=KernelTarget.ttlang, options={"causal"} if causal else set()

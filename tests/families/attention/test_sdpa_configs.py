@@ -37,7 +37,7 @@ def run(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def problem(causal: bool = False):  # type: ignore[no-untyped-def]
+def problem(causal: bool = False):
     return make_problem(load_program("flash_attention"), SHAPE, options={"causal"} if causal else set())
 
 
@@ -84,7 +84,7 @@ def test_predict_equals_the_referee_on_the_same_values() -> None:
     assert again is not None and again.latency_cycles == evaluated.result.solution.latency_cycles
 
 
-def test_cli_config_and_default(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_config_and_default(tmp_path) -> None:
     path = tmp_path / "sdpa.json"
     path.write_text(
         json.dumps(
@@ -112,7 +112,7 @@ def test_cli_config_and_default(tmp_path) -> None:  # type: ignore[no-untyped-de
     assert doc["name"].endswith("|balanced") and doc["params"]["q_chunk_size"] == 32 == doc["params"]["k_chunk_size"]
 
 
-def test_bad_configs_name_the_field(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_bad_configs_name_the_field(tmp_path) -> None:
     with pytest.raises(ConfigError, match="q_chunk_size"):
         parse_sdpa_config({"compute_with_storage_grid_size": [8, 8], "q_chunk_size": 48, "k_chunk_size": 64})
     with pytest.raises(ConfigError, match="SDPAProgramConfig"):

@@ -79,7 +79,7 @@ def _file_of(
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory, toolchain) -> list[tuple[CompileReport, int]]:  # type: ignore[no-untyped-def]
+def compiled(tmp_path_factory, toolchain) -> list[tuple[CompileReport, int]]:
     """(the compiler's report, the model's l1_bytes) per case, every file in one compile."""
     out_dir = tmp_path_factory.mktemp("ttlang_compile_attention")
     files = [_file_of(out_dir, n, *case) for n, case in enumerate(CASES)]
@@ -91,7 +91,7 @@ def compiled(tmp_path_factory, toolchain) -> list[tuple[CompileReport, int]]:  #
 @pytest.mark.parametrize(
     "case", range(len(CASES)), ids=[f"{h}-{s}-{'causal' if c else 'plain'}-{p}" for h, s, c, p in CASES]
 )
-def test_attention_compiles_and_its_l1_is_the_models(compiled, case: int) -> None:  # type: ignore[no-untyped-def]
+def test_attention_compiles_and_its_l1_is_the_models(compiled, case: int) -> None:
     report, model_l1_bytes = compiled[case]
     assert report.passed, f"{CASES[case]}: {report.message}"
     assert report.cb_l1_bytes == model_l1_bytes, (CASES[case], report.circular_buffers)

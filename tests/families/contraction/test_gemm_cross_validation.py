@@ -95,7 +95,7 @@ def test_the_model_left_out_shape_is_predicted_by_constants_fitted_without_it(tm
 
 
 @pytest.mark.slow
-def test_calibrate_and_accuracy_print_the_cross_validated_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_calibrate_and_accuracy_print_the_cross_validated_error(tmp_path: Path, capsys) -> None:
     data = _small(tmp_path)
     out = tmp_path / "fitted.yaml"
     assert (

@@ -25,7 +25,7 @@ def published() -> dict[str, object]:
     return accuracy_json(accuracy_tables(predict_rows(CALIBRATION, CONFIGS)))
 
 
-def test_accuracy_on_the_published_data(published) -> None:  # type: ignore[no-untyped-def]
+def test_accuracy_on_the_published_data(published) -> None:
     rows = published["rows"]
     assert len(rows) == 199  # the use_trace=True rows
     assert all(r["predicted_ns"] is not None for r in rows)  # the model finds every measured config legal
@@ -48,7 +48,7 @@ def test_accuracy_on_the_published_data(published) -> None:  # type: ignore[no-u
     assert {"card", "M", "K", "N", "time_ns", "predicted_ns", "measured_ns", "error_pct"} <= set(row)
 
 
-def test_accuracy_accepts_another_file_of_the_same_format(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_accuracy_accepts_another_file_of_the_same_format(tmp_path) -> None:
     with CALIBRATION.open() as f:
         reader = csv.DictReader(f)
         rows = [r for r in reader if r["use_trace"] == "True" and r["config_kind"] == "out_of_box"][:5]
@@ -66,7 +66,7 @@ def test_accuracy_accepts_another_file_of_the_same_format(tmp_path) -> None:  # 
     assert isinstance(printed, list) and len(printed) == 5 and all(r["predicted_ns"] for r in printed)
 
 
-def test_accuracy_names_missing_columns(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_accuracy_names_missing_columns(tmp_path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("card,M,K\nn150,1,2\n")
     with pytest.raises(DataError, match="missing columns .*time_ns"):
@@ -76,7 +76,7 @@ def test_accuracy_names_missing_columns(tmp_path) -> None:  # type: ignore[no-un
 
 
 @pytest.mark.slow
-def test_calibrate_writes_a_new_yaml_and_improves_the_training_fit(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_calibrate_writes_a_new_yaml_and_improves_the_training_fit(tmp_path, capsys) -> None:
     out = tmp_path / "n150_calibrated.yaml"
     # the shipped file as it was before its calibration (its notes undone): the fit starts from its values
     import re
@@ -157,7 +157,7 @@ def test_calibrate_writes_a_new_yaml_and_improves_the_training_fit(tmp_path, cap
     assert float(medians["fitted"]) < float(medians["given"])
 
 
-def test_accuracy_with_another_hardware_file_for_one_card(tmp_path, capsys, published) -> None:  # type: ignore[no-untyped-def]
+def test_accuracy_with_another_hardware_file_for_one_card(tmp_path, capsys, published) -> None:
     """``--hw p150=FILE`` predicts the p150 rows with FILE (here the shipped file with a cheaper tile pack)
     and leaves the n150 rows alone; a bad pin or a file of the other chip is refused, naming the pin."""
     from loom_explorer.hardware.load import resolve_hardware_path

@@ -73,7 +73,7 @@ def _all_candidates(hw_name: str, shape: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory, toolchain) -> dict[tuple[str, str], tuple[CompileReport, int]]:  # type: ignore[no-untyped-def]
+def compiled(tmp_path_factory, toolchain) -> dict[tuple[str, str], tuple[CompileReport, int]]:
     """(hardware, candidate) -> (the compiler's report, the model's l1_bytes), every file in one compile."""
     out_dir = tmp_path_factory.mktemp("ttlang_compile")
     cases = [(RAGGED, c) for c in _all_candidates(*RAGGED)] + [(SECOND, c) for c in FAMILIES]
@@ -84,7 +84,7 @@ def compiled(tmp_path_factory, toolchain) -> dict[tuple[str, str], tuple[Compile
     }
 
 
-def _check(compiled, hw_name: str, candidate: str) -> None:  # type: ignore[no-untyped-def]
+def _check(compiled, hw_name: str, candidate: str) -> None:
     report, model_l1_bytes = compiled[(hw_name, candidate)]
     assert report.passed, f"{candidate}: {report.message}"
     assert report.cb_l1_bytes == model_l1_bytes, (candidate, report.circular_buffers)
@@ -99,18 +99,18 @@ def test_the_ragged_shape_has_twenty_candidates_and_every_family() -> None:
 
 @pytest.mark.toolchain
 @pytest.mark.parametrize("candidate", _all_candidates(*RAGGED))
-def test_every_candidate_of_a_ragged_shape_compiles_in_the_model_l1(compiled, candidate: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_candidate_of_a_ragged_shape_compiles_in_the_model_l1(compiled, candidate: str) -> None:
     _check(compiled, RAGGED[0], candidate)
 
 
 @pytest.mark.toolchain
 @pytest.mark.parametrize("candidate", FAMILIES)
-def test_each_family_at_a_second_shape_on_blackhole_compiles_in_the_model_l1(compiled, candidate: str) -> None:  # type: ignore[no-untyped-def]
+def test_each_family_at_a_second_shape_on_blackhole_compiles_in_the_model_l1(compiled, candidate: str) -> None:
     _check(compiled, SECOND[0], candidate)
 
 
 @pytest.mark.toolchain
-def test_a_split_k_schedule_past_the_compiler_l1_budget_is_past_the_model_l1_too(tmp_path, toolchain) -> None:  # type: ignore[no-untyped-def]
+def test_a_split_k_schedule_past_the_compiler_l1_budget_is_past_the_model_l1_too(tmp_path, toolchain) -> None:
     """The fitting schedule compiles in the model's bytes; the same kernel with in0_block_w = 16 is refused
     by the compiler for L1, and by the model (its l1_capacity constraint), at the same byte count."""
     import re
@@ -158,7 +158,7 @@ BLOCKS = (
 
 
 @pytest.mark.toolchain
-def test_the_blocks_the_compiler_cannot_sub_block_are_the_ones_the_model_refuses(tmp_path, toolchain) -> None:  # type: ignore[no-untyped-def]
+def test_the_blocks_the_compiler_cannot_sub_block_are_the_ones_the_model_refuses(tmp_path, toolchain) -> None:
     """Each block is written as a TT-Lang kernel (solved for TTNN's kernels, which have no such rule) and
     compiled; the TT-Lang target's model takes exactly the blocks the compiler takes."""
     hw = load_hardware("wormhole_n150")

@@ -145,7 +145,7 @@ def test_every_layout_runs_exactly_one_gemm_candidate() -> None:
 
 
 @pytest.fixture(scope="module")
-def solved():  # type: ignore[no-untyped-def]
+def solved():
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("gemm"), "M=1024,K=2048,N=768")
     session = Session(hw, problem)
@@ -155,7 +155,7 @@ def solved():  # type: ignore[no-untyped-def]
     return hw, problem, session, session.solve(pins, SolveOptions(time_limit_seconds=20), candidates=names)
 
 
-def test_the_export_and_predict_read_the_same_mapping(solved) -> None:  # type: ignore[no-untyped-def]
+def test_the_export_and_predict_read_the_same_mapping(solved) -> None:
     """Each solved schedule, exported as a TTNN config and read back by ``predict``, is the same schedule
     with the same latency."""
     hw, problem, session, results = solved

@@ -64,7 +64,7 @@ def test_the_issue_s_relu_program_is_element_wise() -> None:
         ((Tensor("x", HW, "input"), Tensor("y", HW, "output")), (Eltwise("relu", "x", operand="x"),), "writes input x"),
     ],
 )
-def test_malformed_element_wise_programs_are_refused_naming_the_fault(tensors, ops, says) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_element_wise_programs_are_refused_naming_the_fault(tensors, ops, says) -> None:
     with pytest.raises(ProgramError, match=says):  # the DSL's own refusals, or the family's (a subclass)
         analyse_program(program(tensors, ops))
 
@@ -123,7 +123,7 @@ def test_latency_by_hand_on_one_core() -> None:
     ],
     ids=["unary", "binary", "silu_bias"],
 )
-def test_cpsat_optimum_equals_brute_force(tiny_hw, solve_cached, kernel, shape, kw) -> None:  # type: ignore[no-untyped-def]
+def test_cpsat_optimum_equals_brute_force(tiny_hw, solve_cached, kernel, shape, kw) -> None:
     session, results = solve_cached(tiny_hw, kernel, shape, **kw)
     assert results
     for r in results:
@@ -146,7 +146,7 @@ def test_a_thin_tensor_spreads_over_the_grid_and_one_core_costs_more(shape: str)
     assert one.solution is not None and one.solution.latency_cycles > 2 * best.solution.latency_cycles
 
 
-def test_unary_needs_an_activation(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_unary_needs_an_activation(capsys) -> None:
     from loom_explorer.cli import main
 
     assert main(["solve", "unary", "--hw", "wormhole_n150", "--shape", "H=32,W=4096"]) == 2

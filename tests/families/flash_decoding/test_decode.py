@@ -19,7 +19,7 @@ from loom_explorer.validate import referee
 DECODE_32K = "B=32,H=8,Hkv=1,Sq=1,Skv=32768,D=128"  # 8 query heads per key/value head, a 32k cache
 
 
-def _problem(shape: str, target: KernelTarget = KernelTarget.ttnn, **kwargs):  # type: ignore[no-untyped-def]
+def _problem(shape: str, target: KernelTarget = KernelTarget.ttnn, **kwargs):
     return make_problem(load_program("flash_attention"), shape, target=target, **kwargs)
 
 
@@ -45,12 +45,12 @@ def test_the_32k_decode_step_solves_with_flash_decoding_near_the_chips_dram_rate
     hw = load_hardware("wormhole_n150")
     problem = _problem(DECODE_32K, formats={"k": DataFormat.bfloat8_b, "v": DataFormat.bfloat8_b})
     results = Session(hw, problem).solve({}, SolveOptions())
-    best = min((r for r in results if r.solution), key=lambda r: r.solution.latency_cycles)  # type: ignore[union-attr]
+    best = min((r for r in results if r.solution), key=lambda r: r.solution.latency_cycles)
     assert best.candidate_name.endswith("|kv_split")
     others = [r.solution.latency_cycles for r in results if r.solution and r is not best]
-    assert min(others) > 1.5 * best.solution.latency_cycles  # type: ignore[union-attr]
+    assert min(others) > 1.5 * best.solution.latency_cycles
     kv_bytes = 2 * 32 * 32768 * 128 * hw.tile_bytes[DataFormat.bfloat8_b] // 1024
-    seconds = hw.cycles_to_us(best.solution.latency_cycles) * 1e-6  # type: ignore[union-attr]
+    seconds = hw.cycles_to_us(best.solution.latency_cycles) * 1e-6
     bandwidth = kv_bytes / seconds
     assert (
         0.5 * hw.dram.chip_read_bytes_per_cycle * hw.clock_ghz * 1e9

@@ -57,7 +57,7 @@ X, Y, S = Tensor("x", HW, "input"), Tensor("y", HW, "output"), Tensor("s", ("H",
         ((X, S, Y), (Reduce("sum", "s", operand="x"),), "no op writes output y"),
     ],
 )
-def test_malformed_row_reductions_are_refused_naming_the_fault(tensors, ops, says) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_row_reductions_are_refused_naming_the_fault(tensors, ops, says) -> None:
     with pytest.raises(ProgramError, match=says):  # the DSL's own refusals, or the family's (a subclass)
         analyse_program(program(tensors, ops))
 
@@ -131,7 +131,7 @@ def test_a_split_row_gathers_each_reduction_and_multicasts_it_back() -> None:
 @pytest.mark.parametrize(
     ("kernel", "shape"), [("softmax", "H=96,W=128"), ("rmsnorm", "H=64,W=96"), ("layernorm", "H=32,W=128")]
 )
-def test_cpsat_optimum_equals_brute_force(tiny_hw, solve_cached, kernel: str, shape: str) -> None:  # type: ignore[no-untyped-def]
+def test_cpsat_optimum_equals_brute_force(tiny_hw, solve_cached, kernel: str, shape: str) -> None:
     session, results = solve_cached(tiny_hw, kernel, shape)
     assert results
     for r in results:

@@ -55,7 +55,7 @@ def _export(out_dir: Path, which: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+def exported(tmp_path_factory) -> dict[str, Path]:
     out_dir = tmp_path_factory.mktemp("contract")
     return {which: _export(out_dir, which) for which in KERNELS}
 
@@ -110,7 +110,7 @@ def test_module_constants_reads_literals_as_values_and_the_rest_as_expressions()
 
 
 @pytest.mark.parametrize("which", list(KERNELS))
-def test_every_writers_file_has_its_schedules_constants(exported, which: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_writers_file_has_its_schedules_constants(exported, which: str) -> None:
     """Unedited, each writer's file has every constant of its schedule's export (and the check reads many)."""
     source = exported[which].read_text()
     assert len(module_constants(source)) >= 10
@@ -144,12 +144,12 @@ GEMM_CONSTANTS = [
 ]
 
 
-def test_the_gemm_list_is_every_constant_of_the_file(exported) -> None:  # type: ignore[no-untyped-def]
+def test_the_gemm_list_is_every_constant_of_the_file(exported) -> None:
     assert sorted(module_constants(exported["gemm"].read_text())) == sorted(GEMM_CONSTANTS)
 
 
 @pytest.mark.parametrize("name", GEMM_CONSTANTS)
-def test_verify_fails_on_each_edited_constant_naming_it(exported, tmp_path, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_verify_fails_on_each_edited_constant_naming_it(exported, tmp_path, name: str) -> None:
     source = exported["gemm"].read_text()
     old = module_constants(source)[name]
     edited, new = _edit(source, name)
@@ -162,7 +162,7 @@ def test_verify_fails_on_each_edited_constant_naming_it(exported, tmp_path, name
     assert report.to_json()["pcc"] is None and "not simulated" in report.numerics_note
 
 
-def test_grouped_attention_keeps_its_key_value_heads(exported) -> None:  # type: ignore[no-untyped-def]
+def test_grouped_attention_keeps_its_key_value_heads(exported) -> None:
     attention = module_constants(exported["attention"].read_text())
     assert (attention["B"], attention["H"], attention["HKV"], attention["GROUP"]) == ("1", "4", "2", "H // HKV")
     decode = module_constants(exported["decode"].read_text())
@@ -180,7 +180,7 @@ def test_grouped_attention_keeps_its_key_value_heads(exported) -> None:  # type:
         ("row_reduction", "BLOCK_H"),
     ],
 )
-def test_an_edited_constant_of_every_writer_fails_verify(exported, tmp_path, which: str, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_an_edited_constant_of_every_writer_fails_verify(exported, tmp_path, which: str, name: str) -> None:
     source = exported[which].read_text()
     old = module_constants(source)[name]
     edited, new = _edit(source, name)

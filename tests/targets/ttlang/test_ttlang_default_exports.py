@@ -52,7 +52,7 @@ def _cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory, toolchain) -> list[tuple[Path, str, CompileReport]]:  # type: ignore[no-untyped-def]
+def exported(tmp_path_factory, toolchain) -> list[tuple[Path, str, CompileReport]]:
     """(file, export's stderr, the compiler's report) per case; every file compiled in one toolchain process."""
     out = tmp_path_factory.mktemp("ttlang_defaults")
     files = []
@@ -87,7 +87,7 @@ def _constant(text: str, name: str) -> int:
 @pytest.mark.slow
 @pytest.mark.toolchain
 @pytest.mark.parametrize("case", range(len(CASES)), ids=IDS)
-def test_the_default_export_compiles_and_verifies(exported, case: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_default_export_compiles_and_verifies(exported, case: int, tmp_path) -> None:
     path, stderr, compiled = exported[case]
     kernel, _, _, flags = CASES[case]
     text = path.read_text()

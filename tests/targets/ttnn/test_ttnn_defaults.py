@@ -226,7 +226,7 @@ def test_cli_predict_ttnn_default() -> None:
     assert doc["ttnn_config_source"] == "ttnn default" and doc["ttnn_config_fields"] == doc["ttnn_config"]
 
 
-def test_cli_predict_explains_a_wide_row_and_refuses_a_config(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_predict_explains_a_wide_row_and_refuses_a_config(tmp_path) -> None:
     code, out, _ = run("predict", "rmsnorm", "--hw", N150, "--shape", "H=2048,W=8192", "--ttnn-default")
     assert code == 3 and "illegal in the model: " in out and "l1_capacity" in out
     assert "  ttnn.rms_norm\n  no program config (interleaved, LayerNormDefaultProgramConfig)" in out

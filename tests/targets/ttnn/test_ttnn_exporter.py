@@ -40,13 +40,13 @@ def gemm():
     return hw, problem, session, {r.candidate_name: r for r in session.solve({}, SolveOptions())}
 
 
-def _file(hw, problem, result) -> str:  # type: ignore[no-untyped-def]
+def _file(hw, problem, result) -> str:
     doc = schedule_document(hw, "wormhole_n150", problem.program.name, problem, result, SolveOptions())
     return ttnn_source(rebuild(doc), doc)
 
 
 @pytest.mark.parametrize("candidate", sorted(MAPPED))
-def test_mapped_candidates_carry_the_schedule_values(gemm, candidate: str) -> None:  # type: ignore[no-untyped-def]
+def test_mapped_candidates_carry_the_schedule_values(gemm, candidate: str) -> None:
     hw, problem, session, results = gemm
     values = results[candidate].solution.values()
     name, args, notes = ttnn_equivalent(session.schedule(candidate), values)
@@ -91,7 +91,7 @@ def test_mapped_candidates_carry_the_schedule_values(gemm, candidate: str) -> No
         ("M@xy|in0=dram,in1=dram", "1-D config"),
     ],
 )
-def test_other_candidates_are_refused_with_the_reason(gemm, candidate: str, why: str) -> None:  # type: ignore[no-untyped-def]
+def test_other_candidates_are_refused_with_the_reason(gemm, candidate: str, why: str) -> None:
     _, _, session, results = gemm
     with pytest.raises(ExportError, match=why):
         ttnn_equivalent(session.schedule(candidate), results[candidate].solution.values())
@@ -118,7 +118,7 @@ def test_sdpa_config_for_the_flattened_attention_candidate() -> None:
                 ttnn_equivalent(schedule, r.solution.values())
 
 
-def test_export_picks_the_best_candidate_ttnn_can_run(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_export_picks_the_best_candidate_ttnn_can_run(tmp_path, capsys) -> None:
     out = tmp_path / "mm_ttnn.py"
     # a tall-K shape whose best schedules split K, which TTNN cannot
     code = main(
@@ -133,7 +133,7 @@ def test_export_picks_the_best_candidate_ttnn_can_run(tmp_path, capsys) -> None:
 
 @pytest.mark.device
 @pytest.mark.skipif(importlib.util.find_spec("ttnn") is None, reason="needs ttnn and a Tenstorrent card")
-def test_the_exported_file_runs_on_a_card(gemm, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_exported_file_runs_on_a_card(gemm, tmp_path) -> None:
     hw, problem, _, results = gemm
     path = tmp_path / "mm_ttnn.py"
     path.write_text(_file(hw, problem, results["N@y,M@x|in0=mcast_y,in1=mcast_x"]))
@@ -142,7 +142,7 @@ def test_the_exported_file_runs_on_a_card(gemm, tmp_path) -> None:  # type: igno
     assert "LOOM_RESULT" in run.stdout
 
 
-def _solved(placements: dict[str, Placement]):  # type: ignore[no-untyped-def]
+def _solved(placements: dict[str, Placement]):
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("gemm"), "M=1024,K=2048,N=768", placements=placements)
     session = Session(hw, problem)
@@ -184,7 +184,7 @@ def _solved(placements: dict[str, Placement]):  # type: ignore[no-untyped-def]
         ),
     ],
 )
-def test_l1_placements_become_sharded_memory_configs(placements, candidate, expected) -> None:  # type: ignore[no-untyped-def]
+def test_l1_placements_become_sharded_memory_configs(placements, candidate, expected) -> None:
     hw, problem, session, results = _solved(placements)
     values = results[candidate].solution.values()
     memory = ttnn_memory(session.schedule(candidate), values)
@@ -220,7 +220,7 @@ def test_l1_placements_become_sharded_memory_configs(placements, candidate, expe
         ({"in0": Placement.l1}, "M@y,N@x|in0=mcast_x,in1=mcast_y", "in0=l1: a what-if placement"),
     ],
 )
-def test_placements_ttnn_cannot_realise_are_refused(placements, candidate, why) -> None:  # type: ignore[no-untyped-def]
+def test_placements_ttnn_cannot_realise_are_refused(placements, candidate, why) -> None:
     _, _, session, results = _solved(placements)
     with pytest.raises(ExportError, match=why):
         ttnn_equivalent(session.schedule(candidate), results[candidate].solution.values())
@@ -254,7 +254,7 @@ def test_fp32_attention_is_refused() -> None:
     )
 
 
-def test_the_file_builds_every_ttnn_object_before_opening_the_device(gemm) -> None:  # type: ignore[no-untyped-def]
+def test_the_file_builds_every_ttnn_object_before_opening_the_device(gemm) -> None:
     hw, problem, _, results = gemm
     tree = ast.parse(_file(hw, problem, results["M@y,N@x|in0=mcast_x,in1=mcast_y"]))
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -274,7 +274,7 @@ def test_interleaved_norms_and_element_wise_ops_say_why_no_ttnn_config(
     tmp_path,
     capsys,
     kernel: str,
-    shape: str,  # type: ignore[no-untyped-def]
+    shape: str,
     says: str,
 ) -> None:
     out = tmp_path / "ttnn.py"

@@ -77,7 +77,7 @@ def _problem(
     return make_problem(program, shape, placements=placements, activation=activation)
 
 
-def _solved(problem: Problem, candidate_prefix: str, pins: dict[str, int] | None = None):  # type: ignore[no-untyped-def]
+def _solved(problem: Problem, candidate_prefix: str, pins: dict[str, int] | None = None):
     session = Session(HW, problem)
     results = [
         r
@@ -131,7 +131,7 @@ def test_a_height_sharded_softmax_fills_its_grid_in_place() -> None:
     v = r.solution.values()
     name, args, _ = ttnn_equivalent(session.schedule(r.candidate_name), v)
     assert name == "SoftmaxShardedMultiCoreProgramConfig" and "inplace" not in args
-    assert args["block_w"] == 32 and args["block_h"] * v["grid_x"] * v["grid_y"] == 64  # type: ignore[operator]
+    assert args["block_w"] == 32 and args["block_h"] * v["grid_x"] * v["grid_y"] == 64
     source = ttnn_source(*_rebuilt(session, r))
     assert "ttnn.softmax_in_place(" in source and '(1, 1, SHAPE["H"], SHAPE["W"])' in source
 
@@ -144,7 +144,7 @@ def test_a_softmax_whose_shards_leave_cores_idle_is_refused() -> None:
         ttnn_equivalent(session.schedule(r.candidate_name), r.solution.values())
 
 
-def _rebuilt(session, result):  # type: ignore[no-untyped-def]
+def _rebuilt(session, result):
     problem = session.problem
     kernel = problem.program.name if problem.program.name in ("softmax", "swiglu") else __file__  # a DSL program here
     doc = schedule_document(HW, "wormhole_n150", kernel, problem, result, SolveOptions())
@@ -226,7 +226,7 @@ def test_sharded_swiglu_exports_the_fused_multiply_with_no_program_config() -> N
 def test_what_ttnn_cannot_run_as_scheduled_is_refused(
     kernel: str,
     shape: str,
-    placement: str,  # type: ignore[no-untyped-def]
+    placement: str,
     tensors: tuple[str, ...],
     pins: dict[str, int],
     says: str,
