@@ -38,6 +38,8 @@ def kernel_file(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
     return path
 
 
+# an export and a simulated run, each in a fresh interpreter
+@pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_without_the_toolchain_verify_says_it_did_not_compile(kernel_file, tmp_path) -> None:  # type: ignore[no-untyped-def]
     done = _cli("verify", str(kernel_file), "--json", env={"LOOM_TOOLCHAIN": str(tmp_path / "none")})
     report = json.loads(done.stdout)
