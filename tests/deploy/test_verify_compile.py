@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from loom_helpers import NEEDS_SIM
 
 from loom_explorer.deploy.compiler import compile_files
 
-pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+pytestmark = NEEDS_SIM
 
 SHAPE = "M=256,K=256,N=256"
 
