@@ -33,7 +33,7 @@ SLOW: list[tuple[str, str, dict[str, object]]] = [
 ]
 # the quick tier walks the ragged shape (tails on every axis); the other small spaces, 1-3 s each, are walked with
 # the slow tests
-QUICK = ("gemm", "M=320,K=96,N=160", {})
+QUICK: tuple[str, str, dict[str, object]] = ("gemm", "M=320,K=96,N=160", {})
 
 
 def _kernel(name):
