@@ -4,16 +4,20 @@
   force over every parameter assignment stays fast;
 * :func:`assert_sound` is the check every solver test applies to every schedule it gets: the referee
   accepts it, agrees with the objective exactly, and the latency respects the compute roofline and the
-  schedule's own lower-bound expression.
+  schedule's own lower-bound expression;
+* :data:`NEEDS_SIM` skips the tests of a module when tt-lang-sim is not installed, without importing it (it
+  imports torch: seconds of every test process's collection).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from loom_explorer.hardware import load_hardware
@@ -23,6 +27,19 @@ from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.program import Dim, Matmul, Tensor, TileProgram
 from loom_explorer.result import CandidateResult, Solution
 from loom_explorer.validate import referee
+
+
+def has_module(name: str) -> bool:
+    """Whether ``name`` can be imported, found without importing it (a missing parent package: no)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+NEEDS_SIM = pytest.mark.skipif(
+    not has_module("ttl.sim"), reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')"
+)
 
 STATUSES = {"optimal", "feasible", "dominated", "infeasible", "conflict", "timeout"}
 

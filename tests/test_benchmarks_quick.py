@@ -4,7 +4,9 @@ Each runs in a subprocess, as a user runs it (``python benchmarks/NAME.py --quic
 ``ARGUMENTS`` gives a script that needs some), from an empty temporary folder, so a script that needs the
 repository as its working directory, or writes into it, fails here. The quick runs take seconds; their
 figures are not checked, only that they are printed, except where the quick run has a known answer
-(``schedule_changes.py`` compares a hardware file with itself: nothing may move).
+(``schedule_changes.py`` compares a hardware file with itself: nothing may move). Each run is a fresh
+interpreter running a benchmark (3-13 s): the slow tier runs them, the quick tier only ``schedule_changes.py``
+(about 3 s, with a known answer).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 # script -> (pytest marks, patterns its --quick output must contain: the lines that carry its figures)
 EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = {
     "solve_speed.py": (
-        (),
+        (pytest.mark.slow,),
         (
             r"M=256,K=256,N=256 +20 +20 ",
             r"solve all candidates: median \d+\.\d+ s",
@@ -31,8 +33,14 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
             r"brute force finished \d+ candidate spaces .*: True",
         ),
     ),
-    "model_variants.py": ((), (r"wormhole_n150 +M=2048,K=2048,N=2048 +\d+\.\d+", r"total \d+\.\d+ s, CPU \d+\.\d+ s")),
-    "large_inputs.py": ((), (r"accuracy +1000 +40 +\d+\.\d+ +\d+", r"ingest +1000 +40 +\d+\.\d+ +\d+")),
+    "model_variants.py": (
+        (pytest.mark.slow,),
+        (r"wormhole_n150 +M=2048,K=2048,N=2048 +\d+\.\d+", r"total \d+\.\d+ s, CPU \d+\.\d+ s"),
+    ),
+    "large_inputs.py": (
+        (pytest.mark.slow,),
+        (r"accuracy +1000 +40 +\d+\.\d+ +\d+", r"ingest +1000 +40 +\d+\.\d+ +\d+"),
+    ),
     "sweep_scaling.py": (
         (pytest.mark.slow,),  # two Dask clusters: about 20 s
         (
@@ -59,11 +67,14 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
             r"internal errors: 0; over 60 s: 0",
         ),
     ),
-    "store_referee.py": ((), (r"gemm M=256,K=256,N=256 +20 +20 +\d+\.\d+ +\d+ +\d+",)),
-    "solve_memory.py": ((), (r"gemm M=256,K=256,N=256 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True",)),
+    "store_referee.py": ((pytest.mark.slow,), (r"gemm M=256,K=256,N=256 +20 +20 +\d+\.\d+ +\d+ +\d+",)),
+    "solve_memory.py": (
+        (pytest.mark.slow,),
+        (r"gemm M=256,K=256,N=256 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True",),
+    ),
     # the stored answer came from the store, and without OR-Tools, pandas or networkx
     "startup.py": (
-        (),
+        (pytest.mark.slow,),
         (
             r"python -c pass +\d+\.\d+ +\d+\.\d+ +1\.0 +1\.0",
             r"loom-explorer --help +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True +-\n",
@@ -73,7 +84,7 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
         ),
     ),
     # the quick cells written twice: the same files
-    "behaviour_snapshot.py": ((), (r"10 cells in \d+ s -> ", r"\d+ files in both, 0 differences")),
+    "behaviour_snapshot.py": ((pytest.mark.slow,), (r"10 cells in \d+ s -> ", r"\d+ files in both, 0 differences")),
     # one file against itself: the same choice, costed the same
     "schedule_changes.py": (
         (),

@@ -152,6 +152,7 @@ def test_a_child_report_becomes_a_run() -> None:
     assert parse_card_report("no report at all\n") is None
 
 
+@pytest.mark.slow  # a solve, then a fresh interpreter (the measuring child): about 7 s
 def test_the_measuring_process_gets_the_profiler_environment(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A real child process of this interpreter: it reports the profiler environment it saw, and (without
     ttnn here, or without a card) the stage it stopped at."""

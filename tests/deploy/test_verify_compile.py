@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from loom_helpers import NEEDS_SIM
 
 from loom_explorer.deploy.compiler import compile_files
 
-pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+pytestmark = NEEDS_SIM
 
 SHAPE = "M=256,K=256,N=256"
 
@@ -38,6 +39,8 @@ def kernel_file(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
     return path
 
 
+# an export and a simulated run, each in a fresh interpreter
+@pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
 def test_without_the_toolchain_verify_says_it_did_not_compile(kernel_file, tmp_path) -> None:  # type: ignore[no-untyped-def]
     done = _cli("verify", str(kernel_file), "--json", env={"LOOM_TOOLCHAIN": str(tmp_path / "none")})
     report = json.loads(done.stdout)

@@ -40,16 +40,16 @@ def run_cli(*args: str, timeout: float = WAIT_S) -> subprocess.CompletedProcess[
     )
 
 
-# one chip in the quick tier, the other with the slow tests (a subprocess each)
+# a subprocess each: one chip and one shape of each kernel in the quick tier, the rest with the slow tests
 @pytest.mark.parametrize("hw", ["wormhole_n150", pytest.param("blackhole_p150a", marks=pytest.mark.slow)])
 @pytest.mark.parametrize(
     "kernel, shape",
     [
         ("gemm", "M=1000000000000,K=4096,N=4096"),
-        ("gemm", "M=1000000000000000000,K=4096,N=4096"),
-        ("gemm", "M=4096,K=1000000000000000000,N=4096"),
+        pytest.param("gemm", "M=1000000000000000000,K=4096,N=4096", marks=pytest.mark.slow),
+        pytest.param("gemm", "M=4096,K=1000000000000000000,N=4096", marks=pytest.mark.slow),
         ("flash_attention", "B=1,H=8,Sq=1000000000000,Skv=1000000000000,D=128"),
-        ("flash_attention", "B=1,H=8,Sq=4096,Skv=1000000000000000000,D=128"),
+        pytest.param("flash_attention", "B=1,H=8,Sq=4096,Skv=1000000000000000000,D=128", marks=pytest.mark.slow),
     ],
 )
 def test_a_shape_beyond_the_model_is_refused_with_the_reason(hw: str, kernel: str, shape: str) -> None:

@@ -31,6 +31,9 @@ SLOW: list[tuple[str, str, dict[str, object]]] = [
     ("gemm", "M=256,K=256,N=256", {}),
     ("gemm", "M=512,K=128,N=256", {}),
 ]
+# the quick tier walks the ragged shape (tails on every axis); the other small spaces, 1-3 s each, are walked with
+# the slow tests
+QUICK: tuple[str, str, dict[str, object]] = ("gemm", "M=320,K=96,N=160", {})
 
 
 def _kernel(name):
@@ -66,7 +69,9 @@ def compare(hw, solve_cached, kernel, shape, kw, pins=None):
     return len(results)
 
 
-@pytest.mark.parametrize("case", FAST, ids=_id)
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=_id(c), marks=() if c == QUICK else pytest.mark.slow) for c in FAST]
+)
 def test_cpsat_optimum_equals_brute_force(tiny_hw, solve_cached, case):
     assert compare(tiny_hw, solve_cached, *case) >= 8
 
@@ -81,8 +86,8 @@ def test_cpsat_optimum_equals_brute_force_larger(tiny_hw, solve_cached, case):
     "pins",
     [
         {"out_block_h": 2},
-        {"in0_buffer_depth": 1, "in1_buffer_depth": 1},
-        {"grid_x": 3},
+        pytest.param({"in0_buffer_depth": 1, "in1_buffer_depth": 1}, marks=pytest.mark.slow),
+        pytest.param({"grid_x": 3}, marks=pytest.mark.slow),
     ],
     ids=str,
 )
@@ -100,6 +105,7 @@ def test_cpsat_optimum_equals_brute_force_under_pins(tiny_hw, solve_cached, pins
             assert r.status in ("conflict", "infeasible")
 
 
+@pytest.mark.slow  # solves every case of FAST, as the slow tier's walks do
 def test_enough_pairs_are_compared(tiny_hw, solve_cached):
     """The acceptance asks for at least 20 (shape x candidate) pairs; the fast set alone has far more."""
     pairs = sum(len(solve_cached(tiny_hw, _kernel(k), s, **kw)[1]) for k, s, kw in FAST)

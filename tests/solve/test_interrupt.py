@@ -115,6 +115,7 @@ def test_ctrl_c_during_solve_prints_partial_table_and_exits_130(tmp_path):
     assert "interrupted" in err
 
 
+@pytest.mark.slow  # a fresh interpreter: the quick tier interrupts the plain solve above
 def test_ctrl_c_during_fastest_solve_json_marks_unfinished_candidates(tmp_path):
     code, seconds, out, err = _solve_and_interrupt(
         tmp_path, "--fastest", "2", "--workers", "1", "--alternatives", "3", "--json"
@@ -131,6 +132,7 @@ def test_ctrl_c_during_fastest_solve_json_marks_unfinished_candidates(tmp_path):
             assert c["params"] and c["latency_us"] > 0
 
 
+@pytest.mark.slow  # a fresh interpreter: the quick tier interrupts the plain solve above
 def test_ctrl_c_during_deploy_solve_deploys_nothing(tmp_path):
     """``deploy`` solves first: Ctrl-C then runs and records nothing (no unproven schedule is deployed)."""
     store = tmp_path / "store.sqlite"

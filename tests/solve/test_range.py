@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 from loom_explorer.hardware import load_hardware
 from loom_explorer.model.expr import bounds
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.validate import referee
+
+# a 4-worker proof on the huge model, about 6 s of CPU: with the slow tests (the quick tier refuses and explains
+# the shapes beyond the range: tests/model/test_huge_shapes.py)
+pytestmark = pytest.mark.slow
 
 NAME = "M@y,N@x|in0=mcast_x,in1=mcast_y"
 

@@ -102,17 +102,24 @@ def test_a_kernel_path_in_the_query_is_never_run_nor_echoed(served: Served, tmp_
     assert not marker.exists(), "the server imported a kernel file named by a query string"
 
 
-def test_the_server_takes_kernels_and_hardware_from_its_command_line(tmp_path: Path) -> None:
-    """``--kernel`` and ``--hw`` files are loaded when the server starts (a kernel file runs then); the page
-    offering them by name is checked in tests/browser."""
-    kernel = tmp_path / "my_gemm.py"
-    marker = tmp_path / "loaded"
+def _own_files(folder: Path) -> tuple[Path, Path, Path]:
+    """A kernel file (that writes a marker file when it runs), a hardware file, and the marker's path."""
+    kernel = folder / "my_gemm.py"
+    marker = folder / "loaded"
     kernel.write_text(
         (ROOT / "kernels" / "gemm.py").read_text()
         + f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('yes')\n"
     )
-    hw = tmp_path / "my_chip.yaml"
+    hw = folder / "my_chip.yaml"
     hw.write_text((ROOT / "hw" / "wormhole_n150.yaml").read_text())
+    return kernel, hw, marker
+
+
+@pytest.mark.slow  # a second server in a fresh interpreter: the quick tier builds its catalog in-process (below)
+def test_the_server_takes_kernels_and_hardware_from_its_command_line(tmp_path: Path) -> None:
+    """``--kernel`` and ``--hw`` files are loaded when the server starts (a kernel file runs then); the page
+    offering them by name is checked in tests/browser."""
+    kernel, hw, marker = _own_files(tmp_path)
     server = Served(["--kernel", str(kernel), "--hw", str(hw)], tmp_path)
     try:
         assert marker.exists()
@@ -122,6 +129,20 @@ def test_the_server_takes_kernels_and_hardware_from_its_command_line(tmp_path: P
         server.stop()
 
 
+def test_the_catalog_of_the_command_line_loads_its_files_and_offers_them_by_name(tmp_path: Path) -> None:
+    """What ``serve --kernel ... --hw ...`` builds before it listens: each file loaded (a kernel file runs),
+    then offered to a query by its name."""
+    from loom_explorer.ui.app import query_choices
+    from loom_explorer.ui.catalog import Catalog
+
+    kernel, hw, marker = _own_files(tmp_path)
+    catalog = Catalog.build(hw_files=[hw], kernel_files=[kernel])
+    assert marker.exists()
+    chosen, notes = query_choices({"kernel": [b"my_gemm"], "hw": [b"my_chip"]}, catalog)
+    assert chosen == {"kernel": "my_gemm", "hw": "my_chip"} and not notes
+
+
+@pytest.mark.slow  # a fresh interpreter: the quick tier runs the same command in-process (below)
 def test_a_name_clash_on_the_command_line_exits_2_naming_the_flag(tmp_path: Path) -> None:
     done = subprocess.run(
         [
@@ -145,6 +166,14 @@ def test_a_name_clash_on_the_command_line_exits_2_naming_the_flag(tmp_path: Path
     assert (
         f"--kernel {ROOT / 'kernels' / 'gemm.py'}: the name 'gemm' is already taken by a shipped kernel" in done.stderr
     )
+
+
+def test_a_name_clash_on_the_command_line_is_refused_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from loom_explorer import cli
+
+    kernel = ROOT / "kernels" / "gemm.py"
+    assert cli.main(["serve", "--port", "0", "--kernel", str(kernel)]) == 2
+    assert f"--kernel {kernel}: the name 'gemm' is already taken by a shipped kernel" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ torch and the simulator moves exactly the tiles the model predicts, on the flatt
 from __future__ import annotations
 
 import pytest
-from loom_helpers import simulate_attention
+from loom_helpers import NEEDS_SIM, simulate_attention
 
 from loom_explorer.deploy.verify import PCC_MIN
 from loom_explorer.hardware import load_hardware
@@ -13,7 +13,7 @@ from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session
 
-pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+pytestmark = NEEDS_SIM
 
 
 def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False):  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ are ``test_ttlang_sim_attention.py`` (a file of its own, so the two run on diffe
 from __future__ import annotations
 
 import pytest
+from loom_helpers import NEEDS_SIM
 
 from loom_explorer.deploy.verify import PCC_MIN, verify_kernel_file
 from loom_explorer.export.schedule_json import rebuild, schedule_document
@@ -16,7 +17,7 @@ from loom_explorer.result import CandidateResult
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.targets.ttlang.exporter import ttlang_source
 
-pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+pytestmark = NEEDS_SIM
 
 RAGGED = ("wormhole_n150", "M=320,K=256,N=192")  # 10 x 6 output tiles: no grid divides them evenly
 SECOND = ("blackhole_p150a", "M=256,K=256,N=384")  # 8 x 12 output tiles, 8 K tiles

@@ -15,7 +15,8 @@ from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
 
 
-@pytest.mark.parametrize("hw_name", ["wormhole_n150", "blackhole_p150a"])
+# every legal schedule walked (1-2 s a case): one chip in the quick tier, the other with the slow tests
+@pytest.mark.parametrize("hw_name", ["wormhole_n150", pytest.param("blackhole_p150a", marks=pytest.mark.slow)])
 @pytest.mark.parametrize(
     "kernel, shape, activation",
     [

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from loom_helpers import NEEDS_SIM
 
 from loom_explorer.deploy.compiler import compile_files
 from loom_explorer.deploy.verify import PCC_MIN, VerifyReport, verify_kernel_file
@@ -23,7 +24,7 @@ from loom_explorer.program import load_program
 from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.targets.ttlang.exporter import ttlang_source
 
-pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+pytestmark = NEEDS_SIM
 
 HW = "wormhole_n150"
 RAGGED = "H=300,W=190"  # 10 x 6 tiles, the last row and column of tiles partly filled

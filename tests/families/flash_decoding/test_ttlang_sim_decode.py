@@ -5,11 +5,11 @@ with the partials gathered to each group's first core, and with several groups p
 from __future__ import annotations
 
 import pytest
-from loom_helpers import simulate_attention
+from loom_helpers import NEEDS_SIM, simulate_attention
 
 from loom_explorer.deploy.verify import PCC_MIN
 
-pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+pytestmark = NEEDS_SIM
 
 
 def _decode_report(tmp_path, shape: str, pins: dict[str, int]):  # type: ignore[no-untyped-def]

@@ -18,11 +18,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from loom_helpers import NEEDS_SIM
 
 from loom_explorer.deploy.compiler import CompileReport, compile_files
 from loom_explorer.deploy.verify import PCC_MIN
 
-pytest.importorskip("ttl.sim", reason="tt-lang-sim is not installed (pip install 'loom-explorer[sim]')")
+pytestmark = NEEDS_SIM
 
 # (kernel, hardware, shape, further flags)
 CASES = (
