@@ -33,7 +33,7 @@ from loom_explorer.store import open_store
 HAS_TTNN = importlib.util.find_spec("ttnn") is not None
 
 
-def _doc(kernel: str = "gemm", shape: str = "M=256,K=256,N=256"):  # type: ignore[no-untyped-def]
+def _doc(kernel: str = "gemm", shape: str = "M=256,K=256,N=256"):
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program(kernel), shape)
     best = Session(hw, problem).solve({}, SolveOptions())[0]
@@ -57,7 +57,7 @@ def test_without_ttnn_the_card_runner_says_why_and_auto_falls_back() -> None:
 
 
 @pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
-def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:
     store = tmp_path / "r.sqlite"
     assert (
         main(
@@ -84,7 +84,7 @@ def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:  # t
 
 
 @pytest.mark.slow
-def test_deploy_in_the_simulator_runs_the_schedule_solved_for_the_tt_lang_kernel(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_deploy_in_the_simulator_runs_the_schedule_solved_for_the_tt_lang_kernel(tmp_path, capsys) -> None:
     """Solved for TTNN's kernels, the best softmax of 65 column tiles splits them 8 x 9 (padded), which the TT-Lang
     writer refuses; the simulator runs the TT-Lang file, so deploy solves for its kernels, as export does, and
     runs the even split."""
@@ -153,7 +153,7 @@ def test_a_child_report_becomes_a_run() -> None:
 
 
 @pytest.mark.slow  # a solve, then a fresh interpreter (the measuring child): about 7 s
-def test_the_measuring_process_gets_the_profiler_environment(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_measuring_process_gets_the_profiler_environment(tmp_path) -> None:
     """A real child process of this interpreter: it reports the profiler environment it saw, and (without
     ttnn here, or without a card) the stage it stopped at."""
     with pytest.raises(CardRunnerError) as failed:

@@ -32,7 +32,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 @pytest.fixture(scope="module")
-def kernel_file(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+def kernel_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("verify") / "gemm.py"
     done = _cli("export", "gemm", "--hw", "wormhole_n150", "--shape", SHAPE, "--format", "ttlang", "-o", str(path))
     assert done.returncode == 0, done.stderr
@@ -41,7 +41,7 @@ def kernel_file(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
 
 # an export and a simulated run, each in a fresh interpreter
 @pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
-def test_without_the_toolchain_verify_says_it_did_not_compile(kernel_file, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_without_the_toolchain_verify_says_it_did_not_compile(kernel_file, tmp_path) -> None:
     done = _cli("verify", str(kernel_file), "--json", env={"LOOM_TOOLCHAIN": str(tmp_path / "none")})
     report = json.loads(done.stdout)
     assert report["compile"] == {"passed": None, "compiler": None, "message": report["compile"]["message"]}
@@ -50,7 +50,7 @@ def test_without_the_toolchain_verify_says_it_did_not_compile(kernel_file, tmp_p
 
 
 @pytest.mark.toolchain
-def test_verify_compiles_with_the_real_compiler(kernel_file, toolchain) -> None:  # type: ignore[no-untyped-def]
+def test_verify_compiles_with_the_real_compiler(kernel_file, toolchain) -> None:
     done = _cli("verify", str(kernel_file))  # the text report
     assert done.returncode == 0, done.stdout + done.stderr
     assert "compile: ok (tt-lang 1.1.1, compile-only; circular buffers" in done.stdout
@@ -63,7 +63,7 @@ def test_verify_compiles_with_the_real_compiler(kernel_file, toolchain) -> None:
 
 
 @pytest.mark.toolchain
-def test_a_kernel_the_compiler_refuses_says_its_real_error_first(toolchain, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_kernel_the_compiler_refuses_says_its_real_error_first(toolchain, tmp_path) -> None:
     """in0 buffered 32 blocks deep, far beyond L1: verify refuses the file before any run (its buffer depth is
     not its schedule's), and the compiler refuses it with the L1-budget error as the message's first line (tt-lang
     puts its version banner first; the report names the compiler instead)."""
@@ -114,7 +114,7 @@ def test_a_kernel_the_compiler_refuses_says_its_real_error_first(toolchain, tmp_
 @pytest.mark.toolchain
 def test_every_compile_runs_in_a_temporary_folder_of_its_own_removed_afterwards(
     kernel_file,
-    toolchain,  # type: ignore[no-untyped-def]
+    toolchain,
     monkeypatch,
 ) -> None:
     """tt-lang writes each generated C++ kernel to /tmp/$USER/: under a USER of this test's own, none is left
@@ -127,7 +127,7 @@ def test_every_compile_runs_in_a_temporary_folder_of_its_own_removed_afterwards(
 
 
 @pytest.mark.toolchain
-def test_a_declared_but_unused_buffer_is_refused_as_the_runtime_would(kernel_file, toolchain, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_declared_but_unused_buffer_is_refused_as_the_runtime_would(kernel_file, toolchain, tmp_path) -> None:
     """The compiler leaves an unused dataflow buffer without a configuration, which tt-lang's runtime refuses
     to run: the compile check says so rather than passing it (the next file still compiles)."""
     unused, count = re.subn(

@@ -36,7 +36,7 @@ def session_for(hw_path: Path, kernel: str | Path = "gemm", stop: StopToken | No
     return Session(load_hardware(hw_path), problem, stop=stop or StopToken())
 
 
-def test_results_round_trip_through_json(tiny_hw, solve_cached) -> None:  # type: ignore[no-untyped-def]
+def test_results_round_trip_through_json(tiny_hw, solve_cached) -> None:
     """Every field comes back, conflicts and alternatives included."""
     _, results = solve_cached(tiny_hw, "gemm", SHAPE, options=SolveOptions(top_k=2))
     _, conflicted = solve_cached(tiny_hw, "gemm", SHAPE, pins={"in0_block_w": 3})
@@ -45,7 +45,7 @@ def test_results_round_trip_through_json(tiny_hw, solve_cached) -> None:  # type
     assert results_from_json(results_json(both)) == both
 
 
-def test_a_proven_solve_comes_back_from_the_store(tiny_hw_path, store) -> None:  # type: ignore[no-untyped-def]
+def test_a_proven_solve_comes_back_from_the_store(tiny_hw_path, store) -> None:
     first = solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store)
     assert first.proven_at is None and first.note == "" and first.results
     again = solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store)
@@ -71,7 +71,7 @@ def test_a_proven_solve_comes_back_from_the_store(tiny_hw_path, store) -> None: 
     assert recorded is not None and results_from_json(recorded.results) == fresh.results
 
 
-def test_an_edited_hardware_file_or_kernel_is_solved_again(tmp_path, store) -> None:  # type: ignore[no-untyped-def]
+def test_an_edited_hardware_file_or_kernel_is_solved_again(tmp_path, store) -> None:
     hw_path = write_hw(tmp_path / "chip.yaml", small_hw_dict(4, 4))
     kernel = tmp_path / "my_gemm.py"
     kernel.write_text((KERNELS / "gemm.py").read_text())
@@ -92,13 +92,13 @@ def test_an_edited_hardware_file_or_kernel_is_solved_again(tmp_path, store) -> N
     assert solve_with_memory(session_for(hw_path, kernel), {}, SolveOptions(), store=store).proven_at is not None
 
 
-def test_an_edited_tool_is_a_new_key(tiny_hw_path, store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_an_edited_tool_is_a_new_key(tiny_hw_path, store, monkeypatch) -> None:
     solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store)
     monkeypatch.setattr(memory, "code_sha256", lambda: "0" * 64)
     assert solve_with_memory(session_for(tiny_hw_path), {}, SolveOptions(), store=store).proven_at is None
 
 
-def test_an_unproven_solve_is_not_remembered(tiny_hw_path, store) -> None:  # type: ignore[no-untyped-def]
+def test_an_unproven_solve_is_not_remembered(tiny_hw_path, store) -> None:
     stop = StopToken()
     session = session_for(tiny_hw_path, stop=stop)
     stop.stop()
@@ -108,7 +108,7 @@ def test_an_unproven_solve_is_not_remembered(tiny_hw_path, store) -> None:  # ty
         assert s._db.execute("SELECT COUNT(*) FROM solved").fetchone() == (0,)
 
 
-def test_a_store_it_cannot_use_does_not_stop_the_solve(tiny_hw_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_store_it_cannot_use_does_not_stop_the_solve(tiny_hw_path, tmp_path) -> None:
     newer = tmp_path / "newer.sqlite"
     with open_store(newer):
         pass
@@ -119,7 +119,7 @@ def test_a_store_it_cannot_use_does_not_stop_the_solve(tiny_hw_path, tmp_path) -
     assert done.note.startswith("results store not used: ") and "schema_version 99" in done.note
 
 
-def test_the_cli_says_a_second_solve_came_from_the_store(tiny_hw_path, store, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_cli_says_a_second_solve_came_from_the_store(tiny_hw_path, store, capsys) -> None:
     args = ["solve", "gemm", "--hw", str(tiny_hw_path), "--shape", SHAPE, "--store", str(store)]
     assert cli.main(args) == 0
     first = capsys.readouterr()
@@ -137,7 +137,7 @@ def test_the_cli_says_a_second_solve_came_from_the_store(tiny_hw_path, store, ca
     assert cli.main(traffic) == 0 and "from the store, proven" in capsys.readouterr().err
 
 
-def test_each_candidate_reports_as_it_finishes(tiny_hw_path, store) -> None:  # type: ignore[no-untyped-def]
+def test_each_candidate_reports_as_it_finishes(tiny_hw_path, store) -> None:
     """The CLI's progress bar counts these: one report per candidate solved (with ``fastest`` too), none for
     an answer from the store."""
     seen: list[str] = []

@@ -257,7 +257,7 @@ def test_a_closed_session_releases_its_explorer(monkeypatch: pytest.MonkeyPatch)
     made = []
     build = served_app.create_app
 
-    def create_app(catalog):  # type: ignore[no-untyped-def]
+    def create_app(catalog):
         made.append(build(catalog))
         return made[-1]
 

@@ -16,7 +16,7 @@ from loom_explorer.solve.solver import Session
 pytestmark = NEEDS_SIM
 
 
-def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False):  # type: ignore[no-untyped-def]
+def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False):
     """The flattened split without multicasts, the layout the TT-Lang export writes."""
     return simulate_attention(
         tmp_path,
@@ -36,7 +36,7 @@ def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool =
         ("B=1,H=4,Hkv=2,Sq=320,Skv=256,D=64", {"per_core_H*Sq": 3, "q_chunk_size": 64}),
     ],
 )
-def test_flash_attention_flattened_split(tmp_path, shape: str, pins: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+def test_flash_attention_flattened_split(tmp_path, shape: str, pins: dict[str, int]) -> None:
     _, report = _attention_report(tmp_path, shape, pins)
     assert report.pcc >= PCC_MIN, report.pcc
     assert report.traffic_equal, report.differences()
@@ -58,7 +58,7 @@ def test_flash_attention_flattened_split(tmp_path, shape: str, pins: dict[str, i
         ("B=1,H=2,Sq=200,Skv=200,D=64", {"q_chunk_size": 64, "k_chunk_size": 64}),
     ],
 )
-def test_causal_flash_attention(tmp_path, shape: str, pins: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+def test_causal_flash_attention(tmp_path, shape: str, pins: dict[str, int]) -> None:
     path, report = _attention_report(tmp_path, shape, pins, causal=True)
     assert report.pcc >= PCC_MIN, report.pcc
     assert report.traffic_equal, report.differences()
@@ -69,7 +69,7 @@ def test_causal_flash_attention(tmp_path, shape: str, pins: dict[str, int]) -> N
 
 
 @pytest.mark.slow
-def test_causal_tasks_of_unequal_work_move_each_cores_own_tiles(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_causal_tasks_of_unequal_work_move_each_cores_own_tiles(tmp_path) -> None:
     """n_q = 3: the middle chunk's task streams 4 key chunks, the pair (0, 2) streams 2 + 6; the model counts
     each core at its own task (the latency at the slowest), so it predicts exactly the simulator's reads."""
     path, report = _attention_report(
@@ -104,7 +104,7 @@ GROUPED = ("B=1,H=4,Hkv=2,Sq=128,Skv=128,D=64", {"q_chunk_size": 64, "k_chunk_si
 
 
 @pytest.mark.slow
-def test_grouped_causal_attention_verifies_against_the_problems_own_reference(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_grouped_causal_attention_verifies_against_the_problems_own_reference(tmp_path) -> None:
     """4 query heads on 2 key/value heads, causal: the file keeps HKV = 2 and verify's reference (grouped
     attention from the schedule's problem, not the file's check) agrees. A kernel that pairs the query heads
     with the wrong key/value heads fails verify even when its own check is edited to agree with it (and

@@ -51,7 +51,7 @@ def second() -> tuple[object, object, dict[str, CandidateResult]]:
     return _solved(*SECOND)
 
 
-def _verify(tmp_path, hw_name: str, solved, candidate: str) -> None:  # type: ignore[no-untyped-def]
+def _verify(tmp_path, hw_name: str, solved, candidate: str) -> None:
     hw, problem, results = solved
     result = results[candidate]
     assert result.solution is not None, result.status
@@ -66,7 +66,7 @@ def _verify(tmp_path, hw_name: str, solved, candidate: str) -> None:  # type: ig
     assert bool(report.simulated.pipe_received_tiles) == multicasts
 
 
-def test_every_family_is_listed_among_the_candidates(ragged) -> None:  # type: ignore[no-untyped-def]
+def test_every_family_is_listed_among_the_candidates(ragged) -> None:
     assert set(FAMILIES) <= set(ragged[2])
     assert len(ragged[2]) == 20
 
@@ -97,11 +97,11 @@ def test_every_family_is_listed_among_the_candidates(ragged) -> None:  # type: i
         "N@xy|in0=mcast_xy,in1=dram",
     ],
 )
-def test_every_candidate_of_a_ragged_shape(tmp_path, ragged, candidate: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_candidate_of_a_ragged_shape(tmp_path, ragged, candidate: str) -> None:
     _verify(tmp_path, RAGGED[0], ragged, candidate)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("candidate", FAMILIES)
-def test_each_family_at_a_second_shape_on_blackhole(tmp_path, second, candidate: str) -> None:  # type: ignore[no-untyped-def]
+def test_each_family_at_a_second_shape_on_blackhole(tmp_path, second, candidate: str) -> None:
     _verify(tmp_path, SECOND[0], second, candidate)

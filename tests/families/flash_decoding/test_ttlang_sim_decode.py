@@ -12,7 +12,7 @@ from loom_explorer.deploy.verify import PCC_MIN
 pytestmark = NEEDS_SIM
 
 
-def _decode_report(tmp_path, shape: str, pins: dict[str, int]):  # type: ignore[no-untyped-def]
+def _decode_report(tmp_path, shape: str, pins: dict[str, int]):
     return simulate_attention(tmp_path, shape, pins, lambda c: c.has_tag("kv_split"))
 
 
@@ -34,7 +34,7 @@ def _decode_report(tmp_path, shape: str, pins: dict[str, int]):  # type: ignore[
 def test_flash_decoding_matches_torch_and_moves_the_models_tiles(
     tmp_path,
     shape: str,
-    pins: dict[str, int],  # type: ignore[no-untyped-def]
+    pins: dict[str, int],
     pipe_tiles: dict[tuple[int, int], int],
 ) -> None:
     path, report = _decode_report(tmp_path, shape, pins)
@@ -45,7 +45,7 @@ def test_flash_decoding_matches_torch_and_moves_the_models_tiles(
 
 
 @pytest.mark.slow
-def test_uneven_runs_of_key_chunks_move_each_cores_own_tiles(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_uneven_runs_of_key_chunks_move_each_cores_own_tiles(tmp_path) -> None:
     """5 key chunks on 3 cores: runs of 2, 2 and the first core's 1; the model counts each core at its own run
     (the latency at the slowest), so it predicts exactly the simulator's reads."""
     path, report = _decode_report(tmp_path, "B=1,H=4,Hkv=1,Sq=1,Skv=640,D=64", {"kv_cores": 3, "k_chunk_size": 128})

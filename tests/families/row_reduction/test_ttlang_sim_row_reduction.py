@@ -86,7 +86,7 @@ def test_every_layout_family(tmp_path: Path, kernel: str, shape: str, candidate:
 
 
 @pytest.mark.toolchain
-def test_every_case_compiles_and_its_circular_buffers_are_the_models_l1(tmp_path: Path, toolchain) -> None:  # type: ignore[no-untyped-def]
+def test_every_case_compiles_and_its_circular_buffers_are_the_models_l1(tmp_path: Path, toolchain) -> None:
     """One compile of every file above: the TT-Lang compiler accepts each (one producer and one consumer
     thread per buffer, a receiving site per pipe), and its circular buffers total the model's ``l1_bytes``."""
     files = [_export(tmp_path, *case, name=f"case_{n}") for n, case in enumerate([QUICK, *CASES])]
