@@ -1,10 +1,12 @@
-"""``loom-explorer serve`` is safe by default: a real server in a subprocess, driven over plain HTTP.
+"""``loom-explorer serve`` is safe by default: a real server, driven over plain HTTP.
 
 It listens on the loopback only and prints its real URL; a request naming another host (or coming from
 another origin) is refused; a path in the query string is never imported (a plain GET already builds the
 session's explorer on the server); files named on the command line are refused when their names clash.
-What the page then shows (no path, no file content, no other session's values) is checked in Chromium by
-``tests/browser/test_served_safely.py``.
+The requests go to the same guarded server (``build_server``) on a thread of this process in the quick tier,
+and to a real ``loom-explorer serve`` in a subprocess (a fresh interpreter, seconds to start) with the slow
+tests. What the page then shows (no path, no file content, no other session's values) is checked in Chromium
+by ``tests/browser/test_served_safely.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,9 +26,33 @@ from served_cli import ROOT, Served
 from waits import WAIT_S, wait_until
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = Served([], tmp_path_factory.mktemp("served"))
+class InProcess:
+    """The guarded server ``loom-explorer serve`` runs (``RunningServer``: ``build_server`` on a thread of this
+    process), with ``Served``'s ``url``, ``port``, ``get`` and ``stop``."""
+
+    def __init__(self) -> None:
+        from loom_explorer.ui.app import RunningServer
+
+        self.server = RunningServer()
+        self.url, self.port = self.server.url, self.server.port
+
+    def get(self, query: str = "", headers: dict[str, str] | None = None) -> tuple[int, str]:
+        request = urllib.request.Request(self.url + query, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=WAIT_S) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+@pytest.fixture(scope="module", params=["in-process", pytest.param("subprocess", marks=pytest.mark.slow)])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served | InProcess]:
+    server: Served | InProcess = (
+        InProcess() if request.param == "in-process" else Served([], tmp_path_factory.mktemp("served"))
+    )
     try:
         yield server
     finally:
@@ -60,11 +87,14 @@ def _listening_addresses(pid: int, port: int | None = None) -> list[ipaddress.IP
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").is_file(), reason="reads Linux's /proc/net/tcp")
-def test_it_listens_on_the_loopback_only_and_prints_its_real_url(served: Served) -> None:
+def test_it_listens_on_the_loopback_only_and_prints_its_real_url(served: Served | InProcess) -> None:
     assert served.url.startswith("http://127.0.0.1:") and served.port != 0
     status, html = served.get()
     assert status == 200 and "<title>loom-explorer</title>" in html
-    addresses = _listening_addresses(served.proc.pid)
+    if isinstance(served, Served):
+        addresses = _listening_addresses(served.proc.pid)
+    else:  # this process listens on other ports too (other tests' servers): the server's port only
+        addresses = _listening_addresses(os.getpid(), served.port)
     assert addresses, "found no listening socket of the server"
     assert all(a.is_loopback for a in addresses), f"listening on {addresses}"
 
@@ -78,19 +108,21 @@ def test_it_listens_on_the_loopback_only_and_prints_its_real_url(served: Served)
         {"Origin": "http://127.0.0.1:1"},
     ],
 )
-def test_a_request_for_another_host_or_from_another_origin_is_refused(served: Served, headers: dict[str, str]) -> None:
+def test_a_request_for_another_host_or_from_another_origin_is_refused(
+    served: Served | InProcess, headers: dict[str, str]
+) -> None:
     status, body = served.get(headers={k: v.format(port=served.port) for k, v in headers.items()})
     assert status == 403
     assert "evil" not in body
 
 
 @pytest.mark.parametrize("headers", [{"Host": "localhost:{port}"}, {"Origin": "http://127.0.0.1:{port}"}])
-def test_the_loopback_names_are_answered(served: Served, headers: dict[str, str]) -> None:
+def test_the_loopback_names_are_answered(served: Served | InProcess, headers: dict[str, str]) -> None:
     status, _ = served.get(headers={k: v.format(port=served.port) for k, v in headers.items()})
     assert status == 200
 
 
-def test_a_kernel_path_in_the_query_is_never_run_nor_echoed(served: Served, tmp_path: Path) -> None:
+def test_a_kernel_path_in_the_query_is_never_run_nor_echoed(served: Served | InProcess, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     evil = tmp_path / "evil.py"
     evil.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")

@@ -32,12 +32,23 @@ MAPPED = {
 }
 
 
+# candidate -> why TTNN has no program config for it
+REFUSED = {
+    "K@y,N@x|in0=dram,in1=dram": "split-K",
+    "M@y,N@x|in0=dram,in1=mcast_y": "multicasts both inputs",
+    "M@y,N@x|in0=dram,in1=dram": "multicasts both inputs",
+    "M@xy|in0=dram,in1=dram": "1-D config",
+}
+
+
 @pytest.fixture(scope="module")
 def gemm():
+    """The problem's session and the results of the candidates the tests read (``MAPPED`` and ``REFUSED``)."""
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("gemm"), "M=1024,K=2048,N=768")
     session = Session(hw, problem)
-    return hw, problem, session, {r.candidate_name: r for r in session.solve({}, SolveOptions())}
+    results = session.solve({}, SolveOptions(), candidates=[*MAPPED, *REFUSED])
+    return hw, problem, session, {r.candidate_name: r for r in results}
 
 
 def _file(hw, problem, result) -> str:
@@ -82,15 +93,7 @@ def test_mapped_candidates_carry_the_schedule_values(gemm, candidate: str) -> No
     assert lint.returncode == 0, lint.stdout
 
 
-@pytest.mark.parametrize(
-    "candidate,why",
-    [
-        ("K@y,N@x|in0=dram,in1=dram", "split-K"),
-        ("M@y,N@x|in0=dram,in1=mcast_y", "multicasts both inputs"),
-        ("M@y,N@x|in0=dram,in1=dram", "multicasts both inputs"),
-        ("M@xy|in0=dram,in1=dram", "1-D config"),
-    ],
-)
+@pytest.mark.parametrize("candidate,why", list(REFUSED.items()))
 def test_other_candidates_are_refused_with_the_reason(gemm, candidate: str, why: str) -> None:
     _, _, session, results = gemm
     with pytest.raises(ExportError, match=why):
@@ -142,11 +145,13 @@ def test_the_exported_file_runs_on_a_card(gemm, tmp_path) -> None:
     assert "LOOM_RESULT" in run.stdout
 
 
-def _solved(placements: dict[str, Placement]):
+def _solved(placements: dict[str, Placement], candidate: str):
+    """The problem with these placements, its session and ``candidate``'s result (by name)."""
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("gemm"), "M=1024,K=2048,N=768", placements=placements)
     session = Session(hw, problem)
-    return hw, problem, session, {r.candidate_name: r for r in session.solve({}, SolveOptions()) if r.solution}
+    results = session.solve({}, SolveOptions(), candidates=[candidate])
+    return hw, problem, session, {r.candidate_name: r for r in results if r.solution}
 
 
 @pytest.mark.parametrize(
@@ -185,7 +190,7 @@ def _solved(placements: dict[str, Placement]):
     ],
 )
 def test_l1_placements_become_sharded_memory_configs(placements, candidate, expected) -> None:
-    hw, problem, session, results = _solved(placements)
+    hw, problem, session, results = _solved(placements, candidate)
     values = results[candidate].solution.values()
     memory = ttnn_memory(session.schedule(candidate), values)
     assert {t for t, m in memory.items() if m == "DRAM"} == {"in0", "in1", "out"} - set(expected)
@@ -221,7 +226,7 @@ def test_l1_placements_become_sharded_memory_configs(placements, candidate, expe
     ],
 )
 def test_placements_ttnn_cannot_realise_are_refused(placements, candidate, why) -> None:
-    _, _, session, results = _solved(placements)
+    _, _, session, results = _solved(placements, candidate)
     with pytest.raises(ExportError, match=why):
         ttnn_equivalent(session.schedule(candidate), results[candidate].solution.values())
 
