@@ -40,6 +40,7 @@ from loom_explorer.ui.profiler import (
     OpenedOp,
     ReportSource,
     analyse,
+    coverage_frame,
     open_op,
     ops_frame,
     record,
@@ -157,8 +158,21 @@ class ProfilerPage:
             formatters={"best candidate / why not": {"type": "textarea"}},
             widths={"best candidate / why not": 380},
         )
-        # the ops table joins the page with the first report: until then the page is the lighter for it
+        self.coverage = pn.widgets.Tabulator(
+            None,
+            disabled=True,
+            show_index=False,
+            pagination="local",
+            page_size=OPS_PAGE,
+            sizing_mode="stretch_width",
+            layout="fit_data_stretch",
+            css_classes=["profiler-coverage"],
+            formatters={"kernel / why not": {"type": "textarea"}},
+            widths={"kernel / why not": 420},
+        )
+        # the tables join the page with the first report: until then the page is the lighter for them
         self.table_place = pn.Column(sizing_mode="stretch_width")
+        self.coverage_place = pn.Column(sizing_mode="stretch_width")
         self.opened = pn.pane.HTML("", css_classes=["profiler-opened"], sizing_mode="stretch_width")
         self.w_capture.param.watch(self._on_capture, "value")
         self.w_upload.param.watch(self._on_upload, "value")
@@ -189,6 +203,7 @@ class ProfilerPage:
             self.status,
             self.error,
             self.summary,
+            self.coverage_place,
             self.table_place,
             self.b_record,
             self.opened,
@@ -271,8 +286,17 @@ class ProfilerPage:
     def _set_table(self, analysis: Analysis | None) -> None:
         self.table.selection = []
         self.table.value = ops_frame(analysis.result) if analysis is not None else None
+        self.coverage.value = coverage_frame(analysis) if analysis is not None else None
         if analysis is not None and not self.table_place.objects:
             self.table_place.objects = [self.table]
+            self.coverage_place.objects = [
+                pn.pane.Markdown(
+                    "**Coverage by op code**: every op code's device time, the share the model predicts and "
+                    "its error (predicted vs measured), or why it is not predicted",
+                    sizing_mode="stretch_width",
+                ),
+                self.coverage,
+            ]
 
     # ------------------------------------------------------------------ opening an op
     def open(self, key: str) -> OpenedOp | None:
