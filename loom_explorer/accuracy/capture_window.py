@@ -22,6 +22,11 @@ The rules follow tenstorrent/tt-perf-report (``src/tt_perf_report/perf_report.py
   reduce-scatter or all-reduce keeps its first row at the mean duration of the block; any other op keeps
   its slowest row. The other rows of a block are left out, each saying which row it was merged into.
 
+* **Invalid durations** (always, as tt-perf-report's ``is_invalid_device_duration``): a device row whose
+  ``OP TO OP LATENCY [ns]`` is below -1 ms and larger in size than both 1 ms and half its duration did not
+  have its device clock aligned with the previous op's (seen in trace replays: durations of ~6.9 s for
+  ops of microseconds); it is left out, saying so.
+
 Rows left out are not part of the capture's device time; each is a ``Left`` with its one reason.
 """
 
@@ -34,6 +39,25 @@ from typing import Literal
 
 TraceReplays = Literal["each", "once"]
 COLLECTIVE_WORDS = ("AllGather", "ReduceScatter", "AllReduce")  # tt-perf-report's collective ops (mean time)
+
+
+INVALID_GAP_NS = 1_000_000  # tt-perf-report's INVALID_OP_TO_OP_GAP_MIN_NS
+
+
+def invalid_duration(duration_ns: float, gap_text: str) -> str | None:
+    """Why a device row's duration is not valid (module docstring), None when it is; ``gap_text`` is its
+    ``OP TO OP LATENCY [ns]`` cell (empty or not a number: no judgement)."""
+    try:
+        gap_ns = float(gap_text)
+    except ValueError:
+        return None
+    if gap_ns < -INVALID_GAP_NS and abs(gap_ns) > max(duration_ns * 0.5, INVALID_GAP_NS):
+        return (
+            f"the duration {duration_ns:.0f} ns is not valid: OP TO OP LATENCY {gap_ns:.0f} ns, a negative gap "
+            "beyond 1 ms and half the duration (the device clock was not aligned; tt-perf-report leaves such "
+            "rows out)"
+        )
+    return None
 
 
 class WindowError(ValueError):
@@ -70,7 +94,7 @@ class Left:
     row: int
     op_code: str
     reason: str
-    kind: str  # what left it out: ``signpost window``, ``trace replay`` or ``merged across devices``
+    kind: str  # ``signpost window``, ``trace replay``, ``invalid duration`` or ``merged across devices``
 
 
 class SignpostWindow:

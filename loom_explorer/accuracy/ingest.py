@@ -83,6 +83,7 @@ from loom_explorer.accuracy.capture import (
     ProfilerRow,
     RowSkip,
     attributes_of,
+    count_cell,
     device_id_cell,
     duration_or_none,
     header_key,
@@ -90,6 +91,7 @@ from loom_explorer.accuracy.capture import (
     tensor_format,
     tensor_memory,
     whole_or_none,
+    whole_text,
 )
 from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_chip
 from loom_explorer.accuracy.capture_window import (
@@ -98,6 +100,7 @@ from loom_explorer.accuracy.capture_window import (
     Left,
     SignpostWindow,
     WindowError,
+    invalid_duration,
     merge_devices,
 )
 from loom_explorer.accuracy.csv_input import (
@@ -107,7 +110,6 @@ from loom_explorer.accuracy.csv_input import (
     cell_issue,
     csv_records,
     open_source,
-    positive_int,
     positive_time,
     refusal,
     width_issue,
@@ -189,6 +191,11 @@ class IngestReport:
     left_out: tuple[Left, ...] = ()  # rows outside the analysed window (``capture_window``), each with its reason
     window: CaptureWindow = CaptureWindow()
     merged_devices: frozenset[int] = frozenset()  # the devices whose rows were merged (``--merge-devices``)
+    # what every analysed device row says of the machine (``DEVICE ARCH``, ``AVAILABLE WORKER CORE COUNT``,
+    # ``DEVICE ID``), ingested or not: the chip is told from these and the ingested ops' configs
+    device_archs: frozenset[str] = frozenset()
+    available_counts: frozenset[int] = frozenset()
+    device_ids: frozenset[int] = frozenset()
 
 
 def _interleaved(
@@ -247,8 +254,8 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
             )
         raise RowSkip(unmapped_reason(name))
     # the number cells of an op that is ingested: a bad one is an error (BadCell), not a skip
-    core_count = row.number(positive_int, "CORE COUNT")
-    available = row.number(positive_int, AVAILABLE)
+    core_count = row.number(count_cell, "CORE COUNT")
+    available = row.number(count_cell, AVAILABLE)
     device_id = row.number(device_id_cell, "DEVICE ID")
     attributes = row.get(ATTRIBUTES)
     attrs, compute = attributes_of(attributes)
@@ -355,6 +362,7 @@ def parse_ops_perf(
         progress.phase("reading (bytes of the file)", streamed.size_bytes)
     device_ns: dict[str, float] = {}
     device_count: dict[str, int] = {}
+    machine = _Machine()
     rows = 0
     (op_column,) = columns.find((OP_CODE,))
     widths: dict[int, RowIssue] = {}  # a short or long row's issue by its number of cells: its texts shared
@@ -379,7 +387,8 @@ def parse_ops_perf(
             continue
         duration = duration_or_none(row.get(DURATION))
         if duration is not None and not is_signpost:
-            device_id = whole_or_none(row.get("DEVICE ID")) if window.merge_devices else None
+            machine.add(row)
+            device_id = whole_or_none(whole_text(row.get("DEVICE ID"))) if window.merge_devices else None
             if device_id is not None:
                 device_rows.append(DeviceRow(number, op_code, device_id, duration))
             else:
@@ -402,15 +411,51 @@ def parse_ops_perf(
         signposts.check(str(p))
     except WindowError as exc:
         raise IngestError(str(exc)) from None
-    report = IngestReport(p, tuple(ops), tuple(skipped), tuple(bad), (), (), tuple(left), window)
+    report = IngestReport(
+        p,
+        tuple(ops),
+        tuple(skipped),
+        tuple(bad),
+        (),
+        (),
+        tuple(left),
+        window,
+        device_archs=frozenset(machine.archs),
+        available_counts=frozenset(machine.available),
+        device_ids=frozenset(machine.devices),
+    )
     if device_rows:
         return _merged(report, device_rows, device_ns, device_count)
     return _timed(report, device_ns, device_count)
 
 
+class _Machine:
+    """What the analysed device rows say of the machine (``IngestReport.device_archs`` and the rest); a cell
+    that does not read as its column means is left out here (it is checked where an op is ingested)."""
+
+    def __init__(self) -> None:
+        self.archs: set[str] = set()
+        self.available: set[int] = set()
+        self.devices: set[int] = set()
+        self._seen: set[tuple[str, str, str]] = set()
+
+    def add(self, row: ProfilerRow) -> None:
+        cells = (row.get("DEVICE ARCH"), whole_text(row.get(AVAILABLE)), whole_text(row.get("DEVICE ID")))
+        if cells in self._seen:
+            return
+        self._seen.add(cells)
+        arch, available, device = cells
+        if arch:
+            self.archs.add(sys.intern(arch))
+        if (n := whole_or_none(available)) is not None and n >= 1:
+            self.available.add(n)
+        if (d := whole_or_none(device)) is not None:
+            self.devices.add(d)
+
+
 def _outside(signposts: SignpostWindow, row: ProfilerRow, number: int, op_code: str, is_signpost: bool) -> Left | None:
-    """Row ``number`` left out of the window (``capture_window``), None when it is analysed; a signpost row
-    moves the window."""
+    """Row ``number`` left out (``capture_window``: outside the signpost window, a later trace replay, an invalid
+    duration), None when it is analysed; a signpost row moves the window."""
     outside = signposts.outside()
     if is_signpost:
         signposts.signpost(op_code)
@@ -419,7 +464,11 @@ def _outside(signposts: SignpostWindow, row: ProfilerRow, number: int, op_code: 
     if outside is not None:
         return Left(number, op_code, outside, "signpost window")
     replay = signposts.replay(row.get("METAL TRACE ID"), row.get("METAL TRACE REPLAY SESSION ID"))
-    return Left(number, op_code, replay, "trace replay") if replay is not None else None
+    if replay is not None:
+        return Left(number, op_code, replay, "trace replay")
+    duration = None if is_signpost else duration_or_none(row.get(DURATION))
+    invalid = invalid_duration(duration, row.get("OP TO OP LATENCY [ns]")) if duration is not None else None
+    return Left(number, op_code, invalid, "invalid duration") if invalid is not None else None
 
 
 def _timed(report: IngestReport, device_ns: dict[str, float], device_count: dict[str, int]) -> IngestReport:
@@ -509,14 +558,18 @@ def _row_op(
 
 
 def capture_chip(report: IngestReport) -> CaptureChip | None:
-    """The chip and worker grid the report ran on, told from its ingested ops (``capture_chip.tell_chip``);
+    """The chip and worker grid the report ran on, told from its analysed device rows and ingested ops'
+    configs (``capture_chip.tell_chip``);
     None when the report names no single known architecture."""
     grids = {g for op in report.ops for g in (op.grid, op.config and op.config.compute_with_storage_grid_size) if g}
     return tell_chip(
         CaptureRun(
-            archs=frozenset(op.device_arch for op in report.ops if op.device_arch),
-            available_cores=frozenset(op.available_cores for op in report.ops if op.available_cores),
-            devices=frozenset(op.device_id for op in report.ops if op.device_id is not None) | report.merged_devices,
+            archs=frozenset(op.device_arch for op in report.ops if op.device_arch) | report.device_archs,
+            available_cores=frozenset(op.available_cores for op in report.ops if op.available_cores)
+            | report.available_counts,
+            devices=frozenset(op.device_id for op in report.ops if op.device_id is not None)
+            | report.merged_devices
+            | report.device_ids,
             config_grids=frozenset(grids),
         )
     )

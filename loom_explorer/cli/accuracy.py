@@ -256,7 +256,8 @@ def run_ingest(req: IngestCommand) -> int:
         + (f"; predicted on {done.chip}" if report.ops else "")
     )
     if report.left_out:
-        print(f"  {len(report.left_out)} rows left out of the analysis ({window.describe()}):")
+        flags = f" ({window.describe()})" if window.describe() else ""
+        print(f"  {len(report.left_out)} rows left out of the analysis{flags}:")
         for kind, n in Counter(x.kind for x in report.left_out).most_common():
             first = next(x for x in report.left_out if x.kind == kind)
             print(f"    {n:>6} {kind}, e.g. row {first.row}: {first.reason}")

@@ -38,6 +38,7 @@ CAPTURES: dict[str, str] = {
     "bh20_oft.csv.gz": "OFT 3-D object detection, Blackhole on 20 cores",
     "ops_perf_results_2025_02_16_18_11_10.csv.gz": "SegFormer encoder, older format, chip not named",
     "ops_perf_results_2025_09_18_11_39_20.csv.gz": "OFT 3-D object detection, older run, chip not named",
+    "bh_invalid_trace_decode_window.csv.gz": "LLM decoder layer (decode), Blackhole, 13 of 20 durations invalid",
 }
 
 # the chip and worker grid of the captures that do not name them (no DEVICE ARCH column), as

@@ -24,6 +24,7 @@ INTEGRAL = DATA / "bh20_oft_integral_image_trace.csv"  # tt-perf-report's: older
 V2 = DATA / "ops_perf_results_v2.csv"
 SEGFORMER = "ops_perf_results_2025_02_16_18_11_10.csv.gz"  # older format, no DEVICE ARCH
 DEEPSEEK = "bh_8xp150_deepseek_v3_d_p.csv.gz"  # 8 devices, the same 26 ops on each
+DECODE = "bh_invalid_trace_decode_window.csv.gz"  # a traced decode step, 13 of 20 durations invalid
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -195,3 +196,43 @@ def test_an_older_capture_without_device_arch_asks_for_the_hardware() -> None:
         assert by_code[code_]["reason"], code_  # skipped, and says why
     assert {o["op_code"] for o in doc["ingested"]} >= {"LayerNorm", "Softmax", "BinaryDeviceOperation"}
     assert sum(c["device_ns"] for c in doc["op_codes"]) == pytest.approx(_device_ns(_rows(capture_path(SEGFORMER))))
+
+
+# ---- invalid durations, numbers written as floats ------------------------------------------------------
+
+
+def test_invalid_durations_are_left_out_as_tt_perf_report_leaves_them() -> None:
+    path = capture_path(DECODE)
+    rows = _rows(path)
+    report = read_ops_perf(path, window=CaptureWindow("PERF_DECODE", "PERF_DECODE_END"))
+    invalid = {x.row for x in report.left_out if x.kind == "invalid duration"}
+    assert {x.row for x in report.left_out} - invalid == {2, 23}  # the two signposts
+    expected = set()
+    valid_ns = 0.0
+    for line, r in enumerate(rows, start=2):
+        if r["OP TYPE"] == "signpost":
+            continue
+        duration, gap = float(r["DEVICE KERNEL DURATION [ns]"]), float(r["OP TO OP LATENCY [ns]"])
+        if gap < -1e6 and abs(gap) > max(duration / 2, 1e6):
+            expected.add(line)
+        else:
+            valid_ns += duration
+    assert invalid == expected and len(invalid) == 13
+    # tt-perf-report 1.4.1's is_invalid_device_duration flags the same 13 rows and leaves 60,546 ns
+    assert sum(ns for _, ns in report.device_ns_by_op) == pytest.approx(valid_ns) == 60_546
+    assert choose_hardware(report)[0] == "blackhole_p100a"  # told from the rows, though none is ingested
+    assert read_ops_perf(path).device_ns_by_op == report.device_ns_by_op  # the window is the whole step
+
+
+def test_whole_numbers_written_as_floats_read_as_whole_numbers(tmp_path: Path) -> None:
+    rows = list(csv.reader(V2.open(newline="")))
+    header = rows[0]
+    for column in ("DEVICE ID", "CORE COUNT", "AVAILABLE WORKER CORE COUNT"):
+        i = header.index(column)
+        for r in rows[1:]:
+            if r[i]:
+                r[i] += ".0"
+    path = tmp_path / "floats.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    assert read_ops_perf(path).ops == read_ops_perf(V2).ops

@@ -34,6 +34,7 @@ TOLD = [
     ("bh_8xp150_deepseek_v3_d_p.csv.gz", "blackhole_p150a", (11, 10)),  # 110 workers on 8 devices: not a p100a
     ("bh_p100_dlv3.csv.gz", "blackhole_p100a", (11, 10)),  # 110 workers, one device
     ("bh20_oft.csv.gz", "blackhole_p150a", (5, 4)),
+    ("bh_invalid_trace_decode_window.csv.gz", "blackhole_p100a", (11, 10)),  # 110 workers, one device
 ]
 
 
