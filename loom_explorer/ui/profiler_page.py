@@ -1,6 +1,7 @@
-"""The explorer's "Profiler report" section: open a device-profiler report, see every matmul and attention op
-with the config it ran, the best config ttnn can run instead and the predicted gain (``loom-explorer
-improve``), and open an op in the explorer.
+"""The explorer's "Profiler report" section: open a device-profiler report, see its coverage by op code
+(``accuracy/op_coverage.py``: each op code's device time, predicted or why not, and the error), every matmul
+and attention op with the config it ran, the best config ttnn can run instead and the predicted gain
+(``loom-explorer improve``), and open an op in the explorer.
 
 The report is a shipped capture chosen by name, or the user's own ``ops_perf_results_*.csv[.gz]`` uploaded
 through the page: its bytes are parsed, its file name only labels it, and no path from the page is ever
@@ -186,10 +187,10 @@ class ProfilerPage:
         return pn.Column(
             "### Profiler report",
             pn.pane.Markdown(
-                "A tt-metal device-profiler report: every matmul and attention op with the config it "
-                "ran, the best config ttnn can run instead and the predicted gain (`loom-explorer "
-                "improve`). Click an op to open it in the explorer above; the Measure chart below "
-                "marks its measured time.",
+                "A tt-metal device-profiler report: every op code's share of the device time, predicted "
+                "or why not, and every matmul and attention op with the config it ran, the best config "
+                "ttnn can run instead and the predicted gain (`loom-explorer improve`). Click an op to "
+                "open it in the explorer above; the Measure chart below marks its measured time.",
                 sizing_mode="stretch_width",
             ),
             pn.FlexBox(
