@@ -3,7 +3,8 @@
 ``data.CAPTURE_CHIPS`` states), with the share of its device time the model predicts and the error on that
 time, overall and (in brackets) of the default published kernel's ops (``op_mapping.published_kernels``: the
 matmuls); then, per capture, the coverage by op code (``op_coverage``). ``python -m
-loom_explorer.accuracy.captures_table`` prints them (about a minute); a test checks the docs state every line.
+loom_explorer.accuracy.captures_table`` prints them, each op-code table followed by the error per kernel
+(the family's kernel the rows were costed as); a test checks the docs state every line.
 """
 
 from __future__ import annotations
@@ -82,11 +83,29 @@ def table(rows: list[CaptureRow] | None = None) -> list[str]:
     return [heading, "|" + "---|" * heading.count(" | ") + "---|", *(r.markdown() for r in rows)]
 
 
+def kernel_markdown(c: Coverage) -> list[str]:
+    """The error per kernel (the family's shipped kernel the rows were costed as): measured against
+    predicted over its predicted rows, in total and per row."""
+    out = [
+        "| kernel | predicted rows | measured | predicted | error: total | per row: median / worst |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kernel, k in c.by_kernel:
+        out.append(
+            f"| `{kernel}` | {k.predicted_rows} | {k.predicted_measured_ns / 1e6:.3f} ms "
+            f"| {k.predicted_ns / 1e6:.3f} ms | {_pct(k.total_error, signed=True)} "
+            f"| {_pct(k.median_error)} / {_pct(k.worst_error)} |"
+        )
+    return out if c.by_kernel else []
+
+
 def op_code_tables(rows: list[CaptureRow]) -> list[str]:
-    """Each capture's coverage by op code, under a heading naming it."""
+    """Each capture's coverage by op code, under a heading naming it, then the error per kernel."""
     out: list[str] = []
     for r in rows:
         out += ["", f"#### `{r.name}`", "", *op_code_markdown(r.op_codes)]
+        kernels = kernel_markdown(r.coverage)
+        out += ["", *kernels] if kernels else []
     return out
 
 
