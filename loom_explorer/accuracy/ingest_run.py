@@ -14,6 +14,7 @@ from pathlib import Path
 from loom_explorer.accuracy.capture_window import CaptureWindow
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
 from loom_explorer.accuracy.ingest import (
+    IngestError,
     IngestReport,
     choose_hardware,
     read_ops_perf,
@@ -22,6 +23,7 @@ from loom_explorer.accuracy.ingest import (
 )
 from loom_explorer.accuracy.op_coverage import OpCodeCoverage, op_code_coverage
 from loom_explorer.accuracy.progress import Progress
+from loom_explorer.hardware import load_hardware
 from loom_explorer.store import Measurement, open_store
 
 
@@ -46,15 +48,21 @@ def ingest(
     skip_bad_rows: bool,
     store: str | None,
     window: CaptureWindow | None = None,
+    grid: tuple[int, int] | None = None,
 ) -> Ingested:
     """The report ``file`` ingested (module docstring): the whole file is read and checked before anything is
-    predicted or recorded."""
+    predicted or recorded. ``grid`` (``--grid``, columns and rows) is the run's worker grid when the capture
+    does not tell it (no ``AVAILABLE WORKER CORE COUNT``), or overrides the one it tells; an ``IngestError``
+    when it is larger than the chip's."""
     ids: list[int] = []
     store_path: Path | None = None
     with Progress() as progress:
         report = read_ops_perf(file, skip_bad_rows=skip_bad_rows, progress=progress, window=window)
-        hw_name, grid, chip_line = choose_hardware(report, hw) if report.ops else (None, None, "")
-        measurements = report_measurements(report, hw_name, progress, grid) if hw_name and report.ops else []
+        hw_name, told, chip_line = choose_hardware(report, hw) if report.ops else (None, None, "")
+        if grid is not None and hw_name is not None:
+            chip_line = f"{chip_line}; {_given_grid(hw_name, grid)}"
+        run_grid = grid or told
+        measurements = report_measurements(report, hw_name, progress, run_grid) if hw_name and report.ops else []
         if not dry_run:
             with open_store(store) as opened:
                 ids = opened.record_many(measurements)
@@ -68,6 +76,16 @@ def ingest(
         store_path,
         op_code_coverage(report, measurements),
     )
+
+
+def _given_grid(hw_name: str, grid: tuple[int, int]) -> str:
+    """How ``--grid`` is said on the chip line; an ``IngestError`` when the grid does not fit ``hw_name``."""
+    spec = load_hardware(hw_name)
+    if grid[0] > spec.grid.columns or grid[1] > spec.grid.rows:
+        raise IngestError(
+            f"--grid {grid[0]}x{grid[1]} does not fit {hw_name}'s {spec.grid.columns}x{spec.grid.rows} grid"
+        )
+    return f"on the {grid[0]}x{grid[1]} worker grid given (--grid)"
 
 
 def ingest_json(done: Ingested) -> dict[str, object]:

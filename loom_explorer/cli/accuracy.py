@@ -214,6 +214,7 @@ class IngestCommand:
     end_signpost: str | None = None
     trace_replays: str = "each"
     merge_devices: bool = False
+    grid: tuple[int, int] | None = None
 
 
 def parse_ingest(args: argparse.Namespace) -> IngestCommand:
@@ -228,6 +229,7 @@ def parse_ingest(args: argparse.Namespace) -> IngestCommand:
         args.end_signpost,
         args.trace_replays,
         args.merge_devices,
+        args.grid,
     )
 
 
@@ -242,7 +244,7 @@ def run_ingest(req: IngestCommand) -> int:
     window = CaptureWindow(
         req.start_signpost, req.end_signpost, "once" if req.trace_replays == "once" else "each", req.merge_devices
     )
-    done = ingest(req.file, req.hw, req.dry_run, req.skip_bad_rows, req.store, window)
+    done = ingest(req.file, req.hw, req.dry_run, req.skip_bad_rows, req.store, window, req.grid)
     report = done.report
     if not req.dry_run:
         say(f"recorded {done.recorded} measurements in {done.store}")
@@ -385,6 +387,13 @@ def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     ingest.add_argument("file", help="ops_perf_results_<timestamp>.csv from tt-metal's device profiler")
     ingest.add_argument(
         "--hw", default=None, help="hardware to predict on (default: from the report's DEVICE ARCH column)"
+    )
+    ingest.add_argument(
+        "--grid",
+        type=grid_size,
+        default=None,
+        metavar="XxY",
+        help="the run's worker grid (columns x rows), for a capture that does not tell it, e.g. 5x4",
     )
     ingest.add_argument("--dry-run", action="store_true", help="do not record in the results store")
     ingest.add_argument("--json", action="store_true")

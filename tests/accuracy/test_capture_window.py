@@ -236,3 +236,16 @@ def test_whole_numbers_written_as_floats_read_as_whole_numbers(tmp_path: Path) -
     with path.open("w", newline="") as f:
         csv.writer(f).writerows(rows)
     assert read_ops_perf(path).ops == read_ops_perf(V2).ops
+
+
+def test_grid_gives_the_run_s_worker_grid_to_a_capture_that_does_not_tell_it() -> None:
+    path = str(capture_path("ops_perf_results_2025_09_18_11_39_20.csv.gz"))  # no DEVICE ARCH, no worker count
+    code, out, err = run("ingest", path, "--dry-run", "--hw", "blackhole_p150a", "--grid", "5x4", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["chip"].endswith("on the 5x4 worker grid given (--grid)")
+    assert {p["hardware"] for p in doc["predictions"]} >= {"blackhole_p150a@5x4"}
+    whole = json.loads(run("ingest", path, "--dry-run", "--hw", "blackhole_p150a", "--json")[1])
+    assert "blackhole_p150a@5x4" not in {p["hardware"] for p in whole["predictions"]}
+    code, _, err = run("ingest", path, "--dry-run", "--hw", "blackhole_p150a", "--grid", "14x4")
+    assert code == 2 and "--grid 14x4 does not fit blackhole_p150a's 13x10 grid" in err
