@@ -170,11 +170,38 @@ def _output_memory(attrs: Mapping[str, str]) -> str:
     return next((attrs[k] for k in ("memory_config", "output_memory_config", "output_mem_config") if k in attrs), "")
 
 
+def _padded(row: ProfilerRow, tensor: str) -> tuple[int, ...]:
+    """``tensor``'s padded ``(W, Z, Y, X)`` (the number before ``[logical]``; the logical one without it)."""
+    logical = row.shape(tensor) or (1, 1, 1, 1)
+    out = []
+    for axis, fallback in zip("WZYX", logical, strict=True):
+        m = re.match(r"\s*(\d+)", row.get(f"{tensor}_{axis}_PAD[LOGICAL]"))
+        out.append(int(m.group(1)) if m else fallback)
+    return tuple(out)
+
+
+def not_native(row: ProfilerRow, read: EltwiseRow, memories: list[str], shard: tuple[int, int]) -> str:
+    """Why ``binary_ng`` does not run a binary on a sharded output from the shards themselves (its
+    ``is_native_L1_sharding``, ``binary_ng/device/binary_ng_utils.cpp``; "" when it does): it does for two
+    operands of one shape and one memory config, in L1, evenly sharded (the padded rows and columns are whole
+    shards), on the output's grid. Otherwise it reads every operand through its address generator as on
+    interleaved tensors."""
+    if len(read.inputs) != 2 or read.kernel not in ("binary", "binary_act"):
+        return "a scalar or broadcast operand"
+    if memories[0] != memories[1] or "SHARDED" not in memories[0]:
+        return f"operands in {memories[0]} and {memories[1]}"
+    w, z, y, x = _padded(row, "INPUT_0")
+    if (w * z * y) % shard[0] or x % shard[1]:
+        return f"uneven shards ({w * z * y}x{x} in shards of {shard[0]}x{shard[1]})"
+    return ""
+
+
 def _sharded(
-    row: ProfilerRow, read: EltwiseRow, attrs: Mapping[str, str], memories: list[str]
-) -> ShardedElementwise | None:
-    """The sharded run of ``read`` (``sharded.py``), None when every operand it reads and its output are
-    interleaved; RowSkip when only some of them are sharded in a way the model does not take."""
+    row: ProfilerRow, name: str, read: EltwiseRow, attrs: Mapping[str, str], memories: list[str]
+) -> tuple[ShardedElementwise | None, str]:
+    """The sharded run of ``read`` (``sharded.py``) and a note; None when every operand it reads and its
+    output are interleaved, or when ``binary_ng`` runs it as on interleaved tensors (``not_native``: the note
+    says why); RowSkip when only some of them are sharded in a way the model does not take."""
     sharded_inputs = [i for i, m in enumerate(memories[: len(read.inputs)]) if m != "DRAM"]
     try:
         layout, grid, cores, shard = read_shard_spec(_output_memory(attrs))
@@ -183,10 +210,17 @@ def _sharded(
             raise RowSkip(f"the output's shard spec is {why}") from None
         if sharded_inputs:
             raise RowSkip(
-                f"INPUT_{sharded_inputs[0]} is sharded and the output interleaved: the model maps an op on "
-                "interleaved operands or on a sharded output (whose shard spec the row gives)"
+                f"INPUT_{sharded_inputs[0]} is sharded and the output interleaved: the row does not give the "
+                "input's shard spec, which the op runs on"
             ) from None
-        return None
+        return None, ""
+    if name == "binaryngdeviceoperation":
+        interleaved = not_native(row, read, memories, shard)
+        if interleaved:
+            return None, (
+                f"binary_ng's sharded path does not apply ({interleaved}): costed as its interleaved path, every "
+                "operand read as an interleaved one (an L1 operand as from DRAM: an upper bound)"
+            )
     rows, cols = read.shape["H"], read.shape["W"]
     held = [read.output]
     for i in sharded_inputs:
@@ -196,7 +230,7 @@ def _sharded(
                 "as the output's shards"
             )
         held.append(read.inputs[i])
-    return ShardedElementwise(
+    config = ShardedElementwise(
         op=read.ttnn_op,
         layout=layout,
         grid=grid,
@@ -204,6 +238,7 @@ def _sharded(
         shard_tiles=shard_tiles(layout, shard, rows, cols),
         sharded=tuple(held),
     )
+    return config, ""
 
 
 def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
@@ -217,7 +252,8 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         read = _read(name, attrs, shapes)
     except OpSkip as why:
         raise RowSkip(str(why)) from None
-    config = _sharded(row, read, attrs, memories)
+    config, sharding = _sharded(row, name, read, attrs, memories)
+    notes.append(sharding)
     extra = [m for m in memories[len(read.inputs) :] if m]
     if extra and read.kernel != "binary_scalar":
         notes.append(f"INPUT_{len(read.inputs)} (the output tensor ttnn was given) not read")

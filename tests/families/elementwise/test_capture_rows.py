@@ -163,29 +163,44 @@ def test_what_no_shipped_kernel_computes_is_skipped_with_the_reason(
 
 def test_a_sharded_row_runs_on_its_shard_grid_from_l1(tmp_path: Path) -> None:
     sharded = "DEV_0_L1_HEIGHT_SHARDED"
+    uneven = (1, 1, 2000, 1024)  # 2000 rows in shards of 128: a partial last shard
     path = write_capture(
         tmp_path,
         [
             ("BinaryNgDeviceOperation", binary_attrs("ADD", memory=SHARD_SPEC), [(X, sharded), (X, sharded)]),
             ("BinaryNgDeviceOperation", binary_attrs("ADD", memory=SHARD_SPEC), [(X, sharded), (X, DRAM)]),
+            ("BinaryNgDeviceOperation", binary_attrs("ADD", memory=SHARD_SPEC), [(uneven, sharded), (uneven, sharded)]),
+            ("BinaryDeviceOperation", binary_attrs("ADD", memory=SHARD_SPEC), [(X, sharded), (X, DRAM)]),
             ("UnaryDeviceOperation", unary_attrs("RELU", memory=SHARD_SPEC), [(X, sharded)]),
         ],
     )
     report = read_ops_perf(path)
-    both, one, relu = report.ops
+    both, mixed, ragged, older, relu = report.ops
     assert both.config == ShardedElementwise(
         op="ttnn.add", layout="height", grid=(5, 4), cores=20, shard_tiles=(4, 32), sharded=("y", "a", "b")
     )
-    assert one.config is not None and one.config.placements() == {"y": Placement.l1_height, "a": Placement.l1_height}
+    # binary_ng takes its sharded path only for like, evenly sharded L1 operands; else its interleaved one
+    assert mixed.config is None and "does not apply (operands in L1_HEIGHT_SHARDED and DRAM)" in mixed.note
+    assert ragged.config is None and "uneven shards (2000x1024 in shards of 128x1024)" in ragged.note
+    # the older binary op runs on the output's shard grid whatever its operands
+    assert older.config is not None and older.config.placements() == {
+        "y": Placement.l1_height,
+        "a": Placement.l1_height,
+    }
     measured = report_measurements(report, P150)
-    # 64 tile rows in shards of 4: 16 of the 20 cores hold data, numbered over the box's 5 columns
-    assert [m.candidate for m in measured] == ["H@xy|a=local,b=local", "H@xy|a=local,b=dram", "H@xy|x=local"]
+    assert [m.candidate for m in measured] == [
+        "H@xy|a=local,b=local",
+        "H*W@xy|a=dram,b=dram",
+        "H*W@xy|a=dram,b=dram",
+        "H@xy|a=local,b=dram",
+        "H@xy|x=local",
+    ]
     assert all(m.predicted_ns for m in measured)
-    local, streamed = (dict(m.breakdown) for m in measured[:2])
+    local, streamed = dict(measured[0].breakdown), dict(measured[3].breakdown)
     assert local["write_back"] == 0  # the output stays in L1
     assert streamed["data_movement"] > local["data_movement"]  # b read from DRAM
     hw = load_hardware(P150)
-    per_core = 4 * 32
+    per_core = 4 * 32  # 64 tile rows in shards of 4: 16 of the 20 cores hold data
     c_tile = hw.compute.eltwise_tile_cycles + hw.compute.tile_pack_cycles
     assert local["compute"] == per_core * c_tile
 
