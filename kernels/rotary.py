@@ -6,13 +6,18 @@ Written only with the tile DSL, an element-wise program (``families/elementwise/
 by no dimension, one tile held for the whole kernel. Per output tile: the tile product ``x @ T`` (one FPU tile
 op), times ``sin``, ``x`` times ``cos``, and the sum (three FPU ops). ttnn's
 ``ttnn.experimental.rotary_embedding_llama`` runs these four ops per tile (docs/elementwise.md cites it).
+
+The DSL has no tile product inside an element-wise program, so ``x @ T`` is written as an FPU multiply by the
+held tile ``T``: the same one FPU op per tile to the model, but as a program it multiplies by ``T``'s first
+element (a scalar input's value). This kernel is the rotary op's cost; its TT-Lang export computes the program
+as written, not the rotation.
 """
 
 from loom_explorer.program import Dim, Eltwise, Tensor, TileProgram
 
 PROGRAM = TileProgram(
     name="rotary",
-    description="y = x*cos + (x @ T)*sin: x, cos, sin, y [H, W], T one tile",
+    description="the cost of y = x*cos + (x @ T)*sin, x @ T written x * T: x, cos, sin, y [H, W], T one tile",
     example_shape="H=4096,W=128",
     dims=(
         Dim("H", "parallel", description="rows: heads x positions"),

@@ -92,7 +92,9 @@ def read_binary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> Eltwi
                 f"a scalar operand with SFPU ops ({'+'.join(chain.ops)}): binary_scalar, the shipped scalar "
                 "kernel, is one FPU op"
             )
-        return EltwiseRow("binary_scalar", shape, ("a",), "y", op, note=plain)
+        filled = "the scalar, which ttnn's writer fills into a tile on each core, costed as one tile read per core"
+        filled = filled if len(shapes) == 1 else ""
+        return EltwiseRow("binary_scalar", shape, ("a",), "y", op, note="; ".join(filter(None, [plain, filled])))
     b_rows, b_cols = _rows_cols(shapes[1])
     if shapes[1] == shapes[0] or (b_rows, b_cols) == (h, w) and shapes[1][:2] == shapes[0][:2]:
         kernel = "binary_act" if chain.ops else "binary"
