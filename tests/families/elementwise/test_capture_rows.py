@@ -80,6 +80,10 @@ def write_capture(tmp_path: Path, rows: list[tuple[str, str, list[tuple[tuple[in
     return path
 
 
+OLD_BINARY = (
+    "{'activations': '" + unary_type("RELU") + "'; 'binary_op_type': 'BinaryOpType::ADD'; "
+    "'input_tensor_a_activation': 'std::nullopt'; 'memory_config': '" + INTERLEAVED + "'; 'scalar': 'std::nullopt'}"
+)
 X = (1, 1, 2048, 1024)
 ROW = (1, 1, 1, 1024)
 SHARD_SPEC = height_sharded(128, 1024)
@@ -97,6 +101,7 @@ def test_binary_and_unary_rows_are_read_as_their_kernels_and_chains(tmp_path: Pa
             ("BinaryNgDeviceOperation", binary_attrs("DIV"), [(X, DRAM), (ROW, DRAM)]),  # 7: row, recip
             ("UnaryDeviceOperation", unary_attrs("NEG", "EXP", "ADD_UNARY_SFPU", "RECIP"), [(X, DRAM)]),  # 8
             ("UnaryDeviceOperation", unary_attrs("ERF"), [(X, DRAM)]),  # 9: erf as exp
+            ("BinaryDeviceOperation", OLD_BINARY, [(X, DRAM), (X, DRAM), (X, DRAM)]),  # 10: the older op's names
         ],
     )
     ops = {op.row: op for op in read_ops_perf(path).ops}
@@ -110,7 +115,9 @@ def test_binary_and_unary_rows_are_read_as_their_kernels_and_chains(tmp_path: Pa
         7: ("binary_row_act", "recip", None),
         8: ("unary", "relu+exp+relu+recip", None),
         9: ("unary", "exp", None),
+        10: ("binary_act", "relu", None),
     }
+    assert "INPUT_2 (the output tensor ttnn was given) not read" in ops[10].note
     assert all(op.shape == {"H": 2048, "W": 1024} for op in ops.values())
     assert "erf as exp" in ops[9].note and "SUB costed as the FPU add" in ops[4].note
 
