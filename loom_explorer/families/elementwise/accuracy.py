@@ -96,7 +96,7 @@ def read_binary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> Eltwi
         filled = filled if len(shapes) == 1 else ""
         return EltwiseRow("binary_scalar", shape, ("a",), "y", op, note="; ".join(filter(None, [plain, filled])))
     b_rows, b_cols = _rows_cols(shapes[1])
-    if shapes[1] == shapes[0] or (b_rows, b_cols) == (h, w) and shapes[1][:2] == shapes[0][:2]:
+    if shapes[1] == shapes[0]:
         kernel = "binary_act" if chain.ops else "binary"
     elif b_rows == 1 and b_cols == w:
         kernel = "binary_row_act" if chain.ops else "binary_row"
@@ -125,7 +125,8 @@ def read_unary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> Eltwis
     if not chain.ops:
         raise OpSkip("no UnaryOpType in op_chain")
     h, w = _rows_cols(shapes[0])
-    return EltwiseRow("unary", {"H": h, "W": w}, ("x",), "y", f"ttnn.{chain.ops[-1]}", chain, chain.note)
+    op = f"ttnn.{chain.ops[0]}" if len(chain.ops) == 1 else f"ttnn unary op chain ({', '.join(chain.ops)})"
+    return EltwiseRow("unary", {"H": h, "W": w}, ("x",), "y", op, chain, chain.note)
 
 
 def read_rotary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> EltwiseRow:
