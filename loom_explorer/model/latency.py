@@ -12,7 +12,10 @@ Per input ``X`` and streaming step (one block of ``t_X`` tiles, ``B_X = t_X * by
 with ``L_read(1) = L_read(2) = L`` and ``L_read(3) = ceil(L/2)`` (two reads in flight hide half of it).
 An L1-interleaved input is read the same way from the worker cores' L1 banks, at the NoC's unicast rate
 and page latency instead of DRAM's (``model/l1_banks.py``: ``r_core = unicast_bytes_per_cycle``,
-``L = L_l1``), and an L1-interleaved output is written to them likewise; neither counts towards ``chip``.
+``L = L_l1``), and an L1-interleaved output is written to them likewise; neither counts towards ``chip``,
+but their bytes load the NoC: ``banks = ceil(sum_X readers_X * B_X * s / W_link)`` joins the step's max
+beside ``chip``, and a write-back of every core's block at once takes at least ``ceil(cores * B * s /
+W_link)`` (``model/l1_banks.py``).
 All DRAM readers share the chip: ``chip = ceil(sum_X readers_X * B_X / R_chip)`` per step, where
 ``readers_X`` is the number of cores reading ``X`` (all cores, one per row/column, or one). A tile-matmul
 block (``matmul_cycles``), an element-wise op on a tile (``eltwise_op_cycles``), an overlapped step
@@ -37,7 +40,14 @@ from loom_explorer.model.expr import (
     select,
     total,
 )
-from loom_explorer.model.l1_banks import in_l1_banks, page_latency_cycles, reads_l1_banks, transfer_cycles
+from loom_explorer.model.l1_banks import (
+    bank_readers,
+    bank_traffic_cycles,
+    in_l1_banks,
+    page_latency_cycles,
+    reads_l1_banks,
+    transfer_cycles,
+)
 from loom_explorer.model.quantities import GridQuantities
 
 if TYPE_CHECKING:
@@ -172,9 +182,14 @@ def single_buffered(q: GridQuantities, tensor: str) -> Expr:
 
 
 def chip_read_cycles(q: GridQuantities, tensors: Sequence[str]) -> Expr:
-    """``ceil(sum_X readers_X * B_X / R_chip)``: one step's DRAM reads of ``tensors`` by every reader at once."""
+    """``ceil(sum_X readers_X * B_X / R_chip)``: one step's DRAM reads of ``tensors`` by every reader at once;
+    with L1-interleaved inputs among them, also their load on the NoC (``banks``, module docstring)."""
     chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in tensors)
-    return ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
+    chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
+    in_banks = [t for t in tensors if reads_l1_banks(q, t)]
+    if not in_banks:
+        return chip
+    return maximum(chip, bank_traffic_cycles(q, total(mul(bank_readers(q, t), block_bytes(q, t)) for t in in_banks)))
 
 
 def op_tile_cycles(q: GridQuantities, op: Eltwise) -> int:
@@ -228,10 +243,11 @@ def once_read_cycles(q: GridQuantities, tensor: str, nbytes: Expr) -> Expr:
 
 def write_transfer_cycles(q: GridQuantities, tensor: str, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
     """``max(ceil(B/w_core), link_f...)``: ``dram_write_cycles`` without the write latency (writes that stream
-    one after another pay it once); ``ceil(B/w_unicast)`` for an L1-interleaved ``tensor``."""
+        one after another pay it once); ``max(ceil(B/w_unicast), banks)`` for an L1-interleaved ``tensor``, every
+    core writing at once (``model/l1_banks.py``)."""
     nbytes = mul(tiles, q.tile_bytes(tensor))
     if in_l1_banks(q, tensor):
-        return transfer_cycles(q, nbytes)
+        return maximum(transfer_cycles(q, nbytes), bank_traffic_cycles(q, mul(q.cores, nbytes)))
     return maximum(
         ceil_rate(nbytes, q.hw.dram.core_write_bytes_per_cycle),
         *(link.cycles(q, nbytes) for link in links if link.tensor == tensor),
