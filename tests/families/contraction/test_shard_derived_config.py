@@ -1,11 +1,12 @@
 """A matmul called without a program config whose in0 is L1-sharded: the config ttnn derives from the shard
 spec (``families/contraction/shard_config.py``), read from rows built as real captures print them.
 
-Every row here is row 87 of ``bh_p100_dlv3.csv.gz`` (a shipped DeepLabV3 capture, Blackhole p100: a
-``Matmul`` of in0 ``[1, 1, 8192, 128]`` height-sharded on 86 cores, in1 ``[1, 1, 128, 512]`` in DRAM, the
-output height-sharded, ``output_mem_config`` with ``shape={96; 512}`` on ``{[(x=0;y=0) - (x=10;y=6)];
-[(x=0;y=7) - (x=8;y=7)]}``), with its ``program_config`` cell emptied (``std::nullopt``, as a call without
-one prints) and, per test, its memory and shard cells changed as named.
+Every row here is row 88 of ``bh_p100_dlv3.csv.gz`` (``ingest``'s numbering: the header is row 1), a
+shipped DeepLabV3 capture on a Blackhole p100: a ``Matmul`` of in0 ``[1, 1, 8192, 128]`` height-sharded on
+86 cores, in1 ``[1, 1, 128, 512]`` in DRAM, the output height-sharded (``output_mem_config`` with
+``shape={96; 512}`` on ``{[(x=0;y=0) - (x=10;y=6)]; [(x=0;y=7) - (x=8;y=7)]}``), with its
+``program_config`` cell emptied (``std::nullopt``, as a call without one prints) and, per test, its memory
+and shard cells changed as named.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from loom_explorer.families.contraction.shard_config import read_shard_spec, sub
 from loom_explorer.problem import Placement
 
 CAPTURE = Path(__file__).parents[3] / "loom_explorer" / "data" / "published" / "captures" / "bh_p100_dlv3.csv.gz"
-SOURCE_ROW = 87  # the data row (1-based, after the header) the rows here are built from
+SOURCE_ROW = 88  # the row the rows here are built from (the header is row 1)
 HEIGHT_SPEC = "shard_spec=ShardSpec(grid={[(x=0;y=0) - (x=10;y=6)]; [(x=0;y=7) - (x=8;y=7)]};shape={96; 512}"
 
 
@@ -30,7 +31,7 @@ def _real_row() -> tuple[list[str], dict[str, str]]:
     with gzip.open(CAPTURE, "rt", newline="") as f:
         reader = csv.reader(f)
         header = next(reader)
-        for i, cells in enumerate(reader, start=1):
+        for i, cells in enumerate(reader, start=2):
             if i == SOURCE_ROW:
                 return header, dict(zip(header, cells, strict=True))
     raise AssertionError(f"{CAPTURE.name} has no row {SOURCE_ROW}")
