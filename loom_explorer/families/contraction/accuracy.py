@@ -212,8 +212,8 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
     memory = {t: tensor_memory(row, col, notes) for t, col in tensors.items()}
     dtype = tensor_format(row, "INPUT_0")
     formats = {t: tensor_format(row, col, dtype) for t, col in tensors.items()}
-    tiles = (math.ceil(a[0] * a[1] * m / 32), math.ceil(k / 32), math.ceil(n / 32))
-    config = _cached_matmul_config(attributes, tuple(sorted(memory.items())), tiles)
+    mkn_tiles = (a[0] * a[1] * math.ceil(m / 32), math.ceil(k / 32), math.ceil(n / 32))  # batch folded, padded
+    config = _cached_matmul_config(attributes, tuple(sorted(memory.items())), mkn_tiles)
     if isinstance(config, str):
         raise RowSkip(config)
     source, fuse_batch, activation = config

@@ -20,6 +20,7 @@ import pytest
 
 from loom_explorer.accuracy.ingest import read_ops_perf, report_measurements
 from loom_explorer.families.contraction.shard_config import read_shard_spec, subblock
+from loom_explorer.families.contraction.ttnn_config import TtnnMatmulConfig
 from loom_explorer.problem import Placement
 
 CAPTURE = Path(__file__).parents[3] / "loom_explorer" / "data" / "published" / "captures" / "bh_p100_dlv3.csv.gz"
@@ -63,7 +64,7 @@ def test_height_sharded_in0_takes_the_1d_in1_multicast_config_ttnn_derives(tmp_p
     assert not report.skipped
     [op] = report.ops
     cfg = op.config
-    assert cfg is not None and "derives from in0's shard spec" in op.note
+    assert isinstance(cfg, TtnnMatmulConfig) and "derives from in0's shard spec" in op.note
     # ttnn: the shard grid's bounding box, per_core_M = shard height (96 rows), all of N and of K per core
     assert cfg.program_config == "MatmulMultiCoreReuseMultiCast1DProgramConfig" and cfg.mcast_in0 is False
     assert cfg.compute_with_storage_grid_size == (11, 8)
@@ -90,7 +91,7 @@ def test_block_sharded_in0_takes_the_2d_config(tmp_path: Path) -> None:
     }
     [op] = read_ops_perf(_capture(tmp_path, edit)).ops
     cfg = op.config
-    assert cfg is not None and cfg.program_config == "MatmulMultiCoreReuseMultiCastProgramConfig"
+    assert isinstance(cfg, TtnnMatmulConfig) and cfg.program_config == "MatmulMultiCoreReuseMultiCastProgramConfig"
     assert cfg.compute_with_storage_grid_size == (8, 8) and cfg.transpose_mcast is False
     # K = 4 tiles over 8 columns of cores: shards of one tile do not cover K exactly -> in0_block_w 1
     assert (cfg.per_core_M, cfg.per_core_N, cfg.in0_block_w) == (32, 2, 1)
@@ -121,7 +122,9 @@ def test_what_the_row_does_not_let_the_model_derive_is_skipped_with_the_reason(
 
 def test_shard_spec_and_subblock_rules() -> None:
     _, row = _real_row()
-    spec = read_shard_spec(re.search(r"'output_mem_config': '([^']*)'", row["ATTRIBUTES"]).group(1))  # type: ignore[union-attr]
+    found = re.search(r"'output_mem_config': '([^']*)'", row["ATTRIBUTES"])
+    assert found is not None
+    spec = read_shard_spec(found.group(1))
     assert spec is not None
     assert (spec.layout, spec.grid, spec.cores, spec.shape, spec.col_major) == (
         "HEIGHT_SHARDED",
