@@ -96,6 +96,8 @@ def epilogue_cycles(q: ContractionQuantities) -> Expr:
 
 
 def writes_dram(q: ContractionQuantities) -> bool:
+    """Whether the output is written over the NoC: to DRAM, or to the L1 banks when L1-interleaved
+    (``model/latency.py``: ``dram_write_cycles``); a sharded output stays where it is computed."""
     return not q.problem.placement(q.con.matmul.out).in_l1
 
 
