@@ -203,7 +203,8 @@ def _interleaved(
     program = _program(op.kernel)
     names = [t.name for t in program.inputs[: op.inputs]]
     placed = {names[i]: Placement.l1_interleaved for i in range(len(names)) if memory[f"INPUT_{i}"] != "DRAM"}
-    if row.get("OUTPUT_0_MEMORY") and tensor_memory(row, "OUTPUT_0", notes) == "L1_INTERLEAVED":
+    if "L1_INTERLEAVED" in row.get("OUTPUT_0_MEMORY").upper():  # any other output memory is costed as DRAM
+        tensor_memory(row, "OUTPUT_0", notes)
         placed[program.outputs[0].name] = Placement.l1_interleaved
     dtype = tensor_format(row, "INPUT_0")
     return OpReading(
