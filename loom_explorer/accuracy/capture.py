@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TypeVar
 
 from loom_explorer.accuracy.csv_input import CellError, positive_int
 from loom_explorer.hardware.schema import DataFormat, Fidelity
+from loom_explorer.problem import Placement
 from loom_explorer.targets.ttnn.config import TtnnConfig
 
 DTYPES = {
@@ -26,7 +27,7 @@ DTYPES = {
 }
 MEMORY = {
     "DRAM_INTERLEAVED": "DRAM",
-    "L1_INTERLEAVED": "DRAM",
+    "L1_INTERLEAVED": "L1_INTERLEAVED",
     "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
     "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED",
     "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED",
@@ -254,10 +255,7 @@ def tensor_memory(row: ProfilerRow, tensor: str, notes: list[str]) -> str:
     if m is None or m.group(1) not in MEMORY:
         raise RowSkip(f"{tensor}_MEMORY {text}: the model maps interleaved or L1-sharded operands only")
     if m.group(1) == "L1_INTERLEAVED":
-        notes.append(
-            f"{tensor} L1-interleaved: costed as DRAM-interleaved (pages read over the NoC from "
-            "every bank either way; L1 banks have no DRAM bandwidth limit, so this is an upper bound)"
-        )
+        notes.append(f"{tensor} L1-interleaved: its pages moved over the NoC from/to the worker cores' L1 banks")
     return MEMORY[m.group(1)]
 
 
@@ -297,3 +295,4 @@ class OpReading:
     bias: bool = False
     activation: str | None = None
     batch_repeats: int = 1
+    placements: dict[str, Placement] = field(default_factory=dict)  # operands not in DRAM, besides the config's

@@ -24,7 +24,8 @@ Optional:
 * ``INPUT_<i>_DATATYPE``, ``OUTPUT_0_DATATYPE``: ``BFLOAT16`` / ``BFLOAT8_B`` / ``BFLOAT4_B`` / ``FLOAT32``
   -> DataFormat (an empty output or extra input takes in0's);
 * ``INPUT_<i>_MEMORY``, ``OUTPUT_0_MEMORY``: ``DEV_<id>_DRAM_INTERLEAVED`` -> ``DRAM``,
-  ``DEV_<id>_L1_INTERLEAVED`` -> ``DRAM`` (costed as interleaved, said in the op's note),
+  ``DEV_<id>_L1_INTERLEAVED`` -> ``L1_INTERLEAVED`` (``Placement.l1_interleaved``: pages in the worker
+  cores' L1 banks, ``model/l1_banks.py``; said in the op's note),
   ``DEV_<id>_L1_{BLOCK,HEIGHT,WIDTH}_SHARDED`` -> ``L1_..._SHARDED``; DRAM-sharded operands are skipped;
   an absent column means DRAM, said in the op's note;
 * ``MATH FIDELITY``: ``LoFi`` / ``HiFi2`` / ``HiFi3`` / ``HiFi4`` (else the compute kernel config's);
@@ -69,7 +70,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from operator import itemgetter
@@ -121,7 +122,7 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.hashing import hardware_sha256
-from loom_explorer.problem import Problem, make_problem
+from loom_explorer.problem import Placement, Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.result import Solution
@@ -168,6 +169,7 @@ class IngestedOp:
     available_cores: int | None = None  # AVAILABLE WORKER CORE COUNT: the worker cores the run had
     batch_repeats: int = 1  # a batched matmul: this many matmuls of ``model_shape`` one after another
     note: str = ""
+    placements: dict[str, Placement] = field(default_factory=dict)  # operands not in DRAM, besides the config's
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,18 +208,26 @@ def _interleaved(
     compute: dict[str, object],
 ) -> OpReading:
     """An op its family ``read``s as a kernel ttnn runs with its interleaved default (``op_mapping``), costed
-    as that default."""
+    as that default. An L1-interleaved ``INPUT_<i>`` is the kernel's ``i``-th input placed in the L1 banks,
+    an L1-interleaved ``OUTPUT_0`` its first output (``Placement.l1_interleaved``)."""
     shapes: list[InputShape] = []
     while (shape := row.shape(f"INPUT_{len(shapes)}")) is not None:
         shapes.append(shape)
     notes: list[str] = []
-    for i in range(len(shapes)):
-        if tensor_memory(row, f"INPUT_{i}", notes) != "DRAM":
-            raise RowSkip(f"INPUT_{i} is sharded: only ttnn's interleaved default of this op is modelled")
+    memory = {f"INPUT_{i}": tensor_memory(row, f"INPUT_{i}", notes) for i in range(len(shapes))}
+    for column, where in memory.items():
+        if where not in ("DRAM", "L1_INTERLEAVED"):
+            raise RowSkip(f"{column} is sharded: only ttnn's interleaved default of this op is modelled")
     try:
         op = read(name, attrs, shapes)
     except OpSkip as why:
         raise RowSkip(str(why)) from None
+    program = _program(op.kernel)
+    names = [t.name for t in program.inputs[: op.inputs]]
+    placed = {names[i]: Placement.l1_interleaved for i in range(len(names)) if memory[f"INPUT_{i}"] != "DRAM"}
+    if "L1_INTERLEAVED" in row.get("OUTPUT_0_MEMORY").upper():  # any other output memory is costed as DRAM
+        tensor_memory(row, "OUTPUT_0", notes)
+        placed[program.outputs[0].name] = Placement.l1_interleaved
     dtype = tensor_format(row, "INPUT_0")
     return OpReading(
         kernel=op.kernel,
@@ -228,6 +238,7 @@ def _interleaved(
         grid=None,
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(filter(None, [*notes, op.note])),
+        placements=placed,
     )
 
 
@@ -289,6 +300,7 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
         available_cores=available,
         batch_repeats=parts.batch_repeats,
         note=parts.note,
+        placements=parts.placements,
     )
 
 
@@ -759,7 +771,7 @@ def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem |
         op.dtype,
         op.fidelity,
         formats=op.formats,
-        placements=op.config.placements() if op.config else {},
+        placements={**op.placements, **(op.config.placements() if op.config else {})},
         fp32_acc=op.fp32_acc,
         enabled={"bias"} if op.bias else set(),
         activation=op.activation,
