@@ -238,7 +238,7 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     attributes = row.get(ATTRIBUTES)
     attrs, compute = attributes_of(attributes)
     fidelity = math_fidelity(row, compute)
-    if family.read_interleaved is not None:
+    if family.read_interleaved is not None and name not in family.configured_op_codes:
         parts = _interleaved(row, name, family.read_interleaved, attrs, compute)
     else:
         assert family.read_configured is not None, f"{family.name} reads no op"
