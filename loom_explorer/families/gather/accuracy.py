@@ -10,8 +10,9 @@ their factory ran (``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_ex
   a height-sharded output (``output_mem_config``'s shard ``shape={h; w}`` on its core grid) is computed shard
   by shard, ``h`` grid rows per core; an interleaved one with ttnn's split.
 
-An input that is L1-interleaved is costed as DRAM-interleaved (the note says so); a sharded input, another
-mode or embeddings type is an ``OpSkip``-like ``RowSkip`` with the reason.
+An embedding copies rows (no math), so its row's empty ``MATH FIDELITY`` is read as the default fidelity
+(``no_math_op_codes``). An input that is L1-interleaved is costed as DRAM-interleaved (the note says so); a
+sharded input, another mode or embeddings type is a ``RowSkip`` with the reason.
 """
 
 from __future__ import annotations
@@ -103,5 +104,6 @@ ACCURACY = AccuracyOps(
     op_codes=EMBEDDING_CODES | GRID_SAMPLE_CODES,
     kernels=("embedding", "grid_sample"),
     read_configured=read_gather,
+    no_math_op_codes=EMBEDDING_CODES,
     ops_phrase="embedding, bilinear grid sample",
 )

@@ -157,3 +157,19 @@ def test_grid_sample_is_predicted_within_a_fifth_of_the_capture() -> None:
         assert evaluated.result.solution is not None
         predicted_ns = hw.cycles_to_us(evaluated.result.solution.latency_cycles) * 1e3
         assert abs(predicted_ns / op.device_kernel_ns - 1) < 0.2, (op.shape, predicted_ns, op.device_kernel_ns)
+
+
+def test_embedding_rows_without_a_math_fidelity_are_read_and_predicted() -> None:
+    """CLIP's token embeddings (19 tokens, two cores, no MATH FIDELITY: a copy does no math)."""
+    text = _rows("wh_clip_encoder_2.csv.gz", "EmbeddingsDeviceOperation")
+    report = parse_ops_perf(Path("clip_embeddings.csv"), text)
+    assert len(report.ops) == 4 and not report.skipped
+    assert {op.shape["R"] for op in report.ops} == {49408, 77}
+    op = report.ops[0]
+    assert op.kernel == "embedding" and op.shape["P"] == 19 and op.shape["C"] == 1280 and op.config is None
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("embedding"), op.shape, op.dtype)
+    assert OP.captured is not None
+    split, evaluated = OP.captured(hw, problem, captured_call(op))
+    assert split is not None and split.model_dump()["cores"] == 2
+    assert evaluated.result.solution is not None
