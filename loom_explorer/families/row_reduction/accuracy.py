@@ -14,8 +14,8 @@ when it is exactly what a shipped kernel computes; anything else is an ``OpSkip`
 The shape is ``H`` = all rows (``W*Z*Y`` of INPUT_0, logical) by ``W`` = its last extent ``X``.
 
 ``GroupNormDeviceOperation`` carries its own program config (sharded or interleaved) and is read by
-``read_group_norm`` (``configured_op_codes``) as the ``groupnorm`` kernel: INPUT_0 ``[.., HW, C]`` (rows
-``W*Z*Y``, channels ``X``), ``num_groups``, INPUT_1..3 gamma, beta and the input mask (costed with all three;
+``read_group_norm`` (``configured_op_codes``) as the ``groupnorm`` kernel: INPUT_0 ``[1, .., HW, C]`` (one
+image: rows ``Z*Y``, channels ``X``), ``num_groups``, INPUT_1..3 gamma, beta and the input mask (costed with all three;
 the note says which the row lacks), the split its config ran (``groupnorm.py``). The row's ``shape`` is the
 whole op in the kernel's terms (``G`` groups of ``E`` = rows times the tile columns a group spans); the
 model costs one block of one group (``model_shape``) repeated ``batch_repeats`` times.
@@ -87,7 +87,9 @@ def read_group_norm(row: ProfilerRow, attributes: str, attrs: dict[str, str], co
     if x is None:
         raise RowSkip("no INPUT_0 shape")
     w, z, y, channels = x
-    rows = w * z * y
+    if w > 1:
+        raise RowSkip(f"a batch of {w}: the model reads a group norm of one image (its groups span all its rows)")
+    rows = z * y
     try:
         groups = int(attrs.get("num_groups", ""))
     except ValueError:

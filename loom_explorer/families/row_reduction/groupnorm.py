@@ -13,7 +13,7 @@ multicast group, and the groups of a core run one after another.
 The cores (``E_cores``, each ``per_core_E`` tiles of a group), the groups each core runs one after another
 (``groups_per_core``) and the blocks a group's rows are cut into (``num_out_blocks``):
 
-* ``GroupNormShardedMultiCoreProgramConfig`` (``groupnorm_sharded_program_factory.cpp`` @6f29f13c): the
+* ``GroupNormShardedMultiCoreProgramConfig`` (``groupnorm_sharded_program_factory.cpp`` @0175ec7b): the
   input's shard is ``h`` rows by ``w`` channels (``output_mem_config``'s shard shape); height-sharded ``w = C``;
   a core holds ``w / (C / G)`` groups; ``E_cores = HW / h``; ``per_core_E = h / 32 * span(w)``; one block;
 * ``GroupNormMultiCoreProgramConfig`` on interleaved tensors (``groupnorm_mcast_program_factory.cpp``

@@ -118,3 +118,17 @@ def test_the_oft_group_norms_are_predicted_or_refused_with_the_l1_conflict() -> 
         else:
             assert predicted.evaluated.result.solution is not None, (op.shape, conflict)
         assert captured_call(op).config is op.config
+
+
+def test_a_batch_of_images_and_welford_are_skipped_with_the_reason() -> None:
+    header, first = _rows("GroupNormDeviceOperation").splitlines()[:2]
+    columns = header.split(",")
+    cells = first.split(",")
+    batch = list(cells)
+    batch[columns.index("INPUT_0_W_PAD[LOGICAL]")] = "2[2]"
+    welford = [c.replace("'use_welford': 'false'", "'use_welford': 'true'") for c in cells]
+    text = "\n".join([header, ",".join(batch), ",".join(welford)]) + "\n"
+    report = parse_ops_perf(Path("variants.csv"), text)
+    reasons = [s.reason for s in report.skipped]
+    assert not report.ops and len(reasons) == 2
+    assert reasons[0].startswith("a batch of 2") and reasons[1].startswith("use_welford")
