@@ -126,7 +126,23 @@ def logical_extent(text: str) -> int:
     return logical
 
 
+_WHOLE_FLOAT = re.compile(r"([0-9]+)\.0+")
+
+
+def whole_text(text: str) -> str:
+    """``"110.0"``, a whole number that a tool wrote as a float (tt-perf-report's test captures, saved through
+    pandas, have ``DEVICE ID`` ``0.0`` and ``CORE COUNT`` ``32.0``) -> ``"110"``; any other text unchanged."""
+    m = _WHOLE_FLOAT.fullmatch(text.strip())
+    return m.group(1) if m else text
+
+
+def count_cell(text: str) -> int:
+    """``CORE COUNT`` / ``AVAILABLE WORKER CORE COUNT``: a whole number >= 1 (``positive_int``), also as ``N.0``."""
+    return positive_int(whole_text(text))
+
+
 def device_id_cell(text: str) -> int:
+    text = whole_text(text)
     if not _WHOLE.fullmatch(text):
         raise CellError(text, "not a whole number")
     return int(text)

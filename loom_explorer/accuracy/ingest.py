@@ -83,14 +83,26 @@ from loom_explorer.accuracy.capture import (
     ProfilerRow,
     RowSkip,
     attributes_of,
+    count_cell,
     device_id_cell,
     duration_or_none,
     header_key,
     math_fidelity,
     tensor_format,
     tensor_memory,
+    whole_or_none,
+    whole_text,
 )
 from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_chip
+from loom_explorer.accuracy.capture_window import (
+    CaptureWindow,
+    DeviceRow,
+    Left,
+    SignpostWindow,
+    WindowError,
+    invalid_duration,
+    merge_devices,
+)
 from loom_explorer.accuracy.csv_input import (
     RowIssue,
     TextSource,
@@ -98,7 +110,6 @@ from loom_explorer.accuracy.csv_input import (
     cell_issue,
     csv_records,
     open_source,
-    positive_int,
     positive_time,
     refusal,
     width_issue,
@@ -120,6 +131,8 @@ from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
 from loom_explorer.targets.ttnn.op import CapturedCall, TtnnOp, problem_ttnn_op, program_ttnn_op
 
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
+SIGNPOST_REASON = "signpost (a marker, not an op)"
+NO_DURATION_REASON = f"{DURATION} is empty (host-only op or no device data)"
 AVAILABLE = "AVAILABLE WORKER CORE COUNT"
 
 
@@ -174,6 +187,15 @@ class IngestReport:
     skipped: tuple[SkippedRow, ...]
     bad: tuple[RowIssue, ...] = ()  # the skipped rows that were unusable (read with skip_bad_rows)
     device_ns_by_op: tuple[tuple[str, float], ...] = ()  # every device row's kernel duration, summed by op code
+    device_rows_by_op: tuple[tuple[str, int], ...] = ()  # how many device rows each op code has
+    left_out: tuple[Left, ...] = ()  # rows outside the analysed window (``capture_window``), each with its reason
+    window: CaptureWindow = CaptureWindow()
+    merged_devices: frozenset[int] = frozenset()  # the devices whose rows were merged (``--merge-devices``)
+    # what every analysed device row says of the machine (``DEVICE ARCH``, ``AVAILABLE WORKER CORE COUNT``,
+    # ``DEVICE ID``), ingested or not: the chip is told from these and the ingested ops' configs
+    device_archs: frozenset[str] = frozenset()
+    available_counts: frozenset[int] = frozenset()
+    device_ids: frozenset[int] = frozenset()
 
 
 def _interleaved(
@@ -219,9 +241,9 @@ _READ_COLUMNS = {
 def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     """The op of a row, all but its row number and duration (``row=0``, ``device_kernel_ns=0``)."""
     if row.get("OP TYPE").lower() == "signpost":
-        raise RowSkip("signpost (a marker, not an op)")
+        raise RowSkip(SIGNPOST_REASON)
     if row.get(DURATION).lower() in NO_VALUE:
-        raise RowSkip(f"{DURATION} is empty (host-only op or no device data)")
+        raise RowSkip(NO_DURATION_REASON)
     name = op_code.split("::")[-1].lower()
     family = op_families().get(name)
     if family is None:
@@ -232,8 +254,8 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
             )
         raise RowSkip(unmapped_reason(name))
     # the number cells of an op that is ingested: a bad one is an error (BadCell), not a skip
-    core_count = row.number(positive_int, "CORE COUNT")
-    available = row.number(positive_int, AVAILABLE)
+    core_count = row.number(count_cell, "CORE COUNT")
+    available = row.number(count_cell, AVAILABLE)
     device_id = row.number(device_id_cell, "DEVICE ID")
     attributes = row.get(ATTRIBUTES)
     attrs, compute = attributes_of(attributes)
@@ -280,7 +302,12 @@ REQUIRED_COLUMNS = {
 }
 
 
-def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progress | None = None) -> IngestReport:
+def read_ops_perf(
+    path: str | Path,
+    skip_bad_rows: bool = False,
+    progress: Progress | None = None,
+    window: CaptureWindow | None = None,
+) -> IngestReport:
     """Every row of an ``ops_perf_results_*.csv`` (or ``.csv.gz``), ingested or skipped with the reason
     (module docstring).
 
@@ -289,23 +316,37 @@ def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progr
     cells than the header, or with a number cell of an ingested op that is not what its column means, stops
     the reading with an ``IngestError`` naming the file, line and column, unless ``skip_bad_rows`` (then a
     skipped row saying so, counted in ``bad``). A file without data rows, or past one of ``csv_input``'s
-    limits (``MAX_ROWS`` rows, ``MAX_DECOMPRESSED_BYTES``, ``MAX_LINE_CHARS``), is an ``IngestError``."""
+    limits (``MAX_ROWS`` rows, ``MAX_DECOMPRESSED_BYTES``, ``MAX_LINE_CHARS``), is an ``IngestError``.
+    ``window`` says which rows are analysed (``capture_window``: signposts, trace replays, devices merged;
+    default every row); the rows outside it are ``left_out``, each with its reason."""
     with open_source(path, IngestError) as source:
-        return parse_ops_perf(Path(path), source, skip_bad_rows, progress)
+        return parse_ops_perf(Path(path), source, skip_bad_rows, progress, window)
 
 
 def read_ops_perf_bytes(
-    name: str, data: bytes, skip_bad_rows: bool = False, progress: Progress | None = None
+    name: str,
+    data: bytes,
+    skip_bad_rows: bool = False,
+    progress: Progress | None = None,
+    window: CaptureWindow | None = None,
 ) -> IngestReport:
     """``read_ops_perf`` of a report's bytes (an upload), ``name`` only labelling it: no file is opened."""
     with bytes_source(name, data, IngestError) as source:
-        return parse_ops_perf(Path(Path(name).name or "report.csv"), source, skip_bad_rows, progress)
+        return parse_ops_perf(Path(Path(name).name or "report.csv"), source, skip_bad_rows, progress, window)
 
 
 def parse_ops_perf(
-    p: Path, text: str | TextSource, skip_bad_rows: bool = False, progress: Progress | None = None
+    p: Path,
+    text: str | TextSource,
+    skip_bad_rows: bool = False,
+    progress: Progress | None = None,
+    window: CaptureWindow | None = None,
 ) -> IngestReport:
     """``read_ops_perf`` of the text of ``p`` (whole, or streamed)."""
+    window = window or CaptureWindow()
+    signposts = SignpostWindow(window)
+    left: list[Left] = []
+    device_rows: list[DeviceRow] = []  # the rows merged across devices (``window.merge_devices``)
     records = csv_records(p, text, IngestError)
     header, columns = _read_header(p, records)
     ops: list[IngestedOp] = []
@@ -323,6 +364,8 @@ def parse_ops_perf(
     if progress and streamed:
         progress.phase("reading (bytes of the file)", streamed.size_bytes)
     device_ns: dict[str, float] = {}
+    device_count: dict[str, int] = {}
+    machine = _Machine()
     rows = 0
     (op_column,) = columns.find((OP_CODE,))
     widths: dict[int, RowIssue] = {}  # a short or long row's issue by its number of cells: its texts shared
@@ -340,9 +383,20 @@ def parse_ops_perf(
             continue
         row = ProfilerRow(columns, cells)
         op_code = row.get(OP_CODE)
+        is_signpost = row.get("OP TYPE").lower() == "signpost"
+        outside = _outside(signposts, row, number, op_code, is_signpost)
+        if outside is not None:
+            left.append(outside)
+            continue
         duration = duration_or_none(row.get(DURATION))
-        if duration is not None and row.get("OP TYPE").lower() != "signpost":
-            device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
+        if duration is not None and not is_signpost:
+            machine.add(row)
+            device_id = whole_or_none(whole_text(row.get("DEVICE ID"))) if window.merge_devices else None
+            if device_id is not None:
+                device_rows.append(DeviceRow(number, op_code, device_id, duration))
+            else:
+                device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
+                device_count[op_code] = device_count.get(op_code, 0) + 1
         op = _row_op(row, number, op_code, (row.get(DURATION).lower() in NO_VALUE, cells_read(cells)), known)
         if isinstance(op, IngestedOp):
             ops.append(op)
@@ -356,7 +410,99 @@ def parse_ops_perf(
             skipped.append(SkippedRow(number, op_code, str(op)))
     if not rows:
         raise IngestError(f"{p}: no data rows (only the header)")
-    return IngestReport(p, tuple(ops), tuple(skipped), tuple(bad), tuple(sorted(device_ns.items())))
+    try:
+        signposts.check(str(p))
+    except WindowError as exc:
+        raise IngestError(str(exc)) from None
+    report = IngestReport(
+        p,
+        tuple(ops),
+        tuple(skipped),
+        tuple(bad),
+        (),
+        (),
+        tuple(left),
+        window,
+        device_archs=frozenset(machine.archs),
+        available_counts=frozenset(machine.available),
+        device_ids=frozenset(machine.devices),
+    )
+    if device_rows:
+        return _merged(report, device_rows, device_ns, device_count)
+    return _timed(report, device_ns, device_count)
+
+
+class _Machine:
+    """What the analysed device rows say of the machine (``IngestReport.device_archs`` and the rest); a cell
+    that does not read as its column means is left out here (it is checked where an op is ingested)."""
+
+    def __init__(self) -> None:
+        self.archs: set[str] = set()
+        self.available: set[int] = set()
+        self.devices: set[int] = set()
+        self._seen: set[tuple[str, str, str]] = set()
+
+    def add(self, row: ProfilerRow) -> None:
+        cells = (row.get("DEVICE ARCH"), whole_text(row.get(AVAILABLE)), whole_text(row.get("DEVICE ID")))
+        if cells in self._seen:
+            return
+        self._seen.add(cells)
+        arch, available, device = cells
+        if arch:
+            self.archs.add(sys.intern(arch))
+        if (n := whole_or_none(available)) is not None and n >= 1:
+            self.available.add(n)
+        if (d := whole_or_none(device)) is not None:
+            self.devices.add(d)
+
+
+def _outside(signposts: SignpostWindow, row: ProfilerRow, number: int, op_code: str, is_signpost: bool) -> Left | None:
+    """Row ``number`` left out (``capture_window``: outside the signpost window, a later trace replay, an invalid
+    duration), None when it is analysed; a signpost row moves the window."""
+    outside = signposts.outside()
+    if is_signpost:
+        signposts.signpost(op_code)
+        if outside is None and signposts.ended:
+            outside = f"the end signpost {op_code!r} (--end-signpost)"
+    if outside is not None:
+        return Left(number, op_code, outside, "signpost window")
+    replay = signposts.replay(row.get("METAL TRACE ID"), row.get("METAL TRACE REPLAY SESSION ID"))
+    if replay is not None:
+        return Left(number, op_code, replay, "trace replay")
+    duration = None if is_signpost else duration_or_none(row.get(DURATION))
+    invalid = invalid_duration(duration, row.get("OP TO OP LATENCY [ns]")) if duration is not None else None
+    return Left(number, op_code, invalid, "invalid duration") if invalid is not None else None
+
+
+def _timed(report: IngestReport, device_ns: dict[str, float], device_count: dict[str, int]) -> IngestReport:
+    return replace(
+        report, device_ns_by_op=tuple(sorted(device_ns.items())), device_rows_by_op=tuple(sorted(device_count.items()))
+    )
+
+
+def _merged(
+    report: IngestReport, device_rows: list[DeviceRow], device_ns: dict[str, float], device_count: dict[str, int]
+) -> IngestReport:
+    """``report`` with the rows of one op on many devices merged (``capture_window.merge_devices``): the rows
+    merged into another are left out, and the device time is the kept rows'."""
+    merged = merge_devices(device_rows)
+    op_of_row = {r.row: r.op_code for r in device_rows}
+    for row_number, ns in merged.kept_ns.items():
+        code = op_of_row[row_number]
+        device_ns[code] = device_ns.get(code, 0.0) + ns
+        device_count[code] = device_count.get(code, 0) + 1
+    gone = {x.row for x in merged.left}
+    return _timed(
+        replace(
+            report,
+            ops=tuple(op for op in report.ops if op.row not in gone),
+            skipped=tuple(s for s in report.skipped if s.row not in gone),
+            left_out=tuple(sorted([*report.left_out, *merged.left], key=lambda x: x.row)),
+            merged_devices=merged.devices,
+        ),
+        device_ns,
+        device_count,
+    )
 
 
 def _read_header(p: Path, records: Iterator[tuple[int, list[str]]]) -> tuple[list[str], Columns]:
@@ -415,14 +561,18 @@ def _row_op(
 
 
 def capture_chip(report: IngestReport) -> CaptureChip | None:
-    """The chip and worker grid the report ran on, told from its ingested ops (``capture_chip.tell_chip``);
+    """The chip and worker grid the report ran on, told from its analysed device rows and ingested ops'
+    configs (``capture_chip.tell_chip``);
     None when the report names no single known architecture."""
     grids = {g for op in report.ops for g in (op.grid, op.config and op.config.compute_with_storage_grid_size) if g}
     return tell_chip(
         CaptureRun(
-            archs=frozenset(op.device_arch for op in report.ops if op.device_arch),
-            available_cores=frozenset(op.available_cores for op in report.ops if op.available_cores),
-            devices=frozenset(op.device_id for op in report.ops if op.device_id is not None),
+            archs=frozenset(op.device_arch for op in report.ops if op.device_arch) | report.device_archs,
+            available_cores=frozenset(op.available_cores for op in report.ops if op.available_cores)
+            | report.available_counts,
+            devices=frozenset(op.device_id for op in report.ops if op.device_id is not None)
+            | report.merged_devices
+            | report.device_ids,
             config_grids=frozenset(grids),
         )
     )

@@ -175,7 +175,8 @@ def op_tile_cycles(q: GridQuantities, op: Eltwise) -> int:
 
 def eltwise_op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
     """Cycles of ``op`` on one tile: the FPU's eltwise cost, or the SFPU cost of the op (the problem's
-    activation for the op ``activation``); 0 when the op is off (its optional operand is off, no
+    activation for the op ``activation``; an activation that chains SFPU ops one after another on the same
+    tile, ``neg+exp+recip``, costs the sum of theirs); 0 when the op is off (its optional operand is off, no
     activation was asked for, or it runs on the causal diagonal and the problem is not causal)."""
     c = hw.compute
     if op.operand is not None and not problem.is_enabled(op.operand):
@@ -187,12 +188,13 @@ def eltwise_op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
     name = problem.activation if op.op == "activation" else op.op
     if name is None:
         return 0
-    if name not in c.sfpu_tile_cycles:
+    unknown = [part for part in name.split("+") if part not in c.sfpu_tile_cycles]
+    if unknown:
         raise ProblemError(
-            f"hardware {hw.name} has no SFPU cost for op {name!r} "
+            f"hardware {hw.name} has no SFPU cost for op {unknown[0]!r} "
             f"(compute.sfpu_tile_cycles has {', '.join(sorted(c.sfpu_tile_cycles))})"
         )
-    return c.sfpu_tile_cycles[name]
+    return sum(c.sfpu_tile_cycles[part] for part in name.split("+"))
 
 
 def dram_write_cycles(q: GridQuantities, tensor: str, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
