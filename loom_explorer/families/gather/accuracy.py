@@ -24,7 +24,7 @@ from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.gather.ttnn_config import grid_sample_split
 
 EMBEDDING_CODES = frozenset({"embeddingsdeviceoperation", "embeddings"})
-GRID_SAMPLE_CODES = frozenset({"gridsampleoperation"})
+GRID_SAMPLE_CODES = frozenset({"gridsampleoperation", "gridsample"})  # the newer and the older op code
 _SHARD = re.compile(r"HEIGHT_SHARDED.*?grid=\{\[\(x=(\d+);y=(\d+)\) - \(x=(\d+);y=(\d+)\)\]\};shape=\{(\d+); *(\d+)\}")
 
 

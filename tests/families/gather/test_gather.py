@@ -173,3 +173,9 @@ def test_embedding_rows_without_a_math_fidelity_are_read_and_predicted() -> None
     split, evaluated = OP.captured(hw, problem, captured_call(op))
     assert split is not None and split.model_dump()["cores"] == 2
     assert evaluated.result.solution is not None
+
+
+def test_the_older_grid_sample_op_code_is_the_family_s() -> None:
+    from loom_explorer.accuracy.op_mapping import op_families
+
+    assert op_families()["gridsample"].name == op_families()["gridsampleoperation"].name == "gather"
