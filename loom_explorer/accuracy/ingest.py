@@ -270,8 +270,11 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     device_id = row.number(device_id_cell, "DEVICE ID")
     attributes = row.get(ATTRIBUTES)
     attrs, compute = attributes_of(attributes)
-    fidelity = math_fidelity(row, compute)
-    if family.read_interleaved is not None:
+    if name in family.no_math_op_codes and not row.get("MATH FIDELITY") and not compute.get("math_fidelity"):
+        fidelity = Fidelity.hifi2  # no math: any fidelity costs it nothing (make_problem's default)
+    else:
+        fidelity = math_fidelity(row, compute)
+    if family.read_interleaved is not None and name not in family.configured_op_codes:
         parts = _interleaved(row, name, family.read_interleaved, attrs, compute)
     else:
         assert family.read_configured is not None, f"{family.name} reads no op"

@@ -199,7 +199,30 @@ class Reduce:
         _tensor_ref(f"Reduce {self.op}", "operand", self.operand)
 
 
-Op = Matmul | Eltwise | Reduce
+@dataclass(frozen=True, slots=True)
+class Gather:
+    """``out[p, c] = sum_{j < rows} w[p, j] * table[index[p, j], c]``: every output row reads ``rows`` rows of
+    ``table`` at data-dependent positions that the ``index`` tensor names (an *indirect* access map).
+
+    ``table``'s first dimension is the one ``index`` selects along: no iteration walks it, so no other tensor
+    names it; its other dimensions are the last ones of ``out`` (a row of the table is a row of the output).
+    ``index`` holds, per output row, the ``rows`` row numbers (and, for ``rows > 1``, their weights).
+    ``rows=1`` copies one row (an embedding lookup); ``rows=4`` is a bilinear sample (four neighbours,
+    weighted)."""
+
+    out: str
+    table: str
+    index: str
+    rows: int = 1
+
+    def __post_init__(self) -> None:
+        for field_name in ("out", "table", "index"):
+            _tensor_ref("Gather", field_name, getattr(self, field_name))
+        if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
+            raise ProgramError(f"Gather into {self.out!r}: rows {self.rows!r} must be a whole number >= 1")
+
+
+Op = Matmul | Eltwise | Reduce | Gather
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +258,7 @@ class TileProgram:
         parts: tuple[tuple[str, tuple[type, ...], str], ...] = (
             ("dims", (Dim,), "Dim"),
             ("tensors", (Tensor,), "Tensor"),
-            ("ops", (Matmul, Eltwise, Reduce), "Matmul, Eltwise or Reduce"),
+            ("ops", (Matmul, Eltwise, Reduce, Gather), "Matmul, Eltwise, Reduce or Gather"),
         )
         for field_name, classes, wanted in parts:
             items = getattr(self, field_name)
@@ -270,6 +293,8 @@ class TileProgram:
                 out = op.out
             elif isinstance(op, Reduce):
                 used, out = (op.out, op.operand), op.out
+            elif isinstance(op, Gather):
+                used, out = (op.out, op.table, op.index), op.out
             else:
                 used, out = (op.tensor, *(t for t in (op.operand, op.source) if t)), op.tensor
             missing = [u for u in used if u not in tnames]

@@ -22,8 +22,8 @@ def test_every_claimed_op_code_belongs_to_one_family() -> None:
         ("pagedscaleddotproductattentiondecode", "an SDPA variant"),
         (
             "untilize",
-            "not an op the model maps (SDPA, matmul, binary, unary and rotary element-wise ops, layer/RMS norm, "
-            "softmax)",
+            "not an op the model maps (SDPA, matmul, binary, unary and rotary element-wise ops, embedding, "
+            "bilinear grid sample, layer/RMS/group norm, softmax)",
         ),
     ],
 )
