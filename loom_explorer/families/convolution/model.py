@@ -1,0 +1,71 @@
+"""The convolution family's model: its implicit GEMM (``implicit_gemm.py``) costed by the contraction
+family's blocked-matmul model, candidate for candidate (the candidate names the same dimensions ``M``, ``N``
+and tensors ``in0``, ``in1``), so every parameter, constraint and latency term is the GEMM's
+(docs/model.md); what the convolution adds is the K blocking ttnn gives it (filter row by filter row).
+
+The activation ``in0`` is already in L1 when the conv runs: the halo op (``HaloDeviceOperation``, its own
+profiler row) gathered each core's input rows with their neighbours' overlap into its shard, so the conv's
+reads of it are local (``in0=local`` with ``--memory in0=l1_height``) or multicast along the channel axis
+(block sharding, ``in0=mcast_x``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from loom_explorer.families.contraction.model import build as gemm_build
+from loom_explorer.families.contraction.model import contraction_work
+from loom_explorer.families.convolution.implicit_gemm import gemm_problem
+from loom_explorer.families.convolution.program import CONVOLUTION, analyse_convolution
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate
+from loom_explorer.model.families.base import FamilyModel, ModelFamily
+from loom_explorer.model.expr import const, mul
+from loom_explorer.model.quantities import GridQuantities
+from loom_explorer.model.schedule import Constraint
+from loom_explorer.problem import KernelTarget, Problem
+
+
+def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
+    """The model of ``candidate`` of a convolution: its implicit GEMM's, with ttnn's K blocking
+    (``conv_blocking``) on the TTNN target."""
+    model = gemm_build(hw, gemm_problem(problem), candidate, noc_bound)
+    if problem.target is not KernelTarget.ttnn:
+        return model
+    return replace(model, constraints=(*model.constraints, *conv_blocking(model.quantities, problem)))
+
+
+def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
+    """ttnn's conv K block (``act_block_w_ntiles``), which a ``Conv2dConfig`` does not choose
+    (``conv2d_utils.cpp``'s ``determine_per_core_conv_block_config`` @ 71ff3c1d7daa9b533f90160fdb6b853f625bc7f2):
+    one filter row's window per K step when the output channels are on no axis (height sharding),
+
+        in0_block_w == ceil(KWC / 32)
+
+    and that window's share of a core's input channels when they are split over the axis carrying ``N``
+    (block sharding: each of its cores holds ``C / cores`` channels of the activation),
+
+        in0_block_w * cores(N's axis) == ceil(KWC / 32)."""
+    conv = analyse_convolution(problem.program)
+    window = problem.tiles(conv.window_dim)
+    in0_block_w = next(p.var for p in q.params if p.name == "in0_block_w")
+    axis = q.candidate.axis_of(conv.n_dim)
+    lhs = in0_block_w if axis is None else mul(in0_block_w, q.axis_cores(axis))
+    return [
+        Constraint(
+            "conv_act_block_w",
+            "ttnn_conv2d",
+            "eq",
+            lhs,
+            const(window),
+            "ttnn's conv steps K one filter row's window at a time ({rhs} tiles), the block here is {lhs}",
+        )
+    ]
+
+
+def work_cycles(hw: HardwareSpec, problem: Problem) -> int:
+    """The implicit GEMM's tile matmuls at the fidelity's cycles per tile."""
+    return contraction_work(gemm_problem(problem))[1] * hw.compute.matmul_tile_cycles[problem.fidelity]
+
+
+FAMILY = ModelFamily(name=CONVOLUTION.name, build=build, work_cycles=work_cycles)

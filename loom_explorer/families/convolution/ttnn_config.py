@@ -1,0 +1,227 @@
+"""ttnn's ``Conv2dConfig`` as its sharded program factory resolves it, read, costed and written back.
+
+A conv2d call's config (``ttnn.Conv2dConfig``: ``shard_layout``, ``act_block_h_override``,
+``act_block_w_div``, ``core_grid`` with ``override_sharding_config``...) is resolved by ttnn
+(``conv2d_utils.cpp``: ``determine_parallel_config``, ``determine_per_core_conv_block_config``) into the
+``Conv2dParallelizationConfig`` and ``Conv2dBlockConfig`` the device op runs and the profiler prints
+(``parallelization_config``, ``block_config`` in ATTRIBUTES). :class:`TtnnConv2dConfig` holds that resolved
+form; the model costs it as the multicast matmul config its program factory runs
+(tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/conv/conv2d/device/conv2d_op_sharded_program_factory.cpp``
+@ 55e3268f4a5804bee2240c6abda418cadb7e9f04):
+
+* ``HEIGHT_SHARDED``: each core holds ``per_core_out_matrix_height_ntile`` output rows of tiles and its halo'd
+  activation rows; the weights are read from DRAM by one core and multicast to all (the
+  ``reader_writer_tiled_out_1d_mcast_{sender,receiver}_conv_weights`` kernels): the 1-D matmul config with
+  ``mcast_in0=False`` and ``in0`` local (``M@xy|in0=local,in1=mcast_xy``);
+* ``BLOCK_SHARDED``: output rows over one grid axis and the output channels over the other (rows over y
+  for ``ROW_MAJOR`` shards, ``transpose_mcast`` for ``COL_MAJOR``), the activation's channel blocks
+  multicast along the channel axis and the weights along the rows axis: the 2-D matmul config
+  (``M@y,N@x|in0=mcast_x,in1=mcast_y``);
+
+with ``in0_block_w = act_block_w_ntiles``, ``out_block_h = act_block_h_ntiles``, ``out_block_w =
+per_core_out_matrix_width_ntile`` and the block config's sub-blocks, on the implicit GEMM
+(``implicit_gemm.py``). ``WIDTH_SHARDED`` convs (a separate factory,
+``conv2d_op_width_sharded_program_factory.cpp``) are refused with that reason.
+
+What a ``Conv2dConfig`` cannot set, ttnn picks: the sub-block is the first of the matmul's search order
+that divides the blocks and fits the Dst registers (``determine_largest_subblock``), so a config the model
+writes back (``exported_conv_config``) carries the sub-block ttnn would pick, not the schedule's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loom_explorer.families.contraction.ttnn_config import SUBBLOCK_ORDER, TtnnMatmulConfig, evaluate_config
+from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D
+from loom_explorer.families.convolution.implicit_gemm import gemm_problem, k_tiles
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.problem import Placement, Problem
+from loom_explorer.targets.ttnn.config import TtnnConfig, own
+from loom_explorer.targets.ttnn.config_text import block_lines
+from loom_explorer.targets.ttnn.evaluate import ConfigError, Count, Evaluated, validated
+from loom_explorer.targets.ttnn.op import CapturedCall
+
+ShardLayout = Literal["HEIGHT_SHARDED", "BLOCK_SHARDED"]
+PLACEMENT: dict[str, Placement] = {"HEIGHT_SHARDED": Placement.l1_height, "BLOCK_SHARDED": Placement.l1_block}
+MEMORY_NAME = {"HEIGHT_SHARDED": "L1_HEIGHT_SHARDED", "BLOCK_SHARDED": "L1_BLOCK_SHARDED"}
+CONFIG_CLASS = "Conv2dConfig"
+
+
+class TtnnConv2dConfig(BaseModel):
+    """A conv2d's config as its program factory runs it (module docstring): the shard layout, the grid and
+    cores, the per-core output block and the activation block."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    shard_layout: ShardLayout
+    compute_with_storage_grid_size: tuple[Count, Count]  # parallelization_config.grid_size: (columns, rows)
+    num_cores_nhw: Count
+    num_cores_c: Count = 1  # output-channel blocks (block sharding)
+    transpose_shards: bool = False  # COL_MAJOR shard orientation
+    per_core_out_matrix_height_ntile: Count
+    per_core_out_matrix_width_ntile: Count
+    act_block_h_ntiles: Count
+    act_block_w_ntiles: Count
+    out_subblock_h_ntiles: Count
+    out_subblock_w_ntiles: Count
+    compute: dict[str, object] = Field(default_factory=dict)
+
+    def ttnn_call(self) -> str | None:
+        return "ttnn.conv2d"
+
+    def ttnn_class(self) -> str | None:
+        return f"ttnn.{CONFIG_CLASS}"
+
+    def ttnn_arguments(self) -> dict[str, object]:
+        """The ``ttnn.Conv2dConfig`` arguments that pin this config (``conv2d_config_arguments``)."""
+        return conv2d_config_arguments(self)
+
+    def ttnn_lines(self) -> list[str]:
+        resolved = {
+            "grid": f"{self.compute_with_storage_grid_size[0]}x{self.compute_with_storage_grid_size[1]}",
+            "num_cores_nhw": self.num_cores_nhw,
+            "num_cores_c": self.num_cores_c,
+            "per_core_out_matrix_height_ntile": self.per_core_out_matrix_height_ntile,
+            "per_core_out_matrix_width_ntile": self.per_core_out_matrix_width_ntile,
+            "act_block_w_ntiles": self.act_block_w_ntiles,
+            "out_subblock": f"{self.out_subblock_h_ntiles}x{self.out_subblock_w_ntiles}",
+        }
+        return block_lines({"resolved by ttnn": resolved, "compute": self.compute})
+
+    def read_with(self) -> dict[str, Mapping[str, object]]:
+        return {"compute": self.compute}
+
+    def placements(self) -> dict[str, Placement]:
+        return {"in0": PLACEMENT[self.shard_layout], "out": PLACEMENT[self.shard_layout]}
+
+
+def conv2d_config_arguments(cfg: TtnnConv2dConfig) -> dict[str, object]:
+    """The ``ttnn.Conv2dConfig`` fields that make ttnn resolve ``cfg`` (``conv2d.hpp``'s ``Conv2dConfig``):
+    the shard layout, ``act_block_h_override`` in elements, ``override_sharding_config`` with the
+    ``core_grid`` of ``num_cores_nhw`` (x ``num_cores_c``) cores, as the row-major ranges text the export
+    turns into a ``ttnn.CoreRangeSet``, and the tiled output."""
+    return {
+        "shard_layout": f"ttnn.TensorMemoryLayout.{cfg.shard_layout}",
+        "act_block_h_override": 32 * cfg.act_block_h_ntiles,
+        "override_sharding_config": True,
+        "core_grid": core_ranges(cfg),
+        "transpose_shards": cfg.transpose_shards,
+        "output_layout": "ttnn.TILE_LAYOUT",
+    }
+
+
+def core_ranges(cfg: TtnnConv2dConfig) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The config's cores as inclusive ``((x0, y0), (x1, y1))`` ranges: height sharding fills the grid's
+    columns row by row with ``num_cores_nhw`` cores; block sharding takes ``num_cores_c`` columns by
+    ``num_cores_nhw`` rows (swapped when transposed)."""
+    gx, _ = cfg.compute_with_storage_grid_size
+    if cfg.shard_layout == "BLOCK_SHARDED":
+        cols, rows = (cfg.num_cores_nhw, cfg.num_cores_c) if cfg.transpose_shards else (cfg.num_cores_c, cfg.num_cores_nhw)
+        return [((0, 0), (cols - 1, rows - 1))]
+    full, rest = divmod(cfg.num_cores_nhw, gx)
+    ranges = [((0, 0), (gx - 1, full - 1))] if full else []
+    if rest:
+        ranges.append(((0, full), (rest - 1, full)))
+    return ranges
+
+
+def parse_conv_config(raw: object, origin: str = "config") -> TtnnConv2dConfig:
+    """``raw`` (the fields in this module's names) as a config; ConfigError naming ``origin`` and the field."""
+    return validated(TtnnConv2dConfig, raw, origin)
+
+
+def matmul_config(problem: Problem, cfg: TtnnConv2dConfig) -> TtnnMatmulConfig:
+    """The multicast matmul config ``cfg``'s program factory runs on ``problem``'s implicit GEMM (module
+    docstring); ConfigError when the blocks do not tile K or the rows as ttnn requires."""
+    kt = k_tiles(problem)
+    if kt % cfg.act_block_w_ntiles:
+        raise ConfigError(f"act_block_w_ntiles={cfg.act_block_w_ntiles} does not divide K={kt} tiles")
+    if cfg.per_core_out_matrix_height_ntile % cfg.act_block_h_ntiles:
+        raise ConfigError(
+            f"act_block_h_ntiles={cfg.act_block_h_ntiles} does not divide per_core_out_matrix_height_ntile="
+            f"{cfg.per_core_out_matrix_height_ntile} (ttnn requires it)"
+        )
+    sharded = MEMORY_NAME[cfg.shard_layout]
+    common = {
+        "in0_block_w": cfg.act_block_w_ntiles,
+        "per_core_M": cfg.per_core_out_matrix_height_ntile,
+        "per_core_N": cfg.per_core_out_matrix_width_ntile,
+        "out_block_h": cfg.act_block_h_ntiles,
+        "out_block_w": cfg.per_core_out_matrix_width_ntile,
+        "out_subblock_h": cfg.out_subblock_h_ntiles,
+        "out_subblock_w": cfg.out_subblock_w_ntiles,
+        "memory": {"in0": sharded, "in1": "DRAM", "out": sharded},
+        "compute": cfg.compute,
+    }
+    if cfg.shard_layout == "HEIGHT_SHARDED":
+        return TtnnMatmulConfig.model_validate(
+            {
+                "program_config": ONE_D,
+                "compute_with_storage_grid_size": cfg.compute_with_storage_grid_size,
+                "mcast_in0": False,
+                **common,
+            }
+        )
+    grid = (cfg.num_cores_nhw, cfg.num_cores_c) if cfg.transpose_shards else (cfg.num_cores_c, cfg.num_cores_nhw)
+    return TtnnMatmulConfig.model_validate(
+        {
+            "program_config": TWO_D,
+            "compute_with_storage_grid_size": grid,
+            "transpose_mcast": cfg.transpose_shards,
+            **common,
+        }
+    )
+
+
+def evaluate_conv_config(hw: HardwareSpec, problem: Problem, cfg: TtnnConfig) -> Evaluated:
+    """``ProgramConfigs.evaluate``: the referee's latency of the matmul config ``cfg`` runs, on the implicit
+    GEMM with ``cfg``'s placements."""
+    conv = own(cfg, TtnnConv2dConfig)
+    gemm = gemm_problem(_placed(problem, conv))
+    return evaluate_config(hw, gemm, matmul_config(problem, conv))
+
+
+def _placed(problem: Problem, cfg: TtnnConv2dConfig) -> Problem:
+    """``problem`` with the activation and output where ``cfg`` shards them."""
+    from dataclasses import replace
+
+    placements = dict(problem.placements)
+    placements.update(cfg.placements())
+    return replace(problem, placements=tuple(sorted(placements.items())))
+
+
+def ttnn_subblock(hw: HardwareSpec, problem: Problem, block_h: int, block_w: int) -> tuple[int, int]:
+    """The sub-block ttnn picks for an ``block_h x block_w`` output block: the first of the search order
+    that divides both and fits the Dst registers (module docstring)."""
+    dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
+    return next(((h, w) for h, w in SUBBLOCK_ORDER if block_h % h == 0 and block_w % w == 0 and h * w <= dst), (1, 1))
+
+
+def exported_conv_config(problem: Problem, name: str, args: dict[str, object]) -> TtnnConfig:
+    """``ProgramConfigs.exported``: the resolved config ``ttnn.py``'s ``equivalent`` writes (``name`` is
+    ``Conv2dConfig``; ``args`` its resolved fields)."""
+    if name != CONFIG_CLASS:
+        raise ConfigError(f"the conv2d op takes a {CONFIG_CLASS}, not a {name}")
+    return parse_conv_config(args, "exported config")
+
+
+def parse_conv(raw: object, origin: str) -> TtnnConfig:
+    """``ProgramConfigs.parse``."""
+    return parse_conv_config(raw, origin)
+
+
+def captured_conv(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tuple[TtnnConfig | None, Evaluated]:
+    """``TtnnOp.captured``: the config the row ran (its parallelization and block configs), evaluated."""
+    if call.config is None:
+        raise ConfigError("a conv2d row without its parallelization and block configs is not predicted")
+    return call.config, evaluate_conv_config(hw, problem, call.config)
+
+
+def resolved_cores(mt: int, per_core_m: int) -> int:
+    """How many cores the output rows take at ``per_core_m`` tiles each."""
+    return math.ceil(mt / per_core_m)
