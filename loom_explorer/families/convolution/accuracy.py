@@ -71,8 +71,7 @@ def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
     shard_layout = layout.group(1)
     if shard_layout not in ("HEIGHT_SHARDED", "BLOCK_SHARDED"):
         raise RowSkip(
-            f"{shard_layout} conv: another program factory (conv2d_op_width_sharded_program_factory.cpp), "
-            "not modelled"
+            f"{shard_layout} conv: another program factory (conv2d_op_width_sharded_program_factory.cpp), not modelled"
         )
     orientation = _ORIENTATION.search(memory)
     window = _WINDOW.search(attrs.get("sliding_window_config", ""))

@@ -19,10 +19,10 @@ from loom_explorer.families.convolution.implicit_gemm import gemm_problem
 from loom_explorer.families.convolution.program import CONVOLUTION, analyse_convolution
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.expr import const, mul
+from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.quantities import GridQuantities
-from loom_explorer.model.schedule import Constraint
+from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.problem import KernelTarget, Problem
 
 
@@ -30,9 +30,28 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
     """The model of ``candidate`` of a convolution: its implicit GEMM's, with ttnn's K blocking
     (``conv_blocking``) on the TTNN target."""
     model = gemm_build(hw, gemm_problem(problem), candidate, noc_bound)
+    buffers = tuple(_input_shard(model.quantities, problem, b) for b in model.l1_buffers)
     if problem.target is not KernelTarget.ttnn:
-        return model
-    return replace(model, constraints=(*model.constraints, *conv_blocking(model.quantities, problem)))
+        return replace(model, l1_buffers=buffers)
+    return replace(
+        model, l1_buffers=buffers, constraints=(*model.constraints, *conv_blocking(model.quantities, problem))
+    )
+
+
+def _input_shard(q: GridQuantities, problem: Problem, buffer: L1Buffer) -> L1Buffer:
+    """The activation's resident shard is the halo'd input rows, not the GEMM's im2col'd ``per_core_M x Kt``
+    (``KH * KW`` times larger): ``per_core_M`` tiles of pixels by ``ceil(KWC/32 / KH)`` tiles of channels,
+    the window taken square (``KW = KH``, as every conv of the shipped captures is), the halo's few extra
+    rows left out."""
+    conv = analyse_convolution(problem.program)
+    if buffer.name != f"{conv.matmul.a}_shard":
+        return buffer
+    kh = problem.elements(conv.rows_dim)
+    channels = -(-problem.tiles(conv.window_dim) // kh)
+    tile_bytes = q.hw.tile_bytes[problem.data_format(conv.matmul.a)]
+    return L1Buffer(
+        buffer.name, mul(q.per_core[conv.m_dim], channels * tile_bytes), "halo'd input shard (pixels x channels)"
+    )
 
 
 def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
@@ -54,7 +73,7 @@ def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
     return [
         Constraint(
             "conv_act_block_w",
-            "ttnn_conv2d",
+            "divisibility",
             "eq",
             lhs,
             const(window),

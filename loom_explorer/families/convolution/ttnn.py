@@ -97,7 +97,10 @@ def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dic
             f"{v['out_subblock_h']}x{v['out_subblock_w']}"
         )
     if v["out_block_w"] != pn:
-        notes.append(f"ttnn's conv computes the whole per-core width ({pn} tiles) per block; this schedule chose {v['out_block_w']}")
+        notes.append(
+            f"ttnn's conv computes the whole per-core width ({pn} tiles) per block; "
+            f"this schedule chose {v['out_block_w']}"
+        )
     return "Conv2dConfig", args, notes
 
 

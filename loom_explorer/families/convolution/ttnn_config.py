@@ -30,20 +30,28 @@ writes back (``exported_conv_config``) carries the sub-block ttnn would pick, no
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loom_explorer.families.contraction.ttnn_config import SUBBLOCK_ORDER, TtnnMatmulConfig, evaluate_config
-from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D
-from loom_explorer.families.convolution.implicit_gemm import gemm_problem, k_tiles
+from loom_explorer.families.contraction.ttnn_config import (
+    SUBBLOCK_ORDER,
+    TtnnMatmulConfig,
+    check_blocks_fit,
+    layout,
+    matmul_args,
+)
+from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D, schedule_values
+from loom_explorer.families.convolution.implicit_gemm import k_tiles
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.enumerate import enumerate_candidates
+from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.targets.ttnn.config import TtnnConfig, own
 from loom_explorer.targets.ttnn.config_text import block_lines
-from loom_explorer.targets.ttnn.evaluate import ConfigError, Count, Evaluated, validated
+from loom_explorer.targets.ttnn.evaluate import ConfigError, Count, Evaluated, check_grid, evaluate_values, validated
 from loom_explorer.targets.ttnn.op import CapturedCall
 
 ShardLayout = Literal["HEIGHT_SHARDED", "BLOCK_SHARDED"]
@@ -121,7 +129,9 @@ def core_ranges(cfg: TtnnConv2dConfig) -> list[tuple[tuple[int, int], tuple[int,
     ``num_cores_nhw`` rows (swapped when transposed)."""
     gx, _ = cfg.compute_with_storage_grid_size
     if cfg.shard_layout == "BLOCK_SHARDED":
-        cols, rows = (cfg.num_cores_nhw, cfg.num_cores_c) if cfg.transpose_shards else (cfg.num_cores_c, cfg.num_cores_nhw)
+        cols, rows = (
+            (cfg.num_cores_nhw, cfg.num_cores_c) if cfg.transpose_shards else (cfg.num_cores_c, cfg.num_cores_nhw)
+        )
         return [((0, 0), (cols - 1, rows - 1))]
     full, rest = divmod(cfg.num_cores_nhw, gx)
     ranges = [((0, 0), (gx - 1, full - 1))] if full else []
@@ -182,14 +192,22 @@ def evaluate_conv_config(hw: HardwareSpec, problem: Problem, cfg: TtnnConfig) ->
     """``ProgramConfigs.evaluate``: the referee's latency of the matmul config ``cfg`` runs, on the implicit
     GEMM with ``cfg``'s placements."""
     conv = own(cfg, TtnnConv2dConfig)
-    gemm = gemm_problem(_placed(problem, conv))
-    return evaluate_config(hw, gemm, matmul_config(problem, conv))
+    check_grid(hw, conv.compute_with_storage_grid_size)
+    placed = _placed(problem, conv)
+    mm = matmul_config(placed, conv)
+    row = layout(mm)
+    candidate = next((c for c in enumerate_candidates(placed) if row.runs(c, "M", "N", "in0", "in1")), None)
+    if candidate is None:
+        raise ConfigError(f"what a {conv.shard_layout} conv runs is not a candidate of this problem")
+    schedule = build_schedule(hw, placed, candidate)  # the convolution family's model (model.py)
+    tiles = (placed.tiles("M"), placed.tiles("N"), k_tiles(placed))
+    values = schedule_values(row, matmul_args(mm), tiles)
+    check_blocks_fit(mm, values["grid_x"], values["grid_y"])
+    return evaluate_values(schedule, {p: values[p] for p in schedule.param_names if p in values})
 
 
 def _placed(problem: Problem, cfg: TtnnConv2dConfig) -> Problem:
     """``problem`` with the activation and output where ``cfg`` shards them."""
-    from dataclasses import replace
-
     placements = dict(problem.placements)
     placements.update(cfg.placements())
     return replace(problem, placements=tuple(sorted(placements.items())))
@@ -220,8 +238,3 @@ def captured_conv(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tup
     if call.config is None:
         raise ConfigError("a conv2d row without its parallelization and block configs is not predicted")
     return call.config, evaluate_conv_config(hw, problem, call.config)
-
-
-def resolved_cores(mt: int, per_core_m: int) -> int:
-    """How many cores the output rows take at ``per_core_m`` tiles each."""
-    return math.ceil(mt / per_core_m)
