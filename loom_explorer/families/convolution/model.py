@@ -19,7 +19,7 @@ from loom_explorer.families.convolution.implicit_gemm import gemm_problem
 from loom_explorer.families.convolution.program import CONVOLUTION, analyse_convolution
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.expr import const, mul
+from loom_explorer.model.expr import ceil_div, const, mul
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
@@ -41,16 +41,18 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
 def _input_shard(q: GridQuantities, problem: Problem, buffer: L1Buffer) -> L1Buffer:
     """The activation's resident shard is the halo'd input rows, not the GEMM's im2col'd ``per_core_M x Kt``
     (``KH * KW`` times larger): ``per_core_M`` tiles of pixels by ``ceil(KWC/32 / KH)`` tiles of channels,
-    the window taken square (``KW = KH``, as every conv of the shipped captures is), the halo's few extra
-    rows left out."""
+    the window taken square (``KW = KH``, as every conv of the shipped captures is), split over the cores of
+    ``N``'s axis when block sharded; the halo's few extra rows left out."""
     conv = analyse_convolution(problem.program)
     if buffer.name != f"{conv.matmul.a}_shard":
         return buffer
     kh = problem.elements(conv.rows_dim)
     channels = -(-problem.tiles(conv.window_dim) // kh)
     tile_bytes = q.hw.tile_bytes[problem.data_format(conv.matmul.a)]
+    axis = q.candidate.axis_of(conv.n_dim)  # block sharding: a core holds its share of the channels
+    share = channels if axis is None else ceil_div(channels, q.axis_cores(axis))
     return L1Buffer(
-        buffer.name, mul(q.per_core[conv.m_dim], channels * tile_bytes), "halo'd input shard (pixels x channels)"
+        buffer.name, mul(q.per_core[conv.m_dim], share, tile_bytes), "halo'd input shard (pixels x channels)"
     )
 
 
@@ -61,23 +63,23 @@ def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
 
         in0_block_w == ceil(KWC / 32)
 
-    and that window's share of a core's input channels when they are split over the axis carrying ``N``
-    (block sharding: each of its cores holds ``C / cores`` channels of the activation),
+    and, when they are split over the axis carrying ``N`` (block sharding: each core of that axis holds a
+    share of the input channels, and ttnn splits them by the input's own grid, which need not be the
+    output's), a block that divides the window:
 
-        in0_block_w * cores(N's axis) == ceil(KWC / 32)."""
+        in0_block_w | ceil(KWC / 32)."""
     conv = analyse_convolution(problem.program)
     window = problem.tiles(conv.window_dim)
     in0_block_w = next(p.var for p in q.params if p.name == "in0_block_w")
-    axis = q.candidate.axis_of(conv.n_dim)
-    lhs = in0_block_w if axis is None else mul(in0_block_w, q.axis_cores(axis))
+    spread = q.candidate.axis_of(conv.n_dim) is not None
     return [
         Constraint(
             "conv_act_block_w",
             "divisibility",
-            "eq",
-            lhs,
+            "divides" if spread else "eq",
+            in0_block_w,
             const(window),
-            "ttnn's conv steps K one filter row's window at a time ({rhs} tiles), the block here is {lhs}",
+            "ttnn's conv steps K by a filter row's window ({rhs} tiles) or a share of it; the block here is {lhs}",
         )
     ]
 

@@ -1,0 +1,203 @@
+"""The convolution family: its program analysis, its model (the implicit GEMM with ttnn's K blocking and the
+halo'd shard), the conv2d rows of the shipped DeepLabV3 capture read and predicted with the config each
+ran, a better Conv2dConfig written back, and the TT-Lang refusal."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from loom_explorer.accuracy.capture import Columns, ProfilerRow, attributes_of
+from loom_explorer.accuracy.ingest import IngestedOp, Predictor, op_problem, read_ops_perf
+from loom_explorer.families.convolution.accuracy import read_conv
+from loom_explorer.families.convolution.implicit_gemm import gemm_problem, k_tiles
+from loom_explorer.families.convolution.program import analyse_convolution
+from loom_explorer.families.convolution.ttlang import REASON
+from loom_explorer.families.convolution.ttnn import OP, shard_layout
+from loom_explorer.families.convolution.ttnn_config import (
+    TtnnConv2dConfig,
+    core_ranges,
+    evaluate_conv_config,
+    exported_conv_config,
+)
+from loom_explorer.hardware import load_hardware
+from loom_explorer.mapping.enumerate import enumerate_candidates
+from loom_explorer.model.build import build_schedule
+from loom_explorer.problem import Placement, make_problem
+from loom_explorer.program import Dim, Matmul, Tensor, TileProgram, load_program
+from loom_explorer.program.family import ProgramStructureError
+from loom_explorer.program.structure import program_family
+from loom_explorer.solve.solver import Session
+from loom_explorer.targets.ttlang.writer import ttlang_writers
+from loom_explorer.targets.ttnn.evaluate import ConfigError
+from loom_explorer.targets.ttnn.op import CapturedCall, problem_ttnn_op
+
+CAPTURES = Path(__file__).resolve().parents[3] / "loom_explorer" / "data" / "published" / "captures"
+DLV3 = CAPTURES / "bh_p100_dlv3.csv.gz"
+CONV = load_program("conv2d")
+HEIGHT = {"in0": Placement.l1_height, "out": Placement.l1_height}
+
+
+def _conv_rows(path: Path, count: int) -> list[ProfilerRow]:
+    with gzip.open(path, "rt") as f:
+        import csv
+
+        reader = csv.reader(f)
+        columns = Columns(next(reader))
+        rows = [ProfilerRow(columns, r) for r in reader if r and r[0] == "Conv2dDeviceOperation"]
+    return rows[:count]
+
+
+def test_conv2d_is_the_convolution_family_and_gemm_is_not() -> None:
+    assert program_family(CONV).name == "convolution"
+    assert program_family(load_program("gemm")).name == "contraction"
+    conv = analyse_convolution(CONV)
+    assert (conv.m_dim, conv.n_dim, conv.rows_dim, conv.window_dim) == ("M", "N", "KH", "KWC")
+    assert conv.split_dims == ()
+
+
+def test_a_spread_reduction_dimension_is_refused() -> None:
+    program = TileProgram(
+        name="spread_conv",
+        description="",
+        dims=(
+            Dim("M", "parallel"),
+            Dim("N", "parallel"),
+            Dim("KH", "reduction", tile=1, spread=False),
+            Dim("KWC", "reduction"),
+        ),
+        tensors=(
+            Tensor("a", ("M", "KH", "KWC"), "input"),
+            Tensor("b", ("KH", "KWC", "N"), "input"),
+            Tensor("c", ("M", "N"), "output"),
+        ),
+        ops=(Matmul("a", "b", "c"),),
+    )
+    with pytest.raises(ProgramStructureError, match="KWC must be declared spread=False"):
+        analyse_convolution(program)
+
+
+def test_the_implicit_gemm_pads_each_filter_row_to_whole_tiles() -> None:
+    problem = make_problem(CONV, "M=131072,N=64,KH=3,KWC=24")  # 3x3 conv of 8 channels: 24 per filter row
+    assert k_tiles(problem) == 3  # not ceil(72/32) = 3 by chance: 3 rows of one tile each
+    wide = make_problem(CONV, "M=4096,N=64,KH=3,KWC=40")
+    assert k_tiles(wide) == 6  # 3 rows of ceil(40/32) = 2 tiles, not ceil(120/32) = 4
+    assert gemm_problem(wide).elements("K") == 6 * 32
+
+
+def test_the_model_keeps_ttnn_k_block_and_the_halo_shard() -> None:
+    hw = load_hardware("blackhole_p150a")
+    problem = make_problem(CONV, "M=65536,N=64,KH=3,KWC=192", placements=HEIGHT)
+    cand = next(c for c in enumerate_candidates(problem) if shard_layout(problem, c) == "HEIGHT_SHARDED")
+    schedule = build_schedule(hw, problem, cand)
+    blocking = [c for c in schedule.constraints if c.name == "conv_act_block_w"]
+    assert len(blocking) == 1 and blocking[0].kind == "eq"
+    shard = next(b for b in schedule.l1_buffers if b.name == "in0_shard")
+    # per_core_M tiles of pixels by 2 tiles of channels (6 window tiles / 3 rows), not per_core_M x 18
+    assert "halo'd input shard" in shard.description
+    values = {"per_core_M": 10}
+    from loom_explorer.model.expr import evaluate
+
+    assert evaluate(shard.bytes_expr, values) == 10 * 2 * hw.tile_bytes[problem.data_format("in0")]
+
+
+def test_the_solver_answers_with_ttnn_k_block() -> None:
+    hw = load_hardware("blackhole_p150a")
+    problem = make_problem(CONV, "M=65536,N=64,KH=3,KWC=192", placements=HEIGHT)
+    session = Session(hw, problem)
+    results = session.solve()
+    assert results and all(r.solution is not None for r in results)
+    for r in results:
+        assert r.solution is not None and dict(r.solution.params)["in0_block_w"] == 6
+
+
+@pytest.fixture(scope="module")
+def dlv3_ops() -> list[IngestedOp]:
+    return [op for op in read_ops_perf(DLV3).ops if op.kernel == "conv2d"]
+
+
+def test_the_first_dlv3_conv_row_reads_as_ttnn_ran_it() -> None:
+    row = _conv_rows(DLV3, 1)[0]
+    attributes = row.get("ATTRIBUTES")
+    attrs, compute = attributes_of(attributes)
+    reading = read_conv(row, attributes, attrs, compute)
+    # 3x3 stride-2 conv of a 512x1024 image of 3 channels padded to 8: 256*512 output pixels, K = 3 x 32
+    assert reading.shape == {"M": 131072, "N": 64, "KH": 3, "KWC": 32}
+    assert reading.activation == "relu" and reading.bias
+    cfg = reading.config
+    assert isinstance(cfg, TtnnConv2dConfig)
+    assert cfg.shard_layout == "HEIGHT_SHARDED" and cfg.compute_with_storage_grid_size == (11, 10)
+    assert (cfg.per_core_out_matrix_height_ntile, cfg.act_block_h_ntiles, cfg.act_block_w_ntiles) == (38, 38, 1)
+
+
+def test_every_dlv3_conv_is_predicted_with_its_config(dlv3_ops: list[IngestedOp]) -> None:
+    assert len(dlv3_ops) == 46
+    predictor = Predictor(load_hardware("blackhole_p100a"), str(DLV3), (11, 10))
+    layouts = set()
+    for op in dlv3_ops:
+        predicted = predictor(op)
+        assert predicted.failure == "", predicted.failure
+        assert predicted.evaluated is not None and predicted.evaluated.result.solution is not None
+        assert isinstance(op.config, TtnnConv2dConfig)
+        layouts.add((op.config.shard_layout, predicted.evaluated.result.candidate_name))
+    assert layouts == {
+        ("HEIGHT_SHARDED", "M@xy|in0=local,in1=mcast_xy"),
+        ("BLOCK_SHARDED", "M@y,N@x|in0=mcast_x,in1=mcast_y"),
+    }
+
+
+def test_a_config_written_back_costs_as_the_one_read(dlv3_ops: list[IngestedOp]) -> None:
+    hw = load_hardware("blackhole_p100a")
+    op = dlv3_ops[0]
+    problem = op_problem(op)
+    assert problem is not None and isinstance(op.config, TtnnConv2dConfig)
+    ran = OP.captured(hw, problem, CapturedCall(op.config)) if OP.captured else None
+    assert ran is not None
+    again = exported_conv_config(problem, "Conv2dConfig", op.config.model_dump(exclude={"compute"}))
+    assert evaluate_conv_config(hw, problem, again).values == ran[1].values
+    with pytest.raises(ConfigError, match="takes a Conv2dConfig"):
+        exported_conv_config(problem, "MatmulMultiCoreReuseMultiCastProgramConfig", {})
+
+
+def test_the_solved_schedule_writes_a_config_ttnn_resolves(dlv3_ops: list[IngestedOp]) -> None:
+    hw = load_hardware("blackhole_p100a")
+    problem = op_problem(dlv3_ops[1])  # a 3x3 conv of 64 channels, height sharded
+    assert problem is not None and problem_ttnn_op(problem) is OP
+    session = Session(hw, problem)
+    schedule = next(s for s in session.schedules if OP.runs(problem, s.candidate))
+    result = session.solve(candidates=[schedule.candidate.name])[0]
+    assert result.solution is not None
+    name, args, _ = OP.equivalent(schedule, dict(result.solution.params))
+    assert name is not None
+    cfg = exported_conv_config(problem, name, args)
+    assert isinstance(cfg, TtnnConv2dConfig) and cfg.act_block_w_ntiles == 6  # ttnn's: one filter row
+    written = cfg.ttnn_arguments()
+    assert written["shard_layout"] == "ttnn.TensorMemoryLayout.HEIGHT_SHARDED"
+    assert written["act_block_h_override"] == 32 * cfg.act_block_h_ntiles
+    cores = sum((x1 - x0 + 1) * (y1 - y0 + 1) for (x0, y0), (x1, y1) in core_ranges(cfg))
+    assert cores == cfg.num_cores_nhw
+    assert evaluate_conv_config(hw, problem, cfg).result.solution is not None
+
+
+def test_width_sharded_and_grouped_convs_are_skipped_with_the_reason() -> None:
+    row = _conv_rows(DLV3, 1)[0]
+    attributes = row.get("ATTRIBUTES")
+    width = attributes.replace("HEIGHT_SHARDED", "WIDTH_SHARDED")
+    attrs, compute = attributes_of(width)
+    from loom_explorer.accuracy.capture import RowSkip
+
+    with pytest.raises(RowSkip, match="WIDTH_SHARDED conv: another program factory"):
+        read_conv(row, width, attrs, compute)
+    grouped = attributes.replace("'groups': '1'", "'groups': '64'")
+    attrs, compute = attributes_of(grouped)
+    with pytest.raises(RowSkip, match="groups=64"):
+        read_conv(row, grouped, attrs, compute)
+
+
+def test_ttlang_refuses_a_convolution_with_the_reason() -> None:
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(CONV, "M=4096,N=64,KH=3,KWC=192")
+    schedule = build_schedule(hw, problem, enumerate_candidates(problem)[0])
+    assert ttlang_writers()["convolution"].unsupported(schedule) == REASON
