@@ -92,20 +92,23 @@ def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
     grid = core_grid(par.get("grid_size", ""))
     if grid is None:
         raise RowSkip(f"parallelization_config.grid_size {par.get('grid_size', '')!r} is not readable")
-    raw = {
+    sharding = {
         "shard_layout": shard_layout,
         "compute_with_storage_grid_size": grid,
         "num_cores_nhw": _count(par, "num_cores_nhw", "parallelization_config"),
         "num_cores_c": _count(par, "num_cores_c_out", "parallelization_config")
         if "num_cores_c_out" in par
         else _count(par, "num_cores_c", "parallelization_config"),
-        "transpose_shards": bool(orientation and orientation.group(1) == "COL_MAJOR"),
         "per_core_out_matrix_height_ntile": _count(par, "per_core_out_matrix_height_ntile", "parallelization_config"),
         "per_core_out_matrix_width_ntile": _count(par, "per_core_out_matrix_width_ntile", "parallelization_config"),
-        "act_block_h_ntiles": _count(block, "act_block_h_ntiles", "block_config"),
         "act_block_w_ntiles": _count(block, "act_block_w_ntiles", "block_config"),
         "out_subblock_h_ntiles": _count(block, "out_subblock_h_ntiles", "block_config"),
         "out_subblock_w_ntiles": _count(block, "out_subblock_w_ntiles", "block_config"),
+    }
+    raw = {
+        "act_block_h_override": 32 * _count(block, "act_block_h_ntiles", "block_config"),
+        "transpose_shards": bool(orientation and orientation.group(1) == "COL_MAJOR"),
+        "memory": sharding,
         "compute": compute,
     }
     try:

@@ -78,17 +78,19 @@ def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dic
     cores_c = 1 if layout == "HEIGHT_SHARDED" else math.ceil(problem.tiles(conv.n_dim) / pn)
     grid = (v["grid_x"], v["grid_y"])
     args: dict[str, object] = {
-        "shard_layout": layout,
-        "compute_with_storage_grid_size": list(grid),
-        "num_cores_nhw": nhw,
-        "num_cores_c": cores_c,
+        "act_block_h_override": 32 * bh,
         "transpose_shards": transposed,
-        "per_core_out_matrix_height_ntile": pm,
-        "per_core_out_matrix_width_ntile": pn,
-        "act_block_h_ntiles": bh,
-        "act_block_w_ntiles": v["in0_block_w"],
-        "out_subblock_h_ntiles": sub[0],
-        "out_subblock_w_ntiles": sub[1],
+        "memory": {
+            "shard_layout": layout,
+            "compute_with_storage_grid_size": list(grid),
+            "num_cores_nhw": nhw,
+            "num_cores_c": cores_c,
+            "per_core_out_matrix_height_ntile": pm,
+            "per_core_out_matrix_width_ntile": pn,
+            "act_block_w_ntiles": v["in0_block_w"],
+            "out_subblock_h_ntiles": sub[0],
+            "out_subblock_w_ntiles": sub[1],
+        },
     }
     notes = []
     if sub != (v["out_subblock_h"], v["out_subblock_w"]):

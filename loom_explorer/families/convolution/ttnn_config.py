@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from loom_explorer.families.contraction.ttnn_config import (
     SUBBLOCK_ORDER,
@@ -50,19 +50,20 @@ from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.targets.ttnn.config import TtnnConfig, own
-from loom_explorer.targets.ttnn.config_text import block_lines
+from loom_explorer.targets.ttnn.config_text import block_lines, program_config_arguments
 from loom_explorer.targets.ttnn.evaluate import ConfigError, Count, Evaluated, check_grid, evaluate_values, validated
 from loom_explorer.targets.ttnn.op import CapturedCall
 
 ShardLayout = Literal["HEIGHT_SHARDED", "BLOCK_SHARDED"]
 PLACEMENT: dict[str, Placement] = {"HEIGHT_SHARDED": Placement.l1_height, "BLOCK_SHARDED": Placement.l1_block}
 MEMORY_NAME = {"HEIGHT_SHARDED": "L1_HEIGHT_SHARDED", "BLOCK_SHARDED": "L1_BLOCK_SHARDED"}
-CONFIG_CLASS = "Conv2dConfig"
+CONFIG_CLASS: Literal["Conv2dConfig"] = "Conv2dConfig"
 
 
-class TtnnConv2dConfig(BaseModel):
-    """A conv2d's config as its program factory runs it (module docstring): the shard layout, the grid and
-    cores, the per-core output block and the activation block."""
+class ConvSharding(BaseModel):
+    """What ttnn resolves a ``Conv2dConfig`` into for one conv (its ``parallelization_config`` and
+    ``block_config``): the shard layout, the grid and cores, the per-core output block, the K block and the
+    sub-block."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -70,14 +71,45 @@ class TtnnConv2dConfig(BaseModel):
     compute_with_storage_grid_size: tuple[Count, Count]  # parallelization_config.grid_size: (columns, rows)
     num_cores_nhw: Count
     num_cores_c: Count = 1  # output-channel blocks (block sharding)
-    transpose_shards: bool = False  # COL_MAJOR shard orientation
     per_core_out_matrix_height_ntile: Count
     per_core_out_matrix_width_ntile: Count
-    act_block_h_ntiles: Count
     act_block_w_ntiles: Count
     out_subblock_h_ntiles: Count
     out_subblock_w_ntiles: Count
+
+
+class TtnnConv2dConfig(BaseModel):
+    """A conv2d's config as its program factory runs it (module docstring): the ``ttnn.Conv2dConfig``
+    arguments a user sets that the model reads (``act_block_h_override`` in elements, ``transpose_shards``),
+    and in ``memory`` the sharding ttnn resolves (the shard layout and ``core_grid`` a config pins with
+    ``override_sharding_config``, and what ttnn derives from them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    program_config: Literal["Conv2dConfig"] = CONFIG_CLASS
+    act_block_h_override: Count
+    transpose_shards: bool = False  # COL_MAJOR shard orientation
+    memory: ConvSharding
     compute: dict[str, object] = Field(default_factory=dict)
+
+    @field_validator("act_block_h_override")
+    @classmethod
+    def _whole_tiles(cls, value: int) -> int:
+        if value % 32:
+            raise ValueError("act_block_h_override must be a whole number of 32-row tiles")
+        return value
+
+    @property
+    def act_block_h_ntiles(self) -> int:
+        return self.act_block_h_override // 32
+
+    @property
+    def shard_layout(self) -> ShardLayout:
+        return self.memory.shard_layout
+
+    @property
+    def compute_with_storage_grid_size(self) -> tuple[int, int]:
+        return self.memory.compute_with_storage_grid_size
 
     def ttnn_call(self) -> str | None:
         return "ttnn.conv2d"
@@ -86,41 +118,32 @@ class TtnnConv2dConfig(BaseModel):
         return f"ttnn.{CONFIG_CLASS}"
 
     def ttnn_arguments(self) -> dict[str, object]:
-        """The ``ttnn.Conv2dConfig`` arguments that pin this config (``conv2d_config_arguments``)."""
-        return conv2d_config_arguments(self)
+        """The ``ttnn.Conv2dConfig`` arguments that are literals (``act_block_h_override``,
+        ``transpose_shards``); the shard layout and core grid, which are ttnn objects, are said in
+        ``ttnn_lines`` and carried in ``memory``."""
+        return program_config_arguments(self)
 
     def ttnn_lines(self) -> list[str]:
-        resolved = {
-            "grid": f"{self.compute_with_storage_grid_size[0]}x{self.compute_with_storage_grid_size[1]}",
-            "num_cores_nhw": self.num_cores_nhw,
-            "num_cores_c": self.num_cores_c,
-            "per_core_out_matrix_height_ntile": self.per_core_out_matrix_height_ntile,
-            "per_core_out_matrix_width_ntile": self.per_core_out_matrix_width_ntile,
-            "act_block_w_ntiles": self.act_block_w_ntiles,
-            "out_subblock": f"{self.out_subblock_h_ntiles}x{self.out_subblock_w_ntiles}",
-        }
-        return block_lines({"resolved by ttnn": resolved, "compute": self.compute})
+        pinned = (
+            f"with shard_layout=ttnn.TensorMemoryLayout.{self.shard_layout}, override_sharding_config=True, "
+            f"core_grid={core_range_set_text(self)}"
+        )
+        return [pinned, *block_lines(self.read_with())]
 
     def read_with(self) -> dict[str, Mapping[str, object]]:
-        return {"compute": self.compute}
+        return {"memory": self.memory.model_dump(mode="json"), "compute": self.compute}
 
     def placements(self) -> dict[str, Placement]:
         return {"in0": PLACEMENT[self.shard_layout], "out": PLACEMENT[self.shard_layout]}
 
 
-def conv2d_config_arguments(cfg: TtnnConv2dConfig) -> dict[str, object]:
-    """The ``ttnn.Conv2dConfig`` fields that make ttnn resolve ``cfg`` (``conv2d.hpp``'s ``Conv2dConfig``):
-    the shard layout, ``act_block_h_override`` in elements, ``override_sharding_config`` with the
-    ``core_grid`` of ``num_cores_nhw`` (x ``num_cores_c``) cores, as the row-major ranges text the export
-    turns into a ``ttnn.CoreRangeSet``, and the tiled output."""
-    return {
-        "shard_layout": f"ttnn.TensorMemoryLayout.{cfg.shard_layout}",
-        "act_block_h_override": 32 * cfg.act_block_h_ntiles,
-        "override_sharding_config": True,
-        "core_grid": core_ranges(cfg),
-        "transpose_shards": cfg.transpose_shards,
-        "output_layout": "ttnn.TILE_LAYOUT",
-    }
+def core_range_set_text(cfg: TtnnConv2dConfig) -> str:
+    """``ttnn.CoreRangeSet([...])`` of ``core_ranges(cfg)``, as Python source."""
+    ranges = ", ".join(
+        f"ttnn.CoreRange(ttnn.CoreCoord({x0}, {y0}), ttnn.CoreCoord({x1}, {y1}))"
+        for (x0, y0), (x1, y1) in core_ranges(cfg)
+    )
+    return f"ttnn.CoreRangeSet([{ranges}])"
 
 
 def core_ranges(cfg: TtnnConv2dConfig) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -128,12 +151,11 @@ def core_ranges(cfg: TtnnConv2dConfig) -> list[tuple[tuple[int, int], tuple[int,
     columns row by row with ``num_cores_nhw`` cores; block sharding takes ``num_cores_c`` columns by
     ``num_cores_nhw`` rows (swapped when transposed)."""
     gx, _ = cfg.compute_with_storage_grid_size
+    m = cfg.memory
     if cfg.shard_layout == "BLOCK_SHARDED":
-        cols, rows = (
-            (cfg.num_cores_nhw, cfg.num_cores_c) if cfg.transpose_shards else (cfg.num_cores_c, cfg.num_cores_nhw)
-        )
+        cols, rows = (m.num_cores_nhw, m.num_cores_c) if cfg.transpose_shards else (m.num_cores_c, m.num_cores_nhw)
         return [((0, 0), (cols - 1, rows - 1))]
-    full, rest = divmod(cfg.num_cores_nhw, gx)
+    full, rest = divmod(m.num_cores_nhw, gx)
     ranges = [((0, 0), (gx - 1, full - 1))] if full else []
     if rest:
         ranges.append(((0, full), (rest - 1, full)))
@@ -148,23 +170,23 @@ def parse_conv_config(raw: object, origin: str = "config") -> TtnnConv2dConfig:
 def matmul_config(problem: Problem, cfg: TtnnConv2dConfig) -> TtnnMatmulConfig:
     """The multicast matmul config ``cfg``'s program factory runs on ``problem``'s implicit GEMM (module
     docstring); ConfigError when the blocks do not tile K or the rows as ttnn requires."""
-    kt = k_tiles(problem)
-    if kt % cfg.act_block_w_ntiles:
-        raise ConfigError(f"act_block_w_ntiles={cfg.act_block_w_ntiles} does not divide K={kt} tiles")
-    if cfg.per_core_out_matrix_height_ntile % cfg.act_block_h_ntiles:
+    kt, m = k_tiles(problem), cfg.memory
+    if kt % m.act_block_w_ntiles:
+        raise ConfigError(f"act_block_w_ntiles={m.act_block_w_ntiles} does not divide K={kt} tiles")
+    if m.per_core_out_matrix_height_ntile % cfg.act_block_h_ntiles:
         raise ConfigError(
-            f"act_block_h_ntiles={cfg.act_block_h_ntiles} does not divide per_core_out_matrix_height_ntile="
-            f"{cfg.per_core_out_matrix_height_ntile} (ttnn requires it)"
+            f"act_block_h_override={cfg.act_block_h_override} ({cfg.act_block_h_ntiles} tiles) does not divide "
+            f"per_core_out_matrix_height_ntile={m.per_core_out_matrix_height_ntile} (ttnn requires it)"
         )
     sharded = MEMORY_NAME[cfg.shard_layout]
     common = {
-        "in0_block_w": cfg.act_block_w_ntiles,
-        "per_core_M": cfg.per_core_out_matrix_height_ntile,
-        "per_core_N": cfg.per_core_out_matrix_width_ntile,
+        "in0_block_w": m.act_block_w_ntiles,
+        "per_core_M": m.per_core_out_matrix_height_ntile,
+        "per_core_N": m.per_core_out_matrix_width_ntile,
         "out_block_h": cfg.act_block_h_ntiles,
-        "out_block_w": cfg.per_core_out_matrix_width_ntile,
-        "out_subblock_h": cfg.out_subblock_h_ntiles,
-        "out_subblock_w": cfg.out_subblock_w_ntiles,
+        "out_block_w": m.per_core_out_matrix_width_ntile,
+        "out_subblock_h": m.out_subblock_h_ntiles,
+        "out_subblock_w": m.out_subblock_w_ntiles,
         "memory": {"in0": sharded, "in1": "DRAM", "out": sharded},
         "compute": cfg.compute,
     }
@@ -177,7 +199,7 @@ def matmul_config(problem: Problem, cfg: TtnnConv2dConfig) -> TtnnMatmulConfig:
                 **common,
             }
         )
-    grid = (cfg.num_cores_nhw, cfg.num_cores_c) if cfg.transpose_shards else (cfg.num_cores_c, cfg.num_cores_nhw)
+    grid = (m.num_cores_nhw, m.num_cores_c) if cfg.transpose_shards else (m.num_cores_c, m.num_cores_nhw)
     return TtnnMatmulConfig.model_validate(
         {
             "program_config": TWO_D,

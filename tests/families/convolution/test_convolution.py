@@ -129,7 +129,8 @@ def test_the_first_dlv3_conv_row_reads_as_ttnn_ran_it() -> None:
     cfg = reading.config
     assert isinstance(cfg, TtnnConv2dConfig)
     assert cfg.shard_layout == "HEIGHT_SHARDED" and cfg.compute_with_storage_grid_size == (11, 10)
-    assert (cfg.per_core_out_matrix_height_ntile, cfg.act_block_h_ntiles, cfg.act_block_w_ntiles) == (38, 38, 1)
+    m = cfg.memory
+    assert (m.per_core_out_matrix_height_ntile, cfg.act_block_h_override, m.act_block_w_ntiles) == (38, 38 * 32, 1)
 
 
 def test_every_dlv3_conv_is_predicted_with_its_config(dlv3_ops: list[IngestedOp]) -> None:
@@ -155,7 +156,7 @@ def test_a_config_written_back_costs_as_the_one_read(dlv3_ops: list[IngestedOp])
     assert problem is not None and isinstance(op.config, TtnnConv2dConfig)
     ran = OP.captured(hw, problem, CapturedCall(op.config)) if OP.captured else None
     assert ran is not None
-    again = exported_conv_config(problem, "Conv2dConfig", op.config.model_dump(exclude={"compute"}))
+    again = exported_conv_config(problem, "Conv2dConfig", op.config.model_dump(mode="json", exclude={"compute"}))
     assert evaluate_conv_config(hw, problem, again).values == ran[1].values
     with pytest.raises(ConfigError, match="takes a Conv2dConfig"):
         exported_conv_config(problem, "MatmulMultiCoreReuseMultiCastProgramConfig", {})
@@ -172,12 +173,11 @@ def test_the_solved_schedule_writes_a_config_ttnn_resolves(dlv3_ops: list[Ingest
     name, args, _ = OP.equivalent(schedule, dict(result.solution.params))
     assert name is not None
     cfg = exported_conv_config(problem, name, args)
-    assert isinstance(cfg, TtnnConv2dConfig) and cfg.act_block_w_ntiles == 6  # ttnn's: one filter row
-    written = cfg.ttnn_arguments()
-    assert written["shard_layout"] == "ttnn.TensorMemoryLayout.HEIGHT_SHARDED"
-    assert written["act_block_h_override"] == 32 * cfg.act_block_h_ntiles
+    assert isinstance(cfg, TtnnConv2dConfig) and cfg.memory.act_block_w_ntiles == 6  # ttnn's: one filter row
+    assert cfg.ttnn_arguments() == {"act_block_h_override": cfg.act_block_h_override, "transpose_shards": False}
+    assert "shard_layout=ttnn.TensorMemoryLayout.HEIGHT_SHARDED" in cfg.ttnn_lines()[0]
     cores = sum((x1 - x0 + 1) * (y1 - y0 + 1) for (x0, y0), (x1, y1) in core_ranges(cfg))
-    assert cores == cfg.num_cores_nhw
+    assert cores == cfg.memory.num_cores_nhw
     assert evaluate_conv_config(hw, problem, cfg).result.solution is not None
 
 
