@@ -57,7 +57,10 @@ def _input_shard(q: GridQuantities, problem: Problem, buffer: L1Buffer) -> L1Buf
 
 
 def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
-    """ttnn's conv K block (``act_block_w_ntiles``), which a ``Conv2dConfig`` does not choose
+    """ttnn's conv output block width, a core's whole width (``weight_block_w_ntiles =
+    per_core_out_matrix_width_ntile`` in ``conv2d_op_sharded_program_factory.cpp`` @
+    55e3268f4a5804bee2240c6abda418cadb7e9f04), and its K block (``act_block_w_ntiles``), neither of which a
+    ``Conv2dConfig`` chooses
     (``conv2d_utils.cpp``'s ``determine_per_core_conv_block_config`` @ 71ff3c1d7daa9b533f90160fdb6b853f625bc7f2):
     one filter row's window per K step when the output channels are on no axis (height sharding),
 
@@ -72,7 +75,17 @@ def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
     window = problem.tiles(conv.window_dim)
     in0_block_w = next(p.var for p in q.params if p.name == "in0_block_w")
     spread = q.candidate.axis_of(conv.n_dim) is not None
+    per_core_n = q.per_core[conv.n_dim]
+    out_block_w = next(p.var for p in q.params if p.name == "out_block_w")
     return [
+        Constraint(
+            "conv_weight_block_w",
+            "divisibility",
+            "eq",
+            out_block_w,
+            per_core_n,
+            "ttnn's conv computes a core's whole output width ({rhs} tiles) per block; the block here is {lhs}",
+        ),
         Constraint(
             "conv_act_block_w",
             "divisibility",
@@ -80,7 +93,7 @@ def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
             in0_block_w,
             const(window),
             "ttnn's conv steps K by a filter row's window ({rhs} tiles) or a share of it; the block here is {lhs}",
-        )
+        ),
     ]
 
 

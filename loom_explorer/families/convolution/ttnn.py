@@ -11,18 +11,25 @@ the schedule to it) and so is the sub-block (``ttnn_config.ttnn_subblock``: said
 schedule chose another). Every other candidate is refused with the reason.
 
 The config it writes back (``equivalent``) is the resolved form ``ingest`` reads from a profiler row, so
-``improve`` costs a better config exactly as it costs the one a row ran. The export's call is refused:
-``ttnn.conv2d`` takes its input as a row-major ``[1, 1, N*H*W, C]`` tensor and its weights as an
-``[O, C, KH, KW]`` host tensor it prepares itself, which the shared TTNN file (every operand uploaded tiled)
-does not hold.
+``improve`` costs a better config exactly as it costs the one a row ran.
+
+The exported file (``_call``) runs a conv whose implicit GEMM is the problem: a square, stride-1,
+same-padded ``KH x KH`` conv of a batch-1 ``H x W`` image of ``KWC / KH`` channels, ``H * W = M``
+(``conv_geometry``; a problem no such conv has is refused). ``ttnn.conv2d`` takes the image row-major
+(uploaded DRAM-interleaved: the conv op's halo step shards it as the ``Conv2dConfig`` says) and the weights
+``[O, C, KH, KW]`` on the host, prepared by its first call; the file redefines the shared file's
+``program_config`` (a ``ttnn.Conv2dConfig``: ``act_block_h_override``, ``transpose_shards``, the shard
+layout, ``override_sharding_config`` with the ``core_grid`` of the schedule's cores, the weights' data
+format, the fused activation) and ``upload`` accordingly. The output is sharded as the schedule's output
+(``memory_config``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
-from loom_explorer.families.convolution.implicit_gemm import k_tiles
 from loom_explorer.families.convolution.program import analyse_convolution
 from loom_explorer.families.convolution.ttnn_config import (
     TtnnConv2dConfig,
@@ -112,25 +119,79 @@ def _memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
     if layout is None:
         raise ExportError(f"candidate {cand.name} is not what ttnn's sharded conv runs")
     conv = analyse_convolution(problem.program)
-    mt, nt, kt = problem.tiles(conv.m_dim), problem.tiles(conv.n_dim), k_tiles(problem)
+    mt, nt = problem.tiles(conv.m_dim), problem.tiles(conv.n_dim)
     pm, pn, gx, gy = v["per_core_M"], v["per_core_N"], v["grid_x"], v["grid_y"]
     if layout == "HEIGHT_SHARDED":
-        ranges = ranges_filling_rows(math.ceil(mt / pm), gx)
-        act, out = sharded(layout, ranges, (pm, kt)), sharded(layout, ranges, (pm, nt))
+        out = sharded(layout, ranges_filling_rows(math.ceil(mt / pm), gx), (pm, nt))
     else:
-        block = [[[0, 0], [gx - 1, gy - 1]]]
-        cores_c = gx if cand.axis_of(conv.n_dim) == "x" else gy
-        act = sharded(layout, block, (pm, math.ceil(kt / cores_c)))
-        out = sharded(layout, block, (pm, pn))
-    return {conv.matmul.a: act, conv.matmul.b: DRAM, conv.matmul.out: out}
+        out = sharded(layout, [[[0, 0], [gx - 1, gy - 1]]], (pm, pn))
+    # the image is uploaded DRAM-interleaved: ttnn.conv2d (its halo step) shards it as the Conv2dConfig says
+    return {conv.matmul.a: DRAM, conv.matmul.b: DRAM, conv.matmul.out: out}
+
+
+def conv_geometry(problem: Problem) -> ConvGeometry:
+    """The convolution the exported file runs for ``problem``'s implicit GEMM (``ConvGeometry``); ExportError
+    when no square, stride-1, same-padded conv has it."""
+    conv = analyse_convolution(problem.program)
+    kh, kwc = problem.elements(conv.rows_dim), problem.elements(conv.window_dim)
+    if kh % 2 == 0 or kwc % kh:
+        raise ExportError(
+            f"the file runs a square, stride-1, same-padded conv: {conv.window_dim}={kwc} must be {conv.rows_dim}={kh} "
+            "(odd) filter columns of whole input channels"
+        )
+    pixels = problem.elements(conv.m_dim)
+    height = max(h for h in range(1, math.isqrt(pixels) + 1) if pixels % h == 0)
+    return ConvGeometry(kh, kwc // kh, height, pixels // height, problem.elements(conv.n_dim))
+
+
+@dataclass(frozen=True, slots=True)
+class ConvGeometry:
+    """A square, stride-1, same-padded conv of a ``height x width`` image of ``channels`` channels, batch 1,
+    to ``out_channels``: its implicit GEMM has ``M = height * width``, ``KH = kernel`` and ``KWC = kernel *
+    channels`` (``height`` the largest divisor of M up to its square root)."""
+
+    kernel: int
+    channels: int
+    height: int
+    width: int
+    out_channels: int
 
 
 def _call(schedule: SymbolicSchedule) -> str:
-    raise ExportError(
-        "the TTNN file export of conv2d is not written: ttnn.conv2d takes a row-major [1, 1, N*H*W, C] "
-        "input and [O, C, KH, KW] host weights it prepares itself, which the shared TTNN file (every operand "
-        "uploaded tiled) does not hold; `improve` writes the Conv2dConfig"
+    """The exported file's conv: its host inputs, its ``Conv2dConfig`` (``program_config``, redefined after
+    the shared file's, which builds matmul-style configs), inputs uploaded as ``ttnn.conv2d`` takes them
+    (``upload``: the image row-major in DRAM, the weights and bias on the host, prepared by the first call
+    and kept), the call and its torch reference."""
+    problem = schedule.problem
+    g = conv_geometry(problem)
+    layout = shard_layout(problem, schedule.candidate)
+    assert layout is not None, "a candidate the op does not run is refused by equivalent first"
+    bias = problem.is_enabled("bias")
+    activation = problem.activation
+    if activation and activation.upper() not in ACTIVATIONS:
+        raise ExportError(f"--activation {activation}: the conv file fuses {', '.join(ACTIVATIONS)}")
+    fused = f"ttnn.UnaryWithParam(ttnn.UnaryOpType.{activation.upper()})" if activation else "None"
+    reference = f"torch.nn.functional.conv2d(x, w, b, padding={g.kernel // 2})"
+    if activation:
+        reference = f"torch.{ACTIVATIONS[activation.upper()]}({reference})"
+    return _CALL.format(
+        kernel=g.kernel,
+        channels=g.channels,
+        height=g.height,
+        width=g.width,
+        out_channels=g.out_channels,
+        padding=g.kernel // 2,
+        layout=layout,
+        fused=fused,
+        bias_draw=f', "bias": torch.randn((1, 1, 1, {g.out_channels}), dtype=torch.bfloat16)' if bias else "",
+        bias_arg='tensors.get("bias")',
+        bias_ref='inputs["bias"].float().flatten()' if bias else "None",
+        reference=reference,
     )
+
+
+ACTIVATIONS = {"RELU": "relu"}
+"""The fused activations the conv file writes (``Conv2dConfig.activation``), and torch's function of each."""
 
 
 def _unpredicted(call: CapturedCall) -> str:
@@ -151,3 +212,56 @@ OP = TtnnOp(
     unpredicted_candidate=_unpredicted,
 )
 """The convolution family's TTNN op (module docstring)."""
+
+
+_CALL = '''\
+def host_inputs():
+    """The host tensors (torch, bfloat16): the image [1, H, W, C], the weights [O, C, KH, KW] (and the bias)."""
+    return {{"in0": torch.randn((1, {height}, {width}, {channels}), dtype=torch.bfloat16),
+            "in1": torch.randn(({out_channels}, {channels}, {kernel}, {kernel}), dtype=torch.bfloat16){bias_draw}}}
+
+
+def program_config():
+    """The conv's ttnn.Conv2dConfig: PROGRAM_CONFIG's arguments, the sharding it pins and the fused activation
+    (this replaces the shared file's program_config, which builds matmul program configs)."""
+    resolved = PROGRAM_CONFIG["memory"]
+    ranges = [ttnn.CoreRange(ttnn.CoreCoord(*first), ttnn.CoreCoord(*last)) for first, last in CORE_RANGES]
+    return ttnn.Conv2dConfig(weights_dtype=getattr(ttnn, DTYPES["in1"]),
+                             activation={fused},
+                             act_block_h_override=PROGRAM_CONFIG["act_block_h_override"],
+                             transpose_shards=PROGRAM_CONFIG["transpose_shards"],
+                             shard_layout=getattr(ttnn.TensorMemoryLayout, resolved["shard_layout"]),
+                             override_sharding_config=True, core_grid=ttnn.CoreRangeSet(ranges),
+                             output_layout=ttnn.TILE_LAYOUT)
+
+
+CORE_RANGES = [[first, last] for first, last in MEMORY["out"]["core_ranges"]]
+
+
+def upload(inputs, configs, device):
+    """The image row-major in DRAM (ttnn.conv2d shards it as the config says); the weights and bias stay on the
+    host: the first call prepares them on the device and op keeps the prepared ones (this replaces the shared
+    file's upload, which tiles every operand)."""
+    out = {{"in0": ttnn.from_torch(inputs["in0"], dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=device,
+                                  memory_config=ttnn.DRAM_MEMORY_CONFIG)}}
+    out.update({{t: ttnn.from_torch(v, dtype=ttnn.bfloat16) for t, v in inputs.items() if t != "in0"}})
+    return out
+
+
+def op(tensors, configs):
+    """ttnn.conv2d once; the weights and bias it prepares on its first call are kept for the next."""
+    out, (tensors["in1"], tensors["bias"]) = ttnn.conv2d(
+        input_tensor=tensors["in0"], weight_tensor=tensors["in1"], bias_tensor={bias_arg},
+        device=tensors["in0"].device(), in_channels={channels}, out_channels={out_channels}, batch_size=1,
+        input_height={height}, input_width={width}, kernel_size=({kernel}, {kernel}), stride=(1, 1),
+        padding=({padding}, {padding}), conv_config=configs["program"],
+        compute_config=configs["compute"], memory_config=configs["memory"]["out"],
+        dtype=getattr(ttnn, DTYPES["out"]), return_weights_and_bias=True)
+    return out
+
+
+def expected(inputs):
+    x = inputs["in0"].float().permute(0, 3, 1, 2)
+    w, b = inputs["in1"].float(), {bias_ref}
+    return {reference}.permute(0, 2, 3, 1).reshape(1, 1, -1, {out_channels})
+'''

@@ -201,3 +201,18 @@ def test_ttlang_refuses_a_convolution_with_the_reason() -> None:
     problem = make_problem(CONV, "M=4096,N=64,KH=3,KWC=192")
     schedule = build_schedule(hw, problem, enumerate_candidates(problem)[0])
     assert ttlang_writers()["convolution"].unsupported(schedule) == REASON
+
+
+def test_the_ttnn_export_refuses_what_no_conv_runs() -> None:
+    from loom_explorer.export.exporter import ExportError
+    from loom_explorer.families.convolution.ttnn import conv_geometry
+
+    hw = load_hardware("wormhole_n150")
+    dram = make_problem(CONV, "M=4096,N=64,KH=3,KWC=192")  # the activation read from DRAM: no ttnn conv
+    schedule = build_schedule(hw, dram, enumerate_candidates(dram)[0])
+    with pytest.raises(ExportError, match="not what ttnn's sharded conv runs"):
+        OP.equivalent(schedule, {})
+    with pytest.raises(ExportError, match="square, stride-1, same-padded"):
+        conv_geometry(make_problem(CONV, "M=4096,N=64,KH=3,KWC=32", placements=HEIGHT))  # 32 is no 3 columns
+    geometry = conv_geometry(make_problem(CONV, "M=4096,N=64,KH=3,KWC=192", placements=HEIGHT))
+    assert (geometry.height, geometry.width, geometry.channels) == (64, 64, 64)
