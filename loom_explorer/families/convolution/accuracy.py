@@ -38,6 +38,16 @@ from loom_explorer.families.convolution.ttnn_config import parse_conv_config
 from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 CONV_OP_CODES = frozenset({"conv2ddeviceoperation", "optimizedconvnew"})
+WINDOW_OP_SKIPS = {
+    "pool2d": "max/avg pool2d (a window reduction over the halo'd row-major shard, no matmul) has no tile program "
+    "in the model",
+    "upsampleoperation": "upsample (nearest/bilinear row-major stick copies) is data movement with no tile program "
+    "in the model",
+}
+"""The other sliding-window ops of a CNN capture: claimed by the family, each skipped with its reason. (The halo
+step, ``HaloDeviceOperation``, is left unclaimed: its rows carry no math fidelity, so the reading every
+claimed row gets would skip half of them for that instead of what they are; they are skipped as an op the
+model does not map.)"""
 KERNEL = "conv2d"
 
 _LAYOUT = re.compile(r"memory_layout=TensorMemoryLayout::(\w+)")
@@ -60,7 +70,11 @@ def _count(fields: dict[str, str], key: str, where: str) -> int:
 
 
 def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
-    """What a conv2d row says of its op (module docstring); RowSkip with the reason otherwise."""
+    """What a conv2d row says of its op (module docstring); RowSkip with the reason otherwise (and for the
+    other sliding-window ops, ``WINDOW_OP_SKIPS``)."""
+    skip = WINDOW_OP_SKIPS.get(row.get("OP CODE").split("::")[-1].lower())
+    if skip is not None:
+        raise RowSkip(skip)
     groups = whole_or_none(attrs.get("groups", "1")) or 1
     if groups != 1:
         raise RowSkip(f"groups={groups}: a grouped or depthwise conv is not the implicit GEMM the model costs")
@@ -148,7 +162,7 @@ def _padded(text: str) -> int:
 
 ACCURACY = AccuracyOps(
     name="convolution",
-    op_codes=CONV_OP_CODES,
+    op_codes=CONV_OP_CODES | WINDOW_OP_SKIPS.keys(),
     kernels=(KERNEL,),
     read_configured=read_conv,
     ops_phrase="conv2d",
