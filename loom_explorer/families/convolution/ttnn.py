@@ -34,6 +34,7 @@ from loom_explorer.families.convolution.program import analyse_convolution
 from loom_explorer.families.convolution.ttnn_config import (
     TtnnConv2dConfig,
     captured_conv,
+    default_conv,
     evaluate_conv_config,
     exported_conv_config,
     parse_conv,
@@ -79,11 +80,21 @@ def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dic
     conv = analyse_convolution(problem.program)
     mt = problem.tiles(conv.m_dim)
     pm, pn, bh = v["per_core_M"], v["per_core_N"], v["out_block_h"]
-    sub = ttnn_subblock(schedule.hardware, problem, bh, pn)
+    sub = ttnn_subblock(problem, bh, pn)
     transposed = cand.axis_of(conv.m_dim) == "x"
     nhw = math.ceil(mt / pm)
     cores_c = 1 if layout == "HEIGHT_SHARDED" else math.ceil(problem.tiles(conv.n_dim) / pn)
     grid = (v["grid_x"], v["grid_y"])
+    notes = []
+    act_block_w = v["in0_block_w"]
+    window = problem.tiles(conv.window_dim)
+    if layout == "BLOCK_SHARDED" and window % cores_c == 0 and act_block_w != window // cores_c:
+        # ttnn derives the block from the channels each core holds (determine_per_core_conv_block_config)
+        notes.append(
+            f"ttnn's block-sharded conv steps K by {window // cores_c} tiles (a window over {cores_c} channel "
+            f"cores); this schedule chose {act_block_w}"
+        )
+        act_block_w = window // cores_c
     args: dict[str, object] = {
         "act_block_h_override": 32 * bh,
         "transpose_shards": transposed,
@@ -94,12 +105,11 @@ def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dic
             "num_cores_c": cores_c,
             "per_core_out_matrix_height_ntile": pm,
             "per_core_out_matrix_width_ntile": pn,
-            "act_block_w_ntiles": v["in0_block_w"],
+            "act_block_w_ntiles": act_block_w,
             "out_subblock_h_ntiles": sub[0],
             "out_subblock_w_ntiles": sub[1],
         },
     }
-    notes = []
     if sub != (v["out_subblock_h"], v["out_subblock_w"]):
         notes.append(
             f"ttnn picks the {sub[0]}x{sub[1]} sub-block itself; this schedule chose "
@@ -207,6 +217,7 @@ OP = TtnnOp(
     _memory,
     _call,
     function="ttnn.conv2d",
+    default=default_conv,
     captured=captured_conv,
     configs=ProgramConfigs(parse=parse_conv, evaluate=evaluate_conv_config, exported=exported_conv_config),
     unpredicted_candidate=_unpredicted,

@@ -23,9 +23,10 @@ per_core_out_matrix_width_ntile`` and the block config's sub-blocks, on the impl
 (``implicit_gemm.py``). ``WIDTH_SHARDED`` convs (a separate factory,
 ``conv2d_op_width_sharded_program_factory.cpp``) are refused with that reason.
 
-What a ``Conv2dConfig`` cannot set, ttnn picks: the sub-block is the first of the matmul's search order
-that divides the blocks and fits the Dst registers (``determine_largest_subblock``), so a config the model
-writes back (``exported_conv_config``) carries the sub-block ttnn would pick, not the schedule's.
+What a ``Conv2dConfig`` cannot set, ttnn picks: the sub-block (``ttnn_subblock``:
+``determine_largest_subblock_size``), so a config the model writes back (``exported_conv_config``) carries
+the sub-block ttnn would pick, not the schedule's. ``default_height_sharded`` is what ttnn resolves a
+height-sharded call that sets nothing else into.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from loom_explorer.families.contraction.ttnn_config import (
-    SUBBLOCK_ORDER,
     TtnnMatmulConfig,
     check_blocks_fit,
     layout,
@@ -45,6 +45,7 @@ from loom_explorer.families.contraction.ttnn_config import (
 )
 from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D, schedule_values
 from loom_explorer.families.convolution.implicit_gemm import k_tiles
+from loom_explorer.families.convolution.program import analyse_convolution
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
@@ -235,11 +236,73 @@ def _placed(problem: Problem, cfg: TtnnConv2dConfig) -> Problem:
     return replace(problem, placements=tuple(sorted(placements.items())))
 
 
-def ttnn_subblock(hw: HardwareSpec, problem: Problem, block_h: int, block_w: int) -> tuple[int, int]:
-    """The sub-block ttnn picks for an ``block_h x block_w`` output block: the first of the search order
-    that divides both and fits the Dst registers (module docstring)."""
-    dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
-    return next(((h, w) for h, w in SUBBLOCK_ORDER if block_h % h == 0 and block_w % w == 0 and h * w <= dst), (1, 1))
+CONV_SUBBLOCKS = (
+    (2, 4), (4, 2), (1, 8), (8, 1), (1, 7), (7, 1), (2, 3), (3, 2), (1, 6), (6, 1),
+    (1, 5), (5, 1), (2, 2), (1, 4), (4, 1), (1, 3), (3, 1), (1, 2), (2, 1), (1, 1),
+)  # fmt: skip
+"""``determine_largest_subblock_size``'s search order (``conv2d_utils.cpp`` @
+71ff3c1d7daa9b533f90160fdb6b853f625bc7f2)."""
+
+
+def ttnn_subblock(problem: Problem, block_h: int, block_w: int) -> tuple[int, int]:
+    """The sub-block ttnn's conv picks for an ``block_h x block_w`` output block (``determine_largest_subblock_size``
+    in ``conv2d_utils.cpp`` @ 71ff3c1d7daa9b533f90160fdb6b853f625bc7f2): the first of ``CONV_SUBBLOCKS`` that
+    divides both sides, of at most 4 tiles with fp32 accumulation, and either one row high or the block's
+    whole width."""
+    for h, w in CONV_SUBBLOCKS:
+        if problem.fp32_acc and h * w > 4:
+            continue
+        if block_h % h == 0 and block_w % w == 0 and (w == block_w or h == 1):
+            return h, w
+    return 1, 1
+
+
+def closest_divisor_with_padding(tiles: int, start: int, mult: int = 1) -> int:
+    """``find_closest_largest_divisor_with_num_padding_and_mult`` (``conv2d_utils.cpp`` @
+    71ff3c1d7daa9b533f90160fdb6b853f625bc7f2): the most cores, from ``start`` down, whose padding of
+    ``tiles`` up to a multiple of ``cores * mult`` is less than one core's share."""
+    cores = start
+    padded = -(-tiles // (cores * mult)) * cores * mult
+    while padded - tiles >= padded // cores and cores > 1:
+        cores -= 1
+        padded = -(-tiles // (cores * mult)) * cores * mult
+    return cores
+
+
+def default_height_sharded(hw: HardwareSpec, problem: Problem) -> TtnnConv2dConfig:
+    """What ttnn resolves a ``Conv2dConfig(shard_layout=HEIGHT_SHARDED)`` that sets nothing else into, on
+    ``hw``'s grid (``conv2d_utils.cpp`` @ 71ff3c1d7daa9b533f90160fdb6b853f625bc7f2):
+    ``determine_parallel_config`` takes ``num_cores_nhw = closest_divisor_with_padding(Mt, cores)`` cores
+    filling the grid's rows; the rows padded to whole tiles per core give ``per_core_out_matrix_height_ntile``;
+    the whole of N per core; ``determine_per_core_conv_block_config`` sets ``act_block_h_ntiles`` to the
+    per-core height (no override), ``act_block_w_ntiles`` to a filter row's window and the sub-block by
+    ``ttnn_subblock``. (With no ``shard_layout`` ttnn chooses the layout itself by its L1 estimate; the model
+    does not reproduce that choice, so this default names the height-sharded layout.)"""
+    conv = analyse_convolution(problem.program)
+    mt, nt = problem.tiles(conv.m_dim), problem.tiles(conv.n_dim)
+    gx, gy = hw.grid.columns, hw.grid.rows
+    cores = closest_divisor_with_padding(mt, gx * gy)
+    per_core_m = -(-mt // cores)
+    block = ttnn_subblock(problem, per_core_m, nt)
+    return TtnnConv2dConfig(
+        act_block_h_override=32 * per_core_m,
+        memory=ConvSharding(
+            shard_layout="HEIGHT_SHARDED",
+            compute_with_storage_grid_size=(min(gx, cores), -(-cores // gx)),
+            num_cores_nhw=cores,
+            per_core_out_matrix_height_ntile=per_core_m,
+            per_core_out_matrix_width_ntile=nt,
+            act_block_w_ntiles=problem.tiles(conv.window_dim),
+            out_subblock_h_ntiles=block[0],
+            out_subblock_w_ntiles=block[1],
+        ),
+    )
+
+
+def default_conv(hw: HardwareSpec, problem: Problem) -> tuple[TtnnConfig, Evaluated]:
+    """``TtnnOp.default``: ``default_height_sharded`` and its evaluation."""
+    cfg = default_height_sharded(hw, problem)
+    return cfg, evaluate_conv_config(hw, problem, cfg)
 
 
 def exported_conv_config(problem: Problem, name: str, args: dict[str, object]) -> TtnnConfig:
