@@ -10,7 +10,8 @@ the config they ran, from ATTRIBUTES:
   another program factory) and the shard orientation (``COL_MAJOR``: transposed);
 * ``parallelization_config``: ``grid_size``, ``num_cores_nhw``, ``num_cores_c_out``, the per-core output
   block; ``block_config``: ``act_block_h_ntiles``, ``act_block_w_ntiles``, the output sub-block;
-* ``activation`` (``relu``, fused), ``has_bias``, ``groups`` (above 1 is skipped).
+* ``activation`` (``relu``, fused), ``has_bias``, ``groups`` (above 1 is skipped),
+  ``enable_act_double_buffer`` and ``enable_weights_double_buffer`` (the buffers' blocks).
 
 The shape: ``M`` = OUTPUT_0's rows (batch x OH x OW), ``N`` = ``output_channels``, ``KH`` = the window's
 height, ``KWC`` = the weight matrix's padded height (INPUT_1 ``Y``, padded: ttnn's K) divided by ``KH``. The
@@ -28,6 +29,7 @@ from loom_explorer.accuracy.capture import (
     ProfilerRow,
     RowSkip,
     core_grid,
+    flag,
     fused_activation,
     parse_struct,
     tensor_format,
@@ -122,6 +124,8 @@ def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
     raw = {
         "act_block_h_override": 32 * _count(block, "act_block_h_ntiles", "block_config"),
         "transpose_shards": bool(orientation and orientation.group(1) == "COL_MAJOR"),
+        "enable_act_double_buffer": flag(attrs.get("enable_act_double_buffer", "")) or False,
+        "enable_weights_double_buffer": flag(attrs.get("enable_weights_double_buffer", "")) or False,
         "memory": sharding,
         "compute": compute,
     }

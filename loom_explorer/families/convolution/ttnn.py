@@ -98,6 +98,8 @@ def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dic
     args: dict[str, object] = {
         "act_block_h_override": 32 * bh,
         "transpose_shards": transposed,
+        "enable_act_double_buffer": v["in0_buffer_depth"] >= 2,
+        "enable_weights_double_buffer": v["in1_buffer_depth"] >= 2,
         "memory": {
             "shard_layout": layout,
             "compute_with_storage_grid_size": list(grid),
@@ -241,6 +243,8 @@ def program_config():
                              activation={fused},
                              act_block_h_override=PROGRAM_CONFIG["act_block_h_override"],
                              transpose_shards=PROGRAM_CONFIG["transpose_shards"],
+                             enable_act_double_buffer=PROGRAM_CONFIG["enable_act_double_buffer"],
+                             enable_weights_double_buffer=PROGRAM_CONFIG["enable_weights_double_buffer"],
                              shard_layout=getattr(ttnn.TensorMemoryLayout, resolved["shard_layout"]),
                              override_sharding_config=True, core_grid=ttnn.CoreRangeSet(ranges),
                              output_layout=ttnn.TILE_LAYOUT)

@@ -49,6 +49,7 @@ from loom_explorer.families.convolution.program import analyse_convolution
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
+from loom_explorer.model.quantities import BUFFER_DEPTHS
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.targets.ttnn.config import TtnnConfig, own
 from loom_explorer.targets.ttnn.config_text import block_lines, program_config_arguments
@@ -81,7 +82,8 @@ class ConvSharding(BaseModel):
 
 class TtnnConv2dConfig(BaseModel):
     """A conv2d's config as its program factory runs it (module docstring): the ``ttnn.Conv2dConfig``
-    arguments a user sets that the model reads (``act_block_h_override`` in elements, ``transpose_shards``),
+    arguments a user sets that the model reads (``act_block_h_override`` in elements, ``transpose_shards``,
+    ``enable_act_double_buffer``, ``enable_weights_double_buffer``),
     and in ``memory`` the sharding ttnn resolves (the shard layout and ``core_grid`` a config pins with
     ``override_sharding_config``, and what ttnn derives from them)."""
 
@@ -90,6 +92,8 @@ class TtnnConv2dConfig(BaseModel):
     program_config: Literal["Conv2dConfig"] = CONFIG_CLASS
     act_block_h_override: Count
     transpose_shards: bool = False  # COL_MAJOR shard orientation
+    enable_act_double_buffer: bool = False
+    enable_weights_double_buffer: bool = False
     memory: ConvSharding
     compute: dict[str, object] = Field(default_factory=dict)
 
@@ -225,8 +229,24 @@ def evaluate_conv_config(hw: HardwareSpec, problem: Problem, cfg: TtnnConfig) ->
     schedule = build_schedule(hw, placed, candidate)  # the convolution family's model (model.py)
     tiles = (placed.tiles("M"), placed.tiles("N"), k_tiles(placed))
     values = schedule_values(row, matmul_args(mm), tiles)
+    values.update(buffer_depths(placed, conv))
     check_blocks_fit(mm, values["grid_x"], values["grid_y"])
     return evaluate_values(schedule, {p: values[p] for p in schedule.param_names if p in values})
+
+
+def buffer_depths(problem: Problem, cfg: TtnnConv2dConfig) -> dict[str, int]:
+    """The blocks of the activation and weight buffers ttnn allocates (``get_cb_info`` in
+    ``conv2d_op_program_factory_common.cpp`` @ f3c1ee7ec100a0a965df79edf9936c95734743ea): the activation
+    block twice with ``enable_act_double_buffer``, else once; the weights block twice with
+    ``enable_weights_double_buffer``, else once, but, height sharded with more than one activation block per
+    core, every filter row's block (the weights held whole, ``KH`` blocks; the model's buffer depth stops at
+    its largest, 3)."""
+    m = cfg.memory
+    weights = 2 if cfg.enable_weights_double_buffer else 1
+    if cfg.shard_layout == "HEIGHT_SHARDED" and m.per_core_out_matrix_height_ntile > cfg.act_block_h_ntiles:
+        kh = problem.elements(analyse_convolution(problem.program).rows_dim)
+        weights = min(kh, max(BUFFER_DEPTHS))
+    return {"in0_buffer_depth": 2 if cfg.enable_act_double_buffer else 1, "in1_buffer_depth": weights}
 
 
 def _placed(problem: Problem, cfg: TtnnConv2dConfig) -> Problem:
