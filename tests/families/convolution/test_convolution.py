@@ -174,7 +174,12 @@ def test_the_solved_schedule_writes_a_config_ttnn_resolves(dlv3_ops: list[Ingest
     assert name is not None
     cfg = exported_conv_config(problem, name, args)
     assert isinstance(cfg, TtnnConv2dConfig) and cfg.memory.act_block_w_ntiles == 6  # ttnn's: one filter row
-    assert cfg.ttnn_arguments() == {"act_block_h_override": cfg.act_block_h_override, "transpose_shards": False}
+    assert set(cfg.ttnn_arguments()) == {
+        "act_block_h_override",
+        "transpose_shards",
+        "enable_act_double_buffer",
+        "enable_weights_double_buffer",
+    }
     assert "shard_layout=ttnn.TensorMemoryLayout.HEIGHT_SHARDED" in cfg.ttnn_lines()[0]
     cores = sum((x1 - x0 + 1) * (y1 - y0 + 1) for (x0, y0), (x1, y1) in core_ranges(cfg))
     assert cores == cfg.memory.num_cores_nhw
@@ -216,3 +221,39 @@ def test_the_ttnn_export_refuses_what_no_conv_runs() -> None:
         conv_geometry(make_problem(CONV, "M=4096,N=64,KH=3,KWC=32", placements=HEIGHT))  # 32 is no 3 columns
     geometry = conv_geometry(make_problem(CONV, "M=4096,N=64,KH=3,KWC=192", placements=HEIGHT))
     assert (geometry.height, geometry.width, geometry.channels) == (64, 64, 64)
+
+
+def test_ttnn_sub_block_rule_reproduces_every_captured_conv(dlv3_ops: list[IngestedOp]) -> None:
+    from loom_explorer.families.convolution.ttnn_config import ttnn_subblock
+
+    for op in dlv3_ops:
+        problem, cfg = op_problem(op), op.config
+        assert problem is not None and isinstance(cfg, TtnnConv2dConfig)
+        m = cfg.memory
+        picked = ttnn_subblock(problem, cfg.act_block_h_ntiles, m.per_core_out_matrix_width_ntile)
+        assert picked == (m.out_subblock_h_ntiles, m.out_subblock_w_ntiles), op.row
+
+
+def test_the_default_is_ttnn_s_height_sharded_resolution() -> None:
+    from loom_explorer.families.convolution.ttnn_config import closest_divisor_with_padding, default_conv
+
+    # 4096 output rows of tiles on 110 cores: 110 and 109 pad by a core's share or more, 108 does not
+    assert closest_divisor_with_padding(4096, 110) == 108
+    hw = load_hardware("blackhole_p100a")
+    problem = make_problem(CONV, "M=131072,N=64,KH=3,KWC=192")
+    cfg, evaluated = default_conv(hw, problem)
+    assert isinstance(cfg, TtnnConv2dConfig) and cfg.memory.num_cores_nhw == 108
+    assert cfg.memory.per_core_out_matrix_height_ntile == 38 and cfg.act_block_h_ntiles == 38
+    assert evaluated.result.candidate_name == "M@xy|in0=local,in1=mcast_xy"
+
+
+def test_the_buffers_follow_the_double_buffer_flags(dlv3_ops: list[IngestedOp]) -> None:
+    from loom_explorer.families.convolution.ttnn_config import buffer_depths
+
+    op = dlv3_ops[0]  # height sharded, one activation block per core, act double buffered, weights not
+    problem = op_problem(op)
+    assert problem is not None and isinstance(op.config, TtnnConv2dConfig)
+    assert op.config.enable_act_double_buffer and not op.config.enable_weights_double_buffer
+    assert buffer_depths(problem, op.config) == {"in0_buffer_depth": 2, "in1_buffer_depth": 1}
+    several = op.config.model_copy(update={"act_block_h_override": 32 * 19})  # two blocks per core
+    assert buffer_depths(problem, several)["in1_buffer_depth"] == 3  # the weights held whole: KH blocks
