@@ -2,10 +2,11 @@
 
     M = the output pixels, N = the output channels, K = KH * 32 * ceil(KWC / 32) elements
 
-(each filter row's window padded to whole tiles, as ttnn lays the weights out:
-``prepare_conv2d_weights.cpp`` pads each ``KW * C`` row of the weight matrix to the tile width for height
-sharding, tenstorrent/tt-metal ttnn/cpp/ttnn/operations/conv/conv2d/device/conv2d_op_sharded_program_factory.cpp
-@ 55e3268f4a5804bee2240c6abda418cadb7e9f04, ``weight_matrix_height = b.padded_shape()[2]``). The tensors keep
+(each filter row's window padded to whole tiles: the K the sharded factory steps through is the weight
+matrix's padded height, ``weight_matrix_height = b.padded_shape()[2]`` in tenstorrent/tt-metal
+``ttnn/cpp/ttnn/operations/conv/conv2d/device/conv2d_op_sharded_program_factory.cpp`` @
+55e3268f4a5804bee2240c6abda418cadb7e9f04, and the captured weight matrices are padded filter row by filter
+row: OFT's 7x7 conv of 8 channels has 448 = 7 x 64 rows, not 416 = 32 * ceil(392/32)). The tensors keep
 their names (``in0``, ``in1``, ``bias``, ``out``), formats and placements, so a conv candidate (a layout of
 ``M`` and ``N`` and the inputs' communication options) is a candidate of the GEMM too, and the contraction
 family's model costs it.

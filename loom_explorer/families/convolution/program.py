@@ -8,10 +8,12 @@ of input channels ``KWC`` (``KW * C`` elements, counted in tiles), the implicit 
 row of ``KW*C`` input values under filter row ``kh`` for output pixel ``m``: the halo step (a separate op,
 ``HaloDeviceOperation``) has already gathered each core's input rows with their neighbours' overlap into
 its L1 shard, and the conv kernel's reader builds these rows from it (im2col), so no DSL access map needs
-the affine index ``oh*stride + kh``. The reduction order is ttnn's: the activation reader walks the filter
-rows, each a block of ``ceil(KW*C/32)`` tiles (``act_block_w_ntiles`` when height sharded;
-``conv2d_op_sharded_program_factory.cpp`` at tenstorrent/tt-metal@6d0a4a3, the ``num_blocks_act_w =
-filter_h`` split), so the GEMM's K is ``KH * ceil(KW*C/32)`` tiles.
+the affine index ``oh*stride + kh``. The reduction order is ttnn's: height sharded, a K step is one filter
+row's window, ``act_block_w = round_up(C * KW, 32)`` (``determine_per_core_conv_block_config`` in
+tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/conv/conv2d/conv2d_utils.cpp`` @
+71ff3c1d7daa9b533f90160fdb6b853f625bc7f2), and there are ``weight_matrix_height_ntiles / act_block_w_ntiles``
+of them (``num_blocks_act_w`` in ``get_cb_info``, ``conv2d_op_program_factory_common.cpp`` @
+f3c1ee7ec100a0a965df79edf9936c95734743ea), so the GEMM's K is ``KH * ceil(KW*C/32)`` tiles.
 
 Neither reduction dimension is spread (ttnn's conv never splits K over cores), so the candidates are the
 GEMM's layouts of ``M`` and ``N`` with the activation and weights' communication options.
