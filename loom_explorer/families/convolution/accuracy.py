@@ -65,9 +65,11 @@ def _fields(attrs: dict[str, str], name: str) -> dict[str, str]:
 
 
 def _count(fields: dict[str, str], key: str, where: str) -> int:
-    value = whole_or_none(fields.get(key, ""))
+    """A whole-number field of a config, under its name or older ttnn's (``..._ntiles`` for ``..._ntile``)."""
+    text = fields.get(key, fields.get(f"{key}s", "")) if key.endswith("_ntile") else fields.get(key, "")
+    value = whole_or_none(text)
     if not value:
-        raise RowSkip(f"{where}.{key} {fields.get(key, 'missing')!r} is not a whole number >= 1")
+        raise RowSkip(f"{where}.{key} {text or 'missing'!r} is not a whole number >= 1")
     return value
 
 

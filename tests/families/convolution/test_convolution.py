@@ -257,3 +257,13 @@ def test_the_buffers_follow_the_double_buffer_flags(dlv3_ops: list[IngestedOp]) 
     assert buffer_depths(problem, op.config) == {"in0_buffer_depth": 2, "in1_buffer_depth": 1}
     several = op.config.model_copy(update={"act_block_h_override": 32 * 19})  # two blocks per core
     assert buffer_depths(problem, several)["in1_buffer_depth"] == 3  # the weights held whole: KH blocks
+
+
+def test_an_older_ttnn_s_field_names_read_alike() -> None:
+    row = _conv_rows(DLV3, 1)[0]
+    attributes = row.get("ATTRIBUTES")
+    older = attributes.replace("Conv2dParallelizationConfig", "OptimizedConvParallelizationConfig").replace(
+        "_ntile=", "_ntiles="
+    )
+    attrs, compute = attributes_of(older)
+    assert read_conv(row, older, attrs, compute).config == read_conv(row, attributes, *attributes_of(attributes)).config
