@@ -9,8 +9,9 @@ the config they ran, from ATTRIBUTES:
 * ``memory_config``: the shard layout (``HEIGHT_SHARDED`` / ``BLOCK_SHARDED``; ``WIDTH_SHARDED`` is skipped:
   another program factory) and the shard orientation (``COL_MAJOR``: transposed);
 * ``parallelization_config``: ``grid_size``, ``num_cores_nhw``, ``num_cores_c_out``, the per-core output
-  block; ``block_config``: ``act_block_h_ntiles``, ``act_block_w_ntiles``, the output sub-block;
-* ``activation`` (``relu``, fused), ``has_bias``, ``groups`` (above 1 is skipped),
+  block (older ttnn's ``OptimizedConvParallelizationConfig``: ``num_cores_c``, the block in elements);
+  ``block_config``: ``act_block_h_ntiles``, ``act_block_w_ntiles``, the output sub-block;
+* ``activation`` (``relu``, fused; older ttnn's ``fuse_relu``), ``has_bias``, ``groups`` (above 1 is skipped),
   ``enable_act_double_buffer`` and ``enable_weights_double_buffer`` (the buffers' blocks).
 
 The shape: ``M`` = OUTPUT_0's rows (batch x OH x OW), ``N`` = ``output_channels``, ``KH`` = the window's
@@ -65,8 +66,14 @@ def _fields(attrs: dict[str, str], name: str) -> dict[str, str]:
 
 
 def _count(fields: dict[str, str], key: str, where: str) -> int:
-    """A whole-number field of a config, under its name or older ttnn's (``..._ntiles`` for ``..._ntile``)."""
-    text = fields.get(key, fields.get(f"{key}s", "")) if key.endswith("_ntile") else fields.get(key, "")
+    """A whole-number field of a config, under its name or older ttnn's: ``..._ntiles`` for ``..._ntile``, or
+    the extent in elements (``per_core_out_matrix_height=256``: 8 tiles)."""
+    text = fields.get(key, "")
+    if not text and key.endswith("_ntile"):
+        text = fields.get(f"{key}s", "")
+        elements = whole_or_none(fields.get(key.removesuffix("_ntile"), ""))
+        if not text and elements:
+            text = str(-(-elements // 32))
     value = whole_or_none(text)
     if not value:
         raise RowSkip(f"{where}.{key} {text or 'missing'!r} is not a whole number >= 1")
@@ -99,7 +106,7 @@ def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
     out, weights = row.shape("OUTPUT_0"), row.shape("INPUT_1")
     if out is None or weights is None:
         raise RowSkip("a conv2d row needs OUTPUT_0 and INPUT_1 (the weight matrix)")
-    k_padded = row.number(_padded, "INPUT_1_Y_PAD[LOGICAL]")
+    k_padded = row.number(_padded, "INPUT_1_Y_PAD[LOGICAL]", "INPUT_1_Y")
     if k_padded is None or k_padded % (32 * kh):
         raise RowSkip(f"weight matrix height {k_padded} is not {kh} filter rows of whole tiles")
     channels = whole_or_none(attrs.get("output_channels", ""))
@@ -152,8 +159,14 @@ def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
         note=f"{shard_layout.lower().replace('_', '-')} conv as its implicit GEMM (K = {k_padded // 32} tiles)",
         config=config,
         bias=bias,
-        activation=fused_activation(attrs.get("activation", "")),
+        activation=fused_activation(attrs.get("activation", ""))
+        or ("relu" if flag(attrs.get("fuse_relu", "")) else None),
     )
+
+
+def _activation(attrs: dict[str, str]) -> str | None:
+    """The fused activation: ``activation`` (a ``UnaryWithParam``), or older ttnn's ``fuse_relu``."""
+    return fused_activation(attrs.get("activation", "")) or ("relu" if flag(attrs.get("fuse_relu", "")) else None)
 
 
 def _padded(text: str) -> int:

@@ -267,3 +267,20 @@ def test_an_older_ttnn_s_field_names_read_alike() -> None:
     )
     attrs, compute = attributes_of(older)
     assert read_conv(row, older, attrs, compute).config == read_conv(row, attributes, *attributes_of(attributes)).config
+
+
+def test_an_older_capture_s_optimized_conv_rows_are_read() -> None:
+    path = CAPTURES / "ops_perf_results_2025_02_16_18_11_10.csv.gz"  # OptimizedConvNew, no PAD[LOGICAL] columns
+    with gzip.open(path, "rt") as f:
+        import csv
+
+        reader = csv.reader(f)
+        columns = Columns(next(reader))
+        row = next(ProfilerRow(columns, r) for r in reader if r and r[0] == "OptimizedConvNew")
+    attributes = row.get("ATTRIBUTES")
+    reading = read_conv(row, attributes, *attributes_of(attributes))
+    # a 7x7 stride-4 conv of a 512x512 image of 3 (padded to 16) channels: 128x128 pixels, K = 7 rows x 4 tiles
+    assert reading.shape == {"M": 16384, "N": 32, "KH": 7, "KWC": 128}
+    cfg = reading.config
+    assert isinstance(cfg, TtnnConv2dConfig) and cfg.memory.per_core_out_matrix_height_ntile == 8  # 256 rows
+    assert cfg.memory.per_core_out_matrix_width_ntile == 1 and cfg.act_block_h_ntiles == 8
