@@ -19,7 +19,7 @@ from loom_explorer.families.convolution.implicit_gemm import gemm_problem
 from loom_explorer.families.convolution.program import CONVOLUTION, analyse_convolution
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
-from loom_explorer.model.expr import ceil_div, const, mul
+from loom_explorer.model.expr import ceil_div, mul
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
@@ -27,8 +27,8 @@ from loom_explorer.problem import KernelTarget, Problem
 
 
 def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
-    """The model of ``candidate`` of a convolution: its implicit GEMM's, with ttnn's K blocking
-    (``conv_blocking``) on the TTNN target."""
+    """The model of ``candidate`` of a convolution: its implicit GEMM's, with the halo'd input shard
+    (``_input_shard``) and, on the TTNN target, ttnn's output block (``conv_blocking``)."""
     model = gemm_build(hw, gemm_problem(problem), candidate, noc_bound)
     buffers = tuple(_input_shard(model.quantities, problem, b) for b in model.l1_buffers)
     if problem.target is not KernelTarget.ttnn:
@@ -59,23 +59,16 @@ def _input_shard(q: GridQuantities, problem: Problem, buffer: L1Buffer) -> L1Buf
 def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
     """ttnn's conv output block width, a core's whole width (``weight_block_w_ntiles =
     per_core_out_matrix_width_ntile`` in ``conv2d_op_sharded_program_factory.cpp`` @
-    55e3268f4a5804bee2240c6abda418cadb7e9f04), and its K block (``act_block_w_ntiles``), neither of which a
-    ``Conv2dConfig`` chooses
-    (``conv2d_utils.cpp``'s ``determine_per_core_conv_block_config`` @ 71ff3c1d7daa9b533f90160fdb6b853f625bc7f2):
-    one filter row's window per K step when the output channels are on no axis (height sharding),
+    55e3268f4a5804bee2240c6abda418cadb7e9f04), which a ``Conv2dConfig`` does not choose:
 
-        in0_block_w == ceil(KWC / 32)
+        out_block_w == per_core_N
 
-    and, when they are split over the axis carrying ``N`` (block sharding: each core of that axis holds a
-    share of the input channels, and ttnn splits them by the input's own grid, which need not be the
-    output's), a block that divides the window:
-
-        in0_block_w | ceil(KWC / 32)."""
+    The K block (``act_block_w_ntiles``) is left to the GEMM's own constraints: ttnn derives it
+    (``determine_per_core_conv_block_config`` in ``conv2d_utils.cpp`` @ 71ff3c1d7daa9b533f90160fdb6b853f625bc7f2:
+    a filter row's window, its share per channel core, or with ``full_inner_dim`` every filter row's), older
+    ttnn split it otherwise, and a captured config is costed as it ran; the config the export writes
+    carries ttnn's own block (``ttnn.py``)."""
     conv = analyse_convolution(problem.program)
-    window = problem.tiles(conv.window_dim)
-    in0_block_w = next(p.var for p in q.params if p.name == "in0_block_w")
-    spread = q.candidate.axis_of(conv.n_dim) is not None
-    per_core_n = q.per_core[conv.n_dim]
     out_block_w = next(p.var for p in q.params if p.name == "out_block_w")
     return [
         Constraint(
@@ -83,17 +76,9 @@ def conv_blocking(q: GridQuantities, problem: Problem) -> list[Constraint]:
             "divisibility",
             "eq",
             out_block_w,
-            per_core_n,
+            q.per_core[conv.n_dim],
             "ttnn's conv computes a core's whole output width ({rhs} tiles) per block; the block here is {lhs}",
-        ),
-        Constraint(
-            "conv_act_block_w",
-            "divisibility",
-            "divides" if spread else "eq",
-            in0_block_w,
-            const(window),
-            "ttnn's conv steps K by a filter row's window ({rhs} tiles) or a share of it; the block here is {lhs}",
-        ),
+        )
     ]
 
 

@@ -88,13 +88,12 @@ def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str, dic
     notes = []
     act_block_w = v["in0_block_w"]
     window = problem.tiles(conv.window_dim)
-    if layout == "BLOCK_SHARDED" and window % cores_c == 0 and act_block_w != window // cores_c:
-        # ttnn derives the block from the channels each core holds (determine_per_core_conv_block_config)
-        notes.append(
-            f"ttnn's block-sharded conv steps K by {window // cores_c} tiles (a window over {cores_c} channel "
-            f"cores); this schedule chose {act_block_w}"
-        )
-        act_block_w = window // cores_c
+    # ttnn derives the K block itself (determine_per_core_conv_block_config): a filter row's window, or
+    # block sharded, the share of it each channel core holds
+    ttnn_block = window if layout == "HEIGHT_SHARDED" else window // cores_c if window % cores_c == 0 else 0
+    if ttnn_block and act_block_w != ttnn_block:
+        notes.append(f"ttnn's conv steps K by {ttnn_block} tiles here; this schedule chose {act_block_w}")
+        act_block_w = ttnn_block
     args: dict[str, object] = {
         "act_block_h_override": 32 * bh,
         "transpose_shards": transposed,

@@ -87,12 +87,12 @@ def test_the_implicit_gemm_pads_each_filter_row_to_whole_tiles() -> None:
     assert gemm_problem(wide).elements("K") == 6 * 32
 
 
-def test_the_model_keeps_ttnn_k_block_and_the_halo_shard() -> None:
+def test_the_model_keeps_ttnn_output_block_and_the_halo_shard() -> None:
     hw = load_hardware("blackhole_p150a")
     problem = make_problem(CONV, "M=65536,N=64,KH=3,KWC=192", placements=HEIGHT)
     cand = next(c for c in enumerate_candidates(problem) if shard_layout(problem, c) == "HEIGHT_SHARDED")
     schedule = build_schedule(hw, problem, cand)
-    blocking = [c for c in schedule.constraints if c.name == "conv_act_block_w"]
+    blocking = [c for c in schedule.constraints if c.name == "conv_weight_block_w"]
     assert len(blocking) == 1 and blocking[0].kind == "eq"
     shard = next(b for b in schedule.l1_buffers if b.name == "in0_shard")
     # per_core_M tiles of pixels by 2 tiles of channels (6 window tiles / 3 rows), not per_core_M x 18
@@ -103,14 +103,16 @@ def test_the_model_keeps_ttnn_k_block_and_the_halo_shard() -> None:
     assert evaluate(shard.bytes_expr, values) == 10 * 2 * hw.tile_bytes[problem.data_format("in0")]
 
 
-def test_the_solver_answers_with_ttnn_k_block() -> None:
+def test_the_solver_computes_a_core_s_whole_output_width() -> None:
     hw = load_hardware("blackhole_p150a")
     problem = make_problem(CONV, "M=65536,N=64,KH=3,KWC=192", placements=HEIGHT)
     session = Session(hw, problem)
     results = session.solve()
     assert results and all(r.solution is not None for r in results)
     for r in results:
-        assert r.solution is not None and dict(r.solution.params)["in0_block_w"] == 6
+        assert r.solution is not None
+        params = dict(r.solution.params)
+        assert params["out_block_w"] == params["per_core_N"]
 
 
 @pytest.fixture(scope="module")
