@@ -225,6 +225,11 @@ def evaluate_conv_config(hw: HardwareSpec, problem: Problem, cfg: TtnnConfig) ->
     row = layout(mm)
     candidate = next((c for c in enumerate_candidates(placed) if row.runs(c, "M", "N", "in0", "in1")), None)
     if candidate is None:
+        if conv.transpose_shards:
+            raise ConfigError(
+                "a COL_MAJOR (transposed) block-sharded conv: the model's l1_block placement shards rows over grid "
+                "rows and columns over grid columns, so the transposed candidate it runs is not enumerated"
+            )
         raise ConfigError(f"what a {conv.shard_layout} conv runs is not a candidate of this problem")
     schedule = build_schedule(hw, placed, candidate)  # the convolution family's model (model.py)
     tiles = (placed.tiles("M"), placed.tiles("N"), k_tiles(placed))
