@@ -286,3 +286,22 @@ def test_an_older_capture_s_optimized_conv_rows_are_read() -> None:
     cfg = reading.config
     assert isinstance(cfg, TtnnConv2dConfig) and cfg.memory.per_core_out_matrix_height_ntile == 8  # 256 rows
     assert cfg.memory.per_core_out_matrix_width_ntile == 1 and cfg.act_block_h_ntiles == 8
+
+
+def test_the_ttnn_file_calls_conv2d_with_the_schedule_s_config() -> None:
+    from loom_explorer.export.schedule_json import rebuild_own, schedule_document
+    from loom_explorer.solve.solver import SolveOptions
+    from loom_explorer.targets.ttnn.exporter import ttnn_source
+
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(CONV, "M=4096,N=128,KH=3,KWC=192", placements=HEIGHT, activation="relu")
+    result = next(
+        r for r in Session(hw, problem).solve() if r.solution and r.candidate_name == "M@xy|in0=local,in1=mcast_xy"
+    )
+    doc = schedule_document(hw, "wormhole_n150", "conv2d", problem, result, SolveOptions())
+    source = ttnn_source(rebuild_own(doc), doc)
+    assert "PROGRAM_CONFIG_CLASS = 'Conv2dConfig'" in source and "ttnn.conv2d(" in source
+    assert "in_channels=64, out_channels=128" in source and "input_height=64, input_width=64" in source
+    assert 'shard_layout=getattr(ttnn.TensorMemoryLayout, resolved["shard_layout"])' in source
+    assert "ttnn.UnaryWithParam(ttnn.UnaryOpType.RELU)" in source and "torch.relu(" in source
+    compile(source, "exported_conv.py", "exec")  # valid Python (tests/ttnn_contract builds it with ttnn)
