@@ -42,15 +42,16 @@ from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 CONV_OP_CODES = frozenset({"conv2ddeviceoperation", "optimizedconvnew"})
 WINDOW_OP_SKIPS = {
+    "halodeviceoperation": "the halo step (each core's input sticks and its neighbours' overlap copied into its "
+    "shard in runs, padding inserted, row-major) is data movement the model has no tile program for; the conv "
+    "it feeds is predicted on its own row",
     "pool2d": "max/avg pool2d (a window reduction over the halo'd row-major shard, no matmul) has no tile program "
     "in the model",
     "upsampleoperation": "upsample (nearest/bilinear row-major stick copies) is data movement with no tile program "
     "in the model",
 }
-"""The other sliding-window ops of a CNN capture: claimed by the family, each skipped with its reason. (The halo
-step, ``HaloDeviceOperation``, is left unclaimed: its rows carry no math fidelity, so the reading every
-claimed row gets would skip half of them for that instead of what they are; they are skipped as an op the
-model does not map.)"""
+"""The other sliding-window ops of a CNN capture: claimed by the family, each skipped with its reason (the halo
+step's rows may leave MATH FIDELITY empty: it does no math, ``AccuracyOps.no_math_op_codes``)."""
 KERNEL = "conv2d"
 
 _LAYOUT = re.compile(r"memory_layout=TensorMemoryLayout::(\w+)")
@@ -184,5 +185,6 @@ ACCURACY = AccuracyOps(
     op_codes=CONV_OP_CODES | WINDOW_OP_SKIPS.keys(),
     kernels=(KERNEL,),
     read_configured=read_conv,
+    no_math_op_codes=frozenset({"halodeviceoperation"}),
     # no ops_phrase: the reason an unclaimed row is skipped keeps listing the ops it listed before
 )
