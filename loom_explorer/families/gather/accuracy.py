@@ -11,15 +11,24 @@ their factory ran (``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_ex
   by shard, ``h`` grid rows per core; an interleaved one with ttnn's split.
 
 An embedding copies rows (no math), so its row's empty ``MATH FIDELITY`` is read as the default fidelity
-(``no_math_op_codes``). An input that is L1-interleaved is costed as DRAM-interleaved (the note says so); a
-sharded input, another mode or embeddings type is a ``RowSkip`` with the reason.
+(``no_math_op_codes``). An L1-interleaved input or output is read from / written to the L1 banks
+(``capture.l1_interleaved_placements``); a sharded input, another mode or embeddings type is a ``RowSkip``
+with the reason.
 """
 
 from __future__ import annotations
 
 import re
 
-from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, tensor_format, tensor_memory
+from loom_explorer.accuracy.capture import (
+    INTERLEAVED,
+    OpReading,
+    ProfilerRow,
+    RowSkip,
+    l1_interleaved_placements,
+    tensor_format,
+    tensor_memory,
+)
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.gather.ttnn_config import grid_sample_split
 
@@ -32,10 +41,13 @@ def _last(text: str) -> str:
     return text.split("::")[-1].strip()
 
 
-def _interleaved_inputs(row: ProfilerRow, count: int, notes: list[str]) -> None:
-    for i in range(count):
-        if tensor_memory(row, f"INPUT_{i}", notes) != "DRAM":
+def _interleaved_inputs(row: ProfilerRow, count: int, notes: list[str]) -> list[str]:
+    """The memories of INPUT_0..count-1 (``tensor_memory``), each interleaved (DRAM or L1); RowSkip otherwise."""
+    memories = [tensor_memory(row, f"INPUT_{i}", notes) for i in range(count)]
+    for i, where in enumerate(memories):
+        if where not in INTERLEAVED:
             raise RowSkip(f"INPUT_{i} is sharded: the model reads a gather's table and index interleaved")
+    return memories
 
 
 def read_gather(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
@@ -45,12 +57,12 @@ def read_gather(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
     if indices is None or table is None:
         raise RowSkip("a gather needs INPUT_0 and INPUT_1 shapes")
     notes: list[str] = []
-    _interleaved_inputs(row, 2, notes)
+    memories = _interleaved_inputs(row, 2, notes)
     if name in EMBEDDING_CODES:
         kind = _last(attrs.get("embeddings_type", "GENERIC"))
         if kind != "GENERIC":
             raise RowSkip(f"embeddings_type {kind}: only the GENERIC lookup is the shipped embedding kernel")
-        if tensor_memory(row, "OUTPUT_0", notes) != "DRAM":
+        if tensor_memory(row, "OUTPUT_0", notes) not in INTERLEAVED:
             raise RowSkip("a sharded embedding output: only ttnn's interleaved embedding factory is modelled")
         w, z, y, x = table
         shape = {"P": indices[0] * indices[1] * indices[2] * indices[3], "C": x, "R": w * z * y}
@@ -63,6 +75,7 @@ def read_gather(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
             grid=None,
             fp32_acc=False,
             note="; ".join(notes),
+            placements=l1_interleaved_placements(row, memories, ("index", "table"), "y", notes),
         )
     mode = attrs.get("mode", "bilinear")
     if mode != "bilinear":
@@ -76,7 +89,8 @@ def read_gather(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
     sticks = gn * gh * gw
     shape = {"P": sticks * batch, "C": c, "R": n * h * w}
     out = tensor_memory(row, "OUTPUT_0", notes)
-    if out == "DRAM":
+    placed = l1_interleaved_placements(row, memories, ("x", "grid"), "y", notes)
+    if out in INTERLEAVED:
         grid = None
         split = None
     else:
@@ -96,6 +110,7 @@ def read_gather(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
         fp32_acc=False,
         note="; ".join(notes),
         config=split,
+        placements=placed,
     )
 
 

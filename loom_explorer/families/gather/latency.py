@@ -8,10 +8,12 @@ bytes at the sustained rate):
 
     (L, r) = (dram.read_latency_cycles, dram.core_read_bytes_per_cycle)        a DRAM table (or index)
            = (noc.transaction_latency_cycles, noc.unicast_bytes_per_cycle)     one in L1
+           = (l1_banks.page_latency_cycles, noc.unicast_bytes_per_cycle)      one L1-interleaved (NoC hops)
     read    = L_table + ceil(block * k * s_table / r_table)                     the step's pages, one wait
-    chip    = ceil(cores * block * k * s_table / R_chip)                        every reader at once (DRAM)
+    chip    = ceil(cores * block * k * s_table / R_chip)                        every reader at once (a DRAM table)
     compute = block * c_row                                                     (``work.py``)
     write   = ceil(block * s_out / w_core)                                      a DRAM output; 0 in L1
+            = ceil(block * s_out / noc.unicast_bytes_per_cycle)                  an L1-interleaved one
     step    = max(read, chip, compute, write, link_X...)                        (pages double-buffered)
 
 ttnn's readers wait for each output row's reads before the next (``block = 1``: a round trip per row), which
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING
 from loom_explorer.families.gather.quantities import GatherQuantities
 from loom_explorer.families.gather.work import row_cycles
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul
+from loom_explorer.model.l1_banks import in_l1_banks, page_latency_cycles, transfer_cycles
 from loom_explorer.model.schedule import LatencyTerm
 
 if TYPE_CHECKING:
@@ -44,7 +47,14 @@ def source(q: GatherQuantities, tensor: str) -> tuple[int, float]:
     hw = q.hw
     if q.problem.placement(tensor).in_l1:
         return hw.noc.transaction_latency_cycles, hw.noc.unicast_bytes_per_cycle
+    if in_l1_banks(q, tensor):
+        return page_latency_cycles(hw), hw.noc.unicast_bytes_per_cycle
     return hw.dram.read_latency_cycles, hw.dram.core_read_bytes_per_cycle
+
+
+def in_dram(q: GatherQuantities, tensor: str) -> bool:
+    """Whether ``tensor`` is in DRAM (neither in a core's L1 nor in the worker cores' L1 banks)."""
+    return not q.problem.placement(tensor).in_l1 and not in_l1_banks(q, tensor)
 
 
 def gather_latency_terms(
@@ -58,12 +68,14 @@ def gather_latency_terms(
     read = latency + ceil_rate(table_bytes, rate)
     c_row = row_cycles(hw, q.problem)
     compute = mul(q.block, c_row)
-    dram_out = not q.problem.placement(st.output).in_l1
+    dram_out = in_dram(q, st.output)
     parts: list[Expr] = [read, compute]
-    if not q.problem.placement(st.table).in_l1:
+    if in_dram(q, st.table):
         parts.append(ceil_rate(mul(q.cores, table_bytes), hw.dram.chip_read_bytes_per_cycle))
     if dram_out:
         parts.append(ceil_rate(q.step_bytes(st.output), hw.dram.core_write_bytes_per_cycle))
+    elif in_l1_banks(q, st.output):
+        parts.append(transfer_cycles(q, q.step_bytes(st.output)))
     parts += [link.cycles(q, q.step_bytes(link.tensor)) for link in step_links]
     step = maximum(*parts)
     index_latency, index_rate = source(q, st.index)
