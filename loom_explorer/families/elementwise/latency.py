@@ -31,7 +31,13 @@ from loom_explorer.families.elementwise.quantities import ElementwiseQuantities
 from loom_explorer.families.elementwise.work import tile_cycles
 from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, total
-from loom_explorer.model.latency import block_bytes, one_reader_step, read_once_cycles, write_transfer_cycles
+from loom_explorer.model.latency import (
+    block_bytes,
+    one_reader_step,
+    read_once_cycles,
+    write_latency_cycles,
+    write_transfer_cycles,
+)
 from loom_explorer.model.schedule import LatencyTerm
 
 if TYPE_CHECKING:
@@ -56,7 +62,7 @@ def elementwise_latency_terms(
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
     step, reads = one_reader_step(q, compute, q.per_block, write_block, links)
     fill = reads + read_once_cycles(q, q.st.scalars)
-    drain = write_block + (hw.dram.write_latency_cycles if q.dram_outputs else 0)
+    drain = write_block + (max(write_latency_cycles(q, t) for t in q.dram_outputs) if q.dram_outputs else 0)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
     objective = launch + fill + mul(n, step) + drain

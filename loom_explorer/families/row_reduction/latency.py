@@ -27,6 +27,10 @@ back (TTNN's sharded LayerNorm):
             + sum_{X read once} (ceil(tiles_X*b_X / r_core) + L_read [+ its multicast])
     drain   = sum_Y ceil(b_Y / w_core) + L_write
 
+An L1-interleaved tensor's reads and writes take the L1 banks' rate and page latency instead of DRAM's
+(``r_core``/``w_core`` -> ``noc.unicast_bytes_per_cycle``, ``L_read``/``L_write`` -> ``L_l1``:
+``model/l1_banks.py``).
+
 Within a block the passes stream: the reader pushes the block's tiles while the first pass consumes them
 and the writer drains the last pass's tiles as they come (TTNN's norm and softmax kernels push and pop a
 few tiles at a time), so a block costs the longest of its reads, passes and writes, and only the first
@@ -45,10 +49,13 @@ from loom_explorer.families.row_reduction.quantities import RowReductionQuantiti
 from loom_explorer.families.row_reduction.work import passes
 from loom_explorer.model.dram_reads import reads_dram
 from loom_explorer.model.expr import Expr, ceil_rate, const, mul, total
+from loom_explorer.model.l1_banks import reads_l1_banks
 from loom_explorer.model.latency import (
     block_bytes,
+    once_read_cycles,
     one_reader_step,
     read_once_cycles,
+    write_latency_cycles,
     write_transfer_cycles,
 )
 from loom_explorer.model.schedule import LatencyTerm
@@ -89,13 +96,11 @@ def row_reduction_latency_terms(
     step, _ = one_reader_step(q, compute + rounds, q.per_block, write_block, links)
     held = read_once_cycles(q, q.once)
     first = total(
-        ceil_rate(q.tile_bytes(t), hw.dram.core_read_bytes_per_cycle) + hw.dram.read_latency_cycles
-        for t in q.per_block
-        if reads_dram(q, t)
+        once_read_cycles(q, t, const(q.tile_bytes(t))) for t in q.per_block if reads_dram(q, t) or reads_l1_banks(q, t)
     )
     fill = first + held
-    drain = total(ceil_rate(q.tile_bytes(t), hw.dram.core_write_bytes_per_cycle) for t in q.dram_outputs) + (
-        hw.dram.write_latency_cycles if q.dram_outputs else 0
+    drain = total(write_transfer_cycles(q, t, const(1)) for t in q.dram_outputs) + (
+        max(write_latency_cycles(q, t) for t in q.dram_outputs) if q.dram_outputs else 0
     )
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
