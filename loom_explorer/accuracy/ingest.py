@@ -27,7 +27,8 @@ Optional:
   ``DEV_<id>_L1_INTERLEAVED`` -> ``DRAM`` (costed as interleaved, said in the op's note),
   ``DEV_<id>_L1_{BLOCK,HEIGHT,WIDTH}_SHARDED`` -> ``L1_..._SHARDED``; DRAM-sharded operands are skipped;
   an absent column means DRAM, said in the op's note;
-* ``MATH FIDELITY``: ``LoFi`` / ``HiFi2`` / ``HiFi3`` / ``HiFi4`` (else the compute kernel config's);
+* ``MATH FIDELITY``: ``LoFi`` / ``HiFi2`` / ``HiFi3`` / ``HiFi4`` (else the compute kernel config's; a
+  row stating neither is skipped, unless its family's ops do no math, ``AccuracyOps.math_free``: HiFi2, unused);
 * ``ATTRIBUTES``: ``{'name': 'value'; ...}``, of which ``program_config`` (``config`` of a minimal matmul),
   ``compute_kernel_config`` (``fp32_dest_acc_en``), ``transpose_a`` / ``transpose_b``, ``is_causal`` and the
   fields the families' readers name are read;
@@ -120,6 +121,7 @@ from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
 from loom_explorer.targets.ttnn.op import CapturedCall, TtnnOp, problem_ttnn_op, program_ttnn_op
 
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
+DEFAULT_FIDELITY = Fidelity.hifi2  # make_problem's; read for a math-free op's row that states none
 AVAILABLE = "AVAILABLE WORKER CORE COUNT"
 
 
@@ -237,7 +239,8 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     device_id = row.number(device_id_cell, "DEVICE ID")
     attributes = row.get(ATTRIBUTES)
     attrs, compute = attributes_of(attributes)
-    fidelity = math_fidelity(row, compute)
+    stated = row.get("MATH FIDELITY") or compute.get("math_fidelity")
+    fidelity = math_fidelity(row, compute) if stated or not family.math_free else DEFAULT_FIDELITY
     if family.read_interleaved is not None:
         parts = _interleaved(row, name, family.read_interleaved, attrs, compute)
     else:

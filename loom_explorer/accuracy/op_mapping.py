@@ -20,6 +20,9 @@ The object says
 * ``published``: for a family whose kernel has published measurements, how ``accuracy`` and ``calibrate``
   read, predict and score them (:class:`~loom_explorer.accuracy.published.PublishedKernel`);
 * ``ops_phrase``: its ops in the reason a row no family claims is skipped (``layer/RMS norm, softmax``);
+* ``math_free``: the family's ops do no math (data movement), so a row without a math fidelity (empty
+  ``MATH FIDELITY`` and none in the compute kernel config) is read at the problem's default fidelity, which its
+  model does not use; a stated fidelity is read as for any op;
 * ``unmapped_variant``: the reason a row of its kind (an op code with one of its ``op_words``) that is none
   of its ``op_codes`` is skipped ("" for a family without ``op_words``).
 
@@ -75,6 +78,7 @@ class AccuracyOps:
     published: PublishedKernel | None = None
     ops_phrase: str = ""
     unmapped_variant: str = ""
+    math_free: bool = False
 
 
 @cache
