@@ -1,0 +1,172 @@
+"""Which data-movement rows of a device-profiler report are the family's shipped kernels, and their shape
+(``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_explorer.accuracy_ops``).
+
+ttnn runs these ops without a program config; the model costs ttnn's interleaved split of each (``ttnn.py``).
+A row is read whole (``read_configured``: its layouts, memories and both data formats decide the kernel):
+
+* every operand DRAM- or L1-interleaved (``capture.tensor_memory``: L1-interleaved is costed as DRAM, an
+  upper bound, said in the note); an L1-sharded or DRAM-sharded operand is skipped (the sharded program
+  factories are not modelled);
+* the kernel by layouts: ROW_MAJOR into TILE -> ``tilize`` (``TilizeDeviceOperation``,
+  ``TilizeWithValPaddingDeviceOperation``); TILE into ROW_MAJOR -> ``untilize`` (``Untilize[WithUnpadding]``);
+  a tiled ``TransposeDeviceOperation`` of dim ``WH``, or a tiled ``PermuteDeviceOperation`` that swaps the
+  last two dimensions -> ``transpose``; any other op of the list below -> ``copy`` (tiled) or ``copy_rows``
+  (row-major), a move of its pages in another order (a transpose or permute of the leading dimensions moves
+  whole tiles or rows; a slice, split, concatenation, reshape, move, copy, typecast, ``NlpCreateHeads`` and
+  ``NLPConcatHeads`` read and write the output's pages once);
+* the shape: a tiled tensor's rows are its padded ``W*Z*Y`` (whole tiles move), a row-major tensor's its
+  logical ``W*Z*Y`` (one page each), its columns ``X``. ``tilize``: ``H, W`` the output's padded extents,
+  ``Hx, Wx`` the input's logical ones; ``untilize``: ``H, W`` the input's padded, ``Hy, Wy`` the output's
+  logical; ``transpose``: the input's; ``copy``/``copy_rows``: the output's (what is written; a slice reads
+  only those pages, a concatenation's inputs sum to them), except a row-major reshape, whose rows and page
+  are the input's (the output's pages, of another size, are costed at the input's);
+* the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
+* a row-major permute that moves the last dimension gathers single elements: skipped (not a page move).
+"""
+
+from __future__ import annotations
+
+import re
+
+from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, tensor_format, tensor_memory
+from loom_explorer.accuracy.op_mapping import AccuracyOps
+
+TILIZE = frozenset({"tilizedeviceoperation", "tilizewithvalpaddingdeviceoperation"})
+UNTILIZE = frozenset({"untilizedeviceoperation", "untilizewithunpaddingdeviceoperation"})
+COPIES = frozenset(
+    {
+        "reshapedeviceoperation",
+        "reshapeviewdeviceoperation",
+        "movedeviceoperation",
+        "copydeviceoperation",
+        "clonedeviceoperation",
+        "typecastdeviceoperation",
+        "slicedeviceoperation",
+        "concatdeviceoperation",
+        "splitdeviceoperation",
+        "transposedeviceoperation",
+        "permutedeviceoperation",
+        "nlpcreateheadsdeviceoperation",
+        "nlpconcatheadsdeviceoperation",
+    }
+)
+OP_CODES = TILIZE | UNTILIZE | COPIES
+_EXTENT = re.compile(r"\s*([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?\s*")
+
+
+def _extents(row: ProfilerRow, tensor: str) -> tuple[list[int], list[int]] | None:
+    """(padded, logical) ``[W, Z, Y, X]`` of ``tensor``; None when the row has no such tensor."""
+    padded: list[int] = []
+    logical: list[int] = []
+    for axis in "WZYX":
+        text = row.get(f"{tensor}_{axis}_PAD[LOGICAL]", f"{tensor}_{axis}")
+        if not text:
+            if axis in "YX":
+                return None
+            padded.append(1)
+            logical.append(1)
+            continue
+        m = _EXTENT.fullmatch(text)
+        if m is None:
+            raise RowSkip(f"{tensor}_{axis} {text!r} is not an extent")
+        padded.append(int(m.group(1)))
+        logical.append(int(m.group(2) or m.group(1)))
+    return padded, logical
+
+
+def _rows_cols(row: ProfilerRow, tensor: str) -> tuple[int, int, int, int]:
+    """(padded rows, logical rows, padded columns, logical columns) of ``tensor``: rows are ``W*Z*Y``."""
+    found = _extents(row, tensor)
+    if found is None:
+        raise RowSkip(f"no {tensor} shape")
+    (pw, pz, py, px), (lw, lz, ly, lx) = found
+    return pw * pz * py, lw * lz * ly, px, lx
+
+
+def _swaps_last_two(attrs: dict[str, str], name: str) -> bool | None:
+    """Whether a transpose or permute swaps the last two dimensions (None: it names neither)."""
+    if name == "transposedeviceoperation":
+        dim = attrs.get("dim", "").split("::")[-1].strip()
+        return dim == "WH" if dim else None
+    if name == "permutedeviceoperation":
+        order = [int(v) for v in re.findall(r"-?[0-9]+", attrs.get("dims", ""))]
+        if not order:
+            return None
+        return order[-2:] == [len(order) - 1, len(order) - 2]
+    return False
+
+
+def _moves_last(attrs: dict[str, str], name: str) -> bool:
+    """Whether a permute moves the last dimension elsewhere."""
+    if name != "permutedeviceoperation":
+        return False
+    order = [int(v) for v in re.findall(r"-?[0-9]+", attrs.get("dims", ""))]
+    return bool(order) and order[-1] != len(order) - 1
+
+
+def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
+    """The kernel, shape and formats of a data-movement row (module docstring); RowSkip otherwise."""
+    name = row.get("OP CODE").split("::")[-1].lower()
+    notes: list[str] = []
+    for tensor in ("INPUT_0", "OUTPUT_0"):
+        if tensor_memory(row, tensor, notes) != "DRAM":
+            raise RowSkip(
+                f"{tensor} is L1-sharded: the data-movement model costs ttnn's interleaved program factories, "
+                "not its sharded ones"
+            )
+    in_layout = row.get("INPUT_0_LAYOUT").upper() or "TILE"
+    out_layout = row.get("OUTPUT_0_LAYOUT").upper() or in_layout
+    dtype = tensor_format(row, "INPUT_0")
+    out_format = tensor_format(row, "OUTPUT_0", dtype)
+    formats = {"x": dtype, "y": out_format}
+    in_rows, in_logical_rows, in_cols, in_logical_cols = _rows_cols(row, "INPUT_0")
+    out_rows, out_logical_rows, out_cols, out_logical_cols = _rows_cols(row, "OUTPUT_0")
+    if in_layout == "ROW_MAJOR" and out_layout == "TILE":
+        kernel = "tilize"
+        shape = {"H": out_rows, "Hx": in_logical_rows, "W": out_cols, "Wx": in_logical_cols}
+        if shape["Hx"] > shape["H"] or shape["Wx"] > shape["W"]:
+            raise RowSkip(f"input {in_logical_rows}x{in_logical_cols} is larger than the tiled output")
+    elif in_layout == "TILE" and out_layout == "ROW_MAJOR":
+        kernel = "untilize"
+        shape = {"H": in_rows, "Hy": out_logical_rows, "W": in_cols, "Wy": out_logical_cols}
+        if shape["Hy"] > shape["H"] or shape["Wy"] > shape["W"]:
+            raise RowSkip(f"output {out_logical_rows}x{out_logical_cols} is larger than the tiled input")
+    elif in_layout != out_layout:
+        raise RowSkip(f"layouts {in_layout} into {out_layout}: the model knows TILE and ROW_MAJOR")
+    elif name in TILIZE | UNTILIZE:
+        raise RowSkip(f"a {name.removesuffix('deviceoperation')} whose layout stays {in_layout}")
+    elif in_layout == "TILE" and _swaps_last_two(attrs, name):
+        kernel, shape = "transpose", {"H": in_rows, "W": in_cols}
+    elif in_layout == "ROW_MAJOR" and _moves_last(attrs, name):
+        raise RowSkip("a row-major permute that moves the last dimension gathers single elements, not pages")
+    elif in_layout == "TILE":
+        kernel, shape = "copy", {"H": out_rows, "W": out_cols}
+        if name in ("transposedeviceoperation", "permutedeviceoperation"):
+            notes.append("a permute of the leading dimensions: costed as a copy of the tiles")
+    else:
+        kernel = "copy_rows"
+        if name in ("reshapedeviceoperation", "reshapeviewdeviceoperation"):
+            shape = {"H": in_logical_rows, "W": in_logical_cols}
+            notes.append("row-major reshape: output pages costed at the input's page size")
+        else:
+            shape = {"H": out_logical_rows, "W": out_logical_cols}
+    return OpReading(
+        kernel=kernel,
+        shape=shape,
+        model_shape=shape,
+        dtype=dtype,
+        formats=formats,
+        grid=None,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note="; ".join(notes),
+    )
+
+
+ACCURACY = AccuracyOps(
+    name="data_movement",
+    op_codes=OP_CODES,
+    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows"),
+    read_configured=read_row,
+    ops_phrase="tilize/untilize, transpose, copy, reshape, slice, concat, typecast",
+    math_free=True,
+)

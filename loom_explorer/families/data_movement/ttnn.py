@@ -1,0 +1,257 @@
+"""A data-movement program as the ttnn op that runs it, and ttnn's own default split of its work.
+
+ttnn's data-movement ops take no program config: on DRAM-interleaved tensors each program factory deals its
+units of work over the whole compute grid itself (``targets/ttnn/defaults.py``: ``split_work_to_cores`` /
+``split_blocks_for_tilize``, the busiest core ``ceil(units / cores)`` units). Which op, and its split
+(``interleaved_default``):
+
+* **tilize** (a row-major source into a tiled output; ``ttnn.tilize``, ``ttnn.tilize_with_val_padding`` when
+  the source is padded): ``tilize_multi_core_interleaved_program_factory.cpp``
+  (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/data_movement/tilize/device/`` @0425c5c1) splits the
+  tile rows (``nblocks = ntiles / ntiles_per_block``, ``ntiles_per_block = Wt``) with
+  ``split_blocks_for_tilize``, reads a tile row's 32 sticks into ``c_0`` of ``Wt`` tiles (one block: depth
+  1) and writes tiles: the rows on a 1-D layout, ``block_rows = 1``, ``x_buffer_depth = 1``. (For an output
+  wider than 32 tiles it may take its 2-D block factory instead; the row split is what is costed.)
+* **untilize** (``ttnn.untilize``, ``ttnn.untilize_with_unpadding`` when the output is a part): the same
+  split of tile rows (``untilize/device/factories/untilize_multi_core_program_factory.cpp`` @005c3528:
+  ``split_blocks_for_tilize(grid, num_tiles_per_col)``), ``c_0`` one tile row double-buffered when a core has
+  two or more: ``block_rows = 1``, depth 2 (a core of one row has one block either way).
+* **transpose-WH** (``ttnn.transpose(x, -2, -1)``): ``transpose_wh_program_factory.cpp`` (@022c2361,
+  ``build_wh_tiled``) deals ``num_tensor_tiles`` over the grid with ``split_work_to_cores``, 2-tile buffers:
+  the flattened ``H*W@xy``, ``block = 1``, depth 2.
+* **copy, typecast, slice, pad, concatenation** on tiles (``ttnn.clone``, ``ttnn.typecast``, ``ttnn.slice``,
+  ``ttnn.pad``, ``ttnn.concat``): ``copy/device/copy_program_factory.cpp`` (@03540028) deals output tiles
+  (tiled) or sticks (row-major) with ``split_work_to_cores``, 2 units per buffer, an ``eltwise_copy`` compute
+  kernel only when the data format changes: tiles flattened, ``block = 1``, depth 2; a row-major program
+  (its rows one element each, ``tile=1``) deals its rows: ``block_rows = 1``, depth 2. The slice, pad and
+  concat factories split output pages the same way; their own readers are not modelled apart from it.
+
+Export (``--format ttnn``): ttnn chooses its cores itself, so only the candidate of its own split is a ttnn
+call, on DRAM-interleaved tensors; another candidate, or a tensor in L1, is refused naming why. The file's
+``op`` is the one call; its ``upload`` puts a row-major input on the device row-major.
+"""
+
+from __future__ import annotations
+
+import math
+
+from loom_explorer.export.exporter import ExportError
+from loom_explorer.families.data_movement.program import analyse_data_movement
+from loom_explorer.families.data_movement.work import computed
+from loom_explorer.model.schedule import SymbolicSchedule
+from loom_explorer.problem import Problem
+from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default, interleaved_captured
+from loom_explorer.targets.ttnn.evaluate import ConfigError
+from loom_explorer.targets.ttnn.op import InterleavedSplit, TtnnOp, no_program_config
+
+
+def _parts(problem: Problem, tensor: str) -> bool:
+    """Whether ``tensor`` covers less than the whole of a dimension (a padded source, a sliced output): a part
+    of a dimension (``Dim(..., part_of=...)``) of a smaller extent than its whole."""
+    program = problem.program
+    return any(problem.elements(d) < problem.elements(program.whole(d)) for d in program.tensor(tensor).dims)
+
+
+def features(problem: Problem) -> tuple[str, ...]:
+    """What ``problem``'s moves do, each a ttnn op of its own: ``concat`` (several moves), ``tilize``,
+    ``untilize``, ``transpose`` (``program.py``), ``pad`` (a source over a smaller part of a dimension),
+    ``slice`` (the output over a smaller part), ``typecast`` (a change of data format, folded into a tilize,
+    untilize or transpose: their compute kernels pack the output's format); none: a plain copy."""
+    st = analyse_data_movement(problem.program)
+    found = set(computed(problem, st))
+    if found & {"tilize", "untilize", "transpose"}:
+        found.discard("typecast")
+    if len(st.moves) > 1:
+        found.add("concat")
+    if _parts(problem, st.output):
+        found.add("slice")
+    if any(_parts(problem, t) for t in st.streamed) and "concat" not in found:
+        found.add("pad")
+    return tuple(sorted(found))
+
+
+# the ttnn function of each combination of features one ttnn op runs
+FUNCTIONS: dict[tuple[str, ...], str] = {
+    (): "ttnn.clone",
+    ("tilize",): "ttnn.tilize",
+    ("pad", "tilize"): "ttnn.tilize_with_val_padding",
+    ("untilize",): "ttnn.untilize",
+    ("slice", "untilize"): "ttnn.untilize_with_unpadding",
+    ("transpose",): "ttnn.transpose",
+    ("slice",): "ttnn.slice",
+    ("pad",): "ttnn.pad",
+    ("typecast",): "ttnn.typecast",
+    ("concat",): "ttnn.concat",
+}
+
+
+def ttnn_function(problem: Problem) -> str:
+    """The ttnn function that runs ``problem``'s program (module docstring); ConfigError when no single ttnn
+    op does what its moves do together (say, a pad and a transpose: two ttnn calls)."""
+    found = features(problem)
+    if found not in FUNCTIONS:
+        raise ConfigError(
+            f"{problem.program.name} does {' and '.join(found)} at once; ttnn runs that as "
+            f"{len(found)} ops (one of {', '.join(FUNCTIONS[(f,)] for f in found if (f,) in FUNCTIONS)} each), "
+            "not one"
+        )
+    return FUNCTIONS[found]
+
+
+def interleaved_default(problem: Problem) -> InterleavedSplit:
+    """ttnn's default split of a data-movement ``problem`` (module docstring)."""
+    st = analyse_data_movement(problem.program)
+    function = ttnn_function(problem)
+    rows = st.dims[:-1]
+    by_rows = function.startswith(("ttnn.tilize", "ttnn.untilize")) or (
+        bool(rows) and problem.program.dim(rows[-1]).tile == 1
+    )
+    if by_rows and len(rows) == 1:
+        group = rows[0]
+        depth = 1 if function.startswith("ttnn.tilize") else 2
+        return InterleavedSplit(
+            op=function,
+            program=f"{function.removeprefix('ttnn.')}, interleaved, tile rows split",
+            unit="tile row",
+            units=math.prod(problem.tiles(d) for d in rows),
+            group=group,
+            streamed=st.streamed,
+            block="block_rows",
+            buffer_depth=depth,
+        )
+    return InterleavedSplit(
+        op=function,
+        program=f"{function.removeprefix('ttnn.')}, interleaved, tiles split",
+        unit="tile",
+        units=math.prod(problem.tiles(d) for d in st.dims),
+        group="*".join(st.dims),
+        streamed=st.streamed,
+        block="block",
+        buffer_depth=2,
+    )
+
+
+def _check_runs(schedule: SymbolicSchedule) -> None:
+    """ExportError unless ttnn's op runs this candidate: DRAM-interleaved tensors, the default's layout."""
+    problem, cand = schedule.problem, schedule.candidate
+    try:
+        split = interleaved_default(problem)
+    except ConfigError as exc:
+        raise ExportError(str(exc)) from None
+    in_l1 = [t for t, p in problem.placements if p.in_l1]
+    if in_l1:
+        raise ExportError(
+            f"{', '.join(in_l1)} in L1: the export writes ttnn's data-movement ops on DRAM-interleaved tensors "
+            "(the sharded variants, e.g. interleaved_to_sharded, are not written)"
+        )
+    if cand.axes != (("xy", split.group),):
+        raise ExportError(
+            f"{split.op} deals its {split.unit}s over the grid itself ({split.group}@xy, one {split.unit} at a "
+            f"time); candidate {cand.name} is not a split ttnn can be told to run"
+        )
+
+
+def _equivalent(schedule: SymbolicSchedule, v: dict[str, int]) -> tuple[str | None, dict[str, object], list[str]]:
+    _check_runs(schedule)
+    split = interleaved_default(schedule.problem)
+    return (
+        None,
+        {},
+        [
+            f"ttnn deals the {split.unit}s over the whole grid itself (split_work_to_cores); the schedule's grid, "
+            "block and buffer depths are not passed to the card"
+        ],
+    )
+
+
+def _memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, object]:
+    _check_runs(schedule)
+    return {t.name: "DRAM" for t in schedule.problem.program.tensors}
+
+
+def _torch_shape(problem: Problem, tensor: str) -> str:
+    return "(" + ", ".join(f'SHAPE["{d}"]' for d in problem.program.tensor(tensor).dims) + ",)"
+
+
+def _call(schedule: SymbolicSchedule) -> str:
+    _check_runs(schedule)
+    problem = schedule.problem
+    st = analyse_data_movement(problem.program)
+    function = ttnn_function(problem)
+    out, src = st.output, st.streamed[0]
+    memory = f'memory_config=configs["memory"]["{out}"]'
+    dtype = f'dtype=getattr(ttnn, DTYPES["{out}"])'
+    x = f'tensors["{src}"]'
+    dims = problem.program.tensor(out).dims
+    end = "[" + ", ".join(f'SHAPE["{d}"]' for d in dims) + "]"
+    whole = "[" + ", ".join(f'SHAPE["{problem.program.whole(d)}"]' for d in dims) + "]"
+    ref = f'inputs["{src}"].float()'
+    calls = {
+        "ttnn.tilize": f"ttnn.tilize({x}, {memory}, {dtype})",
+        "ttnn.tilize_with_val_padding": f"ttnn.tilize_with_val_padding({x}, {whole}, 0, {memory}, {dtype})",
+        "ttnn.untilize": f"ttnn.untilize({x}, {memory})",
+        "ttnn.untilize_with_unpadding": (f"ttnn.untilize_with_unpadding({x}, [e - 1 for e in {end}], {memory})"),
+        "ttnn.transpose": f"ttnn.transpose({x}, -2, -1, {memory})",
+        "ttnn.typecast": f'ttnn.typecast({x}, getattr(ttnn, DTYPES["{out}"]), {memory})',
+        "ttnn.slice": f"ttnn.slice({x}, [0] * {len(dims)}, {end}, {memory})",
+        "ttnn.clone": f"ttnn.clone({x}, {memory})",
+    }
+    if function not in calls:
+        raise ExportError(f"{problem.program.name}: the export does not write {function} yet")
+    if function == "ttnn.transpose":
+        ref = f"{ref}.transpose(-2, -1)"
+    elif function == "ttnn.slice" or function == "ttnn.untilize_with_unpadding":
+        ref = f"{ref}[" + ", ".join(f':SHAPE["{d}"]' for d in dims) + "]"
+    elif function == "ttnn.tilize_with_val_padding":
+        pad = ", ".join(
+            f'0, SHAPE["{problem.program.whole(d)}"] - SHAPE["{d}"]' for d in reversed(problem.program.tensor(src).dims)
+        )
+        ref = f"torch.nn.functional.pad({ref}, ({pad}))"
+    row_major = [t.name for t in problem.program.tensors if t.layout == "row_major" and t.role == "input"]
+    return _CALL.format(
+        draws=", ".join(f'"{t}": torch.randn({_torch_shape(problem, t)}, dtype=torch.bfloat16)' for t in st.streamed),
+        call=calls[function],
+        value=ref,
+        row_major=row_major,
+    )
+
+
+_CALL = '''\
+ROW_MAJOR_INPUTS = {row_major}
+
+
+def host_inputs():
+    """The host tensors (torch, bfloat16) the call uploads."""
+    return {{{draws}}}
+
+
+def upload(inputs, configs, device):
+    """The host inputs on ``device`` in their formats and memory configs: tiled, or row-major where the program
+    reads a row-major tensor (this replaces the tiled-only upload above)."""
+    return {{tensor: ttnn.from_torch(value, dtype=getattr(ttnn, DTYPES[tensor]),
+                                    layout=ttnn.ROW_MAJOR_LAYOUT if tensor in ROW_MAJOR_INPUTS else ttnn.TILE_LAYOUT,
+                                    device=device, memory_config=configs["memory"][tensor])
+            for tensor, value in inputs.items()}}
+
+
+def op(tensors, configs):
+    """The ttnn call once, on uploaded ``tensors`` (DRAM-interleaved: ttnn splits the work itself)."""
+    return {call}
+
+
+def expected(inputs):
+    return {value}
+'''
+
+
+OP = TtnnOp(
+    "data_movement",
+    no_program_config,
+    _equivalent,
+    _memory,
+    _call,
+    default=evaluate_interleaved_default,
+    captured=interleaved_captured,
+    interleaved_default=interleaved_default,
+)
+"""The data-movement family's TTNN op (module docstring)."""
