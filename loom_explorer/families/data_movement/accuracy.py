@@ -4,16 +4,21 @@
 ttnn runs these ops without a program config; the model costs ttnn's interleaved split of each (``ttnn.py``).
 A row is read whole (``read_configured``: its layouts, memories and both data formats decide the kernel):
 
-* every operand DRAM- or L1-interleaved (``capture.tensor_memory``: L1-interleaved is costed as DRAM, an
-  upper bound, said in the note); an L1-sharded or DRAM-sharded operand is skipped (the sharded program
-  factories are not modelled);
+* INPUT_0 and OUTPUT_0 DRAM- or L1-interleaved (``capture.tensor_memory``: L1-interleaved is costed as DRAM,
+  an upper bound, said in the note) or L1 height-sharded: a height-sharded operand makes the row's config a
+  ``ShardedSplit`` (``ttnn_config.py``: the sharded operands and the row's ``CORE COUNT``), costed as its
+  sharded split (``ttnn.py::evaluate_sharded``); ``InterleavedToSharded[Partial]``,
+  ``ShardedToInterleaved[Partial]``, ``PaddedSlice`` and ``SliceWrite`` are copies (or an untilize) with one
+  side in L1; a block- or width-sharded or DRAM-sharded operand, and a ``Reshard`` (shards moved between cores),
+  are skipped;
 * the kernel by layouts: ROW_MAJOR into TILE -> ``tilize`` (``TilizeDeviceOperation``,
   ``TilizeWithValPaddingDeviceOperation``); TILE into ROW_MAJOR -> ``untilize`` (``Untilize[WithUnpadding]``);
   a tiled ``TransposeDeviceOperation`` of dim ``WH``, or a tiled ``PermuteDeviceOperation`` that swaps the
   last two dimensions -> ``transpose``; any other op of the list below -> ``copy`` (tiled) or ``copy_rows``
   (row-major), a move of its pages in another order (a transpose or permute of the leading dimensions moves
   whole tiles or rows; a slice, split, concatenation, reshape, move, copy, typecast, ``NlpCreateHeads`` and
-  ``NLPConcatHeads`` read and write the output's pages once);
+  ``NLPConcatHeads`` read and write the output's pages once; with one side sharded, the sharded side's
+  shape, and a ``PaddedSlice`` of tiles into rows reads only the slice's tiles);
 * the shape: a tiled tensor's rows are its padded ``W*Z*Y`` (whole tiles move), a row-major tensor's its
   logical ``W*Z*Y`` (one page each), its columns ``X``. ``tilize``: ``H, W`` the output's padded extents,
   ``Hx, Wx`` the input's logical ones; ``untilize``: ``H, W`` the input's padded, ``Hy, Wy`` the output's
@@ -29,10 +34,23 @@ from __future__ import annotations
 import re
 
 from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, tensor_format, tensor_memory
+from loom_explorer.accuracy.csv_input import positive_int
 from loom_explorer.accuracy.op_mapping import AccuracyOps
+from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 
 TILIZE = frozenset({"tilizedeviceoperation", "tilizewithvalpaddingdeviceoperation"})
 UNTILIZE = frozenset({"untilizedeviceoperation", "untilizewithunpaddingdeviceoperation"})
+SHARDED = frozenset(
+    {
+        "interleavedtoshardeddeviceoperation",
+        "interleavedtoshardedpartialdeviceoperation",
+        "shardedtointerleaveddeviceoperation",
+        "shardedtointerleavedpartialdeviceoperation",
+        "paddedslicedeviceoperation",
+        "slicewritedeviceoperation",
+        "resharddeviceoperation",
+    }
+)
 COPIES = frozenset(
     {
         "reshapedeviceoperation",
@@ -50,7 +68,7 @@ COPIES = frozenset(
         "nlpconcatheadsdeviceoperation",
     }
 )
-OP_CODES = TILIZE | UNTILIZE | COPIES
+OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED
 _EXTENT = re.compile(r"\s*([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?\s*")
 
 
@@ -104,61 +122,95 @@ def _moves_last(attrs: dict[str, str], name: str) -> bool:
     return bool(order) and order[-1] != len(order) - 1
 
 
-def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
-    """The kernel, shape and formats of a data-movement row (module docstring); RowSkip otherwise."""
-    name = row.get("OP CODE").split("::")[-1].lower()
-    notes: list[str] = []
+def _memories(row: ProfilerRow, name: str, notes: list[str]) -> dict[str, bool]:
+    """Whether INPUT_0 and OUTPUT_0 are height-sharded in L1 (False: interleaved); RowSkip for another
+    sharding and for a reshard."""
+    sharded: dict[str, bool] = {}
     for tensor in ("INPUT_0", "OUTPUT_0"):
-        if tensor_memory(row, tensor, notes) != "DRAM":
+        memory = tensor_memory(row, tensor, notes)
+        if memory not in ("DRAM", "L1_HEIGHT_SHARDED"):
             raise RowSkip(
-                f"{tensor} is L1-sharded: the data-movement model costs ttnn's interleaved program factories, "
-                "not its sharded ones"
+                f"{tensor} is {memory.lower()}: of the sharded data-movement ops only height sharding is modelled"
             )
+        sharded[tensor] = memory == "L1_HEIGHT_SHARDED"
+    if name == "resharddeviceoperation":
+        raise RowSkip(
+            "a reshard moves shards between cores over the NoC, which the model's L1 placements do not express"
+        )
+    return sharded
+
+
+def _kernel_and_shape(
+    row: ProfilerRow, attrs: dict[str, str], name: str, base: str, notes: list[str]
+) -> tuple[str, dict[str, int]]:
+    """(kernel, shape) of the row by its layouts (module docstring); ``base`` the tensor whose shape a copy
+    takes (OUTPUT_0, or the sharded one)."""
     in_layout = row.get("INPUT_0_LAYOUT").upper() or "TILE"
     out_layout = row.get("OUTPUT_0_LAYOUT").upper() or in_layout
-    dtype = tensor_format(row, "INPUT_0")
-    out_format = tensor_format(row, "OUTPUT_0", dtype)
-    formats = {"x": dtype, "y": out_format}
     in_rows, in_logical_rows, in_cols, in_logical_cols = _rows_cols(row, "INPUT_0")
     out_rows, out_logical_rows, out_cols, out_logical_cols = _rows_cols(row, "OUTPUT_0")
     if in_layout == "ROW_MAJOR" and out_layout == "TILE":
-        kernel = "tilize"
         shape = {"H": out_rows, "Hx": in_logical_rows, "W": out_cols, "Wx": in_logical_cols}
         if shape["Hx"] > shape["H"] or shape["Wx"] > shape["W"]:
             raise RowSkip(f"input {in_logical_rows}x{in_logical_cols} is larger than the tiled output")
-    elif in_layout == "TILE" and out_layout == "ROW_MAJOR":
-        kernel = "untilize"
-        shape = {"H": in_rows, "Hy": out_logical_rows, "W": in_cols, "Wy": out_logical_cols}
+        return "tilize", shape
+    if in_layout == "TILE" and out_layout == "ROW_MAJOR":
+        if name == "paddedslicedeviceoperation":  # reads only the slice's tiles
+            shape = {"H": -(-out_logical_rows // 32) * 32, "W": -(-out_logical_cols // 32) * 32}
+        else:
+            shape = {"H": in_rows, "W": in_cols}
+        shape |= {"Hy": out_logical_rows, "Wy": out_logical_cols}
         if shape["Hy"] > shape["H"] or shape["Wy"] > shape["W"]:
             raise RowSkip(f"output {out_logical_rows}x{out_logical_cols} is larger than the tiled input")
-    elif in_layout != out_layout:
+        return "untilize", shape
+    if in_layout != out_layout:
         raise RowSkip(f"layouts {in_layout} into {out_layout}: the model knows TILE and ROW_MAJOR")
-    elif name in TILIZE | UNTILIZE:
+    if name in TILIZE | UNTILIZE:
         raise RowSkip(f"a {name.removesuffix('deviceoperation')} whose layout stays {in_layout}")
-    elif in_layout == "TILE" and _swaps_last_two(attrs, name):
-        kernel, shape = "transpose", {"H": in_rows, "W": in_cols}
-    elif in_layout == "ROW_MAJOR" and _moves_last(attrs, name):
+    if in_layout == "TILE" and _swaps_last_two(attrs, name):
+        return "transpose", {"H": in_rows, "W": in_cols}
+    if in_layout == "ROW_MAJOR" and _moves_last(attrs, name):
         raise RowSkip("a row-major permute that moves the last dimension gathers single elements, not pages")
-    elif in_layout == "TILE":
-        kernel, shape = "copy", {"H": out_rows, "W": out_cols}
+    rows, logical_rows, cols, logical_cols = _rows_cols(row, base)
+    if in_layout == "TILE":
         if name in ("transposedeviceoperation", "permutedeviceoperation"):
             notes.append("a permute of the leading dimensions: costed as a copy of the tiles")
-    else:
-        kernel = "copy_rows"
-        if name in ("reshapedeviceoperation", "reshapeviewdeviceoperation"):
-            shape = {"H": in_logical_rows, "W": in_logical_cols}
-            notes.append("row-major reshape: output pages costed at the input's page size")
-        else:
-            shape = {"H": out_logical_rows, "W": out_logical_cols}
+        return "copy", {"H": rows, "W": cols}
+    if name in ("reshapedeviceoperation", "reshapeviewdeviceoperation"):
+        notes.append("row-major reshape: output pages costed at the input's page size")
+        return "copy_rows", {"H": in_logical_rows, "W": in_logical_cols}
+    return "copy_rows", {"H": logical_rows, "W": logical_cols}
+
+
+def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
+    """The kernel, shape, formats and (sharded) split of a data-movement row (module docstring); RowSkip
+    otherwise."""
+    name = row.get("OP CODE").split("::")[-1].lower()
+    notes: list[str] = []
+    sharded = _memories(row, name, notes)
+    base = "INPUT_0" if sharded["INPUT_0"] and not sharded["OUTPUT_0"] else "OUTPUT_0"
+    kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
+    dtype = tensor_format(row, "INPUT_0")
+    config = None
+    if any(sharded.values()):
+        cores = row.number(positive_int, "CORE COUNT")
+        if cores is None:
+            raise RowSkip("a sharded operand and no CORE COUNT: the cores holding the shards are unknown")
+        config = ShardedSplit(
+            op=row.get("OP CODE"),
+            cores=cores,
+            sharded=tuple(t for t, rows in (("x", sharded["INPUT_0"]), ("y", sharded["OUTPUT_0"])) if rows),
+        )
     return OpReading(
         kernel=kernel,
         shape=shape,
         model_shape=shape,
         dtype=dtype,
-        formats=formats,
+        formats={"x": dtype, "y": tensor_format(row, "OUTPUT_0", dtype)},
         grid=None,
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(notes),
+        config=config,
     )
 
 

@@ -2,7 +2,8 @@
 its named terms and a lower bound.
 
 Per block of ``B`` tiles on the slowest core, each source ``X`` moves ``B * b_X * f_X`` bytes (``b_X`` its
-tile bytes, ``f_X`` the share of the iteration it holds: below 1 for a padded source) and the output ``Y``
+tile bytes, ``f_X`` the share of the iteration's elements it really moves, ``quantities.py``: below 1 for a
+padded source, and for a row-major tensor whose rows are not whole tiles) and the output ``Y``
 ``B * b_Y * f_Y`` (a sliced output writes less), each at its page rate (``pages.py``: a row-major tensor's
 page is one row of its last dimension; a tiled tensor's reads and writes run at the hardware file's
 ``dram.core_read_bytes_per_cycle`` / ``core_write_bytes_per_cycle``, as every family's tiles do):

@@ -108,14 +108,24 @@ class DataMovementQuantities(GridQuantities):
     # ---- what the model adds: elements, pages and bytes of each tensor -------------------------------
 
     def fraction(self, tensor: str) -> Fraction:
-        """The share of the iteration's elements ``tensor`` holds: ``prod E_part / E_whole`` over the parts of
-        dimensions that index it (a padded source, a sliced output), 1 for a tensor over whole dimensions."""
-        program, out = self.problem.program, Fraction(1)
+        """The share of the iteration's tiles' elements that ``tensor`` really moves:
+
+        * tiled: ``prod_d tiles(d) / tiles(whole(d))`` (whole tiles move; a part of a dimension has fewer);
+        * row-major: ``prod_d E_d / (tiles(whole(d)) * tile(whole(d)))`` (only its elements move: a page of
+          ``E_last`` elements, not a whole number of 32-element tiles; a part has fewer rows)."""
+        problem, program, out = self.problem, self.problem.program, Fraction(1)
+        row_major = program.tensor(tensor).layout == "row_major"
         for d in program.tensor(tensor).dims:
             whole = program.whole(d)
-            if whole != d:
-                out *= Fraction(self.problem.elements(d), self.problem.elements(whole))
+            padded = problem.tiles(whole) * program.dim(whole).tile
+            out *= (
+                Fraction(problem.elements(d), padded) if row_major else Fraction(problem.tiles(d), problem.tiles(whole))
+            )
         return out
+
+    def shard_unit_bytes(self, tensor: str) -> int:
+        """Bytes of one iteration tile of ``tensor`` held in L1 (``tile_bytes * fraction``, rounded up)."""
+        return max(1, math.ceil(self.tile_bytes(tensor) * self.fraction(tensor)))
 
     def element_bytes(self, tensor: str) -> Fraction:
         """Bytes of one element of ``tensor``: its format's tile bytes over 1024."""

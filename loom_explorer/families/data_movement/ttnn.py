@@ -26,6 +26,9 @@ units of work over the whole compute grid itself (``targets/ttnn/defaults.py``: 
   (its rows one element each, ``tile=1``) deals its rows: ``block_rows = 1``, depth 2. The slice, pad and
   concat factories split output pages the same way; their own readers are not modelled apart from it.
 
+A row read with a height-sharded operand (``ttnn_config.py``: ``ShardedSplit``) is costed as its sharded split
+instead (``evaluate_sharded``): the rows over the row's cores, the sharded operands in L1.
+
 Export (``--format ttnn``): ttnn chooses its cores itself, so only the candidate of its own split is a ttnn
 call, on DRAM-interleaved tensors; another candidate, or a tensor in L1, is refused naming why. The file's
 ``op`` is the one call; its ``upload`` puts a row-major input on the device row-major.
@@ -37,12 +40,17 @@ import math
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.families.data_movement.program import analyse_data_movement
+from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.families.data_movement.work import computed
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Candidate, Comm
+from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
+from loom_explorer.targets.ttnn.config import TtnnConfig
 from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default, interleaved_captured
-from loom_explorer.targets.ttnn.evaluate import ConfigError
-from loom_explorer.targets.ttnn.op import InterleavedSplit, TtnnOp, no_program_config
+from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated, evaluate_values
+from loom_explorer.targets.ttnn.op import CapturedCall, InterleavedSplit, TtnnOp, no_program_config
 
 
 def _parts(problem: Problem, tensor: str) -> bool:
@@ -244,6 +252,36 @@ def expected(inputs):
 '''
 
 
+def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) -> Evaluated:
+    """The referee's evaluation of ttnn's sharded split of ``problem`` (``ttnn_config.py``): its rows over
+    ``split.cores`` cores (``ceil(rows / cores)`` each, the cores packed row by row on the chip's grid), one tile
+    row a block, every streamed buffer double-buffered."""
+    st = analyse_data_movement(problem.program)
+    if len(st.dims) != 2:
+        raise ConfigError(f"{problem.program.name}: the sharded split is modelled for [rows, columns] programs")
+    rows = st.dims[0]
+    units = problem.tiles(rows)
+    per_core = math.ceil(units / split.cores)
+    used = math.ceil(units / per_core)
+    gx = min(used, hw.grid.columns)
+    gy = math.ceil(used / gx)
+    if gy > hw.grid.rows:
+        raise ConfigError(f"{split.cores} cores do not fit {hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
+    candidate = Candidate(axes=(("xy", rows),), comms=tuple((t, Comm.dram) for t in st.streamed))
+    schedule = build_schedule(hw, problem, candidate)
+    values = {"grid_x": gx, "grid_y": gy, f"per_core_{rows}": per_core, "block_rows": 1}
+    values |= {p: 2 for p in schedule.param_names if p.endswith("_buffer_depth")}
+    return evaluate_values(schedule, values)
+
+
+def captured(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tuple[TtnnConfig | None, Evaluated]:
+    """``TtnnOp.captured``: a row read with a sharded operand (``ShardedSplit``) costed as its sharded split,
+    any other as ttnn's interleaved default."""
+    if isinstance(call.config, ShardedSplit):
+        return call.config, evaluate_sharded(hw, problem, call.config)
+    return interleaved_captured(hw, problem, call)
+
+
 OP = TtnnOp(
     "data_movement",
     no_program_config,
@@ -251,7 +289,7 @@ OP = TtnnOp(
     _memory,
     _call,
     default=evaluate_interleaved_default,
-    captured=interleaved_captured,
+    captured=captured,
     interleaved_default=interleaved_default,
 )
 """The data-movement family's TTNN op (module docstring)."""

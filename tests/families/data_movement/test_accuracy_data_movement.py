@@ -7,6 +7,11 @@ from functools import cache
 
 from loom_explorer.accuracy.ingest import IngestReport, read_ops_perf, report_measurements
 from loom_explorer.data import capture_path
+from loom_explorer.families.data_movement.ttnn import evaluate_sharded
+from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
+from loom_explorer.hardware import load_hardware
+from loom_explorer.problem import Placement, make_problem
+from loom_explorer.program import load_program
 
 
 @cache
@@ -32,12 +37,30 @@ def test_rows_read_as_their_kernels_and_shapes() -> None:
     assert codes["ReshapeDeviceOperation"] == "copy"
 
 
-def test_sharded_rows_are_skipped_with_one_reason() -> None:
-    skipped = [s for s in _report("bh20_oft.csv.gz").skipped if s.op_code == "MoveDeviceOperation"]
-    assert skipped and {s.reason for s in skipped} == {
-        "INPUT_0 is L1-sharded: the data-movement model costs ttnn's interleaved program factories, not its "
-        "sharded ones"
-    }
+def test_height_sharded_rows_read_as_their_sharded_split_and_the_others_skip_with_one_reason() -> None:
+    report = _report("bh20_oft.csv.gz")
+    to_sharded = next(op for op in report.ops if op.op_code == "InterleavedToShardedDeviceOperation")
+    assert to_sharded.config is not None and to_sharded.config.placements() == {"y": Placement.l1_height}
+    assert to_sharded.config.compute_with_storage_grid_size == (to_sharded.core_count, 1)
+    reasons = {s.reason for s in report.skipped if s.op_code == "ReshardDeviceOperation"}
+    assert reasons and all(
+        "only height sharding is modelled" in r or "moves shards between cores" in r for r in reasons
+    )
+
+
+def test_a_sharded_split_costs_no_dram_for_its_l1_operand() -> None:
+    """interleaved_to_sharded of a tiled tensor: the same copy with its output in L1 writes nothing to DRAM,
+    so it is faster than the interleaved copy over the same cores."""
+    hw = load_hardware("blackhole_p150a")
+    program = load_program("copy")
+    split = ShardedSplit(op="InterleavedToShardedDeviceOperation", cores=20, sharded=("y",))
+    sharded = evaluate_sharded(hw, make_problem(program, "H=4096,W=256", placements=split.placements()), split)
+    plain = evaluate_sharded(hw, make_problem(program, "H=4096,W=256"), split.model_copy(update={"sharded": ()}))
+    assert sharded.result.solution is not None and plain.result.solution is not None
+    terms = dict(sharded.result.solution.breakdown)
+    assert sharded.result.candidate_name == "H@xy|x=dram" and dict(sharded.result.pins)["per_core_H"] == 7
+    assert terms["write_back"] == 0  # nothing written to DRAM
+    assert sharded.result.solution.latency_cycles < plain.result.solution.latency_cycles
 
 
 def test_every_data_movement_row_of_the_clip_capture_is_predicted() -> None:

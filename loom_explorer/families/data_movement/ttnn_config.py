@@ -1,0 +1,51 @@
+"""The sharded split of a data-movement op as a config the core reads (``targets/ttnn/config.py::TtnnConfig``):
+which operands are height-sharded in L1 and over how many cores (``accuracy.py`` reads it from a row;
+``ttnn.py::evaluate_sharded`` costs it).
+
+A height-sharded tensor keeps ``ceil(rows / cores)`` rows (tile rows of a tiled kernel, single rows of
+``copy_rows``) on each of ``cores`` cores; ttnn's sharded program factories (``interleaved_to_sharded``,
+``sharded_to_interleaved``, ``move`` and ``tilize``/``untilize`` of sharded tensors, ``padded_slice``,
+``slice_write``) work on the core that holds each shard. The model reads that as the rows on a 1-D layout,
+``per_core_<rows> = ceil(rows / cores)``, the sharded operands in L1 (no DRAM read or write for them), one tile
+row a block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loom_explorer.problem import Placement
+
+
+class ShardedSplit(BaseModel):
+    """What ttnn runs for a data-movement op with a height-sharded operand (module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    op: str  # the profiler op, e.g. "InterleavedToShardedDeviceOperation"
+    cores: int = Field(ge=1)  # the row's CORE COUNT: the cores holding a shard
+    sharded: tuple[str, ...]  # the program's tensors that are height-sharded in L1
+
+    @property
+    def compute_with_storage_grid_size(self) -> tuple[int, int]:
+        return (self.cores, 1)
+
+    def ttnn_call(self) -> str | None:
+        return self.op
+
+    def ttnn_class(self) -> str | None:
+        return None
+
+    def ttnn_arguments(self) -> dict[str, object]:
+        return self.model_dump(mode="json")
+
+    def ttnn_lines(self) -> list[str]:
+        return [f"no program config: {', '.join(self.sharded)} height-sharded over {self.cores} cores"]
+
+    def read_with(self) -> dict[str, Mapping[str, object]]:
+        return {}
+
+    def placements(self) -> dict[str, Placement]:
+        return dict.fromkeys(self.sharded, Placement.l1_height)
