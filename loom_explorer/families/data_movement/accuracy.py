@@ -26,7 +26,8 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   only those pages, a concatenation's inputs sum to them), except a row-major reshape, whose rows and page
   are the input's (the output's pages, of another size, are costed at the input's);
 * the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
-* a row-major permute that moves the last dimension gathers single elements: skipped (not a page move).
+* a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
+* a KV-cache fill or update (``UpdateKVCacheOperation``): skipped, it writes its input into the cache in place.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ SHARDED = frozenset(
         "resharddeviceoperation",
     }
 )
+KV_CACHE = frozenset({"updatekvcacheoperation", "updatecachedeviceoperation"})
 COPIES = frozenset(
     {
         "reshapedeviceoperation",
@@ -68,7 +70,7 @@ COPIES = frozenset(
         "nlpconcatheadsdeviceoperation",
     }
 )
-OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED
+OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
 _EXTENT = re.compile(r"\s*([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?\s*")
 
 
@@ -187,6 +189,11 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     otherwise."""
     name = row.get("OP CODE").split("::")[-1].lower()
     notes: list[str] = []
+    if name in KV_CACHE:
+        raise RowSkip(
+            "a KV-cache fill or update writes INPUT_1 into the cache INPUT_0 in place, at the cache's own (often "
+            "DRAM-sharded) layout: not a copy between two interleaved tensors, which is all the model reads"
+        )
     sharded = _memories(row, name, notes)
     base = "INPUT_0" if sharded["INPUT_0"] and not sharded["OUTPUT_0"] else "OUTPUT_0"
     kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)

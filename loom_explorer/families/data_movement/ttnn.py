@@ -254,8 +254,10 @@ def expected(inputs):
 
 def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) -> Evaluated:
     """The referee's evaluation of ttnn's sharded split of ``problem`` (``ttnn_config.py``): its rows over
-    ``split.cores`` cores (``ceil(rows / cores)`` each, the cores packed row by row on the chip's grid), one tile
-    row a block, every streamed buffer double-buffered."""
+    ``split.cores`` cores (``ceil(rows / cores)`` each, the cores packed row by row on the chip's grid), every
+    streamed buffer double-buffered. With the output in L1, a core's whole shard is one block (the reader issues
+    the shard's pages, then waits once: ``interleaved_to_sharded``; the largest divisor of the share the L1 bound
+    allows); with the output written to DRAM, one tile row a block (the writes stream, the last one drains)."""
     st = analyse_data_movement(problem.program)
     if len(st.dims) != 2:
         raise ConfigError(f"{problem.program.name}: the sharded split is modelled for [rows, columns] programs")
@@ -269,7 +271,11 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
         raise ConfigError(f"{split.cores} cores do not fit {hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
     candidate = Candidate(axes=(("xy", rows),), comms=tuple((t, Comm.dram) for t in st.streamed))
     schedule = build_schedule(hw, problem, candidate)
-    values = {"grid_x": gx, "grid_y": gy, f"per_core_{rows}": per_core, "block_rows": 1}
+    block = 1
+    if problem.placement(st.output).in_l1:
+        allowed = schedule.param("block_rows").var.values
+        block = max(v for v in range(1, min(per_core, allowed.max) + 1) if per_core % v == 0 and v in allowed)
+    values = {"grid_x": gx, "grid_y": gy, f"per_core_{rows}": per_core, "block_rows": block}
     values |= {p: 2 for p in schedule.param_names if p.endswith("_buffer_depth")}
     return evaluate_values(schedule, values)
 

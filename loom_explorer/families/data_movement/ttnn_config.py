@@ -6,8 +6,8 @@ A height-sharded tensor keeps ``ceil(rows / cores)`` rows (tile rows of a tiled 
 ``copy_rows``) on each of ``cores`` cores; ttnn's sharded program factories (``interleaved_to_sharded``,
 ``sharded_to_interleaved``, ``move`` and ``tilize``/``untilize`` of sharded tensors, ``padded_slice``,
 ``slice_write``) work on the core that holds each shard. The model reads that as the rows on a 1-D layout,
-``per_core_<rows> = ceil(rows / cores)``, the sharded operands in L1 (no DRAM read or write for them), one tile
-row a block.
+``per_core_<rows> = ceil(rows / cores)``, the sharded operands in L1 (no DRAM read or write for them); the block
+is ``ttnn.py::evaluate_sharded``'s.
 """
 
 from __future__ import annotations
