@@ -168,7 +168,7 @@ def _kernel_and_shape(
     if in_layout != out_layout:
         raise RowSkip(f"layouts {in_layout} into {out_layout}: the model knows TILE and ROW_MAJOR")
     if name in TILIZE | UNTILIZE:
-        raise RowSkip(f"a {name.removesuffix('deviceoperation')} whose layout stays {in_layout}")
+        raise RowSkip(f"{row.get('OP CODE')} from {in_layout} into {out_layout}: no layout to change")
     if in_layout == "TILE" and _swaps_last_two(attrs, name):
         return "transpose", {"H": in_rows, "W": in_cols}
     if in_layout == "ROW_MAJOR" and _moves_last(attrs, name):
