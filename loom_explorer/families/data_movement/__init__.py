@@ -6,7 +6,7 @@ is a core's DRAM read and write rate at a page size (row-major sticks are small 
 model (``FAMILY``), from ``quantities.py`` (notation, parameters, a block's tiles and bytes), ``traffic.py``
 (flows), ``buffers.py`` (L1 buffers), ``latency.py`` (objective and terms) and ``work.py`` (a tile's re-lay
 cycles and the roofline); ``ttnn.py`` is its TTNN op (``OP``: ``ttnn.tilize``, ``ttnn.untilize``,
-``ttnn.transpose``, ``ttnn.typecast``, ``ttnn.clone``, ...), ``ttlang.py`` its TT-Lang writer (``WRITER``, which
-refuses, saying why), ``accuracy.py`` the profiler ops it reads (``ACCURACY``). docs/data_movement.md is its
-reference.
+``ttnn.transpose``, ``ttnn.typecast``, ``ttnn.clone``, ...) with ``ttnn_config.py`` (a sharded split read from a
+profiler row), ``ttlang.py`` its TT-Lang writer (``WRITER``: tiled copies and transposes; the rest refused,
+saying why), ``accuracy.py`` the profiler ops it reads (``ACCURACY``). docs/data_movement.md is its reference.
 """
