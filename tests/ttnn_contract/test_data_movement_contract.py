@@ -10,7 +10,7 @@ import pytest
 import ttnn
 from contract_helpers import OpenDeviceReached, check_calls, import_file, solved
 
-from loom_explorer.export.schedule_json import rebuild_own
+from loom_explorer.export.schedule_json import rebuild, rebuild_own
 from loom_explorer.targets.ttnn.exporter import ttnn_source
 
 # (kernel, shape, ttnn's own split, the function the file calls, host input shapes)
@@ -48,5 +48,57 @@ def test_a_data_movement_file_calls_real_ttnn_up_to_open_device(
     assert tuple(module.expected(inputs).shape)  # the torch reference runs on the host inputs
     tree = ast.parse(source)
     assert sum(isinstance(n, ast.FunctionDef) and n.name == "upload" for n in tree.body) == 2  # row-major upload
+    with pytest.raises(OpenDeviceReached):
+        module.main()
+
+
+PAD = """
+from loom_explorer.program import Dim, Move, Tensor, TileProgram
+
+PROGRAM = TileProgram(
+    name="pad_rows",
+    description="y[H, W] = x[Hx, W] padded with zeros",
+    dims=(Dim("H", "parallel"), Dim("Hx", "parallel", part_of="H"), Dim("W", "parallel")),
+    tensors=(Tensor("x", ("Hx", "W"), "input"), Tensor("y", ("H", "W"), "output")),
+    ops=(Move("x", "y"),),
+)
+"""
+
+CONCAT = """
+from loom_explorer.program import Dim, Move, Tensor, TileProgram
+
+PROGRAM = TileProgram(
+    name="concat_cols",
+    description="y[H, W] = [a[H, Wa], b[H, Wb]] along W",
+    dims=(Dim("H", "parallel"), Dim("W", "parallel"), Dim("Wa", "parallel", part_of="W"),
+          Dim("Wb", "parallel", part_of="W")),
+    tensors=(Tensor("a", ("H", "Wa"), "input"), Tensor("b", ("H", "Wb"), "input"), Tensor("y", ("H", "W"), "output")),
+    ops=(Move("a", "y"), Move("b", "y")),
+)
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "shape", "function", "shapes"),
+    [
+        (PAD, "H=256,Hx=200,W=128", "ttnn.pad", {"x": (200, 128)}),
+        (CONCAT, "H=256,W=192,Wa=128,Wb=64", "ttnn.concat", {"a": (256, 128), "b": (256, 64)}),
+    ],
+    ids=["pad", "concat"],
+)
+def test_a_dsl_pad_and_concat_export_real_ttnn_calls(
+    source: str, shape: str, function: str, shapes: dict[str, tuple[int, ...]], tmp_path, stop_at_open_device
+) -> None:
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(source)
+    docs = solved(str(kernel), shape)
+    doc = next(d for name, d in docs.items() if "*" in name)  # ttnn's own split: every tile, flattened
+    source_text = ttnn_source(rebuild(doc, kernel_file=kernel), doc)
+    assert f"{function}(" in source_text
+    check_calls(ttnn, source_text)
+    module = import_file(source_text, tmp_path)
+    inputs = module.host_inputs()
+    assert {t: tuple(x.shape) for t, x in inputs.items()} == shapes
+    assert tuple(module.expected(inputs).shape) == (256, int(shape.split("W=")[1].split(",")[0]))
     with pytest.raises(OpenDeviceReached):
         module.main()

@@ -19,8 +19,9 @@ units of work over the whole compute grid itself (``targets/ttnn/defaults.py``: 
 * **transpose-WH** (``ttnn.transpose(x, -2, -1)``): ``transpose_wh_program_factory.cpp`` (@022c2361,
   ``build_wh_tiled``) deals ``num_tensor_tiles`` over the grid with ``split_work_to_cores``, 2-tile buffers:
   the flattened ``H*W@xy``, ``block = 1``, depth 2.
-* **copy, typecast, slice, pad, concatenation** on tiles (``ttnn.clone``, ``ttnn.typecast``, ``ttnn.slice``,
-  ``ttnn.pad``, ``ttnn.concat``): ``copy/device/copy_program_factory.cpp`` (@03540028) deals output tiles
+* **copy, typecast, slice, pad, concatenation** (the sources' parts of one dimension adding up to it) on
+  tiles (``ttnn.clone``, ``ttnn.typecast``, ``ttnn.slice``, ``ttnn.pad``, ``ttnn.concat``):
+  ``copy/device/copy_program_factory.cpp`` (@03540028) deals output tiles
   (tiled) or sticks (row-major) with ``split_work_to_cores``, 2 units per buffer, an ``eltwise_copy`` compute
   kernel only when the data format changes: tiles flattened, ``block = 1``, depth 2; a row-major program
   (its rows one element each, ``tile=1``) deals its rows: ``block_rows = 1``, depth 2. The slice, pad and
@@ -181,6 +182,29 @@ def _torch_shape(problem: Problem, tensor: str) -> str:
     return "(" + ", ".join(f'SHAPE["{d}"]' for d in problem.program.tensor(tensor).dims) + ",)"
 
 
+def _concat_axis(problem: Problem) -> int:
+    """The output axis (negative, from the last) a concatenation joins its sources along: the one dimension
+    each source covers a part of, the parts adding up to the whole; ExportError otherwise."""
+    st = analyse_data_movement(problem.program)
+    program, out_dims = problem.program, [problem.program.whole(d) for d in problem.program.tensor(st.output).dims]
+    parted = {program.whole(d) for t in st.streamed for d in program.tensor(t).dims if program.whole(d) != d}
+    if len(parted) != 1:
+        raise ExportError(
+            f"{program.name}: a concatenation joins its sources along one dimension, not {sorted(parted)}"
+        )
+    (whole,) = parted
+    covered = sum(
+        problem.elements(next(d for d in program.tensor(t).dims if program.whole(d) == whole)) for t in st.streamed
+    )
+    if covered != problem.elements(whole) or whole not in out_dims:
+        raise ExportError(
+            f"{program.name}: the sources' parts of {whole} add up to {covered}, not its {problem.elements(whole)}"
+        )
+    if any([program.whole(d) for d in program.tensor(t).dims] != out_dims for t in st.streamed):
+        raise ExportError(f"{program.name}: ttnn.concat joins sources laid out as its output (none permuted)")
+    return out_dims.index(whole) - len(out_dims)
+
+
 def _call(schedule: SymbolicSchedule) -> str:
     _check_runs(schedule)
     problem = schedule.problem
@@ -204,13 +228,21 @@ def _call(schedule: SymbolicSchedule) -> str:
         "ttnn.slice": f"ttnn.slice({x}, [0] * {len(dims)}, {end}, {memory})",
         "ttnn.clone": f"ttnn.clone({x}, {memory})",
     }
-    if function not in calls:
-        raise ExportError(f"{problem.program.name}: the export does not write {function} yet")
+    if function == "ttnn.pad":
+        pads = ", ".join(
+            f'(0, SHAPE["{problem.program.whole(d)}"] - SHAPE["{d}"])' for d in problem.program.tensor(src).dims
+        )
+        calls[function] = f"ttnn.pad({x}, [{pads}], 0, {memory})"
+    if function == "ttnn.concat":
+        axis = _concat_axis(problem)
+        sources = ", ".join(f'tensors["{t}"]' for t in st.streamed)
+        calls[function] = f"ttnn.concat([{sources}], {axis}, {memory})"
+        ref = f"torch.cat([{', '.join(f'inputs[{t!r}].float()' for t in st.streamed)}], {axis})"
     if function == "ttnn.transpose":
         ref = f"{ref}.transpose(-2, -1)"
     elif function == "ttnn.slice" or function == "ttnn.untilize_with_unpadding":
         ref = f"{ref}[" + ", ".join(f':SHAPE["{d}"]' for d in dims) + "]"
-    elif function == "ttnn.tilize_with_val_padding":
+    elif function in ("ttnn.tilize_with_val_padding", "ttnn.pad"):
         pad = ", ".join(
             f'0, SHAPE["{problem.program.whole(d)}"] - SHAPE["{d}"]' for d in reversed(problem.program.tensor(src).dims)
         )
