@@ -287,9 +287,10 @@ def expected(inputs):
 def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) -> Evaluated:
     """The referee's evaluation of ttnn's sharded split of ``problem`` (``ttnn_config.py``): its rows over
     ``split.cores`` cores (``ceil(rows / cores)`` each, the cores packed row by row on the chip's grid), every
-    streamed buffer double-buffered. With the output in L1, a core's whole shard is one block (the reader issues
-    the shard's pages, then waits once: ``interleaved_to_sharded``; the largest divisor of the share the L1 bound
-    allows); with the output written to DRAM, one tile row a block (the writes stream, the last one drains)."""
+    streamed buffer double-buffered. With the output in L1, a core's whole shard is one block (the reader fills a
+    buffer bound to the whole shard: ``interleaved_to_sharded_program_factory.cpp`` @019b681e,
+    ``ttnn_config.py``; the largest divisor of the share the L1 bound allows); with the output written to DRAM,
+    one tile row a block (the writes stream, the last one drains)."""
     st = analyse_data_movement(problem.program)
     if len(st.dims) != 2:
         raise ConfigError(f"{problem.program.name}: the sharded split is modelled for [rows, columns] programs")

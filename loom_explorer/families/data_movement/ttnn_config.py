@@ -5,7 +5,11 @@ which operands are height-sharded in L1 and over how many cores (``accuracy.py``
 A height-sharded tensor keeps ``ceil(rows / cores)`` rows (tile rows of a tiled kernel, single rows of
 ``copy_rows``) on each of ``cores`` cores; ttnn's sharded program factories (``interleaved_to_sharded``,
 ``sharded_to_interleaved``, ``move`` and ``tilize``/``untilize`` of sharded tensors, ``padded_slice``,
-``slice_write``) work on the core that holds each shard. The model reads that as the rows on a 1-D layout,
+``slice_write``) work on the core that holds each shard: ``interleaved_to_sharded_program_factory.cpp``
+(tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/data_movement/sharded/interleaved_to_sharded/device/``
+@019b681e) runs its reader and writer on the shard grid's cores, each reading its ``num_units_per_shard``
+pages into a buffer bound to its shard. The other sharded factories are read as working alike (not checked
+one by one). The model reads that as the rows on a 1-D layout,
 ``per_core_<rows> = ceil(rows / cores)``, the sharded operands in L1 (no DRAM read or write for them); the block
 is ``ttnn.py::evaluate_sharded``'s.
 """
