@@ -16,9 +16,11 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   a tiled ``TransposeDeviceOperation`` of dim ``WH``, or a tiled ``PermuteDeviceOperation`` that swaps the
   last two dimensions -> ``transpose``; any other op of the list below -> ``copy`` (tiled) or ``copy_rows``
   (row-major), a move of its pages in another order (a transpose or permute of the leading dimensions moves
-  whole tiles or rows; a slice, split, concatenation, reshape, move, copy, typecast, ``NlpCreateHeads`` and
-  ``NLPConcatHeads`` read and write the output's pages once; with one side sharded, the sharded side's
-  shape, and a ``PaddedSlice`` of tiles into rows reads only the slice's tiles);
+  whole tiles or rows; a slice, split, concatenation, reshape, move, copy, typecast, repeat, pad,
+  ``NlpCreateHeads`` and ``NLPConcatHeads`` read and write the output's pages once (a repeat re-reads its
+  input for each copy; a pad is costed as reading the padded output's size, an upper bound), and
+  ``NLPCreateHeadsDecode`` its input's (the fused q, k and v rows: OUTPUT_0 is q alone); with one side
+  sharded, the sharded side's shape, and a ``PaddedSlice`` of tiles into rows reads only the slice's tiles);
 * the shape: a tiled tensor's rows are its padded ``W*Z*Y`` (whole tiles move), a row-major tensor's its
   logical ``W*Z*Y`` (one page each), its columns ``X``. ``tilize``: ``H, W`` the output's padded extents,
   ``Hx, Wx`` the input's logical ones; ``untilize``: ``H, W`` the input's padded, ``Hy, Wy`` the output's
@@ -27,7 +29,8 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   are the input's (the output's pages, of another size, are costed at the input's);
 * the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
 * a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
-* a KV-cache fill or update (``UpdateKVCacheOperation``): skipped, it writes its input into the cache in place.
+* a KV-cache fill or update (``UpdateKVCacheOperation``, ``PagedUpdateCache``, ``PagedFillCache``): skipped, it
+  writes its input into the cache in place.
 """
 
 from __future__ import annotations
@@ -52,7 +55,14 @@ SHARDED = frozenset(
         "resharddeviceoperation",
     }
 )
-KV_CACHE = frozenset({"updatekvcacheoperation", "updatecachedeviceoperation"})
+KV_CACHE = frozenset(
+    {
+        "updatekvcacheoperation",
+        "updatecachedeviceoperation",
+        "pagedupdatecachedeviceoperation",
+        "pagedfillcachedeviceoperation",
+    }
+)
 COPIES = frozenset(
     {
         "reshapedeviceoperation",
@@ -67,7 +77,10 @@ COPIES = frozenset(
         "transposedeviceoperation",
         "permutedeviceoperation",
         "nlpcreateheadsdeviceoperation",
+        "nlpcreateheadsdecodedeviceoperation",
         "nlpconcatheadsdeviceoperation",
+        "repeatdeviceoperation",
+        "paddeviceoperation",
     }
 )
 OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
@@ -196,6 +209,8 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         )
     sharded = _memories(row, name, notes)
     base = "INPUT_0" if sharded["INPUT_0"] and not sharded["OUTPUT_0"] else "OUTPUT_0"
+    if name == "nlpcreateheadsdecodedeviceoperation":
+        base = "INPUT_0"  # the fused q/k/v rows: OUTPUT_0 is the q heads only, k and v are outputs 1 and 2
     kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
     dtype = tensor_format(row, "INPUT_0")
     config = None

@@ -69,3 +69,36 @@ def test_every_data_movement_row_of_the_clip_capture_is_predicted() -> None:
     kernels = {"tilize", "untilize", "transpose", "copy", "copy_rows"}
     moved = [m for op, m in zip(report.ops, measurements, strict=True) if op.kernel in kernels]
     assert moved and all(m.predicted_ns is not None and m.predicted_ns > 0 for m in moved)
+
+
+def test_rows_absent_from_the_captures_read_as_documented(tmp_path) -> None:
+    """A pad and a repeat of tiles read as copies of their output; a paged cache update is skipped with its
+    reason (none of them is in a shipped capture)."""
+    columns = ["OP CODE", "OP TYPE", "DEVICE KERNEL DURATION [ns]", "CORE COUNT"]
+    for t in ("INPUT_0", "OUTPUT_0"):
+        columns += [f"{t}_{a}_PAD[LOGICAL]" for a in "WZYX"] + [f"{t}_LAYOUT", f"{t}_DATATYPE", f"{t}_MEMORY"]
+
+    def row(code: str, inp: str, out: str) -> str:
+        cells = [code, "tt_dnn_device", "5000", "64"]
+        for shape in (inp, out):
+            cells += [f"{e}[{e}]" for e in shape.split("x")] + ["TILE", "BFLOAT16", "DEV_0_DRAM_INTERLEAVED"]
+        return ",".join(cells)
+
+    path = tmp_path / "ops.csv"
+    path.write_text(
+        "\n".join(
+            [
+                ",".join(columns),
+                row("PadDeviceOperation", "1x1x64x96", "1x1x128x128"),
+                row("RepeatDeviceOperation", "1x1x64x96", "1x4x64x96"),
+                row("PagedUpdateCacheDeviceOperation", "1x8x128x64", "1x8x128x64"),
+            ]
+        )
+        + "\n"
+    )
+    report = read_ops_perf(path)
+    shapes = {op.op_code: (op.kernel, op.shape) for op in report.ops}
+    assert shapes["PadDeviceOperation"] == ("copy", {"H": 128, "W": 128})
+    assert shapes["RepeatDeviceOperation"] == ("copy", {"H": 256, "W": 96})
+    (skip,) = report.skipped
+    assert skip.op_code == "PagedUpdateCacheDeviceOperation" and "into the cache" in skip.reason
