@@ -9,8 +9,8 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   ``ShardedSplit`` (``ttnn_config.py``: the sharded operands and the row's ``CORE COUNT``), costed as its
   sharded split (``ttnn.py::evaluate_sharded``); ``InterleavedToSharded[Partial]``,
   ``ShardedToInterleaved[Partial]``, ``PaddedSlice`` and ``SliceWrite`` are copies (or an untilize) with one
-  side in L1; a block- or width-sharded or DRAM-sharded operand, and a ``Reshard`` (shards moved between cores),
-  are skipped;
+  side in L1; a block- or width-sharded operand is costed as the same split (``ttnn_config.py``, said in the
+  note); a DRAM-sharded operand, and a ``Reshard`` (shards moved between cores), are skipped;
 * the kernel by layouts: ROW_MAJOR into TILE -> ``tilize`` (``TilizeDeviceOperation``,
   ``TilizeWithValPaddingDeviceOperation``); TILE into ROW_MAJOR -> ``untilize`` (``Untilize[WithUnpadding]``);
   a tiled ``TransposeDeviceOperation`` of dim ``WH``, or a tiled ``PermuteDeviceOperation`` that swaps the
@@ -41,6 +41,7 @@ from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, tens
 from loom_explorer.accuracy.csv_input import positive_int
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
+from loom_explorer.problem import Placement
 
 TILIZE = frozenset({"tilizedeviceoperation", "tilizewithvalpaddingdeviceoperation"})
 UNTILIZE = frozenset({"untilizedeviceoperation", "untilizewithunpaddingdeviceoperation"})
@@ -137,17 +138,24 @@ def _moves_last(attrs: dict[str, str], name: str) -> bool:
     return bool(order) and order[-1] != len(order) - 1
 
 
-def _memories(row: ProfilerRow, name: str, notes: list[str]) -> dict[str, bool]:
-    """Whether INPUT_0 and OUTPUT_0 are height-sharded in L1 (False: interleaved); RowSkip for another
-    sharding and for a reshard."""
-    sharded: dict[str, bool] = {}
+SHARDINGS = {
+    "L1_HEIGHT_SHARDED": Placement.l1_height,
+    "L1_BLOCK_SHARDED": Placement.l1_block,
+    "L1_WIDTH_SHARDED": Placement.l1_width,
+}
+
+
+def _memories(row: ProfilerRow, name: str, notes: list[str]) -> dict[str, Placement | None]:
+    """The L1 sharding of INPUT_0 and OUTPUT_0 (None: interleaved); RowSkip for a reshard."""
+    sharded: dict[str, Placement | None] = {}
     for tensor in ("INPUT_0", "OUTPUT_0"):
         memory = tensor_memory(row, tensor, notes)
-        if memory not in ("DRAM", "L1_HEIGHT_SHARDED"):
-            raise RowSkip(
-                f"{tensor} is {memory.lower()}: of the sharded data-movement ops only height sharding is modelled"
+        sharded[tensor] = SHARDINGS.get(memory)
+        if sharded[tensor] in (Placement.l1_block, Placement.l1_width):
+            notes.append(
+                f"{tensor} {memory.lower()}: costed as the rows dealt over the same cores (the same bytes per "
+                "core; a block shard's narrower pages not modelled)"
             )
-        sharded[tensor] = memory == "L1_HEIGHT_SHARDED"
     if name == "resharddeviceoperation":
         raise RowSkip(
             "a reshard moves shards between cores over the NoC, which the model's L1 placements do not express"
@@ -218,10 +226,9 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         cores = row.number(positive_int, "CORE COUNT")
         if cores is None:
             raise RowSkip("a sharded operand and no CORE COUNT: the cores holding the shards are unknown")
+        held = [(t, p) for t, p in (("x", sharded["INPUT_0"]), ("y", sharded["OUTPUT_0"])) if p is not None]
         config = ShardedSplit(
-            op=row.get("OP CODE"),
-            cores=cores,
-            sharded=tuple(t for t, rows in (("x", sharded["INPUT_0"]), ("y", sharded["OUTPUT_0"])) if rows),
+            op=row.get("OP CODE"), cores=cores, sharded=tuple(t for t, _ in held), layouts=tuple(p for _, p in held)
         )
     return OpReading(
         kernel=kernel,

@@ -11,7 +11,9 @@ A height-sharded tensor keeps ``ceil(rows / cores)`` rows (tile rows of a tiled 
 pages into a buffer bound to its shard. The other sharded factories are read as working alike (not checked
 one by one). The model reads that as the rows on a 1-D layout,
 ``per_core_<rows> = ceil(rows / cores)``, the sharded operands in L1 (no DRAM read or write for them); the block
-is ``ttnn.py::evaluate_sharded``'s.
+is ``ttnn.py::evaluate_sharded``'s. A block- or width-sharded operand is costed as that same split over the
+same cores: each core holds ``1/cores`` of the tensor either way; a block shard's narrower row-major pages are
+not modelled (an approximation, said in the row's note).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ class ShardedSplit(BaseModel):
 
     op: str  # the profiler op, e.g. "InterleavedToShardedDeviceOperation"
     cores: int = Field(ge=1)  # the row's CORE COUNT: the cores holding a shard
-    sharded: tuple[str, ...]  # the program's tensors that are height-sharded in L1
+    sharded: tuple[str, ...]  # the program's tensors that are sharded in L1
+    layouts: tuple[Placement, ...] = ()  # each one's sharding (default: height), as ``sharded`` orders them
 
     @property
     def compute_with_storage_grid_size(self) -> tuple[int, int]:
@@ -46,10 +49,12 @@ class ShardedSplit(BaseModel):
         return self.model_dump(mode="json")
 
     def ttnn_lines(self) -> list[str]:
-        return [f"no program config: {', '.join(self.sharded)} height-sharded over {self.cores} cores"]
+        held = ", ".join(f"{t} {p.value}" for t, p in self.placements().items())
+        return [f"no program config: {held} over {self.cores} cores"]
 
     def read_with(self) -> dict[str, Mapping[str, object]]:
         return {}
 
     def placements(self) -> dict[str, Placement]:
-        return dict.fromkeys(self.sharded, Placement.l1_height)
+        layouts = self.layouts or (Placement.l1_height,) * len(self.sharded)
+        return dict(zip(self.sharded, layouts, strict=True))
