@@ -117,12 +117,18 @@ TWO_D = (
     ("huge", "H=65536,W=65536"),
     ("enormous", "H=1048576,W=4194304"),
 )
+# a re-layout with a part of each dimension (tilize's padded input, untilize's cut output): the 2-D shapes with the
+# parts whole (their default), and one padded / cut
+PADDED = (*TWO_D, ("padded", "H=1024,Hx=1000,W=64,Wx=33"))
+CUT = (*TWO_D, ("cut", "H=1024,Hy=1000,W=64,Wy=33"))
 FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("M", "N", "K"): MATMUL,
     ("B", "M", "N", "K"): BATCHED,
     ("B", "S", "N", "K"): LINEAR,
     ("B", "H", "Hkv", "Sq", "Skv", "D"): ATTENTION,
     ("H", "W"): TWO_D,
+    ("H", "Hx", "W", "Wx"): PADDED,
+    ("H", "Hy", "W", "Wy"): CUT,
 }
 ACTIVATIONS = ("relu", "gelu", "silu", "sigmoid", "exp", "recip", "rsqrt")
 
