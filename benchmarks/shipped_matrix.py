@@ -117,6 +117,21 @@ TWO_D = (
     ("huge", "H=65536,W=65536"),
     ("enormous", "H=1048576,W=4194304"),
 )
+GATHER = (
+    ("tiny", "P=1,C=32,R=1"),
+    ("one element", "P=1,C=1,R=1"),
+    ("ragged", "P=1000,C=1000,R=1000"),
+    ("tokens", "P=2048,C=4096,R=128256"),
+    ("wide rows", "P=32,C=65536,R=32"),
+    ("huge", "P=1048576,C=4096,R=1048576"),
+)
+GROUPS = (
+    ("tiny", "G=1,E=32"),
+    ("one element", "G=1,E=1"),
+    ("ragged", "G=7,E=1000"),
+    ("many groups", "G=1024,E=4096"),
+    ("long group", "G=16,E=1048576"),
+)
 # a re-layout with a part of each dimension (tilize's padded input, untilize's cut output): the 2-D shapes with the
 # parts whole (their default), and one padded / cut
 PADDED = (*TWO_D, ("padded", "H=1024,Hx=1000,W=64,Wx=33"))
@@ -127,6 +142,8 @@ FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("B", "S", "N", "K"): LINEAR,
     ("B", "H", "Hkv", "Sq", "Skv", "D"): ATTENTION,
     ("H", "W"): TWO_D,
+    ("P", "C", "R"): GATHER,
+    ("G", "E"): GROUPS,
     ("H", "Hx", "W", "Wx"): PADDED,
     ("H", "Hy", "W", "Wy"): CUT,
 }

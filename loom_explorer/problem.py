@@ -22,7 +22,10 @@ class Placement(str, Enum):
     The L1 shardings follow TTNN's memory layouts for a tensor whose last dim is its columns and whose
     other dims are its rows: ``l1_height`` splits the rows over the cores of a 1-D layout, ``l1_width``
     the columns, ``l1_block`` the rows over grid rows and the columns over grid columns. ``l1`` means
-    "sharded however each candidate needs it" (an optimistic what-if).
+    "sharded however each candidate needs it" (an optimistic what-if). ``l1_interleaved`` is TTNN's
+    L1-interleaved tensor: its pages dealt round-robin over the L1 banks of the worker cores, read and
+    written page by page over the NoC as a DRAM-interleaved tensor is, but from those banks
+    (``model/l1_banks.py``): it is not resident where the candidate needs it, so it is not ``in_l1``.
     """
 
     dram = "dram"  # DRAM-interleaved (TTNN's default)
@@ -30,10 +33,18 @@ class Placement(str, Enum):
     l1_height = "l1_height"
     l1_width = "l1_width"
     l1_block = "l1_block"
+    l1_interleaved = "l1_interleaved"
 
     @property
     def in_l1(self) -> bool:
-        return self is not Placement.dram
+        """Whether the tensor is sharded in L1 (each core holds its own part): no page is read or written
+        over the NoC for it. False for the interleaved placements (DRAM and L1)."""
+        return self not in (Placement.dram, Placement.l1_interleaved)
+
+    @property
+    def interleaved(self) -> bool:
+        """Whether the tensor's pages are interleaved over banks (DRAM's or the worker cores' L1)."""
+        return self in (Placement.dram, Placement.l1_interleaved)
 
 
 class ProblemError(LoomError, ValueError):

@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TypeVar
 
 from loom_explorer.accuracy.csv_input import CellError, positive_int
 from loom_explorer.hardware.schema import DataFormat, Fidelity
+from loom_explorer.problem import Placement
 from loom_explorer.targets.ttnn.config import TtnnConfig
 
 DTYPES = {
@@ -26,7 +27,7 @@ DTYPES = {
 }
 MEMORY = {
     "DRAM_INTERLEAVED": "DRAM",
-    "L1_INTERLEAVED": "DRAM",
+    "L1_INTERLEAVED": "L1_INTERLEAVED",
     "L1_BLOCK_SHARDED": "L1_BLOCK_SHARDED",
     "L1_HEIGHT_SHARDED": "L1_HEIGHT_SHARDED",
     "L1_WIDTH_SHARDED": "L1_WIDTH_SHARDED",
@@ -126,7 +127,23 @@ def logical_extent(text: str) -> int:
     return logical
 
 
+_WHOLE_FLOAT = re.compile(r"([0-9]+)\.0+")
+
+
+def whole_text(text: str) -> str:
+    """``"110.0"``, a whole number that a tool wrote as a float (tt-perf-report's test captures, saved through
+    pandas, have ``DEVICE ID`` ``0.0`` and ``CORE COUNT`` ``32.0``) -> ``"110"``; any other text unchanged."""
+    m = _WHOLE_FLOAT.fullmatch(text.strip())
+    return m.group(1) if m else text
+
+
+def count_cell(text: str) -> int:
+    """``CORE COUNT`` / ``AVAILABLE WORKER CORE COUNT``: a whole number >= 1 (``positive_int``), also as ``N.0``."""
+    return positive_int(whole_text(text))
+
+
 def device_id_cell(text: str) -> int:
+    text = whole_text(text)
     if not _WHOLE.fullmatch(text):
         raise CellError(text, "not a whole number")
     return int(text)
@@ -238,10 +255,7 @@ def tensor_memory(row: ProfilerRow, tensor: str, notes: list[str]) -> str:
     if m is None or m.group(1) not in MEMORY:
         raise RowSkip(f"{tensor}_MEMORY {text}: the model maps interleaved or L1-sharded operands only")
     if m.group(1) == "L1_INTERLEAVED":
-        notes.append(
-            f"{tensor} L1-interleaved: costed as DRAM-interleaved (pages read over the NoC from "
-            "every bank either way; L1 banks have no DRAM bandwidth limit, so this is an upper bound)"
-        )
+        notes.append(f"{tensor} L1-interleaved: its pages moved over the NoC from/to the worker cores' L1 banks")
     return MEMORY[m.group(1)]
 
 
@@ -281,3 +295,4 @@ class OpReading:
     bias: bool = False
     activation: str | None = None
     batch_repeats: int = 1
+    placements: dict[str, Placement] = field(default_factory=dict)  # operands not in DRAM, besides the config's

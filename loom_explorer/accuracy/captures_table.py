@@ -1,8 +1,10 @@
-"""The table of docs/accuracy.md "Real models' profiler captures": every shipped capture read and predicted as
-``ingest`` does, with the chip told from it, the share of its device time the model predicts and the error
-on that time, overall and (in brackets) of the default published kernel's ops (``op_mapping.published_kernels``:
-the matmuls). ``python -m loom_explorer.accuracy.captures_table`` prints it (about 10 s); a test checks the docs
-state every row.
+"""The tables of docs/accuracy.md "Real models' profiler captures": every shipped capture read and predicted as
+``ingest`` does, on the chip told from it (or, for a capture that does not name it, the chip
+``data.CAPTURE_CHIPS`` states), with the share of its device time the model predicts and the error on that
+time, overall and (in brackets) of the default published kernel's ops (``op_mapping.published_kernels``: the
+matmuls); then, per capture, the coverage by op code (``op_coverage``). ``python -m
+loom_explorer.accuracy.captures_table`` prints them, each op-code table followed by the error per kernel
+(the family's kernel the rows were costed as); a test checks the docs state every line.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from dataclasses import dataclass
 
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
 from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf, report_measurements
+from loom_explorer.accuracy.op_coverage import OpCodeCoverage, op_code_coverage, op_code_markdown
 from loom_explorer.accuracy.op_mapping import published_kernels
-from loom_explorer.data import CAPTURES, capture_path
+from loom_explorer.data import CAPTURE_CHIPS, CAPTURES, capture_path
 
 
 def header() -> str:
@@ -32,17 +35,20 @@ class CaptureRow:
     hardware: str
     grid: tuple[int, int] | None
     coverage: Coverage
+    op_codes: tuple[OpCodeCoverage, ...] = ()
+    stated: bool = False  # the chip is ``CAPTURE_CHIPS``'s, not told from the capture
 
     def markdown(self) -> str:
         c = self.coverage
         primary = dict(c.by_kernel).get(published_kernels()[0].kernel)
         grid = f" {self.grid[0]}x{self.grid[1]}" if self.grid else ""
+        stated = " (stated: not in the capture)" if self.stated else ""
         total = _pct(c.total_error, signed=True) + (f" ({_pct(primary.total_error, signed=True)})" if primary else "")
         rows = f"{_pct(c.median_error)} / {_pct(c.worst_error)}" + (
             f" ({_pct(primary.median_error)} / {_pct(primary.worst_error)})" if primary else ""
         )
         return (
-            f"| `{self.name}` ({self.what}) | {self.hardware}{grid} | {c.device_ns / 1e6:.2f} ms | "
+            f"| `{self.name}` ({self.what}) | {self.hardware}{grid}{stated} | {c.device_ns / 1e6:.2f} ms | "
             f"{_pct(c.matmul_attention_share)} | {_pct(c.share)} | {_pct(c.share_of_matmul_attention)} | "
             f"{total} | {rows} |"
         )
@@ -56,14 +62,58 @@ def _pct(x: float | None, signed: bool = False) -> str:
 
 def capture_row(name: str) -> CaptureRow:
     report = read_ops_perf(capture_path(name))
-    hw, grid, _ = choose_hardware(report)
-    return CaptureRow(name, CAPTURES[name], hw, grid, coverage_of(report, report_measurements(report, hw, None, grid)))
+    stated = CAPTURE_CHIPS.get(name)
+    hw, grid = stated if stated else choose_hardware(report)[:2]
+    measurements = report_measurements(report, hw, None, grid)
+    return CaptureRow(
+        name,
+        CAPTURES[name],
+        hw,
+        grid,
+        coverage_of(report, measurements),
+        op_code_coverage(report, measurements),
+        stated is not None,
+    )
 
 
-def table() -> list[str]:
+def table(rows: list[CaptureRow] | None = None) -> list[str]:
+    """The summary table, one line per shipped capture."""
+    rows = rows if rows is not None else [capture_row(n) for n in CAPTURES]
     heading = header()
-    return [heading, "|" + "---|" * heading.count(" | ") + "---|", *(capture_row(n).markdown() for n in CAPTURES)]
+    return [heading, "|" + "---|" * heading.count(" | ") + "---|", *(r.markdown() for r in rows)]
+
+
+def kernel_markdown(c: Coverage) -> list[str]:
+    """The error per kernel (the family's shipped kernel the rows were costed as): measured against
+    predicted over its predicted rows, in total and per row."""
+    out = [
+        "| kernel | predicted rows | measured | predicted | error: total | per row: median / worst |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kernel, k in c.by_kernel:
+        out.append(
+            f"| `{kernel}` | {k.predicted_rows} | {k.predicted_measured_ns / 1e6:.3f} ms "
+            f"| {k.predicted_ns / 1e6:.3f} ms | {_pct(k.total_error, signed=True)} "
+            f"| {_pct(k.median_error)} / {_pct(k.worst_error)} |"
+        )
+    return out if c.by_kernel else []
+
+
+def op_code_tables(rows: list[CaptureRow]) -> list[str]:
+    """Each capture's coverage by op code, under a heading naming it, then the error per kernel."""
+    out: list[str] = []
+    for r in rows:
+        out += ["", f"#### `{r.name}`", "", *op_code_markdown(r.op_codes)]
+        kernels = kernel_markdown(r.coverage)
+        out += ["", *kernels] if kernels else []
+    return out
+
+
+def document() -> list[str]:
+    """Everything docs/accuracy.md states of the shipped captures: the summary and the op-code tables."""
+    rows = [capture_row(n) for n in CAPTURES]
+    return [*table(rows), *op_code_tables(rows)]
 
 
 if __name__ == "__main__":
-    print("\n".join(table()))
+    print("\n".join(document()))

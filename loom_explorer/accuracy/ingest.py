@@ -24,11 +24,11 @@ Optional:
 * ``INPUT_<i>_DATATYPE``, ``OUTPUT_0_DATATYPE``: ``BFLOAT16`` / ``BFLOAT8_B`` / ``BFLOAT4_B`` / ``FLOAT32``
   -> DataFormat (an empty output or extra input takes in0's);
 * ``INPUT_<i>_MEMORY``, ``OUTPUT_0_MEMORY``: ``DEV_<id>_DRAM_INTERLEAVED`` -> ``DRAM``,
-  ``DEV_<id>_L1_INTERLEAVED`` -> ``DRAM`` (costed as interleaved, said in the op's note),
+  ``DEV_<id>_L1_INTERLEAVED`` -> ``L1_INTERLEAVED`` (``Placement.l1_interleaved``: pages in the worker
+  cores' L1 banks, ``model/l1_banks.py``; said in the op's note),
   ``DEV_<id>_L1_{BLOCK,HEIGHT,WIDTH}_SHARDED`` -> ``L1_..._SHARDED``; DRAM-sharded operands are skipped;
   an absent column means DRAM, said in the op's note;
-* ``MATH FIDELITY``: ``LoFi`` / ``HiFi2`` / ``HiFi3`` / ``HiFi4`` (else the compute kernel config's; a
-  row stating neither is skipped, unless its family's ops do no math, ``AccuracyOps.math_free``: HiFi2, unused);
+* ``MATH FIDELITY``: ``LoFi`` / ``HiFi2`` / ``HiFi3`` / ``HiFi4`` (else the compute kernel config's);
 * ``ATTRIBUTES``: ``{'name': 'value'; ...}``, of which ``program_config`` (``config`` of a minimal matmul),
   ``compute_kernel_config`` (``fp32_dest_acc_en``), ``transpose_a`` / ``transpose_b``, ``is_causal`` and the
   fields the families' readers name are read;
@@ -70,7 +70,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from operator import itemgetter
@@ -84,14 +84,26 @@ from loom_explorer.accuracy.capture import (
     ProfilerRow,
     RowSkip,
     attributes_of,
+    count_cell,
     device_id_cell,
     duration_or_none,
     header_key,
     math_fidelity,
     tensor_format,
     tensor_memory,
+    whole_or_none,
+    whole_text,
 )
 from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_chip
+from loom_explorer.accuracy.capture_window import (
+    CaptureWindow,
+    DeviceRow,
+    Left,
+    SignpostWindow,
+    WindowError,
+    invalid_duration,
+    merge_devices,
+)
 from loom_explorer.accuracy.csv_input import (
     RowIssue,
     TextSource,
@@ -99,7 +111,6 @@ from loom_explorer.accuracy.csv_input import (
     cell_issue,
     csv_records,
     open_source,
-    positive_int,
     positive_time,
     refusal,
     width_issue,
@@ -111,7 +122,7 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.hashing import hardware_sha256
-from loom_explorer.problem import Problem, make_problem
+from loom_explorer.problem import Placement, Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.result import Solution
@@ -121,7 +132,8 @@ from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
 from loom_explorer.targets.ttnn.op import CapturedCall, TtnnOp, problem_ttnn_op, program_ttnn_op
 
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
-DEFAULT_FIDELITY = Fidelity.hifi2  # make_problem's; read for a math-free op's row that states none
+SIGNPOST_REASON = "signpost (a marker, not an op)"
+NO_DURATION_REASON = f"{DURATION} is empty (host-only op or no device data)"
 AVAILABLE = "AVAILABLE WORKER CORE COUNT"
 
 
@@ -157,6 +169,7 @@ class IngestedOp:
     available_cores: int | None = None  # AVAILABLE WORKER CORE COUNT: the worker cores the run had
     batch_repeats: int = 1  # a batched matmul: this many matmuls of ``model_shape`` one after another
     note: str = ""
+    placements: dict[str, Placement] = field(default_factory=dict)  # operands not in DRAM, besides the config's
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +189,15 @@ class IngestReport:
     skipped: tuple[SkippedRow, ...]
     bad: tuple[RowIssue, ...] = ()  # the skipped rows that were unusable (read with skip_bad_rows)
     device_ns_by_op: tuple[tuple[str, float], ...] = ()  # every device row's kernel duration, summed by op code
+    device_rows_by_op: tuple[tuple[str, int], ...] = ()  # how many device rows each op code has
+    left_out: tuple[Left, ...] = ()  # rows outside the analysed window (``capture_window``), each with its reason
+    window: CaptureWindow = CaptureWindow()
+    merged_devices: frozenset[int] = frozenset()  # the devices whose rows were merged (``--merge-devices``)
+    # what every analysed device row says of the machine (``DEVICE ARCH``, ``AVAILABLE WORKER CORE COUNT``,
+    # ``DEVICE ID``), ingested or not: the chip is told from these and the ingested ops' configs
+    device_archs: frozenset[str] = frozenset()
+    available_counts: frozenset[int] = frozenset()
+    device_ids: frozenset[int] = frozenset()
 
 
 def _interleaved(
@@ -186,18 +208,26 @@ def _interleaved(
     compute: dict[str, object],
 ) -> OpReading:
     """An op its family ``read``s as a kernel ttnn runs with its interleaved default (``op_mapping``), costed
-    as that default."""
+    as that default. An L1-interleaved ``INPUT_<i>`` is the kernel's ``i``-th input placed in the L1 banks,
+    an L1-interleaved ``OUTPUT_0`` its first output (``Placement.l1_interleaved``)."""
     shapes: list[InputShape] = []
     while (shape := row.shape(f"INPUT_{len(shapes)}")) is not None:
         shapes.append(shape)
     notes: list[str] = []
-    for i in range(len(shapes)):
-        if tensor_memory(row, f"INPUT_{i}", notes) != "DRAM":
-            raise RowSkip(f"INPUT_{i} is sharded: only ttnn's interleaved default of this op is modelled")
+    memory = {f"INPUT_{i}": tensor_memory(row, f"INPUT_{i}", notes) for i in range(len(shapes))}
+    for column, where in memory.items():
+        if where not in ("DRAM", "L1_INTERLEAVED"):
+            raise RowSkip(f"{column} is sharded: only ttnn's interleaved default of this op is modelled")
     try:
         op = read(name, attrs, shapes)
     except OpSkip as why:
         raise RowSkip(str(why)) from None
+    program = _program(op.kernel)
+    names = [t.name for t in program.inputs[: op.inputs]]
+    placed = {names[i]: Placement.l1_interleaved for i in range(len(names)) if memory[f"INPUT_{i}"] != "DRAM"}
+    if "L1_INTERLEAVED" in row.get("OUTPUT_0_MEMORY").upper():  # any other output memory is costed as DRAM
+        tensor_memory(row, "OUTPUT_0", notes)
+        placed[program.outputs[0].name] = Placement.l1_interleaved
     dtype = tensor_format(row, "INPUT_0")
     return OpReading(
         kernel=op.kernel,
@@ -208,6 +238,7 @@ def _interleaved(
         grid=None,
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(filter(None, [*notes, op.note])),
+        placements=placed,
     )
 
 
@@ -221,9 +252,9 @@ _READ_COLUMNS = {
 def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
     """The op of a row, all but its row number and duration (``row=0``, ``device_kernel_ns=0``)."""
     if row.get("OP TYPE").lower() == "signpost":
-        raise RowSkip("signpost (a marker, not an op)")
+        raise RowSkip(SIGNPOST_REASON)
     if row.get(DURATION).lower() in NO_VALUE:
-        raise RowSkip(f"{DURATION} is empty (host-only op or no device data)")
+        raise RowSkip(NO_DURATION_REASON)
     name = op_code.split("::")[-1].lower()
     family = op_families().get(name)
     if family is None:
@@ -234,14 +265,16 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
             )
         raise RowSkip(unmapped_reason(name))
     # the number cells of an op that is ingested: a bad one is an error (BadCell), not a skip
-    core_count = row.number(positive_int, "CORE COUNT")
-    available = row.number(positive_int, AVAILABLE)
+    core_count = row.number(count_cell, "CORE COUNT")
+    available = row.number(count_cell, AVAILABLE)
     device_id = row.number(device_id_cell, "DEVICE ID")
     attributes = row.get(ATTRIBUTES)
     attrs, compute = attributes_of(attributes)
-    stated = row.get("MATH FIDELITY") or compute.get("math_fidelity")
-    fidelity = math_fidelity(row, compute) if stated or not family.math_free else DEFAULT_FIDELITY
-    if family.read_interleaved is not None:
+    if name in family.no_math_op_codes and not row.get("MATH FIDELITY") and not compute.get("math_fidelity"):
+        fidelity = Fidelity.hifi2  # no math: any fidelity costs it nothing (make_problem's default)
+    else:
+        fidelity = math_fidelity(row, compute)
+    if family.read_interleaved is not None and name not in family.configured_op_codes:
         parts = _interleaved(row, name, family.read_interleaved, attrs, compute)
     else:
         assert family.read_configured is not None, f"{family.name} reads no op"
@@ -270,6 +303,7 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
         available_cores=available,
         batch_repeats=parts.batch_repeats,
         note=parts.note,
+        placements=parts.placements,
     )
 
 
@@ -280,7 +314,12 @@ REQUIRED_COLUMNS = {
 }
 
 
-def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progress | None = None) -> IngestReport:
+def read_ops_perf(
+    path: str | Path,
+    skip_bad_rows: bool = False,
+    progress: Progress | None = None,
+    window: CaptureWindow | None = None,
+) -> IngestReport:
     """Every row of an ``ops_perf_results_*.csv`` (or ``.csv.gz``), ingested or skipped with the reason
     (module docstring).
 
@@ -289,23 +328,37 @@ def read_ops_perf(path: str | Path, skip_bad_rows: bool = False, progress: Progr
     cells than the header, or with a number cell of an ingested op that is not what its column means, stops
     the reading with an ``IngestError`` naming the file, line and column, unless ``skip_bad_rows`` (then a
     skipped row saying so, counted in ``bad``). A file without data rows, or past one of ``csv_input``'s
-    limits (``MAX_ROWS`` rows, ``MAX_DECOMPRESSED_BYTES``, ``MAX_LINE_CHARS``), is an ``IngestError``."""
+    limits (``MAX_ROWS`` rows, ``MAX_DECOMPRESSED_BYTES``, ``MAX_LINE_CHARS``), is an ``IngestError``.
+    ``window`` says which rows are analysed (``capture_window``: signposts, trace replays, devices merged;
+    default every row); the rows outside it are ``left_out``, each with its reason."""
     with open_source(path, IngestError) as source:
-        return parse_ops_perf(Path(path), source, skip_bad_rows, progress)
+        return parse_ops_perf(Path(path), source, skip_bad_rows, progress, window)
 
 
 def read_ops_perf_bytes(
-    name: str, data: bytes, skip_bad_rows: bool = False, progress: Progress | None = None
+    name: str,
+    data: bytes,
+    skip_bad_rows: bool = False,
+    progress: Progress | None = None,
+    window: CaptureWindow | None = None,
 ) -> IngestReport:
     """``read_ops_perf`` of a report's bytes (an upload), ``name`` only labelling it: no file is opened."""
     with bytes_source(name, data, IngestError) as source:
-        return parse_ops_perf(Path(Path(name).name or "report.csv"), source, skip_bad_rows, progress)
+        return parse_ops_perf(Path(Path(name).name or "report.csv"), source, skip_bad_rows, progress, window)
 
 
 def parse_ops_perf(
-    p: Path, text: str | TextSource, skip_bad_rows: bool = False, progress: Progress | None = None
+    p: Path,
+    text: str | TextSource,
+    skip_bad_rows: bool = False,
+    progress: Progress | None = None,
+    window: CaptureWindow | None = None,
 ) -> IngestReport:
     """``read_ops_perf`` of the text of ``p`` (whole, or streamed)."""
+    window = window or CaptureWindow()
+    signposts = SignpostWindow(window)
+    left: list[Left] = []
+    device_rows: list[DeviceRow] = []  # the rows merged across devices (``window.merge_devices``)
     records = csv_records(p, text, IngestError)
     header, columns = _read_header(p, records)
     ops: list[IngestedOp] = []
@@ -323,6 +376,8 @@ def parse_ops_perf(
     if progress and streamed:
         progress.phase("reading (bytes of the file)", streamed.size_bytes)
     device_ns: dict[str, float] = {}
+    device_count: dict[str, int] = {}
+    machine = _Machine()
     rows = 0
     (op_column,) = columns.find((OP_CODE,))
     widths: dict[int, RowIssue] = {}  # a short or long row's issue by its number of cells: its texts shared
@@ -340,9 +395,20 @@ def parse_ops_perf(
             continue
         row = ProfilerRow(columns, cells)
         op_code = row.get(OP_CODE)
+        is_signpost = row.get("OP TYPE").lower() == "signpost"
+        outside = _outside(signposts, row, number, op_code, is_signpost)
+        if outside is not None:
+            left.append(outside)
+            continue
         duration = duration_or_none(row.get(DURATION))
-        if duration is not None and row.get("OP TYPE").lower() != "signpost":
-            device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
+        if duration is not None and not is_signpost:
+            machine.add(row)
+            device_id = whole_or_none(whole_text(row.get("DEVICE ID"))) if window.merge_devices else None
+            if device_id is not None:
+                device_rows.append(DeviceRow(number, op_code, device_id, duration))
+            else:
+                device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
+                device_count[op_code] = device_count.get(op_code, 0) + 1
         op = _row_op(row, number, op_code, (row.get(DURATION).lower() in NO_VALUE, cells_read(cells)), known)
         if isinstance(op, IngestedOp):
             ops.append(op)
@@ -356,7 +422,99 @@ def parse_ops_perf(
             skipped.append(SkippedRow(number, op_code, str(op)))
     if not rows:
         raise IngestError(f"{p}: no data rows (only the header)")
-    return IngestReport(p, tuple(ops), tuple(skipped), tuple(bad), tuple(sorted(device_ns.items())))
+    try:
+        signposts.check(str(p))
+    except WindowError as exc:
+        raise IngestError(str(exc)) from None
+    report = IngestReport(
+        p,
+        tuple(ops),
+        tuple(skipped),
+        tuple(bad),
+        (),
+        (),
+        tuple(left),
+        window,
+        device_archs=frozenset(machine.archs),
+        available_counts=frozenset(machine.available),
+        device_ids=frozenset(machine.devices),
+    )
+    if device_rows:
+        return _merged(report, device_rows, device_ns, device_count)
+    return _timed(report, device_ns, device_count)
+
+
+class _Machine:
+    """What the analysed device rows say of the machine (``IngestReport.device_archs`` and the rest); a cell
+    that does not read as its column means is left out here (it is checked where an op is ingested)."""
+
+    def __init__(self) -> None:
+        self.archs: set[str] = set()
+        self.available: set[int] = set()
+        self.devices: set[int] = set()
+        self._seen: set[tuple[str, str, str]] = set()
+
+    def add(self, row: ProfilerRow) -> None:
+        cells = (row.get("DEVICE ARCH"), whole_text(row.get(AVAILABLE)), whole_text(row.get("DEVICE ID")))
+        if cells in self._seen:
+            return
+        self._seen.add(cells)
+        arch, available, device = cells
+        if arch:
+            self.archs.add(sys.intern(arch))
+        if (n := whole_or_none(available)) is not None and n >= 1:
+            self.available.add(n)
+        if (d := whole_or_none(device)) is not None:
+            self.devices.add(d)
+
+
+def _outside(signposts: SignpostWindow, row: ProfilerRow, number: int, op_code: str, is_signpost: bool) -> Left | None:
+    """Row ``number`` left out (``capture_window``: outside the signpost window, a later trace replay, an invalid
+    duration), None when it is analysed; a signpost row moves the window."""
+    outside = signposts.outside()
+    if is_signpost:
+        signposts.signpost(op_code)
+        if outside is None and signposts.ended:
+            outside = f"the end signpost {op_code!r} (--end-signpost)"
+    if outside is not None:
+        return Left(number, op_code, outside, "signpost window")
+    replay = signposts.replay(row.get("METAL TRACE ID"), row.get("METAL TRACE REPLAY SESSION ID"))
+    if replay is not None:
+        return Left(number, op_code, replay, "trace replay")
+    duration = None if is_signpost else duration_or_none(row.get(DURATION))
+    invalid = invalid_duration(duration, row.get("OP TO OP LATENCY [ns]")) if duration is not None else None
+    return Left(number, op_code, invalid, "invalid duration") if invalid is not None else None
+
+
+def _timed(report: IngestReport, device_ns: dict[str, float], device_count: dict[str, int]) -> IngestReport:
+    return replace(
+        report, device_ns_by_op=tuple(sorted(device_ns.items())), device_rows_by_op=tuple(sorted(device_count.items()))
+    )
+
+
+def _merged(
+    report: IngestReport, device_rows: list[DeviceRow], device_ns: dict[str, float], device_count: dict[str, int]
+) -> IngestReport:
+    """``report`` with the rows of one op on many devices merged (``capture_window.merge_devices``): the rows
+    merged into another are left out, and the device time is the kept rows'."""
+    merged = merge_devices(device_rows)
+    op_of_row = {r.row: r.op_code for r in device_rows}
+    for row_number, ns in merged.kept_ns.items():
+        code = op_of_row[row_number]
+        device_ns[code] = device_ns.get(code, 0.0) + ns
+        device_count[code] = device_count.get(code, 0) + 1
+    gone = {x.row for x in merged.left}
+    return _timed(
+        replace(
+            report,
+            ops=tuple(op for op in report.ops if op.row not in gone),
+            skipped=tuple(s for s in report.skipped if s.row not in gone),
+            left_out=tuple(sorted([*report.left_out, *merged.left], key=lambda x: x.row)),
+            merged_devices=merged.devices,
+        ),
+        device_ns,
+        device_count,
+    )
 
 
 def _read_header(p: Path, records: Iterator[tuple[int, list[str]]]) -> tuple[list[str], Columns]:
@@ -415,14 +573,18 @@ def _row_op(
 
 
 def capture_chip(report: IngestReport) -> CaptureChip | None:
-    """The chip and worker grid the report ran on, told from its ingested ops (``capture_chip.tell_chip``);
+    """The chip and worker grid the report ran on, told from its analysed device rows and ingested ops'
+    configs (``capture_chip.tell_chip``);
     None when the report names no single known architecture."""
     grids = {g for op in report.ops for g in (op.grid, op.config and op.config.compute_with_storage_grid_size) if g}
     return tell_chip(
         CaptureRun(
-            archs=frozenset(op.device_arch for op in report.ops if op.device_arch),
-            available_cores=frozenset(op.available_cores for op in report.ops if op.available_cores),
-            devices=frozenset(op.device_id for op in report.ops if op.device_id is not None),
+            archs=frozenset(op.device_arch for op in report.ops if op.device_arch) | report.device_archs,
+            available_cores=frozenset(op.available_cores for op in report.ops if op.available_cores)
+            | report.available_counts,
+            devices=frozenset(op.device_id for op in report.ops if op.device_id is not None)
+            | report.merged_devices
+            | report.device_ids,
             config_grids=frozenset(grids),
         )
     )
@@ -612,7 +774,7 @@ def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem |
         op.dtype,
         op.fidelity,
         formats=op.formats,
-        placements=op.config.placements() if op.config else {},
+        placements={**op.placements, **(op.config.placements() if op.config else {})},
         fp32_acc=op.fp32_acc,
         enabled={"bias"} if op.bias else set(),
         activation=op.activation,

@@ -1,7 +1,9 @@
 """``loom-explorer ingest``: a device-profiler report read whole and checked (``ingest.read_ops_perf``), the
 chip told from it (or ``--hw``), each op predicted with its own config (``ingest.report_measurements``), the
 predictions recorded in the results store (unless a dry run), and the share of the capture's device time
-the model answers for (``coverage``); ``ingest_json`` is the ``--json`` contract.
+the model answers for (``coverage``), also by op code (``op_coverage``); ``ingest_json`` is the ``--json``
+contract. ``window`` (``capture_window``) says which rows are analysed: a signpost range, trace replays
+counted once or per replay, devices merged.
 """
 
 from __future__ import annotations
@@ -9,15 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom_explorer.accuracy.capture_window import CaptureWindow
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
 from loom_explorer.accuracy.ingest import (
+    IngestError,
     IngestReport,
     choose_hardware,
     read_ops_perf,
     report_measurements,
     summary_json,
 )
+from loom_explorer.accuracy.op_coverage import OpCodeCoverage, op_code_coverage
 from loom_explorer.accuracy.progress import Progress
+from loom_explorer.hardware import load_hardware
 from loom_explorer.store import Measurement, open_store
 
 
@@ -32,22 +38,54 @@ class Ingested:
     coverage: Coverage
     recorded: int = 0  # measurements recorded in the store (none on a dry run)
     store: Path | None = None  # the store they were recorded in
+    op_codes: tuple[OpCodeCoverage, ...] = ()  # the coverage by op code, most device time first
 
 
-def ingest(file: str, hw: str | None, dry_run: bool, skip_bad_rows: bool, store: str | None) -> Ingested:
+def ingest(
+    file: str,
+    hw: str | None,
+    dry_run: bool,
+    skip_bad_rows: bool,
+    store: str | None,
+    window: CaptureWindow | None = None,
+    grid: tuple[int, int] | None = None,
+) -> Ingested:
     """The report ``file`` ingested (module docstring): the whole file is read and checked before anything is
-    predicted or recorded."""
+    predicted or recorded. ``grid`` (``--grid``, columns and rows) is the run's worker grid when the capture
+    does not tell it (no ``AVAILABLE WORKER CORE COUNT``), or overrides the one it tells; an ``IngestError``
+    when it is larger than the chip's."""
     ids: list[int] = []
     store_path: Path | None = None
     with Progress() as progress:
-        report = read_ops_perf(file, skip_bad_rows=skip_bad_rows, progress=progress)
-        hw_name, grid, chip_line = choose_hardware(report, hw) if report.ops else (None, None, "")
-        measurements = report_measurements(report, hw_name, progress, grid) if hw_name and report.ops else []
+        report = read_ops_perf(file, skip_bad_rows=skip_bad_rows, progress=progress, window=window)
+        hw_name, told, chip_line = choose_hardware(report, hw) if report.ops else (None, None, "")
+        if grid is not None and hw_name is not None:
+            chip_line = f"{chip_line}; {_given_grid(hw_name, grid)}"
+        run_grid = grid or told
+        measurements = report_measurements(report, hw_name, progress, run_grid) if hw_name and report.ops else []
         if not dry_run:
             with open_store(store) as opened:
                 ids = opened.record_many(measurements)
                 store_path = opened.path
-    return Ingested(report, chip_line, measurements, coverage_of(report, measurements), len(ids), store_path)
+    return Ingested(
+        report,
+        chip_line,
+        measurements,
+        coverage_of(report, measurements),
+        len(ids),
+        store_path,
+        op_code_coverage(report, measurements),
+    )
+
+
+def _given_grid(hw_name: str, grid: tuple[int, int]) -> str:
+    """How ``--grid`` is said on the chip line; an ``IngestError`` when the grid does not fit ``hw_name``."""
+    spec = load_hardware(hw_name)
+    if grid[0] > spec.grid.columns or grid[1] > spec.grid.rows:
+        raise IngestError(
+            f"--grid {grid[0]}x{grid[1]} does not fit {hw_name}'s {spec.grid.columns}x{spec.grid.rows} grid"
+        )
+    return f"on the {grid[0]}x{grid[1]} worker grid given (--grid)"
 
 
 def ingest_json(done: Ingested) -> dict[str, object]:
@@ -66,4 +104,14 @@ def ingest_json(done: Ingested) -> dict[str, object]:
         for op, m in zip(done.report.ops, done.measurements, strict=True)
     ]
     doc["coverage"] = done.coverage.as_json()
+    doc["op_codes"] = [c.as_json() for c in done.op_codes]
+    doc["window"] = {
+        "start_signpost": done.report.window.start_signpost,
+        "end_signpost": done.report.window.end_signpost,
+        "trace_replays": done.report.window.trace_replays,
+        "merge_devices": done.report.window.merge_devices,
+    }
+    doc["left_out"] = [
+        {"row": x.row, "op_code": x.op_code, "kind": x.kind, "reason": x.reason} for x in done.report.left_out
+    ]
     return doc

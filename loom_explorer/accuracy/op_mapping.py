@@ -12,6 +12,10 @@ The object says
   (``ingest`` predicts its ``kernels`` with ttnn's interleaved default);
 * ``read_configured``: for a family whose op carries its own program config (matmul, SDPA), what a row says
   of its op (``capture.OpReading``), or ``capture.RowSkip`` with the reason;
+* ``configured_op_codes``: of a family with ``read_interleaved``, the op codes whose rows carry their own
+  program config and are read by its ``read_configured`` instead (a group norm beside the default norms);
+* ``no_math_op_codes``: the op codes whose kernels do no math (a copy of rows): their rows may leave
+  ``MATH FIDELITY`` empty, read as the problem's default fidelity, which costs such an op nothing;
 * ``error_family``: the family of ``model_error.csv`` whose timings speak for an op of one of the family's
   kernels and its shape, ``None`` for a kernel that is not its (``family_error.family_of``);
 * ``op_words``: the words that name the family's kind of op in any profiler op code, whether a family reads
@@ -20,9 +24,6 @@ The object says
 * ``published``: for a family whose kernel has published measurements, how ``accuracy`` and ``calibrate``
   read, predict and score them (:class:`~loom_explorer.accuracy.published.PublishedKernel`);
 * ``ops_phrase``: its ops in the reason a row no family claims is skipped (``layer/RMS norm, softmax``);
-* ``math_free``: the family's ops do no math (data movement), so a row without a math fidelity (empty
-  ``MATH FIDELITY`` and none in the compute kernel config) is read at the problem's default fidelity, which its
-  model does not use; a stated fidelity is read as for any op;
 * ``unmapped_variant``: the reason a row of its kind (an op code with one of its ``op_words``) that is none
   of its ``op_codes`` is skipped ("" for a family without ``op_words``).
 
@@ -74,11 +75,12 @@ class AccuracyOps:
     read_interleaved: Callable[[str, Mapping[str, str], Sequence[InputShape]], InterleavedOp] | None = None
     error_family: Callable[[str, Mapping[str, int]], str | None] = field(default=_no_error_family)
     read_configured: Callable[[ProfilerRow, str, dict[str, str], dict[str, object]], OpReading] | None = None
+    configured_op_codes: frozenset[str] = frozenset()
+    no_math_op_codes: frozenset[str] = frozenset()
     op_words: tuple[str, ...] = ()
     published: PublishedKernel | None = None
     ops_phrase: str = ""
     unmapped_variant: str = ""
-    math_free: bool = False
 
 
 @cache

@@ -210,17 +210,41 @@ class IngestCommand:
     skip_bad_rows: bool
     store: str | None
     json: bool
+    start_signpost: str | None = None
+    end_signpost: str | None = None
+    trace_replays: str = "each"
+    merge_devices: bool = False
+    grid: tuple[int, int] | None = None
 
 
 def parse_ingest(args: argparse.Namespace) -> IngestCommand:
-    return IngestCommand(args.file, args.hw, args.dry_run, args.skip_bad_rows, args.store, args.json)
+    return IngestCommand(
+        args.file,
+        args.hw,
+        args.dry_run,
+        args.skip_bad_rows,
+        args.store,
+        args.json,
+        args.start_signpost,
+        args.end_signpost,
+        args.trace_replays,
+        args.merge_devices,
+        args.grid,
+    )
 
 
 def run_ingest(req: IngestCommand) -> int:
+    from collections import Counter
+
+    from loom_explorer.accuracy.capture_window import CaptureWindow
     from loom_explorer.accuracy.coverage import coverage_lines
     from loom_explorer.accuracy.ingest_run import ingest, ingest_json
+    from loom_explorer.accuracy.op_coverage import op_code_lines
 
-    done = ingest(req.file, req.hw, req.dry_run, req.skip_bad_rows, req.store)
+    window = CaptureWindow(
+        req.start_signpost, req.end_signpost, "once" if req.trace_replays == "once" else "each", req.merge_devices
+    )
+    done = ingest(req.file, req.hw, req.dry_run, req.skip_bad_rows, req.store, window, req.grid)
     report = done.report
     if not req.dry_run:
         say(f"recorded {done.recorded} measurements in {done.store}")
@@ -233,8 +257,17 @@ def run_ingest(req: IngestCommand) -> int:
         f"{req.file}: {len(report.ops)} ops ingested, {len(report.skipped)} rows skipped"
         + (f"; predicted on {done.chip}" if report.ops else "")
     )
+    if report.left_out:
+        flags = f" ({window.describe()})" if window.describe() else ""
+        print(f"  {len(report.left_out)} rows left out of the analysis{flags}:")
+        for kind, n in Counter(x.kind for x in report.left_out).most_common():
+            first = next(x for x in report.left_out if x.kind == kind)
+            print(f"    {n:>6} {kind}, e.g. row {first.row}: {first.reason}")
     for line in coverage_lines(done.coverage):
         print(f"  {line}")
+    print("  coverage by op code (most device time first):")
+    for line in op_code_lines(done.op_codes):
+        print(f"    {line}")
     for op, m in zip(report.ops, done.measurements, strict=True):
         shape = ",".join(f"{k}={v}" for k, v in op.shape.items())
         predicted = f"{m.predicted_ns / 1e3:10.2f} us" if m.predicted_ns is not None else f"{'-':>13}"
@@ -355,6 +388,13 @@ def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     ingest.add_argument(
         "--hw", default=None, help="hardware to predict on (default: from the report's DEVICE ARCH column)"
     )
+    ingest.add_argument(
+        "--grid",
+        type=grid_size,
+        default=None,
+        metavar="XxY",
+        help="the run's worker grid (columns x rows), for a capture that does not tell it, e.g. 5x4",
+    )
     ingest.add_argument("--dry-run", action="store_true", help="do not record in the results store")
     ingest.add_argument("--json", action="store_true")
     ingest.add_argument(
@@ -362,5 +402,30 @@ def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="skip rows with a bad number cell or a wrong number of cells (counted, grouped by "
         "reason) instead of refusing the file at the first",
+    )
+    ingest.add_argument(
+        "--start-signpost",
+        default=None,
+        metavar="NAME",
+        help="analyse only the rows after this signpost's first occurrence (e.g. PERF_DECODE), as tt-perf-report",
+    )
+    ingest.add_argument(
+        "--end-signpost",
+        default=None,
+        metavar="NAME",
+        help="analyse only the rows before this signpost's first occurrence after the start (the next one when "
+        "it is the start's name)",
+    )
+    ingest.add_argument(
+        "--trace-replays",
+        choices=("each", "once"),
+        default="each",
+        help="count a trace's ops in every replay session (each, the default) or in its first only (once)",
+    )
+    ingest.add_argument(
+        "--merge-devices",
+        action="store_true",
+        help="merge the rows of one op on many devices into one (the slowest; a collective's mean), "
+        "as tt-perf-report does",
     )
     add_store_arg(ingest)

@@ -28,14 +28,24 @@ PUBLISHED_FILES: tuple[str, ...] = (
     "noc_dram_bench.md",
 )
 
-# device-profiler captures of real models (tenstorrent/tt-perf-report tests/data; published/README.md):
-# name -> what ran
+# device-profiler captures of real models (tenstorrent/tt-perf-report tests/data, tenstorrent/ttnn-visualizer's
+# demo report; published/README.md): name -> what ran
 CAPTURES: dict[str, str] = {
     "wh_clip_encoder_2.csv.gz": "CLIP encoder, Wormhole n150 (8x8)",
     "bh_64_clip_encoder_1.csv.gz": "CLIP encoder, Blackhole on an 8x8 grid",
     "bh_8xp150_deepseek_v3_d_p.csv.gz": "DeepSeek-V3 layer (prefill), 8 Blackhole p150",
     "bh_p100_dlv3.csv.gz": "DeepLabV3 segmentation, Blackhole p100a",
     "bh20_oft.csv.gz": "OFT 3-D object detection, Blackhole on 20 cores",
+    "ops_perf_results_2025_02_16_18_11_10.csv.gz": "SegFormer encoder, older format, chip not named",
+    "ops_perf_results_2025_09_18_11_39_20.csv.gz": "OFT 3-D object detection, older run, chip not named",
+    "bh_invalid_trace_decode_window.csv.gz": "LLM decoder layer (decode), Blackhole, 13 of 20 durations invalid",
+}
+
+# the chip and worker grid of the captures that do not name them (no DEVICE ARCH column), as
+# published/README.md states and argues them: name -> (shipped hardware, (columns, rows))
+CAPTURE_CHIPS: dict[str, tuple[str, tuple[int, int]]] = {
+    "ops_perf_results_2025_02_16_18_11_10.csv.gz": ("wormhole_n150", (8, 8)),
+    "ops_perf_results_2025_09_18_11_39_20.csv.gz": ("blackhole_p150a", (5, 4)),
 }
 
 

@@ -23,7 +23,7 @@ from loom_explorer.problem import Placement, Problem
 def shard_fits(problem: Problem, axes: tuple[tuple[Axis, str], ...], tensor: str, comm: Comm | None) -> bool:
     """Whether ``tensor``'s placement is compatible with a layout (and, for an input, its option)."""
     placement = problem.placement(tensor)
-    if placement in (Placement.dram, Placement.l1):
+    if placement.interleaved or placement is Placement.l1:
         return True
     dims = problem.program.tensor(tensor).dims
     rows, col = dims[:-1], dims[-1]

@@ -1,7 +1,8 @@
 """Which cores read an input from DRAM at every K step; the latency terms (``model/latency.py``) and the NoC
 link loads (``model/noc_bound.py``) both count them.
 
-An input ``X`` is read from DRAM unless it is local to each core or already in L1 (``reads_dram``). Its
+An input ``X`` is read from DRAM unless it is local to each core or placed in L1, sharded or interleaved
+(``reads_dram``; an L1-interleaved input is read from the L1 banks, ``model/l1_banks.py``). Its
 readers per step (``dram_readers``):
 
     readers_X = cores                     every core reads its own block (``Comm.dram``)
@@ -14,11 +15,12 @@ from __future__ import annotations
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.expr import Expr, const
 from loom_explorer.model.quantities import GridQuantities
+from loom_explorer.problem import Placement
 
 
 def reads_dram(q: GridQuantities, tensor: str) -> bool:
-    """Whether ``tensor`` is read from DRAM: it is neither local to each core nor placed in L1."""
-    return q.candidate.comm(tensor) is not Comm.local and not q.problem.placement(tensor).in_l1
+    """Whether ``tensor`` is read from DRAM: it is DRAM-interleaved and not local to each core."""
+    return q.candidate.comm(tensor) is not Comm.local and q.problem.placement(tensor) is Placement.dram
 
 
 def dram_readers(q: GridQuantities, tensor: str) -> Expr:

@@ -10,6 +10,12 @@ Per input ``X`` and streaming step (one block of ``t_X`` tiles, ``B_X = t_X * by
                                        block while the current one is multicast, as TTNN's in1 sender does)
 
 with ``L_read(1) = L_read(2) = L`` and ``L_read(3) = ceil(L/2)`` (two reads in flight hide half of it).
+An L1-interleaved input is read the same way from the worker cores' L1 banks, at the NoC's unicast rate
+and page latency instead of DRAM's (``model/l1_banks.py``: ``r_core = unicast_bytes_per_cycle``,
+``L = L_l1``), and an L1-interleaved output is written to them likewise; neither counts towards ``chip``,
+but their bytes load the NoC: ``banks = ceil(sum_X readers_X * B_X * s / W_link)`` joins the step's max
+beside ``chip``, and a write-back of every core's block at once takes at least ``ceil(cores * B * s /
+W_link)`` (``model/l1_banks.py``).
 All DRAM readers share the chip: ``chip = ceil(sum_X readers_X * B_X / R_chip)`` per step, where
 ``readers_X`` is the number of cores reading ``X`` (all cores, one per row/column, or one). A tile-matmul
 block (``matmul_cycles``), an element-wise op on a tile (``eltwise_op_cycles``), an overlapped step
@@ -34,6 +40,14 @@ from loom_explorer.model.expr import (
     select,
     total,
 )
+from loom_explorer.model.l1_banks import (
+    bank_readers,
+    bank_traffic_cycles,
+    in_l1_banks,
+    page_latency_cycles,
+    reads_l1_banks,
+    transfer_cycles,
+)
 from loom_explorer.model.quantities import GridQuantities
 
 if TYPE_CHECKING:
@@ -43,8 +57,7 @@ from loom_explorer.problem import Problem, ProblemError
 from loom_explorer.program.dsl import Eltwise
 
 
-def _read_latency(q: GridQuantities, tensor: str) -> Expr:
-    lat = q.hw.dram.read_latency_cycles
+def _read_latency(q: GridQuantities, tensor: str, lat: int) -> Expr:
     return select(q.depth[tensor], {1: lat, 2: lat, 3: -(-lat // 2)})
 
 
@@ -53,9 +66,13 @@ def block_bytes(q: GridQuantities, tensor: str) -> Expr:
 
 
 def read_cycles(q: GridQuantities, tensor: str) -> Expr:
+    if reads_l1_banks(q, tensor):
+        return transfer_cycles(q, block_bytes(q, tensor)) + _read_latency(q, tensor, page_latency_cycles(q.hw))
     if not reads_dram(q, tensor):
         return const(0)
-    return ceil_rate(block_bytes(q, tensor), q.hw.dram.core_read_bytes_per_cycle) + _read_latency(q, tensor)
+    return ceil_rate(block_bytes(q, tensor), q.hw.dram.core_read_bytes_per_cycle) + _read_latency(
+        q, tensor, q.hw.dram.read_latency_cycles
+    )
 
 
 def multicast_cycles(q: GridQuantities, tensor: str) -> Expr:
@@ -139,12 +156,14 @@ def one_reader_step(
 
 def read_once_cycles(q: GridQuantities, tensors: Sequence[str]) -> Expr:
     """``sum_X (ceil(B_X / r_core) + L_read + mcast_X)``: inputs each core reads once, before its first step
-    (no DRAM term for an input the core does not read from DRAM)."""
+    (no read term for an input the core does not read from DRAM or the L1 banks)."""
     dram = q.hw.dram
     return total(
         (
             ceil_rate(block_bytes(q, t), dram.core_read_bytes_per_cycle) + dram.read_latency_cycles
             if reads_dram(q, t)
+            else transfer_cycles(q, block_bytes(q, t)) + page_latency_cycles(q.hw)
+            if reads_l1_banks(q, t)
             else 0
         )
         + multicast_cycles(q, t)
@@ -163,9 +182,14 @@ def single_buffered(q: GridQuantities, tensor: str) -> Expr:
 
 
 def chip_read_cycles(q: GridQuantities, tensors: Sequence[str]) -> Expr:
-    """``ceil(sum_X readers_X * B_X / R_chip)``: one step's DRAM reads of ``tensors`` by every reader at once."""
+    """``ceil(sum_X readers_X * B_X / R_chip)``: one step's DRAM reads of ``tensors`` by every reader at once;
+    with L1-interleaved inputs among them, also their load on the NoC (``banks``, module docstring)."""
     chip_bytes = total(mul(dram_readers(q, t), block_bytes(q, t)) for t in tensors)
-    return ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
+    chip = ceil_rate(chip_bytes, q.hw.dram.chip_read_bytes_per_cycle)
+    in_banks = [t for t in tensors if reads_l1_banks(q, t)]
+    if not in_banks:
+        return chip
+    return maximum(chip, bank_traffic_cycles(q, total(mul(bank_readers(q, t), block_bytes(q, t)) for t in in_banks)))
 
 
 def op_tile_cycles(q: GridQuantities, op: Eltwise) -> int:
@@ -175,7 +199,8 @@ def op_tile_cycles(q: GridQuantities, op: Eltwise) -> int:
 
 def eltwise_op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
     """Cycles of ``op`` on one tile: the FPU's eltwise cost, or the SFPU cost of the op (the problem's
-    activation for the op ``activation``); 0 when the op is off (its optional operand is off, no
+    activation for the op ``activation``; an activation that chains SFPU ops one after another on the same
+    tile, ``neg+exp+recip``, costs the sum of theirs); 0 when the op is off (its optional operand is off, no
     activation was asked for, or it runs on the causal diagonal and the problem is not causal)."""
     c = hw.compute
     if op.operand is not None and not problem.is_enabled(op.operand):
@@ -187,24 +212,44 @@ def eltwise_op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
     name = problem.activation if op.op == "activation" else op.op
     if name is None:
         return 0
-    if name not in c.sfpu_tile_cycles:
+    unknown = [part for part in name.split("+") if part not in c.sfpu_tile_cycles]
+    if unknown:
         raise ProblemError(
-            f"hardware {hw.name} has no SFPU cost for op {name!r} "
+            f"hardware {hw.name} has no SFPU cost for op {unknown[0]!r} "
             f"(compute.sfpu_tile_cycles has {', '.join(sorted(c.sfpu_tile_cycles))})"
         )
-    return c.sfpu_tile_cycles[name]
+    return sum(c.sfpu_tile_cycles[part] for part in name.split("+"))
 
 
 def dram_write_cycles(q: GridQuantities, tensor: str, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
     """Every core writing ``tiles`` of ``tensor`` to DRAM at once: ``max(ceil(B/w_core), link_f...) +
-    L_write``, ``link_f`` the busiest links of ``tensor``'s write flow (``model/noc_bound.py``)."""
+    L_write``, ``link_f`` the busiest links of ``tensor``'s write flow (``model/noc_bound.py``); to the L1
+    banks for an L1-interleaved ``tensor``: ``ceil(B/w_unicast) + L_l1`` (``model/l1_banks.py``)."""
+    if in_l1_banks(q, tensor):
+        return write_transfer_cycles(q, tensor, tiles) + page_latency_cycles(q.hw)
     return write_transfer_cycles(q, tensor, tiles, links) + q.hw.dram.write_latency_cycles
+
+
+def write_latency_cycles(q: GridQuantities, tensor: str) -> int:
+    """The latency of ``tensor``'s last write: ``L_write`` to DRAM, ``L_l1`` to the L1 banks."""
+    return page_latency_cycles(q.hw) if in_l1_banks(q, tensor) else q.hw.dram.write_latency_cycles
+
+
+def once_read_cycles(q: GridQuantities, tensor: str, nbytes: Expr) -> Expr:
+    """One read of ``nbytes`` of ``tensor`` with its latency: ``ceil(B / r_core) + L`` from DRAM, from the L1
+    banks for an L1-interleaved ``tensor`` (``model/l1_banks.py``)."""
+    if in_l1_banks(q, tensor):
+        return transfer_cycles(q, nbytes) + page_latency_cycles(q.hw)
+    return ceil_rate(nbytes, q.hw.dram.core_read_bytes_per_cycle) + q.hw.dram.read_latency_cycles
 
 
 def write_transfer_cycles(q: GridQuantities, tensor: str, tiles: Expr, links: Sequence[LinkShare] = ()) -> Expr:
     """``max(ceil(B/w_core), link_f...)``: ``dram_write_cycles`` without the write latency (writes that stream
-    one after another pay it once)."""
+        one after another pay it once); ``max(ceil(B/w_unicast), banks)`` for an L1-interleaved ``tensor``, every
+    core writing at once (``model/l1_banks.py``)."""
     nbytes = mul(tiles, q.tile_bytes(tensor))
+    if in_l1_banks(q, tensor):
+        return maximum(transfer_cycles(q, nbytes), bank_traffic_cycles(q, mul(q.cores, nbytes)))
     return maximum(
         ceil_rate(nbytes, q.hw.dram.core_write_bytes_per_cycle),
         *(link.cycles(q, nbytes) for link in links if link.tensor == tensor),

@@ -19,6 +19,10 @@ block, load the links the same way: the busiest link's time is an argument of th
 
 ``noc_bound_cycles`` (reported, not optimised) is the same for the whole run, per flow, and for the DRAM
 banks (``ceil(sum of DRAM bytes / (C * W_bank))``, ``W_bank = dram.channel_peak_bytes_per_cycle``).
+
+A write flow of an L1-interleaved output goes to the worker cores' L1 banks, not to DRAM: it loads no DRAM
+bank and has no DRAM link table, so it is left out of all three (``model/l1_banks.py``); its reads make no
+flow at all (``model/traffic.py`` lists the DRAM reads).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from loom_explorer.model.expr import Expr, bounds, ceil_div, ceil_rate, const, l
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.noc.tables import link_units
+from loom_explorer.problem import Placement
 
 
 def senders(q: GridQuantities, flow: TrafficFlow) -> Expr:
@@ -42,6 +47,11 @@ def senders(q: GridQuantities, flow: TrafficFlow) -> Expr:
         assert flow.group is not None
         return ceil_div(q.cores, flow.group)
     return {"all": q.cores, "row_heads": q.grid_y, "col_heads": q.grid_x, "origin": const(1)}[flow.senders]
+
+
+def _dram_flow(q: GridQuantities, f: TrafficFlow) -> bool:
+    """Whether ``f`` reads or writes DRAM (an L1-interleaved tensor's write flow does not)."""
+    return f.kind in ("dram_read", "dram_write") and q.problem.placement(f.tensor) is not Placement.l1_interleaved
 
 
 def _busiest_link(q: GridQuantities, f: TrafficFlow) -> tuple[Expr, int]:
@@ -92,7 +102,9 @@ def write_link_shares(q: GridQuantities, flows: list[TrafficFlow]) -> list[LinkS
     ``w_core``; the write-back is ``max(ceil(B/w_core), ceil(a_f*B/(u_f*W_link))) + L_write``
     (``model/latency.py``). Kept where the link time can be the larger, as for the step's links."""
     return _binding(
-        q, [f for f in flows if f.kind == "dram_write"], {"dram_write": q.hw.dram.core_write_bytes_per_cycle}
+        q,
+        [f for f in flows if f.kind == "dram_write" and _dram_flow(q, f)],
+        {"dram_write": q.hw.dram.core_write_bytes_per_cycle},
     )
 
 
@@ -117,13 +129,13 @@ def link_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:
         *(
             link_share(q, f).cycles(q, mul(f.bytes, f.count))
             for f in flows
-            if not (f.kind == "gather" and f.group is not None)
+            if not (f.kind == "gather" and f.group is not None) and (f.kind != "dram_write" or _dram_flow(q, f))
         ),
     )
 
 
 def bank_bound_cycles(q: GridQuantities, flows: list[TrafficFlow]) -> Expr:
-    dram = total(mul(senders(q, f), f.bytes, f.count) for f in flows if f.kind in ("dram_read", "dram_write"))
+    dram = total(mul(senders(q, f), f.bytes, f.count) for f in flows if _dram_flow(q, f))
     return ceil_rate(dram, q.hw.dram.channels * q.hw.dram.channel_peak_bytes_per_cycle)
 
 

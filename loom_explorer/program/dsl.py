@@ -217,6 +217,29 @@ class Reduce:
 
 
 @dataclass(frozen=True, slots=True)
+class Gather:
+    """``out[p, c] = sum_{j < rows} w[p, j] * table[index[p, j], c]``: every output row reads ``rows`` rows of
+    ``table`` at data-dependent positions that the ``index`` tensor names (an *indirect* access map).
+
+    ``table``'s first dimension is the one ``index`` selects along: no iteration walks it, so no other tensor
+    names it; its other dimensions are the last ones of ``out`` (a row of the table is a row of the output).
+    ``index`` holds, per output row, the ``rows`` row numbers (and, for ``rows > 1``, their weights).
+    ``rows=1`` copies one row (an embedding lookup); ``rows=4`` is a bilinear sample (four neighbours,
+    weighted)."""
+
+    out: str
+    table: str
+    index: str
+    rows: int = 1
+
+    def __post_init__(self) -> None:
+        for field_name in ("out", "table", "index"):
+            _tensor_ref("Gather", field_name, getattr(self, field_name))
+        if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
+            raise ProgramError(f"Gather into {self.out!r}: rows {self.rows!r} must be a whole number >= 1")
+
+
+@dataclass(frozen=True, slots=True)
 class Move:
     """``dst[...] = src[...]``: every element of ``src`` copied to ``dst``, each placed as the two access maps
     say. The maps name the same dimensions, in any order (a different order permutes: ``src[H, W]`` into
@@ -233,7 +256,7 @@ class Move:
         _tensor_ref("Move", "dst", self.dst)
 
 
-Op = Matmul | Eltwise | Reduce | Move
+Op = Matmul | Eltwise | Reduce | Gather | Move
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +294,7 @@ class TileProgram:
         parts: tuple[tuple[str, tuple[type, ...], str], ...] = (
             ("dims", (Dim,), "Dim"),
             ("tensors", (Tensor,), "Tensor"),
-            ("ops", (Matmul, Eltwise, Reduce, Move), "Matmul, Eltwise, Reduce or Move"),
+            ("ops", (Matmul, Eltwise, Reduce, Gather, Move), "Matmul, Eltwise, Reduce, Gather or Move"),
         )
         for field_name, classes, wanted in parts:
             items = getattr(self, field_name)
@@ -306,6 +329,8 @@ class TileProgram:
                 out = op.out
             elif isinstance(op, Reduce):
                 used, out = (op.out, op.operand), op.out
+            elif isinstance(op, Gather):
+                used, out = (op.out, op.table, op.index), op.out
             elif isinstance(op, Move):
                 used, out = (op.src, op.dst), op.dst
             else:

@@ -25,13 +25,15 @@ from loom_explorer.accuracy.ingest import (
     choose_hardware,
     read_ops_perf_bytes,
 )
+from loom_explorer.accuracy.op_coverage import OpCodeCoverage, op_code_coverage
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.data import CAPTURES, capture_path
+from loom_explorer.data import CAPTURE_CHIPS, CAPTURES, capture_path
 from loom_explorer.hardware import list_hardware, load_hardware
 from loom_explorer.problem import Problem
 from loom_explorer.store import Measurement, open_store
 
 OPS_COLUMNS = ["op", "calls", "measured us", "as run us", "best us", "gain ms", "best candidate / why not"]
+COVERAGE_COLUMNS = ["op code", "rows", "device ms", "share %", "predicted %", "error %", "kernel / why not"]
 NO_CHOICE = ""  # the hardware choice "the chip the report names"
 
 
@@ -118,8 +120,15 @@ def analyse(
             f"{source.label}: no matmul, attention, norm or element-wise op the model reads "
             f"({len(report.skipped)} rows skipped)"
         )
+    stated = CAPTURE_CHIPS.get(source.capture or "") if not hw else None
+    grid: tuple[int, int] | None
     try:
-        hw_name, grid, chip = choose_hardware(report, hw or None)
+        if stated is not None:  # a shipped capture that does not name its chip: the one its README argues
+            hw_name, (columns, rows) = stated
+            grid = (columns, rows)
+            chip = f"{hw_name}, {columns}x{rows} grid (stated for this shipped capture: it does not name its chip)"
+        else:
+            hw_name, grid, chip = choose_hardware(report, hw or None)
     except IngestError:
         raise IngestError(
             f"{source.label}: the report does not say which chip it ran on; choose it under 'Predict on'"
@@ -156,6 +165,39 @@ def ops_frame(result: ImproveReport) -> pd.DataFrame:
         for o in result.ops
     ]
     frame: pd.DataFrame = pd.DataFrame(rows, columns=OPS_COLUMNS, dtype=object)
+    return frame
+
+
+def op_codes(analysis: Analysis) -> tuple[OpCodeCoverage, ...]:
+    """The report's coverage by op code (``op_coverage``), most device time first."""
+    return op_code_coverage(analysis.report, analysis.measurements())
+
+
+def _pct(x: float | None) -> float | None:
+    return round(100 * x, 1) if x is not None else None
+
+
+def coverage_frame(analysis: Analysis) -> pd.DataFrame:
+    """One row per op code of the report (``op_codes``): rows, device ms, share of the report's device time,
+    the share of its time predicted, the error on that time (predicted vs measured) and the kernel it was
+    costed as, or why not. A missing figure is None (an empty cell, never NaN)."""
+    rows = []
+    for c in op_codes(analysis):
+        what = ", ".join(c.kernels)
+        if c.reason:
+            what = f"{what}; rest: {c.reason}" if what else c.reason
+        rows.append(
+            {
+                "op code": c.op_code,
+                "rows": c.rows,
+                "device ms": round(c.device_ns / 1e6, 3),
+                "share %": _pct(c.share),
+                "predicted %": _pct(c.predicted_share),
+                "error %": _pct(c.error),
+                "kernel / why not": what,
+            }
+        )
+    frame: pd.DataFrame = pd.DataFrame(rows, columns=COVERAGE_COLUMNS, dtype=object)
     return frame
 
 

@@ -1,6 +1,7 @@
-"""The explorer's "Profiler report" section: open a device-profiler report, see every matmul and attention op
-with the config it ran, the best config ttnn can run instead and the predicted gain (``loom-explorer
-improve``), and open an op in the explorer.
+"""The explorer's "Profiler report" section: open a device-profiler report, see its coverage by op code
+(``accuracy/op_coverage.py``: each op code's device time, predicted or why not, and the error), every matmul
+and attention op with the config it ran, the best config ttnn can run instead and the predicted gain
+(``loom-explorer improve``), and open an op in the explorer.
 
 The report is a shipped capture chosen by name, or the user's own ``ops_perf_results_*.csv[.gz]`` uploaded
 through the page: its bytes are parsed, its file name only labels it, and no path from the page is ever
@@ -40,6 +41,7 @@ from loom_explorer.ui.profiler import (
     OpenedOp,
     ReportSource,
     analyse,
+    coverage_frame,
     open_op,
     ops_frame,
     record,
@@ -157,8 +159,21 @@ class ProfilerPage:
             formatters={"best candidate / why not": {"type": "textarea"}},
             widths={"best candidate / why not": 380},
         )
-        # the ops table joins the page with the first report: until then the page is the lighter for it
+        self.coverage = pn.widgets.Tabulator(
+            None,
+            disabled=True,
+            show_index=False,
+            pagination="local",
+            page_size=OPS_PAGE,
+            sizing_mode="stretch_width",
+            layout="fit_data_stretch",
+            css_classes=["profiler-coverage"],
+            formatters={"kernel / why not": {"type": "textarea"}},
+            widths={"kernel / why not": 420},
+        )
+        # the tables join the page with the first report: until then the page is the lighter for them
         self.table_place = pn.Column(sizing_mode="stretch_width")
+        self.coverage_place = pn.Column(sizing_mode="stretch_width")
         self.opened = pn.pane.HTML("", css_classes=["profiler-opened"], sizing_mode="stretch_width")
         self.w_capture.param.watch(self._on_capture, "value")
         self.w_upload.param.watch(self._on_upload, "value")
@@ -172,10 +187,10 @@ class ProfilerPage:
         return pn.Column(
             "### Profiler report",
             pn.pane.Markdown(
-                "A tt-metal device-profiler report: every matmul and attention op with the config it "
-                "ran, the best config ttnn can run instead and the predicted gain (`loom-explorer "
-                "improve`). Click an op to open it in the explorer above; the Measure chart below "
-                "marks its measured time.",
+                "A tt-metal device-profiler report: every op code's share of the device time, predicted "
+                "or why not, and every matmul and attention op with the config it ran, the best config "
+                "ttnn can run instead and the predicted gain (`loom-explorer improve`). Click an op to "
+                "open it in the explorer above; the Measure chart below marks its measured time.",
                 sizing_mode="stretch_width",
             ),
             pn.FlexBox(
@@ -189,6 +204,7 @@ class ProfilerPage:
             self.status,
             self.error,
             self.summary,
+            self.coverage_place,
             self.table_place,
             self.b_record,
             self.opened,
@@ -271,8 +287,17 @@ class ProfilerPage:
     def _set_table(self, analysis: Analysis | None) -> None:
         self.table.selection = []
         self.table.value = ops_frame(analysis.result) if analysis is not None else None
+        self.coverage.value = coverage_frame(analysis) if analysis is not None else None
         if analysis is not None and not self.table_place.objects:
             self.table_place.objects = [self.table]
+            self.coverage_place.objects = [
+                pn.pane.Markdown(
+                    "**Coverage by op code**: every op code's device time, the share the model predicts and "
+                    "its error (predicted vs measured), or why it is not predicted",
+                    sizing_mode="stretch_width",
+                ),
+                self.coverage,
+            ]
 
     # ------------------------------------------------------------------ opening an op
     def open(self, key: str) -> OpenedOp | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from loom_explorer import cli
-from loom_explorer.accuracy.captures_table import capture_row, table
+from loom_explorer.accuracy.captures_table import capture_row, document
 from loom_explorer.accuracy.improve import improve_report
 from loom_explorer.accuracy.improve_configs import ImproveFileError, read_config
 from loom_explorer.accuracy.ingest import (
@@ -22,7 +22,7 @@ from loom_explorer.accuracy.ingest import (
     read_ops_perf_bytes,
     report_measurements,
 )
-from loom_explorer.data import CAPTURES, capture_path
+from loom_explorer.data import CAPTURE_CHIPS, CAPTURES, capture_path
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIP = "wh_clip_encoder_2.csv.gz"
@@ -34,6 +34,7 @@ TOLD = [
     ("bh_8xp150_deepseek_v3_d_p.csv.gz", "blackhole_p150a", (11, 10)),  # 110 workers on 8 devices: not a p100a
     ("bh_p100_dlv3.csv.gz", "blackhole_p100a", (11, 10)),  # 110 workers, one device
     ("bh20_oft.csv.gz", "blackhole_p150a", (5, 4)),
+    ("bh_invalid_trace_decode_window.csv.gz", "blackhole_p100a", (11, 10)),  # 110 workers, one device
 ]
 
 
@@ -48,6 +49,16 @@ def run(*argv: str) -> tuple[int, str, str]:
 def test_the_chip_and_grid_are_told_from_the_capture(name: str, hardware: str, grid: tuple[int, int]) -> None:
     hw, told, why = choose_hardware(read_ops_perf(capture_path(name)))
     assert (hw, told) == (hardware, grid) and "told from the capture" in why
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURE_CHIPS))
+def test_a_capture_that_names_no_chip_is_predicted_on_the_one_stated_for_it(name: str) -> None:
+    assert {n for n, _, _ in TOLD} | set(CAPTURE_CHIPS) == set(CAPTURES)
+    with pytest.raises(IngestError, match="no DEVICE ARCH column"):
+        choose_hardware(read_ops_perf(capture_path(name)))
+    row = capture_row(name)
+    assert (row.hardware, row.grid, row.stated) == (*CAPTURE_CHIPS[name], True)
+    assert "(stated: not in the capture)" in row.markdown()
 
 
 def test_every_real_capture_is_mostly_covered_where_it_can_be() -> None:
@@ -65,9 +76,9 @@ def test_every_real_capture_is_mostly_covered_where_it_can_be() -> None:
 
 
 def test_docs_state_the_coverage_of_every_capture() -> None:
-    """docs/accuracy.md carries the table ``python -m loom_explorer.accuracy.captures_table`` prints."""
+    """docs/accuracy.md carries the tables ``python -m loom_explorer.accuracy.captures_table`` prints."""
     text = (ROOT / "docs" / "accuracy.md").read_text()
-    for line in table():
+    for line in document():
         assert line in text, line
 
 

@@ -42,6 +42,7 @@ from loom_explorer.accuracy.ingest import (
     summary_json,
 )
 from loom_explorer.hardware.schema import DataFormat, Fidelity
+from loom_explorer.problem import Placement
 from loom_explorer.store import ResultsStore
 
 DATA = Path(__file__).parent / "data"
@@ -172,11 +173,12 @@ def test_minimal_matmul_is_costed_as_the_multicast_matmul_of_its_blocks() -> Non
     assert (cfg.in0_block_w, cfg.per_core_M, cfg.out_block_h, cfg.out_block_w) == (8, 2, 2, 8)
 
 
-def test_l1_interleaved_operands_are_costed_as_interleaved_and_said() -> None:
+def test_l1_interleaved_operands_are_placed_in_the_l1_banks_and_said() -> None:
     _, ops, _ = _by_row(V2)
     op = ops[12]
-    assert op.config is not None and op.config.memory["out"] == "DRAM"
-    assert "OUTPUT_0 L1-interleaved: costed as DRAM-interleaved" in op.note
+    assert op.config is not None and op.config.memory["out"] == "L1_INTERLEAVED"
+    assert op.config.placements()["out"] is Placement.l1_interleaved
+    assert "OUTPUT_0 L1-interleaved: its pages moved over the NoC" in op.note
 
 
 def test_older_format_in_another_column_order_reads_the_same() -> None:

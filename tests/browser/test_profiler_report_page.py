@@ -56,7 +56,23 @@ def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: t
     assert gains and gains == sorted(gains, reverse=True) and gains[0] > 0
     shown = page.page.locator(".profiler-ops .tabulator-cell").all_inner_texts()
     assert not {"NaN", "nan", "None"} & {t.strip() for t in shown}
-    for css in (".profiler-capture", ".profiler-upload", ".profiler-hw", ".profiler-run", ".profiler-ops"):
+    # the coverage by op code: every op code, most device time first, predicted or why not
+    coverage = '.profiler-coverage .tabulator-row .tabulator-cell[tabulator-field="{}"]'
+    page.page.locator(coverage.format("op code")).first.wait_for()
+    codes = [t.strip() for t in page.page.locator(coverage.format("op code")).all_inner_texts()]
+    assert codes[0] == "MinimalMatmulOp", codes
+    shares = [float(t) for t in page.page.locator(coverage.format("share %")).all_inner_texts()]
+    assert shares == sorted(shares, reverse=True) and shares[0] > 0
+    shown = page.page.locator(".profiler-coverage .tabulator-cell").all_inner_texts()
+    assert not {"NaN", "nan", "None"} & {t.strip() for t in shown}
+    for css in (
+        ".profiler-capture",
+        ".profiler-upload",
+        ".profiler-hw",
+        ".profiler-run",
+        ".profiler-ops",
+        ".profiler-coverage",
+    ):
         box = page.page.locator(css).first.bounding_box()
         assert box and box["x"] + box["width"] <= VIEWPORT_WIDTH, (css, box)  # inside the page's width
     measured_us = float(_cells(page, "measured us")[0])

@@ -18,6 +18,7 @@ from loom_explorer.errors import EXIT_BAD_INPUT, LoomError
 from loom_explorer.program import (
     Dim,
     Eltwise,
+    Gather,
     KernelError,
     Matmul,
     ProgramError,
@@ -95,7 +96,7 @@ def test_a_part_that_cannot_be_is_refused_naming_it(build, says) -> None:
         ({"ops": (Matmul("a", "b", "c"), Eltwise("gelu", "a"))}, r"op Eltwise\(op='gelu', tensor='a'.* writes input a"),
         (
             {"ops": (Matmul("a", "b", "c"), "gelu")},
-            r"program probe: ops\[1\] is a str, not a Matmul, Eltwise, Reduce or Move",
+            r"program probe: ops\[1\] is a str, not a Matmul, Eltwise, Reduce, Gather or Move",
         ),
         ({"dims": (Dim("M", "parallel"), Dim("N", "parallel"), "K")}, r"program probe: dims\[2\] is a str, not a Dim"),
         (
@@ -224,3 +225,27 @@ def test_serve_refuses_a_kernel_file_that_exits_naming_the_flag_and_the_file(tmp
     path.write_text("import sys\nsys.exit(0)\n")
     with pytest.raises(CatalogError, match=rf"^--kernel {path}: {path}: exits while being imported"):
         Catalog.build(kernel_files=[path])
+
+
+def _gather_program(op: Gather) -> TileProgram:
+    return TileProgram(
+        name="lookup",
+        description="",
+        dims=(Dim("P", "parallel", tile=1), Dim("C", "parallel"), Dim("R", "parallel", tile=1)),
+        tensors=(
+            Tensor("table", ("R", "C"), "input"),
+            Tensor("index", ("P",), "input"),
+            Tensor("y", ("P", "C"), "output"),
+        ),
+        ops=(op,),
+    )
+
+
+def test_a_gather_is_an_op_whose_tensors_are_checked_like_any_other() -> None:
+    assert _gather_program(Gather("y", "table", "index", rows=4)).ops == (Gather("y", "table", "index", rows=4),)
+    with pytest.raises(ProgramError, match="rows 0 must be a whole number >= 1"):
+        Gather("y", "table", "index", rows=0)
+    with pytest.raises(ProgramError, match="names unknown tensors"):
+        _gather_program(Gather("y", "table", "idx"))
+    with pytest.raises(ProgramError, match="writes input table"):
+        _gather_program(Gather("table", "table", "index"))

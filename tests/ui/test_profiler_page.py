@@ -15,14 +15,16 @@ from panel.models.tabulator import CellClickEvent
 
 from loom_explorer.accuracy.improve import Improvement
 from loom_explorer.accuracy.ingest import IngestError
-from loom_explorer.data import CAPTURES, capture_path
+from loom_explorer.data import CAPTURE_CHIPS, CAPTURES, capture_path
 from loom_explorer.store import open_store
 from loom_explorer.ui.explorer import Explorer
 from loom_explorer.ui.profiler import (
+    COVERAGE_COLUMNS,
     OPS_COLUMNS,
     CannotOpen,
     ReportSource,
     analyse,
+    coverage_frame,
     open_op,
     ops_frame,
     problem_key,
@@ -219,3 +221,25 @@ def test_opening_a_problem_of_another_kernel_keeps_its_shape(store: str) -> None
             explorer.open_problem({"path": "/etc/passwd"})
     finally:
         explorer.close()
+
+
+def test_the_coverage_by_op_code_is_tabulated_beside_the_ops(page: ProfilerPage) -> None:
+    page.w_capture.value = "bh_p100_dlv3.csv.gz"
+    assert page.analysis is not None and not page.error.visible
+    frame = page.coverage.value
+    assert list(frame.columns) == COVERAGE_COLUMNS and _no_nan(frame)
+    rows = {r["op code"]: r for r in frame.to_dict("records")}
+    assert rows["Matmul"]["predicted %"] == 100.0 and rows["Matmul"]["kernel / why not"] == "gemm"
+    assert rows["Conv2dDeviceOperation"]["predicted %"] == 0.0 and rows["Conv2dDeviceOperation"]["error %"] is None
+    assert rows["Conv2dDeviceOperation"]["kernel / why not"]  # why it is not predicted
+    assert sum(r["share %"] for r in rows.values()) == pytest.approx(100.0, abs=0.1 * len(rows))
+    assert frame.equals(coverage_frame(page.analysis))
+    assert page.coverage in page.coverage_place.objects
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURE_CHIPS))
+def test_a_shipped_capture_that_names_no_chip_is_predicted_on_the_stated_one(name: str) -> None:
+    analysis = analyse(ReportSource.shipped(name))
+    assert (analysis.hw_name, analysis.grid) == CAPTURE_CHIPS[name]
+    assert "stated for this shipped capture" in analysis.result.chip
+    assert analyse(ReportSource.shipped(name), hw="blackhole_p150a").hw_name == "blackhole_p150a"

@@ -32,8 +32,10 @@ from loom_explorer.accuracy.capture import (
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.contraction.published import ERROR_FAMILY, KERNEL
 from loom_explorer.families.contraction.published_runs import PUBLISHED
-from loom_explorer.families.contraction.ttnn_config import TtnnMatmulConfig, parse_config
+from loom_explorer.families.contraction.shard_config import ShardSkip, derived_config
+from loom_explorer.families.contraction.ttnn_config import MEMORY, TtnnMatmulConfig, parse_config
 from loom_explorer.families.contraction.ttnn_mapping import ONE_D, TWO_D
+from loom_explorer.problem import Placement
 from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 MATMUL_OP_CODES = frozenset({"matmul", "matmuldeviceoperation", "minimalmatmulop"})
@@ -43,6 +45,34 @@ MAPPED_CONFIGS = ("MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCore
 def error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
     """``matmul`` for the ``gemm`` kernel, None for any other."""
     return ERROR_FAMILY if kernel == KERNEL else None
+
+
+def _no_config(
+    attrs: dict[str, str], memory: dict[str, str], compute: dict[str, object], tiles: tuple[int, int, int]
+) -> tuple[_MatmulSource, bool, str | None]:
+    """``_matmul_config`` of a call without a program config: ``None`` (ttnn's auto-config) with every operand
+    interleaved, the config ttnn derives from in0's shard spec (``shard_config.py``) with in0 sharded."""
+    activation = fused_activation(attrs.get("user_fused_activation", ""))
+    sharded = sorted(t for t, m in memory.items() if m not in ("DRAM", "L1_INTERLEAVED"))
+    if not sharded:
+        return None, False, activation
+    if memory.get("in0", "DRAM") in ("DRAM", "L1_INTERLEAVED"):
+        raise RowSkip(
+            f"no program_config with {', '.join(sharded)} sharded and in0 interleaved: ttnn's pick for a "
+            "sharded output or in1 (create_simple_matmul_program_config) is not modelled"
+        )
+    try:
+        raw = derived_config(
+            memory,
+            attrs.get("output_mem_config", ""),
+            tiles,
+            bool(flag(attrs.get("user_run_batched", ""))),
+            bool(compute.get("fp32_dest_acc_en")),
+        )
+        cfg = parse_config({**raw, "memory": memory, "compute": compute}, "derived program_config")
+    except (ShardSkip, ConfigError) as exc:
+        raise RowSkip(str(exc)) from None
+    return cfg, True, activation
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,21 +92,17 @@ _MatmulSource = TtnnMatmulConfig | _MinimalBlocks | None  # None: no program con
 
 
 def _matmul_config(
-    attrs: dict[str, str], memory: dict[str, str], compute: dict[str, object]
+    attrs: dict[str, str], memory: dict[str, str], compute: dict[str, object], tiles: tuple[int, int, int]
 ) -> tuple[_MatmulSource, bool, str | None]:
     """(config, fuse_batch, fused activation) from ATTRIBUTES' ``program_config`` (``Matmul``) or ``config``
-    (``MinimalMatmulOp``); no config at all is ``None`` (ttnn's auto-config, predicted as ttnn picks it)."""
+    (``MinimalMatmulOp``); no config at all is ``None`` (ttnn's auto-config, predicted as ttnn picks it), or,
+    in0 sharded, the config ttnn derives from its shard spec (``shard_config.py``; ``tiles``: Mt with in0's
+    batch folded in, Kt, Nt)."""
     text = attrs.get("program_config", "")
     if text.lower() in NO_VALUE and attrs.get("config", "").lower() not in NO_VALUE:
         text = attrs["config"]
     if text.lower() in NO_VALUE:
-        sharded = sorted(t for t, m in memory.items() if m != "DRAM")
-        if sharded:
-            raise RowSkip(
-                f"no program_config with {', '.join(sharded)} sharded: ttnn derives the config from the "
-                "shard spec, which the report does not print"
-            )
-        return None, False, fused_activation(attrs.get("user_fused_activation", ""))
+        return _no_config(attrs, memory, compute, tiles)
     parsed = parse_struct(text)
     if parsed is None:
         raise RowSkip(f"program_config {text[:80]!r} is not a readable config")
@@ -160,12 +186,13 @@ def _minimal_as_2d(
 
 @lru_cache(maxsize=4096)
 def _cached_matmul_config(
-    text: str, memory: tuple[tuple[str, str], ...]
+    text: str, memory: tuple[tuple[str, str], ...], tiles: tuple[int, int, int]
 ) -> tuple[_MatmulSource, bool, str | None] | str:
-    """``_matmul_config`` of ATTRIBUTES ``text`` once per distinct (text, memory); a skip as its reason."""
+    """``_matmul_config`` of ATTRIBUTES ``text`` once per distinct (text, memory, tiles); a skip as its
+    reason."""
     attrs, compute = attributes_of(text)
     try:
-        return _matmul_config(attrs, dict(memory), compute)
+        return _matmul_config(attrs, dict(memory), compute, tiles)
     except RowSkip as why:
         return str(why)
 
@@ -185,7 +212,8 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
     memory = {t: tensor_memory(row, col, notes) for t, col in tensors.items()}
     dtype = tensor_format(row, "INPUT_0")
     formats = {t: tensor_format(row, col, dtype) for t, col in tensors.items()}
-    config = _cached_matmul_config(attributes, tuple(sorted(memory.items())))
+    mkn_tiles = (a[0] * a[1] * math.ceil(m / 32), math.ceil(k / 32), math.ceil(n / 32))  # batch folded, padded
+    config = _cached_matmul_config(attributes, tuple(sorted(memory.items())), mkn_tiles)
     if isinstance(config, str):
         raise RowSkip(config)
     source, fuse_batch, activation = config
@@ -208,6 +236,8 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
     elif source is None:
         fuse_batch = True  # ttnn's auto-config folds an unbatched in1's batch into M
         notes.append("no program_config: predicted with the config ttnn picks (matmul auto-config)")
+    elif all(attrs.get(key, "").lower() in NO_VALUE for key in ("program_config", "config")):
+        notes.append("no program_config: predicted with the config ttnn derives from in0's shard spec")
     cfg = source
     shape = {"M": m, "K": k, "N": n, **({"batch": max(batch, in1_batch)} if max(batch, in1_batch) > 1 else {})}
     model_shape: dict[str, int] | None = {"M": m, "K": k, "N": n}
@@ -243,6 +273,7 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
         batch_repeats=repeats,
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(notes),
+        placements={t: MEMORY[m] for t, m in memory.items() if MEMORY[m] is not Placement.dram} if cfg is None else {},
     )
 
 

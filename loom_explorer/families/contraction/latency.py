@@ -42,6 +42,7 @@ from loom_explorer.model.latency import (
     data_movement_cycles,
     dram_write_cycles,
     matmul_cycles,
+    once_read_cycles,
     op_tile_cycles,
     overlapped_step,
 )
@@ -95,6 +96,8 @@ def epilogue_cycles(q: ContractionQuantities) -> Expr:
 
 
 def writes_dram(q: ContractionQuantities) -> bool:
+    """Whether the output is written over the NoC: to DRAM, or to the L1 banks when L1-interleaved
+    (``model/latency.py``: ``dram_write_cycles``); a sharded output stays where it is computed."""
     return not q.problem.placement(q.con.matmul.out).in_l1
 
 
@@ -106,11 +109,7 @@ def write_cycles(q: ContractionQuantities, tiles: Expr, links: Sequence[LinkShar
 
 def fill_cycles(q: ContractionQuantities) -> Expr:
     first = maximum(*(data_movement_cycles(q, t) for t in q.inputs))
-    extra = total(
-        ceil_rate(mul(q.share_tiles(t), q.tile_bytes(t)), q.hw.dram.core_read_bytes_per_cycle)
-        + q.hw.dram.read_latency_cycles
-        for t in q.auxiliary_inputs
-    )
+    extra = total(once_read_cycles(q, t, mul(q.share_tiles(t), q.tile_bytes(t))) for t in q.auxiliary_inputs)
     return first + extra
 
 

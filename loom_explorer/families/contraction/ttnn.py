@@ -42,7 +42,7 @@ from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.targets.ttnn.op import ProgramConfigs, TtnnOp, ttnn_memory
-from loom_explorer.targets.ttnn.sharding import DRAM, ranges_filling_rows, sharded
+from loom_explorer.targets.ttnn.sharding import DRAM, interleaved, ranges_filling_rows, sharded
 
 
 def _matmul_runs(problem: Problem, cand: Candidate) -> bool:
@@ -92,8 +92,8 @@ def _matmul_memory(schedule: SymbolicSchedule, v: dict[str, int]) -> dict[str, o
     memory: dict[str, object] = {}
     for tensor in (mm.a, mm.b, mm.out):
         placement = problem.placement(tensor)
-        if not placement.in_l1:
-            memory[tensor] = DRAM
+        if placement.interleaved:
+            memory[tensor] = interleaved(placement) or DRAM
             continue
         spec: dict[str, object] | None = None
         if placement is Placement.l1_block and (m_axis, n_axis) == ("y", "x"):

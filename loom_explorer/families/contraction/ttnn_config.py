@@ -37,6 +37,7 @@ from loom_explorer.families.contraction.ttnn_mapping import (
     schedule_values,
 )
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mapping.candidate import Comm
 from loom_explorer.mapping.enumerate import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.schedule import SymbolicSchedule
@@ -71,6 +72,7 @@ SUBBLOCK_ORDER = (
 )
 MEMORY = {
     "DRAM": Placement.dram,
+    "L1_INTERLEAVED": Placement.l1_interleaved,
     "L1_BLOCK_SHARDED": Placement.l1_block,
     "L1_HEIGHT_SHARDED": Placement.l1_height,
     "L1_WIDTH_SHARDED": Placement.l1_width,
@@ -175,9 +177,20 @@ def evaluate_config(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
 
 
 def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -> SymbolicSchedule:
-    """The symbolic schedule of the candidate ``cfg`` runs."""
+    """The symbolic schedule of the candidate ``cfg`` runs.
+
+    The enumerator does not spread a dimension of one tile, so a config whose blocks keep one core busy (a
+    1-D config over an M or N of one block) has no spread candidate; ttnn runs it on that one core, its
+    sender reading both inputs and multicasting to no other core: the single-core candidate, both inputs
+    read by the core (``single_core|in0=dram,in1=dram`` for DRAM operands)."""
     row = layout(cfg)
-    candidate = next((c for c in enumerate_candidates(problem) if row.runs(c, "M", "N", "in0", "in1")), None)
+    candidates = enumerate_candidates(problem)
+    candidate = next((c for c in candidates if row.runs(c, "M", "N", "in0", "in1")), None)
+    if candidate is None and _one_core(problem, cfg):
+        candidate = next(
+            (c for c in candidates if not c.axes and all(c.comm(t) in (Comm.dram, Comm.local) for t in ("in0", "in1"))),
+            None,
+        )
     if candidate is None:
         flag = f"{row.flag}={row.flag_value}"
         raise ConfigError(
@@ -185,6 +198,13 @@ def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
             f"(placements {dict(problem.placements) or 'DRAM'})"
         )
     return build_schedule(hw, problem, candidate)
+
+
+def _one_core(problem: Problem, cfg: TtnnMatmulConfig) -> bool:
+    """Whether ``cfg``'s blocks keep one core busy on ``problem``."""
+    tiles = (problem.tiles("M"), problem.tiles("N"), problem.tiles("K"))
+    values = schedule_values(layout(cfg), matmul_args(cfg), tiles)
+    return values["grid_x"] * values["grid_y"] == 1
 
 
 def evaluate_on(schedule: SymbolicSchedule, cfg: TtnnMatmulConfig) -> Evaluated:
@@ -219,44 +239,66 @@ def ttnn_default_config(hw: HardwareSpec, problem: Problem) -> TtnnMatmulConfig:
 
 
 def ttnn_default_evaluated(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatmulConfig, Evaluated]:
-    """The config ttnn picks for a DRAM-interleaved matmul called without a program config or a core grid
-    (``create_simple_matmul_program_config`` in ttnn's ``matmul_op.cpp``; reference section 4):
+    """The config ttnn picks for an interleaved matmul called without a program config or a core grid
+    (``create_simple_matmul_program_config`` in ttnn's ``matmul_op.cpp``; reference section 4; since
+    ``ttnn/cpp/ttnn/operations/matmul/device/config/matmul_program_config.cpp`` @001cea9a):
 
     1. a square trial block ``f x f`` per core, ``f`` the first of 16, 8, 4, 2 whose circular buffers fit
        L1 with ``in0_block_w = 2`` (``get_per_core_factor``), gives ``ceil(Mt/f)`` rows by ``ceil(Nt/f)``
        columns of blocks; unless that is one block or does not fit the grid, a single row of blocks takes
        the 1-D config multicasting in0 and a single column the 1-D config multicasting in1
-       (``get_core_range``), as does a narrow shape (``M/N`` or ``N/M`` above 8, or M or N within one
-       tile: wide multicasts in0, tall in1);
+       (``get_core_range``), as does a narrow shape (``M/N`` or ``N/M`` above 8, or, all operands in DRAM,
+       M or N within one tile: wide multicasts in0, tall in1);
     2. the 1-D config (``get_mcast_1d_config``): all of M (in0 multicast) or all of N (in1 multicast) per
        core, the other side split over every core of the grid, ``in0_block_w`` 2 (1 when ``Kt`` is odd);
-    3. otherwise the 2-D multicast config: ``per_core_M = ceil(Mt/grid_y)``, ``per_core_N =
-       ceil(Nt/grid_x)``, ``in0_block_w = Kt/grid_x`` when that divides ``Kt`` (else 1);
+    3. otherwise the 2-D multicast config: all operands in DRAM, ``per_core_M = ceil(Mt/grid_y)``,
+       ``per_core_N = ceil(Nt/grid_x)``, ``in0_block_w = Kt/grid_x`` when that divides ``Kt`` (else 1);
+       with an operand L1-interleaved (``all_dram_interleaved`` false), the trial block itself:
+       ``per_core_M = per_core_N = f``, ``in0_block_w`` 2 (1 when ``Kt`` is odd), the output block the
+       whole ``f x f`` and sub-blocks ``4 x 2`` when ``f = 2``, else ``1 x 2``, on the whole grid; when the
+       blocks are one or more than the grid has cores ttnn takes ``MatmulMultiCoreProgramConfig``, which the
+       model does not map (ConfigError);
 
-    then the output block: the per-core block or, when that does not fit L1, the largest near-square block
-    of divisors that does (``output_blocks``), and the first legal sub-block of ttnn's search order.
+    then, for the DRAM 2-D config and the 1-D config, the output block: the per-core block or, when that
+    does not fit L1, the largest near-square block of divisors that does (``output_blocks``), and the
+    first legal sub-block of ttnn's search order.
 
     Returned with its evaluation (what ``evaluate_config`` gives for it), on the one schedule built."""
     mt, nt, kt = (problem.tiles(d) for d in ("M", "N", "K"))
     m, n = problem.elements("M"), problem.elements("N")
     gx, gy = hw.grid.columns, hw.grid.rows
-    narrow = max(m, n) // min(m, n) > NARROW_RATIO or min(m, n) <= 32
+    all_dram = all(problem.placement(t) is Placement.dram for t in memory_tensors(problem))
+    narrow = max(m, n) // min(m, n) > NARROW_RATIO or (all_dram and min(m, n) <= 32)
     pair_w = 2 if kt % 2 == 0 else 1
     f = _per_core_factor(hw, problem, pair_w)
     rows, cols = math.ceil(mt / f), math.ceil(nt / f)
     spread = (rows, cols) != (1, 1) and rows <= gy and cols <= gx  # get_core_range is not (0, 0)
+    if not all_dram and (rows * cols > gx * gy or (rows * cols == 1 and kt % 2)):
+        raise ConfigError(
+            f"with an L1-interleaved operand, {rows}x{cols} blocks of {f}x{f} tiles (Kt={kt}) make ttnn take "
+            "MatmulMultiCoreProgramConfig (no multicast), which the model does not map"
+        )
     mcast_in0: bool | None = None
+    fixed: tuple[int, int] | None = None  # the L1 2-D config's own output sub-block
     if (spread and rows == 1) or (narrow and n > m):
         mcast_in0, pm, pn, ibw = True, mt, math.ceil(math.ceil(n / (gx * gy)) / 32), pair_w
     elif (spread and cols == 1) or narrow:
         mcast_in0, pm, pn, ibw = False, math.ceil(math.ceil(m / (gx * gy)) / 32), nt, pair_w
-    else:
+    elif all_dram:
         pm, pn = math.ceil(mt / gy), math.ceil(nt / gx)
         ibw = kt // gx if kt % gx == 0 and kt >= gx else 1
+    elif spread:
+        pm = pn = f
+        ibw, fixed = pair_w, ((4, 2) if f == 2 else (1, 2))
+    else:
+        raise ConfigError(
+            f"with an L1-interleaved operand, {rows}x{cols} blocks of {f}x{f} tiles make ttnn take "
+            "MatmulMultiCoreProgramConfig (no multicast), which the model does not map"
+        )
     dst = hw.compute.dst_tiles_fp32_acc if problem.fp32_acc else hw.compute.dst_tiles
 
     def config(bh: int, bw: int) -> TtnnMatmulConfig:
-        sub = next(((h, w) for h, w in SUBBLOCK_ORDER if bh % h == 0 and bw % w == 0 and h * w <= dst), (1, 1))
+        sub = fixed or next(((h, w) for h, w in SUBBLOCK_ORDER if bh % h == 0 and bw % w == 0 and h * w <= dst), (1, 1))
         name = TWO_D if mcast_in0 is None else ONE_D
         return TtnnMatmulConfig(
             program_config=name,
@@ -272,12 +314,20 @@ def ttnn_default_evaluated(hw: HardwareSpec, problem: Problem) -> tuple[TtnnMatm
         )
 
     schedule = config_schedule(hw, problem, config(pm, pn))  # every block size runs the same candidate
+    if fixed is not None:
+        return config(pm, pn), evaluate_on(schedule, config(pm, pn))
     for bh, bw in output_blocks(pm, pn):
         cfg = config(bh, bw)
         evaluated = evaluate_on(schedule, cfg)
         if evaluated.result.solution is not None:
             return cfg, evaluated
     return config(1, 1), evaluate_on(schedule, config(1, 1))
+
+
+def memory_tensors(problem: Problem) -> tuple[str, ...]:
+    """in0, in1 and the output of ``problem``'s matmul (whose memory configs ttnn's pick reads)."""
+    mm = analyse_contraction(problem.program).matmul
+    return (mm.a, mm.b, mm.out)
 
 
 def _per_core_factor(hw: HardwareSpec, problem: Problem, in0_block_w: int) -> int:

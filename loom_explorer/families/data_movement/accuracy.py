@@ -249,5 +249,5 @@ ACCURACY = AccuracyOps(
     kernels=("tilize", "untilize", "transpose", "copy", "copy_rows"),
     read_configured=read_row,
     ops_phrase="tilize/untilize, transpose, copy, reshape, slice, concat, typecast",
-    math_free=True,
+    no_math_op_codes=OP_CODES,
 )

@@ -1,54 +1,283 @@
-"""Which element-wise rows of a device-profiler report are the family's shipped kernel, and their shape
-(``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_explorer.accuracy_ops``).
+"""Which element-wise rows of a device-profiler report are the family's shipped kernels, and their shape
+(``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_explorer.accuracy_ops``; docs/elementwise.md).
 
-ttnn runs these ops without a program config on interleaved tensors, and the model costs that run with
-``targets/ttnn/defaults.py`` (the family's split: ``interleaved_default`` in ``ttnn.py``).
-``BinaryNgDeviceOperation`` ``ADD`` / ``SUB`` / ``MUL`` of two tensors of one shape, no fused activation ->
-``binary`` (the model's FPU costs add, subtract and multiply alike: ``compute.eltwise_tile_cycles``); any
-other is an ``OpSkip`` with the reason. The shape is ``H`` = all rows
-(``W*Z*Y`` of INPUT_0, logical) by ``W`` = its last extent ``X``.
+ttnn runs these ops without a program config: on interleaved tensors the model costs its interleaved default
+(``targets/ttnn/defaults.py``, the family's split: ``interleaved_default`` in ``ttnn.py``), on a sharded output
+the op on its shard grid (``sharded.py``). Each row is read as one kernel and its shape ``H`` = all rows
+(``W*Z*Y`` of INPUT_0, logical) by ``W`` = its last extent ``X``; every tensor takes INPUT_0's data format:
+
+* ``BinaryNgDeviceOperation`` / ``BinaryDeviceOperation``: INPUT_0 is ``a``; INPUT_1 of the same shape is ``b``
+  (``binary``, or ``binary_act`` with SFPU ops), a row (one row of ``X`` values) ``b[W]`` (``binary_row`` /
+  ``binary_row_act``), one value or the ``scalar`` attribute ``s`` (``binary_scalar``); the SFPU ops are the op
+  type's (``op_types.BINARY_SFPU``) and the fused ``lhs_activations`` / ``rhs_activations`` /
+  ``post_activations`` (``input_tensor_a_activation`` / ``activations`` of the older op), costed as the
+  activation chain ``op_types.SfpuChain``; a third input (the output ttnn was given) is not read;
+* ``UnaryDeviceOperation``: ``unary``, its ``op_chain`` the activation chain;
+* ``RotaryEmbeddingLlamaDeviceOperation`` (prefill): ``rotary``, INPUT_0..3 = x, cos, sin, the transformation
+  matrix.
+
+Anything else of these op codes is an ``OpSkip`` / ``RowSkip`` with the reason (a column or batch broadcast,
+a broadcast first operand, a scalar with SFPU ops, an op type without a cost, ``TernaryDeviceOperation``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from loom_explorer.accuracy.op_mapping import AccuracyOps, InputShape, InterleavedOp, OpSkip
+from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, tensor_format, tensor_memory
+from loom_explorer.accuracy.op_mapping import AccuracyOps, InputShape, OpSkip
+from loom_explorer.families.elementwise.op_types import SfpuChain, UnknownOp, binary_chain, unary_chain
+from loom_explorer.families.elementwise.sharded import NotSharded, ShardedElementwise, read_shard_spec, shard_tiles
 
 BINARY_OP_CODES = frozenset({"binarydeviceoperation", "binaryngdeviceoperation"})
-BINARY_TYPES = {"ADD", "SUB", "MUL"}
-NO_ACTIVATIONS = {"", "SmallVector([])", "[]", "std::nullopt"}
+UNARY_OP_CODES = frozenset({"unarydeviceoperation"})
+ROTARY_OP_CODES = frozenset({"rotaryembeddingllamadeviceoperation"})
+TERNARY_OP_CODES = frozenset({"ternarydeviceoperation"})
+NO_VALUE = {"", "std::nullopt", "nullopt", "none"}
+_ACTIVATIONS = ("lhs_activations", "rhs_activations", "input_tensor_a_activation")
+_POST_ACTIVATIONS = ("post_activations", "activations")
+_TTNN_BINARY = {"add": "ttnn.add", "sub": "ttnn.subtract", "mul": "ttnn.multiply"}
 
 
-def read_binary(name: str, attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> InterleavedOp:
-    """The kernel and shape of a binary op ``name`` (lower case, no namespace) with ATTRIBUTES ``attrs`` and
-    its inputs' logical shapes (module docstring); OpSkip otherwise."""
+@dataclass(frozen=True, slots=True)
+class EltwiseRow:
+    """A row read as a shipped kernel: its shape, the kernel's tensor of each INPUT_<i> it reads, its output,
+    the SFPU chain (the problem's activation) and a note."""
+
+    kernel: str
+    shape: dict[str, int]
+    inputs: tuple[str, ...]  # the kernel's tensor read from INPUT_0, INPUT_1, ...
+    output: str
+    ttnn_op: str
+    chain: SfpuChain = SfpuChain(())
+    note: str = ""
+
+
+def _rows_cols(shape: InputShape) -> tuple[int, int]:
+    w, z, y, x = shape
+    return w * z * y, x
+
+
+def _activations(attrs: Mapping[str, str], keys: Sequence[str]) -> SfpuChain:
+    chain = SfpuChain(())
+    for key in keys:
+        text = attrs.get(key, "")
+        if re.sub(r"\s", "", text) not in {"SmallVector([])", "[]", "{}", *NO_VALUE}:
+            chain = chain + unary_chain(text)
+    return chain
+
+
+def read_binary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> EltwiseRow:
+    """A binary op's kernel, shape and SFPU chain (module docstring); OpSkip with the reason otherwise."""
     if not shapes:
         raise OpSkip("no INPUT_0 shape")
-    w, z, y, x = shapes[0]
-    shape = {"H": w * z * y, "W": x}
+    h, w = _rows_cols(shapes[0])
+    shape = {"H": h, "W": w}
     kind = attrs.get("binary_op_type", "").split("::")[-1].strip()
-    if kind not in BINARY_TYPES:
+    try:
+        chain = _activations(attrs, _ACTIVATIONS) + binary_chain(kind) + _activations(attrs, _POST_ACTIVATIONS)
+    except UnknownOp as why:
+        raise OpSkip(str(why)) from None
+    plain = "" if kind == "ADD" else f"{kind} costed as the FPU add"
+    op = _TTNN_BINARY.get(kind.lower(), f"ttnn.{kind.lower()}")
+    scalar = attrs.get("scalar", "").strip().lower() not in NO_VALUE
+    if len(shapes) == 1 or (len(shapes) >= 2 and math.prod(shapes[1]) == 1):
+        if len(shapes) == 1 and not scalar:
+            raise OpSkip("one input and no scalar: not a binary op the model reads")
+        if chain.ops:
+            raise OpSkip(
+                f"a scalar operand with SFPU ops ({'+'.join(chain.ops)}): binary_scalar, the shipped scalar "
+                "kernel, is one FPU op"
+            )
+        filled = "the scalar, which ttnn's writer fills into a tile on each core, costed as one tile read per core"
+        filled = filled if len(shapes) == 1 else ""
+        return EltwiseRow("binary_scalar", shape, ("a",), "y", op, note="; ".join(filter(None, [plain, filled])))
+    b_rows, b_cols = _rows_cols(shapes[1])
+    if shapes[1] == shapes[0]:
+        kernel = "binary_act" if chain.ops else "binary"
+    elif b_rows == 1 and b_cols == w:
+        kernel = "binary_row_act" if chain.ops else "binary_row"
+    elif (b_rows, b_cols) != (h, w) and math.prod(shapes[1]) > math.prod(shapes[0]):
         raise OpSkip(
-            f"binary_op_type {kind or 'missing'}: the shipped binary kernel is an FPU {'/'.join(sorted(BINARY_TYPES))}"
+            "a broadcast first operand (INPUT_0 smaller than INPUT_1): the shipped kernels broadcast the second"
         )
-    if len(shapes) != 2 or shapes[1] != shapes[0]:
-        raise OpSkip("a scalar or broadcast operand: the shipped binary kernel takes two tensors of one shape")
-    fused = [
-        k
-        for k in ("lhs_activations", "rhs_activations", "post_activations")
-        if re.sub(r"\s", "", attrs.get(k, "")) not in NO_ACTIVATIONS
-    ]
-    if fused:
-        raise OpSkip(f"fused activations ({', '.join(fused)}) are not in the shipped binary kernel")
-    return InterleavedOp("binary", shape, 2, "" if kind == "ADD" else f"{kind} costed as the FPU add")
+    elif b_cols == 1:
+        raise OpSkip("a column broadcast operand (INPUT_1 one column wide): no shipped kernel broadcasts a column")
+    else:
+        raise OpSkip(
+            f"INPUT_1 {list(shapes[1])} is broadcast along some of INPUT_0's {list(shapes[0])} leading dims: "
+            "the shipped kernels take a same-shape, row or scalar second operand"
+        )
+    return EltwiseRow(kernel, shape, ("a", "b"), "y", op, chain, plain if not chain.ops else chain.note)
+
+
+def read_unary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> EltwiseRow:
+    """A unary op's chain as the ``unary`` kernel's activation; OpSkip with the reason otherwise."""
+    if not shapes:
+        raise OpSkip("no INPUT_0 shape")
+    try:
+        chain = unary_chain(attrs.get("op_chain", ""))
+    except UnknownOp as why:
+        raise OpSkip(str(why)) from None
+    if not chain.ops:
+        raise OpSkip("no UnaryOpType in op_chain")
+    h, w = _rows_cols(shapes[0])
+    op = f"ttnn.{chain.ops[0]}" if len(chain.ops) == 1 else f"ttnn unary op chain ({', '.join(chain.ops)})"
+    return EltwiseRow("unary", {"H": h, "W": w}, ("x",), "y", op, chain, chain.note)
+
+
+def read_rotary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> EltwiseRow:
+    """Llama's rotary embedding (prefill) as the ``rotary`` kernel; OpSkip with the reason otherwise."""
+    if attrs.get("is_decode_mode", "false").strip().lower() in {"true", "1"}:
+        raise OpSkip("decode-mode rotary embedding (height-sharded, one position per core) is not modelled")
+    if len(shapes) != 4:
+        raise OpSkip(f"{len(shapes)} inputs: Llama's rotary embedding reads x, cos, sin and the transformation matrix")
+    x, cos, sin, trans = shapes
+    h, w = _rows_cols(x)
+    if cos != sin or cos[3] != w or _rows_cols(trans) != (32, 32):
+        raise OpSkip("cos, sin and the transformation matrix are not [.., S, D], [.., S, D] and one 32x32 tile")
+    note = (
+        "x @ trans costed as one FPU tile op; cos and sin read with every tile of x (the factory's reload path, "
+        "taken when a core has more than 8 rows of heads x positions)"
+    )
+    return EltwiseRow(
+        "rotary", {"H": h, "W": w}, ("x", "cos", "sin", "trans"), "y", "ttnn.rotary_embedding_llama", note=note
+    )
+
+
+def _read(name: str, attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> EltwiseRow:
+    if name in BINARY_OP_CODES:
+        return read_binary(attrs, shapes)
+    if name in UNARY_OP_CODES:
+        return read_unary(attrs, shapes)
+    if name in ROTARY_OP_CODES:
+        return read_rotary(attrs, shapes)
+    raise OpSkip(
+        "a ternary op (where, lerp, addcmul): three operands per tile, no shipped kernel takes them"
+        if name in TERNARY_OP_CODES
+        else f"{name}: not an element-wise op the family reads"
+    )
+
+
+def _shapes(row: ProfilerRow) -> list[InputShape]:
+    shapes: list[InputShape] = []
+    while (shape := row.shape(f"INPUT_{len(shapes)}")) is not None:
+        shapes.append(shape)
+    return shapes
+
+
+def _output_memory(attrs: Mapping[str, str]) -> str:
+    return next((attrs[k] for k in ("memory_config", "output_memory_config", "output_mem_config") if k in attrs), "")
+
+
+def _padded(row: ProfilerRow, tensor: str) -> tuple[int, ...]:
+    """``tensor``'s padded ``(W, Z, Y, X)`` (the number before ``[logical]``; the logical one without it)."""
+    logical = row.shape(tensor) or (1, 1, 1, 1)
+    out = []
+    for axis, fallback in zip("WZYX", logical, strict=True):
+        m = re.match(r"\s*(\d+)", row.get(f"{tensor}_{axis}_PAD[LOGICAL]"))
+        out.append(int(m.group(1)) if m else fallback)
+    return tuple(out)
+
+
+def not_native(row: ProfilerRow, read: EltwiseRow, memories: list[str], shard: tuple[int, int]) -> str:
+    """Why ``binary_ng`` does not run a binary on a sharded output from the shards themselves (its
+    ``is_native_L1_sharding``, ``binary_ng/device/binary_ng_utils.cpp``; "" when it does): it does for two
+    operands of one shape and one memory config, in L1, evenly sharded (the padded rows and columns are whole
+    shards), on the output's grid. Otherwise it reads every operand through its address generator as on
+    interleaved tensors."""
+    if len(read.inputs) != 2 or read.kernel not in ("binary", "binary_act"):
+        return "a scalar or broadcast operand"
+    if memories[0] != memories[1] or "SHARDED" not in memories[0]:
+        return f"operands in {memories[0]} and {memories[1]}"
+    w, z, y, x = _padded(row, "INPUT_0")
+    if (w * z * y) % shard[0] or x % shard[1]:
+        return f"uneven shards ({w * z * y}x{x} in shards of {shard[0]}x{shard[1]})"
+    return ""
+
+
+def _sharded(
+    row: ProfilerRow, name: str, read: EltwiseRow, attrs: Mapping[str, str], memories: list[str]
+) -> tuple[ShardedElementwise | None, str]:
+    """The sharded run of ``read`` (``sharded.py``) and a note; None when every operand it reads and its
+    output are interleaved, or when ``binary_ng`` runs it as on interleaved tensors (``not_native``: the note
+    says why); RowSkip when only some of them are sharded in a way the model does not take."""
+    sharded_inputs = [i for i, m in enumerate(memories[: len(read.inputs)]) if m != "DRAM"]
+    try:
+        layout, grid, cores, shard = read_shard_spec(_output_memory(attrs))
+    except NotSharded as why:
+        if "_SHARDED" in _output_memory(attrs):
+            raise RowSkip(f"the output's shard spec is {why}") from None
+        if sharded_inputs:
+            raise RowSkip(
+                f"INPUT_{sharded_inputs[0]} is sharded and the output interleaved: the row does not give the "
+                "input's shard spec, which the op runs on"
+            ) from None
+        return None, ""
+    if name == "binaryngdeviceoperation":
+        interleaved = not_native(row, read, memories, shard)
+        if interleaved:
+            return None, (
+                f"binary_ng's sharded path does not apply ({interleaved}): costed as its interleaved path, every "
+                "operand read as an interleaved one (an L1 operand as from DRAM: an upper bound)"
+            )
+    rows, cols = read.shape["H"], read.shape["W"]
+    held = [read.output]
+    for i in sharded_inputs:
+        if memories[i] != f"L1_{layout.upper()}_SHARDED" or (row.shape(f"INPUT_{i}") != row.shape("INPUT_0")):
+            raise RowSkip(
+                f"INPUT_{i} is {memories[i]} and the output {layout}-sharded: the model maps sharded inputs held "
+                "as the output's shards"
+            )
+        held.append(read.inputs[i])
+    config = ShardedElementwise(
+        op=read.ttnn_op,
+        layout=layout,
+        grid=grid,
+        cores=cores,
+        shard_tiles=shard_tiles(layout, shard, rows, cols),
+        sharded=tuple(held),
+    )
+    return config, ""
+
+
+def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
+    """The kernel, shape, activation and (sharded) config of an element-wise row (module docstring);
+    RowSkip with the reason otherwise."""
+    name = row.get("OP CODE").split("::")[-1].lower()
+    shapes = _shapes(row)
+    notes: list[str] = []
+    memories = [tensor_memory(row, f"INPUT_{i}", notes) for i in range(len(shapes))]
+    try:
+        read = _read(name, attrs, shapes)
+    except OpSkip as why:
+        raise RowSkip(str(why)) from None
+    config, sharding = _sharded(row, name, read, attrs, memories)
+    notes.append(sharding)
+    extra = [m for m in memories[len(read.inputs) :] if m]
+    if extra and read.kernel != "binary_scalar":
+        notes.append(f"INPUT_{len(read.inputs)} (the output tensor ttnn was given) not read")
+    return OpReading(
+        kernel=read.kernel,
+        shape=read.shape,
+        model_shape=read.shape,
+        dtype=tensor_format(row, "INPUT_0"),
+        formats={},
+        grid=None,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        config=config,
+        activation=read.chain.activation,
+        note="; ".join(filter(None, [*notes, read.note])),
+    )
 
 
 ACCURACY = AccuracyOps(
     name="elementwise",
-    op_codes=BINARY_OP_CODES,
-    kernels=("binary",),
-    read_interleaved=read_binary,
-    ops_phrase="binary add/sub/mul",
+    op_codes=BINARY_OP_CODES | UNARY_OP_CODES | ROTARY_OP_CODES | TERNARY_OP_CODES,
+    kernels=("binary", "binary_act", "binary_row", "binary_row_act", "binary_scalar", "unary", "rotary"),
+    read_configured=read_row,
+    ops_phrase="binary, unary and rotary element-wise ops",
 )

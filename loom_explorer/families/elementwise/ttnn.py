@@ -31,12 +31,16 @@ from dataclasses import dataclass
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.families.elementwise.program import analyse_elementwise
+from loom_explorer.families.elementwise.sharded import ShardedElementwise, evaluate_sharded
+from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
 from loom_explorer.program.dsl import Eltwise
 from loom_explorer.targets.ttlang.ops import FPU_OPS, POSITIVE_DOMAIN, SFPU_OPS, op_name
+from loom_explorer.targets.ttnn.config import TtnnConfig
 from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default, interleaved_captured
-from loom_explorer.targets.ttnn.op import InterleavedSplit, TtnnOp, no_program_config
+from loom_explorer.targets.ttnn.evaluate import Evaluated
+from loom_explorer.targets.ttnn.op import CapturedCall, InterleavedSplit, TtnnOp, no_program_config
 from loom_explorer.targets.ttnn.sharding import grid_shard
 
 BINARY_OPS = {"add": "ttnn.add", "sub": "ttnn.subtract", "mul": "ttnn.multiply"}
@@ -160,6 +164,8 @@ def _ttnn_op(problem: Problem) -> tuple[str, str]:
     multiply is ``binary_ng``, SFPU ops before it fused as ``input_tensor_a_activations`` (SwiGLU's
     ``ttnn.multiply(a, b, input_tensor_a_activations=[SILU])``) and after it as ``activations``."""
     ops = analyse_elementwise(problem.program).ops
+    if problem.program.name == "rotary":
+        return "ttnn.experimental.rotary_embedding_llama", "rotary_embedding_llama multi-core, interleaved"
 
     def name(op: Eltwise) -> str:
         return (problem.activation or op.op) if op.op == "activation" else op.op
@@ -195,6 +201,14 @@ def interleaved_default(problem: Problem) -> InterleavedSplit:
     )
 
 
+def captured(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tuple[TtnnConfig | None, Evaluated]:
+    """``TtnnOp.captured``: an op run on a sharded output on its shard grid (``sharded.py``), else ttnn's
+    interleaved default."""
+    if isinstance(call.config, ShardedElementwise):
+        return call.config, evaluate_sharded(hw, problem, call.config)
+    return interleaved_captured(hw, problem, call)
+
+
 OP = TtnnOp(
     "elementwise",
     no_program_config,
@@ -202,7 +216,7 @@ OP = TtnnOp(
     _memory,
     _call,
     default=evaluate_interleaved_default,
-    captured=interleaved_captured,
+    captured=captured,
     interleaved_default=interleaved_default,
 )
 """The element-wise family's TTNN op (module docstring)."""

@@ -6,5 +6,6 @@ them (softmax, RMSNorm, LayerNorm), rows x columns of tiles, the columns reduced
 (flows, DRAM reads), ``buffers.py`` (L1 buffers), ``latency.py`` (objective and terms), ``work.py`` (passes
 and the compute roofline) and ``constraints.py`` (the TT-Lang writer's rule); ``ttlang.py`` is its TT-Lang
 writer (``WRITER``), ``ttnn.py`` its TTNN op (``OP``: ``ttnn.rms_norm``, ``ttnn.layer_norm``,
-``ttnn.softmax_in_place``).
+``ttnn.softmax_in_place``); ``groupnorm.py`` ttnn's group norm splits, read from a profiler row and costed on
+the shipped ``groupnorm`` kernel.
 """

@@ -12,16 +12,27 @@ when it is exactly what a shipped kernel computes; anything else is an ``OpSkip`
   last dimension, no mask input -> ``softmax``.
 
 The shape is ``H`` = all rows (``W*Z*Y`` of INPUT_0, logical) by ``W`` = its last extent ``X``.
+
+``GroupNormDeviceOperation`` carries its own program config (sharded or interleaved) and is read by
+``read_group_norm`` (``configured_op_codes``) as the ``groupnorm`` kernel: INPUT_0 ``[1, .., HW, C]`` (one
+image: rows ``Z*Y``, channels ``X``), ``num_groups``, INPUT_1..3 gamma, beta and the input mask (costed with all three;
+the note says which the row lacks), the split its config ran (``groupnorm.py``). The row's ``shape`` is the
+whole op in the kernel's terms (``G`` groups of ``E`` = rows times the tile columns a group spans); the
+model costs one block of one group (``model_shape``) repeated ``batch_repeats`` times.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, tensor_format, tensor_memory
 from loom_explorer.accuracy.op_mapping import AccuracyOps, InputShape, InterleavedOp, OpSkip
+from loom_explorer.families.row_reduction.groupnorm import TILE, config_of, tile_span
+from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 NORM_OP_CODES = frozenset({"layernormdeviceoperation", "layernorm"})
 SOFTMAX_OP_CODES = frozenset({"softmaxdeviceoperation", "softmax"})
+GROUP_NORM_OP_CODES = frozenset({"groupnormdeviceoperation", "groupnorm"})
 
 
 def _last(text: str) -> str:
@@ -69,10 +80,65 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
     return InterleavedOp("softmax", shape, 1)
 
 
+def read_group_norm(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
+    """The ``groupnorm`` kernel, shape and split of a group norm row (module docstring); RowSkip with the reason
+    otherwise."""
+    x = row.shape("INPUT_0")
+    if x is None:
+        raise RowSkip("no INPUT_0 shape")
+    w, z, y, channels = x
+    if w > 1:
+        raise RowSkip(f"a batch of {w}: the model reads a group norm of one image (its groups span all its rows)")
+    rows = z * y
+    try:
+        groups = int(attrs.get("num_groups", ""))
+    except ValueError:
+        raise RowSkip(f"num_groups {attrs.get('num_groups')!r} is not a whole number") from None
+    if groups < 1 or channels % groups:
+        raise RowSkip(f"num_groups {groups} does not divide the {channels} channels")
+    if attrs.get("use_welford", "false") != "false":
+        raise RowSkip("use_welford: Welford's running statistics are not the shipped groupnorm kernel")
+    notes: list[str] = []
+    memory = tensor_memory(row, "INPUT_0", notes)
+    config_text = attrs.get("program_config", "")
+    if (memory == "DRAM") != config_text.startswith("GroupNormMultiCoreProgramConfig"):
+        raise RowSkip(f"INPUT_0 {memory} with program_config {config_text[:50]!r}: not a split the model reads")
+    if memory == "L1_WIDTH_SHARDED":
+        raise RowSkip("a width-sharded group norm is not read (height- and block-sharded are)")
+    try:
+        cfg = config_of(config_text, attrs.get("output_mem_config", ""), rows, channels, groups)
+    except ConfigError as why:
+        raise RowSkip(str(why)) from None
+    extra = 0
+    while row.shape(f"INPUT_{1 + extra}") is not None:
+        extra += 1
+    if extra < 3:
+        notes.append(f"{extra} of gamma, beta and the input mask given: costed with all three")
+    if "ROW_MAJOR" in (row.get("INPUT_0_LAYOUT").upper(), row.get("OUTPUT_0_LAYOUT").upper()):
+        notes.append("a row-major input or output: the kernel's tilize/untilize of it is not costed")
+    if cfg.num_out_blocks > 1:
+        notes.append(f"{cfg.num_out_blocks} blocks a group, each gathering its partials (ttnn gathers once)")
+    span = tile_span(channels, channels // groups)
+    return OpReading(
+        kernel="groupnorm",
+        shape={"G": groups, "E": -(-rows // TILE) * TILE * span},
+        model_shape=cfg.model_shape,
+        dtype=tensor_format(row, "INPUT_0"),
+        formats={},
+        grid=cfg.compute_with_storage_grid_size,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note="; ".join(notes),
+        config=cfg,
+        batch_repeats=cfg.repeats,
+    )
+
+
 ACCURACY = AccuracyOps(
     name="row_reduction",
-    op_codes=NORM_OP_CODES | SOFTMAX_OP_CODES,
-    kernels=("layernorm", "rmsnorm", "softmax"),
+    op_codes=NORM_OP_CODES | SOFTMAX_OP_CODES | GROUP_NORM_OP_CODES,
+    kernels=("layernorm", "rmsnorm", "softmax", "groupnorm"),
     read_interleaved=read_row_reduction,
-    ops_phrase="layer/RMS norm, softmax",
+    read_configured=read_group_norm,
+    configured_op_codes=GROUP_NORM_OP_CODES,
+    ops_phrase="layer/RMS/group norm, softmax",
 )

@@ -33,14 +33,18 @@ from dataclasses import dataclass
 from functools import cache
 
 from loom_explorer.export.exporter import ExportError
+from loom_explorer.families.row_reduction.groupnorm import GroupNormConfig, evaluate_group_norm
 from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
+from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.program.dsl import Eltwise, Reduce, TileProgram
 from loom_explorer.program.load import load_program
-from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default, interleaved_captured
-from loom_explorer.targets.ttnn.op import InterleavedSplit, TtnnOp, no_program_config
+from loom_explorer.targets.ttnn.config import TtnnConfig
+from loom_explorer.targets.ttnn.defaults import TtnnDefaultOp, evaluate_interleaved_default, interleaved_captured
+from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
+from loom_explorer.targets.ttnn.op import CapturedCall, InterleavedSplit, TtnnOp, no_program_config
 from loom_explorer.targets.ttnn.sharding import DRAM, TILE, grid_shard
 
 NORM_CONFIG = "LayerNormShardedMultiCoreProgramConfig"
@@ -70,6 +74,16 @@ class RowReductionOp:
 
 
 _KERNELS = ("rmsnorm", "layernorm", "softmax")
+GROUP_NORM_EXPORT = (
+    "ttnn.group_norm takes x as [N, 1, HW, C] with the groups' channels side by side in its tiles; this "
+    "kernel's rows are the groups (x[G, E], a re-indexing of those channels), so no memory config of x can "
+    "be written from its schedule"
+)
+
+
+def is_group_norm(program: TileProgram) -> bool:
+    """Whether ``program``'s ops are, up to tensor names, the shipped ``groupnorm`` kernel's."""
+    return _signature(analyse_row_reduction(program))[0] == _shipped("groupnorm")[0]
 
 
 def _signature(st: RowReduction) -> tuple[tuple[object, ...], tuple[str, ...]]:
@@ -108,6 +122,8 @@ def row_reduction_op(program: TileProgram) -> RowReductionOp | None:
 
 def _op(problem: Problem) -> RowReductionOp:
     op = row_reduction_op(problem.program)
+    if op is None and is_group_norm(problem.program):
+        raise ExportError(GROUP_NORM_EXPORT)
     if op is None:
         raise ExportError(
             f"{problem.program.name} is not TTNN's softmax, rms_norm or layer_norm (its ops differ "
@@ -253,14 +269,32 @@ def interleaved_default(problem: Problem) -> InterleavedSplit:
     )
 
 
+def _default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, Evaluated]:
+    """ttnn's interleaved default (module docstring); a group norm has none the model reproduces from the
+    kernel's shape."""
+    if is_group_norm(problem.program):
+        raise ConfigError(
+            "ttnn.group_norm's split depends on the tensor's channels, groups and the config's grid, which "
+            "the groupnorm kernel's [G, E] shape does not give; `ingest` costs a profiler row's split"
+        )
+    return evaluate_interleaved_default(hw, problem)
+
+
+def _captured(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tuple[TtnnConfig | None, Evaluated]:
+    """A group norm's split as it ran (``groupnorm.py``), else the interleaved default's evaluation."""
+    if isinstance(call.config, GroupNormConfig):
+        return call.config, evaluate_group_norm(hw, problem, call.config)
+    return interleaved_captured(hw, problem, call)
+
+
 OP = TtnnOp(
     "row_reduction",
     no_program_config,
     _equivalent,
     _memory,
     _call,
-    default=evaluate_interleaved_default,
-    captured=interleaved_captured,
+    default=_default,
+    captured=_captured,
     interleaved_default=interleaved_default,
 )
 """The row-reduction family's TTNN op (module docstring)."""

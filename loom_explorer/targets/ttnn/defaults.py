@@ -143,8 +143,8 @@ def _split(hw: HardwareSpec, problem: Problem) -> tuple[TtnnDefaultOp, Candidate
     in_l1 = [t for t, p in problem.placements if p.in_l1]
     if in_l1:
         raise ConfigError(
-            f"ttnn's default for {problem.program.name} runs on DRAM-interleaved tensors; "
-            f"{', '.join(in_l1)} is in L1 (--memory)"
+            f"ttnn's default for {problem.program.name} runs on DRAM-interleaved or L1-interleaved tensors; "
+            f"{', '.join(in_l1)} is sharded in L1 (--memory)"
         )
     grid = (hw.grid.columns, hw.grid.rows)
     default_of = families[family].interleaved_default

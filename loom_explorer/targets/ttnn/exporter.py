@@ -114,8 +114,8 @@ PROGRAM_CONFIG = {config}
 # ttnn.WormholeComputeKernelConfig(**COMPUTE_CONFIG) (math_fidelity names a ttnn.MathFidelity)
 COMPUTE_CONFIG = {compute}
 
-# Where each operand lives: "DRAM" (DRAM-interleaved) or a sharded ttnn.MemoryConfig's arguments
-# (core_ranges: inclusive [[x0, y0], [x1, y1]] core ranges; shard_shape in elements).
+# Where each operand lives: "DRAM" (DRAM-interleaved), "L1" (L1-interleaved) or a sharded
+# ttnn.MemoryConfig's arguments (core_ranges: inclusive [[x0, y0], [x1, y1]] core ranges; shard_shape in elements).
 MEMORY = {memory}
 
 # Where TTNN fixes what the schedule chose differently (read measurements knowing these):
@@ -142,6 +142,8 @@ def memory_config(tensor):
     spec = MEMORY[tensor]
     if spec == "DRAM":
         return ttnn.DRAM_MEMORY_CONFIG
+    if spec == "L1":
+        return ttnn.L1_MEMORY_CONFIG
     cores = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(*first), ttnn.CoreCoord(*last))
                                for first, last in spec["core_ranges"]])
     shard = ttnn.ShardSpec(cores, spec["shard_shape"], getattr(ttnn.ShardOrientation, spec["shard_orientation"]))

@@ -1,6 +1,8 @@
 """The sharded memory configs that pin a schedule's layout on the card, which every TTNN op's export shares.
 
-A sharded operand is written as the arguments of a ``ttnn.MemoryConfig(<layout>, BufferType.L1,
+An interleaved operand is written ``"DRAM"`` (``ttnn.DRAM_MEMORY_CONFIG``) or ``"L1"``
+(``ttnn.L1_MEMORY_CONFIG``, ``Placement.l1_interleaved``: ``interleaved``). A sharded operand is written as the
+arguments of a ``ttnn.MemoryConfig(<layout>, BufferType.L1,
 ShardSpec(CoreRangeSet, shard_shape, ROW_MAJOR))`` (``sharded``): inclusive ``[[x0, y0], [x1, y1]]`` core
 ranges and the shard shape in elements. A 1-D layout numbers its cores row by row over ``grid_x`` columns,
 so ``n`` cores are ``floor(n / grid_x)`` full rows and a partial last row (``ranges_filling_rows``), the
@@ -27,6 +29,13 @@ from loom_explorer.problem import Placement
 
 TILE = 32
 DRAM = "DRAM"
+L1 = "L1"  # L1-interleaved: ttnn.L1_MEMORY_CONFIG
+INTERLEAVED = {Placement.dram: DRAM, Placement.l1_interleaved: L1}
+
+
+def interleaved(placement: Placement) -> str | None:
+    """The memory spec of an interleaved ``placement`` (``"DRAM"`` or ``"L1"``), None for a sharded one."""
+    return INTERLEAVED.get(placement)
 
 
 def ranges_filling_rows(cores: int, columns: int) -> list[list[list[int]]]:

@@ -1,4 +1,4 @@
-"""Exported row-reduction kernels (softmax, RMSNorm, LayerNorm) run in Tenstorrent's simulator and compiler:
+"""Exported row-reduction kernels (softmax, RMSNorm, LayerNorm, GroupNorm) run in Tenstorrent's simulator and compiler:
 the result matches torch, the simulator moves exactly the tiles the model predicts (the reductions'
 gathers and multicasts included), and, in one compile of every case, the compiler accepts each file and
 its circular buffers are the model's L1 bytes. Every layout family: rows kept whole on a 1-D layout, rows
@@ -59,6 +59,7 @@ CASES = [
     ("layernorm", "H=300,W=512", "H@xy|x=dram,gamma=dram,beta=dram,eps=dram", {}),
     ("rmsnorm", "H=300,W=512", "W@y,H@x|x=dram,gamma=mcast_x,eps=mcast_y", {"per_core_W": 4}),
     ("rmsnorm", "H=64,W=1024", "W@xy|x=dram,gamma=dram,eps=mcast_xy", {"per_core_W": 8}),
+    ("groupnorm", "G=4,E=256", "E@xy|x=dram,mask=dram,gamma=dram,beta=dram,eps=dram", {}),
 ]
 
 

@@ -1,0 +1,134 @@
+"""Group norm in the row-reduction family: the shipped kernel, ttnn's splits as its factories make them, the
+profiler rows read with the split they ran, and their cost repeated per group and block."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from loom_explorer.accuracy.ingest import Predictor, captured_call, op_problem, parse_ops_perf, repeated_cycles
+from loom_explorer.export.exporter import ExportError
+from loom_explorer.families.row_reduction.groupnorm import (
+    config_of,
+    evaluate_group_norm,
+    interleaved_config,
+    sharded_config,
+    tile_span,
+)
+from loom_explorer.families.row_reduction.ttnn import OP, is_group_norm
+from loom_explorer.hardware import load_hardware
+from loom_explorer.hardware.grid import restrict_grid
+from loom_explorer.mapping import enumerate_candidates
+from loom_explorer.model.build import build_schedule
+from loom_explorer.problem import make_problem
+from loom_explorer.program import load_program, program_family
+from loom_explorer.targets.ttnn.evaluate import ConfigError
+
+CAPTURES = Path(__file__).resolve().parents[3] / "loom_explorer" / "data" / "published" / "captures"
+
+
+def test_the_shipped_groupnorm_is_a_row_reduction_and_no_other_norm() -> None:
+    program = load_program("groupnorm")
+    assert program_family(program).name == "row_reduction" and is_group_norm(program)
+    assert not any(is_group_norm(load_program(k)) for k in ("layernorm", "rmsnorm", "softmax"))
+
+
+def test_a_group_s_tile_span() -> None:
+    assert [tile_span(256, 16), tile_span(32, 4), tile_span(96, 48), tile_span(512, 64)] == [1, 1, 2, 2]
+
+
+def test_the_interleaved_split_follows_the_mcast_factory() -> None:
+    """OFT's 25344 x 256, 16 groups on a 4x4 grid, num_out_blocks 2: 4 channel columns of 64 channels (4
+    groups each), 4 rows of cores of 198 tile rows, a group in 2 blocks of 99 tiles."""
+    cfg = interleaved_config((4, 4), 25344, 256, 16, 2)
+    assert (cfg.e_cores, cfg.per_core_E, cfg.groups_per_core, cfg.num_out_blocks) == (4, 198, 4, 2)
+    assert (cfg.repeats, cfg.block_tiles, cfg.model_shape) == (8, 99, {"G": 1, "E": 4 * 99 * 32})
+    # the factory's heuristic for -1: 25344*256 / (65536 * 16) = 6 -> the next power of two
+    assert interleaved_config((4, 4), 25344, 256, 16, -1).num_out_blocks == 8
+
+
+def test_the_sharded_split_follows_the_shard() -> None:
+    height = sharded_config((5, 4), 30720, 64, 16, (1536, 64))
+    assert (height.e_cores, height.per_core_E, height.groups_per_core) == (20, 48, 16)
+    block = sharded_config((5, 4), 480, 512, 16, (96, 128))  # 4 groups of 32 channels a core
+    assert (block.e_cores, block.per_core_E, block.groups_per_core) == (5, 3, 4)
+    assert block.placements() and not interleaved_config((4, 4), 25344, 256, 16, 2).placements()
+    with pytest.raises(ConfigError, match="whole groups"):
+        sharded_config((5, 4), 480, 512, 16, (96, 100))
+    with pytest.raises(ConfigError, match="not a group norm config"):
+        config_of("LayerNormShardedMultiCoreProgramConfig(compute_with_storage_grid_size=(x=4;y=4))", "", 32, 64, 2)
+
+
+def test_one_block_is_costed_on_the_multicast_group_with_gathers() -> None:
+    hw = restrict_grid(load_hardware("blackhole_p150a"), 4, 4)
+    cfg = interleaved_config((4, 4), 25344, 256, 16, 2)
+    problem = make_problem(load_program("groupnorm"), cfg.model_shape)
+    evaluated = evaluate_group_norm(hw, problem, cfg)
+    solution = evaluated.result.solution
+    assert solution is not None and evaluated.values["per_core_E"] == 99 and evaluated.values["grid_x"] == 4
+    terms = dict(solution.breakdown)
+    assert terms["gather"] > 0 and terms["compute"] > 0
+    once = terms["launch"] + terms["fill"]
+    assert repeated_cycles(solution, cfg.repeats) == once + 8 * (solution.latency_cycles - once)
+    with pytest.raises(ConfigError, match="costs the groupnorm kernel"):
+        evaluate_group_norm(hw, make_problem(load_program("groupnorm"), "G=1,E=64"), cfg)
+
+
+def test_ttnn_has_no_groupnorm_default_or_export_the_model_can_write() -> None:
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("groupnorm"), "G=16,E=4096")
+    assert OP.default is not None
+    with pytest.raises(ConfigError, match="split depends on the tensor's channels"):
+        OP.default(hw, problem)
+    candidate = next(iter(enumerate_candidates(problem)))
+    with pytest.raises(ExportError, match="ttnn.group_norm takes x as"):
+        OP.call(build_schedule(hw, problem, candidate))
+
+
+def _rows(code: str) -> str:
+    with gzip.open(CAPTURES / "bh20_oft.csv.gz", "rt") as f:
+        lines = f.read().splitlines()
+    return "\n".join([lines[0], *(line for line in lines[1:] if line.startswith(code + ","))]) + "\n"
+
+
+def test_the_oft_group_norms_are_read_with_the_split_they_ran() -> None:
+    report = parse_ops_perf(Path("oft_group_norm.csv"), _rows("GroupNormDeviceOperation"))
+    assert len(report.ops) == 40 and not report.skipped
+    big = [op for op in report.ops if op.config is not None and op.config.model_dump()["num_out_blocks"] == 2]
+    assert len(big) == 16 and all(op.batch_repeats == 8 and op.grid == (4, 4) for op in big)
+    row_major = next(op for op in report.ops if op.shape == {"G": 8, "E": 122880})
+    assert "row-major" in row_major.note and row_major.batch_repeats == 8
+
+
+def test_the_oft_group_norms_are_predicted_or_refused_with_the_l1_conflict() -> None:
+    """Every distinct row is predicted but the 122880 x 32 one, whose group of 192 tiles a core, held with
+    its intermediates, overflows the model's L1 (ttnn reuses its buffers): the conflict names it."""
+    report = parse_ops_perf(Path("oft_group_norm.csv"), _rows("GroupNormDeviceOperation"))
+    predict = Predictor(load_hardware("blackhole_p150a"), "oft_group_norm.csv", (5, 4))
+    for op in {(tuple(op.shape.items()), op.batch_repeats): op for op in report.ops}.values():
+        problem = op_problem(op)
+        assert problem is not None and OP.captured is not None
+        predicted = predict(op)
+        assert predicted.evaluated is not None, op.shape
+        conflict = predicted.evaluated.result.conflict
+        if op.shape == {"G": 8, "E": 122880}:
+            assert conflict is not None and "l1_capacity" in conflict.message
+        else:
+            assert predicted.evaluated.result.solution is not None, (op.shape, conflict)
+        assert captured_call(op).config is op.config
+
+
+def test_a_batch_of_images_and_welford_are_skipped_with_the_reason() -> None:
+    header, first = _rows("GroupNormDeviceOperation").splitlines()[:2]
+    columns = header.split(",")
+    cells = first.split(",")
+    batch = list(cells)
+    batch[columns.index("INPUT_0_W_PAD[LOGICAL]")] = "2[2]"
+    welford = [c.replace("'use_welford': 'false'", "'use_welford': 'true'") for c in cells]
+    text = "\n".join([header, ",".join(batch), ",".join(welford)]) + "\n"
+    report = parse_ops_perf(Path("variants.csv"), text)
+    reasons = [s.reason for s in report.skipped]
+    assert not report.ops and len(reasons) == 2
+    assert reasons[0].startswith("a batch of 2") and reasons[1].startswith("use_welford")
