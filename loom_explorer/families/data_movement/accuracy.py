@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import re
 
-from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, tensor_format, tensor_memory
-from loom_explorer.accuracy.csv_input import positive_int
+from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, count_cell, tensor_format, tensor_memory
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
@@ -223,7 +222,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     dtype = tensor_format(row, "INPUT_0")
     config = None
     if any(sharded.values()):
-        cores = row.number(positive_int, "CORE COUNT")
+        cores = row.number(count_cell, "CORE COUNT")
         if cores is None:
             raise RowSkip("a sharded operand and no CORE COUNT: the cores holding the shards are unknown")
         held = [(t, p) for t, p in (("x", sharded["INPUT_0"]), ("y", sharded["OUTPUT_0"])) if p is not None]
