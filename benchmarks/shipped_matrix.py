@@ -124,6 +124,8 @@ GATHER = (
     ("tokens", "P=2048,C=4096,R=128256"),
     ("wide rows", "P=32,C=65536,R=32"),
     ("huge", "P=1048576,C=4096,R=1048576"),
+    ("one table row", "P=4096,C=256,R=1"),
+    ("beyond range", "P=1073741824,C=1048576,R=1073741824"),
 )
 GROUPS = (
     ("tiny", "G=1,E=32"),
@@ -131,6 +133,20 @@ GROUPS = (
     ("ragged", "G=7,E=1000"),
     ("many groups", "G=1024,E=4096"),
     ("long group", "G=16,E=1048576"),
+    ("ragged odd", "G=3,E=33"),
+    ("one group", "G=1,E=65536"),
+    ("beyond range", "G=1048576,E=1073741824"),
+)
+CONV = (
+    ("tiny", "M=32,N=32,KH=1,KWC=32"),
+    ("one element", "M=1,N=1,KH=1,KWC=1"),
+    ("ragged", "M=1000,N=1000,KH=3,KWC=1000"),
+    ("3x3 stem", "M=65536,N=64,KH=3,KWC=9"),
+    ("3x3 wide", "M=4096,N=512,KH=3,KWC=1536"),
+    ("1x1", "M=16384,N=256,KH=1,KWC=1024"),
+    ("7x7", "M=12544,N=64,KH=7,KWC=21"),
+    ("huge", "M=1048576,N=2048,KH=3,KWC=6144"),
+    ("beyond range", "M=1073741824,N=1048576,KH=1024,KWC=1048576"),
 )
 # a re-layout with a part of each dimension (tilize's padded input, untilize's cut output): the 2-D shapes with the
 # parts whole (their default), and one padded / cut
@@ -146,6 +162,7 @@ FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("G", "E"): GROUPS,
     ("H", "Hx", "W", "Wx"): PADDED,
     ("H", "Hy", "W", "Wy"): CUT,
+    ("M", "N", "KH", "KWC"): CONV,
 }
 ACTIVATIONS = ("relu", "gelu", "silu", "sigmoid", "exp", "recip", "rsqrt")
 

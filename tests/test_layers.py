@@ -60,6 +60,8 @@ FAMILY_IMPORTERS: dict[str, str] = {}
 CROSS_FAMILY_ALLOWED: dict[tuple[str, str], str] = {
     ("flash_decoding", "attention"): "flash-decoding is a variant of attention's programs (its analysis): its "
     "quantities, buffers, latency, kernel and TTNN op extend attention's",
+    ("convolution", "contraction"): "a conv is ttnn's implicit GEMM: its model and the matmul configs its program "
+    "factory runs are the contraction's",
 }
 
 # third-party packages only these layers may import (any import, top level or lazy)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TypeVar
@@ -257,6 +257,26 @@ def tensor_memory(row: ProfilerRow, tensor: str, notes: list[str]) -> str:
     if m.group(1) == "L1_INTERLEAVED":
         notes.append(f"{tensor} L1-interleaved: its pages moved over the NoC from/to the worker cores' L1 banks")
     return MEMORY[m.group(1)]
+
+
+INTERLEAVED = frozenset({"DRAM", "L1_INTERLEAVED"})  # ``tensor_memory``'s interleaved answers
+
+
+def l1_interleaved_placements(
+    row: ProfilerRow, memories: Sequence[str], inputs: Sequence[str], output: str, notes: list[str]
+) -> dict[str, Placement]:
+    """The operands of an op run on interleaved tensors that sit in the worker cores' L1 banks: input ``i``
+    (named ``inputs[i]``) when ``memories[i]`` (``tensor_memory`` of ``INPUT_<i>``) is ``L1_INTERLEAVED``, and
+    ``output`` when ``OUTPUT_0`` is (any other output memory is costed as DRAM)."""
+    placed = {
+        name: Placement.l1_interleaved
+        for name, where in zip(inputs, memories, strict=False)
+        if where == "L1_INTERLEAVED"
+    }
+    if "L1_INTERLEAVED" in row.get("OUTPUT_0_MEMORY").upper():
+        tensor_memory(row, "OUTPUT_0", notes)
+        placed[output] = Placement.l1_interleaved
+    return placed
 
 
 def math_fidelity(row: ProfilerRow, compute: dict[str, object]) -> Fidelity:

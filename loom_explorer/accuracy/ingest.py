@@ -77,6 +77,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from loom_explorer.accuracy.capture import (
+    INTERLEAVED,
     NO_VALUE,
     BadCell,
     Columns,
@@ -88,6 +89,7 @@ from loom_explorer.accuracy.capture import (
     device_id_cell,
     duration_or_none,
     header_key,
+    l1_interleaved_placements,
     math_fidelity,
     tensor_format,
     tensor_memory,
@@ -216,7 +218,7 @@ def _interleaved(
     notes: list[str] = []
     memory = {f"INPUT_{i}": tensor_memory(row, f"INPUT_{i}", notes) for i in range(len(shapes))}
     for column, where in memory.items():
-        if where not in ("DRAM", "L1_INTERLEAVED"):
+        if where not in INTERLEAVED:
             raise RowSkip(f"{column} is sharded: only ttnn's interleaved default of this op is modelled")
     try:
         op = read(name, attrs, shapes)
@@ -224,10 +226,7 @@ def _interleaved(
         raise RowSkip(str(why)) from None
     program = _program(op.kernel)
     names = [t.name for t in program.inputs[: op.inputs]]
-    placed = {names[i]: Placement.l1_interleaved for i in range(len(names)) if memory[f"INPUT_{i}"] != "DRAM"}
-    if "L1_INTERLEAVED" in row.get("OUTPUT_0_MEMORY").upper():  # any other output memory is costed as DRAM
-        tensor_memory(row, "OUTPUT_0", notes)
-        placed[program.outputs[0].name] = Placement.l1_interleaved
+    placed = l1_interleaved_placements(row, list(memory.values()), names, program.outputs[0].name, notes)
     dtype = tensor_format(row, "INPUT_0")
     return OpReading(
         kernel=op.kernel,

@@ -324,8 +324,8 @@ def test_bias_on_a_kernel_without_one(tiny_hw_path):
 
 
 def test_unknown_kernel():
-    code, _, err = run_main(["solve", "conv2d", "--hw", "wormhole_n150", "--shape", "M=64,K=64,N=64"])
-    assert code == 2 and "conv2d" in err
+    code, _, err = run_main(["solve", "conv3d", "--hw", "wormhole_n150", "--shape", "M=64,K=64,N=64"])
+    assert code == 2 and "conv3d" in err
 
 
 # ------------------------------------------------------------------------------- the console script

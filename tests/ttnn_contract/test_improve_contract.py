@@ -30,4 +30,8 @@ def test_the_configs_module_of_a_real_capture_builds_real_ttnn_configs(tmp_path:
         args = {k: v for k, v in fields.items() if k not in ("memory", "compute")}
         check_program_config(ttnn, module.CONFIGS[o.key], name, args)
         classes.add(name)
-    assert classes == {"MatmulMultiCoreReuseMultiCastProgramConfig", "MatmulMultiCoreReuseMultiCast1DProgramConfig"}
+    assert classes == {
+        "MatmulMultiCoreReuseMultiCastProgramConfig",
+        "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+        "Conv2dConfig",  # the conv ops: their literal arguments, the sharding in DETAILS' memory block
+    }

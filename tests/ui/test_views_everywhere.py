@@ -1,5 +1,5 @@
-"""Every view of the explorer works for GEMM, batched GEMM, FlashAttention, an element-wise add and RMSNorm on
-every shipped chip."""
+"""Every view of the explorer works for GEMM, batched GEMM, FlashAttention, an element-wise add, RMSNorm and a
+conv2d on every shipped chip."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ SHAPES = {
     "flash_attention": "B=1,H=2,Sq=512,Skv=512,D=64",
     "binary": "H=300,W=190",
     "rmsnorm": "H=96,W=1024",
+    "conv2d": "M=4096,N=64,KH=3,KWC=192",
 }
 
 

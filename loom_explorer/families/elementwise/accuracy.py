@@ -27,7 +27,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, tensor_format, tensor_memory
+from loom_explorer.accuracy.capture import (
+    INTERLEAVED,
+    OpReading,
+    ProfilerRow,
+    RowSkip,
+    l1_interleaved_placements,
+    tensor_format,
+    tensor_memory,
+)
 from loom_explorer.accuracy.op_mapping import AccuracyOps, InputShape, OpSkip
 from loom_explorer.families.elementwise.op_types import SfpuChain, UnknownOp, binary_chain, unary_chain
 from loom_explorer.families.elementwise.sharded import NotSharded, ShardedElementwise, read_shard_spec, shard_tiles
@@ -205,7 +213,7 @@ def _sharded(
     """The sharded run of ``read`` (``sharded.py``) and a note; None when every operand it reads and its
     output are interleaved, or when ``binary_ng`` runs it as on interleaved tensors (``not_native``: the note
     says why); RowSkip when only some of them are sharded in a way the model does not take."""
-    sharded_inputs = [i for i, m in enumerate(memories[: len(read.inputs)]) if m != "DRAM"]
+    sharded_inputs = [i for i, m in enumerate(memories[: len(read.inputs)]) if m not in INTERLEAVED]
     try:
         layout, grid, cores, shard = read_shard_spec(_output_memory(attrs))
     except NotSharded as why:
@@ -257,6 +265,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         raise RowSkip(str(why)) from None
     config, sharding = _sharded(row, name, read, attrs, memories)
     notes.append(sharding)
+    placed = {} if config else l1_interleaved_placements(row, memories, read.inputs, read.output, notes)
     extra = [m for m in memories[len(read.inputs) :] if m]
     if extra and read.kernel != "binary_scalar":
         notes.append(f"INPUT_{len(read.inputs)} (the output tensor ttnn was given) not read")
@@ -271,6 +280,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         config=config,
         activation=read.chain.activation,
         note="; ".join(filter(None, [*notes, read.note])),
+        placements=placed,
     )
 
 

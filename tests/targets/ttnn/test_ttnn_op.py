@@ -54,7 +54,12 @@ def test_a_decode_problem_s_program_is_attention_s_and_its_candidates_each_their
 
 def test_what_each_registered_op_supplies() -> None:
     ops = ttnn_ops()
-    assert {n for n, op in ops.items() if op.takes_program_config} == {"attention", "contraction", "flash_decoding"}
+    assert {n for n, op in ops.items() if op.takes_program_config} == {
+        "attention",
+        "contraction",
+        "convolution",
+        "flash_decoding",
+    }
     assert list(interleaved_families()) == ["data_movement", "elementwise", "row_reduction"]
     for op in ops.values():
         assert op.default is not None and op.captured is not None, op.name
