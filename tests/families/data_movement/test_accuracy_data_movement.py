@@ -106,7 +106,12 @@ def test_rows_absent_from_the_captures_read_as_documented(tmp_path) -> None:
 
 def test_a_block_sharded_row_is_costed_as_the_same_split_and_says_so() -> None:
     report = _report("bh_p100_dlv3.csv.gz")
-    block = [op for op in report.ops if op.config is not None and Placement.l1_block in op.config.placements().values()]
+    moves = {"tilize", "untilize", "transpose", "copy", "copy_rows"}
+    block = [
+        op
+        for op in report.ops
+        if op.kernel in moves and op.config is not None and Placement.l1_block in op.config.placements().values()
+    ]
     assert block and all("l1_block_sharded: costed as the rows dealt over the same cores" in op.note for op in block)
     measurements = report_measurements(report, "blackhole_p100a", None, (11, 10))
     by_row = {op.row: m for op, m in zip(report.ops, measurements, strict=True)}
