@@ -42,8 +42,11 @@ from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
 
-TILIZE = frozenset({"tilizedeviceoperation", "tilizewithvalpaddingdeviceoperation"})
-UNTILIZE = frozenset({"untilizedeviceoperation", "untilizewithunpaddingdeviceoperation"})
+# the op codes as ttnn names them, and as older captures do (no "DeviceOperation")
+TILIZE = frozenset({"tilizedeviceoperation", "tilizewithvalpaddingdeviceoperation", "tilize", "tilizewithvalpadding"})
+UNTILIZE = frozenset(
+    {"untilizedeviceoperation", "untilizewithunpaddingdeviceoperation", "untilize", "untilizewithunpadding"}
+)
 SHARDED = frozenset(
     {
         "interleavedtoshardeddeviceoperation",
@@ -75,9 +78,12 @@ COPIES = frozenset(
         "concatdeviceoperation",
         "splitdeviceoperation",
         "transposedeviceoperation",
+        "transpose",
         "permutedeviceoperation",
         "nlpcreateheadsdeviceoperation",
         "nlpcreateheadsdecodedeviceoperation",
+        "nlpcreateqkvheadsdecodedeviceoperation",
+        "nlpcreateheadssegformerdeviceoperation",
         "nlpconcatheadsdeviceoperation",
         "repeatdeviceoperation",
         "paddeviceoperation",
@@ -118,7 +124,7 @@ def _rows_cols(row: ProfilerRow, tensor: str) -> tuple[int, int, int, int]:
 
 def _swaps_last_two(attrs: dict[str, str], name: str) -> bool | None:
     """Whether a transpose or permute swaps the last two dimensions (None: it names neither)."""
-    if name == "transposedeviceoperation":
+    if name in ("transposedeviceoperation", "transpose"):
         dim = attrs.get("dim", "").split("::")[-1].strip()
         return dim == "WH" if dim else None
     if name == "permutedeviceoperation":
@@ -195,7 +201,7 @@ def _kernel_and_shape(
         raise RowSkip("a row-major permute that moves the last dimension gathers single elements, not pages")
     rows, logical_rows, cols, logical_cols = _rows_cols(row, base)
     if in_layout == "TILE":
-        if name in ("transposedeviceoperation", "permutedeviceoperation"):
+        if name in ("transposedeviceoperation", "transpose", "permutedeviceoperation"):
             notes.append("a permute of the leading dimensions: costed as a copy of the tiles")
         return "copy", {"H": rows, "W": cols}
     if name in ("reshapedeviceoperation", "reshapeviewdeviceoperation"):
@@ -216,7 +222,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         )
     sharded = _memories(row, name, notes)
     base = "INPUT_0" if sharded["INPUT_0"] and not sharded["OUTPUT_0"] else "OUTPUT_0"
-    if name == "nlpcreateheadsdecodedeviceoperation":
+    if name in ("nlpcreateheadsdecodedeviceoperation", "nlpcreateqkvheadsdecodedeviceoperation"):
         base = "INPUT_0"  # the fused q/k/v rows: OUTPUT_0 is the q heads only, k and v are outputs 1 and 2
     kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
     dtype = tensor_format(row, "INPUT_0")

@@ -116,3 +116,12 @@ def test_a_block_sharded_row_is_costed_as_the_same_split_and_says_so() -> None:
     measurements = report_measurements(report, "blackhole_p100a", None, (11, 10))
     by_row = {op.row: m for op, m in zip(report.ops, measurements, strict=True)}
     assert all(by_row[op.row].predicted_ns for op in block)
+
+
+def test_an_older_captures_op_codes_read_alike() -> None:
+    """The older capture names the ops without "DeviceOperation" (``Tilize``, ``TilizeWithValPadding``,
+    ``Untilize``, ``UntilizeWithUnpadding``, ``Transpose``): the same kernels read them."""
+    report = _report("ops_perf_results_2025_09_18_11_39_20.csv.gz")
+    kernels = {op.op_code.split("::")[-1]: op.kernel for op in report.ops}
+    assert kernels["TilizeWithValPadding"] == "tilize" and kernels["UntilizeWithUnpadding"] == "untilize"
+    assert kernels["Tilize"] == "tilize" and kernels["Untilize"] == "untilize"
