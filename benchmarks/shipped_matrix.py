@@ -148,6 +148,10 @@ CONV = (
     ("huge", "M=1048576,N=2048,KH=3,KWC=6144"),
     ("beyond range", "M=1073741824,N=1048576,KH=1024,KWC=1048576"),
 )
+# a re-layout with a part of each dimension (tilize's padded input, untilize's cut output): the 2-D shapes with the
+# parts whole (their default), and one padded / cut
+PADDED = (*TWO_D, ("padded", "H=1024,Hx=1000,W=64,Wx=33"))
+CUT = (*TWO_D, ("cut", "H=1024,Hy=1000,W=64,Wy=33"))
 FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("M", "N", "K"): MATMUL,
     ("B", "M", "N", "K"): BATCHED,
@@ -156,6 +160,8 @@ FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("H", "W"): TWO_D,
     ("P", "C", "R"): GATHER,
     ("G", "E"): GROUPS,
+    ("H", "Hx", "W", "Wx"): PADDED,
+    ("H", "Hy", "W", "Wy"): CUT,
     ("M", "N", "KH", "KWC"): CONV,
 }
 ACTIVATIONS = ("relu", "gelu", "silu", "sigmoid", "exp", "recip", "rsqrt")

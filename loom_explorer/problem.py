@@ -154,6 +154,14 @@ def parse_shape(text: str, program: TileProgram) -> tuple[tuple[str, int], ...]:
                 f"shape {d.name}={values[d.name]} must divide {d.group_of}={values[d.group_of]} "
                 f"({d.name} groups consecutive {d.group_of} indices)"
             )
+    for d in program.dims:  # a part of a dimension defaults to all of it (no slice, no pad)
+        if d.part_of is not None and d.name not in values and d.part_of in values:
+            values[d.name] = values[d.part_of]
+        if d.part_of is not None and d.name in values and d.part_of in values and values[d.name] > values[d.part_of]:
+            raise ProblemError(
+                f"shape {d.name}={values[d.name]} exceeds {d.part_of}={values[d.part_of]} "
+                f"({d.name} covers the leading elements of {d.part_of})"
+            )
     missing = [d.name for d in program.dims if d.name not in values]
     if missing:
         raise ProblemError(f"shape of {program.name} lacks {', '.join(missing)} (e.g. {example_shape(program)})")
@@ -164,7 +172,9 @@ def example_shape(program: TileProgram) -> str:
     """The program's ``example_shape``, or a made-up one (1024 per tiled dimension, 4 otherwise)."""
     if program.example_shape:
         return program.example_shape
-    return ",".join(f"{d.name}={1024 if d.tile > 1 else 4}" for d in program.dims if d.group_of is None)
+    return ",".join(
+        f"{d.name}={1024 if d.tile > 1 else 4}" for d in program.dims if d.group_of is None and d.part_of is None
+    )
 
 
 def make_problem(

@@ -68,6 +68,7 @@ def run_kernels(req: KernelsRequest) -> int:
         dims = ", ".join(
             f"{d.name} ({d.kind}"
             + (f", groups {d.group_of}" if d.group_of else "")
+            + (f", part of {d.part_of}" if d.part_of else "")
             + ("" if d.spread else ", not spread")
             + ")"
             for d in program.dims

@@ -1,7 +1,7 @@
 """The tile DSL, kernel loading and the program layer's registry of kernel families (each family's own
 analysis is in its folder under ``loom_explorer/families/``)."""
 
-from loom_explorer.program.dsl import Dim, Eltwise, Gather, Matmul, ProgramError, Reduce, Tensor, TileProgram
+from loom_explorer.program.dsl import Dim, Eltwise, Gather, Matmul, Move, ProgramError, Reduce, Tensor, TileProgram
 from loom_explorer.program.family import ProgramFamily, ProgramStructureError, Structure
 from loom_explorer.program.load import KernelError, list_kernels, load_program
 from loom_explorer.program.structure import analyse_program, program_families, program_family
@@ -12,6 +12,7 @@ __all__ = [
     "Gather",
     "KernelError",
     "Matmul",
+    "Move",
     "ProgramError",
     "ProgramFamily",
     "ProgramStructureError",

@@ -19,6 +19,15 @@ Two refinements serve attention-like programs:
   iteration ``h`` at ``h // (E_H / E_Hkv)``, so ``E_H / E_Hkv`` consecutive ``h`` share it (grouped-query
   attention). Its extent defaults to ``E_H`` (no sharing) and must divide ``E_H``.
 
+Data-movement programs (``Move``) add two more:
+
+* ``Tensor(..., layout="row_major")`` stores a tensor as row-major pages (one page, a "stick", per row of
+  its last dimension) rather than 32x32 tiles (``layout="tile"``, the default): a move from one layout to the
+  other is a tilize or an untilize;
+* ``Dim("Wx", ..., part_of="W")`` is a dimension that covers the leading ``E_Wx <= E_W`` elements of
+  another: a tensor indexed by ``Wx`` where the iteration runs over ``W`` is the smaller one (a move into it
+  slices, a move out of it pads). Its extent defaults to ``E_W``.
+
 Tensors are ``input``, ``output`` or ``intermediate`` (produced and consumed inside one reduction step,
 e.g. attention scores, or running statistics): intermediates live only in L1.
 """
@@ -34,6 +43,7 @@ DimKind = Literal["parallel", "reduction"]
 TensorRole = Literal["input", "output", "intermediate"]
 EltwiseWhen = Literal["final", "step", "diagonal"]
 EltwiseUnit = Literal["fpu", "sfpu"]
+TensorLayout = Literal["tile", "row_major"]
 
 
 class ProgramError(LoomError, ValueError):
@@ -90,6 +100,7 @@ class Dim:
     description: str = ""
     spread: bool = True
     group_of: str | None = None
+    part_of: str | None = None
 
     def __post_init__(self) -> None:
         where = f"dimension {_name('dimension', self.name)}"
@@ -103,6 +114,10 @@ class Dim:
         _flag(where, "spread", self.spread)
         if self.group_of is not None:
             _name(f"{where}: group_of: dimension", self.group_of)
+        if self.part_of is not None:
+            _name(f"{where}: part_of: dimension", self.part_of)
+            if self.group_of is not None:
+                raise ProgramError(f"{where}: a dimension is part_of another or groups one, not both")
 
     def tiles(self, elements: int) -> int:
         """Number of tiles (ceil) covering ``elements``: ``ceil(elements / tile)``, ``tile >= 1``."""
@@ -116,6 +131,7 @@ class Tensor:
     role: TensorRole
     optional: bool = False
     description: str = ""
+    layout: TensorLayout = "tile"
 
     def __post_init__(self) -> None:
         where = f"tensor {_name('tensor', self.name)}"
@@ -130,6 +146,7 @@ class Tensor:
         _one_of(where, "role", self.role, get_args(TensorRole))
         _flag(where, "optional", self.optional)
         _text(where, "description", self.description)
+        _one_of(where, "layout", self.layout, get_args(TensorLayout))
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +239,24 @@ class Gather:
             raise ProgramError(f"Gather into {self.out!r}: rows {self.rows!r} must be a whole number >= 1")
 
 
-Op = Matmul | Eltwise | Reduce | Gather
+@dataclass(frozen=True, slots=True)
+class Move:
+    """``dst[...] = src[...]``: every element of ``src`` copied to ``dst``, each placed as the two access maps
+    say. The maps name the same dimensions, in any order (a different order permutes: ``src[H, W]`` into
+    ``dst[W, H]`` transposes), a dimension and its parts (``Dim(..., part_of=...)``) counting as one (a smaller
+    destination slices, a smaller source is padded); the two tensors' layouts may differ (tile into row-major
+    untilizes, row-major into tile tilizes) and so may their data formats (a typecast). Several moves into one
+    destination concatenate their sources along the dimension of which each covers a part."""
+
+    src: str
+    dst: str
+
+    def __post_init__(self) -> None:
+        _tensor_ref("Move", "src", self.src)
+        _tensor_ref("Move", "dst", self.dst)
+
+
+Op = Matmul | Eltwise | Reduce | Gather | Move
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +284,8 @@ class TileProgram:
         written = self._check_ops(where)
         self._check_outputs(where, written)
         self._check_groups(where)
+        self._check_parts(where)
+        self._check_moves(where)
         self._check_causal_ops(where)
 
     def _normalise_parts(self, where: str) -> None:
@@ -258,7 +294,7 @@ class TileProgram:
         parts: tuple[tuple[str, tuple[type, ...], str], ...] = (
             ("dims", (Dim,), "Dim"),
             ("tensors", (Tensor,), "Tensor"),
-            ("ops", (Matmul, Eltwise, Reduce, Gather), "Matmul, Eltwise, Reduce or Gather"),
+            ("ops", (Matmul, Eltwise, Reduce, Gather, Move), "Matmul, Eltwise, Reduce, Gather or Move"),
         )
         for field_name, classes, wanted in parts:
             items = getattr(self, field_name)
@@ -295,6 +331,8 @@ class TileProgram:
                 used, out = (op.out, op.operand), op.out
             elif isinstance(op, Gather):
                 used, out = (op.out, op.table, op.index), op.out
+            elif isinstance(op, Move):
+                used, out = (op.src, op.dst), op.dst
             else:
                 used, out = (op.tensor, *(t for t in (op.operand, op.source) if t)), op.tensor
             missing = [u for u in used if u not in tnames]
@@ -309,6 +347,11 @@ class TileProgram:
                         f"{where}: {op} reads output {read[0]}; a matmul reads inputs or "
                         "intermediates (an output is only written)"
                     )
+            if isinstance(op, Move) and self.tensor(op.src).role == "output":
+                raise ProgramError(
+                    f"{where}: {op} reads output {op.src}; a move reads an input or an intermediate "
+                    "(an output is only written)"
+                )
             written.add(out)
         return written
 
@@ -328,6 +371,53 @@ class TileProgram:
                 raise ProgramError(f"{where}: dimension {d.name} groups unknown dimension {d.group_of!r}")
             if d.group_of is not None and (d.tile != 1 or self.dim(d.group_of).tile != 1):
                 raise ProgramError(f"{where}: grouped dimension {d.name} and {d.group_of} need tile=1")
+
+    def _check_parts(self, where: str) -> None:
+        """A part of a dimension is part of another known dimension, itself whole, of the same tile."""
+        names = [d.name for d in self.dims]
+        for d in self.dims:
+            if d.part_of is None:
+                continue
+            if d.part_of not in names or d.part_of == d.name:
+                raise ProgramError(f"{where}: dimension {d.name} is part of unknown dimension {d.part_of!r}")
+            parent = self.dim(d.part_of)
+            if parent.part_of is not None or parent.group_of is not None:
+                raise ProgramError(
+                    f"{where}: dimension {d.name} is part of {parent.name}, which is itself a part or a group; "
+                    "name the whole dimension"
+                )
+            if d.tile != parent.tile or d.kind != parent.kind:
+                raise ProgramError(
+                    f"{where}: dimension {d.name} is part of {parent.name} but differs in tile or kind "
+                    f"({d.tile}, {d.kind} against {parent.tile}, {parent.kind})"
+                )
+
+    def whole(self, dim: str) -> str:
+        """The dimension ``dim`` is part of (``Dim.part_of``), else ``dim`` itself."""
+        return self.dim(dim).part_of or dim
+
+    def _check_moves(self, where: str) -> None:
+        """A move's source and destination index the same dimensions (a dimension and its parts as one), each
+        once: a move re-lays data; it neither reduces nor broadcasts."""
+        for op in self.ops:
+            if not isinstance(op, Move):
+                continue
+            src, dst = self.tensor(op.src), self.tensor(op.dst)
+            src_whole = [self.whole(d) for d in src.dims]
+            dst_whole = [self.whole(d) for d in dst.dims]
+            for t, whole in ((src, src_whole), (dst, dst_whole)):
+                twice = sorted({d for d in whole if whole.count(d) > 1})
+                if twice:
+                    raise ProgramError(
+                        f"{where}: {op}: {t.name}{list(t.dims)} indexes dimension {twice[0]} twice "
+                        "(through its parts); a moved tensor is indexed by each dimension once"
+                    )
+            if set(src_whole) != set(dst_whole):
+                raise ProgramError(
+                    f"{where}: {op}: {src.name}{list(src.dims)} and {dst.name}{list(dst.dims)} index "
+                    f"different dimensions ({sorted(set(src_whole) ^ set(dst_whole))} in one only); a move "
+                    "re-lays its source (permute, slice, pad, tilize), it neither reduces nor broadcasts"
+                )
 
     def _check_causal_ops(self, where: str) -> None:
         """An op on the causal diagonal only in a program with the ``causal`` option."""
@@ -368,9 +458,11 @@ class TileProgram:
         return tuple(t for t in self.tensors if t.role == "intermediate")
 
     def shared_along(self, tensor: str, dim: str) -> bool:
-        """True when every index of ``dim`` touches the same tiles of ``tensor`` (reuse across ``dim``)."""
+        """True when every index of ``dim`` touches the same tiles of ``tensor`` (reuse across ``dim``): never
+        when the tensor is indexed by ``dim``, by a group of it or by a part of it."""
         dims = self.tensor(tensor).dims
-        return dim not in dims and self.grouped_by(tensor, dim) is None
+        parted = any(self.dim(d).part_of == dim for d in dims)
+        return dim not in dims and self.grouped_by(tensor, dim) is None and not parted
 
     def grouped_by(self, tensor: str, dim: str) -> str | None:
         """The grouped dimension through which ``tensor`` is indexed by ``dim`` (``Hkv`` for ``k`` along

@@ -136,7 +136,12 @@ def test_every_row_is_ingested_or_skipped_with_its_reason() -> None:
     assert sorted([*ops, *skipped]) == list(range(2, 17))  # file lines 2..16: every data row, once
     reasons = {row: str(s) for row, s in skipped.items()}
     assert reasons[2] == "row 2 (start): signpost (a marker, not an op)"
-    assert reasons[7].startswith("row 7 (Untilize): not an op the model maps (SDPA, matmul, binary")
+    assert (
+        reasons[3]
+        == "row 3 (TilizeWithValPaddingDeviceOperation): TilizeWithValPaddingDeviceOperation from TILE into TILE: "
+        "no layout to change"
+    )
+    assert reasons[7] == "row 7 (Untilize): Untilize from TILE into TILE: no layout to change"
     assert reasons[8] == f"row 8 (TorchPermute): {DURATION} is empty (host-only op or no device data)"
     assert "MatmulMultiCoreReuseProgramConfig is not one the model maps" in reasons[10]
     assert sorted(skipped) == [2, 3, 7, 8, 10, 16]
@@ -199,7 +204,8 @@ def test_older_format_in_another_column_order_reads_the_same() -> None:
         essence(op) for op in new.ops if op.kernel == "flash_attention"
     ]
     reasons = {s.row: s.reason for s in old.skipped}
-    assert reasons[5].startswith("not an op the model maps") and reasons[6].startswith(f"{DURATION} is empty")
+    assert reasons[5] == "tt::tt_metal::Untilize from TILE into TILE: no layout to change"
+    assert reasons[6].startswith(f"{DURATION} is empty")
 
 
 def test_header_case_and_spacing_do_not_matter(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ def test_ingest_records_every_op_with_its_prediction(tmp_path):
     code, out, err = run("ingest", str(V2), "--store", str(store))
     assert code == 0, err
     assert "9 ops ingested, 6 rows skipped; predicted on wormhole_n150, 8x8 grid (told from the capture" in out
-    assert "skipped row 3 (TilizeWithValPaddingDeviceOperation): not an op the model maps" in out
+    assert "skipped row 3 (TilizeWithValPaddingDeviceOperation): TilizeWithValPaddingDeviceOperation from TILE" in out
     assert f"recorded 9 measurements in {store}" in err
     rows = ResultsStore(store).measurements()
     assert len(rows) == 9 and {m.source for m in rows} == {"report"}

@@ -21,9 +21,10 @@ def test_every_claimed_op_code_belongs_to_one_family() -> None:
         ("ringjointsdpa", "an SDPA variant the model does not map (only ScaledDotProductAttention"),
         ("pagedscaleddotproductattentiondecode", "an SDPA variant"),
         (
-            "untilize",
-            "not an op the model maps (SDPA, matmul, binary, unary and rotary element-wise ops, embedding, "
-            "bilinear grid sample, layer/RMS/group norm, softmax)",
+            "accumulationdeviceoperation",
+            "not an op the model maps (SDPA, matmul, tilize/untilize, transpose, copy, reshape, slice, concat, "
+            "typecast, binary, unary and rotary element-wise ops, embedding, bilinear grid sample, layer/RMS/group "
+            "norm, softmax)",
         ),
     ],
 )

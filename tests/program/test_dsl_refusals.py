@@ -96,7 +96,7 @@ def test_a_part_that_cannot_be_is_refused_naming_it(build, says) -> None:
         ({"ops": (Matmul("a", "b", "c"), Eltwise("gelu", "a"))}, r"op Eltwise\(op='gelu', tensor='a'.* writes input a"),
         (
             {"ops": (Matmul("a", "b", "c"), "gelu")},
-            r"program probe: ops\[1\] is a str, not a Matmul, Eltwise, Reduce or Gather",
+            r"program probe: ops\[1\] is a str, not a Matmul, Eltwise, Reduce, Gather or Move",
         ),
         ({"dims": (Dim("M", "parallel"), Dim("N", "parallel"), "K")}, r"program probe: dims\[2\] is a str, not a Dim"),
         (

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loom_explorer.program.dsl import Eltwise, Gather, Matmul, Reduce, TileProgram
+from loom_explorer.program.dsl import Eltwise, Gather, Matmul, Move, Reduce, TileProgram
 from loom_explorer.program.family import ProgramFamily, ProgramStructureError
 
 
@@ -75,8 +75,8 @@ class Elementwise:
 
 
 def is_elementwise(program: TileProgram) -> bool:
-    """No matmul, no reduction, no gather and no reduction dimension: the element-wise family's shape."""
-    return not any(isinstance(op, (Matmul, Reduce, Gather)) for op in program.ops) and all(
+    """No matmul, no reduction, no gather, no move and no reduction dimension: the element-wise family's shape."""
+    return not any(isinstance(op, (Matmul, Reduce, Gather, Move)) for op in program.ops) and all(
         d.kind == "parallel" for d in program.dims
     )
 

@@ -60,7 +60,7 @@ def test_what_each_registered_op_supplies() -> None:
         "convolution",
         "flash_decoding",
     }
-    assert list(interleaved_families()) == ["elementwise", "row_reduction"]
+    assert list(interleaved_families()) == ["data_movement", "elementwise", "row_reduction"]
     for op in ops.values():
         assert op.default is not None and op.captured is not None, op.name
     assert [n for n, op in ops.items() if op.takes_over is not None] == ["flash_decoding"]

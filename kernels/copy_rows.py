@@ -1,0 +1,24 @@
+"""Copy of a row-major tensor: y[H, W] = x[H, W], both stored as pages of one row (W elements) each.
+
+Written only with the tile DSL, a data-movement program (``families/data_movement/program.py``): the rows count
+one by one (``H`` has ``tile=1``: ttnn deals a row-major tensor's pages over the cores, not tile rows), and every
+page is read and written as one small DRAM transaction (ttnn.clone of a row-major tensor, and the row-major
+reshape, move, slice and concatenation read as such a copy).
+"""
+
+from loom_explorer.program import Dim, Move, Tensor, TileProgram
+
+PROGRAM = TileProgram(
+    name="copy_rows",
+    description="y = x: x, y [H, W], row-major pages of W elements",
+    example_shape="H=4096,W=256",
+    dims=(
+        Dim("H", "parallel", tile=1, description="rows (pages), one at a time"),
+        Dim("W", "parallel", description="elements of a row"),
+    ),
+    tensors=(
+        Tensor("x", ("H", "W"), "input", layout="row_major"),
+        Tensor("y", ("H", "W"), "output", layout="row_major"),
+    ),
+    ops=(Move("x", "y"),),
+)

@@ -1,0 +1,258 @@
+"""Which data-movement rows of a device-profiler report are the family's shipped kernels, and their shape
+(``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_explorer.accuracy_ops``).
+
+ttnn runs these ops without a program config; the model costs ttnn's interleaved split of each (``ttnn.py``).
+A row is read whole (``read_configured``: its layouts, memories and both data formats decide the kernel):
+
+* INPUT_0 and OUTPUT_0 DRAM- or L1-interleaved (``capture.tensor_memory``: L1-interleaved is costed as DRAM,
+  an upper bound, said in the note) or L1 height-sharded: a height-sharded operand makes the row's config a
+  ``ShardedSplit`` (``ttnn_config.py``: the sharded operands and the row's ``CORE COUNT``), costed as its
+  sharded split (``ttnn.py::evaluate_sharded``); ``InterleavedToSharded[Partial]``,
+  ``ShardedToInterleaved[Partial]``, ``PaddedSlice`` and ``SliceWrite`` are copies (or an untilize) with one
+  side in L1; a block- or width-sharded operand is costed as the same split (``ttnn_config.py``, said in the
+  note); a DRAM-sharded operand, and a ``Reshard`` (shards moved between cores), are skipped;
+* the kernel by layouts: ROW_MAJOR into TILE -> ``tilize`` (``TilizeDeviceOperation``,
+  ``TilizeWithValPaddingDeviceOperation``); TILE into ROW_MAJOR -> ``untilize`` (``Untilize[WithUnpadding]``);
+  a tiled ``TransposeDeviceOperation`` of dim ``WH``, or a tiled ``PermuteDeviceOperation`` that swaps the
+  last two dimensions -> ``transpose``; any other op of the list below -> ``copy`` (tiled) or ``copy_rows``
+  (row-major), a move of its pages in another order (a transpose or permute of the leading dimensions moves
+  whole tiles or rows; a slice, split, concatenation, reshape, move, copy, typecast, repeat, pad,
+  ``NlpCreateHeads`` and ``NLPConcatHeads`` read and write the output's pages once (a repeat re-reads its
+  input for each copy; a pad is costed as reading the padded output's size, an upper bound), and
+  ``NLPCreateHeadsDecode`` its input's (the fused q, k and v rows: OUTPUT_0 is q alone); with one side
+  sharded, the sharded side's shape, and a ``PaddedSlice`` of tiles into rows reads only the slice's tiles);
+* the shape: a tiled tensor's rows are its padded ``W*Z*Y`` (whole tiles move), a row-major tensor's its
+  logical ``W*Z*Y`` (one page each), its columns ``X``. ``tilize``: ``H, W`` the output's padded extents,
+  ``Hx, Wx`` the input's logical ones; ``untilize``: ``H, W`` the input's padded, ``Hy, Wy`` the output's
+  logical; ``transpose``: the input's; ``copy``/``copy_rows``: the output's (what is written; a slice reads
+  only those pages, a concatenation's inputs sum to them), except a row-major reshape, whose rows and page
+  are the input's (the output's pages, of another size, are costed at the input's);
+* the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
+* a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
+* a KV-cache fill or update (``UpdateKVCacheOperation``, ``PagedUpdateCache``, ``PagedFillCache``): skipped, it
+  writes its input into the cache in place.
+"""
+
+from __future__ import annotations
+
+import re
+
+from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, count_cell, tensor_format, tensor_memory
+from loom_explorer.accuracy.op_mapping import AccuracyOps
+from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
+from loom_explorer.problem import Placement
+
+# the op codes as ttnn names them, and as older captures do (no "DeviceOperation")
+TILIZE = frozenset({"tilizedeviceoperation", "tilizewithvalpaddingdeviceoperation", "tilize", "tilizewithvalpadding"})
+UNTILIZE = frozenset(
+    {"untilizedeviceoperation", "untilizewithunpaddingdeviceoperation", "untilize", "untilizewithunpadding"}
+)
+SHARDED = frozenset(
+    {
+        "interleavedtoshardeddeviceoperation",
+        "interleavedtoshardedpartialdeviceoperation",
+        "shardedtointerleaveddeviceoperation",
+        "shardedtointerleavedpartialdeviceoperation",
+        "paddedslicedeviceoperation",
+        "slicewritedeviceoperation",
+        "resharddeviceoperation",
+    }
+)
+KV_CACHE = frozenset(
+    {
+        "updatekvcacheoperation",
+        "updatecachedeviceoperation",
+        "pagedupdatecachedeviceoperation",
+        "pagedfillcachedeviceoperation",
+    }
+)
+COPIES = frozenset(
+    {
+        "reshapedeviceoperation",
+        "reshapeviewdeviceoperation",
+        "movedeviceoperation",
+        "copydeviceoperation",
+        "clonedeviceoperation",
+        "typecastdeviceoperation",
+        "slicedeviceoperation",
+        "concatdeviceoperation",
+        "splitdeviceoperation",
+        "transposedeviceoperation",
+        "transpose",
+        "permutedeviceoperation",
+        "nlpcreateheadsdeviceoperation",
+        "nlpcreateheadsdecodedeviceoperation",
+        "nlpcreateqkvheadsdecodedeviceoperation",
+        "nlpcreateheadssegformerdeviceoperation",
+        "nlpconcatheadsdeviceoperation",
+        "repeatdeviceoperation",
+        "paddeviceoperation",
+    }
+)
+OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
+_EXTENT = re.compile(r"\s*([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?\s*")
+
+
+def _extents(row: ProfilerRow, tensor: str) -> tuple[list[int], list[int]] | None:
+    """(padded, logical) ``[W, Z, Y, X]`` of ``tensor``; None when the row has no such tensor."""
+    padded: list[int] = []
+    logical: list[int] = []
+    for axis in "WZYX":
+        text = row.get(f"{tensor}_{axis}_PAD[LOGICAL]", f"{tensor}_{axis}")
+        if not text:
+            if axis in "YX":
+                return None
+            padded.append(1)
+            logical.append(1)
+            continue
+        m = _EXTENT.fullmatch(text)
+        if m is None:
+            raise RowSkip(f"{tensor}_{axis} {text!r} is not an extent")
+        padded.append(int(m.group(1)))
+        logical.append(int(m.group(2) or m.group(1)))
+    return padded, logical
+
+
+def _rows_cols(row: ProfilerRow, tensor: str) -> tuple[int, int, int, int]:
+    """(padded rows, logical rows, padded columns, logical columns) of ``tensor``: rows are ``W*Z*Y``."""
+    found = _extents(row, tensor)
+    if found is None:
+        raise RowSkip(f"no {tensor} shape")
+    (pw, pz, py, px), (lw, lz, ly, lx) = found
+    return pw * pz * py, lw * lz * ly, px, lx
+
+
+def _swaps_last_two(attrs: dict[str, str], name: str) -> bool | None:
+    """Whether a transpose or permute swaps the last two dimensions (None: it names neither)."""
+    if name in ("transposedeviceoperation", "transpose"):
+        dim = attrs.get("dim", "").split("::")[-1].strip()
+        return dim == "WH" if dim else None
+    if name == "permutedeviceoperation":
+        order = [int(v) for v in re.findall(r"-?[0-9]+", attrs.get("dims", ""))]
+        if not order:
+            return None
+        return order[-2:] == [len(order) - 1, len(order) - 2]
+    return False
+
+
+def _moves_last(attrs: dict[str, str], name: str) -> bool:
+    """Whether a permute moves the last dimension elsewhere."""
+    if name != "permutedeviceoperation":
+        return False
+    order = [int(v) for v in re.findall(r"-?[0-9]+", attrs.get("dims", ""))]
+    return bool(order) and order[-1] != len(order) - 1
+
+
+SHARDINGS = {
+    "L1_HEIGHT_SHARDED": Placement.l1_height,
+    "L1_BLOCK_SHARDED": Placement.l1_block,
+    "L1_WIDTH_SHARDED": Placement.l1_width,
+}
+
+
+def _memories(row: ProfilerRow, name: str, notes: list[str]) -> dict[str, Placement | None]:
+    """The L1 sharding of INPUT_0 and OUTPUT_0 (None: interleaved); RowSkip for a reshard."""
+    sharded: dict[str, Placement | None] = {}
+    for tensor in ("INPUT_0", "OUTPUT_0"):
+        memory = tensor_memory(row, tensor, notes)
+        sharded[tensor] = SHARDINGS.get(memory)
+        if sharded[tensor] in (Placement.l1_block, Placement.l1_width):
+            notes.append(
+                f"{tensor} {memory.lower()}: costed as the rows dealt over the same cores (the same bytes per "
+                "core; a block shard's narrower pages not modelled)"
+            )
+    if name == "resharddeviceoperation":
+        raise RowSkip(
+            "a reshard moves shards between cores over the NoC, which the model's L1 placements do not express"
+        )
+    return sharded
+
+
+def _kernel_and_shape(
+    row: ProfilerRow, attrs: dict[str, str], name: str, base: str, notes: list[str]
+) -> tuple[str, dict[str, int]]:
+    """(kernel, shape) of the row by its layouts (module docstring); ``base`` the tensor whose shape a copy
+    takes (OUTPUT_0, or the sharded one)."""
+    in_layout = row.get("INPUT_0_LAYOUT").upper() or "TILE"
+    out_layout = row.get("OUTPUT_0_LAYOUT").upper() or in_layout
+    in_rows, in_logical_rows, in_cols, in_logical_cols = _rows_cols(row, "INPUT_0")
+    out_rows, out_logical_rows, out_cols, out_logical_cols = _rows_cols(row, "OUTPUT_0")
+    if in_layout == "ROW_MAJOR" and out_layout == "TILE":
+        shape = {"H": out_rows, "Hx": in_logical_rows, "W": out_cols, "Wx": in_logical_cols}
+        if shape["Hx"] > shape["H"] or shape["Wx"] > shape["W"]:
+            raise RowSkip(f"input {in_logical_rows}x{in_logical_cols} is larger than the tiled output")
+        return "tilize", shape
+    if in_layout == "TILE" and out_layout == "ROW_MAJOR":
+        if name == "paddedslicedeviceoperation":  # reads only the slice's tiles
+            shape = {"H": -(-out_logical_rows // 32) * 32, "W": -(-out_logical_cols // 32) * 32}
+        else:
+            shape = {"H": in_rows, "W": in_cols}
+        shape |= {"Hy": out_logical_rows, "Wy": out_logical_cols}
+        if shape["Hy"] > shape["H"] or shape["Wy"] > shape["W"]:
+            raise RowSkip(f"output {out_logical_rows}x{out_logical_cols} is larger than the tiled input")
+        return "untilize", shape
+    if in_layout != out_layout:
+        raise RowSkip(f"layouts {in_layout} into {out_layout}: the model knows TILE and ROW_MAJOR")
+    if name in TILIZE | UNTILIZE:
+        raise RowSkip(f"{row.get('OP CODE')} from {in_layout} into {out_layout}: no layout to change")
+    if in_layout == "TILE" and _swaps_last_two(attrs, name):
+        return "transpose", {"H": in_rows, "W": in_cols}
+    if in_layout == "ROW_MAJOR" and _moves_last(attrs, name):
+        raise RowSkip("a row-major permute that moves the last dimension gathers single elements, not pages")
+    rows, logical_rows, cols, logical_cols = _rows_cols(row, base)
+    if in_layout == "TILE":
+        if name in ("transposedeviceoperation", "transpose", "permutedeviceoperation"):
+            notes.append("a permute of the leading dimensions: costed as a copy of the tiles")
+        return "copy", {"H": rows, "W": cols}
+    if name in ("reshapedeviceoperation", "reshapeviewdeviceoperation"):
+        notes.append("row-major reshape: output pages costed at the input's page size")
+        return "copy_rows", {"H": in_logical_rows, "W": in_logical_cols}
+    return "copy_rows", {"H": logical_rows, "W": logical_cols}
+
+
+def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
+    """The kernel, shape, formats and (sharded) split of a data-movement row (module docstring); RowSkip
+    otherwise."""
+    name = row.get("OP CODE").split("::")[-1].lower()
+    notes: list[str] = []
+    if name in KV_CACHE:
+        raise RowSkip(
+            "a KV-cache fill or update writes INPUT_1 into the cache INPUT_0 in place, at the cache's own (often "
+            "DRAM-sharded) layout: not a copy between two interleaved tensors, which is all the model reads"
+        )
+    sharded = _memories(row, name, notes)
+    base = "INPUT_0" if sharded["INPUT_0"] and not sharded["OUTPUT_0"] else "OUTPUT_0"
+    if name in ("nlpcreateheadsdecodedeviceoperation", "nlpcreateqkvheadsdecodedeviceoperation"):
+        base = "INPUT_0"  # the fused q/k/v rows: OUTPUT_0 is the q heads only, k and v are outputs 1 and 2
+    kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
+    dtype = tensor_format(row, "INPUT_0")
+    config = None
+    if any(sharded.values()):
+        cores = row.number(count_cell, "CORE COUNT")
+        if cores is None:
+            raise RowSkip("a sharded operand and no CORE COUNT: the cores holding the shards are unknown")
+        held = [(t, p) for t, p in (("x", sharded["INPUT_0"]), ("y", sharded["OUTPUT_0"])) if p is not None]
+        config = ShardedSplit(
+            op=row.get("OP CODE"), cores=cores, sharded=tuple(t for t, _ in held), layouts=tuple(p for _, p in held)
+        )
+    return OpReading(
+        kernel=kernel,
+        shape=shape,
+        model_shape=shape,
+        dtype=dtype,
+        formats={"x": dtype, "y": tensor_format(row, "OUTPUT_0", dtype)},
+        grid=None,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note="; ".join(notes),
+        config=config,
+    )
+
+
+ACCURACY = AccuracyOps(
+    name="data_movement",
+    op_codes=OP_CODES,
+    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows"),
+    read_configured=read_row,
+    ops_phrase="tilize/untilize, transpose, copy, reshape, slice, concat, typecast",
+    no_math_op_codes=OP_CODES,
+)

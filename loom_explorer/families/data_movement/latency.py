@@ -1,0 +1,110 @@
+"""The data-movement family's latency (``quantities.py`` for the notation): the objective of one candidate,
+its named terms and a lower bound.
+
+Per block of ``B`` tiles on the slowest core, each source ``X`` moves ``B * b_X * f_X`` bytes (``b_X`` its
+tile bytes, ``f_X`` the share of the iteration's elements it really moves, ``quantities.py``: below 1 for a
+padded source, and for a row-major tensor whose rows are not whole tiles) and the output ``Y``
+``B * b_Y * f_Y`` (a sliced output writes less), each at its page rate (``pages.py``: a row-major tensor's
+page is one row of its last dimension; a tiled tensor's reads and writes run at the hardware file's
+``dram.core_read_bytes_per_cycle`` / ``core_write_bytes_per_cycle``, as every family's tiles do):
+
+    read_X  = ceil(B*b_X*f_X / r(p_X)) + L_read(depth_X)         (0 for a source in L1)
+    reads   = sum_X read_X                                       (one reader, one source after another)
+    write   = max(ceil(B*b_Y*f_Y / w(p_Y)), link_Y)              (0 for an output in L1)
+    compute = B * c_tile                                         (work.py: 0 for a plain copy)
+    chip    = ceil(sum_X readers_X * B*b_X / R_chip)
+    step    = max(compute + sum_{X: depth_X = 1} read_X, reads, write, chip, link_f...)
+
+    T_total = launch + fill + n*step + drain,   fill = reads,   drain = write + L_write
+
+The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
+``write_back = drain``) sum to the total. The lower bound takes for ``n*step`` the larger of the compute
+``T*c_tile`` and the chip's reads ``ceil(sum_X readers_X*T*b_X / R_chip)`` (``n*B >= T``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from loom_explorer.families.data_movement.pages import page_bytes_per_cycle
+from loom_explorer.families.data_movement.quantities import DataMovementQuantities
+from loom_explorer.families.data_movement.work import tile_cycles
+from loom_explorer.model.dram_reads import dram_readers, reads_dram
+from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, select, total
+from loom_explorer.model.latency import block_bytes, chip_read_cycles, single_buffered
+from loom_explorer.model.schedule import LatencyTerm
+
+if TYPE_CHECKING:
+    from loom_explorer.model.noc_bound import LinkShare
+
+
+def rate(q: DataMovementQuantities, tensor: str, direction: str) -> Fraction:
+    """Bytes of the iteration's tiles per cycle at which one core moves ``tensor``: its page rate over the share
+    ``f`` of the iteration it holds (moving ``B*b*f`` bytes at ``r`` takes as long as ``B*b`` at ``r/f``)."""
+    dram = q.hw.dram
+    if q.problem.program.tensor(tensor).layout == "tile":
+        r = Fraction(dram.core_read_bytes_per_cycle if direction == "read" else dram.core_write_bytes_per_cycle)
+    else:
+        r = page_bytes_per_cycle(q.hw, q.page_bytes(tensor), "read" if direction == "read" else "write")
+    return (r / q.fraction(tensor)).limit_denominator(1000)
+
+
+def read_cycles(q: DataMovementQuantities, tensor: str) -> Expr:
+    """``read_X`` (module docstring)."""
+    if not reads_dram(q, tensor):
+        return const(0)
+    lat = q.hw.dram.read_latency_cycles
+    latency = select(q.depth[tensor], {1: lat, 2: lat, 3: -(-lat // 2)})
+    return ceil_rate(mul(q.block, q.tile_bytes(tensor)), rate(q, tensor, "read")) + latency
+
+
+def write_cycles(q: DataMovementQuantities, links: Sequence[LinkShare] = ()) -> Expr:
+    """``write`` (module docstring)."""
+    out = q.output
+    if q.problem.placement(out).in_l1:
+        return const(0)
+    nbytes = mul(q.block, q.tile_bytes(out))
+    return maximum(
+        ceil_rate(nbytes, rate(q, out, "write")),
+        *(link.cycles(q, nbytes) for link in links if link.tensor == out),
+    )
+
+
+def data_movement_latency_terms(
+    q: DataMovementQuantities, step_links: Sequence[LinkShare] = (), write_links: Sequence[LinkShare] = ()
+) -> tuple[Expr, list[LatencyTerm], Expr]:
+    """The objective, its named terms and a lower bound (module docstring); ``step_links`` (the reads' busiest
+    NoC links, ``model/noc_bound.py``) bound the step as the other terms do."""
+    hw = q.hw
+    c_tile = tile_cycles(hw, q.problem, q.st)
+    compute = mul(q.block, c_tile)
+    reads_of = {t: read_cycles(q, t) for t in q.streamed}
+    reads = total(reads_of.values())
+    exposed = total(mul(single_buffered(q, t), r) for t, r in reads_of.items())
+    write = write_cycles(q, write_links)
+    links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
+    step = maximum(compute + exposed, reads, write, chip_read_cycles(q, q.streamed), *links)
+    written = not q.problem.placement(q.output).in_l1
+    drain = write + (hw.dram.write_latency_cycles if written else 0)
+    launch = const(hw.compute.kernel_launch_cycles)
+    n = q.blocks
+    objective = launch + reads + mul(n, step) + drain
+    terms = [
+        LatencyTerm("launch", launch, "fixed per-op launch on the device"),
+        LatencyTerm("fill", reads, "the first block read before any tile moves on"),
+        LatencyTerm("compute", mul(n, compute), "the compute core re-laying or converting every tile"),
+        LatencyTerm(
+            "data_movement",
+            mul(n, step) - mul(n, compute),
+            "blocks where page reads, writes or shared DRAM bandwidth outlast the compute",
+        ),
+        LatencyTerm("write_back", drain, "the last block written to DRAM"),
+    ]
+    chip_floor = ceil_rate(
+        total(mul(dram_readers(q, t), q.core_tiles, q.tile_bytes(t)) for t in q.streamed),
+        hw.dram.chip_read_bytes_per_cycle,
+    )
+    lower = launch + reads + maximum(mul(q.core_tiles, c_tile), chip_floor) + drain
+    return objective, terms, lower
