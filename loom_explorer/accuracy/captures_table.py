@@ -9,6 +9,7 @@ loom_explorer.accuracy.captures_table`` prints them, each op-code table followed
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
@@ -16,6 +17,8 @@ from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf, report
 from loom_explorer.accuracy.op_coverage import OpCodeCoverage, op_code_coverage, op_code_markdown
 from loom_explorer.accuracy.op_mapping import published_kernels
 from loom_explorer.data import CAPTURE_CHIPS, CAPTURES, capture_path
+from loom_explorer.program import load_program
+from loom_explorer.program.structure import program_family
 
 
 def header() -> str:
@@ -99,6 +102,37 @@ def kernel_markdown(c: Coverage) -> list[str]:
     return out if c.by_kernel else []
 
 
+def family_of(kernel: str) -> str:
+    """The kernel family of a shipped kernel (``program/structure.py``)."""
+    return program_family(load_program(kernel)).name
+
+
+def family_markdown(rows: list[CaptureRow]) -> list[str]:
+    """The error per kernel family over every shipped capture: the predicted rows of its kernels in all of
+    them, measured against predicted in total, and the median and worst of the per-row errors; with the
+    captures each family's rows come from."""
+    found: dict[str, list[tuple[str, Coverage]]] = {}
+    for r in rows:
+        for kernel, k in r.coverage.by_kernel:
+            found.setdefault(family_of(kernel), []).append((r.name, k))
+    out = [
+        "| family | captures | predicted rows | measured | predicted | error: total | per row: median / worst |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for family, parts in sorted(found.items()):
+        measured = sum(k.predicted_measured_ns for _, k in parts)
+        predicted = sum(k.predicted_ns for _, k in parts)
+        errors = sorted(abs(e) for _, k in parts for e in k.row_errors)
+        median = statistics.median(errors) if errors else None
+        out.append(
+            f"| {family} | {len({name for name, _ in parts})} | {sum(k.predicted_rows for _, k in parts)} "
+            f"| {measured / 1e6:.3f} ms | {predicted / 1e6:.3f} ms "
+            f"| {_pct(predicted / measured - 1 if measured else None, signed=True)} "
+            f"| {_pct(median)} / {_pct(errors[-1] if errors else None)} |"
+        )
+    return out
+
+
 def op_code_tables(rows: list[CaptureRow]) -> list[str]:
     """Each capture's coverage by op code, under a heading naming it, then the error per kernel."""
     out: list[str] = []
@@ -110,9 +144,10 @@ def op_code_tables(rows: list[CaptureRow]) -> list[str]:
 
 
 def document() -> list[str]:
-    """Everything docs/accuracy.md states of the shipped captures: the summary and the op-code tables."""
+    """Everything docs/accuracy.md states of the shipped captures: the summary, the error per family and the
+    op-code tables."""
     rows = [capture_row(n) for n in CAPTURES]
-    return [*table(rows), *op_code_tables(rows)]
+    return [*table(rows), "", *family_markdown(rows), *op_code_tables(rows)]
 
 
 if __name__ == "__main__":
