@@ -78,9 +78,54 @@ class BadCell(Exception):
         self.column, self.error = column, error
 
 
+OUTPUT_MEMORY_CONFIGS = ("output_mem_config", "output_memory_config", "memory_config")
+"""The ATTRIBUTES an op prints its output's memory config under, in the order looked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class PriorOutput:
+    """The first output of the device op the report lists just before a row on the same device, as that op's
+    row prints it: the tensor's logical shape and ``OUTPUT_0_MEMORY`` cell, and the op's ATTRIBUTES.
+
+    The report names no tensors. A row whose input has this shape and memory is read as taking the previous
+    op's output (the ops of a model run in order, each usually feeding the next), so it may use what only
+    that op printed of the tensor: its memory config's shard spec, which an input's own cells do not print.
+    Nothing else is assumed: a row whose input does not match it has no prior output."""
+
+    shape: tuple[int, int, int, int] | None
+    memory: str
+    attributes: str
+
+    def memory_config(self) -> str:
+        """The op's printed output memory config (``OUTPUT_MEMORY_CONFIGS``); ``""`` when it prints none."""
+        attrs, _ = attributes_of(self.attributes)
+        return next((attrs[k] for k in OUTPUT_MEMORY_CONFIGS if attrs.get(k, "").lower() not in NO_VALUE), "")
+
+
 class ProfilerRow:
-    def __init__(self, columns: Columns, cells: list[str]) -> None:
+    def __init__(self, columns: Columns, cells: list[str], prior: PriorOutput | None = None) -> None:
         self.columns, self.cells = columns, cells
+        self.prior = prior  # the previous device op's output on the same device (``PriorOutput``)
+
+    def prior_output(self, tensor: str) -> PriorOutput | None:
+        """The previous device op's output (``PriorOutput``) when ``tensor`` (e.g. ``INPUT_0``) has its shape
+        and memory cell, else None."""
+        prior = self.prior
+        if prior is None or not prior.memory or prior.memory != self.get(f"{tensor}_MEMORY"):
+            return None
+        try:
+            shape = self.shape(tensor)
+        except BadCell:
+            return None
+        return prior if shape is not None and shape == prior.shape else None
+
+    def output_of_op(self) -> PriorOutput:
+        """This row's first output as the next row on its device sees it (``PriorOutput``)."""
+        try:
+            shape = self.shape("OUTPUT_0")
+        except BadCell:
+            shape = None
+        return PriorOutput(shape, self.get("OUTPUT_0_MEMORY"), self.get("ATTRIBUTES"))
 
     def cell(self, *names: str) -> tuple[str, str]:
         """(header name, stripped text) of the first of ``names`` with a non-empty cell; ``("", "")`` if none."""

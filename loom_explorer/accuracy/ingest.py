@@ -82,6 +82,7 @@ from loom_explorer.accuracy.capture import (
     BadCell,
     Columns,
     OpReading,
+    PriorOutput,
     ProfilerRow,
     RowSkip,
     attributes_of,
@@ -380,6 +381,7 @@ def parse_ops_perf(
     rows = 0
     (op_column,) = columns.find((OP_CODE,))
     widths: dict[int, RowIssue] = {}  # a short or long row's issue by its number of cells: its texts shared
+    prior: dict[str, PriorOutput] = {}  # DEVICE ID -> the output of the last device op read on it
     for number, cells in records:
         rows += 1
         if progress and streamed and not rows & 1023:
@@ -393,6 +395,8 @@ def parse_ops_perf(
             skipped.append(SkippedRow(number, op_code, wrong.detail))
             continue
         row = ProfilerRow(columns, cells)
+        device = row.get("DEVICE ID")
+        row.prior = prior.get(device)
         op_code = row.get(OP_CODE)
         is_signpost = row.get("OP TYPE").lower() == "signpost"
         outside = _outside(signposts, row, number, op_code, is_signpost)
@@ -402,13 +406,15 @@ def parse_ops_perf(
         duration = duration_or_none(row.get(DURATION))
         if duration is not None and not is_signpost:
             machine.add(row)
-            device_id = whole_or_none(whole_text(row.get("DEVICE ID"))) if window.merge_devices else None
+            prior[device] = row.output_of_op()
+            device_id = whole_or_none(whole_text(device)) if window.merge_devices else None
             if device_id is not None:
                 device_rows.append(DeviceRow(number, op_code, device_id, duration))
             else:
                 device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
                 device_count[op_code] = device_count.get(op_code, 0) + 1
-        op = _row_op(row, number, op_code, (row.get(DURATION).lower() in NO_VALUE, cells_read(cells)), known)
+        key = (row.get(DURATION).lower() in NO_VALUE, cells_read(cells), row.prior)
+        op = _row_op(row, number, op_code, key, known)
         if isinstance(op, IngestedOp):
             ops.append(op)
         elif isinstance(op, RowSkip):

@@ -48,10 +48,16 @@ def error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
 
 
 def _no_config(
-    attrs: dict[str, str], memory: dict[str, str], compute: dict[str, object], tiles: tuple[int, int, int]
+    attrs: dict[str, str],
+    memory: dict[str, str],
+    compute: dict[str, object],
+    tiles: tuple[int, int, int],
+    in0_made: str = "",
+    in1_batched: bool = False,
 ) -> tuple[_MatmulSource, bool, str | None]:
     """``_matmul_config`` of a call without a program config: ``None`` (ttnn's auto-config) with every operand
-    interleaved, the config ttnn derives from in0's shard spec (``shard_config.py``) with in0 sharded."""
+    interleaved, the config ttnn derives from in0's shard spec (``shard_config.py``; ``in0_made``: in0's
+    memory config as the op that made it printed it) with in0 sharded."""
     activation = fused_activation(attrs.get("user_fused_activation", ""))
     sharded = sorted(t for t, m in memory.items() if m not in ("DRAM", "L1_INTERLEAVED"))
     if not sharded:
@@ -68,6 +74,9 @@ def _no_config(
             tiles,
             bool(flag(attrs.get("user_run_batched", ""))),
             bool(compute.get("fp32_dest_acc_en")),
+            user_grid=core_grid(attrs.get("user_core_coord", "")),
+            in0_mem_config=in0_made,
+            in1_batched=in1_batched,
         )
         cfg = parse_config({**raw, "memory": memory, "compute": compute}, "derived program_config")
     except (ShardSkip, ConfigError) as exc:
@@ -92,17 +101,22 @@ _MatmulSource = TtnnMatmulConfig | _MinimalBlocks | None  # None: no program con
 
 
 def _matmul_config(
-    attrs: dict[str, str], memory: dict[str, str], compute: dict[str, object], tiles: tuple[int, int, int]
+    attrs: dict[str, str],
+    memory: dict[str, str],
+    compute: dict[str, object],
+    tiles: tuple[int, int, int],
+    in0_made: str = "",
+    in1_batched: bool = False,
 ) -> tuple[_MatmulSource, bool, str | None]:
     """(config, fuse_batch, fused activation) from ATTRIBUTES' ``program_config`` (``Matmul``) or ``config``
     (``MinimalMatmulOp``); no config at all is ``None`` (ttnn's auto-config, predicted as ttnn picks it), or,
     in0 sharded, the config ttnn derives from its shard spec (``shard_config.py``; ``tiles``: Mt with in0's
-    batch folded in, Kt, Nt)."""
+    batch folded in, Kt, Nt; ``in0_made`` and ``in1_batched`` as ``_no_config``'s)."""
     text = attrs.get("program_config", "")
     if text.lower() in NO_VALUE and attrs.get("config", "").lower() not in NO_VALUE:
         text = attrs["config"]
     if text.lower() in NO_VALUE:
-        return _no_config(attrs, memory, compute, tiles)
+        return _no_config(attrs, memory, compute, tiles, in0_made, in1_batched)
     parsed = parse_struct(text)
     if parsed is None:
         raise RowSkip(f"program_config {text[:80]!r} is not a readable config")
@@ -186,13 +200,13 @@ def _minimal_as_2d(
 
 @lru_cache(maxsize=4096)
 def _cached_matmul_config(
-    text: str, memory: tuple[tuple[str, str], ...], tiles: tuple[int, int, int]
+    text: str, memory: tuple[tuple[str, str], ...], tiles: tuple[int, int, int], in0_made: str, in1_batched: bool
 ) -> tuple[_MatmulSource, bool, str | None] | str:
-    """``_matmul_config`` of ATTRIBUTES ``text`` once per distinct (text, memory, tiles); a skip as its
-    reason."""
+    """``_matmul_config`` of ATTRIBUTES ``text`` once per distinct (text, memory, tiles, in0_made,
+    in1_batched); a skip as its reason."""
     attrs, compute = attributes_of(text)
     try:
-        return _matmul_config(attrs, dict(memory), compute, tiles)
+        return _matmul_config(attrs, dict(memory), compute, tiles, in0_made, in1_batched)
     except RowSkip as why:
         return str(why)
 
@@ -213,7 +227,10 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
     dtype = tensor_format(row, "INPUT_0")
     formats = {t: tensor_format(row, col, dtype) for t, col in tensors.items()}
     mkn_tiles = (a[0] * a[1] * math.ceil(m / 32), math.ceil(k / 32), math.ceil(n / 32))  # batch folded, padded
-    config = _cached_matmul_config(attributes, tuple(sorted(memory.items())), mkn_tiles)
+    # in0's shard spec, when in0 is sharded, as the op before this one printed it (``ProfilerRow.prior_output``)
+    prior = row.prior_output("INPUT_0") if memory["in0"] not in ("DRAM", "L1_INTERLEAVED") else None
+    in0_made = prior.memory_config() if prior else ""
+    config = _cached_matmul_config(attributes, tuple(sorted(memory.items())), mkn_tiles, in0_made, b[0] * b[1] > 1)
     if isinstance(config, str):
         raise RowSkip(config)
     source, fuse_batch, activation = config

@@ -22,6 +22,19 @@ blocks), and the sub-block of ``get_matmul_subblock_params``: the first of ttnn'
 at most 4 tiles with fp32 accumulation) dividing the block, and with a sharded output also one tile high and
 the whole ``per_core_N`` wide, ``1 x 1`` when none is.
 
+A call that gives a ``user_core_coord`` does not reach ``get_matmul_program_config``:
+``generate_matmul_program_config`` then takes ``create_matmul_program_config`` on the user's grid, whose
+blocks for a sharded in0 come from in0's shard shape (block-sharded: ``per_core_M = h``,
+``per_core_N = Nt * w / Kt``, ``in0_block_w = gcd(w, Kt)``; else the 1-D systolic config) and whose
+sub-block is ``get_subblock_sizes``'s, not the one above (``user_grid_config``; read from
+``ttnn/cpp/ttnn/operations/matmul/device/matmul_op.cpp`` @b036d0fa, the code of the reports without
+``nd_shard_spec``). A block-sharded in0's shard shape is printed only by the op that made in0 (an
+``InterleavedToSharded`` or ``Reshard`` row before it), never on the matmul's own row: ``read_matmul`` takes
+it from the op before the matmul on the same device when that op's output has in0's shape and memory
+(``ProfilerRow.prior_output``), and refuses the call (``ShardSkip``) otherwise. Those older reports print
+no shard spec for the output either (``shard_spec=std::nullopt``): a height-sharded in0's spec from the op
+before then gives the output's (``h x Nt`` tiles on in0's grid) for the derivation below.
+
 The report prints an operand's memory layout (``INPUT_0_MEMORY``) but not its shard spec; it prints the
 output's (ATTRIBUTES ``output_mem_config``). With a sharded output the factories write each core's output
 block into that core's shard, so the output is sharded over the cores that compute, with the layout of in0
@@ -107,13 +120,30 @@ def subblock(block_h: int, block_w: int, per_core_n: int, out_sharded: bool, fp3
 
 
 def derived_config(
-    memory: dict[str, str], output_mem_config: str, tiles: tuple[int, int, int], batched: bool, fp32_acc: bool
+    memory: dict[str, str],
+    output_mem_config: str,
+    tiles: tuple[int, int, int],
+    batched: bool,
+    fp32_acc: bool,
+    *,
+    user_grid: tuple[int, int] | None = None,
+    in0_mem_config: str = "",
+    in1_batched: bool = False,
 ) -> dict[str, object]:
     """The raw config (``ttnn_config.parse_config``'s input, without memory and compute) ttnn derives for a
     matmul of ``tiles`` = (Mt with in0's batch folded in, Kt, Nt) whose in0 is sharded (module docstring);
-    ``ShardSkip`` with the reason when the row does not let it be derived."""
+    ``ShardSkip`` with the reason when the row does not let it be derived (``user_grid``: the call's
+    ``user_core_coord``; ``in0_mem_config``: in0's memory config as the op that made in0 printed it, ``""``
+    when no row prints it; ``in1_batched``: in1 has a batch above 1)."""
     mt, kt, nt = tiles
     in0 = memory.get("in0", "DRAM")
+    if user_grid is not None:  # generate_matmul_program_config: create_matmul_program_config, batched or not
+        if in1_batched:
+            raise ShardSkip(
+                "no program_config, in0 sharded, in1 batched and a user_core_coord: ttnn takes "
+                "MatmulMultiCoreReuseProgramConfig, which the model does not map"
+            )
+        return user_grid_config(in0, read_shard_spec(in0_mem_config), user_grid, tiles, fp32_acc)
     if batched:
         raise ShardSkip(
             "no program_config, in0 sharded and user_run_batched: ttnn takes MatmulMultiCoreReuseProgramConfig, "
@@ -124,6 +154,8 @@ def derived_config(
             "no program_config with in0 and in1 sharded: ttnn's derived multicast configs need in1 interleaved"
         )
     spec = read_shard_spec(output_mem_config)
+    if spec is None and memory.get("out", "DRAM") == in0:
+        spec = _in0_as_output(read_shard_spec(in0_mem_config), in0, tiles)
     if spec is None or memory.get("out", "DRAM") != in0:
         raise ShardSkip(
             f"no program_config with in0 {in0.lower()} and the output not sharded alike: ttnn derives the config "
@@ -156,6 +188,75 @@ def derived_config(
             f"{in0.lower()}: in0's shard spec cannot be read from the output's"
         )
     sh, sw = subblock(pm, pn, pn, True, fp32_acc)
+    return raw | {
+        "per_core_M": pm,
+        "per_core_N": pn,
+        "out_block_h": pm,
+        "out_block_w": pn,
+        "out_subblock_h": sh,
+        "out_subblock_w": sw,
+        "fuse_batch": True,
+    }
+
+
+def _in0_as_output(spec: ShardSpec | None, in0: str, tiles: tuple[int, int, int]) -> ShardSpec | None:
+    """The output shard spec ``get_matmul_program_config`` gives a height-sharded in0's matmul with a sharded
+    output, from in0's own spec (module docstring: the output shard is ``h x Nt`` tiles on in0's grid); None
+    for another layout or no spec (the other layouts' output shards are derived the other way round)."""
+    if spec is None or in0 != "L1_HEIGHT_SHARDED" or spec.layout != "HEIGHT_SHARDED":
+        return None
+    return ShardSpec(spec.layout, spec.grid, spec.cores, (spec.shape[0], tiles[2] * TILE), spec.col_major)
+
+
+def subblock_sizes(block_h: int, block_w: int, fp32_acc: bool) -> tuple[int, int]:
+    """``get_subblock_sizes`` (``matmul_op.cpp`` @b036d0fa): ttnn's sub-block order read as (w, h) pairs, the
+    first whose h divides ``block_h`` and w ``block_w`` (at most 4 tiles with fp32 accumulation)."""
+    for w, h in SUBBLOCK_ORDER:
+        if (h * w <= FP32_ACC_SUBBLOCK_TILES or not fp32_acc) and block_h % h == 0 and block_w % w == 0:
+            return h, w
+    return 1, 1
+
+
+def user_grid_config(
+    in0: str, spec: ShardSpec | None, grid: tuple[int, int], tiles: tuple[int, int, int], fp32_acc: bool
+) -> dict[str, object]:
+    """``create_matmul_program_config`` (``matmul_op.cpp`` @b036d0fa) of a matmul with in0 sharded, in1 not
+    batched and a ``user_core_coord`` ``grid`` (module docstring):
+
+    * in0 BLOCK_SHARDED, with in0's shard of ``h x w`` tiles (``spec``, printed by the op that made in0): the
+      2-D config on the user's grid, ``per_core_M = h``, ``per_core_N = max(1, Nt * w // Kt)``,
+      ``in0_block_w = gcd(w, Kt)``, ``transpose_mcast`` for a ``COL_MAJOR`` shard, the sub-block of
+      ``get_subblock_sizes`` made one tile high unless its width is ``per_core_N``;
+    * in0 HEIGHT or WIDTH sharded: ``create_matmul_1d_systolic_array_program_config`` (no shard spec read):
+      height-sharded is tall, multicasting in1 (``per_core_M = ceil(Mt / cores)``, ``per_core_N = Nt``),
+      width-sharded wide, multicasting in0 (``per_core_M = Mt``, ``per_core_N = ceil(Nt / cores)``);
+      ``in0_block_w`` the largest divisor of Kt up to ``ceil(Kt / cores)``; ``get_subblock_sizes``'s
+      sub-block.
+
+    ``ShardSkip`` for a block-sharded in0 whose shard spec no row prints."""
+    mt, kt, nt = tiles
+    gx, gy = grid
+    cores = gx * gy
+    raw: dict[str, object] = {"compute_with_storage_grid_size": grid}
+    if in0 == "L1_BLOCK_SHARDED":
+        if spec is None or spec.layout != "BLOCK_SHARDED":
+            raise ShardSkip(
+                "no program_config, in0 l1_block_sharded and a user_core_coord: ttnn derives the config from "
+                "in0's shard shape, which neither this row nor the op before it prints"
+            )
+        h, w = spec.shape[0] // TILE, spec.shape[1] // TILE
+        pm, pn = h, max(1, nt * w // kt)
+        sh, sw = subblock_sizes(pm, pn, fp32_acc)
+        raw |= {"program_config": TWO_D, "transpose_mcast": spec.col_major, "in0_block_w": math.gcd(w, kt)}
+        sh = sh if sw == pn else 1
+    else:
+        tall = in0 == "L1_HEIGHT_SHARDED"
+        pm, pn = (math.ceil(mt / cores), nt) if tall else (mt, math.ceil(nt / cores))
+        ibw = math.ceil(kt / cores)
+        while kt % ibw:
+            ibw -= 1
+        sh, sw = subblock_sizes(pm, pn, fp32_acc)
+        raw |= {"program_config": ONE_D, "mcast_in0": not tall, "in0_block_w": ibw}
     return raw | {
         "per_core_M": pm,
         "per_core_N": pn,

@@ -44,7 +44,9 @@ TILE = 32
 BUFFER_TILES = 2  # an interleaved operand's circular buffer (tiles), as the interleaved default
 
 _LAYOUT = re.compile(r"memory_layout\s*=\s*(?:TensorMemoryLayout::)?(\w+)")
-_SHARD_SPEC = re.compile(r"shard_spec\s*=\s*ShardSpec\((.*?)\)\s*;\s*nd_shard_spec", re.DOTALL)
+# the ShardSpec ends before ``;nd_shard_spec`` (newer reports) or closes its MemoryConfig (older reports, which
+# print no nd_shard_spec and end the spec on ``mode=...;physical_shard_shape=...``)
+_SHARD_SPEC = re.compile(r"shard_spec\s*=\s*ShardSpec\((.*?)\)\s*(?:;\s*nd_shard_spec|\))", re.DOTALL)
 _RANGE = re.compile(r"\[\(x=(\d+);y=(\d+)\)\s*-\s*\(x=(\d+);y=(\d+)\)\]")
 _SHAPE = re.compile(r"shape=\{\s*(\d+)\s*;\s*(\d+)\s*\}")
 _ORIENTATION = re.compile(r"orientation=(?:ShardOrientation::)?(\w+)")

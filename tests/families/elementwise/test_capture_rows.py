@@ -238,6 +238,17 @@ def test_shard_specs_are_read_or_refused_with_the_reason() -> None:
         read_shard_spec(INTERLEAVED)
 
 
+def test_an_older_report_shard_spec_without_nd_shard_spec_is_read() -> None:
+    older = (
+        "MemoryConfig(memory_layout=TensorMemoryLayout::BLOCK_SHARDED;buffer_type=BufferType::L1;"
+        "shard_spec=ShardSpec(grid={[(x=0;y=0) - (x=4;y=7)]};shape={128; 128};"
+        "orientation=ShardOrientation::ROW_MAJOR;mode=ShardMode::PHYSICAL;physical_shard_shape=std::nullopt))"
+    )
+    assert read_shard_spec(older) == ("block", (5, 8), 40, (128, 128))
+    with pytest.raises(NotSharded, match="not an L1"):
+        read_shard_spec(older.replace("BufferType::L1", "BufferType::DRAM"))
+
+
 def test_rotary_embedding_is_four_fpu_ops_per_tile_with_the_matrix_held(tmp_path: Path) -> None:
     x, cs, trans = (1, 32, 3200, 64), (1, 1, 3200, 64), (1, 1, 32, 32)
     attrs = "{'is_decode_mode': 'false'; 'output_mem_config': '" + INTERLEAVED + "'}"
