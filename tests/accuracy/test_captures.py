@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from loom_explorer import cli
-from loom_explorer.accuracy.captures_table import capture_row, document
+from loom_explorer.accuracy.captures_table import capture_row, document, family_markdown, family_of
 from loom_explorer.accuracy.improve import improve_report
 from loom_explorer.accuracy.improve_configs import ImproveFileError, read_config
 from loom_explorer.accuracy.ingest import (
@@ -73,6 +73,17 @@ def test_every_real_capture_is_mostly_covered_where_it_can_be() -> None:
     assert rows["bh_8xp150_deepseek_v3_d_p.csv.gz"].share_of_matmul_attention < 0.3
     for c in rows.values():  # norms, softmax and element-wise ops count too
         assert c.share >= c.predicted_matmul_attention_ns / c.device_ns
+
+
+def test_the_error_per_family_adds_up_the_kernels_of_every_capture() -> None:
+    rows = [capture_row(name) for name in ("bh_64_clip_encoder_1.csv.gz", "bh_p100_dlv3.csv.gz")]
+    lines = family_markdown(rows)[2:]
+    counts = {line.split(" | ")[0].strip("| "): int(line.split(" | ")[2]) for line in lines}
+    assert sum(counts.values()) == sum(r.coverage.predicted_rows for r in rows)
+    # DeepLabV3's convolutions are the convolution family's, its matmuls the contraction's
+    assert family_of("conv2d") == "convolution" and family_of("gemm") == "contraction"
+    assert {"contraction", "convolution", "data_movement", "elementwise"} <= set(counts)
+    assert all(line.count(" | ") == 6 for line in lines)
 
 
 def test_docs_state_the_coverage_of_every_capture() -> None:
