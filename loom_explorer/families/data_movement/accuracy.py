@@ -38,8 +38,14 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   split over the row's ``CORE COUNT`` cores (``ShardedSplit`` with no L1 operand: ``num_heads`` tile rows a
   core); the untilize/tilize on the compute core and the one-row input read from L1 are not modelled (said in
   the note);
-* any other KV-cache fill or update (``UpdateKVCacheOperation``, ``PagedFillCache``): skipped, it writes its
-  input into the cache in place through another factory the model does not read.
+* a KV-cache fill (``UpdateKVCacheOperation`` of ``op_type`` ``FILL``, ``fill_cache_multi_core_program_factory.cpp``
+  (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/kv_cache/device/`` @0a991929): an interleaved input's tile
+  rows (``Z * Y / 32`` blocks of ``Wt`` tiles) dealt over the grid by ``split_work_to_cores``, each core reading
+  its blocks and writing them into the cache): a ``copy`` of INPUT_1's padded rows by its columns, split over the
+  row's ``CORE COUNT`` cores as the paged update is; a DRAM-sharded cache is costed as DRAM-interleaved pages
+  (the same bytes written to DRAM, said in the note);
+* any other KV-cache fill or update (an ``UPDATE`` of ``UpdateKVCacheOperation``, ``PagedFillCache``, a sharded
+  fill input): skipped, it writes its input into the cache in place through a factory the model does not read.
 """
 
 from __future__ import annotations
@@ -250,6 +256,34 @@ def _paged_update(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
     )
 
 
+def _cache_fill(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
+    """A KV-cache fill costed as the copy of its input's tile rows into the cache (module docstring)."""
+    notes: list[str] = []
+    if tensor_memory(row, "INPUT_1", notes) != "DRAM":
+        raise RowSkip("a KV-cache fill is modelled for a DRAM-interleaved input (INPUT_1)")
+    cache_memory = row.get("INPUT_0_MEMORY").upper()
+    if "DRAM" not in cache_memory:
+        raise RowSkip(f"a KV-cache fill into a cache in {cache_memory or 'an unstated memory'}: modelled in DRAM only")
+    if "SHARDED" in cache_memory:
+        notes.append("the DRAM-sharded cache costed as DRAM-interleaved pages (the same bytes written)")
+    rows, _, cols, _ = _rows_cols(row, "INPUT_1")
+    cores = row.number(count_cell, "CORE COUNT")
+    if cores is None:
+        raise RowSkip("a KV-cache fill and no CORE COUNT: the cores its tile rows are dealt over are unknown")
+    dtype = tensor_format(row, "INPUT_1")
+    return OpReading(
+        kernel="copy",
+        shape={"H": rows, "W": cols},
+        model_shape={"H": rows, "W": cols},
+        dtype=dtype,
+        formats={"x": dtype, "y": tensor_format(row, "INPUT_0", dtype)},
+        grid=None,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note="; ".join(["KV-cache fill: the input's tile rows copied into the cache", *notes]),
+        config=ShardedSplit(op=row.get("OP CODE"), cores=cores, sharded=()),
+    )
+
+
 def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
     """The kernel, shape, formats and (sharded) split of a data-movement row (module docstring); RowSkip
     otherwise."""
@@ -257,6 +291,8 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     notes: list[str] = []
     if name == "pagedupdatecachedeviceoperation":
         return _paged_update(row, compute)
+    if name == "updatekvcacheoperation" and attrs.get("op_type", "").split("::")[-1].upper() == "FILL":
+        return _cache_fill(row, compute)
     if name in KV_CACHE:
         raise RowSkip(
             "a KV-cache fill or update writes INPUT_1 into the cache INPUT_0 in place, at the cache's own (often "

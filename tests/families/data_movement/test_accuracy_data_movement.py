@@ -142,3 +142,15 @@ def test_an_older_captures_op_codes_read_alike() -> None:
     kernels = {op.op_code.split("::")[-1]: op.kernel for op in report.ops}
     assert kernels["TilizeWithValPadding"] == "tilize" and kernels["UntilizeWithUnpadding"] == "untilize"
     assert kernels["Tilize"] == "tilize" and kernels["Untilize"] == "untilize"
+
+
+def test_a_kv_cache_fill_is_the_copy_of_its_input_tile_rows_into_the_cache() -> None:
+    """The DeepSeek capture's fills: input [1, 1, 3200, 576] (DRAM-interleaved) into a DRAM-sharded cache, its
+    100 tile rows dealt over 100 cores."""
+    report = _report("bh_8xp150_deepseek_v3_d_p.csv.gz")
+    fills = [op for op in report.ops if op.op_code == "UpdateKVCacheOperation"]
+    assert fills and not [s for s in report.skipped if s.op_code == "UpdateKVCacheOperation"]
+    for op in fills:
+        assert (op.kernel, op.shape) == ("copy", {"H": 3200, "W": 576})
+        assert op.config == ShardedSplit(op="UpdateKVCacheOperation", cores=100, sharded=())
+        assert "DRAM-sharded cache costed as DRAM-interleaved" in op.note
