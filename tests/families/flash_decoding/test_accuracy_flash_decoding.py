@@ -41,7 +41,7 @@ def test_the_sdpa_decode_row_is_predicted_by_the_flash_decoding_op_as_an_upper_b
     report = _report(DECODE)
     measurements = report_measurements(report, "blackhole_p100a", None, (11, 10))
     (m,) = [m for op, m in zip(report.ops, measurements, strict=True) if op.op_code == "SdpaDecodeDeviceOperation"]
-    assert m.predicted_ns is not None and m.predicted_ns >= m.measured_ns
+    assert m.predicted_ns is not None and m.measured_ns is not None and m.predicted_ns >= m.measured_ns
     assert m.candidate is not None and m.candidate.endswith("|kv_split")
 
 
