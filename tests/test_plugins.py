@@ -24,8 +24,6 @@ from loom_explorer.targets.ttnn.op import ttnn_ops
 
 # registries a family may leave out, and why: (group, family) -> reason
 OPTED_OUT: dict[tuple[str, str], str] = {
-    ("loom_explorer.accuracy_ops", "flash_decoding"): "ttnn's decode SDPA op is read and scored as attention's "
-    "flash_attention kernel with one query row",
     ("loom_explorer.ttlang_writers", "gather"): "TT-Lang has no indirect read: a block's tiles are addressed by "
     "the loop indices, so a table row named by data (an embedding's token, a grid sample's neighbour) cannot be read",
 }

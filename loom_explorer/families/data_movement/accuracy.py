@@ -29,8 +29,23 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   are the input's (the output's pages, of another size, are costed at the input's);
 * the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
 * a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
-* a KV-cache fill or update (``UpdateKVCacheOperation``, ``PagedUpdateCache``, ``PagedFillCache``): skipped, it
-  writes its input into the cache in place.
+* a paged KV-cache update (``PagedUpdateCacheDeviceOperation``, ``paged_update_cache_program_factory.cpp``
+  (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/experimental/paged_cache/device/update_cache/``
+  @0147d780): one core per user, the input INPUT_1's L1 shard's cores; each reads, for each of the cache's
+  ``num_heads`` heads (INPUT_0's Z), the ``Wt`` tiles (INPUT_1's padded X / 32) of the cache tile row holding
+  the new position, untilizes them, writes the new row in, tilizes and writes the ``Wt`` tiles back): a
+  ``copy`` of ``H = cores * num_heads * 32`` rows by ``W = Wt * 32`` columns, the cache in DRAM on both sides,
+  split over the row's ``CORE COUNT`` cores (``ShardedSplit`` with no L1 operand: ``num_heads`` tile rows a
+  core); the untilize/tilize on the compute core and the one-row input read from L1 are not modelled (said in
+  the note);
+* a KV-cache fill (``UpdateKVCacheOperation`` of ``op_type`` ``FILL``, ``fill_cache_multi_core_program_factory.cpp``
+  (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/kv_cache/device/`` @0a991929): an interleaved input's tile
+  rows (``Z * Y / 32`` blocks of ``Wt`` tiles) dealt over the grid by ``split_work_to_cores``, each core reading
+  its blocks and writing them into the cache): a ``copy`` of INPUT_1's padded rows by its columns, split over the
+  row's ``CORE COUNT`` cores as the paged update is; a DRAM-sharded cache is costed as DRAM-interleaved pages
+  (the same bytes written to DRAM, said in the note);
+* any other KV-cache fill or update (an ``UPDATE`` of ``UpdateKVCacheOperation``, ``PagedFillCache``, a sharded
+  fill input): skipped, it writes its input into the cache in place through a factory the model does not read.
 """
 
 from __future__ import annotations
@@ -210,11 +225,74 @@ def _kernel_and_shape(
     return "copy_rows", {"H": logical_rows, "W": logical_cols}
 
 
+def _paged_update(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
+    """A paged KV-cache update costed as the copy of the cache tile rows it rewrites (module docstring)."""
+    cache = _extents(row, "INPUT_0")
+    new = _extents(row, "INPUT_1")
+    if cache is None or new is None:
+        raise RowSkip("a paged cache update needs the cache (INPUT_0) and input (INPUT_1) shapes")
+    if tensor_memory(row, "INPUT_0", []) != "DRAM":
+        raise RowSkip("a paged cache update is modelled for a DRAM-interleaved cache (INPUT_0)")
+    num_heads, width = cache[0][1], new[0][3]
+    if width % 32:
+        raise RowSkip(f"INPUT_1's padded width {width} is not whole tiles")
+    cores = row.number(count_cell, "CORE COUNT")
+    if cores is None:
+        raise RowSkip("a paged cache update and no CORE COUNT: the users (one a core) are unknown")
+    dtype = tensor_format(row, "INPUT_0")
+    return OpReading(
+        kernel="copy",
+        shape={"H": cores * num_heads * 32, "W": width},
+        model_shape={"H": cores * num_heads * 32, "W": width},
+        dtype=dtype,
+        formats={"x": dtype, "y": dtype},
+        grid=None,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note=(
+            f"paged cache update: {num_heads} cache tile rows a user read and written back, one user a core; "
+            "the untilize/tilize of those tiles and the one-row input read from L1 not modelled"
+        ),
+        config=ShardedSplit(op=row.get("OP CODE"), cores=cores, sharded=()),
+    )
+
+
+def _cache_fill(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
+    """A KV-cache fill costed as the copy of its input's tile rows into the cache (module docstring)."""
+    notes: list[str] = []
+    if tensor_memory(row, "INPUT_1", notes) != "DRAM":
+        raise RowSkip("a KV-cache fill is modelled for a DRAM-interleaved input (INPUT_1)")
+    cache_memory = row.get("INPUT_0_MEMORY").upper()
+    if "DRAM" not in cache_memory:
+        raise RowSkip(f"a KV-cache fill into a cache in {cache_memory or 'an unstated memory'}: modelled in DRAM only")
+    if "SHARDED" in cache_memory:
+        notes.append("the DRAM-sharded cache costed as DRAM-interleaved pages (the same bytes written)")
+    rows, _, cols, _ = _rows_cols(row, "INPUT_1")
+    cores = row.number(count_cell, "CORE COUNT")
+    if cores is None:
+        raise RowSkip("a KV-cache fill and no CORE COUNT: the cores its tile rows are dealt over are unknown")
+    dtype = tensor_format(row, "INPUT_1")
+    return OpReading(
+        kernel="copy",
+        shape={"H": rows, "W": cols},
+        model_shape={"H": rows, "W": cols},
+        dtype=dtype,
+        formats={"x": dtype, "y": tensor_format(row, "INPUT_0", dtype)},
+        grid=None,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        note="; ".join(["KV-cache fill: the input's tile rows copied into the cache", *notes]),
+        config=ShardedSplit(op=row.get("OP CODE"), cores=cores, sharded=()),
+    )
+
+
 def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
     """The kernel, shape, formats and (sharded) split of a data-movement row (module docstring); RowSkip
     otherwise."""
     name = row.get("OP CODE").split("::")[-1].lower()
     notes: list[str] = []
+    if name == "pagedupdatecachedeviceoperation":
+        return _paged_update(row, compute)
+    if name == "updatekvcacheoperation" and attrs.get("op_type", "").split("::")[-1].upper() == "FILL":
+        return _cache_fill(row, compute)
     if name in KV_CACHE:
         raise RowSkip(
             "a KV-cache fill or update writes INPUT_1 into the cache INPUT_0 in place, at the cache's own (often "

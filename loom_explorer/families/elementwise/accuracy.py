@@ -14,7 +14,15 @@ the op on its shard grid (``sharded.py``). Each row is read as one kernel and it
   activation chain ``op_types.SfpuChain``; a third input (the output ttnn was given) is not read;
 * ``UnaryDeviceOperation``: ``unary``, its ``op_chain`` the activation chain;
 * ``RotaryEmbeddingLlamaDeviceOperation`` (prefill): ``rotary``, INPUT_0..3 = x, cos, sin, the transformation
-  matrix.
+  matrix;
+* ``RotaryEmbeddingLlamaDeviceOperation`` in decode mode (``is_decode_mode``): ``rotary`` of ``H`` = x's padded
+  ``W*Z*Y`` (the users' heads, each user's padded to whole tiles) by ``W = X``, run as ttnn's sharded factory
+  does (``rotary_embedding_llama_sharded_program_factory.cpp``, tenstorrent/tt-metal
+  ``ttnn/cpp/ttnn/operations/experimental/transformer/rotary_embedding_llama/device/`` @16f79f8a: one compute
+  kernel over the resident shards, no reader or writer: each core its user's ``n_heads_t x head_dim_t`` tiles
+  of x, one tile row of cos and sin and one tile of the matrix): every operand and the output height-sharded in
+  L1 (read locally) over the row's ``CORE COUNT`` cores (a ``ShardedElementwise`` of ``H / cores`` rows a core); every
+  operand must be L1 height-sharded and cos, sin of x's padded shape, else the row is skipped with why.
 
 Anything else of these op codes is an ``OpSkip`` / ``RowSkip`` with the reason (a column or batch broadcast,
 a broadcast first operand, a scalar with SFPU ops, an op type without a cost, ``TernaryDeviceOperation``).
@@ -32,6 +40,7 @@ from loom_explorer.accuracy.capture import (
     OpReading,
     ProfilerRow,
     RowSkip,
+    count_cell,
     l1_interleaved_placements,
     tensor_format,
     tensor_memory,
@@ -156,6 +165,52 @@ def read_rotary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> Eltwi
     )
 
 
+DECODE_ROTARY_TENSORS = ("y", "x", "cos", "sin", "trans")  # every operand held as shards
+
+
+def _decode_rotary(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
+    """A decode-mode rotary embedding on its height shards (module docstring); RowSkip with why otherwise."""
+    shapes = _shapes(row)
+    if len(shapes) != 4:
+        raise RowSkip(f"{len(shapes)} inputs: Llama's rotary embedding reads x, cos, sin and the transformation matrix")
+    for tensor in ("INPUT_0", "INPUT_1", "INPUT_2", "INPUT_3", "OUTPUT_0"):
+        memory = tensor_memory(row, tensor, [])
+        if memory != "L1_HEIGHT_SHARDED":
+            raise RowSkip(f"decode-mode rotary embedding with {tensor} {memory}: modelled on L1 height shards only")
+    x = _padded(row, "INPUT_0")
+    if _padded(row, "INPUT_1") != x or _padded(row, "INPUT_2") != x:
+        raise RowSkip("decode-mode rotary embedding: cos and sin are not of x's padded shape (one row a user)")
+    cores = row.number(count_cell, "CORE COUNT")
+    if cores is None:
+        raise RowSkip("decode-mode rotary embedding and no CORE COUNT: the cores holding the shards are unknown")
+    rows, cols = x[0] * x[1] * x[2], x[3]
+    if rows % (cores * 32) or cols % 32:
+        raise RowSkip(f"x's padded {rows}x{cols} is not whole tile rows on each of {cores} cores")
+    shape = {"H": rows, "W": cols}
+    config = ShardedElementwise(
+        op="ttnn.experimental.rotary_embedding_llama",
+        layout="height",
+        grid=(cores, 1),
+        cores=cores,
+        shard_tiles=(rows // cores // 32, cols // 32),
+        sharded=DECODE_ROTARY_TENSORS,
+    )
+    return OpReading(
+        kernel="rotary",
+        shape=shape,
+        model_shape=shape,
+        dtype=tensor_format(row, "INPUT_0"),
+        formats={},
+        grid=None,
+        fp32_acc=bool(compute.get("fp32_dest_acc_en")),
+        config=config,
+        note=(
+            f"decode mode: every operand height-sharded over {cores} cores, computed from the resident shards; "
+            "cos and sin (one row a user) costed as read with every tile of x; x @ trans as one FPU tile op"
+        ),
+    )
+
+
 def _read(name: str, attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> EltwiseRow:
     if name in BINARY_OP_CODES:
         return read_binary(attrs, shapes)
@@ -256,6 +311,8 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     """The kernel, shape, activation and (sharded) config of an element-wise row (module docstring);
     RowSkip with the reason otherwise."""
     name = row.get("OP CODE").split("::")[-1].lower()
+    if name in ROTARY_OP_CODES and attrs.get("is_decode_mode", "false").strip().lower() in {"true", "1"}:
+        return _decode_rotary(row, compute)
     shapes = _shapes(row)
     notes: list[str] = []
     memories = [tensor_memory(row, f"INPUT_{i}", notes) for i in range(len(shapes))]

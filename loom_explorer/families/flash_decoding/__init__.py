@@ -11,5 +11,6 @@ attention's, and models, writes and runs it (``Candidate.family``).
   and combine of the partials); ``buffers.py``: one core's L1 buffers, for the TT-Lang kernel and for ttnn's
   ``sdpa_decode``; ``work.py``: each core's own work at a solved schedule;
 * ``ttlang_kernel.py`` and ``ttlang.py``: the TT-Lang flash-decoding kernel file and the writer (``WRITER``);
-* ``ttnn.py``: ttnn's ``sdpa_decode`` op (``OP``).
+* ``ttnn.py``: ttnn's ``sdpa_decode`` op (``OP``);
+* ``accuracy.py``: the ``sdpa_decode`` rows of a profiler report (``ACCURACY``; docs/flash_decoding.md).
 """

@@ -136,6 +136,7 @@ def decode_default(hw: HardwareSpec, problem: Problem) -> tuple[TtnnConfig, Eval
 
 
 def captured_decode(hw: HardwareSpec, problem: Problem, call: CapturedCall) -> tuple[TtnnConfig | None, Evaluated]:
-    """``TtnnOp.captured``: the ``SDPAProgramConfig`` the call ran (attention's reading of it), evaluated."""
-    sdpa = captured_sdpa_config(hw, call)
+    """``TtnnOp.captured``: the ``SDPAProgramConfig`` the call ran, evaluated: the whole config when the row was
+    read as one (``accuracy.py``), else attention's reading of its chunk sizes."""
+    sdpa = call.config if isinstance(call.config, TtnnSdpaConfig) else captured_sdpa_config(hw, call)
     return sdpa, evaluate_decode_config(hw, problem, sdpa)

@@ -72,8 +72,8 @@ def test_every_data_movement_row_of_the_clip_capture_is_predicted() -> None:
 
 
 def test_rows_absent_from_the_captures_read_as_documented(tmp_path) -> None:
-    """A pad and a repeat of tiles read as copies of their output; a paged cache update is skipped with its
-    reason (none of them is in a shipped capture)."""
+    """A pad and a repeat of tiles read as copies of their output; a (non-paged) KV-cache update is skipped with
+    its reason (none of them is in a shipped capture)."""
     columns = ["OP CODE", "OP TYPE", "DEVICE KERNEL DURATION [ns]", "CORE COUNT"]
     for t in ("INPUT_0", "OUTPUT_0"):
         columns += [f"{t}_{a}_PAD[LOGICAL]" for a in "WZYX"] + [f"{t}_LAYOUT", f"{t}_DATATYPE", f"{t}_MEMORY"]
@@ -91,7 +91,7 @@ def test_rows_absent_from_the_captures_read_as_documented(tmp_path) -> None:
                 ",".join(columns),
                 row("PadDeviceOperation", "1x1x64x96", "1x1x128x128"),
                 row("RepeatDeviceOperation", "1x1x64x96", "1x4x64x96"),
-                row("PagedUpdateCacheDeviceOperation", "1x8x128x64", "1x8x128x64"),
+                row("UpdateKVCacheOperation", "1x8x128x64", "1x8x128x64"),
             ]
         )
         + "\n"
@@ -101,7 +101,25 @@ def test_rows_absent_from_the_captures_read_as_documented(tmp_path) -> None:
     assert shapes["PadDeviceOperation"] == ("copy", {"H": 128, "W": 128})
     assert shapes["RepeatDeviceOperation"] == ("copy", {"H": 256, "W": 96})
     (skip,) = report.skipped
-    assert skip.op_code == "PagedUpdateCacheDeviceOperation" and "into the cache" in skip.reason
+    assert skip.op_code == "UpdateKVCacheOperation" and "into the cache" in skip.reason
+
+
+def test_a_paged_cache_update_is_the_copy_of_the_cache_tile_rows_it_rewrites() -> None:
+    """The decode capture's paged update: cache [128, 8, 64, 128] in DRAM, input [1, 2, 32, 128] sharded over
+    2 cores (one user each): each core reads and writes back one 32-row tile row for each of the 8 heads."""
+    name = "bh_invalid_trace_decode_window.csv.gz"
+    report = _report(name)
+    updates = [op for op in report.ops if op.op_code == "PagedUpdateCacheDeviceOperation"]
+    assert len(updates) == 2
+    for op in updates:
+        assert (op.kernel, op.shape) == ("copy", {"H": 2 * 8 * 32, "W": 128})
+        assert op.config == ShardedSplit(op="PagedUpdateCacheDeviceOperation", cores=2, sharded=())
+    measurements = report_measurements(report, "blackhole_p100a", None, (11, 10))
+    by_row = {op.row: m for op, m in zip(report.ops, measurements, strict=True)}
+    for op in updates:
+        m = by_row[op.row]
+        assert m.predicted_ns is not None and m.measured_ns is not None
+        assert abs(m.predicted_ns / m.measured_ns - 1) < 0.25
 
 
 def test_a_block_sharded_row_is_costed_as_the_same_split_and_says_so() -> None:
@@ -125,3 +143,15 @@ def test_an_older_captures_op_codes_read_alike() -> None:
     kernels = {op.op_code.split("::")[-1]: op.kernel for op in report.ops}
     assert kernels["TilizeWithValPadding"] == "tilize" and kernels["UntilizeWithUnpadding"] == "untilize"
     assert kernels["Tilize"] == "tilize" and kernels["Untilize"] == "untilize"
+
+
+def test_a_kv_cache_fill_is_the_copy_of_its_input_tile_rows_into_the_cache() -> None:
+    """The DeepSeek capture's fills: input [1, 1, 3200, 576] (DRAM-interleaved) into a DRAM-sharded cache, its
+    100 tile rows dealt over 100 cores."""
+    report = _report("bh_8xp150_deepseek_v3_d_p.csv.gz")
+    fills = [op for op in report.ops if op.op_code == "UpdateKVCacheOperation"]
+    assert fills and not [s for s in report.skipped if s.op_code == "UpdateKVCacheOperation"]
+    for op in fills:
+        assert (op.kernel, op.shape) == ("copy", {"H": 3200, "W": 576})
+        assert op.config == ShardedSplit(op="UpdateKVCacheOperation", cores=100, sharded=())
+        assert "DRAM-sharded cache costed as DRAM-interleaved" in op.note

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf, report_measurements
+from loom_explorer.data import capture_path
 from loom_explorer.families.elementwise.op_types import BINARY_SFPU, SFPU_AS, UnknownOp, binary_chain, unary_chain
 from loom_explorer.families.elementwise.program import analyse_elementwise
 from loom_explorer.families.elementwise.sharded import NotSharded, ShardedElementwise, read_shard_spec
@@ -274,3 +275,21 @@ def test_rotary_embedding_is_four_fpu_ops_per_tile_with_the_matrix_held(tmp_path
         )
     )
     assert "decode-mode" in report.skipped[0].reason
+
+
+def test_decode_rotary_embedding_runs_on_its_height_shards() -> None:
+    """The decode capture's rotary rows: x [1, 2, 32, 128] (two users' heads), cos and sin of x's padded shape,
+    the matrix one tile a core, all L1 height-sharded on 2 cores: one tile row of x a core, every operand local."""
+    report = read_ops_perf(capture_path("bh_invalid_trace_decode_window.csv.gz"))
+    rotary = [op for op in report.ops if op.op_code == "RotaryEmbeddingLlamaDeviceOperation"]
+    assert len(rotary) == 2
+    for op in rotary:
+        assert (op.kernel, op.shape) == ("rotary", {"H": 64, "W": 128})
+        assert isinstance(op.config, ShardedElementwise)
+        assert (op.config.cores, op.config.shard_tiles) == (2, (1, 4))
+    measurements = report_measurements(report, "blackhole_p100a", None, (11, 10))
+    by_row = {op.row: m for op, m in zip(report.ops, measurements, strict=True)}
+    for op in rotary:
+        m = by_row[op.row]
+        assert m.candidate == "H@xy|x=local,cos=local,sin=local,trans=local"
+        assert m.predicted_ns is not None and dict(m.breakdown)["write_back"] == 0
