@@ -85,7 +85,7 @@ def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
     otherwise (and for the other sliding-window ops, ``WINDOW_OP_SKIPS``)."""
     name = row.get("OP CODE").split("::")[-1].lower()
     if name == HALO_OP_CODE:
-        return read_halo(row, compute)
+        return read_halo(row, attrs, compute)
     skip = WINDOW_OP_SKIPS.get(name)
     if skip is not None:
         raise RowSkip(skip)

@@ -42,19 +42,28 @@ def test_a_row_major_halo_reads_as_a_copy_of_its_halo_d_sticks() -> None:
     assert split.placements() == {"x": Placement.l1_interleaved, "y": Placement.l1_height}
 
 
-def test_tiled_and_block_sharded_halos_are_skipped_with_the_reason() -> None:
+def test_a_block_sharded_halo_copies_its_channel_slices() -> None:
     rows = _halo_rows()
-    tiled = next(r for r in rows if r.get("INPUT_0_LAYOUT") == "TILE")
-    with pytest.raises(RowSkip, match="tiled input is untilized first"):
-        _read(tiled)
     block = next(r for r in rows if "BLOCK" in r.get("INPUT_0_MEMORY") and r.get("INPUT_0_LAYOUT") == "ROW_MAJOR")
-    with pytest.raises(RowSkip, match="only height-sharded"):
-        _read(block)
+    reading = _read(block)
+    # 528 channels (512 padded) in 11 slices of 48 on 88 cores: each core copies its sticks' slice
+    assert reading.shape == {"H": 11 * 8 * 288, "W": 48}
+    assert "block-sharded: 11 slices of 48 channels" in reading.note
 
 
-def test_every_row_major_height_sharded_halo_is_predicted_by_its_bytes_per_core() -> None:
+def test_width_sharded_and_tiled_output_halos_are_skipped_with_the_reason() -> None:
+    width = next(r for r in _halo_rows() if "WIDTH" in r.get("INPUT_0_MEMORY"))
+    with pytest.raises(RowSkip, match="only height- and block-sharded halos"):
+        _read(width)
+    row = _halo_rows()[0]
+    tiled = ProfilerRow(row.columns, [c if c != "ROW_MAJOR" else "TILE" for c in row.cells])
+    with pytest.raises(RowSkip, match="a halo writes row-major sticks"):
+        _read(tiled)
+
+
+def test_every_height_and_block_sharded_halo_is_predicted_by_its_bytes_per_core() -> None:
     ops = [op for op in read_ops_perf(DLV3).ops if op.op_code == "HaloDeviceOperation"]
-    assert len(ops) == 14
+    assert len(ops) == 48  # of 49: the width-sharded one is skipped
     predictor = Predictor(load_hardware("blackhole_p100a"), str(DLV3), (11, 10))
     by_width: dict[int, int] = {}
     for op in ops:
