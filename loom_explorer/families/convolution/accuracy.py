@@ -45,8 +45,9 @@ CONV_OP_CODES = frozenset({"conv2ddeviceoperation", "optimizedconvnew"})
 WINDOW_OP_SKIPS = {
     "pool2d": "max/avg pool2d (a window reduction over the halo'd row-major shard, no matmul) has no tile program "
     "in the model",
-    "upsampleoperation": "upsample (nearest/bilinear row-major stick copies) is data movement with no tile program "
-    "in the model",
+    "upsampleoperation": "an upsample reads each input stick once and writes it scale_h x scale_w times "
+    "(upsample_program_factory_multicore_interleaved.cpp; bilinear interpolates too): the model's stick copy "
+    "reads one stick per stick written, so it does not cost it",
 }
 """The other sliding-window ops of a CNN capture: claimed by the family, each skipped with its reason. The halo
 step (``halo.py``) is read as the data movement it is (its rows may leave MATH FIDELITY empty: it does no math,
