@@ -43,8 +43,8 @@ from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 CONV_OP_CODES = frozenset({"conv2ddeviceoperation", "optimizedconvnew"})
 WINDOW_OP_SKIPS = {
-    "pool2d": "max/avg pool2d (a window reduction over the halo'd row-major shard, no matmul) has no tile program "
-    "in the model",
+    "pool2d": "max/avg pool2d reduces each output stick's window of input sticks of the halo'd shard on the "
+    "compute cores; no shipped kernel reduces a window of sticks",
     "upsampleoperation": "an upsample reads each input stick once and writes it scale_h x scale_w times "
     "(upsample_program_factory_multicore_interleaved.cpp; bilinear interpolates too): the model's stick copy "
     "reads one stick per stick written, so it does not cost it",
