@@ -62,6 +62,8 @@ CROSS_FAMILY_ALLOWED: dict[tuple[str, str], str] = {
     "quantities, buffers, latency, kernel and TTNN op extend attention's",
     ("convolution", "contraction"): "a conv is ttnn's implicit GEMM: its model and the matmul configs its program "
     "factory runs are the contraction's",
+    ("convolution", "data_movement"): "a conv's halo step is a copy of row-major sticks between shards: the "
+    "data-movement family's sharded split costs it",
 }
 
 # third-party packages only these layers may import (any import, top level or lazy)

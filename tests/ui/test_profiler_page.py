@@ -232,8 +232,8 @@ def test_the_coverage_by_op_code_is_tabulated_beside_the_ops(page: ProfilerPage)
     assert rows["Matmul"]["predicted %"] == 100.0 and rows["Matmul"]["kernel / why not"] == "gemm"
     assert rows["Conv2dDeviceOperation"]["predicted %"] == 100.0
     assert rows["Conv2dDeviceOperation"]["kernel / why not"] == "conv2d"
-    assert rows["HaloDeviceOperation"]["predicted %"] == 0.0 and rows["HaloDeviceOperation"]["error %"] is None
-    assert rows["HaloDeviceOperation"]["kernel / why not"]  # why it is not predicted
+    assert rows["Pool2D"]["predicted %"] == 0.0 and rows["Pool2D"]["error %"] is None
+    assert rows["Pool2D"]["kernel / why not"]  # why it is not predicted
     assert sum(r["share %"] for r in rows.values()) == pytest.approx(100.0, abs=0.1 * len(rows))
     assert frame.equals(coverage_frame(page.analysis))
     assert page.coverage in page.coverage_place.objects

@@ -5,6 +5,7 @@ the profiler rows of a CNN (conv2d; the halo step beside it).
 filter row's window); ``implicit_gemm.py`` maps a convolution problem to its GEMM; ``model.py`` is its model
 (``FAMILY``: the GEMM's, costed by the contraction family); ``ttnn_config.py`` reads, costs and writes
 ttnn's ``Conv2dConfig`` as the program factory resolves it; ``ttnn.py`` is its TTNN op (``OP``:
-``ttnn.conv2d``); ``accuracy.py`` reads the profiler rows (``ACCURACY``); ``ttlang.py`` refuses the TT-Lang
-export with the reason (``WRITER``).
+``ttnn.conv2d``); ``accuracy.py`` reads the profiler rows (``ACCURACY``; ``halo.py`` the halo step's, as
+the data-movement family's ``copy_rows``); ``ttlang.py`` refuses the TT-Lang export with the reason
+(``WRITER``).
 """

@@ -37,21 +37,21 @@ from loom_explorer.accuracy.capture import (
     whole_or_none,
 )
 from loom_explorer.accuracy.op_mapping import AccuracyOps
+from loom_explorer.families.convolution.halo import HALO_KERNEL, HALO_OP_CODE, read_halo
 from loom_explorer.families.convolution.ttnn_config import parse_conv_config
 from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 CONV_OP_CODES = frozenset({"conv2ddeviceoperation", "optimizedconvnew"})
 WINDOW_OP_SKIPS = {
-    "halodeviceoperation": "the halo step (each core's input sticks and its neighbours' overlap copied into its "
-    "shard in runs, padding inserted, row-major) is data movement the model has no tile program for; the conv "
-    "it feeds is predicted on its own row",
-    "pool2d": "max/avg pool2d (a window reduction over the halo'd row-major shard, no matmul) has no tile program "
-    "in the model",
-    "upsampleoperation": "upsample (nearest/bilinear row-major stick copies) is data movement with no tile program "
-    "in the model",
+    "pool2d": "max/avg pool2d reduces each output stick's window of input sticks of the halo'd shard on the "
+    "compute cores; no shipped kernel reduces a window of sticks",
+    "upsampleoperation": "an upsample reads each input stick once and writes it scale_h x scale_w times "
+    "(upsample_program_factory_multicore_interleaved.cpp; bilinear interpolates too): the model's stick copy "
+    "reads one stick per stick written, so it does not cost it",
 }
-"""The other sliding-window ops of a CNN capture: claimed by the family, each skipped with its reason (the halo
-step's rows may leave MATH FIDELITY empty: it does no math, ``AccuracyOps.no_math_op_codes``)."""
+"""The other sliding-window ops of a CNN capture: claimed by the family, each skipped with its reason. The halo
+step (``halo.py``) is read as the data movement it is (its rows may leave MATH FIDELITY empty: it does no math,
+``AccuracyOps.no_math_op_codes``)."""
 KERNEL = "conv2d"
 
 _LAYOUT = re.compile(r"memory_layout=TensorMemoryLayout::(\w+)")
@@ -82,9 +82,12 @@ def _count(fields: dict[str, str], key: str, where: str) -> int:
 
 
 def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
-    """What a conv2d row says of its op (module docstring); RowSkip with the reason otherwise (and for the
-    other sliding-window ops, ``WINDOW_OP_SKIPS``)."""
-    skip = WINDOW_OP_SKIPS.get(row.get("OP CODE").split("::")[-1].lower())
+    """What a conv2d row says of its op (module docstring), a halo row's (``halo.py``); RowSkip with the reason
+    otherwise (and for the other sliding-window ops, ``WINDOW_OP_SKIPS``)."""
+    name = row.get("OP CODE").split("::")[-1].lower()
+    if name == HALO_OP_CODE:
+        return read_halo(row, attrs, compute)
+    skip = WINDOW_OP_SKIPS.get(name)
     if skip is not None:
         raise RowSkip(skip)
     groups = whole_or_none(attrs.get("groups", "1")) or 1
@@ -182,9 +185,9 @@ def _padded(text: str) -> int:
 
 ACCURACY = AccuracyOps(
     name="convolution",
-    op_codes=CONV_OP_CODES | WINDOW_OP_SKIPS.keys(),
-    kernels=(KERNEL,),
+    op_codes=CONV_OP_CODES | WINDOW_OP_SKIPS.keys() | {HALO_OP_CODE},
+    kernels=(KERNEL, HALO_KERNEL),
     read_configured=read_conv,
-    no_math_op_codes=frozenset({"halodeviceoperation"}),
+    no_math_op_codes=frozenset({HALO_OP_CODE}),
     # no ops_phrase: the reason an unclaimed row is skipped keeps listing the ops it listed before
 )

@@ -307,7 +307,7 @@ def test_the_ttnn_file_calls_conv2d_with_the_schedule_s_config() -> None:
     compile(source, "exported_conv.py", "exec")  # valid Python (tests/ttnn_contract builds it with ttnn)
 
 
-def test_every_halo_pool_and_upsample_row_is_skipped_with_its_one_reason() -> None:
+def test_every_pool_and_upsample_row_is_skipped_with_its_one_reason() -> None:
     from loom_explorer.families.convolution.accuracy import WINDOW_OP_SKIPS
 
     report = read_ops_perf(DLV3)
@@ -316,4 +316,4 @@ def test_every_halo_pool_and_upsample_row_is_skipped_with_its_one_reason() -> No
         if s.op_code.lower() in WINDOW_OP_SKIPS:
             reasons.setdefault(s.op_code.lower(), set()).add(s.reason)
     assert {code: {*r} for code, r in reasons.items()} == {code: {WINDOW_OP_SKIPS[code]} for code in reasons}
-    assert set(reasons) == set(WINDOW_OP_SKIPS)  # the halo's rows too, though they carry no math fidelity
+    assert set(reasons) == set(WINDOW_OP_SKIPS)
