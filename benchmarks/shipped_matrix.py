@@ -137,6 +137,17 @@ GROUPS = (
     ("one group", "G=1,E=65536"),
     ("beyond range", "G=1048576,E=1073741824"),
 )
+# whole output tiles T summed over R whole input tiles each (fast_reduce_nc)
+TILE_SUMS = (
+    ("one tile", "T=1,R=1"),
+    ("one output tile", "T=1,R=64"),
+    ("no reduction", "T=4096,R=1"),
+    ("ragged", "T=1000,R=7"),
+    ("deepseek", "T=1800,R=4"),
+    ("long reduction", "T=16,R=65536"),
+    ("many tiles", "T=1048576,R=8"),
+    ("beyond range", "T=1073741824,R=1073741824"),
+)
 CONV = (
     ("tiny", "M=32,N=32,KH=1,KWC=32"),
     ("one element", "M=1,N=1,KH=1,KWC=1"),
@@ -160,6 +171,7 @@ FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("H", "W"): TWO_D,
     ("P", "C", "R"): GATHER,
     ("G", "E"): GROUPS,
+    ("T", "R"): TILE_SUMS,
     ("H", "Hx", "W", "Wx"): PADDED,
     ("H", "Hy", "W", "Wy"): CUT,
     ("M", "N", "KH", "KWC"): CONV,

@@ -13,6 +13,11 @@ when it is exactly what a shipped kernel computes; anything else is an ``OpSkip`
 
 The shape is ``H`` = all rows (``W*Z*Y`` of INPUT_0, logical) by ``W`` = its last extent ``X``.
 
+``FastReduceNCDeviceOperation`` (``ttnn.experimental.fast_reduce_nc``, one device op per reduced dimension)
+with ``dim`` 0 or 1 -> ``reduce_nc``: ``T`` = the output tiles (the kept outer extent times
+``ceil(Y / 32) * ceil(X / 32)`` of INPUT_0), ``R`` = the extent of dimension ``dim``; any other ``dim`` is
+refused (the op sums over the outer dimensions only).
+
 ``GroupNormDeviceOperation`` carries its own program config (sharded or interleaved) and is read by
 ``read_group_norm`` (``configured_op_codes``) as the ``groupnorm`` kernel: INPUT_0 ``[1, .., HW, C]`` (one
 image: rows ``Z*Y``, channels ``X``), ``num_groups``, INPUT_1..3 gamma, beta and the input mask (costed with all three;
@@ -33,6 +38,7 @@ from loom_explorer.targets.ttnn.evaluate import ConfigError
 NORM_OP_CODES = frozenset({"layernormdeviceoperation", "layernorm"})
 SOFTMAX_OP_CODES = frozenset({"softmaxdeviceoperation", "softmax"})
 GROUP_NORM_OP_CODES = frozenset({"groupnormdeviceoperation", "groupnorm"})
+FAST_REDUCE_NC_OP_CODES = frozenset({"fastreducencdeviceoperation", "fastreducenc"})
 
 
 def _last(text: str) -> str:
@@ -45,6 +51,8 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
     if not shapes:
         raise OpSkip("no INPUT_0 shape")
     w, z, y, x = shapes[0]
+    if name in FAST_REDUCE_NC_OP_CODES:
+        return _read_fast_reduce_nc(attrs, (w, z, y, x), len(shapes))
     shape = {"H": w * z * y, "W": x}
     config = attrs.get("program_config", "")
     if name in NORM_OP_CODES:
@@ -78,6 +86,24 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
             "softmax over the last dimension without a mask is the shipped kernel"
         )
     return InterleavedOp("softmax", shape, 1)
+
+
+def _read_fast_reduce_nc(attrs: Mapping[str, str], shape: InputShape, inputs: int) -> InterleavedOp:
+    """The ``reduce_nc`` kernel and shape of a fast_reduce_nc row (module docstring); OpSkip otherwise."""
+    w, z, y, x = shape
+    text = attrs.get("dim", "")
+    try:
+        dim = int(text)
+    except ValueError:
+        raise OpSkip(f"dim {text!r} is not a whole number") from None
+    dim = dim + 4 if dim < 0 else dim
+    if dim not in (0, 1):
+        raise OpSkip(f"dim {text}: fast_reduce_nc sums over the outer dimensions N (0) or C (1) only")
+    if inputs != 1:
+        raise OpSkip(f"{inputs} inputs: fast_reduce_nc reads one")
+    kept, reduced = (z, w) if dim == 0 else (w, z)
+    tiles = kept * (-(-y // 32)) * (-(-x // 32))
+    return InterleavedOp("reduce_nc", {"T": tiles, "R": reduced}, 1)
 
 
 def read_group_norm(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:
@@ -135,10 +161,10 @@ def read_group_norm(row: ProfilerRow, attributes: str, attrs: dict[str, str], co
 
 ACCURACY = AccuracyOps(
     name="row_reduction",
-    op_codes=NORM_OP_CODES | SOFTMAX_OP_CODES | GROUP_NORM_OP_CODES,
-    kernels=("layernorm", "rmsnorm", "softmax", "groupnorm"),
+    op_codes=NORM_OP_CODES | SOFTMAX_OP_CODES | GROUP_NORM_OP_CODES | FAST_REDUCE_NC_OP_CODES,
+    kernels=("layernorm", "rmsnorm", "softmax", "groupnorm", "reduce_nc"),
     read_interleaved=read_row_reduction,
     read_configured=read_group_norm,
     configured_op_codes=GROUP_NORM_OP_CODES,
-    ops_phrase="layer/RMS/group norm, softmax",
+    ops_phrase="layer/RMS/group norm, softmax, fast_reduce_nc",
 )

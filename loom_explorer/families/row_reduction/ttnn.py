@@ -24,7 +24,11 @@ whole shard at once, so the schedule's ``block_h`` and buffer depths do not reac
 ttnn's default on DRAM-interleaved tensors (``interleaved_default``, costed by ``targets/ttnn/defaults.py``,
 whose docstring gives the sources): a unit is one tile row, the rows over a 1-D layout (``H@xy``, whole rows per
 core, every input read from DRAM), one tile row at a time (``block_h = 1``), one block (the whole row) in every
-input's buffer.
+input's buffer. ``ttnn.experimental.fast_reduce_nc`` (the ``reduce_nc`` kernel: a lone sum over a ``tile=1``
+dimension of rows of ``tile=1``) splits the same way: ``split_work_to_cores`` over its output tiles, each core
+summing all the reduced input tiles of each of its output tiles
+(``ttnn/cpp/ttnn/operations/experimental/reduction/fast_reduce_nc/device/fast_reduce_nc_program_factory.cpp``
+@ 03725f262db70230eacdd7eb082878fe07cdf2de).
 """
 
 from __future__ import annotations
@@ -234,14 +238,19 @@ def _call(schedule: SymbolicSchedule) -> str:
 BUFFER_BLOCKS = 1  # the interleaved norm/softmax factories hold one whole tile row per input
 DEFAULT_NORM_PROGRAM = "interleaved, LayerNormDefaultProgramConfig"
 DEFAULT_SOFTMAX_PROGRAM = "interleaved, SoftmaxDefaultProgramConfig"
+DEFAULT_FAST_REDUCE_NC_PROGRAM = "interleaved, output tiles split over the cores"
 
 
 def _ttnn_op(problem: Problem) -> tuple[str, str]:
     """(ttnn op, program) of a row reduction: a max then a sum around ``exp`` is ``ttnn.softmax``; one mean
-    then ``rsqrt`` ``ttnn.rms_norm``; two means then ``rsqrt`` ``ttnn.layer_norm``; any other the same split
-    under a generic name."""
+    then ``rsqrt`` ``ttnn.rms_norm``; two means then ``rsqrt`` ``ttnn.layer_norm``; a lone sum of whole tiles
+    (both dimensions ``tile=1``) ``ttnn.experimental.fast_reduce_nc``; any other the same split under a generic
+    name."""
     st = analyse_row_reduction(problem.program)
     reductions = [op.op for op in st.ops if isinstance(op, Reduce)]
+    whole_tiles = all(problem.program.dim(d).tile == 1 for d in st.dims)
+    if whole_tiles and [op.op if isinstance(op, Reduce) else "eltwise" for op in st.ops] == ["sum"]:
+        return "ttnn.experimental.fast_reduce_nc", DEFAULT_FAST_REDUCE_NC_PROGRAM
     sfpu = {op.op for op in st.ops if isinstance(op, Eltwise) and op.unit == "sfpu"}
     if reductions == ["max", "sum"] and "exp" in sfpu:
         return "ttnn.softmax", DEFAULT_SOFTMAX_PROGRAM
