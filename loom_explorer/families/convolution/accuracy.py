@@ -48,8 +48,8 @@ WINDOW_OP_SKIPS = {
     "compute cores; no shipped kernel reduces a window of sticks",
 }
 """The other sliding-window ops of a CNN capture: claimed by the family, each skipped with its reason. The halo
-step (``halo.py``) is read as the data movement it is (its rows may leave MATH FIDELITY empty: it does no math,
-``AccuracyOps.no_math_op_codes``)."""
+step (``halo.py``) and a nearest upsample (``upsample.py``) are read as the data movement they are (their rows
+may leave MATH FIDELITY empty: they do no math, ``AccuracyOps.no_math_op_codes``)."""
 KERNEL = "conv2d"
 
 _LAYOUT = re.compile(r"memory_layout=TensorMemoryLayout::(\w+)")
