@@ -39,19 +39,17 @@ from loom_explorer.accuracy.capture import (
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.convolution.halo import HALO_KERNEL, HALO_OP_CODE, read_halo
 from loom_explorer.families.convolution.ttnn_config import parse_conv_config
+from loom_explorer.families.convolution.upsample import UPSAMPLE_KERNEL, UPSAMPLE_OP_CODE, read_upsample
 from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 CONV_OP_CODES = frozenset({"conv2ddeviceoperation", "optimizedconvnew"})
 WINDOW_OP_SKIPS = {
     "pool2d": "max/avg pool2d reduces each output stick's window of input sticks of the halo'd shard on the "
     "compute cores; no shipped kernel reduces a window of sticks",
-    "upsampleoperation": "an upsample reads each input stick once and writes it scale_h x scale_w times "
-    "(upsample_program_factory_multicore_interleaved.cpp; bilinear interpolates too): the model's stick copy "
-    "reads one stick per stick written, so it does not cost it",
 }
 """The other sliding-window ops of a CNN capture: claimed by the family, each skipped with its reason. The halo
-step (``halo.py``) is read as the data movement it is (its rows may leave MATH FIDELITY empty: it does no math,
-``AccuracyOps.no_math_op_codes``)."""
+step (``halo.py``) and a nearest upsample (``upsample.py``) are read as the data movement they are (their rows
+may leave MATH FIDELITY empty: they do no math, ``AccuracyOps.no_math_op_codes``)."""
 KERNEL = "conv2d"
 
 _LAYOUT = re.compile(r"memory_layout=TensorMemoryLayout::(\w+)")
@@ -87,6 +85,8 @@ def read_conv(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
     name = row.get("OP CODE").split("::")[-1].lower()
     if name == HALO_OP_CODE:
         return read_halo(row, attrs, compute)
+    if name == UPSAMPLE_OP_CODE:
+        return read_upsample(row, attrs)
     skip = WINDOW_OP_SKIPS.get(name)
     if skip is not None:
         raise RowSkip(skip)
@@ -185,9 +185,9 @@ def _padded(text: str) -> int:
 
 ACCURACY = AccuracyOps(
     name="convolution",
-    op_codes=CONV_OP_CODES | WINDOW_OP_SKIPS.keys() | {HALO_OP_CODE},
-    kernels=(KERNEL, HALO_KERNEL),
+    op_codes=CONV_OP_CODES | WINDOW_OP_SKIPS.keys() | {HALO_OP_CODE, UPSAMPLE_OP_CODE},
+    kernels=(KERNEL, HALO_KERNEL, UPSAMPLE_KERNEL),
     read_configured=read_conv,
-    no_math_op_codes=frozenset({HALO_OP_CODE}),
+    no_math_op_codes=frozenset({HALO_OP_CODE, UPSAMPLE_OP_CODE}),
     # no ops_phrase: the reason an unclaimed row is skipped keeps listing the ops it listed before
 )

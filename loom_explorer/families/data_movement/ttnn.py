@@ -290,7 +290,8 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
     streamed buffer double-buffered. With the output in L1, a core's whole shard is one block (the reader fills a
     buffer bound to the whole shard: ``interleaved_to_sharded_program_factory.cpp`` @019b681e,
     ``ttnn_config.py``; the largest divisor of the share the L1 bound allows); with the output written to DRAM,
-    one tile row a block (the writes stream, the last one drains)."""
+    one tile row a block (the writes stream, the last one drains). A split that fixes its block
+    (``ShardedSplit.block_rows``) moves the largest divisor of the share up to it that L1 allows."""
     st = analyse_data_movement(problem.program)
     if len(st.dims) != 2:
         raise ConfigError(f"{problem.program.name}: the sharded split is modelled for [rows, columns] programs")
@@ -305,9 +306,10 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
     candidate = Candidate(axes=(("xy", rows),), comms=tuple((t, Comm.dram) for t in st.streamed))
     schedule = build_schedule(hw, problem, candidate)
     block = 1
-    if problem.placement(st.output).in_l1:
+    if problem.placement(st.output).in_l1 or split.block_rows is not None:
         allowed = schedule.param("block_rows").var.values
-        block = max(v for v in range(1, min(per_core, allowed.max) + 1) if per_core % v == 0 and v in allowed)
+        most = min(per_core, allowed.max, split.block_rows or per_core)
+        block = max(v for v in range(1, most + 1) if per_core % v == 0 and v in allowed)
     values = {"grid_x": gx, "grid_y": gy, f"per_core_{rows}": per_core, "block_rows": block}
     values |= {p: 2 for p in schedule.param_names if p.endswith("_buffer_depth")}
     return evaluate_values(schedule, values)

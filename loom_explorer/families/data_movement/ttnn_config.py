@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from loom_explorer.problem import Placement
 
@@ -34,6 +34,16 @@ class ShardedSplit(BaseModel):
     cores: int = Field(ge=1)  # the row's CORE COUNT: the cores holding a shard
     sharded: tuple[str, ...]  # the program's tensors that are sharded in L1
     layouts: tuple[Placement, ...] = ()  # each one's sharding (default: height), as ``sharded`` orders them
+    # rows one block moves when the op's factory fixes it (at most; ``ttnn.py::evaluate_sharded``), None: its own
+    block_rows: int | None = Field(default=None, ge=1)
+
+    @model_serializer(mode="wrap")
+    def _without_default_block(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """Dumped without ``block_rows`` when unset: a split that does not fix its block reads as before."""
+        data: dict[str, object] = handler(self)
+        if self.block_rows is None:
+            data.pop("block_rows", None)
+        return data
 
     @property
     def compute_with_storage_grid_size(self) -> tuple[int, int]:
