@@ -18,17 +18,14 @@ not modelled (an approximation, said in the row's note).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from loom_explorer.problem import Placement
+from loom_explorer.targets.ttnn.config import NoProgramConfig
 
 
-class ShardedSplit(BaseModel):
+class ShardedSplit(NoProgramConfig):
     """What ttnn runs for a data-movement op with a height-sharded operand (module docstring)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     op: str  # the profiler op, e.g. "InterleavedToShardedDeviceOperation"
     cores: int = Field(ge=1)  # the row's CORE COUNT: the cores holding a shard
@@ -49,21 +46,9 @@ class ShardedSplit(BaseModel):
     def compute_with_storage_grid_size(self) -> tuple[int, int]:
         return (self.cores, 1)
 
-    def ttnn_call(self) -> str | None:
-        return self.op
-
-    def ttnn_class(self) -> str | None:
-        return None
-
-    def ttnn_arguments(self) -> dict[str, object]:
-        return self.model_dump(mode="json")
-
     def ttnn_lines(self) -> list[str]:
         held = ", ".join(f"{t} {p.value}" for t, p in self.placements().items())
         return [f"no program config: {held} over {self.cores} cores"]
-
-    def read_with(self) -> dict[str, Mapping[str, object]]:
-        return {}
 
     def placements(self) -> dict[str, Placement]:
         layouts = self.layouts or (Placement.l1_height,) * len(self.sharded)

@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from loom_explorer.families.elementwise.program import analyse_elementwise
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Axis, Candidate, Comm
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import Placement, Problem
+from loom_explorer.targets.ttnn.config import NoProgramConfig
 from loom_explorer.targets.ttnn.evaluate import Evaluated, check_grid, evaluate_values
 
 Layout = Literal["height", "width", "block"]
@@ -62,10 +62,8 @@ class NotSharded(ValueError):
     """A memory config that is not an L1 shard spec the model reads; the message says why."""
 
 
-class ShardedElementwise(BaseModel):
+class ShardedElementwise(NoProgramConfig):
     """An element-wise op run on a sharded output (module docstring): the ``TtnnConfig`` ``ingest`` reads it as."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     op: str  # e.g. "ttnn.add"
     layout: Layout
@@ -85,20 +83,8 @@ class ShardedElementwise(BaseModel):
             f"cores of a {self.grid[0]}x{self.grid[1]} grid"
         )
 
-    def ttnn_call(self) -> str | None:
-        return self.op
-
-    def ttnn_class(self) -> str | None:
-        return None
-
-    def ttnn_arguments(self) -> dict[str, object]:
-        return self.model_dump(mode="json")
-
     def ttnn_lines(self) -> list[str]:
         return [f"no program config: {self.describe()}"]
-
-    def read_with(self) -> dict[str, Mapping[str, object]]:
-        return {}
 
     def placements(self) -> dict[str, Placement]:
         return {t: PLACEMENTS[self.layout] for t in self.sharded}

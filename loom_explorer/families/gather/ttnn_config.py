@@ -17,20 +17,18 @@ The model packs the busiest core's rows onto ``cores`` cores row by row over the
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from loom_explorer.problem import Placement
+from loom_explorer.targets.ttnn.config import NoProgramConfig
 
 FACE_HEIGHT = 16
 
 
-class GatherSplit(BaseModel):
+class GatherSplit(NoProgramConfig):
     """What a gather call runs: its op, the factory's split of the output rows, and where its output lives."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     op: Literal["ttnn.embedding", "ttnn.grid_sample"]
     program: str  # e.g. "interleaved, rows aligned to 16"
@@ -52,23 +50,6 @@ class GatherSplit(BaseModel):
         """The grid the model packs ``cores`` onto: whole rows of the grid's columns (module docstring)."""
         gx = self.compute_with_storage_grid_size[0]
         return (gx, math.ceil(self.cores / gx)) if self.cores > gx else (self.cores, 1)
-
-    # what the core reads of a config (``targets/ttnn/config.py::TtnnConfig``): the op and its split
-
-    def ttnn_call(self) -> str | None:
-        return self.op
-
-    def ttnn_class(self) -> str | None:
-        return None
-
-    def ttnn_arguments(self) -> dict[str, object]:
-        return self.model_dump(mode="json")
-
-    def ttnn_lines(self) -> list[str]:
-        return [f"no program config {self.describe().removeprefix(f'{self.op} ')}"]
-
-    def read_with(self) -> dict[str, Mapping[str, object]]:
-        return {}
 
     def placements(self) -> dict[str, Placement]:
         return {self.sharded_output: Placement.l1_height} if self.sharded_output else {}

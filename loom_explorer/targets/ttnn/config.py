@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
+from pydantic import BaseModel, ConfigDict
+
 from loom_explorer.problem import Placement
 
 C = TypeVar("C")
@@ -59,6 +61,39 @@ class TtnnConfig(Protocol):
     def placements(self) -> dict[str, Placement]:
         """Where the config places each operand that is not DRAM-interleaved."""
         ...
+
+
+class NoProgramConfig(BaseModel):
+    """The ``TtnnConfig`` of an op ttnn runs without a program config, e.g. a work split its program factory
+    makes: the config names its call (``op``), constructs no class, its arguments are its own fields, and its
+    line says what ttnn runs (``describe``, which begins with the op). A subclass adds the split's fields and
+    the grid, and the placements of the operands it holds in L1."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    op: str  # the ttnn call, e.g. "ttnn.rms_norm"
+
+    def describe(self) -> str:
+        """What ttnn runs, beginning with ``op``."""
+        return self.op
+
+    def ttnn_call(self) -> str | None:
+        return self.op
+
+    def ttnn_class(self) -> str | None:
+        return None
+
+    def ttnn_arguments(self) -> dict[str, object]:
+        return self.model_dump(mode="json")
+
+    def ttnn_lines(self) -> list[str]:
+        return [f"no program config {self.describe().removeprefix(f'{self.op} ')}"]
+
+    def read_with(self) -> dict[str, Mapping[str, object]]:
+        return {}
+
+    def placements(self) -> dict[str, Placement]:
+        return {}
 
 
 def own(cfg: TtnnConfig, kind: type[C]) -> C:

@@ -55,23 +55,21 @@ import math
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate, Comm
 from loom_explorer.model.build import build_schedule
-from loom_explorer.problem import Placement, Problem
+from loom_explorer.problem import Problem
 from loom_explorer.program.structure import program_family
-from loom_explorer.targets.ttnn.config import TtnnConfig
+from loom_explorer.targets.ttnn.config import NoProgramConfig, TtnnConfig
 from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated, evaluate_values
 from loom_explorer.targets.ttnn.op import CapturedCall, TtnnOp, problem_ttnn_op, ttnn_ops
 
 
-class TtnnDefaultOp(BaseModel):
+class TtnnDefaultOp(NoProgramConfig):
     """What ttnn runs for an element-wise or row-reduction op called without a program config: the op, its
     program factory's split (module docstring) and the model's packing of it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     op: str  # e.g. "ttnn.rms_norm"
     program: str  # e.g. "interleaved, LayerNormDefaultProgramConfig"
@@ -88,26 +86,6 @@ class TtnnDefaultOp(BaseModel):
             f"{self.op} ({self.program}): {self.units} {self.unit}{plural} over {self.cores} of {gx}x{gy} "
             f"cores, {self.per_core} per core"
         )
-
-    # what the core reads of a config (``config.TtnnConfig``): the op and its split, no program config
-
-    def ttnn_call(self) -> str | None:
-        return self.op
-
-    def ttnn_class(self) -> str | None:
-        return None
-
-    def ttnn_arguments(self) -> dict[str, object]:
-        return self.model_dump(mode="json")
-
-    def ttnn_lines(self) -> list[str]:
-        return [f"no program config {self.describe().removeprefix(f'{self.op} ')}"]
-
-    def read_with(self) -> dict[str, Mapping[str, object]]:
-        return {}
-
-    def placements(self) -> dict[str, Placement]:
-        return {}
 
 
 def interleaved_families() -> Mapping[str, TtnnOp]:
