@@ -163,6 +163,8 @@ CONV = (
 # parts whole (their default), and one padded / cut
 PADDED = (*TWO_D, ("padded", "H=1024,Hx=1000,W=64,Wx=33"))
 CUT = (*TWO_D, ("cut", "H=1024,Hy=1000,W=64,Wy=33"))
+# rows read once and written k times (nearest upsample): the 2-D shapes with every row read (Hx whole), and x4
+REPEATED = (*TWO_D, ("x4", "H=16384,Hx=4096,W=256"), ("one row to many", "H=2048,Hx=1,W=64"))
 FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("M", "N", "K"): MATMUL,
     ("B", "M", "N", "K"): BATCHED,
@@ -174,6 +176,7 @@ FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("T", "R"): TILE_SUMS,
     ("H", "Hx", "W", "Wx"): PADDED,
     ("H", "Hy", "W", "Wy"): CUT,
+    ("H", "Hx", "W"): REPEATED,
     ("M", "N", "KH", "KWC"): CONV,
 }
 ACTIVATIONS = ("relu", "gelu", "silu", "sigmoid", "exp", "recip", "rsqrt")

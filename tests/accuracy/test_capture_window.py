@@ -192,8 +192,9 @@ def test_an_older_capture_without_device_arch_asks_for_the_hardware() -> None:
     assert by_code["LayerNorm"]["status"] == "predicted" and by_code["LayerNorm"]["kernels"] == ["layernorm"]
     assert by_code["Softmax"]["status"] == "predicted"
     assert by_code["BinaryDeviceOperation"]["predicted_rows"] > 0
-    for code_ in ("Matmul", "UnaryDeviceOperation"):
-        assert by_code[code_]["reason"], code_  # skipped, and says why
+    # the matmuls whose config ttnn derives from a shard spec the rows do not print are skipped, saying why
+    assert by_code["Matmul"]["status"] == "partly" and by_code["Matmul"]["reason"]
+    assert by_code["UnaryDeviceOperation"]["status"] == "predicted"
     assert by_code["OptimizedConvNew"]["status"] == "predicted"  # the older conv op, read by the convolution family
     assert {o["op_code"] for o in doc["ingested"]} >= {"LayerNorm", "Softmax", "BinaryDeviceOperation"}
     assert sum(c["device_ns"] for c in doc["op_codes"]) == pytest.approx(_device_ns(_rows(capture_path(SEGFORMER))))
