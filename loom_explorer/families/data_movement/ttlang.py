@@ -24,7 +24,6 @@ typecast, a concatenation (several moves), and a program of other than two dimen
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -114,23 +113,7 @@ class _Writer:
         return str(self.v["block_rows"]), str(self.shares.share(self.cols))
 
     def _loops(self, inner: str) -> str:
-        if self.flat is not None:
-            return (
-                "first_tile = (cy * GRID_X + cx) * PER_CORE\n"
-                "for step in range(PER_CORE // BLOCK):\n"
-                "    for tile in range(BLOCK):\n"
-                "        tile_index = first_tile + step * BLOCK + tile\n"
-                "        row = tile_index // COLS_TILES\n"
-                "        col = tile_index % COLS_TILES\n" + textwrap.indent(inner, "        ")
-            )
-        origin = [self.shares.origin(self.rows, "r0", "SHARE_ROWS"), self.shares.origin(self.cols, "c0", "SHARE_COLS")]
-        return (
-            "\n".join(origin) + "\n"
-            "for br in range(SHARE_ROWS // BLOCK_H):\n"
-            "    row = r0 + br * BLOCK_H\n"
-            "    for bc in range(SHARE_COLS // BLOCK_W):\n"
-            "        col = c0 + bc * BLOCK_W\n" + textwrap.indent(inner, "        ")
-        )
+        return self.shares.tile_loops(self.rows, self.cols, self.flat is not None, inner)
 
     def _hw(self) -> tuple[str, str]:
         return ("1", "1") if self.flat else ("BLOCK_H", "BLOCK_W")

@@ -173,23 +173,7 @@ class _Writer:
 
     def _loops(self, inner: str) -> str:
         """``inner`` once per block (rectangular) or per tile (flattened), with ``row``, ``col`` its first tile."""
-        if self.flat is not None:
-            return (
-                "first_tile = (cy * GRID_X + cx) * PER_CORE\n"
-                "for step in range(PER_CORE // BLOCK):\n"
-                "    for tile in range(BLOCK):\n"
-                "        tile_index = first_tile + step * BLOCK + tile\n"
-                "        row = tile_index // COLS_TILES\n"
-                "        col = tile_index % COLS_TILES\n" + textwrap.indent(inner, "        ")
-            )
-        origin = [self.shares.origin(self.rows, "r0", "SHARE_ROWS"), self.shares.origin(self.cols, "c0", "SHARE_COLS")]
-        return (
-            "\n".join(origin) + "\n"
-            "for br in range(SHARE_ROWS // BLOCK_H):\n"
-            "    row = r0 + br * BLOCK_H\n"
-            "    for bc in range(SHARE_COLS // BLOCK_W):\n"
-            "        col = c0 + bc * BLOCK_W\n" + textwrap.indent(inner, "        ")
-        )
+        return self.shares.tile_loops(self.rows, self.cols, self.flat is not None, inner)
 
     def _reader(self) -> str:
         scalars = [t for t in self.inputs if _kind(self.st, t) == "scalar"]

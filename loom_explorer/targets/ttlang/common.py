@@ -83,6 +83,28 @@ class CoreShares:
             f"{name} = {index} * {share}" if index else f"{name} = 0  # {dim} is not spread: every core takes all of it"
         )
 
+    def tile_loops(self, rows: str, cols: str, flat: bool, inner: str) -> str:
+        """``inner`` once per block of a core's share of the ``rows`` x ``cols`` tiles, with ``row``, ``col`` its
+        first tile: per ``BLOCK_H x BLOCK_W`` block of its ``SHARE_ROWS x SHARE_COLS`` share on a rectangular
+        layout, or per tile of its ``PER_CORE`` flattened tiles (``BLOCK`` at a time) on a flattened one."""
+        if flat:
+            return (
+                "first_tile = (cy * GRID_X + cx) * PER_CORE\n"
+                "for step in range(PER_CORE // BLOCK):\n"
+                "    for tile in range(BLOCK):\n"
+                "        tile_index = first_tile + step * BLOCK + tile\n"
+                "        row = tile_index // COLS_TILES\n"
+                "        col = tile_index % COLS_TILES\n" + textwrap.indent(inner, "        ")
+            )
+        origin = [self.origin(rows, "r0", "SHARE_ROWS"), self.origin(cols, "c0", "SHARE_COLS")]
+        return (
+            "\n".join(origin) + "\n"
+            "for br in range(SHARE_ROWS // BLOCK_H):\n"
+            "    row = r0 + br * BLOCK_H\n"
+            "    for bc in range(SHARE_COLS // BLOCK_W):\n"
+            "        col = c0 + bc * BLOCK_W\n" + textwrap.indent(inner, "        ")
+        )
+
 
 def pipe_helpers(tensor: str, blk: str, comm: Comm) -> str:
     """The send/receive functions a multicast ``tensor``'s pipe net calls with ``blk`` ("" without one)."""
