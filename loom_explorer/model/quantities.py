@@ -66,6 +66,11 @@ class GridQuantities:
     def streamed(self) -> tuple[str, ...]:
         return tuple(t for t, _ in self.candidate.comms)
 
+    @property
+    def flat(self) -> str | None:
+        """The flattened axis entry (``H*W``), if the layout deals all tiles out row-major."""
+        return next((carried for _, carried in self.candidate.axes if "*" in carried), None)
+
     def grouped_axes(self, tensor: str) -> list[tuple[Axis, str]]:
         """(axis, dim) of each grid axis ``tensor`` is multicast along whose dim indexes it through a grouped
         index (``k[Hkv]`` along ``H``): its multicast there reaches one head group, not the whole axis."""

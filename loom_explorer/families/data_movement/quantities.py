@@ -64,10 +64,6 @@ class DataMovementQuantities(GridQuantities):
         return self.per_core[dim] if dim in self.per_core else const(self.problem.tiles(dim))
 
     @property
-    def flat(self) -> str | None:
-        return next((carried for _, carried in self.candidate.axes if "*" in carried), None)
-
-    @property
     def core_tiles(self) -> Expr:
         """``T``: tiles of the slowest core."""
         if self.flat is not None:

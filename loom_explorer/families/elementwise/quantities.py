@@ -71,11 +71,6 @@ class ElementwiseQuantities(GridQuantities):
         return self.per_core[dim] if dim in self.per_core else const(self.units(dim))
 
     @property
-    def flat(self) -> str | None:
-        """The flattened axis entry (``H*W``), if the layout deals all tiles out row-major."""
-        return next((carried for _, carried in self.candidate.axes if "*" in carried), None)
-
-    @property
     def core_tiles(self) -> Expr:
         """Output tiles of the slowest core: ``r * c``, or the flattened run."""
         if self.flat is not None:
