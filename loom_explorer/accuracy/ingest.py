@@ -120,6 +120,7 @@ from loom_explorer.accuracy.csv_input import (
 )
 from loom_explorer.accuracy.op_mapping import InputShape, InterleavedOp, OpSkip, op_families, unmapped_reason
 from loom_explorer.accuracy.progress import Progress
+from loom_explorer.accuracy.term_calibration import OpKey, TermScales, shipped_scales
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
@@ -128,6 +129,7 @@ from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Placement, Problem, make_problem
 from loom_explorer.program import load_program
 from loom_explorer.program.dsl import TileProgram
+from loom_explorer.program.structure import program_family
 from loom_explorer.result import Solution
 from loom_explorer.store import Measurement, ResultsStore
 from loom_explorer.targets.ttnn.config import TtnnConfig
@@ -623,13 +625,17 @@ def report_measurements(
     progress: Progress | None = None,
     grid: tuple[int, int] | None = None,
     predict: Predictor | None = None,
+    calibration: TermScales | None = None,
 ) -> list[Measurement]:
     """Every ingested op as a results-store entry, predicted on ``hw_name`` (restricted to the run's worker
     ``grid`` when given and smaller, then to each config's grid) with its own config: a matmul's program
     config or the one ttnn picks, an SDPA op's ``SDPAProgramConfig`` (none: ttnn's default). Ops alike
     (``Predictor``) are predicted once; a caller that goes on with the same ops passes its ``predict`` (made
-    for ``hw_name``, ``grid`` and this report) so none is evaluated twice."""
+    for ``hw_name``, ``grid`` and this report) so none is evaluated twice. ``predicted_ns`` is calibrated
+    with ``calibration`` (default: the shipped capture calibration; ``term_calibration.UNCALIBRATED`` for the
+    hardware file's costs as they are); ``predicted_cycles`` and ``breakdown`` are the model's, uncalibrated."""
     predict = predict or Predictor(load_hardware(hw_name), str(report.file), grid)
+    scales = shipped_scales() if calibration is None else calibration
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if progress:
         progress.phase("predicting", len(report.ops))
@@ -637,7 +643,7 @@ def report_measurements(
     for done, op in enumerate(report.ops):
         if progress:
             progress.update(done)
-        out.append(_measurement(report, op, predict, created))
+        out.append(_measurement(report, op, predict, created, scales))
     return out
 
 
@@ -757,13 +763,19 @@ def kernel_ttnn_op(kernel: str) -> TtnnOp:
     return program_ttnn_op(_program(kernel))
 
 
-def repeated_cycles(solution: Solution, repeats: int) -> int:
-    """A batched matmul's latency from one batch's ``solution``: the kernels loop over the batch inside one
-    launch with their circular buffers streaming on, so the launch and the pipeline fill (breakdown terms
+ONCE_TERMS = ("launch", "fill")  # paid once per launch, however many batches it loops over
+
+
+def repeated_terms(solution: Solution, repeats: int) -> tuple[tuple[str, int], ...]:
+    """A batched matmul's latency terms from one batch's ``solution``: the kernels loop over the batch inside
+    one launch with their circular buffers streaming on, so the launch and the pipeline fill (breakdown terms
     ``launch`` and ``fill``) are paid once and the rest ``repeats`` times."""
-    terms = dict(solution.breakdown)
-    once = terms.get("launch", 0) + terms.get("fill", 0)
-    return once + repeats * (solution.latency_cycles - once) if repeats > 1 else solution.latency_cycles
+    return tuple((n, c if n in ONCE_TERMS else c * repeats) for n, c in solution.breakdown)
+
+
+def repeated_cycles(solution: Solution, repeats: int) -> int:
+    """A batched matmul's latency from one batch's ``solution`` (``repeated_terms``, summed)."""
+    return sum(c for _, c in repeated_terms(solution, repeats)) if repeats > 1 else solution.latency_cycles
 
 
 def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem | None:
@@ -792,7 +804,14 @@ def _program(kernel: str) -> TileProgram:
     return load_program(kernel)
 
 
-def _measurement(report: IngestReport, op: IngestedOp, predict: Predictor, created: str) -> Measurement:
+@lru_cache(maxsize=64)
+def _family(kernel: str) -> str:
+    return program_family(_program(kernel)).name
+
+
+def _measurement(
+    report: IngestReport, op: IngestedOp, predict: Predictor, created: str, calibration: TermScales
+) -> Measurement:
     notes = [f"{report.file.name} row {op.row} ({op.op_code})", *filter(None, [op.note])]
     family = predict.base.name.split("_")[0]
     if op.device_arch and not op.device_arch.lower().startswith(family):
@@ -804,7 +823,13 @@ def _measurement(report: IngestReport, op: IngestedOp, predict: Predictor, creat
     sol = evaluated.result.solution if evaluated else None
     if evaluated and evaluated.result.conflict:
         notes.append(evaluated.result.conflict.message)
-    cycles = repeated_cycles(sol, op.batch_repeats) if sol else None
+    terms = repeated_terms(sol, op.batch_repeats) if sol else ()
+    cycles = sum(c for _, c in terms) if sol else None
+    predicted_ns = hw.cycles_to_us(cycles) * 1e3 if cycles is not None else None
+    family = _family(op.kernel)
+    if sol and calibration.fitted(family):
+        predicted_ns = calibration.cycles(OpKey(family, op.kernel, hw.arch.name), terms) / hw.clock_ghz
+        notes.append(f"calibrated: the {family} family's scales fitted on {calibration.rows[family]} capture rows")
     # the schedule document: {"source_file", "row", "op_code", then the key's part, as JSON}
     head = json.dumps({"source_file": predict.source_file, "row": op.row, "op_code": op.op_code})
     return Measurement(
@@ -816,8 +841,8 @@ def _measurement(report: IngestReport, op: IngestedOp, predict: Predictor, creat
         candidate=predicted.candidate,
         schedule_json=head[:-1] + predicted.document_tail,
         predicted_cycles=cycles,
-        predicted_ns=hw.cycles_to_us(cycles) * 1e3 if cycles is not None else None,
-        breakdown=dict(sol.breakdown) if sol else {},
+        predicted_ns=predicted_ns,
+        breakdown=dict(terms),
         measured_ns=op.device_kernel_ns,
         measured_what="device kernel duration",
         note="; ".join(notes),

@@ -49,6 +49,32 @@ CAPTURE_CHIPS: dict[str, tuple[str, tuple[int, int]]] = {
 }
 
 
+# each capture's role in the capture calibration (``accuracy/term_calibration.py``): ``fit`` captures' rows
+# fit the shipped scale factors; ``check`` captures' rows never do, and say how the shipped calibration
+# predicts models it has never seen (published/README.md, "Fitting and checking")
+CAPTURE_ROLES: dict[str, str] = {
+    "wh_clip_encoder_2.csv.gz": "fit",
+    "bh_64_clip_encoder_1.csv.gz": "fit",
+    "bh_8xp150_deepseek_v3_d_p.csv.gz": "fit",
+    "bh_p100_dlv3.csv.gz": "check",
+    "bh20_oft.csv.gz": "fit",
+    "ops_perf_results_2025_02_16_18_11_10.csv.gz": "check",
+    "ops_perf_results_2025_09_18_11_39_20.csv.gz": "fit",
+    "bh_invalid_trace_decode_window.csv.gz": "fit",
+}
+
+# the network each capture ran (leave-one-network-out folds: two captures of one network share its shapes)
+CAPTURE_NETWORKS: dict[str, str] = {
+    "wh_clip_encoder_2.csv.gz": "CLIP encoder",
+    "bh_64_clip_encoder_1.csv.gz": "CLIP encoder",
+    "bh_8xp150_deepseek_v3_d_p.csv.gz": "DeepSeek-V3",
+    "bh_p100_dlv3.csv.gz": "DeepLabV3",
+    "bh20_oft.csv.gz": "OFT",
+    "ops_perf_results_2025_02_16_18_11_10.csv.gz": "SegFormer",
+    "ops_perf_results_2025_09_18_11_39_20.csv.gz": "OFT",
+    "bh_invalid_trace_decode_window.csv.gz": "Llama-3-8B-shaped decoder",
+}
+
 class PublishedDataMissing(FileNotFoundError):
     """A published data file is not where the package keeps it; the message names the file."""
 

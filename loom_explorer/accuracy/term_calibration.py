@@ -1,0 +1,233 @@
+"""The capture calibration: per-family scale factors on the model's latency terms, fitted to real models'
+device-profiler captures, with per-kernel and per-chip adjustments pulled toward the family's value.
+
+Every family's latency is a sum of named terms (``launch``, ``fill``, ``compute``, ``data_movement``,
+``write_back``, ...: ``Solution.breakdown``, cycles), each the cost of one mechanism at the hardware file's
+constants. ``GROUPS`` gathers them into six groups ``g``; the calibrated time of an op of family ``f``,
+kernel ``k`` on a chip of architecture ``a`` (clock ``f_clk``) is
+
+    t = sum_g s_g * x_g / f_clk,     s_g = exp(theta_{f,g} + delta_k + eps_a)
+
+``x_g`` the group's cycles. ``exp(theta_{f,g})`` scales a whole family's mechanism (its launch and fixed
+costs, its per-tile compute cost, its data-movement rates), one factor per group; ``delta_k`` a kernel's own
+(a tilize's costs are not a copy's) and ``eps_a`` an architecture's, each one factor for every group of the
+op (a factor per group at those levels, tried first, did worse out of sample). The fit
+(``fit_term_scales``) minimises over a family's rows
+
+    sum_i rho(log(t_i / measured_i)) + LAMBDA_family |theta|^2 + LAMBDA_kernel |delta|^2 + LAMBDA_arch |eps|^2
+
+(``least_squares.robust_least_squares``, ``rho`` the Cauchy loss): relative error, over- and under-prediction
+alike, a row missed by 10x weighing little. The ridge terms make it a hierarchical fit: a kernel (or chip)
+with few rows keeps about its family's scale, one never seen keeps exactly that, and a group no row exercises
+stays at the hardware file's cost (scale 1). A family with fewer than ``MIN_ROWS`` rows is not fitted (every
+scale 1).
+
+The shipped scales (``data/capture_calibration.csv``) are fitted on the rows of the captures whose role is
+``fit`` (``data.CAPTURE_ROLES``); ``python -m loom_explorer.accuracy.term_calibration`` prints that file.
+The solver still optimises the uncalibrated latency; the calibration is what a predicted time of a
+measured op is reported as (``ingest``, ``improve``) and what ``accuracy --by`` judges.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from loom_explorer.accuracy.least_squares import Matrix, Vector, robust_least_squares
+from loom_explorer.errors import LoomError
+
+if TYPE_CHECKING:
+    from loom_explorer.accuracy.calibration_rows import CalibrationRow
+
+CALIBRATION_FILE: Path = Path(__file__).resolve().parent.parent / "data" / "capture_calibration.csv"
+COLUMNS = ("family", "level", "key", "term", "scale", "rows")
+LEVELS = ("family", "kernel", "arch")
+
+GROUP_NAMES = ("launch", "fill", "compute", "data_movement", "write_back", "other")
+# a latency term's group; a name not listed (a family's own, e.g. the matmul ``epilogue``) is ``other``
+GROUPS: dict[str, str] = {
+    "launch": "launch",
+    "fill": "fill",
+    "compute": "compute",
+    "data_movement": "data_movement",
+    "write_back": "write_back",
+    # attention's terms
+    "q_load": "data_movement",
+    "kv_streaming": "data_movement",
+    "qk_matmul": "compute",
+    "pv_matmul": "compute",
+    "softmax": "compute",
+    "normalize": "compute",
+}
+
+MIN_ROWS = 20  # a family with fewer rows is not fitted
+# the ridge on each level's log scales: the family's keeps a group no row exercises at scale 1; a kernel's
+# or architecture's own adjustment needs rows to earn it
+LAMBDA = {"family": 0.5, "kernel": 4.0, "arch": 4.0}
+ALL = "all"  # the group name of a kernel's or an architecture's factor: it scales every group of the op
+
+
+class CalibrationFileError(LoomError, ValueError):
+    """``capture_calibration.csv`` cannot be read; the message names the line and column."""
+
+
+def group_of(term: str) -> str:
+    return GROUPS.get(term, "other")
+
+
+def grouped(terms: Iterable[tuple[str, int]]) -> Vector:
+    """A row's cycles per group, in ``GROUP_NAMES`` order."""
+    out = np.zeros(len(GROUP_NAMES))
+    for name, cycles in terms:
+        out[GROUP_NAMES.index(group_of(name))] += cycles
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class OpKey:
+    """What an op's scales depend on: its family, kernel and chip architecture."""
+
+    family: str
+    kernel: str
+    arch: str
+
+    def keys(self) -> tuple[tuple[str, str], ...]:
+        """The ``(level, key)`` of each parameter block the op uses, in ``LEVELS`` order."""
+        return (("family", ""), ("kernel", self.kernel), ("arch", self.arch))
+
+    @staticmethod
+    def of(row: CalibrationRow) -> OpKey:
+        return OpKey(row.family, row.kernel, row.arch)
+
+
+@dataclass(frozen=True, slots=True)
+class TermScales:
+    """Fitted log scales: ``(family, level, key, group) -> log scale`` (``level`` one of ``LEVELS``; ``key`` the
+    kernel or architecture, "" for the family's own; ``group`` one of ``GROUP_NAMES`` for the family's own,
+    ``ALL`` for a kernel's and an architecture's), and the rows each family was fitted on."""
+
+    log_scales: dict[tuple[str, str, str, str], float] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+
+    def scales(self, op: OpKey) -> Vector:
+        """``s_g`` of an op (module docstring), in ``GROUP_NAMES`` order; all 1 for a family never fitted."""
+        get = self.log_scales.get
+        own = sum(get((op.family, *k, ALL), 0.0) for k in op.keys()[1:])
+        return np.exp(np.array([get((op.family, "family", "", g), 0.0) + own for g in GROUP_NAMES]))
+
+    def cycles(self, op: OpKey, terms: Iterable[tuple[str, int]]) -> float:
+        """The calibrated cycles of an op whose uncalibrated latency terms are ``terms``."""
+        return float(self.scales(op) @ grouped(terms))
+
+    def predict_ns(self, row: CalibrationRow) -> float:
+        return self.cycles(OpKey.of(row), row.terms_cycles) / row.clock_ghz
+
+    def fitted(self, family: str) -> bool:
+        return family in self.rows
+
+    # --------------------------------------------------------------------------------------- the file
+
+    def to_csv(self) -> str:
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for (family, level, key, group), log_scale in sorted(self.log_scales.items()):
+            if level != "family" and abs(log_scale) < 5e-4:
+                continue  # an adjustment of less than 0.05%: the family's scale speaks for it
+            w.writerow([family, level, key, group, f"{math.exp(log_scale):.4f}", self.rows[family]])
+        return out.getvalue()
+
+    @staticmethod
+    def parse(text: str, source: str) -> TermScales:
+        reader = csv.DictReader(io.StringIO(text))
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise CalibrationFileError(f"{source}: header must be {','.join(COLUMNS)}")
+        log_scales: dict[tuple[str, str, str, str], float] = {}
+        rows: dict[str, int] = {}
+        for line, cells in enumerate(reader, start=2):
+            try:
+                if cells["level"] not in LEVELS:
+                    raise ValueError(f"level {cells['level']!r} is not one of {', '.join(LEVELS)}")
+                wanted = GROUP_NAMES if cells["level"] == "family" else (ALL,)
+                if cells["term"] not in wanted:
+                    raise ValueError(f"term {cells['term']!r} of level {cells['level']} is not {' or '.join(wanted)}")
+                scale = float(cells["scale"])
+                if not (math.isfinite(scale) and scale > 0):
+                    raise ValueError(f"scale {cells['scale']!r} is not a positive number")
+                log_scales[(cells["family"], cells["level"], cells["key"], cells["term"])] = math.log(scale)
+                rows[cells["family"]] = int(cells["rows"])
+            except (TypeError, ValueError) as e:
+                raise CalibrationFileError(f"{source} line {line}: {e}") from None
+        return TermScales(log_scales, rows)
+
+
+UNCALIBRATED = TermScales()
+
+
+@cache
+def shipped_scales() -> TermScales:
+    """The shipped calibration (``data/capture_calibration.csv``)."""
+    return TermScales.parse(CALIBRATION_FILE.read_text(encoding="utf-8"), str(CALIBRATION_FILE))
+
+
+# ------------------------------------------------------------------------------------------- fitting
+
+
+def _fit_family(family: str, rows: Sequence[CalibrationRow]) -> dict[tuple[str, str, str, str], float]:
+    """The log scales of one family fitted on ``rows`` (module docstring): ``theta`` (one per group the rows
+    exercise), then one ``delta`` per kernel and one ``eps`` per architecture."""
+    x_g = np.array([grouped(r.terms_cycles) / r.clock_ghz for r in rows])  # ns per group at scale 1
+    groups = [g for g in range(len(GROUP_NAMES)) if x_g[:, g].sum() > 0]
+    x_g = x_g[:, groups]
+    measured = np.array([r.measured_ns for r in rows])
+    shared = sorted({k for r in rows for k in OpKey.of(r).keys()[1:]})  # (level, key) of one factor each
+    index = {k: i for i, k in enumerate(shared)}
+    use = np.zeros((len(rows), len(shared)))  # the shared factors each row takes
+    for i, r in enumerate(rows):
+        use[i, [index[k] for k in OpKey.of(r).keys()[1:]]] = 1.0
+    n = len(groups)
+
+    def residuals(p: Vector) -> tuple[Vector, Matrix]:
+        per_row = np.exp(p[:n] + (use @ p[n:])[:, None]) * x_g  # ns of each group, scaled
+        t = per_row.sum(axis=1)
+        share = per_row / t[:, None]
+        # d r_i / d theta_g = share_{i,g}; d r_i / d delta_k = use_{i,k} (the shares sum to 1)
+        return np.log(t / measured), np.hstack([share, use])
+
+    lam = np.array([LAMBDA["family"]] * n + [LAMBDA[level] for level, _ in shared])
+    p = robust_least_squares(residuals, np.zeros(n + len(shared)), np.diag(np.sqrt(lam))).x
+    out = {(family, "family", "", GROUP_NAMES[g]): float(p[i]) for i, g in enumerate(groups)}
+    out.update({(family, level, key, ALL): float(p[n + i]) for i, (level, key) in enumerate(shared)})
+    return out
+
+
+def fit_term_scales(rows: Sequence[CalibrationRow], min_rows: int = MIN_ROWS) -> TermScales:
+    """The scales of every family with at least ``min_rows`` of ``rows`` (module docstring)."""
+    log_scales: dict[tuple[str, str, str, str], float] = {}
+    counts: dict[str, int] = {}
+    for family in sorted({r.family for r in rows}):
+        mine = [r for r in rows if r.family == family]
+        if len(mine) >= min_rows:
+            log_scales.update(_fit_family(family, mine))
+            counts[family] = len(mine)
+    return TermScales(log_scales, counts)
+
+
+def shipped_fit() -> TermScales:
+    """The fit of the shipped file: every row of the captures whose role is ``fit``."""
+    from loom_explorer.accuracy.calibration_rows import all_capture_rows
+
+    return fit_term_scales([r for r in all_capture_rows() if r.role == "fit"])
+
+
+if __name__ == "__main__":
+    sys.stdout.write(shipped_fit().to_csv())
