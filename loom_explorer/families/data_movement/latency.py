@@ -17,6 +17,12 @@ page is one row of its last dimension; a tiled tensor's reads and writes run at 
 
     T_total = launch + fill + n*step + drain,   fill = reads,   drain = write + L_write
 
+A tensor whose pages the kernel waits for one by one (``barriers.py``: a padded tilize's source, an unpadded
+untilize's output) moves at the waited page rate ``p / (L + p / r(p))`` (``pages.py``) and adds no ``L_read``
+to its block, nor ``L_write`` to the drain: every page has paid its latency. An L1-interleaved output is written
+at the NoC's unicast rate (tiles) and drained with the L1 banks' page latency (``model/latency.py::
+write_latency_cycles``, ``model/l1_banks.py``).
+
 The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
 ``write_back = drain``) sum to the total. The lower bound takes for ``n*step`` the larger of the compute
 ``T*c_tile`` and the chip's reads ``ceil(sum_X readers_X*T*b_X / R_chip)`` (``n*B >= T``).
