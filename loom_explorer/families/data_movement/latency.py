@@ -17,6 +17,12 @@ page is one row of its last dimension; a tiled tensor's reads and writes run at 
 
     T_total = launch + fill + n*step + drain,   fill = reads,   drain = write + L_write
 
+A tensor whose pages the kernel waits for one by one (``barriers.py``: a padded tilize's source, an unpadded
+untilize's output) moves at the waited page rate ``p / (L + p / r(p))`` (``pages.py``) and adds no ``L_read``
+to its block, nor ``L_write`` to the drain: every page has paid its latency. An L1-interleaved output is written
+at the NoC's unicast rate (tiles) and drained with the L1 banks' page latency (``model/latency.py::
+write_latency_cycles``, ``model/l1_banks.py``).
+
 The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
 ``write_back = drain``) sum to the total. The lower bound takes for ``n*step`` the larger of the compute
 ``T*c_tile`` and the chip's reads ``ceil(sum_X readers_X*T*b_X / R_chip)`` (``n*B >= T``).
@@ -28,26 +34,43 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from loom_explorer.families.data_movement.pages import page_bytes_per_cycle
+from loom_explorer.families.data_movement.barriers import waits_each_page
+from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
 from loom_explorer.families.data_movement.work import tile_cycles
 from loom_explorer.model.dram_reads import dram_readers, reads_dram
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, select, total
-from loom_explorer.model.latency import block_bytes, chip_read_cycles, single_buffered
+from loom_explorer.model.l1_banks import in_l1_banks
+from loom_explorer.model.latency import block_bytes, chip_read_cycles, single_buffered, write_latency_cycles
 from loom_explorer.model.schedule import LatencyTerm
 
 if TYPE_CHECKING:
     from loom_explorer.model.noc_bound import LinkShare
 
 
+def _page_latency(q: DataMovementQuantities, tensor: str, direction: str) -> int:
+    """``L``: one page's round trip, to or from DRAM, or the worker cores' L1 banks for an L1-interleaved
+    ``tensor`` (``model/l1_banks.py``)."""
+    if direction == "write":
+        return write_latency_cycles(q, tensor)
+    return q.hw.dram.read_latency_cycles
+
+
 def rate(q: DataMovementQuantities, tensor: str, direction: str) -> Fraction:
     """Bytes of the iteration's tiles per cycle at which one core moves ``tensor``: its page rate over the share
     ``f`` of the iteration it holds (moving ``B*b*f`` bytes at ``r`` takes as long as ``B*b`` at ``r/f``)."""
-    dram = q.hw.dram
+    hw, dram = q.hw, q.hw.dram
     if q.problem.program.tensor(tensor).layout == "tile":
-        r = Fraction(dram.core_read_bytes_per_cycle if direction == "read" else dram.core_write_bytes_per_cycle)
+        if in_l1_banks(q, tensor):
+            r = Fraction(hw.noc.unicast_bytes_per_cycle)
+        else:
+            r = Fraction(dram.core_read_bytes_per_cycle if direction == "read" else dram.core_write_bytes_per_cycle)
     else:
-        r = page_bytes_per_cycle(q.hw, q.page_bytes(tensor), "read" if direction == "read" else "write")
+        way: Direction = "read" if direction == "read" else "write"
+        if waits_each_page(q.problem, q.st, tensor):
+            r = waited_page_bytes_per_cycle(hw, q.page_bytes(tensor), way, _page_latency(q, tensor, direction))
+        else:
+            r = page_bytes_per_cycle(hw, q.page_bytes(tensor), way)
     return (r / q.fraction(tensor)).limit_denominator(1000)
 
 
@@ -55,7 +78,7 @@ def read_cycles(q: DataMovementQuantities, tensor: str) -> Expr:
     """``read_X`` (module docstring)."""
     if not reads_dram(q, tensor):
         return const(0)
-    lat = q.hw.dram.read_latency_cycles
+    lat = 0 if waits_each_page(q.problem, q.st, tensor) else _page_latency(q, tensor, "read")
     latency = select(q.depth[tensor], {1: lat, 2: lat, 3: -(-lat // 2)})
     return ceil_rate(mul(q.block, q.tile_bytes(tensor)), rate(q, tensor, "read")) + latency
 
@@ -72,6 +95,16 @@ def write_cycles(q: DataMovementQuantities, links: Sequence[LinkShare] = ()) -> 
     )
 
 
+def drain_latency_cycles(q: DataMovementQuantities) -> int:
+    """``L_write`` after the last block: the output's write latency for its placement (DRAM, or the L1 banks
+    of an L1-interleaved output); 0 for an output in L1, or written page by page with a wait for each (its
+    latency is in every page's time already, ``barriers.py``)."""
+    out = q.output
+    if q.problem.placement(out).in_l1 or waits_each_page(q.problem, q.st, out):
+        return 0
+    return write_latency_cycles(q, out)
+
+
 def data_movement_latency_terms(
     q: DataMovementQuantities, step_links: Sequence[LinkShare] = (), write_links: Sequence[LinkShare] = ()
 ) -> tuple[Expr, list[LatencyTerm], Expr]:
@@ -86,8 +119,7 @@ def data_movement_latency_terms(
     write = write_cycles(q, write_links)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
     step = maximum(compute + exposed, reads, write, chip_read_cycles(q, q.streamed), *links)
-    written = not q.problem.placement(q.output).in_l1
-    drain = write + (hw.dram.write_latency_cycles if written else 0)
+    drain = write + drain_latency_cycles(q)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
     objective = launch + reads + mul(n, step) + drain

@@ -15,6 +15,11 @@ from), per transaction ``c(s) = latency_cycles / 256`` cycles at each measured s
 and never above the hardware file's ``dram.core_read_bytes_per_cycle`` (``core_write_bytes_per_cycle``), so a
 tile-sized or larger page reads as the other families' tiles. A chip whose ``arch`` the table does not cover
 is refused (``ProblemError``) naming the architectures it does.
+
+A kernel that waits for every page before it issues the next (``barriers.py``) pays each page's latency ``L``
+as well (the round trip of one transaction, not hidden behind the next):
+
+    rate_waited(p) = p / (L + p / rate(p))
 """
 
 from __future__ import annotations
@@ -67,3 +72,12 @@ def page_bytes_per_cycle(hw: HardwareSpec, page_bytes: int, direction: Direction
             return min(cap, Fraction(page_bytes) / cycles)
     s_last, c_last = table[-1]
     return min(cap, Fraction(s_last) / c_last)
+
+
+def waited_page_bytes_per_cycle(
+    hw: HardwareSpec, page_bytes: int, direction: Direction, latency_cycles: int
+) -> Fraction:
+    """A core's ``direction`` rate for pages of ``page_bytes`` moved one at a time, each waited for:
+    ``p / (L + p / rate(p))`` (module docstring), ``L = latency_cycles``."""
+    streamed = page_bytes_per_cycle(hw, page_bytes, direction)
+    return Fraction(page_bytes) / (latency_cycles + Fraction(page_bytes) / streamed)

@@ -102,15 +102,18 @@ def test_a_row_major_copy_by_hand_on_one_core() -> None:
 
 def test_tilize_by_hand_on_one_core() -> None:
     """tilize of 64 x 64 padded from 40 x 50 on one core, one tile row (2 tiles) a block, x single-buffered:
-    x's pages are 100 bytes and hold 40*50 of the 64*64 elements (f = 2000/4096); each tile is re-laid at
-    eltwise_tile_cycles + tile_pack_cycles; with depth 1 the read is exposed beside the compute."""
+    x's pages are 100 bytes and hold 40*50 of the 64*64 elements (f = 2000/4096); a padded tilize waits for
+    every page (``barriers.py``), so x moves at p / (L_read + p / r(p)) (``pages.py``) with no further latency;
+    each tile is re-laid at eltwise_tile_cycles + tile_pack_cycles; with depth 1 the read is exposed beside the
+    compute."""
     hw = load_hardware(HW)
     values = {"grid_x": 1, "grid_y": 1, "per_core_H": 2, "block_rows": 1, "x_buffer_depth": 1}
     block = 2 * 2048
     f = Fraction(40 * 50, 64 * 64)
-    r = (page_bytes_per_cycle(hw, 100, "read") / f).limit_denominator(1000)
+    waited = Fraction(100) / (hw.dram.read_latency_cycles + Fraction(100) / page_bytes_per_cycle(hw, 100, "read"))
+    r = (waited / f).limit_denominator(1000)
     w = Fraction(hw.dram.core_write_bytes_per_cycle).limit_denominator(1000)
-    read = math.ceil(block / r) + hw.dram.read_latency_cycles
+    read = math.ceil(block / r)
     write = math.ceil(block / w)
     compute = 2 * (hw.compute.eltwise_tile_cycles + hw.compute.tile_pack_cycles)
     chip = math.ceil(Fraction(block) / Fraction(hw.dram.chip_read_bytes_per_cycle).limit_denominator(1000))
