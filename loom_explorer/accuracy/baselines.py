@@ -96,7 +96,9 @@ def _numeric(row: CalibrationRow) -> list[float]:
 
 def _learned_one(rows: Sequence[CalibrationRow]) -> Predictor:
     """One family's ridge regression (module docstring)."""
-    names = sorted({f"kernel={r.kernel}" for r in rows} | {f"op={r.op_code}" for r in rows} | {f"arch={r.arch}" for r in rows})
+    names = sorted(
+        {f"kernel={r.kernel}" for r in rows} | {f"op={r.op_code}" for r in rows} | {f"arch={r.arch}" for r in rows}
+    )
     index = {n: i for i, n in enumerate(names)}
 
     def features(row: CalibrationRow) -> Vector:

@@ -30,6 +30,7 @@ from loom_explorer.program import load_program
 from loom_explorer.program.structure import program_family
 from loom_explorer.store.records import Measurement
 
+
 @dataclass(frozen=True, slots=True)
 class CalibrationRow:
     capture: str

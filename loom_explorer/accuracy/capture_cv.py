@@ -12,7 +12,8 @@ The rows (``calibration_rows``: every op of every shipped capture the model pred
 * ``chip``: leave one architecture out (Wormhole from Blackhole, and back).
 
 Each method is fitted on a fold's training rows and predicts its held-out rows: ``model`` (the capture
-calibration, ``term_calibration.fit_term_scales``), ``roofline``, ``learned``; ``uncalibrated`` is the model
+calibration, ``term_calibration.gated_fit``: its gate too sees only the fold's training rows), ``roofline``,
+``learned``; ``uncalibrated`` is the model
 at the hardware files' costs (nothing fitted). The held-out predictions of every fold together are scored per
 group (``--by``): rows, median and 90th-percentile |predicted / measured - 1|, and the total predicted over the
 total measured device time, minus 1.
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from loom_explorer.accuracy.baselines import Predictor, fit_learned, fit_roofline
 from loom_explorer.accuracy.calibration_rows import CalibrationRow
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.term_calibration import fit_term_scales
+from loom_explorer.accuracy.term_calibration import TermScales, fit_term_scales, gated_fit
 from loom_explorer.data import CAPTURE_NETWORKS
 
 METHODS = ("model", "uncalibrated", "roofline", "learned")
@@ -41,8 +42,22 @@ SHAPE_FOLDS = 10
 MIN_FAMILY_ROWS = 20  # a family with fewer rows is scored but not judged (acceptance, docs)
 
 
-def _fit_model(rows: Sequence[CalibrationRow]) -> Predictor:
-    return fit_term_scales(rows).predict_ns
+class _Memo:
+    """``fit_term_scales`` of a set of rows, each set fitted once: the gate's inner folds of one outer fold are
+    the outer folds of another (leave out captures a and b, in either order)."""
+
+    def __init__(self) -> None:
+        self.fits: dict[frozenset[int], TermScales] = {}
+
+    def __call__(self, rows: Sequence[CalibrationRow]) -> TermScales:
+        key = frozenset(map(id, rows))
+        if key not in self.fits:
+            self.fits[key] = fit_term_scales(rows)
+        return self.fits[key]
+
+
+def _fit_model(rows: Sequence[CalibrationRow], memo: _Memo | None = None) -> Predictor:
+    return gated_fit(rows, memo or fit_term_scales).predict_ns
 
 
 def _uncalibrated(rows: Sequence[CalibrationRow]) -> Predictor:
@@ -85,13 +100,14 @@ def held_out(
     out = {m: [0.0] * len(rows) for m in methods}
     if progress:
         progress.phase(f"cross-validating (leave one {fold} out)", len(folds))
+    memo = _Memo()
     for done, k in enumerate(folds):
         if progress:
             progress.update(done)
         train = [r for r in rows if key(r) != k]
         test = [i for i, r in enumerate(rows) if key(r) == k]
         for m in methods:
-            predict = FITS[m](train or rows[:0])
+            predict = _fit_model(train, memo) if m == "model" else FITS[m](train)
             for i in test:
                 out[m][i] = predict(rows[i])
     if progress:
@@ -128,9 +144,7 @@ def score(pairs: Sequence[tuple[float, float]]) -> Score:
     """The score of ``(predicted_ns, measured_ns)`` pairs."""
     errors = sorted(abs(p / m - 1) for p, m in pairs)
     p90 = statistics.quantiles(errors, n=10, method="inclusive")[-1] if len(errors) > 1 else errors[0]
-    return Score(
-        len(errors), sum(m for _, m in pairs), sum(p for p, _ in pairs), statistics.median(errors), p90
-    )
+    return Score(len(errors), sum(m for _, m in pairs), sum(p for p, _ in pairs), statistics.median(errors), p90)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +156,7 @@ class GroupScores:
         return dict(self.by_method)[method]
 
 
-def scores_by(
-    rows: Sequence[CalibrationRow], predictions: dict[str, list[float]], grouping: str
-) -> list[GroupScores]:
+def scores_by(rows: Sequence[CalibrationRow], predictions: dict[str, list[float]], grouping: str) -> list[GroupScores]:
     """Each group's score per method (module docstring), then ``all``."""
     key = group_of(grouping)
     groups = sorted({key(r) for r in rows})
@@ -152,9 +164,7 @@ def scores_by(
     def scored(indices: list[int]) -> GroupScores:
         return GroupScores(
             "",
-            tuple(
-                (m, score([(p[i], rows[i].measured_ns) for i in indices])) for m, p in predictions.items()
-            ),
+            tuple((m, score([(p[i], rows[i].measured_ns) for i in indices])) for m, p in predictions.items()),
         )
 
     out = []

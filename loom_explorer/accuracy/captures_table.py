@@ -1,7 +1,8 @@
 """The tables of docs/accuracy.md "Real models' profiler captures": every shipped capture read and predicted as
 ``ingest`` does, on the chip told from it (or, for a capture that does not name it, the chip
 ``data.CAPTURE_CHIPS`` states), with the share of its device time the model predicts and the error on that
-time, overall and (in brackets) of the default published kernel's ops (``op_mapping.published_kernels``: the
+time (uncalibrated: the hardware files' costs; ``capture_report`` judges the calibration), overall and (in
+brackets) of the default published kernel's ops (``op_mapping.published_kernels``: the
 matmuls); then, per capture, the coverage by op code (``op_coverage``). ``python -m
 loom_explorer.accuracy.captures_table`` prints them, each op-code table followed by the error per kernel
 (the family's kernel the rows were costed as); a test checks the docs state every line.
@@ -16,6 +17,7 @@ from loom_explorer.accuracy.coverage import Coverage, coverage_of
 from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf, report_measurements
 from loom_explorer.accuracy.op_coverage import OpCodeCoverage, op_code_coverage, op_code_markdown
 from loom_explorer.accuracy.op_mapping import published_kernels
+from loom_explorer.accuracy.term_calibration import UNCALIBRATED
 from loom_explorer.data import CAPTURE_CHIPS, CAPTURES, capture_path
 from loom_explorer.program import load_program
 from loom_explorer.program.structure import program_family
@@ -67,7 +69,7 @@ def capture_row(name: str) -> CaptureRow:
     report = read_ops_perf(capture_path(name))
     stated = CAPTURE_CHIPS.get(name)
     hw, grid = stated if stated else choose_hardware(report)[:2]
-    measurements = report_measurements(report, hw, None, grid)
+    measurements = report_measurements(report, hw, None, grid, calibration=UNCALIBRATED)
     return CaptureRow(
         name,
         CAPTURES[name],

@@ -19,10 +19,15 @@ first) gives the signed errors behind its figures (``PublishedKernel.measure_err
   rows of the kernels the model describes, ``in sample`` (the shipped constants) and ``cross-validated``
   (the attention constant refitted without each problem).
 
-Every other family (decode attention, batched and fused matmuls, element-wise ops, norms) has no published
-timing the model has been scored on: ``error_for`` returns None and the report says "not measured". The
-most independent basis is preferred (held out, then cross-validated, then in sample), and a figure of the
-same chip before one of another chip, which the report then names.
+* every kernel family (``contraction``, ``elementwise``, ``row_reduction``, ...) with at least 20 predicted
+  rows of one architecture in the shipped device-profiler captures: ``cross-validated``, each capture's rows
+  predicted by the capture calibration fitted without it (``capture_family_errors``; ``hardware`` is the
+  architecture, ``wormhole`` or ``blackhole``).
+
+An op's figure (``error_for_op``) is the larger of its error family's and its kernel family's; a family
+with neither has no figure (None: the report says "not measured"). The most independent basis is preferred
+(held out, then cross-validated, then in sample), and a figure of the same chip (or architecture) before one
+of another chip, which the report then names.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from loom_explorer.errors import LoomError
 
 MODEL_ERROR_FILE: Path = Path(__file__).resolve().parent.parent / "data" / "model_error.csv"
 BASES = ("held out", "cross-validated", "in sample")  # most independent first
+CAPTURES_DATA = "captures, leave one out"  # the ``data`` of the figures measured on the shipped captures
 COLUMNS = ("family", "hardware", "basis", "rows", "median_abs_err_pct", "worst_abs_err_pct", "data", "run_date")
 
 
@@ -121,13 +127,46 @@ def family_errors() -> tuple[FamilyError, ...]:
     return _parse(MODEL_ERROR_FILE.read_text(encoding="utf-8"), str(MODEL_ERROR_FILE))
 
 
+def _same_chip(figure: FamilyError, hardware: str) -> bool:
+    """A figure of ``hardware`` itself, or of its architecture (the capture figures are per architecture)."""
+    return figure.hardware == hardware or hardware.startswith(figure.hardware + "_")
+
+
 def error_for(family: str, hardware: str, table: tuple[FamilyError, ...] | None = None) -> FamilyError | None:
     """The figure that speaks for ``family`` on ``hardware``: the same chip first, then the most independent
     basis; None when the family has never been scored."""
     rows = [f for f in (family_errors() if table is None else table) if f.family == family]
     if not rows:
         return None
-    return min(rows, key=lambda f: (f.hardware != hardware, BASES.index(f.basis)))
+    return min(rows, key=lambda f: (not _same_chip(f, hardware), BASES.index(f.basis)))
+
+
+def error_for_op(
+    kernel: str, shape: Mapping[str, int], hardware: str, table: tuple[FamilyError, ...] | None = None
+) -> FamilyError | None:
+    """The figure that speaks for an op: of its error family (``family_of``: e.g. the published matmul
+    timings) and of its kernel family on real captures (``CAPTURES_DATA``), the larger median error (the
+    published benchmarks' shapes are kinder than real models'); None when neither was ever scored."""
+    figures = [
+        f
+        for f in (
+            error_for(family_of(kernel, shape), hardware, table),
+            error_for(_program_family(kernel), hardware, table),
+        )
+        if f is not None
+    ]
+    return max(figures, key=lambda f: f.median_abs_err_pct, default=None)
+
+
+@cache
+def _program_family(kernel: str) -> str:
+    from loom_explorer.program import load_program
+    from loom_explorer.program.structure import program_family
+
+    try:
+        return program_family(load_program(kernel)).name
+    except (ValueError, FileNotFoundError):  # a user's kernel file the shipped figures cannot speak for
+        return kernel
 
 
 # ------------------------------------------------------------------------------ making the figures
@@ -147,16 +186,36 @@ def _figure(family: str, hardware: str, basis: str, errors: list[float | None], 
     )
 
 
+def capture_family_errors(today: str) -> list[FamilyError]:
+    """Each kernel family's error on the shipped captures per architecture, leave one capture out
+    (``capture_cv``: the calibrated model, each capture's rows predicted from a fit on the others), for the
+    families and architectures with at least ``capture_cv.MIN_FAMILY_ROWS`` rows."""
+    from loom_explorer.accuracy.calibration_rows import all_capture_rows
+    from loom_explorer.accuracy.capture_cv import MIN_FAMILY_ROWS, held_out
+
+    rows = all_capture_rows()
+    predicted = held_out(rows, "capture", methods=("model",))["model"]
+    errors: dict[tuple[str, str], list[float | None]] = {}
+    for r, p in zip(rows, predicted, strict=True):
+        errors.setdefault((r.family, r.arch), []).append(100 * (p / r.measured_ns - 1))
+    return [
+        _figure(family, arch, "cross-validated", e, CAPTURES_DATA, today)
+        for (family, arch), e in sorted(errors.items())
+        if len(e) >= MIN_FAMILY_ROWS
+    ]
+
+
 def measure_family_errors(cross_validate: bool = True) -> list[FamilyError]:
     """Score the model on the published data (module docstring); a cross-validated figure refits the
-    kernel's constants once per group of rows (the SDPA one: about a minute on 2 cores),
-    ``cross_validate=False`` leaves those figures out."""
+    kernel's constants once per group of rows (the SDPA one: about a minute on 2 cores; the captures' about
+    a minute), ``cross_validate=False`` leaves those figures out."""
     today = datetime.date.today().isoformat()
-    return [
+    published = [
         _figure(m.family, m.hardware, m.basis, list(m.errors), m.data, today)
-        for published in published_kernels()
-        for m in published.measure_errors(cross_validate)
+        for kernel in published_kernels()
+        for m in kernel.measure_errors(cross_validate)
     ]
+    return published + (capture_family_errors(today) if cross_validate else [])
 
 
 def family_errors_csv(figures: list[FamilyError]) -> str:

@@ -18,8 +18,12 @@ kernel, shape, formats, fidelity, options and config) form one *op*, keyed ``"<o
   ``predict --ttnn-config`` reads; ``best_ns`` is that config as ttnn runs it (ttnn fixes a few things the
   schedule leaves free, e.g. two-block input buffers), costed as ``predict --ttnn-config`` costs it;
 * the gain ``calls * (ran_ns - best_ns)``, predicted time saved over the whole run; when the best config is
-  not predicted faster than the one it ran, the op keeps its own (no config, gain 0, the note says so). The
-  model's error on the capture (``ingest``'s coverage) is the caveat beside every gain.
+  not predicted faster than the one it ran, the op keeps its own (no config, gain 0, the note says so);
+* the gain's floor (``Improvement.gain_floor_ns``): the least time saved if both predictions are within the
+  family's cross-validated median error (``family_error.error_for_op``); 0 when the gain is within that
+  error. Ops are ranked by it, then by the gain.
+
+Both predictions are calibrated as ``ingest``'s are (``term_calibration``).
 
 Element-wise and norm/softmax ops run without a program config on interleaved tensors: they are counted in
 the capture's time but not improved. Batched matmuls the model does not predict are listed with the reason.
@@ -31,16 +35,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
+from loom_explorer.accuracy.family_error import error_for_op, speedup_floor
 from loom_explorer.accuracy.ingest import (
     IngestedOp,
     IngestReport,
     Predictor,
+    calibrated_ns,
     kernel_ttnn_op,
     op_problem,
-    repeated_cycles,
+    repeated_terms,
     report_measurements,
 )
 from loom_explorer.accuracy.progress import Progress
+from loom_explorer.accuracy.term_calibration import TermScales, shipped_scales
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import Problem
@@ -74,10 +81,29 @@ class Improvement:
     problem: Problem | None = None  # the logical problem solved for the best (None: not predicted)
     batch_repeats: int = 1  # a batched matmul: the problem runs this many times (ingest.repeated_cycles)
     note: str = ""
+    error_pct: float | None = None  # the family's cross-validated median |error| (``family_error.error_for_op``)
 
     @property
     def calls(self) -> int:
         return len(self.rows)
+
+    @property
+    def gain_floor_ns(self) -> float | None:
+        """The least gain if both predictions are within the family's error ``e``: the speed-up's floor
+        ``s (1 - e) / (1 + e)`` (``family_error.speedup_floor``) as time saved, ``calls * ran_ns * (1 - 1 /
+        floor)``, 0 when the floor is not above 1 (the gain is within the error); the gain itself when the
+        family has no measured error."""
+        if self.gain_ns is None or self.speedup is None or self.ran_ns is None:
+            return None
+        if self.error_pct is None:
+            return self.gain_ns
+        floor = speedup_floor(self.speedup, self.error_pct)
+        return self.calls * self.ran_ns * (1 - 1 / floor) if floor > 1 else 0.0
+
+    @property
+    def within_error(self) -> bool:
+        """A predicted gain that the family's error could erase."""
+        return bool(self.gain_ns) and self.gain_floor_ns == 0.0
 
     @property
     def gain_ns(self) -> float | None:
@@ -123,6 +149,10 @@ class ImproveReport:
     def gain_ns(self) -> float:
         return sum(o.gain_ns or 0.0 for o in self.improved)
 
+    @property
+    def gain_floor_ns(self) -> float:
+        return sum(o.gain_floor_ns or 0.0 for o in self.improved)
+
     def totals_line(self) -> str:
         """The run's totals over the improved ops, as ``improve`` and the explorer print them."""
         line = (
@@ -130,7 +160,8 @@ class ImproveReport:
             f"calls): measured {self.measured_ns / 1e6:.3f} ms, predicted as run {self.ran_ns / 1e6:.3f} ms, "
             f"with the best configs {self.best_ns / 1e6:.3f} ms: predicted gain {self.gain_ns / 1e6:.3f} ms"
         )
-        return line + (f" ({100 * self.gain_ns / self.ran_ns:.1f}% of their predicted time)" if self.ran_ns else "")
+        line += f" ({100 * self.gain_ns / self.ran_ns:.1f}% of their predicted time)" if self.ran_ns else ""
+        return line + f"; at least {self.gain_floor_ns / 1e6:.3f} ms at each family's cross-validated error"
 
 
 def improve_report(
@@ -143,12 +174,14 @@ def improve_report(
     store: str | Path | None = None,
     progress: Progress | None = None,
     stop: StopToken = STOP,
+    calibration: TermScales | None = None,
 ) -> ImproveReport:
     """Every matmul and attention op of ``report`` improved on ``hw_name`` (module docstring). ``stop`` (default:
     the process-wide token, set by Ctrl-C): once set, ``Interrupted`` saying how many ops were solved before
     it; an op whose solve it cut short does not count."""
     predictor = Predictor(load_hardware(hw_name), str(report.file), grid)
-    measurements = report_measurements(report, hw_name, progress, grid, predictor)
+    scales = shipped_scales() if calibration is None else calibration
+    measurements = report_measurements(report, hw_name, progress, grid, predictor, scales)
     groups: dict[str, list[tuple[IngestedOp, Measurement]]] = {}
     keys: dict[tuple[object, ...], str] = {}
     for op, m in zip(report.ops, measurements, strict=True):
@@ -169,16 +202,22 @@ def improve_report(
                 raise Interrupted("stopped")
             if progress:
                 progress.update(done)
-            improvement = _improve(key, members, predictor, options, use_memory, store, stop)
+            improvement = _improve(key, members, predictor, options, use_memory, store, scales, stop)
             if stop.stopped:  # its solve was cut short: not an answer
                 raise Interrupted("stopped")
         except Interrupted:
             raise Interrupted(f"interrupted while solving ops: {done} of {len(groups)} solved") from None
         out.append(improvement)
-    out.sort(key=lambda o: (-(o.gain_ns or -1.0), -o.measured_ns * o.calls))
+    # biggest gain that survives the family's error first, then the biggest predicted gain
+    out.sort(key=lambda o: (-(o.gain_floor_ns or -1.0), -(o.gain_ns or -1.0), -o.measured_ns * o.calls))
     return ImproveReport(
         report.file, hw_name, grid, chip, tuple(out), coverage_of(report, measurements), tuple(measurements)
     )
+
+
+def _error_pct(op: IngestedOp, hardware: str) -> float | None:
+    error = error_for_op(op.kernel, op.shape, hardware)
+    return error.median_abs_err_pct if error else None
 
 
 def _key(op: IngestedOp) -> str:
@@ -203,6 +242,7 @@ def _improve(
     options: SolveOptions,
     use_memory: bool,
     store: str | Path | None,
+    calibration: TermScales,
     stop: StopToken = STOP,
 ) -> Improvement:
     op, m = members[0]
@@ -220,6 +260,7 @@ def _improve(
         ran_candidate=m.candidate,
         batch_repeats=op.batch_repeats,
         note=op.note,
+        error_pct=_error_pct(op, predictor.base.name),
     )
     if m.predicted_ns is None:
         return replace(base, note=_join(op.note, predicted.failure) or "the config it ran is not predicted")
@@ -243,7 +284,7 @@ def _improve(
         sol = ran_as.result.solution
         if sol is None:
             continue
-        best_ns = hw.cycles_to_us(repeated_cycles(sol, op.batch_repeats)) * 1e3
+        best_ns = calibrated_ns(calibration, op.kernel, hw, repeated_terms(sol, op.batch_repeats))
         if base.ran_ns is not None and best_ns >= base.ran_ns:  # nothing to gain: keep the config it ran
             return replace(
                 base,

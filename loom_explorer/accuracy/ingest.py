@@ -809,6 +809,12 @@ def _family(kernel: str) -> str:
     return program_family(_program(kernel)).name
 
 
+def calibrated_ns(calibration: TermScales, kernel: str, hw: HardwareSpec, terms: tuple[tuple[str, int], ...]) -> float:
+    """An op's predicted time in ns from its latency ``terms`` (cycles): scaled by its family's ``calibration``
+    (``term_calibration``), unscaled for a family it does not calibrate."""
+    return calibration.cycles(OpKey(_family(kernel), kernel, hw.arch.name), terms) / hw.clock_ghz
+
+
 def _measurement(
     report: IngestReport, op: IngestedOp, predict: Predictor, created: str, calibration: TermScales
 ) -> Measurement:
@@ -825,10 +831,9 @@ def _measurement(
         notes.append(evaluated.result.conflict.message)
     terms = repeated_terms(sol, op.batch_repeats) if sol else ()
     cycles = sum(c for _, c in terms) if sol else None
-    predicted_ns = hw.cycles_to_us(cycles) * 1e3 if cycles is not None else None
+    predicted_ns = calibrated_ns(calibration, op.kernel, hw, terms) if sol else None
     family = _family(op.kernel)
     if sol and calibration.fitted(family):
-        predicted_ns = calibration.cycles(OpKey(family, op.kernel, hw.arch.name), terms) / hw.clock_ghz
         notes.append(f"calibrated: the {family} family's scales fitted on {calibration.rows[family]} capture rows")
     # the schedule document: {"source_file", "row", "op_code", then the key's part, as JSON}
     head = json.dumps({"source_file": predict.source_file, "row": op.row, "op_code": op.op_code})

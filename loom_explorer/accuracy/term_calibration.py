@@ -22,8 +22,10 @@ with few rows keeps about its family's scale, one never seen keeps exactly that,
 stays at the hardware file's cost (scale 1). A family with fewer than ``MIN_ROWS`` rows is not fitted (every
 scale 1).
 
-The shipped scales (``data/capture_calibration.csv``) are fitted on the rows of the captures whose role is
-``fit`` (``data.CAPTURE_ROLES``); ``python -m loom_explorer.accuracy.term_calibration`` prints that file.
+A family's scales are kept only where they beat the uncalibrated model on captures they were not fitted on
+(``gated_fit``: leave one capture out inside the fit); elsewhere the family stays uncalibrated. The shipped
+scales (``data/capture_calibration.csv``) are the gated fit of the rows of the captures whose role is ``fit``
+(``data.CAPTURE_ROLES``); ``python -m loom_explorer.accuracy.term_calibration`` prints that file.
 The solver still optimises the uncalibrated latency; the calibration is what a predicted time of a
 measured op is reported as (``ingest``, ``improve``) and what ``accuracy --by`` judges.
 """
@@ -33,8 +35,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+import statistics
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -72,7 +75,8 @@ GROUPS: dict[str, str] = {
 MIN_ROWS = 20  # a family with fewer rows is not fitted
 # the ridge on each level's log scales: the family's keeps a group no row exercises at scale 1; a kernel's
 # or architecture's own adjustment needs rows to earn it
-LAMBDA = {"family": 0.5, "kernel": 4.0, "arch": 4.0}
+# (chosen among kernel 1, 4, 16, 64 x arch 4, 64 by leave-one-capture-out on the fit captures)
+LAMBDA = {"family": 0.5, "kernel": 1.0, "arch": 4.0}
 ALL = "all"  # the group name of a kernel's or an architecture's factor: it scales every group of the op
 
 
@@ -122,7 +126,9 @@ class TermScales:
         """``s_g`` of an op (module docstring), in ``GROUP_NAMES`` order; all 1 for a family never fitted."""
         get = self.log_scales.get
         own = sum(get((op.family, *k, ALL), 0.0) for k in op.keys()[1:])
-        return np.exp(np.array([get((op.family, "family", "", g), 0.0) + own for g in GROUP_NAMES]))
+        logs = np.array([get((op.family, "family", "", g), 0.0) + own for g in GROUP_NAMES], dtype=np.float64)
+        out: Vector = np.exp(logs)
+        return out
 
     def cycles(self, op: OpKey, terms: Iterable[tuple[str, int]]) -> float:
         """The calibrated cycles of an op whose uncalibrated latency terms are ``terms``."""
@@ -222,11 +228,41 @@ def fit_term_scales(rows: Sequence[CalibrationRow], min_rows: int = MIN_ROWS) ->
     return TermScales(log_scales, counts)
 
 
+def only(scales: TermScales, families: Iterable[str]) -> TermScales:
+    """``scales`` with the families not in ``families`` uncalibrated."""
+    keep = set(families)
+    return TermScales(
+        {k: v for k, v in scales.log_scales.items() if k[0] in keep},
+        {f: n for f, n in scales.rows.items() if f in keep},
+    )
+
+
+Fit = Callable[[Sequence["CalibrationRow"]], TermScales]
+
+
+def gated_fit(rows: Sequence[CalibrationRow], fit: Fit = fit_term_scales) -> TermScales:
+    """``fit(rows)``, keeping a family's scales only where they predict captures they were not fitted on better
+    than the uncalibrated model: each capture of ``rows`` predicted from ``fit`` of the others, a family kept
+    when the median |error| of its rows is lower calibrated than uncalibrated (the gate; ``capture_cv`` runs
+    it inside each fold, so that no held-out row decides it)."""
+    captures = sorted({r.capture for r in rows})
+    errors: dict[str, tuple[list[float], list[float]]] = {}
+    for capture in captures:
+        inner = fit([r for r in rows if r.capture != capture])
+        for r in rows:
+            if r.capture == capture:
+                model, uncalibrated = errors.setdefault(r.family, ([], []))
+                model.append(abs(inner.predict_ns(r) / r.measured_ns - 1))
+                uncalibrated.append(abs(r.uncalibrated_ns / r.measured_ns - 1))
+    keep = [f for f, (m, u) in errors.items() if statistics.median(m) < statistics.median(u)]
+    return only(fit(rows), keep)
+
+
 def shipped_fit() -> TermScales:
-    """The fit of the shipped file: every row of the captures whose role is ``fit``."""
+    """The fit of the shipped file: the gated fit of every row of the captures whose role is ``fit``."""
     from loom_explorer.accuracy.calibration_rows import all_capture_rows
 
-    return fit_term_scales([r for r in all_capture_rows() if r.role == "fit"])
+    return gated_fit([r for r in all_capture_rows() if r.role == "fit"])
 
 
 if __name__ == "__main__":

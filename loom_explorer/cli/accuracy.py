@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
+from loom_explorer.accuracy.capture_cv import FOLDS, GROUPINGS
+from loom_explorer.accuracy.capture_report import CaptureAccuracyRequest
 from loom_explorer.accuracy.published_runs import AccuracyRequest, CalibrateRequest
 from loom_explorer.cli.common import (
     Command,
@@ -153,9 +155,33 @@ def _recorded_problem(req: PredictCommand, where: str, recorded: tuple[str, ...]
 # ------------------------------------------------------------------------------------------ accuracy
 
 
-def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest:
+def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest | CaptureAccuracyRequest:
+    if args.by is not None:
+        given = [
+            flag
+            for flag, value in (
+                ("--data", args.data),
+                ("--configs", args.configs),
+                ("--hw", args.hw),
+                ("--record", args.record),
+                ("--cross-validate", args.cross_validate),
+                ("--constants", args.constants),
+                ("--skip-bad-rows", args.skip_bad_rows),
+                ("--kernel", args.kernel),
+            )
+            if value
+        ]
+        if given:
+            raise InputError(
+                f"--by judges the capture calibration on the shipped captures; it takes no {', '.join(given)}"
+            )
+        return CaptureAccuracyRequest(args.by, args.folds, args.json)
+    if args.folds != "capture":
+        raise InputError("--folds goes with --by (the capture calibration's cross-validation)")
+    from loom_explorer.accuracy.op_mapping import published_kernels
+
     return AccuracyRequest(
-        args.kernel,
+        args.kernel or published_kernels()[0].kernel,
         args.data,
         args.configs,
         tuple(args.hw),
@@ -168,7 +194,12 @@ def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest:
     )
 
 
-def run_accuracy(req: AccuracyRequest) -> int:
+def run_accuracy(req: AccuracyRequest | CaptureAccuracyRequest) -> int:
+    if isinstance(req, CaptureAccuracyRequest):
+        from loom_explorer.accuracy.capture_report import run_capture_accuracy
+
+        run_capture_accuracy(req, _Terminal())
+        return EXIT_OK
     from loom_explorer.accuracy.published_runs import run_accuracy as accuracy
 
     accuracy(req, _Terminal())
@@ -316,8 +347,20 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     kernels = tuple(p.kernel for p in published)
     data_help = "CSV " + ", or ".join(p.data_help for p in published)
     accuracy = add_command(sub, "accuracy", Command(parse_accuracy, run_accuracy))
+    accuracy.add_argument("--kernel", choices=kernels, default=None, help=" or ".join(p.kernel_help for p in published))
     accuracy.add_argument(
-        "--kernel", choices=kernels, default=kernels[0], help=" or ".join(p.kernel_help for p in published)
+        "--by",
+        choices=GROUPINGS,
+        default=None,
+        help="instead: the capture calibration judged on the shipped real-model captures it was not fitted on, "
+        "per capture, kernel family or chip, beside the uncalibrated model, a fitted roofline and a learned "
+        "regressor",
+    )
+    accuracy.add_argument(
+        "--folds",
+        choices=FOLDS,
+        default="capture",
+        help="with --by: what each fit leaves out (default: one capture; network, shapes, or a chip architecture)",
     )
     accuracy.add_argument("--data", default=None, help=data_help)
     accuracy.add_argument(

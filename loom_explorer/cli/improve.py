@@ -90,7 +90,10 @@ def run_improve(req: ImproveCommand) -> int:
     print(_table(result))
     print()
     print(result.totals_line())
-    print("The gain is the model's; its error on this capture is the coverage above (ingest prints the same).")
+    print(
+        "The gain is the model's (calibrated); 'at least' is what remains if both predictions are off by the "
+        "family's cross-validated median error (loom-explorer accuracy --by family)."
+    )
     for o in result.ops:
         if o.best_config is not None:
             print(f"\n{o.key}:\n  " + "\n  ".join(config_call(o.best_config)))
@@ -106,7 +109,7 @@ def _us(ns: float | None) -> str:
 
 
 def _table(result: ImproveReport) -> str:
-    head = ["op", "calls", "measured us", "as run us", "best us", "gain ms", "best candidate / why not"]
+    head = ["op", "calls", "measured us", "as run us", "best us", "gain ms", "at least ms", "best candidate / why not"]
     rows = [
         [
             o.key,
@@ -115,6 +118,7 @@ def _table(result: ImproveReport) -> str:
             _us(o.ran_ns),
             _us(o.best_ns),
             f"{o.gain_ns / 1e6:.3f}" if o.gain_ns is not None else "-",
+            _floor(o),
             o.best_candidate or _why(o),
         ]
         for o in result.ops
@@ -123,6 +127,15 @@ def _table(result: ImproveReport) -> str:
     return "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in [head, *rows]
     )
+
+
+def _floor(o: Improvement) -> str:
+    """The gain's floor at the family's error (``Improvement.gain_floor_ns``), or that it is within it."""
+    if o.gain_floor_ns is None:
+        return "-"
+    if o.within_error:
+        return f"within {o.error_pct:.0f}%"
+    return f"{o.gain_floor_ns / 1e6:.3f}"
 
 
 def _why(o: Improvement) -> str:
@@ -141,6 +154,7 @@ def _json(result: ImproveReport) -> dict[str, object]:
             "ran_ns": result.ran_ns,
             "best_ns": result.best_ns,
             "gain_ns": result.gain_ns,
+            "gain_floor_ns": result.gain_floor_ns,
         },
         "ops": [
             {
@@ -159,6 +173,8 @@ def _json(result: ImproveReport) -> dict[str, object]:
                 "best_values": dict(o.best_values),
                 "best_config": o.best_config.model_dump(mode="json") if o.best_config else None,
                 "gain_ns": o.gain_ns,
+                "gain_floor_ns": o.gain_floor_ns,
+                "error_pct": o.error_pct,
                 "note": o.note,
             }
             for o in result.ops

@@ -75,6 +75,7 @@ CAPTURE_NETWORKS: dict[str, str] = {
     "bh_invalid_trace_decode_window.csv.gz": "Llama-3-8B-shaped decoder",
 }
 
+
 class PublishedDataMissing(FileNotFoundError):
     """A published data file is not where the package keeps it; the message names the file."""
 

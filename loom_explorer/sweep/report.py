@@ -26,7 +26,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
-from loom_explorer.accuracy.family_error import FamilyError, error_for, family_of
+from loom_explorer.accuracy.family_error import FamilyError, error_for_op, family_of
 from loom_explorer.store import SweepRecord
 
 
@@ -46,15 +46,18 @@ class GroupSummary:
     beyond_worst_error: int  # ... at its worst error
 
 
+def _shape(r: SweepRecord) -> dict[str, int]:
+    return {k: int(v) for k, v in (part.split("=") for part in r.shape.split(",") if "=" in part)}
+
+
 def record_family(r: SweepRecord) -> str:
     """The kernel family whose measured error speaks for ``r`` (``family_error.family_of``)."""
-    shape = {k: int(v) for k, v in (part.split("=") for part in r.shape.split(",") if "=" in part)}
-    return family_of(r.kernel, shape)
+    return family_of(r.kernel, _shape(r))
 
 
 def model_error(r: SweepRecord) -> FamilyError | None:
-    """The measured error of the model on ``r``'s kernel family (None: never measured)."""
-    return error_for(record_family(r), r.hardware)
+    """The measured error of the model on ``r``'s op (``family_error.error_for_op``; None: never measured)."""
+    return error_for_op(r.kernel, _shape(r), r.hardware)
 
 
 def speedup_floors(r: SweepRecord) -> tuple[float, float] | None:

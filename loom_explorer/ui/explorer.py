@@ -23,7 +23,7 @@ from typing import Any
 import panel as pn
 import param
 
-from loom_explorer.accuracy.family_error import error_for, family_of
+from loom_explorer.accuracy.family_error import error_for_op, family_of
 from loom_explorer.export.formats import exporter, exporters
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
@@ -749,12 +749,12 @@ def _versus_ttnn_default(st: ExplorerState, latency_cycles: int) -> str:
         "schedule"
     )
     family = family_of(st.problem.program.name, dict(st.problem.shape))
-    error = error_for(family, st.hardware.name)
+    error = error_for_op(st.problem.program.name, dict(st.problem.shape), st.hardware.name)
     if error is None:
         return text + f"; the model's error on {family} is not measured"
     low, worst = error.floors(speedup)
     return (
-        text + f"; the model's error on {family}: {error.figure()} median / worst ({error.source()}), so at "
+        text + f"; the model's error on {error.family}: {error.figure()} median / worst ({error.source()}), so at "
         f"least {low:.2f}x at the median error and {worst:.2f}x at the worst"
     )
 

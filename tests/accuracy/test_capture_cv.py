@@ -1,0 +1,139 @@
+"""Cross-validation of the capture calibration and its baselines: the folds, the scores, the baselines' fits,
+the shipped file and the ``accuracy --by`` command."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from synthetic_rows import row, synthetic
+
+from loom_explorer.accuracy.baselines import SMOOTH_MAX_POWER, fit_learned, fit_roofline
+from loom_explorer.accuracy.capture_cv import check_scores, fold_of, held_out, score, scores_by
+from loom_explorer.accuracy.term_calibration import CALIBRATION_FILE, gated_fit
+
+
+def test_a_held_out_row_is_predicted_by_a_fit_without_its_capture() -> None:
+    """Each row's ``model`` prediction is the gated fit of the other captures' rows, recomputed here."""
+    rows = synthetic(40, seed=1, capture="a") + synthetic(40, seed=2, capture="b") + synthetic(40, seed=3, capture="c")
+    predicted = held_out(rows, "capture", methods=("model", "uncalibrated"))
+    for capture in "abc":
+        fit = gated_fit([r for r in rows if r.capture != capture])
+        for i, r in enumerate(rows):
+            if r.capture == capture:
+                assert predicted["model"][i] == pytest.approx(fit.predict_ns(r))
+                assert predicted["uncalibrated"][i] == r.uncalibrated_ns
+
+
+def test_shape_folds_keep_every_row_of_a_shape_together() -> None:
+    rows = synthetic(200)
+    key = fold_of("shape")
+    by_shape: dict[str, set[str]] = {}
+    for r in rows:
+        by_shape.setdefault(r.shape_key, set()).add(key(r))
+    assert all(len(folds) == 1 for folds in by_shape.values())
+    assert len({key(r) for r in rows}) > 5  # dealt over the folds
+
+
+def test_unknown_folds_and_groupings_are_refused() -> None:
+    with pytest.raises(ValueError, match="folds 'row'"):
+        fold_of("row")
+    with pytest.raises(ValueError, match="--by 'op'"):
+        scores_by([], {}, "op")
+
+
+def test_score_by_hand() -> None:
+    s = score([(110.0, 100.0), (50.0, 100.0), (300.0, 200.0)])  # errors +10%, -50%, +50%
+    assert s.rows == 3
+    assert s.median_abs_err == pytest.approx(0.5)
+    assert s.total_err == pytest.approx(460 / 400 - 1)
+    assert s.p90_abs_err == pytest.approx(0.5)
+
+
+def test_scores_by_group_and_all() -> None:
+    rows = [row({"compute": 100}, 100.0, capture="a"), row({"compute": 100}, 200.0, capture="b")]
+    scores = scores_by(rows, {"uncalibrated": [100.0, 100.0]}, "capture")
+    assert [g.group for g in scores] == ["a", "b", "all"]
+    assert scores[1].of("uncalibrated").total_err == pytest.approx(-0.5)
+    assert scores[2].of("uncalibrated").rows == 2
+
+
+def test_check_scores_fit_only_the_fit_captures() -> None:
+    fit_rows = synthetic(60, seed=1, capture="a") + synthetic(60, seed=3, capture="b")
+    # the check capture measured 3x the true times: a fit that saw it would move toward it
+    check = [replace(r, role="check", measured_ns=3 * r.measured_ns, capture="z") for r in synthetic(60, seed=2)]
+    [z, everything] = check_scores(fit_rows + check, "capture")
+    assert z.group == "z" and everything.group == "all"
+    assert z.of("model").median_abs_err == pytest.approx(2 / 3, abs=0.02)  # predicted at the true times
+
+
+def test_roofline_recovers_a_roofline() -> None:
+    beta, w, b, p = 2000.0, 30.0, 0.02, SMOOTH_MAX_POWER
+    rng = np.random.default_rng(0)
+    rows = []
+    for _ in range(200):
+        work, moved, cores = float(rng.integers(1, 100_000)), float(rng.integers(2048, 50_000_000)), 64
+        cycles = beta + ((w * work / cores) ** p + (b * moved) ** p) ** (1 / p)
+        r = row({"compute": 1}, cycles / 1.0)
+        rows.append(replace(r, work_tiles=work, tensor_bytes=moved, cores=cores))
+    predict = fit_roofline(rows)
+    errors = [abs(predict(r) / r.measured_ns - 1) for r in rows]
+    assert max(errors) < 0.01
+
+
+def test_learned_recovers_a_power_law() -> None:
+    rng = np.random.default_rng(1)
+    rows = []
+    for _ in range(200):
+        work, moved = float(rng.integers(1, 100_000)), float(rng.integers(2048, 50_000_000))
+        r = row({"compute": 1}, 50 * math.log1p(work) ** 2 * math.log1p(moved) ** 0.5)
+        rows.append(replace(r, work_tiles=work, tensor_bytes=moved))
+    predict = fit_learned(rows)
+    errors = [abs(predict(r) / r.measured_ns - 1) for r in rows]
+    assert np.median(errors) < 0.05
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "loom_explorer.cli", "accuracy", *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def test_by_refuses_the_published_flags() -> None:
+    done = _cli("--by", "family", "--data", "x.csv", "--kernel", "gemm")
+    assert done.returncode != 0
+    assert "--by judges the capture calibration" in done.stderr and "--data, --kernel" in done.stderr
+
+
+def test_folds_need_by() -> None:
+    done = _cli("--folds", "shape")
+    assert done.returncode != 0 and "--folds goes with --by" in done.stderr
+
+
+@pytest.mark.slow
+def test_accuracy_by_chip_on_the_shipped_captures() -> None:
+    """The real captures, leave one architecture out: every method scored on every predicted row."""
+    done = _cli("--by", "chip", "--folds", "chip", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    held = doc["held_out"]
+    assert set(held) == {"wormhole", "blackhole", "all"}
+    assert set(held["all"]) == {"model", "uncalibrated", "roofline", "learned"}
+    assert held["all"]["model"]["rows"] == held["wormhole"]["model"]["rows"] + held["blackhole"]["model"]["rows"]
+    assert held["all"]["uncalibrated"]["measured_ns"] == pytest.approx(held["all"]["model"]["measured_ns"])
+    assert set(doc["checking"]) >= {"all"}
+
+
+@pytest.mark.slow
+def test_the_shipped_calibration_is_the_fit_of_the_fit_captures() -> None:
+    """``data/capture_calibration.csv`` is what ``python -m loom_explorer.accuracy.term_calibration`` makes."""
+    done = subprocess.run(
+        [sys.executable, "-m", "loom_explorer.accuracy.term_calibration"], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == CALIBRATION_FILE.read_text(), "regenerate: python -m loom_explorer.accuracy.term_calibration"
