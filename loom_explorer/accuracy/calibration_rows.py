@@ -7,9 +7,10 @@ terms in cycles (``breakdown``; a batched matmul's with everything but ``launch`
 per batch: ``ingest.repeated_terms``), the chip's clock, its architecture, the op's kernel
 and family. Two model-free sizes feed the baselines (``baselines.py``):
 
-    work_tiles   = prod_d tiles(d)                 over every dimension of the problem (x batch repeats):
-                                                   the tile iteration space (M*K*N tiles for a matmul)
-    tensor_bytes = sum_X prod_{d in X} tiles(d) * tile_bytes(format_X)   every tensor of the problem once
+    work_tiles   = prod_d elements(d) / 1024       over every dimension of the problem but the parts of another
+                                                   (x batch repeats): the iteration space in 32x32 tiles
+                                                   (M*K*N/1024 for a matmul)
+    tensor_bytes = sum_X prod_{d in X} elements(d) * tile_bytes(format_X) / 1024   every tensor once
 
 ``role`` is the capture's role (``data.CAPTURE_ROLES``): ``fit`` rows may fit the shipped calibration,
 ``check`` rows never do.
@@ -29,6 +30,9 @@ from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.program import load_program
 from loom_explorer.program.structure import program_family
 from loom_explorer.store.records import Measurement
+
+
+TILE_ELEMENTS = 32 * 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +62,20 @@ def _family(kernel: str) -> str:
 
 
 def _sizes(op: IngestedOp, hw: HardwareSpec) -> tuple[float, float]:
-    """(work_tiles, tensor_bytes) of ``op``'s problem (module docstring)."""
+    """(work_tiles, tensor_bytes) of ``op``'s problem (module docstring), counted in elements: a dimension that
+    is part of another (``Dim.part_of``: a padded tilize's input rows) is not counted twice, and a row-major
+    dimension's extent is elements, not tiles."""
     problem = op_problem(op)
     if problem is None:
         return 0.0, 0.0
-    tiles = {d: problem.tiles(d) for d, _ in problem.shape}
-    work = math.prod(tiles.values()) * op.batch_repeats
+    extents = {d: problem.elements(d) for d, _ in problem.shape}
+    whole = [d for d in extents if problem.program.dim(d).part_of is None]
+    work = math.prod(extents[d] for d in whole) / TILE_ELEMENTS * op.batch_repeats
     total = 0.0
     for t in problem.program.tensors:
         if problem.is_enabled(t.name):
-            total += math.prod(tiles.get(d, 1) for d in t.dims) * hw.tile_bytes[problem.data_format(t.name)]
+            element_bytes = hw.tile_bytes[problem.data_format(t.name)] / TILE_ELEMENTS
+            total += math.prod(extents.get(d, 1) for d in t.dims) * element_bytes
     return float(work), total * op.batch_repeats
 
 
