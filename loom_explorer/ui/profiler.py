@@ -126,7 +126,7 @@ def analyse(
         if stated is not None:  # a shipped capture that names no chip (or not its board): the one its README argues
             hw_name, (columns, rows) = stated
             grid = (columns, rows)
-            chip = f"{hw_name}, {columns}x{rows} grid (stated for this shipped capture: it names no chip, or not its board)"
+            chip = f"{hw_name}, {columns}x{rows} grid (stated for this shipped capture: it names no chip or no board)"
         else:
             hw_name, grid, chip = choose_hardware(report, hw or None)
     except IngestError:
