@@ -39,13 +39,23 @@ CAPTURES: dict[str, str] = {
     "ops_perf_results_2025_02_16_18_11_10.csv.gz": "SegFormer encoder, older format, chip not named",
     "ops_perf_results_2025_09_18_11_39_20.csv.gz": "OFT 3-D object detection, older run, chip not named",
     "bh_invalid_trace_decode_window.csv.gz": "LLM decoder layer (decode), Blackhole, 13 of 20 durations invalid",
+    "ops_perf_results_2026_07_29_21_38_48.csv.gz": "North-Mini decoder layer (prefill, 128 tokens), p300c chip",
+    "tt_forge_fe_mnist_linear.csv.gz": "MNIST linear classifier compiled by tt-forge, chip not named",
+    "ops_perf_results_fused_prefill_final_2026_07_22_17_56_07.csv.gz": (
+        "GPT-OSS-20B decoder layer (prefill, 17 tokens) and its weight preparation, Blackhole p300c chip"
+    ),
 }
 
-# the chip and worker grid of the captures that do not name them (no DEVICE ARCH column), as
-# published/README.md states and argues them: name -> (shipped hardware, (columns, rows))
+# the chip and worker grid of the captures that do not name them (no DEVICE ARCH column), or that name the
+# architecture but run on a board no shipped hardware file is (a Blackhole p300c chip: the p100a's 11x10 grid
+# with the p150a's 8 DRAM banks), as published/README.md states and argues them: name -> (shipped hardware,
+# (columns, rows))
 CAPTURE_CHIPS: dict[str, tuple[str, tuple[int, int]]] = {
     "ops_perf_results_2025_02_16_18_11_10.csv.gz": ("wormhole_n150", (8, 8)),
     "ops_perf_results_2025_09_18_11_39_20.csv.gz": ("blackhole_p150a", (5, 4)),
+    "ops_perf_results_2026_07_29_21_38_48.csv.gz": ("blackhole_p150a", (11, 10)),
+    "tt_forge_fe_mnist_linear.csv.gz": ("wormhole_n150", (8, 8)),
+    "ops_perf_results_fused_prefill_final_2026_07_22_17_56_07.csv.gz": ("blackhole_p150a", (11, 10)),
 }
 
 

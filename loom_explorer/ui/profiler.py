@@ -123,10 +123,10 @@ def analyse(
     stated = CAPTURE_CHIPS.get(source.capture or "") if not hw else None
     grid: tuple[int, int] | None
     try:
-        if stated is not None:  # a shipped capture that does not name its chip: the one its README argues
+        if stated is not None:  # a shipped capture that names no chip (or not its board): the one its README argues
             hw_name, (columns, rows) = stated
             grid = (columns, rows)
-            chip = f"{hw_name}, {columns}x{rows} grid (stated for this shipped capture: it does not name its chip)"
+            chip = f"{hw_name}, {columns}x{rows} grid (stated for this shipped capture: it names no chip or no board)"
         else:
             hw_name, grid, chip = choose_hardware(report, hw or None)
     except IngestError:

@@ -5,6 +5,8 @@ of them, its configs read back by ``predict``."""
 from __future__ import annotations
 
 import contextlib
+import csv
+import gzip
 import io
 import json
 from pathlib import Path
@@ -51,11 +53,24 @@ def test_the_chip_and_grid_are_told_from_the_capture(name: str, hardware: str, g
     assert (hw, told) == (hardware, grid) and "told from the capture" in why
 
 
+# captures that name the architecture but not the board, whose board published/README.md states
+BOARD_STATED = {  # each a chip of a Blackhole p300c
+    "ops_perf_results_2026_07_29_21_38_48.csv.gz": "blackhole",
+    "ops_perf_results_fused_prefill_final_2026_07_22_17_56_07.csv.gz": "blackhole",
+}
+
+
 @pytest.mark.parametrize("name", sorted(CAPTURE_CHIPS))
 def test_a_capture_that_names_no_chip_is_predicted_on_the_one_stated_for_it(name: str) -> None:
     assert {n for n, _, _ in TOLD} | set(CAPTURE_CHIPS) == set(CAPTURES)
-    with pytest.raises(IngestError, match="no DEVICE ARCH column"):
-        choose_hardware(read_ops_perf(capture_path(name)))
+    report = read_ops_perf(capture_path(name))
+    if name in BOARD_STATED:  # the architecture and worker count are the capture's; the board is stated
+        hw, grid = CAPTURE_CHIPS[name]
+        assert {op.device_arch for op in report.ops} == {BOARD_STATED[name]} and hw.startswith(BOARD_STATED[name])
+        assert choose_hardware(report)[1] == grid  # the grid is the capture's worker count, as told
+    else:
+        with pytest.raises(IngestError, match="no DEVICE ARCH column"):
+            choose_hardware(report)
     row = capture_row(name)
     assert (row.hardware, row.grid, row.stated) == (*CAPTURE_CHIPS[name], True)
     assert "(stated: not in the capture)" in row.markdown()
@@ -71,8 +86,39 @@ def test_every_real_capture_is_mostly_covered_where_it_can_be() -> None:
     assert rows["bh20_oft.csv.gz"].share_of_matmul_attention == pytest.approx(1.0)
     # DeepSeek's ring-joint attention across devices is not modelled: most of its matmul/attention time
     assert rows["bh_8xp150_deepseek_v3_d_p.csv.gz"].share_of_matmul_attention < 0.3
+    # the autoports' 1-D multicast, batched-expert and fp32-output matmuls and their SDPA; tt-forge's matmuls
+    for name in (*BOARD_STATED, "tt_forge_fe_mnist_linear.csv.gz"):
+        assert rows[name].share_of_matmul_attention == pytest.approx(1.0), name
     for c in rows.values():  # norms, softmax and element-wise ops count too
         assert c.share >= c.predicted_matmul_attention_ns / c.device_ns
+
+
+# the transcribed autoport captures' signposted windows against their runs' own tt-perf-report summaries
+# (published/README.md): (start signpost, op count, device kernel us per op code, of the summary)
+PUBLISHED_WINDOWS = {
+    "ops_perf_results_2026_07_29_21_38_48.csv.gz": ("PERF_PREFILL", 16, {"MatmulDeviceOperation": 350.30}),
+    "ops_perf_results_fused_prefill_final_2026_07_22_17_56_07.csv.gz": (
+        "FUSED_PREFILL",
+        52,
+        {"MatmulDeviceOperation": 6023.34, "BinaryNgDeviceOperation": 318.07, "SDPAOperation": 9.90},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_WINDOWS))
+def test_a_transcribed_capture_sums_to_its_runs_published_summary(name: str) -> None:
+    start, count, sums = PUBLISHED_WINDOWS[name]
+    ops = []
+    with gzip.open(capture_path(name), "rt", newline="") as f:
+        inside = False
+        for row in csv.DictReader(f):
+            if row["OP TYPE"] == "signpost":
+                inside = row["OP CODE"] == start
+            elif inside:
+                ops.append((row["OP CODE"], float(row["DEVICE KERNEL DURATION [ns]"])))
+    assert len(ops) == count
+    for op_code, us in sums.items():
+        assert sum(ns for code, ns in ops if code == op_code) / 1e3 == pytest.approx(us, abs=0.005)
 
 
 def test_the_error_per_family_adds_up_the_kernels_of_every_capture() -> None:
