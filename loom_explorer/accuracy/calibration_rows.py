@@ -31,7 +31,6 @@ from loom_explorer.program import load_program
 from loom_explorer.program.structure import program_family
 from loom_explorer.store.records import Measurement
 
-
 TILE_ELEMENTS = 32 * 32
 
 

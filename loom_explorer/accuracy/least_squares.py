@@ -7,7 +7,7 @@ fixed penalty matrix (the ridge that pulls per-kernel and per-chip adjustments t
 ``w`` are Cauchy weights, ``w = 1 / (1 + (r / delta)^2)``, recomputed each iteration (iteratively
 reweighted least squares): a row the model misses by 10x (``|r| = 2.3``) weighs 1% of a row it hits, so a
 capture whose software ran an op far from the model cannot drag the scales of every other capture's rows
-(a Huber loss, tried first, let it; docs/accuracy.md compares the two out of sample).
+(a Huber loss, tried first, let it).
 
 Each iteration is a Levenberg-Marquardt step: solve ``(J^T W J + P^T P + mu diag(J^T W J + P^T P)) dx =
 -(J^T W r + P^T P x)`` and keep the step if the (re-weighted) loss fell, else raise ``mu`` tenfold. It stops

@@ -71,6 +71,9 @@ CAPTURE_ROLES: dict[str, str] = {
     "ops_perf_results_2025_02_16_18_11_10.csv.gz": "check",
     "ops_perf_results_2025_09_18_11_39_20.csv.gz": "fit",
     "bh_invalid_trace_decode_window.csv.gz": "fit",
+    "ops_perf_results_2026_07_29_21_38_48.csv.gz": "fit",
+    "tt_forge_fe_mnist_linear.csv.gz": "check",
+    "ops_perf_results_fused_prefill_final_2026_07_22_17_56_07.csv.gz": "check",
 }
 
 # the network each capture ran (leave-one-network-out folds: two captures of one network share its shapes)
@@ -83,6 +86,9 @@ CAPTURE_NETWORKS: dict[str, str] = {
     "ops_perf_results_2025_02_16_18_11_10.csv.gz": "SegFormer",
     "ops_perf_results_2025_09_18_11_39_20.csv.gz": "OFT",
     "bh_invalid_trace_decode_window.csv.gz": "Llama-3-8B-shaped decoder",
+    "ops_perf_results_2026_07_29_21_38_48.csv.gz": "North-Mini-Code",
+    "tt_forge_fe_mnist_linear.csv.gz": "MNIST linear",
+    "ops_perf_results_fused_prefill_final_2026_07_22_17_56_07.csv.gz": "GPT-OSS-20B",
 }
 
 

@@ -141,6 +141,35 @@ def error_rows(records: list[SweepRecord]) -> list[list[str]]:
 
 
 ERROR_HEADERS = ["chip", "kernel family", "model error: median / worst |error|", "measured on"]
+RANKED_HEADERS = ["chip", "op", "kernel", "shape", "speedup", "floor at the median error", "model error"]
+
+
+def ranked_rows(records: list[SweepRecord]) -> list[list[str]]:
+    """The priced ops predicted faster than ttnn's default, by their speed-up floor at the family's median
+    error (a family never measured: by its speed-up, floor "-"), then by the speed-up."""
+    faster = [r for r in records if r.speedup is not None and r.speedup > 1]
+
+    def floor(r: SweepRecord) -> float | None:
+        floors = speedup_floors(r)
+        return floors[0] if floors else None
+
+    faster.sort(key=lambda r: (-(floor(r) or 0.0), -(r.speedup or 0.0)))
+    out = []
+    for r in faster:
+        f, error = floor(r), model_error(r)
+        floor_text = "-" if f is None else f"{f:.2f}x" + (" (within the error)" if f <= 1 else "")
+        out.append(
+            [
+                r.hardware,
+                r.label or "-",
+                r.kernel,
+                " ".join((r.shape, *r.options)),
+                f"{r.speedup:.2f}x",
+                floor_text,
+                error.figure() if error else "not measured",
+            ]
+        )
+    return out
 
 
 def _params(r: SweepRecord) -> str:
@@ -221,6 +250,13 @@ def report_markdown(records: list[SweepRecord], title: str) -> str:
         "## The model's measured error",
         "",
         *_markdown_table(ERROR_HEADERS, error_rows(records)),
+        "",
+        "## Speed-ups by their floor at the family's median error",
+        "",
+        "Every priced op with a predicted speed-up, the most certain first: ranked by the speed-up's floor at "
+        "its family's median error, then by the speed-up. A floor at or below 1 is within the error.",
+        "",
+        *_markdown_table(RANKED_HEADERS, ranked_rows(records)),
     ]
     by_hw: dict[str, list[SweepRecord]] = defaultdict(list)
     for r in records:

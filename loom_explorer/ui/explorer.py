@@ -753,9 +753,10 @@ def _versus_ttnn_default(st: ExplorerState, latency_cycles: int) -> str:
     if error is None:
         return text + f"; the model's error on {family} is not measured"
     low, worst = error.floors(speedup)
+    within = " (within the error)" if low <= 1 else ""
     return (
         text + f"; the model's error on {error.family}: {error.figure()} median / worst ({error.source()}), so at "
-        f"least {low:.2f}x at the median error and {worst:.2f}x at the worst"
+        f"least {low:.2f}x at the median error{within} and {worst:.2f}x at the worst"
     )
 
 

@@ -138,3 +138,13 @@ def test_robust_least_squares_fits_an_exponential_despite_outliers() -> None:
 
 def test_cauchy_weights_halve_at_delta() -> None:
     assert list(cauchy_weights(np.array([0.0, 0.25, -0.25]), 0.25)) == [1.0, 0.5, 0.5]
+
+
+def test_every_shipped_capture_has_a_role_and_a_network() -> None:
+    from loom_explorer.data import CAPTURE_NETWORKS, CAPTURE_ROLES, CAPTURES
+
+    assert set(CAPTURE_ROLES) == set(CAPTURES) == set(CAPTURE_NETWORKS)
+    assert set(CAPTURE_ROLES.values()) == {"fit", "check"}
+    # a network is fitted or checked whole: no check capture shares its shapes with a fit capture
+    fitted = {CAPTURE_NETWORKS[c] for c, role in CAPTURE_ROLES.items() if role == "fit"}
+    assert not any(CAPTURE_NETWORKS[c] in fitted for c, role in CAPTURE_ROLES.items() if role == "check")
