@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from loom_explorer.accuracy.calibration_rows import CalibrationRow
+from loom_explorer.accuracy.calibration_row import CalibrationRow
 
 TERMS = ("launch", "fill", "compute", "data_movement", "write_back")
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from loom_explorer.accuracy.calibration_rows import CalibrationRow
+from loom_explorer.accuracy.calibration_row import CalibrationRow
 from loom_explorer.accuracy.least_squares import Matrix, Vector, robust_least_squares
 
 Predictor = Callable[[CalibrationRow], float]

@@ -12,48 +12,25 @@ and family. Two model-free sizes feed the baselines (``baselines.py``):
                                                    (M*K*N/1024 for a matmul)
     tensor_bytes = sum_X prod_{d in X} elements(d) * tile_bytes(format_X) / 1024   every tensor once
 
-``role`` is the capture's role (``data.CAPTURE_ROLES``): ``fit`` rows may fit the shipped calibration,
-``check`` rows never do.
+``role`` is the capture's role (``data.CAPTURE_ROLES``): ``fit`` rows fit the shipped calibration
+(``shipped_fit``; ``python -m loom_explorer.accuracy.calibration_rows`` prints the file), ``check`` rows never do.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import sys
 from functools import cache
 
+from loom_explorer.accuracy.calibration_row import TILE_ELEMENTS, CalibrationRow
 from loom_explorer.accuracy.ingest import IngestedOp, choose_hardware, op_problem, read_ops_perf, report_measurements
-from loom_explorer.accuracy.term_calibration import UNCALIBRATED
+from loom_explorer.accuracy.term_calibration import UNCALIBRATED, TermScales, gated_fit
 from loom_explorer.data import CAPTURE_CHIPS, CAPTURE_ROLES, CAPTURES, capture_path
 from loom_explorer.hardware.load import load_hardware
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.program import load_program
 from loom_explorer.program.structure import program_family
 from loom_explorer.store.records import Measurement
-
-TILE_ELEMENTS = 32 * 32
-
-
-@dataclass(frozen=True, slots=True)
-class CalibrationRow:
-    capture: str
-    role: str  # "fit" | "check" (data.CAPTURE_ROLES)
-    hardware: str
-    arch: str  # "wormhole" | "blackhole"
-    family: str
-    kernel: str
-    op_code: str
-    shape_key: str  # the kernel, model shape and formats: one "shape" of leave-one-shape-out
-    measured_ns: float
-    clock_ghz: float
-    terms_cycles: tuple[tuple[str, int], ...]
-    cores: int
-    work_tiles: float
-    tensor_bytes: float
-
-    @property
-    def uncalibrated_ns(self) -> float:
-        return sum(c for _, c in self.terms_cycles) / self.clock_ghz
 
 
 def _family(kernel: str) -> str:
@@ -123,3 +100,13 @@ def capture_rows(name: str) -> tuple[CalibrationRow, ...]:
 def all_capture_rows(names: tuple[str, ...] | None = None) -> tuple[CalibrationRow, ...]:
     """The rows of every shipped capture (or of ``names``), in ``CAPTURES`` order."""
     return tuple(r for n in (names or tuple(CAPTURES)) for r in capture_rows(n))
+
+
+def shipped_fit() -> TermScales:
+    """The shipped calibration (``data/capture_calibration.csv``): the gated fit (``term_calibration.gated_fit``)
+    of every row of the captures whose role is ``fit``."""
+    return gated_fit([r for r in all_capture_rows() if r.role == "fit"])
+
+
+if __name__ == "__main__":
+    sys.stdout.write(shipped_fit().to_csv())

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.baselines import Predictor, fit_learned, fit_roofline
-from loom_explorer.accuracy.calibration_rows import CalibrationRow
+from loom_explorer.accuracy.calibration_row import CalibrationRow
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.term_calibration import TermScales, fit_term_scales, gated_fit
 from loom_explorer.data import CAPTURE_NETWORKS

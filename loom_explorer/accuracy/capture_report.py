@@ -5,15 +5,19 @@ calibration on the captures it never saw.
 A cell reads ``median / p90 / total``: the median and 90th-percentile |predicted / measured - 1| of the
 group's rows, and the error on their total device time. ``beats`` names the baselines whose median the model
 beats in that group (a family under ``capture_cv.MIN_FAMILY_ROWS`` rows is scored, not judged).
+``python -m loom_explorer.accuracy.capture_report`` prints the tables docs/accuracy.md states (``document``).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from loom_explorer.accuracy.calibration_rows import CalibrationRow, all_capture_rows
+from loom_explorer.accuracy.calibration_row import CalibrationRow
+from loom_explorer.accuracy.calibration_rows import all_capture_rows
 from loom_explorer.accuracy.capture_cv import (
     FOLDS,
     GROUPINGS,
@@ -26,9 +30,18 @@ from loom_explorer.accuracy.capture_cv import (
 )
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.published import Console
+from loom_explorer.accuracy.term_calibration import GROUP_NAMES, TermScales, shipped_scales
 from loom_explorer.errors import LoomError
 
 BASELINES = ("roofline", "learned")
+# the tables docs/accuracy.md states: (--by, --folds)
+DOCUMENTED = (
+    ("family", "capture"),
+    ("capture", "capture"),
+    ("family", "network"),
+    ("family", "shape"),
+    ("chip", "chip"),
+)
 
 
 class CaptureAccuracyError(LoomError, ValueError):
@@ -64,19 +77,24 @@ def markdown(scores: Sequence[GroupScores], by: str) -> list[str]:
     return lines
 
 
-def report_lines(rows: Sequence[CalibrationRow], by: str, folds: str, progress: Progress | None = None) -> list[str]:
-    """Both tables as markdown (module docstring)."""
+def report_lines(
+    rows: Sequence[CalibrationRow], by: str, folds: str, progress: Progress | None = None, checking: bool = True
+) -> list[str]:
+    """Both tables as markdown (module docstring); the first alone without ``checking``."""
     predictions = held_out(rows, folds, progress=progress)
-    checks = check_scores(rows, by)
-    return [
+    out = [
         f"Held out: leave one {folds} out (median / p90 / total error of each method's held-out predictions).",
         "",
         *markdown(scores_by(rows, predictions, by), by),
-        "",
-        "Checking: every method fitted on the `fit` captures, scored on the `check` captures (never fitted).",
-        "",
-        *markdown(checks, by),
     ]
+    if checking:
+        out += [
+            "",
+            "Checking: every method fitted on the `fit` captures, scored on the `check` captures (never fitted).",
+            "",
+            *markdown(check_scores(rows, by), by),
+        ]
+    return out
 
 
 def report_json(rows: Sequence[CalibrationRow], by: str, folds: str, progress: Progress | None = None) -> str:
@@ -107,3 +125,38 @@ def run_capture_accuracy(req: CaptureAccuracyRequest, console: Console) -> None:
             console.out(report_json(rows, req.by, req.folds, progress))
         else:
             console.out("\n".join(report_lines(rows, req.by, req.folds, progress)))
+
+
+def scales_table(scales: TermScales) -> list[str]:
+    """The family scales of the shipped calibration, a column per group, and each family's own factors."""
+    head = "| family | rows | " + " | ".join(GROUP_NAMES) + " | per kernel | per architecture |"
+    lines = [head, "|" + "---|" * (len(GROUP_NAMES) + 4)]
+    for family in sorted(scales.rows):
+        get = scales.log_scales.get
+
+        def own(level: str, family: str = family) -> str:
+            factors = sorted((k[2], v) for k, v in scales.log_scales.items() if k[0] == family and k[1] == level)
+            return ", ".join(f"{key} {math.exp(v):.2f}" for key, v in factors) or "-"
+
+        groups = " | ".join(
+            f"{math.exp(v):.2f}" if (v := get((family, "family", "", g))) is not None else "-" for g in GROUP_NAMES
+        )
+        lines.append(f"| {family} | {scales.rows[family]} | {groups} | {own('kernel')} | {own('arch')} |")
+    return lines
+
+
+def document(rows: Sequence[CalibrationRow] | None = None) -> list[str]:
+    """The tables of docs/accuracy.md's calibration section, each headed by the command that prints it."""
+    rows = all_capture_rows() if rows is None else rows
+    out = ["`python -m loom_explorer.accuracy.calibration_rows` (the shipped file, as factors):", ""]
+    out += scales_table(shipped_scales())
+    for by, folds in DOCUMENTED:
+        flags = f"--by {by}" + ("" if folds == "capture" else f" --folds {folds}")
+        first = (by, folds) == ("family", "capture")  # the checking table once: it does not depend on the folds
+        out += ["", f"`loom-explorer accuracy {flags}`{'' if first else ' (its first table)'}:", ""]
+        out += report_lines(rows, by, folds, checking=first)
+    return out
+
+
+if __name__ == "__main__":
+    sys.stdout.write("\n".join(document()) + "\n")

@@ -284,7 +284,7 @@ def _improve(
         sol = ran_as.result.solution
         if sol is None:
             continue
-        best_ns = calibrated_ns(calibration, op.kernel, hw, repeated_terms(sol, op.batch_repeats))
+        best_ns = calibrated_ns(calibration, problem.program, hw, repeated_terms(sol, op.batch_repeats))
         if base.ran_ns is not None and best_ns >= base.ran_ns:  # nothing to gain: keep the config it ran
             return replace(
                 base,

@@ -804,15 +804,13 @@ def _program(kernel: str) -> TileProgram:
     return load_program(kernel)
 
 
-@lru_cache(maxsize=64)
-def _family(kernel: str) -> str:
-    return program_family(_program(kernel)).name
-
-
-def calibrated_ns(calibration: TermScales, kernel: str, hw: HardwareSpec, terms: tuple[tuple[str, int], ...]) -> float:
+def calibrated_ns(
+    calibration: TermScales, program: TileProgram, hw: HardwareSpec, terms: tuple[tuple[str, int], ...]
+) -> float:
     """An op's predicted time in ns from its latency ``terms`` (cycles): scaled by its family's ``calibration``
     (``term_calibration``), unscaled for a family it does not calibrate."""
-    return calibration.cycles(OpKey(_family(kernel), kernel, hw.arch.name), terms) / hw.clock_ghz
+    family = program_family(program).name
+    return calibration.cycles(OpKey(family, program.name, hw.arch.name), terms) / hw.clock_ghz
 
 
 def _measurement(
@@ -831,8 +829,8 @@ def _measurement(
         notes.append(evaluated.result.conflict.message)
     terms = repeated_terms(sol, op.batch_repeats) if sol else ()
     cycles = sum(c for _, c in terms) if sol else None
-    predicted_ns = calibrated_ns(calibration, op.kernel, hw, terms) if sol else None
-    family = _family(op.kernel)
+    predicted_ns = calibrated_ns(calibration, _program(op.kernel), hw, terms) if sol else None
+    family = program_family(_program(op.kernel)).name
     if sol and calibration.fitted(family):
         notes.append(f"calibrated: the {family} family's scales fitted on {calibration.rows[family]} capture rows")
     # the schedule document: {"source_file", "row", "op_code", then the key's part, as JSON}

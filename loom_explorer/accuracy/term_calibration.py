@@ -25,7 +25,7 @@ scale 1).
 A family's scales are kept only where they beat the uncalibrated model on captures they were not fitted on
 (``gated_fit``: leave one capture out inside the fit); elsewhere the family stays uncalibrated. The shipped
 scales (``data/capture_calibration.csv``) are the gated fit of the rows of the captures whose role is ``fit``
-(``data.CAPTURE_ROLES``); ``python -m loom_explorer.accuracy.term_calibration`` prints that file.
+(``data.CAPTURE_ROLES``); ``python -m loom_explorer.accuracy.calibration_rows`` prints that file.
 The solver still optimises the uncalibrated latency; the calibration is what a predicted time of a
 measured op is reported as (``ingest``, ``improve``) and what ``accuracy --by`` judges.
 """
@@ -36,7 +36,6 @@ import csv
 import io
 import math
 import statistics
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -49,7 +48,7 @@ from loom_explorer.accuracy.least_squares import Matrix, Vector, robust_least_sq
 from loom_explorer.errors import LoomError
 
 if TYPE_CHECKING:
-    from loom_explorer.accuracy.calibration_rows import CalibrationRow
+    from loom_explorer.accuracy.calibration_row import CalibrationRow
 
 CALIBRATION_FILE: Path = Path(__file__).resolve().parent.parent / "data" / "capture_calibration.csv"
 COLUMNS = ("family", "level", "key", "term", "scale", "rows")
@@ -256,14 +255,3 @@ def gated_fit(rows: Sequence[CalibrationRow], fit: Fit = fit_term_scales) -> Ter
                 uncalibrated.append(abs(r.uncalibrated_ns / r.measured_ns - 1))
     keep = [f for f, (m, u) in errors.items() if statistics.median(m) < statistics.median(u)]
     return only(fit(rows), keep)
-
-
-def shipped_fit() -> TermScales:
-    """The fit of the shipped file: the gated fit of every row of the captures whose role is ``fit``."""
-    from loom_explorer.accuracy.calibration_rows import all_capture_rows
-
-    return gated_fit([r for r in all_capture_rows() if r.role == "fit"])
-
-
-if __name__ == "__main__":
-    sys.stdout.write(shipped_fit().to_csv())

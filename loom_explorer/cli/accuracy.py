@@ -71,6 +71,7 @@ def parse_predict(args: argparse.Namespace) -> PredictCommand:
 
 
 def run_predict(req: PredictCommand) -> int:
+    from loom_explorer.accuracy.ingest import calibrated_ns
     from loom_explorer.accuracy.predict import (
         check_recorded_problem,
         config_flags,
@@ -78,6 +79,7 @@ def run_predict(req: PredictCommand) -> int:
         given_config,
         restricted,
     )
+    from loom_explorer.accuracy.term_calibration import shipped_scales
     from loom_explorer.targets.ttnn.config_text import config_call, config_class, config_fields, op_name
     from loom_explorer.targets.ttnn.op import ttnn_op_of
 
@@ -98,6 +100,8 @@ def run_predict(req: PredictCommand) -> int:
     cfg, evaluated = evaluate_given(hw, problem, given, req.ttnn_config)
     source = req.ttnn_config or "ttnn default"
     op = op_name(cfg, ttnn_op_of(evaluated.schedule.problem, evaluated.schedule.candidate))
+    solution = evaluated.result.solution
+    calibrated_us = calibrated_ns(shipped_scales(), problem.program, hw, solution.breakdown) / 1e3 if solution else None
     if req.json:
         print(
             json.dumps(
@@ -107,6 +111,7 @@ def run_predict(req: PredictCommand) -> int:
                     "ttnn_config_class": config_class(cfg),
                     "ttnn_config_fields": config_fields(cfg),
                     **result_json(hw, evaluated.schedule, evaluated.result),
+                    "calibrated_latency_us": calibrated_us,
                     "ttnn_config": cfg.model_dump(mode="json"),
                 },
                 indent=2,
@@ -122,6 +127,7 @@ def run_predict(req: PredictCommand) -> int:
                     *(f"  {line}" for line in config_call(cfg)),
                     "",
                     predict_table(hw, problem, evaluated.schedule, evaluated.result),
+                    *([f"calibrated on real captures: {calibrated_us:,.2f} us"] if calibrated_us else []),
                 ]
             )
         )

@@ -131,9 +131,9 @@ def test_accuracy_by_chip_on_the_shipped_captures() -> None:
 
 @pytest.mark.slow
 def test_the_shipped_calibration_is_the_fit_of_the_fit_captures() -> None:
-    """``data/capture_calibration.csv`` is what ``python -m loom_explorer.accuracy.term_calibration`` makes."""
+    """``data/capture_calibration.csv`` is what ``python -m loom_explorer.accuracy.calibration_rows`` makes."""
     done = subprocess.run(
-        [sys.executable, "-m", "loom_explorer.accuracy.term_calibration"], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "loom_explorer.accuracy.calibration_rows"], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == CALIBRATION_FILE.read_text(), "regenerate: python -m loom_explorer.accuracy.term_calibration"
+    assert done.stdout == CALIBRATION_FILE.read_text(), "regenerate: python -m loom_explorer.accuracy.calibration_rows"

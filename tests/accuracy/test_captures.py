@@ -172,7 +172,7 @@ def test_improve_writes_configs_that_predict_reads_back_at_the_same_latency(tmp_
             )
             assert code == 0, err
             predicted = json.loads(out)
-            assert predicted["latency_us"] * 1e3 == pytest.approx(op["best_ns"], rel=1e-9), (key, path)
+            assert predicted["calibrated_latency_us"] * 1e3 == pytest.approx(op["best_ns"], rel=1e-9), (key, path)
     # a file is never overwritten unasked
     code, _, err = run("improve", capture, "-o", str(tmp_path / "configs.json"), "--store", store)
     assert code == 2 and "exists" in err
