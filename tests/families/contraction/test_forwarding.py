@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from loom_explorer.families.contraction.accuracy import _MinimalBlocks, _minimal_split
+from loom_explorer.families.contraction.accuracy import _minimal_split, _MinimalBlocks
 from loom_explorer.families.contraction.forwarding import FORWARDED
 from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
