@@ -160,17 +160,21 @@ def test_a_matmul_without_program_config_is_predicted_as_ttnn_picks_it(tmp_path:
     assert m.predicted_ns is not None and m.candidate == "M@y,N@x|in0=mcast_x,in1=mcast_y"
 
 
-def test_minimal_matmul_is_costed_as_the_multicast_matmul_of_its_blocks() -> None:
+def test_minimal_matmul_is_costed_as_its_work_split_over_every_core() -> None:
     _, ops, _ = _by_row(V2)
     op = ops[11]
     assert op.op_code == "MinimalMatmulOp" and op.shape == {"M": 19, "K": 1280, "N": 1280}
-    # M_block 2 of a one-tile M: padded to two tiles, one row of cores busy -> the 1-D in0 multicast
-    assert op.model_shape == {"M": 64, "K": 1280, "N": 1280} and "padded to whole blocks" in op.note
+    # minimal_matmul's split on 8x8 (M <= N: M over the rows, N over the columns): Mt = 1 padded to the 8 rows
+    # (one tile per core), Nt = 40 over 8 columns (5 per core: one N block of 5, under N_block 8); every core
+    # works its tiles, so the model's M is 8 tiles (256 rows), N 40 (1280), K 40 (5 K blocks of 8)
+    assert op.model_shape == {"M": 256, "K": 1280, "N": 1280} and "padded as minimal_matmul splits it" in op.note
     cfg = op.config
-    assert cfg is not None and cfg.mcast_in0 is True
-    assert cfg.program_config == "MatmulMultiCoreReuseMultiCast1DProgramConfig"
-    assert op.grid == (8, 8) and cfg.compute_with_storage_grid_size == (8, 1)
-    assert (cfg.in0_block_w, cfg.per_core_M, cfg.out_block_h, cfg.out_block_w) == (8, 2, 2, 8)
+    assert cfg is not None and cfg.forwarded and not cfg.transpose_mcast
+    assert cfg.program_config == "MatmulMultiCoreReuseMultiCastProgramConfig"
+    assert op.grid == (8, 8) and cfg.compute_with_storage_grid_size == (8, 8)
+    assert (cfg.in0_block_w, cfg.per_core_M, cfg.per_core_N, cfg.out_block_h, cfg.out_block_w) == (8, 1, 5, 1, 5)
+    # the 2x2 sub-block within a 1x5 block: the largest divisors of 1 and 5 not above 2
+    assert (cfg.out_subblock_h, cfg.out_subblock_w) == (1, 1)
 
 
 def test_l1_interleaved_operands_are_placed_in_the_l1_banks_and_said() -> None:

@@ -164,34 +164,95 @@ def _matmul_config(
     return cfg, bool(flag(f.get("fuse_batch", ""))), fused_activation(f.get("fused_activation", ""))
 
 
-def _minimal_as_2d(
-    blocks: _MinimalBlocks, mt: int, nt: int, memory: dict[str, str], compute: dict[str, object]
-) -> TtnnMatmulConfig:
-    """The 2-D multicast config that runs what ``minimal_matmul`` runs (tt-metal
-    ``ttnn/cpp/ttnn/operations/experimental/minimal_matmul/device/minimal_matmul_program_factory.cpp``):
-    M is split over the grid's rows and N over its columns, in0 enters at the left column and travels along
-    each row, in1 enters at the top row and travels down each column (``M@y,N@x|in0=mcast_x,in1=mcast_y``);
-    each core owns ``ceil(ceil(Mt/M_block)/grid_y)`` blocks of ``M_block`` tiles by
-    ``ceil(ceil(Nt/N_block)/grid_x)`` of ``N_block`` (padded blocks computed whole), works one
-    ``M_block x N_block`` output block at a time with ``K_block``-tile steps of K and the config's sub-blocks."""
+@dataclass(frozen=True, slots=True)
+class _MinimalSplit:
+    """How ``minimal_matmul`` splits its work (``_minimal_split``): every core of the grid owns
+    ``per_core_m x per_core_n`` tiles (padded tiles included), worked in ``m_blocks x n_blocks`` output blocks
+    of ``block_h x block_w`` tiles, K in ``k_tiles`` (padded to whole K blocks); ``transposed``: M over the
+    grid's columns and N over its rows."""
+
+    m_cores: int
+    n_cores: int
+    per_core_m: int
+    per_core_n: int
+    block_h: int
+    block_w: int
+    k_tiles: int
+    transposed: bool
+
+    @property
+    def m_tiles(self) -> int:
+        """M as every core's share covers it (tiles), padded tiles included."""
+        return self.m_cores * self.per_core_m
+
+    @property
+    def n_tiles(self) -> int:
+        return self.n_cores * self.per_core_n
+
+
+def _even_blocks(per_core: int, block: int) -> tuple[int, int]:
+    """(block side, padded per-core extent): ``ceil(per_core/block)`` blocks, as ttnn loops over them, of
+    ``ceil(per_core/blocks)`` tiles each. ttnn's last block is partial (``current_M_block_tiles``); the model
+    needs equal blocks, so the blocks are evened out, which keeps their number (the K passes and block
+    handshakes) and pads at most ``blocks - 1`` tiles."""
+    blocks = math.ceil(per_core / block)
+    side = math.ceil(per_core / blocks)
+    return side, side * blocks
+
+
+def _divisor_at_most(side: int, most: int) -> int:
+    """The largest divisor of ``side`` not above ``most``: the config's sub-block side within a block it does
+    not divide (the model's sub-blocks tile the block exactly)."""
+    return max(d for d in range(1, min(side, most) + 1) if side % d == 0)
+
+
+def _minimal_split(blocks: _MinimalBlocks, mt: int, kt: int, nt: int) -> _MinimalSplit:
+    """The work split of tt-metal's ``minimal_matmul_factory_helper``
+    (``ttnn/cpp/ttnn/operations/experimental/minimal_matmul/device/minimal_matmul_program_factory.cpp``
+    @856eb4af): the grid is transposed when ``M > N`` (M over the columns, N over the rows); M is padded to
+    a multiple of its axis's cores and N of its own (``padded_M_tiles = round_up(M_tiles, cores)``), each core
+    owns ``padded/cores`` tiles of each, and K is padded to whole K blocks. Every core of the grid runs the
+    whole loop, padded tiles included ("Some cores are doing unnecessary work ... the receiver cores must
+    ack all blocks"), in ``ceil(per_core/block)`` output blocks, the last one partial (``compute.cpp``:
+    ``current_M_block_tiles``)."""
     gx, gy = blocks.grid
-    per_core_m = math.ceil(math.ceil(mt / blocks.m_block) / gy) * blocks.m_block
-    per_core_n = math.ceil(math.ceil(nt / blocks.n_block) / gx) * blocks.n_block
-    layout: dict[str, object] = {"program_config": TWO_D, "compute_with_storage_grid_size": blocks.grid}
-    if per_core_m >= mt:  # one row of cores has work: in0 along it, in1 from DRAM (the 1-D in0 multicast)
-        layout = {"program_config": ONE_D, "compute_with_storage_grid_size": (gx, 1), "mcast_in0": True}
-    elif per_core_n >= nt:  # one column has work: in1 down it, in0 from DRAM (the 1-D in1 multicast)
-        layout = {"program_config": ONE_D, "compute_with_storage_grid_size": (1, gy), "mcast_in0": False}
+    transposed = mt > nt
+    m_cores, n_cores = (gx, gy) if transposed else (gy, gx)
+    bh, pm = _even_blocks(math.ceil(mt / m_cores), blocks.m_block)
+    bw, pn = _even_blocks(math.ceil(nt / n_cores), blocks.n_block)
+    return _MinimalSplit(m_cores, n_cores, pm, pn, bh, bw, blocks.k_block * math.ceil(kt / blocks.k_block), transposed)
+
+
+def _minimal_as_2d(
+    blocks: _MinimalBlocks, split: _MinimalSplit, memory: dict[str, str], compute: dict[str, object]
+) -> TtnnMatmulConfig:
+    """The multicast config that runs what ``minimal_matmul`` runs (``_minimal_split``): M over the grid's
+    rows and N over its columns (transposed when ``M > N``), in0 entering at the first core of each row (of
+    each column, transposed) and passed along it, in1 at the first core of each column (row) and passed
+    along it (``M@y,N@x|in0=mcast_x,in1=mcast_y``, transposed ``N@y,M@x|in0=mcast_y,in1=mcast_x``); each
+    core works ``block_h x block_w`` output blocks with ``K_block``-tile steps of K and the config's
+    sub-blocks (clipped to the block). A grid of one row or one column is the 1-D multicast of the input
+    passed along it, the other read from DRAM by every core."""
+    gx, gy = blocks.grid
+    layout: dict[str, object] = {
+        "program_config": TWO_D,
+        "compute_with_storage_grid_size": blocks.grid,
+        "transpose_mcast": split.transposed,
+    }
+    if gy == 1 or gx == 1:  # one line of cores: the input passed along it, the other from DRAM (1-D)
+        along_in0 = (gy == 1) != split.transposed
+        layout = {"program_config": ONE_D, "compute_with_storage_grid_size": blocks.grid, "mcast_in0": along_in0}
     return TtnnMatmulConfig.model_validate(
         {
             **layout,
             "in0_block_w": blocks.k_block,
-            "per_core_M": per_core_m,
-            "per_core_N": per_core_n,
-            "out_block_h": blocks.m_block,
-            "out_block_w": blocks.n_block,
-            "out_subblock_h": blocks.subblock_h,
-            "out_subblock_w": blocks.subblock_w,
+            "per_core_M": split.per_core_m,
+            "per_core_N": split.per_core_n,
+            "out_block_h": split.block_h,
+            "out_block_w": split.block_w,
+            "out_subblock_h": _divisor_at_most(split.block_h, blocks.subblock_h),
+            "out_subblock_w": _divisor_at_most(split.block_w, blocks.subblock_w),
+            "forwarded": True,
             "memory": memory,
             "compute": compute,
         }
@@ -241,14 +302,15 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
         source.grid if isinstance(source, _MinimalBlocks) else source.compute_with_storage_grid_size if source else None
     )
     if isinstance(source, _MinimalBlocks):
-        blocks = {"M": source.m_block, "K": source.k_block, "N": source.n_block}
-        tiles = {d: math.ceil(e / 32) for d, e in (("M", batch * m), ("K", k), ("N", n))}
-        padded = {d: 32 * blocks[d] * math.ceil(t / blocks[d]) for d, t in tiles.items()}
-        source = _minimal_as_2d(source, padded["M"] // 32, padded["N"] // 32, memory, compute)
+        split = _minimal_split(source, math.ceil(batch * m / 32), math.ceil(k / 32), math.ceil(n / 32))
+        padded = {"M": 32 * split.m_tiles, "K": 32 * split.k_tiles, "N": 32 * split.n_tiles}
+        source = _minimal_as_2d(source, split, memory, compute)
         fuse_batch = True  # minimal_matmul flattens in0 to [M, K]
         notes.append(
-            "MinimalMatmulOp costed as the multicast matmul with its blocks (M over rows, N over "
-            "columns, in0 along rows, in1 down columns)"
+            "MinimalMatmulOp costed as the multicast matmul of its work split: every core of the grid "
+            f"{split.per_core_m}x{split.per_core_n} tiles of M over "
+            + ("columns, N over rows" if split.transposed else "rows, N over columns")
+            + f", in blocks of {split.block_h}x{split.block_w}"
         )
     elif source is None:
         fuse_batch = True  # ttnn's auto-config folds an unbatched in1's batch into M
@@ -274,7 +336,7 @@ def read_matmul(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
             )
     if model_shape and padded and padded != model_shape:
         notes.append(
-            "padded to whole blocks as minimal_matmul computes them: " + ",".join(f"{d}={e}" for d, e in padded.items())
+            "padded as minimal_matmul splits it over every core: " + ",".join(f"{d}={e}" for d, e in padded.items())
         )
         model_shape = padded
     return OpReading(

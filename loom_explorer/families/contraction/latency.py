@@ -19,6 +19,9 @@ Whole kernel (n_out output blocks per core, n_k K steps per block):
     T = launch + fill + n_out*(n_k*step + epilogue + write_back) + gather + reduce + final_write
 
     fill        = max_X dm_X (+ the bias read), the first blocks before any compute
+
+Inputs passed core to core (``minimal_matmul``, ``forwarding.py``) take ``hop_X`` in place of ``mcast_X`` in the
+step and ``first_X = read_X + hops_X*hop_X`` in place of ``dm_X`` in the fill.
     epilogue    = out_block_h*out_block_w*(c_eltwise [bias] + c_sfpu(act) [activation])
     write_back  = max(ceil(B_out / w_core), link_out) + L_write     (out in DRAM, no split-K;
                   B_out = out_block_h*out_block_w*bytes_out, link_out = ceil(a_out*B_out/(C*W_link)): every
@@ -34,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from loom_explorer.families.contraction.forwarding import first_block_cycles, forwarded, forwarded_step
 from loom_explorer.families.contraction.quantities import ContractionQuantities
 from loom_explorer.model.dram_reads import dram_readers, reads_dram
 from loom_explorer.model.expr import Const, Expr, ceil_rate, const, floor_div, maximum, mul, total
@@ -85,9 +89,10 @@ def read_stall_cycles(q: GridQuantities, tensor: str) -> Expr:
 
 def step_cycles(q: ContractionQuantities, links: Sequence[LinkShare] = ()) -> Expr:
     stall = total(read_stall_cycles(q, t) for t in q.inputs)
-    return overlapped_step(
-        q, compute_step_cycles(q) + stall, q.inputs, [link.cycles(q, block_bytes(q, link.tensor)) for link in links]
-    )
+    link_cycles = [link.cycles(q, block_bytes(q, link.tensor)) for link in links]
+    if forwarded(q):
+        return forwarded_step(q, compute_step_cycles(q) + stall, q.inputs, link_cycles)
+    return overlapped_step(q, compute_step_cycles(q) + stall, q.inputs, link_cycles)
 
 
 def epilogue_cycles(q: ContractionQuantities) -> Expr:
@@ -108,7 +113,8 @@ def write_cycles(q: ContractionQuantities, tiles: Expr, links: Sequence[LinkShar
 
 
 def fill_cycles(q: ContractionQuantities) -> Expr:
-    first = maximum(*(data_movement_cycles(q, t) for t in q.inputs))
+    first_block = first_block_cycles if forwarded(q) else data_movement_cycles
+    first = maximum(*(first_block(q, t) for t in q.inputs))
     extra = total(once_read_cycles(q, t, mul(q.share_tiles(t), q.tile_bytes(t))) for t in q.auxiliary_inputs)
     return first + extra
 

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from loom_explorer.families.contraction.forwarding import FORWARDED
 from loom_explorer.families.contraction.program import analyse_contraction
 from loom_explorer.families.contraction.ttnn_mapping import (
     CONFIG_CLASSES,
     ONE_D,
+    TTNN_BUFFER_BLOCKS,
     TWO_D,
     MatmulArgs,
     MatmulLayout,
@@ -96,6 +99,9 @@ class TtnnMatmulConfig(BaseModel):
     transpose_mcast: bool = False
     mcast_in0: bool | None = None
     fuse_batch: bool = True  # a required argument of both constructors; the model folds an in0 batch into M
+    # not an argument: the op is ``ttnn.experimental.minimal_matmul``, whose inputs pass core to core along
+    # the lines the multicast would reach, its buffers double (``forwarding.py``)
+    forwarded: bool = False
     memory: dict[str, str] = Field(default_factory=dict)
     compute: dict[str, object] = Field(default_factory=dict)
 
@@ -109,7 +115,9 @@ class TtnnMatmulConfig(BaseModel):
 
     def ttnn_arguments(self) -> dict[str, object]:
         """The constructor's arguments: the 1-D config has no ``transpose_mcast``, the 2-D no ``mcast_in0``."""
-        return program_config_arguments(self, "transpose_mcast" if self.program_config == ONE_D else "mcast_in0")
+        return program_config_arguments(
+            self, "forwarded", "transpose_mcast" if self.program_config == ONE_D else "mcast_in0"
+        )
 
     def ttnn_lines(self) -> list[str]:
         return block_lines(self.read_with())
@@ -197,6 +205,8 @@ def config_schedule(hw: HardwareSpec, problem: Problem, cfg: TtnnMatmulConfig) -
             f"what {cfg.program_config} ({flag}) runs is not a candidate of this problem "
             f"(placements {dict(problem.placements) or 'DRAM'})"
         )
+    if cfg.forwarded:
+        candidate = replace(candidate, tags=(*candidate.tags, FORWARDED))
     return build_schedule(hw, problem, candidate)
 
 
@@ -212,6 +222,8 @@ def evaluate_on(schedule: SymbolicSchedule, cfg: TtnnMatmulConfig) -> Evaluated:
     problem = schedule.problem
     tiles = (problem.tiles("M"), problem.tiles("N"), problem.tiles("K"))
     values = schedule_values(layout(cfg), matmul_args(cfg), tiles)
+    if cfg.forwarded:  # minimal_matmul double-buffers both inputs whatever the number of K blocks
+        values |= {"in0_buffer_depth": TTNN_BUFFER_BLOCKS, "in1_buffer_depth": TTNN_BUFFER_BLOCKS}
     check_blocks_fit(cfg, values["grid_x"], values["grid_y"])
     return evaluate_values(schedule, {p: values[p] for p in schedule.param_names if p in values})
 
