@@ -173,7 +173,6 @@ def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest | CaptureAccurac
                 ("--cross-validate", args.cross_validate),
                 ("--constants", args.constants),
                 ("--skip-bad-rows", args.skip_bad_rows),
-                ("--kernel", args.kernel),
             )
             if value
         ]
@@ -184,10 +183,8 @@ def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest | CaptureAccurac
         return CaptureAccuracyRequest(args.by, args.folds, args.json)
     if args.folds != "capture":
         raise InputError("--folds goes with --by (the capture calibration's cross-validation)")
-    from loom_explorer.accuracy.op_mapping import published_kernels
-
     return AccuracyRequest(
-        args.kernel or published_kernels()[0].kernel,
+        args.kernel,
         args.data,
         args.configs,
         tuple(args.hw),
