@@ -350,7 +350,9 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     kernels = tuple(p.kernel for p in published)
     data_help = "CSV " + ", or ".join(p.data_help for p in published)
     accuracy = add_command(sub, "accuracy", Command(parse_accuracy, run_accuracy))
-    accuracy.add_argument("--kernel", choices=kernels, default=None, help=" or ".join(p.kernel_help for p in published))
+    accuracy.add_argument(
+        "--kernel", choices=kernels, default=kernels[0], help=" or ".join(p.kernel_help for p in published)
+    )
     accuracy.add_argument(
         "--by",
         choices=GROUPINGS,
