@@ -5,13 +5,15 @@ Per block, on the slowest core (``b_X`` bytes per tile of ``X``, ``c_op`` each o
 the hardware file: ``compute.eltwise_tile_cycles`` on the FPU, ``compute.sfpu_tile_cycles[op]`` on the
 SFPU; ``c_pack = compute.tile_pack_cycles`` per output tile):
 
-    read_X  = ceil(B_X*b_X / r_core) + L_read(depth_X) + mcast_X   each streamed input (B_X its block tiles)
-    reads   = sum_X read_X                                       (one reader, one input after another)
+    reads   = sum_X ceil(B_X*b_X / r_core) + max_X L_read(depth_X)   the inputs each core reads itself
+              + sum_{X multicast} (read_X + mcast_X)             (one reader: every read issued, one barrier;
+                                                                  ``reader.py``)
     compute = B*(sum_op c_op + outputs*c_pack)
     writes  = sum_Y max(ceil(B*b_Y / w_core), link_Y)            each output written to DRAM
     chip    = ceil(sum_X readers_X * B_X*b_X / R_chip)           (every reader at once)
-    step    = max(compute + sum_{X: depth_X = 1} read_X, reads, writes, chip, link_X...)
+    step    = max(compute + exposed, reads, writes, chip, link_X...)
 
+(``exposed``: the reads of the single-buffered inputs, ``reader.py``)
 and the whole kernel
 
     T_total = launch + fill + n*step + drain
@@ -28,12 +30,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from loom_explorer.families.elementwise.quantities import ElementwiseQuantities
+from loom_explorer.families.elementwise.reader import step_reads
 from loom_explorer.families.elementwise.work import tile_cycles
 from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, total
 from loom_explorer.model.latency import (
     block_bytes,
-    one_reader_step,
+    chip_read_cycles,
     read_once_cycles,
     write_latency_cycles,
     write_transfer_cycles,
@@ -60,8 +63,9 @@ def elementwise_latency_terms(
     compute = mul(q.block, c_tile)
     write_block = total(write_transfer_cycles(q, t, q.block, write_links) for t in q.dram_outputs)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step, reads = one_reader_step(q, compute, q.per_block, write_block, links)
-    fill = reads + read_once_cycles(q, q.st.scalars)
+    reads = step_reads(q, q.per_block)
+    step = maximum(compute + reads.exposed, reads.cycles, write_block, chip_read_cycles(q, q.per_block), *links)
+    fill = reads.cycles + read_once_cycles(q, q.st.scalars)
     drain = write_block + (max(write_latency_cycles(q, t) for t in q.dram_outputs) if q.dram_outputs else 0)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
