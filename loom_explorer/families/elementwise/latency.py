@@ -17,7 +17,8 @@ SFPU; ``c_pack = compute.tile_pack_cycles`` per output tile):
 and the whole kernel
 
     T_total = launch + fill + n*step + drain
-    fill    = reads + sum_{scalar X} (ceil(b_X / r_core) + L_read [+ its multicast])
+    fill    = reads + sum_{scalar X} (ceil(b_X / r_core) + L_read [+ its multicast] + ceil(b_X / 4) * s_store)
+              (a scalar's tile read, then filled word by word by a RISC-V: ``reader.py``)
     drain   = writes + L_write                                   (the last block's write-back)
 
 The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from loom_explorer.families.elementwise.quantities import ElementwiseQuantities
-from loom_explorer.families.elementwise.reader import step_reads
+from loom_explorer.families.elementwise.reader import scalar_fill_cycles, step_reads
 from loom_explorer.families.elementwise.work import tile_cycles
 from loom_explorer.model.dram_reads import dram_readers
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, total
@@ -65,7 +66,7 @@ def elementwise_latency_terms(
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
     reads = step_reads(q, q.per_block)
     step = maximum(compute + reads.exposed, reads.cycles, write_block, chip_read_cycles(q, q.per_block), *links)
-    fill = reads.cycles + read_once_cycles(q, q.st.scalars)
+    fill = reads.cycles + read_once_cycles(q, q.st.scalars) + scalar_fill_cycles(q)
     drain = write_block + (max(write_latency_cycles(q, t) for t in q.dram_outputs) if q.dram_outputs else 0)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks

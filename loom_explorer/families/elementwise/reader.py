@@ -27,6 +27,19 @@ and of these the part compute waits for when an input's buffer holds one block (
     exposed = sum_{X in G} [depth_X = 1] ceil(B_X / r_core) + max_{X in G} [depth_X = 1] L_read(depth_X)
             + sum_{X multicast} [depth_X = 1] (read_X + mcast_X)
 
+A scalar operand is not streamed: ttnn's ``binary_ng`` builds its tile once per core on a data-movement
+RISC-V, word by word, before the first output tile (the ``scalar`` attribute: ``writer_interleaved_scalar.cpp``
+@00635679, ``fill_with_val_bfloat16``, 512 32-bit stores for a bfloat16 tile; a one-element tensor operand:
+``reader_interleaved_scalar_bcast.cpp`` reads its tile, then ``fill_tile_with_first_element_bfloat16`` stores
+the first element over the whole tile, ``fill_tile_utils.hpp`` @04f0123e). Such a fill costs
+
+    scalar_fill = sum_{scalar X} ceil(b_X / 4) * s_store        (s_store = compute.riscv_l1_store_cycles)
+
+cycles before compute can start (0 when the hardware file gives no store rate). It joins the scalar's read
+in ``fill``: the one-element-tensor path's order (read, fill, then the first tiles); for the ``scalar``
+attribute, whose tile is filled on the writer while the reader reads the first tiles and which reads nothing
+from DRAM, this is an upper bound by the scalar's read and the overlap.
+
 A one-input reader (``unary``) is what ``model/latency.py::one_reader_step`` costs. The TT-Lang writer's
 kernels (``ttlang.py``) wait on each copy before issuing the next, so for a kernel of ``k`` inputs read
 per step the model is short of them by ``(k - 1) * L_read`` per step (``docs/elementwise.md`` says so).
@@ -78,3 +91,11 @@ def step_reads(q: ElementwiseQuantities, tensors: Sequence[str]) -> StepReads:
         + total(mul(single_buffered(q, t), sent_dm[t]) for t in sent)
     )
     return StepReads(cycles, exposed)
+
+
+def scalar_fill_cycles(q: ElementwiseQuantities) -> int:
+    """``scalar_fill``: each scalar's tile stored word by word by a data-movement RISC-V (module docstring)."""
+    store = q.hw.compute.riscv_l1_store_cycles
+    if store is None:
+        return 0
+    return sum(-(-q.tile_bytes(t) // 4) * store for t in q.st.scalars)

@@ -1,12 +1,15 @@
 """The element-wise reader (``families/elementwise/reader.py``): every input a core reads itself is issued
 before one barrier (their transfers add up, one read latency), a multicast input is read then sent, and a
-single-buffered input's read is exposed to compute; each figure below is the module docstring's formula
+single-buffered input's read is exposed to compute, and a scalar's tile is filled word by word by a RISC-V;
+each figure below is the module docstring's formula
 worked by hand on Wormhole n150's constants."""
 
 from __future__ import annotations
 
 import math
 
+from loom_explorer.families.elementwise.quantities import build_elementwise_quantities
+from loom_explorer.families.elementwise.reader import scalar_fill_cycles
 from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
@@ -74,3 +77,30 @@ def test_a_multicast_input_is_read_then_sent_after_the_own_reads() -> None:
     mcast_b = math.ceil(2 * 2048 / noc.multicast_bytes_per_cycle) + noc.hop_latency_cycles * 1
     mcast_b += noc.multicast_handshake_cycles
     assert terms["fill"] == read_a + read_b + mcast_b
+
+
+def test_a_scalar_tile_is_read_then_filled_word_by_word() -> None:
+    """binary_scalar on one core: before compute, a's first tile (``ceil(2048 / r) + L``), the scalar's tile
+    read once (the same) and filled by a RISC-V, 512 32-bit stores of a bfloat16 tile at Wormhole's five
+    cycles a store (2,560 cycles, ``compute.riscv_l1_store_cycles``)."""
+    hw = load_hardware(HW_NAME)
+    d = hw.dram
+    terms = _breakdown(
+        "binary_scalar",
+        "H=128,W=128",
+        "H*W@xy|a=dram,s=dram",
+        {"grid_x": 1, "grid_y": 1, "per_core_H*W": 16, "block": 1, "a_buffer_depth": 2},
+    )
+    read = math.ceil(2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles  # 476 cycles
+    assert hw.compute.riscv_l1_store_cycles == 5
+    assert terms["fill"] == read + read + 512 * 5
+
+
+def test_no_store_rate_no_fill_cost() -> None:
+    """A hardware file without ``riscv_l1_store_cycles`` leaves the scalar's fill uncosted."""
+    hw = load_hardware(HW_NAME)
+    bare = hw.model_copy(update={"compute": hw.compute.model_copy(update={"riscv_l1_store_cycles": None})})
+    problem = make_problem(load_program("binary_scalar"), "H=128,W=128")
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == "H*W@xy|a=dram,s=dram")
+    assert scalar_fill_cycles(build_elementwise_quantities(hw, problem, candidate)) == 512 * 5
+    assert scalar_fill_cycles(build_elementwise_quantities(bare, problem, candidate)) == 0
