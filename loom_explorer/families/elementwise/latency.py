@@ -14,15 +14,19 @@ SFPU; ``c_pack = compute.tile_pack_cycles`` per output tile):
     step    = max(compute + exposed, reads, writes, chip, link_X...)
 
 (``exposed``: the reads of the single-buffered inputs, ``reader.py``)
-and the whole kernel
+and the whole kernel, a pipeline of ``n`` blocks: the first block's reads, then ``n - 1`` steps that each
+overlap the next block's reads with this block's compute and the last block's write, then the last block's
+compute and its write
 
-    T_total = launch + fill + n*step + drain
-    fill    = reads + sum_{scalar X} (ceil(b_X / r_core) + L_read [+ its multicast] + ceil(b_X / 4) * s_store)
+    T_total = launch + fill + (n - 1)*step + compute + drain
+    fill    = max(reads, chip)                                    (the first block, every core at once)
+              + sum_{scalar X} (ceil(b_X / r_core) + L_read [+ its multicast] + ceil(b_X / 4) * s_store)
               (a scalar's tile read, then filled word by word by a RISC-V: ``reader.py``)
     drain   = writes + L_write                                   (the last block's write-back)
 
-The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
-``write_back = drain``) sum to the total, as for the other families.
+The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = (n - 1)*(step - compute)``,
+``write_back = drain``) sum to the total, as for the other families. A one-block core (``n = 1``) reads,
+computes and writes its block once: no step, no ``data_movement``.
 """
 
 from __future__ import annotations
@@ -51,34 +55,39 @@ if TYPE_CHECKING:
 def elementwise_latency_terms(
     q: ElementwiseQuantities, step_links: Sequence[LinkShare] = (), write_links: Sequence[LinkShare] = ()
 ) -> tuple[Expr, list[LatencyTerm], Expr]:
-    """The objective, its named terms and a lower bound (module docstring); the lower bound takes for
-    ``n * step`` the larger of two floors, each at most ``n * step`` on every schedule:
+    """The objective, its named terms and a lower bound (module docstring). With ``once`` the scalars' part of
+    ``fill``, the lower bound is ``launch + drain`` plus the larger of two floors, each at most
+    ``fill + (n - 1) * step + compute`` on every schedule:
 
-    * compute, ``T * c_tile`` (``step >= compute`` and ``n * B >= T``, ``T`` the slowest core's tiles);
-    * the chip's DRAM reads, ``ceil(sum_X readers_X * T * b_X / R_chip)`` over the full-rank streamed inputs
-      (``step >= chip >= sum_X readers_X * B * b_X / R_chip``, the other inputs' terms being >= 0, and
-      ``n * B >= T``; ``ceil_rate`` rounds the same rational rate in both). Without it, a large DRAM-bound
-      shape (65536x65536 on Blackhole) left CP-SAT unable to prove a candidate optimal within 30 s."""
+    * ``fill + T * c_tile``, the compute (``step >= compute``, so ``(n - 1) * step + compute >= n * compute``,
+      and ``n * B >= T``, ``T`` the slowest core's tiles);
+    * ``once + ceil(sum_X readers_X * T * b_X / R_chip)``, the chip's DRAM reads over the full-rank streamed
+      inputs (``fill - once >= chip`` and ``step >= chip``, so ``fill + (n - 1) * step >= once + n * chip``;
+      ``chip >= sum_X readers_X * B * b_X / R_chip``, the other inputs' terms being >= 0, and ``n * B >= T``;
+      ``ceil_rate`` rounds the same rational rate in both). Without it, a large DRAM-bound shape (65536x65536
+      on Blackhole) left CP-SAT unable to prove a candidate optimal within 30 s."""
     hw = q.hw
     c_tile = tile_cycles(hw, q.problem, q.st)
     compute = mul(q.block, c_tile)
     write_block = total(write_transfer_cycles(q, t, q.block, write_links) for t in q.dram_outputs)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
     reads = step_reads(q, q.per_block)
-    step = maximum(compute + reads.exposed, reads.cycles, write_block, chip_read_cycles(q, q.per_block), *links)
-    fill = reads.cycles + read_once_cycles(q, q.st.scalars) + scalar_fill_cycles(q)
+    chip = chip_read_cycles(q, q.per_block)
+    step = maximum(compute + reads.exposed, reads.cycles, write_block, chip, *links)
+    once = read_once_cycles(q, q.st.scalars) + scalar_fill_cycles(q)
+    fill = maximum(reads.cycles, chip) + once
     drain = write_block + (max(write_latency_cycles(q, t) for t in q.dram_outputs) if q.dram_outputs else 0)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
-    objective = launch + fill + mul(n, step) + drain
+    objective = launch + fill + mul(n, step) - step + compute + drain
     terms = [
         LatencyTerm("launch", launch, "fixed per-op launch on the device"),
         LatencyTerm("fill", fill, "the first blocks, and any scalar input, loaded before any compute"),
         LatencyTerm("compute", mul(n, compute), "the ops on every output tile, and its pack"),
         LatencyTerm(
             "data_movement",
-            mul(n, step) - mul(n, compute),
-            "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute",
+            mul(n, step) - mul(n, compute) - step + compute,
+            "blocks after the first where reads, writes, shared DRAM bandwidth or a NoC link outlast compute",
         ),
         LatencyTerm("write_back", drain, "the last block written to DRAM"),
     ]
@@ -86,5 +95,5 @@ def elementwise_latency_terms(
     chip_floor = ceil_rate(
         total(mul(dram_readers(q, t), q.core_tiles, q.tile_bytes(t)) for t in full), hw.dram.chip_read_bytes_per_cycle
     )
-    lower = launch + fill + maximum(mul(q.core_tiles, c_tile), chip_floor) + drain
+    lower = launch + maximum(fill + mul(q.core_tiles, c_tile), once + chip_floor) + drain
     return objective, terms, lower
