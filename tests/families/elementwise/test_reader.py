@@ -104,3 +104,22 @@ def test_no_store_rate_no_fill_cost() -> None:
     candidate = next(c for c in enumerate_candidates(problem) if c.name == "H*W@xy|a=dram,s=dram")
     assert scalar_fill_cycles(build_elementwise_quantities(hw, problem, candidate)) == 512 * 5
     assert scalar_fill_cycles(build_elementwise_quantities(bare, problem, candidate)) == 0
+
+
+def test_reads_and_writes_share_the_chips_dram_rate() -> None:
+    """binary on all 64 Wormhole cores, 4 tiles each one per step: every step all cores read two tiles and
+    write one, ``ceil(64 * 3 * 2048 / R_chip)`` = 1,473 cycles at 267 B/cycle, more than a core's reads (568)
+    or the reads alone (982); the first block is bounded the same way."""
+    hw = load_hardware(HW_NAME)
+    d = hw.dram
+    terms = _breakdown(
+        "binary",
+        "H=512,W=512",
+        "H*W@xy|a=dram,b=dram",
+        {"grid_x": 8, "grid_y": 8, "per_core_H*W": 4, "block": 1, "a_buffer_depth": 2, "b_buffer_depth": 2},
+    )
+    traffic = math.ceil(64 * 3 * 2048 / d.chip_read_bytes_per_cycle)
+    assert traffic > 2 * math.ceil(2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
+    compute = hw.compute.eltwise_tile_cycles + hw.compute.tile_pack_cycles
+    assert terms["fill"] == traffic
+    assert terms["data_movement"] == 3 * (traffic - compute)
