@@ -261,6 +261,11 @@ class ComputeSpec(_Frozen):
         description="L1 bytes per cycle the unpackers feed the matrix unit's source registers with; "
         "absent: never a bottleneck (not modelled)",
     )
+    riscv_l1_store_cycles: PositiveCycles | None = Field(
+        default=None,
+        description="cycles per 32-bit store a data-movement RISC-V sustains into L1 (a kernel filling a tile "
+        "word by word); absent: such fills are not costed",
+    )
 
     @field_validator("sdpa_softmax_scale")
     @classmethod

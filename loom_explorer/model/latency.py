@@ -66,13 +66,28 @@ def block_bytes(q: GridQuantities, tensor: str) -> Expr:
 
 
 def read_cycles(q: GridQuantities, tensor: str) -> Expr:
+    """``read_X``: one block's transfer and its latency (module docstring)."""
+    return read_transfer_cycles(q, tensor) + read_latency_cycles(q, tensor)
+
+
+def read_transfer_cycles(q: GridQuantities, tensor: str) -> Expr:
+    """``ceil(B_X / r_core)``: one block of ``tensor`` through one core's read port (0 when the core does not
+    read it from DRAM or the L1 banks)."""
     if reads_l1_banks(q, tensor):
-        return transfer_cycles(q, block_bytes(q, tensor)) + _read_latency(q, tensor, page_latency_cycles(q.hw))
+        return transfer_cycles(q, block_bytes(q, tensor))
     if not reads_dram(q, tensor):
         return const(0)
-    return ceil_rate(block_bytes(q, tensor), q.hw.dram.core_read_bytes_per_cycle) + _read_latency(
-        q, tensor, q.hw.dram.read_latency_cycles
-    )
+    return ceil_rate(block_bytes(q, tensor), q.hw.dram.core_read_bytes_per_cycle)
+
+
+def read_latency_cycles(q: GridQuantities, tensor: str) -> Expr:
+    """``L_read(depth_X)``: the latency a block read of ``tensor`` waits for (0 when the core does not read it
+    from DRAM or the L1 banks)."""
+    if reads_l1_banks(q, tensor):
+        return _read_latency(q, tensor, page_latency_cycles(q.hw))
+    if not reads_dram(q, tensor):
+        return const(0)
+    return _read_latency(q, tensor, q.hw.dram.read_latency_cycles)
 
 
 def multicast_cycles(q: GridQuantities, tensor: str) -> Expr:

@@ -19,8 +19,10 @@ block, exactly as the model counts:
   starts as the first op's ``source``, or the input no op names; an FPU op (add, sub, mul) combines it
   with its operand, an SFPU op applies ``ttl.math.<op>``.
 
-One data-movement kernel reads every input, one input after the other (the model's ``reads``); the other
-writes the outputs. The host pads each tensor with zeros to whole cores' shares (so every working core
+One data-movement kernel reads every input, one input after the other, each copy waited before the next
+(the model's ``reads`` count one read latency per step, as ttnn's readers issue every read before one
+barrier, ``reader.py``: for this kernel they are short by one latency per further input); the other writes
+the outputs. The host pads each tensor with zeros to whole cores' shares (so every working core
 moves the slowest core's tiles, as the model assumes) and crops the outputs; a row vector is a ``1 x W``
 tensor in row 0 of its tiles, a column vector ``H x 1`` in column 0, a scalar element ``(0, 0)`` of one
 tile (TTNN's broadcast operands).

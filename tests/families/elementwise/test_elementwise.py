@@ -81,7 +81,10 @@ def test_candidates_spread_rows_columns_both_or_all_tiles_and_broadcast_inputs_t
 
 
 def test_latency_by_hand_on_one_core() -> None:
-    """binary (y = a + b) on one core, 64 tiles in 2 x 4 blocks, both inputs double-buffered from DRAM."""
+    """binary (y = a + b) on one core, 64 tiles in 2 x 4 blocks, both inputs double-buffered from DRAM: the
+    reader issues a's and b's block reads, then waits once (``reader.py``), so a step's reads are both
+    transfers and one read latency; the first block's reads are the fill, then 7 steps, then the last block's
+    compute and write."""
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("binary"), "H=256,W=256")
     candidate = next(c for c in enumerate_candidates(problem) if c.name == "H@y,W@x|a=dram,b=dram")
@@ -100,17 +103,17 @@ def test_latency_by_hand_on_one_core() -> None:
     )
     assert verdict.legal and verdict.solution is not None
     c, d = hw.compute, hw.dram
-    read = math.ceil(8 * 2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
+    reads = 2 * math.ceil(8 * 2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
     compute = 8 * (c.eltwise_tile_cycles + c.tile_pack_cycles)
     write = math.ceil(8 * 2048 / d.core_write_bytes_per_cycle)
     chip = math.ceil(8 * 2 * 2048 / d.chip_read_bytes_per_cycle)
-    step = max(compute, 2 * read, write, chip)
+    step = max(compute, reads, write, chip)
     terms = dict(verdict.solution.breakdown)
-    assert terms["compute"] == 8 * compute and terms["fill"] == 2 * read
-    assert terms["data_movement"] == 8 * (step - compute)
+    assert terms["compute"] == 8 * compute and terms["fill"] == reads
+    assert terms["data_movement"] == 7 * (step - compute)
     assert terms["write_back"] == write + d.write_latency_cycles
-    assert (
-        verdict.solution.latency_cycles == c.kernel_launch_cycles + 2 * read + 8 * step + write + d.write_latency_cycles
+    assert verdict.solution.latency_cycles == (
+        c.kernel_launch_cycles + reads + 7 * step + compute + write + d.write_latency_cycles
     )
 
 
@@ -155,3 +158,23 @@ def test_unary_needs_an_activation(capsys) -> None:
     ) in capsys.readouterr().err
     assert main(["solve", "unary", "--hw", "wormhole_n150", "--shape", "H=32,W=4096", "--activation", "tanh"]) == 2
     assert "no SFPU cost for op 'tanh'" in capsys.readouterr().err
+
+
+def test_a_one_block_core_reads_computes_and_writes_its_block_once() -> None:
+    """binary, 16 tiles on one core in one block: launch + the block's reads (both, one latency) + its compute
+    + its write; no step, so no data movement beyond the fill and the write-back."""
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("binary"), "H=128,W=128")
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == "H*W@xy|a=dram,b=dram")
+    verdict = referee(
+        build_schedule(hw, problem, candidate, noc_bound=False),
+        {"grid_x": 1, "grid_y": 1, "per_core_H*W": 16, "block": 16, "a_buffer_depth": 2, "b_buffer_depth": 2},
+    )
+    assert verdict.legal and verdict.solution is not None
+    c, d = hw.compute, hw.dram
+    reads = 2 * math.ceil(16 * 2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles  # 2*1470 + 384
+    compute = 16 * (c.eltwise_tile_cycles + c.tile_pack_cycles)  # 16*64
+    write = math.ceil(16 * 2048 / d.core_write_bytes_per_cycle) + d.write_latency_cycles  # 1490 + 401
+    terms = dict(verdict.solution.breakdown)
+    assert terms["data_movement"] == 0 and terms["fill"] == reads and terms["write_back"] == write
+    assert verdict.solution.latency_cycles == c.kernel_launch_cycles + reads + compute + write
