@@ -4,8 +4,10 @@
 configs they ran, SDPA timings, NoC packet-size and DRAM figures), transcribed from public
 tenstorrent/tt-metal files; ``published/README.md`` gives each file's source (repository file, commit,
 table) and licence; ``published/captures/`` holds device-profiler captures of real models (``CAPTURES``,
-``capture_path``). ``model_error.csv`` is the model's own measured error per kernel family on those
-measurements (``accuracy/family_error.py`` makes and reads it). A wheel also carries the hardware
+``capture_path``; ``CAPTURE_ROLES`` says which fit the capture calibration and which only check it).
+``model_error.csv`` is the model's own measured error per kernel family on those measurements
+(``accuracy/family_error.py`` makes and reads it); ``capture_calibration.csv`` the capture calibration's
+per-family factors (``accuracy/term_calibration.py`` reads it, ``accuracy/calibration_rows.py`` makes it). A wheel also carries the hardware
 descriptions and tile programs here (``data/hw``, ``data/kernels``; pyproject's force-include); a checkout
 keeps those at the top level (``loom_explorer.shipped.shipped_dir`` finds both).
 """
