@@ -46,15 +46,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from loom_explorer.families.row_reduction.quantities import RowReductionQuantities
+from loom_explorer.families.row_reduction.ttnn_reads import tile_round_trip_reader
 from loom_explorer.families.row_reduction.work import passes
 from loom_explorer.model.dram_reads import reads_dram
-from loom_explorer.model.expr import Expr, ceil_rate, const, mul, total
+from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, total
 from loom_explorer.model.l1_banks import reads_l1_banks
 from loom_explorer.model.latency import (
     block_bytes,
+    chip_read_cycles,
+    multicast_cycles,
     once_read_cycles,
     one_reader_step,
+    read_cycles,
     read_once_cycles,
+    single_buffered,
     write_latency_cycles,
     write_transfer_cycles,
 )
@@ -83,6 +88,27 @@ def gather_round_cycles(q: RowReductionQuantities) -> Expr:
     return gather + combine + back
 
 
+def reader_step(q: RowReductionQuantities, busy: Expr, write_block: Expr, links: Sequence[Expr]) -> Expr:
+    """One block: ``one_reader_step`` for the model's streaming reader; with TTNN's tile-by-tile re-reading
+    reader (``ttnn_reads.py``), its inputs' reads are ``p * B`` round trips and the output's read back ``B``
+    more, all on the one reader thread and, as it pushes a block only once all of it is in, exposed when
+    the input's buffer holds one block:
+
+        reads = sum_X read_X + reread;   step = max(busy + exposed, reads, chip * p, write_block, link_X...)
+    """
+    reader = tile_round_trip_reader(q)
+    if reader is None:
+        return one_reader_step(q, busy, q.per_block, write_block, links)[0]
+    dm = {
+        t: reader.input_cycles(q, t) if t in reader.inputs else read_cycles(q, t) + multicast_cycles(q, t)
+        for t in q.per_block
+    }
+    reread = reader.reread_cycles(q)
+    exposed = total(mul(single_buffered(q, t), dm[t]) for t in q.per_block) + reread
+    chip = mul(reader.passes, chip_read_cycles(q, reader.inputs))
+    return maximum(busy + exposed, total(dm.values()) + reread, write_block, chip, *links)
+
+
 def row_reduction_latency_terms(
     q: RowReductionQuantities, step_links: Sequence[LinkShare] = (), write_links: Sequence[LinkShare] = ()
 ) -> tuple[Expr, list[LatencyTerm], Expr]:
@@ -93,7 +119,7 @@ def row_reduction_latency_terms(
     rounds = mul(len(q.st.reductions), gather_round_cycles(q))
     write_block = total(write_transfer_cycles(q, t, q.tiles(t), write_links) for t in q.dram_outputs)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step, _ = one_reader_step(q, compute + rounds, q.per_block, write_block, links)
+    step = reader_step(q, compute + rounds, write_block, links)
     held = read_once_cycles(q, q.once)
     first = total(
         once_read_cycles(q, t, const(q.tile_bytes(t))) for t in q.per_block if reads_dram(q, t) or reads_l1_banks(q, t)
