@@ -17,6 +17,9 @@ back (TTNN's sharded LayerNorm):
             + ceil(block_h*b / w_mcast) + h*(g-1) + L_handshake             multicast back
     rounds  = (number of reductions) * round
 
+TTNN's group norm gathers one core at a time, a round trip each (``ttnn_reads.py``): its gather is
+``(g-1)*L_tx + h*(g-1)``.
+
     read_X  = ceil(B_X*b_X / r_core) + L_read(depth_X) + mcast_X      each input read every block
     reads   = sum_X read_X;   writes = sum_Y max(ceil(B*b_Y / w_core), link_Y)
     chip    = ceil(sum_X readers_X * B_X*b_X / R_chip)
@@ -46,7 +49,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from loom_explorer.families.row_reduction.quantities import RowReductionQuantities
-from loom_explorer.families.row_reduction.ttnn_reads import tile_round_trip_reader
+from loom_explorer.families.row_reduction.ttnn_reads import serial_gather, tile_round_trip_reader
 from loom_explorer.families.row_reduction.work import passes
 from loom_explorer.model.dram_reads import reads_dram
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, total
@@ -75,7 +78,9 @@ def gather_round_cycles(q: RowReductionQuantities) -> Expr:
         return const(0)
     g, noc, c = q.split_cores, q.hw.noc, q.hw.compute
     gather = (
-        ceil_rate(mul(g - 1, q.block_h, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)
+        mul(g - 1, noc.transaction_latency_cycles) + mul(noc.hop_latency_cycles, g - 1)
+        if serial_gather(q)
+        else ceil_rate(mul(g - 1, q.block_h, q.acc_tile_bytes), noc.unicast_bytes_per_cycle)
         + mul(noc.hop_latency_cycles, g - 1)
         + noc.transaction_latency_cycles
     )

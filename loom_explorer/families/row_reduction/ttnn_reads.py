@@ -23,6 +23,11 @@ against ``ceil(B * b_X / r_core) + L_read`` (one latency a block, the reads in f
 reader that streams a block once. Only for the group norm program (the shipped ``groupnorm`` kernel, up to
 tensor names: ``signature.py``) on ``KernelTarget.ttnn``: TTNN has no other op on this split, and the
 exported TT-Lang kernels read each block once.
+
+The same readers (and the sharded ones, ``reader_mcast_sender_unary_sharded_gn_v2.cpp``) gather each
+reduction's partials on the first core of the multicast group one core at a time: for each of the ``g - 1``
+other cores a ``noc_async_read_one_packet`` of its partial (one datum) and a ``noc_async_read_barrier``, so
+the gather is ``g - 1`` NoC round trips, not one transfer of all the partials (``serial_gather``).
 """
 
 from __future__ import annotations
@@ -72,3 +77,13 @@ def tile_round_trip_reader(q: RowReductionQuantities) -> TileRoundTripReader | N
     if not inputs or not is_group_norm(q.problem.program):
         return None
     return TileRoundTripReader(inputs=inputs, passes=INPUT_READS, reread=q.dram_outputs)
+
+
+def serial_gather(q: RowReductionQuantities) -> bool:
+    """Whether the partials are gathered one core at a time, a round trip each (module docstring): TTNN's group
+    norm (``KernelTarget.ttnn``) with its columns split over a gather axis, sharded or interleaved."""
+    return (
+        q.problem.target is KernelTarget.ttnn
+        and q.candidate.gather_axis is not None
+        and is_group_norm(q.problem.program)
+    )

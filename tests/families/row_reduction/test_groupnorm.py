@@ -94,6 +94,24 @@ def test_the_interleaved_reader_reads_each_tile_with_a_round_trip_three_times_an
     assert dict(ttlang.breakdown)["compute"] == dict(ttnn.breakdown)["compute"]
 
 
+def test_ttnn_gathers_a_group_s_partials_one_core_at_a_time() -> None:
+    """OFT's height-sharded 30720 x 64 group norm on Blackhole's 5x4 cores: a group over g = 20 cores, each
+    of its two reductions gathered by 19 NoC round trips (``L_tx = 373``, hops ``9 * 19``), combined
+    (``19 * 32 + 24``) and multicast back (``ceil(2048 / 24) + 9 * 19 + 366``):
+    ``gather = 2 * ((19 * 373 + 171) + 632 + 623) = 17026``; the TT-Lang kernel moves the partials in one
+    transfer, far less."""
+    hw = restrict_grid(load_hardware("blackhole_p150a"), 5, 4)
+    cfg = sharded_config((5, 4), 30720, 64, 16, (1536, 64))
+    program = load_program("groupnorm")
+    placements = cfg.placements()
+    ttnn = evaluate_group_norm(hw, make_problem(program, cfg.model_shape, placements=placements), cfg)
+    ttlang_problem = make_problem(program, cfg.model_shape, placements=placements, target=KernelTarget.ttlang)
+    ttlang = evaluate_group_norm(hw, ttlang_problem, cfg)
+    assert ttnn.result.solution is not None and ttlang.result.solution is not None
+    assert dict(ttnn.result.solution.breakdown)["gather"] == 17026
+    assert dict(ttlang.result.solution.breakdown)["gather"] < 17026 // 2
+
+
 def test_ttnn_has_no_groupnorm_default_or_export_the_model_can_write() -> None:
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("groupnorm"), "G=16,E=4096")
