@@ -38,3 +38,12 @@ def signature(st: RowReduction) -> tuple[tuple[object, ...], tuple[str, ...]]:
 @cache
 def shipped_signature(kernel: str) -> tuple[tuple[object, ...], tuple[str, ...]]:
     return signature(analyse_row_reduction(load_program(kernel)))
+
+
+SHIPPED_KERNELS = ("layernorm", "rmsnorm", "softmax", "groupnorm")
+
+
+def shipped_kernel(program: TileProgram) -> str | None:
+    """The shipped row-reduction kernel ``program`` is, up to tensor names (``SHIPPED_KERNELS``), or None."""
+    ops = signature(analyse_row_reduction(program))[0]
+    return next((k for k in SHIPPED_KERNELS if shipped_signature(k)[0] == ops), None)

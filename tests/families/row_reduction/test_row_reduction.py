@@ -14,7 +14,7 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
-from loom_explorer.problem import Placement, make_problem
+from loom_explorer.problem import KernelTarget, Placement, make_problem
 from loom_explorer.program import ProgramError, analyse_program, load_program, program_family
 from loom_explorer.program.dsl import Dim, Eltwise, Reduce, Tensor, TileProgram
 from loom_explorer.solve.solver import Session, SolveOptions
@@ -106,6 +106,35 @@ def test_latency_by_hand_on_rows_kept_whole() -> None:
     terms = dict(verdict.solution.breakdown)
     assert terms["compute"] == 2 * compute and terms["fill"] == fill and terms["write_back"] == drain
     assert verdict.solution.latency_cycles == c.kernel_launch_cycles + fill + 2 * step + drain
+
+
+@pytest.mark.parametrize("target", [KernelTarget.ttnn, KernelTarget.ttlang])
+def test_ttnn_s_layernorm_packs_after_every_fpu_op(target: KernelTarget) -> None:
+    """layernorm on one core, two blocks of one row of 8 tiles: mean(x), x - mu, c * c, mean(q), r's add and rsqrt, then
+    y = c * r * gamma + beta. TTNN's kernel packs after each of the last three FPU ops (``work.py``), the
+    TT-Lang kernel once for the run."""
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("layernorm"), "H=64,W=256", target=target)
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == "H@xy|x=dram,gamma=dram,beta=dram,eps=dram")
+    verdict = referee(
+        build_schedule(hw, problem, candidate, noc_bound=False),
+        {"grid_x": 1, "grid_y": 1, "per_core_H": 2, "block_h": 1, "x_buffer_depth": 2},
+    )
+    assert verdict.solution is not None
+    c, sfpu = hw.compute, hw.compute.sfpu_tile_cycles
+    block, e, p = 8, c.eltwise_tile_cycles, c.tile_pack_cycles
+    y_packs = 3 if target is KernelTarget.ttnn else 1
+    compute = (
+        block * e
+        + p  # mean(x), its one tile packed
+        + block * (e + p)  # c = x - mu
+        + block * (e + p)  # q = c * c
+        + block * e
+        + p  # mean(q)
+        + (e + sfpu["rsqrt"] + p)  # r = rsqrt(r + eps), one tile
+        + block * (3 * e + y_packs * p)  # y = c * r * gamma + beta
+    )
+    assert dict(verdict.solution.breakdown)["compute"] == 2 * compute
 
 
 def test_a_split_row_gathers_each_reduction_and_multicasts_it_back() -> None:
