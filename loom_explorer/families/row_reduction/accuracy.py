@@ -11,7 +11,9 @@ when it is exactly what a shipped kernel computes; anything else is an ``OpSkip`
 * ``SoftmaxDeviceOperation`` with ``SoftmaxDefaultProgramConfig``, ``SoftmaxOperationType::Softmax``, on the
   last dimension, no mask input -> ``softmax``.
 
-The shape is ``H`` = all rows (``W*Z*Y`` of INPUT_0, logical) by ``W`` = its last extent ``X``.
+The shape is ``H`` = all rows by ``W`` = the last extent ``X`` of INPUT_0 (logical): ``W*Z`` slices of ``Y``
+rows each padded to whole tiles, ``H = W*Z*ceil(Y/32)*32``, as TTNN tiles each slice (a ``[1, 20, 19, 19]``
+attention score is 20 tile rows, not ``ceil(380/32) = 12``) and its factories split those tile rows.
 
 ``FastReduceNCDeviceOperation`` (``ttnn.experimental.fast_reduce_nc``, one device op per reduced dimension)
 with ``dim`` 0 or 1 -> ``reduce_nc``: ``T`` = the output tiles (the kept outer extent times
@@ -53,7 +55,7 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
     w, z, y, x = shapes[0]
     if name in FAST_REDUCE_NC_OP_CODES:
         return _read_fast_reduce_nc(attrs, (w, z, y, x), len(shapes))
-    shape = {"H": w * z * y, "W": x}
+    shape = {"H": w * z * -(-y // 32) * 32, "W": x}
     config = attrs.get("program_config", "")
     if name in NORM_OP_CODES:
         if not config.startswith("LayerNormDefaultProgramConfig"):
