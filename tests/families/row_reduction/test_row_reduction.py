@@ -87,15 +87,18 @@ def test_latency_by_hand_on_rows_kept_whole() -> None:
     c, d = hw.compute, hw.dram
     block, col = 2 * 8, 2
     sfpu = c.sfpu_tile_cycles
+    assert c.unpack_bytes_per_cycle is not None
+    # an FPU op unpacks two bfloat16 tiles (a reduction: its operand and the scaler) at U bytes a cycle
+    fpu = max(c.eltwise_tile_cycles, math.ceil(2 * 2048 / c.unpack_bytes_per_cycle))
     # max(x), x - m and exp on e (one pack), sum(e), recip on s, e * s: each pass over its tiles
     compute = (
-        block * c.eltwise_tile_cycles
+        block * fpu
         + col * c.tile_pack_cycles
-        + block * (c.eltwise_tile_cycles + sfpu["exp"] + c.tile_pack_cycles)
-        + block * c.eltwise_tile_cycles
+        + block * (fpu + sfpu["exp"] + c.tile_pack_cycles)
+        + block * fpu
         + col * c.tile_pack_cycles
         + col * (sfpu["recip"] + c.tile_pack_cycles)
-        + block * (c.eltwise_tile_cycles + c.tile_pack_cycles)
+        + block * (fpu + c.tile_pack_cycles)
     )
     read = math.ceil(block * 2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
     write = math.ceil(block * 2048 / d.core_write_bytes_per_cycle)
@@ -110,9 +113,11 @@ def test_latency_by_hand_on_rows_kept_whole() -> None:
 
 @pytest.mark.parametrize("target", [KernelTarget.ttnn, KernelTarget.ttlang])
 def test_ttnn_s_layernorm_packs_after_every_fpu_op(target: KernelTarget) -> None:
-    """layernorm on one core, two blocks of one row of 8 tiles: mean(x), x - mu, c * c, mean(q), r's add and rsqrt, then
-    y = c * r * gamma + beta. TTNN's kernel packs after each of the last three FPU ops (``work.py``), the
-    TT-Lang kernel once for the run."""
+    """layernorm on one core, two blocks of one row of 8 tiles: mean(x), x - mu, c * c, mean(q), r's add and
+    rsqrt, then y = c * r * gamma + beta. TTNN's kernel packs after each of the last three FPU ops
+    (``work.py``) and so unpacks two bfloat16 tiles for each (``u``, at Wormhole's U = 64 B/cycle); the
+    TT-Lang kernel chains the run in the registers, packs once and unpacks only gamma, then beta, after the
+    first op."""
     hw = load_hardware("wormhole_n150")
     problem = make_problem(load_program("layernorm"), "H=64,W=256", target=target)
     candidate = next(c for c in enumerate_candidates(problem) if c.name == "H@xy|x=dram,gamma=dram,beta=dram,eps=dram")
@@ -122,17 +127,20 @@ def test_ttnn_s_layernorm_packs_after_every_fpu_op(target: KernelTarget) -> None
     )
     assert verdict.solution is not None
     c, sfpu = hw.compute, hw.compute.sfpu_tile_cycles
+    assert c.unpack_bytes_per_cycle is not None
     block, e, p = 8, c.eltwise_tile_cycles, c.tile_pack_cycles
-    y_packs = 3 if target is KernelTarget.ttnn else 1
+    u = max(e, math.ceil(2 * 2048 / c.unpack_bytes_per_cycle))  # two bfloat16 tiles unpacked: 64
+    one = max(e, math.ceil(2048 / c.unpack_bytes_per_cycle))  # one: 32
+    y = 3 * u + 3 * p if target is KernelTarget.ttnn else u + 2 * one + p
     compute = (
-        block * e
-        + p  # mean(x), its one tile packed
-        + block * (e + p)  # c = x - mu
-        + block * (e + p)  # q = c * c
-        + block * e
+        block * u
+        + p  # mean(x) (x and the scaler unpacked), its one tile packed
+        + block * (u + p)  # c = x - mu
+        + block * (u + p)  # q = c * c
+        + block * u
         + p  # mean(q)
-        + (e + sfpu["rsqrt"] + p)  # r = rsqrt(r + eps), one tile
-        + block * (3 * e + y_packs * p)  # y = c * r * gamma + beta
+        + (u + sfpu["rsqrt"] + p)  # r = rsqrt(r + eps), one tile
+        + block * y  # y = c * r * gamma + beta
     )
     assert dict(verdict.solution.breakdown)["compute"] == 2 * compute
 
