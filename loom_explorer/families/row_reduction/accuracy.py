@@ -9,7 +9,8 @@ when it is exactly what a shipped kernel computes; anything else is an ``OpSkip`
   ``LAYERNORM`` -> ``layernorm`` (INPUT_1 gamma and INPUT_2 beta, both or none), ``RMSNORM`` -> ``rmsnorm``
   (INPUT_1 gamma); a further input (a fused residual) is not read;
 * ``SoftmaxDeviceOperation`` with ``SoftmaxDefaultProgramConfig``, ``SoftmaxOperationType::Softmax``, on the
-  last dimension, no mask input -> ``softmax``.
+  last dimension, no mask input -> ``softmax`` (``numeric_stable`` false: TTNN's kernel takes ``exp(x)``
+  without the row's max, which the shipped kernel subtracts; costed with it, the note says so).
 
 The shape is ``H`` = all rows by ``W`` = the last extent ``X`` of INPUT_0 (logical): ``W*Z`` slices of ``Y``
 rows each padded to whole tiles, ``H = W*Z*ceil(Y/32)*32``, as TTNN tiles each slice (a ``[1, 20, 19, 19]``
@@ -87,7 +88,13 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
             f"softmax_type {kind}, dim {attrs.get('dim')}, {len(shapes)} inputs: only a plain "
             "softmax over the last dimension without a mask is the shipped kernel"
         )
-    return InterleavedOp("softmax", shape, 1)
+    unstable = attrs.get("numeric_stable", "true") == "false"
+    return InterleavedOp(
+        "softmax",
+        shape,
+        1,
+        "numeric_stable false: TTNN skips the max pass and the subtraction, costed with them" if unstable else "",
+    )
 
 
 def _read_fast_reduce_nc(attrs: Mapping[str, str], shape: InputShape, inputs: int) -> InterleavedOp:
