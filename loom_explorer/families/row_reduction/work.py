@@ -25,7 +25,18 @@ costs the longer of its math and its unpack, as the matmul's does (``model/laten
 TTNN keeps the norms' and softmax's intermediates in Float32 tiles with fp32 accumulation and in bfloat16
 otherwise, whatever the input's format (``cb_data_format`` in
 ``ttnn/cpp/ttnn/operations/normalization/layernorm/device/multi_core/layernorm_op_multi_core.cpp`` @
-384607bd2e93a91367ed8c6ef255a8f7bde55eb7); the TT-Lang kernels keep them in the problem's format."""
+384607bd2e93a91367ed8c6ef255a8f7bde55eb7); the TT-Lang kernels keep them in the problem's format.
+
+TTNN's norm and softmax kernels work a row in blocks of ``blk`` tiles, the largest divisor of the row's
+``Wt`` tiles up to 8 (4 with fp32 accumulation: ``block_size`` in the same factory and in the softmax's),
+and acquire and release the destination registers once per block of each pass (``ACQ()``/``REL()``,
+``tile_regs_acquire``/``tile_regs_release`` around each ``blk`` or ``ndst`` tiles in ``layernorm.cpp`` and
+``softmax.cpp`` @ 766145fdcf52e4ea20feeefe474123b5fe7f493c), once per row for a reduction or an op on the
+row's column vector; their group norm once per tile row of a group (one tile: the groups' ``block_w``) and
+once per tile it adds into the output. Each costs ``o = compute.subblock_overhead_cycles`` (the chip file's
+acquire/release of a sub-block), so a pass over a row's tiles adds ``ceil(o * sections / blk)`` a tile
+(``sections``: its packs, one per FPU op of TTNN's norms), and a reduction or a column-vector run ``o`` a
+row."""
 
 from __future__ import annotations
 
@@ -38,14 +49,29 @@ from loom_explorer.model.latency import eltwise_op_cycles
 from loom_explorer.problem import KernelTarget, Problem
 
 PACK_EVERY_OP = frozenset({"layernorm", "rmsnorm", "groupnorm"})  # TTNN's kernels that pack after each FPU op
+SECTIONED = frozenset({*PACK_EVERY_OP, "softmax"})  # TTNN's kernels that acquire Dst per block of a pass
+BLOCK_TILES, BLOCK_TILES_FP32 = 8, 4  # the factories' find_max_divisor(Wt, 8), (Wt, 4) with fp32 accumulation
+
+
+def ttnn_kernel(problem: Problem) -> str | None:
+    """The shipped kernel TTNN runs for ``problem`` (``KernelTarget.ttnn``), or None."""
+    return shipped_kernel(problem.program) if problem.target is KernelTarget.ttnn else None
+
+
+def row_block_tiles(problem: Problem, st: RowReduction, kernel: str) -> int:
+    """``blk``: the tiles of a row TTNN's kernel works between two acquires of the destination registers
+    (module docstring)."""
+    if kernel == "groupnorm":
+        return 1
+    limit = BLOCK_TILES_FP32 if problem.fp32_acc else BLOCK_TILES
+    wt = problem.tiles(st.cols_dim)
+    return max(d for d in range(1, min(limit, wt) + 1) if wt % d == 0)
 
 
 def ttnn_norm_kernel(problem: Problem) -> str | None:
     """The shipped norm kernel TTNN runs for ``problem`` (``PACK_EVERY_OP``), or None (another target or
     program, or softmax)."""
-    if problem.target is not KernelTarget.ttnn:
-        return None
-    kernel = shipped_kernel(problem.program)
+    kernel = ttnn_kernel(problem)
     return kernel if kernel in PACK_EVERY_OP else None
 
 
@@ -75,10 +101,16 @@ def passes(hw: HardwareSpec, problem: Problem, st: RowReduction) -> list[tuple[s
     at least its unpack (module docstring)."""
     c = hw.compute
     norm = ttnn_norm_kernel(problem)
+    kernel = ttnn_kernel(problem)
+    sectioned = kernel in SECTIONED
+    o = c.subblock_overhead_cycles if sectioned else 0
+    blk = row_block_tiles(problem, st, kernel) if kernel is not None and sectioned else 1
     out: list[tuple[str, int]] = []
     for p in st.passes:
         if p.reduce is not None:
             out.append((p.reduce.operand, unpack_bound(hw, problem, c.eltwise_tile_cycles, [p.reduce.operand, None])))
+            if o:
+                out.append((p.tensor, o))
         costs = [(op, eltwise_op_cycles(hw, problem, op)) for op in p.ops]
         for i, (op, cycles) in enumerate(costs):
             unpacked = i == 0 or (norm is not None and op.unit == "fpu" and st.kind(p.tensor) == "rows")
@@ -88,8 +120,11 @@ def passes(hw: HardwareSpec, problem: Problem, st: RowReduction) -> list[tuple[s
         fpu = sum(1 for op, cycles in costs if op.unit == "fpu" and cycles > 0)
         packs = fpu if norm is not None and st.kind(p.tensor) == "rows" and fpu > 1 else 1
         out += [(p.tensor, c.tile_pack_cycles)] * packs
+        if o and any(cycles for _, cycles in costs):
+            out.append((p.tensor, -(-o * packs // blk) if st.kind(p.tensor) == "rows" else o))
     if norm == "groupnorm":
         out += [(st.output, c.eltwise_tile_cycles), (st.output, c.tile_pack_cycles)]
+        out += [(st.output, o)] if o else []
     return out
 
 
