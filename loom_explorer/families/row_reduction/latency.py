@@ -25,7 +25,8 @@ TTNN's group norm gathers one core at a time, a round trip each (``ttnn_reads.py
     chip    = ceil(sum_X readers_X * B_X*b_X / R_chip)
     step    = max(compute + rounds + sum_{X: depth_X = 1} read_X, reads, writes, chip, link_X...)
 
-    T_total = launch + fill + n*step + drain
+    T_total = launch + max(fill + n*step + drain, shared)
+    shared  = ceil((all cores' DRAM reads + writes of the whole kernel) / R_chip)
     fill    = sum_{X read every block} (ceil(b_X / r_core) + L_read)
             + sum_{X read once} (ceil(tiles_X*b_X / r_core) + L_read [+ its multicast])
     drain   = sum_Y ceil(b_Y / w_core) + L_write
@@ -39,8 +40,14 @@ and the writer drains the last pass's tiles as they come (TTNN's norm and softma
 few tiles at a time), so a block costs the longest of its reads, passes and writes, and only the first
 tile read and the last tile written are outside the blocks.
 
+The per-block ``chip`` term shares the DRAM among the inputs read every block; ``shared`` also counts what
+each core reads once (every core reads its own ``gamma``, as TTNN's interleaved norm readers do) and what
+the cores write, as DRAM reads and writes draw on the same channels. It binds when many cores stream a
+short row each (DeepSeek's RMS norms on 100 cores).
+
 Named terms: ``launch``, ``fill``, ``compute = n*compute``, ``gather = n*rounds`` (split columns only),
-``data_movement = n*(step - compute - rounds)``, ``write_back = drain``.
+``data_movement = n*(step - compute - rounds) + max(0, shared - (fill + n*step + drain))``,
+``write_back = drain``.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from loom_explorer.families.row_reduction.quantities import RowReductionQuantities
+from loom_explorer.families.row_reduction.traffic import row_reduction_dram_read_bytes
 from loom_explorer.families.row_reduction.ttnn_reads import serial_gather, tile_round_trip_reader
 from loom_explorer.families.row_reduction.work import passes
 from loom_explorer.model.dram_reads import reads_dram
@@ -67,6 +75,7 @@ from loom_explorer.model.latency import (
     write_transfer_cycles,
 )
 from loom_explorer.model.schedule import LatencyTerm
+from loom_explorer.problem import Placement
 
 if TYPE_CHECKING:
     from loom_explorer.model.noc_bound import LinkShare
@@ -114,6 +123,17 @@ def reader_step(q: RowReductionQuantities, busy: Expr, write_block: Expr, links:
     return maximum(busy + exposed, total(dm.values()) + reread, write_block, chip, *links)
 
 
+def dram_floor_cycles(q: RowReductionQuantities) -> Expr:
+    """``ceil((reads + writes) / R_chip)``: every core's DRAM reads (each input as often as the cores read it,
+    ``traffic.py``) and writes of the whole kernel share the chip's DRAM rate (module docstring)."""
+    writes = total(
+        mul(q.cores, q.blocks, q.tiles(t), q.tile_bytes(t))
+        for t in q.dram_outputs
+        if q.problem.placement(t) is Placement.dram
+    )
+    return ceil_rate(row_reduction_dram_read_bytes(q) + writes, q.hw.dram.chip_read_bytes_per_cycle)
+
+
 def row_reduction_latency_terms(
     q: RowReductionQuantities, step_links: Sequence[LinkShare] = (), write_links: Sequence[LinkShare] = ()
 ) -> tuple[Expr, list[LatencyTerm], Expr]:
@@ -135,7 +155,10 @@ def row_reduction_latency_terms(
     )
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
-    objective = launch + fill + mul(n, step) + drain
+    steady = fill + mul(n, step) + drain
+    shared = dram_floor_cycles(q)
+    busy = maximum(steady, shared)
+    objective = launch + busy
     terms = [
         LatencyTerm("launch", launch, "fixed per-op launch on the device"),
         LatencyTerm("fill", fill, "the first tiles, and the inputs read once, loaded before any compute"),
@@ -148,8 +171,9 @@ def row_reduction_latency_terms(
     terms += [
         LatencyTerm(
             "data_movement",
-            mul(n, step) - mul(n, compute + rounds),
-            "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute",
+            mul(n, step) - mul(n, compute + rounds) + (busy - steady),
+            "blocks where reads, writes, shared DRAM bandwidth or a NoC link outlast compute; the whole "
+            "kernel's DRAM bytes at the chip's rate beyond that",
         ),
         LatencyTerm("write_back", drain, "the last tile written to DRAM"),
     ]

@@ -18,6 +18,7 @@ from loom_explorer.problem import KernelTarget, Placement, make_problem
 from loom_explorer.program import ProgramError, analyse_program, load_program, program_family
 from loom_explorer.program.dsl import Dim, Eltwise, Reduce, Tensor, TileProgram
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default
 from loom_explorer.traffic.tiles import tile_traffic
 from loom_explorer.traffic.transfers import schedule_transfers
 from loom_explorer.validate import referee
@@ -222,3 +223,19 @@ def test_an_l1_sharded_input_is_held_whole_and_never_read_from_dram() -> None:
     traffic = tile_traffic(hw, problem, schedule_transfers(hw, schedule, values))
     assert "x" not in traffic.dram_read_tiles and traffic.dram_written_tiles == {"y": 64}
     assert traffic.pipe_received_tiles == {(0, 0): 2 * 3, (1, 0): 2, (2, 0): 2, (3, 0): 2}
+
+
+def test_every_core_s_dram_reads_and_writes_share_the_chip_s_dram_rate() -> None:
+    """DeepSeek's RMS norm, 3200 x 512 on Blackhole, as ttnn's interleaved default runs it: 100 tile rows on
+    100 cores, each reading its row of x (16 bf16 tiles), its own gamma (16) and eps (1) and writing its
+    row of y (16). The whole kernel's DRAM bytes, ``100 * (16 + 16 + 1 + 16) * 2048``, at the chip's 371
+    B/cycle outlast the per-core blocks, so the latency is the launch plus that."""
+    hw = load_hardware("blackhole_p150a")
+    problem = make_problem(load_program("rmsnorm"), "H=3200,W=512")
+    _, evaluated = evaluate_interleaved_default(hw, problem)
+    solution = evaluated.result.solution
+    assert solution is not None and evaluated.values["per_core_H"] == 1
+    shared = math.ceil(100 * (16 + 16 + 1 + 16) * 2048 / hw.dram.chip_read_bytes_per_cycle)
+    assert solution.latency_cycles == hw.compute.kernel_launch_cycles + shared
+    terms = dict(solution.breakdown)
+    assert sum(terms.values()) == solution.latency_cycles and terms["data_movement"] > terms["compute"]
