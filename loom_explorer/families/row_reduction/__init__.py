@@ -7,5 +7,7 @@ them (softmax, RMSNorm, LayerNorm), rows x columns of tiles, the columns reduced
 and the compute roofline) and ``constraints.py`` (the TT-Lang writer's rule); ``ttlang.py`` is its TT-Lang
 writer (``WRITER``), ``ttnn.py`` its TTNN op (``OP``: ``ttnn.rms_norm``, ``ttnn.layer_norm``,
 ``ttnn.softmax_in_place``); ``groupnorm.py`` ttnn's group norm splits, read from a profiler row and costed on
-the shipped ``groupnorm`` kernel.
+the shipped ``groupnorm`` kernel; ``ttnn_reads.py`` TTNN's group norm readers (a DRAM round trip a tile, the
+input read once per pass, the partials gathered one core at a time); ``signature.py`` which shipped kernel a
+program is, up to tensor names.
 """

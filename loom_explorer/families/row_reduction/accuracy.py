@@ -9,14 +9,20 @@ when it is exactly what a shipped kernel computes; anything else is an ``OpSkip`
   ``LAYERNORM`` -> ``layernorm`` (INPUT_1 gamma and INPUT_2 beta, both or none), ``RMSNORM`` -> ``rmsnorm``
   (INPUT_1 gamma); a further input (a fused residual) is not read;
 * ``SoftmaxDeviceOperation`` with ``SoftmaxDefaultProgramConfig``, ``SoftmaxOperationType::Softmax``, on the
-  last dimension, no mask input -> ``softmax``.
+  last dimension, no mask input -> ``softmax`` (``numeric_stable`` false: TTNN's kernel takes ``exp(x)``
+  without the row's max, which the shipped kernel subtracts; costed with it, the note says so).
 
-The shape is ``H`` = all rows (``W*Z*Y`` of INPUT_0, logical) by ``W`` = its last extent ``X``.
+The shape is ``H`` = all rows by ``W`` = the last extent ``X`` of INPUT_0 (logical): ``W*Z`` slices of ``Y``
+rows each padded to whole tiles, ``H = W*Z*ceil(Y/32)*32``, as TTNN tiles each slice (a ``[1, 20, 19, 19]``
+attention score is 20 tile rows, not ``ceil(380/32) = 12``) and its factories split those tile rows.
 
 ``FastReduceNCDeviceOperation`` (``ttnn.experimental.fast_reduce_nc``, one device op per reduced dimension)
 with ``dim`` 0 or 1 -> ``reduce_nc``: ``T`` = the output tiles (the kept outer extent times
 ``ceil(Y / 32) * ceil(X / 32)`` of INPUT_0), ``R`` = the extent of dimension ``dim``; any other ``dim`` is
-refused (the op sums over the outer dimensions only).
+refused (the op sums over the outer dimensions only). ``dim`` 0 of an input with ``W = 1`` and ``Z > 1`` is
+read as the sum over ``Z``: the tensor is of rank 3, padded to four dimensions in the report, and TTNN
+counts ``dim`` in its own rank (a sum over an extent of 1 would be a copy; the profiler's core count, one
+core per output tile, confirms the reading on a GPT-OSS capture's ``[32, 17, 2880]`` row).
 
 ``GroupNormDeviceOperation`` carries its own program config (sharded or interleaved) and is read by
 ``read_group_norm`` (``configured_op_codes``) as the ``groupnorm`` kernel: INPUT_0 ``[1, .., HW, C]`` (one
@@ -53,7 +59,7 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
     w, z, y, x = shapes[0]
     if name in FAST_REDUCE_NC_OP_CODES:
         return _read_fast_reduce_nc(attrs, (w, z, y, x), len(shapes))
-    shape = {"H": w * z * y, "W": x}
+    shape = {"H": w * z * -(-y // 32) * 32, "W": x}
     config = attrs.get("program_config", "")
     if name in NORM_OP_CODES:
         if not config.startswith("LayerNormDefaultProgramConfig"):
@@ -85,7 +91,13 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
             f"softmax_type {kind}, dim {attrs.get('dim')}, {len(shapes)} inputs: only a plain "
             "softmax over the last dimension without a mask is the shipped kernel"
         )
-    return InterleavedOp("softmax", shape, 1)
+    unstable = attrs.get("numeric_stable", "true") == "false"
+    return InterleavedOp(
+        "softmax",
+        shape,
+        1,
+        "numeric_stable false: TTNN skips the max pass and the subtraction, costed with them" if unstable else "",
+    )
 
 
 def _read_fast_reduce_nc(attrs: Mapping[str, str], shape: InputShape, inputs: int) -> InterleavedOp:
@@ -101,9 +113,14 @@ def _read_fast_reduce_nc(attrs: Mapping[str, str], shape: InputShape, inputs: in
         raise OpSkip(f"dim {text}: fast_reduce_nc sums over the outer dimensions N (0) or C (1) only")
     if inputs != 1:
         raise OpSkip(f"{inputs} inputs: fast_reduce_nc reads one")
+    note = ""
+    if dim == 0 and w == 1 < z:
+        # a sum over an extent of 1 is a copy no model calls for: the tensor is of rank 3, reported padded to
+        # four dimensions with W = 1, and TTNN counts ``dim`` in its own rank (its dim 0 is Z)
+        dim, note = 1, "dim 0 of a rank-3 tensor (W = 1): its first dimension, Z, summed"
     kept, reduced = (z, w) if dim == 0 else (w, z)
     tiles = kept * (-(-y // 32)) * (-(-x // 32))
-    return InterleavedOp("reduce_nc", {"T": tiles, "R": reduced}, 1)
+    return InterleavedOp("reduce_nc", {"T": tiles, "R": reduced}, 1, note)
 
 
 def read_group_norm(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: dict[str, object]) -> OpReading:

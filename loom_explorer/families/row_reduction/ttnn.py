@@ -34,17 +34,16 @@ summing all the reduced input tiles of each of its output tiles
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.families.row_reduction.groupnorm import GroupNormConfig, evaluate_group_norm
-from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
+from loom_explorer.families.row_reduction.program import analyse_row_reduction
+from loom_explorer.families.row_reduction.signature import is_group_norm, shipped_signature, signature
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Placement, Problem
 from loom_explorer.program.dsl import Eltwise, Reduce, TileProgram
-from loom_explorer.program.load import load_program
 from loom_explorer.targets.ttnn.config import TtnnConfig
 from loom_explorer.targets.ttnn.defaults import TtnnDefaultOp, evaluate_interleaved_default, interleaved_captured
 from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
@@ -85,40 +84,11 @@ GROUP_NORM_EXPORT = (
 )
 
 
-def is_group_norm(program: TileProgram) -> bool:
-    """Whether ``program``'s ops are, up to tensor names, the shipped ``groupnorm`` kernel's."""
-    return _signature(analyse_row_reduction(program))[0] == _shipped("groupnorm")[0]
-
-
-def _signature(st: RowReduction) -> tuple[tuple[object, ...], tuple[str, ...]]:
-    """(the ops with tensors replaced by their order of first use and their kind, the tensors in that order)."""
-    order: dict[str, int] = {}
-
-    def canon(tensor: str | None) -> object:
-        if tensor is None:
-            return None
-        index = order.setdefault(tensor, len(order))
-        return index, st.kind(tensor), st.program.tensor(tensor).role
-
-    ops: list[tuple[object, ...]] = []
-    for op in st.ops:
-        if isinstance(op, Reduce):
-            ops.append(("reduce", op.op, canon(op.operand), canon(op.out)))
-        else:
-            ops.append(("eltwise", op.op, op.unit, canon(op.source), canon(op.operand), canon(op.tensor)))
-    return tuple(ops), tuple(order)
-
-
-@cache
-def _shipped(kernel: str) -> tuple[tuple[object, ...], tuple[str, ...]]:
-    return _signature(analyse_row_reduction(load_program(kernel)))
-
-
 def row_reduction_op(program: TileProgram) -> RowReductionOp | None:
     """The TTNN op whose shipped kernel ``program`` matches up to tensor names (module docstring), or None."""
-    ops, names = _signature(analyse_row_reduction(program))
+    ops, names = signature(analyse_row_reduction(program))
     for kernel in _KERNELS:
-        shipped_ops, shipped_names = _shipped(kernel)
+        shipped_ops, shipped_names = shipped_signature(kernel)
         if ops == shipped_ops:
             return RowReductionOp(kernel, tuple(zip(shipped_names, names, strict=True)))
     return None

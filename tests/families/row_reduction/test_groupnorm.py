@@ -17,12 +17,13 @@ from loom_explorer.families.row_reduction.groupnorm import (
     sharded_config,
     tile_span,
 )
-from loom_explorer.families.row_reduction.ttnn import OP, is_group_norm
+from loom_explorer.families.row_reduction.signature import is_group_norm
+from loom_explorer.families.row_reduction.ttnn import OP
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
-from loom_explorer.problem import make_problem
+from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.program import load_program, program_family
 from loom_explorer.targets.ttnn.evaluate import ConfigError
 
@@ -74,6 +75,49 @@ def test_one_block_is_costed_on_the_multicast_group_with_gathers() -> None:
     assert repeated_cycles(solution, cfg.repeats) == once + 8 * (solution.latency_cycles - once)
     with pytest.raises(ConfigError, match="costs the groupnorm kernel"):
         evaluate_group_norm(hw, make_problem(load_program("groupnorm"), "G=1,E=64"), cfg)
+
+
+def test_the_interleaved_reader_reads_each_tile_with_a_round_trip_three_times_and_the_output_back() -> None:
+    """TTNN's interleaved group norm reader (``ttnn_reads.py``): a block of 99 bf16 tiles of x read 3 times
+    and the 99 output tiles read back, each tile one DRAM round trip on Blackhole of ``L_read +
+    ceil(2048 / r_core) = 479 + ceil(2048 / 34.9) = 479 + 59 = 538`` cycles, all exposed (x's buffer holds
+    one block; the mask, double-buffered, hides behind compute): ``data_movement = 4 * 99 * 538``. The
+    TT-Lang kernel of the same schedule streams the block once: no round trip a tile (and chains its ops in
+    the destination registers, ``work.py``)."""
+    hw = restrict_grid(load_hardware("blackhole_p150a"), 4, 4)
+    cfg = interleaved_config((4, 4), 25344, 256, 16, 2)
+    program = load_program("groupnorm")
+    ttnn = evaluate_group_norm(hw, make_problem(program, cfg.model_shape), cfg).result.solution
+    ttlang_problem = make_problem(program, cfg.model_shape, target=KernelTarget.ttlang)
+    ttlang = evaluate_group_norm(hw, ttlang_problem, cfg).result.solution
+    assert ttnn is not None and ttlang is not None
+    assert dict(ttnn.breakdown)["data_movement"] == 4 * 99 * 538
+    assert dict(ttlang.breakdown)["data_movement"] < 99 * 538
+    # TTNN's compute packs after every FPU op (3 packs more a tile: centring and re-masking, scaling by
+    # gamma and beta) and adds each group into the output (an FPU op and a pack): 3*24 + 32 + 24 a tile;
+    # it acquires Dst per tile row of a group for each of its 7 pack sets and the accumulation, and once a
+    # row for the two reductions and r (o = 6 on Blackhole, the rows a block: 1)
+    o = hw.compute.subblock_overhead_cycles
+    extra = 99 * (3 * 24 + 32 + 24 + 8 * o) + 3 * o
+    assert dict(ttnn.breakdown)["compute"] - dict(ttlang.breakdown)["compute"] == extra
+
+
+def test_ttnn_gathers_a_group_s_partials_one_core_at_a_time() -> None:
+    """OFT's height-sharded 30720 x 64 group norm on Blackhole's 5x4 cores: a group over g = 20 cores, each
+    of its two reductions gathered by 19 NoC round trips (``L_tx = 373``, hops ``9 * 19``), combined
+    (``19 * 32 + 24``) and multicast back (``ceil(2048 / 24) + 9 * 19 + 366``):
+    ``gather = 2 * ((19 * 373 + 171) + 632 + 623) = 17026``; the TT-Lang kernel moves the partials in one
+    transfer, far less."""
+    hw = restrict_grid(load_hardware("blackhole_p150a"), 5, 4)
+    cfg = sharded_config((5, 4), 30720, 64, 16, (1536, 64))
+    program = load_program("groupnorm")
+    placements = cfg.placements()
+    ttnn = evaluate_group_norm(hw, make_problem(program, cfg.model_shape, placements=placements), cfg)
+    ttlang_problem = make_problem(program, cfg.model_shape, placements=placements, target=KernelTarget.ttlang)
+    ttlang = evaluate_group_norm(hw, ttlang_problem, cfg)
+    assert ttnn.result.solution is not None and ttlang.result.solution is not None
+    assert dict(ttnn.result.solution.breakdown)["gather"] == 17026
+    assert dict(ttlang.result.solution.breakdown)["gather"] < 17026 // 2
 
 
 def test_ttnn_has_no_groupnorm_default_or_export_the_model_can_write() -> None:

@@ -30,6 +30,9 @@ def test_the_reader_takes_the_output_tiles_and_the_reduced_extent() -> None:
     assert read_row_reduction(CODE, {"dim": "1"}, [(1, 4, 3200, 576)]).shape == {"T": 1800, "R": 4}
     assert read_row_reduction(CODE, {"dim": "0"}, [(8, 3, 33, 64)]).shape == {"T": 3 * 2 * 2, "R": 8}
     assert read_row_reduction(CODE, {"dim": "-3"}, [(2, 5, 32, 32)]).shape == {"T": 2, "R": 5}
+    # dim 0 of a rank-3 [32, 17, 2880] tensor (reported as W = 1): Z summed, 1 * 1 * 90 output tiles
+    rank3 = read_row_reduction(CODE, {"dim": "0"}, [(1, 32, 17, 2880)])
+    assert rank3.shape == {"T": 90, "R": 32} and "rank-3" in rank3.note
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,11 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.model.expr import evaluate
-from loom_explorer.problem import Placement, make_problem
+from loom_explorer.problem import KernelTarget, Placement, make_problem
 from loom_explorer.program import ProgramError, analyse_program, load_program, program_family
 from loom_explorer.program.dsl import Dim, Eltwise, Reduce, Tensor, TileProgram
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default
 from loom_explorer.traffic.tiles import tile_traffic
 from loom_explorer.traffic.transfers import schedule_transfers
 from loom_explorer.validate import referee
@@ -87,15 +88,21 @@ def test_latency_by_hand_on_rows_kept_whole() -> None:
     c, d = hw.compute, hw.dram
     block, col = 2 * 8, 2
     sfpu = c.sfpu_tile_cycles
+    assert c.unpack_bytes_per_cycle is not None
+    # an FPU op unpacks two bfloat16 tiles (a reduction: its operand and the scaler) at U bytes a cycle
+    fpu = max(c.eltwise_tile_cycles, math.ceil(2 * 2048 / c.unpack_bytes_per_cycle))
+    # TTNN's softmax acquires Dst once a row for a reduction or the column vector's ops, once per blk = 8
+    # tiles (a row) of a pass over the rows: o a row, ceil(o / 8) a tile
+    o, o_tile = c.subblock_overhead_cycles, math.ceil(c.subblock_overhead_cycles / 8)
     # max(x), x - m and exp on e (one pack), sum(e), recip on s, e * s: each pass over its tiles
     compute = (
-        block * c.eltwise_tile_cycles
-        + col * c.tile_pack_cycles
-        + block * (c.eltwise_tile_cycles + sfpu["exp"] + c.tile_pack_cycles)
-        + block * c.eltwise_tile_cycles
-        + col * c.tile_pack_cycles
-        + col * (sfpu["recip"] + c.tile_pack_cycles)
-        + block * (c.eltwise_tile_cycles + c.tile_pack_cycles)
+        block * fpu
+        + col * (c.tile_pack_cycles + o)
+        + block * (fpu + sfpu["exp"] + c.tile_pack_cycles + o_tile)
+        + block * fpu
+        + col * (c.tile_pack_cycles + o)
+        + col * (sfpu["recip"] + c.tile_pack_cycles + o)
+        + block * (fpu + c.tile_pack_cycles + o_tile)
     )
     read = math.ceil(block * 2048 / d.core_read_bytes_per_cycle) + d.read_latency_cycles
     write = math.ceil(block * 2048 / d.core_write_bytes_per_cycle)
@@ -106,6 +113,45 @@ def test_latency_by_hand_on_rows_kept_whole() -> None:
     terms = dict(verdict.solution.breakdown)
     assert terms["compute"] == 2 * compute and terms["fill"] == fill and terms["write_back"] == drain
     assert verdict.solution.latency_cycles == c.kernel_launch_cycles + fill + 2 * step + drain
+
+
+@pytest.mark.parametrize("target", [KernelTarget.ttnn, KernelTarget.ttlang])
+def test_ttnn_s_layernorm_packs_after_every_fpu_op(target: KernelTarget) -> None:
+    """layernorm on one core, two blocks of one row of 8 tiles: mean(x), x - mu, c * c, mean(q), r's add and
+    rsqrt, then y = c * r * gamma + beta. TTNN's kernel packs after each of the last three FPU ops
+    (``work.py``) and so unpacks two bfloat16 tiles for each (``u``, at Wormhole's U = 64 B/cycle); the
+    TT-Lang kernel chains the run in the registers, packs once and unpacks only gamma, then beta, after the
+    first op. TTNN's also acquires the destination registers per block of each pass (``work.py``)."""
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("layernorm"), "H=64,W=256", target=target)
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == "H@xy|x=dram,gamma=dram,beta=dram,eps=dram")
+    verdict = referee(
+        build_schedule(hw, problem, candidate, noc_bound=False),
+        {"grid_x": 1, "grid_y": 1, "per_core_H": 2, "block_h": 1, "x_buffer_depth": 2},
+    )
+    assert verdict.solution is not None
+    c, sfpu = hw.compute, hw.compute.sfpu_tile_cycles
+    assert c.unpack_bytes_per_cycle is not None
+    block, e, p = 8, c.eltwise_tile_cycles, c.tile_pack_cycles
+    u = max(e, math.ceil(2 * 2048 / c.unpack_bytes_per_cycle))  # two bfloat16 tiles unpacked: 64
+    one = max(e, math.ceil(2048 / c.unpack_bytes_per_cycle))  # one: 32
+    ttnn = target is KernelTarget.ttnn
+    y = 3 * u + 3 * p if ttnn else u + 2 * one + p
+    # TTNN acquires Dst once a row for each reduction and for r, once per blk = 8 tiles for each pack set
+    o = c.subblock_overhead_cycles if ttnn else 0
+    compute = (
+        block * u
+        + p  # mean(x) (x and the scaler unpacked), its one tile packed
+        + block * (u + p)  # c = x - mu
+        + block * (u + p)  # q = c * c
+        + block * u
+        + p  # mean(q)
+        + (u + sfpu["rsqrt"] + p)  # r = rsqrt(r + eps), one tile
+        + block * y  # y = c * r * gamma + beta
+        + 3 * o
+        + block * (math.ceil(o / 8) * 2 + math.ceil(3 * o / 8))
+    )
+    assert dict(verdict.solution.breakdown)["compute"] == 2 * compute
 
 
 def test_a_split_row_gathers_each_reduction_and_multicasts_it_back() -> None:
@@ -177,3 +223,19 @@ def test_an_l1_sharded_input_is_held_whole_and_never_read_from_dram() -> None:
     traffic = tile_traffic(hw, problem, schedule_transfers(hw, schedule, values))
     assert "x" not in traffic.dram_read_tiles and traffic.dram_written_tiles == {"y": 64}
     assert traffic.pipe_received_tiles == {(0, 0): 2 * 3, (1, 0): 2, (2, 0): 2, (3, 0): 2}
+
+
+def test_every_core_s_dram_reads_and_writes_share_the_chip_s_dram_rate() -> None:
+    """DeepSeek's RMS norm, 3200 x 512 on Blackhole, as ttnn's interleaved default runs it: 100 tile rows on
+    100 cores, each reading its row of x (16 bf16 tiles), its own gamma (16) and eps (1) and writing its
+    row of y (16). The whole kernel's DRAM bytes, ``100 * (16 + 16 + 1 + 16) * 2048``, at the chip's 371
+    B/cycle outlast the per-core blocks, so the latency is the launch plus that."""
+    hw = load_hardware("blackhole_p150a")
+    problem = make_problem(load_program("rmsnorm"), "H=3200,W=512")
+    _, evaluated = evaluate_interleaved_default(hw, problem)
+    solution = evaluated.result.solution
+    assert solution is not None and evaluated.values["per_core_H"] == 1
+    shared = math.ceil(100 * (16 + 16 + 1 + 16) * 2048 / hw.dram.chip_read_bytes_per_cycle)
+    assert solution.latency_cycles == hw.compute.kernel_launch_cycles + shared
+    terms = dict(solution.breakdown)
+    assert sum(terms.values()) == solution.latency_cycles and terms["data_movement"] > terms["compute"]
