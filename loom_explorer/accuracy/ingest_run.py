@@ -23,6 +23,7 @@ from loom_explorer.accuracy.ingest import (
 )
 from loom_explorer.accuracy.op_coverage import OpCodeCoverage, op_code_coverage
 from loom_explorer.accuracy.progress import Progress
+from loom_explorer.accuracy.term_calibration import UNCALIBRATED
 from loom_explorer.hardware import load_hardware
 from loom_explorer.store import Measurement, open_store
 
@@ -49,11 +50,13 @@ def ingest(
     store: str | None,
     window: CaptureWindow | None = None,
     grid: tuple[int, int] | None = None,
+    uncalibrated: bool = False,
 ) -> Ingested:
     """The report ``file`` ingested (module docstring): the whole file is read and checked before anything is
     predicted or recorded. ``grid`` (``--grid``, columns and rows) is the run's worker grid when the capture
     does not tell it (no ``AVAILABLE WORKER CORE COUNT``), or overrides the one it tells; an ``IngestError``
-    when it is larger than the chip's."""
+    when it is larger than the chip's. Predicted times are calibrated (``term_calibration``) unless
+    ``uncalibrated``."""
     ids: list[int] = []
     store_path: Path | None = None
     with Progress() as progress:
@@ -62,7 +65,12 @@ def ingest(
         if grid is not None and hw_name is not None:
             chip_line = f"{chip_line}; {_given_grid(hw_name, grid)}"
         run_grid = grid or told
-        measurements = report_measurements(report, hw_name, progress, run_grid) if hw_name and report.ops else []
+        calibration = UNCALIBRATED if uncalibrated else None
+        measurements = (
+            report_measurements(report, hw_name, progress, run_grid, calibration=calibration)
+            if hw_name and report.ops
+            else []
+        )
         if not dry_run:
             with open_store(store) as opened:
                 ids = opened.record_many(measurements)

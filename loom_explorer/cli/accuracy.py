@@ -249,6 +249,7 @@ class IngestCommand:
     trace_replays: str = "each"
     merge_devices: bool = False
     grid: tuple[int, int] | None = None
+    uncalibrated: bool = False
 
 
 def parse_ingest(args: argparse.Namespace) -> IngestCommand:
@@ -264,6 +265,7 @@ def parse_ingest(args: argparse.Namespace) -> IngestCommand:
         args.trace_replays,
         args.merge_devices,
         args.grid,
+        args.uncalibrated,
     )
 
 
@@ -278,7 +280,7 @@ def run_ingest(req: IngestCommand) -> int:
     window = CaptureWindow(
         req.start_signpost, req.end_signpost, "once" if req.trace_replays == "once" else "each", req.merge_devices
     )
-    done = ingest(req.file, req.hw, req.dry_run, req.skip_bad_rows, req.store, window, req.grid)
+    done = ingest(req.file, req.hw, req.dry_run, req.skip_bad_rows, req.store, window, req.grid, req.uncalibrated)
     report = done.report
     if not req.dry_run:
         say(f"recorded {done.recorded} measurements in {done.store}")
@@ -442,6 +444,11 @@ def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=None,
         metavar="XxY",
         help="the run's worker grid (columns x rows), for a capture that does not tell it, e.g. 5x4",
+    )
+    ingest.add_argument(
+        "--uncalibrated",
+        action="store_true",
+        help="predict with the hardware files' costs as they are, not the capture calibration's factors",
     )
     ingest.add_argument("--dry-run", action="store_true", help="do not record in the results store")
     ingest.add_argument("--json", action="store_true")

@@ -83,3 +83,23 @@ def test_an_op_takes_the_larger_of_its_two_figures() -> None:
     chosen = error_for_op("binary", {"R": 1024, "C": 1024}, "wormhole_n150", table)
     assert chosen is not None and chosen.hardware == "wormhole"
     assert error_for_op("binary", {"R": 1024, "C": 1024}, "wormhole_n150", ()) is None
+
+
+def test_ingest_uncalibrated_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ingest --uncalibrated`` predicts with the hardware files' costs: no row is said to be calibrated, and
+    the rows of a family the shipped calibration scales are predicted otherwise without the flag."""
+    import json
+
+    from loom_explorer import cli
+    from loom_explorer.accuracy.term_calibration import shipped_scales
+
+    docs = []
+    for flags in ([], ["--uncalibrated"]):
+        assert cli.main(["ingest", str(V2), "--hw", "wormhole_n150", "--dry-run", "--json", *flags]) == 0
+        docs.append(json.loads(capsys.readouterr().out))
+    calibrated, raw = ({p["row"]: p for p in d["predictions"]} for d in docs)
+    assert not any("calibrated:" in p["note"] for p in raw.values())
+    said = [r for r, p in calibrated.items() if "calibrated:" in p["note"] and p["predicted_ns"]]
+    assert said, f"the shipped calibration scales some family of this report ({sorted(shipped_scales().rows)})"
+    assert all(calibrated[r]["predicted_ns"] != raw[r]["predicted_ns"] for r in said)
+    assert all(calibrated[r]["predicted_ns"] == raw[r]["predicted_ns"] for r in calibrated if r not in said)

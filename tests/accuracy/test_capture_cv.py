@@ -137,3 +137,17 @@ def test_the_shipped_calibration_is_the_fit_of_the_fit_captures() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == CALIBRATION_FILE.read_text(), "regenerate: python -m loom_explorer.accuracy.calibration_rows"
+
+
+@pytest.mark.slow
+def test_docs_state_the_held_out_errors() -> None:
+    """docs/accuracy.md carries the leave-one-capture-out table and the checking table of today's model and
+    calibration (``python -m loom_explorer.accuracy.capture_report`` prints them)."""
+    from pathlib import Path
+
+    from loom_explorer.accuracy.calibration_rows import all_capture_rows
+    from loom_explorer.accuracy.capture_report import report_lines
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "accuracy.md").read_text()
+    for line in report_lines(all_capture_rows(), "family", "capture"):
+        assert line in text, line
