@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from loom_explorer.accuracy.baselines import Predictor, fit_learned, fit_roofline
 from loom_explorer.accuracy.calibration_row import CalibrationRow
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.term_calibration import TermScales, fit_term_scales, gated_fit
+from loom_explorer.accuracy.term_calibration import SHIPPED_FACTORS, TermScales, fit_term_scales, gated_fit
 from loom_explorer.data import CAPTURE_NETWORKS
 
 METHODS = ("model", "uncalibrated", "roofline", "learned")
@@ -43,21 +43,22 @@ MIN_FAMILY_ROWS = 20  # a family with fewer rows is scored but not judged (accep
 
 
 class _Memo:
-    """``fit_term_scales`` of a set of rows, each set fitted once: the gate's inner folds of one outer fold are
-    the outer folds of another (leave out captures a and b, in either order)."""
+    """``fit_term_scales`` of a set of rows (with ``factors``), each set fitted once: the gate's inner folds of
+    one outer fold are the outer folds of another (leave out captures a and b, in either order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, factors: tuple[str, ...] = SHIPPED_FACTORS) -> None:
+        self.factors = factors
         self.fits: dict[frozenset[int], TermScales] = {}
 
     def __call__(self, rows: Sequence[CalibrationRow]) -> TermScales:
         key = frozenset(map(id, rows))
         if key not in self.fits:
-            self.fits[key] = fit_term_scales(rows)
+            self.fits[key] = fit_term_scales(rows, factors=self.factors)
         return self.fits[key]
 
 
 def _fit_model(rows: Sequence[CalibrationRow], memo: _Memo | None = None) -> Predictor:
-    return gated_fit(rows, memo or fit_term_scales).predict_ns
+    return gated_fit(rows, memo or _Memo()).predict_ns
 
 
 def _uncalibrated(rows: Sequence[CalibrationRow]) -> Predictor:
@@ -92,15 +93,20 @@ def group_of(grouping: str) -> Callable[[CalibrationRow], str]:
 
 
 def held_out(
-    rows: Sequence[CalibrationRow], fold: str, methods: Sequence[str] = METHODS, progress: Progress | None = None
+    rows: Sequence[CalibrationRow],
+    fold: str,
+    methods: Sequence[str] = METHODS,
+    progress: Progress | None = None,
+    factors: tuple[str, ...] = SHIPPED_FACTORS,
 ) -> dict[str, list[float]]:
-    """Per method, every row's prediction from a fit on the folds it is not in (in ``rows``' order)."""
+    """Per method, every row's prediction from a fit on the folds it is not in (in ``rows``' order); the
+    model's fit with the kernel's and architecture's own factors ``factors`` names."""
     key = fold_of(fold)
     folds = sorted({key(r) for r in rows})
     out = {m: [0.0] * len(rows) for m in methods}
     if progress:
         progress.phase(f"cross-validating (leave one {fold} out)", len(folds))
-    memo = _Memo()
+    memo = _Memo(factors)
     for done, k in enumerate(folds):
         if progress:
             progress.update(done)
@@ -174,10 +180,12 @@ def scores_by(rows: Sequence[CalibrationRow], predictions: dict[str, list[float]
     return out
 
 
-def check_scores(rows: Sequence[CalibrationRow], grouping: str) -> list[GroupScores]:
+def check_scores(
+    rows: Sequence[CalibrationRow], grouping: str, factors: tuple[str, ...] = SHIPPED_FACTORS
+) -> list[GroupScores]:
     """Every method fitted on the ``fit`` captures' rows and scored on the ``check`` captures' rows."""
     train = [r for r in rows if r.role == "fit"]
     test = [r for r in rows if r.role == "check"]
-    fitted = {m: FITS[m](train) for m in METHODS}
+    fitted = {m: _fit_model(train, _Memo(factors)) if m == "model" else FITS[m](train) for m in METHODS}
     predictions = {m: [predict(r) for r in test] for m, predict in fitted.items()}
     return scores_by(test, predictions, grouping)

@@ -30,17 +30,18 @@ from loom_explorer.accuracy.capture_cv import (
 )
 from loom_explorer.accuracy.progress import Progress
 from loom_explorer.accuracy.published import Console
-from loom_explorer.accuracy.term_calibration import GROUP_NAMES, TermScales, shipped_scales
+from loom_explorer.accuracy.term_calibration import FACTORS, GROUP_NAMES, SHIPPED_FACTORS, TermScales, shipped_scales
 from loom_explorer.errors import LoomError
 
 BASELINES = ("roofline", "learned")
 # the tables docs/accuracy.md states: (--by, --folds)
-DOCUMENTED = (
-    ("family", "capture"),
-    ("capture", "capture"),
-    ("family", "network"),
-    ("family", "shape"),
-    ("chip", "chip"),
+DOCUMENTED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("family", "capture", SHIPPED_FACTORS),
+    ("capture", "capture", SHIPPED_FACTORS),
+    ("family", "network", SHIPPED_FACTORS),
+    ("family", "shape", SHIPPED_FACTORS),
+    ("chip", "chip", SHIPPED_FACTORS),
+    ("family", "capture", FACTORS),
 )
 
 
@@ -53,6 +54,7 @@ class CaptureAccuracyRequest:
     by: str  # one of capture_cv.GROUPINGS
     folds: str  # one of capture_cv.FOLDS
     json: bool
+    factors: tuple[str, ...] = SHIPPED_FACTORS  # the kernel's and architecture's own factors the fits have
 
 
 def cell(s: Score) -> str:
@@ -78,10 +80,15 @@ def markdown(scores: Sequence[GroupScores], by: str) -> list[str]:
 
 
 def report_lines(
-    rows: Sequence[CalibrationRow], by: str, folds: str, progress: Progress | None = None, checking: bool = True
+    rows: Sequence[CalibrationRow],
+    by: str,
+    folds: str,
+    progress: Progress | None = None,
+    checking: bool = True,
+    factors: tuple[str, ...] = SHIPPED_FACTORS,
 ) -> list[str]:
     """Both tables as markdown (module docstring); the first alone without ``checking``."""
-    predictions = held_out(rows, folds, progress=progress)
+    predictions = held_out(rows, folds, progress=progress, factors=factors)
     out = [
         f"Held out: leave one {folds} out (median / p90 / total error of each method's held-out predictions).",
         "",
@@ -92,13 +99,19 @@ def report_lines(
             "",
             "Checking: every method fitted on the `fit` captures, scored on the `check` captures (never fitted).",
             "",
-            *markdown(check_scores(rows, by), by),
+            *markdown(check_scores(rows, by, factors), by),
         ]
     return out
 
 
-def report_json(rows: Sequence[CalibrationRow], by: str, folds: str, progress: Progress | None = None) -> str:
-    predictions = held_out(rows, folds, progress=progress)
+def report_json(
+    rows: Sequence[CalibrationRow],
+    by: str,
+    folds: str,
+    progress: Progress | None = None,
+    factors: tuple[str, ...] = SHIPPED_FACTORS,
+) -> str:
+    predictions = held_out(rows, folds, progress=progress, factors=factors)
 
     def scored(scores: Sequence[GroupScores]) -> dict[str, dict[str, dict[str, float | int]]]:
         return {g.group: {m: s.as_json() for m, s in g.by_method} for g in scores}
@@ -107,8 +120,9 @@ def report_json(rows: Sequence[CalibrationRow], by: str, folds: str, progress: P
         {
             "by": by,
             "folds": folds,
+            "factors": list(factors),
             "held_out": scored(scores_by(rows, predictions, by)),
-            "checking": scored(check_scores(rows, by)),
+            "checking": scored(check_scores(rows, by, factors)),
         },
         indent=1,
     )
@@ -122,9 +136,9 @@ def run_capture_accuracy(req: CaptureAccuracyRequest, console: Console) -> None:
     with Progress() as progress:
         rows = all_capture_rows()
         if req.json:
-            console.out(report_json(rows, req.by, req.folds, progress))
+            console.out(report_json(rows, req.by, req.folds, progress, req.factors))
         else:
-            console.out("\n".join(report_lines(rows, req.by, req.folds, progress)))
+            console.out("\n".join(report_lines(rows, req.by, req.folds, progress, factors=req.factors)))
 
 
 def scales_table(scales: TermScales) -> list[str]:
@@ -150,11 +164,12 @@ def document(rows: Sequence[CalibrationRow] | None = None) -> list[str]:
     rows = all_capture_rows() if rows is None else rows
     out = ["`python -m loom_explorer.accuracy.calibration_rows` (the shipped file, as factors):", ""]
     out += scales_table(shipped_scales())
-    for by, folds in DOCUMENTED:
+    for by, folds, factors in DOCUMENTED:
         flags = f"--by {by}" + ("" if folds == "capture" else f" --folds {folds}")
-        first = (by, folds) == ("family", "capture")  # the checking table once: it does not depend on the folds
+        flags += f" --factors {','.join(factors)}" if factors != SHIPPED_FACTORS else ""
+        first = (by, folds, factors) == DOCUMENTED[0]  # the checking table once: it does not depend on the folds
         out += ["", f"`loom-explorer accuracy {flags}`{'' if first else ' (its first table)'}:", ""]
-        out += report_lines(rows, by, folds, checking=first)
+        out += report_lines(rows, by, folds, checking=first, factors=factors)
     return out
 
 

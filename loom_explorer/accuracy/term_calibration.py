@@ -6,21 +6,23 @@ Every family's latency is a sum of named terms (``launch``, ``fill``, ``compute`
 constants. ``GROUPS`` gathers them into six groups ``g``; the calibrated time of an op of family ``f``,
 kernel ``k`` on a chip of architecture ``a`` (clock ``f_clk``) is
 
-    t = sum_g s_g * x_g / f_clk,     s_g = exp(theta_{f,g} + delta_k + eps_a)
+    t = sum_g s_g * x_g / f_clk,     s_g = exp(theta_{f,g} [+ delta_k + eps_a])
 
 ``x_g`` the group's cycles. ``exp(theta_{f,g})`` scales a whole family's mechanism (its launch and fixed
-costs, its per-tile compute cost, its data-movement rates), one factor per group; ``delta_k`` a kernel's own
-(a tilize's costs are not a copy's) and ``eps_a`` an architecture's, each one factor for every group of the
-op (a factor per group at those levels, tried first, did worse out of sample). The fit
-(``fit_term_scales``) minimises over a family's rows
+costs, its per-tile compute cost, its data-movement rates), one factor per group. A kernel's own factor
+``exp(delta_k)`` (a tilize's costs are not a copy's) and an architecture's ``exp(eps_a)``, each on every group
+of the op, can be fitted too (``factors``); the shipped fit has neither (``SHIPPED_FACTORS``): out of sample,
+leaving one capture out, they did worse (``loom-explorer accuracy --by family --factors kernel,arch``
+against ``--by family``: docs/accuracy.md states both). The fit (``fit_term_scales``) minimises over a
+family's rows
 
     sum_i rho(log(t_i / measured_i)) + LAMBDA_family |theta|^2 + LAMBDA_kernel |delta|^2 + LAMBDA_arch |eps|^2
 
 (``least_squares.robust_least_squares``, ``rho`` the Cauchy loss): relative error, over- and under-prediction
-alike, a row missed by 10x weighing little. The ridge terms make it a hierarchical fit: a kernel (or chip)
-with few rows keeps about its family's scale, one never seen keeps exactly that, and a group no row exercises
-stays at the hardware file's cost (scale 1). A family with fewer than ``MIN_ROWS`` rows is not fitted (every
-scale 1).
+alike, a row missed by 10x weighing little. The ridge on ``theta`` keeps a group no row exercises at the
+hardware file's cost (scale 1); on ``delta`` and ``eps`` it makes the fit hierarchical: a kernel (or chip)
+with few rows keeps about its family's scale, one never seen keeps exactly that. A family with fewer than
+``MIN_ROWS`` rows is not fitted (every scale 1).
 
 A family's scales are kept only where they beat the uncalibrated model on captures they were not fitted on
 (``gated_fit``: leave one capture out inside the fit); elsewhere the family stays uncalibrated. The shipped
@@ -77,6 +79,10 @@ MIN_ROWS = 20  # a family with fewer rows is not fitted
 # (chosen among kernel 1, 4, 16, 64 x arch 4, 64 by leave-one-capture-out on the fit captures)
 LAMBDA = {"family": 0.5, "kernel": 1.0, "arch": 4.0}
 ALL = "all"  # the group name of a kernel's or an architecture's factor: it scales every group of the op
+FACTORS = ("kernel", "arch")  # the levels that may have their own factor, beside the family's per group
+# the shipped fit's: none. A kernel's and an architecture's own factors (``accuracy --by family --factors
+# kernel,arch``) did worse out of sample: a fold often leaves the one capture that speaks for a chip or a kernel
+SHIPPED_FACTORS: tuple[str, ...] = ()
 
 
 class CalibrationFileError(LoomError, ValueError):
@@ -187,18 +193,21 @@ def shipped_scales() -> TermScales:
 # ------------------------------------------------------------------------------------------- fitting
 
 
-def _fit_family(family: str, rows: Sequence[CalibrationRow]) -> dict[tuple[str, str, str, str], float]:
+def _fit_family(
+    family: str, rows: Sequence[CalibrationRow], factors: tuple[str, ...]
+) -> dict[tuple[str, str, str, str], float]:
     """The log scales of one family fitted on ``rows`` (module docstring): ``theta`` (one per group the rows
-    exercise), then one ``delta`` per kernel and one ``eps`` per architecture."""
+    exercise), then one ``delta`` per kernel and one ``eps`` per architecture where ``factors`` names them."""
     x_g = np.array([grouped(r.terms_cycles) / r.clock_ghz for r in rows])  # ns per group at scale 1
     groups = [g for g in range(len(GROUP_NAMES)) if x_g[:, g].sum() > 0]
     x_g = x_g[:, groups]
     measured = np.array([r.measured_ns for r in rows])
-    shared = sorted({k for r in rows for k in OpKey.of(r).keys()[1:]})  # (level, key) of one factor each
+    keys = [[k for k in OpKey.of(r).keys()[1:] if k[0] in factors] for r in rows]
+    shared = sorted({k for ks in keys for k in ks})  # (level, key) of one factor each
     index = {k: i for i, k in enumerate(shared)}
     use = np.zeros((len(rows), len(shared)))  # the shared factors each row takes
-    for i, r in enumerate(rows):
-        use[i, [index[k] for k in OpKey.of(r).keys()[1:]]] = 1.0
+    for i, ks in enumerate(keys):
+        use[i, [index[k] for k in ks]] = 1.0
     n = len(groups)
 
     def residuals(p: Vector) -> tuple[Vector, Matrix]:
@@ -215,14 +224,20 @@ def _fit_family(family: str, rows: Sequence[CalibrationRow]) -> dict[tuple[str, 
     return out
 
 
-def fit_term_scales(rows: Sequence[CalibrationRow], min_rows: int = MIN_ROWS) -> TermScales:
-    """The scales of every family with at least ``min_rows`` of ``rows`` (module docstring)."""
+def fit_term_scales(
+    rows: Sequence[CalibrationRow], min_rows: int = MIN_ROWS, factors: tuple[str, ...] = SHIPPED_FACTORS
+) -> TermScales:
+    """The scales of every family with at least ``min_rows`` of ``rows`` (module docstring), with the kernel's
+    and architecture's own factors that ``factors`` names (``FACTORS``)."""
+    unknown = set(factors) - set(FACTORS)
+    if unknown:
+        raise ValueError(f"factors {sorted(unknown)}: expected some of {', '.join(FACTORS)}")
     log_scales: dict[tuple[str, str, str, str], float] = {}
     counts: dict[str, int] = {}
     for family in sorted({r.family for r in rows}):
         mine = [r for r in rows if r.family == family]
         if len(mine) >= min_rows:
-            log_scales.update(_fit_family(family, mine))
+            log_scales.update(_fit_family(family, mine, factors))
             counts[family] = len(mine)
     return TermScales(log_scales, counts)
 

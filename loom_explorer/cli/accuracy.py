@@ -180,9 +180,9 @@ def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest | CaptureAccurac
             raise InputError(
                 f"--by judges the capture calibration on the shipped captures; it takes no {', '.join(given)}"
             )
-        return CaptureAccuracyRequest(args.by, args.folds, args.json)
-    if args.folds != "capture":
-        raise InputError("--folds goes with --by (the capture calibration's cross-validation)")
+        return CaptureAccuracyRequest(args.by, args.folds, args.json, _factors(args.factors))
+    if args.folds != "capture" or args.factors is not None:
+        raise InputError("--folds and --factors go with --by (the capture calibration's cross-validation)")
     return AccuracyRequest(
         args.kernel,
         args.data,
@@ -195,6 +195,19 @@ def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest | CaptureAccurac
         args.cross_validate,
         args.constants,
     )
+
+
+def _factors(text: str | None) -> tuple[str, ...]:
+    """``--factors kernel,arch``: the levels with their own factor (none given: the shipped fit's)."""
+    from loom_explorer.accuracy.term_calibration import FACTORS, SHIPPED_FACTORS
+
+    if text is None:
+        return SHIPPED_FACTORS
+    names = tuple(n.strip() for n in text.split(",") if n.strip() and n.strip() != "none")
+    unknown = [n for n in names if n not in FACTORS]
+    if unknown:
+        raise InputError(f"--factors {text!r}: {', '.join(unknown)} is not one of {', '.join(FACTORS)} (or none)")
+    return names
 
 
 def run_accuracy(req: AccuracyRequest | CaptureAccuracyRequest) -> int:
@@ -368,6 +381,13 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         choices=FOLDS,
         default="capture",
         help="with --by: what each fit leaves out (default: one capture; network, shapes, or a chip architecture)",
+    )
+    accuracy.add_argument(
+        "--factors",
+        default=None,
+        metavar="kernel,arch",
+        help="with --by: fit a kernel's and/or an architecture's own factor beside the family's (default: "
+        "none, as the shipped calibration; 'none' says so)",
     )
     accuracy.add_argument("--data", default=None, help=data_help)
     accuracy.add_argument(

@@ -110,9 +110,12 @@ def test_by_refuses_the_published_flags() -> None:
     assert "--by judges the capture calibration" in done.stderr and "--data, --record" in done.stderr
 
 
-def test_folds_need_by() -> None:
-    done = _cli("--folds", "shape")
-    assert done.returncode != 0 and "--folds goes with --by" in done.stderr
+def test_folds_and_factors_need_by() -> None:
+    for flags in (("--folds", "shape"), ("--factors", "kernel")):
+        done = _cli(*flags)
+        assert done.returncode != 0 and "--folds and --factors go with --by" in done.stderr
+    done = _cli("--by", "family", "--factors", "kernel,core")
+    assert done.returncode != 0 and "--factors 'kernel,core': core is not one of kernel, arch" in done.stderr
 
 
 @pytest.mark.slow

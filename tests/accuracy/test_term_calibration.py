@@ -12,6 +12,7 @@ from synthetic_rows import row, synthetic
 from loom_explorer.accuracy.least_squares import cauchy_weights, robust_least_squares
 from loom_explorer.accuracy.term_calibration import (
     ALL,
+    FACTORS,
     MIN_ROWS,
     UNCALIBRATED,
     CalibrationFileError,
@@ -25,7 +26,7 @@ from loom_explorer.accuracy.term_calibration import (
 
 def test_the_fit_recovers_the_times_of_known_scales() -> None:
     rows = synthetic(300)
-    scales = fit_term_scales(rows)
+    scales = fit_term_scales(rows, factors=FACTORS)
     errors = [abs(scales.predict_ns(r) / r.measured_ns - 1) for r in rows]
     assert statistics.median(errors) < 0.01 and max(errors) < 0.05
     before = [abs(r.uncalibrated_ns / r.measured_ns - 1) for r in rows]
@@ -41,9 +42,20 @@ def test_outliers_do_not_drag_the_fit() -> None:
         else r
         for i, r in enumerate(rows)
     ]
-    scales = fit_term_scales(spoiled)
+    scales = fit_term_scales(spoiled, factors=FACTORS)
     clean = [abs(scales.predict_ns(r) / r.measured_ns - 1) for i, r in enumerate(rows) if i % 10]
     assert statistics.median(clean) < 0.02
+
+
+def test_the_family_scales_alone_cannot_tell_kernels_apart() -> None:
+    """Without a kernel's own factor (the shipped fit's), two kernels of one family share its scales."""
+    rows = synthetic(300)
+    scales = fit_term_scales(rows)
+    assert not any(level != "family" for _, level, _, _ in scales.log_scales)
+    errors = [abs(scales.predict_ns(r) / r.measured_ns - 1) for r in rows]
+    assert statistics.median(errors) > 0.05  # k2 is 1.3x k1, blackhole 0.9x wormhole: not expressible
+    with pytest.raises(ValueError, match="factors"):
+        fit_term_scales(rows, factors=("op_code",))
 
 
 def test_a_family_with_too_few_rows_stays_uncalibrated() -> None:
@@ -55,7 +67,7 @@ def test_a_family_with_too_few_rows_stays_uncalibrated() -> None:
 
 def test_a_kernel_never_seen_takes_its_family_scales() -> None:
     rows = synthetic(200)
-    scales = fit_term_scales(rows)
+    scales = fit_term_scales(rows, factors=FACTORS)
     seen = OpKey("fam", "k1", "wormhole")
     unseen = OpKey("fam", "k9", "wormhole")
     own = math.exp(scales.log_scales[("fam", "kernel", "k1", ALL)])
@@ -63,7 +75,7 @@ def test_a_kernel_never_seen_takes_its_family_scales() -> None:
 
 
 def test_the_file_round_trips() -> None:
-    scales = fit_term_scales(synthetic(200))
+    scales = fit_term_scales(synthetic(200), factors=FACTORS)
     again = TermScales.parse(scales.to_csv(), "x.csv")
     for r in synthetic(20, seed=1):
         assert again.predict_ns(r) == pytest.approx(scales.predict_ns(r), rel=2e-4)  # 4 digits in the file
