@@ -28,6 +28,10 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   only those pages, a concatenation's inputs sum to them), except a row-major reshape, whose rows and page
   are the input's (the output's pages, of another size, are costed at the input's);
 * the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
+* a row-major ``Slice`` with a step along the last dimension (its ``step`` attribute), both sides interleaved
+  -> ``slice_rows`` with the option ``strided`` (``gather.py``: the reader gathers the kept elements byte by
+  byte): ``H`` the output's logical rows, ``W`` the input's logical columns (each input row is read whole),
+  ``Wy`` the output's;
 * a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
 * a paged KV-cache update (``PagedUpdateCacheDeviceOperation``, ``paged_update_cache_program_factory.cpp``
   (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/experimental/paged_cache/device/update_cache/``
@@ -54,6 +58,7 @@ import re
 
 from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, count_cell, tensor_format, tensor_memory
 from loom_explorer.accuracy.op_mapping import AccuracyOps
+from loom_explorer.families.data_movement.gather import STRIDED
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
 
@@ -158,6 +163,14 @@ def _moves_last(attrs: dict[str, str], name: str) -> bool:
     return bool(order) and order[-1] != len(order) - 1
 
 
+def _last_step(attrs: dict[str, str], name: str) -> int:
+    """A slice's step along the last dimension (1: none, or not a slice)."""
+    if name != "slicedeviceoperation":
+        return 1
+    steps = [int(v) for v in re.findall(r"[0-9]+", attrs.get("step", ""))]
+    return steps[-1] if steps else 1
+
+
 SHARDINGS = {
     "L1_HEIGHT_SHARDED": Placement.l1_height,
     "L1_BLOCK_SHARDED": Placement.l1_block,
@@ -219,6 +232,9 @@ def _kernel_and_shape(
         if name in ("transposedeviceoperation", "transpose", "permutedeviceoperation"):
             notes.append("a permute of the leading dimensions: costed as a copy of the tiles")
         return "copy", {"H": rows, "W": cols}
+    if _last_step(attrs, name) > 1 and base == "OUTPUT_0":
+        _, out_rows_logical, _, out_cols_logical = _rows_cols(row, "OUTPUT_0")
+        return "slice_rows", {"H": out_rows_logical, "W": in_logical_cols, "Wy": out_cols_logical}
     if name in ("reshapedeviceoperation", "reshapeviewdeviceoperation"):
         notes.append("row-major reshape: output pages costed at the input's page size")
         return "copy_rows", {"H": in_logical_rows, "W": in_logical_cols}
@@ -323,13 +339,14 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(notes),
         config=config,
+        options=frozenset({STRIDED}) if kernel == "slice_rows" else frozenset(),
     )
 
 
 ACCURACY = AccuracyOps(
     name="data_movement",
     op_codes=OP_CODES,
-    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows"),
+    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows", "slice_rows"),
     read_configured=read_row,
     ops_phrase="tilize/untilize, transpose, copy, reshape, slice, concat, typecast",
     no_math_op_codes=OP_CODES,

@@ -13,7 +13,7 @@ page is one row of its last dimension; a tiled tensor's reads and writes run at 
     write   = max(ceil(B*b_Y*f_Y / w(p_Y)), link_Y)              (0 for an output in L1)
     compute = B * c_tile                                         (work.py: 0 for a plain copy)
     chip    = ceil(sum_X readers_X * B*b_X / R_chip)
-    step    = max(compute + sum_{X: depth_X = 1} read_X, reads, write, chip, link_f...)
+    step    = max(compute + sum_{X: depth_X = 1} read_X, reads + gather, write, chip, link_f...)
 
     T_total = launch + fill + n*step + drain,   fill = reads,   drain = write + L_write
 
@@ -23,6 +23,13 @@ to its block, nor ``L_write`` to the drain: every page has paid its latency. An 
 at the NoC's unicast rate (tiles) and drained with the L1 banks' page latency (``model/latency.py::
 write_latency_cycles``, ``model/l1_banks.py``).
 
+A strided slice (the program option ``strided``, ``gather.py``) adds to its reader's block the cycles its
+RISC-V spends gathering the kept elements byte by byte, ``gather = ceil(B * 32 * f_Y) * g_elem``, after the
+block's read; its source rows are waited one by one (``barriers.py``). The gather is in the step only, not in
+the fill: the reader's steps are every block's read and gather, the first's included (the fill stands for the
+first read before the pipeline's other stages start; a gather-bound core's time is ``n`` gathers and reads,
+then the last write).
+
 The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
 ``write_back = drain``) sum to the total. The lower bound takes for ``n*step`` the larger of the compute
 ``T*c_tile`` and the chip's reads ``ceil(sum_X readers_X*T*b_X / R_chip)`` (``n*B >= T``).
@@ -30,11 +37,13 @@ The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from loom_explorer.families.data_movement.barriers import waits_each_page
+from loom_explorer.families.data_movement.gather import element_gather_cycles, gathers, tile_gather_elements
 from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
 from loom_explorer.families.data_movement.work import tile_cycles
@@ -95,6 +104,18 @@ def write_cycles(q: DataMovementQuantities, links: Sequence[LinkShare] = ()) -> 
     )
 
 
+def gather_cycles(q: DataMovementQuantities) -> Expr:
+    """``gather`` of one block (module docstring, ``gather.py``): 0 unless the reader gathers elements."""
+    if not gathers(q.problem):
+        return const(0)
+    out = q.output
+    per_element = element_gather_cycles(q.hw, math.ceil(q.element_bytes(out)))
+    per_tile = tile_gather_elements(q.problem, q.st) * per_element
+    if per_tile == 0:
+        return const(0)
+    return ceil_rate(mul(q.block, per_tile), 1 / q.fraction(out))
+
+
 def drain_latency_cycles(q: DataMovementQuantities) -> int:
     """``L_write`` after the last block: the output's write latency for its placement (DRAM, or the L1 banks
     of an L1-interleaved output); 0 for an output in L1, or written page by page with a wait for each (its
@@ -114,11 +135,12 @@ def data_movement_latency_terms(
     c_tile = tile_cycles(hw, q.problem, q.st)
     compute = mul(q.block, c_tile)
     reads_of = {t: read_cycles(q, t) for t in q.streamed}
+    gather = gather_cycles(q)
     reads = total(reads_of.values())
     exposed = total(mul(single_buffered(q, t), r) for t, r in reads_of.items())
     write = write_cycles(q, write_links)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step = maximum(compute + exposed, reads, write, chip_read_cycles(q, q.streamed), *links)
+    step = maximum(compute + exposed, reads + gather, write, chip_read_cycles(q, q.streamed), *links)
     drain = write + drain_latency_cycles(q)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
@@ -138,5 +160,11 @@ def data_movement_latency_terms(
         total(mul(dram_readers(q, t), q.core_tiles, q.tile_bytes(t)) for t in q.streamed),
         hw.dram.chip_read_bytes_per_cycle,
     )
-    lower = launch + reads + maximum(mul(q.core_tiles, c_tile), chip_floor) + drain
+    gather_floor = (
+        ceil_rate(mul(q.core_tiles, tile_gather_elements(q.problem, q.st)), 1 / q.fraction(q.output))
+        if gathers(q.problem)
+        else const(0)
+    )
+    per_element = element_gather_cycles(hw, math.ceil(q.element_bytes(q.output))) if gathers(q.problem) else 0
+    lower = launch + reads + maximum(mul(q.core_tiles, c_tile), chip_floor, mul(gather_floor, per_element)) + drain
     return objective, terms, lower

@@ -25,7 +25,9 @@ units of work over the whole compute grid itself (``targets/ttnn/defaults.py``: 
   (tiled) or sticks (row-major) with ``split_work_to_cores``, 2 units per buffer, an ``eltwise_copy`` compute
   kernel only when the data format changes: tiles flattened, ``block = 1``, depth 2; a row-major program
   (its rows one element each, ``tile=1``) deals its rows: ``block_rows = 1``, depth 2. The slice, pad and
-  concat factories split output pages the same way; their own readers are not modelled apart from it.
+  concat factories split output pages the same way; their own readers are not modelled apart from it. A
+  strided row-major slice (the option ``strided``: ``slice_program_factory_rm_stride.cpp`` @00b0fa3f) deals
+  its output rows alike, two input rows per buffer; its reader's gather is ``gather.py``'s.
 
 A row read with a height-sharded operand (``ttnn_config.py``: ``ShardedSplit``) is costed as its sharded split
 instead (``evaluate_sharded``): the rows over the row's cores, the sharded operands in L1.
@@ -40,6 +42,7 @@ from __future__ import annotations
 import math
 
 from loom_explorer.export.exporter import ExportError
+from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import analyse_data_movement
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.families.data_movement.work import computed
@@ -205,6 +208,17 @@ def _concat_axis(problem: Problem) -> int:
     return out_dims.index(whole) - len(out_dims)
 
 
+def _stride(problem: Problem, src: str, out: str) -> int:
+    """The step of a strided slice (the option ``strided``, ``gather.py``): ``s = W // Wy`` of the source's
+    and output's last dimensions, which must give ``ceil(W / s) = Wy`` kept elements; ExportError otherwise."""
+    width = problem.elements(problem.program.tensor(src).dims[-1])
+    kept = problem.elements(problem.program.tensor(out).dims[-1])
+    step = max(1, width // kept)
+    if -(-width // step) != kept:
+        raise ExportError(f"{problem.program.name}: no step keeps {kept} of {width} elements of a row")
+    return step
+
+
 def _call(schedule: SymbolicSchedule) -> str:
     _check_runs(schedule)
     problem = schedule.problem
@@ -238,7 +252,12 @@ def _call(schedule: SymbolicSchedule) -> str:
         sources = ", ".join(f'tensors["{t}"]' for t in st.streamed)
         calls[function] = f"ttnn.concat([{sources}], {axis}, {memory})"
         ref = f"torch.cat([{', '.join(f'inputs[{t!r}].float()' for t in st.streamed)}], {axis})"
-    if function == "ttnn.transpose":
+    if function == "ttnn.slice" and gathers(problem):
+        step = _stride(problem, src, out)
+        n = len(dims)
+        calls[function] = f"ttnn.slice({x}, [0] * {n}, {whole}, [1] * {n - 1} + [{step}], {memory})"
+        ref = f"{ref}[..., ::{step}]"
+    elif function == "ttnn.transpose":
         ref = f"{ref}.transpose(-2, -1)"
     elif function == "ttnn.slice" or function == "ttnn.untilize_with_unpadding":
         ref = f"{ref}[" + ", ".join(f':SHAPE["{d}"]' for d in dims) + "]"
