@@ -28,6 +28,12 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   only those pages, a concatenation's inputs sum to them), except a row-major reshape, whose rows and page
   are the input's (the output's pages, of another size, are costed at the input's);
 * the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
+* ``NlpCreateHeads`` and ``NLPConcatHeads`` of interleaved tensors: a ``copy`` of INPUT_0's tiles (every one is
+  read: create heads reads the fused q, k and v) with the option ``waited`` (their readers wait for each tile,
+  ``barriers.py``), its tiles flattened over the row's ``CORE COUNT`` cores one tile a block (``ShardedSplit``
+  with no L1 operand, ``flat``: the readers push tile by tile): the
+  factories deal the input's tile rows over the cores (``nlp_create_qkv_heads_program_factory.cpp``,
+  ``nlp_concat_heads_program_factory.cpp``: ``num_blocks`` tile rows with ``split_work_to_cores``);
 * a row-major ``Slice`` with a step along the last dimension (its ``step`` attribute), both sides interleaved
   -> ``slice_rows`` with the option ``strided`` (``gather.py``: the reader gathers the kept elements byte by
   byte): ``H`` the output's logical rows, ``W`` the input's logical columns (each input row is read whole),
@@ -58,6 +64,7 @@ import re
 
 from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, count_cell, tensor_format, tensor_memory
 from loom_explorer.accuracy.op_mapping import AccuracyOps
+from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import STRIDED
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
@@ -109,6 +116,8 @@ COPIES = frozenset(
         "paddeviceoperation",
     }
 )
+# ttnn's NLP create-heads and concat-heads ops: the input's tile rows split over cores, every tile waited for
+HEADS = frozenset({"nlpcreateheadsdeviceoperation", "nlpconcatheadsdeviceoperation"})
 OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
 _EXTENT = re.compile(r"\s*([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?\s*")
 
@@ -318,9 +327,18 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     base = "INPUT_0" if sharded["INPUT_0"] and not sharded["OUTPUT_0"] else "OUTPUT_0"
     if name in ("nlpcreateheadsdecodedeviceoperation", "nlpcreateqkvheadsdecodedeviceoperation"):
         base = "INPUT_0"  # the fused q/k/v rows: OUTPUT_0 is the q heads only, k and v are outputs 1 and 2
+    heads = name in HEADS and not any(sharded.values())
+    if heads:
+        base = "INPUT_0"  # every input tile is read (create heads: the fused q, k and v), each waited for
     kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
     dtype = tensor_format(row, "INPUT_0")
     config = None
+    if heads:
+        cores = row.number(count_cell, "CORE COUNT")
+        if cores is None:
+            raise RowSkip("NLP create/concat heads and no CORE COUNT: the cores its tile rows are dealt over")
+        config = ShardedSplit(op=row.get("OP CODE"), cores=cores, sharded=(), flat=True)
+        notes.append(f"the input's tile rows over the row's {cores} cores, every tile read with a barrier")
     if any(sharded.values()):
         cores = row.number(count_cell, "CORE COUNT")
         if cores is None:
@@ -339,7 +357,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(notes),
         config=config,
-        options=frozenset({STRIDED}) if kernel == "slice_rows" else frozenset(),
+        options=frozenset({STRIDED}) if kernel == "slice_rows" else frozenset({WAITED}) if heads else frozenset(),
     )
 
 

@@ -314,6 +314,8 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
     st = analyse_data_movement(problem.program)
     if len(st.dims) != 2:
         raise ConfigError(f"{problem.program.name}: the sharded split is modelled for [rows, columns] programs")
+    if split.flat:
+        return _evaluate_flat(hw, problem, split)
     rows = st.dims[0]
     units = problem.tiles(rows)
     per_core = math.ceil(units / split.cores)
@@ -330,6 +332,26 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
         most = min(per_core, allowed.max, split.block_rows or per_core)
         block = max(v for v in range(1, most + 1) if per_core % v == 0 and v in allowed)
     values = {"grid_x": gx, "grid_y": gy, f"per_core_{rows}": per_core, "block_rows": block}
+    values |= {p: 2 for p in schedule.param_names if p.endswith("_buffer_depth")}
+    return evaluate_values(schedule, values)
+
+
+def _evaluate_flat(hw: HardwareSpec, problem: Problem, split: ShardedSplit) -> Evaluated:
+    """A split of every tile flattened over ``split.cores`` cores (``ceil(tiles / cores)`` each, in order), one
+    tile a block, double-buffered: a reader that pushes each tile as it lands (the NLP create/concat heads
+    readers, one tile per buffer slot; their tile rows dealt over the cores are runs of the flattened tiles)."""
+    st = analyse_data_movement(problem.program)
+    flat = "*".join(st.dims)
+    units = math.prod(problem.tiles(d) for d in st.dims)
+    per_core = math.ceil(units / split.cores)
+    used = math.ceil(units / per_core)
+    gx = min(used, hw.grid.columns)
+    gy = math.ceil(used / gx)
+    if gy > hw.grid.rows:
+        raise ConfigError(f"{split.cores} cores do not fit {hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
+    candidate = Candidate(axes=(("xy", flat),), comms=tuple((t, Comm.dram) for t in st.streamed))
+    schedule = build_schedule(hw, problem, candidate)
+    values = {"grid_x": gx, "grid_y": gy, f"per_core_{flat}": per_core, "block": 1}
     values |= {p: 2 for p in schedule.param_names if p.endswith("_buffer_depth")}
     return evaluate_values(schedule, values)
 

@@ -13,6 +13,7 @@ from loom_explorer.families.data_movement.barriers import waits_each_page
 from loom_explorer.families.data_movement.gather import element_gather_cycles
 from loom_explorer.families.data_movement.pages import page_bytes_per_cycle
 from loom_explorer.families.data_movement.program import analyse_data_movement
+from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
@@ -88,3 +89,38 @@ def test_a_stepped_row_major_slice_row_is_read_as_a_strided_slice() -> None:
     assert big.shape == {"H": 32 * 2880, "W": 5760, "Wy": 2880}
     assert all(op.options == frozenset({"strided"}) for op in strided)
     assert all(op.kernel in ("copy", "copy_rows") and not op.options for op in slices if op not in strided)
+
+
+def test_a_waited_tile_copy_by_hand_on_one_core() -> None:
+    """copy with the option ``waited``, 64 x 64 (4 tiles) flattened on one core, one tile a block: each tile's
+    read waits for its round trip, 2048 / (L_read + 2048 / r) per byte, so a block is ceil(2048 / that)
+    cycles with no latency added; the fill is that one tile (the writer takes each tile as it lands) and the
+    drain one tile's write plus L_write: total = launch + read + 4 * max(read, write, chip) + write + L_write."""
+    hw = load_hardware(HW)
+    problem = make_problem(load_program("copy"), "H=64,W=64", options={"waited"})
+    assert waits_each_page(problem, analyse_data_movement(problem.program), "x")
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == "H*W@xy|x=dram")
+    values = {"grid_x": 1, "grid_y": 1, "per_core_H*W": 4, "block": 1, "x_buffer_depth": 2}
+    verdict = referee(build_schedule(hw, problem, candidate, noc_bound=False), values)
+    assert verdict.legal and verdict.solution is not None, verdict.violations
+    r_read = Fraction(hw.dram.core_read_bytes_per_cycle)
+    waited = (Fraction(2048) / (hw.dram.read_latency_cycles + Fraction(2048) / r_read)).limit_denominator(1000)
+    read = math.ceil(2048 / waited)
+    write = math.ceil(2048 / Fraction(hw.dram.core_write_bytes_per_cycle).limit_denominator(1000))
+    chip = math.ceil(Fraction(2048) / Fraction(hw.dram.chip_read_bytes_per_cycle).limit_denominator(1000))
+    step = max(read, write, chip)
+    expected = hw.compute.kernel_launch_cycles + read + 4 * step + write + hw.dram.write_latency_cycles
+    assert verdict.solution.latency_cycles == expected
+
+
+def test_nlp_heads_rows_read_as_waited_copies_of_their_input_over_their_cores() -> None:
+    """North-Mini's NlpCreateHeads reads its fused [128, 5120] q/k/v input (4 tile rows on 4 cores, 160 tiles
+    each); NLPConcatHeads its [32 x 128, 128] heads: both copies of INPUT_0 with the option ``waited``, their
+    tiles flattened over the row's CORE COUNT."""
+    report = read_ops_perf(capture_path("ops_perf_results_2026_07_29_21_38_48.csv.gz"))
+    create = next(op for op in report.ops if op.op_code == "NlpCreateHeadsDeviceOperation")
+    concat = next(op for op in report.ops if op.op_code == "NLPConcatHeadsDeviceOperation")
+    assert (create.kernel, create.shape, create.options) == ("copy", {"H": 128, "W": 5120}, frozenset({"waited"}))
+    assert (concat.kernel, concat.shape, concat.options) == ("copy", {"H": 4096, "W": 128}, frozenset({"waited"}))
+    for op in (create, concat):
+        assert isinstance(op.config, ShardedSplit) and op.config.cores == 4 and op.config.flat
