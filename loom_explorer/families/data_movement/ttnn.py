@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 
 from loom_explorer.export.exporter import ExportError
+from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import analyse_data_movement
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
@@ -101,6 +102,11 @@ def ttnn_function(problem: Problem) -> str:
     """The ttnn function that runs ``problem``'s program (module docstring); ConfigError when no single ttnn
     op does what its moves do together (say, a pad and a transpose: two ttnn calls)."""
     found = features(problem)
+    if problem.has_option(WAITED):
+        raise ConfigError(
+            f"{problem.program.name} with the option {WAITED} is costed as ttnn's NLP create/concat heads readers "
+            "(a barrier per tile), which no single ttnn data-movement call on these tensors runs"
+        )
     if found not in FUNCTIONS:
         raise ConfigError(
             f"{problem.program.name} does {' and '.join(found)} at once; ttnn runs that as "
