@@ -2,6 +2,9 @@
 
 Written only with the tile DSL, a data-movement program (``families/data_movement/program.py``): the reader and
 writer move the tiles as they are; only a change of data format passes each tile through the compute core.
+With the program option ``waited`` the reader waits for each tile before it issues the next (a NoC read
+barrier per tile, as ttnn's ``nlp_create_qkv_heads`` and ``nlp_concat_heads`` readers do: docs/
+data_movement.md, "What the kernels do").
 """
 
 from loom_explorer.program import Dim, Move, Tensor, TileProgram
@@ -19,4 +22,5 @@ PROGRAM = TileProgram(
         Tensor("y", ("H", "W"), "output"),
     ),
     ops=(Move("x", "y"),),
+    options=("waited",),
 )

@@ -266,6 +266,11 @@ class ComputeSpec(_Frozen):
         description="cycles per 32-bit store a data-movement RISC-V sustains into L1 (a kernel filling a tile "
         "word by word); absent: such fills are not costed",
     )
+    riscv_l1_load_cycles: PositiveCycles | None = Field(
+        default=None,
+        description="cycles from a data-movement RISC-V's load from L1 to its result being usable (a kernel "
+        "moving data element by element through its registers); absent: such copies are not costed",
+    )
 
     @field_validator("sdpa_softmax_scale")
     @classmethod

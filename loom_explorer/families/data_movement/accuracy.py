@@ -28,6 +28,16 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   only those pages, a concatenation's inputs sum to them), except a row-major reshape, whose rows and page
   are the input's (the output's pages, of another size, are costed at the input's);
 * the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
+* ``NlpCreateHeads`` and ``NLPConcatHeads`` of interleaved tensors: a ``copy`` of INPUT_0's tiles (every one is
+  read: create heads reads the fused q, k and v) with the option ``waited`` (their readers wait for each tile,
+  ``barriers.py``), its tiles flattened over the row's ``CORE COUNT`` cores one tile a block (``ShardedSplit``
+  with no L1 operand, ``flat``: the readers push tile by tile): the
+  factories deal the input's tile rows over the cores (``nlp_create_qkv_heads_program_factory.cpp``,
+  ``nlp_concat_heads_program_factory.cpp``: ``num_blocks`` tile rows with ``split_work_to_cores``);
+* a row-major ``Slice`` with a step along the last dimension (its ``step`` attribute), both sides interleaved
+  -> ``slice_rows`` with the option ``strided`` (``gather.py``: the reader gathers the kept elements byte by
+  byte): ``H`` the output's logical rows, ``W`` the input's logical columns (each input row is read whole),
+  ``Wy`` the output's;
 * a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
 * a paged KV-cache update (``PagedUpdateCacheDeviceOperation``, ``paged_update_cache_program_factory.cpp``
   (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/experimental/paged_cache/device/update_cache/``
@@ -54,6 +64,8 @@ import re
 
 from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, count_cell, tensor_format, tensor_memory
 from loom_explorer.accuracy.op_mapping import AccuracyOps
+from loom_explorer.families.data_movement.barriers import WAITED
+from loom_explorer.families.data_movement.gather import STRIDED
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
 
@@ -104,6 +116,8 @@ COPIES = frozenset(
         "paddeviceoperation",
     }
 )
+# ttnn's NLP create-heads and concat-heads ops: the input's tile rows split over cores, every tile waited for
+HEADS = frozenset({"nlpcreateheadsdeviceoperation", "nlpconcatheadsdeviceoperation"})
 OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
 _EXTENT = re.compile(r"\s*([0-9]+)\s*(?:\[\s*([0-9]+)\s*\])?\s*")
 
@@ -156,6 +170,14 @@ def _moves_last(attrs: dict[str, str], name: str) -> bool:
         return False
     order = [int(v) for v in re.findall(r"-?[0-9]+", attrs.get("dims", ""))]
     return bool(order) and order[-1] != len(order) - 1
+
+
+def _last_step(attrs: dict[str, str], name: str) -> int:
+    """A slice's step along the last dimension (1: none, or not a slice)."""
+    if name != "slicedeviceoperation":
+        return 1
+    steps = [int(v) for v in re.findall(r"[0-9]+", attrs.get("step", ""))]
+    return steps[-1] if steps else 1
 
 
 SHARDINGS = {
@@ -219,6 +241,9 @@ def _kernel_and_shape(
         if name in ("transposedeviceoperation", "transpose", "permutedeviceoperation"):
             notes.append("a permute of the leading dimensions: costed as a copy of the tiles")
         return "copy", {"H": rows, "W": cols}
+    if _last_step(attrs, name) > 1 and base == "OUTPUT_0":
+        _, out_rows_logical, _, out_cols_logical = _rows_cols(row, "OUTPUT_0")
+        return "slice_rows", {"H": out_rows_logical, "W": in_logical_cols, "Wy": out_cols_logical}
     if name in ("reshapedeviceoperation", "reshapeviewdeviceoperation"):
         notes.append("row-major reshape: output pages costed at the input's page size")
         return "copy_rows", {"H": in_logical_rows, "W": in_logical_cols}
@@ -302,9 +327,18 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     base = "INPUT_0" if sharded["INPUT_0"] and not sharded["OUTPUT_0"] else "OUTPUT_0"
     if name in ("nlpcreateheadsdecodedeviceoperation", "nlpcreateqkvheadsdecodedeviceoperation"):
         base = "INPUT_0"  # the fused q/k/v rows: OUTPUT_0 is the q heads only, k and v are outputs 1 and 2
+    heads = name in HEADS and not any(sharded.values())
+    if heads:
+        base = "INPUT_0"  # every input tile is read (create heads: the fused q, k and v), each waited for
     kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
     dtype = tensor_format(row, "INPUT_0")
     config = None
+    if heads:
+        cores = row.number(count_cell, "CORE COUNT")
+        if cores is None:
+            raise RowSkip("NLP create/concat heads and no CORE COUNT: the cores its tile rows are dealt over")
+        config = ShardedSplit(op=row.get("OP CODE"), cores=cores, sharded=(), flat=True)
+        notes.append(f"the input's tile rows over the row's {cores} cores, every tile read with a barrier")
     if any(sharded.values()):
         cores = row.number(count_cell, "CORE COUNT")
         if cores is None:
@@ -323,13 +357,14 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(notes),
         config=config,
+        options=frozenset({STRIDED}) if kernel == "slice_rows" else frozenset({WAITED}) if heads else frozenset(),
     )
 
 
 ACCURACY = AccuracyOps(
     name="data_movement",
     op_codes=OP_CODES,
-    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows"),
+    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows", "slice_rows"),
     read_configured=read_row,
     ops_phrase="tilize/untilize, transpose, copy, reshape, slice, concat, typecast",
     no_math_op_codes=OP_CODES,

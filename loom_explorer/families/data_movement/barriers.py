@@ -15,7 +15,16 @@ once:
 * ``ttnn.untilize_with_unpadding`` (the untilize's output a part of its source):
   ``writer_unary_stick_layout_split_rows_multicore.cpp`` (tenstorrent/tt-metal
   ``ttnn/cpp/ttnn/operations/data_movement/untilize_with_unpadding/device/kernels/dataflow/`` @0580bed1:
-  ``write_block`` issues ``noc_async_write`` of one stick then ``noc_async_write_barrier()``, for each row).
+  ``write_block`` issues ``noc_async_write`` of one stick then ``noc_async_write_barrier()``, for each row);
+* a strided row-major ``ttnn.slice`` (the program option ``strided``, ``gather.py``): its source, read row by
+  row with ``noc_async_read_barrier()`` after each (``slice/device/kernels/dataflow/reader_multicore_slice_4d.cpp``
+  @018f1290) before the row's elements are gathered;
+* a tiled copy with the program option ``waited``: its source, read tile by tile with a barrier after each, as
+  ``nlp_create_qkv_heads``' reader (``experimental/transformer/nlp_create_qkv_heads/device/kernels/dataflow/
+  reader_tm_tile_layout_nlp_create_qkv_heads.cpp`` @04b34050: ``async_read`` of one tile then
+  ``async_read_barrier``, for every q, k and v tile) and ``nlp_concat_heads``' (``.../nlp_concat_heads/device/
+  kernels/dataflow/reader_tm_tile_layout_nlp_concat_heads.cpp`` @09b4c34b: ``noc_async_read_tile`` then
+  ``noc_async_read_barrier``) do.
 
 Waiting for each page costs its whole round trip, so a page of ``p`` bytes takes ``L + p / r(p)`` cycles
 (``pages.py::waited_page_bytes_per_cycle``: ``L`` the transaction's latency, ``r(p)`` the streamed page
@@ -24,8 +33,11 @@ rate) instead of ``p / r(p)``: a stick of a few bytes costs about one DRAM laten
 
 from __future__ import annotations
 
+from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import DataMovement
 from loom_explorer.problem import Problem
+
+WAITED = "waited"  # the program option: the reader waits for every source page (module docstring)
 
 
 def is_part(problem: Problem, tensor: str) -> bool:
@@ -37,7 +49,12 @@ def is_part(problem: Problem, tensor: str) -> bool:
 
 def waits_each_page(problem: Problem, st: DataMovement, tensor: str) -> bool:
     """Whether ``tensor``'s pages are moved one at a time with a barrier after each (module docstring): the
-    padded row-major source of a tilize, or the cut row-major output of an untilize."""
+    padded row-major source of a tilize, the cut row-major output of an untilize, or a strided slice's
+    row-major source."""
     if tensor == st.output:
         return any(st.relayout(t) == "untilize" for t in st.streamed) and is_part(problem, tensor)
+    if gathers(problem) and problem.program.tensor(tensor).layout == "row_major":
+        return True
+    if WAITED in problem.program.options and problem.has_option(WAITED) and tensor in st.streamed:
+        return True
     return st.relayout(tensor) == "tilize" and is_part(problem, tensor)

@@ -13,15 +13,27 @@ page is one row of its last dimension; a tiled tensor's reads and writes run at 
     write   = max(ceil(B*b_Y*f_Y / w(p_Y)), link_Y)              (0 for an output in L1)
     compute = B * c_tile                                         (work.py: 0 for a plain copy)
     chip    = ceil(sum_X readers_X * B*b_X / R_chip)
-    step    = max(compute + sum_{X: depth_X = 1} read_X, reads, write, chip, link_f...)
+    step    = max(compute + sum_{X: depth_X = 1} read_X, reads + gather, write, chip, link_f...)
 
     T_total = launch + fill + n*step + drain,   fill = reads,   drain = write + L_write
 
 A tensor whose pages the kernel waits for one by one (``barriers.py``: a padded tilize's source, an unpadded
-untilize's output) moves at the waited page rate ``p / (L + p / r(p))`` (``pages.py``) and adds no ``L_read``
+untilize's output, a strided slice's source, a ``waited`` copy's tiles) moves at the waited page rate
+``p / (L + p / r(p))`` (``pages.py``) and adds no ``L_read``
 to its block, nor ``L_write`` to the drain: every page has paid its latency. An L1-interleaved output is written
 at the NoC's unicast rate (tiles) and drained with the L1 banks' page latency (``model/latency.py::
 write_latency_cycles``, ``model/l1_banks.py``).
+
+A strided slice (the program option ``strided``, ``gather.py``) adds to its reader's block the cycles its
+RISC-V spends gathering the kept elements byte by byte, ``gather = ceil(B * 32 * f_Y) * g_elem``, after the
+block's read; its source rows are waited one by one (``barriers.py``). The gather is in the step only, not in
+the fill: the reader's steps are every block's read and gather, the first's included (the fill stands for the
+first read before the pipeline's other stages start; a gather-bound core's time is ``n`` gathers and reads,
+then the last write).
+
+A page-by-page reader with no compute (``page_pipelined``: a waited source, ``c_tile = 0``) hands each page to
+the writer as it lands: ``fill`` is then its first page, ``p / (rate * f)`` (``page_cycles``), and the drain the
+last page's write, not a whole block's; the steps still move every block.
 
 The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
 ``write_back = drain``) sum to the total. The lower bound takes for ``n*step`` the larger of the compute
@@ -30,11 +42,13 @@ The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from loom_explorer.families.data_movement.barriers import waits_each_page
+from loom_explorer.families.data_movement.gather import element_gather_cycles, gathers, tile_gather_elements
 from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
 from loom_explorer.families.data_movement.work import tile_cycles
@@ -65,6 +79,9 @@ def rate(q: DataMovementQuantities, tensor: str, direction: str) -> Fraction:
             r = Fraction(hw.noc.unicast_bytes_per_cycle)
         else:
             r = Fraction(dram.core_read_bytes_per_cycle if direction == "read" else dram.core_write_bytes_per_cycle)
+        if waits_each_page(q.problem, q.st, tensor):  # a tile's round trip each: p / (L + p / r)
+            page = q.page_bytes(tensor)
+            r = Fraction(page) / (_page_latency(q, tensor, direction) + Fraction(page) / r)
     else:
         way: Direction = "read" if direction == "read" else "write"
         if waits_each_page(q.problem, q.st, tensor):
@@ -95,6 +112,33 @@ def write_cycles(q: DataMovementQuantities, links: Sequence[LinkShare] = ()) -> 
     )
 
 
+def gather_cycles(q: DataMovementQuantities) -> Expr:
+    """``gather`` of one block (module docstring, ``gather.py``): 0 unless the reader gathers elements."""
+    if not gathers(q.problem):
+        return const(0)
+    out = q.output
+    per_element = element_gather_cycles(q.hw, math.ceil(q.element_bytes(out)))
+    per_tile = tile_gather_elements(q.problem, q.st) * per_element
+    if per_tile == 0:
+        return const(0)
+    return ceil_rate(mul(q.block, per_tile), 1 / q.fraction(out))
+
+
+def page_pipelined(q: DataMovementQuantities, c_tile: int) -> frozenset[str]:
+    """The sources read page by page with a wait for each, when the compute core takes no part (``c_tile = 0``):
+    the writer takes each page as it lands (one page a buffer slot, as the waited readers push them), so the
+    pipeline fills with one page and drains with one page's write, not a whole block's (module docstring)."""
+    if c_tile:
+        return frozenset()
+    return frozenset(t for t in q.streamed if reads_dram(q, t) and waits_each_page(q.problem, q.st, t))
+
+
+def page_cycles(q: DataMovementQuantities, tensor: str, direction: str) -> int:
+    """Cycles of one page of ``tensor`` (a tile, or a row-major row) at its rate: ``p / (rate * f)``."""
+    real = rate(q, tensor, direction) * q.fraction(tensor)
+    return math.ceil(Fraction(q.page_bytes(tensor)) / real)
+
+
 def drain_latency_cycles(q: DataMovementQuantities) -> int:
     """``L_write`` after the last block: the output's write latency for its placement (DRAM, or the L1 banks
     of an L1-interleaved output); 0 for an output in L1, or written page by page with a wait for each (its
@@ -114,18 +158,24 @@ def data_movement_latency_terms(
     c_tile = tile_cycles(hw, q.problem, q.st)
     compute = mul(q.block, c_tile)
     reads_of = {t: read_cycles(q, t) for t in q.streamed}
+    gather = gather_cycles(q)
     reads = total(reads_of.values())
+    paged = page_pipelined(q, c_tile)
+    fill = total(const(page_cycles(q, t, "read")) if t in paged else r for t, r in reads_of.items())
     exposed = total(mul(single_buffered(q, t), r) for t, r in reads_of.items())
     write = write_cycles(q, write_links)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step = maximum(compute + exposed, reads, write, chip_read_cycles(q, q.streamed), *links)
-    drain = write + drain_latency_cycles(q)
+    step = maximum(compute + exposed, reads + gather, write, chip_read_cycles(q, q.streamed), *links)
+    last_write = (
+        const(page_cycles(q, q.output, "write")) if paged and not q.problem.placement(q.output).in_l1 else write
+    )
+    drain = last_write + drain_latency_cycles(q)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
-    objective = launch + reads + mul(n, step) + drain
+    objective = launch + fill + mul(n, step) + drain
     terms = [
         LatencyTerm("launch", launch, "fixed per-op launch on the device"),
-        LatencyTerm("fill", reads, "the first block read before any tile moves on"),
+        LatencyTerm("fill", fill, "the first block (a page-by-page reader: its first page) read before any moves on"),
         LatencyTerm("compute", mul(n, compute), "the compute core re-laying or converting every tile"),
         LatencyTerm(
             "data_movement",
@@ -138,5 +188,11 @@ def data_movement_latency_terms(
         total(mul(dram_readers(q, t), q.core_tiles, q.tile_bytes(t)) for t in q.streamed),
         hw.dram.chip_read_bytes_per_cycle,
     )
-    lower = launch + reads + maximum(mul(q.core_tiles, c_tile), chip_floor) + drain
+    gather_floor = (
+        ceil_rate(mul(q.core_tiles, tile_gather_elements(q.problem, q.st)), 1 / q.fraction(q.output))
+        if gathers(q.problem)
+        else const(0)
+    )
+    per_element = element_gather_cycles(hw, math.ceil(q.element_bytes(q.output))) if gathers(q.problem) else 0
+    lower = launch + fill + maximum(mul(q.core_tiles, c_tile), chip_floor, mul(gather_floor, per_element)) + drain
     return objective, terms, lower

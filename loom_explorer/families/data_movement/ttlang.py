@@ -29,6 +29,7 @@ from typing import Any
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.export.schedule_json import RebuiltSchedule, ScheduleDocument
+from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.program import DataMovement, analyse_data_movement
 from loom_explorer.model.schedule import SymbolicSchedule
 from loom_explorer.problem import Problem
@@ -55,6 +56,11 @@ def data_movement_unsupported(problem: Problem) -> str | None:
         return (
             f"{program.name} moves row-major {', '.join(row_major)}: the TT-Lang kernels move 32x32 tiles between "
             "tiled tensors, so row-major pages, tilize and untilize have no TT-Lang form"
+        )
+    if problem.has_option(WAITED):
+        return (
+            f"{program.name} with the option {WAITED} costs ttnn's NLP heads readers (a barrier per tile); the "
+            "TT-Lang reader streams its tiles"
         )
     if len(st.moves) > 1:
         return f"{program.name} concatenates {len(st.moves)} sources: the TT-Lang writer writes one move"

@@ -25,7 +25,9 @@ units of work over the whole compute grid itself (``targets/ttnn/defaults.py``: 
   (tiled) or sticks (row-major) with ``split_work_to_cores``, 2 units per buffer, an ``eltwise_copy`` compute
   kernel only when the data format changes: tiles flattened, ``block = 1``, depth 2; a row-major program
   (its rows one element each, ``tile=1``) deals its rows: ``block_rows = 1``, depth 2. The slice, pad and
-  concat factories split output pages the same way; their own readers are not modelled apart from it.
+  concat factories split output pages the same way; their own readers are not modelled apart from it. A
+  strided row-major slice (the option ``strided``: ``slice_program_factory_rm_stride.cpp`` @00b0fa3f) deals
+  its output rows alike, two input rows per buffer; its reader's gather is ``gather.py``'s.
 
 A row read with a height-sharded operand (``ttnn_config.py``: ``ShardedSplit``) is costed as its sharded split
 instead (``evaluate_sharded``): the rows over the row's cores, the sharded operands in L1.
@@ -40,6 +42,8 @@ from __future__ import annotations
 import math
 
 from loom_explorer.export.exporter import ExportError
+from loom_explorer.families.data_movement.barriers import WAITED
+from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import analyse_data_movement
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.families.data_movement.work import computed
@@ -98,6 +102,11 @@ def ttnn_function(problem: Problem) -> str:
     """The ttnn function that runs ``problem``'s program (module docstring); ConfigError when no single ttnn
     op does what its moves do together (say, a pad and a transpose: two ttnn calls)."""
     found = features(problem)
+    if problem.has_option(WAITED):
+        raise ConfigError(
+            f"{problem.program.name} with the option {WAITED} is costed as ttnn's NLP create/concat heads readers "
+            "(a barrier per tile), which no single ttnn data-movement call on these tensors runs"
+        )
     if found not in FUNCTIONS:
         raise ConfigError(
             f"{problem.program.name} does {' and '.join(found)} at once; ttnn runs that as "
@@ -205,6 +214,17 @@ def _concat_axis(problem: Problem) -> int:
     return out_dims.index(whole) - len(out_dims)
 
 
+def _stride(problem: Problem, src: str, out: str) -> int:
+    """The step of a strided slice (the option ``strided``, ``gather.py``): ``s = W // Wy`` of the source's
+    and output's last dimensions, which must give ``ceil(W / s) = Wy`` kept elements; ExportError otherwise."""
+    width = problem.elements(problem.program.tensor(src).dims[-1])
+    kept = problem.elements(problem.program.tensor(out).dims[-1])
+    step = max(1, width // kept)
+    if -(-width // step) != kept:
+        raise ExportError(f"{problem.program.name}: no step keeps {kept} of {width} elements of a row")
+    return step
+
+
 def _call(schedule: SymbolicSchedule) -> str:
     _check_runs(schedule)
     problem = schedule.problem
@@ -238,7 +258,12 @@ def _call(schedule: SymbolicSchedule) -> str:
         sources = ", ".join(f'tensors["{t}"]' for t in st.streamed)
         calls[function] = f"ttnn.concat([{sources}], {axis}, {memory})"
         ref = f"torch.cat([{', '.join(f'inputs[{t!r}].float()' for t in st.streamed)}], {axis})"
-    if function == "ttnn.transpose":
+    if function == "ttnn.slice" and gathers(problem):
+        step = _stride(problem, src, out)
+        n = len(dims)
+        calls[function] = f"ttnn.slice({x}, [0] * {n}, {whole}, [1] * {n - 1} + [{step}], {memory})"
+        ref = f"{ref}[..., ::{step}]"
+    elif function == "ttnn.transpose":
         ref = f"{ref}.transpose(-2, -1)"
     elif function == "ttnn.slice" or function == "ttnn.untilize_with_unpadding":
         ref = f"{ref}[" + ", ".join(f':SHAPE["{d}"]' for d in dims) + "]"
@@ -295,6 +320,8 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
     st = analyse_data_movement(problem.program)
     if len(st.dims) != 2:
         raise ConfigError(f"{problem.program.name}: the sharded split is modelled for [rows, columns] programs")
+    if split.flat:
+        return _evaluate_flat(hw, problem, split)
     rows = st.dims[0]
     units = problem.tiles(rows)
     per_core = math.ceil(units / split.cores)
@@ -311,6 +338,26 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
         most = min(per_core, allowed.max, split.block_rows or per_core)
         block = max(v for v in range(1, most + 1) if per_core % v == 0 and v in allowed)
     values = {"grid_x": gx, "grid_y": gy, f"per_core_{rows}": per_core, "block_rows": block}
+    values |= {p: 2 for p in schedule.param_names if p.endswith("_buffer_depth")}
+    return evaluate_values(schedule, values)
+
+
+def _evaluate_flat(hw: HardwareSpec, problem: Problem, split: ShardedSplit) -> Evaluated:
+    """A split of every tile flattened over ``split.cores`` cores (``ceil(tiles / cores)`` each, in order), one
+    tile a block, double-buffered: a reader that pushes each tile as it lands (the NLP create/concat heads
+    readers, one tile per buffer slot; their tile rows dealt over the cores are runs of the flattened tiles)."""
+    st = analyse_data_movement(problem.program)
+    flat = "*".join(st.dims)
+    units = math.prod(problem.tiles(d) for d in st.dims)
+    per_core = math.ceil(units / split.cores)
+    used = math.ceil(units / per_core)
+    gx = min(used, hw.grid.columns)
+    gy = math.ceil(used / gx)
+    if gy > hw.grid.rows:
+        raise ConfigError(f"{split.cores} cores do not fit {hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
+    candidate = Candidate(axes=(("xy", flat),), comms=tuple((t, Comm.dram) for t in st.streamed))
+    schedule = build_schedule(hw, problem, candidate)
+    values = {"grid_x": gx, "grid_y": gy, f"per_core_{flat}": per_core, "block": 1}
     values |= {p: 2 for p in schedule.param_names if p.endswith("_buffer_depth")}
     return evaluate_values(schedule, values)
 

@@ -33,13 +33,18 @@ class ShardedSplit(NoProgramConfig):
     layouts: tuple[Placement, ...] = ()  # each one's sharding (default: height), as ``sharded`` orders them
     # rows one block moves when the op's factory fixes it (at most; ``ttnn.py::evaluate_sharded``), None: its own
     block_rows: int | None = Field(default=None, ge=1)
+    # the tiles flattened over the cores, one tile a block (a reader that pushes tile by tile, ``ttnn.py``)
+    flat: bool = False
 
     @model_serializer(mode="wrap")
     def _without_default_block(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """Dumped without ``block_rows`` when unset: a split that does not fix its block reads as before."""
+        """Dumped without ``block_rows`` when unset, nor ``flat`` when off: a split that sets neither reads as
+        before."""
         data: dict[str, object] = handler(self)
         if self.block_rows is None:
             data.pop("block_rows", None)
+        if not self.flat:
+            data.pop("flat", None)
         return data
 
     @property
