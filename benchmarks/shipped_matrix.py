@@ -165,6 +165,13 @@ PADDED = (*TWO_D, ("padded", "H=1024,Hx=1000,W=64,Wx=33"))
 CUT = (*TWO_D, ("cut", "H=1024,Hy=1000,W=64,Wy=33"))
 # rows read once and written k times (nearest upsample): the 2-D shapes with every row read (Hx whole), and x4
 REPEATED = (*TWO_D, ("x4", "H=16384,Hx=4096,W=256"), ("one row to many", "H=2048,Hx=1,W=64"))
+# a row-major slice of each row's elements: the 2-D shapes with every element kept (Wy whole), half of them
+# (the strided step 2), and a ragged part
+SLICED = (
+    *((label, f"{shape},Wy={shape.split('W=')[1]}") for label, shape in TWO_D),
+    ("half", "H=4096,W=512,Wy=256"),
+    ("ragged part", "H=1000,W=1000,Wy=333"),
+)
 FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("M", "N", "K"): MATMUL,
     ("B", "M", "N", "K"): BATCHED,
@@ -177,6 +184,7 @@ FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("H", "Hx", "W", "Wx"): PADDED,
     ("H", "Hy", "W", "Wy"): CUT,
     ("H", "Hx", "W"): REPEATED,
+    ("H", "W", "Wy"): SLICED,
     ("M", "N", "KH", "KWC"): CONV,
 }
 ACTIVATIONS = ("relu", "gelu", "silu", "sigmoid", "exp", "recip", "rsqrt")
