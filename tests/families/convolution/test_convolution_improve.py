@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from loom_explorer.accuracy.improve import improve_report
-from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf
+from loom_explorer.accuracy.ingest import calibrated_ns, choose_hardware, read_ops_perf
+from loom_explorer.accuracy.term_calibration import shipped_scales
 from loom_explorer.data import capture_path
 from loom_explorer.families.convolution.ttnn_config import TtnnConv2dConfig, evaluate_conv_config
 from loom_explorer.hardware import load_hardware
@@ -37,4 +38,5 @@ def test_improve_lists_each_conv_with_the_config_it_ran_and_a_better_one(tmp_pat
         assert o.best_ns is not None and o.ran_ns is not None and o.best_ns < o.ran_ns
         assert o.problem is not None and o.best_config is not None
         again = evaluate_conv_config(hw, o.problem, o.best_config).result.solution  # as predict costs it
-        assert again is not None and abs(hw.cycles_to_us(again.latency_cycles) * 1e3 - o.best_ns) < 1.0
+        assert again is not None  # and as predict reports it: calibrated
+        assert abs(calibrated_ns(shipped_scales(), o.problem.program, hw, again.breakdown) - o.best_ns) < 1.0
