@@ -104,3 +104,14 @@ def test_speedup_floor() -> None:
 def test_a_bad_file_is_refused_naming_the_line(text: str, message: str) -> None:
     with pytest.raises(ModelErrorFileError, match=re.escape(message)):
         _parse(text, "model_error.csv")
+
+
+@pytest.mark.slow
+def test_the_capture_figures_are_today_s() -> None:
+    """The kernel families' rows of ``model_error.csv`` are the captures' leave-one-capture-out errors of
+    today's model and calibration (``capture_family_errors``)."""
+    from loom_explorer.accuracy.family_error import CAPTURES_DATA, capture_family_errors
+
+    shipped = [replace(f, run_date="") for f in family_errors() if f.data == CAPTURES_DATA]
+    assert shipped, "model_error.csv has the captures' figures"
+    assert [replace(f, run_date="") for f in capture_family_errors("")] == shipped
