@@ -250,7 +250,14 @@ class ComputeSpec(_Frozen):
     tile_pack_cycles: Cycles = Field(description="pack one tile from Dst to L1 (or unpack a partial back)")
     eltwise_tile_cycles: Cycles = Field(description="one FPU elementwise tile op (e.g. add of partials)")
     sfpu_tile_cycles: dict[str, Cycles] = Field(description="one SFPU op over a 32x32 tile, by op name")
-    kernel_launch_cycles: Cycles = Field(description="fixed cost per op launch on the device")
+    kernel_launch_cycles: Cycles = Field(
+        description="fixed cost per op launch inside a device kernel duration (kernels' start and prologue)"
+    )
+    op_to_op_gap_cycles: Cycles = Field(
+        default=0,
+        description="one op's kernels ending to the next op's starting (dispatch), under trace: in a "
+        "wall-clock time per op, never in a device kernel duration; 0: not known",
+    )
     sdpa_softmax_scale: dict[str, Factor] = Field(
         default_factory=lambda: dict.fromkeys(SDPA_KERNELS, 1.0),
         description="ttnn's SDPA kernels (streaming, accurate): the factor on the online softmax's per-step "

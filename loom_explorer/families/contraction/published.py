@@ -6,7 +6,10 @@ Every measured row is predicted with the exact config it ran: its manual config 
 dtype, M, K, N) with its memory placement, or, for out-of-box rows, the config ttnn picks itself
 (``ttnn_default_config``), on the row's card (n150 -> wormhole_n150, p150 -> blackhole_p150a) restricted
 to the row's grid. Only ``use_trace=True`` rows are used: without trace the time is host dispatch
-(``gemm_benchmark_method.md``).
+(``gemm_benchmark_method.md``). A traced row's time is wall clock over back-to-back ops, so each prediction is
+the model's device latency plus the op-to-op gap (``compute.op_to_op_gap_cycles``: the dispatcher's gap between
+one op's kernels ending and the next op's starting, which a profiler's device kernel duration leaves out), a
+term of its breakdown of its own (``OP_TO_OP_GAP``).
 
 Both files are checked whole before anything is predicted (``read_measurements``, ``read_configs``, the
 rules of ``csv_input`` and ``accuracy/published_table.py``): a bad cell or a short or long row is a
@@ -56,6 +59,7 @@ from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 KERNEL = "gemm"  # the kernel the rows time
 ERROR_FAMILY = "matmul"  # the family of model_error.csv its figures are
+OP_TO_OP_GAP = "op_to_op_gap"  # the breakdown term of the gap a traced wall-clock time adds to each op
 SMALL_NS = 20_000
 REQUIRED = (
     "card",
@@ -379,6 +383,11 @@ def _predict_one(hw: HardwareSpec, sha: str, case: Case) -> _Prediction:
     else:
         evaluated = evaluate_config(hw, problem, case.config)
     sol = evaluated.result.solution
+    # the benchmark times wall clock over a trace of back-to-back matmuls (gemm_benchmark_method.md): each op's
+    # time is its device kernel duration (the model's latency) plus the op-to-op gap the dispatcher leaves
+    # between one op's kernels ending and the next op's starting
+    gap = hw.compute.op_to_op_gap_cycles
+    total = sol.latency_cycles + gap if sol else None
     dtype = problem.data_format("out")
     dram_bytes = sum(
         hw.tile_bytes[dtype] * problem.tiles(a) * problem.tiles(b) for a, b in (("M", "K"), ("K", "N"), ("M", "N"))
@@ -387,12 +396,12 @@ def _predict_one(hw: HardwareSpec, sha: str, case: Case) -> _Prediction:
         hardware=hw.name,
         hardware_sha256=sha,
         candidate=evaluated.result.candidate_name,
-        predicted_ns=hw.cycles_to_us(sol.latency_cycles) * 1e3 if sol else None,
+        predicted_ns=hw.cycles_to_us(total) * 1e3 if total is not None else None,
         ideal_ns=hw.cycles_to_us(evaluated.schedule.ideal_cycles) * 1e3,
         dram_ns=dram_bytes / (hw.dram.channels * hw.dram.channel_peak_bytes_per_cycle) / hw.clock_ghz,
         params=evaluated.values,
-        breakdown=dict(sol.breakdown) if sol else {},
-        predicted_cycles=sol.latency_cycles if sol else None,
+        breakdown={**dict(sol.breakdown), OP_TO_OP_GAP: gap} if sol else {},
+        predicted_cycles=total,
         note="" if sol else (evaluated.result.conflict.message if evaluated.result.conflict else ""),
     )
 

@@ -1,13 +1,14 @@
 """Fit the hardware description's estimated constants to the published matmul times: ``loom-explorer
 calibrate`` (``--kernel gemm``, the default), and how well the fit predicts shapes it has not seen.
 
-The constants fitted (``CONSTANTS``) are the estimates of the YAML files that matmuls exercise (their
-comments name ``loom_explorer/data/published/gemm_flops_calibration.csv``): per-op launch, Dst sub-block
-overhead, tile pack, the multicast handshake; one core's DRAM read bandwidth; and the achieved cycles of a
-tile matmul per fidelity (LoFi, HiFi2, HiFi4), which the shipped files give at their ideal (tech report)
-values and the fit may only raise. The fit (``accuracy/calibrate.py``) minimises the mean squared log error
-(``scoring.log_loss``) over every row of the chip's card; every evaluation re-predicts every row with the
-exact config it ran (``published.predict_cases``).
+The constants fitted (``CONSTANTS``) are the estimates of the YAML files that matmuls exercise (their comments
+name ``loom_explorer/data/published/gemm_flops_calibration.csv``): the op-to-op gap (the per-op fixed cost the
+traced wall clock adds to the device kernel time), Dst sub-block overhead, tile pack, the multicast handshake;
+one core's DRAM read bandwidth; and the achieved cycles of a tile matmul per fidelity (LoFi, HiFi2, HiFi4),
+which the shipped files give at their ideal (tech report) values and the fit may only raise. The fit
+(``accuracy/calibrate.py``) minimises the mean squared log error (``scoring.log_loss``) over every row of the
+chip's card; every evaluation re-predicts every row with the exact config it ran
+(``published.predict_cases``).
 
 Leave-one-shape-out cross-validation (``cross_validate``): for each shape (M, K, N) of a card's rows, the
 constants are fitted on the rows of every other shape, and the rows of that shape (every config kind, dtype
@@ -39,7 +40,7 @@ from loom_explorer.solve.children import worker_pool
 # "section.key" or "section.key.entry" (an entry of a per-fidelity table); each is tried at SCALES times
 # its shipped value (accuracy/calibrate.py)
 CONSTANTS: tuple[str, ...] = (
-    "compute.kernel_launch_cycles",
+    "compute.op_to_op_gap_cycles",  # the per-op fixed cost a traced wall clock sees beyond the device launch
     "compute.subblock_overhead_cycles",
     "compute.tile_pack_cycles",
     "noc.multicast_handshake_cycles",

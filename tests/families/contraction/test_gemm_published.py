@@ -190,3 +190,30 @@ def test_accuracy_with_another_hardware_file_for_one_card(tmp_path, capsys, publ
     ):
         assert main([*args, "--hw", pin]) != 0
         assert message in capsys.readouterr().err
+
+
+def test_a_traced_wall_clock_time_is_the_device_latency_plus_the_op_to_op_gap(tmp_path) -> None:
+    """The benchmark times wall clock over a trace of back-to-back ops, so each prediction adds the dispatcher's
+    op-to-op gap (``compute.op_to_op_gap_cycles``) to the model's device latency, as a term of its own: with the
+    gap set to 0 the same rows are predicted exactly that many cycles faster (on n150, 1 GHz: 1 cycle = 1 ns)."""
+    with CALIBRATION.open() as f:
+        reader = csv.DictReader(f)
+        rows = [r for r in reader if r["use_trace"] == "True" and r["card"] == "n150"][:3]
+        fields = reader.fieldnames
+    subset = tmp_path / "three.csv"
+    with subset.open("w", newline="") as f:
+        assert fields is not None
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    n150 = load_hardware("wormhole_n150")
+    gap = n150.compute.op_to_op_gap_cycles
+    assert gap > 0 and n150.clock_ghz == 1.0
+    no_gap = n150.model_copy(update={"compute": n150.compute.model_copy(update={"op_to_op_gap_cycles": 0})})
+    with_gap = predict_rows(subset, CONFIGS, {"n150": n150}).rows
+    without = predict_rows(subset, CONFIGS, {"n150": no_gap}).rows
+    assert len(with_gap) == len(without) == 3
+    for a, b in zip(with_gap, without, strict=True):
+        assert a.breakdown["op_to_op_gap"] == gap and b.breakdown["op_to_op_gap"] == 0
+        assert a.predicted_cycles == b.predicted_cycles + gap == sum(a.breakdown.values())
+        assert a.predicted_ns == pytest.approx(b.predicted_ns + gap)
