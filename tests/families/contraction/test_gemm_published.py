@@ -215,5 +215,6 @@ def test_a_traced_wall_clock_time_is_the_device_latency_plus_the_op_to_op_gap(tm
     assert len(with_gap) == len(without) == 3
     for a, b in zip(with_gap, without, strict=True):
         assert a.breakdown["op_to_op_gap"] == gap and b.breakdown["op_to_op_gap"] == 0
+        assert b.predicted_cycles is not None and b.predicted_ns is not None
         assert a.predicted_cycles == b.predicted_cycles + gap == sum(a.breakdown.values())
         assert a.predicted_ns == pytest.approx(b.predicted_ns + gap)
