@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from loom_explorer.accuracy.baselines import Predictor, fit_learned, fit_roofline
 from loom_explorer.accuracy.calibration_row import CalibrationRow
 from loom_explorer.accuracy.progress import Progress
-from loom_explorer.accuracy.term_calibration import SHIPPED_FACTORS, TermScales, fit_term_scales, gated_fit
+from loom_explorer.accuracy.term_calibration import SHIPPED_FACTORS, TermScales, fit_term_scales, gated_fit, p90
 from loom_explorer.data import CAPTURE_NETWORKS
 
 METHODS = ("model", "uncalibrated", "roofline", "learned")
@@ -148,9 +148,10 @@ class Score:
 
 def score(pairs: Sequence[tuple[float, float]]) -> Score:
     """The score of ``(predicted_ns, measured_ns)`` pairs."""
-    errors = sorted(abs(p / m - 1) for p, m in pairs)
-    p90 = statistics.quantiles(errors, n=10, method="inclusive")[-1] if len(errors) > 1 else errors[0]
-    return Score(len(errors), sum(m for _, m in pairs), sum(p for p, _ in pairs), statistics.median(errors), p90)
+    errors = [abs(p / m - 1) for p, m in pairs]
+    return Score(
+        len(errors), sum(m for _, m in pairs), sum(p for p, _ in pairs), statistics.median(errors), p90(errors)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ with few rows keeps about its family's scale, one never seen keeps exactly that.
 ``MIN_ROWS`` rows is not fitted (every scale 1).
 
 A family's scales are kept only where they beat the uncalibrated model on captures they were not fitted on
-(``gated_fit``: leave one capture out inside the fit); elsewhere the family stays uncalibrated. The shipped
+(``gated_fit``: leave one capture out inside the fit; a lower median |error| and no higher 90th percentile);
+elsewhere the family stays uncalibrated. The shipped
 scales (``data/capture_calibration.csv``) are the gated fit of the rows of the captures whose role is ``fit``
 (``data.CAPTURE_ROLES``); ``python -m loom_explorer.accuracy.calibration_rows`` prints that file.
 The solver still optimises the uncalibrated latency; the calibration is what a predicted time of a
@@ -254,11 +255,17 @@ def only(scales: TermScales, families: Iterable[str]) -> TermScales:
 Fit = Callable[[Sequence["CalibrationRow"]], TermScales]
 
 
+def p90(errors: list[float]) -> float:
+    """The 90th percentile of ``errors`` (inclusive: within their range)."""
+    return statistics.quantiles(errors, n=10, method="inclusive")[-1] if len(errors) > 1 else errors[0]
+
+
 def gated_fit(rows: Sequence[CalibrationRow], fit: Fit = fit_term_scales) -> TermScales:
     """``fit(rows)``, keeping a family's scales only where they predict captures they were not fitted on better
     than the uncalibrated model: each capture of ``rows`` predicted from ``fit`` of the others, a family kept
-    when the median |error| of its rows is lower calibrated than uncalibrated (the gate; ``capture_cv`` runs
-    it inside each fold, so that no held-out row decides it)."""
+    when, over its rows, the median |error| is lower calibrated than uncalibrated and the 90th percentile no
+    higher (the gate: a better typical row is not bought with a worse tail; ``capture_cv`` runs it inside
+    each fold, so that no held-out row decides it)."""
     captures = sorted({r.capture for r in rows})
     errors: dict[str, tuple[list[float], list[float]]] = {}
     for capture in captures:
@@ -268,5 +275,5 @@ def gated_fit(rows: Sequence[CalibrationRow], fit: Fit = fit_term_scales) -> Ter
                 model, uncalibrated = errors.setdefault(r.family, ([], []))
                 model.append(abs(inner.predict_ns(r) / r.measured_ns - 1))
                 uncalibrated.append(abs(r.uncalibrated_ns / r.measured_ns - 1))
-    keep = [f for f, (m, u) in errors.items() if statistics.median(m) < statistics.median(u)]
+    keep = [f for f, (m, u) in errors.items() if statistics.median(m) < statistics.median(u) and p90(m) <= p90(u)]
     return only(fit(rows), keep)
