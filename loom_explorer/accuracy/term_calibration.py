@@ -12,8 +12,8 @@ kernel ``k`` on a chip of architecture ``a`` (clock ``f_clk``) is
 costs, its per-tile compute cost, its data-movement rates), one factor per group. A kernel's own factor
 ``exp(delta_k)`` (a tilize's costs are not a copy's) and an architecture's ``exp(eps_a)``, each on every group
 of the op, can be fitted too (``factors``); the shipped fit has neither (``SHIPPED_FACTORS``): out of sample,
-leaving one capture out, they did worse (``loom-explorer accuracy --by family --factors kernel,arch``
-against ``--by family``: docs/accuracy.md states both). The fit (``fit_term_scales``) minimises over a
+leaving one capture out, they did no better overall (``loom-explorer accuracy --by family --factors
+kernel,arch`` against ``--by family``: docs/accuracy.md states both). The fit (``fit_term_scales``) minimises over a
 family's rows
 
     sum_i rho(log(t_i / measured_i)) + LAMBDA_family |theta|^2 + LAMBDA_kernel |delta|^2 + LAMBDA_arch |eps|^2
@@ -82,7 +82,7 @@ LAMBDA = {"family": 0.5, "kernel": 1.0, "arch": 4.0}
 ALL = "all"  # the group name of a kernel's or an architecture's factor: it scales every group of the op
 FACTORS = ("kernel", "arch")  # the levels that may have their own factor, beside the family's per group
 # the shipped fit's: none. A kernel's and an architecture's own factors (``accuracy --by family --factors
-# kernel,arch``) did worse out of sample: a fold often leaves the one capture that speaks for a chip or a kernel
+# kernel,arch``) did no better out of sample: a fold often leaves the one capture that speaks for a chip or kernel
 SHIPPED_FACTORS: tuple[str, ...] = ()
 
 
