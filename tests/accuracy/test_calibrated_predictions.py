@@ -93,9 +93,11 @@ def test_ingest_uncalibrated_flag(capsys: pytest.CaptureFixture[str]) -> None:
     from loom_explorer import cli
     from loom_explorer.accuracy.term_calibration import shipped_scales
 
+    from loom_explorer.data import capture_path
+
     docs = []
-    for flags in ([], ["--uncalibrated"]):
-        assert cli.main(["ingest", str(V2), "--hw", "wormhole_n150", "--dry-run", "--json", *flags]) == 0
+    for flags in ([], ["--uncalibrated"]):  # DeepLabV3: its convolutions are calibrated
+        assert cli.main(["ingest", str(capture_path("bh_p100_dlv3.csv.gz")), "--dry-run", "--json", *flags]) == 0
         docs.append(json.loads(capsys.readouterr().out))
     calibrated, raw = ({p["row"]: p for p in d["predictions"]} for d in docs)
     assert not any("calibrated:" in p["note"] for p in raw.values())

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from loom_explorer import cli
-from loom_explorer.accuracy.family_error import error_for
+from loom_explorer.accuracy.family_error import error_for_op
 from loom_explorer.hardware import load_hardware
 from loom_explorer.store import SweepRecord, open_store
 from loom_explorer.sweep import run as sweep_run
@@ -166,25 +166,31 @@ def test_report_totals_count_every_op_of_the_layer(swept, capsys) -> None:
         row = ops[op.label]
         assert row[3] == f"{r.best.latency_ns / 1e3:,.1f}" and row[8] == f"{r.ttnn_default_ns / 1e3:,.1f}"
         assert row[9] == f"{r.speedup:.2f}x" and row[12] == "ok"
-    # beside each speedup, the family's measured error and the speedup's floor at it (matmul only is measured)
+    # beside each speedup, the op's measured error (``error_for_op``) and the speedup's floor at it
+    floors = []
+    for op in LAYER:
+        r = by_label(swept.records)[op.label]
+        shape = {k: int(v) for k, v in (p.split("=") for p in r.shape.split(","))}
+        error = error_for_op(r.kernel, shape, HW)
+        row = ops[op.label]
+        if error is None:
+            assert row[10:12] == ["not measured", "-"], op.label
+            continue
+        assert r.speedup is not None
+        low, high = (
+            r.speedup * (1 - e / 100) / (1 + e / 100) for e in (error.median_abs_err_pct, error.worst_abs_err_pct)
+        )
+        high = max(high, 0.0)
+        assert row[10] == f"{error.median_abs_err_pct:.1f}% / {error.worst_abs_err_pct:.1f}%", op.label
+        assert row[11] == f"{low:.2f}x / {high:.2f}x", op.label
+        floors.append((low, high))
     gemm = by_label(swept.records)["tiny layer: w1"]
-    error = error_for("matmul", HW)
-    assert error is not None and error.hardware == HW and error.basis == "held out"
-    assert ops["tiny layer: w1"][10] == f"{error.median_abs_err_pct:.1f}% / {error.worst_abs_err_pct:.1f}%"
-    assert gemm.speedup is not None
-    low, high = (
-        gemm.speedup * (1 - e / 100) / (1 + e / 100) for e in (error.median_abs_err_pct, error.worst_abs_err_pct)
-    )
-    assert ops["tiny layer: w1"][11] == f"{low:.2f}x / {high:.2f}x"
-    assert ops["tiny layer: attn_norm"][10:12] == ["not measured", "-"]
-    beyond = f"{2 * (low > 1)} / {2 * (high > 1)} of 8"  # w1 and w3; the other families are not measured
-    assert summary[8] == beyond
+    error = error_for_op(gemm.kernel, {k: int(v) for k, v in (p.split("=") for p in gemm.shape.split(","))}, HW)
+    assert error is not None and HW.startswith(error.hardware)  # the larger of matmul's and contraction's
+    assert summary[8] == f"{sum(lo > 1 for lo, _ in floors)} / {sum(hi > 1 for _, hi in floors)} of 8"
     errors = {r[1]: r for r in rows if r[0] == HW and len(r) == 4}
-    assert errors["matmul"][2:] == [
-        f"{error.median_abs_err_pct:.1f}% / {error.worst_abs_err_pct:.1f}%",
-        f"held out, {error.rows} rows, {HW}",
-    ]
-    assert {"rmsnorm", "binary", "swiglu"} <= set(errors) and errors["rmsnorm"][2] == "not measured"
+    assert errors["matmul"][2] == f"{error.median_abs_err_pct:.1f}% / {error.worst_abs_err_pct:.1f}%"
+    assert {"rmsnorm", "binary", "swiglu"} <= set(errors)
 
 
 def test_an_op_ttnn_cannot_run_by_default_is_recorded_without_a_default() -> None:
