@@ -92,7 +92,6 @@ def test_ingest_uncalibrated_flag(capsys: pytest.CaptureFixture[str]) -> None:
 
     from loom_explorer import cli
     from loom_explorer.accuracy.term_calibration import shipped_scales
-
     from loom_explorer.data import capture_path
 
     docs = []
