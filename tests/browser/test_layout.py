@@ -77,7 +77,7 @@ def test_the_layout_holds_and_the_selected_row_stays_in_view(wide_page: tuple[Ex
     # ttnn's default is the table's own first row, and the summary weighs the speed-up against the model's error
     first = page.page.locator(".candidates .tabulator-row").first.inner_text()
     assert "ttnn default: M@y,N@x|in0=mcast_x,in1=mcast_y" in first, first
-    assert "predicted for this schedule; the model's error on matmul" in page.text(".summary")
+    assert "predicted for this schedule; the model's error on " in page.text(".summary")
     name, value, domain = DEMOTING_PIN
     best = page.text(".summary")
     page.choose_pin(name, value, domain_size=domain)
