@@ -323,13 +323,7 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
     if split.flat:
         return _evaluate_flat(hw, problem, split)
     rows = st.dims[0]
-    units = problem.tiles(rows)
-    per_core = math.ceil(units / split.cores)
-    used = math.ceil(units / per_core)
-    gx = min(used, hw.grid.columns)
-    gy = math.ceil(used / gx)
-    if gy > hw.grid.rows:
-        raise ConfigError(f"{split.cores} cores do not fit {hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
+    per_core, gx, gy = _split_grid(hw, problem.tiles(rows), split.cores)
     candidate = Candidate(axes=(("xy", rows),), comms=tuple((t, Comm.dram) for t in st.streamed))
     schedule = build_schedule(hw, problem, candidate)
     block = 1
@@ -342,19 +336,25 @@ def evaluate_sharded(hw: HardwareSpec, problem: Problem, split: ShardedSplit) ->
     return evaluate_values(schedule, values)
 
 
+def _split_grid(hw: HardwareSpec, units: int, cores: int) -> tuple[int, int, int]:
+    """(units per core, grid_x, grid_y) of ``units`` dealt ``ceil(units / cores)`` a core over the cores they
+    fill, row-major on the grid; a ConfigError when those cores do not fit it."""
+    per_core = math.ceil(units / cores)
+    used = math.ceil(units / per_core)
+    gx = min(used, hw.grid.columns)
+    gy = math.ceil(used / gx)
+    if gy > hw.grid.rows:
+        raise ConfigError(f"{cores} cores do not fit {hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
+    return per_core, gx, gy
+
+
 def _evaluate_flat(hw: HardwareSpec, problem: Problem, split: ShardedSplit) -> Evaluated:
     """A split of every tile flattened over ``split.cores`` cores (``ceil(tiles / cores)`` each, in order), one
     tile a block, double-buffered: a reader that pushes each tile as it lands (the NLP create/concat heads
     readers, one tile per buffer slot; their tile rows dealt over the cores are runs of the flattened tiles)."""
     st = analyse_data_movement(problem.program)
     flat = "*".join(st.dims)
-    units = math.prod(problem.tiles(d) for d in st.dims)
-    per_core = math.ceil(units / split.cores)
-    used = math.ceil(units / per_core)
-    gx = min(used, hw.grid.columns)
-    gy = math.ceil(used / gx)
-    if gy > hw.grid.rows:
-        raise ConfigError(f"{split.cores} cores do not fit {hw.name}'s {hw.grid.columns}x{hw.grid.rows} grid")
+    per_core, gx, gy = _split_grid(hw, math.prod(problem.tiles(d) for d in st.dims), split.cores)
     candidate = Candidate(axes=(("xy", flat),), comms=tuple((t, Comm.dram) for t in st.streamed))
     schedule = build_schedule(hw, problem, candidate)
     values = {"grid_x": gx, "grid_y": gy, f"per_core_{flat}": per_core, "block": 1}
