@@ -58,8 +58,9 @@ def schedule(tiny_hw, problem):
 
 
 def test_every_family_is_built(schedule):
-    # and the TT-Lang writers' rules, only for the TT-Lang kernels (tests/model/test_ttlang_export.py)
-    assert [f.__name__ for f in FAMILIES] == [*FAMILY_NAMES, "ttlang_export"]
+    # and the TT-Lang writers' rules, only for the TT-Lang kernels (tests/model/test_ttlang_export.py), and
+    # TTNN's even shards, only for the families with sharded layouts (tests/model/test_ttnn_sharding.py)
+    assert [f.__name__ for f in FAMILIES] == [*FAMILY_NAMES, "ttlang_export", "ttnn_sharding"]
     assert set(schedule.families) == set(FAMILY_NAMES)
     for c in schedule.constraints:
         assert c.name.startswith(c.family), c.name

@@ -33,9 +33,8 @@ def solved(
     causal: bool = False,
     dtype: str | None = None,
     activation: str | None = None,
-    pins: tuple[tuple[str, int], ...] = (),
 ) -> dict[str, ScheduleDocument]:
-    """Documents of every feasible candidate of one problem (with ``pins``), by candidate name."""
+    """Documents of every feasible candidate of one problem, by candidate name."""
     hw = load_hardware("wormhole_n150")
     kwargs: dict[str, object] = {"placements": {t: Placement(p) for t, p in placements}, "activation": activation}
     if causal:
@@ -43,7 +42,7 @@ def solved(
     if dtype:
         kwargs["dtype"] = DataFormat(dtype)
     problem = make_problem(load_program(kernel), shape, **kwargs)  # type: ignore[arg-type]
-    results = Session(hw, problem).solve(dict(pins), SolveOptions())
+    results = Session(hw, problem).solve({}, SolveOptions())
     return {
         r.candidate_name: schedule_document(hw, "wormhole_n150", kernel, problem, r, SolveOptions())
         for r in results

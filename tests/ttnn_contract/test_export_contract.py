@@ -199,11 +199,6 @@ ROWWISE_CASES = [
 ]
 
 
-# pins that keep a case on a split ttnn's sharded op takes: the width-sharded RMS norm's optimum splits W's
-# 128 tiles unevenly (6 a core), which ttnn's sharding refuses (the export says so); 8 a core on 8x2 is even
-ROWWISE_PINS = {("rmsnorm", "l1_width"): (("per_core_W", 8), ("grid_x", 8), ("grid_y", 2))}
-
-
 @pytest.mark.parametrize(
     "kernel,shape,activation,placement,candidate,config_class,shapes",
     ROWWISE_CASES,
@@ -213,8 +208,7 @@ def test_an_elementwise_or_norm_file_builds_real_ttnn_objects_up_to_open_device(
     kernel, shape, activation, placement, candidate, config_class, shapes, tmp_path, stop_at_open_device
 ) -> None:
     placements = tuple((t, placement) for t in shapes if t not in ("gamma", "beta"))  # the [H, W] tensors
-    pins = ROWWISE_PINS.get((kernel, placement), ())
-    doc = solved(kernel, shape, placements, activation=activation, pins=pins)[candidate]
+    doc = solved(kernel, shape, placements, activation=activation)[candidate]
     source = ttnn_source(rebuild_own(doc), doc)
     assert _constant(source, "PROGRAM_CONFIG_CLASS") == config_class
     _, memory = _check_file(source, tmp_path, stop_at_open_device, shapes)

@@ -13,10 +13,11 @@ from loom_explorer.model.constraints.grid import grid
 from loom_explorer.model.constraints.l1_capacity import l1_capacity
 from loom_explorer.model.constraints.multicast import multicast
 from loom_explorer.model.constraints.ttlang_export import ttlang_export
+from loom_explorer.model.constraints.ttnn_sharding import ttnn_sharding
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 
-FAMILIES = (grid, coverage, divisibility, dst_capacity, l1_capacity, multicast, ttlang_export)
+FAMILIES = (grid, coverage, divisibility, dst_capacity, l1_capacity, multicast, ttlang_export, ttnn_sharding)
 
 
 def constraints(
@@ -33,6 +34,7 @@ def constraints(
         "l1_capacity": l1_capacity(q, buffers),
         "multicast": multicast(q),
         "ttlang_export": ttlang_export(q),
+        "ttnn_sharding": ttnn_sharding(q),
     }
     unknown = {c.family for c in extra} - shared.keys()
     if unknown:

@@ -89,8 +89,8 @@ def _solved(problem: Problem, candidate_prefix: str, pins: dict[str, int] | None
 
 
 def test_a_width_sharded_rmsnorm_is_the_1d_sharded_layernorm_config_with_the_schedules_split() -> None:
-    # 8 tiles a core on an 8 x 2 grid: TTNN shards evenly (the model's optimum, 6 tiles a core on 22 cores,
-    # is refused), and equally fast grids of 16 cores would make the shard's core ranges a solver's choice
+    # pinned to 8 tiles a core on an 8 x 2 grid: equally fast grids of 16 cores would make the shard's core
+    # ranges a solver's choice (the even split itself is the solve's: tests/model/test_ttnn_sharding.py)
     problem = _problem("rmsnorm", "H=32,W=4096", "l1_width")
     session, r = _solved(problem, "W@xy|x=local,gamma=dram", {"per_core_W": 8, "grid_x": 8, "grid_y": 2})
     v = r.solution.values()
