@@ -25,7 +25,8 @@ with few rows keeps about its family's scale, one never seen keeps exactly that.
 ``MIN_ROWS`` rows is not fitted (every scale 1).
 
 A family's scales are kept only where they beat the uncalibrated model on captures they were not fitted on
-(``gated_fit``: leave one capture out inside the fit; a lower median |error| and no higher 90th percentile);
+(``gated_fit``: leave one capture out inside the fit; a lower median |error|, no higher 90th percentile, and
+no capture's median |error| higher);
 elsewhere the family stays uncalibrated. The shipped
 scales (``data/capture_calibration.csv``) are the gated fit of the rows of the captures whose role is ``fit``
 (``data.CAPTURE_ROLES``); ``python -m loom_explorer.accuracy.calibration_rows`` prints that file.
@@ -263,17 +264,29 @@ def p90(errors: list[float]) -> float:
 def gated_fit(rows: Sequence[CalibrationRow], fit: Fit = fit_term_scales) -> TermScales:
     """``fit(rows)``, keeping a family's scales only where they predict captures they were not fitted on better
     than the uncalibrated model: each capture of ``rows`` predicted from ``fit`` of the others, a family kept
-    when, over its rows, the median |error| is lower calibrated than uncalibrated and the 90th percentile no
-    higher (the gate: a better typical row is not bought with a worse tail; ``capture_cv`` runs it inside
-    each fold, so that no held-out row decides it)."""
+    when, over its rows, the median |error| is lower calibrated than uncalibrated, the 90th percentile no
+    higher, and no capture's own median |error| higher (the gate: a better typical row is bought neither with
+    a worse tail nor with a worse capture, as a fit dominated by the captures with the most rows would;
+    ``capture_cv`` runs it inside each fold, so that no held-out row decides it)."""
     captures = sorted({r.capture for r in rows})
-    errors: dict[str, tuple[list[float], list[float]]] = {}
+    errors: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
     for capture in captures:
         inner = fit([r for r in rows if r.capture != capture])
         for r in rows:
             if r.capture == capture:
-                model, uncalibrated = errors.setdefault(r.family, ([], []))
+                model, uncalibrated = errors.setdefault(r.family, {}).setdefault(capture, ([], []))
                 model.append(abs(inner.predict_ns(r) / r.measured_ns - 1))
                 uncalibrated.append(abs(r.uncalibrated_ns / r.measured_ns - 1))
-    keep = [f for f, (m, u) in errors.items() if statistics.median(m) < statistics.median(u) and p90(m) <= p90(u)]
-    return only(fit(rows), keep)
+    return only(fit(rows), [f for f, by_capture in errors.items() if _better(by_capture)])
+
+
+def _better(by_capture: dict[str, tuple[list[float], list[float]]]) -> bool:
+    """The gate of ``gated_fit`` on one family's held-out |errors| (calibrated, uncalibrated) by capture."""
+    model = [e for m, _ in by_capture.values() for e in m]
+    uncalibrated = [e for _, u in by_capture.values() for e in u]
+    no_capture_worse = all(statistics.median(m) <= statistics.median(u) for m, u in by_capture.values())
+    return (
+        statistics.median(model) < statistics.median(uncalibrated)
+        and p90(model) <= p90(uncalibrated)
+        and no_capture_worse
+    )
