@@ -12,9 +12,11 @@ model's. The names and meaning of the terms are the GEMM's (``launch``, ``fill``
    so its load adds to the step; two such inputs are refilled at once, each by its own mover, so the step
    waits for the slower of the two, not for their sum:
 
-       step = max(mm + sum_X stall_X + max_{X: depth_X = 1} dm_X,  s_in0,  s_in1,  chip,  link_f...)
+       step = max(mm + sum_{X: depth_X >= 2} stall_X + max_{X: depth_X = 1} dm_X,  s_in0,  s_in1,  chip,  link_f...)
 
-   (the GEMM's ``step`` adds ``sum_{X: depth_X = 1} dm_X``).
+   (the GEMM's ``step`` adds ``sum_{X: depth_X = 1} dm_X``). ``stall_X``, the GEMM's delay of a step by a
+   DRAM read it does not hide, counts for a double-buffered input only: a single-buffered input's whole read
+   is already in the step (``dm_X``), and the GEMM's sum would count it twice.
 
 2. **A single-buffered input's first block is the first step's load.** The GEMM's ``fill = max_X dm_X`` is the
    first blocks loaded before any compute; every step, the first included, already counts a single-buffered
@@ -37,7 +39,8 @@ model's. The names and meaning of the terms are the GEMM's (``launch``, ``fill``
    ``ttnn/cpp/ttnn/operations/conv/conv2d/conv2d_op_program_factory_common.cpp`` @
    f3c1ee7ec100a0a965df79edf9936c95734743ea). So, height sharded,
 
-       step = max(mm + c_x + sum_X stall_X + max(0, max_{X: depth_X = 1} dm_X - c_x),  s_X...,  chip,  link_f...)
+       step = max(mm + c_x + sum_{X: depth_X >= 2} stall_X + max(0, max_{X: depth_X = 1} dm_X - c_x),
+                  s_X...,  chip,  link_f...)
        c_x  = out_block_h*in0_block_w*c_tilize
 
    ``c_tilize`` is ttnn's own cycles per tile of this tilize (``get_tilize_cycles_per_tile``, same file: by
@@ -136,7 +139,7 @@ def busy_cycles(q: ContractionQuantities) -> Expr:
 def step_cycles(q: ContractionQuantities, links: Sequence[LinkShare] = ()) -> Expr:
     """One K step (module docstring, 1. and 3.): the single-buffered inputs' loads overlap each other and the
     activation's tilize."""
-    stall = total(read_stall_cycles(q, t) for t in q.inputs)
+    stall = total(mul(double_buffered(q, t), read_stall_cycles(q, t)) for t in q.inputs)
     exposed = maximum(*(mul(single_buffered(q, t), data_movement_cycles(q, t)) for t in q.inputs))
     tilize = tilize_cycles(q)
     streaming = [maximum(read_cycles(q, t), multicast_cycles(q, t)) for t in q.inputs]
