@@ -48,8 +48,12 @@ model's. The names and meaning of the terms are the GEMM's (``launch``, ``fill``
    accumulates in fp32; ``TILIZE_CYCLES``; no cost for a format the table has not). ``c_x`` counts in
    ``compute``. The activation reader's copies from the halo'd shard (one NoC read per output pixel and filter
    row) are not costed: no published figure gives the cost of such a local read as the reader issues them.
-   The block-sharded conv tilizes once per output block, before its K loop (``in0_block_w_i %
-   in0_nblocks_w_tilize == 0``), and multicasts the tilized block: not costed either.
+   Block sharded, each core tilizes its own block of the activation and multicasts it along its row in
+   turn: the compute kernel tilizes once every ``in0_nblocks_w_tilize`` K steps, the cores the activation is
+   multicast along (``in0_block_w_i % in0_nblocks_w_tilize == 0``, same kernel; "repeat tilize after all
+   cores have done one round of MCAST", ``conv2d_op_sharded_program_factory.cpp`` @
+   003324fca537487796cab67d556354601d52ec88), so ``c_x`` is spread over those ``c`` steps:
+   ``ceil(out_block_h*in0_block_w*c_tilize / c)``.
 
 Everything else (``mm``, ``stall_X``, ``dm_X``, ``s_X``, the epilogue and the write-back) is the GEMM's, from
 the same helpers. The lower bound is the GEMM's with this fill: ``step >= mm`` and ``step >= chip`` still hold.
@@ -70,7 +74,7 @@ from loom_explorer.families.contraction.latency import (
 from loom_explorer.families.contraction.quantities import ContractionQuantities
 from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.dram_reads import dram_readers
-from loom_explorer.model.expr import Const, Expr, ceil_rate, const, maximum, mul, select, total
+from loom_explorer.model.expr import Const, Expr, ceil_div, ceil_rate, const, maximum, mul, select, total
 from loom_explorer.model.latency import (
     block_bytes,
     chip_read_cycles,
@@ -125,10 +129,16 @@ def tilize_tile_cycles(q: ContractionQuantities) -> int:
 
 
 def tilize_cycles(q: ContractionQuantities) -> Expr:
-    """``c_x = out_block_h*in0_block_w*c_tilize`` for a height-sharded conv, 0 otherwise (module docstring, 3.)."""
-    if not height_sharded(q):
-        return const(0)
-    return mul(q.out_block_h, q.in0_block_w, tilize_tile_cycles(q))
+    """``c_x`` (module docstring, 3.): ``out_block_h*in0_block_w*c_tilize`` height sharded; block sharded, that
+    over the ``c`` cores the activation is multicast along, ``ceil(out_block_h*in0_block_w*c_tilize / c)``;
+    0 for any other layout."""
+    tiles = mul(q.out_block_h, q.in0_block_w, tilize_tile_cycles(q))
+    if height_sharded(q):
+        return tiles
+    axis = q.candidate.comm(q.inputs[0]).axis
+    if axis in ("x", "y"):
+        return ceil_div(tiles, q.axis_cores(axis))
+    return const(0)
 
 
 def busy_cycles(q: ContractionQuantities) -> Expr:

@@ -1,8 +1,9 @@
 """The latency of ttnn's sharded conv (``families/convolution/latency.py``): the activation and the weights
-moved by two RISC-Vs, a single-buffered input's first block loaded by the first step, the height-sharded
-activation's tilize at ttnn's cycles per tile overlapping a single-buffered weights load, and a single-buffered
-DRAM read counted once. Each case evaluates the conv's step and fill on a config ttnn ran and checks them
-against the GEMM's own pieces (``mm``, ``dm_X``, ``stall_X``) composed as the module's formulas say."""
+moved by two RISC-Vs, a single-buffered input's first block loaded by the first step, the activation's tilize
+(height and block sharded) at ttnn's cycles per tile overlapping a single-buffered weights load, and a
+single-buffered DRAM read counted once. Each case evaluates the conv's step and fill on a config ttnn ran and
+checks them against the GEMM's own pieces (``mm``, ``dm_X``, ``stall_X``) composed as the module's formulas
+say."""
 
 from __future__ import annotations
 
@@ -124,7 +125,11 @@ def test_the_height_sharded_tilize_is_ttnn_s_cycles_per_tile() -> None:
     q8, v8 = _height("blackhole_p150a", DataFormat.bfloat8_b)
     assert _value(tilize_cycles(q8), v8) == 2 * 24 * 60  # to bfloat8_b: 60 cycles a tile
     block, bv = _old_oft_block(act_double=False, weights_double=False)
-    assert _value(tilize_cycles(block), bv) == 0  # block sharded: tilized once per output block, not costed
+    # block sharded: a core tilizes its 1 x 6 tile block once every 4 K steps (4 cores multicast in turn)
+    assert _value(tilize_cycles(block), bv) == -(-1 * 6 * 72 // 4)
+    # and it overlaps the single-buffered loads like the height-sharded tilize: step = mm + max(c_x, dm_in0, dm_in1)
+    loads = max(_value(data_movement_cycles(block, t), bv) for t in ("in0", "in1"))
+    assert _value(step_cycles(block), bv) == _value(compute_step_cycles(block), bv) + max(108, loads)
 
 
 def test_the_tilize_overlaps_a_single_buffered_weights_load() -> None:
