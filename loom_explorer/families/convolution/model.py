@@ -1,7 +1,9 @@
 """The convolution family's model: its implicit GEMM (``implicit_gemm.py``) costed by the contraction
 family's blocked-matmul model, candidate for candidate (the candidate names the same dimensions ``M``, ``N``
 and tensors ``in0``, ``in1``), so every parameter, constraint and latency term is the GEMM's
-(docs/model.md); what the convolution adds is the K blocking ttnn gives it (filter row by filter row).
+(docs/model.md); what the convolution adds is the K blocking ttnn gives it (filter row by filter row) and, on
+the TTNN target, the GEMM's terms composed as ttnn's conv kernels run (``latency.py``: two movers, the fill of
+the double-buffered inputs, the activation's tilize, a single-buffered read counted once).
 
 The activation ``in0`` is already in L1 when the conv runs: the halo op (``HaloDeviceOperation``, its own
 profiler row) gathered each core's input rows with their neighbours' overlap into its shard, so the conv's
