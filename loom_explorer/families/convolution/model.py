@@ -1,7 +1,9 @@
 """The convolution family's model: its implicit GEMM (``implicit_gemm.py``) costed by the contraction
 family's blocked-matmul model, candidate for candidate (the candidate names the same dimensions ``M``, ``N``
 and tensors ``in0``, ``in1``), so every parameter, constraint and latency term is the GEMM's
-(docs/model.md); what the convolution adds is the K blocking ttnn gives it (filter row by filter row).
+(docs/model.md); what the convolution adds is the K blocking ttnn gives it (filter row by filter row) and, on
+the TTNN target, the GEMM's terms composed as ttnn's conv kernels run (``latency.py``: two movers, the fill of
+the double-buffered inputs, the activation's tilize, a single-buffered read counted once).
 
 The activation ``in0`` is already in L1 when the conv runs: the halo op (``HaloDeviceOperation``, its own
 profiler row) gathered each core's input rows with their neighbours' overlap into its shard, so the conv's
@@ -12,15 +14,20 @@ reads of it are local (``in0=local`` with ``--memory in0=l1_height``) or multica
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
+from loom_explorer.families.contraction.forwarding import forwarded
 from loom_explorer.families.contraction.model import build as gemm_build
 from loom_explorer.families.contraction.model import contraction_work
+from loom_explorer.families.contraction.quantities import ContractionQuantities
 from loom_explorer.families.convolution.implicit_gemm import gemm_problem
+from loom_explorer.families.convolution.latency import latency_terms
 from loom_explorer.families.convolution.program import CONVOLUTION, analyse_convolution
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.expr import ceil_div, mul
 from loom_explorer.model.families.base import FamilyModel, ModelFamily
+from loom_explorer.model.noc_bound import write_link_shares
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import Constraint, L1Buffer
 from loom_explorer.problem import KernelTarget, Problem
@@ -28,13 +35,23 @@ from loom_explorer.problem import KernelTarget, Problem
 
 def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: bool) -> FamilyModel:
     """The model of ``candidate`` of a convolution: its implicit GEMM's, with the halo'd input shard
-    (``_input_shard``) and, on the TTNN target, ttnn's output block (``conv_blocking``)."""
+    (``_input_shard``) and, on the TTNN target, ttnn's output block (``conv_blocking``) and the latency of
+    ttnn's conv kernels (``latency.py``: the activation and weights moved by two RISC-Vs, a single-buffered
+    input's first block loaded by the first step)."""
     model = gemm_build(hw, gemm_problem(problem), candidate, noc_bound)
     buffers = tuple(_input_shard(model.quantities, problem, b) for b in model.l1_buffers)
     if problem.target is not KernelTarget.ttnn:
         return replace(model, l1_buffers=buffers)
+    q = model.quantities
+    latency = model.latency
+    if isinstance(q, ContractionQuantities) and candidate.gather_axis is None and not forwarded(q):
+        write_links = write_link_shares(q, list(model.flows)) if noc_bound else []
+        latency = partial(latency_terms, q, write_links=write_links)
     return replace(
-        model, l1_buffers=buffers, constraints=(*model.constraints, *conv_blocking(model.quantities, problem))
+        model,
+        l1_buffers=buffers,
+        latency=latency,
+        constraints=(*model.constraints, *conv_blocking(model.quantities, problem)),
     )
 
 
