@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 from loom_explorer.families.row_reduction.quantities import RowReductionQuantities
 from loom_explorer.families.row_reduction.traffic import row_reduction_dram_read_bytes
 from loom_explorer.families.row_reduction.ttnn_reads import serial_gather, tile_round_trip_reader
+from loom_explorer.families.row_reduction.ttnn_softmax import mask_fill_cycles
 from loom_explorer.families.row_reduction.work import passes
 from loom_explorer.model.dram_reads import reads_dram
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, total
@@ -150,6 +151,9 @@ def row_reduction_latency_terms(
         once_read_cycles(q, t, const(q.tile_bytes(t))) for t in q.per_block if reads_dram(q, t) or reads_l1_banks(q, t)
     )
     fill = first + held
+    mask = mask_fill_cycles(hw, q.problem, q.st)
+    if mask:
+        fill = maximum(fill, const(mask))  # TTNN's softmax waits for its writer's mask tile (ttnn_softmax.py)
     drain = total(write_transfer_cycles(q, t, const(1)) for t in q.dram_outputs) + (
         max(write_latency_cycles(q, t) for t in q.dram_outputs) if q.dram_outputs else 0
     )

@@ -36,7 +36,23 @@ row's column vector; their group norm once per tile row of a group (one tile: th
 once per tile it adds into the output. Each costs ``o = compute.subblock_overhead_cycles`` (the chip file's
 acquire/release of a sub-block), so a pass over a row's tiles adds ``ceil(o * sections / blk)`` a tile
 (``sections``: its packs, one per FPU op of TTNN's norms), and a reduction or a column-vector run ``o`` a
-row."""
+row.
+
+TTNN's kernels run their multiplies and their sum reductions at the kernel's math fidelity (the compute
+config's ``math_fidelity``, one define for the whole compute kernel). The FPU's multipliers take at most 5
+bits of ``SrcA``'s mantissa and 7 of ``SrcB``'s, so a fidelity of ``f`` phases passes over every row of the
+operands ``f`` times: ``ELWMUL`` runs its macro op once per fidelity phase of each face
+(``eltwise_binary_configure_mop``: ``high_fidelity ? NUM_FIDELITY_PHASES : outerloop`` in
+``tt_llk_wormhole_b0/llk_lib/llk_math_eltwise_binary.h`` @ 001c23a46fba8fea8f5646aa96d99c23c2143367, the
+same in ``tt_llk_blackhole``), and a sum reduction issues ``GAPOOL`` once per phase
+(``MATH_FIDELITY_PHASES - 1`` more in ``llk_math_reduce.h``), while ``ELWADD``/``ELWSUB`` and the max
+reduction's ``GMPOOL`` do not multiply and run once. The phases are the chip file's ratio of a tile's
+matmul at that fidelity to LoFi's (``compute.matmul_tile_cycles``: 1, 2, 3 and 4 for LoFi to HiFi4), so
+
+    c_mul = c_fpu * phases(f),   c_sum = c_fpu * phases(f),   c_add = c_sub = c_max = c_fpu
+
+before the unpack bound above (on Wormhole, with Float32 intermediates, the unpack of an op's two tiles
+takes as long as a HiFi4 multiply: the bound hid this cost there, where Blackhole shows it)."""
 
 from __future__ import annotations
 
@@ -44,9 +60,11 @@ import math
 
 from loom_explorer.families.row_reduction.program import RowReduction, analyse_row_reduction
 from loom_explorer.families.row_reduction.signature import shipped_kernel
-from loom_explorer.hardware.schema import DataFormat, HardwareSpec
+from loom_explorer.families.row_reduction.ttnn_softmax import padded_columns
+from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.model.latency import eltwise_op_cycles
 from loom_explorer.problem import KernelTarget, Problem
+from loom_explorer.program import Eltwise, Reduce
 
 PACK_EVERY_OP = frozenset({"layernorm", "rmsnorm", "groupnorm"})  # TTNN's kernels that pack after each FPU op
 SECTIONED = frozenset({*PACK_EVERY_OP, "softmax"})  # TTNN's kernels that acquire Dst per block of a pass
@@ -93,6 +111,31 @@ def unpack_bound(hw: HardwareSpec, problem: Problem, cycles: int, tensors: list[
     return max(cycles, math.ceil(nbytes / rate))
 
 
+def fidelity_phases(hw: HardwareSpec, problem: Problem) -> int:
+    """``phases(f)``: the FPU's passes over a multiply's operands at the problem's fidelity, the chip file's
+    ``matmul_tile_cycles[f] / matmul_tile_cycles[lofi]`` (module docstring)."""
+    cycles = hw.compute.matmul_tile_cycles
+    return max(1, cycles[problem.fidelity] // cycles[Fidelity.lofi])
+
+
+def fpu_op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
+    """An op's cycles a tile (``eltwise_op_cycles``); a multiply of TTNN's kernels (``KernelTarget.ttnn``)
+    once per fidelity phase (module docstring)."""
+    cycles = eltwise_op_cycles(hw, problem, op)
+    if op.unit == "fpu" and op.op == "mul" and problem.target is KernelTarget.ttnn:
+        return cycles * fidelity_phases(hw, problem)
+    return cycles
+
+
+def reduce_tile_cycles(hw: HardwareSpec, problem: Problem, op: Reduce) -> int:
+    """A reduction's FPU cycles a tile: ``c_fpu``; a sum or mean of TTNN's kernels once per fidelity phase
+    (module docstring)."""
+    c = hw.compute.eltwise_tile_cycles
+    if op.op != "max" and problem.target is KernelTarget.ttnn:
+        return c * fidelity_phases(hw, problem)
+    return c
+
+
 def passes(hw: HardwareSpec, problem: Problem, st: RowReduction) -> list[tuple[str, int]]:
     """``(tensor, cycles per tile)`` of each pass over a block (``RowReduction.passes``): a reduction over its
     operand's tiles at the FPU's cost and a pack of its output's; a run of ops over its tensor's tiles, each
@@ -106,12 +149,20 @@ def passes(hw: HardwareSpec, problem: Problem, st: RowReduction) -> list[tuple[s
     o = c.subblock_overhead_cycles if sectioned else 0
     blk = row_block_tiles(problem, st, kernel) if kernel is not None and sectioned else 1
     out: list[tuple[str, int]] = []
+    first = st.passes[0]
+    if padded_columns(problem, st) > 0 and first.reduce is not None:
+        # TTNN's softmax copies a padded row once more to mask it (``ttnn_softmax.py``): an FPU op, a pack
+        # and a register acquire per block
+        x = first.reduce.operand
+        out += [(x, unpack_bound(hw, problem, c.eltwise_tile_cycles, [x])), (x, c.tile_pack_cycles)]
+        out += [(x, -(-o // blk))] if o else []
     for p in st.passes:
         if p.reduce is not None:
-            out.append((p.reduce.operand, unpack_bound(hw, problem, c.eltwise_tile_cycles, [p.reduce.operand, None])))
+            reduce = reduce_tile_cycles(hw, problem, p.reduce)
+            out.append((p.reduce.operand, unpack_bound(hw, problem, reduce, [p.reduce.operand, None])))
             if o:
                 out.append((p.tensor, o))
-        costs = [(op, eltwise_op_cycles(hw, problem, op)) for op in p.ops]
+        costs = [(op, fpu_op_cycles(hw, problem, op)) for op in p.ops]
         for i, (op, cycles) in enumerate(costs):
             unpacked = i == 0 or (norm is not None and op.unit == "fpu" and st.kind(p.tensor) == "rows")
             source = (op.source or p.tensor) if unpacked else None
