@@ -38,6 +38,8 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   -> ``slice_rows`` with the option ``strided`` (``gather.py``: the reader gathers the kept elements byte by
   byte): ``H`` the output's logical rows, ``W`` the input's logical columns (each input row is read whole),
   ``Wy`` the output's;
+* a row-major ``InterleavedToSharded[Partial]`` -> ``copy_rows`` with the option ``to_shard`` (its reader waits
+  for every stick on Blackhole, ``shard_reader.py``);
 * a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
 * a paged KV-cache update (``PagedUpdateCacheDeviceOperation``, ``paged_update_cache_program_factory.cpp``
   (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/experimental/paged_cache/device/update_cache/``
@@ -66,6 +68,7 @@ from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, coun
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import STRIDED
+from loom_explorer.families.data_movement.shard_reader import TO_SHARD
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
 
@@ -116,6 +119,8 @@ COPIES = frozenset(
         "paddeviceoperation",
     }
 )
+# ttnn's interleaved-to-sharded ops: a row-major one reads its sticks with ``shard_reader.py``'s reader
+TO_SHARD_OPS = frozenset({"interleavedtoshardeddeviceoperation", "interleavedtoshardedpartialdeviceoperation"})
 # ttnn's NLP create-heads and concat-heads ops: the input's tile rows split over cores, every tile waited for
 HEADS = frozenset({"nlpcreateheadsdeviceoperation", "nlpconcatheadsdeviceoperation"})
 OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
@@ -357,8 +362,20 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(notes),
         config=config,
-        options=frozenset({STRIDED}) if kernel == "slice_rows" else frozenset({WAITED}) if heads else frozenset(),
+        options=_options(kernel, name, heads),
     )
+
+
+def _options(kernel: str, name: str, heads: bool) -> frozenset[str]:
+    """The program options of a row: ``strided`` for a strided row-major slice, ``waited`` for the NLP heads ops,
+    ``to_shard`` for a row-major interleaved-to-sharded copy (its reader, ``shard_reader.py``)."""
+    if kernel == "slice_rows":
+        return frozenset({STRIDED})
+    if heads:
+        return frozenset({WAITED})
+    if kernel == "copy_rows" and name in TO_SHARD_OPS:
+        return frozenset({TO_SHARD})
+    return frozenset()
 
 
 ACCURACY = AccuracyOps(
