@@ -9,6 +9,8 @@ from fractions import Fraction
 
 import pytest
 
+from loom_explorer.accuracy.ingest import read_ops_perf
+from loom_explorer.data import capture_path
 from loom_explorer.families.data_movement.barriers import waits_each_page
 from loom_explorer.families.data_movement.pages import page_bytes_per_cycle
 from loom_explorer.families.data_movement.program import analyse_data_movement
@@ -97,3 +99,14 @@ def test_a_to_shard_copy_is_not_exported_as_a_clone() -> None:
     problem = make_problem(load_program("copy_rows"), "H=64,W=6", options=frozenset({TO_SHARD}))
     with pytest.raises(ConfigError, match="interleaved_to_sharded"):
         ttnn_function(problem)
+
+
+def test_only_row_major_interleaved_to_sharded_rows_read_with_to_shard() -> None:
+    """OFT's row-major InterleavedToSharded rows carry ``to_shard``; its sharded moves and every other row do
+    not (their readers are other kernels)."""
+    report = read_ops_perf(capture_path("bh20_oft.csv.gz"))
+    to_shard = [op for op in report.ops if TO_SHARD in op.options]
+    assert to_shard
+    assert {(op.op_code, op.kernel) for op in to_shard} == {("InterleavedToShardedDeviceOperation", "copy_rows")}
+    moves = [op for op in report.ops if op.op_code == "MoveDeviceOperation" and op.kernel == "copy_rows"]
+    assert moves and not any(op.options for op in moves)
