@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import cache
 
 import pytest
 
-from loom_explorer.accuracy.ingest import read_ops_perf
+from loom_explorer.accuracy.ingest import IngestReport, read_ops_perf
 from loom_explorer.data import capture_path
 from loom_explorer.families.data_movement.barriers import waits_each_page
 from loom_explorer.families.data_movement.pages import page_bytes_per_cycle
@@ -24,6 +25,11 @@ from loom_explorer.program import load_program
 from loom_explorer.targets.ttnn.evaluate import ConfigError
 
 BH, WH = "blackhole_p150a", "wormhole_n150"
+
+
+@cache
+def _oft() -> IngestReport:
+    return read_ops_perf(capture_path("bh20_oft.csv.gz"))
 
 
 def _terms(hw_name: str, shape: str, split: ShardedSplit, options: frozenset[str] = frozenset()) -> dict[str, int]:
@@ -104,9 +110,24 @@ def test_a_to_shard_copy_is_not_exported_as_a_clone() -> None:
 def test_only_row_major_interleaved_to_sharded_rows_read_with_to_shard() -> None:
     """OFT's row-major InterleavedToSharded rows carry ``to_shard``; its sharded moves and every other row do
     not (their readers are other kernels)."""
-    report = read_ops_perf(capture_path("bh20_oft.csv.gz"))
+    report = _oft()
     to_shard = [op for op in report.ops if TO_SHARD in op.options]
     assert to_shard
     assert {(op.op_code, op.kernel) for op in to_shard} == {("InterleavedToShardedDeviceOperation", "copy_rows")}
     moves = [op for op in report.ops if op.op_code == "MoveDeviceOperation" and op.kernel == "copy_rows"]
     assert moves and not any(op.options for op in moves)
+
+
+def test_a_block_sharded_interleaved_to_sharded_row_reads_each_core_s_sticks() -> None:
+    """OFT's [480, 256] row-major tensor into a block shard of shape {96; 64} on 20 cores: each core's reader
+    reads 96 sticks of 64 elements, so the row reads as 20 * 96 = 1,920 rows of 64 (not 480 rows of 256 dealt
+    24 a core)."""
+    (op,) = {
+        (o.shape["H"], o.shape["W"]): o
+        for o in _oft().ops
+        if o.op_code == "InterleavedToShardedDeviceOperation"
+        and o.config is not None
+        and "l1_block" in str(o.config.placements())
+    }.values()
+    assert op.kernel == "copy_rows" and op.shape == {"H": 1920, "W": 64} and TO_SHARD in op.options
+    assert "96 sticks of 64 elements" in op.note
