@@ -3,7 +3,9 @@
 Written only with the tile DSL, a data-movement program (``families/data_movement/program.py``): the rows count
 one by one (``H`` has ``tile=1``: ttnn deals a row-major tensor's pages over the cores, not tile rows), and every
 page is read and written as one small DRAM transaction (ttnn.clone of a row-major tensor, and the row-major
-reshape, move, slice and concatenation read as such a copy).
+reshape, move, slice and concatenation read as such a copy). With the program option ``to_shard`` the rows are
+read by ttnn's interleaved-to-sharded reader, which on Blackhole waits for every stick (docs/data_movement.md,
+"What the kernels do").
 """
 
 from loom_explorer.program import Dim, Move, Tensor, TileProgram
@@ -21,4 +23,5 @@ PROGRAM = TileProgram(
         Tensor("y", ("H", "W"), "output", layout="row_major"),
     ),
     ops=(Move("x", "y"),),
+    options=("to_shard",),
 )

@@ -38,6 +38,9 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   -> ``slice_rows`` with the option ``strided`` (``gather.py``: the reader gathers the kept elements byte by
   byte): ``H`` the output's logical rows, ``W`` the input's logical columns (each input row is read whole),
   ``Wy`` the output's;
+* a row-major ``InterleavedToSharded[Partial]`` -> ``copy_rows`` with the option ``to_shard`` (its reader waits
+  for every stick on Blackhole, ``shard_reader.py``); into a block or width shard, ``H = cores * shard_h``
+  rows of ``W = shard_w`` (the output memory config's shard shape: each core's sticks);
 * a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
 * a paged KV-cache update (``PagedUpdateCacheDeviceOperation``, ``paged_update_cache_program_factory.cpp``
   (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/experimental/paged_cache/device/update_cache/``
@@ -66,6 +69,7 @@ from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, coun
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import STRIDED
+from loom_explorer.families.data_movement.shard_reader import TO_SHARD
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
 
@@ -116,6 +120,8 @@ COPIES = frozenset(
         "paddeviceoperation",
     }
 )
+# ttnn's interleaved-to-sharded ops: a row-major one reads its sticks with ``shard_reader.py``'s reader
+TO_SHARD_OPS = frozenset({"interleavedtoshardeddeviceoperation", "interleavedtoshardedpartialdeviceoperation"})
 # ttnn's NLP create-heads and concat-heads ops: the input's tile rows split over cores, every tile waited for
 HEADS = frozenset({"nlpcreateheadsdeviceoperation", "nlpconcatheadsdeviceoperation"})
 OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
@@ -347,6 +353,12 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         config = ShardedSplit(
             op=row.get("OP CODE"), cores=cores, sharded=tuple(t for t, _ in held), layouts=tuple(p for _, p in held)
         )
+        if (
+            kernel == "copy_rows"
+            and name in TO_SHARD_OPS
+            and sharded["OUTPUT_0"] in (Placement.l1_block, Placement.l1_width)
+        ):
+            shape = _shard_sticks(attrs, cores, shape, notes)
     return OpReading(
         kernel=kernel,
         shape=shape,
@@ -357,8 +369,36 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(notes),
         config=config,
-        options=frozenset({STRIDED}) if kernel == "slice_rows" else frozenset({WAITED}) if heads else frozenset(),
+        options=_options(kernel, name, heads),
     )
+
+
+_SHARD_SHAPE = re.compile(r"shard_spec=ShardSpec\(.*?shape=\{\s*([0-9]+)\s*;\s*([0-9]+)\s*\}")
+
+
+def _shard_sticks(attrs: dict[str, str], cores: int, shape: dict[str, int], notes: list[str]) -> dict[str, int]:
+    """A row-major interleaved-to-sharded copy into a block or width shard: its reader reads each core's
+    ``shard_h`` sticks of ``shard_w`` elements (``shard_reader.py``), so it is read as ``cores * shard_h`` rows of
+    ``shard_w`` (the same bytes a core, its sticks' count and size); ``shape`` unchanged when the output memory
+    config states no shard shape."""
+    found = _SHARD_SHAPE.search(attrs.get("output_mem_config", ""))
+    if found is None:
+        return shape
+    height, width = int(found.group(1)), int(found.group(2))
+    notes.append(f"each core's {height} sticks of {width} elements (the output's shard shape) over {cores} cores")
+    return {"H": height * cores, "W": width}
+
+
+def _options(kernel: str, name: str, heads: bool) -> frozenset[str]:
+    """The program options of a row: ``strided`` for a strided row-major slice, ``waited`` for the NLP heads ops,
+    ``to_shard`` for a row-major interleaved-to-sharded copy (its reader, ``shard_reader.py``)."""
+    if kernel == "slice_rows":
+        return frozenset({STRIDED})
+    if heads:
+        return frozenset({WAITED})
+    if kernel == "copy_rows" and name in TO_SHARD_OPS:
+        return frozenset({TO_SHARD})
+    return frozenset()
 
 
 ACCURACY = AccuracyOps(

@@ -24,7 +24,9 @@ once:
   reader_tm_tile_layout_nlp_create_qkv_heads.cpp`` @04b34050: ``async_read`` of one tile then
   ``async_read_barrier``, for every q, k and v tile) and ``nlp_concat_heads``' (``.../nlp_concat_heads/device/
   kernels/dataflow/reader_tm_tile_layout_nlp_concat_heads.cpp`` @09b4c34b: ``noc_async_read_tile`` then
-  ``noc_async_read_barrier``) do.
+  ``noc_async_read_barrier``) do;
+* a row-major ``to_shard`` copy on Blackhole: its source, read stick by stick by ttnn's interleaved-to-sharded
+  reader's unaligned path (``shard_reader.py``).
 
 Waiting for each page costs its whole round trip, so a page of ``p`` bytes takes ``L + p / r(p)`` cycles
 (``pages.py::waited_page_bytes_per_cycle``: ``L`` the transaction's latency, ``r(p)`` the streamed page
@@ -35,6 +37,8 @@ from __future__ import annotations
 
 from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import DataMovement
+from loom_explorer.families.data_movement.shard_reader import waits_each_stick
+from loom_explorer.hardware.schema import Arch
 from loom_explorer.problem import Problem
 
 WAITED = "waited"  # the program option: the reader waits for every source page (module docstring)
@@ -47,10 +51,13 @@ def is_part(problem: Problem, tensor: str) -> bool:
     return any(problem.elements(d) < problem.elements(program.whole(d)) for d in program.tensor(tensor).dims)
 
 
-def waits_each_page(problem: Problem, st: DataMovement, tensor: str) -> bool:
+def waits_each_page(problem: Problem, st: DataMovement, tensor: str, arch: Arch | None = None) -> bool:
     """Whether ``tensor``'s pages are moved one at a time with a barrier after each (module docstring): the
     padded row-major source of a tilize, the cut row-major output of an untilize, or a strided slice's
-    row-major source."""
+    row-major source; on the chip of architecture ``arch`` (None: any), the row-major source of the
+    interleaved-to-sharded reader (``shard_reader.py``)."""
+    if waits_each_stick(problem, st, tensor, arch):
+        return True
     if tensor == st.output:
         return any(st.relayout(t) == "untilize" for t in st.streamed) and is_part(problem, tensor)
     if gathers(problem) and problem.program.tensor(tensor).layout == "row_major":

@@ -31,11 +31,15 @@ the fill: the reader's steps are every block's read and gather, the first's incl
 first read before the pipeline's other stages start; a gather-bound core's time is ``n`` gathers and reads,
 then the last write).
 
+A row-major shard copied from one L1 buffer into another on each core (``local_copy.py``: ttnn's sharded
+move) adds ``local = ceil(T*b_X*f_X / r_noc)`` for the core's whole shard to the steady state (in
+``data_movement``) and its last chunk's round trip ``L_noc`` to the drain.
+
 A page-by-page reader with no compute (``page_pipelined``: a waited source, ``c_tile = 0``) hands each page to
 the writer as it lands: ``fill`` is then its first page, ``p / (rate * f)`` (``page_cycles``), and the drain the
 last page's write, not a whole block's; the steps still move every block.
 
-The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
+The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute) + local``,
 ``write_back = drain``) sum to the total. The lower bound takes for ``n*step`` the larger of the compute
 ``T*c_tile`` and the chip's reads ``ceil(sum_X readers_X*T*b_X / R_chip)`` (``n*B >= T``).
 """
@@ -49,6 +53,7 @@ from typing import TYPE_CHECKING
 
 from loom_explorer.families.data_movement.barriers import waits_each_page
 from loom_explorer.families.data_movement.gather import element_gather_cycles, gathers, tile_gather_elements
+from loom_explorer.families.data_movement.local_copy import local_copy_cycles, local_copy_latency_cycles
 from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
 from loom_explorer.families.data_movement.work import tile_cycles
@@ -79,12 +84,12 @@ def rate(q: DataMovementQuantities, tensor: str, direction: str) -> Fraction:
             r = Fraction(hw.noc.unicast_bytes_per_cycle)
         else:
             r = Fraction(dram.core_read_bytes_per_cycle if direction == "read" else dram.core_write_bytes_per_cycle)
-        if waits_each_page(q.problem, q.st, tensor):  # a tile's round trip each: p / (L + p / r)
+        if waits_each_page(q.problem, q.st, tensor, q.hw.arch):  # a tile's round trip each: p / (L + p / r)
             page = q.page_bytes(tensor)
             r = Fraction(page) / (_page_latency(q, tensor, direction) + Fraction(page) / r)
     else:
         way: Direction = "read" if direction == "read" else "write"
-        if waits_each_page(q.problem, q.st, tensor):
+        if waits_each_page(q.problem, q.st, tensor, q.hw.arch):
             r = waited_page_bytes_per_cycle(hw, q.page_bytes(tensor), way, _page_latency(q, tensor, direction))
         else:
             r = page_bytes_per_cycle(hw, q.page_bytes(tensor), way)
@@ -95,7 +100,7 @@ def read_cycles(q: DataMovementQuantities, tensor: str) -> Expr:
     """``read_X`` (module docstring)."""
     if not reads_dram(q, tensor):
         return const(0)
-    lat = 0 if waits_each_page(q.problem, q.st, tensor) else _page_latency(q, tensor, "read")
+    lat = 0 if waits_each_page(q.problem, q.st, tensor, q.hw.arch) else _page_latency(q, tensor, "read")
     latency = select(q.depth[tensor], {1: lat, 2: lat, 3: -(-lat // 2)})
     return ceil_rate(mul(q.block, q.tile_bytes(tensor)), rate(q, tensor, "read")) + latency
 
@@ -130,7 +135,7 @@ def page_pipelined(q: DataMovementQuantities, c_tile: int) -> frozenset[str]:
     pipeline fills with one page and drains with one page's write, not a whole block's (module docstring)."""
     if c_tile:
         return frozenset()
-    return frozenset(t for t in q.streamed if reads_dram(q, t) and waits_each_page(q.problem, q.st, t))
+    return frozenset(t for t in q.streamed if reads_dram(q, t) and waits_each_page(q.problem, q.st, t, q.hw.arch))
 
 
 def page_cycles(q: DataMovementQuantities, tensor: str, direction: str) -> int:
@@ -144,7 +149,7 @@ def drain_latency_cycles(q: DataMovementQuantities) -> int:
     of an L1-interleaved output); 0 for an output in L1, or written page by page with a wait for each (its
     latency is in every page's time already, ``barriers.py``)."""
     out = q.output
-    if q.problem.placement(out).in_l1 or waits_each_page(q.problem, q.st, out):
+    if q.problem.placement(out).in_l1 or waits_each_page(q.problem, q.st, out, q.hw.arch):
         return 0
     return write_latency_cycles(q, out)
 
@@ -169,17 +174,18 @@ def data_movement_latency_terms(
     last_write = (
         const(page_cycles(q, q.output, "write")) if paged and not q.problem.placement(q.output).in_l1 else write
     )
-    drain = last_write + drain_latency_cycles(q)
+    local = local_copy_cycles(q, c_tile)  # a shard copied within each core's L1 (local_copy.py)
+    drain = last_write + drain_latency_cycles(q) + local_copy_latency_cycles(q, c_tile)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
-    objective = launch + fill + mul(n, step) + drain
+    objective = launch + fill + mul(n, step) + local + drain
     terms = [
         LatencyTerm("launch", launch, "fixed per-op launch on the device"),
         LatencyTerm("fill", fill, "the first block (a page-by-page reader: its first page) read before any moves on"),
         LatencyTerm("compute", mul(n, compute), "the compute core re-laying or converting every tile"),
         LatencyTerm(
             "data_movement",
-            mul(n, step) - mul(n, compute),
+            mul(n, step) - mul(n, compute) + local,
             "blocks where page reads, writes or shared DRAM bandwidth outlast the compute",
         ),
         LatencyTerm("write_back", drain, "the last block written to DRAM"),
@@ -194,5 +200,6 @@ def data_movement_latency_terms(
         else const(0)
     )
     per_element = element_gather_cycles(hw, math.ceil(q.element_bytes(q.output))) if gathers(q.problem) else 0
-    lower = launch + fill + maximum(mul(q.core_tiles, c_tile), chip_floor, mul(gather_floor, per_element)) + drain
+    lower = launch + fill + maximum(mul(q.core_tiles, c_tile), chip_floor, mul(gather_floor, per_element)) + local
+    lower = lower + drain
     return objective, terms, lower

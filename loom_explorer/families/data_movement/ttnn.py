@@ -45,6 +45,7 @@ from loom_explorer.export.exporter import ExportError
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import analyse_data_movement
+from loom_explorer.families.data_movement.shard_reader import TO_SHARD
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.families.data_movement.work import computed
 from loom_explorer.hardware.schema import HardwareSpec
@@ -106,6 +107,11 @@ def ttnn_function(problem: Problem) -> str:
         raise ConfigError(
             f"{problem.program.name} with the option {WAITED} is costed as ttnn's NLP create/concat heads readers "
             "(a barrier per tile), which no single ttnn data-movement call on these tensors runs"
+        )
+    if problem.has_option(TO_SHARD):
+        raise ConfigError(
+            f"{problem.program.name} with the option {TO_SHARD} is costed as ttnn's interleaved_to_sharded reader, "
+            "whose output is an L1 shard: the export writes data-movement ops on DRAM-interleaved tensors"
         )
     if found not in FUNCTIONS:
         raise ConfigError(
