@@ -31,11 +31,11 @@ not the fast approximation):
   ``|x|`` and, under ``v_if (x < 0)``, ``_sfpu_reciprocal_<2>``): load and ``setsgn`` 2; ``_sfpu_exp_`` 33
   (``exexp``, a ``v_if`` with its comparison, ``setexp``, ``v_endif``, two multiply-adds and an immediate,
   a ``v_if`` with its comparison, a square, 7 x (integer subtract, narrowing comparison, square),
-  ``v_endif``); ``v_if`` and comparison 2; ``_sfpu_reciprocal_<2>`` 14 (``setman`` twice, ``~``, 8
-  multiply-adds, the ``0.5`` immediate, ``setsgn``); ``v_endif`` and store 2: 53;
+  ``v_endif``); ``v_if`` and comparison 2; ``_sfpu_reciprocal_<2>`` 13 (``setman`` twice, ``~``, 8
+  multiply-adds, the ``0.5`` immediate, ``setsgn``); ``v_endif`` and store 2: 52;
 * ``recip`` (``ckernel_sfpu_recip.h``, ``_calculate_reciprocal_internal_`` on a bfloat16 Dst:
-  ``_sfpu_reciprocal_<1>`` then ``float_to_fp16b``): load, 12 (one Newton step fewer), the rounding,
-  store: 15;
+  ``_sfpu_reciprocal_<1>`` then ``float_to_fp16b``): load, 11 (one Newton step, two multiply-adds, fewer),
+  the rounding, store: 14;
 * ``gelu`` (``ckernel_sfpu_gelu.h``, ``_calculate_gelu_accurate_``: ``x * cdf(x)``, ``ckernel_sfpu_cdf.h``):
   ``_calculate_pos_cdf_appx_`` is 28 (a ``v_if`` on ``x < 2.5``, a degree-4 polynomial in Horner form, four
   multiply-adds and five 32-bit immediates, the ``v_else`` line and its two immediates, ``v_endif``, the
@@ -69,8 +69,8 @@ PASSES_PER_TILE = TILE_ELEMENTS // SFPU_LANES
 
 LLK_SLOTS: dict[str, int] = {
     "relu": 5,
-    "exp": 53,
-    "recip": 15,
+    "exp": 52,
+    "recip": 14,
     "gelu": 66,
     "silu": 33,
     "sigmoid": 5,
