@@ -87,17 +87,33 @@ def _activations(attrs: Mapping[str, str], keys: Sequence[str]) -> SfpuChain:
     return chain
 
 
-def read_binary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> EltwiseRow:
-    """A binary op's kernel, shape and SFPU chain (module docstring); OpSkip with the reason otherwise."""
+def packer_relu(pre: SfpuChain, own: SfpuChain, post: SfpuChain, kind: str, older: bool) -> bool:
+    """Whether ttnn applies the op's fused ReLU in the packer (``PACK_RELU``: the packer zeroes the negative
+    values as it writes the tile to L1, no SFPU op) rather than on the SFPU. ``binary_ng`` does when the op
+    has no operand activations (its own ``process_lhs``/``process_rhs`` included) and its post activations,
+    its own ``postprocess`` included, are one ``RELU`` (``binary_ng_program_factory.cpp`` @00635679,
+    tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/eltwise/binary_ng/device/``); the older binary op when it
+    is an ``ADD`` with one fused ``RELU`` (``binary_device_operation.cpp`` @5acfb5ff, ``utils::get_defines``;
+    later versions also require no ``input_tensor_a_activation``, required here). ``pre``, ``own``, ``post``:
+    the operand activations, the op type's SFPU ops (``op_types.BINARY_SFPU``) and the post activations."""
+    if pre.ops or own.ops or post.ops != ("relu",):
+        return False
+    return kind == "ADD" or not older
+
+
+def read_binary(attrs: Mapping[str, str], shapes: Sequence[InputShape], older: bool = False) -> EltwiseRow:
+    """A binary op's kernel, shape and SFPU chain (module docstring); OpSkip with the reason otherwise.
+    ``older``: the row is the older ``BinaryDeviceOperation``'s (``packer_relu``)."""
     if not shapes:
         raise OpSkip("no INPUT_0 shape")
     h, w = _rows_cols(shapes[0])
     shape = {"H": h, "W": w}
     kind = attrs.get("binary_op_type", "").split("::")[-1].strip()
     try:
-        chain = _activations(attrs, _ACTIVATIONS) + binary_chain(kind) + _activations(attrs, _POST_ACTIVATIONS)
+        pre, own, post = _activations(attrs, _ACTIVATIONS), binary_chain(kind), _activations(attrs, _POST_ACTIVATIONS)
     except UnknownOp as why:
         raise OpSkip(str(why)) from None
+    chain = pre + own + post
     plain = "" if kind == "ADD" else f"{kind} costed as the FPU add"
     op = _TTNN_BINARY.get(kind.lower(), f"ttnn.{kind.lower()}")
     scalar = attrs.get("scalar", "").strip().lower() not in NO_VALUE
@@ -114,6 +130,9 @@ def read_binary(attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> Eltwi
         return EltwiseRow("binary_scalar", shape, ("a",), "y", op, note="; ".join(filter(None, [plain, filled])))
     b_rows, b_cols = _rows_cols(shapes[1])
     if shapes[1] == shapes[0]:
+        if packer_relu(pre, own, post, kind, older):
+            packed = "the fused ReLU applied by the packer (PACK_RELU): no SFPU op"
+            return EltwiseRow("binary", shape, ("a", "b"), "y", op, note="; ".join(filter(None, [plain, packed])))
         kernel = "binary_act" if chain.ops else "binary"
     elif b_rows == 1 and b_cols == w:
         kernel = "binary_row_act" if chain.ops else "binary_row"
@@ -213,7 +232,7 @@ def _decode_rotary(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
 
 def _read(name: str, attrs: Mapping[str, str], shapes: Sequence[InputShape]) -> EltwiseRow:
     if name in BINARY_OP_CODES:
-        return read_binary(attrs, shapes)
+        return read_binary(attrs, shapes, older=name == "binarydeviceoperation")
     if name in UNARY_OP_CODES:
         return read_unary(attrs, shapes)
     if name in ROTARY_OP_CODES:

@@ -1,9 +1,9 @@
 """The element-wise family's latency (``quantities.py`` for the notation): the objective of one candidate,
 its named terms and a lower bound.
 
-Per block, on the slowest core (``b_X`` bytes per tile of ``X``, ``c_op`` each op's cycles per tile from
-the hardware file: ``compute.eltwise_tile_cycles`` on the FPU, ``compute.sfpu_tile_cycles[op]`` on the
-SFPU; ``c_pack = compute.tile_pack_cycles`` per output tile):
+Per block, on the slowest core (``b_X`` bytes per tile of ``X``, ``c_op`` each op's cycles per tile:
+``compute.eltwise_tile_cycles`` on the FPU, on the SFPU 32 passes of the op's LLK loop body, ``sfpu.py``;
+``c_pack = compute.tile_pack_cycles`` per output tile):
 
     reads   = sum_X ceil(B_X*b_X / r_core) + max_X L_read(depth_X)   the inputs each core reads itself
               + sum_{X multicast} (read_X + mcast_X)             (one reader: every read issued, one barrier;

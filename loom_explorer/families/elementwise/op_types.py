@@ -1,20 +1,21 @@
-"""ttnn's element-wise op types as the model costs them: each ``UnaryOpType`` as an SFPU op of the hardware
-file (``compute.sfpu_tile_cycles``), and each ``BinaryOpType`` as ``binary_ng`` builds it from one FPU op and
-SFPU ops before or after it.
+"""ttnn's element-wise op types as the model costs them: each ``UnaryOpType`` as an SFPU op the model costs,
+and each ``BinaryOpType`` as ``binary_ng`` builds it from one FPU op and SFPU ops before or after it.
 
-SFPU costs. The hardware files cost ``relu``, ``gelu``, ``silu``, ``sigmoid``, ``exp``, ``recip`` and ``rsqrt``
-(estimates, uncalibrated). Every other op type is costed as one of them, by the work it does on each of a
+SFPU costs. ``relu``, ``gelu``, ``silu``, ``sigmoid``, ``exp``, ``recip`` and ``erf`` are costed from the LLK
+functions that run them (``sfpu.py``), ``rsqrt`` by the hardware file (``compute.sfpu_tile_cycles``, an
+uncalibrated estimate). Every other op type is costed as one of them, by the work it does on each of a
 tile's elements (``SFPU_AS``, a named uncalibrated estimate, said in the row's note):
 
-* ``relu``'s cost: one SFPU pass of a compare, a select, a sign flip or a multiply-add (``neg``, ``abs``,
-  ``square``, the comparisons with zero ``gtz``/``ltz``/``gez``/``lez``/``eqz``/``nez``, the scalar ops
-  ``add_unary_sfpu``/``mul_unary_sfpu``/..., ``where_tss``, clamps);
-* ``exp``'s cost: an op that evaluates a polynomial or iterates as ``exp`` does (``erf``, ``atan``, ``tanh``,
+* ``relu``'s cost: a few instructions a pass, a compare, a select, a sign flip or a multiply-add (``neg``,
+  ``abs``, ``square``, the comparisons with zero ``gtz``/``ltz``/``gez``/``lez``/``eqz``/``nez``, the scalar
+  ops ``add_unary_sfpu``/``mul_unary_sfpu``/..., ``where_tss``, clamps);
+* ``erf``'s: ``erfc`` (the same piecewise polynomial, ``ckernel_sfpu_erf_erfc.h``);
+* ``exp``'s cost: an op that evaluates a polynomial or iterates as ``exp`` does (``atan``, ``tanh``,
   ``log``, ``sqrt``, ``sin``, ...).
 
 An op chain (``UnaryDeviceOperation``'s ``op_chain``, ``binary_ng``'s ``lhs_activations`` /
 ``rhs_activations`` / ``post_activations``) runs its ops one after another on each tile in Dst, so it is costed
-as their sum: the activation ``neg+exp+relu+recip`` (``model/latency.py::eltwise_op_cycles``).
+as their sum: the activation ``neg+exp+relu+recip`` (``sfpu.py::sfpu_tile_cycles``).
 
 Binary op types, from ``binary_ng``'s ``OpConfig`` (``ttnn/cpp/ttnn/operations/eltwise/binary_ng/device/
 binary_ng_utils.cpp`` @007bfbfa): ``ADD``, ``SUB``, ``MUL`` are one FPU op; the comparisons are a subtract and a
@@ -32,7 +33,8 @@ import re
 from dataclasses import dataclass
 
 HW_SFPU_OPS = frozenset({"relu", "gelu", "silu", "sigmoid", "exp", "recip", "rsqrt"})
-"""The SFPU ops every shipped hardware file costs (``compute.sfpu_tile_cycles``)."""
+"""The SFPU ops every shipped hardware file costs (``compute.sfpu_tile_cycles``); ``sfpu.py`` costs ``erf``
+besides."""
 
 _AS_RELU = (
     "neg",
@@ -84,8 +86,6 @@ _AS_RELU = (
     "minimum",
 )
 _AS_EXP = (
-    "erf",
-    "erfc",
     "erfinv",
     "atan",
     "tanh",
@@ -130,6 +130,8 @@ SFPU_AS: dict[str, str] = {
     **{op: op for op in HW_SFPU_OPS},
     **{op: "relu" for op in _AS_RELU},
     **{op: "exp" for op in _AS_EXP},
+    "erf": "erf",
+    "erfc": "erf",
     "gelu_approx": "gelu",
     "swish": "silu",
 }

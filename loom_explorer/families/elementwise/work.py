@@ -7,9 +7,11 @@ import math
 
 from loom_explorer.families.elementwise.program import Elementwise, analyse_elementwise
 from loom_explorer.families.elementwise.quantities import tiles_of
+from loom_explorer.families.elementwise.sfpu import sfpu_tile_cycles
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.model.latency import eltwise_op_cycles
 from loom_explorer.problem import Problem, ProblemError
+from loom_explorer.program.dsl import Eltwise
 
 
 def tile_cycles(hw: HardwareSpec, problem: Problem, st: Elementwise) -> int:
@@ -22,10 +24,22 @@ def tile_cycles(hw: HardwareSpec, problem: Problem, st: Elementwise) -> int:
             f"{', '.join(sorted(hw.compute.sfpu_tile_cycles))}"
         )
     return (
-        sum(eltwise_op_cycles(hw, problem, op) for op in st.ops)
+        sum(op_cycles(hw, problem, op) for op in st.ops)
         + staging_cycles(hw, problem, st)
         + len(st.outputs) * hw.compute.tile_pack_cycles
     )
+
+
+def op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
+    """Cycles of ``op`` on one tile: an FPU op's (or an op that is off) as ``model/latency.py::
+    eltwise_op_cycles`` gives it; an SFPU op's (or ``+``-chain's) from the LLK functions ttnn runs
+    (``sfpu.py``)."""
+    if op.unit == "fpu" or (op.operand is not None and not problem.is_enabled(op.operand)):
+        return eltwise_op_cycles(hw, problem, op)
+    if op.when == "diagonal" and not problem.has_option("causal"):
+        return 0
+    name = problem.activation if op.op == "activation" else op.op
+    return 0 if name is None else sfpu_tile_cycles(hw, name)
 
 
 def staging_cycles(hw: HardwareSpec, problem: Problem, st: Elementwise) -> int:
@@ -51,7 +65,7 @@ def staging_cycles(hw: HardwareSpec, problem: Problem, st: Elementwise) -> int:
     copies = packs = 0
     in_dst = False
     for op in st.ops:
-        if eltwise_op_cycles(hw, problem, op) == 0:
+        if op_cycles(hw, problem, op) == 0:
             continue
         if op.unit == "sfpu":
             copies += int(op.operand is not None or not in_dst)

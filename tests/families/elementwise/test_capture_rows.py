@@ -14,6 +14,7 @@ from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf, report
 from loom_explorer.data import capture_path
 from loom_explorer.families.elementwise.op_types import BINARY_SFPU, SFPU_AS, UnknownOp, binary_chain, unary_chain
 from loom_explorer.families.elementwise.program import analyse_elementwise
+from loom_explorer.families.elementwise.sfpu import LLK_SLOTS
 from loom_explorer.families.elementwise.sharded import NotSharded, ShardedElementwise, read_shard_spec
 from loom_explorer.families.elementwise.ttnn import captured
 from loom_explorer.families.elementwise.work import tile_cycles
@@ -101,8 +102,11 @@ def test_binary_and_unary_rows_are_read_as_their_kernels_and_chains(tmp_path: Pa
             ("BinaryNgDeviceOperation", binary_attrs("GE"), [(X, DRAM), (X, DRAM)]),  # 6: sub then gez
             ("BinaryNgDeviceOperation", binary_attrs("DIV"), [(X, DRAM), (ROW, DRAM)]),  # 7: row, recip
             ("UnaryDeviceOperation", unary_attrs("NEG", "EXP", "ADD_UNARY_SFPU", "RECIP"), [(X, DRAM)]),  # 8
-            ("UnaryDeviceOperation", unary_attrs("ERF"), [(X, DRAM)]),  # 9: erf as exp
+            ("UnaryDeviceOperation", unary_attrs("ERF"), [(X, DRAM)]),  # 9: erf, costed as itself
             ("BinaryDeviceOperation", OLD_BINARY, [(X, DRAM), (X, DRAM), (X, DRAM)]),  # 10: the older op's names
+            ("BinaryDeviceOperation", OLD_BINARY.replace("::ADD", "::MUL"), [(X, DRAM), (X, DRAM)]),  # 11
+            ("BinaryNgDeviceOperation", binary_attrs("MUL", post=unary_type("RELU")[1:-1]), [(X, DRAM), (X, DRAM)]),
+            ("BinaryNgDeviceOperation", binary_attrs("GE", post=unary_type("RELU")[1:-1]), [(X, DRAM), (X, DRAM)]),
         ],
     )
     ops = {op.row: op for op in read_ops_perf(path).ops}
@@ -111,16 +115,20 @@ def test_binary_and_unary_rows_are_read_as_their_kernels_and_chains(tmp_path: Pa
         2: ("binary", None, None),
         3: ("binary_scalar", None, None),
         4: ("binary_row", None, None),
-        5: ("binary_act", "relu", None),
+        5: ("binary", None, None),  # one post RELU: applied by the packer
         6: ("binary_act", "relu", None),
         7: ("binary_row_act", "recip", None),
         8: ("unary", "relu+exp+relu+recip", None),
-        9: ("unary", "exp", None),
-        10: ("binary_act", "relu", None),
+        9: ("unary", "erf", None),
+        10: ("binary", None, None),  # the older op's ADD with one RELU: the packer's too
+        11: ("binary_act", "relu", None),  # the older op packs a RELU only after an ADD
+        12: ("binary", None, None),  # binary_ng packs one post RELU after any FPU op
+        13: ("binary_act", "relu+relu", None),  # GE's own comparison comes first: two post ops, both on the SFPU
     }
     assert "INPUT_2 (the output tensor ttnn was given) not read" in ops[10].note
+    assert all("PACK_RELU" in ops[row].note for row in (5, 10, 12))
     assert all(op.shape == {"H": 2048, "W": 1024} for op in ops.values())
-    assert "erf as exp" in ops[9].note and "SUB costed as the FPU add" in ops[4].note
+    assert " as " not in ops[9].note and "SUB costed as the FPU add" in ops[4].note
 
 
 def test_a_chain_costs_the_sum_of_its_ops_and_an_unknown_op_is_named() -> None:
@@ -129,18 +137,22 @@ def test_a_chain_costs_the_sum_of_its_ops_and_an_unknown_op_is_named() -> None:
     unary = load_program("unary")
     chained = make_problem(unary, "H=64,W=64", activation="relu+exp+recip")
     cycles = tile_cycles(hw, chained, analyse_elementwise(unary))
-    # the chain's ops one after another, after one copy of x's tile into Dst (costed as an FPU op), then a pack
-    assert cycles == c.sfpu_tile_cycles["relu"] + c.sfpu_tile_cycles["exp"] + c.sfpu_tile_cycles["recip"] + (
-        c.eltwise_tile_cycles + c.tile_pack_cycles
-    )
-    with pytest.raises(ProblemError, match="no SFPU cost for op 'erf'"):
-        tile_cycles(hw, make_problem(unary, "H=64,W=64", activation="relu+erf"), analyse_elementwise(unary))
+    # the chain's ops one after another, each 32 passes of its LLK loop body over 32 lanes (relu 5, exp 52, recip
+    # 14 instruction slots: 32 * 71 = 2272 cycles), after one copy of x's tile into Dst (costed as an FPU op,
+    # 32 on p150), then a pack (24)
+    assert LLK_SLOTS["relu"] + LLK_SLOTS["exp"] + LLK_SLOTS["recip"] == 71
+    assert cycles == 2272 + c.eltwise_tile_cycles + c.tile_pack_cycles == 2272 + 32 + 24
+    # an op the LLK counts leave out takes the hardware file's cost
+    rsqrt = make_problem(unary, "H=64,W=64", activation="rsqrt")
+    assert tile_cycles(hw, rsqrt, analyse_elementwise(unary)) == c.sfpu_tile_cycles["rsqrt"] + 32 + 24
+    with pytest.raises(ProblemError, match="no SFPU cost for op 'lgamma'"):
+        tile_cycles(hw, make_problem(unary, "H=64,W=64", activation="relu+lgamma"), analyse_elementwise(unary))
 
 
 def test_every_op_type_is_costed_by_an_op_every_shipped_chip_has() -> None:
     for name in list_hardware():
         costed = load_hardware(name).compute.sfpu_tile_cycles
-        assert set(SFPU_AS.values()) <= set(costed), name
+        assert set(SFPU_AS.values()) <= set(costed) | set(LLK_SLOTS), name
     assert all(op in SFPU_AS for ops in BINARY_SFPU.values() for op in ops)
     assert binary_chain("LOGICAL_AND").activation == "relu+relu+relu"
     assert unary_chain("op_type=UnaryOpType::GELU").activation == "gelu"
