@@ -8,7 +8,10 @@ their factory ran (``accuracy/op_mapping.py``: ``ACCURACY`` plugs into ``loom_ex
   pixels of ``C`` channels), INPUT_1 the grid ``[N, H_out, W_out, X]`` whose rows each hold ``X / 6`` points
   (``use_precomputed_grid``: 6 values a point) or ``X / 2`` (2 coordinates), so ``P`` = grid rows times that;
   a height-sharded output (``output_mem_config``'s shard ``shape={h; w}`` on its core grid) is computed shard
-  by shard, ``h`` grid rows per core; an interleaved one with ttnn's split.
+  by shard, ``h`` grid rows per core; an interleaved one with ttnn's split, which the model's default makes for
+a grid of one point a row (the reader waits for each grid row's read: ``index_block`` = points a grid row).
+An interleaved output of several points a grid row is skipped: its split is over the run's whole grid, which
+the row does not give.
 
 An embedding copies rows (no math), so its row's empty ``MATH FIDELITY`` is read as the default fidelity
 (``no_math_op_codes``). An L1-interleaved input or output is read from / written to the L1 banks
@@ -91,6 +94,11 @@ def read_gather(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
     out = tensor_memory(row, "OUTPUT_0", notes)
     placed = l1_interleaved_placements(row, memories, ("x", "grid"), "y", notes)
     if out in INTERLEAVED:
+        if batch > 1:
+            raise RowSkip(
+                f"an interleaved grid sample of {batch} points a grid row: ttnn deals its grid rows over the "
+                "run's whole grid, which the row does not give (the model's default reads one point a row)"
+            )
         grid = None
         split = None
     else:
@@ -99,7 +107,7 @@ def read_gather(row: ProfilerRow, attributes: str, attrs: dict[str, str], comput
             raise RowSkip(f"OUTPUT_0 {out}: only a height-sharded output (or an interleaved one) is modelled")
         x0, y0, x1, y1, shard_h, _ = (int(v) for v in m.groups())
         grid = (x1 - x0 + 1, y1 - y0 + 1)
-        split = grid_sample_split(shape["P"], grid, shard_h * batch, "y")
+        split = grid_sample_split(shape["P"], grid, shard_h * batch, "y", batch)
     return OpReading(
         kernel="grid_sample",
         shape=shape,

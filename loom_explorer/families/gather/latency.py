@@ -19,12 +19,25 @@ bytes at the sustained rate):
 ttnn's readers wait for each output row's reads before the next (``block = 1``: a round trip per row), which
 is what makes a gather slow on small pages. The whole kernel:
 
-    T_total = launch + fill + n*step + drain
-    fill    = L_index + ceil(p * 4k / r_index)                                  the core's index rows, first
+    T_total = launch + fill + n*step + (m - 1)*index + drain
+    index   = L_index + ceil(index_block * 4k / r_index)                       one read of index rows, waited
+    fill    = index                                                             the first, before any table row
     drain   = L_write for a DRAM output, else 0
 
-Named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute)``,
-``write_back = drain``) sum to the total.
+The reader reads ``index_block`` output rows' index entries, waits for them, then issues those rows' table
+reads (``m = ceil(p / index_block)`` such reads, ``quantities.py``). ttnn's grid sample reader
+(``ttnn/cpp/ttnn/operations/pool/grid_sample/device/kernels/dataflow/reader_grid_sample_interleaved_start_id.cpp``,
+both the September 2025 version, of the op whose attributes were ``mode``, ``padding_mode``,
+``use_precomputed_grid``, ``batch_output_channels``, ``output_mem_config``, and @9f54dcfa) reads one grid
+stick with ``noc_async_read`` + ``noc_async_read_barrier`` per spatial position, then its
+``grid_batching_factor`` points' four corner sticks with one barrier per point: ``index_block`` is the grid
+batching factor, ``block = 1``. The index reads are on the reader's RISC, in series with its table reads,
+so the later ``m - 1`` are added to the steps (an upper estimate when compute or the writes bind a step:
+the reader's index read then hides under them). An embedding's reader reads the core's index share once
+(``index_block = p``: ``m = 1``, nothing added).
+
+Named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute) +
+(m - 1)*index``, ``write_back = drain``) sum to the total.
 """
 
 from __future__ import annotations
@@ -79,19 +92,22 @@ def gather_latency_terms(
     parts += [link.cycles(q, q.step_bytes(link.tensor)) for link in step_links]
     step = maximum(*parts)
     index_latency, index_rate = source(q, st.index)
-    fill = index_latency + ceil_rate(mul(q.core_rows, q.index_row_bytes), index_rate)
+    index_read = index_latency + ceil_rate(mul(q.index_block, q.index_row_bytes), index_rate)
+    fill = index_read
+    later_index = mul(q.index_reads - 1, index_read)
     drain = const(hw.dram.write_latency_cycles if dram_out else 0)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.steps
-    objective = launch + fill + mul(n, step) + drain
+    objective = launch + fill + mul(n, step) + later_index + drain
     terms = [
         LatencyTerm("launch", launch, "fixed per-op launch on the device"),
-        LatencyTerm("fill", fill, "the core's index rows, read before the first table row"),
+        LatencyTerm("fill", fill, "the first index read, before the first table row"),
         LatencyTerm("compute", mul(n, compute), "the weighted sums of the rows read (none for a copy)"),
         LatencyTerm(
             "data_movement",
-            mul(n, step) - mul(n, compute),
-            "steps where the scattered row reads (one round trip each step), the writes or a NoC link outlast compute",
+            mul(n, step) - mul(n, compute) + later_index,
+            "steps where the scattered row reads (one round trip each step), the writes or a NoC link outlast "
+            "compute, and the reader's later index reads (one round trip each)",
         ),
         LatencyTerm("write_back", drain, "the last rows written to DRAM"),
     ]

@@ -8,8 +8,11 @@ per_core_P`` rows (all ``P`` on no axis), worked in steps of ``block`` rows (``b
 
 Data is row-major: a *page* is one row, ``s_X = ceil(C * b_X / 1024)`` bytes for a tensor of ``b_X`` bytes per
 32x32 tile (2 bytes an element for bfloat16). Per step a core reads ``block * k`` scattered table pages and
-writes ``block`` output pages; it reads its share of the index, ``p * 4k`` bytes (a 4-byte row number per
-row read), once before the first step.
+writes ``block`` output pages. It reads its share of the index, ``4k`` bytes an output row (a 4-byte row
+number per row read), ``index_block`` rows at a time, waiting for each such read before the table reads it
+names:
+
+    m = ceil(p / index_block) index reads per core (``index_block = p``: the whole share once, first).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ TILE_ELEMENTS = 1024  # a 32x32 tile
 class GatherQuantities(GridQuantities):
     st: Gathering
     block: Var
+    index_block: Var
 
     def extent(self, dim: str) -> int:
         return self.problem.tiles(dim)
@@ -51,6 +55,11 @@ class GatherQuantities(GridQuantities):
     def page_bytes(self, tensor: str) -> int:
         """``s_X``: one row of ``C`` elements of ``tensor`` (table or output)."""
         return -(-self.problem.elements(self.st.width_dim) * self.tile_bytes(tensor) // TILE_ELEMENTS)
+
+    @property
+    def index_reads(self) -> Expr:
+        """``m``: the index reads of the busiest core."""
+        return ceil_div(self.core_rows, self.index_block)
 
     @property
     def index_row_bytes(self) -> int:
@@ -115,6 +124,19 @@ def build_gather_quantities(hw: HardwareSpec, problem: Problem, candidate: Candi
         "rows",
         f"a step over {limit:,} rows overflows L1 on its own" if limit < rows else "",
     )
+    index_limit = l1_block_limit(hw, INDEX_ENTRY_BYTES * st.rows, 0)
+    index_values = (
+        Domain.range(1, min(rows, index_limit))
+        if st.rows_dim in per_core
+        else Domain.of(v for v in range(1, min(rows, index_limit) + 1) if rows % v == 0)
+    )
+    index_block = param(
+        "index_block",
+        index_values,
+        "output rows whose index rows one read brings (the reader waits for it)",
+        "rows",
+        f"an index read over {index_limit:,} rows overflows L1 on its own" if index_limit < rows else "",
+    )
     return GatherQuantities(
         hw=hw,
         problem=problem,
@@ -126,4 +148,5 @@ def build_gather_quantities(hw: HardwareSpec, problem: Problem, candidate: Candi
         depth={},
         st=st,
         block=block,
+        index_block=index_block,
     )

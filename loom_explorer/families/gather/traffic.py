@@ -4,7 +4,7 @@ its index rows once, its output rows written; and the bytes read from DRAM."""
 from __future__ import annotations
 
 from loom_explorer.families.gather.quantities import GatherQuantities
-from loom_explorer.model.expr import Expr, const, mul, total
+from loom_explorer.model.expr import Expr, mul, total
 from loom_explorer.model.flow import TrafficFlow
 from loom_explorer.model.traffic import WRITER_NOC
 
@@ -13,7 +13,7 @@ READER_NOC = 1
 
 def gather_flows(q: GatherQuantities) -> list[TrafficFlow]:
     """A DRAM table read ``block * k`` pages per step by every core (each its own rows: never multicast);
-    a DRAM index read once per core; a DRAM output written ``block`` pages per step."""
+    a DRAM index read ``index_block`` rows at a time; a DRAM output written ``block`` pages per step."""
     st, out = q.st, []
     if not q.problem.placement(st.table).in_l1:
         out.append(
@@ -30,8 +30,8 @@ def gather_flows(q: GatherQuantities) -> list[TrafficFlow]:
                 "all",
                 None,
                 READER_NOC,
-                mul(q.core_rows, q.index_row_bytes),
-                const(1),
+                mul(q.index_block, q.index_row_bytes),
+                q.index_reads,
             )
         )
     if not q.problem.placement(st.output).in_l1:

@@ -3,7 +3,9 @@
 Both take no program config; the factories deal the output rows over the cores themselves
 (``ttnn_config.py``), so what ttnn runs for a problem (``default``) and what a captured call ran
 (``captured``) is that split, costed on the 1-D candidate ``P@xy`` with the table and index read by every
-core from where they live, one output row per step (``block = 1``: the readers wait for each row's pages).
+core from where they live, one output row per step (``block = 1``: the readers wait for each row's pages),
+the index read ``index_rows_per_read`` rows at a time (``index_block``; ``ttnn_config.py``). ttnn's default
+grid sample takes a grid of one point a row (``[N, H, W, 2]``): one index row per read.
 Which op: a program whose ``Gather`` reads one row is ``ttnn.embedding``, more rows ``ttnn.grid_sample``.
 
 The export is refused: a gather's schedule has no ttnn config to write (ttnn picks its own split), and the
@@ -61,7 +63,14 @@ def evaluate_split(hw: HardwareSpec, problem: Problem, split: GatherSplit) -> Ev
     schedule = build_schedule(hw, problem, candidate)
     gx, gy = split.packed_grid
     return evaluate_values(
-        schedule, {"grid_x": gx, "grid_y": gy, f"per_core_{st.rows_dim}": split.per_core, "block": 1}
+        schedule,
+        {
+            "grid_x": gx,
+            "grid_y": gy,
+            f"per_core_{st.rows_dim}": split.per_core,
+            "block": 1,
+            "index_block": split.index_rows_per_read,
+        },
     )
 
 
