@@ -66,6 +66,7 @@ from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, coun
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import STRIDED
+from loom_explorer.families.data_movement.reshape_map import reshape_gather
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
 
@@ -116,6 +117,7 @@ COPIES = frozenset(
         "paddeviceoperation",
     }
 )
+RESHAPES = frozenset({"reshapedeviceoperation", "reshapeviewdeviceoperation"})
 # ttnn's NLP create-heads and concat-heads ops: the input's tile rows split over cores, every tile waited for
 HEADS = frozenset({"nlpcreateheadsdeviceoperation", "nlpconcatheadsdeviceoperation"})
 OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
@@ -250,6 +252,19 @@ def _kernel_and_shape(
     return "copy_rows", {"H": logical_rows, "W": logical_cols}
 
 
+def _tiled_reshape(row: ProfilerRow, shape: dict[str, int]) -> dict[str, int]:
+    """A tiled reshape's shape: the output's tiles (``shape``, as a copy's) and the counts ``G`` and ``S`` its
+    map makes of the two logical shapes (``reshape_map.py``)."""
+    found_in, found_out = _extents(row, "INPUT_0"), _extents(row, "OUTPUT_0")
+    if found_in is None or found_out is None:
+        raise RowSkip("a tiled reshape needs the input and output shapes")
+    try:
+        gather = reshape_gather(tuple(found_in[1]), tuple(found_out[1]))
+    except ValueError as exc:
+        raise RowSkip(str(exc)) from None
+    return shape | {"G": gather.input_reads, "S": gather.segments}
+
+
 def _paged_update(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
     """A paged KV-cache update costed as the copy of the cache tile rows it rewrites (module docstring)."""
     cache = _extents(row, "INPUT_0")
@@ -331,6 +346,8 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     if heads:
         base = "INPUT_0"  # every input tile is read (create heads: the fused q, k and v), each waited for
     kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
+    if kernel == "copy" and name in RESHAPES and not any(sharded.values()):
+        kernel, shape = "reshape", _tiled_reshape(row, shape)
     dtype = tensor_format(row, "INPUT_0")
     config = None
     if heads:
@@ -364,7 +381,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
 ACCURACY = AccuracyOps(
     name="data_movement",
     op_codes=OP_CODES,
-    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows", "slice_rows"),
+    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows", "slice_rows", "reshape"),
     read_configured=read_row,
     ops_phrase="tilize/untilize, transpose, copy, reshape, slice, concat, typecast",
     no_math_op_codes=OP_CODES,
