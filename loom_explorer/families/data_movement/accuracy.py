@@ -67,6 +67,7 @@ from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import STRIDED
 from loom_explorer.families.data_movement.reshape_map import reshape_gather
+from loom_explorer.families.data_movement.transpose_hc import face_line_writes
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
 
@@ -265,6 +266,21 @@ def _tiled_reshape(row: ProfilerRow, shape: dict[str, int]) -> dict[str, int]:
     return shape | {"G": gather.input_reads, "S": gather.segments}
 
 
+def _transposes_hc(attrs: dict[str, str], name: str) -> bool:
+    """Whether a transpose swaps the channels and the rows (``dim`` HC)."""
+    return name in ("transposedeviceoperation", "transpose") and attrs.get("dim", "").split("::")[-1].strip() == "HC"
+
+
+def _tiled_transpose_hc(row: ProfilerRow) -> dict[str, int]:
+    """A tiled HC transpose's shape: the input's tiles (padded rows ``W*Z*Y``, columns) and its face-line
+    writes ``F`` (``transpose_hc.py``) from its logical ``[W, Z, Y, X]``."""
+    found = _extents(row, "INPUT_0")
+    if found is None:
+        raise RowSkip("a tiled HC transpose needs the input shape")
+    (pw, pz, py, px), (lw, lz, ly, lx) = found
+    return {"H": pw * pz * py, "W": px, "F": face_line_writes(lw, lz, ly, lx)}
+
+
 def _paged_update(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
     """A paged KV-cache update costed as the copy of the cache tile rows it rewrites (module docstring)."""
     cache = _extents(row, "INPUT_0")
@@ -348,6 +364,8 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
     if kernel == "copy" and name in RESHAPES and not any(sharded.values()):
         kernel, shape = "reshape", _tiled_reshape(row, shape)
+    if kernel == "copy" and _transposes_hc(attrs, name) and not any(sharded.values()):
+        kernel, shape = "transpose_hc", _tiled_transpose_hc(row)
     dtype = tensor_format(row, "INPUT_0")
     config = None
     if heads:
@@ -381,7 +399,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
 ACCURACY = AccuracyOps(
     name="data_movement",
     op_codes=OP_CODES,
-    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows", "slice_rows", "reshape"),
+    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows", "slice_rows", "reshape", "transpose_hc"),
     read_configured=read_row,
     ops_phrase="tilize/untilize, transpose, copy, reshape, slice, concat, typecast",
     no_math_op_codes=OP_CODES,

@@ -58,15 +58,19 @@ SEGMENTS = "S"  # segments copied over all output tiles
 FACE_ROW_ELEMENTS = 16
 
 
-def remaps(program: TileProgram) -> bool:
-    """Whether ``program`` is a tiled reshape: it has the count dimensions ``G`` and ``S``, indexed by no
-    tensor (``kernels/reshape.py``)."""
-    names = {d.name for d in program.dims}
+def count_dims(program: TileProgram) -> frozenset[str]:
+    """The program's count dimensions: the dimensions no tensor indexes (a count a kernel's cost reads)."""
     indexed = {d for t in program.tensors for d in t.dims}
-    return {INPUT_READS, SEGMENTS} <= names and not ({INPUT_READS, SEGMENTS} & indexed)
+    return frozenset(d.name for d in program.dims if d.name not in indexed)
 
 
-def _tile_rate(q: DataMovementQuantities, tensor: str, direction: str) -> Fraction:
+def remaps(program: TileProgram) -> bool:
+    """Whether ``program`` is a tiled reshape: its count dimensions are ``G`` and ``S`` (``kernels/
+    reshape.py``)."""
+    return count_dims(program) == {INPUT_READS, SEGMENTS}
+
+
+def tile_rate(q: DataMovementQuantities, tensor: str, direction: str) -> Fraction:
     """A tile's streamed rate: the NoC's unicast rate in the L1 banks, else the core's DRAM rate."""
     if in_l1_banks(q, tensor):
         return Fraction(q.hw.noc.unicast_bytes_per_cycle)
@@ -75,7 +79,8 @@ def _tile_rate(q: DataMovementQuantities, tensor: str, direction: str) -> Fracti
 
 
 def segment_cycles(q: DataMovementQuantities) -> Fraction:
-    """``c_seg``: one write transaction of a face row of the output's elements (module docstring)."""
+    """``c_seg``: one write transaction of a face row of the output's elements (module docstring), at the
+    packet-size table's cost of a transaction that size."""
     nbytes = max(1, int(FACE_ROW_ELEMENTS * q.element_bytes(q.output)))
     return Fraction(nbytes) / page_bytes_per_cycle(q.hw, nbytes, "write")
 
@@ -88,8 +93,8 @@ def tile_cycles(q: DataMovementQuantities) -> Fraction:
     reads = Fraction(problem.elements(INPUT_READS), out_tiles)
     segments = Fraction(problem.elements(SEGMENTS), out_tiles)
     l_read = hw.dram.read_latency_cycles
-    read = l_read + Fraction(q.tile_bytes(source)) / _tile_rate(q, source, "read") + hw.noc.transaction_latency_cycles
-    write = Fraction(q.tile_bytes(q.output)) / _tile_rate(q, q.output, "write") + write_latency_cycles(q, q.output)
+    read = l_read + Fraction(q.tile_bytes(source)) / tile_rate(q, source, "read") + hw.noc.transaction_latency_cycles
+    write = Fraction(q.tile_bytes(q.output)) / tile_rate(q, q.output, "write") + write_latency_cycles(q, q.output)
     return l_read + reads * read + segments * segment_cycles(q) + write
 
 
@@ -98,21 +103,27 @@ def reshape_latency_terms(
 ) -> tuple[Expr, list[LatencyTerm], Expr]:
     """The objective, its named terms and a lower bound of a tiled reshape (module docstring); ``step_links``
     are not used: one tile at a time, each waited for, leaves no stream to share a link with."""
-    per_tile = tile_cycles(q).limit_denominator(1000)
+    return serial_tile_terms(
+        q, tile_cycles(q), "each output tile's map page, input tiles and segments, and its write, one after another"
+    )
+
+
+def serial_tile_terms(
+    q: DataMovementQuantities, cycles_per_tile: Fraction, what: str
+) -> tuple[Expr, list[LatencyTerm], Expr]:
+    """The terms of a kernel whose tiles take their turns, ``cycles_per_tile`` each (``what`` says what a tile's turn
+    holds): ``launch + n * ceil(B * c_tile)``, all of it ``data_movement`` (module docstring)."""
+    per_tile = cycles_per_tile.limit_denominator(1000)
     launch = const(q.hw.compute.kernel_launch_cycles)
     step = ceil_div(mul(q.block, per_tile.numerator), per_tile.denominator)
     moves = mul(q.blocks, step)
     zero = const(0)
     terms = [
         LatencyTerm("launch", launch, "fixed per-op launch on the device"),
-        LatencyTerm("fill", zero, "none: each output tile's reads and write take their own turn"),
+        LatencyTerm("fill", zero, "none: each tile's reads and writes take their own turn"),
         LatencyTerm("compute", zero, "none: the reader and writer move the pieces"),
-        LatencyTerm(
-            "data_movement",
-            moves,
-            "each output tile's map page, input tiles and segments, and its write, one after another",
-        ),
-        LatencyTerm("write_back", zero, "none: every output tile's write is waited for in its turn"),
+        LatencyTerm("data_movement", moves, what),
+        LatencyTerm("write_back", zero, "none: every tile's writes are waited for in its turn"),
     ]
     lower = launch + ceil_div(mul(q.core_tiles, per_tile.numerator), per_tile.denominator)
     return launch + moves, terms, lower

@@ -29,7 +29,8 @@ units of work over the whole compute grid itself (``targets/ttnn/defaults.py``: 
   strided row-major slice (the option ``strided``: ``slice_program_factory_rm_stride.cpp`` @00b0fa3f) deals
   its output rows alike, two input rows per buffer; its reader's gather is ``gather.py``'s.
 * **reshape** of tiles (``kernels/reshape.py``, ``ttnn.reshape``): ``reshape_tiled_program_factory.cpp``
-  deals the output tiles with ``split_work_to_cores`` as a copy does (``reshape.py``).
+  deals the output tiles with ``split_work_to_cores`` as a copy does (``reshape.py``); the tiled HC
+  transpose (``kernels/transpose_hc.py``, ``ttnn.transpose(x, 1, 2)``) its input tiles (``transpose_hc.py``).
 
 A row read with a height-sharded operand (``ttnn_config.py``: ``ShardedSplit``) is costed as its sharded split
 instead (``evaluate_sharded``): the rows over the row's cores, the sharded operands in L1.
@@ -47,7 +48,8 @@ from loom_explorer.export.exporter import ExportError
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import analyse_data_movement
-from loom_explorer.families.data_movement.reshape import remaps
+from loom_explorer.families.data_movement.reshape import count_dims, remaps
+from loom_explorer.families.data_movement.transpose_hc import scatters
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.families.data_movement.work import computed
 from loom_explorer.hardware.schema import HardwareSpec
@@ -107,6 +109,8 @@ def ttnn_function(problem: Problem) -> str:
     found = features(problem)
     if remaps(problem.program):
         return "ttnn.reshape"
+    if scatters(problem.program):
+        return "ttnn.transpose"
     if problem.has_option(WAITED):
         raise ConfigError(
             f"{problem.program.name} with the option {WAITED} is costed as ttnn's NLP create/concat heads readers "
@@ -157,10 +161,11 @@ def interleaved_default(problem: Problem) -> InterleavedSplit:
 def _check_runs(schedule: SymbolicSchedule) -> None:
     """ExportError unless ttnn's op runs this candidate: DRAM-interleaved tensors, the default's layout."""
     problem, cand = schedule.problem, schedule.candidate
-    if remaps(problem.program):
+    if count_dims(problem.program):
         raise ExportError(
-            f"{problem.program.name}: the reshape's input shape is not in the program (its counts G and S stand for "
-            "what the map makes of it), so no ttnn.reshape call can be written"
+            f"{problem.program.name}: the op's logical shape is not in the program (its counts "
+            f"{', '.join(sorted(count_dims(problem.program)))} stand for what the op makes of it), so no ttnn call "
+            "can be written"
         )
     try:
         split = interleaved_default(problem)

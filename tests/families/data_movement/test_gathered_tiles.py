@@ -1,5 +1,6 @@
-"""ttnn's tiled reshape (``reshape_map.py``, ``reshape.py``, ``kernels/reshape.py``): the input tiles and
-segments its map gives each output tile, counted by hand, and the cost they give checked by hand."""
+"""ttnn's tiled reshape (``reshape_map.py``, ``reshape.py``, ``kernels/reshape.py``) and tiled HC transpose
+(``transpose_hc.py``): the reads, segments and face-line writes they make, counted by hand, and the costs they
+give checked by hand."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from loom_explorer.data import capture_path
 from loom_explorer.families.data_movement.pages import page_bytes_per_cycle
 from loom_explorer.families.data_movement.reshape import remaps
 from loom_explorer.families.data_movement.reshape_map import rank3, reshape_gather
+from loom_explorer.families.data_movement.transpose_hc import face_line_writes, scatters
 from loom_explorer.hardware import load_hardware
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
@@ -82,3 +84,29 @@ def test_a_tiled_reshape_row_reads_as_the_reshape_kernel() -> None:
     report = read_ops_perf(capture_path("wh_clip_encoder_2.csv.gz"))
     op = next(op for op in report.ops if op.row == 12)
     assert (op.kernel, op.shape) == ("reshape", {"H": 608, "W": 64, "G": 760, "S": 1520})
+
+
+def test_face_line_writes_of_an_hc_transpose_by_hand() -> None:
+    """[1, 19, 20, 64] (CLIP's heads): 19 channels of 20 real rows, 2 column tiles, 2 face lines a row:
+    2 * 19 * 20 * 2 = 1520; 19 channels are not whole tiles: 19 // 16 = 1, one face of padding (the second)
+    for each of the 20 rows and 2 column tiles, 2 face columns each: 2 * 1 * 20 * 2 = 80."""
+    assert face_line_writes(1, 19, 20, 64) == 1520 + 80
+    assert face_line_writes(1, 32, 20, 64) == 2 * 32 * 20 * 2  # whole channel tiles: no padding writes
+    assert scatters(load_program("transpose_hc")) and not scatters(load_program("reshape"))
+
+
+def test_a_tiled_hc_transpose_by_hand_on_wormhole() -> None:
+    """38 input tiles over 38 cores, one each, F/T = 1600/38 face lines a tile:
+    c_tile = L_read + 2048 / r_read + (1600/38) * c_line + L_write, c_line = 32 / rate(32 B write)."""
+    hw = load_hardware("wormhole_n150")
+    problem = make_problem(load_program("transpose_hc"), "H=608,W=64,F=1600")
+    candidate = next(c for c in enumerate_candidates(problem) if c.name == "H*W@xy|x=dram")
+    values = {"grid_x": 8, "grid_y": 5, "per_core_H*W": 1, "block": 1, "x_buffer_depth": 2}
+    verdict = referee(build_schedule(hw, problem, candidate, noc_bound=False), values)
+    assert verdict.legal and verdict.solution is not None, verdict.violations
+    dram = hw.dram
+    c_line = Fraction(32) / page_bytes_per_cycle(hw, 32, "write")
+    c_tile = dram.read_latency_cycles + Fraction(2048) / Fraction(dram.core_read_bytes_per_cycle)
+    c_tile += Fraction(1600, 38) * c_line + dram.write_latency_cycles
+    expected = hw.compute.kernel_launch_cycles + math.ceil(c_tile.limit_denominator(1000))
+    assert verdict.solution.latency_cycles == expected
