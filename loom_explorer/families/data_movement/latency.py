@@ -12,8 +12,9 @@ page is one row of its last dimension; a tiled tensor's reads and writes run at 
     reads   = sum_X read_X                                       (one reader, one source after another)
     write   = max(ceil(B*b_Y*f_Y / w(p_Y)), link_Y)              (0 for an output in L1)
     compute = B * c_tile                                         (work.py: 0 for a plain copy)
+    local   = a tiled copy from L1 shards into L1 shards         (local_copy.py: else 0)
     chip    = ceil(sum_X readers_X * B*b_X / R_chip)
-    step    = max(compute + sum_{X: depth_X = 1} read_X, reads + gather, write, chip, link_f...)
+    step    = max(compute + sum_{X: depth_X = 1} read_X, reads + gather, write, local, chip, link_f...)
 
     T_total = launch + fill + n*step + drain,   fill = reads,   drain = write + L_write
 
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING
 
 from loom_explorer.families.data_movement.barriers import waits_each_page
 from loom_explorer.families.data_movement.gather import element_gather_cycles, gathers, tile_gather_elements
+from loom_explorer.families.data_movement.local_copy import local_copy_cycles
 from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
 from loom_explorer.families.data_movement.work import tile_cycles
@@ -165,7 +167,8 @@ def data_movement_latency_terms(
     exposed = total(mul(single_buffered(q, t), r) for t, r in reads_of.items())
     write = write_cycles(q, write_links)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
-    step = maximum(compute + exposed, reads + gather, write, chip_read_cycles(q, q.streamed), *links)
+    local = local_copy_cycles(q, c_tile)  # a sharded copy within each core's L1 (local_copy.py)
+    step = maximum(compute + exposed, reads + gather, write, local, chip_read_cycles(q, q.streamed), *links)
     last_write = (
         const(page_cycles(q, q.output, "write")) if paged and not q.problem.placement(q.output).in_l1 else write
     )
