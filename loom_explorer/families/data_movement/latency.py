@@ -18,6 +18,8 @@ page is one row of its last dimension; a tiled tensor's reads and writes run at 
 
     T_total = launch + fill + n*step + drain,   fill = reads,   drain = write + L_write
 
+(a tiled copy into L1 shards has no fill, one out of L1 shards no ``write`` in its drain: ``stages.py``)
+
 A tensor whose pages the kernel waits for one by one (``barriers.py``: a padded tilize's source, an unpadded
 untilize's output, a strided slice's source, a ``waited`` copy's tiles) moves at the waited page rate
 ``p / (L + p / r(p))`` (``pages.py``) and adds no ``L_read``
@@ -53,6 +55,7 @@ from loom_explorer.families.data_movement.gather import element_gather_cycles, g
 from loom_explorer.families.data_movement.local_copy import local_copy_cycles
 from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
+from loom_explorer.families.data_movement.stages import reads_alone, writes_alone
 from loom_explorer.families.data_movement.work import tile_cycles
 from loom_explorer.model.dram_reads import dram_readers, reads_dram
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, select, total
@@ -164,6 +167,8 @@ def data_movement_latency_terms(
     reads = total(reads_of.values())
     paged = page_pipelined(q, c_tile)
     fill = total(const(page_cycles(q, t, "read")) if t in paged else r for t, r in reads_of.items())
+    if reads_alone(q, c_tile):  # one stage: the first read is one of the steps (stages.py)
+        fill = const(0)
     exposed = total(mul(single_buffered(q, t), r) for t, r in reads_of.items())
     write = write_cycles(q, write_links)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
@@ -172,6 +177,8 @@ def data_movement_latency_terms(
     last_write = (
         const(page_cycles(q, q.output, "write")) if paged and not q.problem.placement(q.output).in_l1 else write
     )
+    if writes_alone(q, c_tile):  # one stage: the last write is one of the steps (stages.py)
+        last_write = const(0)
     drain = last_write + drain_latency_cycles(q)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks

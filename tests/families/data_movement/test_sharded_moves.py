@@ -1,5 +1,6 @@
-"""A tiled copy from L1 shards into L1 shards (ttnn's sharded move, ``local_copy.py``): each core's shard crosses
-the NoC within its own L1, checked by hand; a copy with an operand in DRAM, or a row-major one, is not one."""
+"""Tiled copies into, out of and within L1 shards: a sharded move's shard crosses the NoC within each core's L1
+(``local_copy.py``); a copy into L1 shards has no fill, one out of them no last write in its drain
+(``stages.py``): each checked by hand."""
 
 from __future__ import annotations
 
@@ -38,6 +39,24 @@ def test_only_a_tiled_copy_within_l1_pays_the_local_copy() -> None:
     hw = load_hardware("blackhole_p150a")
     to_dram = _terms("copy", "H=2304,W=1792", ("x",))
     local = math.ceil(4 * 56 * 2048 / hw.noc.unicast_bytes_per_cycle) + hw.noc.transaction_latency_cycles
-    assert to_dram["write_back"] > 0
+    assert to_dram["data_movement"] != local
     rows = _terms("copy_rows", "H=2304,W=1792", ("x", "y"))
     assert rows["total"] < hw.compute.kernel_launch_cycles + local
+
+
+def test_a_copy_into_l1_shards_is_its_reads_alone() -> None:
+    """interleaved_to_sharded: the output in L1, no compute: the reads are the only stage, so no fill; the
+    total is the launch and the steps."""
+    hw = load_hardware("blackhole_p150a")
+    terms = _terms("copy", "H=2304,W=1792", ("y",))
+    assert terms["fill"] == 0 and terms["write_back"] == 0
+    assert terms["total"] == hw.compute.kernel_launch_cycles + terms["data_movement"]
+
+
+def test_a_copy_out_of_l1_shards_drains_only_its_write_latency() -> None:
+    """sharded_to_interleaved: every source in L1, no compute: the writes are the only stage, so the drain is the
+    DRAM write latency alone (the last block's write is one of the steps)."""
+    hw = load_hardware("blackhole_p150a")
+    terms = _terms("copy", "H=2304,W=1792", ("x",))
+    assert terms["fill"] == 0
+    assert terms["write_back"] == hw.dram.write_latency_cycles
