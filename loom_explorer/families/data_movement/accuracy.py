@@ -34,6 +34,10 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   with no L1 operand, ``flat``: the readers push tile by tile): the
   factories deal the input's tile rows over the cores (``nlp_create_qkv_heads_program_factory.cpp``,
   ``nlp_concat_heads_program_factory.cpp``: ``num_blocks`` tile rows with ``split_work_to_cores``);
+* a ``Reshape[View]`` of interleaved tiles -> ``reshape`` (``kernels/reshape.py``): the output's tiles as a
+  copy's, and the counts ``G`` and ``S`` its map makes of the two logical shapes (``reshape_map.py``); a
+  ``Transpose`` of dim ``HC`` of interleaved tiles -> ``transpose_hc``: the input's tiles (padded ``W*Z*Y`` by
+  ``X``) and its face-line writes ``F`` from its logical ``[W, Z, Y, X]`` (``transpose_hc.py``);
 * a row-major ``Slice`` with a step along the last dimension (its ``step`` attribute), both sides interleaved
   -> ``slice_rows`` with the option ``strided`` (``gather.py``: the reader gathers the kept elements byte by
   byte): ``H`` the output's logical rows, ``W`` the input's logical columns (each input row is read whole),
