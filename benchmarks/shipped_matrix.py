@@ -172,6 +172,25 @@ SLICED = (
     ("half", "H=4096,W=512,Wy=256"),
     ("ragged part", "H=1000,W=1000,Wy=333"),
 )
+
+
+def _tiles(shape: str) -> int:
+    """Tiles of a ``H=..,W=..`` shape."""
+    extents = dict(part.split("=") for part in shape.split(","))
+    return -(-int(extents["H"]) // 32) * -(-int(extents["W"]) // 32)
+
+
+# a tiled reshape's counts: each TWO_D shape as an identity reshape (one read, 63 segments a tile), CLIP's heads
+GATHERED = (
+    *((label, f"{shape},G={_tiles(shape)},S={63 * _tiles(shape)}") for label, shape in TWO_D),
+    ("heads split", "H=608,W=64,G=760,S=1520"),
+    ("few counts", "H=1000,W=1000,G=1,S=1"),
+)
+# an HC transpose's face-line writes: two a real row of each tile
+SCATTERED = (
+    *((label, f"{shape},F={64 * _tiles(shape)}") for label, shape in TWO_D),
+    ("heads", "H=608,W=64,F=1600"),
+)
 FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("M", "N", "K"): MATMUL,
     ("B", "M", "N", "K"): BATCHED,
@@ -185,6 +204,8 @@ FAMILIES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("H", "Hy", "W", "Wy"): CUT,
     ("H", "Hx", "W"): REPEATED,
     ("H", "W", "Wy"): SLICED,
+    ("H", "W", "G", "S"): GATHERED,
+    ("H", "W", "F"): SCATTERED,
     ("M", "N", "KH", "KWC"): CONV,
 }
 ACTIVATIONS = ("relu", "gelu", "silu", "sigmoid", "exp", "recip", "rsqrt")

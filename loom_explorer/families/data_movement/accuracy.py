@@ -34,6 +34,10 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   with no L1 operand, ``flat``: the readers push tile by tile): the
   factories deal the input's tile rows over the cores (``nlp_create_qkv_heads_program_factory.cpp``,
   ``nlp_concat_heads_program_factory.cpp``: ``num_blocks`` tile rows with ``split_work_to_cores``);
+* a ``Reshape[View]`` of interleaved tiles -> ``reshape`` (``kernels/reshape.py``): the output's tiles as a
+  copy's, and the counts ``G`` and ``S`` its map makes of the two logical shapes (``reshape_map.py``); a
+  ``Transpose`` of dim ``HC`` of interleaved tiles -> ``transpose_hc``: the input's tiles (padded ``W*Z*Y`` by
+  ``X``) and its face-line writes ``F`` from its logical ``[W, Z, Y, X]`` (``transpose_hc.py``);
 * a row-major ``Slice`` with a step along the last dimension (its ``step`` attribute), both sides interleaved
   -> ``slice_rows`` with the option ``strided`` (``gather.py``: the reader gathers the kept elements byte by
   byte): ``H`` the output's logical rows, ``W`` the input's logical columns (each input row is read whole),
@@ -69,7 +73,9 @@ from loom_explorer.accuracy.capture import OpReading, ProfilerRow, RowSkip, coun
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import STRIDED
+from loom_explorer.families.data_movement.reshape_map import reshape_gather
 from loom_explorer.families.data_movement.shard_reader import TO_SHARD
+from loom_explorer.families.data_movement.transpose_hc import face_line_writes
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
 
@@ -122,6 +128,7 @@ COPIES = frozenset(
 )
 # ttnn's interleaved-to-sharded ops: a row-major one reads its sticks with ``shard_reader.py``'s reader
 TO_SHARD_OPS = frozenset({"interleavedtoshardeddeviceoperation", "interleavedtoshardedpartialdeviceoperation"})
+RESHAPES = frozenset({"reshapedeviceoperation", "reshapeviewdeviceoperation"})
 # ttnn's NLP create-heads and concat-heads ops: the input's tile rows split over cores, every tile waited for
 HEADS = frozenset({"nlpcreateheadsdeviceoperation", "nlpconcatheadsdeviceoperation"})
 OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
@@ -256,6 +263,34 @@ def _kernel_and_shape(
     return "copy_rows", {"H": logical_rows, "W": logical_cols}
 
 
+def _tiled_reshape(row: ProfilerRow, shape: dict[str, int]) -> dict[str, int]:
+    """A tiled reshape's shape: the output's tiles (``shape``, as a copy's) and the counts ``G`` and ``S`` its
+    map makes of the two logical shapes (``reshape_map.py``)."""
+    found_in, found_out = _extents(row, "INPUT_0"), _extents(row, "OUTPUT_0")
+    if found_in is None or found_out is None:
+        raise RowSkip("a tiled reshape needs the input and output shapes")
+    try:
+        gather = reshape_gather(tuple(found_in[1]), tuple(found_out[1]))
+    except ValueError as exc:
+        raise RowSkip(str(exc)) from None
+    return shape | {"G": gather.input_reads, "S": gather.segments}
+
+
+def _transposes_hc(attrs: dict[str, str], name: str) -> bool:
+    """Whether a transpose swaps the channels and the rows (``dim`` HC)."""
+    return name in ("transposedeviceoperation", "transpose") and attrs.get("dim", "").split("::")[-1].strip() == "HC"
+
+
+def _tiled_transpose_hc(row: ProfilerRow) -> dict[str, int]:
+    """A tiled HC transpose's shape: the input's tiles (padded rows ``W*Z*Y``, columns) and its face-line
+    writes ``F`` (``transpose_hc.py``) from its logical ``[W, Z, Y, X]``."""
+    found = _extents(row, "INPUT_0")
+    if found is None:
+        raise RowSkip("a tiled HC transpose needs the input shape")
+    (pw, pz, py, px), (lw, lz, ly, lx) = found
+    return {"H": pw * pz * py, "W": px, "F": face_line_writes(lw, lz, ly, lx)}
+
+
 def _paged_update(row: ProfilerRow, compute: dict[str, object]) -> OpReading:
     """A paged KV-cache update costed as the copy of the cache tile rows it rewrites (module docstring)."""
     cache = _extents(row, "INPUT_0")
@@ -337,6 +372,10 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
     if heads:
         base = "INPUT_0"  # every input tile is read (create heads: the fused q, k and v), each waited for
     kernel, shape = _kernel_and_shape(row, attrs, name, base, notes)
+    if kernel == "copy" and name in RESHAPES and not any(sharded.values()):
+        kernel, shape = "reshape", _tiled_reshape(row, shape)
+    if kernel == "copy" and _transposes_hc(attrs, name) and not any(sharded.values()):
+        kernel, shape = "transpose_hc", _tiled_transpose_hc(row)
     dtype = tensor_format(row, "INPUT_0")
     config = None
     if heads:
@@ -404,7 +443,7 @@ def _options(kernel: str, name: str, heads: bool) -> frozenset[str]:
 ACCURACY = AccuracyOps(
     name="data_movement",
     op_codes=OP_CODES,
-    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows", "slice_rows"),
+    kernels=("tilize", "untilize", "transpose", "copy", "copy_rows", "slice_rows", "reshape", "transpose_hc"),
     read_configured=read_row,
     ops_phrase="tilize/untilize, transpose, copy, reshape, slice, concat, typecast",
     no_math_op_codes=OP_CODES,

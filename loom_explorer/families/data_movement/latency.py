@@ -15,7 +15,9 @@ page is one row of its last dimension; a tiled tensor's reads and writes run at 
     chip    = ceil(sum_X readers_X * B*b_X / R_chip)
     step    = max(compute + sum_{X: depth_X = 1} read_X, reads + gather, write, chip, link_f...)
 
-    T_total = launch + fill + n*step + drain,   fill = reads,   drain = write + L_write
+    T_total = launch + fill + n*step + local + drain,   fill = reads,   drain = write + L_write
+
+(a tiled copy into L1 shards has no fill, one out of L1 shards no ``write`` in its drain: ``stages.py``)
 
 A tensor whose pages the kernel waits for one by one (``barriers.py``: a padded tilize's source, an unpadded
 untilize's output, a strided slice's source, a ``waited`` copy's tiles) moves at the waited page rate
@@ -31,8 +33,8 @@ the fill: the reader's steps are every block's read and gather, the first's incl
 first read before the pipeline's other stages start; a gather-bound core's time is ``n`` gathers and reads,
 then the last write).
 
-A row-major shard copied from one L1 buffer into another on each core (``local_copy.py``: ttnn's sharded
-move) adds ``local = ceil(T*b_X*f_X / r_noc)`` for the core's whole shard to the steady state (in
+A shard copied from one L1 buffer into another on each core (``local_copy.py``: ttnn's sharded move, tiled
+or row-major) adds ``local = ceil(T*b_X*f_X / r_noc)`` for the core's whole shard to the steady state (in
 ``data_movement``) and its last chunk's round trip ``L_noc`` to the drain.
 
 A page-by-page reader with no compute (``page_pipelined``: a waited source, ``c_tile = 0``) hands each page to
@@ -56,6 +58,7 @@ from loom_explorer.families.data_movement.gather import element_gather_cycles, g
 from loom_explorer.families.data_movement.local_copy import local_copy_cycles, local_copy_latency_cycles
 from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
+from loom_explorer.families.data_movement.stages import reads_alone, writes_alone
 from loom_explorer.families.data_movement.work import tile_cycles
 from loom_explorer.model.dram_reads import dram_readers, reads_dram
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, select, total
@@ -167,14 +170,18 @@ def data_movement_latency_terms(
     reads = total(reads_of.values())
     paged = page_pipelined(q, c_tile)
     fill = total(const(page_cycles(q, t, "read")) if t in paged else r for t, r in reads_of.items())
+    if reads_alone(q, c_tile):  # one stage: the first read is one of the steps (stages.py)
+        fill = const(0)
     exposed = total(mul(single_buffered(q, t), r) for t, r in reads_of.items())
     write = write_cycles(q, write_links)
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
+    local = local_copy_cycles(q, c_tile)  # a shard copied within each core's L1 (local_copy.py)
     step = maximum(compute + exposed, reads + gather, write, chip_read_cycles(q, q.streamed), *links)
     last_write = (
         const(page_cycles(q, q.output, "write")) if paged and not q.problem.placement(q.output).in_l1 else write
     )
-    local = local_copy_cycles(q, c_tile)  # a shard copied within each core's L1 (local_copy.py)
+    if writes_alone(q, c_tile):  # one stage: the last write is one of the steps (stages.py)
+        last_write = const(0)
     drain = last_write + drain_latency_cycles(q) + local_copy_latency_cycles(q, c_tile)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks

@@ -1,6 +1,6 @@
-"""A row-major copy whose source and output are both sharded in L1 on the same cores: each core copies its own
-shard from one L1 buffer into the other over the NoC (a read of its own L1), which costs time although no DRAM
-is touched.
+"""A copy (tiled or row-major) whose source and output are both sharded in L1 on the same cores: each core
+copies its own shard from one L1 buffer into the other over the NoC (a read of its own L1), which costs time
+although no DRAM is touched.
 
 ttnn's sharded ``ttnn.move`` (``MoveDeviceOperation`` of a sharded tensor into a shard of the same spec, the
 profiler rows whose INPUT_0 and OUTPUT_0 are both L1-sharded) runs ``move_sharded_program_factory.cpp``
@@ -23,9 +23,10 @@ whole shard at once (the kernel's chunks are not the model's blocks: ``ttnn.py::
 shard into the largest divisor of its rows that L1 allows, which may be one row, and a copy rounded up per
 block would cost a 16-byte row a whole cycle). ``latency.py`` adds it to the steady state after the blocks (the
 one reader does it alongside nothing else: there is no DRAM read or write for an L1 shard) and ``L_noc`` to the
-drain. Only row-major copies with no compute (``c_tile = 0``) are costed so: a tilize or untilize of a
-shard passes it through the compute core (``work.py``), and a tiled sharded move (the same factory) is left
-to the tiled copy's model.
+drain. Only copies with no compute (``c_tile = 0``) and source and output of one layout are costed so: a
+tilize or untilize of a shard passes it through the compute core (``work.py``). Not modelled: several chunks
+when the two buffers lie closer than a shard apart (the chunk is the allocator's address distance, not in a
+profiler row), each one more ``L_noc``.
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ if TYPE_CHECKING:
 
 
 def local_sources(q: DataMovementQuantities, c_tile: int) -> tuple[str, ...]:
-    """The sources each core copies from its own L1 into its own L1 (module docstring): row-major sources
-    sharded in L1 whose row-major output is sharded in L1 too, with no compute core in the way."""
+    """The sources each core copies from its own L1 into its own L1 (module docstring): sources sharded in L1
+    whose output, of the same layout, is sharded in L1 too, with no compute core in the way."""
     problem, program, out = q.problem, q.problem.program, q.output
-    if c_tile or not problem.placement(out).in_l1 or program.tensor(out).layout != "row_major":
+    layout = program.tensor(out).layout
+    if c_tile or not problem.placement(out).in_l1:
         return ()
-    return tuple(t for t in q.streamed if problem.placement(t).in_l1 and program.tensor(t).layout == "row_major")
+    return tuple(t for t in q.streamed if problem.placement(t).in_l1 and program.tensor(t).layout == layout)
 
 
 def noc_rate(q: DataMovementQuantities, tensor: str) -> Fraction:

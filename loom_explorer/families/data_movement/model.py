@@ -1,5 +1,6 @@
 """The data-movement family's model: blocks of tiles per core, every source streamed with them and the output
-written back (``quantities.py`` for the notation, ``latency.py`` for the maths)."""
+written back (``quantities.py`` for the notation, ``latency.py`` for the maths; a tiled reshape's
+``reshape.py``, a tiled HC transpose's ``transpose_hc.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from loom_explorer.families.data_movement.buffers import data_movement_buffers
 from loom_explorer.families.data_movement.latency import data_movement_latency_terms
 from loom_explorer.families.data_movement.program import DATA_MOVEMENT
 from loom_explorer.families.data_movement.quantities import build_data_movement_quantities
+from loom_explorer.families.data_movement.reshape import remaps, reshape_latency_terms
 from loom_explorer.families.data_movement.traffic import data_movement_dram_read_bytes, data_movement_flows
+from loom_explorer.families.data_movement.transpose_hc import scatters, transpose_hc_latency_terms
 from loom_explorer.families.data_movement.work import data_movement_work
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
@@ -27,7 +30,13 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
         quantities=q,
         flows=tuple(flows),
         step_tensors=q.streamed,
-        latency=partial(data_movement_latency_terms, q, write_links=write_link_shares(q, flows) if noc_bound else []),
+        latency=(
+            partial(reshape_latency_terms, q)
+            if remaps(problem.program)
+            else partial(transpose_hc_latency_terms, q)
+            if scatters(problem.program)
+            else partial(data_movement_latency_terms, q, write_links=write_link_shares(q, flows) if noc_bound else [])
+        ),
         dram_read_bytes=data_movement_dram_read_bytes(q),
         flops=0,
         work_cycles=data_movement_work(hw, problem),

@@ -28,6 +28,9 @@ units of work over the whole compute grid itself (``targets/ttnn/defaults.py``: 
   concat factories split output pages the same way; their own readers are not modelled apart from it. A
   strided row-major slice (the option ``strided``: ``slice_program_factory_rm_stride.cpp`` @00b0fa3f) deals
   its output rows alike, two input rows per buffer; its reader's gather is ``gather.py``'s.
+* **reshape** of tiles (``kernels/reshape.py``, ``ttnn.reshape``): ``reshape_tiled_program_factory.cpp``
+  deals the output tiles with ``split_work_to_cores`` as a copy does (``reshape.py``); the tiled HC
+  transpose (``kernels/transpose_hc.py``, ``ttnn.transpose(x, 1, 2)``) its input tiles (``transpose_hc.py``).
 
 A row read with a height-sharded operand (``ttnn_config.py``: ``ShardedSplit``) is costed as its sharded split
 instead (``evaluate_sharded``): the rows over the row's cores, the sharded operands in L1.
@@ -45,7 +48,9 @@ from loom_explorer.export.exporter import ExportError
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import analyse_data_movement
+from loom_explorer.families.data_movement.reshape import count_dims, remaps
 from loom_explorer.families.data_movement.shard_reader import TO_SHARD
+from loom_explorer.families.data_movement.transpose_hc import scatters
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.families.data_movement.work import computed
 from loom_explorer.hardware.schema import HardwareSpec
@@ -103,6 +108,10 @@ def ttnn_function(problem: Problem) -> str:
     """The ttnn function that runs ``problem``'s program (module docstring); ConfigError when no single ttnn
     op does what its moves do together (say, a pad and a transpose: two ttnn calls)."""
     found = features(problem)
+    if remaps(problem.program):
+        return "ttnn.reshape"
+    if scatters(problem.program):
+        return "ttnn.transpose"
     if problem.has_option(WAITED):
         raise ConfigError(
             f"{problem.program.name} with the option {WAITED} is costed as ttnn's NLP create/concat heads readers "
@@ -158,6 +167,12 @@ def interleaved_default(problem: Problem) -> InterleavedSplit:
 def _check_runs(schedule: SymbolicSchedule) -> None:
     """ExportError unless ttnn's op runs this candidate: DRAM-interleaved tensors, the default's layout."""
     problem, cand = schedule.problem, schedule.candidate
+    if count_dims(problem.program):
+        raise ExportError(
+            f"{problem.program.name}: the op's logical shape is not in the program (its counts "
+            f"{', '.join(sorted(count_dims(problem.program)))} stand for what the op makes of it), so no ttnn call "
+            "can be written"
+        )
     try:
         split = interleaved_default(problem)
     except ConfigError as exc:
