@@ -5,7 +5,8 @@ one by one (``H`` has ``tile=1``: ttnn deals a row-major tensor's pages over the
 page is read and written as one small DRAM transaction (ttnn.clone of a row-major tensor, and the row-major
 reshape, move, slice and concatenation read as such a copy). With the program option ``to_shard`` the rows are
 read by ttnn's interleaved-to-sharded reader, which on Blackhole waits for every stick (docs/data_movement.md,
-"What the kernels do").
+"What the kernels do"). With the option ``stick_walk`` the rows are moved by ttnn's row-major ``padded_slice``
+reader or ``slice_write`` writer, whose RISC-V walks a multi-dimensional index in L1 for every stick's address.
 """
 
 from loom_explorer.program import Dim, Move, Tensor, TileProgram
@@ -23,5 +24,5 @@ PROGRAM = TileProgram(
         Tensor("y", ("H", "W"), "output", layout="row_major"),
     ),
     ops=(Move("x", "y"),),
-    options=("to_shard",),
+    options=("to_shard", "stick_walk"),
 )

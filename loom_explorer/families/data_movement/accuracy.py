@@ -45,6 +45,8 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
 * a row-major ``InterleavedToSharded[Partial]`` -> ``copy_rows`` with the option ``to_shard`` (its reader waits
   for every stick on Blackhole, ``shard_reader.py``); into a block or width shard, ``H = cores * shard_h``
   rows of ``W = shard_w`` (the output memory config's shard shape: each core's sticks);
+* a row-major ``PaddedSlice`` or ``SliceWrite`` -> ``copy_rows`` with the option ``stick_walk`` (their reader or
+  writer walks a multi-dimensional index in L1 for every stick's address, ``stick_walk.py``);
 * a row-major permute that moves the last dimension gathers single elements: skipped (not a page move);
 * a paged KV-cache update (``PagedUpdateCacheDeviceOperation``, ``paged_update_cache_program_factory.cpp``
   (tenstorrent/tt-metal ``ttnn/cpp/ttnn/operations/experimental/paged_cache/device/update_cache/``
@@ -75,6 +77,7 @@ from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import STRIDED
 from loom_explorer.families.data_movement.reshape_map import reshape_gather
 from loom_explorer.families.data_movement.shard_reader import TO_SHARD
+from loom_explorer.families.data_movement.stick_walk import STICK_WALK
 from loom_explorer.families.data_movement.transpose_hc import face_line_writes
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.problem import Placement
@@ -129,6 +132,7 @@ COPIES = frozenset(
 # ttnn's interleaved-to-sharded ops: a row-major one reads its sticks with ``shard_reader.py``'s reader
 TO_SHARD_OPS = frozenset({"interleavedtoshardeddeviceoperation", "interleavedtoshardedpartialdeviceoperation"})
 RESHAPES = frozenset({"reshapedeviceoperation", "reshapeviewdeviceoperation"})
+STICK_WALK_OPS = frozenset({"paddedslicedeviceoperation", "slicewritedeviceoperation"})
 # ttnn's NLP create-heads and concat-heads ops: the input's tile rows split over cores, every tile waited for
 HEADS = frozenset({"nlpcreateheadsdeviceoperation", "nlpconcatheadsdeviceoperation"})
 OP_CODES = TILIZE | UNTILIZE | COPIES | SHARDED | KV_CACHE
@@ -430,13 +434,16 @@ def _shard_sticks(attrs: dict[str, str], cores: int, shape: dict[str, int], note
 
 def _options(kernel: str, name: str, heads: bool) -> frozenset[str]:
     """The program options of a row: ``strided`` for a strided row-major slice, ``waited`` for the NLP heads ops,
-    ``to_shard`` for a row-major interleaved-to-sharded copy (its reader, ``shard_reader.py``)."""
+    ``to_shard`` for a row-major interleaved-to-sharded copy (its reader, ``shard_reader.py``), ``stick_walk`` for
+    a row-major padded slice or slice write (their per-stick index walk, ``stick_walk.py``)."""
     if kernel == "slice_rows":
         return frozenset({STRIDED})
     if heads:
         return frozenset({WAITED})
     if kernel == "copy_rows" and name in TO_SHARD_OPS:
         return frozenset({TO_SHARD})
+    if kernel == "copy_rows" and name in STICK_WALK_OPS:
+        return frozenset({STICK_WALK})
     return frozenset()
 
 

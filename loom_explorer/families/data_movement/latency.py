@@ -13,7 +13,7 @@ page is one row of its last dimension; a tiled tensor's reads and writes run at 
     write   = max(ceil(B*b_Y*f_Y / w(p_Y)), link_Y)              (0 for an output in L1)
     compute = B * c_tile                                         (work.py: 0 for a plain copy)
     chip    = ceil(sum_X readers_X * B*b_X / R_chip)
-    step    = max(compute + sum_{X: depth_X = 1} read_X, reads + gather, write, chip, link_f...)
+    step    = max(compute + sum_{X: depth_X = 1} read_X, reads + gather + walk_r, write + walk_w, chip, link_f...)
 
     T_total = launch + fill + n*step + local + drain,   fill = reads,   drain = write + L_write
 
@@ -32,6 +32,11 @@ block's read; its source rows are waited one by one (``barriers.py``). The gathe
 the fill: the reader's steps are every block's read and gather, the first's included (the fill stands for the
 first read before the pipeline's other stages start; a gather-bound core's time is ``n`` gathers and reads,
 then the last write).
+
+A row-major slice with the program option ``stick_walk`` (``stick_walk.py``: ttnn's ``padded_slice`` reader and
+``slice_write`` writer) adds to the block of the RISC-V moving its DRAM side the cycles that RISC-V spends
+finding every stick's address, ``walk = ceil(B*b_X*f_X/p_X * w_stick)``: to the reads (a DRAM source) or the
+write (a DRAM output), in the step only, as the gather.
 
 A shard copied from one L1 buffer into another on each core (``local_copy.py``: ttnn's sharded move, tiled
 or row-major) adds ``local = ceil(T*b_X*f_X / r_noc)`` for the core's whole shard to the steady state (in
@@ -59,6 +64,7 @@ from loom_explorer.families.data_movement.local_copy import local_copy_cycles, l
 from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
 from loom_explorer.families.data_movement.stages import reads_alone, writes_alone
+from loom_explorer.families.data_movement.stick_walk import walk_cycles
 from loom_explorer.families.data_movement.work import tile_cycles
 from loom_explorer.model.dram_reads import dram_readers, reads_dram
 from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, select, total
@@ -174,9 +180,13 @@ def data_movement_latency_terms(
         fill = const(0)
     exposed = total(mul(single_buffered(q, t), r) for t, r in reads_of.items())
     write = write_cycles(q, write_links)
+    walk_read = total(walk_cycles(q, t, "read") for t in q.streamed)  # the slice kernels' index walk (stick_walk.py)
+    walk_write = walk_cycles(q, q.output, "write")
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
     local = local_copy_cycles(q, c_tile)  # a shard copied within each core's L1 (local_copy.py)
-    step = maximum(compute + exposed, reads + gather, write, chip_read_cycles(q, q.streamed), *links)
+    step = maximum(
+        compute + exposed, reads + gather + walk_read, write + walk_write, chip_read_cycles(q, q.streamed), *links
+    )
     last_write = (
         const(page_cycles(q, q.output, "write")) if paged and not q.problem.placement(q.output).in_l1 else write
     )

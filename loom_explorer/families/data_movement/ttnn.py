@@ -50,6 +50,7 @@ from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import analyse_data_movement
 from loom_explorer.families.data_movement.reshape import count_dims, remaps
 from loom_explorer.families.data_movement.shard_reader import TO_SHARD
+from loom_explorer.families.data_movement.stick_walk import STICK_WALK
 from loom_explorer.families.data_movement.transpose_hc import scatters
 from loom_explorer.families.data_movement.ttnn_config import ShardedSplit
 from loom_explorer.families.data_movement.work import computed
@@ -121,6 +122,11 @@ def ttnn_function(problem: Problem) -> str:
         raise ConfigError(
             f"{problem.program.name} with the option {TO_SHARD} is costed as ttnn's interleaved_to_sharded reader, "
             "whose output is an L1 shard: the export writes data-movement ops on DRAM-interleaved tensors"
+        )
+    if problem.has_option(STICK_WALK):
+        raise ConfigError(
+            f"{problem.program.name} with the option {STICK_WALK} is costed as ttnn's padded_slice / slice_write "
+            "kernels, whose one side is an L1 shard: the export writes data-movement ops on DRAM-interleaved tensors"
         )
     if found not in FUNCTIONS:
         raise ConfigError(
