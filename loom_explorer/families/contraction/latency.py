@@ -14,6 +14,10 @@ block a core or its sender reads from DRAM stalls the step by ``stall_X = ceil(B
 
     step = max(mm + sum_X stall_X + sum_{X: depth_X = 1} dm_X,  s_in0,  s_in1,  chip)
 
+On Blackhole a ttnn multicast sender waits for each block's multicast to leave before it reads the next
+block (``flushed_sender_cycles``): where it multicasts to the whole grid (a 1-D config) the step is at least
+``read_X + mcast'_X``, ``mcast'_X`` at the multicast rate of the grid's cores.
+
 Whole kernel (n_out output blocks per core, n_k K steps per block):
 
     T = launch + fill + n_out*(n_k*step + epilogue + write_back) + gather + reduce + final_write
@@ -39,8 +43,10 @@ from typing import TYPE_CHECKING
 
 from loom_explorer.families.contraction.forwarding import first_block_cycles, forwarded, forwarded_step
 from loom_explorer.families.contraction.quantities import ContractionQuantities
+from loom_explorer.hardware.schema import Arch
+from loom_explorer.mapping.candidate import Comm
 from loom_explorer.model.dram_reads import dram_readers, reads_dram
-from loom_explorer.model.expr import Const, Expr, ceil_rate, const, floor_div, maximum, mul, total
+from loom_explorer.model.expr import Const, Expr, ceil_div, ceil_rate, const, floor_div, lookup, maximum, mul, total
 from loom_explorer.model.latency import (
     block_bytes,
     data_movement_cycles,
@@ -49,9 +55,11 @@ from loom_explorer.model.latency import (
     once_read_cycles,
     op_tile_cycles,
     overlapped_step,
+    read_cycles,
 )
 from loom_explorer.model.quantities import GridQuantities
 from loom_explorer.model.schedule import LatencyTerm
+from loom_explorer.problem import KernelTarget
 
 if TYPE_CHECKING:
     from loom_explorer.model.noc_bound import LinkShare
@@ -87,12 +95,69 @@ def read_stall_cycles(q: GridQuantities, tensor: str) -> Expr:
     return ceil_rate(block_bytes(q, tensor), rate)
 
 
+def flushed_sender_cycles(q: ContractionQuantities) -> list[Expr]:
+    """``read_X + mcast'_X`` for each input ``X`` that one sender reads and multicasts to the whole grid
+    (``mcast_xy``: the 1-D configs) on Blackhole, for ttnn's kernels: the least time a K step takes while that
+    sender reads a block and sends it (``mcast'_X``: ``grid_multicast_cycles``).
+
+    Per K step ttnn's sender (``reader_bmm_tile_layout_in0_sender_padding.cpp`` @00878522 for in0, the in1
+    half of ``reader_bmm_tile_layout_in1_sender_writer_padding.cpp`` @09519069 for in1, both in
+    ``ttnn/cpp/ttnn/operations/matmul/device/kernels/dataflow/``) reads its block tile by tile, waits for every
+    read (``noc_async_read_barrier``), waits for its receivers, issues the block's multicast and then, under
+    ``#ifdef ARCH_BLACKHOLE``, waits for it to leave (``noc_async_writes_flushed()``: "NoC latency is higher
+    than L1 <-> RISCV latency which means data could be changed before write is issued"; added for
+    Blackhole in tt-metal PR 12682, 2024-09, so in every Blackhole capture) before it sets the receivers'
+    flag and reads the next block. So on Blackhole a sender's read and its multicast do not overlap. On
+    Wormhole the multicast is left in flight while the next reads go out: the step's ``max(read_X, mcast_X)``.
+
+    Only a multicast to the whole grid is taken serial. A 2-D config's senders multicast along one row or
+    column, for which no published rate exists (the two below are rectangles of 25 and 110 cores), and on
+    the published p150 GEMM rows (2-D configs, DRAM inputs, held out) the serial sum over-predicts the
+    small shapes by 25-70% with the all-grid rate: those keep the overlapped step. The TT-Lang kernels are
+    the model's own (no flush)."""
+    if q.hw.arch is not Arch.blackhole or q.problem.target is not KernelTarget.ttnn:
+        return []
+    return [read_cycles(q, t) + grid_multicast_cycles(q, t) for t in q.inputs if q.candidate.comm(t) is Comm.mcast_xy]
+
+
+# Blackhole one-to-all multicast, the sender's bytes per cycle at 64 KiB x 256 transactions, by the size of
+# the receivers' rectangle: tt-metal tests/tt_metal/tt_metal/data_movement/documentation/perf_plots/blackhole/
+# "One to All Multicast 5x5 Packet Sizes without Loopback.md" @56194c30 (39.68 B/cycle, 25 cores) and
+# "One to All Multicast 11x10 Packet Sizes without Loopback.md" @04981738 (24.71 B/cycle, 110 cores: the
+# source of hw/blackhole_p150a.yaml noc.multicast_bytes_per_cycle)
+_BH_MULTICAST_RATES: tuple[tuple[int, float], ...] = ((25, 39.68), (110, 24.71))
+
+
+def multicast_rate(receivers: int) -> float:
+    """Bytes per cycle of one Blackhole sender multicasting to a rectangle of ``receivers`` cores: linear in
+    the receivers between the two published rectangles (``_BH_MULTICAST_RATES``), held beyond them. The
+    line is an estimate: the tables give two points, the larger rectangle the lower rate."""
+    (d0, r0), (d1, r1) = _BH_MULTICAST_RATES
+    d = min(max(receivers, d0), d1)
+    return r0 + (d - d0) * (r1 - r0) / (d1 - d0)
+
+
+def grid_multicast_cycles(q: ContractionQuantities, tensor: str) -> Expr:
+    """``mcast'_X = ceil(B_X / r(grid_x*grid_y)) + hops*h + o_hs``: ``mcast_X`` (``model/latency.py``) with the
+    multicast rate of the grid's cores (``multicast_rate``) in place of the 110-core one, as
+    ``ceil(B_X * c / 10000)`` with ``c = round(10000 / r)`` cycles per 10,000 bytes looked up by the grid."""
+    noc = q.hw.noc
+    keys = (q.grid_x, q.grid_y)
+    cycles_per_10k_bytes: dict[tuple[int, ...], int] = {
+        (x, y): round(10_000 / multicast_rate(x * y)) for x in q.grid_x.values for y in q.grid_y.values
+    }
+    transfer = ceil_div(mul(block_bytes(q, tensor), lookup(keys, cycles_per_10k_bytes)), 10_000)
+    return transfer + mul(noc.hop_latency_cycles, q.mcast_hops(tensor)) + noc.multicast_handshake_cycles
+
+
 def step_cycles(q: ContractionQuantities, links: Sequence[LinkShare] = ()) -> Expr:
     stall = total(read_stall_cycles(q, t) for t in q.inputs)
     link_cycles = [link.cycles(q, block_bytes(q, link.tensor)) for link in links]
     if forwarded(q):
         return forwarded_step(q, compute_step_cycles(q) + stall, q.inputs, link_cycles)
-    return overlapped_step(q, compute_step_cycles(q) + stall, q.inputs, link_cycles)
+    step = overlapped_step(q, compute_step_cycles(q) + stall, q.inputs, link_cycles)
+    flushed = flushed_sender_cycles(q)
+    return maximum(step, *flushed) if flushed else step
 
 
 def epilogue_cycles(q: ContractionQuantities) -> Expr:
