@@ -136,6 +136,15 @@ def reduce_tile_cycles(hw: HardwareSpec, problem: Problem, op: Reduce) -> int:
     return c
 
 
+def skips_max(problem: Problem, kernel: str | None, reduce: Reduce) -> bool:
+    """Whether TTNN's kernel skips the max reduction ``reduce``: its softmax with ``numeric_stable=False``
+    (the program option ``unstable``) has no ``NUMERIC_STABLE`` define, so ``softmax.cpp`` @
+    766145fdcf52e4ea20feeefe474123b5fe7f493c reduces no max and copies each tile to the registers
+    (``copy_tile``) where the stable kernel subtracts the max (``sub_bcast_cols``) before ``exp``. The copy
+    costs as the subtraction it replaces (an FPU op a tile with its unpack), so only the max's pass goes."""
+    return kernel == "softmax" and reduce.op == "max" and problem.has_option("unstable")
+
+
 def passes(hw: HardwareSpec, problem: Problem, st: RowReduction) -> list[tuple[str, int]]:
     """``(tensor, cycles per tile)`` of each pass over a block (``RowReduction.passes``): a reduction over its
     operand's tiles at the FPU's cost and a pack of its output's; a run of ops over its tensor's tiles, each
@@ -157,7 +166,9 @@ def passes(hw: HardwareSpec, problem: Problem, st: RowReduction) -> list[tuple[s
         out += [(x, unpack_bound(hw, problem, c.eltwise_tile_cycles, [x])), (x, c.tile_pack_cycles)]
         out += [(x, -(-o // blk))] if o else []
     for p in st.passes:
-        if p.reduce is not None:
+        if p.reduce is not None and skips_max(problem, kernel, p.reduce):
+            pass  # TTNN's numeric_stable=False softmax takes no max (``skips_max``)
+        elif p.reduce is not None:
             reduce = reduce_tile_cycles(hw, problem, p.reduce)
             out.append((p.reduce.operand, unpack_bound(hw, problem, reduce, [p.reduce.operand, None])))
             if o:

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from loom_explorer.families.row_reduction.accuracy import read_row_reduction
 from loom_explorer.families.row_reduction.program import analyse_row_reduction
 from loom_explorer.families.row_reduction.ttnn_softmax import mask_fill_cycles, mask_stores, padded_columns
 from loom_explorer.families.row_reduction.work import fidelity_phases, passes
@@ -101,3 +102,26 @@ def test_a_padded_softmax_waits_for_its_mask_and_copies_its_row_once_more() -> N
     assert padded["compute"] - whole["compute"] == 4 * (copy + c.subblock_overhead_cycles)
     ttlang, _ = _softmax("wormhole_n150", 19, KernelTarget.ttlang)
     assert ttlang["fill"] == whole["fill"]
+
+
+def test_the_unstable_softmax_skips_the_max_pass() -> None:
+    """``numeric_stable=False`` (option ``unstable``): TTNN reduces no max, and copies each tile to the
+    registers where it subtracted the max. On Wormhole the max's tile costs its unpack, ``(2048 + 2048) / 64 =
+    64`` cycles (x's bf16 tile and the bf16 scaler, more than ``c_fpu = 32``), and its row's acquire ``o =
+    64``: those two entries go, the rest is unchanged; a norm has no such option."""
+    hw = load_hardware("wormhole_n150")
+    program = load_program("softmax")
+    st = analyse_row_reduction(program)
+    stable = passes(hw, make_problem(program, "H=64,W=256"), st)
+    unstable = passes(hw, make_problem(program, "H=64,W=256", options={"unstable"}), st)
+    assert stable[:2] == [("x", 64), ("m", hw.compute.subblock_overhead_cycles)] and stable[2:] == unstable
+    ttlang = make_problem(program, "H=64,W=256", options={"unstable"}, target=KernelTarget.ttlang)
+    assert passes(hw, ttlang, st) == passes(hw, make_problem(program, "H=64,W=256", target=KernelTarget.ttlang), st)
+    assert "unstable" not in load_program("layernorm").options
+
+
+def test_a_softmax_row_s_numeric_stable_false_reads_as_the_unstable_option() -> None:
+    config = {"program_config": "SoftmaxDefaultProgramConfig()"}
+    unstable = read_row_reduction("softmax", config | {"numeric_stable": "false"}, [(1, 1, 64, 256)])
+    stable = read_row_reduction("softmax", config | {"numeric_stable": "true"}, [(1, 1, 64, 256)])
+    assert (unstable.options, stable.options) == (frozenset({"unstable"}), frozenset())
