@@ -11,6 +11,8 @@ import pytest
 from loom_explorer.accuracy.ingest import Predictor, captured_call, op_problem, parse_ops_perf, repeated_cycles
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.families.row_reduction.groupnorm import (
+    affine_overcount_cycles,
+    affine_tile_cycles,
     config_of,
     evaluate_group_norm,
     interleaved_config,
@@ -21,6 +23,7 @@ from loom_explorer.families.row_reduction.signature import is_group_norm
 from loom_explorer.families.row_reduction.ttnn import OP
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.grid import restrict_grid
+from loom_explorer.hardware.schema import Fidelity
 from loom_explorer.mapping import enumerate_candidates
 from loom_explorer.model.build import build_schedule
 from loom_explorer.problem import KernelTarget, make_problem
@@ -178,3 +181,29 @@ def test_a_batch_of_images_and_welford_are_skipped_with_the_reason() -> None:
     reasons = [s.reason for s in report.skipped]
     assert not report.ops and len(reasons) == 2
     assert reasons[0].startswith("a batch of 2") and reasons[1].startswith("use_welford")
+
+
+def test_the_sharded_kernel_scales_and_shifts_once_a_shard() -> None:
+    """OFT's height-sharded 30720 x 64 group norm of 16 groups (4 channels each) on Blackhole's 5x4 cores, a
+    (1536, 64) shard a core: its 16 groups each span one tile column of 48 tile rows, ``per_core_E = 48``,
+    while ``groupnorm_sharded_v2.cpp`` scales and shifts the shard's ``S = 48 * 2 = 96`` tiles once after the
+    groups. At HiFi4 a tile of ``* gamma`` is ``4 * 32`` (one FPU pass a fidelity phase, ``work.py``)
+    ``+ 24`` (pack) ``+ 6`` (acquire) = 158 cycles and of ``+ beta`` ``32 + 24 + 6 = 62``: ``a = 220``. One
+    group's repeat gives back ``d = 48 * 220 - ceil(96 * 220 / 16) = 10560 - 1320 = 9240`` cycles of compute;
+    the interleaved split (which scales within each group) and the TT-Lang target give back nothing."""
+    hw = restrict_grid(load_hardware("blackhole_p150a"), 5, 4)
+    cfg = sharded_config((5, 4), 30720, 64, 16, (1536, 64))
+    assert (cfg.per_core_E, cfg.groups_per_core, cfg.shard_tiles) == (48, 16, 96)
+    program = load_program("groupnorm")
+    problem = make_problem(program, cfg.model_shape, fidelity=Fidelity.hifi4, placements=cfg.placements())
+    assert affine_tile_cycles(hw, problem) == 220
+    assert affine_overcount_cycles(hw, problem, cfg) == 9240
+    once = evaluate_group_norm(hw, problem, cfg).result.solution
+    per_group = evaluate_group_norm(hw, problem, cfg.model_copy(update={"shard_tiles": None})).result.solution
+    assert once is not None and per_group is not None
+    assert dict(per_group.breakdown)["data_movement"] == 0
+    assert dict(per_group.breakdown)["compute"] - dict(once.breakdown)["compute"] == 9240
+    assert per_group.latency_cycles - once.latency_cycles == 9240
+    ttlang = make_problem(program, cfg.model_shape, placements=cfg.placements(), target=KernelTarget.ttlang)
+    assert affine_overcount_cycles(hw, ttlang, cfg) == 0
+    assert interleaved_config((4, 4), 25344, 256, 16, 2).shard_tiles is None
