@@ -4,6 +4,9 @@ Written only with the tile DSL, a row-reduction program (``families/row_reductio
 W (the row max, then the row sum of the exponentials) and the element-wise passes between them, as TTNN's
 softmax kernel runs them. Rows are independent; a row split over several cores gathers each reduction's
 partial results (``softmax`` of attention scores, ``32 x 32768`` in decode, is one row of tiles).
+
+Option ``unstable``: TTNN's ``numeric_stable=False`` softmax takes ``exp(x)`` without the row max, so it
+skips the max reduction (the program's ops are the same; its cost model drops that pass).
 """
 
 from loom_explorer.program import Dim, Eltwise, Reduce, Tensor, TileProgram
@@ -12,6 +15,7 @@ PROGRAM = TileProgram(
     name="softmax",
     description="y = softmax(x) along W: x, y [H, W]",
     example_shape="H=2048,W=2048",
+    options=("unstable",),
     dims=(
         Dim("H", "parallel", description="rows"),
         Dim("W", "reduction", description="the softmax axis"),

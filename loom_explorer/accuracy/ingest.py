@@ -241,6 +241,7 @@ def _interleaved(
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(filter(None, [*notes, op.note])),
         placements=placed,
+        options=op.options,
     )
 
 

@@ -59,6 +59,7 @@ class InterleavedOp:
     shape: dict[str, int]  # the kernel's problem shape
     inputs: int  # how many INPUT_<i> tensors the kernel reads (the rest would be fused extras)
     note: str = ""
+    options: frozenset[str] = frozenset()  # the kernel's program options the op ran with
 
 
 def _no_error_family(kernel: str, shape: Mapping[str, int]) -> str | None:

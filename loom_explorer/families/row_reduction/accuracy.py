@@ -10,7 +10,7 @@ when it is exactly what a shipped kernel computes; anything else is an ``OpSkip`
   (INPUT_1 gamma); a further input (a fused residual) is not read;
 * ``SoftmaxDeviceOperation`` with ``SoftmaxDefaultProgramConfig``, ``SoftmaxOperationType::Softmax``, on the
   last dimension, no mask input -> ``softmax`` (``numeric_stable`` false: TTNN's kernel takes ``exp(x)``
-  without the row's max, which the shipped kernel subtracts; costed with it, the note says so).
+  without the row's max: the program option ``unstable``, whose cost skips the max pass, ``work.py``).
 
 The shape is ``H`` = all rows by ``W`` = the last extent ``X`` of INPUT_0 (logical): ``W*Z`` slices of ``Y``
 rows each padded to whole tiles, ``H = W*Z*ceil(Y/32)*32``, as TTNN tiles each slice (a ``[1, 20, 19, 19]``
@@ -96,7 +96,8 @@ def read_row_reduction(name: str, attrs: Mapping[str, str], shapes: Sequence[Inp
         "softmax",
         shape,
         1,
-        "numeric_stable false: TTNN skips the max pass and the subtraction, costed with them" if unstable else "",
+        "numeric_stable false: TTNN skips the max pass (option unstable)" if unstable else "",
+        frozenset({"unstable"}) if unstable else frozenset(),
     )
 
 

@@ -190,7 +190,9 @@ def _call(schedule: SymbolicSchedule) -> str:
     names = dict(op.tensors)
     x, y = names["x"], names["y"]
     if op.kernel == "softmax":
-        return _SOFTMAX_CALL.format(x=x, r=r, c=c)
+        # ttnn's softmax_in_place defaults to numeric_stable=False; the model costs the stable kernel unless the
+        # problem has the option unstable (``work.skips_max``), so the call says which it ran
+        return _SOFTMAX_CALL.format(x=x, r=r, c=c, stable=not problem.has_option("unstable"))
     vectors = [(role, names[shipped]) for role, shipped in (("weight", "gamma"), ("bias", "beta")) if shipped in names]
     draws = "".join(f', "{t}": torch.randn((1, SHAPE["{c}"]), dtype=torch.bfloat16)' for _, t in vectors)
     kwargs = "".join(f', {role}=tensors["{t}"]' for role, t in vectors)
@@ -308,7 +310,7 @@ def host_inputs():
 def op(tensors, configs):
     """The TTNN call once, on the uploaded input it overwrites (the output is the input's sharded buffer)."""
     return ttnn.softmax_in_place(tensors["{x}"], program_config=configs["program"],
-                                 compute_kernel_config=configs["compute"])
+                                 compute_kernel_config=configs["compute"], numeric_stable={stable})
 
 
 def expected(inputs):

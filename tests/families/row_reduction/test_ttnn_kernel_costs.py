@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from loom_explorer.families.row_reduction.accuracy import read_row_reduction
 from loom_explorer.families.row_reduction.program import analyse_row_reduction
 from loom_explorer.families.row_reduction.ttnn_softmax import mask_fill_cycles, mask_stores, padded_columns
 from loom_explorer.families.row_reduction.work import fidelity_phases, passes
@@ -36,23 +37,26 @@ def test_the_fidelity_phases_are_the_chip_s_matmul_ratio(fidelity: str, phases: 
 
 
 @pytest.mark.parametrize(
-    ("kernel", "multiplies"),
+    ("kernel", "phased"),
     [
-        ("rmsnorm", 4),  # x * x, mean(q), y = x * r, y * gamma
-        ("layernorm", 5),  # mean(x), c * c, mean(q), c * r, y * gamma (x - mu, + eps, + beta run once)
-        ("softmax", 2),  # sum(e), e * s (max(x) is GMPOOL, x - m an ELWSUB: no phases)
+        ("rmsnorm", "mSmm"),  # x * x, mean(q), y = x * r, y * gamma
+        ("layernorm", "SmSmm"),  # mean(x), c * c, mean(q), c * r, y * gamma (x - mu, + eps, + beta run once)
+        ("softmax", "Sm"),  # sum(e), e * s (max(x) is GMPOOL, x - m an ELWSUB: no phases)
     ],
 )
-def test_ttnn_s_multiplies_and_sums_run_once_per_fidelity_phase(kernel: str, multiplies: int) -> None:
+def test_ttnn_s_multiplies_and_sums_repeat_their_math_once_per_fidelity_phase(kernel: str, phased: str) -> None:
     """On Blackhole (no unpack bound in its chip file, so no op's cost is hidden behind its unpack), HiFi4 adds
-    three FPU passes (``3 * c_fpu``, 96 cycles) to each multiply and each sum or mean reduction of TTNN's
-    kernels and nothing to the adds, subtractions and the max; the TT-Lang target keeps one pass."""
-    c_fpu = load_hardware("blackhole_p150a").compute.eltwise_tile_cycles
+    three phases to each multiply (``m``) and each sum or mean reduction (``S``) of TTNN's kernels, in the
+    order of their passes, and nothing to the adds, subtractions and the max. A phase repeats only the math
+    instructions (``work.py``): a multiply's 8 ``ELWMUL``s (``3 * 8 = 24`` cycles more) and a sum's 4
+    ``GAPOOL``s (``3 * 4 = 12``), one cycle each (``i_fpu = matmul_tile_cycles[lofi] / 16 = 16 / 16``); the
+    TT-Lang target keeps one phase."""
+    assert load_hardware("blackhole_p150a").compute.matmul_tile_cycles[Fidelity.lofi] == 16
     lofi = _pass_cycles("blackhole_p150a", kernel, Fidelity.lofi, KernelTarget.ttnn)
     hifi4 = _pass_cycles("blackhole_p150a", kernel, Fidelity.hifi4, KernelTarget.ttnn)
     assert len(lofi) == len(hifi4)
     grown = [b - a for a, b in zip(lofi, hifi4, strict=True) if b != a]
-    assert grown == [3 * c_fpu] * multiplies
+    assert grown == [{"m": 3 * 8, "S": 3 * 4}[k] for k in phased]
     ttlang = [_pass_cycles("blackhole_p150a", kernel, f, KernelTarget.ttlang) for f in (Fidelity.lofi, Fidelity.hifi4)]
     assert ttlang[0] == ttlang[1]
 
@@ -101,3 +105,26 @@ def test_a_padded_softmax_waits_for_its_mask_and_copies_its_row_once_more() -> N
     assert padded["compute"] - whole["compute"] == 4 * (copy + c.subblock_overhead_cycles)
     ttlang, _ = _softmax("wormhole_n150", 19, KernelTarget.ttlang)
     assert ttlang["fill"] == whole["fill"]
+
+
+def test_the_unstable_softmax_skips_the_max_pass() -> None:
+    """``numeric_stable=False`` (option ``unstable``): TTNN reduces no max, and copies each tile to the
+    registers where it subtracted the max. On Wormhole the max's tile costs its unpack, ``(2048 + 2048) / 64 =
+    64`` cycles (x's bf16 tile and the bf16 scaler, more than ``c_fpu = 32``), and its row's acquire ``o =
+    64``: those two entries go, the rest is unchanged; a norm has no such option."""
+    hw = load_hardware("wormhole_n150")
+    program = load_program("softmax")
+    st = analyse_row_reduction(program)
+    stable = passes(hw, make_problem(program, "H=64,W=256"), st)
+    unstable = passes(hw, make_problem(program, "H=64,W=256", options={"unstable"}), st)
+    assert stable[:2] == [("x", 64), ("m", hw.compute.subblock_overhead_cycles)] and stable[2:] == unstable
+    ttlang = make_problem(program, "H=64,W=256", options={"unstable"}, target=KernelTarget.ttlang)
+    assert passes(hw, ttlang, st) == passes(hw, make_problem(program, "H=64,W=256", target=KernelTarget.ttlang), st)
+    assert "unstable" not in load_program("layernorm").options
+
+
+def test_a_softmax_row_s_numeric_stable_false_reads_as_the_unstable_option() -> None:
+    config = {"program_config": "SoftmaxDefaultProgramConfig()"}
+    unstable = read_row_reduction("softmax", config | {"numeric_stable": "false"}, [(1, 1, 64, 256)])
+    stable = read_row_reduction("softmax", config | {"numeric_stable": "true"}, [(1, 1, 64, 256)])
+    assert (unstable.options, stable.options) == (frozenset({"unstable"}), frozenset())

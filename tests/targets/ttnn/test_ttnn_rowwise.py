@@ -5,6 +5,8 @@ as scheduled is refused with the reason. The files against the real ttnn: ``test
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from loom_explorer.export.exporter import ExportError
@@ -137,6 +139,16 @@ def test_a_height_sharded_softmax_fills_its_grid_in_place() -> None:
     assert args["block_w"] == 32 and args["block_h"] * v["grid_x"] * v["grid_y"] == 64
     source = ttnn_source(*_rebuilt(session, r))
     assert "ttnn.softmax_in_place(" in source and '(1, 1, SHAPE["H"], SHAPE["W"])' in source
+    # ttnn's softmax_in_place defaults to numeric_stable=False; the model costs the stable kernel here
+    assert "numeric_stable=True" in source
+
+
+def test_the_unstable_softmax_exports_numeric_stable_false() -> None:
+    """The option ``unstable`` (no max pass, ``work.skips_max``) is ttnn's ``numeric_stable=False``."""
+    problem = dataclasses.replace(_problem("softmax", "H=2048,W=1024", "l1_height"), options=frozenset({"unstable"}))
+    session, r = _solved(problem, "H@xy|x=local")
+    source = ttnn_source(*_rebuilt(session, r))
+    assert "numeric_stable=False" in source and "numeric_stable=True" not in source
 
 
 def test_a_softmax_whose_shards_leave_cores_idle_is_refused() -> None:
