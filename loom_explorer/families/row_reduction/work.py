@@ -47,24 +47,12 @@ operands ``f`` times: ``ELWMUL`` runs its macro op once per fidelity phase of ea
 same in ``tt_llk_blackhole``), and a sum reduction issues ``GAPOOL`` once per phase
 (``MATH_FIDELITY_PHASES - 1`` more in ``llk_math_reduce.h``), while ``ELWADD``/``ELWSUB`` and the max
 reduction's ``GMPOOL`` do not multiply and run once. The phases are the chip file's ratio of a tile's
-matmul at that fidelity to LoFi's (``compute.matmul_tile_cycles``: 1, 2, 3 and 4 for LoFi to HiFi4).
+matmul at that fidelity to LoFi's (``compute.matmul_tile_cycles``: 1, 2, 3 and 4 for LoFi to HiFi4), so
 
-A phase repeats only the math instructions, not the rest of an op's tile (its unpack and the handshakes
-with the unpacker and the packer, the macro op's set-up): the operands stay in the source registers
-across the phases (the inner loop's last ``ELWMUL`` only steps the fidelity, ``ADDR_MOD_2``; the sources
-are cleared after the last phase, ``ADDR_MOD_3``; ``llk_math_eltwise_binary.h`` @
-b8e7f69c08e27f68d55cd4fe4700e3093992fd65 in ``tt_llk_blackhole``, the same structure in
-``tt_llk_wormhole_b0``). A phase of ``ELWMUL`` is ``2`` instructions a face (``innerloop = 16 >> 3``: 8 rows
-an instruction), ``8`` a tile; a phase of a sum is one ``GAPOOL`` of a 16x16 face, ``4`` a tile. The FPU
-issues one such instruction in ``i_fpu = matmul_tile_cycles[lofi] / 16`` cycles: a LoFi tile matmul is
-``32^3 / (8*16*16) = 16`` ``MVMUL``s of the same engine (1 cycle on both chips). So
+    c_mul = c_fpu * phases(f),   c_sum = c_fpu * phases(f),   c_add = c_sub = c_max = c_fpu
 
-    c_mul = c_fpu + (phases(f) - 1) * 8 * i_fpu,   c_sum = c_fpu + (phases(f) - 1) * 4 * i_fpu,
-    c_add = c_sub = c_max = c_fpu
-
-before the unpack bound above. ``c_fpu`` (the chip file's estimate of a whole FPU op's tile, 32 cycles) is
-thus the first phase with the op's fixed costs; a HiFi4 multiply is ``32 + 3 * 8 = 56`` cycles, not
-``4 * 32``."""
+before the unpack bound above (on Wormhole, with Float32 intermediates, the unpack of an op's two tiles
+takes as long as a HiFi4 multiply: the bound hid this cost there, where Blackhole shows it)."""
 
 from __future__ import annotations
 
@@ -81,9 +69,6 @@ from loom_explorer.program import Eltwise, Reduce
 PACK_EVERY_OP = frozenset({"layernorm", "rmsnorm", "groupnorm"})  # TTNN's kernels that pack after each FPU op
 SECTIONED = frozenset({*PACK_EVERY_OP, "softmax"})  # TTNN's kernels that acquire Dst per block of a pass
 BLOCK_TILES, BLOCK_TILES_FP32 = 8, 4  # the factories' find_max_divisor(Wt, 8), (Wt, 4) with fp32 accumulation
-MVMULS_PER_TILE_MATMUL = 16  # a 32x32x32 tile matmul in MVMULs of 8x16 by 16x16: 32**3 // (8 * 16 * 16)
-ELWMULS_PER_TILE_PHASE = 8  # ELWMULs a tile a fidelity phase: 4 faces of 16 rows, 8 rows an instruction
-GAPOOLS_PER_TILE_PHASE = 4  # GAPOOLs a tile a fidelity phase: one DIM_16X16 a face (llk_math_reduce.h)
 
 
 def ttnn_kernel(problem: Problem) -> str | None:
@@ -133,29 +118,21 @@ def fidelity_phases(hw: HardwareSpec, problem: Problem) -> int:
     return max(1, cycles[problem.fidelity] // cycles[Fidelity.lofi])
 
 
-def extra_phase_cycles(hw: HardwareSpec, problem: Problem, instructions_per_phase: int) -> int:
-    """``(phases(f) - 1) * n * i_fpu``: the cycles the fidelity phases after the first add to an op's tile of
-    ``n`` math instructions a phase, ``i_fpu = matmul_tile_cycles[lofi] / 16`` (module docstring)."""
-    lofi = hw.compute.matmul_tile_cycles[Fidelity.lofi]
-    extra = (fidelity_phases(hw, problem) - 1) * instructions_per_phase * lofi
-    return -(-extra // MVMULS_PER_TILE_MATMUL)
-
-
 def fpu_op_cycles(hw: HardwareSpec, problem: Problem, op: Eltwise) -> int:
     """An op's cycles a tile (``eltwise_op_cycles``); a multiply of TTNN's kernels (``KernelTarget.ttnn``)
-    repeats its ``ELWMUL``s once per fidelity phase (module docstring)."""
+    once per fidelity phase (module docstring)."""
     cycles = eltwise_op_cycles(hw, problem, op)
     if op.unit == "fpu" and op.op == "mul" and problem.target is KernelTarget.ttnn:
-        return cycles + extra_phase_cycles(hw, problem, ELWMULS_PER_TILE_PHASE)
+        return cycles * fidelity_phases(hw, problem)
     return cycles
 
 
 def reduce_tile_cycles(hw: HardwareSpec, problem: Problem, op: Reduce) -> int:
-    """A reduction's FPU cycles a tile: ``c_fpu``; a sum or mean of TTNN's kernels repeats its ``GAPOOL``s
-    once per fidelity phase (module docstring)."""
+    """A reduction's FPU cycles a tile: ``c_fpu``; a sum or mean of TTNN's kernels once per fidelity phase
+    (module docstring)."""
     c = hw.compute.eltwise_tile_cycles
     if op.op != "max" and problem.target is KernelTarget.ttnn:
-        return c + extra_phase_cycles(hw, problem, GAPOOLS_PER_TILE_PHASE)
+        return c * fidelity_phases(hw, problem)
     return c
 
 

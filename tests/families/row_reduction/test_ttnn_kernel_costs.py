@@ -37,26 +37,23 @@ def test_the_fidelity_phases_are_the_chip_s_matmul_ratio(fidelity: str, phases: 
 
 
 @pytest.mark.parametrize(
-    ("kernel", "phased"),
+    ("kernel", "multiplies"),
     [
-        ("rmsnorm", "mSmm"),  # x * x, mean(q), y = x * r, y * gamma
-        ("layernorm", "SmSmm"),  # mean(x), c * c, mean(q), c * r, y * gamma (x - mu, + eps, + beta run once)
-        ("softmax", "Sm"),  # sum(e), e * s (max(x) is GMPOOL, x - m an ELWSUB: no phases)
+        ("rmsnorm", 4),  # x * x, mean(q), y = x * r, y * gamma
+        ("layernorm", 5),  # mean(x), c * c, mean(q), c * r, y * gamma (x - mu, + eps, + beta run once)
+        ("softmax", 2),  # sum(e), e * s (max(x) is GMPOOL, x - m an ELWSUB: no phases)
     ],
 )
-def test_ttnn_s_multiplies_and_sums_repeat_their_math_once_per_fidelity_phase(kernel: str, phased: str) -> None:
+def test_ttnn_s_multiplies_and_sums_run_once_per_fidelity_phase(kernel: str, multiplies: int) -> None:
     """On Blackhole (no unpack bound in its chip file, so no op's cost is hidden behind its unpack), HiFi4 adds
-    three phases to each multiply (``m``) and each sum or mean reduction (``S``) of TTNN's kernels, in the
-    order of their passes, and nothing to the adds, subtractions and the max. A phase repeats only the math
-    instructions (``work.py``): a multiply's 8 ``ELWMUL``s (``3 * 8 = 24`` cycles more) and a sum's 4
-    ``GAPOOL``s (``3 * 4 = 12``), one cycle each (``i_fpu = matmul_tile_cycles[lofi] / 16 = 16 / 16``); the
-    TT-Lang target keeps one phase."""
-    assert load_hardware("blackhole_p150a").compute.matmul_tile_cycles[Fidelity.lofi] == 16
+    three FPU passes (``3 * c_fpu``, 96 cycles) to each multiply and each sum or mean reduction of TTNN's
+    kernels and nothing to the adds, subtractions and the max; the TT-Lang target keeps one pass."""
+    c_fpu = load_hardware("blackhole_p150a").compute.eltwise_tile_cycles
     lofi = _pass_cycles("blackhole_p150a", kernel, Fidelity.lofi, KernelTarget.ttnn)
     hifi4 = _pass_cycles("blackhole_p150a", kernel, Fidelity.hifi4, KernelTarget.ttnn)
     assert len(lofi) == len(hifi4)
     grown = [b - a for a, b in zip(lofi, hifi4, strict=True) if b != a]
-    assert grown == [{"m": 3 * 8, "S": 3 * 4}[k] for k in phased]
+    assert grown == [3 * c_fpu] * multiplies
     ttlang = [_pass_cycles("blackhole_p150a", kernel, f, KernelTarget.ttlang) for f in (Fidelity.lofi, Fidelity.hifi4)]
     assert ttlang[0] == ttlang[1]
 
