@@ -39,13 +39,15 @@ def _family(kernel: str) -> str:
 
 def _sizes(op: IngestedOp, hw: HardwareSpec) -> tuple[float, float]:
     """(work_tiles, tensor_bytes) of ``op``'s problem (module docstring), counted in elements: a dimension that
-    is part of another (``Dim.part_of``: a padded tilize's input rows) is not counted twice, and a row-major
+    is part of another (``Dim.part_of``: a padded tilize's input rows) is not counted twice, one no tensor
+    indexes (a count the cost reads, e.g. a tiled reshape's input tile reads) not at all, and a row-major
     dimension's extent is elements, not tiles."""
     problem = op_problem(op)
     if problem is None:
         return 0.0, 0.0
     extents = {d: problem.elements(d) for d, _ in problem.shape}
-    whole = [d for d in extents if problem.program.dim(d).part_of is None]
+    indexed = {d for t in problem.program.tensors for d in t.dims}
+    whole = [d for d in extents if problem.program.dim(d).part_of is None and d in indexed]
     work = math.prod(extents[d] for d in whole) / TILE_ELEMENTS * op.batch_repeats
     total = 0.0
     for t in problem.program.tensors:

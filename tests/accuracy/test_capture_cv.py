@@ -14,8 +14,12 @@ import pytest
 from synthetic_rows import row, synthetic
 
 from loom_explorer.accuracy.baselines import SMOOTH_MAX_POWER, fit_learned, fit_roofline
+from loom_explorer.accuracy.calibration_rows import _sizes
 from loom_explorer.accuracy.capture_cv import check_scores, fold_of, held_out, score, scores_by
+from loom_explorer.accuracy.ingest import IngestedOp
 from loom_explorer.accuracy.term_calibration import CALIBRATION_FILE, gated_fit
+from loom_explorer.hardware import load_hardware
+from loom_explorer.hardware.schema import DataFormat, Fidelity
 
 
 def test_a_held_out_row_is_predicted_by_a_fit_without_its_capture() -> None:
@@ -154,3 +158,28 @@ def test_docs_state_the_held_out_errors() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "accuracy.md").read_text()
     for line in report_lines(all_capture_rows(), "family", "capture"):
         assert line in text, line
+
+
+def test_a_baselines_work_counts_only_the_dimensions_a_tensor_indexes() -> None:
+    """A tiled reshape's counts (``G`` input tile reads, ``S`` segments) index no tensor: its work is the
+    output's H x W elements in tiles, as a copy's."""
+    hw = load_hardware("wormhole_n150")
+    op = IngestedOp(
+        row=1,
+        op_code="ReshapeDeviceOperation",
+        kernel="reshape",
+        shape={},
+        dtype=DataFormat.bfloat16,
+        formats={},
+        fidelity=Fidelity.hifi4,
+        config=None,
+        options=frozenset(),
+        q_chunk_size=None,
+        k_chunk_size=None,
+        device_kernel_ns=1000.0,
+        core_count=None,
+        model_shape={"H": 640, "W": 64, "G": 800, "S": 1600},
+    )
+    work_tiles, tensor_bytes = _sizes(op, hw)
+    assert work_tiles == 640 * 64 / 1024
+    assert tensor_bytes == 2 * 640 * 64 * hw.tile_bytes[DataFormat.bfloat16] / 1024
