@@ -10,10 +10,13 @@ import pytest
 
 from loom_explorer.accuracy.ingest import IngestReport, read_ops_perf
 from loom_explorer.data import capture_path
+from loom_explorer.export.exporter import SolvedSchedule
+from loom_explorer.export.formats import export_blocker
 from loom_explorer.families.data_movement.reshape_split import TWO_RISCS, two_riscs_of_row
 from loom_explorer.hardware import load_hardware
 from loom_explorer.problem import make_problem
 from loom_explorer.program import load_program
+from loom_explorer.solve.solver import Session, SolveOptions
 from loom_explorer.targets.ttnn.defaults import evaluate_interleaved_default
 
 LATER = (
@@ -94,3 +97,15 @@ def test_the_captures_reshape_rows_by_factory() -> None:
         if op.op_code == "ReshapeDeviceOperation" and op.kernel == "copy_rows"
     ]
     assert older and not any(op.options for op in older)
+
+
+def test_a_two_riscs_copy_is_not_exported_as_a_clone() -> None:
+    """The option costs ttnn's reshape on two RISC-Vs; the ttnn export writes a clone, which runs one."""
+    hw = "blackhole_p150a"
+    problem = make_problem(load_program("copy_rows"), "H=256,W=6", options=frozenset({TWO_RISCS}))
+    session = Session(load_hardware(hw), problem)
+    options = SolveOptions(time_limit_seconds=20)
+    result = next(r for r in session.solve({}, options) if r.solution is not None)
+    solved = SolvedSchedule(session.schedule(result.candidate_name), result, hw, "copy_rows", options)
+    why = export_blocker("ttnn", solved)
+    assert why is not None and TWO_RISCS in why
