@@ -7,6 +7,8 @@ reshape, move, slice and concatenation read as such a copy). With the program op
 read by ttnn's interleaved-to-sharded reader, which on Blackhole waits for every stick (docs/data_movement.md,
 "What the kernels do"). With the option ``stick_walk`` the rows are moved by ttnn's row-major ``padded_slice``
 reader or ``slice_write`` writer, whose RISC-V walks a multi-dimensional index in L1 for every stick's address.
+With the program option ``two_riscs`` each core's rows are split over two RISC-Vs running
+the same copy at once (ttnn's later row-major reshape, ``families/data_movement/reshape_split.py``).
 """
 
 from loom_explorer.program import Dim, Move, Tensor, TileProgram
@@ -24,5 +26,5 @@ PROGRAM = TileProgram(
         Tensor("y", ("H", "W"), "output", layout="row_major"),
     ),
     ops=(Move("x", "y"),),
-    options=("to_shard", "stick_walk"),
+    options=("to_shard", "stick_walk", "two_riscs"),
 )

@@ -26,7 +26,9 @@ A row is read whole (``read_configured``: its layouts, memories and both data fo
   ``Hx, Wx`` the input's logical ones; ``untilize``: ``H, W`` the input's padded, ``Hy, Wy`` the output's
   logical; ``transpose``: the input's; ``copy``/``copy_rows``: the output's (what is written; a slice reads
   only those pages, a concatenation's inputs sum to them), except a row-major reshape, whose rows and page
-  are the input's (the output's pages, of another size, are costed at the input's);
+  are the input's (the output's pages, of another size, are costed at the input's), with the option
+  ``two_riscs`` when its ``ATTRIBUTES`` and page sizes say ttnn's later factory split each core's sticks over
+  two RISC-Vs (``reshape_split.py``);
 * the data formats: INPUT_0's and OUTPUT_0's (a typecast passes every tile through the compute core);
 * ``NlpCreateHeads`` and ``NLPConcatHeads`` of interleaved tensors: a ``copy`` of INPUT_0's tiles (every one is
   read: create heads reads the fused q, k and v) with the option ``waited`` (their readers wait for each tile,
@@ -76,6 +78,7 @@ from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import STRIDED
 from loom_explorer.families.data_movement.reshape_map import reshape_gather
+from loom_explorer.families.data_movement.reshape_split import ELEMENT_BYTES, TWO_RISCS, two_riscs_of_row
 from loom_explorer.families.data_movement.shard_reader import TO_SHARD
 from loom_explorer.families.data_movement.stick_walk import STICK_WALK
 from loom_explorer.families.data_movement.transpose_hc import face_line_writes
@@ -402,6 +405,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
             and sharded["OUTPUT_0"] in (Placement.l1_block, Placement.l1_width)
         ):
             shape = _shard_sticks(attrs, cores, shape, notes)
+    options = _options(kernel, name, heads) | _reshape_riscs(row, attributes, kernel, name, notes)
     return OpReading(
         kernel=kernel,
         shape=shape,
@@ -412,7 +416,7 @@ def read_row(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute: 
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="; ".join(notes),
         config=config,
-        options=_options(kernel, name, heads),
+        options=options,
     )
 
 
@@ -445,6 +449,23 @@ def _options(kernel: str, name: str, heads: bool) -> frozenset[str]:
     if kernel == "copy_rows" and name in STICK_WALK_OPS:
         return frozenset({STICK_WALK})
     return frozenset()
+
+
+def _reshape_riscs(row: ProfilerRow, attributes: str, kernel: str, name: str, notes: list[str]) -> frozenset[str]:
+    """``two_riscs`` for a row-major reshape whose attributes and page sizes say ttnn's later factory ran it on
+    two RISC-Vs a core (``reshape_split.py``); empty otherwise."""
+    if kernel != "copy_rows" or any(row.get(f"{t}_LAYOUT").upper() != "ROW_MAJOR" for t in ("INPUT_0", "OUTPUT_0")):
+        return frozenset()
+    element = ELEMENT_BYTES.get(row.get("INPUT_0_DATATYPE").upper().split("::")[-1])
+    found_in, found_out = _extents(row, "INPUT_0"), _extents(row, "OUTPUT_0")
+    if element is None or found_in is None or found_out is None:
+        return frozenset()
+    in_page, out_page = found_in[1][3] * element, found_out[1][3] * element
+    out_in_dram = "DRAM" in row.get("OUTPUT_0_MEMORY").upper()
+    if not two_riscs_of_row(name, attributes, in_page, out_page, out_in_dram):
+        return frozenset()
+    notes.append(f"two RISC-Vs a core, each half its sticks ({in_page} B source pages, {out_page} B destination)")
+    return frozenset({TWO_RISCS})
 
 
 ACCURACY = AccuracyOps(

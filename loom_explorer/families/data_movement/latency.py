@@ -42,11 +42,17 @@ A shard copied from one L1 buffer into another on each core (``local_copy.py``: 
 or row-major) adds ``local = ceil(T*b_X*f_X / r_noc)`` for the core's whole shard to the steady state (in
 ``data_movement``) and its last chunk's round trip ``L_noc`` to the drain.
 
+A row-major reshape run by two RISC-Vs a core (the program option ``two_riscs``, ``reshape_split.py``: no
+compute, ``c_tile = 0``) works its ``n`` blocks on both at once, ``ceil(n / 2)`` each, while the core's blocks
+still pass its share of the chip's DRAM bandwidth and its NoC links one after another:
+
+    steady = max(ceil(n/2) * max(reads + gather, write), n * chip, n * link_f...)    (else n * step)
+
 A page-by-page reader with no compute (``page_pipelined``: a waited source, ``c_tile = 0``) hands each page to
 the writer as it lands: ``fill`` is then its first page, ``p / (rate * f)`` (``page_cycles``), and the drain the
 last page's write, not a whole block's; the steps still move every block.
 
-The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = n*(step - compute) + local``,
+The named terms (``launch``, ``fill``, ``compute = n*compute``, ``data_movement = steady - n*compute + local``,
 ``write_back = drain``) sum to the total. The lower bound takes for ``n*step`` the larger of the compute
 ``T*c_tile`` and the chip's reads ``ceil(sum_X readers_X*T*b_X / R_chip)`` (``n*B >= T``).
 """
@@ -63,11 +69,12 @@ from loom_explorer.families.data_movement.gather import element_gather_cycles, g
 from loom_explorer.families.data_movement.local_copy import local_copy_cycles, local_copy_latency_cycles
 from loom_explorer.families.data_movement.pages import Direction, page_bytes_per_cycle, waited_page_bytes_per_cycle
 from loom_explorer.families.data_movement.quantities import DataMovementQuantities
+from loom_explorer.families.data_movement.reshape_split import riscs_sharing_rows
 from loom_explorer.families.data_movement.stages import reads_alone, writes_alone
 from loom_explorer.families.data_movement.stick_walk import walk_cycles
 from loom_explorer.families.data_movement.work import tile_cycles
 from loom_explorer.model.dram_reads import dram_readers, reads_dram
-from loom_explorer.model.expr import Expr, ceil_rate, const, maximum, mul, select, total
+from loom_explorer.model.expr import Expr, ceil_div, ceil_rate, const, maximum, mul, select, total
 from loom_explorer.model.l1_banks import in_l1_banks
 from loom_explorer.model.latency import block_bytes, chip_read_cycles, single_buffered, write_latency_cycles
 from loom_explorer.model.schedule import LatencyTerm
@@ -184,9 +191,9 @@ def data_movement_latency_terms(
     walk_write = walk_cycles(q, q.output, "write")
     links = [link.cycles(q, block_bytes(q, link.tensor)) for link in step_links]
     local = local_copy_cycles(q, c_tile)  # a shard copied within each core's L1 (local_copy.py)
-    step = maximum(
-        compute + exposed, reads + gather + walk_read, write + walk_write, chip_read_cycles(q, q.streamed), *links
-    )
+    shared = [chip_read_cycles(q, q.streamed), *links]  # the core's share of the chip's DRAM and its NoC links
+    riscs = riscs_sharing_rows(q.problem, c_tile)  # two RISC-Vs a core (reshape_split.py)
+    step = maximum(compute + exposed, reads + gather + walk_read, write + walk_write, *(shared if riscs == 1 else ()))
     last_write = (
         const(page_cycles(q, q.output, "write")) if paged and not q.problem.placement(q.output).in_l1 else write
     )
@@ -195,14 +202,15 @@ def data_movement_latency_terms(
     drain = last_write + drain_latency_cycles(q) + local_copy_latency_cycles(q, c_tile)
     launch = const(hw.compute.kernel_launch_cycles)
     n = q.blocks
-    objective = launch + fill + mul(n, step) + local + drain
+    steady = mul(n, step) if riscs == 1 else maximum(mul(ceil_div(n, riscs), step), *(mul(n, s) for s in shared))
+    objective = launch + fill + steady + local + drain
     terms = [
         LatencyTerm("launch", launch, "fixed per-op launch on the device"),
         LatencyTerm("fill", fill, "the first block (a page-by-page reader: its first page) read before any moves on"),
         LatencyTerm("compute", mul(n, compute), "the compute core re-laying or converting every tile"),
         LatencyTerm(
             "data_movement",
-            mul(n, step) - mul(n, compute) + local,
+            steady - mul(n, compute) + local,
             "blocks where page reads, writes or shared DRAM bandwidth outlast the compute",
         ),
         LatencyTerm("write_back", drain, "the last block written to DRAM"),

@@ -49,6 +49,7 @@ from loom_explorer.families.data_movement.barriers import WAITED
 from loom_explorer.families.data_movement.gather import gathers
 from loom_explorer.families.data_movement.program import analyse_data_movement
 from loom_explorer.families.data_movement.reshape import count_dims, remaps
+from loom_explorer.families.data_movement.reshape_split import TWO_RISCS
 from loom_explorer.families.data_movement.shard_reader import TO_SHARD
 from loom_explorer.families.data_movement.stick_walk import STICK_WALK
 from loom_explorer.families.data_movement.transpose_hc import scatters
@@ -183,6 +184,11 @@ def _check_runs(schedule: SymbolicSchedule) -> None:
         split = interleaved_default(problem)
     except ConfigError as exc:
         raise ExportError(str(exc)) from None
+    if problem.has_option(TWO_RISCS):
+        raise ExportError(
+            f"{problem.program.name} with the option {TWO_RISCS} is costed as ttnn's row-major reshape run by two "
+            "RISC-Vs a core (its default split otherwise), which the exported copy of tensors of one shape does not run"
+        )
     in_l1 = [t for t, p in problem.placements if p.in_l1]
     if in_l1:
         raise ExportError(
