@@ -76,6 +76,7 @@ def test_a_capture_that_names_no_chip_is_predicted_on_the_one_stated_for_it(name
     assert "(stated: not in the capture)" in row.markdown()
 
 
+@pytest.mark.slow
 def test_every_real_capture_is_mostly_covered_where_it_can_be() -> None:
     rows = {name: capture_row(name).coverage for name in CAPTURES}
     # MinimalMatmulOp, auto-configured, L1-interleaved and batched matmuls are predicted; not the one-tile
@@ -132,6 +133,7 @@ def test_the_error_per_family_adds_up_the_kernels_of_every_capture() -> None:
     assert all(line.count(" | ") == 6 for line in lines)
 
 
+@pytest.mark.slow
 def test_docs_state_the_coverage_of_every_capture() -> None:
     """docs/accuracy.md carries the tables ``python -m loom_explorer.accuracy.captures_table`` prints."""
     text = (ROOT / "docs" / "accuracy.md").read_text()
@@ -150,6 +152,7 @@ def test_a_report_uploaded_as_bytes_reads_as_the_file_does() -> None:
         read_ops_perf_bytes("x.csv", b"\xff\xfe\x00")
 
 
+@pytest.mark.slow
 def test_improve_writes_configs_that_predict_reads_back_at_the_same_latency(tmp_path: Path) -> None:
     capture = str(capture_path(CLIP))
     store = str(tmp_path / "store.sqlite")
@@ -178,6 +181,7 @@ def test_improve_writes_configs_that_predict_reads_back_at_the_same_latency(tmp_
     assert code == 2 and "exists" in err
 
 
+@pytest.mark.slow
 def test_improve_json_lists_every_op_with_the_config_it_ran(tmp_path: Path) -> None:
     code, out, err = run(
         "improve", str(capture_path("bh20_oft.csv.gz")), "--json", "--store", str(tmp_path / "s.sqlite")

@@ -66,6 +66,7 @@ def _upload(page: ProfilerPage, name: str, data: bytes) -> None:
     page.w_upload.param.update(filename=name, value=data)
 
 
+@pytest.mark.slow
 def test_a_shipped_capture_s_ops_biggest_gain_first(page: ProfilerPage) -> None:
     page.w_capture.value = CLIP  # choosing it runs it (to its end: no event loop runs here)
     analysis = page.analysis
@@ -82,6 +83,7 @@ def test_a_shipped_capture_s_ops_biggest_gain_first(page: ProfilerPage) -> None:
     assert not page.b_record.disabled
 
 
+@pytest.mark.slow
 def test_clicking_an_op_opens_its_problem_and_marks_its_measured_time(page: ProfilerPage) -> None:
     page.w_capture.value = CLIP
     assert page.analysis is not None
@@ -110,6 +112,7 @@ def test_clicking_an_op_opens_its_problem_and_marks_its_measured_time(page: Prof
     assert measure.marker_point.data["measured_us"] == [] and measure.marked_line.object == ""
 
 
+@pytest.mark.slow
 def test_recording_the_measurements_puts_them_on_the_measure_chart(page: ProfilerPage, store: str) -> None:
     page.w_capture.value = CLIP
     _click_row(page, 0)
@@ -138,6 +141,7 @@ def test_a_bad_upload_is_refused_in_one_line(page: ProfilerPage, name: str, data
     assert not page.spinner.value
 
 
+@pytest.mark.slow
 def test_an_upload_is_read_from_its_bytes_and_its_name_only_labels_it(page: ProfilerPage) -> None:
     page.w_capture.value = "bh20_oft.csv.gz"
     _upload(page, "../../somewhere/ops_perf_results_x.csv.gz", capture_path(CLIP).read_bytes())
@@ -223,6 +227,7 @@ def test_opening_a_problem_of_another_kernel_keeps_its_shape(store: str) -> None
         explorer.close()
 
 
+@pytest.mark.slow
 def test_the_coverage_by_op_code_is_tabulated_beside_the_ops(page: ProfilerPage) -> None:
     page.w_capture.value = "bh_p100_dlv3.csv.gz"
     assert page.analysis is not None and not page.error.visible
@@ -239,6 +244,7 @@ def test_the_coverage_by_op_code_is_tabulated_beside_the_ops(page: ProfilerPage)
     assert page.coverage in page.coverage_place.objects
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CAPTURE_CHIPS))
 def test_a_shipped_capture_that_names_no_chip_is_predicted_on_the_stated_one(name: str) -> None:
     analysis = analyse(ReportSource.shipped(name))

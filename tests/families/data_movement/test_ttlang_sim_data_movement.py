@@ -30,6 +30,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kernel", "candidate", "pins", "compile_it"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_a_tiled_move_verifies_in_the_simulator(
     tmp_path: Path, kernel: str, candidate: str, pins: dict[str, int], compile_it: bool

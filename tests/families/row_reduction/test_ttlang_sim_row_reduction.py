@@ -63,6 +63,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 def test_rmsnorm_with_its_row_split_over_the_grid(tmp_path: Path) -> None:
     """The quick tier's one: rows on y, columns on x (4 tiles each): the mean of squares gathered to the first
     core of each row of cores and multicast back; gamma multicast down the columns of cores."""
