@@ -239,26 +239,42 @@ def latency_terms(
         terms.append(LatencyTerm("write_back", mul(n_out, wb_block), "output blocks written to DRAM"))
     # everything but the K-step loop, common to both bounds
     common = total([c.kernel_launch_cycles, fill, mul(n_out, epi + wb_block), *(e for _, e, _ in tail)])
+    rest = total([c.kernel_launch_cycles, fill, mul(n_out, epi)]) if not split and writes_dram(q) else None
+    lower_bound = k_loop_lower_bound(q, common, rest, step_links, write_links)
+    return objective, terms, lower_bound
+
+
+def k_loop_lower_bound(
+    q: ContractionQuantities,
+    common: Expr,
+    rest: Expr | None,
+    step_links: Sequence[LinkShare],
+    write_links: Sequence[LinkShare],
+) -> Expr:
+    """The redundant lower bound of a K loop, given ``common`` (everything but the K steps) and ``rest``
+    (``common`` without the write-back, when every output block is written to DRAM; else None): the largest of
+
+    * ``common`` + the compute floor ``pb*pm*pn*(pk*c_mm + c_pack)``;
+    * ``common`` + the chip's DRAM reads over the whole K loop: with the divisibility constraints
+      ``n_out*n_k*out_block_h*in0_block_w = pb*pm*pk*(pn/out_block_w)`` (and likewise for in1), and
+      ``n*ceil(x/R) >= ceil(n*x/R)``;
+    * ``common`` + each NoC link over the whole K loop (``n*ceil(x/W) >= ceil(n*x/W)`` again);
+    * ``rest`` + the compute floor + every output block's write-back taken as one write of the whole per-core
+      output (``n*max(ceil(x/w), link(x)) + n*L >= max(ceil(n*x/w), link(n*x)) + L``), which depends on the
+      grid and per-core sizes only."""
+    c = q.hw.compute
     floor = mul(q.pb, q.pm, q.pn, mul(q.pk, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles)
     lower_bound = common + floor
-    # second redundant bound: the chip's DRAM bandwidth over the whole K loop. With the divisibility
-    # constraints, n_out*n_k*out_block_h*in0_block_w = pb*pm*pk*(pn/out_block_w) (and likewise for in1),
-    # and n*ceil(x/R) >= ceil(n*x/R).
     chip = total(mul(dram_readers(q, t), loop_tiles(q, t), q.tile_bytes(t)) for t in q.inputs)
     if not isinstance(chip, Const):
         lower_bound = maximum(lower_bound, common + ceil_rate(chip, q.hw.dram.chip_read_bytes_per_cycle))
-    # third: each NoC link over the whole K loop (n*ceil(x/W) >= ceil(n*x/W) again)
     for link in step_links:
         lower_bound = maximum(
             lower_bound, common + link.cycles(q, mul(loop_tiles(q, link.tensor), q.tile_bytes(link.tensor)))
         )
-    # fourth: the compute floor plus every output block's write-back taken as one write of the whole per-core
-    # output (n*max(ceil(x/w), link(x)) + n*L >= max(ceil(n*x/w), link(n*x)) + L), which depends on the
-    # grid and per-core sizes only
-    if not split and writes_dram(q):
-        rest = total([c.kernel_launch_cycles, fill, mul(n_out, epi)])
+    if rest is not None:
         lower_bound = maximum(lower_bound, rest + floor + write_cycles(q, mul(q.pb, q.pm, q.pn), write_links))
-    return objective, terms, lower_bound
+    return lower_bound
 
 
 def loop_tiles(q: ContractionQuantities, tensor: str) -> Expr:

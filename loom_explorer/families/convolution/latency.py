@@ -66,15 +66,14 @@ from collections.abc import Sequence
 from loom_explorer.families.contraction.latency import (
     compute_step_cycles,
     epilogue_cycles,
-    loop_tiles,
+    k_loop_lower_bound,
     read_stall_cycles,
     write_cycles,
     writes_dram,
 )
 from loom_explorer.families.contraction.quantities import ContractionQuantities
 from loom_explorer.mapping.candidate import Comm
-from loom_explorer.model.dram_reads import dram_readers
-from loom_explorer.model.expr import Const, Expr, ceil_div, ceil_rate, const, maximum, mul, select, total
+from loom_explorer.model.expr import Expr, ceil_div, const, maximum, mul, select, total
 from loom_explorer.model.latency import (
     block_bytes,
     chip_read_cycles,
@@ -201,16 +200,6 @@ def latency_terms(
         LatencyTerm("write_back", mul(n_out, wb_block), "output blocks written to DRAM"),
     ]
     common = total([c.kernel_launch_cycles, fill, mul(n_out, epi + wb_block)])
-    floor = mul(q.pb, q.pm, q.pn, mul(q.pk, c.matmul_tile_cycles[q.problem.fidelity]) + c.tile_pack_cycles)
-    lower_bound = common + floor
-    chip = total(mul(dram_readers(q, t), loop_tiles(q, t), q.tile_bytes(t)) for t in q.inputs)
-    if not isinstance(chip, Const):
-        lower_bound = maximum(lower_bound, common + ceil_rate(chip, q.hw.dram.chip_read_bytes_per_cycle))
-    for link in step_links:
-        lower_bound = maximum(
-            lower_bound, common + link.cycles(q, mul(loop_tiles(q, link.tensor), q.tile_bytes(link.tensor)))
-        )
-    if writes_dram(q):
-        rest = total([c.kernel_launch_cycles, fill, mul(n_out, epi)])
-        lower_bound = maximum(lower_bound, rest + floor + write_cycles(q, mul(q.pb, q.pm, q.pn), write_links))
+    rest = total([c.kernel_launch_cycles, fill, mul(n_out, epi)]) if writes_dram(q) else None
+    lower_bound = k_loop_lower_bound(q, common, rest, step_links, write_links)
     return objective, terms, lower_bound

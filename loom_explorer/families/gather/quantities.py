@@ -24,7 +24,14 @@ from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mapping.candidate import Candidate
 from loom_explorer.model.domain import Domain
 from loom_explorer.model.expr import Expr, Var, ceil_div, const, mul
-from loom_explorer.model.quantities import GridQuantities, grid_params, l1_block_limit, param_maker, spread_domain
+from loom_explorer.model.quantities import (
+    GridQuantities,
+    ParamMaker,
+    grid_params,
+    l1_block_limit,
+    param_maker,
+    spread_domain,
+)
 from loom_explorer.model.schedule import Param
 from loom_explorer.problem import Problem
 
@@ -91,6 +98,21 @@ class GatherQuantities(GridQuantities):
         return []
 
 
+_ROWS_PARAMS = {
+    "block": "output rows per step (their table rows read before one wait)",
+    "index_block": "output rows whose index rows one read brings (the reader waits for it)",
+}
+
+
+def _rows_param(param: ParamMaker, name: str, rows: int, spread: bool, limit: int, what: str) -> Var:
+    """A count of output rows over ``1..rows`` (the divisors of ``rows`` when the rows are on no axis: a core
+    then takes them all), cut at ``limit``, the most whose buffers ``what`` fills fit L1."""
+    top = min(rows, limit)
+    values = Domain.range(1, top) if spread else Domain.of(v for v in range(1, top + 1) if rows % v == 0)
+    reason = f"{what} over {limit:,} rows overflows L1 on its own" if limit < rows else ""
+    return param(name, values, _ROWS_PARAMS[name], "rows", reason)
+
+
 def build_gather_quantities(hw: HardwareSpec, problem: Problem, candidate: Candidate) -> GatherQuantities:
     """Parameters: ``per_core_P`` as the other families' (``spread_domain``); ``block`` over ``1..P`` (the
     divisors of ``P`` when the rows are on no axis), cut where the double-buffered table and output pages of
@@ -111,32 +133,10 @@ def build_gather_quantities(hw: HardwareSpec, problem: Problem, candidate: Candi
         * (st.rows * hw.tile_bytes[problem.data_format(st.table)] + hw.tile_bytes[problem.data_format(st.output)])
         // TILE_ELEMENTS
     )
-    limit = l1_block_limit(hw, max(1, row_bytes), 0)
-    values = (
-        Domain.range(1, min(rows, limit))
-        if st.rows_dim in per_core
-        else Domain.of(v for v in range(1, min(rows, limit) + 1) if rows % v == 0)
-    )
-    block = param(
-        "block",
-        values,
-        "output rows per step (their table rows read before one wait)",
-        "rows",
-        f"a step over {limit:,} rows overflows L1 on its own" if limit < rows else "",
-    )
+    spread = st.rows_dim in per_core
+    block = _rows_param(param, "block", rows, spread, l1_block_limit(hw, max(1, row_bytes), 0), "a step")
     index_limit = l1_block_limit(hw, INDEX_ENTRY_BYTES * st.rows, 0)
-    index_values = (
-        Domain.range(1, min(rows, index_limit))
-        if st.rows_dim in per_core
-        else Domain.of(v for v in range(1, min(rows, index_limit) + 1) if rows % v == 0)
-    )
-    index_block = param(
-        "index_block",
-        index_values,
-        "output rows whose index rows one read brings (the reader waits for it)",
-        "rows",
-        f"an index read over {index_limit:,} rows overflows L1 on its own" if index_limit < rows else "",
-    )
+    index_block = _rows_param(param, "index_block", rows, spread, index_limit, "an index read")
     return GatherQuantities(
         hw=hw,
         problem=problem,
