@@ -34,6 +34,21 @@ def _wait_for_value(page: ExplorerPage, css: str, wanted: str) -> None:
         raise AssertionError(f"{css} reads {field.input_value()!r}, not {wanted!r}") from None
 
 
+def _click_until_opened(page: ExplorerPage, tries: int = 3) -> None:
+    """Click the top row until the server says it opened its op (``.profiler-opened`` names it). A click that
+    lands while Tabulator re-renders the rows is dropped in the browser and never reaches the server (seen
+    once in a full CI run, the page then waiting its whole 600 s); a user clicks again, and so does this,
+    at most ``tries`` times, each waited 30 s."""
+    for attempt in range(tries):
+        page.page.locator(ROWS).first.click()
+        try:
+            page.wait_until(lambda: TOP_OP in page.text(".profiler-opened"), f"{TOP_OP} opened", timeout_ms=30_000)
+            return
+        except AssertionError:
+            if attempt == tries - 1:
+                raise
+
+
 def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: tuple[ExplorerPage, str]) -> None:
     page, url = explorer
     page.open(url + SMALL)
@@ -77,7 +92,7 @@ def test_a_capture_s_op_opens_in_the_explorer_with_its_measured_time(explorer: t
         assert box and box["x"] + box["width"] <= VIEWPORT_WIDTH, (css, box)  # inside the page's width
     measured_us = float(_cells(page, "measured us")[0])
 
-    page.page.locator(ROWS).first.click()
+    _click_until_opened(page)
     try:
         page.wait_until(lambda: TOP_OP in page.text(".measure-marked"), f"{TOP_OP} marked on the Measure chart")
     except AssertionError as exc:  # what the page said instead
