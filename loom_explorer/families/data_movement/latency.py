@@ -109,7 +109,7 @@ def rate(q: DataMovementQuantities, tensor: str, direction: str) -> Fraction:
             r = waited_page_bytes_per_cycle(hw, q.page_bytes(tensor), way, _page_latency(q, tensor, direction))
         else:
             r = page_bytes_per_cycle(hw, q.page_bytes(tensor), way)
-    return (r / q.fraction(tensor)).limit_denominator(1000)
+    return q.iteration_rate(tensor, r)
 
 
 def read_cycles(q: DataMovementQuantities, tensor: str) -> Expr:

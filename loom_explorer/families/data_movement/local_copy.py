@@ -53,7 +53,7 @@ def local_sources(q: DataMovementQuantities, c_tile: int) -> tuple[str, ...]:
 def noc_rate(q: DataMovementQuantities, tensor: str) -> Fraction:
     """``r_noc / f_X``: bytes of the iteration's tiles per cycle (moving ``B*b*f`` bytes at ``r`` takes as long
     as ``B*b`` at ``r/f``, as ``latency.py::rate``)."""
-    return (Fraction(q.hw.noc.unicast_bytes_per_cycle) / q.fraction(tensor)).limit_denominator(1000)
+    return q.iteration_rate(tensor, Fraction(q.hw.noc.unicast_bytes_per_cycle))
 
 
 def local_copy_cycles(q: DataMovementQuantities, c_tile: int) -> Expr:

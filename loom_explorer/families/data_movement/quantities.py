@@ -103,6 +103,11 @@ class DataMovementQuantities(GridQuantities):
 
     # ---- what the model adds: elements, pages and bytes of each tensor -------------------------------
 
+    def iteration_rate(self, tensor: str, bytes_per_cycle: Fraction) -> Fraction:
+        """``r / f``: the bytes of the iteration's tiles per cycle when ``tensor`` moves at ``bytes_per_cycle``
+        (moving ``B*b*f`` bytes at ``r`` takes as long as ``B*b`` at ``r/f``; ``fraction``)."""
+        return (bytes_per_cycle / self.fraction(tensor)).limit_denominator(1000)
+
     def fraction(self, tensor: str) -> Fraction:
         """The share of the iteration's tiles' elements that ``tensor`` really moves:
 
