@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.shipped import shipped_dir
+
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class HardwareError(LoomError, ValueError):
@@ -107,9 +109,12 @@ def _where(path: Path, mark: yaml.Mark | None) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
 
 
-def _positions(loader: _StrictLoader, root: yaml.Node, path: Path) -> dict[_KeyPath, yaml.Mark]:
+def _positions(
+    loader: _StrictLoader, root: yaml.Node, path: Path, booleans: frozenset[str]
+) -> dict[_KeyPath, yaml.Mark]:
     """Start mark of every value node by its key path; HardwareError listing every duplicate mapping key and
-    every boolean (the schema has no boolean field, and pydantic would take ``yes`` for 1).
+    every boolean but those of a key in ``booleans`` (a chip's schema has no boolean field, and pydantic
+    would take ``yes`` for 1).
 
     A node reached twice through YAML aliases is walked once (an alias bomb stays linear).
     """
@@ -123,11 +128,15 @@ def _positions(loader: _StrictLoader, root: yaml.Node, path: Path) -> dict[_KeyP
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:bool":
+        if (
+            isinstance(node, yaml.ScalarNode)
+            and node.tag == "tag:yaml.org,2002:bool"
+            and not (key_path and key_path[-1] in booleans)
+        ):
             field = ".".join(str(k) for k in key_path) or "(top level)"
             problems.append(
-                f"{_where(path, node.start_mark)}: field {field}: {node.value!r} is a boolean; no field "
-                "of a hardware description is one"
+                f"{_where(path, node.start_mark)}: field {field}: {node.value!r} is a boolean; "
+                + (f"only {', '.join(sorted(booleans))} may be one" if booleans else "no field of a chip is one")
             )
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((key_path + (i,), item) for i, item in enumerate(node.value))
@@ -157,8 +166,9 @@ def _line_col(message: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts[1:] if p.isdigit())
 
 
-def _read_yaml(path: Path) -> tuple[Any, dict[_KeyPath, yaml.Mark]]:
-    """The YAML document of ``path`` and the positions of its values; HardwareError (one line) otherwise."""
+def _read_yaml(path: Path, booleans: frozenset[str] = frozenset()) -> tuple[Any, dict[_KeyPath, yaml.Mark]]:
+    """The YAML document of ``path`` and the positions of its values; HardwareError (one line) otherwise.
+    ``booleans``: the keys whose value may be a YAML boolean."""
     try:
         with path.open("rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
@@ -179,7 +189,7 @@ def _read_yaml(path: Path) -> tuple[Any, dict[_KeyPath, yaml.Mark]]:
         node = loader.get_single_node()
         if node is None:
             raise HardwareError(f"{path}: empty file; expected a hardware description (a YAML mapping)")
-        marks = _positions(loader, node, path)
+        marks = _positions(loader, node, path, booleans)
         return loader.construct_document(node), marks
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -211,13 +221,14 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-@lru_cache(maxsize=32)
-def _load_file(path: Path, _mtime_ns: int) -> HardwareSpec:
-    raw, marks = _read_yaml(path)
+def validated(model: type[_Model], path: Path, booleans: frozenset[str] = frozenset()) -> _Model:
+    """``path`` read strictly (``_read_yaml``) and validated as ``model``; every problem one line
+    ``FILE:LINE:COLUMN: field PATH: what is wrong``."""
+    raw, marks = _read_yaml(path, booleans)
     if not isinstance(raw, dict):
         raise HardwareError(f"{_where(path, marks.get(()))}: expected a mapping at the top level")
     try:
-        return HardwareSpec.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
@@ -229,3 +240,8 @@ def _load_file(path: Path, _mtime_ns: int) -> HardwareSpec:
             )
             lines.append(f"{_where(path, _mark_of(marks, err['loc']))}: field {field}: {err['msg']}{got}")
         raise HardwareError("\n".join(lines)) from None
+
+
+@lru_cache(maxsize=32)
+def _load_file(path: Path, _mtime_ns: int) -> HardwareSpec:
+    return validated(HardwareSpec, path)

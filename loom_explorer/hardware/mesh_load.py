@@ -1,0 +1,72 @@
+"""Find, read and validate mesh descriptions (``hw/meshes/*.yaml``), as ``load.py`` does chips.
+
+``load_mesh("t3000")`` reads the shipped ``hw/meshes/t3000.yaml``; a path ending in ``.yaml``/``.yml`` (or
+naming an existing file) is read from disk. The file is read as strictly as a chip's (UTF-8, no duplicate
+key, every problem one line ``FILE:LINE:COLUMN: field PATH: ...``); the booleans it may hold are the axes'
+``wraps`` and ``flat_ring``. The chip it names must be a shipped or loadable chip description, and is
+checked when the mesh is loaded.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from loom_explorer.hardware.load import (
+    HardwareError,
+    load_hardware,
+    resolve_hardware_path,
+    shipped_hardware_dir,
+    validated,
+)
+from loom_explorer.hardware.mesh_schema import MeshSpec
+from loom_explorer.hardware.schema import HardwareSpec
+
+MESH_BOOLEANS = frozenset({"wraps", "flat_ring"})
+
+
+def shipped_mesh_dir() -> Path:
+    """Folder of the mesh files shipped with the package (``hw/meshes/`` in a checkout)."""
+    return shipped_hardware_dir() / "meshes"
+
+
+def list_meshes() -> list[str]:
+    return sorted(p.stem for p in shipped_mesh_dir().glob("*.yaml"))
+
+
+def is_mesh_name(name: str) -> bool:
+    """Whether ``name`` names a shipped mesh (not a chip)."""
+    return name in list_meshes()
+
+
+def resolve_mesh_path(name_or_path: str | Path) -> Path:
+    text = str(name_or_path)
+    shipped = shipped_mesh_dir() / f"{text}.yaml"
+    if not text.endswith((".yaml", ".yml")) and shipped.is_file():
+        return shipped
+    if text.endswith((".yaml", ".yml")) or Path(text).is_file():
+        return resolve_hardware_path(text)
+    raise HardwareError(f"unknown mesh {text!r}; shipped: {', '.join(list_meshes())} (or give a path to a .yaml file)")
+
+
+@lru_cache(maxsize=16)
+def _load_file(path: Path, _mtime_ns: int) -> MeshSpec:
+    mesh = validated(MeshSpec, path, MESH_BOOLEANS)
+    try:
+        load_hardware(mesh.chip)
+    except HardwareError as exc:
+        raise HardwareError(f"{path}: field chip: {mesh.chip!r} is not a loadable chip description ({exc})") from None
+    return mesh
+
+
+def load_mesh(name_or_path: str | Path) -> MeshSpec:
+    path = resolve_mesh_path(name_or_path)
+    try:
+        return _load_file(path.resolve(), path.stat().st_mtime_ns)
+    except OSError as exc:
+        raise HardwareError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def mesh_chip(mesh: MeshSpec) -> HardwareSpec:
+    """The chip description every device of ``mesh`` uses."""
+    return load_hardware(mesh.chip)
