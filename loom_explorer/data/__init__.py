@@ -29,6 +29,9 @@ PUBLISHED_FILES: tuple[str, ...] = (
     "sdpa_op_times.csv",
     "noc_dm_packet_sizes.csv",
     "noc_dram_bench.md",
+    "fabric_bandwidth.csv",
+    "collective_times.csv",
+    "ethernet_facts.md",
 )
 
 # device-profiler captures of real models (tenstorrent/tt-perf-report tests/data, tenstorrent/ttnn-visualizer's
