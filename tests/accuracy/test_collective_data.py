@@ -131,7 +131,7 @@ def test_collective_data_covers_the_topologies_it_claims() -> None:
 def test_fabric_bandwidth_rows_are_consistent() -> None:
     header, rows = _rows("fabric_bandwidth.csv")
     assert header == FABRIC_COLUMNS
-    assert len(rows) == 83
+    assert len(rows) == 396
     for line, r in enumerate(rows, start=2):
         where = f"fabric_bandwidth.csv:{line}"
         assert r["mesh"] in MESHES, where
@@ -143,3 +143,12 @@ def test_fabric_bandwidth_rows_are_consistent() -> None:
         assert 1 <= int(r["num_links"]) <= 4, where
         # the goldens' own arithmetic: bandwidth = packets per second x packet bytes
         assert pps * size / 1e9 == pytest.approx(gbs, rel=1e-3), where
+
+
+def test_fabric_bandwidth_covers_every_golden_mesh() -> None:
+    """Rows per mesh: every NOC_UNICAST_WRITE row of each golden file named in the data README."""
+    _, rows = _rows("fabric_bandwidth.csv")
+    per_mesh: dict[str, int] = {}
+    for r in rows:
+        per_mesh[r["mesh"]] = per_mesh.get(r["mesh"], 0) + 1
+    assert per_mesh == {"t3000": 18, "p150x4": 136, "p300": 72, "p150x8": 36, "galaxy": 72, "bh_galaxy": 62}
