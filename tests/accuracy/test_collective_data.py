@@ -1,8 +1,9 @@
-"""The published collective and fabric measurements (``collective_times.csv``, ``fabric_bandwidth.csv``) read
-with the csv module and checked row by row: the columns, a source file and a 40-digit commit on every row,
-positive times and bandwidths, mesh names from the project's list, and the internal arithmetic each source
-prints (fabric: packets/s x packet bytes = GB/s; collectives: the gathered or scattered shape follows from the
-per-device shape and the ring size).
+"""The published collective and fabric measurements (``collective_times.csv``, ``fabric_bandwidth.csv``,
+``fabric_latency.csv``) read with the csv module and checked row by row: the columns, a source file and a 40-digit
+commit on every row, positive times and bandwidths, mesh names from the project's list, and the internal
+arithmetic each source prints (fabric: packets/s x packet bytes = GB/s; latency: raw = net + responder on the
+averages, per-hop = net / 2 on the minima and maxima; collectives: the gathered or scattered shape follows from
+the per-device shape and the ring size).
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ FABRIC_COLUMNS = [
     "cycles",
     "packets_per_second",
     "bandwidth_gb_s",
+    "tolerance_percent",
+    "source_path",
+    "commit",
+]
+LATENCY_STATS = [f"{s}_{k}_ns" for s in ("net", "responder", "raw", "per_hop") for k in ("min", "max", "avg", "p99")]
+LATENCY_COLUMNS = [
+    "mesh",
+    "golden_file",
+    "test_name",
+    "ftype",
+    "ntype",
+    "topology",
+    "num_devices",
+    "num_links",
+    "num_samples",
+    "payload_size_bytes",
+    *LATENCY_STATS,
     "tolerance_percent",
     "source_path",
     "commit",
@@ -168,3 +186,24 @@ def test_fabric_bandwidth_covers_every_golden_mesh() -> None:
     for r in rows:
         per_mesh[r["mesh"]] = per_mesh.get(r["mesh"], 0) + 1
     assert per_mesh == {"t3000": 18, "p150x4": 136, "p300": 72, "p150x8": 36, "galaxy": 72, "bh_galaxy": 62}
+
+
+def test_fabric_latency_rows_are_consistent() -> None:
+    header, rows = _rows("fabric_latency.csv")
+    assert header == LATENCY_COLUMNS
+    per_mesh: dict[str, int] = {}
+    for line, r in enumerate(rows, start=2):
+        where = f"fabric_latency.csv:{line}"
+        per_mesh[r["mesh"]] = per_mesh.get(r["mesh"], 0) + 1
+        assert r["mesh"] in MESHES, where
+        assert r["source_path"].endswith(r["golden_file"]) and COMMIT.match(r["commit"]), where
+        v = {c: float(r[c]) for c in LATENCY_STATS}
+        for s in ("net", "responder", "raw", "per_hop"):
+            assert 0 < v[f"{s}_min_ns"] <= v[f"{s}_avg_ns"] <= v[f"{s}_max_ns"], where
+        # the goldens' own arithmetic: the raw round trip is the net one plus the responder's turnaround (on the
+        # averages, to their 0.01 ns print), and a hop is half the net round trip (on the extremes, to one
+        # device cycle of rounding: 1 ns Wormhole, 0.74 ns Blackhole)
+        assert v["raw_avg_ns"] == pytest.approx(v["net_avg_ns"] + v["responder_avg_ns"], abs=0.02), where
+        for k in ("min", "max"):
+            assert abs(2 * v[f"per_hop_{k}_ns"] - v[f"net_{k}_ns"]) <= 1.0, where
+    assert per_mesh == {"t3000": 12, "p150x4": 12, "galaxy": 12}
