@@ -30,6 +30,7 @@ PUBLISHED_FILES: tuple[str, ...] = (
     "noc_dm_packet_sizes.csv",
     "noc_dram_bench.md",
     "fabric_bandwidth.csv",
+    "fabric_latency.csv",
     "collective_times.csv",
     "ethernet_facts.md",
 )

@@ -1,8 +1,9 @@
-"""The published collective and fabric measurements (``collective_times.csv``, ``fabric_bandwidth.csv``) read
-with the csv module and checked row by row: the columns, a source file and a 40-digit commit on every row,
-positive times and bandwidths, mesh names from the project's list, and the internal arithmetic each source
-prints (fabric: packets/s x packet bytes = GB/s; collectives: the gathered or scattered shape follows from the
-per-device shape and the ring size).
+"""The published collective and fabric measurements (``collective_times.csv``, ``fabric_bandwidth.csv``,
+``fabric_latency.csv``) read with the csv module and checked row by row: the columns, a source file and a 40-digit
+commit on every row, positive times and bandwidths, mesh names from the project's list, and the internal
+arithmetic each source prints (fabric: packets/s x packet bytes = GB/s; latency: raw = net + responder on the
+averages, per-hop = net / 2 on the minima and maxima; collectives: the gathered or scattered shape follows from
+the per-device shape and the ring size).
 """
 
 from __future__ import annotations
@@ -64,7 +65,30 @@ FABRIC_COLUMNS = [
     "source_path",
     "commit",
 ]
-TIME_KINDS = {"measured_model_prefill", "perf_target_max", "derived_from_cycles_at_1GHz"}
+LATENCY_STATS = [f"{s}_{k}_ns" for s in ("net", "responder", "raw", "per_hop") for k in ("min", "max", "avg", "p99")]
+LATENCY_COLUMNS = [
+    "mesh",
+    "golden_file",
+    "test_name",
+    "ftype",
+    "ntype",
+    "topology",
+    "num_devices",
+    "num_links",
+    "num_samples",
+    "payload_size_bytes",
+    *LATENCY_STATS,
+    "tolerance_percent",
+    "source_path",
+    "commit",
+]
+TIME_KINDS = {
+    "measured_model_prefill",  # a device time printed from a model run
+    "perf_target_max",  # a nightly's upper bound on the measured average (time_us_high)
+    "perf_target_band",  # a nightly's two-sided bound on the measured average (time_us_low, time_us_high)
+    "expected_kernel_duration",  # a model perf test's expected in-model kernel time (with a relative margin)
+    "derived_from_cycles_at_1GHz",
+}
 
 
 def _rows(name: str) -> tuple[list[str], list[dict[str, str]]]:
@@ -97,8 +121,12 @@ def test_collective_times_columns_sources_and_meshes() -> None:
         assert times and all(t > 0 for t in times), where
         if r["time_kind"] == "perf_target_max":
             assert r["time_us_high"] and not r["time_us"], where
+        elif r["time_kind"] == "perf_target_band":
+            assert not r["time_us"] and float(r["time_us_low"]) < float(r["time_us_high"]), where
         else:
             assert r["time_us"], where
+        if r["op"] == "all_reduce":
+            assert not r["dim"], where
         if r["device_kernel_cycles"]:  # derived at the 1 GHz Wormhole clock the source uses
             assert math.isclose(float(r["device_kernel_cycles"]) / 1000.0, float(r["time_us"])), where
         for field in filter(None, r["inferred_fields"].split(";")):
@@ -106,13 +134,19 @@ def test_collective_times_columns_sources_and_meshes() -> None:
 
 
 def test_collective_shapes_follow_from_the_ring_size() -> None:
-    """all-gather multiplies, reduce-scatter divides, the gathered/scattered dim by the ring size."""
+    """all-gather multiplies, reduce-scatter divides, the gathered/scattered dim by the ring size; all-reduce keeps
+    the shape."""
     _, rows = _rows("collective_times.csv")
     checked = 0
     for line, r in enumerate(rows, start=2):
         if not r["input_shape"]:
             continue
-        ins, outs, n, dim = _dims(r["input_shape"]), _dims(r["output_shape"]), int(r["ring_size"]), int(r["dim"])
+        ins, outs, n = _dims(r["input_shape"]), _dims(r["output_shape"]), int(r["ring_size"])
+        if r["op"] == "all_reduce":
+            assert outs == ins, f"collective_times.csv:{line}"
+            checked += 1
+            continue
+        dim = int(r["dim"])
         expected = list(ins)
         expected[dim] = ins[dim] * n if r["op"] == "all_gather" else ins[dim] // n
         assert outs == expected, f"collective_times.csv:{line}"
@@ -125,13 +159,13 @@ def test_collective_data_covers_the_topologies_it_claims() -> None:
     per_mesh: dict[str, int] = {}
     for r in rows:
         per_mesh[r["mesh"]] = per_mesh.get(r["mesh"], 0) + 1
-    assert per_mesh == {"galaxy": 30, "t3000": 3}
+    assert per_mesh == {"galaxy": 35, "t3000": 4}
 
 
 def test_fabric_bandwidth_rows_are_consistent() -> None:
     header, rows = _rows("fabric_bandwidth.csv")
     assert header == FABRIC_COLUMNS
-    assert len(rows) == 83
+    assert len(rows) == 396
     for line, r in enumerate(rows, start=2):
         where = f"fabric_bandwidth.csv:{line}"
         assert r["mesh"] in MESHES, where
@@ -143,3 +177,33 @@ def test_fabric_bandwidth_rows_are_consistent() -> None:
         assert 1 <= int(r["num_links"]) <= 4, where
         # the goldens' own arithmetic: bandwidth = packets per second x packet bytes
         assert pps * size / 1e9 == pytest.approx(gbs, rel=1e-3), where
+
+
+def test_fabric_bandwidth_covers_every_golden_mesh() -> None:
+    """Rows per mesh: every NOC_UNICAST_WRITE row of each golden file named in the data README."""
+    _, rows = _rows("fabric_bandwidth.csv")
+    per_mesh: dict[str, int] = {}
+    for r in rows:
+        per_mesh[r["mesh"]] = per_mesh.get(r["mesh"], 0) + 1
+    assert per_mesh == {"t3000": 18, "p150x4": 136, "p300": 72, "p150x8": 36, "galaxy": 72, "bh_galaxy": 62}
+
+
+def test_fabric_latency_rows_are_consistent() -> None:
+    header, rows = _rows("fabric_latency.csv")
+    assert header == LATENCY_COLUMNS
+    per_mesh: dict[str, int] = {}
+    for line, r in enumerate(rows, start=2):
+        where = f"fabric_latency.csv:{line}"
+        per_mesh[r["mesh"]] = per_mesh.get(r["mesh"], 0) + 1
+        assert r["mesh"] in MESHES, where
+        assert r["source_path"].endswith(r["golden_file"]) and COMMIT.match(r["commit"]), where
+        v = {c: float(r[c]) for c in LATENCY_STATS}
+        for s in ("net", "responder", "raw", "per_hop"):
+            assert 0 < v[f"{s}_min_ns"] <= v[f"{s}_avg_ns"] <= v[f"{s}_max_ns"], where
+        # the goldens' own arithmetic: the raw round trip is the net one plus the responder's turnaround (on the
+        # averages, to their 0.01 ns print), and a hop is half the net round trip (on the extremes, to one
+        # device cycle of rounding: 1 ns Wormhole, 0.74 ns Blackhole)
+        assert v["raw_avg_ns"] == pytest.approx(v["net_avg_ns"] + v["responder_avg_ns"], abs=0.02), where
+        for k in ("min", "max"):
+            assert abs(2 * v[f"per_hop_{k}_ns"] - v[f"net_{k}_ns"]) <= 1.0, where
+    assert per_mesh == {"t3000": 12, "p150x4": 12, "galaxy": 12}
