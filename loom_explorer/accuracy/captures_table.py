@@ -1,7 +1,8 @@
 """The tables of docs/accuracy.md "Real models' profiler captures": every shipped capture read and predicted as
 ``ingest`` does, on the chip told from it (or, for a capture that does not name it, the chip
 ``data.CAPTURE_CHIPS`` states), with the share of its device time the model predicts and the error on that
-time (uncalibrated: the hardware files' costs; ``capture_report`` judges the calibration), overall and (in
+time (uncalibrated: the hardware files' costs, the collectives' first-principles model; ``capture_report``
+judges the calibration), overall and (in
 brackets) of the default published kernel's ops (``op_mapping.published_kernels``: the
 matmuls); then, per capture, the coverage by op code (``op_coverage``). ``python -m
 loom_explorer.accuracy.captures_table`` prints them, each op-code table followed by the error per kernel
@@ -13,12 +14,15 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from loom_explorer.accuracy.collective_calibration import UNCALIBRATED as UNCALIBRATED_COLLECTIVES
+from loom_explorer.accuracy.collective_ingest import predict_collectives
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
 from loom_explorer.accuracy.ingest import choose_hardware, read_ops_perf, report_measurements
 from loom_explorer.accuracy.op_coverage import OpCodeCoverage, op_code_coverage, op_code_markdown
 from loom_explorer.accuracy.op_mapping import published_kernels
 from loom_explorer.accuracy.term_calibration import UNCALIBRATED
 from loom_explorer.data import CAPTURE_CHIPS, CAPTURES, capture_path
+from loom_explorer.model.collective import CollectiveKind
 from loom_explorer.program import load_program
 from loom_explorer.program.structure import program_family
 
@@ -70,13 +74,14 @@ def capture_row(name: str) -> CaptureRow:
     stated = CAPTURE_CHIPS.get(name)
     hw, grid = stated if stated else choose_hardware(report)[:2]
     measurements = report_measurements(report, hw, None, grid, calibration=UNCALIBRATED)
+    collectives = predict_collectives(report, constants=UNCALIBRATED_COLLECTIVES)
     return CaptureRow(
         name,
         CAPTURES[name],
         hw,
         grid,
-        coverage_of(report, measurements),
-        op_code_coverage(report, measurements),
+        coverage_of(report, measurements, collectives.measurements),
+        op_code_coverage(report, measurements, collectives),
         stated is not None,
     )
 
@@ -105,7 +110,10 @@ def kernel_markdown(c: Coverage) -> list[str]:
 
 
 def family_of(kernel: str) -> str:
-    """The kernel family of a shipped kernel (``program/structure.py``)."""
+    """The kernel family of a shipped kernel (``program/structure.py``); ``collective`` for a collective's kind
+    (``collective_ingest``: its rows are costed by the collective model, not a kernel)."""
+    if kernel in {k.value for k in CollectiveKind}:
+        return "collective"
     return program_family(load_program(kernel)).name
 
 

@@ -93,14 +93,17 @@ def is_matmul_or_attention(op_code: str) -> bool:
     return any(word in name for word in op_words())
 
 
-def coverage_of(report: IngestReport, measurements: Sequence[Measurement]) -> Coverage:
-    """The coverage of ``report`` by ``measurements`` (``report_measurements`` of it; module docstring)."""
-    predicted = [m for m in measurements if m.predicted_ns is not None and m.measured_ns]
+def coverage_of(
+    report: IngestReport, measurements: Sequence[Measurement], collectives: Sequence[Measurement] = ()
+) -> Coverage:
+    """The coverage of ``report`` by ``measurements`` (``report_measurements`` of it; module docstring) and
+    by the predictions of its collective rows (``collective_ingest``)."""
+    predicted = [m for m in [*measurements, *collectives] if m.predicted_ns is not None and m.measured_ns]
     return _coverage(
         predicted,
         device_ns=sum(ns for _, ns in report.device_ns_by_op),
         matmul_attention_ns=sum(ns for op, ns in report.device_ns_by_op if is_matmul_or_attention(op)),
-        ingested_rows=len(report.ops),
+        ingested_rows=len(report.ops) + len(report.collectives),
         predicted_matmul_attention_ns=sum(m.measured_ns or 0.0 for m in predicted if m.kernel in worded_kernels()),
         by_kernel=tuple(
             (k, _coverage([m for m in predicted if m.kernel == k])) for k in sorted({m.kernel for m in predicted})

@@ -98,6 +98,7 @@ from loom_explorer.accuracy.capture import (
     whole_text,
 )
 from loom_explorer.accuracy.capture_chip import CaptureChip, CaptureRun, tell_chip
+from loom_explorer.accuracy.capture_collective import IngestedCollective, collective_word, read_collective
 from loom_explorer.accuracy.capture_window import (
     CaptureWindow,
     DeviceRow,
@@ -203,6 +204,8 @@ class IngestReport:
     device_archs: frozenset[str] = frozenset()
     available_counts: frozenset[int] = frozenset()
     device_ids: frozenset[int] = frozenset()
+    # the collective ops' rows (all-gather, reduce-scatter, all-reduce; ``capture_collective``), one per device
+    collectives: tuple[IngestedCollective, ...] = ()
 
 
 def _interleaved(
@@ -375,6 +378,8 @@ def parse_ops_perf(
     ]
     cells_read = itemgetter(*read_columns)  # OP CODE is among them
     known: dict[tuple[object, ...], IngestedOp | RowSkip | BadCell] = {}
+    collectives: list[IngestedCollective] = []
+    known_collectives: dict[tuple[object, ...], IngestedCollective | RowSkip] = {}
     streamed = text if isinstance(text, TextSource) else None
     if progress and streamed:
         progress.phase("reading (bytes of the file)", streamed.size_bytes)
@@ -417,9 +422,9 @@ def parse_ops_perf(
                 device_ns[op_code] = device_ns.get(op_code, 0.0) + duration
                 device_count[op_code] = device_count.get(op_code, 0) + 1
         key = (row.get(DURATION).lower() in NO_VALUE, cells_read(cells), row.prior)
-        op = _row_op(row, number, op_code, key, known)
-        if isinstance(op, IngestedOp):
-            ops.append(op)
+        op = _read_row(row, number, op_code, None if is_signpost else duration, key, known, known_collectives)
+        if isinstance(op, IngestedOp | IngestedCollective):
+            _kept(op, ops, collectives)
         elif isinstance(op, RowSkip):
             skipped.append(SkippedRow(number, op_code, str(op)))
         else:
@@ -446,6 +451,7 @@ def parse_ops_perf(
         device_archs=frozenset(machine.archs),
         available_counts=frozenset(machine.available),
         device_ids=frozenset(machine.devices),
+        collectives=tuple(collectives),
     )
     if device_rows:
         return _merged(report, device_rows, device_ns, device_count)
@@ -516,6 +522,7 @@ def _merged(
         replace(
             report,
             ops=tuple(op for op in report.ops if op.row not in gone),
+            collectives=tuple(c for c in report.collectives if c.row not in gone),
             skipped=tuple(s for s in report.skipped if s.row not in gone),
             left_out=tuple(sorted([*report.left_out, *merged.left], key=lambda x: x.row)),
             merged_devices=merged.devices,
@@ -575,6 +582,58 @@ def _row_op(
         except BadCell as cell:
             op = cell
     return op
+
+
+def _read_row(
+    row: ProfilerRow,
+    number: int,
+    op_code: str,
+    duration_ns: float | None,
+    key: tuple[object, ...],
+    known: dict[tuple[object, ...], IngestedOp | RowSkip | BadCell],
+    known_collectives: dict[tuple[object, ...], IngestedCollective | RowSkip],
+) -> IngestedOp | IngestedCollective | RowSkip | BadCell:
+    """A device row of a collective (``_row_collective``), else any row as an op (``_row_op``)."""
+    if duration_ns is not None and _is_collective(op_code):
+        return _row_collective(row, number, op_code, duration_ns, key, known_collectives)
+    return _row_op(row, number, op_code, key, known)
+
+
+def _kept(op: IngestedOp | IngestedCollective, ops: list[IngestedOp], collectives: list[IngestedCollective]) -> None:
+    if isinstance(op, IngestedOp):
+        ops.append(op)
+    else:
+        collectives.append(op)
+
+
+def _is_collective(op_code: str) -> bool:
+    """A collective's op code (``capture_collective``) that no kernel family claims."""
+    name = op_code.split("::")[-1].lower()
+    return collective_word(name) and name not in op_families()
+
+
+def _row_collective(
+    row: ProfilerRow,
+    number: int,
+    op_code: str,
+    duration_ns: float,
+    key: tuple[object, ...],
+    known: dict[tuple[object, ...], IngestedCollective | RowSkip],
+) -> IngestedCollective | RowSkip:
+    """The collective of data row ``number`` (``capture_collective.read_collective``) with its row, device and
+    duration, or why it is skipped; rows with the same ``key`` share the reading."""
+    read = known.get(key)
+    if read is None:
+        try:
+            reading = read_collective(row, op_code.split("::")[-1].lower(), row.get(ATTRIBUTES))
+            read = IngestedCollective(0, op_code, reading, 0.0, None, row.get("DEVICE ARCH") or None)
+        except RowSkip as why:
+            read = why
+        known[key] = read
+    if isinstance(read, RowSkip):
+        return read
+    device = whole_or_none(whole_text(row.get("DEVICE ID")))
+    return replace(read, row=number, device_kernel_ns=duration_ns, device_id=device)
 
 
 # ---- predictions and the store -----------------------------------------------------------------------

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loom_explorer.accuracy.capture_window import CaptureWindow
+from loom_explorer.accuracy.collective_calibration import UNCALIBRATED as UNCALIBRATED_COLLECTIVES
+from loom_explorer.accuracy.collective_ingest import CollectivePredictions, predict_collectives
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
 from loom_explorer.accuracy.ingest import (
     IngestError,
@@ -40,6 +42,7 @@ class Ingested:
     recorded: int = 0  # measurements recorded in the store (none on a dry run)
     store: Path | None = None  # the store they were recorded in
     op_codes: tuple[OpCodeCoverage, ...] = ()  # the coverage by op code, most device time first
+    collectives: CollectivePredictions = CollectivePredictions(None, (), ())  # the collective rows, per device
 
 
 def ingest(
@@ -51,12 +54,14 @@ def ingest(
     window: CaptureWindow | None = None,
     grid: tuple[int, int] | None = None,
     uncalibrated: bool = False,
+    mesh: str | None = None,
 ) -> Ingested:
     """The report ``file`` ingested (module docstring): the whole file is read and checked before anything is
     predicted or recorded. ``grid`` (``--grid``, columns and rows) is the run's worker grid when the capture
     does not tell it (no ``AVAILABLE WORKER CORE COUNT``), or overrides the one it tells; an ``IngestError``
     when it is larger than the chip's. Predicted times are calibrated (``term_calibration``) unless
-    ``uncalibrated``."""
+    ``uncalibrated``. The collective rows are predicted on the capture's mesh (``collective_ingest``; ``mesh``:
+    ``--mesh``, else told from the capture) and recorded with the ops."""
     ids: list[int] = []
     store_path: Path | None = None
     with Progress() as progress:
@@ -71,18 +76,23 @@ def ingest(
             if hw_name and report.ops
             else []
         )
+        collectives = predict_collectives(report, mesh, UNCALIBRATED_COLLECTIVES if uncalibrated else None)
+        if collectives.choice is not None:
+            chip_line = f"{chip_line}; " if chip_line else ""
+            chip_line += f"collectives on {collectives.choice.reason}"
         if not dry_run:
             with open_store(store) as opened:
-                ids = opened.record_many(measurements)
+                ids = opened.record_many([*measurements, *collectives.measurements])
                 store_path = opened.path
     return Ingested(
         report,
         chip_line,
         measurements,
-        coverage_of(report, measurements),
+        coverage_of(report, measurements, collectives.measurements),
         len(ids),
         store_path,
-        op_code_coverage(report, measurements),
+        op_code_coverage(report, measurements, collectives),
+        collectives,
     )
 
 
@@ -111,6 +121,22 @@ def ingest_json(done: Ingested) -> dict[str, object]:
         }
         for op, m in zip(done.report.ops, done.measurements, strict=True)
     ]
+    doc["collectives"] = {
+        "mesh": done.collectives.choice.reason if done.collectives.choice else None,
+        "predicted": [
+            {
+                "row": c.row,
+                "op_code": c.op_code,
+                "device_id": c.device_id,
+                "kind": m.kernel,
+                "shape": m.shape,
+                "predicted_ns": m.predicted_ns,
+                "measured_ns": m.measured_ns,
+            }
+            for c, m in done.collectives.predicted
+        ],
+        "skipped": [{"row": c.row, "op_code": c.op_code, "reason": why} for c, why in done.collectives.skipped],
+    }
     doc["coverage"] = done.coverage.as_json()
     doc["op_codes"] = [c.as_json() for c in done.op_codes]
     doc["window"] = {

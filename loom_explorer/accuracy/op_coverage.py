@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from loom_explorer.accuracy.collective_ingest import CollectivePredictions
 from loom_explorer.accuracy.ingest import NO_DURATION_REASON, SIGNPOST_REASON, IngestReport
 from loom_explorer.store import Measurement
 
@@ -91,9 +92,12 @@ def one_reason(reasons: Sequence[str]) -> str:
     return f"{reason} ({n} of {len(reasons)} rows; {others} other reason{'s' if others > 1 else ''})"
 
 
-def op_code_coverage(report: IngestReport, measurements: Sequence[Measurement]) -> tuple[OpCodeCoverage, ...]:
+def op_code_coverage(
+    report: IngestReport, measurements: Sequence[Measurement], collectives: CollectivePredictions | None = None
+) -> tuple[OpCodeCoverage, ...]:
     """Every op code of ``report``'s device rows, most device time first (module docstring); ``measurements``
-    are ``report_measurements`` of it, one per ingested op in order (none when nothing was predicted)."""
+    are ``report_measurements`` of it, one per ingested op in order (none when nothing was predicted);
+    ``collectives`` the predictions of its collective rows (``collective_ingest``)."""
     total = sum(ns for _, ns in report.device_ns_by_op)
     rows = dict(report.device_rows_by_op)
     reasons: dict[str, list[str]] = {}
@@ -106,6 +110,11 @@ def op_code_coverage(report: IngestReport, measurements: Sequence[Measurement]) 
             predicted.setdefault(op.op_code, []).append(m)
         else:
             reasons.setdefault(op.op_code, []).append(_failure(m))
+    if collectives is not None:
+        for c, m in collectives.predicted:
+            predicted.setdefault(c.op_code, []).append(m)
+        for c, why in collectives.skipped:
+            reasons.setdefault(c.op_code, []).append(why)
     if len(measurements) < len(report.ops):  # ingested, never predicted (no chip to predict on)
         for op in report.ops[len(measurements) :]:
             reasons.setdefault(op.op_code, []).append("not predicted (no chip to predict on)")

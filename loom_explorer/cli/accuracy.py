@@ -161,7 +161,34 @@ def _recorded_problem(req: PredictCommand, where: str, recorded: tuple[str, ...]
 # ------------------------------------------------------------------------------------------ accuracy
 
 
-def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest | CaptureAccuracyRequest:
+@dataclass(frozen=True, slots=True)
+class CollectiveAccuracyRequest:
+    """``accuracy --collectives``: the collective model judged leave one topology out."""
+
+    json: bool
+
+
+def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest | CaptureAccuracyRequest | CollectiveAccuracyRequest:
+    if args.collectives:
+        given = [
+            flag
+            for flag, value in (
+                ("--by", args.by),
+                ("--data", args.data),
+                ("--configs", args.configs),
+                ("--hw", args.hw),
+                ("--record", args.record),
+                ("--cross-validate", args.cross_validate),
+                ("--constants", args.constants),
+                ("--skip-bad-rows", args.skip_bad_rows),
+                ("--factors", args.factors),
+            )
+            if value
+        ]
+        if given or args.folds != "capture":
+            flags = ", ".join(given) or "--folds"
+            raise InputError(f"--collectives judges the collective model on the shipped rows; it takes no {flags}")
+        return CollectiveAccuracyRequest(args.json)
     if args.by is not None:
         given = [
             flag
@@ -210,7 +237,13 @@ def _factors(text: str | None) -> tuple[str, ...]:
     return names
 
 
-def run_accuracy(req: AccuracyRequest | CaptureAccuracyRequest) -> int:
+def run_accuracy(req: AccuracyRequest | CaptureAccuracyRequest | CollectiveAccuracyRequest) -> int:
+    if isinstance(req, CollectiveAccuracyRequest):
+        from loom_explorer.accuracy.collective_accuracy import accuracy_json, accuracy_lines, collective_accuracy
+
+        result = collective_accuracy()
+        print(json.dumps(accuracy_json(result), indent=2) if req.json else "\n".join(accuracy_lines(result)))
+        return EXIT_OK
     if isinstance(req, CaptureAccuracyRequest):
         from loom_explorer.accuracy.capture_report import run_capture_accuracy
 
@@ -263,6 +296,7 @@ class IngestCommand:
     merge_devices: bool = False
     grid: tuple[int, int] | None = None
     uncalibrated: bool = False
+    mesh: str | None = None
 
 
 def parse_ingest(args: argparse.Namespace) -> IngestCommand:
@@ -279,6 +313,7 @@ def parse_ingest(args: argparse.Namespace) -> IngestCommand:
         args.merge_devices,
         args.grid,
         args.uncalibrated,
+        args.mesh,
     )
 
 
@@ -293,7 +328,9 @@ def run_ingest(req: IngestCommand) -> int:
     window = CaptureWindow(
         req.start_signpost, req.end_signpost, "once" if req.trace_replays == "once" else "each", req.merge_devices
     )
-    done = ingest(req.file, req.hw, req.dry_run, req.skip_bad_rows, req.store, window, req.grid, req.uncalibrated)
+    done = ingest(
+        req.file, req.hw, req.dry_run, req.skip_bad_rows, req.store, window, req.grid, req.uncalibrated, req.mesh
+    )
     report = done.report
     if not req.dry_run:
         say(f"recorded {done.recorded} measurements in {done.store}")
@@ -303,8 +340,10 @@ def run_ingest(req: IngestCommand) -> int:
         print(json.dumps(ingest_json(done), indent=2))
         return EXIT_OK
     print(
-        f"{req.file}: {len(report.ops)} ops ingested, {len(report.skipped)} rows skipped"
-        + (f"; predicted on {done.chip}" if report.ops else "")
+        f"{req.file}: {len(report.ops)} ops"
+        + (f" and {len(report.collectives)} collective rows" if report.collectives else "")
+        + f" ingested, {len(report.skipped)} rows skipped"
+        + (f"; predicted on {done.chip}" if report.ops or report.collectives else "")
     )
     if report.left_out:
         flags = f" ({window.describe()})" if window.describe() else ""
@@ -329,6 +368,15 @@ def run_ingest(req: IngestCommand) -> int:
             f"  row {op.row:<5} {op.kernel:<15} {shape:<34} {m.candidate:<36} measured "
             f"{op.device_kernel_ns / 1e3:10.2f} us  predicted {predicted} {error}"
         )
+    for c, m in done.collectives.predicted:
+        predicted_us = (m.predicted_ns or 0.0) / 1e3
+        print(
+            f"  row {c.row:<5} {m.kernel:<15} {c.reading.describe():<34} device {c.device_id!s:<4} measured "
+            f"{c.device_kernel_ns / 1e3:10.2f} us  predicted {predicted_us:10.2f} us "
+            f"{100 * (m.predicted_ns or 0.0) / c.device_kernel_ns - 100:+6.1f}%"
+        )
+    for c, why in done.collectives.skipped:
+        print(f"  skipped row {c.row} ({c.op_code}): {why}")
     for s in report.skipped:
         print(f"  skipped {s}")
     return EXIT_OK
@@ -375,6 +423,12 @@ def add_accuracy_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         help="instead: the capture calibration judged on the shipped real-model captures it was not fitted on, "
         "per capture, kernel family or chip, beside the uncalibrated model, a fitted roofline and a learned "
         "regressor",
+    )
+    accuracy.add_argument(
+        "--collectives",
+        action="store_true",
+        help="instead: the collective model (all-gather, reduce-scatter) on the published collective times and the "
+        "captures' collective rows, leave one topology out, beside first principles and a naive baseline",
     )
     accuracy.add_argument(
         "--folds",
@@ -464,6 +518,13 @@ def add_ingest_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=None,
         metavar="XxY",
         help="the run's worker grid (columns x rows), for a capture that does not tell it, e.g. 5x4",
+    )
+    ingest.add_argument(
+        "--mesh",
+        default=None,
+        metavar="MESH",
+        help="the mesh a multi-device capture ran on, for its collective ops (default: told from the capture: the "
+        "one shipped mesh of its architecture, device count and rings)",
     )
     ingest.add_argument(
         "--uncalibrated",

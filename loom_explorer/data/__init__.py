@@ -7,7 +7,8 @@ table) and licence; ``published/captures/`` holds device-profiler captures of re
 ``capture_path``; ``CAPTURE_ROLES`` says which fit the capture calibration and which only check it).
 ``model_error.csv`` is the model's own measured error per kernel family on those measurements
 (``accuracy/family_error.py`` makes and reads it); ``capture_calibration.csv`` the capture calibration's
-per-family factors (``accuracy/term_calibration.py`` reads it, ``accuracy/calibration_rows.py`` makes it).
+per-family factors (``accuracy/term_calibration.py`` reads it, ``accuracy/calibration_rows.py`` makes it);
+``collective_calibration.csv`` the collective model's two constants (``accuracy/collective_calibration.py``).
 A wheel also carries the hardware descriptions and tile programs here (``data/hw``, ``data/kernels``;
 pyproject's force-include); a checkout keeps those at the top level (``loom_explorer.shipped.shipped_dir``
 finds both).

@@ -11,7 +11,9 @@ Per axis (:class:`MeshAxisSpec`):
   ttnn's collectives) can use; a pair joined by ``links`` links moves at most ``links`` times one link's
   rate in each direction;
 * ``wraps``: the axis' two end chips are joined too (``links`` links), so a ring (ttnn ``Topology::Ring``)
-  runs along it; without it only a line (``Topology::Linear``) does.
+  runs along it; without it only a line (``Topology::Linear``) does;
+* ``dispatch_links``: links per pair that exist but carry fast dispatch to a chip without its own PCIe
+  (an n300's second chip), not the fabric: they are not in ``links`` and no collective uses them.
 
 ``flat_ring``: the links also close one ring through every chip (a T3000's 2 x 4 chips snake into a ring of
 8, which ttnn uses when it opens the mesh as ``1 x 8``); the ring's hops have the smaller axis' ``links``.
@@ -53,11 +55,18 @@ class MeshAxisSpec(_Frozen):
     chips: Chips
     links: Links = Field(description="Ethernet links per neighbouring chip pair the fabric can use")
     wraps: bool = Field(description="the end chips are linked too: a ring runs along the axis")
+    dispatch_links: Links = Field(
+        default=0, description="links per neighbouring pair reserved for dispatch (not in links, not for the fabric)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> MeshAxisSpec:
         if self.chips > 1 and self.links == 0:
             raise ValueError(f"an axis of {self.chips} chips needs links >= 1 between neighbours")
+        if self.links + self.dispatch_links > MAX_LINKS_PER_PAIR:
+            raise ValueError(
+                f"links {self.links} + dispatch_links {self.dispatch_links} exceed {MAX_LINKS_PER_PAIR} per pair"
+            )
         if self.wraps and self.chips < 3:
             raise ValueError("wraps: a ring needs at least 3 chips on the axis (2 chips are one pair)")
         return self

@@ -1,0 +1,138 @@
+"""The collective model judged leave one topology out, and the collective rows of a multi-device capture
+predicted by ``ingest`` (``accuracy/collective_*.py``, ``capture_collective.py``)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+import pytest
+
+from loom_explorer.accuracy import collective_accuracy as ca
+from loom_explorer.accuracy.capture import RowSkip
+from loom_explorer.accuracy.capture_collective import collective_kind, infer_mesh
+from loom_explorer.accuracy.collective_calibration import UNCALIBRATED, CollectiveConstants, fit_constants
+from loom_explorer.accuracy.collective_ingest import predict_collectives
+from loom_explorer.accuracy.collective_reading import ring_links
+from loom_explorer.accuracy.collective_rows import CollectiveRow, published_rows
+from loom_explorer.accuracy.ingest import read_ops_perf
+from loom_explorer.cli import main
+from loom_explorer.data import capture_path
+from loom_explorer.hardware.mesh_load import load_mesh
+from loom_explorer.model.collective import CollectiveError, CollectiveKind, FabricTopology
+
+DEEPSEEK = "bh_8xp150_deepseek_v3_d_p.csv.gz"
+
+
+def test_op_codes_plain_and_fused() -> None:
+    assert collective_kind("allgatherasyncdeviceoperation") is CollectiveKind.all_gather
+    assert collective_kind("reducescatterminimalasyncdeviceoperation") is CollectiveKind.reduce_scatter
+    assert collective_kind("allreduceasync") is CollectiveKind.all_reduce
+    with pytest.raises(RowSkip, match="fused"):
+        collective_kind("allgathermatmulasyncdeviceoperation")
+
+
+def test_ring_placement_on_meshes() -> None:
+    p150x8, t3000 = load_mesh("p150x8"), load_mesh("t3000")
+    assert ring_links(p150x8, 4, 1, FabricTopology.linear) == p150x8.columns.links
+    assert ring_links(t3000, 8, None, FabricTopology.ring) == min(t3000.rows.links, t3000.columns.links)
+    with pytest.raises(CollectiveError, match="has 2 chips on that axis"):
+        ring_links(p150x8, 4, 0, FabricTopology.linear)
+
+
+def test_published_rows_read_every_row_and_fill_blanks_from_a_row_of_the_same_shapes() -> None:
+    rows, skipped = published_rows()
+    assert len(rows) + len(skipped) == 33
+    measured = [r for r in rows if not r.upper_bound]
+    bounds = [r for r in rows if r.upper_bound]
+    assert len(measured) == 12 and len(bounds) == 21
+    qkv = next(r for r in rows if r.case == "glx_meas_rs_qkv_8k")
+    assert "dtype bfloat8_b from glx_rs_8k_seq_sh_1280w" in qkv.inferred
+    # 8192 x 320 bfloat8_b: 256 x 10 tiles of 1088 B
+    assert qkv.op.slice_bytes == 256 * 10 * 1088 and qkv.op.page_bytes == 1088
+
+
+def _rows() -> tuple[CollectiveRow, ...]:
+    return ca.all_rows().rows
+
+
+def test_leave_one_topology_out_never_trains_on_the_held_out_topology(monkeypatch: pytest.MonkeyPatch) -> None:
+    trained_on: list[set[str]] = []
+
+    def spy(rows: Sequence[CollectiveRow]) -> CollectiveConstants:
+        trained_on.append({r.topology for r in rows})
+        return fit_constants(rows)
+
+    monkeypatch.setattr(ca, "fit_constants", spy)
+    held = ca.leave_one_topology_out(_rows())
+    assert [h.topology for h in held] == sorted({r.topology for r in _rows()})
+    assert len(held) >= 3
+    for h, train in zip(held, trained_on, strict=True):
+        assert h.topology not in train and train
+        assert {r.topology for r in h.rows} == {h.topology}
+
+
+def test_upper_bounds_are_counted_never_errors() -> None:
+    a = ca.collective_accuracy()
+    galaxy = next(h for h in a.held_out if h.topology == "galaxy")
+    bounds = [(r, p) for r, p in zip(galaxy.rows, galaxy.predicted_us, strict=True) if r.upper_bound]
+    assert galaxy.calibrated.bounds == len(bounds) == 21
+    assert galaxy.calibrated.bounds_held == sum(p <= r.time_us for r, p in bounds)
+    assert len(galaxy.calibrated.errors) == sum(not r.upper_bound for r in galaxy.rows)
+
+
+def test_fit_recovers_constants_it_was_made_with() -> None:
+    """Rows whose times are the calibrated model's at eta 0.7, c 20,000 cycles give back those constants."""
+    made = CollectiveConstants(0.7, 20_000.0)
+    rows = [
+        CollectiveRow(r.case, r.topology, r.mesh, r.op, made.predict_us(r.op, r.mesh), False, r.source)
+        for r in _rows()
+        if not r.upper_bound
+    ]
+    fitted = fit_constants(rows)
+    assert fitted.link_efficiency == pytest.approx(0.7, rel=1e-3)
+    assert fitted.extra_fixed_cycles == pytest.approx(20_000, rel=1e-2)
+
+
+def test_deepseek_capture_collectives_are_predicted_per_device() -> None:
+    report = read_ops_perf(capture_path(DEEPSEEK))
+    assert len(report.collectives) == 32
+    assert not any("allgather" in s.op_code.lower() or "reducescatter" in s.op_code.lower() for s in report.skipped)
+    done = predict_collectives(report, constants=UNCALIBRATED)
+    assert done.choice is not None and done.choice.mesh is not None and done.choice.mesh.name == "p150x8"
+    assert len(done.predicted) == 32 and not done.skipped
+    assert {c.device_id for c, _ in done.predicted} == set(range(8))
+    # the error figure is the module's own: the same rows scored by the accuracy table's first-principles model
+    rows, _ = ca.report_rows(report, done.choice)
+    expected = [abs(UNCALIBRATED.predict_us(r.op, r.mesh) / r.time_us - 1) for r in rows]
+    got = [abs((m.predicted_ns or 0) / (m.measured_ns or 1) - 1) for _, m in done.predicted]
+    assert got == pytest.approx(expected)
+    p150 = next(h for h in ca.collective_accuracy().held_out if h.topology == "p150x8")
+    assert p150.first_principles.median == pytest.approx(statistics.median(expected))
+
+
+def test_a_mesh_that_cannot_be_told_skips_with_the_reason() -> None:
+    report = read_ops_perf(capture_path(DEEPSEEK))
+    readings = [c.reading for c in report.collectives]
+    assert infer_mesh(["blackhole"], range(5), readings).mesh is None
+    assert "give --mesh" in infer_mesh(["blackhole"], range(5), readings).reason
+    assert "no single DEVICE ARCH" in infer_mesh(["blackhole", "wormhole_b0"], range(8), readings).reason
+    done = predict_collectives(report, mesh="t3000", constants=UNCALIBRATED)  # a Wormhole 2x4: rings fit
+    assert done.choice is not None and done.choice.mesh is not None and done.choice.mesh.name == "t3000"
+
+
+def test_cli_accuracy_collectives(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["accuracy", "--collectives"]) == 0
+    out = capsys.readouterr().out
+    a = ca.collective_accuracy()
+    for h in a.held_out:
+        line = next(x for x in out.splitlines() if x.startswith(h.topology))
+        assert f"{100 * (h.first_principles.median or 0):.1f}%" in line
+    assert f"calibrated met on {a.met} of {len(a.held_out)}" in out
+
+
+def test_cli_ingest_prints_the_collective_rows(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    assert main(["ingest", str(capture_path(DEEPSEEK)), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "32 collective rows ingested" in out and "collectives on p150x8" in out
+    assert sum(1 for x in out.splitlines() if "reduce_scatter linear 4 axis 1 x2 links" in x) == 16
