@@ -18,6 +18,7 @@ from loom_explorer.accuracy.csv_input import CellError, positive_int
 from loom_explorer.hardware.schema import DataFormat, Fidelity
 from loom_explorer.problem import Placement
 from loom_explorer.targets.ttnn.config import TtnnConfig
+from loom_explorer.targets.ttnn.op import RingAttentionCall
 
 DTYPES = {
     "BFLOAT16": DataFormat.bfloat16,
@@ -361,3 +362,4 @@ class OpReading:
     activation: str | None = None
     batch_repeats: int = 1
     placements: dict[str, Placement] = field(default_factory=dict)  # operands not in DRAM, besides the config's
+    ring: RingAttentionCall | None = None  # an op across a ring of devices: this device's place in it

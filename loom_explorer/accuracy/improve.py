@@ -187,6 +187,8 @@ def improve_report(
     for op, m in zip(report.ops, measurements, strict=True):
         if not kernel_ttnn_op(op.kernel).takes_program_config:  # the ops TTNN takes a program config for
             continue
+        if op.ring is not None:  # an op across a ring of devices: not solved as one chip's op
+            continue
         identity = (op.op_code, tuple(op.shape.items()), *predictor.key(op))
         key = keys.get(identity)
         if key is None:

@@ -48,7 +48,9 @@ blocks as that kernel computes them. Its
 folded into M, as ttnn does; any other batch (in0's, in1's or both alike) is that many matmuls of one batch
 run one after another (``repeated_cycles``).
 SDPA: q = INPUT_0 ``[B, H, Sq, D]``, k = INPUT_1 ``[B, Hkv, Skv, D]``; ``is_causal`` and the
-``SDPAProgramConfig`` chunk sizes (none: ttnn's default, 32-element chunks on the whole grid).
+``SDPAProgramConfig`` chunk sizes (none: ttnn's default, 32-element chunks on the whole grid). A
+``RingJointSDPADeviceOperation`` row is one device's local SDPA with its place in the ring (``IngestedOp.ring``,
+told the run's device count once the whole report is read; ``families/attention/ring_accuracy.py``).
 
 The file is read row by row and checked whole before anything is predicted or recorded (``csv_input``): it
 is refused when it is not UTF-8 text, empty or header-only, past ``csv_input``'s limits (500,000 rows,
@@ -135,7 +137,7 @@ from loom_explorer.result import Solution
 from loom_explorer.store import Measurement, ResultsStore
 from loom_explorer.targets.ttnn.config import TtnnConfig
 from loom_explorer.targets.ttnn.evaluate import ConfigError, Evaluated
-from loom_explorer.targets.ttnn.op import CapturedCall, TtnnOp, problem_ttnn_op, program_ttnn_op
+from loom_explorer.targets.ttnn.op import CapturedCall, RingAttentionCall, TtnnOp, problem_ttnn_op, program_ttnn_op
 
 OP_CODE, DURATION, ATTRIBUTES = "OP CODE", "DEVICE KERNEL DURATION [ns]", "ATTRIBUTES"
 SIGNPOST_REASON = "signpost (a marker, not an op)"
@@ -176,6 +178,7 @@ class IngestedOp:
     batch_repeats: int = 1  # a batched matmul: this many matmuls of ``model_shape`` one after another
     note: str = ""
     placements: dict[str, Placement] = field(default_factory=dict)  # operands not in DRAM, besides the config's
+    ring: RingAttentionCall | None = None  # an op across a ring of devices (``devices`` set once the report is read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +313,7 @@ def _op_of(row: ProfilerRow, op_code: str) -> IngestedOp:
         batch_repeats=parts.batch_repeats,
         note=parts.note,
         placements=parts.placements,
+        ring=parts.ring,
     )
 
 
@@ -453,9 +457,20 @@ def parse_ops_perf(
         device_ids=frozenset(machine.devices),
         collectives=tuple(collectives),
     )
+    report = _ring_devices(report)
     if device_rows:
         return _merged(report, device_rows, device_ns, device_count)
     return _timed(report, device_ns, device_count)
+
+
+def _ring_devices(report: IngestReport) -> IngestReport:
+    """``report`` with every ring op told how many devices the run had (its ring index depends on the mesh)."""
+    if not any(op.ring for op in report.ops):
+        return report
+    devices = len(report.device_ids) or None
+    return replace(
+        report, ops=tuple(replace(op, ring=replace(op.ring, devices=devices)) if op.ring else op for op in report.ops)
+    )
 
 
 class _Machine:
@@ -761,6 +776,7 @@ class Predictor:
             op.q_chunk_size,
             op.k_chunk_size,
             op.batch_repeats,
+            op.ring,
         )
 
     def __call__(self, op: IngestedOp) -> Predicted:
@@ -815,7 +831,7 @@ class Predictor:
 
 def captured_call(op: IngestedOp) -> CapturedCall:
     """What ``op``'s row says of its ttnn call (``TtnnOp.captured``)."""
-    return CapturedCall(op.config, op.q_chunk_size, op.k_chunk_size)
+    return CapturedCall(op.config, op.q_chunk_size, op.k_chunk_size, op.ring)
 
 
 def kernel_ttnn_op(kernel: str) -> TtnnOp:
@@ -935,6 +951,11 @@ def summary_json(report: IngestReport) -> dict[str, object]:
             "device_kernel_ns": op.device_kernel_ns,
             "core_count": op.core_count,
             "device_id": op.device_id,
+            "ring": (
+                {"ring_size": op.ring.ring_size, "devices": op.ring.devices, "is_balanced": op.ring.is_balanced}
+                if op.ring
+                else None
+            ),
             "note": op.note,
         }
 

@@ -10,5 +10,7 @@ softmax between them, the key/value sequence run as steps on one core (kernel ``
 * ``buffers.py``: one core's L1 buffers, for the TT-Lang kernel and for ttnn's SDPA kernels;
 * ``ttlang_rules.py``: the TT-Lang writer's rules as constraints;
 * ``ttlang_kernel.py`` and ``ttlang.py``: the TT-Lang FlashAttention kernel file and the writer (``WRITER``);
-* ``ttnn.py``: ttnn's SDPA op (``OP``).
+* ``ttnn.py``: ttnn's SDPA op (``OP``);
+* ``ring.py``, ``ring_predict.py``, ``ring_accuracy.py``: ttnn's ring-joint SDPA per device (what each device of the
+  ring computes, its time from the family's SDPA steps and the collective model, its profiler rows).
 """

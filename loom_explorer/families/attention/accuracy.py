@@ -4,8 +4,9 @@ published measurements (``published_runs.PUBLISHED``) (``accuracy/op_mapping.py`
 
 ``ScaledDotProductAttention`` / ``ScaledDotProductAttentionDeviceOperation`` / ``SDPAOperation`` rows are this
 family's; ``read_sdpa`` reads their shapes, formats and program config as ``accuracy/ingest.py``'s docstring
-says. An op with one query row is ttnn's decode op
-(``sdpa_decode`` in ``model_error.csv``), any other its prefill op (``sdpa``).
+says. ``RingJointSDPADeviceOperation`` rows (one per device of a ring) are read alike as the device's local
+SDPA with its place in the ring (``ring_accuracy.py``), predicted per device (``ring_predict.py``). An op with
+one query row is ttnn's decode op (``sdpa_decode`` in ``model_error.csv``), any other its prefill op (``sdpa``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from loom_explorer.accuracy.capture import (
 from loom_explorer.accuracy.op_mapping import AccuracyOps
 from loom_explorer.families.attention.published import ERROR_FAMILY, KERNEL
 from loom_explorer.families.attention.published_runs import PUBLISHED
+from loom_explorer.families.attention.ring_accuracy import RING_JOINT_OP_CODES, read_ring_joint
 
 SDPA_OP_CODES = frozenset({"scaleddotproductattention", "scaleddotproductattentiondeviceoperation", "sdpaoperation"})
+OP_CODES = SDPA_OP_CODES | RING_JOINT_OP_CODES
 
 
 def error_family(kernel: str, shape: Mapping[str, int]) -> str | None:
@@ -68,7 +71,7 @@ def read_sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
         q_chunk, k_chunk = whole_or_none(chunks["q_chunk_size"]), whole_or_none(chunks["k_chunk_size"])
         grid = core_grid(parsed[1].get("compute_with_storage_grid_size", ""))
     shape = {"B": b, "H": h, "Hkv": hkv, "Sq": sq, "Skv": skv, "D": d}
-    return OpReading(
+    reading = OpReading(
         kernel=KERNEL,
         shape=shape,
         model_shape=shape,
@@ -81,16 +84,22 @@ def read_sdpa(row: ProfilerRow, attributes: str, attrs: dict[str, str], compute:
         fp32_acc=bool(compute.get("fp32_dest_acc_en")),
         note="" if q_chunk else "no SDPAProgramConfig: predicted with ttnn's default (32-element chunks)",
     )
+    if row.get("OP CODE").split("::")[-1].lower() in RING_JOINT_OP_CODES:
+        return read_ring_joint(reading, row, attrs)
+    return reading
 
 
 ACCURACY = AccuracyOps(
     name="attention",
-    op_codes=SDPA_OP_CODES,
+    op_codes=OP_CODES,
     kernels=(KERNEL,),
     error_family=error_family,
     read_configured=read_sdpa,
     op_words=("sdpa", "scaleddotproduct", "attention"),
     published=PUBLISHED,
     ops_phrase="SDPA",
-    unmapped_variant="an SDPA variant the model does not map (only ScaledDotProductAttention / SDPAOperation)",
+    unmapped_variant=(
+        "an SDPA variant the model does not map (only ScaledDotProductAttention / SDPAOperation / "
+        "RingJointSDPADeviceOperation)"
+    ),
 )

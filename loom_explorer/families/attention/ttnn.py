@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from loom_explorer.export.exporter import ExportError
 from loom_explorer.families.attention.program import analyse_attention
+from loom_explorer.families.attention.ring_predict import captured_attention
 from loom_explorer.families.attention.ttnn_config import (
-    captured_sdpa,
     evaluate_sdpa,
     exported_sdpa_config,
     parse_sdpa_config,
@@ -100,7 +100,7 @@ OP = TtnnOp(
     _sdpa_call,
     function="ttnn.transformer.scaled_dot_product_attention",
     default=sdpa_default,
-    captured=captured_sdpa,
+    captured=captured_attention,
     configs=SDPA_CONFIGS,
     unpredicted_candidate=unpredicted_sdpa,
 )

@@ -53,14 +53,33 @@ class InterleavedSplit:
 
 
 @dataclass(frozen=True, slots=True)
+class RingAttentionCall:
+    """An attention op run across a ring of devices (ttnn's ``ring_joint_scaled_dot_product_attention``), as
+    one device's profiler row prints it: ``ring_size`` devices along one mesh axis, this row's ``device_id``
+    and the ``devices`` of the whole capture (None until the whole report is read), the ring's ordering
+    (``is_balanced``), the global sequence ``logical_n``, the joint (non-causal) tokens, and V's heads and head
+    dim (MLA's V is narrower than Q and K). ``families/attention/ring.py`` says what each device computes."""
+
+    ring_size: int
+    device_id: int | None
+    is_balanced: bool
+    logical_n: int
+    joint_tokens: int
+    v_heads: int
+    v_head_dim: int
+    devices: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CapturedCall:
     """What a device-profiler row says of one ttnn call (``accuracy/ingest.py`` reads it): the program config
-    it ran (None: the call gave none, or the op takes none) and the chunk sizes of the ``SDPAProgramConfig`` it
-    named (None: none given)."""
+    it ran (None: the call gave none, or the op takes none), the chunk sizes of the ``SDPAProgramConfig`` it
+    named (None: none given) and, for an op across a ring of devices, its place in the ring (``ring``)."""
 
     config: TtnnConfig | None
     q_chunk_size: int | None = None
     k_chunk_size: int | None = None
+    ring: RingAttentionCall | None = None
 
 
 @dataclass(frozen=True, slots=True)
