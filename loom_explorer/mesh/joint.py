@@ -3,21 +3,24 @@
 Variables (all boolean): ``view[v]`` (exactly one: the mesh shape ttnn opens), ``x[op, s]`` (exactly one split
 per op, of the chosen view), ``cfg[T, c]`` (exactly one collective configuration, ``transitions.py``, per
 tensor ``T``, of the chosen view). A tensor's source state is its producer's split's output state:
-``src[T, a] = sum_{s: out(s) = a} x[producer, s]``. ``need[T, b] >= x[op, s]`` for every consumer split
-``s`` reading ``T`` in state ``b``; each state asked for is made once from the source state and shared by the
-consumers asking for it (two matmuls reading one norm's output gather it once).
+``src[T, a] = sum_{s: out(s) = a} x[producer, s]``. For each reader of ``T`` (an op's input), ``dst[b]``
+sums the reader's splits reading ``T`` in state ``b``, and ``q[a, b]`` (one per state pair a collective
+connects) has the pair's marginals: ``sum_b q[a, b] = src[a]``, ``sum_a q[a, b] = dst[b]`` (exact for
+integral splits, and a far tighter relaxation than products of literals). A change ``a -> b`` is
+``made[T, a, b] >= q[a, b]`` once for every reader of ``b`` (two matmuls reading one norm's output gather it
+once).
 
 Costs (cycles), the objective's terms, summed over the chain of ops every device runs:
 
 * ``onchip[op, s] * x[op, s]``: the split's per-chip latency (its proven optimum, or a lower bound while it is
   unsolved: ``plan.py``) plus its own fixed collectives (the distributed norm's stats gather);
 * a fused all-gather + matmul split (``splits.py``) costs ``fused[op, s, c]`` under its input tensor's config
-  ``c``: ``z >= x[op, s] + cfg[T, c] - 1``;
-* the table of each tensor's transitions: ``y[T, a, b, c] >= src[T, a] + need[T, b] + cfg[T, c] - 2`` costs
-  ``transition(T, a -> b, c)``; a pair no collective connects is forbidden: ``src[T, a] + need[T, b] <= 1``.
+  ``c``;
+* the table of each tensor's transitions, disaggregated over its configs: ``sum_c made[T, a, b, c] =
+  made[T, a, b]``, ``made[T, a, b, c] => cfg[T, c]``, costing ``transition(T, a -> b, c)`` (the fused splits'
+  ``z`` likewise: ``sum_c z[c] = x``, ``z[c] => cfg[T, c]``). A pair no collective connects has no ``q``.
 
-The ``y`` and ``z`` are only bounded below and carry positive costs, so at an optimum each is 1 exactly when
-its three (two) literals are. The boundary ops pin the input's and output's states (``graph.py``).
+The boundary ops pin the input's and output's states (``graph.py``).
 
 Pins are literals passed as assumptions. When the model is infeasible under them, a feasibility-only copy
 (no objective, as ``solve/explain.py`` does for one chip: assumptions with an objective give unreliable
@@ -122,18 +125,7 @@ class JointModel:
         self.split_of: dict[tuple[str, str], Split] = {}
         cost: list[cp_model.LinearExprT] = []
         for op in g.ops:
-            lits = []
-            for s in tables.splits[op.name]:
-                lit = m.new_bool_var(f"x[{op.name},{s.name}]")
-                self.x[(op.name, s.name)], self.split_of[(op.name, s.name)] = lit, s
-                lits.append(lit)
-                m.add_implication(lit, self.view[s.view])
-                c = onchip.get((op.name, s.name), 0) if s.problem is not None else 0
-                if c is None or not _boundary_ok(g, s):
-                    m.add(lit == 0)
-                elif s.fused_axis is None and not feasibility_only:
-                    cost.append(c * lit)
-            m.add_exactly_one(lits)
+            cost += self._split_vars(op.name, onchip, feasibility_only)
         if g.boundary is Boundary.cyclic:
             for s in tables.splits["x"]:
                 m.add(self.x[("x", s.name)] == self.x[("out", s.name)])
@@ -163,6 +155,27 @@ class JointModel:
         if not feasibility_only:
             m.minimize(self.objective)
 
+    def _split_vars(
+        self, op: str, onchip: dict[tuple[str, str], int | None], feasibility_only: bool
+    ) -> list[cp_model.LinearExprT]:
+        """``x[op, s]``, exactly one, each implying its view; a split without a schedule (or breaking a
+        replicated boundary) is forbidden; the unfused splits' costs."""
+        m, g = self.model, self.t.graph
+        cost: list[cp_model.LinearExprT] = []
+        lits = []
+        for s in self.t.splits[op]:
+            lit = m.new_bool_var(f"x[{op},{s.name}]")
+            self.x[(op, s.name)], self.split_of[(op, s.name)] = lit, s
+            lits.append(lit)
+            m.add_implication(lit, self.view[s.view])
+            c = onchip.get((op, s.name), 0) if s.problem is not None else 0
+            if c is None or not _boundary_ok(g, s):
+                m.add(lit == 0)
+            elif s.fused_axis is None and not feasibility_only:
+                cost.append(c * lit)
+        m.add_exactly_one(lits)
+        return cost
+
     def _cfg(self, tensor: str, c: CollectiveConfig) -> cp_model.IntVar:
         key = (tensor, c)
         if key not in self.cfg:
@@ -170,50 +183,71 @@ class JointModel:
         return self.cfg[key]
 
     def _tensor(self, tensor: str, feasibility_only: bool) -> list[cp_model.LinearExprT]:
-        m, t, g = self.model, self.t, self.t.graph
+        t = self.t
         cost: list[cp_model.LinearExprT] = []
         for v in t.views:
-            src: dict[TensorState, list[cp_model.IntVar]] = {}
-            for s in t.splits[tensor]:
-                if s.view == v.name:
-                    src.setdefault(s.output, []).append(self.x[(tensor, s.name)])
+            src = self._states(tensor, v.name, None)
             made: dict[tuple[TensorState, TensorState], cp_model.IntVar] = {}
-            for op in g.consumers(tensor):
+            for op in t.graph.consumers(tensor):
                 for i, name in enumerate(op.inputs):
-                    if name != tensor:
-                        continue
-                    dst: dict[TensorState, list[cp_model.IntVar]] = {}
-                    for s in t.splits[op.name]:
-                        if s.view == v.name:
-                            dst.setdefault(s.inputs[i], []).append(self.x[(op.name, s.name)])
-                    # q[a, b] = src[a] and dst[b]: the marginals of the pair (rows sum to src, columns to dst)
-                    q: dict[tuple[TensorState, TensorState], cp_model.IntVar] = {}
-                    for a in src:
-                        for b in dst:
-                            if a != b and t.transition(tensor, a, b, t.configs[v.name][0]) is None:
-                                continue  # no collective makes b from a: the pair cannot occur
-                            q[(a, b)] = m.new_bool_var(f"q[{tensor}>{op.name}.{i},{a.label}->{b.label}]")
-                    for a, lits in src.items():
-                        m.add(sum(q[(a, b)] for b in dst if (a, b) in q) == sum(lits))
-                    for b, lits in dst.items():
-                        m.add(sum(q[(a, b)] for a in src if (a, b) in q) == sum(lits))
-                    for (a, b), lit in q.items():
-                        if a == b:
-                            continue
-                        if (a, b) not in made:  # made once, shared by every reader of b
-                            made[(a, b)] = m.new_bool_var(f"made[{tensor},{a.label}->{b.label}]")
-                        m.add_implication(lit, made[(a, b)])
+                    if name == tensor:
+                        self._edge(tensor, v.name, src, self._states(op.name, v.name, i), f"{op.name}.{i}", made)
             for (a, b), r in made.items():
-                per_config = []
-                for c in t.configs[v.name]:
-                    rc = m.new_bool_var(f"made[{tensor},{a.label}->{b.label},{c.label}]")
-                    m.add_implication(rc, self.cfg[(tensor, c)])
-                    per_config.append(rc)
-                    tc = t.transition(tensor, a, b, c)
-                    assert tc is not None
-                    if tc.latency_cycles and not feasibility_only:
-                        cost.append(tc.latency_cycles * rc)
-                m.add(sum(per_config) == r)
+                cost += self._made_cost(tensor, v.name, a, b, r, feasibility_only)
+        return cost
+
+    def _states(self, op: str, view: str, input_index: int | None) -> dict[TensorState, list[cp_model.IntVar]]:
+        """The split literals of ``op`` on ``view`` by the state they write (or read at ``input_index``)."""
+        out: dict[TensorState, list[cp_model.IntVar]] = {}
+        for s in self.t.splits[op]:
+            if s.view == view:
+                state = s.output if input_index is None else s.inputs[input_index]
+                out.setdefault(state, []).append(self.x[(op, s.name)])
+        return out
+
+    def _edge(
+        self,
+        tensor: str,
+        view: str,
+        src: dict[TensorState, list[cp_model.IntVar]],
+        dst: dict[TensorState, list[cp_model.IntVar]],
+        where: str,
+        made: dict[tuple[TensorState, TensorState], cp_model.IntVar],
+    ) -> None:
+        """q[a, b] = src[a] and dst[b]: the pair's marginals (rows sum to src, columns to dst); a state
+        change is ``made`` once, shared by every reader of the state."""
+        m, first = self.model, self.t.configs[view][0]
+        q = {
+            (a, b): m.new_bool_var(f"q[{tensor}>{where},{a.label}->{b.label}]")
+            for a in src
+            for b in dst
+            if a == b or self.t.transition(tensor, a, b, first) is not None  # else no collective makes b from a
+        }
+        for a, lits in src.items():
+            m.add(sum(q[(a, b)] for b in dst if (a, b) in q) == sum(lits))
+        for b, lits in dst.items():
+            m.add(sum(q[(a, b)] for a in src if (a, b) in q) == sum(lits))
+        for (a, b), lit in q.items():
+            if a != b:
+                if (a, b) not in made:
+                    made[(a, b)] = m.new_bool_var(f"made[{tensor},{a.label}->{b.label}]")
+                m.add_implication(lit, made[(a, b)])
+
+    def _made_cost(
+        self, tensor: str, view: str, a: TensorState, b: TensorState, r: cp_model.IntVar, feasibility_only: bool
+    ) -> list[cp_model.LinearExprT]:
+        """The change ``a -> b`` under the tensor's config, disaggregated: ``sum_c made[c] = made``."""
+        cost: list[cp_model.LinearExprT] = []
+        per_config = []
+        for c in self.t.configs[view]:
+            rc = self.model.new_bool_var(f"made[{tensor},{a.label}->{b.label},{c.label}]")
+            self.model.add_implication(rc, self.cfg[(tensor, c)])
+            per_config.append(rc)
+            tc = self.t.transition(tensor, a, b, c)
+            assert tc is not None
+            if tc.latency_cycles and not feasibility_only:
+                cost.append(tc.latency_cycles * rc)
+        self.model.add(sum(per_config) == r)
         return cost
 
     def pin_literal(self, pin: MeshPin) -> cp_model.IntVar:
@@ -309,9 +343,12 @@ def explain(
     if not core:
         return JointConflict((), "no choice of splits is possible even without pins")
     words = "; ".join(_describe(tables, p) for p in core)
-    return JointConflict(
-        tuple(p.text for p in core), f"pins {', '.join(p.text for p in core)} cannot hold together: {words}"
+    head = (
+        f"pin {core[0].text} cannot hold"
+        if len(core) == 1
+        else f"pins {', '.join(p.text for p in core)} cannot hold together"
     )
+    return JointConflict(tuple(p.text for p in core), f"{head}: {words}")
 
 
 def _describe(tables: JointTables, pin: MeshPin) -> str:

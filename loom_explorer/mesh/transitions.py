@@ -6,7 +6,7 @@ of ``B`` bytes:
 | from \\ to | ``R`` | ``Sr`` / ``Sc`` | ``P`` |
 |---|---|---|---|
 | ``R`` | nothing | nothing: each chip keeps its slice | not needed (no op takes partial sums in) |
-| ``Sr`` / ``Sc`` | all-gather of ``B``-byte slices | the same: free; the other dim: an all-gather, then a local slice | - |
+| ``Sr`` / ``Sc`` | all-gather of ``B``-byte slices | same dim: free; other: all-gather, local slice | - |
 | ``P`` | all-reduce (slices of ``B / n``) | reduce-scatter (slices of ``B / n``) | nothing |
 
 (``Sr -> Sc`` is an all-to-all, which ttnn has, but the collective model does not cost yet: it is priced
