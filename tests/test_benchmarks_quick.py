@@ -35,6 +35,10 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
             r"brute force finished \d+ candidate spaces .*: True",
         ),
     ),
+    "mesh_llama70b.py": (
+        (pytest.mark.slow,),
+        (r"matmul M=32,K=1024,N=4096: cold \d+\.\d+ s .* warm \d+\.\d+ s; per-chip problems solved \d+",),
+    ),
     "model_variants.py": (
         (pytest.mark.slow,),
         (r"wormhole_n150 +M=2048,K=2048,N=2048 +\d+\.\d+", r"total \d+\.\d+ s, CPU \d+\.\d+ s"),

@@ -38,6 +38,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("result",),  # what a solve returns (Solution, CandidateResult): below the referee and the solver
     ("validate", "brute"),  # the referee and the brute-force oracle, beside the solver
     ("solve",),  # CP-SAT
+    ("mesh",),  # splits over a mesh's chips: the joint CP-SAT model over the solver's proven per-chip optima
     ("traffic", "export"),  # a concrete schedule's NoC transfers; exports of a schedule
     ("targets",),  # what ttnn and the TT-Lang kernels run: their ops, configs, defaults and exports
     ("report",),  # solve results as JSON and tables (with their traffic)

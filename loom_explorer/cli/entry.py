@@ -94,6 +94,12 @@ def _results(sub: Subparsers) -> None:
     deploy.add_results_parser(sub)
 
 
+def _mesh(sub: Subparsers) -> None:
+    from loom_explorer.cli import mesh
+
+    mesh.add_parsers(sub)
+
+
 def _serve(sub: Subparsers) -> None:
     from loom_explorer.cli import serve
 
@@ -150,6 +156,7 @@ COMMANDS: tuple[CommandGroup, ...] = (
             "report",
         ),
     ),
+    CommandGroup(_mesh, ("mesh",)),
     CommandGroup(_results, ("results",)),
     CommandGroup(_serve, ("serve",)),
 )

@@ -30,6 +30,7 @@ HELP_LINES: dict[str, str] = {
     ),
     "sweep": "solve every op of a shapes file (or a model) on every chip, with Dask",
     "report": "report a sweep: per op ours vs ttnn's default, with plots",
+    "mesh": "split an op, a block or a decoder layer over a mesh's chips: the proven fastest split, ttnn's beside it",
     "results": "list the results store: predictions beside measurements",
     "serve": "open the explorer in a browser (what `panel serve apps/explorer.py` does)",
 }

@@ -1,0 +1,69 @@
+"""Llama-3-70B decoder layer on a T3000: every split candidate of every op, the best proven, cold and warm.
+
+    python benchmarks/mesh_llama70b.py            # prefill 2k and decode b32
+    python benchmarks/mesh_llama70b.py --quick    # one small matmul on the T3000 (seconds)
+
+Per phase, twice, each with a new ``Planner`` (``loom_explorer/mesh/plan.py``) and a new empty temporary
+results store: cold (every per-chip problem the loop needs is solved), then warm (the same store: every one
+is read back). Printed: the wall times, the per-chip problems solved and pruned, the joint solves, the time in
+per-chip solves, and the best layer latency (with ttnn's split, costed warm, beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from loom_explorer.hardware.mesh_load import load_mesh
+from loom_explorer.mesh.graph import OpGraph, decoder_layer_graph, matmul_graph
+from loom_explorer.mesh.joint import JointSolution
+from loom_explorer.mesh.plan import MeshPlan, Planner
+from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
+from loom_explorer.sweep.ops import DECODE_KV, MODELS, PHASES
+
+
+def run(graph: OpGraph, store: Path) -> tuple[float, MeshPlan, Planner]:
+    start = time.perf_counter()
+    planner = Planner(load_mesh("t3000"), graph, store=store)
+    plan = planner.plan()
+    return time.perf_counter() - start, plan, planner
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    model = MODELS["llama-3-70b"]
+    phases = {name: (rows, prefill) for name, rows, prefill in PHASES}
+    cases: list[tuple[str, OpGraph, bool | None]] = (
+        [("matmul M=32,K=1024,N=4096", matmul_graph(32, 1024, 4096), None)]
+        if args.quick
+        else [
+            (p, decoder_layer_graph(model, phases[p][0], phases[p][1], DECODE_KV), phases[p][1])
+            for p in ("prefill 2k", "decode b32")
+        ]
+    )
+    for name, graph, prefill in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Path(tmp) / "results.sqlite"
+            cold_s, cold, _ = run(graph, store)
+            warm_s, warm, planner = run(graph, store)
+            assert isinstance(cold.result, JointSolution) and isinstance(warm.result, JointSolution)
+            assert cold.result.latency_cycles == warm.result.latency_cycles
+            print(
+                f"{name}: cold {cold_s:.2f} s (per-chip solves {cold.solve_seconds:.2f} s, "
+                f"{cold.rounds} joint solves), warm {warm_s:.2f} s; per-chip problems solved {cold.problems_solved}, "
+                f"pruned {cold.problems_pruned}; split candidates {len(cold.splits)}"
+            )
+            line = f"  best {cold.result.latency_cycles:,} cycles on view {cold.result.view}"
+            if prefill is not None:
+                ttnn = planner.plan(ttnn_layer_pins(graph, planner.views, prefill))
+                if isinstance(ttnn.result, JointSolution):
+                    line += f"; ttnn's split {ttnn.result.latency_cycles:,} cycles"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()

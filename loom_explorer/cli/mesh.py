@@ -1,0 +1,152 @@
+"""``mesh solve``: the fastest split of an op, a block or a decoder layer over the chips of a mesh, proven
+(``loom_explorer/mesh``), with ttnn's hand-written split costed beside it for a decoder layer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Literal
+
+from loom_explorer.cli.common import Command, InputError, add_command, add_memory_args, seconds
+from loom_explorer.errors import EXIT_NO_SCHEDULE, EXIT_OK
+
+if TYPE_CHECKING:
+    from loom_explorer.mesh.graph import OpGraph
+
+Graph = Literal["layer", "mlp", "attention", "matmul"]
+
+
+@dataclass(frozen=True, slots=True)
+class MeshRequest:
+    hw: str
+    graph: Graph
+    model: str
+    phase: str
+    shape: str | None
+    pins: tuple[str, ...]
+    json: bool
+    store: str | None
+    no_cache: bool
+    time_limit_seconds: float
+
+
+def parse_mesh(args: argparse.Namespace) -> MeshRequest:
+    graph: Graph = "matmul" if args.op == "matmul" else args.graph
+    if args.op is not None and args.op != "matmul":
+        raise InputError(f"--op {args.op}: only matmul is a single op graph (or use --graph)")
+    if graph == "matmul" and not args.shape:
+        raise InputError("--op matmul needs --shape M=...,K=...,N=...")
+    return MeshRequest(
+        args.hw, graph, args.model, args.phase, args.shape, tuple(args.pin), args.json, args.store,
+        args.no_cache, args.time_limit,
+    )  # fmt: skip
+
+
+def _graph(req: MeshRequest) -> tuple[OpGraph, bool]:
+    from loom_explorer.mesh.graph import attention_graph, decoder_layer_graph, matmul_graph, mlp_graph
+    from loom_explorer.problem import parse_shape
+    from loom_explorer.program import load_program
+    from loom_explorer.sweep.ops import DECODE_KV, MODELS, PHASES
+
+    if req.graph == "matmul":
+        assert req.shape is not None
+        dims = dict(parse_shape(req.shape, load_program("gemm")))
+        return matmul_graph(dims["M"], dims["K"], dims["N"]), False
+    model = MODELS.get(req.model.lower())
+    if model is None:
+        raise InputError(f"--model {req.model}: known models are {', '.join(MODELS)}")
+    phases = {name: (rows, prefill) for name, rows, prefill in PHASES}
+    if req.phase not in phases:
+        raise InputError(f"--phase {req.phase!r}: phases are {', '.join(repr(p) for p in phases)}")
+    rows, prefill = phases[req.phase]
+    if req.graph == "mlp":
+        return mlp_graph(model, rows), prefill
+    if req.graph == "attention":
+        return attention_graph(model, rows, prefill, DECODE_KV), prefill
+    return decoder_layer_graph(model, rows, prefill, DECODE_KV), prefill
+
+
+def run_mesh(req: MeshRequest) -> int:
+    from loom_explorer.hardware.mesh_load import load_mesh
+    from loom_explorer.mesh.joint import JointSolution
+    from loom_explorer.mesh.plan import MeshPlan, Planner
+    from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
+
+    mesh = load_mesh(req.hw)
+    graph, prefill = _graph(req)
+    planner = Planner(mesh, graph, req.store, not req.no_cache, req.time_limit_seconds)
+    ours = planner.plan(req.pins)
+    ttnn: MeshPlan | None = None
+    ttnn_note = ""
+    if req.graph == "layer":
+        try:
+            ttnn = planner.plan(ttnn_layer_pins(planner.graph, planner.views, prefill))
+        except ValueError as exc:
+            ttnn_note = str(exc)
+    if req.json:
+        print(json.dumps({"ours": asdict(ours), "ttnn": asdict(ttnn) if ttnn else None, "ttnn_note": ttnn_note}))
+    else:
+        _print(ours, ttnn, ttnn_note, planner.chip.clock_ghz)
+    return EXIT_OK if isinstance(ours.result, JointSolution) else EXIT_NO_SCHEDULE
+
+
+def _us(cycles: int, ghz: float) -> str:
+    return f"{cycles / ghz / 1000:,.1f} us"
+
+
+def _print(ours: object, ttnn: object, note: str, ghz: float) -> None:
+    from loom_explorer.mesh.joint import JointSolution
+    from loom_explorer.mesh.plan import MeshPlan
+
+    assert isinstance(ours, MeshPlan)
+    print(f"{ours.graph} on {ours.mesh}: every split of every op (on-chip cycles: proven optimum, or >= bound)")
+    print(f"  {'op':<14} {'split':<22} {'status':<10} {'on-chip':>12}  per-chip problem")
+    for s in ours.splits:
+        cyc = "-" if s.onchip_cycles is None else ("" if s.status == "solved" else ">=") + f"{s.onchip_cycles:,}"
+        extra = f" (+{s.fixed_cycles:,} own collectives)" if s.fixed_cycles else ""
+        print(f"  {s.op:<14} {s.split:<22} {s.status:<10} {cyc:>12}  {s.problem}{extra}")
+    print(
+        f"per-chip problems: {ours.problems_solved} solved ({ours.problems_from_store} from the store), "
+        f"{ours.problems_pruned} pruned by their bound; {ours.rounds} joint solves; {ours.seconds:.2f} s "
+        f"({ours.solve_seconds:.2f} s in per-chip solves)"
+    )
+    for title, plan in (("best (proven)", ours), ("ttnn's split (tt_transformers, T3000)", ttnn)):
+        if plan is None:
+            if note:
+                print(f"{title}: not costed: {note}")
+            continue
+        assert isinstance(plan, MeshPlan)
+        r = plan.result
+        if not isinstance(r, JointSolution):
+            print(f"{title}: no split: {r.message}")
+            continue
+        print(f"{title}: {r.latency_cycles:,} cycles = {_us(r.latency_cycles, ghz)} per device, view {r.view}")
+        cycles = dict(r.split_cycles)
+        for op, chosen in r.splits:
+            if chosen.problem is not None:
+                reads = ", ".join(i.label for i in chosen.inputs)
+                print(f"  {op:<14} {chosen.name:<22} {cycles[op]:>12,}  reads {reads}")
+        for e in r.edges:
+            for c in e.cost.collectives:
+                print(
+                    f"  {e.tensor} -> {','.join(e.consumers)}: {c.kind.value} on {c.axis}, {c.slice_bytes:,} B per "
+                    f"device, num_links={c.links}, {c.topology.value}: {c.latency_cycles:,} cycles"
+                )
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = add_command(sub, "mesh", Command(parse_mesh, run_mesh))
+    p.add_argument("action", choices=["solve"], help="solve: the proven fastest split")
+    p.add_argument("--hw", required=True, help="a mesh: shipped name (t3000) or a YAML path")
+    p.add_argument("--graph", choices=["layer", "mlp", "attention"], default="layer", help="default: layer")
+    p.add_argument("--op", default=None, help="a single op instead of a graph: matmul (with --shape)")
+    p.add_argument("--shape", default=None, help="the matmul's M=...,K=...,N=...")
+    p.add_argument("--model", default="llama-3-70b", help="llama-3-8b or llama-3-70b (default)")
+    p.add_argument("--phase", default="prefill 2k", help="'prefill 2k', 'prefill 8k', 'decode b1', 'decode b32'")
+    p.add_argument(
+        "--pin", action="append", default=[], help="OP.split=NAME, TENSOR.num_links=L, TENSOR.topology=T, view=V"
+    )
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--time-limit", type=seconds, default=30.0, help="seconds per solve (default 30)")
+    add_memory_args(p)

@@ -1,0 +1,173 @@
+"""Op graphs to split over a mesh: a matmul, an MLP, an attention block, a Llama decoder layer.
+
+A graph is a chain of ops per device (every chip runs them in order), each producing one 2-D tensor named
+after it and reading tensors produced before it. Two pseudo-ops bound it: ``x`` produces the graph's input
+and ``out`` reads its output. ``Boundary.replicated``: the input arrives replicated on every chip and the
+output must leave replicated (a stand-alone op or block, as a ttnn model calls it); ``Boundary.cyclic``: the
+output must leave in the state the input arrived in, whichever that is (a decoder layer feeds the next one).
+
+The decoder layer follows ``sweep/ops.py`` (its ``MODELS`` dims are passed in, not copied): ``attn_norm``,
+``qkv`` (q, k and v fused), ``attention`` (flash attention; causal in prefill, one query per user over a
+``decode_kv``-token cache in decode), ``wo``, ``residual_attn``, ``ffn_norm``, ``w1`` and ``w3``, ``swiglu``,
+``w2``, ``residual_ffn``. Rotary embeddings and the KV-cache update are left out (as in ``sweep/ops.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from loom_explorer.mesh.states import MeshError
+from loom_explorer.mesh.transitions import TensorSize
+
+
+class OpKind(str, Enum):
+    matmul = "matmul"  # gemm: M x K x N
+    attention = "attention"  # flash_attention: B, H, Hkv, Sq, Skv, D
+    norm = "norm"  # rmsnorm over each row: H x W
+    eltwise = "eltwise"  # binary / swiglu: H x W
+    boundary = "boundary"  # the graph's input (x) and output (out)
+
+
+class Boundary(str, Enum):
+    replicated = "replicated"
+    cyclic = "cyclic"
+
+
+@dataclass(frozen=True, slots=True)
+class OpSpec:
+    """One op: its kernel and full shape (``dims``: name -> extent, the kernel's dims), the tensors it reads
+    (``inputs``), and its output tensor's size. ``causal`` switches on attention's mask; ``batch_split``:
+    attention's rows are independent sequences (decode users), so splitting them needs no other chip's
+    keys and values."""
+
+    name: str
+    kind: OpKind
+    kernel: str
+    dims: tuple[tuple[str, int], ...]
+    inputs: tuple[str, ...]
+    output: TensorSize
+    causal: bool = False
+    batch_split: bool = False
+
+    def dim(self, name: str) -> int:
+        return dict(self.dims)[name]
+
+
+@dataclass(frozen=True, slots=True)
+class OpGraph:
+    name: str
+    ops: tuple[OpSpec, ...]  # x first, out last
+    boundary: Boundary
+
+    def op(self, name: str) -> OpSpec:
+        for o in self.ops:
+            if o.name == name:
+                return o
+        raise MeshError(f"graph {self.name} has no op {name!r} (ops: {', '.join(o.name for o in self.ops)})")
+
+    def consumers(self, tensor: str) -> tuple[OpSpec, ...]:
+        return tuple(o for o in self.ops if tensor in o.inputs)
+
+    @property
+    def work_ops(self) -> tuple[OpSpec, ...]:
+        return tuple(o for o in self.ops if o.kind is not OpKind.boundary)
+
+
+class TransformerDims(Protocol):
+    """What a decoder layer needs of a model (``sweep.ops.Transformer`` has it)."""
+
+    @property
+    def hidden(self) -> int: ...
+    @property
+    def ffn(self) -> int: ...
+    @property
+    def heads(self) -> int: ...
+    @property
+    def kv_heads(self) -> int: ...
+    @property
+    def head_dim(self) -> int: ...
+
+
+def _x(rows: int, cols: int) -> OpSpec:
+    return OpSpec("x", OpKind.boundary, "", (), (), TensorSize(rows, cols))
+
+
+def _out(tensor: str, size: TensorSize) -> OpSpec:
+    return OpSpec("out", OpKind.boundary, "", (), (tensor,), size)
+
+
+def _matmul(name: str, src: str, m: int, k: int, n: int) -> OpSpec:
+    return OpSpec(name, OpKind.matmul, "gemm", (("M", m), ("K", k), ("N", n)), (src,), TensorSize(m, n))
+
+
+def _rowwise(name: str, kind: OpKind, kernel: str, inputs: tuple[str, ...], rows: int, cols: int) -> OpSpec:
+    return OpSpec(name, kind, kernel, (("H", rows), ("W", cols)), inputs, TensorSize(rows, cols))
+
+
+def matmul_graph(m: int, k: int, n: int, boundary: Boundary = Boundary.replicated) -> OpGraph:
+    mm = _matmul("matmul", "x", m, k, n)
+    return OpGraph("matmul", (_x(m, k), mm, _out("matmul", mm.output)), boundary)
+
+
+def _attention(model: TransformerDims, rows: int, prefill: bool, decode_kv: int, src: str) -> OpSpec:
+    if prefill:
+        dims = (("B", 1), ("H", model.heads), ("Hkv", model.kv_heads), ("Sq", rows), ("Skv", rows))
+    else:
+        dims = (("B", rows), ("H", model.heads), ("Hkv", model.kv_heads), ("Sq", 1), ("Skv", decode_kv))
+    return OpSpec(
+        "attention",
+        OpKind.attention,
+        "flash_attention",
+        (*dims, ("D", model.head_dim)),
+        (src,),
+        TensorSize(rows, model.heads * model.head_dim),
+        causal=prefill,
+        batch_split=not prefill,
+    )
+
+
+def mlp_ops(model: TransformerDims, rows: int, src: str) -> tuple[OpSpec, ...]:
+    return (
+        _matmul("w1", src, rows, model.hidden, model.ffn),
+        _matmul("w3", src, rows, model.hidden, model.ffn),
+        _rowwise("swiglu", OpKind.eltwise, "swiglu", ("w1", "w3"), rows, model.ffn),
+        _matmul("w2", "swiglu", rows, model.ffn, model.hidden),
+    )
+
+
+def attention_ops(model: TransformerDims, rows: int, prefill: bool, decode_kv: int, src: str) -> tuple[OpSpec, ...]:
+    qkv = (model.heads + 2 * model.kv_heads) * model.head_dim
+    return (
+        _matmul("qkv", src, rows, model.hidden, qkv),
+        _attention(model, rows, prefill, decode_kv, "qkv"),
+        _matmul("wo", "attention", rows, model.heads * model.head_dim, model.hidden),
+    )
+
+
+def mlp_graph(model: TransformerDims, rows: int, boundary: Boundary = Boundary.replicated) -> OpGraph:
+    ops = mlp_ops(model, rows, "x")
+    return OpGraph("mlp", (_x(rows, model.hidden), *ops, _out("w2", ops[-1].output)), boundary)
+
+
+def attention_graph(
+    model: TransformerDims, rows: int, prefill: bool, decode_kv: int, boundary: Boundary = Boundary.replicated
+) -> OpGraph:
+    ops = attention_ops(model, rows, prefill, decode_kv, "x")
+    return OpGraph("attention", (_x(rows, model.hidden), *ops, _out("wo", ops[-1].output)), boundary)
+
+
+def decoder_layer_graph(model: TransformerDims, rows: int, prefill: bool, decode_kv: int) -> OpGraph:
+    """One Llama decoder layer (module docstring); the output returns to the input's state."""
+    h = model.hidden
+    ops = (
+        _x(rows, h),
+        _rowwise("attn_norm", OpKind.norm, "rmsnorm", ("x",), rows, h),
+        *attention_ops(model, rows, prefill, decode_kv, "attn_norm"),
+        _rowwise("residual_attn", OpKind.eltwise, "binary", ("x", "wo"), rows, h),
+        _rowwise("ffn_norm", OpKind.norm, "rmsnorm", ("residual_attn",), rows, h),
+        *mlp_ops(model, rows, "ffn_norm"),
+        _rowwise("residual_ffn", OpKind.eltwise, "binary", ("residual_attn", "w2"), rows, h),
+    )
+    return OpGraph("decoder_layer", (*ops, _out("residual_ffn", ops[-1].output)), Boundary.cyclic)

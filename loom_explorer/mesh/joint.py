@@ -1,0 +1,412 @@
+"""The joint CP-SAT model: one split per op, the state of every tensor, the collectives between them.
+
+Variables (all boolean): ``view[v]`` (exactly one: the mesh shape ttnn opens), ``x[op, s]`` (exactly one split
+per op, of the chosen view), ``cfg[T, c]`` (exactly one collective configuration, ``transitions.py``, per
+tensor ``T``, of the chosen view). A tensor's source state is its producer's split's output state:
+``src[T, a] = sum_{s: out(s) = a} x[producer, s]``. For each reader of ``T`` (an op's input), ``dst[b]``
+sums the reader's splits reading ``T`` in state ``b``, and ``q[a, b]`` (one per state pair a collective
+connects) has the pair's marginals: ``sum_b q[a, b] = src[a]``, ``sum_a q[a, b] = dst[b]`` (exact for
+integral splits, and a far tighter relaxation than products of literals). A change ``a -> b`` is
+``made[T, a, b] >= q[a, b]`` once for every reader of ``b`` (two matmuls reading one norm's output gather it
+once).
+
+Costs (cycles), the objective's terms, summed over the chain of ops every device runs:
+
+* ``onchip[op, s] * x[op, s]``: the split's per-chip latency (its proven optimum, or a lower bound while it is
+  unsolved: ``plan.py``) plus its own fixed collectives (the distributed norm's stats gather);
+* a fused all-gather + matmul split (``splits.py``) costs ``fused[op, s, c]`` under its input tensor's config
+  ``c``;
+* the table of each tensor's transitions, disaggregated over its configs: ``sum_c made[T, a, b, c] =
+  made[T, a, b]``, ``made[T, a, b, c] => cfg[T, c]``, costing ``transition(T, a -> b, c)`` (the fused splits'
+  ``z`` likewise: ``sum_c z[c] = x``, ``z[c] => cfg[T, c]``). A pair no collective connects has no ``q``.
+
+The boundary ops pin the input's and output's states (``graph.py``).
+
+Pins are literals passed as assumptions. When the model is infeasible under them, a feasibility-only copy
+(no objective, as ``solve/explain.py`` does for one chip: assumptions with an objective give unreliable
+cores) gives ``sufficient_assumptions_for_infeasibility``, shrunk by deletion to a minimal set of pins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from loom_explorer.hardware.mesh_schema import MeshSpec
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mesh.graph import Boundary, OpGraph
+from loom_explorer.mesh.pins import MeshPin
+from loom_explorer.mesh.splits import Split
+from loom_explorer.mesh.states import AxisState, MeshView, TensorState
+from loom_explorer.mesh.transitions import CollectiveConfig, TransitionCost, collective_configs, transition_cost
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One state change of a tensor in a solution: from its producer's state to one its consumers need."""
+
+    tensor: str
+    consumers: tuple[str, ...]
+    src: TensorState
+    dst: TensorState
+    config: CollectiveConfig
+    cost: TransitionCost
+
+
+@dataclass(frozen=True, slots=True)
+class JointSolution:
+    latency_cycles: int
+    view: str
+    splits: tuple[tuple[str, Split], ...]  # op -> its split, in graph order
+    configs: tuple[tuple[str, CollectiveConfig], ...]
+    edges: tuple[Edge, ...]
+    split_cycles: tuple[tuple[str, int], ...]  # op -> the cost its split was charged (on-chip + own collectives)
+
+
+@dataclass(frozen=True, slots=True)
+class JointConflict:
+    pins: tuple[str, ...]
+    message: str
+
+
+@dataclass
+class JointTables:
+    """What does not change between solves: splits, tensors' transition tables and configs."""
+
+    mesh: MeshSpec
+    chip: HardwareSpec
+    graph: OpGraph
+    views: tuple[MeshView, ...]
+    splits: dict[str, list[Split]]
+    configs: dict[str, tuple[CollectiveConfig, ...]] = field(default_factory=dict)
+    _table: dict[tuple[str, TensorState, TensorState, CollectiveConfig], TransitionCost | None] = field(
+        default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        self.configs = {v.name: collective_configs(v) for v in self.views}
+
+    def view(self, name: str) -> MeshView:
+        return next(v for v in self.views if v.name == name)
+
+    def transition(self, tensor: str, src: TensorState, dst: TensorState, c: CollectiveConfig) -> TransitionCost | None:
+        key = (tensor, src, dst, c)
+        if key not in self._table:
+            size = self.graph.op(tensor).output
+            self._table[key] = transition_cost(self.mesh, self.chip, self.view(src.view), size, src, dst, c)
+        return self._table[key]
+
+
+def _boundary_ok(graph: OpGraph, s: Split) -> bool:
+    if graph.boundary is Boundary.cyclic or s.problem is not None:
+        return True
+    return all(a is AxisState.replicated for a in s.output.axes)
+
+
+class JointModel:
+    """The model of one solve (module docstring). ``onchip[(op, split)]``: the split's cost, or None when it
+    has no schedule; ``fused[(op, split, config label)]`` for the fused splits."""
+
+    def __init__(
+        self,
+        tables: JointTables,
+        onchip: dict[tuple[str, str], int | None],
+        fused: dict[tuple[str, str, str], int],
+        feasibility_only: bool = False,
+    ) -> None:
+        self.t = tables
+        m = self.model = cp_model.CpModel()
+        g = tables.graph
+        self.view = {v.name: m.new_bool_var(f"view[{v.name}]") for v in tables.views}
+        m.add_exactly_one(self.view.values())
+        self.x: dict[tuple[str, str], cp_model.IntVar] = {}
+        self.split_of: dict[tuple[str, str], Split] = {}
+        cost: list[cp_model.LinearExprT] = []
+        for op in g.ops:
+            cost += self._split_vars(op.name, onchip, feasibility_only)
+        if g.boundary is Boundary.cyclic:
+            for s in tables.splits["x"]:
+                m.add(self.x[("x", s.name)] == self.x[("out", s.name)])
+        self.cfg: dict[tuple[str, CollectiveConfig], cp_model.IntVar] = {}
+        for op in g.ops:
+            if op.name == "out":
+                continue
+            for v in tables.views:
+                lits = [self._cfg(op.name, c) for c in tables.configs[v.name]]
+                m.add(sum(lits) == self.view[v.name])
+        for op in g.ops:
+            if op.name != "out":
+                cost += self._tensor(op.name, feasibility_only)
+        for (op_name, s_name), lit in self.x.items():
+            s = self.split_of[(op_name, s_name)]
+            if s.fused_axis is None or onchip.get((op_name, s_name)) is None or feasibility_only:
+                continue
+            tensor = tables.graph.op(op_name).inputs[0]
+            zs = []
+            for c in tables.configs[s.view]:  # z[c] = x and cfg[c], disaggregated: sum_c z[c] = x
+                z = m.new_bool_var(f"z[{op_name},{s_name},{c.label}]")
+                m.add_implication(z, self.cfg[(tensor, c)])
+                zs.append(z)
+                cost.append(fused[(op_name, s_name, c.label)] * z)
+            m.add(sum(zs) == lit)
+        self.objective = sum(cost)
+        if not feasibility_only:
+            m.minimize(self.objective)
+
+    def _split_vars(
+        self, op: str, onchip: dict[tuple[str, str], int | None], feasibility_only: bool
+    ) -> list[cp_model.LinearExprT]:
+        """``x[op, s]``, exactly one, each implying its view; a split without a schedule (or breaking a
+        replicated boundary) is forbidden; the unfused splits' costs."""
+        m, g = self.model, self.t.graph
+        cost: list[cp_model.LinearExprT] = []
+        lits = []
+        for s in self.t.splits[op]:
+            lit = m.new_bool_var(f"x[{op},{s.name}]")
+            self.x[(op, s.name)], self.split_of[(op, s.name)] = lit, s
+            lits.append(lit)
+            m.add_implication(lit, self.view[s.view])
+            c = onchip.get((op, s.name), 0) if s.problem is not None else 0
+            if c is None or not _boundary_ok(g, s):
+                m.add(lit == 0)
+            elif s.fused_axis is None and not feasibility_only:
+                cost.append(c * lit)
+        m.add_exactly_one(lits)
+        return cost
+
+    def _cfg(self, tensor: str, c: CollectiveConfig) -> cp_model.IntVar:
+        key = (tensor, c)
+        if key not in self.cfg:
+            self.cfg[key] = self.model.new_bool_var(f"cfg[{tensor},{c.view}:{c.label}]")
+        return self.cfg[key]
+
+    def _tensor(self, tensor: str, feasibility_only: bool) -> list[cp_model.LinearExprT]:
+        t = self.t
+        cost: list[cp_model.LinearExprT] = []
+        for v in t.views:
+            src = self._states(tensor, v.name, None)
+            made: dict[tuple[TensorState, TensorState], cp_model.IntVar] = {}
+            for op in t.graph.consumers(tensor):
+                for i, name in enumerate(op.inputs):
+                    if name == tensor:
+                        self._edge(tensor, v.name, src, self._states(op.name, v.name, i), f"{op.name}.{i}", made)
+            for (a, b), r in made.items():
+                cost += self._made_cost(tensor, v.name, a, b, r, feasibility_only)
+        return cost
+
+    def _states(self, op: str, view: str, input_index: int | None) -> dict[TensorState, list[cp_model.IntVar]]:
+        """The split literals of ``op`` on ``view`` by the state they write (or read at ``input_index``)."""
+        out: dict[TensorState, list[cp_model.IntVar]] = {}
+        for s in self.t.splits[op]:
+            if s.view == view:
+                state = s.output if input_index is None else s.inputs[input_index]
+                out.setdefault(state, []).append(self.x[(op, s.name)])
+        return out
+
+    def _edge(
+        self,
+        tensor: str,
+        view: str,
+        src: dict[TensorState, list[cp_model.IntVar]],
+        dst: dict[TensorState, list[cp_model.IntVar]],
+        where: str,
+        made: dict[tuple[TensorState, TensorState], cp_model.IntVar],
+    ) -> None:
+        """q[a, b] = src[a] and dst[b]: the pair's marginals (rows sum to src, columns to dst); a state
+        change is ``made`` once, shared by every reader of the state."""
+        m, first = self.model, self.t.configs[view][0]
+        q = {
+            (a, b): m.new_bool_var(f"q[{tensor}>{where},{a.label}->{b.label}]")
+            for a in src
+            for b in dst
+            if a == b or self.t.transition(tensor, a, b, first) is not None  # else no collective makes b from a
+        }
+        for a, lits in src.items():
+            m.add(sum(q[(a, b)] for b in dst if (a, b) in q) == sum(lits))
+        for b, lits in dst.items():
+            m.add(sum(q[(a, b)] for a in src if (a, b) in q) == sum(lits))
+        for (a, b), lit in q.items():
+            if a != b:
+                if (a, b) not in made:
+                    made[(a, b)] = m.new_bool_var(f"made[{tensor},{a.label}->{b.label}]")
+                m.add_implication(lit, made[(a, b)])
+
+    def _made_cost(
+        self, tensor: str, view: str, a: TensorState, b: TensorState, r: cp_model.IntVar, feasibility_only: bool
+    ) -> list[cp_model.LinearExprT]:
+        """The change ``a -> b`` under the tensor's config, disaggregated: ``sum_c made[c] = made``."""
+        cost: list[cp_model.LinearExprT] = []
+        per_config = []
+        for c in self.t.configs[view]:
+            rc = self.model.new_bool_var(f"made[{tensor},{a.label}->{b.label},{c.label}]")
+            self.model.add_implication(rc, self.cfg[(tensor, c)])
+            per_config.append(rc)
+            tc = self.t.transition(tensor, a, b, c)
+            assert tc is not None
+            if tc.latency_cycles and not feasibility_only:
+                cost.append(tc.latency_cycles * rc)
+        self.model.add(sum(per_config) == r)
+        return cost
+
+    def pin_literal(self, pin: MeshPin) -> cp_model.IntVar:
+        """A literal that, assumed true, enforces ``pin``."""
+        m = self.model
+        if pin.field == "split":
+            return self.x[(pin.target, pin.value)]
+        if pin.field == "view":
+            return self.view[pin.value]
+        lit = m.new_bool_var(f"pin[{pin.text}]")
+        for (tensor, c), var in self.cfg.items():
+            if tensor != pin.target:
+                continue
+            keeps = all(
+                (a.links == int(pin.value)) if pin.field == "num_links" else (a.topology.value == pin.value)
+                for a in c.axes
+            )
+            if not keeps:
+                m.add_implication(lit, var.Not())
+        return lit
+
+
+@dataclass(frozen=True, slots=True)
+class NoneFaster:
+    """No assignment on the view is cheaper than ``upper_bound_cycles`` (proven: CP-SAT found none)."""
+
+    view: str
+    upper_bound_cycles: int
+
+
+def solve_joint(
+    tables: JointTables,
+    onchip: dict[tuple[str, str], int | None],
+    fused: dict[tuple[str, str, str], int],
+    pins: Iterable[MeshPin],
+    view: str,
+    below_cycles: int | None = None,
+    time_limit_seconds: float = 30.0,
+) -> JointSolution | NoneFaster | None:
+    """The optimum of the joint model on ``view`` under ``pins``: a solution, :class:`NoneFaster` when
+    ``below_cycles`` is given and no assignment beats it, None when the pins rule the view out.
+
+    One model per view: views exclude each other, and apart each model is small enough for CP-SAT's default
+    search with its stronger linear relaxation (``linearization_level=2``) to prove in well under a second
+    on a T3000's ring view (the 2 x 4 view's 16 states per tensor take a few seconds)."""
+    jm = JointModel(tables, onchip, fused)
+    jm.model.add(jm.view[view] == 1)
+    if below_cycles is not None:
+        jm.model.add(jm.objective <= below_cycles - 1)
+    jm.model.add_assumptions([jm.pin_literal(p) for p in pins])
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit_seconds
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.linearization_level = 2
+    status = solver.solve(jm.model)
+    if status == cp_model.OPTIMAL:
+        return _solution(jm, solver, onchip, fused)
+    if status == cp_model.INFEASIBLE:
+        return None if below_cycles is None else NoneFaster(view, below_cycles)
+    raise RuntimeError(
+        f"the joint model of view {view} ended {solver.status_name(status)} within {time_limit_seconds} s"
+    )
+
+
+def explain(
+    tables: JointTables, onchip: dict[tuple[str, str], int | None], pins: list[MeshPin], time_limit_seconds: float
+) -> JointConflict:
+    """A minimal set of pins that cannot hold together (module docstring)."""
+
+    def infeasible(subset: list[MeshPin]) -> tuple[bool, list[MeshPin]]:
+        jm = JointModel(tables, onchip, {}, feasibility_only=True)
+        made = [jm.pin_literal(p) for p in subset]
+        lits = {lit.index: p for lit, p in zip(made, subset, strict=True)}
+        jm.model.add_assumptions(made)
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = time_limit_seconds
+        solver.parameters.num_workers = 1
+        status = solver.solve(jm.model)
+        if status != cp_model.INFEASIBLE:
+            return False, []
+        core = solver.sufficient_assumptions_for_infeasibility()
+        found = [lits[i] for i in core if i in lits]
+        return True, found or list(subset)
+
+    bad, core = infeasible(pins)
+    if not bad:
+        return JointConflict((), "no split of every op has a schedule on a chip (every per-chip problem refused)")
+    for p in list(core):  # shrink by deletion: keep only the pins the conflict needs
+        rest = [q for q in core if q is not p]
+        if infeasible(rest)[0]:
+            core = rest
+    if not core:
+        return JointConflict((), "no choice of splits is possible even without pins")
+    words = "; ".join(_describe(tables, p) for p in core)
+    head = (
+        f"pin {core[0].text} cannot hold"
+        if len(core) == 1
+        else f"pins {', '.join(p.text for p in core)} cannot hold together"
+    )
+    return JointConflict(tuple(p.text for p in core), f"{head}: {words}")
+
+
+def _describe(tables: JointTables, pin: MeshPin) -> str:
+    if pin.field == "split":
+        s = next(x for x in tables.splits[pin.target] if x.name == pin.value)
+        ins = ", ".join(i.label for i in s.inputs) or "-"
+        return f"{pin.text} runs on view {s.view}, reads {ins}, writes {s.output.label}"
+    if pin.field == "view":
+        return f"{pin.text}: every op splits over view {pin.value}"
+    have = {
+        v.name: sorted({(a.links if pin.field == "num_links" else a.topology.value) for c in cs for a in c.axes})
+        for v, cs in ((tables.view(n), cs) for n, cs in tables.configs.items())
+    }
+    offered = "; ".join(f"view {n}: {', '.join(map(str, vals))}" for n, vals in have.items())
+    return f"{pin.text}: every axis of the view must offer {pin.field} {pin.value} ({offered})"
+
+
+def _solution(
+    jm: JointModel,
+    solver: cp_model.CpSolver,
+    onchip: dict[tuple[str, str], int | None],
+    fused: dict[tuple[str, str, str], int],
+) -> JointSolution:
+    t = jm.t
+    view = next(n for n, v in jm.view.items() if solver.boolean_value(v))
+    chosen = {op: jm.split_of[(op, s)] for (op, s), v in jm.x.items() if solver.boolean_value(v)}
+    configs = {tensor: c for (tensor, c), v in jm.cfg.items() if solver.boolean_value(v)}
+    edges: list[Edge] = []
+    for op in t.graph.ops:
+        if op.name == "out":
+            continue
+        src = chosen[op.name].output
+        wanted: dict[TensorState, list[str]] = {}
+        for reader in t.graph.consumers(op.name):
+            for i, name in enumerate(reader.inputs):
+                if name == op.name:
+                    wanted.setdefault(chosen[reader.name].inputs[i], []).append(reader.name)
+        for dst, readers in wanted.items():
+            if dst == src:
+                continue
+            tc = t.transition(op.name, src, dst, configs[op.name])
+            assert tc is not None
+            edges.append(Edge(op.name, tuple(readers), src, dst, configs[op.name], tc))
+    split_cycles = []
+    for op in t.graph.ops:
+        s = chosen[op.name]
+        if s.problem is None:
+            continue
+        if s.fused_axis is not None:
+            c = configs[op.inputs[0]]
+            split_cycles.append((op.name, fused[(op.name, s.name, c.label)]))
+        else:
+            split_cycles.append((op.name, onchip[(op.name, s.name)] or 0))
+    return JointSolution(
+        int(round(solver.objective_value)),
+        view,
+        tuple((op.name, chosen[op.name]) for op in t.graph.ops),
+        tuple(sorted(configs.items(), key=lambda kv: kv[0])),
+        tuple(edges),
+        tuple(split_cycles),
+    )

@@ -1,0 +1,188 @@
+"""Prove the fastest split of a graph on a mesh: bound every split, solve only the per-chip problems that
+can still matter, and repeat the joint model until its answer rests on proven optima only.
+
+1. Every split's per-chip problem gets a lower bound (``onchip.chip_bound``, no candidate's model built).
+2. The joint model (``joint.py``) is solved with each split's cost = its proven optimum when known, else its
+   bound (plus the split's own fixed collectives; a fused all-gather + matmul's cost is monotone in its
+   matmul's, so a bound there gives a bound too). One model per view (``joint.solve_joint``); once a view
+   has a proven answer, the next views are asked only for an assignment cheaper than it.
+3. Every per-chip problem the joint optimum uses and that is still only bounded is solved to its proven
+   optimum (``onchip.solve_chip``, through the results store); back to 2. When the optimum uses solved
+   problems only, stop.
+
+**Why the answer is proven optimal.** At the end the joint optimum ``L*`` is computed with costs that are,
+for every split, either its proven on-chip optimum or a lower bound of it; the transitions are exact. Any
+other assignment of splits costs at least what the model charges it (each term is at most the true one),
+which is at least ``L*``, the model's minimum; and the chosen assignment's charge is its true latency (all
+its problems are solved). So no assignment is faster than the one found. A split never solved is thereby
+proven no better: it is "pruned". Each round solves at least one new problem, so the loop ends.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import ceil
+from pathlib import Path
+
+from loom_explorer.hardware.mesh_load import mesh_chip
+from loom_explorer.hardware.mesh_schema import MeshSpec
+from loom_explorer.mesh.graph import OpGraph
+from loom_explorer.mesh.joint import JointConflict, JointSolution, JointTables, explain, solve_joint
+from loom_explorer.mesh.onchip import ChipSolve, chip_bound, solve_chip
+from loom_explorer.mesh.pins import MeshPin, parse_pin
+from loom_explorer.mesh.splits import ChipProblem, Split, op_splits
+from loom_explorer.mesh.states import MeshError, mesh_views
+from loom_explorer.mesh.transitions import AxisConfig, collective_cycles
+from loom_explorer.model.collective import CollectiveKind
+from loom_explorer.problem import ProblemError
+
+
+@dataclass(frozen=True, slots=True)
+class SplitStatus:
+    """One split of one op: ``status`` ``solved`` (its per-chip problem proven), ``pruned`` (only bounded:
+    proven no better), ``infeasible`` (no schedule on a chip); ``onchip_cycles`` the optimum or the bound;
+    ``fixed_cycles`` its own collectives."""
+
+    op: str
+    split: str
+    view: str
+    problem: str
+    status: str
+    onchip_cycles: int | None
+    fixed_cycles: int
+
+
+@dataclass(frozen=True, slots=True)
+class MeshPlan:
+    graph: str
+    mesh: str
+    pins: tuple[str, ...]
+    result: JointSolution | JointConflict
+    splits: tuple[SplitStatus, ...]
+    problems_solved: int  # distinct per-chip problems solved to their optimum (or read back)
+    problems_pruned: int  # distinct per-chip problems only bounded
+    problems_from_store: int
+    rounds: int
+    seconds: float
+    solve_seconds: float  # of which per-chip solves
+
+
+@dataclass
+class Planner:
+    """The splits, bounds and per-chip answers of one graph on one mesh; ``plan`` runs the loop under pins.
+    Per-chip answers are kept between plans (ours, then ttnn's split, share them)."""
+
+    mesh: MeshSpec
+    graph: OpGraph
+    store: str | Path | None = None
+    use_memory: bool = True
+    time_limit_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        self.chip = mesh_chip(self.mesh)
+        self.views = mesh_views(self.mesh)
+        splits = {
+            op.name: [s for v in self.views for s in op_splits(op, v, self.mesh, self.chip)] for op in self.graph.ops
+        }
+        self.tables = JointTables(self.mesh, self.chip, self.graph, self.views, splits)
+        self.bounds: dict[ChipProblem, int | None] = {}
+        for ss in splits.values():
+            for s in ss:
+                if s.problem is not None and s.problem not in self.bounds:
+                    try:
+                        self.bounds[s.problem] = chip_bound(self.chip, s.problem)
+                    except ProblemError:
+                        self.bounds[s.problem] = None
+        self.solved: dict[ChipProblem, ChipSolve] = {}
+        self.solve_seconds = 0.0
+
+    def pins(self, texts: list[str] | tuple[str, ...]) -> list[MeshPin]:
+        return [parse_pin(t, self.graph, self.tables.splits, self.views) for t in texts]
+
+    def _cost(self, p: ChipProblem) -> int | None:
+        if p in self.solved:
+            return self.solved[p].latency_cycles
+        return self.bounds[p]
+
+    def _costs(self) -> tuple[dict[tuple[str, str], int | None], dict[tuple[str, str, str], int]]:
+        onchip: dict[tuple[str, str], int | None] = {}
+        fused: dict[tuple[str, str, str], int] = {}
+        for op, ss in self.tables.splits.items():
+            for s in ss:
+                if s.problem is None:
+                    continue
+                c = self._cost(s.problem)
+                onchip[(op, s.name)] = None if c is None else c + s.fixed_cycles
+                if c is not None and s.fused_axis is not None:
+                    for cfg in self.tables.configs[s.view]:
+                        fused[(op, s.name, cfg.label)] = self.fused_cycles(op, s, cfg.axes[s.fused_axis], c)
+        return onchip, fused
+
+    def fused_cycles(self, op: str, s: Split, cfg: AxisConfig, matmul_cycles: int) -> int:
+        """``max(T_mm, T_ag + T_mm / n)`` (``splits.py``): the gather of the input's slices along the fused axis."""
+        view = self.tables.view(s.view)
+        axis = view.axes[s.fused_axis or 0]
+        size = self.graph.op(self.graph.op(op).inputs[0]).output
+        slice_bytes = size.local_bytes(view, s.inputs[0])
+        gather = collective_cycles(
+            self.mesh, self.chip, CollectiveKind.all_gather, axis.chips, cfg, slice_bytes, size.page_bytes
+        )
+        return max(matmul_cycles, gather + ceil(matmul_cycles / axis.chips))
+
+    def plan(self, pin_texts: list[str] | tuple[str, ...] = ()) -> MeshPlan:
+        start = time.perf_counter()
+        pins = self.pins(pin_texts)
+        solve_before = self.solve_seconds
+        rounds = 0
+        best: JointSolution | None = None
+        for view in self.views:  # one joint model per view; a view that cannot beat the best so far is pruned
+            while True:
+                rounds += 1
+                onchip, fused = self._costs()
+                below = best.latency_cycles if best is not None else None
+                found = solve_joint(self.tables, onchip, fused, pins, view.name, below, self.time_limit_seconds)
+                if not isinstance(found, JointSolution):
+                    break  # the pins rule the view out, or nothing on it beats the best
+                todo = [s.problem for _, s in found.splits if s.problem is not None and s.problem not in self.solved]
+                if not todo:
+                    best = found
+                    break
+                for p in dict.fromkeys(todo):
+                    t = time.perf_counter()
+                    self.solved[p] = solve_chip(self.chip, p, self.store, self.use_memory, self.time_limit_seconds)
+                    self.solve_seconds += time.perf_counter() - t
+                    if not self.solved[p].proven:
+                        raise MeshError(f"per-chip problem {p.label} was not proven within {self.time_limit_seconds} s")
+        result: JointSolution | JointConflict
+        if best is not None:
+            result = best
+        else:
+            onchip, _ = self._costs()
+            result = explain(self.tables, onchip, pins, self.time_limit_seconds)
+        statuses = []
+        for op, ss in self.tables.splits.items():
+            for s in ss:
+                if s.problem is None:
+                    continue
+                if s.problem in self.solved:
+                    c = self.solved[s.problem].latency_cycles
+                    status = "solved" if c is not None else "infeasible"
+                else:
+                    c = self.bounds[s.problem]
+                    status = "pruned" if c is not None else "infeasible"
+                statuses.append(SplitStatus(op, s.name, s.view, s.problem.label, status, c, s.fixed_cycles))
+        problems = {p for p in self.bounds}
+        return MeshPlan(
+            self.graph.name,
+            self.mesh.name,
+            tuple(p.text for p in pins),
+            result,
+            tuple(statuses),
+            len([p for p in problems if p in self.solved]),
+            len([p for p in problems if p not in self.solved]),
+            len([p for p in problems if p in self.solved and self.solved[p].from_store]),
+            rounds,
+            time.perf_counter() - start,
+            self.solve_seconds - solve_before,
+        )

@@ -1,0 +1,170 @@
+"""The splits of an op on a view: what each chip computes, the input states it needs, the state it produces.
+
+A split gives each axis of the view one role (``-`` for none: the op is replicated along that axis):
+
+* **matmul** ``M x K x N``: ``M`` (rows: sequence/data parallel; input ``Sr``, output ``Sr``), ``N`` (column
+  parallel; input ``R``, output ``Sc``), ``K`` (row parallel; input ``Sc``, output partial sums ``P``).
+  Each chip computes ``ceil(M / p_M) x ceil(K / p_K) x ceil(N / p_N)``, ``p_d`` the product of the chips of
+  the axes given ``d``; weights are stored pre-split however the split wants (free, once).
+  **Fused all-gather + matmul** (``agN``, ttnn's ``all_gather_matmul``): the input arrives ``Sc`` on an
+  ``N`` axis and is gathered along it while the chip multiplies the slices already present; the chip's
+  problem is the ``N`` split's. Assumed cost: ``max(T_mm, T_ag + T_mm / n)``: the local slice's share of the
+  matmul (``1/n`` of it) starts at once, the gather streams the other ``n - 1`` slices at its own pace
+  (``T_ag``, the all-gather on its own), and the last slice's share of the matmul can only follow it; when
+  the gather is the shorter, the matmul is never starved. Its ``num_links``/``topology`` are the input
+  tensor's.
+* **attention**: ``heads`` (``H`` and ``Hkv`` over the axis' chips; the qkv tensor's columns are laid out per
+  chip's heads, so ``Sc`` in and out) and, where rows are independent sequences (decode users), ``batch``
+  (``Sr`` in and out). A sequence split of one causal sequence (ring attention) is left out.
+* **norm** (RMS norm of each row): ``rows`` (``Sr``) or ``cols``: the distributed norm ttnn runs on a
+  width-fractured tensor (each chip's sum of squares, an all-gather of a 32-wide stats tile per row, then
+  the scaling): ``Sc`` in and out, plus that stats all-gather (1 link, a ring where the axis closes, as
+  ``tt_distributed_rmsnorm`` calls it).
+* **eltwise** (residual add, SwiGLU multiply): ``rows`` or ``cols``; every input in the output's state.
+
+A split's name lists each axis' role, ``N@ring``, ``N@columns,K@rows``, ``rep@mesh`` (replicated).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+from math import ceil, prod
+
+from loom_explorer.hardware.mesh_schema import MeshSpec
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mesh.graph import OpKind, OpSpec
+from loom_explorer.mesh.states import TILE, AxisState, MeshView, TensorState, local_shape, view_states
+from loom_explorer.mesh.transitions import AxisConfig, collective_cycles
+from loom_explorer.model.collective import CollectiveKind, FabricTopology
+
+NONE = "-"
+
+
+@dataclass(frozen=True, slots=True)
+class ChipProblem:
+    """What one chip computes: a shipped kernel, its shape, its options (``causal``)."""
+
+    kernel: str
+    shape: tuple[tuple[str, int], ...]
+    options: frozenset[str] = frozenset()
+
+    @property
+    def shape_text(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.shape)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kernel} {self.shape_text}" + "".join(f" {o}" for o in sorted(self.options))
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """One split of ``op`` on ``view`` (module docstring). ``fixed_cycles``: collectives the split does
+    inside itself at a fixed configuration (the distributed norm's stats gather). ``fused_axis``: the axis
+    (index) along which the input is all-gathered inside the matmul (``agN``), else None."""
+
+    op: str
+    name: str
+    view: str
+    roles: tuple[str, ...]
+    inputs: tuple[TensorState, ...]
+    output: TensorState
+    problem: ChipProblem | None
+    fixed_cycles: int = 0
+    fused_axis: int | None = None
+
+
+def _p(view: MeshView, roles: tuple[str, ...], role: str) -> int:
+    return prod(a.chips for a, r in zip(view.axes, roles, strict=True) if r == role)
+
+
+def _name(view: MeshView, roles: tuple[str, ...]) -> str:
+    used = [f"{r}@{a.name}" for a, r in zip(view.axes, roles, strict=True) if r != NONE]
+    return ",".join(used) if used else f"rep@{view.name}"
+
+
+def _state(view: MeshView, states: tuple[AxisState, ...]) -> TensorState:
+    return TensorState(view.name, states)
+
+
+_MATMUL_IN = {NONE: AxisState.replicated, "M": AxisState.rows, "N": AxisState.replicated, "K": AxisState.cols}
+_MATMUL_OUT = {NONE: AxisState.replicated, "M": AxisState.rows, "N": AxisState.cols, "K": AxisState.partial}
+
+
+def _matmul_splits(op: OpSpec, view: MeshView) -> list[Split]:
+    out: list[Split] = []
+    m, k, n = op.dim("M"), op.dim("K"), op.dim("N")
+    for roles in product((NONE, "M", "N", "K"), repeat=len(view.axes)):
+        shape = (
+            ("M", ceil(m / _p(view, roles, "M"))),
+            ("K", ceil(k / _p(view, roles, "K"))),
+            ("N", ceil(n / _p(view, roles, "N"))),
+        )
+        if any(v < 1 or (d != "M" and v % TILE) for d, v in shape):
+            continue  # K and N slices are whole tiles (weights are tiled)
+        problem = ChipProblem("gemm", shape)
+        ins = tuple(_MATMUL_IN[r] for r in roles)
+        outs = _state(view, tuple(_MATMUL_OUT[r] for r in roles))
+        out.append(Split(op.name, _name(view, roles), view.name, roles, (_state(view, ins),), outs, problem))
+        for i, r in enumerate(roles):  # the fused all-gather + matmul along each N axis
+            if r == "N":
+                fused_in = tuple(AxisState.cols if j == i else s for j, s in enumerate(ins))
+                name = _name(view, tuple("agN" if j == i else x for j, x in enumerate(roles)))
+                out.append(
+                    Split(op.name, name, view.name, roles, (_state(view, fused_in),), outs, problem, fused_axis=i)
+                )
+    return out
+
+
+def _attention_splits(op: OpSpec, view: MeshView) -> list[Split]:
+    out: list[Split] = []
+    choices = (NONE, "heads", "batch") if op.batch_split else (NONE, "heads")
+    for roles in product(choices, repeat=len(view.axes)):
+        ph, pb = _p(view, roles, "heads"), _p(view, roles, "batch")
+        if op.dim("H") % ph or op.dim("Hkv") % ph or op.dim("B") % pb:
+            continue  # whole heads (and key/value heads) and whole users per chip
+        shape = tuple((d, v // ph if d in ("H", "Hkv") else v // pb if d == "B" else v) for d, v in op.dims)
+        role_state = {NONE: AxisState.replicated, "heads": AxisState.cols, "batch": AxisState.rows}
+        state = _state(view, tuple(role_state[r] for r in roles))
+        options = frozenset({"causal"}) if op.causal else frozenset()
+        problem = ChipProblem("flash_attention", shape, options)
+        out.append(Split(op.name, _name(view, roles), view.name, roles, (state,), state, problem))
+    return out
+
+
+def _rowwise_splits(op: OpSpec, view: MeshView, mesh: MeshSpec, chip: HardwareSpec) -> list[Split]:
+    out: list[Split] = []
+    for roles in product((NONE, "rows", "cols"), repeat=len(view.axes)):
+        role_state = {NONE: AxisState.replicated, "rows": AxisState.rows, "cols": AxisState.cols}
+        state = _state(view, tuple(role_state[r] for r in roles))
+        h, w = local_shape(view, state, op.dim("H"), op.dim("W"))
+        fixed = 0
+        if op.kind is OpKind.norm:
+            for axis, r in zip(view.axes, roles, strict=True):
+                if r == "cols":  # the distributed norm's stats: one 32-wide tile column per row
+                    topo = FabricTopology.ring if FabricTopology.ring in axis.topologies else FabricTopology.linear
+                    stats = h * TILE * op.output.element_bytes
+                    page = op.output.page_bytes
+                    fixed += collective_cycles(
+                        mesh, chip, CollectiveKind.all_gather, axis.chips, AxisConfig(1, topo), stats, page
+                    )
+        problem = ChipProblem(op.kernel, (("H", h), ("W", w)))
+        ins = tuple(state for _ in op.inputs)
+        out.append(Split(op.name, _name(view, roles), view.name, roles, ins, state, problem, fixed_cycles=fixed))
+    return out
+
+
+def op_splits(op: OpSpec, view: MeshView, mesh: MeshSpec, chip: HardwareSpec) -> list[Split]:
+    """Every split of ``op`` on ``view`` (module docstring). Boundary ops get one split per state (no work)."""
+    if op.kind is OpKind.matmul:
+        return _matmul_splits(op, view)
+    if op.kind is OpKind.attention:
+        return _attention_splits(op, view)
+    if op.kind in (OpKind.norm, OpKind.eltwise):
+        return _rowwise_splits(op, view, mesh, chip)
+    out = []
+    for s in view_states(view, partial=False):
+        ins = (s,) if op.inputs else ()
+        out.append(Split(op.name, s.label, view.name, (), ins, s, None))
+    return out
