@@ -85,10 +85,18 @@ def run_mesh(req: MeshRequest) -> int:
         except ValueError as exc:
             ttnn_note = str(exc)
     if req.json:
-        print(json.dumps({"ours": asdict(ours), "ttnn": asdict(ttnn) if ttnn else None, "ttnn_note": ttnn_note}))
+        out = {"ours": asdict(ours), "ttnn": asdict(ttnn) if ttnn else None, "ttnn_note": ttnn_note}
+        print(json.dumps(out, default=_plain))
     else:
         _print(ours, ttnn, ttnn_note, planner.chip.clock_ghz)
     return EXIT_OK if isinstance(ours.result, JointSolution) else EXIT_NO_SCHEDULE
+
+
+def _plain(value: object) -> object:
+    """JSON for what ``json`` does not write itself: a set (a per-chip problem's options) as a sorted list."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _us(cycles: int, ghz: float) -> str:

@@ -166,3 +166,19 @@ def test_ttnn_split_is_costed_and_no_faster_than_the_best(tmp_path: Path) -> Non
     best = planner.plan()
     assert isinstance(best.result, JointSolution)
     assert best.result.latency_cycles <= ttnn.result.latency_cycles
+
+
+def test_the_command_line_prints_json_and_exits_3_on_a_conflict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from loom_explorer.cli.entry import main
+
+    base = ["mesh", "solve", "--hw", "t3000", "--op", "matmul", "--shape", "M=32,K=256,N=1024"]
+    store = ["--store", str(tmp_path / "s.sqlite")]
+    assert main([*base, *store, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ours"]["result"]["latency_cycles"] > 0 and out["ttnn"] is None
+    assert main([*base, *store, "--pin", "view=mesh", "--pin", "matmul.split=N"]) == 3
+    assert "cannot hold together" in capsys.readouterr().out
