@@ -14,6 +14,10 @@ from pathlib import Path
 
 from loom_explorer.hardware.load import (
     HardwareError,
+    _mark_of,
+    _read_yaml,
+    _where,
+    list_hardware,
     load_hardware,
     resolve_hardware_path,
     shipped_hardware_dir,
@@ -34,9 +38,29 @@ def list_meshes() -> list[str]:
     return sorted(p.stem for p in shipped_mesh_dir().glob("*.yaml"))
 
 
+def shipped_name_clashes() -> list[str]:
+    """Names shipped both as a chip (``hw/NAME.yaml``) and as a mesh (``hw/meshes/NAME.yaml``): there must be
+    none, as ``hw show NAME`` and every ``--hw NAME`` would be ambiguous (``loom-explorer hw`` refuses to run)."""
+    return sorted(set(list_hardware()) & set(list_meshes()))
+
+
 def is_mesh_name(name: str) -> bool:
     """Whether ``name`` names a shipped mesh (not a chip)."""
     return name in list_meshes()
+
+
+def is_mesh_file(name_or_path: str | Path) -> bool:
+    """Whether ``name_or_path`` is a readable YAML file whose top level holds ``ethernet`` (a mesh's key; a
+    chip description has none). A file that cannot be read or parsed is no mesh: the chip loader reports it."""
+    text = str(name_or_path)
+    path = Path(text)
+    try:
+        if not path.is_file():
+            return False
+        raw, _ = _read_yaml(path, MESH_BOOLEANS)
+    except (HardwareError, OSError, ValueError):
+        return False
+    return isinstance(raw, dict) and "ethernet" in raw
 
 
 def resolve_mesh_path(name_or_path: str | Path) -> Path:
@@ -55,7 +79,12 @@ def _load_file(path: Path, _mtime_ns: int) -> MeshSpec:
     try:
         load_hardware(mesh.chip)
     except HardwareError as exc:
-        raise HardwareError(f"{path}: field chip: {mesh.chip!r} is not a loadable chip description ({exc})") from None
+        _, marks = _read_yaml(path, MESH_BOOLEANS)
+        where = _where(path, _mark_of(marks, ("chip",)))
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise HardwareError(
+            f"{where}: field chip: {mesh.chip!r} is not a loadable chip description ({reason})"
+        ) from None
     return mesh
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from loom_explorer.hardware.schema import Bytes, Cycles, Rate, _Frozen
 
@@ -59,17 +59,30 @@ class MeshAxisSpec(_Frozen):
         default=0, description="links per neighbouring pair reserved for dispatch (not in links, not for the fabric)"
     )
 
-    @model_validator(mode="after")
-    def _check(self) -> MeshAxisSpec:
-        if self.chips > 1 and self.links == 0:
-            raise ValueError(f"an axis of {self.chips} chips needs links >= 1 between neighbours")
-        if self.links + self.dispatch_links > MAX_LINKS_PER_PAIR:
-            raise ValueError(
-                f"links {self.links} + dispatch_links {self.dispatch_links} exceed {MAX_LINKS_PER_PAIR} per pair"
-            )
-        if self.wraps and self.chips < 3:
-            raise ValueError("wraps: a ring needs at least 3 chips on the axis (2 chips are one pair)")
-        return self
+    # field validators (not one model validator) so that an error names the field at fault, and so its line
+    @field_validator("links")
+    @classmethod
+    def _links_join_neighbours(cls, links: int, info: ValidationInfo) -> int:
+        chips = info.data.get("chips")
+        if chips is not None and chips > 1 and links == 0:
+            raise ValueError(f"an axis of {chips} chips needs links >= 1 between neighbours")
+        return links
+
+    @field_validator("wraps")
+    @classmethod
+    def _ring_needs_three(cls, wraps: bool, info: ValidationInfo) -> bool:
+        chips = info.data.get("chips")
+        if wraps and chips is not None and chips < 3:
+            raise ValueError(f"a ring needs at least 3 chips on the axis ({chips} chips are no ring)")
+        return wraps
+
+    @field_validator("dispatch_links")
+    @classmethod
+    def _pair_has_room(cls, dispatch_links: int, info: ValidationInfo) -> int:
+        links = info.data.get("links")
+        if links is not None and links + dispatch_links > MAX_LINKS_PER_PAIR:
+            raise ValueError(f"links {links} + dispatch_links {dispatch_links} exceed {MAX_LINKS_PER_PAIR} per pair")
+        return dispatch_links
 
 
 class EthernetSpec(_Frozen):
@@ -83,14 +96,13 @@ class EthernetSpec(_Frozen):
     fabric_bytes_per_cycle: Rate
     hop_latency_cycles: Cycles
 
-    @model_validator(mode="after")
-    def _check(self) -> EthernetSpec:
-        if self.fabric_bytes_per_cycle > self.link_bytes_per_cycle:
-            raise ValueError(
-                f"fabric_bytes_per_cycle {self.fabric_bytes_per_cycle} exceeds the line rate "
-                f"link_bytes_per_cycle {self.link_bytes_per_cycle}"
-            )
-        return self
+    @field_validator("fabric_bytes_per_cycle")
+    @classmethod
+    def _within_line_rate(cls, rate: float, info: ValidationInfo) -> float:
+        line = info.data.get("link_bytes_per_cycle")
+        if line is not None and rate > line:
+            raise ValueError(f"{rate} exceeds the line rate link_bytes_per_cycle {line}")
+        return rate
 
 
 class MeshSpec(_Frozen):
