@@ -168,41 +168,23 @@ class CollectiveAccuracyRequest:
     json: bool
 
 
+_PUBLISHED_FLAGS = ("data", "configs", "hw", "record", "cross_validate", "constants", "skip_bad_rows")
+
+
+def _given(args: argparse.Namespace, *names: str) -> list[str]:
+    """The flags among ``names`` (argparse destinations) that the command line set, as ``--flag-name``."""
+    return ["--" + name.replace("_", "-") for name in names if getattr(args, name)]
+
+
 def parse_accuracy(args: argparse.Namespace) -> AccuracyRequest | CaptureAccuracyRequest | CollectiveAccuracyRequest:
     if args.collectives:
-        given = [
-            flag
-            for flag, value in (
-                ("--by", args.by),
-                ("--data", args.data),
-                ("--configs", args.configs),
-                ("--hw", args.hw),
-                ("--record", args.record),
-                ("--cross-validate", args.cross_validate),
-                ("--constants", args.constants),
-                ("--skip-bad-rows", args.skip_bad_rows),
-                ("--factors", args.factors),
-            )
-            if value
-        ]
+        given = _given(args, *_PUBLISHED_FLAGS, "by", "factors")
         if given or args.folds != "capture":
             flags = ", ".join(given) or "--folds"
             raise InputError(f"--collectives judges the collective model on the shipped rows; it takes no {flags}")
         return CollectiveAccuracyRequest(args.json)
     if args.by is not None:
-        given = [
-            flag
-            for flag, value in (
-                ("--data", args.data),
-                ("--configs", args.configs),
-                ("--hw", args.hw),
-                ("--record", args.record),
-                ("--cross-validate", args.cross_validate),
-                ("--constants", args.constants),
-                ("--skip-bad-rows", args.skip_bad_rows),
-            )
-            if value
-        ]
+        given = _given(args, *_PUBLISHED_FLAGS)
         if given:
             raise InputError(
                 f"--by judges the capture calibration on the shipped captures; it takes no {', '.join(given)}"
