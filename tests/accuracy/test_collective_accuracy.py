@@ -141,6 +141,11 @@ def test_cli_accuracy_collectives(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"calibrated met on {a.met} of {len(a.held_out)}" in out
 
 
+def test_cli_accuracy_collectives_refuses_the_flags_of_other_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["accuracy", "--collectives", "--hw", "wormhole_n150", "--skip-bad-rows"]) == 2
+    assert "takes no --hw, --skip-bad-rows" in capsys.readouterr().err
+
+
 def test_cli_ingest_prints_the_collective_rows(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
     assert main(["ingest", str(capture_path(DEEPSEEK)), "--dry-run"]) == 0
     out = capsys.readouterr().out
