@@ -120,7 +120,7 @@ class MeshPage:
             layout="fit_data_stretch",
             css_classes=["mesh-ops"],
             formatters={"collectives after it": {"type": "textarea"}},
-            widths={"collectives after it": 320},
+            widths={"split": 170, "per-chip problem": 230, "collectives after it": 340},
         )
         self.table.on_click(self._on_table_click)
         self.opened = pn.pane.Markdown("", css_classes=["mesh-opened"], sizing_mode="stretch_width")
