@@ -48,9 +48,12 @@ from loom_explorer.hardware.schema import (
 from loom_explorer.problem import KernelTarget, make_problem
 from loom_explorer.ui.catalog import Catalog, InputError
 from loom_explorer.ui.explorer import Explorer
+from loom_explorer.ui.mesh_request import MeshChoice, checked
 from loom_explorer.ui.state import DEFAULT_KERNEL, MAX_SHAPE_CHARS, activation_names
 
 QUERY_KEYS = ("hw", "kernel", "shape", "dtype", "fidelity", "target", "activation")
+# the mesh section's (ui/mesh_request.py): ``mesh`` opens it; ``mesh_shape`` is the matmul's M,K,N
+MESH_KEYS = {"mesh": "mesh", "graph": "graph", "model": "model", "phase": "phase", "mesh_shape": "shape"}
 OPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")  # ``option=NAME`` (repeatable): a program option's name
 LOOPBACK = "127.0.0.1"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")  # what "localhost" may resolve to
@@ -113,6 +116,19 @@ def query_choices(args: Mapping[str, Sequence[bytes]], catalog: Catalog) -> tupl
     return out, notes
 
 
+def mesh_query(args: Mapping[str, Sequence[bytes]]) -> tuple[MeshChoice | None, list[str]]:
+    """The mesh section's choice from a query string (None without ``mesh``), and a message per refusal:
+    every value is one of the names the section offers (a shipped mesh, never a path), else the choice is
+    dropped and the message names the field."""
+    raw = {field: bytes(args[key][0]).decode("utf-8", "replace") for key, field in MESH_KEYS.items() if args.get(key)}
+    if "mesh" not in raw:
+        return None, []
+    try:
+        return checked(MeshChoice(**raw)), []
+    except InputError as exc:
+        return None, [f"{exc}; the mesh section stays closed"]
+
+
 def _activation(name: str) -> str:
     if name not in activation_names():
         raise ValueError(name)
@@ -156,11 +172,20 @@ def create_app(catalog: Catalog | None = None) -> Explorer:
     pn.extension("tabulator", notifications=False)
     catalog = catalog if catalog is not None else Catalog.shipped()
     kwargs, notes = query_choices(_session_args(), catalog)
+    mesh, mesh_notes = mesh_query(_session_args())
+    notes += mesh_notes
     try:
         explorer = Explorer(solve=False, catalog=catalog, notice="; ".join(notes), **kwargs)
     except InputError as exc:  # a command-line kernel file that broke since startup: the defaults instead
         explorer = Explorer(solve=False, catalog=catalog, notice=f"{exc}; showing the default instead")
     pn.state.onload(explorer.solve_async)
+    if mesh is not None:
+        chosen = mesh
+
+        async def open_mesh() -> None:
+            await explorer.open_mesh_async(chosen)
+
+        pn.state.onload(open_mesh)
     if pn.state.curdoc is not None:
         pn.state.on_session_destroyed(lambda _context: explorer.close())
     _LIVE.add(explorer)

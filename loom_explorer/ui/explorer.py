@@ -25,6 +25,7 @@ import param
 
 from loom_explorer.accuracy.family_error import error_for_op, family_of
 from loom_explorer.export.formats import exporter, exporters
+from loom_explorer.hardware.mesh_load import list_meshes
 from loom_explorer.model.expr import describe
 from loom_explorer.problem import example_shape
 from loom_explorer.program.dsl import TileProgram
@@ -35,6 +36,8 @@ from loom_explorer.ui.catalog import Catalog
 from loom_explorer.ui.charts import StackedBars
 from loom_explorer.ui.grid_view import GridView
 from loom_explorer.ui.measure import MeasurePanel
+from loom_explorer.ui.mesh_page import NO_MESH, MeshPage, mesh_label
+from loom_explorer.ui.mesh_request import MeshChoice
 from loom_explorer.ui.profiler_page import ProfilerPage
 from loom_explorer.ui.runner import SolveRunner
 from loom_explorer.ui.scene import grid_scene
@@ -153,6 +156,33 @@ class Explorer(pn.viewable.Viewer):
 
     _profiler: ProfilerPage | None
     profiler_place: pn.Column
+    _mesh: MeshPage | None
+    mesh_place: pn.Column
+
+    @property
+    def mesh(self) -> MeshPage:
+        """The mesh section (``ui/mesh_page.py``), built and shown on first use."""
+        if self._mesh is None:
+            self._mesh = MeshPage(self)
+            self.mesh_place.objects = [pn.pane.Markdown("### Mesh"), self._mesh.panel()]
+        return self._mesh
+
+    async def open_mesh_async(self, choice: MeshChoice) -> None:
+        """Show the mesh section and split ``choice`` (the served page's ``?mesh=...``)."""
+        page = self.mesh
+        for widget, value in (
+            (page.w_mesh, choice.mesh),
+            (page.w_graph, choice.graph),
+            (page.w_shape, choice.shape),
+            (page.w_model, choice.model),
+            (page.w_phase, choice.phase),
+        ):
+            widget.value = value
+        await page.plan_async(choice)
+
+    async def _on_mesh_open(self, event: param.parameterized.Event) -> None:
+        if event.new != NO_MESH:
+            await self.open_mesh_async(MeshChoice(mesh=str(event.new)))
 
     @property
     def profiler(self) -> ProfilerPage:
@@ -198,6 +228,8 @@ class Explorer(pn.viewable.Viewer):
         self.runner.shutdown()
         if self._profiler is not None:
             self._profiler.close()
+        if self._mesh is not None:
+            self._mesh.close()
         self.state.release()
         self._shown = None
         self._measured_for = self._formula_of = None
@@ -324,6 +356,27 @@ class Explorer(pn.viewable.Viewer):
             self.b_profiler,
             sizing_mode="stretch_width",
         )
+        self._mesh = None
+        meshes = {"(choose a mesh)": NO_MESH, **{mesh_label(n): n for n in list_meshes()}}
+        self.w_mesh_open = pn.widgets.Select(
+            label="Split over a mesh", options=meshes, value=NO_MESH, width=300, css_classes=["mesh-open"]
+        )
+        self.w_mesh_open.param.watch(self._on_mesh_open, "value")
+        self.mesh_place = pn.Column(
+            pn.Column(
+                "### Mesh",
+                pn.pane.Markdown(
+                    "Split a matmul, an MLP, an attention block or a Llama decoder layer over the chips of a mesh "
+                    "(T3000, Galaxy, ...): the proven fastest split of every op, the collectives between them and "
+                    "the bytes on every Ethernet link; click an op to see its per-chip schedule in the chip view "
+                    "below.",
+                    sizing_mode="stretch_width",
+                ),
+                self.w_mesh_open,
+                sizing_mode="stretch_width",
+            ),
+            sizing_mode="stretch_width",
+        )
         self._layout = self._arrange()
 
     def _arrange(self) -> pn.viewable.Viewable:
@@ -361,6 +414,7 @@ class Explorer(pn.viewable.Viewer):
         )
         return pn.Column(
             pn.pane.Markdown("## loom-explorer: schedules for spatial dataflow accelerators"),
+            self.mesh_place,
             pn.Row(
                 controls,
                 pn.Column("### Mapping candidates", self.table, self.summary, sizing_mode="stretch_width"),
