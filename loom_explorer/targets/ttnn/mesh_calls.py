@@ -243,7 +243,9 @@ def _transition_calls(edge: Edge, view: MeshView, cluster: dict[str, int], size:
     current = list(edge.src.axes)
     calls: list[CollectiveCall] = []
 
-    def step(kind: CollectiveName, i: int, new: AxisState, dim: int | None, cfg: AxisConfig | None, cycles: int):
+    def step(
+        kind: CollectiveName, i: int, new: AxisState, dim: int | None, cfg: AxisConfig | None, cycles: int
+    ) -> None:
         before = TensorState(view.name, tuple(current))
         current[i] = new
         after = TensorState(view.name, tuple(current))
@@ -369,8 +371,8 @@ def mesh_program(
                 f"{o.op}: the plan fuses the all-gather on {o.fused.axis} into the matmul; ttnn 0.81.1's "
                 "all_gather_matmul_async takes no cluster_axis, so on a 2-D mesh it runs as all_gather then matmul"
             )
-    gathers = [c for c in steps if isinstance(c, CollectiveCall) and c.kind == "all_gather"]
-    if gathers or any(isinstance(o, OpCall) and (o.stats_gathers or (o.fused and not o.fused.fused)) for o in steps):
+    plain = [c for c in steps if isinstance(c, CollectiveCall) and c.kind == "all_gather"]
+    if plain or any(isinstance(o, OpCall) and (o.stats_gathers or (o.fused and not o.fused.fused)) for o in steps):
         notes.append(
             "ttnn 0.81.1's all_gather documents num_links and topology as deprecated and ignored: the calls pass "
             "the plan's values, the fabric chooses its own"
