@@ -1,5 +1,6 @@
 """``mesh solve``: the fastest split of an op, a block or a decoder layer over the chips of a mesh, proven
-(``loom_explorer/mesh``), with ttnn's hand-written split costed beside it for a decoder layer."""
+(``loom_explorer/mesh``), with ttnn's hand-written split costed beside it for a decoder layer. ``mesh export``:
+the proven split as a ttnn script and the plan's JSON, in a new folder (``targets/ttnn/mesh_script.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from loom_explorer.cli.common import Command, InputError, add_command, add_memor
 from loom_explorer.errors import EXIT_NO_SCHEDULE, EXIT_OK
 
 if TYPE_CHECKING:
+    from loom_explorer.hardware.mesh_schema import MeshSpec
     from loom_explorer.mesh.graph import OpGraph
 
 Graph = Literal["layer", "mlp", "attention", "matmul"]
@@ -19,6 +21,7 @@ Graph = Literal["layer", "mlp", "attention", "matmul"]
 
 @dataclass(frozen=True, slots=True)
 class MeshRequest:
+    action: Literal["solve", "export"]
     hw: str
     graph: Graph
     model: str
@@ -29,6 +32,8 @@ class MeshRequest:
     store: str | None
     no_cache: bool
     time_limit_seconds: float
+    output: str | None = None
+    force: bool = False
 
 
 def parse_mesh(args: argparse.Namespace) -> MeshRequest:
@@ -37,9 +42,11 @@ def parse_mesh(args: argparse.Namespace) -> MeshRequest:
         raise InputError(f"--op {args.op}: only matmul is a single op graph (or use --graph)")
     if graph == "matmul" and not args.shape:
         raise InputError("--op matmul needs --shape M=...,K=...,N=...")
+    if args.action == "export" and not args.output:
+        raise InputError("mesh export needs -o DIR (a new folder for the script and the plan's JSON)")
     return MeshRequest(
-        args.hw, graph, args.model, args.phase, args.shape, tuple(args.pin), args.json, args.store,
-        args.no_cache, args.time_limit,
+        args.action, args.hw, graph, args.model, args.phase, args.shape, tuple(args.pin), args.json, args.store,
+        args.no_cache, args.time_limit, args.output, args.force,
     )  # fmt: skip
 
 
@@ -75,6 +82,8 @@ def run_mesh(req: MeshRequest) -> int:
 
     mesh = load_mesh(req.hw)
     graph, prefill = _graph(req)
+    if req.action == "export":
+        return _export(req, mesh, graph)
     planner = Planner(mesh, graph, req.store, not req.no_cache, req.time_limit_seconds)
     ours = planner.plan(req.pins)
     ttnn: MeshPlan | None = None
@@ -97,6 +106,38 @@ def _plain(value: object) -> object:
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+PLAN_SCRIPT = "plan_ttnn.py"
+PLAN_JSON = "plan.json"
+
+
+def _export(req: MeshRequest, mesh: MeshSpec, graph: OpGraph) -> int:
+    """The proven plan as ``DIR/plan_ttnn.py`` and ``DIR/plan.json``, written whole or not at all."""
+    import sys
+
+    from loom_explorer.export.files import check_folder_target, write_new_folder
+    from loom_explorer.mesh.joint import JointSolution
+    from loom_explorer.mesh.plan import Planner
+    from loom_explorer.targets.ttnn.mesh_calls import mesh_program
+    from loom_explorer.targets.ttnn.mesh_script import mesh_source, plan_document
+
+    assert req.output is not None
+    check_folder_target(req.output, req.force)  # an unwritable -o fails before the solve
+    planner = Planner(mesh, graph, req.store, not req.no_cache, req.time_limit_seconds)
+    plan = planner.plan(req.pins)
+    if not isinstance(plan.result, JointSolution):
+        print(f"loom-explorer: no split to export: {plan.result.message}", file=sys.stderr)
+        return EXIT_NO_SCHEDULE
+    program = mesh_program(plan, mesh, planner.chip, graph, req.store, not req.no_cache, req.time_limit_seconds)
+    files = {PLAN_SCRIPT: mesh_source(program), PLAN_JSON: plan_document(program)}
+    write_new_folder(req.output, files, force=req.force)
+    print(
+        f"loom-explorer: wrote {req.output}/{PLAN_SCRIPT} and {PLAN_JSON}: {graph.name} on {mesh.name}, view "
+        f"{program.view} (MeshShape{program.mesh_shape}), predicted {program.latency_us:,.1f} us per device",
+        file=sys.stderr,
+    )
+    return EXIT_OK
 
 
 def _us(cycles: int, ghz: float) -> str:
@@ -145,7 +186,11 @@ def _print(ours: object, ttnn: object, note: str, ghz: float) -> None:
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = add_command(sub, "mesh", Command(parse_mesh, run_mesh))
-    p.add_argument("action", choices=["solve"], help="solve: the proven fastest split")
+    p.add_argument(
+        "action",
+        choices=["solve", "export"],
+        help="solve: the proven fastest split; export: it as a ttnn script and the plan's JSON (-o DIR)",
+    )
     p.add_argument("--hw", required=True, help="a mesh: shipped name (t3000) or a YAML path")
     p.add_argument("--graph", choices=["layer", "mlp", "attention"], default="layer", help="default: layer")
     p.add_argument("--op", default=None, help="a single op instead of a graph: matmul (with --shape)")
@@ -157,4 +202,6 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     p.add_argument("--json", action="store_true")
     p.add_argument("--time-limit", type=seconds, default=30.0, help="seconds per solve (default 30)")
+    p.add_argument("-o", "--output", default=None, metavar="DIR", help="export: a new folder (never half-written)")
+    p.add_argument("--force", action="store_true", help="export: replace DIR if it exists")
     add_memory_args(p)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -140,3 +141,52 @@ def _link_new(tmp: str, target: Path) -> None:
         if os.path.lexists(target):
             raise FileExistsError(errno.EEXIST, "exists", str(target)) from None
         os.replace(tmp, target)
+
+
+def check_folder_target(path: str | Path, force: bool = False) -> Path:
+    """Raise :class:`OutputError` now if :func:`write_new_folder` would refuse ``path``; the folder to write."""
+    target = Path(path)
+    if not str(path) or target.name in ("", ".", ".."):
+        raise OutputError(f"{str(path)!r} is not a folder name")
+    if os.path.lexists(target):
+        if target.is_symlink() or not target.is_dir():
+            raise OutputError(f"{target} exists and is not a folder; only a folder is ever replaced")
+        if not force:
+            raise OutputError(f"{target} exists; pass --force to overwrite it")
+    if not target.parent.is_dir():
+        raise OutputError(f"folder {target.parent} of {target} does not exist")
+    return target
+
+
+def write_new_folder(path: str | Path, files: dict[str, str], force: bool = False) -> Path:
+    """Write ``files`` (name -> UTF-8 text) as the folder ``path``, whole or not at all: into a temporary folder
+    beside it, each file flushed to disk, then renamed into place. Without ``force`` an existing ``path`` is
+    refused; with it an existing folder (never a file or a link) is moved aside, replaced and then removed."""
+    target = check_folder_target(path, force)
+    tmp: str | None = None
+    old: str | None = None
+    try:
+        tmp = tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        for name, text in files.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        os.chmod(tmp, 0o777 & ~_umask())
+        if os.path.lexists(target):
+            old = tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old")
+            os.rename(target, os.path.join(old, "folder"))
+        os.rename(tmp, target)  # fails on a non-empty folder that appeared meanwhile
+        tmp = None
+    except OSError as exc:
+        if old is not None and not os.path.lexists(target):  # put the old folder back
+            os.rename(os.path.join(old, "folder"), target)
+        if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+            raise OutputError(f"{target} exists; pass --force to overwrite it") from None
+        raise OutputError(f"cannot write {target}: {_why(exc)}") from None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    return target
