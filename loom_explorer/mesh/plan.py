@@ -41,7 +41,8 @@ from loom_explorer.problem import ProblemError
 @dataclass(frozen=True, slots=True)
 class SplitStatus:
     """One split of one op: ``status`` ``solved`` (its per-chip problem proven), ``pruned`` (only bounded:
-    proven no better), ``infeasible`` (no schedule on a chip); ``onchip_cycles`` the optimum or the bound;
+    proven no better), ``infeasible`` (no schedule on a chip), ``infeasible: DRAM`` (its weights and
+    activations exceed a chip's DRAM, ``capacity.py``); ``onchip_cycles`` the optimum or the bound;
     ``fixed_cycles`` its own collectives."""
 
     op: str
@@ -223,7 +224,9 @@ class Planner:
             for s in ss:
                 if s.problem is None:
                     continue
-                if s.problem in self.solved:
+                if not self.tables.fits(op, s.name):
+                    c, status = self._cost(s.problem), "infeasible: DRAM"
+                elif s.problem in self.solved:
                     c = self.solved[s.problem].latency_cycles
                     status = "solved" if c is not None else "infeasible"
                 else:
