@@ -1,21 +1,27 @@
 """Prove the fastest split of a graph on a mesh: bound every split, solve only the per-chip problems that
 can still matter, and repeat the joint model until its answer rests on proven optima only.
 
-1. Every split's per-chip problem gets a lower bound (``onchip.chip_bound``, no candidate's model built).
-2. The joint model (``joint.py``) is solved with each split's cost = its proven optimum when known, else its
-   bound (plus the split's own fixed collectives; a fused all-gather + matmul's cost is monotone in its
-   matmul's, so a bound there gives a bound too). One model per view (``joint.solve_joint``); once a view
-   has a proven answer, the next views are asked only for an assignment cheaper than it.
-3. Every per-chip problem the joint optimum uses and that is still only bounded is solved to its proven
-   optimum (``onchip.solve_chip``, through the results store); back to 2. When the optimum uses solved
-   problems only, stop.
+1. Every split's per-chip problem gets a lower bound (``onchip.chip_bound``: ``bounds.py``, no candidate's
+   model built); every answer the results store already holds is read (``onchip.stored``).
+2. Best first over the views: the open view with the smallest proven lower bound (its last joint optimum;
+   a view never solved first) is solved (``joint.solve_joint``) with each split's cost = its proven optimum
+   when known, else its bound (plus the split's own fixed collectives; a fused all-gather + matmul's cost is
+   monotone in its matmul's, so a bound there gives a bound too), asked only for an assignment cheaper than
+   the best known.
+3. Every per-chip problem that optimum uses and that is still only bounded is solved to its proven optimum
+   (``onchip.solve_chip``, through the results store); the assignment's true latency (``true_latency``) is
+   the best known when it is lower. A view closes when CP-SAT finds nothing on it cheaper than the best,
+   when its lower bound reaches the best, or when its optimum uses solved problems only (it is then the
+   best). Back to 2 until every view is closed.
 
-**Why the answer is proven optimal.** At the end the joint optimum ``L*`` is computed with costs that are,
-for every split, either its proven on-chip optimum or a lower bound of it; the transitions are exact. Any
-other assignment of splits costs at least what the model charges it (each term is at most the true one),
-which is at least ``L*``, the model's minimum; and the chosen assignment's charge is its true latency (all
-its problems are solved). So no assignment is faster than the one found. A split never solved is thereby
-proven no better: it is "pruned". Each round solves at least one new problem, so the loop ends.
+**Why the answer is proven optimal.** Costs only rise between rounds (a bound becomes an optimum at least
+as large), so a view's joint optimum, computed with costs that are each the split's proven optimum or a
+lower bound of it (the transitions are exact), stays a lower bound of every assignment on it. Each closed
+view was closed by a proof that none of its assignments is cheaper than the best known (CP-SAT's
+infeasibility under ``objective <= best - 1``, or its earlier optimum already at least the best), or its
+optimum is the best, charged its true latency. The best is then no slower than any assignment of any view.
+A split never solved is thereby proven no better: it is "pruned". Each round either closes a view or solves
+at least one new problem, so the loop ends.
 """
 
 from __future__ import annotations
