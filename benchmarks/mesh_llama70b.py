@@ -4,14 +4,17 @@
     python benchmarks/mesh_llama70b.py --quick    # one small matmul on the T3000 (seconds)
 
 Per phase, twice, each with a new ``Planner`` (``loom_explorer/mesh/plan.py``) and a new empty temporary
-results store: cold (every per-chip problem the loop needs is solved), then warm (the same store: every one
-is read back). Printed: the wall times, the per-chip problems solved and pruned, the joint solves, the time in
-per-chip solves, and the best layer latency (with ttnn's split, costed warm, beside it).
+results store: cold (every per-chip problem the loop needs is solved), then warm (the same store: every
+stored answer is read back before the first round). Printed: the machine's load average (other work shares
+its cores), the wall times, the per-chip problems solved and pruned, the splits refused for DRAM capacity,
+the joint solves, the time in per-chip solves, and the best layer latency (with ttnn's split, costed warm,
+beside it).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -45,6 +48,7 @@ def main() -> None:
             for p in ("prefill 2k", "decode b32")
         ]
     )
+    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     for name, graph, prefill in cases:
         with tempfile.TemporaryDirectory() as tmp:
             store = Path(tmp) / "results.sqlite"
@@ -55,7 +59,8 @@ def main() -> None:
             print(
                 f"{name}: cold {cold_s:.2f} s (per-chip solves {cold.solve_seconds:.2f} s, "
                 f"{cold.rounds} joint solves), warm {warm_s:.2f} s; per-chip problems solved {cold.problems_solved}, "
-                f"pruned {cold.problems_pruned}; split candidates {len(cold.splits)}"
+                f"pruned {cold.problems_pruned}; split candidates {len(cold.splits)} "
+                f"({sum(s.status == 'infeasible: DRAM' for s in cold.splits)} infeasible: DRAM)"
             )
             line = f"  best {cold.result.latency_cycles:,} cycles on view {cold.result.view}"
             if prefill is not None:

@@ -22,6 +22,10 @@ Costs (cycles), the objective's terms, summed over the chain of ops every device
 
 The boundary ops pin the input's and output's states (``graph.py``).
 
+DRAM capacity (``capacity.py``): a split whose own resident and activation bytes exceed a chip's DRAM is
+forbidden; the family ``dram`` adds, per op ``o``, ``sum_{o', s} W(s) x[o', s] + sum_s A(s) x[o, s] <= C``
+(left out when even the largest choice of every op fits).
+
 Pins are literals passed as assumptions. When the model is infeasible under them, a feasibility-only copy
 (no objective, as ``solve/explain.py`` does for one chip: assumptions with an objective give unreliable
 cores) gives ``sufficient_assumptions_for_infeasibility``, shrunk by deletion to a minimal set of pins.
@@ -36,6 +40,7 @@ from ortools.sat.python import cp_model
 
 from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mesh.capacity import SplitBytes, chip_dram_bytes, fits_alone, split_bytes
 from loom_explorer.mesh.graph import Boundary, OpGraph
 from loom_explorer.mesh.pins import MeshPin
 from loom_explorer.mesh.splits import Split
@@ -81,12 +86,22 @@ class JointTables:
     views: tuple[MeshView, ...]
     splits: dict[str, list[Split]]
     configs: dict[str, tuple[CollectiveConfig, ...]] = field(default_factory=dict)
+    memory: dict[tuple[str, str], SplitBytes] = field(default_factory=dict)  # (op, split) -> its DRAM bytes
+    capacity_bytes: int = 0
     _table: dict[tuple[str, TensorState, TensorState, CollectiveConfig], TransitionCost | None] = field(
         default_factory=dict
     )
 
     def __post_init__(self) -> None:
         self.configs = {v.name: collective_configs(v) for v in self.views}
+        self.capacity_bytes = chip_dram_bytes(self.chip)
+        self.memory = {
+            (op, s.name): split_bytes(self.graph, self.view(s.view), s) for op, ss in self.splits.items() for s in ss
+        }
+
+    def fits(self, op: str, split: str) -> bool:
+        """Whether the split's own bytes fit a chip's DRAM (``capacity.py``)."""
+        return fits_alone(self.memory[(op, split)], self.capacity_bytes)
 
     def view(self, name: str) -> MeshView:
         return next(v for v in self.views if v.name == name)
@@ -151,6 +166,7 @@ class JointModel:
                 zs.append(z)
                 cost.append(fused[(op_name, s_name, c.label)] * z)
             m.add(sum(zs) == lit)
+        self._dram()
         self.objective = sum(cost)
         if not feasibility_only:
             m.minimize(self.objective)
@@ -169,12 +185,24 @@ class JointModel:
             lits.append(lit)
             m.add_implication(lit, self.view[s.view])
             c = onchip.get((op, s.name), 0) if s.problem is not None else 0
-            if c is None or not _boundary_ok(g, s):
+            if c is None or not _boundary_ok(g, s) or not self.t.fits(op, s.name):
                 m.add(lit == 0)
             elif s.fused_axis is None and not feasibility_only:
                 cost.append(c * lit)
         m.add_exactly_one(lits)
         return cost
+
+    def _dram(self) -> None:
+        """The ``dram`` family (module docstring): every op's resident bytes plus one op's activations fit."""
+        t = self.t
+        most = {op: max(t.memory[k].resident_bytes for k in self.x if k[0] == op) for op in t.splits}
+        acts = {op: max(t.memory[k].activation_bytes for k in self.x if k[0] == op) for op in t.splits}
+        if sum(most.values()) + max(acts.values()) <= t.capacity_bytes:
+            return  # no choice can exceed it
+        resident = sum(t.memory[k].resident_bytes * lit for k, lit in self.x.items() if t.memory[k].resident_bytes)
+        for op in t.splits:
+            act = sum(t.memory[k].activation_bytes * lit for k, lit in self.x.items() if k[0] == op)
+            self.model.add(resident + act <= t.capacity_bytes)
 
     def _cfg(self, tensor: str, c: CollectiveConfig) -> cp_model.IntVar:
         key = (tensor, c)
@@ -355,7 +383,15 @@ def _describe(tables: JointTables, pin: MeshPin) -> str:
     if pin.field == "split":
         s = next(x for x in tables.splits[pin.target] if x.name == pin.value)
         ins = ", ".join(i.label for i in s.inputs) or "-"
-        return f"{pin.text} runs on view {s.view}, reads {ins}, writes {s.output.label}"
+        b, cap = tables.memory[(pin.target, s.name)], tables.capacity_bytes
+        dram = (
+            f"; infeasible: DRAM (it holds {b.total_bytes:,} B per chip, the chip has {cap:,} B)"
+            if b.total_bytes > cap
+            else f"; it holds {b.resident_bytes:,} B of weights per chip"
+            if b.resident_bytes
+            else ""
+        )
+        return f"{pin.text} runs on view {s.view}, reads {ins}, writes {s.output.label}{dram}"
     if pin.field == "view":
         return f"{pin.text}: every op splits over view {pin.value}"
     have = {

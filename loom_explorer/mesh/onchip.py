@@ -1,27 +1,31 @@
 """The on-chip side of a split: its per-chip problem's lower bound and, when asked, its proven optimum.
 
 Each distinct per-chip problem (``splits.ChipProblem``) is built once on the mesh's chip. Its bound is the
-compute roofline ``problem_ideal_cycles`` (every candidate's latency is at least it: ``model/build.py``),
-computed without building any candidate's model. Its optimum is ``Session(hw, problem).solve(fastest=1)``
-through the results store (``solve/memory.py``): a problem proven before is read back (refereed), a new
-proof is recorded, so a second run solves nothing. A problem whose every candidate is infeasible (or beyond
-the model's range) has no schedule: the splits that need it are left out of the joint model.
+larger of the compute roofline and the DRAM floor (``bounds.py``: every candidate's latency is at least
+each), computed without building any candidate's model. Its optimum is
+``Session(hw, problem).solve(fastest=1)`` through the results store (``solve/memory.py``): a problem proven
+before is read back (refereed), a new proof is recorded, so a second run solves nothing; ``stored`` says,
+from the store's key alone, which problems' answers are there, so a plan reads them before its first round.
+A problem whose every candidate is infeasible (or beyond the model's range) has no schedule: the splits that
+need it are left out of the joint model.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from loom_explorer.errors import LoomError
 from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mesh.bounds import chip_bound as problem_bound
 from loom_explorer.mesh.splits import ChipProblem
-from loom_explorer.model.build import problem_ideal_cycles
 from loom_explorer.problem import Problem, make_problem
 from loom_explorer.program import load_program
-from loom_explorer.solve.memory import solve_with_memory
+from loom_explorer.solve.memory import solve_key, solve_with_memory
 from loom_explorer.solve.solver import Session, SolveOptions
+from loom_explorer.store import StoreError, default_store_path, open_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +47,32 @@ def chip_problem(problem: ChipProblem) -> Problem:
 
 def chip_bound(hw: HardwareSpec, problem: ChipProblem) -> int:
     """A lower bound of every schedule of ``problem`` on ``hw`` (module docstring)."""
-    return problem_ideal_cycles(hw, chip_problem(problem))
+    return problem_bound(hw, chip_problem(problem)).cycles
+
+
+def chip_options(time_limit_seconds: float) -> SolveOptions:
+    """The per-chip solve: the fastest candidate only, proven, no conflict explained."""
+    return SolveOptions(time_limit_seconds=time_limit_seconds, fastest=1, explain=False)
+
+
+def stored(hw: HardwareSpec, problems: list[ChipProblem], store: str | Path | None) -> set[ChipProblem]:
+    """The problems whose proven answer the results store holds (by key: nothing is built or refereed
+    here; ``solve_chip`` reads and referees each). An unreadable store holds nothing."""
+    path = Path(store if store is not None else default_store_path())
+    if not path.exists():
+        return set()
+    options = chip_options(1.0)  # time limits are not in the key
+    keys = {}
+    for p in problems:
+        try:
+            keys[p] = solve_key(hw, chip_problem(p), {}, options, None, True)
+        except (LoomError, ValueError):
+            continue
+    try:
+        with open_store(path) as opened:
+            return {p for p, k in keys.items() if opened.solved(k) is not None}
+    except (StoreError, OSError, sqlite3.Error):
+        return set()
 
 
 def solve_chip(
@@ -55,7 +84,7 @@ def solve_chip(
         session = Session(hw, chip_problem(problem))
     except (LoomError, ValueError) as exc:  # beyond the model's range, or a shape the kernel refuses
         return ChipSolve(None, True, False, "", time.perf_counter() - start, str(exc))
-    options = SolveOptions(time_limit_seconds=time_limit_seconds, fastest=1, explain=False)
+    options = chip_options(time_limit_seconds)
     found = solve_with_memory(session, {}, options, store=store, use_memory=use_memory)
     seconds = time.perf_counter() - start
     best = [r for r in found.results if r.solution is not None]

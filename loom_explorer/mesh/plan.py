@@ -1,27 +1,33 @@
 """Prove the fastest split of a graph on a mesh: bound every split, solve only the per-chip problems that
 can still matter, and repeat the joint model until its answer rests on proven optima only.
 
-1. Every split's per-chip problem gets a lower bound (``onchip.chip_bound``, no candidate's model built).
-2. The joint model (``joint.py``) is solved with each split's cost = its proven optimum when known, else its
-   bound (plus the split's own fixed collectives; a fused all-gather + matmul's cost is monotone in its
-   matmul's, so a bound there gives a bound too). One model per view (``joint.solve_joint``); once a view
-   has a proven answer, the next views are asked only for an assignment cheaper than it.
-3. Every per-chip problem the joint optimum uses and that is still only bounded is solved to its proven
-   optimum (``onchip.solve_chip``, through the results store); back to 2. When the optimum uses solved
-   problems only, stop.
+1. Every split's per-chip problem gets a lower bound (``onchip.chip_bound``: ``bounds.py``, no candidate's
+   model built); every answer the results store already holds is read (``onchip.stored``).
+2. Best first over the views: the open view with the smallest proven lower bound (its last joint optimum;
+   a view never solved first) is solved (``joint.solve_joint``) with each split's cost = its proven optimum
+   when known, else its bound (plus the split's own fixed collectives; a fused all-gather + matmul's cost is
+   monotone in its matmul's, so a bound there gives a bound too), asked only for an assignment cheaper than
+   the best known.
+3. Every per-chip problem that optimum uses and that is still only bounded is solved to its proven optimum
+   (``onchip.solve_chip``, through the results store); the assignment's true latency (``true_latency``) is
+   the best known when it is lower. A view closes when CP-SAT finds nothing on it cheaper than the best,
+   when its lower bound reaches the best, or when its optimum uses solved problems only (it is then the
+   best). Back to 2 until every view is closed.
 
-**Why the answer is proven optimal.** At the end the joint optimum ``L*`` is computed with costs that are,
-for every split, either its proven on-chip optimum or a lower bound of it; the transitions are exact. Any
-other assignment of splits costs at least what the model charges it (each term is at most the true one),
-which is at least ``L*``, the model's minimum; and the chosen assignment's charge is its true latency (all
-its problems are solved). So no assignment is faster than the one found. A split never solved is thereby
-proven no better: it is "pruned". Each round solves at least one new problem, so the loop ends.
+**Why the answer is proven optimal.** Costs only rise between rounds (a bound becomes an optimum at least
+as large), so a view's joint optimum, computed with costs that are each the split's proven optimum or a
+lower bound of it (the transitions are exact), stays a lower bound of every assignment on it. Each closed
+view was closed by a proof that none of its assignments is cheaper than the best known (CP-SAT's
+infeasibility under ``objective <= best - 1``, or its earlier optimum already at least the best), or its
+optimum is the best, charged its true latency. The best is then no slower than any assignment of any view.
+A split never solved is thereby proven no better: it is "pruned". Each round either closes a view or solves
+at least one new problem, so the loop ends.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil
 from pathlib import Path
 
@@ -29,7 +35,7 @@ from loom_explorer.hardware.mesh_load import mesh_chip
 from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.mesh.graph import OpGraph
 from loom_explorer.mesh.joint import JointConflict, JointSolution, JointTables, explain, solve_joint
-from loom_explorer.mesh.onchip import ChipSolve, chip_bound, solve_chip
+from loom_explorer.mesh.onchip import ChipSolve, chip_bound, solve_chip, stored
 from loom_explorer.mesh.pins import MeshPin, parse_pin
 from loom_explorer.mesh.splits import ChipProblem, Split, op_splits
 from loom_explorer.mesh.states import MeshError, mesh_views
@@ -41,7 +47,8 @@ from loom_explorer.problem import ProblemError
 @dataclass(frozen=True, slots=True)
 class SplitStatus:
     """One split of one op: ``status`` ``solved`` (its per-chip problem proven), ``pruned`` (only bounded:
-    proven no better), ``infeasible`` (no schedule on a chip); ``onchip_cycles`` the optimum or the bound;
+    proven no better), ``infeasible`` (no schedule on a chip), ``infeasible: DRAM`` (its weights and
+    activations exceed a chip's DRAM, ``capacity.py``); ``onchip_cycles`` the optimum or the bound;
     ``fixed_cycles`` its own collectives."""
 
     op: str
@@ -96,6 +103,7 @@ class Planner:
                         self.bounds[s.problem] = None
         self.solved: dict[ChipProblem, ChipSolve] = {}
         self.solve_seconds = 0.0
+        self._read = False
 
     def pins(self, texts: list[str] | tuple[str, ...]) -> list[MeshPin]:
         return [parse_pin(t, self.graph, self.tables.splits, self.views) for t in texts]
@@ -130,30 +138,87 @@ class Planner:
         )
         return max(matmul_cycles, gather + ceil(matmul_cycles / axis.chips))
 
+    def _solve(self, problems: list[ChipProblem]) -> None:
+        for p in dict.fromkeys(problems):
+            if p in self.solved:
+                continue
+            t = time.perf_counter()
+            self.solved[p] = solve_chip(self.chip, p, self.store, self.use_memory, self.time_limit_seconds)
+            self.solve_seconds += time.perf_counter() - t
+            if not self.solved[p].proven:
+                raise MeshError(f"per-chip problem {p.label} was not proven within {self.time_limit_seconds} s")
+
+    def read_stored(self) -> None:
+        """Read every per-chip answer the results store holds (``onchip.stored``), once per planner."""
+        if self._read or not self.use_memory:
+            return
+        self._read = True
+        self._solve(sorted(stored(self.chip, list(self.bounds), self.store), key=lambda p: p.label))
+
+    def true_latency(self, found: JointSolution) -> int | None:
+        """``found``'s assignment charged with every split's proven optimum (each of its problems solved):
+        what the joint model's objective is for it once no bound is left; None if a problem has no schedule."""
+        onchip, fused = self._costs()
+        configs = dict(found.configs)
+        total = sum(e.cost.latency_cycles for e in found.edges)
+        for op, s in found.splits:
+            if s.problem is None:
+                continue
+            if s.fused_axis is not None:
+                cost = fused.get((op, s.name, configs[self.graph.op(op).inputs[0]].label))
+            else:
+                cost = onchip.get((op, s.name))
+            if cost is None:
+                return None
+            total += cost
+        return total
+
+    def _charged(self, found: JointSolution, latency_cycles: int) -> JointSolution:
+        """``found`` with its splits' charges and latency recomputed from the proven optima."""
+        onchip, fused = self._costs()
+        configs = dict(found.configs)
+        cycles = []
+        for op, s in found.splits:
+            if s.problem is None:
+                continue
+            if s.fused_axis is not None:
+                cycles.append((op, fused[(op, s.name, configs[self.graph.op(op).inputs[0]].label)]))
+            else:
+                cycles.append((op, onchip[(op, s.name)] or 0))
+        return replace(found, latency_cycles=latency_cycles, split_cycles=tuple(cycles))
+
     def plan(self, pin_texts: list[str] | tuple[str, ...] = ()) -> MeshPlan:
+        """Best first over the views (module docstring, step 2)."""
         start = time.perf_counter()
         pins = self.pins(pin_texts)
         solve_before = self.solve_seconds
+        self.read_stored()
         rounds = 0
         best: JointSolution | None = None
-        for view in self.views:  # one joint model per view; a view that cannot beat the best so far is pruned
-            while True:
-                rounds += 1
-                onchip, fused = self._costs()
-                below = best.latency_cycles if best is not None else None
-                found = solve_joint(self.tables, onchip, fused, pins, view.name, below, self.time_limit_seconds)
-                if not isinstance(found, JointSolution):
-                    break  # the pins rule the view out, or nothing on it beats the best
-                todo = [s.problem for _, s in found.splits if s.problem is not None and s.problem not in self.solved]
-                if not todo:
-                    best = found
-                    break
-                for p in dict.fromkeys(todo):
-                    t = time.perf_counter()
-                    self.solved[p] = solve_chip(self.chip, p, self.store, self.use_memory, self.time_limit_seconds)
-                    self.solve_seconds += time.perf_counter() - t
-                    if not self.solved[p].proven:
-                        raise MeshError(f"per-chip problem {p.label} was not proven within {self.time_limit_seconds} s")
+        lower: dict[str, int] = {}  # a proven lower bound of each open view's optimum (its last joint optimum)
+        open_views = [v.name for v in self.views]
+        while open_views:
+            view = min(open_views, key=lambda v: (v in lower, lower.get(v, 0)))  # unsolved views first
+            if best is not None and lower.get(view, -1) >= best.latency_cycles:
+                open_views.remove(view)  # its optimum is at least its model's, no faster than the best
+                continue
+            rounds += 1
+            onchip, fused = self._costs()
+            below = best.latency_cycles if best is not None else None
+            found = solve_joint(self.tables, onchip, fused, pins, view, below, self.time_limit_seconds)
+            if not isinstance(found, JointSolution):
+                open_views.remove(view)  # the pins rule the view out, or nothing on it beats the best
+                continue
+            lower[view] = found.latency_cycles
+            todo = [s.problem for _, s in found.splits if s.problem is not None and s.problem not in self.solved]
+            if not todo:
+                best = found
+                open_views.remove(view)
+                continue
+            self._solve(todo)
+            latency = self.true_latency(found)
+            if latency is not None and (best is None or latency < best.latency_cycles):
+                best = self._charged(found, latency)  # an upper bound: the other views need only beat it
         result: JointSolution | JointConflict
         if best is not None:
             result = best
@@ -165,7 +230,9 @@ class Planner:
             for s in ss:
                 if s.problem is None:
                     continue
-                if s.problem in self.solved:
+                if not self.tables.fits(op, s.name):
+                    c, status = self._cost(s.problem), "infeasible: DRAM"
+                elif s.problem in self.solved:
                     c = self.solved[s.problem].latency_cycles
                     status = "solved" if c is not None else "infeasible"
                 else:
