@@ -135,13 +135,15 @@ def improve_collectives(
     constants = shipped_constants() if constants is None else constants
     choice = capture_choice(report, mesh)
     if choice.mesh is None:
-        skipped = tuple((c.row, choice.reason) for c in report.collectives)
-        return CollectiveImproveReport(choice.reason, (), skipped, ring_rows)
+        return CollectiveImproveReport(
+            choice.reason, (), tuple((c.row, choice.reason) for c in report.collectives), ring_rows
+        )
     m = choice.mesh
     groups: dict[tuple[str, CollectiveReading], list[IngestedCollective]] = {}
     for c in report.collectives:
         groups.setdefault((c.op_code, c.reading), []).append(c)
-    out, skipped = [], []
+    out: list[CollectiveImprovement] = []
+    skipped: list[tuple[int, str]] = []
     for (op_code, reading), rows in groups.items():
         try:
             ran_links = reading.num_links or ring_links(m, reading.ring_size, reading.cluster_axis, reading.topology)

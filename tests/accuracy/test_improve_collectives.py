@@ -12,7 +12,7 @@ from loom_explorer.accuracy.collective_calibration import shipped_constants
 from loom_explorer.accuracy.collective_ingest import predict_collectives
 from loom_explorer.accuracy.collective_reading import collective_op
 from loom_explorer.accuracy.improve_collectives import improve_collectives
-from loom_explorer.accuracy.ingest import read_ops_perf
+from loom_explorer.accuracy.ingest import IngestReport, read_ops_perf
 from loom_explorer.cli.improve import _collectives, _collectives_json
 from loom_explorer.data import capture_path
 from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
@@ -22,11 +22,11 @@ DEEPSEEK = "bh_8xp150_deepseek_v3_d_p.csv.gz"
 
 
 @pytest.fixture(scope="module")
-def report():  # type: ignore[no-untyped-def]
+def report() -> IngestReport:
     return read_ops_perf(capture_path(DEEPSEEK))
 
 
-def test_every_collective_row_gets_a_priced_proposal(report) -> None:  # type: ignore[no-untyped-def]
+def test_every_collective_row_gets_a_priced_proposal(report: IngestReport) -> None:
     result = improve_collectives(report)
     assert result.mesh.startswith("p150x8")
     assert not result.skipped
@@ -55,7 +55,7 @@ def test_every_collective_row_gets_a_priced_proposal(report) -> None:  # type: i
     assert _collectives_json(result)["ops"][0]["best"]["topology"] == "ring"  # type: ignore[index]
 
 
-def test_an_axis_that_does_not_wrap_offers_no_ring(report) -> None:  # type: ignore[no-untyped-def]
+def test_an_axis_that_does_not_wrap_offers_no_ring(report: IngestReport) -> None:
     result = improve_collectives(report, mesh="t3000")  # its 4-chip axis (cluster_axis 1) is a line
     assert result.ops and not result.skipped
     for o in result.ops:

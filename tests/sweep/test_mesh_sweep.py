@@ -76,7 +76,7 @@ def test_report_gives_a_mesh_its_layer_and_op_tables() -> None:
     text = report_markdown(records, "t")
     assert "## Mesh layers" in text and "## t3000 (mesh)" in text
     assert "K@ring<br>w2 ring:P -> ring:Sc: reduce_scatter" in text and "3.00x" in text
-    assert SweepChoice.from_json(records[0].best.to_json()) == records[0].best  # type: ignore[union-attr]
+    assert SweepChoice.from_json(records[0].best.to_json()) == records[0].best
     unpriced = mesh_layer_rows([_record("m p: a", 1000.0, None)])
     assert unpriced[0][3:] == ["-", "-"]
 
@@ -110,8 +110,8 @@ def test_a_tiny_layer_swept_on_a_t3000(tmp_path: Path, monkeypatch: pytest.Monke
     planner = Planner(load_mesh("t3000"), graph)
     ours, ttnn = planner.plan(), planner.plan(mesh_task.ttnn_split_pins(planner.mesh, graph, planner.views, False))
     cycles = sum(r.best.latency_cycles for r in records if r.best)
-    assert cycles == ours.result.latency_cycles  # type: ignore[union-attr]
+    assert cycles == ours.result.latency_cycles
     assert sum(r.ttnn_default_ns or 0 for r in records) >= sum(r.best.latency_ns for r in records if r.best) - 1e-6
-    assert ttnn.result.latency_cycles >= cycles  # type: ignore[union-attr]
+    assert ttnn.result.latency_cycles >= cycles
     again = run_sweep([], [], store, meshes=["t3000"], layers=layers, settings=SweepSettings(60.0), progress=None)
     assert (again.solved, again.skipped) == (0, 11)
