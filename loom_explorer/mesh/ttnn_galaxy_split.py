@@ -32,7 +32,12 @@ columns (``cluster_axis`` 1, 4 chips); the weights are stored transposed, ``[...
 So decode pins every tensor's collectives to 4 links and a ring; prefill pins the reduce-scattered tensors
 (``w1``, ``w3``) to 4 links and the others to 3, all rings.
 
-**What is not ttnn's.** Prefill at more than 1k tokens runs ``ring_distributed_scaled_dot_product_attention``
+**What is not ttnn's.** In decode ttnn pads the users to a tile of 32 (8 per column, ``llama_attention.py``:
+``batch_size_per_device_group``); with fewer users than columns (decode at batch 1) the users cannot be
+split over the columns in the model, so each column's chips are costed computing the attention of all the
+users (``heads@rows``: what the padding amounts to at best), with an all-reduce of the qkv partial sums on the
+columns in place of the reduce-scatter onto the users.
+ Prefill at more than 1k tokens runs ``ring_distributed_scaled_dot_product_attention``
 over the 4 columns (each chip a quarter of the causal sequence, two complementary chunks) followed by ring
 all-gathers of the output on ``cluster_axis=1``; the model has no sequence split of one causal sequence
 (``splits.py``), so ttnn's prefill attention is costed here replicated on the columns (``heads@rows``): 4x the
@@ -59,11 +64,14 @@ def galaxy_layer_pins(graph: OpGraph, views: tuple[MeshView, ...], prefill: bool
     mesh = [v for v in views if v.name == GALAXY_VIEW]
     if not mesh or tuple((a.name, a.chips) for a in mesh[0].axes) != (("rows", 8), ("columns", 4)):
         raise MeshError("ttnn's Galaxy split needs an 8 x 4 mesh view (rows of 8 chips, columns of 4)")
+    columns = mesh[0].axes[1].chips
+    users = graph.op("attention").dim("B")
+    by_users = not prefill and users % columns == 0  # module docstring: fewer users than columns
     splits = {
         "x": f"{GALAXY_VIEW}:R,Sc",
         "attn_norm": "cols@columns",
         "qkv": "N@rows,K@columns",
-        "attention": "heads@rows" if prefill else "heads@rows,batch@columns",
+        "attention": "heads@rows,batch@columns" if by_users else "heads@rows",
         "wo": "K@rows,N@columns",
         "residual_attn": "cols@columns",
         "ffn_norm": "cols@columns",

@@ -244,15 +244,27 @@ MESH_LAYER_HEADERS = ["mesh: layer", "ops", "ours us (layer)", "ttnn's split us 
 
 
 def mesh_layer_rows(records: list[SweepRecord]) -> list[list[str]]:
-    """Per mesh and phase: our layer's latency per device, ttnn's split's, and ttnn's over ours (only when
-    every op of the layer has both)."""
+    """Per mesh and phase: our layer's latency per device (every op planned), ttnn's split's and ttnn's over
+    ours (only when every op of the layer has both)."""
+    groups: dict[str, list[SweepRecord]] = defaultdict(list)
+    for r in records:
+        if is_mesh_record(r):
+            groups[f"{r.hardware}: {group_of(r)}"].append(r)
     rows = []
-    for g in summarise([r for r in records if is_mesh_record(r)]):
-        whole = g.priced == g.ops and g.ttnn_default_us is not None and g.ours_us > 0
-        ours = f"{g.ours_us:,.1f}" if g.ops > g.failed else "-"
-        ttnn = f"{g.ttnn_default_us:,.1f}" if whole and g.ttnn_default_us is not None else "-"
-        speedup = f"{g.ttnn_default_us / g.ours_us:.2f}x" if whole and g.ttnn_default_us is not None else "-"
-        rows.append([g.name, str(g.ops), ours, ttnn, speedup])
+    for name, rs in groups.items():
+        planned = all(r.best is not None for r in rs)
+        ours_ns = sum(r.best.latency_ns for r in rs if r.best is not None)
+        ttnn_ns = sum(r.ttnn_default_ns or 0.0 for r in rs)
+        whole = planned and all(r.ttnn_default_ns for r in rs) and ours_ns > 0
+        rows.append(
+            [
+                name,
+                str(len(rs)),
+                f"{ours_ns / 1e3:,.1f}" if planned else "-",
+                f"{ttnn_ns / 1e3:,.1f}" if whole else "-",
+                f"{ttnn_ns / ours_ns:.2f}x" if whole else "-",
+            ]
+        )
     return rows
 
 

@@ -36,6 +36,9 @@ def test_galaxy_pins_are_valid_splits_on_the_galaxy() -> None:
         assert dict((p.target, p.value) for p in pins if p.field == "split")["attention"] == (
             "heads@rows" if prefill else "heads@rows,batch@columns"
         )
+    one_user = Planner(mesh, decoder_layer_graph(MODELS["llama-3-70b"], 1, False, DECODE_KV))
+    pins = one_user.pins(galaxy_layer_pins(one_user.graph, one_user.views, False))  # 1 user: not over 4 columns
+    assert dict((p.target, p.value) for p in pins if p.field == "split")["attention"] == "heads@rows"
     with pytest.raises(MeshError, match="8 x 4"):
         t3000 = Planner(load_mesh("t3000"), decoder_layer_graph(MODELS["llama-3-70b"], 32, False, DECODE_KV))
         galaxy_layer_pins(t3000.graph, t3000.views, False)
@@ -77,8 +80,8 @@ def test_report_gives_a_mesh_its_layer_and_op_tables() -> None:
     assert "## Mesh layers" in text and "## t3000 (mesh)" in text
     assert "K@ring<br>w2 ring:P -> ring:Sc: reduce_scatter" in text and "3.00x" in text
     assert SweepChoice.from_json(records[0].best.to_json()) == records[0].best
-    unpriced = mesh_layer_rows([_record("m p: a", 1000.0, None)])
-    assert unpriced[0][3:] == ["-", "-"]
+    unpriced = mesh_layer_rows([_record("m p: a", 1000.0, None), _record("m p: b", 2000.0, 5.0)])
+    assert unpriced[0][2:] == ["3.0", "-", "-"]  # ours is the layer still; ttnn's needs every op
 
 
 @contextlib.contextmanager
