@@ -27,6 +27,10 @@ Both predictions are calibrated as ``ingest``'s are (``term_calibration``).
 
 Element-wise and norm/softmax ops run without a program config on interleaved tensors: they are counted in
 the capture's time but not improved. Batched matmuls the model does not predict are listed with the reason.
+
+A multi-device capture's collective rows get their ``num_links`` and ``topology`` alternatives priced by the
+collective model and the best proposed (``improve_collectives.py``, ``ImproveReport.collectives``);
+ring-joint SDPA rows are kept as ``ingest`` predicts them (not improved).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from pathlib import Path
 
 from loom_explorer.accuracy.coverage import Coverage, coverage_of
 from loom_explorer.accuracy.family_error import error_for_op, speedup_floor
+from loom_explorer.accuracy.improve_collectives import CollectiveImproveReport, improve_collectives
 from loom_explorer.accuracy.ingest import (
     IngestedOp,
     IngestReport,
@@ -126,6 +131,7 @@ class ImproveReport:
     ops: tuple[Improvement, ...]  # biggest predicted gain first
     coverage: Coverage
     measurements: tuple[Measurement, ...] = ()  # every ingested op predicted as it ran (what ``ingest`` records)
+    collectives: CollectiveImproveReport | None = None  # a multi-device capture's collectives (module docstring)
 
     @property
     def improved(self) -> tuple[Improvement, ...]:
@@ -175,10 +181,12 @@ def improve_report(
     progress: Progress | None = None,
     stop: StopToken = STOP,
     calibration: TermScales | None = None,
+    mesh: str | None = None,
 ) -> ImproveReport:
     """Every matmul and attention op of ``report`` improved on ``hw_name`` (module docstring). ``stop`` (default:
     the process-wide token, set by Ctrl-C): once set, ``Interrupted`` saying how many ops were solved before
-    it; an op whose solve it cut short does not count."""
+    it; an op whose solve it cut short does not count. ``mesh``: the mesh of a multi-device capture's
+    collectives (default: told from the capture)."""
     predictor = Predictor(load_hardware(hw_name), str(report.file), grid)
     scales = shipped_scales() if calibration is None else calibration
     measurements = report_measurements(report, hw_name, progress, grid, predictor, scales)
@@ -213,7 +221,14 @@ def improve_report(
     # biggest gain that survives the family's error first, then the biggest predicted gain
     out.sort(key=lambda o: (-(o.gain_floor_ns or -1.0), -(o.gain_ns or -1.0), -o.measured_ns * o.calls))
     return ImproveReport(
-        report.file, hw_name, grid, chip, tuple(out), coverage_of(report, measurements), tuple(measurements)
+        report.file,
+        hw_name,
+        grid,
+        chip,
+        tuple(out),
+        coverage_of(report, measurements),
+        tuple(measurements),
+        improve_collectives(report, mesh) if report.collectives or any(o.ring for o in report.ops) else None,
     )
 
 

@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.improve import Improvement, ImproveReport
+from loom_explorer.accuracy.improve_collectives import CollectiveImproveReport
 from loom_explorer.cli.common import Command, InputError, add_command, add_store_arg, say, say_rows, seconds
 from loom_explorer.errors import EXIT_OK
 from loom_explorer.export.files import check_target, write_new
@@ -97,7 +98,64 @@ def run_improve(req: ImproveCommand) -> int:
     for o in result.ops:
         if o.best_config is not None:
             print(f"\n{o.key}:\n  " + "\n  ".join(config_call(o.best_config)))
+    if result.collectives is not None:
+        print()
+        print(_collectives(result.collectives))
     return EXIT_OK
+
+
+def _collectives(c: CollectiveImproveReport) -> str:
+    """The collective rows' table (``improve_collectives.py``)."""
+    lines = [f"collectives on {c.mesh}: num_links and topology priced by the collective model (calibrated)"]
+    head = ["collective", "calls", "measured us", "as run", "as run us", "best", "best us", "gain ms"]
+    rows = [
+        [
+            o.key,
+            str(o.calls),
+            _us(o.measured_ns),
+            o.ran.label,
+            _us(o.ran.predicted_ns),
+            o.best.label if o.saving_ns > 0 else "(keeps its own)",
+            _us(o.best.predicted_ns),
+            f"{o.gain_ns / 1e6:.3f}",
+        ]
+        for o in c.ops
+    ]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines += ["  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)) for r in [head, *rows]]
+    lines.append(
+        "gain: the saving per call times the rows (one per device and call: device time summed over the devices)"
+    )
+    lines += [f"row {row}: not improved: {why}" for row, why in c.skipped]
+    if c.ring_rows_kept:
+        lines.append(f"{c.ring_rows_kept} ring-joint SDPA rows kept as predicted (not improved)")
+    return "\n".join(lines)
+
+
+def _collectives_json(c: CollectiveImproveReport) -> dict[str, object]:
+    return {
+        "mesh": c.mesh,
+        "ops": [
+            {
+                "key": o.key,
+                "op_code": o.op_code,
+                "rows": list(o.rows),
+                "calls": o.calls,
+                "measured_ns": o.measured_ns,
+                "ran": {"num_links": o.ran.num_links, "topology": o.ran.topology.value, "ns": o.ran.predicted_ns},
+                "best": {"num_links": o.best.num_links, "topology": o.best.topology.value, "ns": o.best.predicted_ns},
+                "choices": [
+                    {"num_links": x.num_links, "topology": x.topology.value, "ns": x.predicted_ns} for x in o.choices
+                ],
+                "saving_ns": o.saving_ns,
+                "gain_ns": o.gain_ns,
+                "note": o.note,
+            }
+            for o in c.ops
+        ],
+        "skipped": [{"row": row, "reason": why} for row, why in c.skipped],
+        "ring_rows_kept": c.ring_rows_kept,
+    }
 
 
 def _ms(ns: float) -> str:
@@ -179,6 +237,7 @@ def _json(result: ImproveReport) -> dict[str, object]:
             }
             for o in result.ops
         ],
+        "collectives": _collectives_json(result.collectives) if result.collectives is not None else None,
     }
 
 

@@ -53,12 +53,20 @@ def parse_sweep(args: argparse.Namespace) -> SweepCommand:
 
 
 def run_sweep(req: SweepCommand) -> int:
+    from loom_explorer.hardware.mesh_load import is_mesh_name, load_mesh
+    from loom_explorer.sweep.mesh_task import mesh_layers
     from loom_explorer.sweep.ops import model_ops, read_shapes, write_shapes
     from loom_explorer.sweep.run import run_sweep as sweep
     from loom_explorer.sweep.task import SweepSettings
 
-    for h in req.hardware:
+    meshes = [h for h in req.hardware if is_mesh_name(h)]  # a shipped mesh: its decoder layers are split
+    chips = [h for h in req.hardware if h not in meshes]
+    for h in chips:
         load_hardware(h)  # a bad name fails here, before any worker starts
+    for h in meshes:
+        load_mesh(h)
+    if meshes and not req.model:
+        raise InputError(f"--hw {','.join(meshes)}: a mesh sweep splits a model's decoder layers: give --model")
     if req.model:
         ops = model_ops(req.model)
     else:
@@ -68,9 +76,11 @@ def run_sweep(req: SweepCommand) -> int:
         write_new(req.write_shapes, write_shapes(ops), force=req.force)
         say(f"wrote {len(ops)} ops to {req.write_shapes}")
     summary = sweep(
-        ops,
-        list(req.hardware),
+        ops if chips else [],
+        chips,
         req.out,
+        meshes=meshes,
+        layers=mesh_layers(req.model) if meshes and req.model else [],
         scheduler=req.scheduler,
         workers=req.workers,
         settings=SweepSettings(time_limit_seconds=req.time_limit_seconds, use_memory=not req.no_cache),
@@ -125,7 +135,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     sweep.add_argument("--model", default=None, help="generate the ops of a model: llama-3-8b, llama-3-70b")
     sweep.add_argument("--write-shapes", default=None, metavar="FILE", help="also write the ops as a shapes.csv")
-    sweep.add_argument("--hw", required=True, help="comma-separated hardware names or YAML paths")
+    sweep.add_argument(
+        "--hw",
+        required=True,
+        help="comma-separated hardware names or YAML paths; a shipped mesh (t3000, galaxy) splits --model's layers",
+    )
     sweep.add_argument("--out", required=True, metavar="STORE", help="results store (SQLite) to add to")
     sweep.add_argument(
         "--scheduler",

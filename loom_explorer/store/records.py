@@ -67,30 +67,39 @@ class Measurement:
 @dataclass(frozen=True, slots=True)
 class SweepChoice:
     """One schedule a sweep kept: candidate, parameter values, predicted latency, utilisation (ideal
-    compute cycles over the predicted latency)."""
+    compute cycles over the predicted latency). On a mesh (``sweep/mesh_task.py``): the op's split, its
+    per-chip problem's dims, its share of the layer and, in ``collectives``, what that share holds (one line
+    each); kept in the same JSON column, and written only when there are some."""
 
     candidate: str
     params: tuple[tuple[str, int], ...]
     latency_cycles: int
     latency_ns: float
     utilisation: float
+    collectives: tuple[str, ...] = ()
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "candidate": self.candidate,
-                "params": dict(self.params),
-                "latency_cycles": self.latency_cycles,
-                "latency_ns": self.latency_ns,
-                "utilisation": self.utilisation,
-            }
-        )
+        d: dict[str, object] = {
+            "candidate": self.candidate,
+            "params": dict(self.params),
+            "latency_cycles": self.latency_cycles,
+            "latency_ns": self.latency_ns,
+            "utilisation": self.utilisation,
+        }
+        if self.collectives:
+            d["collectives"] = list(self.collectives)
+        return json.dumps(d)
 
     @staticmethod
     def from_json(text: str) -> SweepChoice:
         d = json.loads(text)
         return SweepChoice(
-            d["candidate"], tuple(d["params"].items()), d["latency_cycles"], d["latency_ns"], d["utilisation"]
+            d["candidate"],
+            tuple(d["params"].items()),
+            d["latency_cycles"],
+            d["latency_ns"],
+            d["utilisation"],
+            tuple(d.get("collectives", ())),
         )
 
 

@@ -15,6 +15,11 @@ median and worst |error| on published timings, "not measured" where there are no
 floor at those errors, ``s (1 - e) / (1 + e)``; a group counts the priced ops whose floor is above 1 at the
 median and at the worst error ("beyond the error"), so a 7x inside the error reads as such.
 
+A mesh sweep's records (``sweep/mesh_task.py``: ``hardware`` a shipped mesh) are one decoder layer per phase,
+each op's share of the layer planned by the mesh planner (ours) and by ttnn's hand-written split: the report
+gives them a table of layers (ours, ttnn's and the speed-up, ttnn's layer over ours) and, per mesh, a table of
+ops with each side's split and collectives instead of the chip table.
+
 ``report_markdown`` writes the summary and the op tables as Markdown; the same as one HTML page with plots
 is a view, ``ui/sweep_report.py: report_html``.
 """
@@ -27,6 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.family_error import FamilyError, error_for_op, family_of
+from loom_explorer.hardware.mesh_load import is_mesh_name
 from loom_explorer.store import SweepRecord
 
 
@@ -229,6 +235,76 @@ ERROR_NOTE = (
 )
 
 
+def is_mesh_record(r: SweepRecord) -> bool:
+    """Whether ``r`` is an op of a mesh sweep's layer (module docstring)."""
+    return is_mesh_name(r.hardware)
+
+
+MESH_LAYER_HEADERS = ["mesh: layer", "ops", "ours us (layer)", "ttnn's split us (layer)", "speedup"]
+
+
+def mesh_layer_rows(records: list[SweepRecord]) -> list[list[str]]:
+    """Per mesh and phase: our layer's latency per device (every op planned), ttnn's split's and ttnn's over
+    ours (only when every op of the layer has both)."""
+    groups: dict[str, list[SweepRecord]] = defaultdict(list)
+    for r in records:
+        if is_mesh_record(r):
+            groups[f"{r.hardware}: {group_of(r)}"].append(r)
+    rows = []
+    for name, rs in groups.items():
+        planned = all(r.best is not None for r in rs)
+        ours_ns = sum(r.best.latency_ns for r in rs if r.best is not None)
+        ttnn_ns = sum(r.ttnn_default_ns or 0.0 for r in rs)
+        whole = planned and all(r.ttnn_default_ns for r in rs) and ours_ns > 0
+        rows.append(
+            [
+                name,
+                str(len(rs)),
+                f"{ours_ns / 1e3:,.1f}" if planned else "-",
+                f"{ttnn_ns / 1e3:,.1f}" if whole else "-",
+                f"{ttnn_ns / ours_ns:.2f}x" if whole else "-",
+            ]
+        )
+    return rows
+
+
+MESH_OP_HEADERS = [
+    "op",
+    "shape",
+    "ours: split",
+    "ours us",
+    "our collectives",
+    "ttnn us",
+    "ttnn's split and collectives",
+    "speedup",
+    "status",
+]
+
+
+def mesh_op_row(r: SweepRecord) -> list[str]:
+    b = r.best
+    return [
+        r.label or "-",
+        " ".join((r.shape, *r.options)),
+        b.candidate if b else (r.error[:120] or r.status),
+        f"{b.latency_ns / 1e3:,.1f}" if b else "-",
+        "<br>".join(b.collectives) if b and b.collectives else "-",
+        f"{r.ttnn_default_ns / 1e3:,.1f}" if r.ttnn_default_ns else "-",
+        r.ttnn_default_note.replace("; ", "<br>") or "-",
+        f"{r.speedup:.2f}x" if r.speedup else "-",
+        r.status,
+    ]
+
+
+MESH_NOTE = (
+    "Mesh layers: each op's share of the layer's latency per device, its split's on-chip optimum (or the "
+    "fused all-gather + matmul, or the distributed norm with its stats gather) plus the collectives that "
+    "convert a tensor for it; ours is the mesh planner's proven split, ttnn's is its hand-written split "
+    "(tt_transformers on a T3000, llama3_70b_galaxy on a Galaxy) costed by the same model. Speedup: ttnn's "
+    "over ours."
+)
+
+
 def report_markdown(records: list[SweepRecord], title: str) -> str:
     lines = [
         f"# {title}",
@@ -258,11 +334,23 @@ def report_markdown(records: list[SweepRecord], title: str) -> str:
         "",
         *_markdown_table(RANKED_HEADERS, ranked_rows(records)),
     ]
+    if any(is_mesh_record(r) for r in records):
+        lines += [
+            "",
+            "## Mesh layers",
+            "",
+            MESH_NOTE,
+            "",
+            *_markdown_table(MESH_LAYER_HEADERS, mesh_layer_rows(records)),
+        ]
     by_hw: dict[str, list[SweepRecord]] = defaultdict(list)
     for r in records:
         by_hw[r.hardware].append(r)
     for hw, rs in by_hw.items():
-        lines += ["", f"## {hw}", "", *_markdown_table(HEADERS, [op_row(r) for r in rs])]
+        if is_mesh_record(rs[0]):
+            lines += ["", f"## {hw} (mesh)", "", *_markdown_table(MESH_OP_HEADERS, [mesh_op_row(r) for r in rs])]
+        else:
+            lines += ["", f"## {hw}", "", *_markdown_table(HEADERS, [op_row(r) for r in rs])]
     return "\n".join(lines) + "\n"
 
 

@@ -3,8 +3,9 @@ result arrives. Ops of one key (kernel, shape, data format, fidelity, options) u
 a layer's two norms, are solved once and recorded once per label (``pending``), so a report counts each.
 
 Workers: a ``LocalCluster`` of processes, one single-threaded worker per core (``workers``, default every
-core), or any running scheduler (``scheduler="tcp://host:8786"``). Each task is ``task.solve_op``, which
-never raises; a task lost with its worker is recorded as ``failed`` with the error Dask reports. Results
+core), or any running scheduler (``scheduler="tcp://host:8786"``). Each task is ``run_task``:
+``task.solve_op``, or on a mesh ``mesh_task.solve_mesh_layer`` (a whole decoder layer, ``mesh_pending``);
+neither raises; a task lost with its worker is recorded as ``failed`` with the error Dask reports. Results
 stream back with ``as_completed`` and each is written in its own transaction, so an interrupted sweep
 leaves every finished row recorded and nothing half-written; running it again solves only what is missing
 (the skip key: hardware file hash, tool version, op).
@@ -41,6 +42,7 @@ from loom_explorer.hardware import load_hardware
 from loom_explorer.solve.children import end_processes
 from loom_explorer.solve.interrupt import STOP, StopToken
 from loom_explorer.store import ResultsStore, SweepRecord
+from loom_explorer.sweep.mesh_task import MeshLayer, failed_layer, layer_ops, mesh_op_key, solve_mesh_layer
 from loom_explorer.sweep.ops import SweepOp
 from loom_explorer.sweep.task import SweepSettings, as_op, failed_record, op_key, solve_op
 
@@ -175,10 +177,27 @@ def dask_client(scheduler: str | None, workers: int | None, stop: StopToken = ST
 @dataclass(frozen=True, slots=True)
 class Solve:
     """One task of a sweep: ``ops`` (one key, distinct labels) on the chip ``hardware``, solved once as
-    ``ops[0]`` and recorded once per op."""
+    ``ops[0]`` and recorded once per op; or, with ``layer``, that decoder layer on the mesh ``hardware``
+    (``mesh_task.py``), recorded once per op of it (``ops``)."""
 
     hardware: str
     ops: tuple[SweepOp, ...]
+    layer: MeshLayer | None = None
+
+
+def run_task(task: Solve, settings: SweepSettings) -> list[SweepRecord]:
+    """A task's records (on a worker); never raises."""
+    if task.layer is not None:
+        return solve_mesh_layer(task.hardware, task.layer, settings)
+    record = solve_op(task.hardware, task.ops[0], settings)
+    return [as_op(record, op) for op in task.ops]
+
+
+def lost_task(task: Solve, error: str) -> list[SweepRecord]:
+    """The records of a task whose worker was lost."""
+    if task.layer is not None:
+        return failed_layer(task.hardware, task.layer, error)
+    return [as_op(failed_record(task.hardware, task.ops[0], error), op) for op in task.ops]
 
 
 def pending(ops: list[SweepOp], hardware: list[str], done: set[str]) -> tuple[list[Solve], int]:
@@ -195,6 +214,23 @@ def pending(ops: list[SweepOp], hardware: list[str], done: set[str]) -> tuple[li
             skipped += len(labelled) - len(missing)
             if missing:
                 todo.append(Solve(hw_name, missing))
+    return todo, skipped
+
+
+def mesh_pending(layers: list[MeshLayer], meshes: list[str], done: set[str]) -> tuple[list[Solve], int]:
+    """(the mesh tasks to run, how many (mesh, op) pairs are already recorded): a layer with any op not yet
+    recorded on a mesh is planned again, and every op of it recorded."""
+    from loom_explorer.hardware.mesh_load import load_mesh
+
+    todo, skipped = [], 0
+    for name in meshes:
+        mesh = load_mesh(name)
+        for layer in layers:
+            ops = layer_ops(layer)
+            if all(mesh_op_key(mesh, op) in done for op in ops):
+                skipped += len(ops)
+            else:
+                todo.append(Solve(name, ops, layer))
     return todo, skipped
 
 
@@ -238,15 +274,21 @@ def run_sweep(
     settings: SweepSettings | None = None,
     progress: TextIO | None = sys.stderr,
     stop: StopToken = STOP,
+    meshes: list[str] | None = None,
+    layers: list[MeshLayer] | None = None,
 ) -> SweepSummary:
-    """Solve every (op, hardware) pair not yet recorded in ``store_path`` (module docstring). ``stop``: the
+    """Solve every (op, hardware) pair not yet recorded in ``store_path`` (module docstring), and plan every
+    (layer, mesh) pair of ``layers`` and ``meshes`` not yet recorded (``mesh_task.py``). ``stop``: the
     stop request that ends the sweep early (default: the process-wide token, set by Ctrl-C); ``settings``:
     ``SweepSettings()`` when not given."""
     settings = settings or SweepSettings()
     start = time.perf_counter()
     store = ResultsStore(store_path)
     try:
-        todo, skipped = pending(ops, hardware, store.sweep_keys())
+        done_keys = store.sweep_keys()
+        todo, skipped = pending(ops, hardware, done_keys)
+        mesh_todo, mesh_skipped = mesh_pending(layers or [], meshes or [], done_keys)
+        todo, skipped = mesh_todo + todo, skipped + mesh_skipped  # the long mesh tasks first
         if not todo:
             return SweepSummary(0, skipped, 0, time.perf_counter() - start)
         show = _progress(progress) if progress else None
@@ -277,9 +319,7 @@ def run_sweep(
                         file=progress,
                         flush=True,
                     )
-                futures = {
-                    client.submit(solve_op, task.hardware, task.ops[0], settings, pure=False): task for task in todo
-                }
+                futures = {client.submit(run_task, task, settings, pure=False): task for task in todo}
                 done = as_completed(futures)
                 try:
                     while not stop.stopped and not done.is_empty():
@@ -291,16 +331,14 @@ def run_sweep(
                                 break
                             task = futures[future]
                             try:
-                                record = future.result()
+                                records = future.result()
                             except Exception as exc:  # the worker died; recorded
-                                record = failed_record(
-                                    task.hardware, task.ops[0], f"the task was lost: {type(exc).__name__}: {exc}"
-                                )
-                            store.record_sweeps([as_op(record, op) for op in task.ops])  # each label, at once
-                            solved += len(task.ops)
-                            failed += len(task.ops) * (record.status == "failed")
+                                records = lost_task(task, f"the task was lost: {type(exc).__name__}: {exc}")
+                            store.record_sweeps(records)  # each label, at once
+                            solved += len(records)
+                            failed += sum(r.status == "failed" for r in records)
                             if show:
-                                show(solved, total, record)
+                                show(solved, total, records[-1])
                 except KeyboardInterrupt:
                     interrupted = True
                 if interrupted or stop.stopped:
