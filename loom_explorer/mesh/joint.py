@@ -306,6 +306,13 @@ class NoneFaster:
     upper_bound_cycles: int
 
 
+# CP-SAT's portfolio for a view's joint model. Measured on the Llama-3-70B prefill layer's rounds (2 cores,
+# docs/performance.md): 8 workers 0.9-1.4 s a 2 x 4 round where 1 worker takes 1.1-2.5 s, and 2 or 4 workers
+# up to 16-18 s. Ties between equally fast assignments may be broken differently from run to run; the
+# optimum's latency is the same.
+JOINT_WORKERS = 8
+
+
 def solve_joint(
     tables: JointTables,
     onchip: dict[tuple[str, str], int | None],
@@ -318,9 +325,9 @@ def solve_joint(
     """The optimum of the joint model on ``view`` under ``pins``: a solution, :class:`NoneFaster` when
     ``below_cycles`` is given and no assignment beats it, None when the pins rule the view out.
 
-    One model per view: views exclude each other, and apart each model is small enough for CP-SAT's default
-    search with its stronger linear relaxation (``linearization_level=2``) to prove in well under a second
-    on a T3000's ring view (the 2 x 4 view's 16 states per tensor take a few seconds)."""
+    One model per view: views exclude each other, and apart each model is small enough for CP-SAT's
+    portfolio (``JOINT_WORKERS``) with its stronger linear relaxation (``linearization_level=2``) to prove in
+    well under a second on a T3000's ring view (the 2 x 4 view's 16 states per tensor take about one)."""
     jm = JointModel(tables, onchip, fused)
     jm.model.add(jm.view[view] == 1)
     if below_cycles is not None:
@@ -328,7 +335,7 @@ def solve_joint(
     jm.model.add_assumptions([jm.pin_literal(p) for p in pins])
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_seconds
-    solver.parameters.num_workers = 1
+    solver.parameters.num_workers = JOINT_WORKERS
     solver.parameters.random_seed = 0
     solver.parameters.linearization_level = 2
     status = solver.solve(jm.model)

@@ -23,6 +23,14 @@ PROBLEMS = [
     ChipProblem("rmsnorm", (("H", 32), ("W", 4096))),
     ChipProblem("binary", (("H", 64), ("W", 2048))),
     ChipProblem("swiglu", (("H", 32), ("W", 3584))),
+    ChipProblem("gemm", (("M", 64), ("K", 1024), ("N", 512))),  # 32 output tiles: fewer than the cores
+    ChipProblem("gemm", (("M", 2048), ("K", 1024), ("N", 1024))),
+    ChipProblem(
+        "flash_attention",
+        (("B", 1), ("H", 8), ("Hkv", 1), ("Sq", 512), ("Skv", 512), ("D", 128)),
+        frozenset({"causal"}),
+    ),
+    ChipProblem("flash_attention", (("B", 1), ("H", 4), ("Hkv", 1), ("Sq", 256), ("Skv", 256), ("D", 64))),
 ]
 
 
@@ -35,8 +43,45 @@ def test_bounds_are_below_the_proven_optimum(problem: ChipProblem) -> None:
     assert solved.proven and solved.latency_cycles is not None
     assert bound.compute_cycles <= solved.latency_cycles
     assert bound.dram_cycles <= solved.latency_cycles
+    assert bound.core_cycles <= solved.latency_cycles
+    if problem.kernel in ("gemm", "flash_attention"):  # the busiest core's floor adds launch, packs (and more)
+        assert bound.core_cycles > bound.compute_cycles
+    if problem.kernel == "flash_attention":  # the softmax and the packs: more than the matmuls themselves
+        assert bound.core_cycles >= 2 * bound.compute_cycles
     if problem.kernel == "gemm" and dict(problem.shape)["M"] == 32:  # weights streamed once: the floor is tight
         assert bound.dram_cycles >= 0.9 * solved.latency_cycles > bound.compute_cycles
+
+
+def test_attention_core_floor_prices_every_score_tile() -> None:
+    chip = mesh_chip(load_mesh("t3000"))
+    problem = chip_problem(
+        ChipProblem(
+            "flash_attention",
+            (("B", 1), ("H", 8), ("Hkv", 1), ("Sq", 512), ("Skv", 512), ("D", 128)),
+            frozenset({"causal"}),
+        )
+    )
+    c = chip.compute
+    assert set(c.sdpa_softmax_scale.values()) == {1.0}  # the shipped chip's factors: each op at its cost
+    # 16 query tiles: 16*17/2 = 136 causal score tiles per head, 8 heads, over the chip's cores; per score tile
+    # the two matmuls over D_t = 4 tiles, a pack, and the softmax's ops on the scores (scale, max and sum on
+    # the FPU, exp on the SFPU)
+    per_tile = 2 * 4 * c.matmul_tile_cycles[problem.fidelity] + c.tile_pack_cycles
+    per_tile += 3 * c.eltwise_tile_cycles + c.sfpu_tile_cycles["exp"]
+    expected = c.kernel_launch_cycles + -(-8 * 136 // chip.grid.cores) * per_tile
+    assert chip_bound(chip, problem).core_cycles == expected
+
+
+def test_gemm_core_floor_counts_the_busiest_cores_output_tiles() -> None:
+    chip = mesh_chip(load_mesh("t3000"))
+    problem = chip_problem(ChipProblem("gemm", (("M", 32), ("K", 1024), ("N", 512))))
+    c, cores = chip.compute, chip.grid.cores
+    # 1 x 16 output tiles over 32 K tiles: 512 tile matmuls; a core holds at least one output tile
+    assert cores > 16
+    write = -(-2048 * 1000 // round(chip.dram.core_write_bytes_per_cycle * 1000)) + chip.dram.write_latency_cycles
+    matmuls = -(-512 // cores) * c.matmul_tile_cycles[problem.fidelity]
+    expected = c.kernel_launch_cycles + matmuls + c.tile_pack_cycles + write
+    assert chip_bound(chip, problem).core_cycles == expected
 
 
 def test_dram_floor_counts_both_operands_once() -> None:
