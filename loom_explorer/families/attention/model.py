@@ -7,9 +7,11 @@ from __future__ import annotations
 from functools import partial
 
 from loom_explorer.families.attention.buffers import attention_l1_buffers
+from loom_explorer.families.attention.floors import attention_core_cycles
 from loom_explorer.families.attention.latency import attention_dram_read_bytes, attention_latency_terms
-from loom_explorer.families.attention.program import ATTENTION, analyse_attention
+from loom_explorer.families.attention.program import ATTENTION
 from loom_explorer.families.attention.quantities import build_attention_quantities
+from loom_explorer.families.attention.roofline import attention_work
 from loom_explorer.families.attention.traffic import attention_flows
 from loom_explorer.families.attention.ttlang_rules import ttlang_rules
 from loom_explorer.families.attention.work import core_flow_counts
@@ -37,18 +39,6 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
     )
 
 
-def attention_work(p: Problem, causal: bool) -> tuple[int, int]:
-    """(FLOPs, tile matmuls) of attention: ``4*B*H*Sq*Skv*D`` (two matmuls), and for causal attention only
-    the pairs on or below the diagonal, ``Sq*(Sq+1)/2`` instead of ``Sq*Skv`` (tiles: ``Sq_t*(Sq_t+1)/2``)."""
-    st = analyse_attention(p.program)
-    batch = 1
-    for d in st.batch_dims:
-        batch *= p.elements(d)
-    sq, skv, sq_t, skv_t = (p.elements(st.q_dim), p.elements(st.kv_dim), p.tiles(st.q_dim), p.tiles(st.kv_dim))
-    pairs, tile_pairs = (sq * (sq + 1) // 2, sq_t * (sq_t + 1) // 2) if causal else (sq * skv, sq_t * skv_t)
-    return 4 * batch * pairs * p.elements(st.head_dim), 2 * batch * tile_pairs * p.tiles(st.head_dim)
-
-
 FAMILY = ModelFamily(
     name=ATTENTION.name,
     build=build,
@@ -56,4 +46,5 @@ FAMILY = ModelFamily(
         attention_work(problem, problem.has_option("causal"))[1] * hw.compute.matmul_tile_cycles[problem.fidelity]
     ),
     core_flow_counts=core_flow_counts,
+    core_floor_cycles=attention_core_cycles,
 )

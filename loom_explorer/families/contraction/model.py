@@ -6,9 +6,11 @@ from __future__ import annotations
 from functools import partial
 
 from loom_explorer.families.contraction.buffers import l1_buffers
+from loom_explorer.families.contraction.floors import gemm_core_cycles
 from loom_explorer.families.contraction.latency import dram_read_bytes, latency_terms
-from loom_explorer.families.contraction.program import CONTRACTION, analyse_contraction
+from loom_explorer.families.contraction.program import CONTRACTION
 from loom_explorer.families.contraction.quantities import ContractionQuantities, build_quantities
+from loom_explorer.families.contraction.roofline import contraction_work
 from loom_explorer.families.contraction.subblocks import ttlang_subblocks
 from loom_explorer.families.contraction.traffic import contraction_flows
 from loom_explorer.hardware.schema import HardwareSpec
@@ -38,16 +40,6 @@ def build(hw: HardwareSpec, problem: Problem, candidate: Candidate, noc_bound: b
     )
 
 
-def contraction_work(problem: Problem) -> tuple[int, int]:
-    """(FLOPs, tile matmuls) of a contraction: 2*prod(extents), prod(tile counts)."""
-    con = analyse_contraction(problem.program)
-    flops, tile_matmuls = 2, 1
-    for d in (*con.batch_dims, con.m_dim, con.n_dim, con.k_dim):
-        flops *= problem.elements(d)
-        tile_matmuls *= problem.tiles(d)
-    return flops, tile_matmuls
-
-
 def constraints(q: ContractionQuantities) -> list[Constraint]:
     """The TT-Lang compiler's sub-blocking of the GEMM output block (``subblocks.py``), for that target."""
     return ttlang_subblocks(q) if q.problem.target is KernelTarget.ttlang else []
@@ -57,4 +49,5 @@ FAMILY = ModelFamily(
     name=CONTRACTION.name,
     build=build,
     work_cycles=lambda hw, problem: contraction_work(problem)[1] * hw.compute.matmul_tile_cycles[problem.fidelity],
+    core_floor_cycles=gemm_core_cycles,
 )

@@ -18,8 +18,8 @@ from functools import partial
 
 from loom_explorer.families.contraction.forwarding import forwarded
 from loom_explorer.families.contraction.model import build as gemm_build
-from loom_explorer.families.contraction.model import contraction_work
 from loom_explorer.families.contraction.quantities import ContractionQuantities
+from loom_explorer.families.contraction.roofline import contraction_work
 from loom_explorer.families.convolution.implicit_gemm import gemm_problem
 from loom_explorer.families.convolution.latency import latency_terms
 from loom_explorer.families.convolution.program import CONVOLUTION, analyse_convolution

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import partial
 
 from loom_explorer.families.attention.latency import attention_dram_read_bytes
-from loom_explorer.families.attention.model import attention_work
+from loom_explorer.families.attention.roofline import attention_work
 from loom_explorer.families.flash_decoding.buffers import decode_l1_buffers
 from loom_explorer.families.flash_decoding.latency import decode_flows, decode_latency_terms
 from loom_explorer.families.flash_decoding.program import FLASH_DECODING

@@ -57,10 +57,13 @@ class ModelFamily:
     problem (the compute roofline, from the problem alone, bounded work for any shape);
     ``core_flow_counts(schedule, values)``: for the tiles a schedule moves (``traffic/tiles.py``), each working
     core's own repetitions (in core order) of the flows whose count differs between cores, by flow name ({}:
-    every core at the slowest core's counts, as the latency takes them; None: the family has no such flows).
+    every core at the slowest core's counts, as the latency takes them; None: the family has no such flows);
+    ``core_floor_cycles(hw, problem)``: a lower bound of every candidate's latency from the work its busiest core
+    must do, building no candidate's model (0 where the family states none; None: no such floor).
     """
 
     name: str
     build: Callable[[HardwareSpec, Problem, Candidate, bool], FamilyModel]
     work_cycles: Callable[[HardwareSpec, Problem], int]
     core_flow_counts: Callable[[SymbolicSchedule, Mapping[str, int]], dict[str, tuple[int, ...]]] | None = None
+    core_floor_cycles: Callable[[HardwareSpec, Problem], int] | None = None
