@@ -43,7 +43,7 @@ from loom_explorer.mesh.ttnn_galaxy_split import galaxy_layer_pins
 from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
 from loom_explorer.store import SweepChoice, SweepRecord, package_version
 from loom_explorer.sweep.ops import DECODE_KV, MODELS, PHASES, OpsError, SweepOp, make_op
-from loom_explorer.sweep.task import SweepSettings
+from loom_explorer.sweep.task import RecordPlace, SweepSettings, sweep_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,26 +179,8 @@ def _note(share: OpShare) -> str:
 
 def _base(mesh: MeshSpec | None, mesh_name: str, op: SweepOp, seconds: float) -> SweepRecord:
     key = mesh_op_key(mesh, op) if mesh is not None else f"{mesh_name}|{op.key}|{op.label}"
-    return SweepRecord(
-        op_key=key,
-        hardware=mesh.name if mesh is not None else mesh_name,
-        hardware_sha256=mesh_sha256(mesh) if mesh is not None else "",
-        tool_version=package_version("loom-explorer"),
-        label=op.label,
-        kernel=op.kernel,
-        shape=op.shape,
-        dtype=op.dtype.value,
-        fidelity=op.fidelity.value,
-        options=tuple(sorted(op.options)),
-        status="failed",
-        error="",
-        best=None,
-        runner_up=None,
-        ideal_ns=None,
-        ttnn_default_ns=None,
-        ttnn_default_note="",
-        solve_seconds=seconds,
-    )
+    place = RecordPlace(key, mesh.name if mesh is not None else mesh_name, mesh_sha256(mesh) if mesh else "")
+    return sweep_record(op, place, "failed", "", seconds)
 
 
 def failed_layer(mesh_name: str, layer: MeshLayer, error: str, seconds: float = 0.0) -> list[SweepRecord]:

@@ -100,17 +100,17 @@ def _ttnn_default(hw: HardwareSpec, problem: Problem) -> tuple[float | None, str
 
 
 @dataclass(frozen=True, slots=True)
-class _Where:
-    """What names the chip of a record: the op's key on it, its name and the hash of its description."""
+class RecordPlace:
+    """What names the chip (or mesh) of a record: the op's key on it, its name and the hash of its description."""
 
     op_key: str
     hardware: str
     hardware_sha256: str
 
 
-def _record(
+def sweep_record(
     op: SweepOp,
-    where: _Where,
+    where: RecordPlace,
     status: SweepStatus,
     error: str,
     solve_seconds: float,
@@ -147,10 +147,10 @@ def failed_record(hw_name: str, op: SweepOp, error: str, seconds: float = 0.0) -
     """The record of an op that could not be solved on ``hw_name`` (the error says why)."""
     try:
         hw = load_hardware(hw_name)
-        where = _Where(op_key(hw, op), hw.name, hardware_sha256(hw))
+        where = RecordPlace(op_key(hw, op), hw.name, hardware_sha256(hw))
     except Exception:  # the hardware itself is what failed
-        where = _Where(f"{hw_name}|{op.key}|{op.label}", hw_name, "")
-    return _record(op, where, "failed", error, seconds)
+        where = RecordPlace(f"{hw_name}|{op.key}|{op.label}", hw_name, "")
+    return sweep_record(op, where, "failed", error, seconds)
 
 
 def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings()) -> SweepRecord:
@@ -160,7 +160,7 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
         hw = load_hardware(hw_name)
     except Exception as exc:  # recorded, the sweep goes on
         return failed_record(hw_name, op, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-    where = _Where(op_key(hw, op), hw.name, hardware_sha256(hw))
+    where = RecordPlace(op_key(hw, op), hw.name, hardware_sha256(hw))
     try:
         problem = make_problem(load_program(op.kernel), op.shape, op.dtype, op.fidelity, options=op.options)
         session = Session(hw, problem)
@@ -175,7 +175,7 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
             reasons = "; ".join(
                 f"{r.candidate_name}: {r.conflict.message if r.conflict else r.status}" for r in results
             )
-            return _record(
+            return sweep_record(
                 op,
                 where,
                 "no_schedule",
@@ -186,7 +186,7 @@ def solve_op(hw_name: str, op: SweepOp, settings: SweepSettings = SweepSettings(
                 ttnn_default_note=note,
             )
         unproven = [r.candidate_name for r in results if r.status not in PROVEN]
-        return _record(
+        return sweep_record(
             op,
             where,
             "ok",
