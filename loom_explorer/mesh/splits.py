@@ -34,7 +34,7 @@ from math import ceil, prod
 from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mesh.graph import OpKind, OpSpec
-from loom_explorer.mesh.states import TILE, AxisState, MeshView, TensorState, local_shape, view_states
+from loom_explorer.mesh.states import TILE, AxisState, MeshAxis, MeshView, TensorState, local_shape, view_states
 from loom_explorer.mesh.transitions import AxisConfig, collective_cycles
 from loom_explorer.model.collective import CollectiveKind, FabricTopology
 
@@ -133,22 +133,53 @@ def _attention_splits(op: OpSpec, view: MeshView) -> list[Split]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class StatsGather:
+    """The distributed norm's all-gather of its per-row statistics along ``axis`` (module docstring): one
+    32-wide tile column per local row, ``stats_bytes`` per device, pages of ``page_bytes``, one link, a ring
+    where the axis closes."""
+
+    axis: MeshAxis
+    topology: FabricTopology
+    stats_bytes: int
+    page_bytes: int
+
+    @property
+    def config(self) -> AxisConfig:
+        return AxisConfig(1, self.topology)
+
+
+def stats_gathers(op: OpSpec, view: MeshView, roles: tuple[str, ...], state: TensorState) -> tuple[StatsGather, ...]:
+    """The stats all-gathers of a norm split with ``roles`` and output ``state``: one per axis it fractures
+    the rows' width over (``cols``); none for other ops. The cost (``_rowwise_splits``), the mesh view and
+    the ttnn export read them here."""
+    if op.kind is not OpKind.norm:
+        return ()
+    h, _ = local_shape(view, state, op.dim("H"), op.dim("W"))
+    return tuple(
+        StatsGather(
+            axis,
+            FabricTopology.ring if FabricTopology.ring in axis.topologies else FabricTopology.linear,
+            h * TILE * op.output.element_bytes,
+            op.output.page_bytes,
+        )
+        for axis, r in zip(view.axes, roles, strict=True)
+        if r == "cols"
+    )
+
+
 def _rowwise_splits(op: OpSpec, view: MeshView, mesh: MeshSpec, chip: HardwareSpec) -> list[Split]:
     out: list[Split] = []
     for roles in product((NONE, "rows", "cols"), repeat=len(view.axes)):
         role_state = {NONE: AxisState.replicated, "rows": AxisState.rows, "cols": AxisState.cols}
         state = _state(view, tuple(role_state[r] for r in roles))
         h, w = local_shape(view, state, op.dim("H"), op.dim("W"))
-        fixed = 0
-        if op.kind is OpKind.norm:
-            for axis, r in zip(view.axes, roles, strict=True):
-                if r == "cols":  # the distributed norm's stats: one 32-wide tile column per row
-                    topo = FabricTopology.ring if FabricTopology.ring in axis.topologies else FabricTopology.linear
-                    stats = h * TILE * op.output.element_bytes
-                    page = op.output.page_bytes
-                    fixed += collective_cycles(
-                        mesh, chip, CollectiveKind.all_gather, axis.chips, AxisConfig(1, topo), stats, page
-                    )
+        fixed = sum(
+            collective_cycles(
+                mesh, chip, CollectiveKind.all_gather, g.axis.chips, g.config, g.stats_bytes, g.page_bytes
+            )
+            for g in stats_gathers(op, view, roles, state)
+        )
         problem = ChipProblem(op.kernel, (("H", h), ("W", w)))
         ins = tuple(state for _ in op.inputs)
         out.append(Split(op.name, _name(view, roles), view.name, roles, ins, state, problem, fixed_cycles=fixed))

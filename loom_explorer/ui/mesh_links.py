@@ -55,10 +55,11 @@ from math import ceil
 
 from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import HardwareSpec
-from loom_explorer.mesh.graph import OpGraph, OpKind
+from loom_explorer.mesh.graph import OpGraph
 from loom_explorer.mesh.joint import JointSolution, JointTables
-from loom_explorer.mesh.states import TILE, MeshError, local_shape
-from loom_explorer.mesh.transitions import AxisConfig, collective_cycles
+from loom_explorer.mesh.splits import stats_gathers
+from loom_explorer.mesh.states import MeshError
+from loom_explorer.mesh.transitions import collective_cycles
 from loom_explorer.model.collective import CollectiveKind, CollectiveOp, FabricTopology, collective_model
 
 ROWS, COLUMNS, RING = "rows", "columns", "ring"
@@ -276,22 +277,16 @@ def plan_collectives(tables: JointTables, solution: JointSolution) -> tuple[Link
                     max(slice_bytes, size.page_bytes), cfg.links, cfg.topology, cycles, size.page_bytes,
                 )
             )  # fmt: skip
-        if op.kind is OpKind.norm:
-            h, _ = local_shape(view, s.output, op.dim("H"), op.dim("W"))
-            for axis, role in zip(view.axes, s.roles, strict=True):
-                if role != "cols":
-                    continue
-                topo = FabricTopology.ring if FabricTopology.ring in axis.topologies else FabricTopology.linear
-                stats, page = h * TILE * op.output.element_bytes, op.output.page_bytes
-                cycles = collective_cycles(
-                    mesh, chip, CollectiveKind.all_gather, axis.chips, AxisConfig(1, topo), stats, page
+        for g in stats_gathers(op, view, s.roles, s.output):
+            cycles = collective_cycles(
+                mesh, chip, CollectiveKind.all_gather, g.axis.chips, g.config, g.stats_bytes, g.page_bytes
+            )
+            out.append(
+                LinkCollective(
+                    op.name, (op.name,), f"stats of {op.name}", view.name, g.axis.name, CollectiveKind.all_gather,
+                    max(g.stats_bytes, g.page_bytes), 1, g.topology, cycles, g.page_bytes,
                 )
-                out.append(
-                    LinkCollective(
-                        op.name, (op.name,), f"stats of {op.name}", view.name, axis.name, CollectiveKind.all_gather,
-                        max(stats, page), 1, topo, cycles, page,
-                    )
-                )  # fmt: skip
+            )  # fmt: skip
     for e in solution.edges:
         page = graph.op(e.tensor).output.page_bytes
         for c in e.cost.collectives:

@@ -45,7 +45,7 @@ from loom_explorer.mesh.graph import OpGraph, OpKind, OpSpec
 from loom_explorer.mesh.joint import Edge, JointSolution
 from loom_explorer.mesh.onchip import chip_problem
 from loom_explorer.mesh.plan import MeshPlan
-from loom_explorer.mesh.splits import ChipProblem, Split
+from loom_explorer.mesh.splits import ChipProblem, Split, stats_gathers
 from loom_explorer.mesh.states import AxisState, MeshView, TensorState, mesh_views
 from loom_explorer.mesh.transitions import AxisConfig, TensorSize
 from loom_explorer.model.collective import CollectiveKind, FabricTopology
@@ -299,13 +299,12 @@ def _axis_config(sol: JointSolution, tensor: str, index: int) -> AxisConfig:
     return dict(sol.configs)[tensor].axes[index]
 
 
-def _stats_gathers(s: Split, view: MeshView, cluster: dict[str, int]) -> tuple[StatsGather, ...]:
-    out = []
-    for a, r in zip(view.axes, s.roles, strict=True):
-        if r == "cols":  # as splits.py costs it: one link, a ring where the axis closes
-            topo = FabricTopology.ring if FabricTopology.ring in a.topologies else FabricTopology.linear
-            out.append(StatsGather(a.name, cluster[a.name], 1, TOPOLOGY[topo]))
-    return tuple(out)
+def _stats_gathers(op: OpSpec, s: Split, view: MeshView, cluster: dict[str, int]) -> tuple[StatsGather, ...]:
+    """The norm's stats all-gathers as ``splits.stats_gathers`` costs them."""
+    return tuple(
+        StatsGather(g.axis.name, cluster[g.axis.name], g.config.links, TOPOLOGY[g.topology])
+        for g in stats_gathers(op, view, s.roles, s.output)
+    )
 
 
 def mesh_program(
@@ -349,7 +348,7 @@ def mesh_program(
             axis = view.axes[s.fused_axis]
             fused = FusedGather(axis.name, cluster[axis.name], cfg.links, TOPOLOGY[cfg.topology], len(view.axes) == 1)
             topologies.add(TOPOLOGY[cfg.topology])
-        gathers = _stats_gathers(s, view, cluster) if op.kind is OpKind.norm else ()
+        gathers = _stats_gathers(op, s, view, cluster)
         topologies |= {g.topology for g in gathers}
         steps.append(
             OpCall(
