@@ -28,6 +28,15 @@ Per link (:class:`EthernetSpec`), all in the chips' clock (bytes per cycle = GB/
 * ``fabric_bytes_per_cycle``: the measured payload rate of one link in one direction through the fabric
   (unicast writes of ``fabric_packet_bytes`` packets), the rate every first-principles collective time
   starts from; ``hop_latency_cycles``: one packet's time through one chip-to-chip hop (router to router).
+* ``fabric_small_packet_bytes`` / ``fabric_small_bytes_per_cycle`` (optional, both or neither): a second
+  measured point of the same benchmark at a smaller packet (the goldens' 2,048 B row). The fabric's rate is
+  per packet limited, so the two points fix a per-packet cost and a per-wire-byte cost
+  (``families/collective/latency.py``). Without them the model keeps one point and prices every packet size
+  in proportion to its wire bytes (no per-packet cost): a mesh whose golden has no second packet size
+  leaves them out. Given, the small packet is below ``fabric_packet_bytes``, its rate within the line rate,
+  and the two points' per-packet times ``t = packet / rate`` must give a line ``t = a + b * wire`` with
+  ``a >= 0`` and ``b >= 0`` (a larger packet never takes less time; a packet never takes less than its
+  wire bytes' share): anything else is refused, naming ``fabric_small_bytes_per_cycle``.
 
 Bounds as in ``schema.py``: extents at most 64 chips per axis, 16 links per pair (a Wormhole chip has 16
 Ethernet cores, a Blackhole chip 14), rates and sizes as the chip schema's.
@@ -35,6 +44,8 @@ Ethernet cores, a Blackhole chip 14), rates and sizes as the chip schema's.
 
 from __future__ import annotations
 
+from fractions import Fraction
+from math import ceil
 from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
@@ -47,6 +58,15 @@ MAX_LINKS_PER_PAIR = 16
 
 Chips = Annotated[int, Field(ge=1, le=MAX_MESH_EXTENT)]
 Links = Annotated[int, Field(ge=0, le=MAX_LINKS_PER_PAIR)]
+
+
+def fabric_wire_bytes(
+    payload_bytes: int, fabric_header_bytes: int, max_packet_bytes: int, packet_overhead_bytes: int
+) -> int:
+    """Bytes on the wire for one fabric packet of ``p = payload_bytes``: ``p + h`` framed bytes (``h``, the
+    fabric header) in ``ceil((p + h) / max_packet_bytes)`` Ethernet frames of ``packet_overhead_bytes``."""
+    framed = payload_bytes + fabric_header_bytes
+    return framed + ceil(framed / max_packet_bytes) * packet_overhead_bytes
 
 
 class MeshAxisSpec(_Frozen):
@@ -94,7 +114,21 @@ class EthernetSpec(_Frozen):
     fabric_packet_bytes: Bytes
     fabric_header_bytes: Annotated[int, Field(ge=0, le=4096)]
     fabric_bytes_per_cycle: Rate
+    fabric_small_packet_bytes: Bytes | None = Field(
+        default=None, description="a second measured packet size, below fabric_packet_bytes (optional)"
+    )
+    fabric_small_bytes_per_cycle: Rate | None = Field(
+        default=None,
+        validate_default=True,
+        description="the measured payload rate at fabric_small_packet_bytes (given with it, or neither)",
+    )
     hop_latency_cycles: Cycles
+
+    def wire_bytes(self, payload_bytes: int) -> int:
+        """Bytes on the wire for one fabric packet of ``payload_bytes`` (:func:`fabric_wire_bytes`)."""
+        return fabric_wire_bytes(
+            payload_bytes, self.fabric_header_bytes, self.max_packet_bytes, self.packet_overhead_bytes
+        )
 
     @field_validator("fabric_bytes_per_cycle")
     @classmethod
@@ -102,6 +136,50 @@ class EthernetSpec(_Frozen):
         line = info.data.get("link_bytes_per_cycle")
         if line is not None and rate > line:
             raise ValueError(f"{rate} exceeds the line rate link_bytes_per_cycle {line}")
+        return rate
+
+    @field_validator("fabric_small_packet_bytes")
+    @classmethod
+    def _below_the_packet(cls, small: int | None, info: ValidationInfo) -> int | None:
+        packet = info.data.get("fabric_packet_bytes")
+        if small is not None and packet is not None and small >= packet:
+            raise ValueError(f"{small} must be below fabric_packet_bytes {packet}")
+        return small
+
+    @field_validator("fabric_small_bytes_per_cycle")
+    @classmethod
+    def _a_second_point_on_a_line(cls, rate: float | None, info: ValidationInfo) -> float | None:
+        d = info.data
+        if "fabric_small_packet_bytes" not in d:  # that field failed: its own error names it
+            return rate
+        small = d["fabric_small_packet_bytes"]
+        if (small is None) != (rate is None):
+            raise ValueError("fabric_small_packet_bytes and fabric_small_bytes_per_cycle go together (both or neither)")
+        if rate is None or small is None:
+            return rate
+        line = d.get("link_bytes_per_cycle")
+        if line is not None and rate > line:
+            raise ValueError(f"{rate} exceeds the line rate link_bytes_per_cycle {line}")
+        needed = ("max_packet_bytes", "packet_overhead_bytes", "fabric_packet_bytes", "fabric_header_bytes")
+        if any(k not in d for k in needed) or "fabric_bytes_per_cycle" not in d:
+            return rate  # an earlier field failed, and its own error names it
+        big, big_rate = d["fabric_packet_bytes"], d["fabric_bytes_per_cycle"]
+        wire_small, wire_big = (
+            fabric_wire_bytes(p, d["fabric_header_bytes"], d["max_packet_bytes"], d["packet_overhead_bytes"])
+            for p in (small, big)
+        )
+        t_small, t_big = Fraction(small) / Fraction(rate), Fraction(big) / Fraction(big_rate)
+        if t_small > t_big:  # b < 0
+            raise ValueError(
+                f"a {small} B packet at {rate} B/cycle takes {float(t_small):.1f} cycles, longer than a {big} B "
+                f"packet at fabric_bytes_per_cycle {big_rate} ({float(t_big):.1f}): "
+                "a larger packet cannot take less time"
+            )
+        if t_small * wire_big < t_big * wire_small:  # a < 0
+            raise ValueError(
+                f"{rate} B/cycle at {small} B moves more per wire byte than fabric_bytes_per_cycle {big_rate} at "
+                f"{big} B: the line through the two points would give a packet a negative fixed cost"
+            )
         return rate
 
 

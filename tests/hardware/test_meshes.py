@@ -65,8 +65,9 @@ def test_line_rate_is_the_architectures_at_the_chip_clock(name):
     assert mesh.ethernet.fabric_bytes_per_cycle <= mesh.ethernet.link_bytes_per_cycle
 
 
-def _golden_gb_s(mesh_name: str) -> float:
-    """The transcribed golden of ``fabric_bandwidth.csv``: unicast write, 1 link, the largest packet."""
+def _golden_gb_s(mesh_name: str, packet_bytes: int | None = None) -> float:
+    """The transcribed golden of ``fabric_bandwidth.csv``: unicast write, 1 link, at ``packet_bytes`` (the
+    largest packet when None)."""
     with published_path("fabric_bandwidth.csv").open(newline="") as f:
         rows = [
             r
@@ -76,16 +77,37 @@ def _golden_gb_s(mesh_name: str) -> float:
             and r["ntype"] == "NOC_UNICAST_WRITE"
             and r["num_links"] == "1"
         ]
-    largest = max(int(r["packet_size_bytes"]) for r in rows)
-    (row,) = [r for r in rows if int(r["packet_size_bytes"]) == largest]
+    size = packet_bytes if packet_bytes is not None else max(int(r["packet_size_bytes"]) for r in rows)
+    (row,) = [r for r in rows if int(r["packet_size_bytes"]) == size]
     return float(row["bandwidth_gb_s"])
 
 
-@pytest.mark.parametrize("name", ["t3000", "p150x4"])
+GOLDEN_MESHES = ["t3000", "galaxy", "p150x4", "p150x8"]  # the meshes with a fabric golden of their own
+
+
+@pytest.mark.parametrize("name", GOLDEN_MESHES)
 def test_fabric_rate_is_the_published_golden_at_the_chip_clock(name):
     mesh = load_mesh(name)
     clock = mesh_chip(mesh).clock_ghz
     assert mesh.ethernet.fabric_bytes_per_cycle == pytest.approx(_golden_gb_s(name) / clock, abs=0.006)
+
+
+@pytest.mark.parametrize("name", GOLDEN_MESHES)
+def test_small_packet_rate_is_the_published_golden_at_the_chip_clock(name):
+    eth = load_mesh(name).ethernet
+    clock = mesh_chip(load_mesh(name)).clock_ghz
+    assert eth.fabric_small_packet_bytes == 2048
+    assert eth.fabric_small_bytes_per_cycle is not None
+    golden = _golden_gb_s(name, eth.fabric_small_packet_bytes) / clock
+    assert eth.fabric_small_bytes_per_cycle == pytest.approx(golden, abs=0.006)
+
+
+def test_the_n300_borrows_the_t3000s_two_points():
+    n300, t3000 = load_mesh("n300").ethernet, load_mesh("t3000").ethernet
+    assert (n300.fabric_small_packet_bytes, n300.fabric_small_bytes_per_cycle) == (
+        t3000.fabric_small_packet_bytes,
+        t3000.fabric_small_bytes_per_cycle,
+    )
 
 
 def test_shapes_as_ttnn_opens_them():
@@ -126,6 +148,24 @@ BAD = {
         "ethernet.fabric_bytes_per_cycle",
         "fabric_bytes_per_cycle: 12.6",
     ),
+    "small packet not below the packet": (
+        "fabric_small_packet_bytes: 2048",
+        "fabric_small_packet_bytes: 4096",
+        "ethernet.fabric_small_packet_bytes",
+        "fabric_small_packet_bytes: 4096",
+    ),
+    "small point slower per packet than the large": (
+        "fabric_small_bytes_per_cycle: 8.03",
+        "fabric_small_bytes_per_cycle: 5.5",
+        "ethernet.fabric_small_bytes_per_cycle",
+        "fabric_small_bytes_per_cycle: 5.5",
+    ),
+    "small point faster per wire byte than the large": (
+        "fabric_small_bytes_per_cycle: 8.03",
+        "fabric_small_bytes_per_cycle: 12.0",
+        "ethernet.fabric_small_bytes_per_cycle",
+        "fabric_small_bytes_per_cycle: 12.0",
+    ),
 }
 
 
@@ -142,6 +182,22 @@ def test_bad_file_fails_on_one_line_naming_file_line_and_field(tmp_path, case):
     match = re.match(rf"^{re.escape(str(path))}:(\d+):(\d+): field {re.escape(field)}: ", message)
     assert match, message
     assert int(match[1]) == _line_of(text, on_line), message
+
+
+def test_small_packet_alone_names_the_rate(tmp_path):
+    text = "\n".join(ln for ln in BASE.splitlines() if "fabric_small_bytes_per_cycle" not in ln) + "\n"
+    path = _write(tmp_path, text)
+    with pytest.raises(HardwareError) as exc:
+        load_mesh(path)
+    message = str(exc.value)
+    assert re.match(rf"^{re.escape(str(path))}:\d+:\d+: field ethernet.fabric_small_bytes_per_cycle: ", message)
+    assert "both or neither" in message
+
+
+def test_without_the_small_point_the_mesh_loads(tmp_path):
+    text = "\n".join(ln for ln in BASE.splitlines() if "fabric_small_" not in ln) + "\n"
+    mesh = load_mesh(_write(tmp_path, text))
+    assert mesh.ethernet.fabric_small_packet_bytes is None and mesh.ethernet.fabric_small_bytes_per_cycle is None
 
 
 def test_missing_axis_names_it(tmp_path):
