@@ -7,10 +7,13 @@ from fractions import Fraction
 import pytest
 
 from loom_explorer.families.collective.latency import (
+    MAX_PAGES_PER_PACKET,
     busiest_link_slices,
     collective_latency,
     farthest_hops,
     link_cycles,
+    packet_cycles,
+    packet_payload_bytes,
     payload_rate,
 )
 from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
@@ -20,8 +23,10 @@ AG, RS, AR = CollectiveKind.all_gather, CollectiveKind.reduce_scatter, Collectiv
 LINE, RING = FabricTopology.linear, FabricTopology.ring
 
 
-def op(kind: CollectiveKind, n: int, topology: FabricTopology, slice_bytes: int, links: int = 1) -> CollectiveOp:
-    return CollectiveOp(kind, n, topology, links, slice_bytes, 2048)
+def op(
+    kind: CollectiveKind, n: int, topology: FabricTopology, slice_bytes: int, links: int = 1, page_bytes: int = 2048
+) -> CollectiveOp:
+    return CollectiveOp(kind, n, topology, links, slice_bytes, page_bytes)
 
 
 def test_line_of_two_moves_one_slice_one_hop() -> None:
@@ -64,3 +69,73 @@ def test_total_is_fixed_hops_and_the_longer_of_link_and_local() -> None:
     assert lat.hop_cycles == 4 * hop
     assert lat.fixed_cycles == chip.compute.kernel_launch_cycles + 2 * 4 * hop
     assert lat.total_cycles == lat.fixed_cycles + lat.hop_cycles + max(lat.link_cycles, lat.local_cycles)
+
+
+BF16_TILE, BFP8_TILE = 2048, 1088  # bytes of a 32x32 tile (hw/*.yaml tile_bytes)
+
+
+def test_a_packet_carries_at_most_two_pages() -> None:
+    """ttnn's cap of 2 pages per packet: two bfloat16 tiles fill a 4096 B packet, two bfloat8_b tiles make
+    2176 B (not the 3 x 1088 = 3264 B that fit); a page larger than the packet is split evenly."""
+    eth = load_mesh("galaxy").ethernet
+    assert MAX_PAGES_PER_PACKET == 2
+    assert packet_payload_bytes(op(RS, 8, RING, 1 << 20, page_bytes=BF16_TILE), eth) == 4096
+    assert packet_payload_bytes(op(RS, 8, RING, 1 << 20, page_bytes=BFP8_TILE), eth) == 2176
+    assert packet_payload_bytes(op(AG, 2, LINE, 1 << 20, page_bytes=512), eth) == 1024
+    assert packet_payload_bytes(op(AG, 2, LINE, 1 << 20, page_bytes=4096), eth) == 4096
+    assert packet_payload_bytes(op(AG, 2, LINE, 1 << 20, page_bytes=6000), eth) == 3000  # 2 packets of 3000 B
+
+
+@pytest.mark.parametrize("name", ["t3000", "galaxy", "p150x4", "p150x8"])
+def test_the_two_point_rate_reproduces_both_golden_points(name: str) -> None:
+    eth = load_mesh(name).ethernet
+    assert eth.fabric_small_packet_bytes is not None and eth.fabric_small_bytes_per_cycle is not None
+    assert payload_rate(eth.fabric_packet_bytes, eth) == Fraction(eth.fabric_bytes_per_cycle)
+    assert payload_rate(eth.fabric_small_packet_bytes, eth) == Fraction(eth.fabric_small_bytes_per_cycle)
+    # between the points the rate lies between them; a packet's time grows with its size
+    between = payload_rate(2176, eth)
+    assert Fraction(eth.fabric_small_bytes_per_cycle) < between < Fraction(eth.fabric_bytes_per_cycle)
+    assert 0 < packet_cycles(16, eth) < packet_cycles(2048, eth) < packet_cycles(4096, eth)
+
+
+def test_a_galaxy_bfp8_packet_moves_at_the_line_through_the_goldens() -> None:
+    """Galaxy goldens (fabric_bandwidth.csv, one link, unicast write): 2048 B at 7.25 B/cycle (282.48 cycles a
+    packet, 2162 wire bytes) and 4096 B at 11.77 (348.00 cycles, 4243 wire bytes): b = 65.52 / 2081 cycles per
+    wire byte, a = 282.48 - 2162 b; a 2176 B packet (2290 wire bytes) takes a + 2290 b = 286.51 cycles:
+    7.595 B/cycle."""
+    eth = load_mesh("galaxy").ethernet
+    assert (eth.wire_bytes(2048), eth.wire_bytes(4096), eth.wire_bytes(2176)) == (2162, 4243, 2290)
+    assert float(packet_cycles(2176, eth)) == pytest.approx(286.51, abs=0.01)
+    assert float(payload_rate(2176, eth)) == pytest.approx(7.595, abs=0.001)
+
+
+def test_without_the_second_point_the_rate_is_the_wire_share_of_one_point() -> None:
+    """No small point: ``rate(p) = e * link * p / wire(p)`` with ``e`` the efficiency at the packet size."""
+    eth = load_mesh("galaxy").ethernet.model_copy(
+        update={"fabric_small_packet_bytes": None, "fabric_small_bytes_per_cycle": None}
+    )
+    link = Fraction(eth.link_bytes_per_cycle)
+    big = eth.fabric_packet_bytes
+    e = Fraction(eth.fabric_bytes_per_cycle) / (link * big / eth.wire_bytes(big))
+    for p in (16, 1088, 2176, 3264, 4096):
+        assert payload_rate(p, eth) == e * link * p / eth.wire_bytes(p)
+    # no fixed cost per packet: a packet's time is in proportion to its wire bytes
+    assert packet_cycles(1088, eth) / eth.wire_bytes(1088) == packet_cycles(4096, eth) / eth.wire_bytes(4096)
+    assert payload_rate(eth.fabric_packet_bytes, eth) == Fraction(eth.fabric_bytes_per_cycle)
+
+
+def test_bf16_tiles_price_the_same_with_or_without_the_second_point() -> None:
+    """bfloat16 tiles travel in full 4096 B packets, the large golden point: the second point does not move
+    them (the mesh planner's collectives); bfloat8_b tiles (2176 B packets) are slower with it."""
+    mesh = load_mesh("galaxy")
+    one_point = mesh.model_copy(
+        update={
+            "ethernet": mesh.ethernet.model_copy(
+                update={"fabric_small_packet_bytes": None, "fabric_small_bytes_per_cycle": None}
+            )
+        }
+    )
+    bf16 = op(RS, 8, RING, 64 * BF16_TILE, links=4, page_bytes=BF16_TILE)
+    bfp8 = op(RS, 8, RING, 64 * BFP8_TILE, links=4, page_bytes=BFP8_TILE)
+    assert link_cycles(bf16, mesh) == link_cycles(bf16, one_point)
+    assert link_cycles(bfp8, mesh) > link_cycles(bfp8, one_point)

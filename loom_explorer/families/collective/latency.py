@@ -7,13 +7,28 @@ With ``N = ring_size`` devices, ``S = slice_bytes`` and ``L = num_links``:
   sums flowing in): ``N - 1`` slices. On a ring each slice goes half way round each way: ``(N - 1) / 2``
   slices per directed link. An all-reduce is a reduce-scatter then an all-gather: twice that. The slices of
   a link are spread over its ``L`` links: ``link_bytes = slices * S / L``.
-* **Link rate.** A packet carries ``pages_per_packet = max(1, fabric_packet_bytes // page_bytes)`` whole
-  pages (a page larger than a packet takes ``ceil(page / packet)`` packets). On the wire a payload of ``p``
-  bytes is ``p + fabric_header_bytes`` bytes in ``ceil((p + h) / max_packet_bytes)`` Ethernet frames of
-  ``packet_overhead_bytes`` each, so the line moves payload at ``link * p / wire(p)``. The fabric reaches a
-  fraction ``e = fabric_bytes_per_cycle / (link * P / wire(P))`` of that at the measured packet size
-  ``P = fabric_packet_bytes``; the model keeps ``e`` at every payload:
-  ``rate(p) = e * link * p / wire(p)`` and ``link_cycles = ceil(link_bytes / rate(p))``.
+* **Packets.** ttnn's CCL writers put at most ``MAX_PAGES_PER_PACKET = 2`` pages in one fabric packet:
+  ``num_tiles_to_write_per_packet = min(2, packet_size_bytes / page_size)``, "scatter-write currently only
+  supports 2 distinct noc addresses" (tt-metal@ttnn/cpp/ttnn/operations/experimental/ccl/
+  reduce_scatter_minimal_async/device/reduce_scatter_minimal_async_program.cpp@00382a5c53107057a648bf4ebddea5f8005916ea;
+  the all-gather's, tt-metal@.../all_gather_async/device/all_gather_async_program_minimal_variants.cpp@
+  00edc3bfef7044f53a09372555924b6bbd6d9f11, the same). So a packet carries ``min(2, fabric_packet_bytes //
+  page_bytes)`` whole pages: two bfloat16 tiles (2 x 2,048 B) fill a 4,096 B packet, two bfloat8_b tiles
+  (2 x 1,088 B) make a 2,176 B one. A page larger than a packet takes ``ceil(page / packet)`` packets. The
+  cap moves with ttnn: a later all-gather factory allows 4 (tt-metal@.../all_gather_async/device/
+  all_gather_async_default_program_factory.cpp@00db5f6bbf497a482edce6c3b890ff740ef5f493, "scatter-write
+  currently supports 4 distinct noc addresses"); the model follows the commits above.
+* **Link rate.** On the wire a payload of ``p`` bytes is ``wire(p) = p + h + ceil((p + h) / max_packet_bytes)
+  * packet_overhead_bytes`` bytes (``h = fabric_header_bytes``; ``EthernetSpec.wire_bytes``). The fabric's
+  rate is per-packet limited (its goldens move fewer bytes per cycle in smaller packets, more packets per
+  second), so one packet takes ``t(p) = a + b * wire(p)`` cycles: a fixed cost ``a`` and a cost ``b`` per wire
+  byte. Two measured points, ``(P, R) = (fabric_packet_bytes, fabric_bytes_per_cycle)`` and ``(Q, S) =
+  (fabric_small_packet_bytes, fabric_small_bytes_per_cycle)``, give ``t(P) = P / R`` and ``t(Q) = Q / S``, so
+  ``b = (t(P) - t(Q)) / (wire(P) - wire(Q))`` and ``a = t(Q) - b * wire(Q)``: the line through them, both
+  points reproduced exactly. Without the second point ``a = 0`` and ``b = t(P) / wire(P)``, which is
+  ``rate(p) = e * link * p / wire(p)`` with ``e = R / (link * P / wire(P))``: the line rate's share of the
+  wire, at the efficiency measured at ``P``. Either way ``rate(p) = p / t(p)`` and ``link_cycles =
+  ceil(link_bytes / rate(p))``. Nothing here is fitted to a collective's time.
 * **Hops.** The farthest packet crosses ``N - 1`` hops on a line and ``ceil((N - 1) / 2)`` on a ring
   (twice for an all-reduce), each ``hop_latency_cycles``: the pipeline's fill.
 * **Local work.** Each device reads its input and writes its output; when a tensor is in DRAM that traffic
@@ -50,27 +65,39 @@ def farthest_hops(op: CollectiveOp) -> int:
     return 2 * one if op.kind is CollectiveKind.all_reduce else one
 
 
+MAX_PAGES_PER_PACKET = 2
+"""Pages ttnn's CCL writers put in one fabric packet (module docstring, "Packets")."""
+
+
 def packet_payload_bytes(op: CollectiveOp, eth: EthernetSpec) -> int:
-    """Payload of one fabric packet: as many whole pages as fit, at least one (split when larger)."""
+    """Payload of one fabric packet: up to ``MAX_PAGES_PER_PACKET`` whole pages that fit, at least one (a
+    page larger than a packet split evenly over ``ceil(page / packet)`` packets)."""
     if op.page_bytes >= eth.fabric_packet_bytes:
         return ceil(op.page_bytes / ceil(op.page_bytes / eth.fabric_packet_bytes))
-    return (eth.fabric_packet_bytes // op.page_bytes) * op.page_bytes
+    return min(MAX_PAGES_PER_PACKET, eth.fabric_packet_bytes // op.page_bytes) * op.page_bytes
 
 
-def _wire_bytes(payload_bytes: int, eth: EthernetSpec) -> int:
-    framed = payload_bytes + eth.fabric_header_bytes
-    return framed + ceil(framed / eth.max_packet_bytes) * eth.packet_overhead_bytes
+def packet_cycles(payload_bytes: int, eth: EthernetSpec) -> Fraction:
+    """Cycles one link takes per packet of ``payload_bytes``: ``a + b * wire(p)`` through the measured points
+    (module docstring, "Link rate"); ``a = 0`` when the mesh gives one point only."""
+    big = eth.fabric_packet_bytes
+    t_big = Fraction(big) / Fraction(eth.fabric_bytes_per_cycle)
+    wire_big = eth.wire_bytes(big)
+    if eth.fabric_small_packet_bytes is None or eth.fabric_small_bytes_per_cycle is None:
+        per_wire_byte, fixed = t_big / wire_big, Fraction(0)
+    else:
+        small = eth.fabric_small_packet_bytes
+        t_small = Fraction(small) / Fraction(eth.fabric_small_bytes_per_cycle)
+        wire_small = eth.wire_bytes(small)
+        per_wire_byte = (t_big - t_small) / (wire_big - wire_small)
+        fixed = t_small - per_wire_byte * wire_small
+    return fixed + per_wire_byte * eth.wire_bytes(payload_bytes)
 
 
 def payload_rate(payload_bytes: int, eth: EthernetSpec) -> Fraction:
-    """Payload bytes per cycle one link moves in one direction with packets of ``payload_bytes``."""
-    link = Fraction(eth.link_bytes_per_cycle)
-
-    def ideal(p: int) -> Fraction:
-        return link * p / _wire_bytes(p, eth)
-
-    efficiency = Fraction(eth.fabric_bytes_per_cycle) / ideal(eth.fabric_packet_bytes)
-    return efficiency * ideal(payload_bytes)
+    """Payload bytes per cycle one link moves in one direction with packets of ``payload_bytes``:
+    ``p / packet_cycles(p)``."""
+    return Fraction(payload_bytes) / packet_cycles(payload_bytes, eth)
 
 
 def link_cycles(op: CollectiveOp, mesh: MeshSpec) -> int:
