@@ -122,7 +122,8 @@ def _boundary_ok(graph: OpGraph, s: Split) -> bool:
 
 class JointModel:
     """The model of one solve (module docstring). ``onchip[(op, split)]``: the split's cost, or None when it
-    has no schedule; ``fused[(op, split, config label)]`` for the fused splits."""
+    has no schedule; ``fused[(op, split, config label)]`` for the fused splits. ``only``: build one view's
+    variables (its splits, states and configs) and none of the others' (views exclude each other)."""
 
     def __init__(
         self,
@@ -130,11 +131,13 @@ class JointModel:
         onchip: dict[tuple[str, str], int | None],
         fused: dict[tuple[str, str, str], int],
         feasibility_only: bool = False,
+        only: str | None = None,
     ) -> None:
         self.t = tables
         m = self.model = cp_model.CpModel()
         g = tables.graph
-        self.view = {v.name: m.new_bool_var(f"view[{v.name}]") for v in tables.views}
+        self.views = tuple(v for v in tables.views if only is None or v.name == only)
+        self.view = {v.name: m.new_bool_var(f"view[{v.name}]") for v in self.views}
         m.add_exactly_one(self.view.values())
         self.x: dict[tuple[str, str], cp_model.IntVar] = {}
         self.split_of: dict[tuple[str, str], Split] = {}
@@ -143,12 +146,13 @@ class JointModel:
             cost += self._split_vars(op.name, onchip, feasibility_only)
         if g.boundary is Boundary.cyclic:
             for s in tables.splits["x"]:
-                m.add(self.x[("x", s.name)] == self.x[("out", s.name)])
+                if s.view in self.view:
+                    m.add(self.x[("x", s.name)] == self.x[("out", s.name)])
         self.cfg: dict[tuple[str, CollectiveConfig], cp_model.IntVar] = {}
         for op in g.ops:
             if op.name == "out":
                 continue
-            for v in tables.views:
+            for v in self.views:
                 lits = [self._cfg(op.name, c) for c in tables.configs[v.name]]
                 m.add(sum(lits) == self.view[v.name])
         for op in g.ops:
@@ -180,6 +184,8 @@ class JointModel:
         cost: list[cp_model.LinearExprT] = []
         lits = []
         for s in self.t.splits[op]:
+            if s.view not in self.view:
+                continue
             lit = m.new_bool_var(f"x[{op},{s.name}]")
             self.x[(op, s.name)], self.split_of[(op, s.name)] = lit, s
             lits.append(lit)
@@ -213,7 +219,7 @@ class JointModel:
     def _tensor(self, tensor: str, feasibility_only: bool) -> list[cp_model.LinearExprT]:
         t = self.t
         cost: list[cp_model.LinearExprT] = []
-        for v in t.views:
+        for v in self.views:
             src = self._states(tensor, v.name, None)
             made: dict[tuple[TensorState, TensorState], cp_model.IntVar] = {}
             for op in t.graph.consumers(tensor):
@@ -279,12 +285,14 @@ class JointModel:
         return cost
 
     def pin_literal(self, pin: MeshPin) -> cp_model.IntVar:
-        """A literal that, assumed true, enforces ``pin``."""
+        """A literal that, assumed true, enforces ``pin`` (false for a split or view the model has not built)."""
         m = self.model
-        if pin.field == "split":
-            return self.x[(pin.target, pin.value)]
-        if pin.field == "view":
-            return self.view[pin.value]
+        if pin.field in ("split", "view"):
+            lit = self.x.get((pin.target, pin.value)) if pin.field == "split" else self.view.get(pin.value)
+            if lit is None:  # another view's: this model cannot hold it
+                lit = m.new_bool_var(f"pin[{pin.text}]")
+                m.add(lit == 0)
+            return lit
         lit = m.new_bool_var(f"pin[{pin.text}]")
         for (tensor, c), var in self.cfg.items():
             if tensor != pin.target:
@@ -328,7 +336,7 @@ def solve_joint(
     One model per view: views exclude each other, and apart each model is small enough for CP-SAT's
     portfolio (``JOINT_WORKERS``) with its stronger linear relaxation (``linearization_level=2``) to prove in
     well under a second on a T3000's ring view (the 2 x 4 view's 16 states per tensor take about one)."""
-    jm = JointModel(tables, onchip, fused)
+    jm = JointModel(tables, onchip, fused, only=view)
     jm.model.add(jm.view[view] == 1)
     if below_cycles is not None:
         jm.model.add(jm.objective <= below_cycles - 1)

@@ -76,16 +76,22 @@ def stored(hw: HardwareSpec, problems: list[ChipProblem], store: str | Path | No
 
 
 def solve_chip(
-    hw: HardwareSpec, problem: ChipProblem, store: str | Path | None, use_memory: bool, time_limit_seconds: float
+    hw: HardwareSpec,
+    problem: ChipProblem,
+    store: str | Path | None,
+    use_memory: bool,
+    time_limit_seconds: float,
+    first: tuple[str, ...] = (),
 ) -> ChipSolve:
-    """The proven fastest schedule of ``problem`` (module docstring)."""
+    """The proven fastest schedule of ``problem`` (module docstring); ``first``: candidates to try first (the
+    winners of problems of the same kernel: ``Session.solve``, an order only)."""
     start = time.perf_counter()
     try:
         session = Session(hw, chip_problem(problem))
     except (LoomError, ValueError) as exc:  # beyond the model's range, or a shape the kernel refuses
         return ChipSolve(None, True, False, "", time.perf_counter() - start, str(exc))
     options = chip_options(time_limit_seconds)
-    found = solve_with_memory(session, {}, options, store=store, use_memory=use_memory)
+    found = solve_with_memory(session, {}, options, store=store, use_memory=use_memory, first=first)
     seconds = time.perf_counter() - start
     best = [r for r in found.results if r.solution is not None]
     if not best:

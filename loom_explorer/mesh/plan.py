@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from math import ceil
 from pathlib import Path
 
 from loom_explorer.hardware.mesh_load import mesh_chip
@@ -37,10 +36,9 @@ from loom_explorer.mesh.graph import OpGraph
 from loom_explorer.mesh.joint import JointConflict, JointSolution, JointTables, explain, solve_joint
 from loom_explorer.mesh.onchip import ChipSolve, chip_bound, solve_chip, stored
 from loom_explorer.mesh.pins import MeshPin, parse_pin
-from loom_explorer.mesh.splits import ChipProblem, Split, op_splits
+from loom_explorer.mesh.splits import ChipProblem, Split, fused_gather, op_splits
 from loom_explorer.mesh.states import MeshError, mesh_views
-from loom_explorer.mesh.transitions import AxisConfig, collective_cycles
-from loom_explorer.model.collective import CollectiveKind
+from loom_explorer.mesh.transitions import AxisConfig
 from loom_explorer.problem import ProblemError
 
 
@@ -124,26 +122,24 @@ class Planner:
                 onchip[(op, s.name)] = None if c is None else c + s.fixed_cycles
                 if c is not None and s.fused_axis is not None:
                     for cfg in self.tables.configs[s.view]:
-                        fused[(op, s.name, cfg.label)] = self.fused_cycles(op, s, cfg.axes[s.fused_axis], c)
+                        fused[(op, s.name, cfg.label)] = self.fused_cycles(s, cfg.axes[s.fused_axis], c)
         return onchip, fused
 
-    def fused_cycles(self, op: str, s: Split, cfg: AxisConfig, matmul_cycles: int) -> int:
-        """``max(T_mm, T_ag + T_mm / n)`` (``splits.py``): the gather of the input's slices along the fused axis."""
-        view = self.tables.view(s.view)
-        axis = view.axes[s.fused_axis or 0]
-        size = self.graph.op(self.graph.op(op).inputs[0]).output
-        slice_bytes = size.local_bytes(view, s.inputs[0])
-        gather = collective_cycles(
-            self.mesh, self.chip, CollectiveKind.all_gather, axis.chips, cfg, slice_bytes, size.page_bytes
-        )
-        return max(matmul_cycles, gather + ceil(matmul_cycles / axis.chips))
+    def fused_cycles(self, s: Split, cfg: AxisConfig, matmul_cycles: int) -> int:
+        """The fused split's cost (``splits.FusedGather.split_cycles``) under its input's ``cfg``."""
+        gather = fused_gather(self.mesh, self.chip, self.graph, s, self.tables.view(s.view), cfg)
+        return gather.split_cycles(matmul_cycles)
 
     def _solve(self, problems: list[ChipProblem]) -> None:
+        """Each problem's proven optimum; the candidates that won the problems of the same kernel and options
+        so far are tried first (an order only: ``onchip.solve_chip``)."""
         for p in dict.fromkeys(problems):
             if p in self.solved:
                 continue
             t = time.perf_counter()
-            self.solved[p] = solve_chip(self.chip, p, self.store, self.use_memory, self.time_limit_seconds)
+            kin = [s.candidate for q, s in self.solved.items() if (q.kernel, q.options) == (p.kernel, p.options)]
+            won = tuple(dict.fromkeys(c for c in kin if c))
+            self.solved[p] = solve_chip(self.chip, p, self.store, self.use_memory, self.time_limit_seconds, won)
             self.solve_seconds += time.perf_counter() - t
             if not self.solved[p].proven:
                 raise MeshError(f"per-chip problem {p.label} was not proven within {self.time_limit_seconds} s")

@@ -12,7 +12,10 @@ A split gives each axis of the view one role (``-`` for none: the op is replicat
   matmul (``1/n`` of it) starts at once, the gather streams the other ``n - 1`` slices at its own pace
   (``T_ag``, the all-gather on its own), and the last slice's share of the matmul can only follow it; when
   the gather is the shorter, the matmul is never starved. Its ``num_links``/``topology`` are the input
-  tensor's.
+  tensor's. Only on a one-axis view (the ring): ttnn 0.81.1's ``all_gather_matmul_async`` takes no
+  ``cluster_axis`` (it gathers over the whole mesh), and ``all_gather_minimal_matmul_async``, which has one,
+  runs its own ``MinimalMatmulConfig``, not the per-chip program config solved here. On a 2-D view the
+  gather is an ``all_gather`` transition before the ``N`` split, priced as such.
 * **attention**: ``heads`` (``H`` and ``Hkv`` over the axis' chips; the qkv tensor's columns are laid out per
   chip's heads, so ``Sc`` in and out) and, where rows are independent sequences (decode users), ``batch``
   (``Sr`` in and out). A sequence split of one causal sequence (ring attention) is left out.
@@ -33,7 +36,7 @@ from math import ceil, prod
 
 from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import HardwareSpec
-from loom_explorer.mesh.graph import OpKind, OpSpec
+from loom_explorer.mesh.graph import OpGraph, OpKind, OpSpec
 from loom_explorer.mesh.states import TILE, AxisState, MeshAxis, MeshView, TensorState, local_shape, view_states
 from loom_explorer.mesh.transitions import AxisConfig, collective_cycles
 from loom_explorer.model.collective import CollectiveKind, FabricTopology
@@ -107,8 +110,8 @@ def _matmul_splits(op: OpSpec, view: MeshView) -> list[Split]:
         ins = tuple(_MATMUL_IN[r] for r in roles)
         outs = _state(view, tuple(_MATMUL_OUT[r] for r in roles))
         out.append(Split(op.name, _name(view, roles), view.name, roles, (_state(view, ins),), outs, problem))
-        for i, r in enumerate(roles):  # the fused all-gather + matmul along each N axis
-            if r == "N":
+        for i, r in enumerate(roles):  # the fused all-gather + matmul: the N axis of a one-axis view
+            if r == "N" and len(view.axes) == 1:
                 fused_in = tuple(AxisState.cols if j == i else s for j, s in enumerate(ins))
                 name = _name(view, tuple("agN" if j == i else x for j, x in enumerate(roles)))
                 out.append(
@@ -166,6 +169,36 @@ def stats_gathers(op: OpSpec, view: MeshView, roles: tuple[str, ...], state: Ten
         for axis, r in zip(view.axes, roles, strict=True)
         if r == "cols"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class FusedGather:
+    """The all-gather inside a fused split (``agN``, module docstring): along ``axis``, each device's
+    ``slice_bytes`` of the input in pages of ``page_bytes``, at ``config`` (the input tensor's), taking
+    ``latency_cycles`` on its own."""
+
+    axis: MeshAxis
+    config: AxisConfig
+    slice_bytes: int
+    page_bytes: int
+    latency_cycles: int
+
+    def split_cycles(self, matmul_cycles: int) -> int:
+        """The fused split's cost, ``max(T_mm, T_ag + T_mm / n)`` (module docstring)."""
+        return max(matmul_cycles, self.latency_cycles + ceil(matmul_cycles / self.axis.chips))
+
+
+def fused_gather(
+    mesh: MeshSpec, chip: HardwareSpec, graph: OpGraph, split: Split, view: MeshView, config: AxisConfig
+) -> FusedGather:
+    """The all-gather of ``split`` (a fused split on ``view``) under its input's ``config`` on the fused axis.
+    The planner's cost, the mesh view and the export read it here."""
+    assert split.fused_axis is not None, f"{split.name} is not a fused split"
+    axis = view.axes[split.fused_axis]
+    size = graph.op(graph.op(split.op).inputs[0]).output
+    slice_bytes = size.local_bytes(view, split.inputs[0])
+    cycles = collective_cycles(mesh, chip, CollectiveKind.all_gather, axis.chips, config, slice_bytes, size.page_bytes)
+    return FusedGather(axis, config, slice_bytes, size.page_bytes, cycles)
 
 
 def _rowwise_splits(op: OpSpec, view: MeshView, mesh: MeshSpec, chip: HardwareSpec) -> list[Split]:

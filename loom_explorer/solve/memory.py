@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -272,10 +272,11 @@ def solve_with_memory(
     use_memory: bool = True,
     announce: Callable[[], None] | None = None,
     on_result: Callable[[CandidateResult], None] | None = None,
+    first: Sequence[str] = (),
 ) -> Remembered:
     """``session.solve``, answered from the store when the same solve was proven before (module docstring);
     a new proof is recorded. ``announce`` is called before a real solve starts, ``on_result`` as each of its
-    candidates finishes (``Session.solve``)."""
+    candidates finishes, ``first`` the candidates to try first (``Session.solve``: an order, not in the key)."""
     note, refused = "", False
     if use_memory:
         found = recall(session, pins, options, candidates, noc_bound, store)
@@ -284,7 +285,7 @@ def solve_with_memory(
         note, refused = found.note, found.refused
     if announce is not None:
         announce()
-    results = session.solve(pins, options, candidates=candidates, on_result=on_result)
+    results = session.solve(pins, options, candidates=candidates, on_result=on_result, first=first)
     if not note or refused:  # a refused answer is replaced by the new proof
         note = "; ".join(filter(None, [note, remember(session, pins, options, results, candidates, noc_bound, store)]))
     return Remembered(results, note=note)

@@ -142,16 +142,19 @@ class Session:
         options: SolveOptions = SolveOptions(),
         candidates: Sequence[str] | None = None,
         on_result: Callable[[CandidateResult], None] | None = None,
+        first: Sequence[str] = (),
     ) -> list[CandidateResult]:
         """Solve the chosen (default: all) candidates under ``pins``; ranked best first. ``on_result`` is
         called with each candidate's result as it finishes (from a solver thread; with ``fastest``, once the
-        branch and bound is over)."""
+        branch and bound is over). ``first``: with ``fastest``, candidates the caller expects to be fastest
+        (the winner of a similar problem), tried before the others when nothing is known of any: an order
+        only, the answer is the same (``_solve_fastest``)."""
         pins = dict(pins or {})
         chosen = [self.schedule(n) for n in candidates] if candidates else list(self.schedules)
         check_pins(pins, chosen)
         threads = options.parallel_models or os.cpu_count() or 1
         if options.fastest is not None:
-            results = self._solve_fastest(chosen, pins, options)
+            results = self._solve_fastest(chosen, pins, options, first)
             if on_result:
                 for r in results:
                     on_result(r)
@@ -168,7 +171,7 @@ class Session:
         return rank(results)
 
     def _solve_fastest(
-        self, chosen: list[SymbolicSchedule], pins: dict[str, int], options: SolveOptions
+        self, chosen: list[SymbolicSchedule], pins: dict[str, int], options: SolveOptions, first: Sequence[str] = ()
     ) -> list[CandidateResult]:
         """Branch and bound over candidates, ``n = options.fastest`` (docs/model.md, "The fastest
         candidates only"). ``c`` is the n-th smallest latency of a schedule found so far, one per
@@ -181,7 +184,8 @@ class Session:
         optimum, so it is not faster than the n-th fastest (a tie is left out: its latency is already
         found); ``c`` only falls, so it stays dominated.
         Order: candidates whose adapted known schedule is fastest first (``solve/incumbent.py``), then
-        by ``_traffic_rank``, re-sorted after every round."""
+        those named in ``first``, then by ``_traffic_rank``, re-sorted after every round. The order changes
+        how soon ``c`` is tight (so how fast the screens prove), never which candidates are proven."""
         n = options.fastest
         if n is None or n < 1:
             raise ValueError(f"SolveOptions.fastest must be at least 1, not {n}")
@@ -205,7 +209,9 @@ class Session:
                     results += [self.solve_one(s, pins, options) for s in pending]
                     break
                 known = {s.candidate.name: self.incumbent(s, pins) for s in pending}
-                pending.sort(key=lambda s: (_known_key(known[s.candidate.name]), _traffic_rank(s)))
+                pending.sort(
+                    key=lambda s: (_known_key(known[s.candidate.name]), s.candidate.name not in first, _traffic_rank(s))
+                )
                 cut = cutoff()
                 if cut is None:
                     record(self.solve_one(pending.pop(0), pins, options))

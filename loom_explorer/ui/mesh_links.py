@@ -42,7 +42,7 @@ link). The collectives run one after another, so a link's busy time over the pla
 
 The plan's collectives (:func:`plan_collectives`): each transition's (``JointSolution.edges``), the all-gather
 inside a fused all-gather + matmul split (``agN``: its input's slices along the fused axis, at the input
-tensor's config, as ``Planner.fused_cycles`` costs it) and the distributed norm's stats all-gather (a
+tensor's config: ``splits.fused_gather``, as the planner costs it) and the distributed norm's stats all-gather (a
 32-wide tile column per local row, one link, a ring where the axis closes, as ``splits.py`` costs it).
 """
 
@@ -57,7 +57,7 @@ from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mesh.graph import OpGraph
 from loom_explorer.mesh.joint import JointSolution, JointTables
-from loom_explorer.mesh.splits import stats_gathers
+from loom_explorer.mesh.splits import fused_gather, stats_gathers
 from loom_explorer.mesh.states import MeshError
 from loom_explorer.mesh.transitions import collective_cycles
 from loom_explorer.model.collective import CollectiveKind, CollectiveOp, FabricTopology, collective_model
@@ -265,16 +265,12 @@ def plan_collectives(tables: JointTables, solution: JointSolution) -> tuple[Link
         view = tables.view(s.view)
         if s.fused_axis is not None:
             tensor = op.inputs[0]
-            axis, cfg = view.axes[s.fused_axis], configs[tensor].axes[s.fused_axis]
-            size = graph.op(tensor).output
-            slice_bytes = size.local_bytes(view, s.inputs[0])
-            cycles = collective_cycles(
-                mesh, chip, CollectiveKind.all_gather, axis.chips, cfg, slice_bytes, size.page_bytes
-            )
+            f = fused_gather(mesh, chip, graph, s, view, configs[tensor].axes[s.fused_axis])
             out.append(
                 LinkCollective(
-                    tensor, (op.name,), f"fused into {op.name}", view.name, axis.name, CollectiveKind.all_gather,
-                    max(slice_bytes, size.page_bytes), cfg.links, cfg.topology, cycles, size.page_bytes,
+                    tensor, (op.name,), f"fused into {op.name}", view.name, f.axis.name, CollectiveKind.all_gather,
+                    max(f.slice_bytes, f.page_bytes), f.config.links, f.config.topology, f.latency_cycles,
+                    f.page_bytes,
                 )
             )  # fmt: skip
         for g in stats_gathers(op, view, s.roles, s.output):

@@ -13,7 +13,8 @@ from loom_explorer.mesh.graph import decoder_layer_graph, matmul_graph
 from loom_explorer.mesh.joint import JointConflict, JointSolution
 from loom_explorer.mesh.plan import Planner
 from loom_explorer.mesh.states import AxisState, MeshError, TensorState, mesh_views
-from loom_explorer.mesh.transitions import TensorSize, collective_configs, transition_cost
+from loom_explorer.mesh.splits import fused_gather
+from loom_explorer.mesh.transitions import TensorSize, collective_configs, collective_cycles, transition_cost
 from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
 from loom_explorer.model.collective import CollectiveKind, CollectiveOp, FabricTopology, collective_model
 from loom_explorer.sweep.ops import DECODE_KV, MODELS
@@ -128,6 +129,20 @@ def test_pin_errors_name_the_pin(pin: str, words: str) -> None:
     with pytest.raises(MeshError, match=words) as info:
         planner.pins([pin])
     assert repr(pin) in str(info.value)
+
+
+def test_the_fused_gather_matmul_is_a_split_of_one_axis_views_only() -> None:
+    """ttnn's all_gather_matmul_async takes no cluster_axis: on the 2 x 4 view a gather before the N split is
+    a transition, not a fused split; on the ring of 8 the fused split exists, its gather priced by the model."""
+    planner = Planner(load_mesh("t3000"), matmul_graph(32, 256, 1024))
+    fused = [s for s in planner.tables.splits["matmul"] if s.fused_axis is not None]
+    assert {s.view for s in fused} == {"ring"} and [s.name for s in fused] == ["agN@ring"]
+    assert any(s.roles == ("N", "-") or s.roles == ("-", "N") for s in planner.tables.splits["matmul"])
+    ring = planner.tables.view("ring")
+    cfg = planner.tables.configs["ring"][0].axes[0]
+    gather = fused_gather(planner.mesh, planner.chip, planner.graph, fused[0], ring, cfg)
+    alone = collective_cycles(planner.mesh, planner.chip, CollectiveKind.all_gather, 8, cfg, 32 * 256 // 8 * 2, 2048)
+    assert gather.latency_cycles == alone and gather.split_cycles(8_000) == max(8_000, alone + 1_000)
 
 
 def test_a_bare_role_names_the_ring_split() -> None:

@@ -94,6 +94,20 @@ def test_fastest_under_pins_and_without_starting_points(tiny_hw) -> None:
         assert all(dict(r.pins) == pins for r in fast)
 
 
+@pytest.mark.parametrize("kernel, shape, options", [CASES[0], CASES[-1]])
+def test_candidates_tried_first_change_the_order_not_the_answer(tiny_hw, full_solve, kernel, shape, options) -> None:
+    """``first`` (the winner of a similar problem, as the mesh planner passes it) is solved first: the best,
+    named first, is the only candidate solved to its optimum; every other is dominated, as without it."""
+    problem = make_problem(load_program(kernel), shape, options=options)
+    full = full_solve(kernel, shape, options)
+    best = min((r for r in full if r.solution is not None), key=_latency).candidate_name
+    for first in ((), (best,), tuple(r.candidate_name for r in reversed(full))):
+        fast = Session(tiny_hw, problem).solve({}, SolveOptions(fastest=1), first=first)
+        check_against_full(full, fast, 1)
+        if first == (best,):
+            assert [r.candidate_name for r in fast if r.status == "optimal"] == [best]
+
+
 def test_fastest_must_be_positive(tiny_hw) -> None:
     session = Session(tiny_hw, make_problem(load_program("gemm"), "M=64,K=64,N=64"))
     with pytest.raises(ValueError, match="fastest"):

@@ -54,7 +54,7 @@ def _planned(store: str, case: str) -> MeshProgram:
 
 def _every_writer() -> MeshProgram:
     """A hand-made program with one op of every kind the writer has (distributed and plain norm, prefill and
-    decode attention, SwiGLU, residual add, a fused split run unfused on a 2-D view): its calls' text only."""
+    decode attention, SwiGLU, residual add, a fused all-gather + matmul): its calls' text only."""
     chip = ChipConfig("p", "c", 1, None, {}, {"math_fidelity": "HiFi2", "math_approx_mode": False,
                                               "fp32_dest_acc_en": False, "packer_l1_acc": False}, ())  # fmt: skip
     w = HostTensor("n.weight", (1, 1, 1, 64), (None, -1))
@@ -65,7 +65,7 @@ def _every_writer() -> MeshProgram:
         OpCall("m", "rmsnorm", "rep", ("-",), ("n@a",), "m@a", (HostTensor("m.weight", (1, 1, 1, 64), (None, None)),),
                (("H", 32), ("W", 64)), chip, 1),
         OpCall("g", "gemm", "agN@rows", ("N",), ("m@a",), "g@a", (HostTensor("g.weight", (1, 1, 64, 64), (-1, None)),),
-               (("M", 32), ("K", 64), ("N", 32)), chip, 1, fused=FusedGather("rows", 0, 1, "Linear", False)),
+               (("M", 32), ("K", 64), ("N", 32)), chip, 1, fused=FusedGather("rows", 0, 1, "Linear")),
         OpCall("att", "flash_attention", "heads", ("heads",), ("g@a",), "att@a", (),
                (("B", 1), ("H", 2), ("Hkv", 1), ("Sq", 32), ("Skv", 32), ("D", 32)), chip, 1, causal=True),
         OpCall("dec", "flash_attention", "heads", ("heads",), ("g@a",), "dec@a",

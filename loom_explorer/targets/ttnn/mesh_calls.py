@@ -118,15 +118,13 @@ class StatsGather:
 
 @dataclass(frozen=True, slots=True)
 class FusedGather:
-    """The all-gather a fused split gathers its input with (``agN``): along ``axis``, the input tensor's
-    planned links and topology; ``fused`` whether ttnn 0.81.1 runs it fused (``all_gather_matmul_async``
-    takes no ``cluster_axis``, so only a one-axis view), else as ``all_gather`` then ``matmul``."""
+    """The all-gather a fused split (``agN``, one-axis views only: ``splits.py``) gathers its input with
+    inside ``all_gather_matmul_async``: along ``axis``, the input tensor's planned links and topology."""
 
     axis: str
     cluster_axis: int
     num_links: int
     topology: str
-    fused: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +344,7 @@ def mesh_program(
         if s.fused_axis is not None:
             cfg = _axis_config(sol, op.inputs[0], s.fused_axis)
             axis = view.axes[s.fused_axis]
-            fused = FusedGather(axis.name, cluster[axis.name], cfg.links, TOPOLOGY[cfg.topology], len(view.axes) == 1)
+            fused = FusedGather(axis.name, cluster[axis.name], cfg.links, TOPOLOGY[cfg.topology])
             topologies.add(TOPOLOGY[cfg.topology])
         gathers = _stats_gathers(op, s, view, cluster)
         topologies |= {g.topology for g in gathers}
@@ -364,14 +362,8 @@ def mesh_program(
     out_split = chosen["out"]
     final = ops["out"].inputs[0]
     notes = []
-    for o in steps:
-        if isinstance(o, OpCall) and o.fused is not None and not o.fused.fused:
-            notes.append(
-                f"{o.op}: the plan fuses the all-gather on {o.fused.axis} into the matmul; ttnn 0.81.1's "
-                "all_gather_matmul_async takes no cluster_axis, so on a 2-D mesh it runs as all_gather then matmul"
-            )
     plain = [c for c in steps if isinstance(c, CollectiveCall) and c.kind == "all_gather"]
-    if plain or any(isinstance(o, OpCall) and (o.stats_gathers or (o.fused and not o.fused.fused)) for o in steps):
+    if plain or any(isinstance(o, OpCall) and o.stats_gathers for o in steps):
         notes.append(
             "ttnn 0.81.1's all_gather documents num_links and topology as deprecated and ignored: the calls pass "
             "the plan's values, the fabric chooses its own"

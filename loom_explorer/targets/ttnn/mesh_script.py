@@ -61,7 +61,7 @@ def _collective(c: CollectiveCall) -> list[str]:
 def _matmul(o: OpCall) -> list[str]:
     weight, src = _t(f"{o.op}.weight"), _t(o.inputs[0])
     configs = f'program_config=P["{o.op}"], compute_kernel_config=C["{o.op}"]'
-    if o.fused is not None and o.fused.fused:
+    if o.fused is not None:
         return [
             f"    _, {_t(o.output)} = ttnn.experimental.all_gather_matmul_async(",
             f"        {src}, {weight}, dim=3, multi_device_global_semaphore=semaphores(mesh_device),",
@@ -70,17 +70,10 @@ def _matmul(o: OpCall) -> list[str]:
             f"        memory_config_mm={DRAM},",
             f"        {configs}, dtype=ttnn.bfloat16)",
         ]
-    lines = []
-    if o.fused is not None:  # the plan's fused gather, run before the matmul (mesh_calls.FusedGather)
-        f = o.fused
-        lines.append(
-            f"    gathered = ttnn.all_gather({src}, -1, cluster_axis={f.cluster_axis}, num_links={f.num_links}, "
-            f"topology=ttnn.Topology.{f.topology}, memory_config={DRAM})"
-        )
-        src = "gathered"
-    lines.append(f"    {_t(o.output)} = ttnn.matmul({src}, {weight}, {configs},")
-    lines.append(f"                              memory_config={DRAM}, dtype=ttnn.bfloat16)")
-    return lines
+    return [
+        f"    {_t(o.output)} = ttnn.matmul({src}, {weight}, {configs},",
+        f"                              memory_config={DRAM}, dtype=ttnn.bfloat16)",
+    ]
 
 
 def _attention(o: OpCall) -> list[str]:
