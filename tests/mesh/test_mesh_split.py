@@ -12,8 +12,8 @@ from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.mesh.graph import decoder_layer_graph, matmul_graph
 from loom_explorer.mesh.joint import JointConflict, JointSolution
 from loom_explorer.mesh.plan import Planner
-from loom_explorer.mesh.states import AxisState, MeshError, TensorState, mesh_views
 from loom_explorer.mesh.splits import fused_gather
+from loom_explorer.mesh.states import AxisState, MeshError, TensorState, mesh_views
 from loom_explorer.mesh.transitions import TensorSize, collective_configs, collective_cycles, transition_cost
 from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
 from loom_explorer.model.collective import CollectiveKind, CollectiveOp, FabricTopology, collective_model
