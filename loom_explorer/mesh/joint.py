@@ -44,7 +44,7 @@ from loom_explorer.mesh.capacity import SplitBytes, chip_dram_bytes, fits_alone,
 from loom_explorer.mesh.graph import Boundary, OpGraph
 from loom_explorer.mesh.pins import MeshPin
 from loom_explorer.mesh.splits import Split
-from loom_explorer.mesh.states import AxisState, MeshView, TensorState
+from loom_explorer.mesh.states import AxisState, MeshError, MeshView, TensorState
 from loom_explorer.mesh.transitions import CollectiveConfig, TransitionCost, collective_configs, transition_cost
 
 
@@ -351,8 +351,9 @@ def solve_joint(
         return _solution(jm, solver, onchip, fused)
     if status == cp_model.INFEASIBLE:
         return None if below_cycles is None else NoneFaster(view, below_cycles)
-    raise RuntimeError(
-        f"the joint model of view {view} ended {solver.status_name(status)} within {time_limit_seconds} s"
+    raise MeshError(
+        f"the joint model of view {view} was not solved to optimality within {time_limit_seconds:g} s (CP-SAT "
+        f"ended {solver.status_name(status)}); allow more time (--time-limit)"
     )
 
 

@@ -145,6 +145,14 @@ def test_the_fused_gather_matmul_is_a_split_of_one_axis_views_only() -> None:
     assert gather.latency_cycles == alone and gather.split_cycles(8_000) == max(8_000, alone + 1_000)
 
 
+def test_a_joint_model_out_of_time_is_an_error_naming_the_time_limit() -> None:
+    planner = Planner(load_mesh("t3000"), decoder_layer_graph(MODELS["llama-3-70b"], 32, False, DECODE_KV))
+    planner.time_limit_seconds = 1e-6
+    planner.use_memory = False
+    with pytest.raises(MeshError, match=r"joint model of view mesh .*\(--time-limit\)"):
+        planner.plan()
+
+
 def test_a_bare_role_names_the_ring_split() -> None:
     planner = Planner(load_mesh("t3000"), matmul_graph(32, 256, 1024))
     assert planner.pins(["matmul.split=N"])[0].value == "N@ring"
