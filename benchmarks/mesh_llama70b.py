@@ -20,9 +20,10 @@ import time
 from pathlib import Path
 
 from loom_explorer.hardware.mesh_load import load_mesh
-from loom_explorer.mesh.graph import OpGraph, decoder_layer_graph, matmul_graph
+from loom_explorer.mesh.graph import OpGraph, matmul_graph, model_graph
 from loom_explorer.mesh.joint import JointSolution
 from loom_explorer.mesh.plan import MeshPlan, Planner
+from loom_explorer.mesh.precision import DEFAULT_PRECISION, precision
 from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
 from loom_explorer.sweep.ops import DECODE_KV, MODELS, PHASES
 
@@ -39,12 +40,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     model = MODELS["llama-3-70b"]
+    prec = precision(DEFAULT_PRECISION)
     phases = {name: (rows, prefill) for name, rows, prefill in PHASES}
     cases: list[tuple[str, OpGraph, bool | None]] = (
         [("matmul M=32,K=1024,N=4096", matmul_graph(32, 1024, 4096), None)]
         if args.quick
         else [
-            (p, decoder_layer_graph(model, phases[p][0], phases[p][1], DECODE_KV), phases[p][1])
+            (p, model_graph("layer", model, phases[p][0], phases[p][1], DECODE_KV, prec, model.layers), phases[p][1])
             for p in ("prefill 2k", "decode b32")
         ]
     )

@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
-from loom_explorer.cli.common import Command, InputError, add_command, add_memory_args, seconds
+from loom_explorer.cli.common import Command, InputError, add_command, add_memory_args, seconds, whole
 from loom_explorer.errors import EXIT_NO_SCHEDULE, EXIT_OK
 
 if TYPE_CHECKING:
@@ -34,6 +34,8 @@ class MeshRequest:
     time_limit_seconds: float
     output: str | None = None
     force: bool = False
+    precision: str = "performance"
+    layers: int | None = None  # None: the model's
 
 
 def parse_mesh(args: argparse.Namespace) -> MeshRequest:
@@ -46,12 +48,13 @@ def parse_mesh(args: argparse.Namespace) -> MeshRequest:
         raise InputError("mesh export needs -o DIR (a new folder for the script and the plan's JSON)")
     return MeshRequest(
         args.action, args.hw, graph, args.model, args.phase, args.shape, tuple(args.pin), args.json, args.store,
-        args.no_cache, args.time_limit, args.output, args.force,
+        args.no_cache, args.time_limit, args.output, args.force, args.precision, args.layers,
     )  # fmt: skip
 
 
 def _graph(req: MeshRequest) -> tuple[OpGraph, bool]:
-    from loom_explorer.mesh.graph import attention_graph, decoder_layer_graph, matmul_graph, mlp_graph
+    from loom_explorer.mesh.graph import matmul_graph, model_graph
+    from loom_explorer.mesh.precision import precision
     from loom_explorer.problem import parse_shape
     from loom_explorer.program import load_program
     from loom_explorer.sweep.ops import DECODE_KV, MODELS, PHASES
@@ -67,11 +70,8 @@ def _graph(req: MeshRequest) -> tuple[OpGraph, bool]:
     if req.phase not in phases:
         raise InputError(f"--phase {req.phase!r}: phases are {', '.join(repr(p) for p in phases)}")
     rows, prefill = phases[req.phase]
-    if req.graph == "mlp":
-        return mlp_graph(model, rows), prefill
-    if req.graph == "attention":
-        return attention_graph(model, rows, prefill, DECODE_KV), prefill
-    return decoder_layer_graph(model, rows, prefill, DECODE_KV), prefill
+    layers = model.layers if req.layers is None else req.layers
+    return model_graph(req.graph, model, rows, prefill, DECODE_KV, precision(req.precision), layers), prefill
 
 
 def run_mesh(req: MeshRequest) -> int:
@@ -197,6 +197,19 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--shape", default=None, help="the matmul's M=...,K=...,N=...")
     p.add_argument("--model", default="llama-3-70b", help="llama-3-8b or llama-3-70b (default)")
     p.add_argument("--phase", default="prefill 2k", help="'prefill 2k', 'prefill 8k', 'decode b1', 'decode b32'")
+    p.add_argument(
+        "--precision",
+        choices=["performance", "bf16"],
+        default="performance",
+        help="weight/cache formats and fidelities: tt-transformers' performance mode (bfp4 w1/w3 at LoFi, bfp8 "
+        "other weights and the KV cache; the default) or bf16 throughout",
+    )
+    p.add_argument(
+        "--layers",
+        type=whole(1, 1000),
+        default=None,
+        help="layers whose weights every chip holds (default: the model's, 32 or 80; 1 for one layer alone)",
+    )
     p.add_argument(
         "--pin", action="append", default=[], help="OP.split=NAME, TENSOR.num_links=L, TENSOR.topology=T, view=V"
     )

@@ -9,16 +9,16 @@ A chip's DRAM holds ``C = dram.channels * dram.channel_bytes`` bytes (the chip d
 * ``A(s)``, its **activations** while it runs: its inputs' and its output's pieces in their states
   (``TensorSize.local_bytes``).
 
-Every op's weights stay resident while any op runs, so the assignment fits when, for every op ``o``,
+A resident tensor's bytes are its tiles times a tile of its format (the chip's ``tile_bytes``: bf16 2,048,
+bfloat8_b 1,088, bfloat4_b 576; the graph's ``Precision``), and the graph's ``layers`` layers alike each hold
+theirs (every layer of a model split the same way). Every op's resident tensors stay while any op runs, so
+the assignment fits when, for every op ``o``,
 
-    sum_{o'} sum_{s of o'} W(s) * x[o', s]  +  sum_{s of o} A(s) * x[o, s]  <=  C
+    L * sum_{o'} sum_{s of o'} W(s) * x[o', s]  +  sum_{s of o} A(s) * x[o, s]  <=  C
 
-(one linear constraint per op, the joint model's ``dram`` family). A split whose own ``W(s) + A(s)``
-exceeds ``C`` cannot be in any assignment: its status is ``infeasible: DRAM``. Counted: the layer's own
-weights and, in decode, its own KV cache, at the element size of the graph's tensors (bf16). Not counted:
-the other layers' weights and caches (a model of ``n`` layers split alike holds ``n`` times ``W``: 70B's
-bf16 weights do not fit a T3000's eight 12 GiB chips even sharded eight ways), norm scales, and
-allocator fragmentation.
+(one linear constraint per op, the joint model's ``dram`` family; ``W`` below is already ``L`` times one
+layer's). A split whose own ``W(s) + A(s)`` exceeds ``C`` cannot be in any assignment: its status is
+``infeasible: DRAM``. Not counted: the embedding and LM head, norm scales, and allocator fragmentation.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.mesh.graph import OpGraph, OpKind
 from loom_explorer.mesh.splits import Split
-from loom_explorer.mesh.states import MeshView
+from loom_explorer.mesh.states import TILE, MeshView
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,18 +49,25 @@ def chip_dram_bytes(chip: HardwareSpec) -> int:
     return chip.dram.channels * chip.dram.channel_bytes
 
 
-def split_bytes(graph: OpGraph, view: MeshView, split: Split) -> SplitBytes:
-    """``W(s)`` and ``A(s)`` (module docstring); (0, 0) for the boundary pseudo-ops."""
+def _tensor_bytes(chip: HardwareSpec, elements: int, fmt: DataFormat) -> int:
+    """``elements`` (whole tiles of ``TILE x TILE``) in ``fmt``: its tiles times the chip's tile of it."""
+    return -(-elements // (TILE * TILE)) * chip.tile_bytes[fmt]
+
+
+def split_bytes(graph: OpGraph, view: MeshView, split: Split, chip: HardwareSpec) -> SplitBytes:
+    """``W(s)`` (all ``graph.layers`` layers') and ``A(s)`` (module docstring); (0, 0) for the boundary
+    pseudo-ops."""
     if split.problem is None:
         return SplitBytes(0, 0)
     op = graph.op(split.op)
-    element = op.output.element_bytes
     shape = dict(split.problem.shape)
     resident = 0
     if op.kind is OpKind.matmul:
-        resident = shape["K"] * shape["N"] * element
+        resident = _tensor_bytes(chip, shape["K"] * shape["N"], op.format("in1"))
     elif op.kind is OpKind.attention and op.batch_split:  # decode: the cache is held between steps
-        resident = 2 * prod(shape[d] for d in ("B", "Hkv", "Skv", "D")) * element
+        cache = prod(shape[d] for d in ("B", "Hkv", "Skv", "D"))
+        resident = _tensor_bytes(chip, cache, op.format("k")) + _tensor_bytes(chip, cache, op.format("v"))
+    resident *= graph.layers
     acts = sum(graph.op(t).output.local_bytes(view, st) for t, st in zip(op.inputs, split.inputs, strict=True))
     acts += op.output.local_bytes(view, split.output)
     return SplitBytes(resident, acts)

@@ -10,6 +10,10 @@ The decoder layer follows ``sweep/ops.py`` (its ``MODELS`` dims are passed in, n
 ``qkv`` (q, k and v fused), ``attention`` (flash attention; causal in prefill, one query per user over a
 ``decode_kv``-token cache in decode), ``wo``, ``residual_attn``, ``ffn_norm``, ``w1`` and ``w3``, ``swiglu``,
 ``w2``, ``residual_ffn``. Rotary embeddings and the KV-cache update are left out (as in ``sweep/ops.py``).
+
+A model's graph carries its ``Precision`` (``precision.py``: the matmuls' weight formats, decode attention's
+cache format, each op's fidelity; every chip's problem is solved at them) and its ``layers``: the number of
+such layers whose weights (and caches) every chip holds at once (``capacity.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from loom_explorer.hardware.schema import DataFormat, Fidelity
+from loom_explorer.mesh.precision import Precision, precision
 from loom_explorer.mesh.states import MeshError
 from loom_explorer.mesh.transitions import TensorSize
 
@@ -50,9 +56,14 @@ class OpSpec:
     output: TensorSize
     causal: bool = False
     batch_split: bool = False
+    formats: tuple[tuple[str, DataFormat], ...] = ()  # the per-chip problem's tensors not in bf16
+    fidelity: Fidelity = Fidelity.hifi2
 
     def dim(self, name: str) -> int:
         return dict(self.dims)[name]
+
+    def format(self, tensor: str) -> DataFormat:
+        return dict(self.formats).get(tensor, DataFormat.bfloat16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +71,7 @@ class OpGraph:
     name: str
     ops: tuple[OpSpec, ...]  # x first, out last
     boundary: Boundary
+    layers: int = 1  # layers alike whose resident tensors share each chip's DRAM (module docstring)
 
     def op(self, name: str) -> OpSpec:
         for o in self.ops:
@@ -88,6 +100,8 @@ class TransformerDims(Protocol):
     def kv_heads(self) -> int: ...
     @property
     def head_dim(self) -> int: ...
+    @property
+    def layers(self) -> int: ...
 
 
 def _x(rows: int, cols: int) -> OpSpec:
@@ -98,8 +112,14 @@ def _out(tensor: str, size: TensorSize) -> OpSpec:
     return OpSpec("out", OpKind.boundary, "", (), (tensor,), size)
 
 
-def _matmul(name: str, src: str, m: int, k: int, n: int) -> OpSpec:
-    return OpSpec(name, OpKind.matmul, "gemm", (("M", m), ("K", k), ("N", n)), (src,), TensorSize(m, n))
+_BF16 = precision("bf16")
+
+
+def _matmul(name: str, src: str, m: int, k: int, n: int, prec: Precision = _BF16) -> OpSpec:
+    p = prec.of(name)
+    formats = (("in1", p.resident),) if p.resident is not DataFormat.bfloat16 else ()
+    dims = (("M", m), ("K", k), ("N", n))
+    return OpSpec(name, OpKind.matmul, "gemm", dims, (src,), TensorSize(m, n), formats=formats, fidelity=p.fidelity)
 
 
 def _rowwise(name: str, kind: OpKind, kernel: str, inputs: tuple[str, ...], rows: int, cols: int) -> OpSpec:
@@ -111,11 +131,15 @@ def matmul_graph(m: int, k: int, n: int, boundary: Boundary = Boundary.replicate
     return OpGraph("matmul", (_x(m, k), mm, _out("matmul", mm.output)), boundary)
 
 
-def _attention(model: TransformerDims, rows: int, prefill: bool, decode_kv: int, src: str) -> OpSpec:
+def _attention(model: TransformerDims, rows: int, prefill: bool, decode_kv: int, src: str, prec: Precision) -> OpSpec:
+    p = prec.of("attention", prefill)
+    formats: tuple[tuple[str, DataFormat], ...] = ()
     if prefill:
         dims = (("B", 1), ("H", model.heads), ("Hkv", model.kv_heads), ("Sq", rows), ("Skv", rows))
     else:
         dims = (("B", rows), ("H", model.heads), ("Hkv", model.kv_heads), ("Sq", 1), ("Skv", decode_kv))
+        if p.resident is not DataFormat.bfloat16:  # the cache, held between steps
+            formats = (("k", p.resident), ("v", p.resident))
     return OpSpec(
         "attention",
         OpKind.attention,
@@ -125,49 +149,88 @@ def _attention(model: TransformerDims, rows: int, prefill: bool, decode_kv: int,
         TensorSize(rows, model.heads * model.head_dim),
         causal=prefill,
         batch_split=not prefill,
+        formats=formats,
+        fidelity=p.fidelity,
     )
 
 
-def mlp_ops(model: TransformerDims, rows: int, src: str) -> tuple[OpSpec, ...]:
+def mlp_ops(model: TransformerDims, rows: int, src: str, prec: Precision = _BF16) -> tuple[OpSpec, ...]:
     return (
-        _matmul("w1", src, rows, model.hidden, model.ffn),
-        _matmul("w3", src, rows, model.hidden, model.ffn),
+        _matmul("w1", src, rows, model.hidden, model.ffn, prec),
+        _matmul("w3", src, rows, model.hidden, model.ffn, prec),
         _rowwise("swiglu", OpKind.eltwise, "swiglu", ("w1", "w3"), rows, model.ffn),
-        _matmul("w2", "swiglu", rows, model.ffn, model.hidden),
+        _matmul("w2", "swiglu", rows, model.ffn, model.hidden, prec),
     )
 
 
-def attention_ops(model: TransformerDims, rows: int, prefill: bool, decode_kv: int, src: str) -> tuple[OpSpec, ...]:
+def attention_ops(
+    model: TransformerDims, rows: int, prefill: bool, decode_kv: int, src: str, prec: Precision = _BF16
+) -> tuple[OpSpec, ...]:
     qkv = (model.heads + 2 * model.kv_heads) * model.head_dim
     return (
-        _matmul("qkv", src, rows, model.hidden, qkv),
-        _attention(model, rows, prefill, decode_kv, "qkv"),
-        _matmul("wo", "attention", rows, model.heads * model.head_dim, model.hidden),
+        _matmul("qkv", src, rows, model.hidden, qkv, prec),
+        _attention(model, rows, prefill, decode_kv, "qkv", prec),
+        _matmul("wo", "attention", rows, model.heads * model.head_dim, model.hidden, prec),
     )
 
 
-def mlp_graph(model: TransformerDims, rows: int, boundary: Boundary = Boundary.replicated) -> OpGraph:
-    ops = mlp_ops(model, rows, "x")
-    return OpGraph("mlp", (_x(rows, model.hidden), *ops, _out("w2", ops[-1].output)), boundary)
+def mlp_graph(
+    model: TransformerDims,
+    rows: int,
+    boundary: Boundary = Boundary.replicated,
+    prec: Precision = _BF16,
+    layers: int = 1,
+) -> OpGraph:
+    """The MLP of a layer; ``layers``: how many layers' MLP weights every chip holds (module docstring)."""
+    ops = mlp_ops(model, rows, "x", prec)
+    return OpGraph("mlp", (_x(rows, model.hidden), *ops, _out("w2", ops[-1].output)), boundary, layers)
 
 
 def attention_graph(
-    model: TransformerDims, rows: int, prefill: bool, decode_kv: int, boundary: Boundary = Boundary.replicated
+    model: TransformerDims,
+    rows: int,
+    prefill: bool,
+    decode_kv: int,
+    boundary: Boundary = Boundary.replicated,
+    prec: Precision = _BF16,
+    layers: int = 1,
 ) -> OpGraph:
-    ops = attention_ops(model, rows, prefill, decode_kv, "x")
-    return OpGraph("attention", (_x(rows, model.hidden), *ops, _out("wo", ops[-1].output)), boundary)
+    ops = attention_ops(model, rows, prefill, decode_kv, "x", prec)
+    return OpGraph("attention", (_x(rows, model.hidden), *ops, _out("wo", ops[-1].output)), boundary, layers)
 
 
-def decoder_layer_graph(model: TransformerDims, rows: int, prefill: bool, decode_kv: int) -> OpGraph:
-    """One Llama decoder layer (module docstring); the output returns to the input's state."""
+def decoder_layer_graph(
+    model: TransformerDims, rows: int, prefill: bool, decode_kv: int, prec: Precision = _BF16, layers: int = 1
+) -> OpGraph:
+    """One Llama decoder layer (module docstring) at ``prec``, ``layers`` of them resident per chip; the output
+    returns to the input's state."""
     h = model.hidden
     ops = (
         _x(rows, h),
         _rowwise("attn_norm", OpKind.norm, "rmsnorm", ("x",), rows, h),
-        *attention_ops(model, rows, prefill, decode_kv, "attn_norm"),
+        *attention_ops(model, rows, prefill, decode_kv, "attn_norm", prec),
         _rowwise("residual_attn", OpKind.eltwise, "binary", ("x", "wo"), rows, h),
         _rowwise("ffn_norm", OpKind.norm, "rmsnorm", ("residual_attn",), rows, h),
-        *mlp_ops(model, rows, "ffn_norm"),
+        *mlp_ops(model, rows, "ffn_norm", prec),
         _rowwise("residual_ffn", OpKind.eltwise, "binary", ("residual_attn", "w2"), rows, h),
     )
-    return OpGraph("decoder_layer", (*ops, _out("residual_ffn", ops[-1].output)), Boundary.cyclic)
+    return OpGraph("decoder_layer", (*ops, _out("residual_ffn", ops[-1].output)), Boundary.cyclic, layers)
+
+
+GRAPHS = ("layer", "mlp", "attention")
+
+
+def model_graph(
+    graph: str, model: TransformerDims, rows: int, prefill: bool, decode_kv: int, prec: Precision, layers: int
+) -> OpGraph:
+    """A model's ``graph`` (``layer``, ``mlp`` or ``attention``) at ``prec``, ``layers`` layers resident (the
+    mesh command, the explorer, the sweep and the benchmark build theirs here)."""
+    if layers < 1:
+        raise MeshError(f"--layers {layers}: at least 1")
+    if graph == "mlp":
+        return mlp_graph(model, rows, Boundary.replicated, prec, layers)
+    if graph == "attention":
+        return attention_graph(model, rows, prefill, decode_kv, Boundary.replicated, prec, layers)
+    if graph == "layer":
+        return decoder_layer_graph(model, rows, prefill, decode_kv, prec, layers)
+    raise MeshError(f"graph {graph!r}: one of {', '.join(GRAPHS)}")

@@ -96,7 +96,9 @@ class JointTables:
         self.configs = {v.name: collective_configs(v) for v in self.views}
         self.capacity_bytes = chip_dram_bytes(self.chip)
         self.memory = {
-            (op, s.name): split_bytes(self.graph, self.view(s.view), s) for op, ss in self.splits.items() for s in ss
+            (op, s.name): split_bytes(self.graph, self.view(s.view), s, self.chip)
+            for op, ss in self.splits.items()
+            for s in ss
         }
 
     def fits(self, op: str, split: str) -> bool:

@@ -42,7 +42,13 @@ class ChipSolve:
 
 
 def chip_problem(problem: ChipProblem) -> Problem:
-    return make_problem(load_program(problem.kernel), problem.shape_text, options=problem.options)
+    return make_problem(
+        load_program(problem.kernel),
+        problem.shape_text,
+        fidelity=problem.fidelity,
+        formats=dict(problem.formats),
+        options=problem.options,
+    )
 
 
 def chip_bound(hw: HardwareSpec, problem: ChipProblem) -> int:

@@ -35,7 +35,7 @@ from itertools import product
 from math import ceil, prod
 
 from loom_explorer.hardware.mesh_schema import MeshSpec
-from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.mesh.graph import OpGraph, OpKind, OpSpec
 from loom_explorer.mesh.states import TILE, AxisState, MeshAxis, MeshView, TensorState, local_shape, view_states
 from loom_explorer.mesh.transitions import AxisConfig, collective_cycles
@@ -46,11 +46,14 @@ NONE = "-"
 
 @dataclass(frozen=True, slots=True)
 class ChipProblem:
-    """What one chip computes: a shipped kernel, its shape, its options (``causal``)."""
+    """What one chip computes: a shipped kernel, its shape, its options (``causal``), the formats of its
+    tensors not in bf16 and its fidelity (the op's ``precision.py`` preset)."""
 
     kernel: str
     shape: tuple[tuple[str, int], ...]
     options: frozenset[str] = frozenset()
+    formats: tuple[tuple[str, DataFormat], ...] = ()
+    fidelity: Fidelity = Fidelity.hifi2
 
     @property
     def shape_text(self) -> str:
@@ -58,7 +61,16 @@ class ChipProblem:
 
     @property
     def label(self) -> str:
-        return f"{self.kernel} {self.shape_text}" + "".join(f" {o}" for o in sorted(self.options))
+        words = [*sorted(self.options), *(f"{t}={f.value}" for t, f in self.formats)]
+        if self.fidelity is not Fidelity.hifi2:
+            words.append(self.fidelity.value)
+        return f"{self.kernel} {self.shape_text}" + "".join(f" {w}" for w in words)
+
+
+def _problem(
+    op: OpSpec, kernel: str, shape: tuple[tuple[str, int], ...], options: frozenset[str] = frozenset()
+) -> ChipProblem:
+    return ChipProblem(kernel, shape, options, op.formats, op.fidelity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +118,7 @@ def _matmul_splits(op: OpSpec, view: MeshView) -> list[Split]:
         )
         if any(v < 1 or (d != "M" and v % TILE) for d, v in shape):
             continue  # K and N slices are whole tiles (weights are tiled)
-        problem = ChipProblem("gemm", shape)
+        problem = _problem(op, "gemm", shape)
         ins = tuple(_MATMUL_IN[r] for r in roles)
         outs = _state(view, tuple(_MATMUL_OUT[r] for r in roles))
         out.append(Split(op.name, _name(view, roles), view.name, roles, (_state(view, ins),), outs, problem))
@@ -131,7 +143,7 @@ def _attention_splits(op: OpSpec, view: MeshView) -> list[Split]:
         role_state = {NONE: AxisState.replicated, "heads": AxisState.cols, "batch": AxisState.rows}
         state = _state(view, tuple(role_state[r] for r in roles))
         options = frozenset({"causal"}) if op.causal else frozenset()
-        problem = ChipProblem("flash_attention", shape, options)
+        problem = _problem(op, "flash_attention", shape, options)
         out.append(Split(op.name, _name(view, roles), view.name, roles, (state,), state, problem))
     return out
 

@@ -2,7 +2,8 @@
 and by ttnn's hand-written split, recorded per op like a chip sweep's ops (runs on a worker).
 
 A mesh sweep (``loom-explorer sweep --model llama-3-70b --hw t3000``) has one task per (mesh, phase): the
-phase's decoder layer (``mesh/graph.py: decoder_layer_graph``, the dims of ``sweep/ops.py: MODELS``) is planned
+phase's decoder layer (``mesh/graph.py: model_graph``, the dims and layer count of ``sweep/ops.py: MODELS``, at
+tt-transformers' performance precision, ``mesh/precision.py``, every layer's weights resident) is planned
 twice by one ``mesh.plan.Planner`` (the per-chip problems both plans use are solved once): free (ours, proven
 optimal) and under ttnn's split as pins (``ttnn_split_pins``: tt_transformers' 1 x 8 split on a T3000,
 ``mesh/ttnn_split.py``; llama3_70b_galaxy's 8 x 4 split on a Galaxy, ``mesh/ttnn_galaxy_split.py``; no other
@@ -35,9 +36,10 @@ from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
 from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.hashing import hardware_sha256
-from loom_explorer.mesh.graph import OpGraph, decoder_layer_graph
+from loom_explorer.mesh.graph import OpGraph, model_graph
 from loom_explorer.mesh.joint import JointSolution
 from loom_explorer.mesh.plan import Planner
+from loom_explorer.mesh.precision import DEFAULT_PRECISION, precision
 from loom_explorer.mesh.states import MeshError, MeshView
 from loom_explorer.mesh.ttnn_galaxy_split import galaxy_layer_pins
 from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
@@ -69,7 +71,9 @@ def mesh_layers(model: str) -> list[MeshLayer]:
 def layer_graph(layer: MeshLayer) -> tuple[OpGraph, bool]:
     """(the layer's op graph, whether it is a prefill)."""
     rows, prefill = {p: (r, pf) for p, r, pf in PHASES}[layer.phase]
-    return decoder_layer_graph(MODELS[layer.model], rows, prefill, DECODE_KV), prefill
+    model = MODELS[layer.model]
+    prec = precision(DEFAULT_PRECISION)
+    return model_graph("layer", model, rows, prefill, DECODE_KV, prec, model.layers), prefill
 
 
 def layer_ops(layer: MeshLayer) -> tuple[SweepOp, ...]:
@@ -79,6 +83,7 @@ def layer_ops(layer: MeshLayer) -> tuple[SweepOp, ...]:
         make_op(
             op.kernel,
             ",".join(f"{d}={v}" for d, v in op.dims),
+            fidelity=op.fidelity.value,
             options={"causal"} if op.causal else (),
             label=f"{layer.group}: {op.name}",
         )

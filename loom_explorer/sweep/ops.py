@@ -165,11 +165,12 @@ class Transformer:
     kv_heads: int
     head_dim: int = 128
     vocab: int = 128256
+    layers: int = 32  # decoder layers (num_hidden_layers of the model's config.json)
 
 
 MODELS = {
-    "llama-3-8b": Transformer(hidden=4096, ffn=14336, heads=32, kv_heads=8),
-    "llama-3-70b": Transformer(hidden=8192, ffn=28672, heads=64, kv_heads=8),
+    "llama-3-8b": Transformer(hidden=4096, ffn=14336, heads=32, kv_heads=8, layers=32),
+    "llama-3-70b": Transformer(hidden=8192, ffn=28672, heads=64, kv_heads=8, layers=80),
 }
 PHASES = (("prefill 2k", 2048, True), ("prefill 8k", 8192, True), ("decode b1", 1, False), ("decode b32", 32, False))
 

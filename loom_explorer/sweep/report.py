@@ -32,7 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from loom_explorer.accuracy.family_error import FamilyError, error_for_op, family_of
-from loom_explorer.hardware.mesh_load import is_mesh_name
+from loom_explorer.hardware.mesh_load import is_mesh_name, load_mesh
 from loom_explorer.store import SweepRecord
 
 
@@ -62,8 +62,10 @@ def record_family(r: SweepRecord) -> str:
 
 
 def model_error(r: SweepRecord) -> FamilyError | None:
-    """The measured error of the model on ``r``'s op (``family_error.error_for_op``; None: never measured)."""
-    return error_for_op(r.kernel, _shape(r), r.hardware)
+    """The measured error of the model on ``r``'s op (``family_error.error_for_op``; None: never measured),
+    on its chip: a mesh record's is its mesh's chip (every device runs it)."""
+    chip = load_mesh(r.hardware).chip if is_mesh_name(r.hardware) else r.hardware
+    return error_for_op(r.kernel, _shape(r), chip)
 
 
 def speedup_floors(r: SweepRecord) -> tuple[float, float] | None:

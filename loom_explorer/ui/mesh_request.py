@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from loom_explorer.hardware.mesh_load import list_meshes, load_mesh
 from loom_explorer.hardware.mesh_schema import MeshSpec
-from loom_explorer.mesh.graph import OpGraph, attention_graph, decoder_layer_graph, matmul_graph, mlp_graph
+from loom_explorer.mesh.graph import OpGraph, matmul_graph, model_graph
+from loom_explorer.mesh.precision import DEFAULT_PRECISION, precision
 from loom_explorer.problem import parse_shape
 from loom_explorer.program import load_program
 from loom_explorer.sweep.ops import DECODE_KV, MODELS, PHASES
@@ -87,8 +88,5 @@ def build(choice: MeshChoice) -> tuple[MeshSpec, OpGraph, bool]:
         return mesh, matmul_graph(*matmul_dims(choice.shape)), False
     model = MODELS[choice.model]
     rows, prefill = next((r, p) for name, r, p in PHASES if name == choice.phase)
-    if choice.graph == "mlp":
-        return mesh, mlp_graph(model, rows), prefill
-    if choice.graph == "attention":
-        return mesh, attention_graph(model, rows, prefill, DECODE_KV), prefill
-    return mesh, decoder_layer_graph(model, rows, prefill, DECODE_KV), prefill
+    prec = precision(DEFAULT_PRECISION)
+    return mesh, model_graph(choice.graph, model, rows, prefill, DECODE_KV, prec, model.layers), prefill

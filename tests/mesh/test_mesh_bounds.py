@@ -9,6 +9,7 @@ import pytest
 from loom_explorer.hardware.load import shipped_hardware_dir
 from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
 from loom_explorer.hardware.mesh_schema import MeshSpec
+from loom_explorer.hardware.schema import DataFormat, Fidelity
 from loom_explorer.mesh.bounds import charged_tensors, chip_bound
 from loom_explorer.mesh.graph import matmul_graph
 from loom_explorer.mesh.joint import JointConflict, JointSolution
@@ -31,7 +32,15 @@ PROBLEMS = [
         frozenset({"causal"}),
     ),
     ChipProblem("flash_attention", (("B", 1), ("H", 4), ("Hkv", 1), ("Sq", 256), ("Skv", 256), ("D", 64))),
-]
+    # tt-transformers' performance precision (mesh/precision.py): bfp4 weights at LoFi, bfp8 weights, a bfp8 cache
+    ChipProblem("gemm", (("M", 32), ("K", 4096), ("N", 1024)), formats=(("in1", DataFormat.bfloat4_b),),
+                fidelity=Fidelity.lofi),
+    ChipProblem("gemm", (("M", 512), ("K", 1024), ("N", 1024)), formats=(("in1", DataFormat.bfloat8_b),)),
+    ChipProblem("flash_attention", (("B", 8), ("H", 8), ("Hkv", 1), ("Sq", 1), ("Skv", 1024), ("D", 128)),
+                formats=(("k", DataFormat.bfloat8_b), ("v", DataFormat.bfloat8_b))),
+    ChipProblem("flash_attention", (("B", 1), ("H", 8), ("Hkv", 1), ("Sq", 512), ("Skv", 512), ("D", 128)),
+                frozenset({"causal"}), fidelity=Fidelity.hifi4),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.label)
@@ -44,9 +53,12 @@ def test_bounds_are_below_the_proven_optimum(problem: ChipProblem) -> None:
     assert bound.compute_cycles <= solved.latency_cycles
     assert bound.dram_cycles <= solved.latency_cycles
     assert bound.core_cycles <= solved.latency_cycles
-    if problem.kernel in ("gemm", "flash_attention"):  # the busiest core's floor adds launch, packs (and more)
+    if problem.formats or problem.fidelity is not Fidelity.hifi2:
+        return  # sound above; how tight the floors are is checked at bf16, HiFi2
+    decode = dict(problem.shape).get("Sq") == 1  # its query heads share score tiles: fewer than the roofline counts
+    if problem.kernel in ("gemm", "flash_attention") and not decode:  # the busiest core's adds launch, packs (...)
         assert bound.core_cycles > bound.compute_cycles
-    if problem.kernel == "flash_attention":  # the softmax and the packs: more than the matmuls themselves
+    if problem.kernel == "flash_attention" and not decode:  # the softmax and the packs: more than the matmuls
         assert bound.core_cycles >= 2 * bound.compute_cycles
     if problem.kernel == "gemm" and dict(problem.shape)["M"] == 32:  # weights streamed once: the floor is tight
         assert bound.dram_cycles >= 0.9 * solved.latency_cycles > bound.compute_cycles

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from loom_explorer.accuracy.family_error import error_for_op
 from loom_explorer.hardware.mesh_load import load_mesh
 from loom_explorer.mesh.graph import decoder_layer_graph
 from loom_explorer.mesh.plan import Planner
@@ -20,7 +21,7 @@ from loom_explorer.sweep import mesh_task
 from loom_explorer.sweep import run as sweep_run
 from loom_explorer.sweep.mesh_task import MeshLayer, layer_ops, mesh_layers, mesh_op_key
 from loom_explorer.sweep.ops import DECODE_KV, MODELS, Transformer
-from loom_explorer.sweep.report import mesh_layer_rows, report_markdown
+from loom_explorer.sweep.report import mesh_layer_rows, model_error, report_markdown
 from loom_explorer.sweep.run import mesh_pending, run_sweep
 from loom_explorer.sweep.task import SweepSettings
 
@@ -78,6 +79,9 @@ def test_report_gives_a_mesh_its_layer_and_op_tables() -> None:
     assert rows == [["t3000: llama-3-70b decode b32", "2", "4.0", "6.0", "1.50x"]]  # 6 us / 4 us
     text = report_markdown(records, "t")
     assert "## Mesh layers" in text and "## t3000 (mesh)" in text
+    # the model's error beside a mesh's ops is its chip's (every device of a T3000 is a wormhole_n300)
+    assert model_error(records[0]) == error_for_op("gemm", {"M": 32, "K": 64, "N": 64}, "wormhole_n300")
+    assert model_error(records[0]) != error_for_op("gemm", {"M": 32, "K": 64, "N": 64}, "t3000")
     assert "K@ring<br>w2 ring:P -> ring:Sc: reduce_scatter" in text and "3.00x" in text
     assert SweepChoice.from_json(records[0].best.to_json()) == records[0].best
     unpriced = mesh_layer_rows([_record("m p: a", 1000.0, None), _record("m p: b", 2000.0, 5.0)])

@@ -58,18 +58,19 @@ def _every_writer() -> MeshProgram:
     chip = ChipConfig("p", "c", 1, None, {}, {"math_fidelity": "HiFi2", "math_approx_mode": False,
                                               "fp32_dest_acc_en": False, "packer_l1_acc": False}, ())  # fmt: skip
     w = HostTensor("n.weight", (1, 1, 1, 64), (None, -1))
-    cache_ = HostTensor("dec.k_cache", (4, 2, 64, 32), (None, 1))
+    cache_ = HostTensor("dec.k_cache", (4, 2, 64, 32), (None, 1), "bfloat8_b")
     ops = (
         OpCall("n", "rmsnorm", "cols@rows", ("rows",), ("x@a",), "n@a", (w,), (("H", 32), ("W", 32)), chip, 1,
                stats_gathers=(StatsGather("rows", 0, 1, "Linear"),)),
         OpCall("m", "rmsnorm", "rep", ("-",), ("n@a",), "m@a", (HostTensor("m.weight", (1, 1, 1, 64), (None, None)),),
                (("H", 32), ("W", 64)), chip, 1),
-        OpCall("g", "gemm", "agN@rows", ("N",), ("m@a",), "g@a", (HostTensor("g.weight", (1, 1, 64, 64), (-1, None)),),
+        OpCall("g", "gemm", "agN@rows", ("N",), ("m@a",), "g@a", (HostTensor("g.weight", (1, 1, 64, 64), (-1, None),
+                                                                           "bfloat4_b"),),
                (("M", 32), ("K", 64), ("N", 32)), chip, 1, fused=FusedGather("rows", 0, 1, "Linear")),
         OpCall("att", "flash_attention", "heads", ("heads",), ("g@a",), "att@a", (),
                (("B", 1), ("H", 2), ("Hkv", 1), ("Sq", 32), ("Skv", 32), ("D", 32)), chip, 1, causal=True),
         OpCall("dec", "flash_attention", "heads", ("heads",), ("g@a",), "dec@a",
-               (cache_, HostTensor("dec.v_cache", (4, 2, 64, 32), (None, 1))),
+               (cache_, HostTensor("dec.v_cache", (4, 2, 64, 32), (None, 1), "bfloat8_b")),
                (("B", 4), ("H", 2), ("Hkv", 1), ("Sq", 1), ("Skv", 64), ("D", 32)), chip, 1, decode=True),
         OpCall("s", "swiglu", "rep", ("-",), ("g@a", "g@a"), "s@a", (), (("H", 32), ("W", 32)), chip, 1),
         OpCall("r", "binary", "rep", ("-",), ("s@a", "m@a"), "r@a", (), (("H", 32), ("W", 32)), chip, 1),
@@ -184,6 +185,11 @@ def test_every_op_writer_binds() -> None:
     ):  # fmt: skip
         assert call in source, call
     assert _check_script(source) >= 20
+    # the weights' and caches' data types (the plan's precision) are ttnn's, as upload() passes them
+    host = ast.literal_eval(ast.unparse(next(n.value for n in ast.parse(source).body if isinstance(n, ast.Assign)
+                                             and ast.unparse(n.targets[0]) == "HOST_TENSORS")))  # fmt: skip
+    assert {v[2] for v in host.values()} == {"bfloat16", "bfloat8_b", "bfloat4_b"}
+    assert all(isinstance(getattr(ttnn, v[2]), ttnn.DataType) for v in host.values())
 
 
 def test_the_binder_refuses_what_ttnn_does_not_take() -> None:
@@ -210,6 +216,7 @@ def test_build_makes_real_configs_and_mappers_that_shard_as_planned(store: str, 
     tensors = {program.input.name: program.input, **{w.name: w for o in program.ops for w in o.weights}}
     rows, cols = program.mesh_shape
     for name, tensor in tensors.items():
+        assert isinstance(getattr(ttnn, tensor.dtype), ttnn.DataType), name  # the type upload() passes
         sharded = ttnn.from_torch(host[name], dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
                                   mesh_mapper=configs["mappers"][name])  # fmt: skip
         shards = ttnn.get_device_tensors(sharded)

@@ -64,12 +64,13 @@ CollectiveName = Literal["all_gather", "reduce_scatter", "all_reduce", "mesh_par
 
 @dataclass(frozen=True, slots=True)
 class HostTensor:
-    """A tensor the script makes on the host and uploads: ``shape`` (elements), and per mesh dim the
-    tensor dim it is sharded on (None: replicated)."""
+    """A tensor the script makes on the host and uploads: ``shape`` (elements), per mesh dim the tensor dim
+    it is sharded on (None: replicated), and its ttnn data type (the plan's precision: ``mesh/precision.py``)."""
 
     name: str
     shape: tuple[int, ...]
     placements: tuple[int | None, ...]
+    dtype: str = "bfloat16"
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +282,7 @@ def _weights(op: OpSpec, s: Split, view: MeshView, cluster: dict[str, int]) -> t
     if op.kind is OpKind.matmul:
         dims = {a: {"N": -1, "K": -2}.get(r) for a, r in roles.items()}
         shape = (1, 1, op.dim("K"), op.dim("N"))
-        return (HostTensor(f"{op.name}.weight", shape, placements(cluster, view, dims)),)
+        return (HostTensor(f"{op.name}.weight", shape, placements(cluster, view, dims), op.format("in1").value),)
     if op.kind is OpKind.norm:
         dims = {a: (-1 if r == "cols" else None) for a, r in roles.items()}
         return (HostTensor(f"{op.name}.weight", (1, 1, 1, op.dim("W")), placements(cluster, view, dims)),)
@@ -289,7 +290,10 @@ def _weights(op: OpSpec, s: Split, view: MeshView, cluster: dict[str, int]) -> t
         dims = {a: {"heads": 1, "batch": 0}.get(r) for a, r in roles.items()}
         shape = (op.dim("B"), op.dim("Hkv"), op.dim("Skv"), op.dim("D"))
         p = placements(cluster, view, dims)
-        return (HostTensor(f"{op.name}.k_cache", shape, p), HostTensor(f"{op.name}.v_cache", shape, p))
+        return (
+            HostTensor(f"{op.name}.k_cache", shape, p, op.format("k").value),
+            HostTensor(f"{op.name}.v_cache", shape, p, op.format("v").value),
+        )
     return ()
 
 

@@ -144,10 +144,10 @@ def _op(o: OpCall) -> list[str]:
 
 def mesh_source(program: MeshProgram) -> str:
     """The script (module docstring)."""
-    host = {program.input.name: (list(program.input.shape), list(program.input.placements))}
+    host = {program.input.name: (list(program.input.shape), list(program.input.placements), program.input.dtype)}
     for o in program.ops:
         for w in o.weights:
-            host[w.name] = (list(w.shape), list(w.placements))
+            host[w.name] = (list(w.shape), list(w.placements), w.dtype)
     body = [f"    {_t(program.input_key)} = t[{program.input.name!r}]"]
     for step in program.steps:
         body += _op(step) if isinstance(step, OpCall) else _collective(step)
@@ -189,7 +189,7 @@ MESH_SHAPE = {shape}
 FABRIC_CONFIG = {fabric!r}
 EPSILON = 1e-5
 
-# tensor -> (host shape, per mesh dim: the tensor dim it is sharded on, None: replicated)
+# tensor -> (host shape, per mesh dim: the tensor dim it is sharded on (None: replicated), its ttnn data type)
 HOST_TENSORS = {host}
 
 # op -> (ttnn program config class or None for ttnn's default, its arguments in the constructor's names)
@@ -220,7 +220,7 @@ def compute_config(op):
 
 
 def mesh_mapper_config(tensor):
-    _, dims = HOST_TENSORS[tensor]
+    _, dims, _ = HOST_TENSORS[tensor]
     return ttnn.MeshMapperConfig([ttnn.PlacementReplicate() if d is None else ttnn.PlacementShard(d) for d in dims])
 
 
@@ -239,13 +239,14 @@ def open_mesh():
 
 def host_tensors():
     torch.manual_seed(0)
-    return {{t: torch.randn(shape, dtype=torch.bfloat16) for t, (shape, _) in HOST_TENSORS.items()}}
+    return {{t: torch.randn(shape, dtype=torch.bfloat16) for t, (shape, _, _) in HOST_TENSORS.items()}}
 
 
 def upload(host, configs, mesh_device):
-    """Each host tensor on the mesh, tiled, DRAM-interleaved, split by its mapper."""
-    return {{t: ttnn.from_torch(value, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh_device,
-                               memory_config=ttnn.DRAM_MEMORY_CONFIG, mesh_mapper=configs["mappers"][t])
+    """Each host tensor on the mesh in its data type, tiled, DRAM-interleaved, split by its mapper."""
+    return {{t: ttnn.from_torch(value, dtype=getattr(ttnn, HOST_TENSORS[t][2]), layout=ttnn.TILE_LAYOUT,
+                               device=mesh_device, memory_config=ttnn.DRAM_MEMORY_CONFIG,
+                               mesh_mapper=configs["mappers"][t])
             for t, value in host.items()}}
 
 

@@ -58,8 +58,8 @@ def test_a_row_parallel_split_shards_the_input_on_its_columns_and_all_reduces(st
     assert isinstance(plan.result, JointSolution) and program.view == "ring" and program.mesh_shape == (1, 8)
     host = _constant(source, "HOST_TENSORS")
     assert isinstance(host, dict)
-    assert host["x"] == ([1, 1, 32, 512], [None, None])  # arrives replicated (the boundary)
-    assert host["matmul.weight"] == ([1, 1, 512, 1024], [None, -2])  # K over the ring: cluster_axis 1
+    assert host["x"] == ([1, 1, 32, 512], [None, None], "bfloat16")  # arrives replicated (the boundary)
+    assert host["matmul.weight"] == ([1, 1, 512, 1024], [None, -2], "bfloat16")  # K over the ring: cluster_axis 1
     calls = _run_calls(source)
     names = [ast.unparse(c.func) for c in calls]
     assert names == ["ttnn.mesh_partition", "ttnn.matmul", "ttnn.all_reduce"]
