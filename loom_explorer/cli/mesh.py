@@ -97,7 +97,7 @@ def run_mesh(req: MeshRequest) -> int:
         out = {"ours": asdict(ours), "ttnn": asdict(ttnn) if ttnn else None, "ttnn_note": ttnn_note}
         print(json.dumps(out, default=_plain))
     else:
-        _print(ours, ttnn, ttnn_note, planner.chip.clock_ghz)
+        _print(ours, ttnn, ttnn_note, planner.chip.clock_ghz, planner.tables.capacity_bytes)
     return EXIT_OK if isinstance(ours.result, JointSolution) else EXIT_NO_SCHEDULE
 
 
@@ -144,12 +144,16 @@ def _us(cycles: int, ghz: float) -> str:
     return f"{cycles / ghz / 1000:,.1f} us"
 
 
-def _print(ours: object, ttnn: object, note: str, ghz: float) -> None:
+def _print(ours: object, ttnn: object, note: str, ghz: float, capacity_bytes: int) -> None:
     from loom_explorer.mesh.joint import JointSolution
     from loom_explorer.mesh.plan import MeshPlan
 
     assert isinstance(ours, MeshPlan)
-    print(f"{ours.graph} on {ours.mesh}: every split of every op (on-chip cycles: proven optimum, or >= bound)")
+    held = f"{ours.layers} layers'" if ours.layers > 1 else "one layer's"
+    print(
+        f"{ours.graph} on {ours.mesh}, {ours.precision} precision, {held} weights per chip: every split of every op "
+        "(on-chip cycles: proven optimum, or >= bound)"
+    )
     print(f"  {'op':<14} {'split':<22} {'status':<10} {'on-chip':>12}  per-chip problem")
     for s in ours.splits:
         cyc = "-" if s.onchip_cycles is None else ("" if s.status == "solved" else ">=") + f"{s.onchip_cycles:,}"
@@ -170,7 +174,10 @@ def _print(ours: object, ttnn: object, note: str, ghz: float) -> None:
         if not isinstance(r, JointSolution):
             print(f"{title}: no split: {r.message}")
             continue
-        print(f"{title}: {r.latency_cycles:,} cycles = {_us(r.latency_cycles, ghz)} per device, view {r.view}")
+        print(
+            f"{title}: {r.latency_cycles:,} cycles = {_us(r.latency_cycles, ghz)} per device, view {r.view}; "
+            f"DRAM per chip {r.dram_bytes / 1e9:.2f} GB of {capacity_bytes / 1e9:.2f}"
+        )
         cycles = dict(r.split_cycles)
         for op, chosen in r.splits:
             if chosen.problem is not None:

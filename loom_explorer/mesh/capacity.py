@@ -18,7 +18,9 @@ the assignment fits when, for every op ``o``,
 
 (one linear constraint per op, the joint model's ``dram`` family; ``W`` below is already ``L`` times one
 layer's). A split whose own ``W(s) + A(s)`` exceeds ``C`` cannot be in any assignment: its status is
-``infeasible: DRAM``. Not counted: the embedding and LM head, norm scales, and allocator fragmentation.
+``infeasible: DRAM``. ``C`` is the chip's DRAM less its share of what the model keeps outside the graph
+(``OpGraph.reserved_bytes``, spread evenly over the mesh's chips: a model's embedding table and LM head, at
+bf16). Not counted: norm scales and allocator fragmentation.
 """
 
 from __future__ import annotations

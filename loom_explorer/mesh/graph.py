@@ -18,7 +18,7 @@ such layers whose weights (and caches) every chip holds at once (``capacity.py``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Protocol
 
@@ -72,6 +72,8 @@ class OpGraph:
     ops: tuple[OpSpec, ...]  # x first, out last
     boundary: Boundary
     layers: int = 1  # layers alike whose resident tensors share each chip's DRAM (module docstring)
+    precision: str = "bf16"  # the ``precision.py`` preset its ops were made at
+    reserved_bytes: int = 0  # the model's tensors outside the graph (embedding, LM head), spread over the chips
 
     def op(self, name: str) -> OpSpec:
         for o in self.ops:
@@ -102,6 +104,8 @@ class TransformerDims(Protocol):
     def head_dim(self) -> int: ...
     @property
     def layers(self) -> int: ...
+    @property
+    def vocab(self) -> int: ...
 
 
 def _x(rows: int, cols: int) -> OpSpec:
@@ -183,7 +187,7 @@ def mlp_graph(
 ) -> OpGraph:
     """The MLP of a layer; ``layers``: how many layers' MLP weights every chip holds (module docstring)."""
     ops = mlp_ops(model, rows, "x", prec)
-    return OpGraph("mlp", (_x(rows, model.hidden), *ops, _out("w2", ops[-1].output)), boundary, layers)
+    return OpGraph("mlp", (_x(rows, model.hidden), *ops, _out("w2", ops[-1].output)), boundary, layers, prec.name)
 
 
 def attention_graph(
@@ -196,7 +200,8 @@ def attention_graph(
     layers: int = 1,
 ) -> OpGraph:
     ops = attention_ops(model, rows, prefill, decode_kv, "x", prec)
-    return OpGraph("attention", (_x(rows, model.hidden), *ops, _out("wo", ops[-1].output)), boundary, layers)
+    x, out = _x(rows, model.hidden), _out("wo", ops[-1].output)
+    return OpGraph("attention", (x, *ops, out), boundary, layers, prec.name)
 
 
 def decoder_layer_graph(
@@ -214,7 +219,8 @@ def decoder_layer_graph(
         *mlp_ops(model, rows, "ffn_norm", prec),
         _rowwise("residual_ffn", OpKind.eltwise, "binary", ("residual_attn", "w2"), rows, h),
     )
-    return OpGraph("decoder_layer", (*ops, _out("residual_ffn", ops[-1].output)), Boundary.cyclic, layers)
+    out = _out("residual_ffn", ops[-1].output)
+    return OpGraph("decoder_layer", (*ops, out), Boundary.cyclic, layers, prec.name)
 
 
 GRAPHS = ("layer", "mlp", "attention")
@@ -228,9 +234,18 @@ def model_graph(
     if layers < 1:
         raise MeshError(f"--layers {layers}: at least 1")
     if graph == "mlp":
-        return mlp_graph(model, rows, Boundary.replicated, prec, layers)
-    if graph == "attention":
-        return attention_graph(model, rows, prefill, decode_kv, Boundary.replicated, prec, layers)
-    if graph == "layer":
-        return decoder_layer_graph(model, rows, prefill, decode_kv, prec, layers)
-    raise MeshError(f"graph {graph!r}: one of {', '.join(GRAPHS)}")
+        made = mlp_graph(model, rows, Boundary.replicated, prec, layers)
+    elif graph == "attention":
+        made = attention_graph(model, rows, prefill, decode_kv, Boundary.replicated, prec, layers)
+    elif graph == "layer":
+        made = decoder_layer_graph(model, rows, prefill, decode_kv, prec, layers)
+    else:
+        raise MeshError(f"graph {graph!r}: one of {', '.join(GRAPHS)}")
+    return replace(made, reserved_bytes=embedding_bytes(model))
+
+
+def embedding_bytes(model: TransformerDims) -> int:
+    """The embedding table and the LM head, ``vocab x hidden`` each, at bf16 (their format is not the
+    precision preset's; bf16 is the largest ttnn keeps them in): what every chip's DRAM holds a share of
+    besides the layers (``capacity.py``)."""
+    return 2 * model.vocab * model.hidden * 2

@@ -68,6 +68,7 @@ class JointSolution:
     configs: tuple[tuple[str, CollectiveConfig], ...]
     edges: tuple[Edge, ...]
     split_cycles: tuple[tuple[str, int], ...]  # op -> the cost its split was charged (on-chip + own collectives)
+    dram_bytes: int = 0  # per chip at its fullest: every op's resident bytes plus one op's activations (capacity.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,7 @@ class JointTables:
 
     def __post_init__(self) -> None:
         self.configs = {v.name: collective_configs(v) for v in self.views}
-        self.capacity_bytes = chip_dram_bytes(self.chip)
+        self.capacity_bytes = chip_dram_bytes(self.chip) - -(-self.graph.reserved_bytes // self.mesh.chips)
         self.memory = {
             (op, s.name): split_bytes(self.graph, self.view(s.view), s, self.chip)
             for op, ss in self.splits.items()
@@ -387,7 +388,7 @@ def explain(
         if infeasible(rest)[0]:
             core = rest
     if not core:
-        return JointConflict((), "no choice of splits is possible even without pins")
+        return JointConflict((), f"no choice of splits is possible even without pins{_dram_reason(tables)}")
     words = "; ".join(_describe(tables, p) for p in core)
     head = (
         f"pin {core[0].text} cannot hold"
@@ -395,6 +396,19 @@ def explain(
         else f"pins {', '.join(p.text for p in core)} cannot hold together"
     )
     return JointConflict(tuple(p.text for p in core), f"{head}: {words}")
+
+
+def _dram_reason(tables: JointTables) -> str:
+    """Why, when it is DRAM: the least any assignment holds per chip (each op's lightest split) against ``C``."""
+    least = sum(min(b.resident_bytes for (o, _), b in tables.memory.items() if o == op) for op in tables.splits)
+    if least <= tables.capacity_bytes:
+        return ""
+    g = tables.graph
+    return (
+        f": the weights (and caches) of {g.layers} layer(s) at {g.precision} precision, each op split the most, need "
+        f"{least / 1e9:.2f} GB per chip; a chip holds {tables.capacity_bytes / 1e9:.2f} GB (its DRAM less its share "
+        "of the embedding and LM head): a lighter --precision or fewer --layers"
+    )
 
 
 def _describe(tables: JointTables, pin: MeshPin) -> str:
@@ -456,6 +470,7 @@ def _solution(
             split_cycles.append((op.name, fused[(op.name, s.name, c.label)]))
         else:
             split_cycles.append((op.name, onchip[(op.name, s.name)] or 0))
+    held = [t.memory[(op, s.name)] for op, s in chosen.items()]
     return JointSolution(
         int(round(solver.objective_value)),
         view,
@@ -463,4 +478,5 @@ def _solution(
         tuple(sorted(configs.items(), key=lambda kv: kv[0])),
         tuple(edges),
         tuple(split_cycles),
+        sum(b.resident_bytes for b in held) + max(b.activation_bytes for b in held),
     )

@@ -72,6 +72,8 @@ class MeshPlan:
     rounds: int
     seconds: float
     solve_seconds: float  # of which per-chip solves
+    precision: str = "bf16"  # the graph's (``precision.py``)
+    layers: int = 1  # layers whose weights each chip holds (``capacity.py``)
 
 
 @dataclass
@@ -261,4 +263,6 @@ class Planner:
             rounds,
             time.perf_counter() - start,
             self.solve_seconds - solve_before,
+            self.graph.precision,
+            self.graph.layers,
         )
