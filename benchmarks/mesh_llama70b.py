@@ -4,13 +4,14 @@
     python benchmarks/mesh_llama70b.py --quick    # one small matmul on the T3000 (seconds)
 
 The layer as ``mesh solve`` plans it by default: tt-transformers' performance precision, all 80 layers'
-weights resident (``mesh/precision.py``, ``mesh/capacity.py``). Per phase, three times, each with a new
-``Planner`` (``loom_explorer/mesh/plan.py``): cold with one per-chip problem solved at a time (the baseline,
-a new empty temporary results store), cold with two at a time (the default, another new store), then warm
-(that store: every stored answer is read back before the first round). Printed: the machine's load average
-(other work shares its cores), the wall times, the per-chip problems solved and pruned, the splits refused
-for DRAM capacity, the joint solves, the time in per-chip solves, and the best layer latency (with ttnn's
-split, costed warm, beside it).
+weights resident (``mesh/precision.py``, ``mesh/capacity.py``). Per phase, twice, each with a new
+``Planner`` (``loom_explorer/mesh/plan.py``) and a new empty temporary results store: cold (every per-chip
+problem the loop needs is solved), then warm (the same store: every stored answer is read back before the
+first round); a small matmul is planned first, untimed, so imports and shared caches are warm; then once more
+cold without trying the winners of alike per-chip problems first (``Planner.winners_first``). Printed: the
+machine's load average (other work shares its cores), the wall times, the per-chip problems solved and
+pruned, the splits refused for DRAM capacity, the joint solves, the time in per-chip solves, and the best
+layer latency (with ttnn's split, costed warm, beside it).
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
 from loom_explorer.sweep.ops import DECODE_KV, MODELS, PHASES
 
 
-def run(graph: OpGraph, store: Path, parallel: int = 2) -> tuple[float, MeshPlan, Planner]:
+def run(graph: OpGraph, store: Path, winners_first: bool = True) -> tuple[float, MeshPlan, Planner]:
     start = time.perf_counter()
-    planner = Planner(load_mesh("t3000"), graph, store=store, parallel_problems=parallel)
+    planner = Planner(load_mesh("t3000"), graph, store=store, winners_first=winners_first)
     plan = planner.plan()
     return time.perf_counter() - start, plan, planner
 
@@ -57,17 +58,17 @@ def main() -> None:
         run(matmul_graph(32, 512, 1024), Path(tmp) / "warm_up.sqlite")
     for name, graph, prefill in cases:
         with tempfile.TemporaryDirectory() as tmp:
-            one_s, one, _ = run(graph, Path(tmp) / "one_at_a_time.sqlite", parallel=1)
             store = Path(tmp) / "results.sqlite"
             cold_s, cold, _ = run(graph, store)
             warm_s, warm, planner = run(graph, store)
             assert isinstance(cold.result, JointSolution) and isinstance(warm.result, JointSolution)
-            assert isinstance(one.result, JointSolution)
-            assert cold.result.latency_cycles == warm.result.latency_cycles == one.result.latency_cycles
+            plain_s, plain, _ = run(graph, Path(tmp) / "plain.sqlite", winners_first=False)
+            assert isinstance(plain.result, JointSolution)
+            assert cold.result.latency_cycles == warm.result.latency_cycles == plain.result.latency_cycles
             print(
                 f"{name}: cold {cold_s:.2f} s (per-chip solves {cold.solve_seconds:.2f} s, {cold.rounds} joint "
-                f"solves; one problem at a time {one_s:.2f} s: {one_s / cold_s:.2f}x), warm {warm_s:.2f} s; "
-                f"per-chip problems solved {cold.problems_solved}, "
+                f"solves; without winners first {plain_s:.2f} s, per-chip solves {plain.solve_seconds:.2f} s), "
+                f"warm {warm_s:.2f} s; per-chip problems solved {cold.problems_solved}, "
                 f"pruned {cold.problems_pruned}; split candidates {len(cold.splits)} "
                 f"({sum(s.status == 'infeasible: DRAM' for s in cold.splits)} infeasible: DRAM)"
             )

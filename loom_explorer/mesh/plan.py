@@ -27,7 +27,6 @@ at least one new problem, so the loop ends.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -86,7 +85,7 @@ class Planner:
     store: str | Path | None = None
     use_memory: bool = True
     time_limit_seconds: float = 30.0
-    parallel_problems: int = 2  # per-chip problems solved at once (benchmarks/mesh_llama70b.py measures 1 vs 2)
+    winners_first: bool = True  # per-chip solves try the candidates that won alike problems first (``_won``)
 
     def __post_init__(self) -> None:
         self.chip = mesh_chip(self.mesh)
@@ -135,28 +134,25 @@ class Planner:
         return gather.split_cycles(matmul_cycles)
 
     def _won(self, p: ChipProblem) -> tuple[str, ...]:
-        """The candidates that won the problems of ``p``'s kernel and options solved so far."""
+        """The candidates that won the problems of ``p``'s kernel and options solved so far (none when
+        ``winners_first`` is off: ``benchmarks/mesh_llama70b.py`` measures both)."""
+        if not self.winners_first:
+            return ()
         kin = (s.candidate for q, s in self.solved.items() if (q.kernel, q.options) == (p.kernel, p.options))
         return tuple(dict.fromkeys(c for c in kin if c))
 
     def _solve(self, problems: list[ChipProblem]) -> None:
-        """Each problem's proven optimum, ``parallel_problems`` at a time (threads: CP-SAT releases the GIL);
-        the candidates that won the problems of the same kernel and options before are tried first (an
-        order only: ``onchip.solve_chip``)."""
-        todo = [p for p in dict.fromkeys(problems) if p not in self.solved]
-        if not todo:
-            return
-        t = time.perf_counter()
-        first = {p: self._won(p) for p in todo}
-
-        def one(p: ChipProblem) -> ChipSolve:
-            return solve_chip(self.chip, p, self.store, self.use_memory, self.time_limit_seconds, first[p])
-
-        with ThreadPoolExecutor(max_workers=max(1, min(self.parallel_problems, len(todo)))) as pool:
-            self.solved.update(zip(todo, pool.map(one, todo), strict=True))
-        self.solve_seconds += time.perf_counter() - t
-        for p in todo:
-            if not self.solved[p].proven:
+        """Each problem's proven optimum, one after the other (each solve's CP-SAT portfolio fills the cores:
+        two at a time measured slower, docs/performance.md); the candidates that won the problems of the same
+        kernel and options before are tried first (an order only: ``onchip.solve_chip``)."""
+        for p in dict.fromkeys(problems):
+            if p in self.solved:
+                continue
+            t = time.perf_counter()
+            found = solve_chip(self.chip, p, self.store, self.use_memory, self.time_limit_seconds, self._won(p))
+            self.solved[p] = found
+            self.solve_seconds += time.perf_counter() - t
+            if not found.proven:
                 raise MeshError(f"per-chip problem {p.label} was not proven within {self.time_limit_seconds} s")
 
     def read_stored(self) -> None:
