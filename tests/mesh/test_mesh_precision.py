@@ -63,12 +63,12 @@ def test_resident_bytes_count_every_layer_in_its_format() -> None:
 
 
 def test_the_whole_model_in_bf16_fits_no_t3000_and_says_why() -> None:
-    planner = Planner(load_mesh("t3000"), _graph(False, "bf16"))
+    planner = Planner(load_mesh("t3000"), _graph(False, "bf16"), use_memory=False)
     plan = planner.plan()
     assert isinstance(plan.result, JointConflict)
     assert "80 layer(s) at bf16 precision" in plan.result.message and "--layers" in plan.result.message
     assert all(s.status in ("infeasible: DRAM", "pruned") for s in plan.splits)
-    one = Planner(load_mesh("t3000"), _graph(False, "bf16", layers=1)).plan()
+    one = Planner(load_mesh("t3000"), _graph(False, "bf16", layers=1), use_memory=False).plan()
     assert isinstance(one.result, JointSolution) and one.result.dram_bytes <= chip_dram_bytes(
         mesh_chip(load_mesh("t3000"))
     )
