@@ -156,9 +156,13 @@ def simulate_attention(
     pins: dict[str, int],
     pick: Callable[[Candidate], bool],
     options: frozenset[str] = frozenset(),
+    compile_it: bool = False,
 ) -> tuple[Path, Any]:
     """Solve the flash_attention candidate ``pick`` chooses on the n150 as ``export --format ttlang`` does,
-    write its TT-Lang kernel into ``tmp_path`` and run it in tt-lang-sim: (the file, its VerifyReport)."""
+    write its TT-Lang kernel into ``tmp_path`` and run it in tt-lang-sim: (the file, its VerifyReport).
+    ``compile_it``: compile it too (seconds of a toolchain process each), for a caller that checks the compile
+    (``report.passed``); the simulator's checks do not need it, and test_ttlang_compile_attention.py compiles
+    the simulated shapes in one process."""
     from loom_explorer.deploy.verify import verify_kernel_file
     from loom_explorer.export.schedule_json import rebuild, schedule_document
     from loom_explorer.problem import KernelTarget, make_problem
@@ -175,4 +179,4 @@ def simulate_attention(
     doc = schedule_document(hw, "wormhole_n150", "flash_attention", problem, result, SolveOptions())
     path = tmp_path / "attention.py"
     path.write_text(ttlang_source(rebuild(doc), doc))
-    return path, verify_kernel_file(path, timeout_seconds=300)
+    return path, verify_kernel_file(path, timeout_seconds=300, compile_it=compile_it)

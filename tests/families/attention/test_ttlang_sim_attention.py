@@ -16,14 +16,17 @@ from loom_explorer.solve.solver import Session
 pytestmark = NEEDS_SIM
 
 
-def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False):
-    """The flattened split without multicasts, the layout the TT-Lang export writes."""
+def _attention_report(tmp_path, shape: str, pins: dict[str, int], causal: bool = False, compile_it: bool = False):
+    """The flattened split without multicasts, the layout the TT-Lang export writes; simulated only unless
+    ``compile_it`` (for a check of ``report.passed``, which counts the compile): the compiler's checks are
+    test_ttlang_compile_attention.py's, every file in one toolchain process."""
     return simulate_attention(
         tmp_path,
         shape,
         pins,
         lambda c: c.flattened and "mcast" not in c.name,
         frozenset({"causal"}) if causal else frozenset(),
+        compile_it=compile_it,
     )
 
 
@@ -113,7 +116,7 @@ def test_grouped_causal_attention_verifies_against_the_problems_own_reference(tm
     from loom_explorer.deploy.verify import verify_kernel_file
 
     shape, pins = GROUPED
-    path, report = _attention_report(tmp_path, shape, pins, causal=True)
+    path, report = _attention_report(tmp_path, shape, pins, causal=True, compile_it=True)
     assert "B, H, HKV, SQ, SKV, D = 1, 4, 2, 128, 128, 64" in path.read_text()
     assert report.passed and report.pcc >= PCC_MIN, (report.pcc, report.differences())
     wrong = path.read_text()

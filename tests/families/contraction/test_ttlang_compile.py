@@ -6,6 +6,7 @@ model's usable L1 too."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -72,20 +73,47 @@ def _all_candidates(hw_name: str, shape: str) -> list[str]:
     return [s.candidate.name for s in session.schedules]
 
 
+@dataclass(frozen=True)
+class Compiled:
+    """Every file of this module's tests and the compiler's report on each, from one toolchain process (its
+    start-up is most of a compile's time)."""
+
+    candidates: dict[tuple[str, str], tuple[CompileReport, int]]  # (hardware, candidate) -> (report, l1_bytes)
+    split_k: tuple[Path, int, CompileReport, CompileReport]  # (fitting file, its l1_bytes, its report, too big's)
+    blocks: tuple[CompileReport, ...]  # one per BLOCKS entry
+
+
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory, toolchain) -> dict[tuple[str, str], tuple[CompileReport, int]]:
-    """(hardware, candidate) -> (the compiler's report, the model's l1_bytes), every file in one compile."""
+def compiled(tmp_path_factory, toolchain) -> Compiled:
+    """The candidates' files (the model's l1_bytes beside each), ``test_a_split_k_...``'s two and
+    ``test_the_blocks_...``'s, all compiled in one ``compile_files``."""
     out_dir = tmp_path_factory.mktemp("ttlang_compile")
     cases = [(RAGGED, c) for c in _all_candidates(*RAGGED)] + [(SECOND, c) for c in FAMILIES]
     files = [_file_of(out_dir, hw_name, shape, c) for (hw_name, shape), c in cases]
-    reports = compile_files([p for p, _ in files], toolchain)
-    return {
-        (hw_name, c): (report, l1) for ((hw_name, _), c), report, (_, l1) in zip(cases, reports, files, strict=True)
-    }
+    hw_name, shape, candidate, pins = SPLIT_K
+    fits, fits_l1_bytes = _file_of(out_dir, hw_name, shape, candidate, pins)
+    text = fits.read_text()
+    assert "\nIN0_BLOCK_W = 8 " in text
+    too_big = out_dir / "too_big.py"
+    too_big.write_text(text.replace("\nIN0_BLOCK_W = 8 ", "\nIN0_BLOCK_W = 16", 1))
+    block_files = [_block_file(out_dir, h, w, k) for h, w, k, _ in BLOCKS]
+    reports = compile_files([*(p for p, _ in files), fits, too_big, *block_files], toolchain)
+    mine, (fitting, refused), block_reports = (
+        reports[: len(files)],
+        reports[len(files) : -len(BLOCKS)],
+        reports[-len(BLOCKS) :],
+    )
+    return Compiled(
+        candidates={
+            (hw_name, c): (report, l1) for ((hw_name, _), c), report, (_, l1) in zip(cases, mine, files, strict=True)
+        },
+        split_k=(fits, fits_l1_bytes, fitting, refused),
+        blocks=tuple(block_reports),
+    )
 
 
 def _check(compiled, hw_name: str, candidate: str) -> None:
-    report, model_l1_bytes = compiled[(hw_name, candidate)]
+    report, model_l1_bytes = compiled.candidates[(hw_name, candidate)]
     assert report.passed, f"{candidate}: {report.message}"
     assert report.cb_l1_bytes == model_l1_bytes, (candidate, report.circular_buffers)
     assert not any(cb.compiler_allocated for cb in report.circular_buffers), report.circular_buffers
@@ -110,7 +138,7 @@ def test_each_family_at_a_second_shape_on_blackhole_compiles_in_the_model_l1(com
 
 
 @pytest.mark.toolchain
-def test_a_split_k_schedule_past_the_compiler_l1_budget_is_past_the_model_l1_too(tmp_path, toolchain) -> None:
+def test_a_split_k_schedule_past_the_compiler_l1_budget_is_past_the_model_l1_too(compiled: Compiled) -> None:
     """The fitting schedule compiles in the model's bytes; the same kernel with in0_block_w = 16 is refused
     by the compiler for L1, and by the model (its l1_capacity constraint), at the same byte count."""
     import re
@@ -119,12 +147,8 @@ def test_a_split_k_schedule_past_the_compiler_l1_budget_is_past_the_model_l1_too
     from loom_explorer.validate import referee
 
     hw_name, shape, candidate, pins = SPLIT_K
-    fits, fits_l1_bytes = _file_of(tmp_path, hw_name, shape, candidate, pins)
-    text = fits.read_text()
-    assert "\nIN0_BLOCK_W = 8 " in text
-    too_big = tmp_path / "too_big.py"
-    too_big.write_text(text.replace("\nIN0_BLOCK_W = 8 ", "\nIN0_BLOCK_W = 16", 1))
-    fitting, refused = compile_files([fits, too_big], toolchain)
+    fits, fits_l1_bytes, fitting, refused = compiled.split_k
+    assert "\nIN0_BLOCK_W = 8 " in fits.read_text()
     assert fitting.passed and fitting.cb_l1_bytes == fits_l1_bytes == 1_048_576, fitting
 
     hw = load_hardware(hw_name)
@@ -157,27 +181,41 @@ BLOCKS = (
 )
 
 
-@pytest.mark.toolchain
-def test_the_blocks_the_compiler_cannot_sub_block_are_the_ones_the_model_refuses(tmp_path, toolchain) -> None:
-    """Each block is written as a TT-Lang kernel (solved for TTNN's kernels, which have no such rule) and
-    compiled; the TT-Lang target's model takes exactly the blocks the compiler takes."""
+BLOCK_CANDIDATE = "M@y,N@x|in0=dram,in1=dram"
+
+
+def _block_shape_and_pins(h: int, w: int, k: int) -> tuple[str, dict[str, int]]:
+    shape = f"M={32 * max(h, 2)},K=192,N={32 * max(w, 2)}"
+    return shape, {"grid_x": 1, "grid_y": 1, "out_block_h": h, "out_block_w": w, "in0_block_w": k}
+
+
+def _block_file(out_dir: Path, h: int, w: int, k: int) -> Path:
+    """The block written as a TT-Lang kernel, solved for TTNN's kernels (any sub-block of 1 tile upward)."""
     hw = load_hardware("wormhole_n150")
-    candidate = "M@y,N@x|in0=dram,in1=dram"
-    files, model_takes = [], []
+    shape, pins = _block_shape_and_pins(h, w, k)
+    problem = make_problem(load_program("gemm"), shape)  # TTNN's kernels: any sub-block of 1 tile upward
+    (result,) = Session(hw, problem).solve(pins, SolveOptions(), candidates=[BLOCK_CANDIDATE])
+    assert result.solution is not None, (h, w, k, result.status)
+    doc = schedule_document(hw, "wormhole_n150", "gemm", problem, result, SolveOptions())
+    path = out_dir / f"block_{h}x{w}_k{k}.py"
+    path.write_text(ttlang_source(rebuild(doc), doc))
+    return path
+
+
+@pytest.mark.toolchain
+def test_the_blocks_the_compiler_cannot_sub_block_are_the_ones_the_model_refuses(compiled: Compiled) -> None:
+    """Each block is written as a TT-Lang kernel (solved for TTNN's kernels, which have no such rule) and
+    compiled (in the module's one compile); the TT-Lang target's model takes exactly the blocks the compiler
+    takes."""
+    hw = load_hardware("wormhole_n150")
+    model_takes = []
     for h, w, k, _ in BLOCKS:
-        shape = f"M={32 * max(h, 2)},K=192,N={32 * max(w, 2)}"
-        pins = {"grid_x": 1, "grid_y": 1, "out_block_h": h, "out_block_w": w, "in0_block_w": k}
-        problem = make_problem(load_program("gemm"), shape)  # TTNN's kernels: any sub-block of 1 tile upward
-        (result,) = Session(hw, problem).solve(pins, SolveOptions(), candidates=[candidate])
-        assert result.solution is not None, (h, w, k, result.status)
-        doc = schedule_document(hw, "wormhole_n150", "gemm", problem, result, SolveOptions())
-        files.append(tmp_path / f"block_{h}x{w}_k{k}.py")
-        files[-1].write_text(ttlang_source(rebuild(doc), doc))
-        (ttlang,) = Session(hw, _gemm(shape)).solve(pins, SolveOptions(), candidates=[candidate])
+        shape, pins = _block_shape_and_pins(h, w, k)
+        (ttlang,) = Session(hw, _gemm(shape)).solve(pins, SolveOptions(), candidates=[BLOCK_CANDIDATE])
         model_takes.append(ttlang.solution is not None)
         if ttlang.solution is None:
             assert ttlang.conflict is not None and "dst_subblock[ttlang]" in ttlang.conflict.constraints, ttlang
-    reports = compile_files(files, toolchain)
+    reports = compiled.blocks
     compiler_takes = [r.passed for r in reports]
     assert compiler_takes == [ok for *_, ok in BLOCKS], [r.message for r in reports]
     assert model_takes == compiler_takes
