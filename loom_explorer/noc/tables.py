@@ -32,7 +32,7 @@ Senders = Literal["all", "row_heads", "col_heads", "origin", "group_heads"]
 Table = dict[tuple[int, int], int]
 
 _CACHE: dict[tuple[object, ...], Table] = {}
-_LOADS: dict[str, _Loads] = {}  # one chip's graphs (and their memoised routes), shared by its tables
+_LOADS: dict[str, _Loads] = {}  # one chip topology's graphs (and their memoised routes), shared by its tables
 
 
 class _Loads:
@@ -62,7 +62,7 @@ def link_units(
 
     ``one_d``: the participants are a 1-D layout's cores, of which only the full rows are certain, so the
     table at ``(gx, gy)`` counts ``gx`` x ``max(gy - 1, 1)`` cores (a lower bound on the load)."""
-    chip = hw.model_dump_json()
+    chip = _topology(hw)
     key = (chip, kind, senders, axis, noc, one_d)
     if key not in _CACHE:
         loads = _LOADS.get(chip) or _LOADS.setdefault(chip, _Loads(hw))
@@ -71,6 +71,13 @@ def link_units(
             full = {(gx, gy): full[(gx, max(gy - 1, 1))] for gx, gy in full}
         _CACHE[key] = full
     return _CACHE[key]
+
+
+def _topology(hw: HardwareSpec) -> str:
+    """All of ``hw`` a table reads: the grid (its extents and NoC coordinates, the NoC's size) and the DRAM
+    channels' endpoints. The tables and the shared graphs are keyed by it, not by the whole file, so hardware
+    that differs only in other constants (a calibration's trials: costs and bandwidths) reuses them."""
+    return hw.grid.model_dump_json() + hw.dram.model_dump_json(include={"channels", "endpoints"})
 
 
 def _full_table(loads: _Loads, kind: FlowKind, senders: Senders, axis: str | None, noc: int) -> Table:

@@ -202,3 +202,14 @@ def test_one_d_tables_count_full_rows_only(tiny_hw, wrap_hw, key):
             assert one_d[(gx, gy)] <= full[(gx, gy)]
         if key[1] == "all" and hw.grid.rows >= 3:  # the last, partial row really is left out
             assert any(one_d[s] < full[s] for s in shapes(hw))
+
+
+def test_tables_are_shared_by_hardware_differing_only_in_other_constants():
+    """A calibration's trials change costs and bandwidths, never the topology: they reuse the tables; a
+    moved DRAM endpoint does not (``test_hand_worked_dram_tables`` checks its values)."""
+    hw = mini_hw(4, 3, endpoints=((0, 0, 0),))
+    faster = hw.model_copy(update={"dram": hw.dram.model_copy(update={"core_read_bytes_per_cycle": 1.5})})
+    assert faster.dram != hw.dram
+    assert link_units(faster, "dram_read", "all", None, 0) is link_units(hw, "dram_read", "all", None, 0)
+    moved = mini_hw(4, 3, endpoints=((0, 3, 0),))
+    assert link_units(moved, "dram_read", "all", None, 0) is not link_units(hw, "dram_read", "all", None, 0)

@@ -43,8 +43,11 @@ cannot come from nothing; TTNN's SDPA writer fills mask tiles from its RISC-V in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from math import gcd
+from types import MappingProxyType
 
 from loom_explorer.families.attention.program import Attention, analyse_attention
 from loom_explorer.hardware.schema import Arch, HardwareSpec
@@ -196,9 +199,7 @@ class AttentionQuantities(GridQuantities):
         """Steps of the slowest balanced pair of query chunks (module docstring), as a table."""
         sq_t, skv_t = self.problem.tiles(self.st.q_dim), self.problem.tiles(self.st.kv_dim)
         qs, ks = self.q_chunk_size, self.k_chunk_size
-        return lookup(
-            (qs, ks), {(a, b): slowest_pair_steps(sq_t, skv_t, a // 32, b // 32) for a in qs.values for b in ks.values}
-        )
+        return lookup((qs, ks), pair_steps_table(sq_t, skv_t, tuple(qs.values), tuple(ks.values)))
 
     @property
     def mask_index_tiles(self) -> Expr:
@@ -278,6 +279,21 @@ def ttnn_sdpa_kernel(hw: HardwareSpec, problem: Problem) -> str:
     always ``STREAMING`` here, its own buffers and costs being the model's.)"""
     routed = hw.arch is Arch.blackhole and problem.fp32_acc and problem.target is KernelTarget.ttnn
     return ACCURATE if routed else STREAMING
+
+
+@lru_cache(maxsize=64)
+def pair_steps_table(
+    sq_t: int, skv_t: int, q_chunk_sizes: tuple[int, ...], k_chunk_sizes: tuple[int, ...]
+) -> Mapping[tuple[int, ...], int]:
+    """``slowest_pair_steps`` for every (q_chunk_size, k_chunk_size) pair of elements, read-only.
+
+    Cached (the last 64 shapes): a pure function of its hashable arguments (the sequence extents in tiles
+    and the chunk sizes searched), so a schedule rebuilt for the same shape (a fit's every loss evaluation
+    rebuilds each row's schedule with new hardware constants, which this table never reads) reuses it
+    instead of recomputing ``len(q) * len(k)`` maxima."""
+    return MappingProxyType(
+        {(a, b): slowest_pair_steps(sq_t, skv_t, a // 32, b // 32) for a in q_chunk_sizes for b in k_chunk_sizes}
+    )
 
 
 def slowest_pair_steps(sq_t: int, skv_t: int, qc: int, kc: int) -> int:
