@@ -327,8 +327,12 @@ class MeshPage:
     def show(self, outcome: MeshOutcome) -> None:
         self.spinner.value = False
         ours, chip = outcome.ours, outcome.planner.chip
+        held = f"{ours.precision} precision, {ours.layers} layer{'s' if ours.layers > 1 else ''} of weights per chip"
+        if isinstance(ours.result, JointSolution):
+            capacity = outcome.planner.tables.capacity_bytes
+            held += f" ({ours.result.dram_bytes / 1e9:.2f} of {capacity / 1e9:.2f} GB of DRAM)"
         self.status.object = html.escape(
-            f"{outcome.choice.title}: {ours.problems_solved} per-chip problems solved "
+            f"{outcome.choice.title}, {held}: {ours.problems_solved} per-chip problems solved "
             f"({ours.problems_from_store} from the store), {ours.problems_pruned} pruned by their bound, "
             f"{ours.rounds} joint solves, {ours.seconds:.1f} s"
         )

@@ -38,6 +38,8 @@ def test_mesh_section_draws_pins_and_opens_an_op(explorer: tuple[ExplorerPage, s
     page.page.locator(ROWS).first.wait_for()
     assert page.page.locator(ROWS).count() == 2  # the matmul and the total
     assert _cell(page, "split") == "N@ring"
+    status = page.text(".mesh-status")  # a single matmul: bf16, its own weights, the DRAM they take per chip
+    assert "bf16 precision, 1 layer of weights per chip (" in status and "GB of DRAM)" in status
     loaded = [i for i, b in enumerate(lanes["bytes"]) if float(b)]  # type: ignore[arg-type]
     assert len(loaded) == 16 and all("all_gather on ring" in str(lanes["collectives"][i]) for i in loaded)
 
