@@ -59,7 +59,7 @@ from loom_explorer.mesh.graph import OpGraph
 from loom_explorer.mesh.joint import JointSolution, JointTables
 from loom_explorer.mesh.splits import fused_gather, stats_gathers
 from loom_explorer.mesh.states import MeshError
-from loom_explorer.mesh.transitions import collective_cycles
+from loom_explorer.mesh.transitions import Collective, collective_cycles
 from loom_explorer.model.collective import CollectiveKind, CollectiveOp, FabricTopology, collective_model
 
 ROWS, COLUMNS, RING = "rows", "columns", "ring"
@@ -93,29 +93,31 @@ class PairLink:
 
 @dataclass(frozen=True, slots=True)
 class LinkCollective:
-    """One collective of a plan: which tensor it moves (to which ops), why (``transition``, ``fused into OP``,
-    ``stats of OP``), on which view and axis, what, ``slice_bytes`` per device, its ``num_links`` and
-    ``topology``, and its latency (the collective model's)."""
+    """One collective of a plan: the ``collective`` itself (``transitions.Collective``: its axis, kind, slice,
+    ``num_links``, ``topology`` and latency, the collective model's), which tensor it moves (to which ops),
+    why (``transition``, ``fused into OP``, ``stats of OP``), on which view, and the tensor's ``page_bytes``."""
 
     tensor: str
     consumers: tuple[str, ...]
     why: str
     view: str
-    axis: str
-    kind: CollectiveKind
-    slice_bytes: int
-    links: int
-    topology: FabricTopology
-    latency_cycles: int
+    collective: Collective
     page_bytes: int
 
     @property
+    def slice_bytes(self) -> int:
+        """Bytes each device's slice puts on the links: the collective's, a page at least (a slice smaller than
+        a page moves one page, as ``transitions.collective_cycles`` prices it)."""
+        return max(self.collective.slice_bytes, self.page_bytes)
+
+    @property
     def label(self) -> str:
+        c = self.collective
         to = f" -> {','.join(self.consumers)}" if self.consumers else ""
         why = "" if self.why == "transition" else f" ({self.why})"
         return (
-            f"{self.tensor}{to}: {self.kind.value} on {self.axis}{why}, {self.slice_bytes:,} B/device, "
-            f"{self.links}L {self.topology.value}"
+            f"{self.tensor}{to}: {c.kind.value} on {c.axis}{why}, {self.slice_bytes:,} B/device, "
+            f"{c.links}L {c.topology.value}"
         )
 
 
@@ -234,15 +236,16 @@ def link_loads(mesh: MeshSpec, chip: HardwareSpec, collectives: Iterable[LinkCol
     pairs = pair_links(mesh)
     shares: dict[tuple[Chip, Chip], list[LinkShare]] = {}
     for coll in collectives:
-        for line in axis_lines(mesh, coll.view, coll.axis):
+        c = coll.collective
+        for line in axis_lines(mesh, coll.view, c.axis):
             n = len(line)
-            if coll.topology is FabricTopology.ring and n < 3:
+            if c.topology is FabricTopology.ring and n < 3:
                 raise MeshError(f"{coll.label}: a ring needs 3 chips, the line has {n}")
-            for (i, j), b in line_loads(n, coll.kind, coll.topology, coll.slice_bytes).items():
+            for (i, j), b in line_loads(n, c.kind, c.topology, coll.slice_bytes).items():
                 src, dst = line[i], line[j]
                 if not any(p.joins(src, dst) for p in pairs):
                     raise MeshError(f"{coll.label}: chips {src} and {dst} are not joined by a link of {mesh.name}")
-                cycles = busy_cycles(mesh, chip, b / coll.links, coll.page_bytes)
+                cycles = busy_cycles(mesh, chip, b / c.links, coll.page_bytes)
                 shares.setdefault((src, dst), []).append(LinkShare(coll, b, cycles))
     out = []
     for p in pairs:
@@ -266,31 +269,21 @@ def plan_collectives(tables: JointTables, solution: JointSolution) -> tuple[Link
         if s.fused_axis is not None:
             tensor = op.inputs[0]
             f = fused_gather(mesh, chip, graph, s, view, configs[tensor].axes[s.fused_axis])
-            out.append(
-                LinkCollective(
-                    tensor, (op.name,), f"fused into {op.name}", view.name, f.axis.name, CollectiveKind.all_gather,
-                    max(f.slice_bytes, f.page_bytes), f.config.links, f.config.topology, f.latency_cycles,
-                    f.page_bytes,
-                )
+            gather = Collective(
+                f.axis.name, CollectiveKind.all_gather, f.slice_bytes, f.config.links, f.config.topology,
+                f.latency_cycles,
             )  # fmt: skip
+            out.append(LinkCollective(tensor, (op.name,), f"fused into {op.name}", view.name, gather, f.page_bytes))
         for g in stats_gathers(op, view, s.roles, s.output):
             cycles = collective_cycles(
                 mesh, chip, CollectiveKind.all_gather, g.axis.chips, g.config, g.stats_bytes, g.page_bytes
             )
-            out.append(
-                LinkCollective(
-                    op.name, (op.name,), f"stats of {op.name}", view.name, g.axis.name, CollectiveKind.all_gather,
-                    max(g.stats_bytes, g.page_bytes), 1, g.topology, cycles, g.page_bytes,
-                )
-            )  # fmt: skip
+            stats = Collective(
+                g.axis.name, CollectiveKind.all_gather, g.stats_bytes, g.config.links, g.config.topology, cycles
+            )
+            out.append(LinkCollective(op.name, (op.name,), f"stats of {op.name}", view.name, stats, g.page_bytes))
     for e in solution.edges:
         page = graph.op(e.tensor).output.page_bytes
-        for c in e.cost.collectives:
-            out.append(
-                LinkCollective(
-                    e.tensor, e.consumers, "transition", e.src.view, c.axis, c.kind, max(c.slice_bytes, page),
-                    c.links, c.topology, c.latency_cycles, page,
-                )
-            )  # fmt: skip
+        out += [LinkCollective(e.tensor, e.consumers, "transition", e.src.view, c, page) for c in e.cost.collectives]
     order = {o.name: i for i, o in enumerate(graph.ops)}
     return tuple(sorted(out, key=lambda c: order.get(c.tensor, 0)))

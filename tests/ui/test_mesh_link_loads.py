@@ -9,6 +9,7 @@ import pytest
 
 from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
 from loom_explorer.mesh.states import MeshError
+from loom_explorer.mesh.transitions import Collective
 from loom_explorer.model.collective import CollectiveKind, CollectiveOp, FabricTopology, collective_model
 from loom_explorer.ui.mesh_links import Chip, LinkCollective, busy_cycles, line_loads, link_loads, ring_order
 
@@ -18,7 +19,8 @@ TILE_BYTES = 2048  # a bf16 32 x 32 tile
 
 
 def _coll(view: str, axis: str, kind: CollectiveKind, topo: FabricTopology, slice_bytes: int, links: int = 1):
-    return LinkCollective("t", ("u",), "transition", view, axis, kind, slice_bytes, links, topo, 0, TILE_BYTES)
+    coll = Collective(axis, kind, slice_bytes, links, topo, 0)
+    return LinkCollective("t", ("u",), "transition", view, coll, TILE_BYTES)
 
 
 def test_all_gather_on_a_line_of_4_by_hand() -> None:
@@ -124,3 +126,9 @@ def test_the_busiest_link_is_the_collective_model_s(kind: CollectiveKind, topo: 
     op = CollectiveOp(kind, n, topo, links, slice_bytes, TILE_BYTES)
     assert busiest.busy_cycles == collective_model().latency(op, mesh, chip).link_cycles
     assert busy_cycles(mesh, chip, Fraction(0), TILE_BYTES) == 0
+
+
+def test_a_slice_below_a_page_moves_a_page_and_the_label_reads_the_collective() -> None:
+    coll = _coll("ring", "ring", AG, RING, 100, links=2)
+    assert coll.collective.slice_bytes == 100 and coll.slice_bytes == TILE_BYTES  # one page on the wire
+    assert coll.label == f"t -> u: all_gather on ring, {TILE_BYTES:,} B/device, 2L ring"

@@ -30,8 +30,10 @@ def test_a_ring_gather_is_drawn_on_the_perimeter_and_tabled(tmp_path: Path) -> N
     sol = plan.result
     assert isinstance(sol, JointSolution)
     colls = plan_collectives(planner.tables, sol)
-    assert [(c.kind.value, c.view, c.axis, c.slice_bytes) for c in colls] == [("all_gather", "ring", "ring", 2048)]
-    assert colls[0].latency_cycles == sol.edges[0].cost.latency_cycles
+    assert [(c.collective.kind.value, c.view, c.collective.axis, c.slice_bytes) for c in colls] == [
+        ("all_gather", "ring", "ring", 2048)
+    ]
+    assert colls[0].collective == sol.edges[0].cost.collectives[0]  # the transition's own, not a copy of its fields
     scene = mesh_scene(planner.mesh, planner.chip, link_loads(planner.mesh, planner.chip, colls), "gemm")
     assert len(scene.chips) == 8 and scene.chips.data["label"] == [str(i) for i in range(8)]
     lanes = scene.links.data
@@ -70,7 +72,7 @@ def test_ttnn_s_layer_split_fused_gather_and_norm_stats(tmp_path: Path) -> None:
     wo = dict(sol.splits)["wo"]
     mm = next(s.onchip_cycles for s in plan.splits if s.op == "wo" and s.split == wo.name)
     assert mm is not None
-    assert dict(sol.split_cycles)["wo"] == max(mm, fused[0].latency_cycles + ceil(mm / 8))
+    assert dict(sol.split_cycles)["wo"] == max(mm, fused[0].collective.latency_cycles + ceil(mm / 8))
     assert sum(c.total_cycles for c in op_costs(sol)) == sol.latency_cycles
     frame = ops_frame(plan, plan, planner.chip)  # ttnn beside itself: the same split and time per op
     assert list(frame["split"][:-1]) == list(frame["ttnn split"][:-1])
@@ -83,7 +85,7 @@ def test_ttnn_s_layer_split_fused_gather_and_norm_stats(tmp_path: Path) -> None:
     stats = {c.tensor: c for c in plan_collectives(prefill_planner.tables, psol) if c.why.startswith("stats of")}
     assert set(stats) == {"attn_norm", "ffn_norm"}
     for name, c in stats.items():
-        assert c.latency_cycles == dict(psol.splits)[name].fixed_cycles
+        assert c.collective.latency_cycles == dict(psol.splits)[name].fixed_cycles
 
 
 def test_choices_are_names_only() -> None:
