@@ -43,14 +43,16 @@ against proven optima in ``tests/mesh/test_mesh_bounds.py``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil, prod
 
-from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.hardware.schema import DataFormat, HardwareSpec
 from loom_explorer.model.build import problem_ideal_cycles
 from loom_explorer.model.families import model_family
 from loom_explorer.problem import Placement, Problem
+from loom_explorer.program import TileProgram
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +94,17 @@ def charged_tensors(problem: Problem) -> tuple[str, ...]:
     return ()
 
 
+def tiled_bytes(hw: HardwareSpec, program: TileProgram, tensor: str, shape: Mapping[str, int], fmt: DataFormat) -> int:
+    """Bytes of ``program``'s ``tensor`` at extents ``shape`` in ``fmt``: its tiles, ``prod_d ceil(shape[d] /
+    tile_d)`` over its dims (``Dim.tiles``: each dim tile-padded, as the model pads it), times the chip's
+    ``tile_bytes`` of ``fmt``. No problem is built: the DRAM capacity of every split (``capacity.py``) reads it."""
+    t = program.tensor(tensor)
+    return prod(program.dim(d).tiles(shape[d]) for d in t.dims) * hw.tile_bytes[fmt]
+
+
 def tensor_bytes(hw: HardwareSpec, problem: Problem, tensor: str) -> int:
-    """Bytes of ``tensor`` in DRAM: its tiles (every dim tile-padded) times a tile of its format."""
-    t = problem.program.tensor(tensor)
-    return prod(problem.tiles(d) for d in t.dims) * hw.tile_bytes[problem.data_format(tensor)]
+    """Bytes of ``tensor`` of ``problem`` in DRAM (``tiled_bytes`` at the problem's shape and format)."""
+    return tiled_bytes(hw, problem.program, tensor, dict(problem.shape), problem.data_format(tensor))
 
 
 def _rate(bytes_per_cycle: float) -> Fraction:

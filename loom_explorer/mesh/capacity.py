@@ -9,8 +9,9 @@ A chip's DRAM holds ``C = dram.channels * dram.channel_bytes`` bytes (the chip d
 * ``A(s)``, its **activations** while it runs: its inputs' and its output's pieces in their states
   (``TensorSize.local_bytes``).
 
-A resident tensor's bytes are its tiles times a tile of its format (the chip's ``tile_bytes``: bf16 2,048,
-bfloat8_b 1,088, bfloat4_b 576; the graph's ``Precision``), and the graph's ``layers`` layers alike each hold
+A resident tensor's bytes are its tiles (each dim tile-padded: ``bounds.tiled_bytes``, the formula the DRAM
+floor counts too) times a tile of its format (the chip's ``tile_bytes``: bf16 2,048, bfloat8_b 1,088,
+bfloat4_b 576; the graph's ``Precision``), and the graph's ``layers`` layers alike each hold
 theirs (every layer of a model split the same way). Every op's resident tensors stay while any op runs, so
 the assignment fits when, for every op ``o``,
 
@@ -26,12 +27,14 @@ bf16). Not counted: norm scales and allocator fragmentation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
+from functools import cache
 
-from loom_explorer.hardware.schema import DataFormat, HardwareSpec
+from loom_explorer.hardware.schema import HardwareSpec
+from loom_explorer.mesh.bounds import tiled_bytes
 from loom_explorer.mesh.graph import OpGraph, OpKind
 from loom_explorer.mesh.splits import Split
-from loom_explorer.mesh.states import TILE, MeshView
+from loom_explorer.mesh.states import MeshView
+from loom_explorer.program import TileProgram, load_program
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +54,10 @@ def chip_dram_bytes(chip: HardwareSpec) -> int:
     return chip.dram.channels * chip.dram.channel_bytes
 
 
-def _tensor_bytes(chip: HardwareSpec, elements: int, fmt: DataFormat) -> int:
-    """``elements`` (whole tiles of ``TILE x TILE``) in ``fmt``: its tiles times the chip's tile of it."""
-    return -(-elements // (TILE * TILE)) * chip.tile_bytes[fmt]
+@cache
+def _program(kernel: str) -> TileProgram:
+    """A shipped kernel's program, loaded once (its dims' tiles; no per-chip problem is built here)."""
+    return load_program(kernel)
 
 
 def split_bytes(graph: OpGraph, view: MeshView, split: Split, chip: HardwareSpec) -> SplitBytes:
@@ -63,12 +67,13 @@ def split_bytes(graph: OpGraph, view: MeshView, split: Split, chip: HardwareSpec
         return SplitBytes(0, 0)
     op = graph.op(split.op)
     shape = dict(split.problem.shape)
-    resident = 0
+    program = _program(split.problem.kernel)
+    held: tuple[str, ...] = ()
     if op.kind is OpKind.matmul:
-        resident = _tensor_bytes(chip, shape["K"] * shape["N"], op.format("in1"))
+        held = ("in1",)
     elif op.kind is OpKind.attention and op.batch_split:  # decode: the cache is held between steps
-        cache = prod(shape[d] for d in ("B", "Hkv", "Skv", "D"))
-        resident = _tensor_bytes(chip, cache, op.format("k")) + _tensor_bytes(chip, cache, op.format("v"))
+        held = ("k", "v")
+    resident = sum(tiled_bytes(chip, program, t, shape, op.format(t)) for t in held)
     resident *= graph.layers
     acts = sum(graph.op(t).output.local_bytes(view, st) for t, st in zip(op.inputs, split.inputs, strict=True))
     acts += op.output.local_bytes(view, split.output)

@@ -8,12 +8,14 @@ import pytest
 from loom_explorer import cli
 from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
 from loom_explorer.hardware.schema import DataFormat, Fidelity
+from loom_explorer.mesh.bounds import tensor_bytes, tiled_bytes
 from loom_explorer.mesh.capacity import chip_dram_bytes, split_bytes
 from loom_explorer.mesh.graph import model_graph
 from loom_explorer.mesh.joint import JointConflict, JointSolution
 from loom_explorer.mesh.onchip import chip_problem
 from loom_explorer.mesh.plan import Planner
 from loom_explorer.mesh.precision import PRECISIONS, precision
+from loom_explorer.mesh.splits import ChipProblem
 from loom_explorer.mesh.states import MeshError
 from loom_explorer.sweep.ops import DECODE_KV, MODELS
 
@@ -60,6 +62,27 @@ def test_resident_bytes_count_every_layer_in_its_format() -> None:
         assert held.resident_bytes == layers * (8192 * 28672 // 1024) * tile
     planner = Planner(mesh, _graph(True))
     assert planner.tables.capacity_bytes == chip_dram_bytes(chip) - 2 * 128256 * 8192 * 2 // 8
+
+
+def test_resident_bytes_are_the_dram_floor_s_tiles_of_the_built_problem() -> None:
+    """Capacity and the DRAM floor count a tensor alike (``bounds.tiled_bytes``, every dim tile-padded): each
+    split's resident bytes are its built problem's ``tensor_bytes``; K=100 x N=70 is 4 x 3 tiles, not
+    ceil(7000 / 1024) = 7."""
+    mesh = load_mesh("t3000")
+    chip = mesh_chip(mesh)
+    for graph, op, tensors in (
+        (_graph(False, layers=1), "attention", ("k", "v")),
+        (_graph(True, layers=1), "w1", ("in1",)),
+    ):
+        tables = Planner(mesh, graph, use_memory=False).tables
+        for s in tables.splits[op]:
+            assert s.problem is not None
+            built = chip_problem(s.problem)
+            assert tables.memory[(op, s.name)].resident_bytes == sum(tensor_bytes(chip, built, t) for t in tensors)
+    odd = ChipProblem("gemm", (("M", 32), ("K", 100), ("N", 70)))
+    built = chip_problem(odd)
+    assert tiled_bytes(chip, built.program, "in1", dict(odd.shape), DataFormat.bfloat16) == 4 * 3 * 2048
+    assert tensor_bytes(chip, built, "in1") == 4 * 3 * 2048
 
 
 def test_the_whole_model_in_bf16_fits_no_t3000_and_says_why() -> None:
