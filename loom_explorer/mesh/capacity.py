@@ -26,6 +26,7 @@ bf16). Not counted: norm scales and allocator fragmentation.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -78,6 +79,12 @@ def split_bytes(graph: OpGraph, view: MeshView, split: Split, chip: HardwareSpec
     acts = sum(graph.op(t).output.local_bytes(view, st) for t, st in zip(op.inputs, split.inputs, strict=True))
     acts += op.output.local_bytes(view, split.output)
     return SplitBytes(resident, acts)
+
+
+def held_bytes(resident_bytes: Iterable[int], activation_bytes: Iterable[int]) -> int:
+    """A chip's DRAM at its fullest with one split per op: every op's resident bytes plus the largest of the
+    ops' activations (the ``dram`` family's left side at its tightest op, module docstring)."""
+    return sum(resident_bytes) + max(activation_bytes, default=0)
 
 
 def fits_alone(split_b: SplitBytes, capacity_bytes: int) -> bool:

@@ -40,7 +40,7 @@ from ortools.sat.python import cp_model
 
 from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import HardwareSpec
-from loom_explorer.mesh.capacity import SplitBytes, chip_dram_bytes, fits_alone, split_bytes
+from loom_explorer.mesh.capacity import SplitBytes, chip_dram_bytes, fits_alone, held_bytes, split_bytes
 from loom_explorer.mesh.graph import Boundary, OpGraph
 from loom_explorer.mesh.pins import MeshPin
 from loom_explorer.mesh.splits import Split
@@ -101,6 +101,15 @@ class JointTables:
             for op, ss in self.splits.items()
             for s in ss
         }
+
+    def op_bytes(self, keys: Iterable[tuple[str, str]] | None = None) -> dict[str, list[SplitBytes]]:
+        """The DRAM bytes (``capacity.py``) of each op's splits, by op: every split's, or only those of the
+        ``(op, split)`` pairs in ``keys``. The ``dram`` family, a solution's bytes and a DRAM conflict read
+        ``memory`` through it."""
+        out: dict[str, list[SplitBytes]] = {}
+        for key in self.memory if keys is None else keys:
+            out.setdefault(key[0], []).append(self.memory[key])
+        return out
 
     def fits(self, op: str, split: str) -> bool:
         """Whether the split's own bytes fit a chip's DRAM (``capacity.py``)."""
@@ -204,9 +213,11 @@ class JointModel:
     def _dram(self) -> None:
         """The ``dram`` family (module docstring): every op's resident bytes plus one op's activations fit."""
         t = self.t
-        most = {op: max(t.memory[k].resident_bytes for k in self.x if k[0] == op) for op in t.splits}
-        acts = {op: max(t.memory[k].activation_bytes for k in self.x if k[0] == op) for op in t.splits}
-        if sum(most.values()) + max(acts.values()) <= t.capacity_bytes:
+        built = t.op_bytes(self.x).values()  # the splits of this model's view(s)
+        most = held_bytes(
+            (max(b.resident_bytes for b in bs) for bs in built), (max(b.activation_bytes for b in bs) for bs in built)
+        )
+        if most <= t.capacity_bytes:
             return  # no choice can exceed it
         resident = sum(t.memory[k].resident_bytes * lit for k, lit in self.x.items() if t.memory[k].resident_bytes)
         for op in t.splits:
@@ -400,7 +411,7 @@ def explain(
 
 def _dram_reason(tables: JointTables) -> str:
     """Why, when it is DRAM: the least any assignment holds per chip (each op's lightest split) against ``C``."""
-    least = sum(min(b.resident_bytes for (o, _), b in tables.memory.items() if o == op) for op in tables.splits)
+    least = sum(min(b.resident_bytes for b in bs) for bs in tables.op_bytes().values())
     if least <= tables.capacity_bytes:
         return ""
     g = tables.graph
@@ -470,7 +481,7 @@ def _solution(
             split_cycles.append((op.name, fused[(op.name, s.name, c.label)]))
         else:
             split_cycles.append((op.name, onchip[(op.name, s.name)] or 0))
-    held = [t.memory[(op, s.name)] for op, s in chosen.items()]
+    held = [b for bs in t.op_bytes((op, s.name) for op, s in chosen.items()).values() for b in bs]
     return JointSolution(
         int(round(solver.objective_value)),
         view,
@@ -478,5 +489,5 @@ def _solution(
         tuple(sorted(configs.items(), key=lambda kv: kv[0])),
         tuple(edges),
         tuple(split_cycles),
-        sum(b.resident_bytes for b in held) + max(b.activation_bytes for b in held),
+        held_bytes((b.resident_bytes for b in held), (b.activation_bytes for b in held)),
     )

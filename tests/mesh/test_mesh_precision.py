@@ -3,14 +3,16 @@ problems they make, the DRAM each split holds, and a whole model that fits no ch
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from loom_explorer import cli
 from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
 from loom_explorer.hardware.schema import DataFormat, Fidelity
 from loom_explorer.mesh.bounds import tensor_bytes, tiled_bytes
-from loom_explorer.mesh.capacity import chip_dram_bytes, split_bytes
-from loom_explorer.mesh.graph import model_graph
+from loom_explorer.mesh.capacity import chip_dram_bytes, held_bytes, split_bytes
+from loom_explorer.mesh.graph import matmul_graph, model_graph
 from loom_explorer.mesh.joint import JointConflict, JointSolution
 from loom_explorer.mesh.onchip import chip_problem
 from loom_explorer.mesh.plan import Planner
@@ -83,6 +85,20 @@ def test_resident_bytes_are_the_dram_floor_s_tiles_of_the_built_problem() -> Non
     built = chip_problem(odd)
     assert tiled_bytes(chip, built.program, "in1", dict(odd.shape), DataFormat.bfloat16) == 4 * 3 * 2048
     assert tensor_bytes(chip, built, "in1") == 4 * 3 * 2048
+
+
+def test_a_solution_s_dram_is_its_splits_resident_bytes_and_the_largest_activations(tmp_path: Path) -> None:
+    planner = Planner(load_mesh("t3000"), matmul_graph(32, 256, 256), tmp_path / "r.sqlite", use_memory=False)
+    tables = planner.tables
+    by_op = tables.op_bytes()
+    assert set(by_op) == set(tables.splits) and all(len(by_op[o]) == len(ss) for o, ss in tables.splits.items())
+    sol = planner.plan(["matmul.split=N@ring"]).result
+    assert isinstance(sol, JointSolution)
+    chosen = [tables.memory[(op, s.name)] for op, s in sol.splits]
+    assert sol.dram_bytes == sum(b.resident_bytes for b in chosen) + max(b.activation_bytes for b in chosen) > 0
+    picked = tables.op_bytes([("matmul", "N@ring")])
+    assert picked == {"matmul": [tables.memory[("matmul", "N@ring")]]}
+    assert held_bytes([3, 4], [5, 1]) == 12 and held_bytes([], []) == 0
 
 
 def test_the_whole_model_in_bf16_fits_no_t3000_and_says_why() -> None:
