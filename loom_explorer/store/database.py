@@ -151,6 +151,7 @@ class ResultsStore:
                     r.ttnn_default_ns,
                     r.ttnn_default_note,
                     r.solve_seconds,
+                    r.precision,
                 ]
                 ids.append(int(self._db.execute(insert, values).lastrowid or 0))
         return ids

@@ -9,7 +9,9 @@ A version this tool does not know (a newer tool's file) raises :class:`StoreErro
 Version history: 1 had the ``measurements`` table only; 2 added ``sweep_results``; 3 added ``solved``
 (each created by the script, so their upgrades do nothing of their own); 4 replaced the sweep results'
 ``causal`` column (0/1) by ``options``, a sorted JSON list of program option names: a row of causal 1
-reads ``["causal"]``, one of 0 ``[]`` (``_sweep_options``).
+reads ``["causal"]``, one of 0 ``[]`` (``_sweep_options``); 5 added the sweep results' ``precision`` (a mesh
+op's weights' preset), ``''`` on the rows found (``_sweep_precision``: which preset an older mesh sweep ran
+at is not in the file).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def _sweep_options(db: sqlite3.Connection) -> None:
         return
     db.execute("ALTER TABLE sweep_results RENAME TO sweep_results_v3")
     db.execute(SWEEP_RESULTS_SQL)
-    kept = ", ".join(c for c in SWEEP_COLUMNS if c != "options")
+    kept = ", ".join(c for c in SWEEP_COLUMNS if c not in ("options", "precision"))  # precision: its default
     db.execute(
         f"INSERT INTO sweep_results (id, {kept}, options) "
         f"SELECT id, {kept}, CASE WHEN causal THEN '[\"causal\"]' ELSE '[]' END FROM sweep_results_v3"
@@ -42,8 +44,21 @@ def _sweep_options(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE sweep_results_v3")
 
 
+def _sweep_precision(db: sqlite3.Connection) -> None:
+    """Version 4 -> 5: the ``precision`` column added to a ``sweep_results`` table without it, ``''`` on
+    every row."""
+    columns = [row[1] for row in db.execute("PRAGMA table_info(sweep_results)")]
+    if "precision" not in columns:
+        db.execute("ALTER TABLE sweep_results ADD COLUMN precision TEXT NOT NULL DEFAULT ''")
+
+
 # version found -> the step run after the CREATE script to reach the next version
-UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {1: _nothing, 2: _nothing, 3: _sweep_options}
+UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _nothing,
+    2: _nothing,
+    3: _sweep_options,
+    4: _sweep_precision,
+}
 
 
 def schema_version(db: sqlite3.Connection) -> str | None:

@@ -8,8 +8,10 @@ simulator runs), where it came from (``card``, ``simulator`` or ``report``), too
 A sweep result (``loom-explorer sweep``) records one op on one chip: the op (kernel, shape, data format,
 fidelity, program options: a sorted tuple of names, e.g. ``("causal",)``), the best schedule and the
 runner-up (candidate, parameters, predicted latency, utilisation), ttnn's default config's predicted latency
-for the same op, or why the op failed. Its key (hardware sha256, tool version, op) makes a re-run skip what
-is already solved.
+for the same op, or why the op failed. A mesh sweep's op (``sweep/mesh_task.py``) also records the precision
+preset its weights ran at (``precision``, ``mesh/precision.py``: its ``dtype`` is the activations'); a chip's
+op, and a record written before the field was kept, has ``""``. Its key (hardware sha256, tool version, op)
+makes a re-run skip what is already solved.
 
 A proven solve (``SolvedRecord``) is the results of one solve, every candidate proven, as JSON the solver's
 layer writes and reads (``solve/memory.py``), under the key of everything that determines them; the other
@@ -126,6 +128,7 @@ class SweepRecord:
     ttnn_default_note: str
     solve_seconds: float
     created: str = field(default_factory=_now)
+    precision: str = ""  # a mesh op's weights' precision preset (module docstring); "" when none was recorded
 
     @property
     def speedup(self) -> float | None:

@@ -6,14 +6,15 @@ columns the records (``store/records.py``) are written to and read from, in the 
 binds them.
 
 A sweep result's program options (``sweep_results.options``) are a sorted JSON list of option names as
-text, e.g. ``["causal"]`` or ``[]``.
+text, e.g. ``["causal"]`` or ``[]``; its ``precision`` the weights' precision preset of a mesh sweep's op,
+``''`` for a chip's op.
 """
 
 from __future__ import annotations
 
 from loom_explorer.errors import LoomError
 
-STORE_SCHEMA_VERSION = 4
+STORE_SCHEMA_VERSION = 5
 
 SWEEP_RESULTS_SQL = """
 CREATE TABLE IF NOT EXISTS sweep_results (
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS sweep_results (
     ideal_ns REAL,
     ttnn_default_ns REAL,
     ttnn_default_note TEXT NOT NULL,
-    solve_seconds REAL NOT NULL
+    solve_seconds REAL NOT NULL,
+    precision TEXT NOT NULL DEFAULT ''
 );
 """
 
@@ -121,6 +123,7 @@ SWEEP_COLUMNS = (
     "ttnn_default_ns",
     "ttnn_default_note",
     "solve_seconds",
+    "precision",
 )
 
 SOLVED_COLUMNS = ("key", "created", "hardware", "hardware_sha256", "kernel", "problem", "tool_version", "results")

@@ -10,7 +10,8 @@ optimal) and under ttnn's split as pins (``ttnn_split_pins``: tt_transformers' 1
 mesh has one written, and its rows say so).
 
 **Per op.** Every work op of the layer is one ``SweepRecord`` on the mesh (``hardware`` the mesh's name, the
-op's full unsplit shape): ``best`` is our split (``candidate`` its name, ``params`` the per-chip problem's
+op's full unsplit shape, ``dtype`` its activations' bfloat16 and ``precision`` the preset its weights ran at,
+``LAYER_PRECISION``): ``best`` is our split (``candidate`` its name, ``params`` the per-chip problem's
 dims, ``latency_cycles`` the op's share of the layer, ``collectives`` what that share contains);
 ``ttnn_default_ns`` is ttnn's split's share of the same op and ``ttnn_default_note`` its split and collectives,
 so the report's speed-up is ttnn's over ours, per op and (summed) per layer. An op's share is its split's
@@ -30,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
 from loom_explorer.hardware.mesh_schema import MeshSpec
@@ -68,11 +69,14 @@ def mesh_layers(model: str) -> list[MeshLayer]:
     return [MeshLayer(name, phase) for phase, _, _ in PHASES]
 
 
+LAYER_PRECISION = DEFAULT_PRECISION  # the precision preset a mesh sweep plans every layer at, on its records
+
+
 def layer_graph(layer: MeshLayer) -> tuple[OpGraph, bool]:
     """(the layer's op graph, whether it is a prefill)."""
     rows, prefill = {p: (r, pf) for p, r, pf in PHASES}[layer.phase]
     model = MODELS[layer.model]
-    prec = precision(DEFAULT_PRECISION)
+    prec = precision(LAYER_PRECISION)
     return model_graph("layer", model, rows, prefill, DECODE_KV, prec, model.layers), prefill
 
 
@@ -185,13 +189,11 @@ def _note(share: OpShare) -> str:
 def _base(mesh: MeshSpec | None, mesh_name: str, op: SweepOp, seconds: float) -> SweepRecord:
     key = mesh_op_key(mesh, op) if mesh is not None else f"{mesh_name}|{op.key}|{op.label}"
     place = RecordPlace(key, mesh.name if mesh is not None else mesh_name, mesh_sha256(mesh) if mesh else "")
-    return sweep_record(op, place, "failed", "", seconds)
+    return replace(sweep_record(op, place, "failed", "", seconds), precision=LAYER_PRECISION)
 
 
 def failed_layer(mesh_name: str, layer: MeshLayer, error: str, seconds: float = 0.0) -> list[SweepRecord]:
     """A ``failed`` record per op of ``layer`` on ``mesh_name`` carrying ``error``."""
-    from dataclasses import replace
-
     try:
         mesh: MeshSpec | None = load_mesh(mesh_name)
     except Exception:  # the mesh itself is what failed
@@ -201,8 +203,6 @@ def failed_layer(mesh_name: str, layer: MeshLayer, error: str, seconds: float = 
 
 def solve_mesh_layer(mesh_name: str, layer: MeshLayer, settings: SweepSettings | None = None) -> list[SweepRecord]:
     """Plan ``layer`` on ``mesh_name``, ours and ttnn's (module docstring); never raises."""
-    from dataclasses import replace
-
     settings = settings or SweepSettings()
 
     start = time.perf_counter()

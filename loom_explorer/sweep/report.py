@@ -18,7 +18,9 @@ median and at the worst error ("beyond the error"), so a 7x inside the error rea
 A mesh sweep's records (``sweep/mesh_task.py``: ``hardware`` a shipped mesh) are one decoder layer per phase,
 each op's share of the layer planned by the mesh planner (ours) and by ttnn's hand-written split: the report
 gives them a table of layers (ours, ttnn's and the speed-up, ttnn's layer over ours) and, per mesh, a table of
-ops with each side's split and collectives instead of the chip table.
+ops with each side's split and collectives instead of the chip table. Both name the precision preset the
+weights ran at (``SweepRecord.precision``; "not recorded" for a record written before it was kept), beside
+the shape: a mesh record's ``dtype`` is its activations'.
 
 ``report_markdown`` writes the summary and the op tables as Markdown; the same as one HTML page with plots
 is a view, ``ui/sweep_report.py: report_html``.
@@ -242,7 +244,12 @@ def is_mesh_record(r: SweepRecord) -> bool:
     return is_mesh_name(r.hardware)
 
 
-MESH_LAYER_HEADERS = ["mesh: layer", "ops", "ours us (layer)", "ttnn's split us (layer)", "speedup"]
+MESH_LAYER_HEADERS = ["mesh: layer", "precision", "ops", "ours us (layer)", "ttnn's split us (layer)", "speedup"]
+
+
+def precision_text(r: SweepRecord) -> str:
+    """The precision preset of a mesh record's weights (module docstring)."""
+    return r.precision or "not recorded"
 
 
 def mesh_layer_rows(records: list[SweepRecord]) -> list[list[str]]:
@@ -261,6 +268,7 @@ def mesh_layer_rows(records: list[SweepRecord]) -> list[list[str]]:
         rows.append(
             [
                 name,
+                ", ".join(sorted({precision_text(r) for r in rs})),
                 str(len(rs)),
                 f"{ours_ns / 1e3:,.1f}" if planned else "-",
                 f"{ttnn_ns / 1e3:,.1f}" if whole else "-",
@@ -273,6 +281,7 @@ def mesh_layer_rows(records: list[SweepRecord]) -> list[list[str]]:
 MESH_OP_HEADERS = [
     "op",
     "shape",
+    "precision",
     "ours: split",
     "ours us",
     "our collectives",
@@ -288,6 +297,7 @@ def mesh_op_row(r: SweepRecord) -> list[str]:
     return [
         r.label or "-",
         " ".join((r.shape, *r.options)),
+        precision_text(r),
         b.candidate if b else (r.error[:120] or r.status),
         f"{b.latency_ns / 1e3:,.1f}" if b else "-",
         "<br>".join(b.collectives) if b and b.collectives else "-",

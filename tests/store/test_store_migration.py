@@ -1,6 +1,7 @@
 """A results store written by an older version of the tool opens and reads back: the version 3 file (sweep
 results with a ``causal`` 0/1 column) is migrated to version 4, whose ``options`` column holds a sorted JSON
-list of program option names, every row, id and key kept."""
+list of program option names, every row, id and key kept; a version 4 file (no ``precision`` column) to
+version 5, its rows' ``precision`` ``""`` (not recorded)."""
 
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ def test_a_version_3_store_opens_with_its_causal_rows_as_options(tmp_path: Path)
     assert len(keys) == 3 and any(k.endswith("|causal|prefill: attention") for k in keys)  # keys kept as written
     assert solved is not None and solved.kernel == "gemm"
     version, columns = _columns(path)
-    assert version == str(STORE_SCHEMA_VERSION) == "4"
+    assert version == str(STORE_SCHEMA_VERSION) == "5"
     assert "causal" not in columns and "options" in columns
     with sqlite3.connect(path) as db:
         stored = [row[0] for row in db.execute("SELECT options FROM sweep_results ORDER BY id")]
@@ -112,7 +113,7 @@ def test_a_migrated_store_takes_new_rows_and_opens_again(tmp_path: Path) -> None
     with open_store(path) as store:  # a current file opens unchanged
         rows = store.sweep_results()
     assert [r.options for r in rows] == [("causal",), (), (), ("causal",)]
-    assert _columns(path)[0] == "4"
+    assert _columns(path)[0] == "5"
 
 
 def test_a_new_store_has_the_options_column(tmp_path: Path) -> None:
@@ -120,4 +121,22 @@ def test_a_new_store_has_the_options_column(tmp_path: Path) -> None:
     with open_store(path):
         pass
     version, columns = _columns(path)
-    assert version == "4" and "options" in columns and "causal" not in columns
+    assert version == "5" and "options" in columns and "causal" not in columns and "precision" in columns
+
+
+def test_a_version_4_store_reads_its_mesh_rows_without_a_precision(tmp_path: Path) -> None:
+    path = tmp_path / "v4.sqlite"
+    _old_store(path)
+    with sqlite3.connect(path) as db:  # the version 4 form: options, no precision
+        db.execute("ALTER TABLE sweep_results DROP COLUMN causal")
+        db.execute("ALTER TABLE sweep_results ADD COLUMN options TEXT NOT NULL DEFAULT '[]'")
+        db.execute("UPDATE sweep_results SET hardware = 't3000'")
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    assert "precision" not in _columns(path)[1]
+    with open_store(path) as store:
+        old = store.sweep_results()
+        assert [r.precision for r in old] == ["", "", ""] and old[2].hardware == "t3000"
+        store.record_sweeps([replace(old[2], op_key="new", precision="performance")])
+    with open_store(path) as store:
+        assert [r.precision for r in store.sweep_results()] == ["", "", "", "performance"]
+    assert _columns(path) == ("5", [*_columns(path)[1][:-1], "precision"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,10 @@ def test_layer_ops_and_skip_keys(tmp_path: Path) -> None:
     assert skipped == len(ops) and [t.layer for t in todo] == [layers[1]]
     todo, _ = mesh_pending(layers[:1], ["t3000"], set(list(keys)[1:]))  # one op missing: the layer again
     assert len(todo) == 1 and todo[0].ops == ops
+    failed = mesh_task.failed_layer("t3000", layers[0], "boom")
+    assert {(r.precision, r.dtype, r.status) for r in failed} == {(mesh_task.LAYER_PRECISION, "bfloat16", "failed")}
+    assert mesh_task.LAYER_PRECISION == "performance"  # tt-transformers' (mesh/precision.py), as the graph's
+    assert mesh_task.layer_graph(layers[0])[0].precision == mesh_task.LAYER_PRECISION
 
 
 def _record(label: str, ours_ns: float, ttnn_ns: float | None) -> SweepRecord:
@@ -76,16 +81,20 @@ def test_report_gives_a_mesh_its_layer_and_op_tables() -> None:
         _record("llama-3-70b decode b32: w2", 3000.0, 3000.0),
     ]
     rows = mesh_layer_rows(records)
-    assert rows == [["t3000: llama-3-70b decode b32", "2", "4.0", "6.0", "1.50x"]]  # 6 us / 4 us
+    assert rows == [["t3000: llama-3-70b decode b32", "not recorded", "2", "4.0", "6.0", "1.50x"]]  # 6 us / 4 us
     text = report_markdown(records, "t")
     assert "## Mesh layers" in text and "## t3000 (mesh)" in text
+    assert "| M=32,K=64,N=64 | not recorded |" in text  # a record without a precision (an older store's)
+    records = [replace(r, precision="performance") for r in records]
+    assert mesh_layer_rows(records)[0][:2] == ["t3000: llama-3-70b decode b32", "performance"]
+    assert "| M=32,K=64,N=64 | performance |" in report_markdown(records, "t")
     # the model's error beside a mesh's ops is its chip's (every device of a T3000 is a wormhole_n300)
     assert model_error(records[0]) == error_for_op("gemm", {"M": 32, "K": 64, "N": 64}, "wormhole_n300")
     assert model_error(records[0]) != error_for_op("gemm", {"M": 32, "K": 64, "N": 64}, "t3000")
     assert "K@ring<br>w2 ring:P -> ring:Sc: reduce_scatter" in text and "3.00x" in text
     assert SweepChoice.from_json(records[0].best.to_json()) == records[0].best
     unpriced = mesh_layer_rows([_record("m p: a", 1000.0, None), _record("m p: b", 2000.0, 5.0)])
-    assert unpriced[0][2:] == ["3.0", "-", "-"]  # ours is the layer still; ttnn's needs every op
+    assert unpriced[0][3:] == ["3.0", "-", "-"]  # ours is the layer still; ttnn's needs every op
 
 
 @contextlib.contextmanager
@@ -112,6 +121,7 @@ def test_a_tiny_layer_swept_on_a_t3000(tmp_path: Path, monkeypatch: pytest.Monke
     with open_store(store) as s:
         records = s.sweep_results()
     assert {r.hardware for r in records} == {"t3000"} and all(r.best and r.ttnn_default_ns for r in records)
+    assert {(r.precision, r.dtype) for r in records} == {("performance", "bfloat16")}  # weights', activations'
     # the shares add up to the planned layers (mesh_task checks it too): ours proven no slower than ttnn's
     graph, _ = mesh_task.layer_graph(MeshLayer("tiny", "decode b32"))
     planner = Planner(load_mesh("t3000"), graph)
