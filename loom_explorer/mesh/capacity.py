@@ -26,7 +26,7 @@ bf16). Not counted: norm scales and allocator fragmentation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -81,10 +81,13 @@ def split_bytes(graph: OpGraph, view: MeshView, split: Split, chip: HardwareSpec
     return SplitBytes(resident, acts)
 
 
-def held_bytes(resident_bytes: Iterable[int], activation_bytes: Iterable[int]) -> int:
-    """A chip's DRAM at its fullest with one split per op: every op's resident bytes plus the largest of the
-    ops' activations (the ``dram`` family's left side at its tightest op, module docstring)."""
-    return sum(resident_bytes) + max(activation_bytes, default=0)
+def held_bytes(per_op: Iterable[Sequence[SplitBytes]]) -> int:
+    """A chip's DRAM at its fullest, given each op's splits' bytes: every op's heaviest resident bytes plus the
+    largest activations (the ``dram`` family's left side at its tightest op, module docstring). With one
+    split per op, exactly what that choice holds; with several, the most any choice among them can hold."""
+    ops = [ss for ss in per_op if ss]
+    resident = sum(max(b.resident_bytes for b in ss) for ss in ops)
+    return resident + max((b.activation_bytes for ss in ops for b in ss), default=0)
 
 
 def fits_alone(split_b: SplitBytes, capacity_bytes: int) -> bool:

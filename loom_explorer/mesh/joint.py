@@ -213,11 +213,7 @@ class JointModel:
     def _dram(self) -> None:
         """The ``dram`` family (module docstring): every op's resident bytes plus one op's activations fit."""
         t = self.t
-        built = t.op_bytes(self.x).values()  # the splits of this model's view(s)
-        most = held_bytes(
-            (max(b.resident_bytes for b in bs) for bs in built), (max(b.activation_bytes for b in bs) for bs in built)
-        )
-        if most <= t.capacity_bytes:
+        if held_bytes(t.op_bytes(self.x).values()) <= t.capacity_bytes:  # the splits of this model's view(s)
             return  # no choice can exceed it
         resident = sum(t.memory[k].resident_bytes * lit for k, lit in self.x.items() if t.memory[k].resident_bytes)
         for op in t.splits:
@@ -481,7 +477,6 @@ def _solution(
             split_cycles.append((op.name, fused[(op.name, s.name, c.label)]))
         else:
             split_cycles.append((op.name, onchip[(op.name, s.name)] or 0))
-    held = [b for bs in t.op_bytes((op, s.name) for op, s in chosen.items()).values() for b in bs]
     return JointSolution(
         int(round(solver.objective_value)),
         view,
@@ -489,5 +484,5 @@ def _solution(
         tuple(sorted(configs.items(), key=lambda kv: kv[0])),
         tuple(edges),
         tuple(split_cycles),
-        held_bytes((b.resident_bytes for b in held), (b.activation_bytes for b in held)),
+        held_bytes(t.op_bytes((op, s.name) for op, s in chosen.items()).values()),
     )

@@ -11,7 +11,7 @@ from loom_explorer import cli
 from loom_explorer.hardware.mesh_load import load_mesh, mesh_chip
 from loom_explorer.hardware.schema import DataFormat, Fidelity
 from loom_explorer.mesh.bounds import tensor_bytes, tiled_bytes
-from loom_explorer.mesh.capacity import chip_dram_bytes, held_bytes, split_bytes
+from loom_explorer.mesh.capacity import SplitBytes, chip_dram_bytes, held_bytes, split_bytes
 from loom_explorer.mesh.graph import matmul_graph, model_graph
 from loom_explorer.mesh.joint import JointConflict, JointSolution
 from loom_explorer.mesh.onchip import chip_problem
@@ -98,7 +98,9 @@ def test_a_solution_s_dram_is_its_splits_resident_bytes_and_the_largest_activati
     assert sol.dram_bytes == sum(b.resident_bytes for b in chosen) + max(b.activation_bytes for b in chosen) > 0
     picked = tables.op_bytes([("matmul", "N@ring")])
     assert picked == {"matmul": [tables.memory[("matmul", "N@ring")]]}
-    assert held_bytes([3, 4], [5, 1]) == 12 and held_bytes([], []) == 0
+    a, b, c = SplitBytes(3, 5), SplitBytes(4, 1), SplitBytes(1, 9)
+    assert held_bytes([[a], [b]]) == 3 + 4 + 5 and held_bytes([]) == 0
+    assert held_bytes([[a, c], [b]]) == 3 + 4 + 9  # the heaviest resident and the largest activations apart
 
 
 def test_the_whole_model_in_bf16_fits_no_t3000_and_says_why() -> None:
