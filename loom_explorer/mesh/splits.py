@@ -194,7 +194,8 @@ def _attention_splits(op: OpSpec, view: MeshView) -> list[Split]:
             s = op.dim("Sq")
             shape = tuple((d, s // ps if d == "Sq" else seq_keys(s, ps) if d == "Skv" else v) for d, v in shape)
             options = frozenset()
-        output = _state(view, tuple(AxisState.rows if r == "seq" else a for r, a in zip(roles, state.axes, strict=True)))
+        out_axes = (AxisState.rows if r == "seq" else a for r, a in zip(roles, state.axes, strict=True))
+        output = _state(view, tuple(out_axes))
         problem = _problem(op, "flash_attention", shape, options)
         out.append(Split(op.name, _name(view, roles), view.name, roles, (state,), output, problem))
     return out

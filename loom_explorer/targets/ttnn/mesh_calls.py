@@ -336,6 +336,12 @@ def _stats_gathers(op: OpSpec, s: Split, view: MeshView, cluster: dict[str, int]
     )
 
 
+def ring_dim(mesh_shape: tuple[int, int], ring_size: int) -> int | None:
+    """The mesh dim ttnn's ring-distributed SDPA infers its ring on (module docstring): dim 0 when it has
+    ``ring_size`` devices, else dim 1 when it has, else None (ttnn refuses)."""
+    return 0 if mesh_shape[0] == ring_size else 1 if mesh_shape[1] == ring_size else None
+
+
 def _seq_ring(
     op: OpSpec, s: Split, sol: JointSolution, view: MeshView, shape: tuple[int, int], cluster: dict[str, int]
 ) -> SeqRing | None:
@@ -345,8 +351,7 @@ def _seq_ring(
     i = s.roles.index("seq")
     axis = view.axes[i]
     dim = cluster[axis.name]
-    inferred = 0 if shape[0] == axis.chips else 1 if shape[1] == axis.chips else None
-    if inferred != dim:
+    if ring_dim(shape, axis.chips) != dim:
         raise ExportError(
             f"op {op.name}: split {s.name}: ttnn infers the ring id on the mesh dim of {axis.chips} chips (dim 0 "
             f"first); on mesh shape {shape} that is not the {axis.name} axis (dim {dim})"
