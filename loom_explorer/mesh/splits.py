@@ -17,8 +17,29 @@ A split gives each axis of the view one role (``-`` for none: the op is replicat
   runs its own ``MinimalMatmulConfig``, not the per-chip program config solved here. On a 2-D view the
   gather is an ``all_gather`` transition before the ``N`` split, priced as such.
 * **attention**: ``heads`` (``H`` and ``Hkv`` over the axis' chips; the qkv tensor's columns are laid out per
-  chip's heads, so ``Sc`` in and out) and, where rows are independent sequences (decode users), ``batch``
-  (``Sr`` in and out). A sequence split of one causal sequence (ring attention) is left out.
+  chip's heads, so ``Sc`` in and out), where rows are independent sequences (decode users), ``batch``
+  (``Sr`` in and out), and, for one causal sequence (prefill, ``B = 1``), ``seq``: ttnn's
+  ``ring_distributed_scaled_dot_product_attention`` (below). ``seq`` goes to one axis at most.
+* **seq** (balanced sequence split of causal attention, on an axis of ``p`` chips): every chip holds ``q``,
+  ``k`` and ``v`` whole (input ``R`` on the axis); the sequence is cut into ``2p`` chunks of ``c = S / 2p``
+  rows and chip ``i`` computes the causal attention of query chunks ``i`` and ``2p - 1 - i`` against the keys
+  they need (``(i + 1) c`` and ``(2p - i) c``); its output is those ``2c`` rows (``Sr`` on the axis). Legal
+  where ttnn runs it: ``p`` even, ``S`` a multiple of ``2p`` tiles (each chunk whole tiles), ``B = 1``.
+  *Row order.* A chip's ``Sr`` slice holds chunks ``i`` and ``2p - 1 - i``, not ``2i`` and ``2i + 1``: the
+  rows are permuted, the same permutation for every ``Sr`` on that axis if every tensor is kept so
+  (a replicated tensor is sliced so as freely as contiguously). Row-wise ops (an ``M`` matmul, a norm, an
+  element-wise op) do not care; a gather restoring the sequence order is ttnn's two all-gathers of each
+  chip's first and second chunk (the second in reverse chip order) and a concat: the bytes of one
+  all-gather, priced as one. *Per-chip problem.* No shipped kernel runs a balanced chunk pair, so a chip is
+  priced as the non-causal ``flash_attention`` of its ``Sq = S / p`` rows against ``Skv`` keys, the mean
+  number of keys its query tile rows need rounded up to a tile (``seq_keys``: ``S / 2 + 32``). Its score
+  tiles, ``2c_t (p c_t + 1)`` per head (``c_t`` the chunk's tiles), are the exact causal count
+  ``2c_t (p c_t + 1/2)`` plus ``c_t``: at least ``1/p`` of the whole causal problem's (``2p c_t`` query
+  tiles, ``p c_t (2p c_t + 1)`` causal score tiles). Measured in this model against ``1/p`` of the whole causal
+  problem's proven optimum on the same chip (HiFi4, ``D = 128``): Galaxy chip ``H 8 / Hkv 1`` 2k and 8k over
+  4 chips 1.03 and 0.96; T3000 chip ``H 64 / Hkv 8`` 2k over 8 chips 1.02, ``H 32 / Hkv 4`` 2k over 4 0.92,
+  ``H 8 / Hkv 1`` 2k over 4 1.17 (the non-causal problem has no diagonal mask and no causal imbalance
+  between cores; fewer query chunks than the whole problem to spread over the cores).
 * **norm** (RMS norm of each row): ``rows`` (``Sr``) or ``cols``: the distributed norm ttnn runs on a
   width-fractured tensor (each chip's sum of squares, an all-gather of a 32-wide stats tile per row, then
   the scaling): ``Sc`` in and out, plus that stats all-gather (1 link, a ring where the axis closes, as
@@ -132,19 +153,51 @@ def _matmul_splits(op: OpSpec, view: MeshView) -> list[Split]:
     return out
 
 
+def seq_legal(op: OpSpec, chips: int) -> bool:
+    """Whether the ``seq`` split (module docstring) of attention ``op`` over ``chips`` chips exists: one causal
+    sequence (``B = 1``, ``Sq = Skv``), an even number of chips, the sequence a multiple of ``2 * chips``
+    tiles (ttnn's ``ring_distributed_sdpa`` validation: ``ring_size`` even, ``Sq % (2 * ring_size) == 0``,
+    each chunk tile-aligned)."""
+    s = op.dim("Sq")
+    return (
+        op.causal and op.dim("B") == 1 and s == op.dim("Skv") and chips >= 2 and chips % 2 == 0
+        and s % (2 * chips * TILE) == 0
+    )  # fmt: skip
+
+
+def seq_keys(sequence: int, chips: int) -> int:
+    """The keys of a ``seq`` chip's per-chip problem (module docstring): the mean over its ``2 c_t`` query
+    tile rows (tile rows ``r`` of chunks ``i`` and ``2p - 1 - i``, each needing ``r + 1`` key tiles) of the
+    key tiles they need, ``p c_t + 1/2`` for every chip, rounded up to a tile."""
+    chunk_tiles = sequence // (2 * chips * TILE)
+    need = 2 * chips * chunk_tiles**2 + chunk_tiles  # key tiles summed over the chip's query tile rows
+    return ceil(need / (2 * chunk_tiles)) * TILE
+
+
 def _attention_splits(op: OpSpec, view: MeshView) -> list[Split]:
     out: list[Split] = []
     choices = (NONE, "heads", "batch") if op.batch_split else (NONE, "heads")
+    if op.causal and op.dim("B") == 1:
+        choices = (*choices, "seq")
     for roles in product(choices, repeat=len(view.axes)):
-        ph, pb = _p(view, roles, "heads"), _p(view, roles, "batch")
+        ph, pb, ps = _p(view, roles, "heads"), _p(view, roles, "batch"), _p(view, roles, "seq")
         if op.dim("H") % ph or op.dim("Hkv") % ph or op.dim("B") % pb:
             continue  # whole heads (and key/value heads) and whole users per chip
+        seq = roles.count("seq")
+        if seq > 1 or (seq and not seq_legal(op, ps)):
+            continue  # one sequence axis, where ttnn's ring-distributed SDPA runs
         shape = tuple((d, v // ph if d in ("H", "Hkv") else v // pb if d == "B" else v) for d, v in op.dims)
         role_state = {NONE: AxisState.replicated, "heads": AxisState.cols, "batch": AxisState.rows}
-        state = _state(view, tuple(role_state[r] for r in roles))
+        state = _state(view, tuple(role_state.get(r, AxisState.replicated) for r in roles))
         options = frozenset({"causal"}) if op.causal else frozenset()
+        if seq:  # the balanced chunk pair, priced as a non-causal problem (module docstring)
+            s = op.dim("Sq")
+            shape = tuple((d, s // ps if d == "Sq" else seq_keys(s, ps) if d == "Skv" else v) for d, v in shape)
+            options = frozenset()
+        out_axes = (AxisState.rows if r == "seq" else a for r, a in zip(roles, state.axes, strict=True))
+        output = _state(view, tuple(out_axes))
         problem = _problem(op, "flash_attention", shape, options)
-        out.append(Split(op.name, _name(view, roles), view.name, roles, (state,), state, problem))
+        out.append(Split(op.name, _name(view, roles), view.name, roles, (state,), output, problem))
     return out
 
 

@@ -40,6 +40,11 @@ PROBLEMS = [
                 formats=(("k", DataFormat.bfloat8_b), ("v", DataFormat.bfloat8_b))),
     ChipProblem("flash_attention", (("B", 1), ("H", 8), ("Hkv", 1), ("Sq", 512), ("Skv", 512), ("D", 128)),
                 frozenset({"causal"}), fidelity=Fidelity.hifi4),
+    # the sequence split's per-chip problems (splits.py seq): a Galaxy row-chip's quarter of 2k tokens, and an
+    # eighth of 2k over a T3000's ring at performance precision's HiFi4
+    ChipProblem("flash_attention", (("B", 1), ("H", 8), ("Hkv", 1), ("Sq", 512), ("Skv", 1056), ("D", 128))),
+    ChipProblem("flash_attention", (("B", 1), ("H", 64), ("Hkv", 8), ("Sq", 256), ("Skv", 1056), ("D", 128)),
+                fidelity=Fidelity.hifi4),
 ]  # fmt: skip
 
 

@@ -36,8 +36,8 @@ def test_galaxy_pins_are_valid_splits_on_the_galaxy() -> None:
         links = {p.target: p.value for p in pins if p.field == "num_links"}
         assert links["w2"] == ("3" if prefill else "4") and links["w1"] == "4"
         assert dict((p.target, p.value) for p in pins if p.field == "split")["attention"] == (
-            "heads@rows" if prefill else "heads@rows,batch@columns"
-        )
+            "heads@rows,seq@columns" if prefill else "heads@rows,batch@columns"
+        )  # 2k tokens of one user: ring-distributed SDPA over the columns
     one_user = Planner(mesh, decoder_layer_graph(MODELS["llama-3-70b"], 1, False, DECODE_KV))
     pins = one_user.pins(galaxy_layer_pins(one_user.graph, one_user.views, False))  # 1 user: not over 4 columns
     assert dict((p.target, p.value) for p in pins if p.field == "split")["attention"] == "heads@rows"

@@ -10,6 +10,7 @@ import inspect
 import re
 import sys
 import traceback
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import ttnn
 from contract_helpers import OpenDeviceReached, import_file
 
 from loom_explorer.hardware.mesh_load import load_mesh
-from loom_explorer.mesh.graph import matmul_graph
+from loom_explorer.mesh.graph import attention_graph, matmul_graph
 from loom_explorer.mesh.plan import Planner
 from loom_explorer.targets.ttnn.mesh_calls import (
     ChipConfig,
@@ -27,6 +28,7 @@ from loom_explorer.targets.ttnn.mesh_calls import (
     HostTensor,
     MeshProgram,
     OpCall,
+    SeqRing,
     StatsGather,
     local_shape_of,
     mesh_program,
@@ -37,7 +39,21 @@ PINS = {
     "row_parallel": ("matmul.split=K",),
     "fused": ("matmul.split=agN@ring",),
     "mesh_2d": ("view=mesh", "matmul.split=M@rows,N@columns"),
+    "ring_attention": ("attention.split=seq@ring",),  # a causal attention block, ring-distributed SDPA
 }
+
+
+@dataclass(frozen=True)
+class _Tiny:
+    """A small model's attention block (``mesh.graph.attention_graph``)."""
+
+    hidden: int = 512
+    ffn: int = 1024
+    heads: int = 8
+    kv_heads: int = 2
+    head_dim: int = 64
+    layers: int = 1
+    vocab: int = 1000
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +64,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
 @cache
 def _planned(store: str, case: str) -> MeshProgram:
     mesh = load_mesh("t3000")
-    planner = Planner(mesh, matmul_graph(32, 512, 1024), store=store)
+    graph = attention_graph(_Tiny(), 512, True, 256) if case == "ring_attention" else matmul_graph(32, 512, 1024)
+    planner = Planner(mesh, graph, store=store)
     return mesh_program(planner.plan(list(PINS[case])), mesh, planner.chip, planner.graph, store=store)
 
 
@@ -69,6 +86,9 @@ def _every_writer() -> MeshProgram:
                (("M", 32), ("K", 64), ("N", 32)), chip, 1, fused=FusedGather("rows", 0, 1, "Linear")),
         OpCall("att", "flash_attention", "heads", ("heads",), ("g@a",), "att@a", (),
                (("B", 1), ("H", 2), ("Hkv", 1), ("Sq", 32), ("Skv", 32), ("D", 32)), chip, 1, causal=True),
+        OpCall("ring", "flash_attention", "seq@rows", ("seq",), ("g@a",), "ring@a", (),
+               (("B", 1), ("H", 2), ("Hkv", 1), ("Sq", 64), ("Skv", 160), ("D", 32)), chip, 1,
+               seq=SeqRing("rows", 0, 2, 64, 1, "Ring")),
         OpCall("dec", "flash_attention", "heads", ("heads",), ("g@a",), "dec@a",
                (cache_, HostTensor("dec.v_cache", (4, 2, 64, 32), (None, 1), "bfloat8_b")),
                (("B", 4), ("H", 2), ("Hkv", 1), ("Sq", 1), ("Skv", 64), ("D", 32)), chip, 1, decode=True),
@@ -182,6 +202,8 @@ def test_every_op_writer_binds() -> None:
         "ttnn.rms_norm_pre_all_gather(", "ttnn.rms_norm_post_all_gather(", "ttnn.rms_norm(",
         "ttnn.transformer.scaled_dot_product_attention(", "ttnn.transformer.scaled_dot_product_attention_decode(",
         "ttnn.experimental.nlp_create_qkv_heads(", "ttnn.multiply(", "ttnn.add(", "ttnn.all_gather(",
+        "ttnn.transformer.ring_distributed_scaled_dot_product_attention(", "ttnn.split(", "ttnn.slice(",
+        "ttnn.concat(", "ttnn.mesh_partition(",
     ):  # fmt: skip
         assert call in source, call
     assert _check_script(source) >= 20
@@ -190,6 +212,15 @@ def test_every_op_writer_binds() -> None:
                                              and ast.unparse(n.targets[0]) == "HOST_TENSORS")))  # fmt: skip
     assert {v[2] for v in host.values()} == {"bfloat16", "bfloat8_b", "bfloat4_b"}
     assert all(isinstance(getattr(ttnn, v[2]), ttnn.DataType) for v in host.values())
+
+
+def test_the_ring_sdpa_call_binds_its_ring_size_positionally() -> None:
+    """ttnn 0.81.1: ``(q, k, v, ring_size, ring_id=None, *, scale, memory_config, program_config,
+    compute_kernel_config, page_table, chunk_start_idx)``; the ring id is left to ttnn (inferred per device)."""
+    ring = _signatures(ttnn.transformer.ring_distributed_scaled_dot_product_attention)
+    assert any(_binds(s, 4, ["program_config", "compute_kernel_config"]) for s in ring)
+    assert not any(_binds(s, 3, ["program_config"]) for s in ring)  # ring_size is required
+    assert not any(_binds(s, 4, ["is_causal"]) for s in ring)  # causal only, no flag
 
 
 def test_the_binder_refuses_what_ttnn_does_not_take() -> None:

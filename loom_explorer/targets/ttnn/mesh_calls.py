@@ -24,6 +24,18 @@ new dim), a reduce-scatter scatters the partial sums on the reader's sharded dim
 shape. Each carries the plan's ``num_links`` and ``topology`` and the piece each device holds before it
 (``piece_bytes``: the plan's ``slice_bytes`` for a gather, ``n`` times it for a reduction).
 
+**Sequence split** (``seq``, ``splits.py``): ``ttnn.transformer.ring_distributed_scaled_dot_product_attention``
+with ``ring_size`` the axis' chips, each chip's ``ring_id`` left to ttnn, which infers it from the device's
+coordinate on the mesh dim whose size is ``ring_size`` (dim 0 first: ``ring_distributed_sdpa_program_factory.cpp``
+@ 00fca5923584fcfa5a069593b010f93f449d3be3), so the axis must be that dim. The op writes chip ``i``'s query
+chunks ``i`` and ``2p - 1 - i``; the script restores the sequence order as llama3_70b_galaxy does
+(``llama_attention.py`` @ 00d4c974a4ed4a272e1d09e533f530841ae79ad1): an all-gather of every chip's first chunk
+and one of its second (gathered in chip order, so reversed chunk by chunk), a concat, then a
+``mesh_partition`` to the plan's contiguous ``Sr`` slice. The plan prices a consistent row permutation instead
+(``splits.py``), so these two gathers are not in its cost (``MeshProgram.notes`` says so). ttnn requires the
+chunk (``S / 2p`` rows) to be a multiple of ``q_chunk_size``; a solved schedule whose query chunk is not runs
+ttnn's default config.
+
 **Per-chip configs.** Each op's per-chip problem is solved again through the results store (read back when
 the plan proved it) and its best schedule exported as the single-chip ttnn export does (``ttnn_equivalent``,
 ``compute_config_args``). Between collectives tensors are DRAM-interleaved (``mesh/transitions.py``), so a
@@ -33,7 +45,7 @@ shards) runs ttnn's own default, and the record says why (``ChipConfig.notes``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import prod
 from pathlib import Path
 from typing import Literal
@@ -129,6 +141,20 @@ class FusedGather:
 
 
 @dataclass(frozen=True, slots=True)
+class SeqRing:
+    """A ``seq`` split's ring (module docstring): along ``axis`` (``cluster_axis``) of ``ring_size`` chips, each
+    chip's two chunks of ``chunk_rows`` rows restored to sequence order by gathers at ``num_links``/``topology``
+    (the attention output's planned configuration on that axis)."""
+
+    axis: str
+    cluster_axis: int
+    ring_size: int
+    chunk_rows: int
+    num_links: int
+    topology: str
+
+
+@dataclass(frozen=True, slots=True)
 class OpCall:
     """One op of the plan as ttnn runs it on every chip: its split, the tensors it reads and writes (keys
     ``NAME@STATE``), its weights, its per-chip local dims and schedule, and the plan's cycles for it."""
@@ -147,6 +173,7 @@ class OpCall:
     decode: bool = False
     stats_gathers: tuple[StatsGather, ...] = ()
     fused: FusedGather | None = None
+    seq: SeqRing | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +336,44 @@ def _stats_gathers(op: OpSpec, s: Split, view: MeshView, cluster: dict[str, int]
     )
 
 
+def ring_dim(mesh_shape: tuple[int, int], ring_size: int) -> int | None:
+    """The mesh dim ttnn's ring-distributed SDPA infers its ring on (module docstring): dim 0 when it has
+    ``ring_size`` devices, else dim 1 when it has, else None (ttnn refuses)."""
+    return 0 if mesh_shape[0] == ring_size else 1 if mesh_shape[1] == ring_size else None
+
+
+def _seq_ring(
+    op: OpSpec, s: Split, sol: JointSolution, view: MeshView, shape: tuple[int, int], cluster: dict[str, int]
+) -> SeqRing | None:
+    """The ring of a ``seq`` split (module docstring); ExportError where ttnn cannot infer each chip's ring id."""
+    if "seq" not in s.roles:
+        return None
+    i = s.roles.index("seq")
+    axis = view.axes[i]
+    dim = cluster[axis.name]
+    if ring_dim(shape, axis.chips) != dim:
+        raise ExportError(
+            f"op {op.name}: split {s.name}: ttnn infers the ring id on the mesh dim of {axis.chips} chips (dim 0 "
+            f"first); on mesh shape {shape} that is not the {axis.name} axis (dim {dim})"
+        )
+    cfg = _axis_config(sol, op.name, i)
+    chunk = op.dim("Sq") // (2 * axis.chips)
+    return SeqRing(axis.name, dim, axis.chips, chunk, cfg.links, TOPOLOGY[cfg.topology])
+
+
+def _ring_config(config: ChipConfig, ring: SeqRing) -> ChipConfig:
+    """``config`` as the ring-distributed SDPA can take it (module docstring): ttnn's default when its query
+    chunk does not divide a ring chunk."""
+    q_chunk = config.config_args.get("q_chunk_size")
+    if config.config_class is None or (isinstance(q_chunk, int) and ring.chunk_rows % q_chunk == 0):
+        return config
+    why = (
+        f"ttnn's default runs: ring-distributed SDPA needs q_chunk_size ({q_chunk}) to divide each chip's chunk "
+        f"of {ring.chunk_rows} rows"
+    )
+    return replace(config, config_class=None, config_args={}, notes=(*config.notes, why))
+
+
 def mesh_program(
     plan: MeshPlan,
     mesh: MeshSpec,
@@ -352,12 +417,17 @@ def mesh_program(
             topologies.add(TOPOLOGY[cfg.topology])
         gathers = _stats_gathers(op, s, view, cluster)
         topologies |= {g.topology for g in gathers}
+        ring = _seq_ring(op, s, sol, view, shape, cluster)
+        chip_cfg = configs[s.problem]
+        if ring is not None:
+            chip_cfg = _ring_config(chip_cfg, ring)
+            topologies.add(ring.topology)
         steps.append(
             OpCall(
                 op.name, op.kernel, s.name, s.roles,
                 tuple(key(name, state) for name, state in zip(op.inputs, s.inputs, strict=True)),
-                key(op.name, s.output), _weights(op, s, view, cluster), s.problem.shape, configs[s.problem],
-                cycles[op.name], op.causal, op.kind is OpKind.attention and op.dim("Sq") == 1, gathers, fused,
+                key(op.name, s.output), _weights(op, s, view, cluster), s.problem.shape, chip_cfg,
+                cycles[op.name], op.causal, op.kind is OpKind.attention and op.dim("Sq") == 1, gathers, fused, ring,
             )
         )  # fmt: skip
         for e in edges_of.get(op.name, []):
@@ -372,6 +442,13 @@ def mesh_program(
             "ttnn 0.81.1's all_gather documents num_links and topology as deprecated and ignored: the calls pass "
             "the plan's values, the fabric chooses its own"
         )
+    for o in steps:
+        if isinstance(o, OpCall) and o.seq is not None:
+            notes.append(
+                f"{o.op}: ring-distributed SDPA writes each chip's chunks i and {2 * o.seq.ring_size - 1}-i; the "
+                f"script restores the sequence order with two all-gathers on cluster_axis {o.seq.cluster_axis} "
+                "and a mesh_partition, which the plan does not price (it keeps the rows permuted)"
+            )
     return MeshProgram(
         plan.graph, plan.mesh, chip.name, view.name, shape,
         "FABRIC_1D_RING" if "Ring" in topologies else "FABRIC_1D", plan.pins, sol.latency_cycles,

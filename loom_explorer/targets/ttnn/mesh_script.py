@@ -83,6 +83,8 @@ def _attention(o: OpCall) -> list[str]:
         f"ttnn.experimental.nlp_create_qkv_heads({_t(o.inputs[0])}, num_heads={dims['H']}, "
         f"num_kv_heads={dims['Hkv']}, transpose_k_heads=False, memory_config={DRAM})"
     )
+    if o.seq is not None:
+        return _ring_attention(o, heads, configs)
     if not o.decode:
         return [
             f"    q, k, v = {heads}",
@@ -95,6 +97,30 @@ def _attention(o: OpCall) -> list[str]:
         "    o = ttnn.transformer.scaled_dot_product_attention_decode(",
         f"        q, {_t(o.op + '.k_cache')}, {_t(o.op + '.v_cache')}, is_causal=False, {configs})",
         f"    {_t(o.output)} = ttnn.experimental.nlp_concat_heads(ttnn.permute(o, (0, 2, 1, 3)), memory_config={DRAM})",
+    ]
+
+
+def _ring_attention(o: OpCall, heads: str, configs: str) -> list[str]:
+    """The ``seq`` split: ring-distributed SDPA, then the sequence order restored (``mesh_calls.py``)."""
+    assert o.seq is not None
+    r = o.seq
+    dims = dict(o.local_dims)
+    width = dims["H"] * dims["D"]
+    gather = (
+        f"-2, cluster_axis={r.cluster_axis}, num_links={r.num_links}, topology=ttnn.Topology.{r.topology}, "
+        f"memory_config={DRAM})"
+    )
+    return [
+        f"    q, k, v = {heads}",
+        f"    o = ttnn.transformer.ring_distributed_scaled_dot_product_attention(q, k, v, {r.ring_size}, {configs})",
+        f"    o = ttnn.experimental.nlp_concat_heads(o, memory_config={DRAM})  # chunks i, {2 * r.ring_size - 1}-i",
+        f"    first, second = ttnn.split(o, {r.chunk_rows}, 2)",
+        f"    first = ttnn.all_gather(first, {gather}  # chunks 0 .. {r.ring_size - 1}",
+        f"    second = ttnn.all_gather(second, {gather}  # chunks {2 * r.ring_size - 1} .. {r.ring_size}",
+        f"    second = ttnn.concat([ttnn.slice(second, [0, 0, j * {r.chunk_rows}, 0], [1, 1, (j + 1) * {r.chunk_rows}, "
+        f"{width}]) for j in reversed(range({r.ring_size}))], 2)",
+        f"    o = ttnn.concat([first, second], 2, memory_config={DRAM})",
+        f"    {_t(o.output)} = ttnn.mesh_partition(o, -2, cluster_axis={r.cluster_axis}, memory_config={DRAM})",
     ]
 
 
