@@ -23,14 +23,14 @@ A split gives each axis of the view one role (``-`` for none: the op is replicat
 * **seq** (balanced sequence split of causal attention, on an axis of ``p`` chips): every chip holds ``q``,
   ``k`` and ``v`` whole (input ``R`` on the axis); the sequence is cut into ``2p`` chunks of ``c = S / 2p``
   rows and chip ``i`` computes the causal attention of query chunks ``i`` and ``2p - 1 - i`` against the keys
-  they need (``(i + 1) c`` and ``(2p - i) c``); its output is those ``2c`` rows (``Sr`` on the axis). Legal
-  where ttnn runs it: ``p`` even, ``S`` a multiple of ``2p`` tiles (each chunk whole tiles), ``B = 1``.
-  *Row order.* A chip's ``Sr`` slice holds chunks ``i`` and ``2p - 1 - i``, not ``2i`` and ``2i + 1``: the
-  rows are permuted, the same permutation for every ``Sr`` on that axis if every tensor is kept so
-  (a replicated tensor is sliced so as freely as contiguously). Row-wise ops (an ``M`` matmul, a norm, an
-  element-wise op) do not care; a gather restoring the sequence order is ttnn's two all-gathers of each
-  chip's first and second chunk (the second in reverse chip order) and a concat: the bytes of one
-  all-gather, priced as one. *Per-chip problem.* No shipped kernel runs a balanced chunk pair, so a chip is
+  they need (``(i + 1) c`` and ``(2p - i) c``). Legal where ttnn runs it: ``p`` even, ``S`` a multiple of
+  ``2p`` tiles (each chunk whole tiles), ``B = 1``. *Row order.* A chip's rows are chunks ``i`` and
+  ``2p - 1 - i``, not ``2i`` and ``2i + 1``; every other op keeps the sequence in order, so the split restores it
+  as llama3_70b_galaxy does: two all-gathers along the axis (each chip's first chunk, then its second: the
+  second gathered in chip order is the later half reversed chunk by chunk) and a local concat. Its output is
+  ``R`` on the axis, and the two gathers are its own collectives (``seq_gathers``, on every link of the axis,
+  a ring where it closes, as ``ring_all_gather`` runs them), in its cost as the norm's stats gather is in the
+  norm's. *Per-chip problem.* No shipped kernel runs a balanced chunk pair, so a chip is
   priced as the non-causal ``flash_attention`` of its ``Sq = S / p`` rows against ``Skv`` keys, the mean
   number of keys its query tile rows need rounded up to a tile (``seq_keys``: ``S / 2 + 32``). Its score
   tiles, ``2c_t (p c_t + 1)`` per head (``c_t`` the chunk's tiles), are the exact causal count
@@ -97,8 +97,9 @@ def _problem(
 @dataclass(frozen=True, slots=True)
 class Split:
     """One split of ``op`` on ``view`` (module docstring). ``fixed_cycles``: collectives the split does
-    inside itself at a fixed configuration (the distributed norm's stats gather). ``fused_axis``: the axis
-    (index) along which the input is all-gathered inside the matmul (``agN``), else None."""
+    inside itself at a fixed configuration (``split_gathers``: the norm's stats, a ``seq`` split's chunks).
+    ``fused_axis``: the axis (index) along which the input is all-gathered inside the matmul (``agN``), else
+    None."""
 
     op: str
     name: str
@@ -174,7 +175,7 @@ def seq_keys(sequence: int, chips: int) -> int:
     return ceil(need / (2 * chunk_tiles)) * TILE
 
 
-def _attention_splits(op: OpSpec, view: MeshView) -> list[Split]:
+def _attention_splits(op: OpSpec, view: MeshView, mesh: MeshSpec, chip: HardwareSpec) -> list[Split]:
     out: list[Split] = []
     choices = (NONE, "heads", "batch") if op.batch_split else (NONE, "heads")
     if op.causal and op.dim("B") == 1:
@@ -194,46 +195,69 @@ def _attention_splits(op: OpSpec, view: MeshView) -> list[Split]:
             s = op.dim("Sq")
             shape = tuple((d, s // ps if d == "Sq" else seq_keys(s, ps) if d == "Skv" else v) for d, v in shape)
             options = frozenset()
-        out_axes = (AxisState.rows if r == "seq" else a for r, a in zip(roles, state.axes, strict=True))
-        output = _state(view, tuple(out_axes))
+        fixed = sum(g.cycles(mesh, chip) for g in seq_gathers(op, view, roles, state))
         problem = _problem(op, "flash_attention", shape, options)
-        out.append(Split(op.name, _name(view, roles), view.name, roles, (state,), output, problem))
+        out.append(Split(op.name, _name(view, roles), view.name, roles, (state,), state, problem, fixed_cycles=fixed))
     return out
 
 
 @dataclass(frozen=True, slots=True)
-class StatsGather:
-    """The distributed norm's all-gather of its per-row statistics along ``axis`` (module docstring): one
-    32-wide tile column per local row, ``stats_bytes`` per device, pages of ``page_bytes``, one link, a ring
-    where the axis closes."""
+class SplitGather:
+    """An all-gather a split runs inside itself at a fixed configuration (module docstring): along ``axis``,
+    each device's ``slice_bytes`` in pages of ``page_bytes``, at ``config``; ``what`` it gathers (``stats``:
+    the distributed norm's statistics; ``chunks i`` / ``chunks 2p-1-i``: a ``seq`` split's output chunks)."""
 
     axis: MeshAxis
-    topology: FabricTopology
-    stats_bytes: int
+    config: AxisConfig
+    slice_bytes: int
     page_bytes: int
+    what: str
 
-    @property
-    def config(self) -> AxisConfig:
-        return AxisConfig(1, self.topology)
+    def cycles(self, mesh: MeshSpec, chip: HardwareSpec) -> int:
+        return collective_cycles(
+            mesh, chip, CollectiveKind.all_gather, self.axis.chips, self.config, self.slice_bytes, self.page_bytes
+        )
 
 
-def stats_gathers(op: OpSpec, view: MeshView, roles: tuple[str, ...], state: TensorState) -> tuple[StatsGather, ...]:
-    """The stats all-gathers of a norm split with ``roles`` and output ``state``: one per axis it fractures
-    the rows' width over (``cols``); none for other ops. The cost (``_rowwise_splits``), the mesh view and
-    the ttnn export read them here."""
+def _ring_or_line(axis: MeshAxis) -> FabricTopology:
+    return FabricTopology.ring if FabricTopology.ring in axis.topologies else FabricTopology.linear
+
+
+def stats_gathers(op: OpSpec, view: MeshView, roles: tuple[str, ...], state: TensorState) -> tuple[SplitGather, ...]:
+    """The distributed norm's all-gathers of its per-row statistics (module docstring): one per axis it
+    fractures the rows' width over (``cols``), a 32-wide tile column per local row, 1 link, a ring where the
+    axis closes; none for other ops."""
     if op.kind is not OpKind.norm:
         return ()
     h, _ = local_shape(view, state, op.dim("H"), op.dim("W"))
     return tuple(
-        StatsGather(
-            axis,
-            FabricTopology.ring if FabricTopology.ring in axis.topologies else FabricTopology.linear,
-            h * TILE * op.output.element_bytes,
-            op.output.page_bytes,
+        SplitGather(
+            axis, AxisConfig(1, _ring_or_line(axis)), h * TILE * op.output.element_bytes, op.output.page_bytes, "stats"
         )
         for axis, r in zip(view.axes, roles, strict=True)
         if r == "cols"
     )
+
+
+def seq_gathers(op: OpSpec, view: MeshView, roles: tuple[str, ...], state: TensorState) -> tuple[SplitGather, ...]:
+    """A ``seq`` split's two all-gathers restoring the sequence order (module docstring) into its output
+    ``state``: each chip's first chunk, then its second, ``c = S / 2p`` rows of its local width each, on every
+    link of the axis, a ring where it closes (``ring_all_gather`` in llama3_70b_galaxy)."""
+    if "seq" not in roles:
+        return ()
+    i = roles.index("seq")
+    axis = view.axes[i]
+    rows = _state(view, tuple(AxisState.rows if j == i else a for j, a in enumerate(state.axes)))  # before them
+    chunk_bytes = op.output.local_bytes(view, rows) // 2
+    config = AxisConfig(axis.links, _ring_or_line(axis))
+    whats = ("chunks i", f"chunks {2 * axis.chips - 1}-i")
+    return tuple(SplitGather(axis, config, chunk_bytes, op.output.page_bytes, what) for what in whats)
+
+
+def split_gathers(op: OpSpec, view: MeshView, roles: tuple[str, ...], state: TensorState) -> tuple[SplitGather, ...]:
+    """Every all-gather a split runs inside itself (``state``: its output, with a ``seq`` axis ``Sr``): the
+    split's cost, the mesh view and the ttnn export read them here."""
+    return stats_gathers(op, view, roles, state) + seq_gathers(op, view, roles, state)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,12 +296,7 @@ def _rowwise_splits(op: OpSpec, view: MeshView, mesh: MeshSpec, chip: HardwareSp
         role_state = {NONE: AxisState.replicated, "rows": AxisState.rows, "cols": AxisState.cols}
         state = _state(view, tuple(role_state[r] for r in roles))
         h, w = local_shape(view, state, op.dim("H"), op.dim("W"))
-        fixed = sum(
-            collective_cycles(
-                mesh, chip, CollectiveKind.all_gather, g.axis.chips, g.config, g.stats_bytes, g.page_bytes
-            )
-            for g in stats_gathers(op, view, roles, state)
-        )
+        fixed = sum(g.cycles(mesh, chip) for g in stats_gathers(op, view, roles, state))
         problem = ChipProblem(op.kernel, (("H", h), ("W", w)))
         ins = tuple(state for _ in op.inputs)
         out.append(Split(op.name, _name(view, roles), view.name, roles, ins, state, problem, fixed_cycles=fixed))
@@ -289,7 +308,7 @@ def op_splits(op: OpSpec, view: MeshView, mesh: MeshSpec, chip: HardwareSpec) ->
     if op.kind is OpKind.matmul:
         return _matmul_splits(op, view)
     if op.kind is OpKind.attention:
-        return _attention_splits(op, view)
+        return _attention_splits(op, view, mesh, chip)
     if op.kind in (OpKind.norm, OpKind.eltwise):
         return _rowwise_splits(op, view, mesh, chip)
     out = []

@@ -25,7 +25,7 @@ columns (``cluster_axis`` 1, 4 chips); the weights are stored transposed, ``[...
   00fca5923584fcfa5a069593b010f93f449d3be3, query chunks ``ring_id`` and ``2 * ring_size - 1 - ring_id``):
   our ``heads@rows,seq@columns`` (``splits.py``); its output is gathered back on ``cluster_axis=1`` by two
   ``ring_all_gather`` calls (each chip's first and second chunk, the second in reverse order) and a concat
-  before ``wo``: our all-gather of the attention output on the columns;
+  before ``wo``: the ``seq`` split's own gathers, its output replicated on the columns;
 * ``distributed_norm.py`` @ 0b50bdd8f28cb423ad18403baee8e4d33817dc1c: on a Galaxy both phases call
   ``tt_distributed_rmsnorm`` (its stats all-gathered on ``cluster_axis=1`` with ``num_links=1``): the norm is
   distributed over the columns (``cols@columns``), which is our distributed norm's split;
@@ -38,7 +38,9 @@ columns (``cluster_axis`` 1, 4 chips); the weights are stored transposed, ``[...
   collective takes ``CCL_TOPOLOGY``.
 
 So decode pins every tensor's collectives to 4 links and a ring; prefill pins the reduce-scattered tensors
-(``w1``, ``w3``) and the ring-gathered attention output to 4 links and the others to 3, all rings.
+(``w1``, ``w3``) to 4 links and the others to 3, all rings. The ring-distributed SDPA's two order-restoring
+gathers are the ``seq`` split's own (``splits.seq_gathers``: every link of the columns, 4 on the 6U Galaxy, a
+ring, as ``ring_all_gather`` passes them).
 
 **What is not ttnn's.** In decode ttnn pads the users to a tile of 32 (8 per column, ``llama_attention.py``:
 ``batch_size_per_device_group``); with fewer users than columns (decode at batch 1) the users cannot be
@@ -46,9 +48,8 @@ split over the columns in the model, so each column's chips are costed computing
 users (``heads@rows``: what the padding amounts to at best), with an all-reduce of the qkv partial sums on the
 columns in place of the reduce-scatter onto the users. In prefill the ring-distributed SDPA's chip is
 priced as ``splits.py``'s ``seq`` per-chip problem (a non-causal problem of the chip's quarter of the queries
-against the mean keys they need, within 0.92-1.17 of a quarter of the whole causal problem in this model),
-and its two half-size ring gathers as one all-gather of the same bytes (one collective's fixed latency
-fewer). At 1k tokens and less ttnn runs the plain causal SDPA on each row's heads, replicated on the
+against the mean keys they need, within 0.92-1.17 of a quarter of the whole causal problem in this model).
+At 1k tokens and less ttnn runs the plain causal SDPA on each row's heads, replicated on the
 columns (``heads@rows``). Fused ops (``llama_rs_matmul``, the fused create-heads collectives, the
 prefetcher), ttnn's data formats (bfp8/bfp4 weights) and per-op program configs are left out, as in
 ``ttnn_split.py``.
@@ -97,7 +98,6 @@ def galaxy_layer_pins(graph: OpGraph, views: tuple[MeshView, ...], prefill: bool
     }
     pins = [f"view={GALAXY_VIEW}", *(f"{op}.split={name}" for op, name in splits.items())]
     for op in splits:
-        ring_gathered = ("w1", "w3", "attention") if ring else ("w1", "w3")
-        links = DECODE_LINKS if not prefill else PREFILL_RS_LINKS if op in ring_gathered else PREFILL_LINKS
+        links = DECODE_LINKS if not prefill else PREFILL_RS_LINKS if op in ("w1", "w3") else PREFILL_LINKS
         pins += [f"{op}.num_links={links}", f"{op}.topology=ring"]
     return tuple(pins)

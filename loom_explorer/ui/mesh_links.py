@@ -42,8 +42,8 @@ link). The collectives run one after another, so a link's busy time over the pla
 
 The plan's collectives (:func:`plan_collectives`): each transition's (``JointSolution.edges``), the all-gather
 inside a fused all-gather + matmul split (``agN``: its input's slices along the fused axis, at the input
-tensor's config: ``splits.fused_gather``, as the planner costs it) and the distributed norm's stats all-gather (a
-32-wide tile column per local row, one link, a ring where the axis closes, as ``splits.py`` costs it).
+tensor's config: ``splits.fused_gather``, as the planner costs it) and the all-gathers a split runs inside itself
+(``splits.split_gathers``: the distributed norm's stats, a ``seq`` attention split's two chunk gathers).
 """
 
 from __future__ import annotations
@@ -57,9 +57,9 @@ from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mesh.graph import OpGraph
 from loom_explorer.mesh.joint import JointSolution, JointTables
-from loom_explorer.mesh.splits import fused_gather, stats_gathers
+from loom_explorer.mesh.splits import fused_gather, split_gathers
 from loom_explorer.mesh.states import MeshError
-from loom_explorer.mesh.transitions import Collective, collective_cycles
+from loom_explorer.mesh.transitions import Collective
 from loom_explorer.model.collective import CollectiveKind, CollectiveOp, FabricTopology, collective_model
 
 ROWS, COLUMNS, RING = "rows", "columns", "ring"
@@ -95,7 +95,8 @@ class PairLink:
 class LinkCollective:
     """One collective of a plan: the ``collective`` itself (``transitions.Collective``: its axis, kind, slice,
     ``num_links``, ``topology`` and latency, the collective model's), which tensor it moves (to which ops),
-    why (``transition``, ``fused into OP``, ``stats of OP``), on which view, and the tensor's ``page_bytes``."""
+    why (``transition``, ``fused into OP``, ``stats of OP``, ``chunks i of OP``), on which view, and the
+    tensor's ``page_bytes``."""
 
     tensor: str
     consumers: tuple[str, ...]
@@ -274,14 +275,12 @@ def plan_collectives(tables: JointTables, solution: JointSolution) -> tuple[Link
                 f.latency_cycles,
             )  # fmt: skip
             out.append(LinkCollective(tensor, (op.name,), f"fused into {op.name}", view.name, gather, f.page_bytes))
-        for g in stats_gathers(op, view, s.roles, s.output):
-            cycles = collective_cycles(
-                mesh, chip, CollectiveKind.all_gather, g.axis.chips, g.config, g.stats_bytes, g.page_bytes
-            )
-            stats = Collective(
-                g.axis.name, CollectiveKind.all_gather, g.stats_bytes, g.config.links, g.config.topology, cycles
-            )
-            out.append(LinkCollective(op.name, (op.name,), f"stats of {op.name}", view.name, stats, g.page_bytes))
+        for g in split_gathers(op, view, s.roles, s.output):
+            own = Collective(
+                g.axis.name, CollectiveKind.all_gather, g.slice_bytes, g.config.links, g.config.topology,
+                g.cycles(mesh, chip),
+            )  # fmt: skip
+            out.append(LinkCollective(op.name, (op.name,), f"{g.what} of {op.name}", view.name, own, g.page_bytes))
     for e in solution.edges:
         page = graph.op(e.tensor).output.page_bytes
         out += [LinkCollective(e.tensor, e.consumers, "transition", e.src.view, c, page) for c in e.cost.collectives]

@@ -29,10 +29,9 @@ with ``ring_size`` the axis' chips, each chip's ``ring_id`` left to ttnn, which 
 coordinate on the mesh dim whose size is ``ring_size`` (dim 0 first: ``ring_distributed_sdpa_program_factory.cpp``
 @ 00fca5923584fcfa5a069593b010f93f449d3be3), so the axis must be that dim. The op writes chip ``i``'s query
 chunks ``i`` and ``2p - 1 - i``; the script restores the sequence order as llama3_70b_galaxy does
-(``llama_attention.py`` @ 00d4c974a4ed4a272e1d09e533f530841ae79ad1): an all-gather of every chip's first chunk
-and one of its second (gathered in chip order, so reversed chunk by chunk), a concat, then a
-``mesh_partition`` to the plan's contiguous ``Sr`` slice. The plan prices a consistent row permutation instead
-(``splits.py``), so these two gathers are not in its cost (``MeshProgram.notes`` says so). ttnn requires the
+(``llama_attention.py`` @ 00d4c974a4ed4a272e1d09e533f530841ae79ad1) and the plan prices it (``splits.seq_gathers``,
+whose ``num_links``/``topology`` it passes): an all-gather of every chip's first chunk and one of its second
+(gathered in chip order, so reversed chunk by chunk) and a concat, replicated on the axis. ttnn requires the
 chunk (``S / 2p`` rows) to be a multiple of ``q_chunk_size``; a solved schedule whose query chunk is not runs
 ttnn's default config.
 
@@ -57,7 +56,7 @@ from loom_explorer.mesh.graph import OpGraph, OpKind, OpSpec
 from loom_explorer.mesh.joint import Edge, JointSolution
 from loom_explorer.mesh.onchip import chip_problem
 from loom_explorer.mesh.plan import MeshPlan
-from loom_explorer.mesh.splits import ChipProblem, Split, stats_gathers
+from loom_explorer.mesh.splits import ChipProblem, Split, seq_gathers, stats_gathers
 from loom_explorer.mesh.states import AxisState, MeshView, TensorState, mesh_views
 from loom_explorer.mesh.transitions import AxisConfig, TensorSize
 from loom_explorer.model.collective import CollectiveKind, FabricTopology
@@ -144,7 +143,7 @@ class FusedGather:
 class SeqRing:
     """A ``seq`` split's ring (module docstring): along ``axis`` (``cluster_axis``) of ``ring_size`` chips, each
     chip's two chunks of ``chunk_rows`` rows restored to sequence order by gathers at ``num_links``/``topology``
-    (the attention output's planned configuration on that axis)."""
+    (``splits.seq_gathers``', as the plan prices them)."""
 
     axis: str
     cluster_axis: int
@@ -331,7 +330,7 @@ def _axis_config(sol: JointSolution, tensor: str, index: int) -> AxisConfig:
 def _stats_gathers(op: OpSpec, s: Split, view: MeshView, cluster: dict[str, int]) -> tuple[StatsGather, ...]:
     """The norm's stats all-gathers as ``splits.stats_gathers`` costs them."""
     return tuple(
-        StatsGather(g.axis.name, cluster[g.axis.name], g.config.links, TOPOLOGY[g.topology])
+        StatsGather(g.axis.name, cluster[g.axis.name], g.config.links, TOPOLOGY[g.config.topology])
         for g in stats_gathers(op, view, s.roles, s.output)
     )
 
@@ -342,9 +341,7 @@ def ring_dim(mesh_shape: tuple[int, int], ring_size: int) -> int | None:
     return 0 if mesh_shape[0] == ring_size else 1 if mesh_shape[1] == ring_size else None
 
 
-def _seq_ring(
-    op: OpSpec, s: Split, sol: JointSolution, view: MeshView, shape: tuple[int, int], cluster: dict[str, int]
-) -> SeqRing | None:
+def _seq_ring(op: OpSpec, s: Split, view: MeshView, shape: tuple[int, int], cluster: dict[str, int]) -> SeqRing | None:
     """The ring of a ``seq`` split (module docstring); ExportError where ttnn cannot infer each chip's ring id."""
     if "seq" not in s.roles:
         return None
@@ -356,7 +353,7 @@ def _seq_ring(
             f"op {op.name}: split {s.name}: ttnn infers the ring id on the mesh dim of {axis.chips} chips (dim 0 "
             f"first); on mesh shape {shape} that is not the {axis.name} axis (dim {dim})"
         )
-    cfg = _axis_config(sol, op.name, i)
+    cfg = seq_gathers(op, view, s.roles, s.output)[0].config
     chunk = op.dim("Sq") // (2 * axis.chips)
     return SeqRing(axis.name, dim, axis.chips, chunk, cfg.links, TOPOLOGY[cfg.topology])
 
@@ -417,7 +414,7 @@ def mesh_program(
             topologies.add(TOPOLOGY[cfg.topology])
         gathers = _stats_gathers(op, s, view, cluster)
         topologies |= {g.topology for g in gathers}
-        ring = _seq_ring(op, s, sol, view, shape, cluster)
+        ring = _seq_ring(op, s, view, shape, cluster)
         chip_cfg = configs[s.problem]
         if ring is not None:
             chip_cfg = _ring_config(chip_cfg, ring)
@@ -442,13 +439,6 @@ def mesh_program(
             "ttnn 0.81.1's all_gather documents num_links and topology as deprecated and ignored: the calls pass "
             "the plan's values, the fabric chooses its own"
         )
-    for o in steps:
-        if isinstance(o, OpCall) and o.seq is not None:
-            notes.append(
-                f"{o.op}: ring-distributed SDPA writes each chip's chunks i and {2 * o.seq.ring_size - 1}-i; the "
-                f"script restores the sequence order with two all-gathers on cluster_axis {o.seq.cluster_axis} "
-                "and a mesh_partition, which the plan does not price (it keeps the rows permuted)"
-            )
     return MeshProgram(
         plan.graph, plan.mesh, chip.name, view.name, shape,
         "FABRIC_1D_RING" if "Ring" in topologies else "FABRIC_1D", plan.pins, sol.latency_cycles,

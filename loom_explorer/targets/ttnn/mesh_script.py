@@ -119,8 +119,7 @@ def _ring_attention(o: OpCall, heads: str, configs: str) -> list[str]:
         f"    second = ttnn.all_gather(second, {gather}  # chunks {2 * r.ring_size - 1} .. {r.ring_size}",
         f"    second = ttnn.concat([ttnn.slice(second, [0, 0, j * {r.chunk_rows}, 0], [1, 1, (j + 1) * {r.chunk_rows}, "
         f"{width}]) for j in reversed(range({r.ring_size}))], 2)",
-        f"    o = ttnn.concat([first, second], 2, memory_config={DRAM})",
-        f"    {_t(o.output)} = ttnn.mesh_partition(o, -2, cluster_axis={r.cluster_axis}, memory_config={DRAM})",
+        f"    {_t(o.output)} = ttnn.concat([first, second], 2, memory_config={DRAM})",
     ]
 
 
