@@ -15,9 +15,10 @@ op's full unsplit shape, ``dtype`` its activations' bfloat16 and ``precision`` t
 dims, ``latency_cycles`` the op's share of the layer, ``collectives`` what that share contains);
 ``ttnn_default_ns`` is ttnn's split's share of the same op and ``ttnn_default_note`` its split and collectives,
 so the report's speed-up is ttnn's over ours, per op and (summed) per layer. An op's share is its split's
-charge (the proven on-chip optimum, plus the distributed norm's stats gather, or the fused all-gather +
-matmul's cost) plus the collectives converting a tensor for it: each state change of a tensor is charged to
-the first work op reading the new state (to the tensor's producer when only the layer's output reads it).
+charge (the proven on-chip optimum, plus the all-gathers it runs itself: the distributed norm's stats, a
+``seq`` attention's two chunk gathers; or the fused all-gather + matmul's cost) plus the collectives
+converting a tensor for it: each state change of a tensor is charged to the first work op reading the new
+state (to the tensor's producer when only the layer's output reads it).
 The shares of a layer add up to its latency per device (checked: a plan whose shares do not is a failure).
 ``utilisation`` is the per-chip problem's compute bound over the share; ``solve_seconds`` the whole phase's
 (both plans), on every op of the phase.
@@ -41,6 +42,7 @@ from loom_explorer.mesh.graph import OpGraph, model_graph
 from loom_explorer.mesh.joint import JointSolution
 from loom_explorer.mesh.plan import Planner
 from loom_explorer.mesh.precision import DEFAULT_PRECISION, precision
+from loom_explorer.mesh.splits import split_gathers
 from loom_explorer.mesh.states import MeshError, MeshView
 from loom_explorer.mesh.ttnn_galaxy_split import galaxy_layer_pins
 from loom_explorer.mesh.ttnn_split import ttnn_layer_pins
@@ -146,8 +148,10 @@ def op_shares(planner: Planner, solution: JointSolution) -> dict[str, OpShare]:
     texts: dict[str, list[str]] = {name: [] for name in work}
     for name in work:
         s = chosen[name]
-        if s.fixed_cycles:
-            texts[name].append(f"its stats all-gather (distributed norm): {s.fixed_cycles:,} cycles")
+        own = split_gathers(graph.op(name), planner.tables.view(s.view), s.roles, s.output)
+        if own:
+            whats = "; ".join(f"{g.what} on {g.axis.name}" for g in own)
+            texts[name].append(f"its own all-gathers ({whats}): {s.fixed_cycles:,} cycles")
         if s.fused_axis is not None:
             texts[name].append(f"its input all-gathered inside the matmul (fused): {charged[name]:,} cycles in all")
     for e in solution.edges:
