@@ -150,7 +150,7 @@ def op_shares(planner: Planner, solution: JointSolution) -> dict[str, OpShare]:
         s = chosen[name]
         own = split_gathers(graph.op(name), planner.tables.view(s.view), s.roles, s.output)
         if own:
-            whats = "; ".join(f"{g.what} on {g.axis.name}" for g in own)
+            whats = ", ".join(f"{g.what} on {g.axis.name}" for g in own)
             texts[name].append(f"its own all-gathers ({whats}): {s.fixed_cycles:,} cycles")
         if s.fused_axis is not None:
             texts[name].append(f"its input all-gathered inside the matmul (fused): {charged[name]:,} cycles in all")
