@@ -54,7 +54,7 @@ def test_the_simulator_runner_compiles_unless_told_not_to(monkeypatch: pytest.Mo
     """The option reaches ``verify_kernel_file`` (the export and verify are stood in for: no solve, no simulator)."""
     asked: list[bool] = []
 
-    def verify(path, timeout_seconds, hw_file=None, kernel_file=None, compile_it=True):  # type: ignore[no-untyped-def]
+    def verify(path, timeout_seconds, hw_file=None, kernel_file=None, compile_it=True):
         asked.append(compile_it)
         raise RuntimeError("stop before the simulator")
 
