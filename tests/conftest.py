@@ -115,3 +115,16 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     forget()
     yield tmp_path
     forget()
+
+
+@pytest.fixture
+def simulate_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The simulator runner that ``deploy`` and the explorer's measure panel pick, without the TT-Lang compile it
+    runs beside the simulator: a runner's ``Run`` carries numerics and traffic only, so its answer is the same
+    (tests/deploy/test_runner.py checks the option; the compile is checked in
+    tests/families/*/test_ttlang_compile*.py and tests/deploy/test_verify_compile.py)."""
+    import functools
+
+    from loom_explorer.deploy import runner
+
+    monkeypatch.setattr(runner, "SimulatorRunner", functools.partial(runner.SimulatorRunner, compile_it=False))

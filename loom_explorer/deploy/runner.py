@@ -71,8 +71,11 @@ class Runner(Protocol):
 class SimulatorRunner:
     name: Literal["simulator"] = "simulator"
 
-    def __init__(self, timeout_seconds: float = 600.0) -> None:
+    def __init__(self, timeout_seconds: float = 600.0, compile_it: bool = True) -> None:
+        """``compile_it=False``: simulate only, without the TT-Lang compile ``verify`` runs beside the simulator
+        (the :class:`Run` carries numerics and traffic only, so its answer is the same either way)."""
         self.timeout_seconds = timeout_seconds
+        self.compile_it = compile_it
 
     def unavailable(self) -> str | None:
         if importlib.util.find_spec("ttl") is None:
@@ -88,7 +91,11 @@ class SimulatorRunner:
             path = Path(work) / "kernel.py"
             path.write_text(source)
             report = verify_kernel_file(
-                path, self.timeout_seconds, hw_file=doc.hardware.source, kernel_file=doc.problem.kernel
+                path,
+                self.timeout_seconds,
+                hw_file=doc.hardware.source,
+                kernel_file=doc.problem.kernel,
+                compile_it=self.compile_it,
             )
         return simulator_run(report)
 

@@ -123,11 +123,14 @@ def test_folds_and_factors_need_by() -> None:
 
 
 @pytest.mark.slow
-def test_accuracy_by_chip_on_the_shipped_captures() -> None:
-    """The real captures, leave one architecture out: every method scored on every predicted row."""
-    done = _cli("--by", "chip", "--folds", "chip", "--json")
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
+def test_accuracy_by_chip_on_the_shipped_captures(capsys: pytest.CaptureFixture[str]) -> None:
+    """The real captures, leave one architecture out: every method scored on every predicted row. The command
+    runs in this process (``main``), so its capture rows are the ones the tests below read
+    (``calibration_rows.capture_rows`` is cached per process)."""
+    from loom_explorer.cli import main
+
+    assert main(["accuracy", "--by", "chip", "--folds", "chip", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
     held = doc["held_out"]
     assert set(held) == {"wormhole", "blackhole", "all"}
     assert set(held["all"]) == {"model", "uncalibrated", "roofline", "learned"}
@@ -138,12 +141,13 @@ def test_accuracy_by_chip_on_the_shipped_captures() -> None:
 
 @pytest.mark.slow
 def test_the_shipped_calibration_is_the_fit_of_the_fit_captures() -> None:
-    """``data/capture_calibration.csv`` is what ``python -m loom_explorer.accuracy.calibration_rows`` makes."""
-    done = subprocess.run(
-        [sys.executable, "-m", "loom_explorer.accuracy.calibration_rows"], capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == CALIBRATION_FILE.read_text(), "regenerate: python -m loom_explorer.accuracy.calibration_rows"
+    """``data/capture_calibration.csv`` is what ``python -m loom_explorer.accuracy.calibration_rows`` makes (its
+    ``__main__`` writes ``shipped_fit().to_csv()``), computed in this process: the capture rows are cached
+    per process, so the tests of this file read them once."""
+    from loom_explorer.accuracy.calibration_rows import shipped_fit
+
+    fitted = shipped_fit().to_csv()
+    assert fitted == CALIBRATION_FILE.read_text(), "regenerate: python -m loom_explorer.accuracy.calibration_rows"
 
 
 @pytest.mark.slow

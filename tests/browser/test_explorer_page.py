@@ -129,7 +129,7 @@ def test_switching_the_kernel_to_a_norm(explorer: tuple[ExplorerPage, str]) -> N
     assert "gathered" in page.text(".summary")
 
 
-def test_measure_panel_runs_the_schedule_in_the_simulator(explorer, monkeypatch, tmp_path) -> None:
+def test_measure_panel_runs_the_schedule_in_the_simulator(explorer, monkeypatch, tmp_path, simulate_only) -> None:
     monkeypatch.setenv("LOOM_EXPLORER_STORE", str(tmp_path / "results.sqlite"))  # the server runs in this process
     page, url = explorer
     page.open(url + "?shape=M=256,K=256,N=256")

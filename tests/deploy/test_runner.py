@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from loom_explorer.cli import main
+from loom_explorer.deploy import runner as runner_module
 from loom_explorer.deploy.card_launch import PROFILER_ENV
 from loom_explorer.deploy.runner import (
     CardRunner,
@@ -22,7 +25,7 @@ from loom_explorer.deploy.runner import (
     pick_runner,
     refuse_for_card,
 )
-from loom_explorer.export.schedule_json import schedule_document
+from loom_explorer.export.schedule_json import ScheduleDocument, schedule_document
 from loom_explorer.hardware import load_hardware
 from loom_explorer.hardware.schema import DataFormat
 from loom_explorer.problem import Placement, make_problem
@@ -42,9 +45,30 @@ def _doc(kernel: str = "gemm", shape: str = "M=256,K=256,N=256"):
 
 @pytest.mark.slow
 def test_the_simulator_runner_checks_numerics_and_traffic() -> None:
-    run = SimulatorRunner().run(_doc())
+    run = SimulatorRunner(compile_it=False).run(_doc())
     assert run.source == "simulator" and run.measured_ns is None
     assert run.pcc is not None and run.pcc >= 0.999 and run.traffic_equal is True
+
+
+def test_the_simulator_runner_compiles_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The option reaches ``verify_kernel_file`` (the export and verify are stood in for: no solve, no simulator)."""
+    asked: list[bool] = []
+
+    def verify(path, timeout_seconds, hw_file=None, kernel_file=None, compile_it=True):
+        asked.append(compile_it)
+        raise RuntimeError("stop before the simulator")
+
+    monkeypatch.setattr(runner_module, "rebuild_own", lambda doc: None)
+    monkeypatch.setattr(runner_module, "ttlang_source", lambda built, doc: "# kernel\n")
+    monkeypatch.setattr(runner_module, "verify_kernel_file", verify)
+    monkeypatch.setattr(SimulatorRunner, "unavailable", lambda self: None)
+    doc = cast(
+        ScheduleDocument, SimpleNamespace(hardware=SimpleNamespace(source=None), problem=SimpleNamespace(kernel="gemm"))
+    )
+    for runner in (SimulatorRunner(), SimulatorRunner(compile_it=False)):
+        with pytest.raises(RuntimeError, match="stop before the simulator"):
+            runner.run(doc)
+    assert asked == [True, False]
 
 
 @pytest.mark.skipif(HAS_TTNN, reason="this machine has ttnn: the no-card messages do not apply")
@@ -57,7 +81,7 @@ def test_without_ttnn_the_card_runner_says_why_and_auto_falls_back() -> None:
 
 
 @pytest.mark.slow  # over 8 s: CI runs it, the quick tier does not
-def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:
+def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys, simulate_only) -> None:
     store = tmp_path / "r.sqlite"
     assert (
         main(
@@ -84,7 +108,9 @@ def test_deploy_in_the_simulator_records_the_run(tmp_path, capsys) -> None:
 
 
 @pytest.mark.slow
-def test_deploy_in_the_simulator_runs_the_schedule_solved_for_the_tt_lang_kernel(tmp_path, capsys) -> None:
+def test_deploy_in_the_simulator_runs_the_schedule_solved_for_the_tt_lang_kernel(
+    tmp_path, capsys, simulate_only
+) -> None:
     """Solved for TTNN's kernels, the best softmax of 65 column tiles splits them 8 x 9 (padded), which the TT-Lang
     writer refuses; the simulator runs the TT-Lang file, so deploy solves for its kernels, as export does, and
     runs the even split."""
