@@ -4,7 +4,6 @@ per-chip problem, the planner pricing and choosing it, ttnn's Galaxy prefill spl
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,27 +18,19 @@ from loom_explorer.mesh.states import AxisState, mesh_views
 from loom_explorer.mesh.transitions import AxisConfig
 from loom_explorer.mesh.ttnn_galaxy_split import galaxy_layer_pins
 from loom_explorer.model.collective import FabricTopology
-from loom_explorer.sweep.ops import DECODE_KV, MODELS
+from loom_explorer.sweep.ops import DECODE_KV, MODELS, Transformer
 from loom_explorer.targets.ttnn.mesh_calls import mesh_program, ring_dim
 from loom_explorer.targets.ttnn.mesh_script import mesh_source
 
 R, Sc = AxisState.replicated, AxisState.cols
 
 
-@dataclass(frozen=True)
-class _Tiny:
-    hidden: int = 512
-    ffn: int = 1024
-    heads: int = 8
-    kv_heads: int = 2
-    head_dim: int = 64
-    layers: int = 1
-    vocab: int = 1000
+TINY = Transformer(hidden=512, ffn=1024, heads=8, kv_heads=2, head_dim=64, vocab=1000, layers=1)  # an attention block
 
 
 def _attention_splits(hw: str, rows: int, prefill: bool = True) -> dict[str, Split]:
     mesh = load_mesh(hw)
-    op = attention_graph(_Tiny(), rows, prefill, 256).op("attention")
+    op = attention_graph(TINY, rows, prefill, 256).op("attention")
     return {s.name: s for v in mesh_views(mesh) for s in op_splits(op, v, mesh, mesh_chip(mesh))}
 
 
@@ -51,7 +42,7 @@ def test_the_seq_split_exists_only_where_ttnn_runs_it() -> None:
     short = set(_attention_splits("t3000", 256))
     assert "seq@ring" not in short and "seq@columns" in short
     assert not [n for n in _attention_splits("t3000", 32, prefill=False) if "seq" in n]  # decode: users, no causal
-    op = attention_graph(_Tiny(), 768, True, 256).op("attention")
+    op = attention_graph(TINY, 768, True, 256).op("attention")
     assert seq_legal(op, 2) and seq_legal(op, 4)  # 24 tiles: 4 and 8 whole-tile chunks
     assert not seq_legal(op, 3) and not seq_legal(op, 8)  # an odd ring; 16 chunks of 24 tiles
 
@@ -73,7 +64,7 @@ def test_its_states_and_per_chip_problem() -> None:
 def test_the_order_is_restored_by_two_chunk_gathers_in_the_splits_cost() -> None:
     mesh = load_mesh("t3000")
     chip = mesh_chip(mesh)
-    op = attention_graph(_Tiny(), 2048, True, 256).op("attention")
+    op = attention_graph(TINY, 2048, True, 256).op("attention")
     view = next(v for v in mesh_views(mesh) if v.name == "mesh")
     both = {s.name: s for s in op_splits(op, view, mesh, chip)}["heads@rows,seq@columns"]
     gathers = seq_gathers(op, view, both.roles, both.output)
@@ -92,7 +83,7 @@ def test_the_order_is_restored_by_two_chunk_gathers_in_the_splits_cost() -> None
 @pytest.fixture(scope="module")
 def tiny_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[Planner, MeshPlan, Path]:
     store = tmp_path_factory.mktemp("seq_split") / "s.sqlite"
-    planner = Planner(load_mesh("t3000"), attention_graph(_Tiny(), 1024, True, 256), store=store)
+    planner = Planner(load_mesh("t3000"), attention_graph(TINY, 1024, True, 256), store=store)
     return planner, planner.plan(["attention.split=seq@ring"]), store
 
 

@@ -10,7 +10,6 @@ import inspect
 import re
 import sys
 import traceback
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from contract_helpers import OpenDeviceReached, import_file
 from loom_explorer.hardware.mesh_load import load_mesh
 from loom_explorer.mesh.graph import attention_graph, matmul_graph
 from loom_explorer.mesh.plan import Planner
+from loom_explorer.sweep.ops import Transformer
 from loom_explorer.targets.ttnn.mesh_calls import (
     ChipConfig,
     FusedGather,
@@ -43,17 +43,7 @@ PINS = {
 }
 
 
-@dataclass(frozen=True)
-class _Tiny:
-    """A small model's attention block (``mesh.graph.attention_graph``)."""
-
-    hidden: int = 512
-    ffn: int = 1024
-    heads: int = 8
-    kv_heads: int = 2
-    head_dim: int = 64
-    layers: int = 1
-    vocab: int = 1000
+TINY = Transformer(hidden=512, ffn=1024, heads=8, kv_heads=2, head_dim=64, vocab=1000, layers=1)  # an attention block
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +54,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
 @cache
 def _planned(store: str, case: str) -> MeshProgram:
     mesh = load_mesh("t3000")
-    graph = attention_graph(_Tiny(), 512, True, 256) if case == "ring_attention" else matmul_graph(32, 512, 1024)
+    graph = attention_graph(TINY, 512, True, 256) if case == "ring_attention" else matmul_graph(32, 512, 1024)
     planner = Planner(mesh, graph, store=store)
     return mesh_program(planner.plan(list(PINS[case])), mesh, planner.chip, planner.graph, store=store)
 
