@@ -255,7 +255,7 @@ def seq_gathers(op: OpSpec, view: MeshView, roles: tuple[str, ...], state: Tenso
 
 
 def split_gathers(op: OpSpec, view: MeshView, roles: tuple[str, ...], state: TensorState) -> tuple[SplitGather, ...]:
-    """Every all-gather a split runs inside itself (``state``: its output, with a ``seq`` axis ``Sr``): the
+    """Every all-gather a split runs inside itself (``state``: its output, the gathered one of a ``seq`` split): the
     split's cost, the mesh view and the ttnn export read them here."""
     return stats_gathers(op, view, roles, state) + seq_gathers(op, view, roles, state)
 
