@@ -74,7 +74,6 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import lru_cache
 from operator import itemgetter
 from pathlib import Path
 
@@ -130,7 +129,7 @@ from loom_explorer.hardware.grid import restrict_grid
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.hashing import hardware_sha256
 from loom_explorer.problem import Placement, Problem, make_problem
-from loom_explorer.program import load_program
+from loom_explorer.program import shipped_program
 from loom_explorer.program.dsl import TileProgram
 from loom_explorer.program.structure import program_family
 from loom_explorer.result import Solution
@@ -233,7 +232,7 @@ def _interleaved(
         op = read(name, attrs, shapes)
     except OpSkip as why:
         raise RowSkip(str(why)) from None
-    program = _program(op.kernel)
+    program = shipped_program(op.kernel)
     names = [t.name for t in program.inputs[: op.inputs]]
     placed = l1_interleaved_placements(row, list(memory.values()), names, program.outputs[0].name, notes)
     dtype = tensor_format(row, "INPUT_0")
@@ -836,7 +835,7 @@ def captured_call(op: IngestedOp) -> CapturedCall:
 
 def kernel_ttnn_op(kernel: str) -> TtnnOp:
     """The TTNN op of a shipped ``kernel``'s family (ConfigError when ttnn has none)."""
-    return program_ttnn_op(_program(kernel))
+    return program_ttnn_op(shipped_program(kernel))
 
 
 ONCE_TERMS = ("launch", "fill")  # paid once per launch, however many batches it loops over
@@ -862,7 +861,7 @@ def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem |
     if shape is None:
         return None
     return make_problem(
-        _program(op.kernel),
+        shipped_program(op.kernel),
         shape,
         op.dtype,
         op.fidelity,
@@ -873,11 +872,6 @@ def op_problem(op: IngestedOp, shape: dict[str, int] | None = None) -> Problem |
         activation=op.activation,
         options=op.options,
     )
-
-
-@lru_cache(maxsize=8)
-def _program(kernel: str) -> TileProgram:
-    return load_program(kernel)
 
 
 def calibrated_ns(
@@ -905,8 +899,8 @@ def _measurement(
         notes.append(evaluated.result.conflict.message)
     terms = repeated_terms(sol, op.batch_repeats) if sol else ()
     cycles = sum(c for _, c in terms) if sol else None
-    predicted_ns = calibrated_ns(calibration, _program(op.kernel), hw, terms) if sol else None
-    family = program_family(_program(op.kernel)).name
+    predicted_ns = calibrated_ns(calibration, shipped_program(op.kernel), hw, terms) if sol else None
+    family = program_family(shipped_program(op.kernel)).name
     if sol and calibration.fitted(family):
         notes.append(f"calibrated: the {family} family's scales fitted on {calibration.rows[family]} capture rows")
     # the schedule document: {"source_file", "row", "op_code", then the key's part, as JSON}

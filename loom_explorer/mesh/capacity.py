@@ -28,14 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
 from loom_explorer.hardware.schema import HardwareSpec
 from loom_explorer.mesh.bounds import tiled_bytes
 from loom_explorer.mesh.graph import OpGraph, OpKind
 from loom_explorer.mesh.splits import Split
 from loom_explorer.mesh.states import MeshView
-from loom_explorer.program import TileProgram, load_program
+from loom_explorer.program import shipped_program
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +54,6 @@ def chip_dram_bytes(chip: HardwareSpec) -> int:
     return chip.dram.channels * chip.dram.channel_bytes
 
 
-@cache
-def _program(kernel: str) -> TileProgram:
-    """A shipped kernel's program, loaded once (its dims' tiles; no per-chip problem is built here)."""
-    return load_program(kernel)
-
-
 def split_bytes(graph: OpGraph, view: MeshView, split: Split, chip: HardwareSpec) -> SplitBytes:
     """``W(s)`` (all ``graph.layers`` layers') and ``A(s)`` (module docstring); (0, 0) for the boundary
     pseudo-ops."""
@@ -68,7 +61,7 @@ def split_bytes(graph: OpGraph, view: MeshView, split: Split, chip: HardwareSpec
         return SplitBytes(0, 0)
     op = graph.op(split.op)
     shape = dict(split.problem.shape)
-    program = _program(split.problem.kernel)
+    program = shipped_program(split.problem.kernel)  # its dims' tiles; no per-chip problem is built
     held: tuple[str, ...] = ()
     if op.kind is OpKind.matmul:
         held = ("in1",)

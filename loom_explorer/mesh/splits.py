@@ -59,7 +59,7 @@ from loom_explorer.hardware.mesh_schema import MeshSpec
 from loom_explorer.hardware.schema import DataFormat, Fidelity, HardwareSpec
 from loom_explorer.mesh.graph import OpGraph, OpKind, OpSpec
 from loom_explorer.mesh.states import TILE, AxisState, MeshAxis, MeshView, TensorState, local_shape, view_states
-from loom_explorer.mesh.transitions import AxisConfig, collective_cycles
+from loom_explorer.mesh.transitions import AxisConfig, Collective, collective_cycles
 from loom_explorer.model.collective import CollectiveKind, FabricTopology
 
 NONE = "-"
@@ -216,6 +216,13 @@ class SplitGather:
     def cycles(self, mesh: MeshSpec, chip: HardwareSpec) -> int:
         return collective_cycles(
             mesh, chip, CollectiveKind.all_gather, self.axis.chips, self.config, self.slice_bytes, self.page_bytes
+        )
+
+    def collective(self, mesh: MeshSpec, chip: HardwareSpec) -> Collective:
+        """The gather as a transition's collective is described (the mesh view draws both alike)."""
+        c = self.config
+        return Collective(
+            self.axis.name, CollectiveKind.all_gather, self.slice_bytes, c.links, c.topology, self.cycles(mesh, chip)
         )
 
 

@@ -3,7 +3,7 @@ analysis is in its folder under ``loom_explorer/families/``)."""
 
 from loom_explorer.program.dsl import Dim, Eltwise, Gather, Matmul, Move, ProgramError, Reduce, Tensor, TileProgram
 from loom_explorer.program.family import ProgramFamily, ProgramStructureError, Structure
-from loom_explorer.program.load import KernelError, list_kernels, load_program
+from loom_explorer.program.load import KernelError, list_kernels, load_program, shipped_program
 from loom_explorer.program.structure import analyse_program, program_families, program_family
 
 __all__ = [
@@ -25,4 +25,5 @@ __all__ = [
     "load_program",
     "program_families",
     "program_family",
+    "shipped_program",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from functools import cache
 from pathlib import Path
 
 from loom_explorer.errors import LoomError
@@ -56,3 +57,10 @@ def load_program(name_or_path: str | Path) -> TileProgram:
     if not isinstance(program, TileProgram):
         raise KernelError(f"{path}: defines no PROGRAM = TileProgram(...)")
     return program
+
+
+@cache
+def shipped_program(kernel: str) -> TileProgram:
+    """A shipped kernel's program, loaded once per process (``TileProgram`` is frozen, so callers share it):
+    for the paths that read many ops' programs (a capture's rows, every split's DRAM bytes)."""
+    return load_program(kernel)

@@ -276,10 +276,7 @@ def plan_collectives(tables: JointTables, solution: JointSolution) -> tuple[Link
             )  # fmt: skip
             out.append(LinkCollective(tensor, (op.name,), f"fused into {op.name}", view.name, gather, f.page_bytes))
         for g in split_gathers(op, view, s.roles, s.output):
-            own = Collective(
-                g.axis.name, CollectiveKind.all_gather, g.slice_bytes, g.config.links, g.config.topology,
-                g.cycles(mesh, chip),
-            )  # fmt: skip
+            own = g.collective(mesh, chip)
             out.append(LinkCollective(op.name, (op.name,), f"{g.what} of {op.name}", view.name, own, g.page_bytes))
     for e in solution.edges:
         page = graph.op(e.tensor).output.page_bytes
