@@ -78,6 +78,14 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
         (pytest.mark.slow,),
         (r"gemm M=256,K=256,N=256 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  True",),
     ),
+    "simulator_runs.py": (
+        (pytest.mark.slow,),
+        (
+            r"fresh interpreter per run: median \d+\.\d+ s",
+            r"forked, later runs: median \d+\.\d+ s",
+            r"forked / fresh interpreter: \d+\.\d+x",
+        ),
+    ),
     # the stored answer came from the store, and without OR-Tools, pandas or networkx
     "startup.py": (
         (pytest.mark.slow,),

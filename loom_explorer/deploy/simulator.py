@@ -1,8 +1,8 @@
 """Run an exported TT-Lang kernel in tt-lang-sim and read back its numerics and its traffic.
 
-The simulator runs in a subprocess (``python -m loom_explorer.deploy.sim_launch``) inside its own
-temporary folder, with a time limit; the kernel file prints ``LOOM_RESULT {"pcc": ...}`` and the
-simulator's ``--trace`` JSON lines give the traffic:
+The simulator runs in a process of its own (``python -m loom_explorer.deploy.sim_launch``, forked from a
+warm process that has imported the simulator: ``warm_sim``) inside its own temporary folder, with a time
+limit; the kernel file prints ``LOOM_RESULT {"pcc": ...}`` and the simulator's ``--trace`` JSON lines give the traffic:
 
 * ``copy_end`` events with ``direction`` ``read`` / ``write`` carry the tensor and its DRAM tile count;
 * ``pipe_recv`` events carry the tiles a node received; the node is the ``nodeN`` of the event's kernel,
@@ -16,10 +16,9 @@ reference the caller builds itself (``verify``); ``pcc`` is then None.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -27,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from loom_explorer.deploy.warm_sim import RunTimedOut, run_launcher
 from loom_explorer.errors import LoomError
-from loom_explorer.solve.children import die_with_parent_preexec
 from loom_explorer.traffic.tiles import TileTraffic
 
 RESULT_PREFIX = "LOOM_RESULT "
@@ -83,6 +82,13 @@ def parse_trace(lines: list[str], grid: tuple[int, int]) -> TileTraffic:
     return TileTraffic(dict(read), dict(written), dict(received))
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is missing
+        return False
+
+
 def simulate(
     kernel_file: str | Path, grid: tuple[int, int], timeout_seconds: float = 600.0, tensors: bool = False
 ) -> Simulation:
@@ -90,27 +96,15 @@ def simulate(
     source = Path(kernel_file).resolve()
     if not source.is_file():
         raise SimulationError(f"kernel file {kernel_file} does not exist")
-    try:
-        import ttl.sim  # noqa: F401  (only to say clearly when the simulator is missing)
-    except ImportError:
-        raise SimulationError("tt-lang-sim is not installed: pip install 'loom-explorer[sim]'") from None
+    if not _installed("ttl.sim"):  # found, not imported: the runs import it (warm_sim)
+        raise SimulationError("tt-lang-sim is not installed: pip install 'loom-explorer[sim]'")
     with tempfile.TemporaryDirectory(prefix="loom-sim-") as work:
         trace, saved = Path(work) / "trace.jsonl", Path(work) / "tensors.npz"
-        launch = [sys.executable, "-m", "loom_explorer.deploy.sim_launch"]
-        if tensors:
-            launch += ["--loom-tensors", str(saved)]
+        launch = ["--loom-tensors", str(saved)] if tensors else []
         start = time.perf_counter()
         try:
-            proc = subprocess.run(
-                [*launch, str(source), "--trace", str(trace)],
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=timeout_seconds,
-                check=False,
-                preexec_fn=die_with_parent_preexec(),
-            )  # dies with this process
-        except subprocess.TimeoutExpired:
+            proc = run_launcher([*launch, str(source), "--trace", str(trace)], Path(work), timeout_seconds)
+        except RunTimedOut:
             raise SimulationError(f"tt-lang-sim did not finish {source.name} within {timeout_seconds:g} s") from None
         seconds = time.perf_counter() - start
         output = proc.stdout + proc.stderr

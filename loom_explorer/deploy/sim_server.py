@@ -1,0 +1,89 @@
+"""``python -m loom_explorer.deploy.sim_server``: the simulator's fork server (``warm_sim`` starts and talks to it).
+
+It imports what every simulator run needs (``PRELOAD``: torch and tt-lang-sim, about 1.5-2 s) once, then reads
+one request a line on standard input, a JSON object ``{"args": [...], "cwd": ..., "stdout": ..., "stderr": ...,
+"status": ...}``, forks a copy of itself for it and answers ``{"pid": N}`` on standard output. The copy (the
+run) is what ``python -m loom_explorer.deploy.sim_launch ARGS`` run in ``cwd`` would be: its standard output
+and error go to the two files, standard input is empty, SIGINT raises ``KeyboardInterrupt``, an uncaught
+exception prints its traceback and exits 1, ``sys.exit(code)`` exits ``code``; its exit status is written to
+the ``status`` file as it ends (the server's runs are reaped by the kernel, so no one can wait for them). A run
+asks the kernel to SIGKILL it when the server ends.
+
+The server ignores SIGINT (the parent handles Ctrl-C and kills the runs it stops waiting for) and exits when
+its standard input ends: the parent closed it, or ended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import traceback
+from typing import NoReturn
+
+from loom_explorer.solve.children import die_with_parent
+
+PRELOAD = ("torch", "numpy", "ttl.sim.ttlang_sim", "loom_explorer.deploy.sim_launch")
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """What ``python`` exits with for ``sys.exit(code)``: the integer, 0 for None, else 1 (the code printed)."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def _run(request: dict[str, object], server_pid: int) -> NoReturn:
+    """The forked run (module docstring); never returns."""
+    status = 1
+    try:
+        die_with_parent(server_pid)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.chdir(str(request["cwd"]))
+        for fd, key, flags in ((0, None, os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+            path = os.devnull if key is None else str(request[key])
+            target = os.open(path, flags | (0 if key is None else os.O_CREAT | os.O_TRUNC), 0o600)
+            os.dup2(target, fd)
+            os.close(target)
+        from loom_explorer.deploy import sim_launch
+
+        sys.argv = ["loom_explorer.deploy.sim_launch", *map(str, request["args"])]  # type: ignore[call-overload]
+        try:
+            sim_launch.main()
+            status = 0
+        except SystemExit as exc:
+            status = _exit_status(exc)
+        except BaseException:  # reported as python reports an uncaught exception
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # nothing can be reported any more
+                stream.flush()
+        try:
+            with open(str(request["status"]), "w") as out:
+                out.write(str(status))
+        finally:
+            os._exit(status)
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the runs
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):  # the run imports it again and reports the failure
+            __import__(name)
+    server_pid = os.getpid()
+    for line in iter(sys.stdin.readline, ""):
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _run(request, server_pid)
+        print(json.dumps({"pid": pid}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
