@@ -2,7 +2,7 @@
 fork server (``loom_explorer/deploy/warm_sim.py``), in this process.
 
     python benchmarks/simulator_runs.py            # 7 runs of each kind, gemm M=K=N=256 on the n150
-    python benchmarks/simulator_runs.py --quick    # 2 runs of each kind: a smoke run (seconds)
+    python benchmarks/simulator_runs.py --quick    # 1 run of each kind: a smoke run (seconds)
 
 The kernel is the best schedule's TT-Lang export (``export --format ttlang``). "fresh interpreter" runs
 ``python -m loom_explorer.deploy.sim_launch FILE --trace T`` in a subprocess, as every simulator run started
@@ -70,11 +70,11 @@ def forked(path: Path, grid: tuple[int, int]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2 runs of each kind")
-    runs = 2 if parser.parse_args().quick else 7
+    parser.add_argument("--quick", action="store_true", help="1 run of each kind")
+    runs = 1 if parser.parse_args().quick else 7
     with tempfile.TemporaryDirectory(prefix="loom-sim-bench-") as work:
         path, grid = kernel_file(Path(work))
-        print(f"gemm {SHAPE} on {HW}, its best schedule exported to TT-Lang; {runs} runs of each kind")
+        print(f"gemm {SHAPE} on {HW}, its best schedule exported to TT-Lang; runs of each kind: {runs}")
         first = forked(path, grid)
         warm = [forked(path, grid) for _ in range(runs)]
         cold = [fresh_interpreter(path, Path(work)) for _ in range(runs)]
