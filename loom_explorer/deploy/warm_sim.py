@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom_explorer.deploy.sim_server import RunRequest
 from loom_explorer.solve.interrupt import STOP, StopToken
 
 POLL_S = 0.1  # how often a wait for a run looks at the stop token and the clock
@@ -56,7 +57,7 @@ class Finished:
     stderr: str
 
 
-def _fork(request: dict[str, object]) -> int:
+def _fork(request: RunRequest) -> int:
     """Have the server fork a run for ``request`` (``sim_server``'s docstring); the run's process id."""
     global _server
     with _lock:
@@ -70,7 +71,7 @@ def _fork(request: dict[str, object]) -> int:
         server = _server
         assert server.stdin is not None and server.stdout is not None
         try:
-            server.stdin.write(json.dumps(request) + "\n")
+            server.stdin.write(request.to_line())
             server.stdin.flush()
             answer = server.stdout.readline()
             return int(json.loads(answer)["pid"])
@@ -84,18 +85,28 @@ def _fork(request: dict[str, object]) -> int:
 
 
 def _wait(pid: int, deadline: float, stop: StopToken) -> bool:
-    """Wait for run ``pid`` to end; False when the deadline passed or the token was set first."""
+    """Wait for run ``pid`` to end; False when the deadline passed or the token was set first. On Linux the
+    wait wakes as the run ends (a pidfd); elsewhere it looks every ``POLL_S`` (the server's runs are reaped at
+    once, so a run that ended is gone)."""
     try:
-        handle = os.pidfd_open(pid)
+        handle = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
     except ProcessLookupError:  # it has already ended
         return True
     try:
-        while not select.select([handle], [], [], POLL_S)[0]:
+        while True:
+            if handle is not None and select.select([handle], [], [], POLL_S)[0]:
+                return True
+            if handle is None:
+                time.sleep(POLL_S)
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    return True
             if stop.stopped or time.monotonic() >= deadline:
                 return False
-        return True
     finally:
-        os.close(handle)
+        if handle is not None:
+            os.close(handle)
 
 
 def _kill(pid: int) -> None:
@@ -111,7 +122,7 @@ def run_launcher(args: list[str], cwd: Path, timeout_seconds: float, stop: StopT
     ``RunTimedOut`` after ``timeout_seconds``; a run the stop token (default: the process-wide one) ended has
     status ``KILLED``."""
     files = {name: cwd / f"launcher.{name}" for name in ("stdout", "stderr", "status")}
-    request: dict[str, object] = {"args": list(args), "cwd": str(cwd), **{k: str(v) for k, v in files.items()}}
+    request = RunRequest(tuple(args), str(cwd), *(str(files[name]) for name in ("stdout", "stderr", "status")))
     pid = _fork(request)
     ended = False
     try:

@@ -8,12 +8,13 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from loom_helpers import NEEDS_SIM
 
-from loom_explorer.deploy.compiler import compile_files
+from loom_explorer.deploy.compiler import CompileReport, compile_files
 
 pytestmark = NEEDS_SIM
 
@@ -62,12 +63,9 @@ def test_verify_compiles_with_the_real_compiler(kernel_file, toolchain) -> None:
     assert report["passed"] and report["pcc"] >= 0.999 and done.returncode == 0
 
 
-@pytest.mark.toolchain
-def test_a_kernel_the_compiler_refuses_says_its_real_error_first(toolchain, tmp_path) -> None:
-    """in0 buffered 32 blocks deep, far beyond L1: verify refuses the file before any run (its buffer depth is
-    not its schedule's), and the compiler refuses it with the L1-budget error as the message's first line (tt-lang
-    puts its version banner first; the report names the compiler instead)."""
-    path = tmp_path / "greedy.py"
+def _greedy(folder: Path) -> Path:
+    """in0 buffered 32 blocks deep, far beyond L1: a file whose buffer depth is not its schedule's."""
+    path = folder / "greedy.py"
     done = _cli(
         "export",
         "gemm",
@@ -99,11 +97,53 @@ def test_a_kernel_the_compiler_refuses_says_its_real_error_first(toolchain, tmp_
     )
     assert count == 1
     path.write_text(greedy)
-    done = _cli("verify", str(path))
+    return path
+
+
+def _unused(kernel_file: Path, folder: Path) -> Path:
+    """The kernel with a dataflow buffer declared and never used."""
+    unused, count = re.subn(
+        r"^(    in0_dfb = ttl\.make_dataflow_buffer_like\(in0, .*)$",
+        r"\1\n    unused_dfb = ttl.make_dataflow_buffer_like(in0, shape=(1, 1), block_count=1)",
+        kernel_file.read_text(),
+        flags=re.MULTILINE,
+    )
+    assert count == 1
+    path = folder / "unused.py"
+    path.write_text(unused)
+    return path
+
+
+@dataclass(frozen=True)
+class Compiled:
+    greedy: Path
+    reports: dict[str, CompileReport]  # greedy, unused, good: compiled in this order, in one toolchain process
+    user: str  # the USER they were compiled under
+
+
+@pytest.fixture(scope="module")
+def compiled(kernel_file, toolchain, tmp_path_factory) -> Compiled:
+    """The greedy file, the unused-buffer file and the good kernel compiled in one toolchain process (each
+    toolchain start imports the compiler: seconds), under a USER of this module's own."""
+    folder = tmp_path_factory.mktemp("compiled")
+    greedy = _greedy(folder)
+    user = f"loom-test-{os.getpid()}-{id(folder)}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("USER", user)
+        reports = compile_files([greedy, _unused(kernel_file, folder), kernel_file], toolchain)
+    return Compiled(greedy, dict(zip(("greedy", "unused", "good"), reports, strict=True)), user)
+
+
+@pytest.mark.toolchain
+def test_a_kernel_the_compiler_refuses_says_its_real_error_first(compiled) -> None:
+    """in0 buffered 32 blocks deep, far beyond L1: verify refuses the file before any run (its buffer depth is
+    not its schedule's), and the compiler refuses it with the L1-budget error as the message's first line (tt-lang
+    puts its version banner first; the report names the compiler instead)."""
+    done = _cli("verify", str(compiled.greedy))
     assert done.returncode == 1, done.stdout + done.stderr
     assert re.search(r"constant IN0_BUFFER_DEPTH: 32 in the file, \d+ in the schedule", done.stdout), done.stdout
     assert "not simulated, not compiled" in done.stdout
-    (refused,) = compile_files([path], toolchain)
+    refused = compiled.reports["greedy"]
     first = refused.message.splitlines()[0]
     assert not refused.passed and refused.compiler == "tt-lang 1.1.1"
     assert first.startswith("RuntimeError: error: total circular buffer allocation") and "exceeds L1 budget" in first, (
@@ -112,33 +152,17 @@ def test_a_kernel_the_compiler_refuses_says_its_real_error_first(toolchain, tmp_
 
 
 @pytest.mark.toolchain
-def test_every_compile_runs_in_a_temporary_folder_of_its_own_removed_afterwards(
-    kernel_file,
-    toolchain,
-    monkeypatch,
-) -> None:
-    """tt-lang writes each generated C++ kernel to /tmp/$USER/: under a USER of this test's own, none is left
+def test_every_compile_runs_in_a_temporary_folder_of_its_own_removed_afterwards(compiled) -> None:
+    """tt-lang writes each generated C++ kernel to /tmp/$USER/: under a USER of this module's own, none is left
     there once the compile returns (the compile ran in a /tmp/loom-compile-* folder, now removed)."""
-    user = f"loom-test-{os.getpid()}-{id(kernel_file)}"
-    monkeypatch.setenv("USER", user)
-    (report,) = compile_files([kernel_file], toolchain)
-    assert report.passed, report.message
-    assert not Path("/tmp", user).exists()
+    assert compiled.reports["good"].passed, compiled.reports["good"].message
+    assert not Path("/tmp", compiled.user).exists()
 
 
 @pytest.mark.toolchain
-def test_a_declared_but_unused_buffer_is_refused_as_the_runtime_would(kernel_file, toolchain, tmp_path) -> None:
+def test_a_declared_but_unused_buffer_is_refused_as_the_runtime_would(compiled) -> None:
     """The compiler leaves an unused dataflow buffer without a configuration, which tt-lang's runtime refuses
     to run: the compile check says so rather than passing it (the next file still compiles)."""
-    unused, count = re.subn(
-        r"^(    in0_dfb = ttl\.make_dataflow_buffer_like\(in0, .*)$",
-        r"\1\n    unused_dfb = ttl.make_dataflow_buffer_like(in0, shape=(1, 1), block_count=1)",
-        kernel_file.read_text(),
-        flags=re.MULTILINE,
-    )
-    assert count == 1
-    path = tmp_path / "unused.py"
-    path.write_text(unused)
-    bad, good = compile_files([path, kernel_file], toolchain)
+    bad, good = compiled.reports["unused"], compiled.reports["good"]
     assert not bad.passed and "has no configuration" in bad.message
     assert good.passed and good.cb_l1_bytes > 0
