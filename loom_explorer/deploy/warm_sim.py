@@ -57,8 +57,9 @@ class Finished:
     stderr: str
 
 
-def _fork(request: RunRequest) -> int:
-    """Have the server fork a run for ``request`` (``sim_server``'s docstring); the run's process id."""
+def _fork(request: RunRequest, stop: StopToken) -> int | None:
+    """Have the server fork a run for ``request`` (``sim_server``'s docstring); the run's process id, or None
+    when the stop token was set before the server answered (it may still be importing: seconds)."""
     global _server
     with _lock:
         if _server is None or _server.poll() is not None:
@@ -70,18 +71,22 @@ def _fork(request: RunRequest) -> int:
             )
         server = _server
         assert server.stdin is not None and server.stdout is not None
+        answered = False
         try:
             server.stdin.write(request.to_line())
             server.stdin.flush()
-            answer = server.stdout.readline()
-            return int(json.loads(answer)["pid"])
-        except BaseException as exc:  # no answer, or interrupted before it: a later answer would be misread
-            server.kill()
-            server.wait()
-            _server = None
-            if isinstance(exc, Exception):
-                raise ServerError(f"the simulator's fork server failed (exit {server.returncode}): {exc!r}") from exc
-            raise
+            while not select.select([server.stdout], [], [], POLL_S)[0]:
+                if stop.stopped:
+                    return None
+            answered = True
+            return int(json.loads(server.stdout.readline())["pid"])
+        except Exception as exc:
+            raise ServerError(f"the simulator's fork server failed: {exc!r}") from exc
+        finally:
+            if not answered:  # stopped or interrupted before the answer, which the next run would misread
+                server.kill()
+                server.wait()
+                _server = None
 
 
 def _wait(pid: int, deadline: float, stop: StopToken) -> bool:
@@ -123,7 +128,9 @@ def run_launcher(args: list[str], cwd: Path, timeout_seconds: float, stop: StopT
     status ``KILLED``."""
     files = {name: cwd / f"launcher.{name}" for name in ("stdout", "stderr", "status")}
     request = RunRequest(tuple(args), str(cwd), *(str(files[name]) for name in ("stdout", "stderr", "status")))
-    pid = _fork(request)
+    pid = _fork(request, stop or STOP)
+    if pid is None:  # stopped before the run began
+        return Finished(KILLED, "", "")
     ended = False
     try:
         ended = _wait(pid, time.monotonic() + timeout_seconds, stop or STOP)

@@ -27,13 +27,14 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported where used: the command line imports this module at start-up (interrupt.py)
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 TERMINATE_GRACE_S = 1.0  # from SIGTERM to SIGKILL for a worker that has not ended
@@ -96,12 +97,29 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         yield pool
     except BaseException:
         processes = list(pool._processes.values())  # the executor exposes no other handle
+        futures = [item.future for item in list(pool._pending_work_items.values())]  # nor of its tasks
+        manager = getattr(pool, "_executor_manager_thread", None)  # its thread: typeshed mistypes the attribute
         pool.shutdown(wait=False, cancel_futures=True)
         end_processes([p.pid for p in processes if p.pid is not None])
         for p in processes:
             p.join(TERMINATE_GRACE_S)
+        if isinstance(manager, threading.Thread):  # it ends once the workers have; then nothing else touches
+            manager.join(TERMINATE_GRACE_S)  # the futures
+        _fail_unfinished(futures)
         raise
     pool.shutdown(wait=True)
+
+
+def _fail_unfinished(futures: list[Future[object]]) -> None:
+    """Fail the futures of tasks that were running on the ended workers. The executor's own thread does so
+    only when it sees a worker die before it sees the shutdown; else they would stay running for ever."""
+    from concurrent.futures import InvalidStateError
+    from concurrent.futures.process import BrokenProcessPool
+
+    for future in futures:
+        if not future.done():
+            with contextlib.suppress(InvalidStateError):  # the executor's thread failed it meanwhile
+                future.set_exception(BrokenProcessPool("the pool was left by an exception; its workers were ended"))
 
 
 def end_processes(pids: list[int], grace_s: float = TERMINATE_GRACE_S) -> None:

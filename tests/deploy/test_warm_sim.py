@@ -129,3 +129,22 @@ def test_a_run_ends_when_the_stop_token_is_set(tmp_path: Path) -> None:
     stopper.join()
     assert finished.returncode == -9
     assert _gone(int((tmp_path / "pid").read_text()))
+
+
+def test_a_stop_while_the_server_is_still_importing_ends_the_wait_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C during the fork server's imports (seconds) must not leave the command waiting for them: the
+    command line ends a process 1.5 s after Ctrl-C at the latest, without its message."""
+    from loom_explorer.deploy import warm_sim
+
+    monkeypatch.setattr(warm_sim, "_server", None)  # a server of this test's own, started by the run below
+    kernel = _file(tmp_path, "sleep.py", SLEEP)
+    token = StopToken()
+    token.stop()
+    start = time.monotonic()
+    finished = run_launcher([str(kernel)], tmp_path, 600.0, stop=token)
+    assert finished.returncode == warm_sim.KILLED
+    assert time.monotonic() - start < 1.0
+    assert warm_sim._server is None, "the server that had not answered was not ended"
+    assert not (tmp_path / "pid").exists()
