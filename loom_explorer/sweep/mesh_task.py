@@ -103,8 +103,9 @@ def mesh_sha256(mesh: MeshSpec) -> str:
 
 
 def mesh_op_key(mesh: MeshSpec, op: SweepOp) -> str:
-    """A mesh record's skip key: as a chip's (``task.op_key``), with the mesh's hash."""
-    return f"{mesh_sha256(mesh)}|{package_version('loom-explorer')}|{op.key}|{op.label}"
+    """A mesh record's skip key: as a chip's (``task.op_key``), with the mesh's hash and the precision preset
+    the layer is planned at (a store swept at another preset plans its layers again)."""
+    return f"{mesh_sha256(mesh)}|{package_version('loom-explorer')}|{op.key}|{op.label}|{LAYER_PRECISION}"
 
 
 def ttnn_split_pins(mesh: MeshSpec, graph: OpGraph, views: tuple[MeshView, ...], prefill: bool) -> tuple[str, ...]:

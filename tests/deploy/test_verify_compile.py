@@ -89,29 +89,27 @@ def _greedy(folder: Path) -> Path:
         str(path),
     )
     assert done.returncode == 0, done.stderr
-    greedy, count = re.subn(
-        r"^IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = (\d+), \d+",
-        r"IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = 32, \1",
-        path.read_text(),
-        flags=re.MULTILINE,
+    return _edited(
+        path, r"^IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = (\d+), \d+", r"IN0_BUFFER_DEPTH, IN1_BUFFER_DEPTH = 32, \1", path
     )
-    assert count == 1
-    path.write_text(greedy)
-    return path
 
 
 def _unused(kernel_file: Path, folder: Path) -> Path:
     """The kernel with a dataflow buffer declared and never used."""
-    unused, count = re.subn(
+    return _edited(
+        kernel_file,
         r"^(    in0_dfb = ttl\.make_dataflow_buffer_like\(in0, .*)$",
         r"\1\n    unused_dfb = ttl.make_dataflow_buffer_like(in0, shape=(1, 1), block_count=1)",
-        kernel_file.read_text(),
-        flags=re.MULTILINE,
+        folder / "unused.py",
     )
-    assert count == 1
-    path = folder / "unused.py"
-    path.write_text(unused)
-    return path
+
+
+def _edited(source: Path, line: str, replacement: str, out: Path) -> Path:
+    """``source`` with its one line matching ``line`` replaced, written to ``out``."""
+    text, count = re.subn(line, replacement, source.read_text(), flags=re.MULTILINE)
+    assert count == 1, line
+    out.write_text(text)
+    return out
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def test_galaxy_pins_are_valid_splits_on_the_galaxy() -> None:
         galaxy_layer_pins(t3000.graph, t3000.views, False)
 
 
-def test_layer_ops_and_skip_keys(tmp_path: Path) -> None:
+def test_layer_ops_and_skip_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     layers = mesh_layers("llama-3-70b")
     assert [x.phase for x in layers] == ["prefill 2k", "prefill 8k", "decode b1", "decode b32"]
     ops = layer_ops(layers[0])
@@ -61,6 +61,9 @@ def test_layer_ops_and_skip_keys(tmp_path: Path) -> None:
     assert skipped == len(ops) and [t.layer for t in todo] == [layers[1]]
     todo, _ = mesh_pending(layers[:1], ["t3000"], set(list(keys)[1:]))  # one op missing: the layer again
     assert len(todo) == 1 and todo[0].ops == ops
+    monkeypatch.setattr(mesh_task, "LAYER_PRECISION", "bf16")  # recorded at another preset: planned again
+    assert len(mesh_pending(layers[:1], ["t3000"], keys)[0]) == 1
+    monkeypatch.undo()
     failed = mesh_task.failed_layer("t3000", layers[0], "boom")
     assert {(r.precision, r.dtype, r.status) for r in failed} == {(mesh_task.LAYER_PRECISION, "bfloat16", "failed")}
     assert mesh_task.LAYER_PRECISION == "performance"  # tt-transformers' (mesh/precision.py), as the graph's
