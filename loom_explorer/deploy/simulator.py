@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loom_explorer.deploy.warm_sim import RunTimedOut, run_launcher
+from loom_explorer.deploy.warm_sim import RunTimedOut, ServerError, run_launcher
 from loom_explorer.errors import LoomError
 from loom_explorer.traffic.tiles import TileTraffic
 
@@ -106,6 +106,8 @@ def simulate(
             proc = run_launcher([*launch, str(source), "--trace", str(trace)], Path(work), timeout_seconds)
         except RunTimedOut:
             raise SimulationError(f"tt-lang-sim did not finish {source.name} within {timeout_seconds:g} s") from None
+        except ServerError as exc:
+            raise SimulationError(f"tt-lang-sim could not start {source.name}: {exc}") from None
         seconds = time.perf_counter() - start
         output = proc.stdout + proc.stderr
         result = next(

@@ -71,32 +71,34 @@ def _fork(request: RunRequest, stop: StopToken) -> int | None:
             )
         server = _server
         assert server.stdin is not None and server.stdout is not None
-        answered = False
+        pid = None
         try:
             server.stdin.write(request.to_line())
             server.stdin.flush()
             while not select.select([server.stdout], [], [], POLL_S)[0]:
                 if stop.stopped:
                     return None
-            answered = True
-            return int(json.loads(server.stdout.readline())["pid"])
+            pid = int(json.loads(server.stdout.readline())["pid"])
+            return pid
         except Exception as exc:
             raise ServerError(f"the simulator's fork server failed: {exc!r}") from exc
         finally:
-            if not answered:  # stopped or interrupted before the answer, which the next run would misread
-                server.kill()
+            if pid is None:  # stopped or interrupted before the answer (the next run would misread it), or a
+                server.kill()  # server that failed: the next run starts a new one
                 server.wait()
                 _server = None
 
 
 def _wait(pid: int, deadline: float, stop: StopToken) -> bool:
-    """Wait for run ``pid`` to end; False when the deadline passed or the token was set first. On Linux the
-    wait wakes as the run ends (a pidfd); elsewhere it looks every ``POLL_S`` (the server's runs are reaped at
-    once, so a run that ended is gone)."""
+    """Wait for run ``pid`` to end; False when the deadline passed or the token was set first. On Linux 5.3 and
+    later the wait wakes as the run ends (a pidfd); elsewhere it looks every ``POLL_S`` (the server's runs are
+    reaped at once, so a run that ended is gone)."""
     try:
         handle = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
     except ProcessLookupError:  # it has already ended
         return True
+    except OSError:  # a Linux older than 5.3: no pidfds
+        handle = None
     try:
         while True:
             if handle is not None and select.select([handle], [], [], POLL_S)[0]:

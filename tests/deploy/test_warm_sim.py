@@ -148,3 +148,27 @@ def test_a_stop_while_the_server_is_still_importing_ends_the_wait_at_once(
     assert time.monotonic() - start < 1.0
     assert warm_sim._server is None, "the server that had not answered was not ended"
     assert not (tmp_path / "pid").exists()
+
+
+def test_a_server_that_answers_nonsense_is_a_simulation_error_and_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    from loom_explorer.deploy import warm_sim
+    from loom_explorer.deploy.simulator import SimulationError, simulate
+
+    liar = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.readline(); print('no pid here', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    monkeypatch.setattr(warm_sim, "_server", liar)
+    kernel = _file(tmp_path, "report.py", REPORT)
+    with pytest.raises(SimulationError, match="could not start report.py: the simulator's fork server failed"):
+        simulate(kernel, (1, 1))
+    assert liar.poll() is not None and warm_sim._server is None  # ended; the next run starts a real one
+    finished = run_launcher([str(kernel)], tmp_path, 120.0)
+    assert finished.returncode == 3 and "pid=" in finished.stdout
