@@ -86,6 +86,14 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
             r"forked / fresh interpreter: \d+\.\d+x",
         ),
     ),
+    "toolchain_imports.py": (
+        (pytest.mark.toolchain,),  # the toolchain's Python: installed for the toolchain tier
+        (
+            r"import ttnn with the environment's bytecode: median \d+\.\d+ s",
+            r"import ttnn without bytecode \(every module compiled\): median \d+\.\d+ s",
+            r"with / without: \d+\.\d+x",
+        ),
+    ),
     # the stored answer came from the store, and without OR-Tools, pandas or networkx
     "startup.py": (
         (pytest.mark.slow,),
