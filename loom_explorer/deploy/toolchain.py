@@ -168,7 +168,7 @@ def install_toolchain(
                     "pip",
                     "install",
                     "--quiet",
-                    "--compile-bytecode",  # else every process compiles torch and ttnn afresh: 4 s of an import
+                    "--compile-bytecode",  # else every process compiles torch and ttnn afresh: about 3 s each
                     "--python",
                     str(building / "bin" / "python"),
                     "--override",

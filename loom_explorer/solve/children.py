@@ -4,7 +4,8 @@ and ending every descendant of the process when it must stop at once.
 Ctrl-C in a terminal signals the whole foreground process group, workers included. A worker of
 ``worker_pool`` ignores SIGINT (its initializer, ``_start_worker``), so the parent alone decides what an
 interrupt means: leaving the pool by an exception (``KeyboardInterrupt``, ``Interrupted``, an error) cancels
-every task not started and terminates the workers (SIGTERM, SIGKILL ``TERMINATE_GRACE_S`` later), instead of
+every task not started, terminates the workers (SIGTERM, SIGKILL ``TERMINATE_GRACE_S`` later) and fails the
+futures of the tasks they were running (``BrokenProcessPool``), instead of
 ``ProcessPoolExecutor``'s own exit, which waits for every submitted task to finish (minutes of folds). Leaving
 it normally waits for the workers as usual.
 
