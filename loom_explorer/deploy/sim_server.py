@@ -2,12 +2,12 @@
 
 It imports what every simulator run needs (``PRELOAD``: torch and tt-lang-sim, about 1.5-2 s) once, then reads
 one request a line on standard input (a ``RunRequest`` as a JSON object), forks a copy of itself for it and
-answers ``{"pid": N}`` on standard output. The copy (the
-run) is what ``python -m loom_explorer.deploy.sim_launch ARGS`` run in ``cwd`` would be: its standard output
-and error go to the two files, standard input is empty, SIGINT raises ``KeyboardInterrupt``, an uncaught
-exception prints its traceback and exits 1, ``sys.exit(code)`` exits ``code``; its exit status is written to
-the ``status`` file as it ends (the server's runs are reaped by the kernel, so no one can wait for them). A run
-asks the kernel to SIGKILL it when the server ends.
+answers ``{"pid": N}`` on standard output. The copy (the run) is what ``python -m
+loom_explorer.deploy.sim_launch ARGS`` run in ``cwd`` would be: its standard output and error go to the two
+files, standard input is empty, SIGINT raises ``KeyboardInterrupt``, an uncaught exception prints its
+traceback and exits 1, ``sys.exit(code)`` exits ``code``; its exit status is written to the ``status`` file as
+it ends (the server's runs are reaped by the kernel, so no one can wait for them). A run asks the kernel to
+SIGKILL it when the server ends.
 
 The server ignores SIGINT (the parent handles Ctrl-C and kills the runs it stops waiting for) and exits when
 its standard input ends: the parent closed it, or ended.

@@ -2,7 +2,8 @@
 
 The simulator runs in a process of its own (``python -m loom_explorer.deploy.sim_launch``, forked from a
 warm process that has imported the simulator: ``warm_sim``) inside its own temporary folder, with a time
-limit; the kernel file prints ``LOOM_RESULT {"pcc": ...}`` and the simulator's ``--trace`` JSON lines give the traffic:
+limit; the kernel file prints ``LOOM_RESULT {"pcc": ...}`` and the simulator's ``--trace`` JSON lines give
+the traffic:
 
 * ``copy_end`` events with ``direction`` ``read`` / ``write`` carry the tensor and its DRAM tile count;
 * ``pipe_recv`` events carry the tiles a node received; the node is the ``nodeN`` of the event's kernel,

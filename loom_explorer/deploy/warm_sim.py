@@ -101,9 +101,10 @@ def _wait(pid: int, deadline: float, stop: StopToken) -> bool:
         handle = None
     try:
         while True:
-            if handle is not None and select.select([handle], [], [], POLL_S)[0]:
-                return True
-            if handle is None:
+            if handle is not None:
+                if select.select([handle], [], [], POLL_S)[0]:
+                    return True
+            else:
                 time.sleep(POLL_S)
                 try:
                     os.kill(pid, 0)
@@ -130,16 +131,17 @@ def run_launcher(args: list[str], cwd: Path, timeout_seconds: float, stop: StopT
     status ``KILLED``."""
     files = {name: cwd / f"launcher.{name}" for name in ("stdout", "stderr", "status")}
     request = RunRequest(tuple(args), str(cwd), *(str(files[name]) for name in ("stdout", "stderr", "status")))
-    pid = _fork(request, stop or STOP)
+    token = stop or STOP
+    pid = _fork(request, token)
     if pid is None:  # stopped before the run began
         return Finished(KILLED, "", "")
     ended = False
     try:
-        ended = _wait(pid, time.monotonic() + timeout_seconds, stop or STOP)
+        ended = _wait(pid, time.monotonic() + timeout_seconds, token)
     finally:
         if not ended:  # out of time, stopped, or this process is being interrupted
             _kill(pid)
-    if not ended and not (stop or STOP).stopped:
+    if not ended and not token.stopped:
         raise RunTimedOut(f"the simulator run did not end within {timeout_seconds:g} s")
 
     def read(path: Path) -> str:
