@@ -1,9 +1,10 @@
 """How well the collective model predicts the published collective times, judged leave one topology out:
 ``loom-explorer accuracy --collectives``.
 
-The rows (``all_rows``) are every row of ``collective_times.csv`` on its shipped mesh (``collective_rows``)
-and every collective row of the shipped captures that have any, each on the mesh the capture is told to
-have run on (``capture_collective.infer_mesh``), one row per device. A row's **topology** is its mesh.
+The rows (``all_rows``) are every row of ``collective_times.csv`` on its shipped mesh (``collective_rows``),
+the measured rows of Tenstorrent's CCL bandwidth benchmark on a Wormhole LoudBox (``ccl_benchmark``, on the
+T3000), and every collective row of the shipped captures that have any, each on the mesh the capture is told
+to have run on (``capture_collective.infer_mesh``), one row per device. A row's **topology** is its mesh.
 
 For each topology ``T``: the constants are fitted on the measured rows of every other topology
 (``collective_calibration.fit_constants``) and ``T``'s rows are predicted with them. A measured row's error
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from loom_explorer.accuracy.capture_collective import IngestedCollective, MeshChoice, infer_mesh
+from loom_explorer.accuracy.ccl_benchmark import benchmark_rows
 from loom_explorer.accuracy.collective_calibration import (
     UNCALIBRATED,
     CollectiveConstants,
@@ -42,7 +44,10 @@ from loom_explorer.hardware.mesh_load import mesh_chip
 from loom_explorer.model.collective import CollectiveError
 
 TARGET_MEDIAN = 0.15
-FITTED_ON = "measured rows of data/published/collective_times.csv and of the shipped captures' collectives"
+FITTED_ON = (
+    "measured rows of data/published/collective_times.csv, of data/published/ccl_bandwidth_wormhole.csv and of "
+    "the shipped captures' collectives"
+)
 _WORDS = (b"allgather", b"reducescatter", b"allreduce")
 
 
@@ -99,7 +104,8 @@ def _has_collectives(name: str) -> bool:
 def all_rows() -> AllRows:
     """Every published collective row and every shipped capture's collective rows (module docstring)."""
     rows, skipped = published_rows()
-    out, gone = list(rows), list(skipped)
+    bench, left_out = benchmark_rows()
+    out, gone = [*rows, *bench], [*skipped, *left_out]
     for name in CAPTURES:
         if not _has_collectives(name):
             continue
@@ -221,6 +227,43 @@ def collective_accuracy(data: AllRows | None = None) -> CollectiveAccuracy:
     return CollectiveAccuracy(held, pooled, shipped_constants(), data.skipped)
 
 
+@dataclass(frozen=True, slots=True)
+class OpGroup:
+    """The first-principles errors of one kind of collective on one topology: ``kind`` on a ``fabric`` line or
+    ring of ``ring_size`` chips; ``signed`` holds ``predicted / measured - 1`` of each measured row (negative:
+    predicted too fast), ``largest`` that of the row with the largest slice (where fixed costs weigh least)."""
+
+    topology: str
+    kind: str
+    fabric: str
+    ring_size: int
+    signed: tuple[float, ...]
+    largest: float
+
+    @property
+    def median_abs(self) -> float:
+        return statistics.median(abs(e) for e in self.signed)
+
+    @property
+    def median_signed(self) -> float:
+        return statistics.median(self.signed)
+
+
+def by_op(a: CollectiveAccuracy) -> tuple[OpGroup, ...]:
+    """The held-out measured rows grouped by topology, kind, fabric topology and ring size."""
+    groups: dict[tuple[str, str, str, int], list[CollectiveRow]] = {}
+    for h in a.held_out:
+        for r in h.rows:
+            if not r.upper_bound:
+                groups.setdefault((h.topology, r.op.kind.value, r.op.topology.value, r.op.ring_size), []).append(r)
+    out = []
+    for key, rows in sorted(groups.items()):
+        signed = [UNCALIBRATED.predict_us(r.op, r.mesh) / r.time_us - 1 for r in rows]
+        largest = max(range(len(rows)), key=lambda i: rows[i].op.slice_bytes)
+        out.append(OpGroup(*key, tuple(signed), signed[largest]))
+    return tuple(out)
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -263,6 +306,15 @@ def accuracy_lines(a: CollectiveAccuracy) -> list[str]:
         f"target: median <= {100 * TARGET_MEDIAN:.0f}% on a topology left out of the fit: calibrated met on {a.met} "
         f"of {len(a.held_out)} topologies; first principles (nothing fitted) on {first}"
     )
+    lines.append(
+        "first principles by op: rows, median |error|, median and largest-slice predicted/measured - 1 "
+        "(negative: predicted too fast)"
+    )
+    for g in by_op(a):
+        lines.append(
+            f"  {g.topology:<8} {g.kind:<15} {g.fabric:<7} {g.ring_size:>3} chips {len(g.signed):>4} rows "
+            f"{_pct(g.median_abs):>7} {100 * g.median_signed:+7.1f}% {100 * g.largest:+7.1f}%"
+        )
     for s_row in a.skipped:
         lines.append(f"skipped {s_row.case}: {s_row.reason}")
     return lines
@@ -284,6 +336,19 @@ def accuracy_json(a: CollectiveAccuracy) -> dict[str, object]:
         "pooled": held(a.pooled),
         "target_median": TARGET_MEDIAN,
         "met": a.met,
+        "by_op": [
+            {
+                "topology": g.topology,
+                "kind": g.kind,
+                "fabric": g.fabric,
+                "ring_size": g.ring_size,
+                "rows": len(g.signed),
+                "median_abs_error": g.median_abs,
+                "median_signed_error": g.median_signed,
+                "largest_slice_signed_error": g.largest,
+            }
+            for g in by_op(a)
+        ],
         "skipped": [{"case": s.case, "reason": s.reason} for s in a.skipped],
     }
 

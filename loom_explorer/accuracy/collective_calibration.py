@@ -25,7 +25,8 @@ each topology weighs alike, whatever its row count (a capture gives one row per 
 ``log(1 / eta)`` and ``log(c / 1000)``, so both stay positive; the Jacobian is by central differences.
 
 The shipped constants (``data/collective_calibration.csv``) are the fit of every measured row of
-``collective_times.csv`` and of the shipped captures' collective rows (``collective_accuracy.all_rows``),
+``collective_times.csv``, of the CCL bandwidth benchmark (``ccl_benchmark.py``) and of the shipped captures'
+collective rows (``collective_accuracy.all_rows``),
 kept only where they beat the first-principles model out of sample (``collective_accuracy.gated_constants``:
 leave one topology out, a lower pooled median |error| and no higher 90th percentile); otherwise the file
 holds ``eta = 1``, ``c = 0`` and says why. ``python -m loom_explorer.accuracy.collective_accuracy`` prints it.

@@ -47,7 +47,9 @@ class FabricTopology(str, Enum):
 class CollectiveOp:
     """One collective (see the module docstring). ``page_bytes``: the unit a fabric packet carries whole
     (a tile's bytes for a tiled tensor, a row's for a row-major one); ``input_in_dram`` /
-    ``output_in_dram``: where the tensors live (DRAM interleaved, or L1)."""
+    ``output_in_dram``: where the tensors live (DRAM interleaved, or L1); ``packet_payload_bytes``: the
+    payload of one fabric packet when the run fixed it (a router's ``max_packet_payload_size_bytes`` and a
+    ttnn version's pages per packet, as a source states them), else None: the family's rule for the mesh."""
 
     kind: CollectiveKind
     ring_size: int
@@ -57,6 +59,7 @@ class CollectiveOp:
     page_bytes: int
     input_in_dram: bool = True
     output_in_dram: bool = True
+    packet_payload_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if not 2 <= self.ring_size <= MAX_RING:
@@ -69,6 +72,8 @@ class CollectiveOp:
             raise CollectiveError(f"slice_bytes must be positive, got {self.slice_bytes}")
         if not 0 < self.page_bytes <= self.slice_bytes:
             raise CollectiveError(f"page_bytes must be 1..slice_bytes ({self.slice_bytes}), got {self.page_bytes}")
+        if self.packet_payload_bytes is not None and self.packet_payload_bytes <= 0:
+            raise CollectiveError(f"packet_payload_bytes must be positive, got {self.packet_payload_bytes}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,3 +139,36 @@ def test_bf16_tiles_price_the_same_with_or_without_the_second_point() -> None:
     bfp8 = op(RS, 8, RING, 64 * BFP8_TILE, links=4, page_bytes=BFP8_TILE)
     assert link_cycles(bf16, mesh) == link_cycles(bf16, one_point)
     assert link_cycles(bfp8, mesh) > link_cycles(bfp8, one_point)
+
+
+def test_a_stated_packet_payload_is_the_one_priced() -> None:
+    """A run that fixed its packets (a 6,144 B router payload of three bfloat16 pages) is priced with them,
+    not with the two-page rule."""
+    eth = load_mesh("t3000").ethernet
+    stated = CollectiveOp(AG, 8, RING, 1, 1 << 20, BF16_TILE, packet_payload_bytes=6144)
+    assert packet_payload_bytes(stated, eth) == 6144
+    assert packet_payload_bytes(op(AG, 8, RING, 1 << 20), eth) == 4096
+
+
+@pytest.mark.parametrize("name", ["n300", "t3000", "galaxy", "p150x4", "p150x8"])
+def test_no_packet_crosses_faster_than_its_wire_bytes_at_the_line_rate(name: str) -> None:
+    """Beyond the golden points the two-point line would rise more slowly than the wire: the line rate is the
+    floor of a packet's time there, and below the larger point (every packet the two-page rule makes) the
+    line is above the floor, so nothing priced before moves."""
+    eth = load_mesh(name).ethernet
+    line = Fraction(eth.link_bytes_per_cycle)
+    big = eth.fabric_packet_bytes
+    t_big = Fraction(big) / Fraction(eth.fabric_bytes_per_cycle)
+    if eth.fabric_small_packet_bytes is None or eth.fabric_small_bytes_per_cycle is None:
+        slope, fixed = t_big / eth.wire_bytes(big), Fraction(0)
+    else:
+        small = eth.fabric_small_packet_bytes
+        t_small = Fraction(small) / Fraction(eth.fabric_small_bytes_per_cycle)
+        slope = (t_big - t_small) / (eth.wire_bytes(big) - eth.wire_bytes(small))
+        fixed = t_small - slope * eth.wire_bytes(small)
+    for payload in range(64, 4 * big + 1, 64):
+        t = packet_cycles(payload, eth)
+        assert t >= eth.wire_bytes(payload) / line, payload
+        assert payload_rate(payload, eth) < line
+        if payload <= big:
+            assert t == fixed + slope * eth.wire_bytes(payload), payload  # the two-point line, as before

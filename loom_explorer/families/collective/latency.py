@@ -17,7 +17,9 @@ With ``N = ring_size`` devices, ``S = slice_bytes`` and ``L = num_links``:
   (2 x 1,088 B) make a 2,176 B one. A page larger than a packet takes ``ceil(page / packet)`` packets. The
   cap moves with ttnn: a later all-gather factory allows 4 (tt-metal@.../all_gather_async/device/
   all_gather_async_default_program_factory.cpp@00db5f6bbf497a482edce6c3b890ff740ef5f493, "scatter-write
-  currently supports 4 distinct noc addresses"); the model follows the commits above.
+  currently supports 4 distinct noc addresses"); the model follows the commits above. A run that fixed its
+  packets (``CollectiveOp.packet_payload_bytes``: its router's payload setting and its ttnn's cap, as its
+  source states them) carries that payload instead.
 * **Link rate.** On the wire a payload of ``p`` bytes is ``wire(p) = p + h + ceil((p + h) / max_packet_bytes)
   * packet_overhead_bytes`` bytes (``h = fabric_header_bytes``; ``EthernetSpec.wire_bytes``). The fabric's
   rate is per-packet limited (its goldens move fewer bytes per cycle in smaller packets, more packets per
@@ -27,7 +29,11 @@ With ``N = ring_size`` devices, ``S = slice_bytes`` and ``L = num_links``:
   ``b = (t(P) - t(Q)) / (wire(P) - wire(Q))`` and ``a = t(Q) - b * wire(Q)``: the line through them, both
   points reproduced exactly. Without the second point ``a = 0`` and ``b = t(P) / wire(P)``, which is
   ``rate(p) = e * link * p / wire(p)`` with ``e = R / (link * P / wire(P))``: the line rate's share of the
-  wire, at the efficiency measured at ``P``. Either way ``rate(p) = p / t(p)`` and ``link_cycles =
+  wire, at the efficiency measured at ``P``. No packet crosses faster than its wire bytes at the line rate,
+  so ``t(p)`` is at least ``wire(p) / link_bytes_per_cycle``: the line through the two points rises more
+  slowly than the wire beyond them (its slope is fitted between 2,048 and 4,096 B), and without this floor
+  a larger packet, such as a run's 6,144 B, would be priced above the line rate. Both golden points are
+  below the floor's rate, so they are unchanged. Either way ``rate(p) = p / t(p)`` and ``link_cycles =
   ceil(link_bytes / rate(p))``. Nothing here is fitted to a collective's time.
 * **Hops.** The farthest packet crosses ``N - 1`` hops on a line and ``ceil((N - 1) / 2)`` on a ring
   (twice for an all-reduce), each ``hop_latency_cycles``: the pipeline's fill.
@@ -70,8 +76,10 @@ MAX_PAGES_PER_PACKET = 2
 
 
 def packet_payload_bytes(op: CollectiveOp, eth: EthernetSpec) -> int:
-    """Payload of one fabric packet: up to ``MAX_PAGES_PER_PACKET`` whole pages that fit, at least one (a
-    page larger than a packet split evenly over ``ceil(page / packet)`` packets)."""
+    """Payload of one fabric packet: the op's stated one, else up to ``MAX_PAGES_PER_PACKET`` whole pages that
+    fit, at least one (a page larger than a packet split evenly over ``ceil(page / packet)`` packets)."""
+    if op.packet_payload_bytes is not None:
+        return op.packet_payload_bytes
     if op.page_bytes >= eth.fabric_packet_bytes:
         return ceil(op.page_bytes / ceil(op.page_bytes / eth.fabric_packet_bytes))
     return min(MAX_PAGES_PER_PACKET, eth.fabric_packet_bytes // op.page_bytes) * op.page_bytes
@@ -79,7 +87,8 @@ def packet_payload_bytes(op: CollectiveOp, eth: EthernetSpec) -> int:
 
 def packet_cycles(payload_bytes: int, eth: EthernetSpec) -> Fraction:
     """Cycles one link takes per packet of ``payload_bytes``: ``a + b * wire(p)`` through the measured points
-    (module docstring, "Link rate"); ``a = 0`` when the mesh gives one point only."""
+    (module docstring, "Link rate"; ``a = 0`` when the mesh gives one point only), at least the packet's wire
+    bytes at the line rate."""
     big = eth.fabric_packet_bytes
     t_big = Fraction(big) / Fraction(eth.fabric_bytes_per_cycle)
     wire_big = eth.wire_bytes(big)
@@ -91,7 +100,8 @@ def packet_cycles(payload_bytes: int, eth: EthernetSpec) -> Fraction:
         wire_small = eth.wire_bytes(small)
         per_wire_byte = (t_big - t_small) / (wire_big - wire_small)
         fixed = t_small - per_wire_byte * wire_small
-    return fixed + per_wire_byte * eth.wire_bytes(payload_bytes)
+    wire = eth.wire_bytes(payload_bytes)
+    return max(fixed + per_wire_byte * wire, Fraction(wire) / Fraction(eth.link_bytes_per_cycle))
 
 
 def payload_rate(payload_bytes: int, eth: EthernetSpec) -> Fraction:
