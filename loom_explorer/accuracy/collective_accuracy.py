@@ -2,9 +2,10 @@
 ``loom-explorer accuracy --collectives``.
 
 The rows (``all_rows``) are every row of ``collective_times.csv`` on its shipped mesh (``collective_rows``),
-the measured rows of Tenstorrent's CCL bandwidth benchmark on a Wormhole LoudBox (``ccl_benchmark``, on the
-T3000), and every collective row of the shipped captures that have any, each on the mesh the capture is told
-to have run on (``capture_collective.infer_mesh``), one row per device. A row's **topology** is its mesh.
+the measured rows of Tenstorrent's CCL bandwidth benchmark (``ccl_benchmark``: a Wormhole LoudBox, on the
+T3000, and a Blackhole Galaxy), and every collective row of the shipped captures that have any, each on the
+mesh the capture is told to have run on (``capture_collective.infer_mesh``), one row per device. A row's
+**topology** is its mesh.
 
 For each topology ``T``: the constants are fitted on the measured rows of every other topology
 (``collective_calibration.fit_constants``) and ``T``'s rows are predicted with them. A measured row's error
@@ -45,8 +46,8 @@ from loom_explorer.model.collective import CollectiveError
 
 TARGET_MEDIAN = 0.15
 FITTED_ON = (
-    "measured rows of data/published/collective_times.csv, of data/published/ccl_bandwidth_wormhole.csv and of "
-    "the shipped captures' collectives"
+    "measured rows of data/published/collective_times.csv, of the CCL bandwidth benchmark "
+    "(data/published/ccl_bandwidth_wormhole.csv, ccl_bandwidth_blackhole.csv) and of the shipped captures' collectives"
 )
 _WORDS = (b"allgather", b"reducescatter", b"allreduce")
 

@@ -33,6 +33,8 @@ PUBLISHED_FILES: tuple[str, ...] = (
     "fabric_bandwidth.csv",
     "fabric_latency.csv",
     "collective_times.csv",
+    "ccl_bandwidth_wormhole.csv",
+    "ccl_bandwidth_blackhole.csv",
     "ethernet_facts.md",
 )
 

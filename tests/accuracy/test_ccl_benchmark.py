@@ -1,6 +1,6 @@
 """Tenstorrent's CCL bandwidth benchmark as collective rows (``accuracy/ccl_benchmark.py``): the shipped
-transcription's own arithmetic, the test's shape rule, the rows left out and why, and the ops the rows become
-on the T3000."""
+transcriptions' own arithmetic, the test's shape rule, the rows left out and why, and the ops the rows become
+on the T3000 and the Blackhole Galaxy."""
 
 from __future__ import annotations
 
@@ -11,37 +11,37 @@ from pathlib import Path
 import pytest
 
 from loom_explorer.accuracy.ccl_benchmark import (
-    BENCHMARK_COMMIT,
-    CCL_BENCHMARK,
+    BLACKHOLE,
     DIRECT_MAX_BYTES,
-    PACKET_PAYLOAD_BYTES,
+    RUNS,
+    WORMHOLE,
+    BenchmarkRun,
     Plan,
-    benchmark_rows,
     plan,
+    run_rows,
     run_spread,
 )
 from loom_explorer.accuracy.collective_rows import CollectiveDataError
 from loom_explorer.data import published_path
 from loom_explorer.model.collective import CollectiveKind, FabricTopology
 
-RUNS = {BENCHMARK_COMMIT, "a8982e4a9442f6fb90ce38fa2b15a9e6a7cea590"}
 
-
-def _cells() -> list[dict[str, str]]:
-    with published_path(CCL_BENCHMARK).open(encoding="utf-8", newline="") as f:
+def _cells(run: BenchmarkRun) -> list[dict[str, str]]:
+    with published_path(run.file).open(encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f))
 
 
-def test_every_row_agrees_with_the_arithmetic_the_report_prints() -> None:
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: r.mesh)
+def test_every_row_agrees_with_the_arithmetic_the_report_prints(run: BenchmarkRun) -> None:
     """algbw is size / time (GB/s = bytes per ns, printed to 2 decimals); a page is a 2,048 B bfloat16 tile
-    and an element 2 B; every row is one of the two runs, on one link per direction."""
-    rows = _cells()
-    assert {r["commit"] for r in rows} == RUNS
+    and an element 2 B; the measured run is one of the file's."""
+    rows = _cells(run)
+    assert run.commit in {r["commit"] for r in rows}
     for r in rows:
         size, time_us, algbw = int(r["size_bytes"]), float(r["time_us"]), float(r["algbw_gbps"])
         assert abs(size / (time_us * 1000) - algbw) <= 0.006 + 0.002 * algbw, r
         assert int(r["pages"]) * 2048 == size and int(r["count"]) * 2 == size, r
-        assert r["op"] in {"all_gather", "reduce_scatter", "all_reduce"} and r["links_per_direction"] == "1", r
+        assert r["op"] in {"all_gather", "reduce_scatter", "all_reduce"}, r
 
 
 @pytest.mark.parametrize(
@@ -58,14 +58,14 @@ def test_the_shape_rule_is_the_benchmark_s(target: int, n: int, expected: Plan |
     assert plan(target, n) == expected
 
 
-def test_the_measured_rows_become_ops_on_the_t3000() -> None:
-    rows, skipped = benchmark_rows()
-    measured = [r for r in _cells() if r["commit"] == BENCHMARK_COMMIT]
+def test_the_wormhole_rows_become_ops_on_the_t3000() -> None:
+    rows, skipped = run_rows(WORMHOLE)
+    measured = [r for r in _cells(WORMHOLE) if r["commit"] == WORMHOLE.commit]
     assert len(rows) + len(skipped) == len(measured) == 268
     assert {r.topology for r in rows} == {"t3000"}
     for r in rows:
         op = r.op
-        assert op.packet_payload_bytes == PACKET_PAYLOAD_BYTES and op.num_links == 1 and op.page_bytes == 2048
+        assert op.packet_payload_bytes == 6144 and op.num_links == 1 and op.page_bytes == 2048
         assert (op.topology is FabricTopology.ring) == (op.ring_size == 8 and " ring " in r.case)
         assert str(op.slice_bytes * op.ring_size) in r.case  # the slice is the whole tensor T over n
     by_reason = {s.reason.split(":")[0] for s in skipped}
@@ -77,16 +77,27 @@ def test_the_measured_rows_become_ops_on_the_t3000() -> None:
     assert any(not r.op.input_in_dram for r in rows)  # the ring all-gather in L1
 
 
-def test_the_two_runs_agree_closely() -> None:
-    cells, median, largest = run_spread()
+def test_the_blackhole_rows_become_ops_on_the_blackhole_galaxy() -> None:
+    """Two links per direction and 8,192 B packets (four pages); the lines of 2 and 4 are the first chips of the
+    8-chip axis, built without an axis of their own size."""
+    rows, skipped = run_rows(BLACKHOLE)
+    assert len(rows) + len(skipped) == len(_cells(BLACKHOLE)) == 267
+    assert {r.topology for r in rows} == {"bh_galaxy"}
+    assert {r.op.ring_size for r in rows} == {2, 4, 8}
+    assert all(r.op.num_links == 2 and r.op.packet_payload_bytes == 8192 for r in rows)
+    assert all("reduce_scatter_minimal_direct" in s.reason for s in skipped)  # no back-to-back rows in this run
+
+
+def test_the_two_wormhole_runs_agree_closely() -> None:
+    cells, median, largest = run_spread(WORMHOLE)
     assert cells > 200 and median < 0.01 and largest < 0.2
 
 
 def test_a_row_whose_size_is_not_the_plan_s_is_refused_naming_its_line(tmp_path: Path) -> None:
     bad = tmp_path / "ccl.csv"
-    shutil.copy(published_path(CCL_BENCHMARK), bad)
+    shutil.copy(published_path(WORMHOLE.file), bad)
     lines = bad.read_text().splitlines()
     lines[1] = lines[1].replace(",16384,16384,", ",16384,32768,", 1)
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(CollectiveDataError, match=r"ccl\.csv line 2: the benchmark's plan gives 16384 B"):
-        benchmark_rows(bad)
+        run_rows(WORMHOLE, bad)

@@ -33,7 +33,7 @@ LINE_GB_S = {"wormhole_b0": 12.5, "blackhole": 50.0}
 
 
 def test_the_five_meshes_are_shipped():
-    assert set(SHIPPED) == {"n300", "t3000", "galaxy", "p150x4", "p150x8"}
+    assert set(SHIPPED) == {"n300", "t3000", "galaxy", "p150x4", "p150x8", "bh_galaxy"}
 
 
 def test_no_name_is_both_a_chip_and_a_mesh():
@@ -56,12 +56,17 @@ def test_every_number_has_a_source_comment(name):
     assert comment_violations((shipped_mesh_dir() / f"{name}.yaml").read_text()) == []
 
 
+# Meshes whose links run below their architecture's rate, as a source says: the CCL bandwidth report (tt-metal
+# tech_reports/CCLs/CCL_bandwidth.md @ 1080d1c4) "Blackhole links currently run at half their rated speed".
+BELOW_RATED_GB_S = {"bh_galaxy": 25.0}
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_line_rate_is_the_architectures_at_the_chip_clock(name):
     mesh = load_mesh(name)
     chip = mesh_chip(mesh)
     gb_s = mesh.ethernet.link_bytes_per_cycle * chip.clock_ghz
-    assert gb_s == pytest.approx(LINE_GB_S[chip.arch], abs=0.01)
+    assert gb_s == pytest.approx(BELOW_RATED_GB_S.get(name, LINE_GB_S[chip.arch]), abs=0.01)
     assert mesh.ethernet.fabric_bytes_per_cycle <= mesh.ethernet.link_bytes_per_cycle
 
 
@@ -82,7 +87,7 @@ def _golden_gb_s(mesh_name: str, packet_bytes: int | None = None) -> float:
     return float(row["bandwidth_gb_s"])
 
 
-GOLDEN_MESHES = ["t3000", "galaxy", "p150x4", "p150x8"]  # the meshes with a fabric golden of their own
+GOLDEN_MESHES = ["t3000", "galaxy", "p150x4", "p150x8", "bh_galaxy"]  # the meshes with a fabric golden of their own
 
 
 @pytest.mark.parametrize("name", GOLDEN_MESHES)
