@@ -4,6 +4,7 @@ predicted by ``ingest`` (``accuracy/collective_*.py``, ``capture_collective.py``
 from __future__ import annotations
 
 import csv
+import json
 import statistics
 from collections.abc import Sequence
 
@@ -139,6 +140,26 @@ def test_cli_accuracy_collectives(capsys: pytest.CaptureFixture[str]) -> None:
         line = next(x for x in out.splitlines() if x.startswith(h.topology))
         assert f"{100 * (h.first_principles.median or 0):.1f}%" in line
     assert f"calibrated met on {a.met} of {len(a.held_out)}" in out
+
+
+def test_the_error_by_op_groups_every_measured_held_out_row(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each group is one topology, kind, line or ring and chip count; together they hold every measured row;
+    a group's largest-slice error is its row of the largest slice; the CLI's JSON carries them."""
+    a = ca.collective_accuracy()
+    groups = ca.by_op(a)
+    measured = [r for h in a.held_out for r in h.rows if not r.upper_bound]
+    assert sum(len(g.signed) for g in groups) == len(measured)
+    assert len({(g.topology, g.kind, g.fabric, g.ring_size) for g in groups}) == len(groups)
+    key = ("t3000", "all_gather", "linear", 8)
+    line8 = next(g for g in groups if (g.topology, g.kind, g.fabric, g.ring_size) == key)
+    rows = [r for r in measured if (r.topology, r.op.kind.value, r.op.topology.value, r.op.ring_size) == key]
+    biggest = max(rows, key=lambda r: r.op.slice_bytes)
+    assert line8.largest == ca.UNCALIBRATED.predict_us(biggest.op, biggest.mesh) / biggest.time_us - 1
+    assert min(line8.signed) <= line8.median_signed <= max(line8.signed)
+    assert main(["accuracy", "--collectives", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["by_op"]) == len(groups)
+    assert {"median_abs_error", "largest_slice_signed_error"} <= set(doc["by_op"][0])
 
 
 def test_cli_accuracy_collectives_refuses_the_flags_of_other_modes(capsys: pytest.CaptureFixture[str]) -> None:
