@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from loom_explorer.accuracy.capture_collective import IngestedCollective, MeshChoice, infer_mesh
-from loom_explorer.accuracy.ccl_benchmark import benchmark_rows
+from loom_explorer.accuracy.ccl_benchmark import RUNS, benchmark_rows, run_spread
 from loom_explorer.accuracy.collective_calibration import (
     UNCALIBRATED,
     CollectiveConstants,
@@ -307,6 +307,13 @@ def accuracy_lines(a: CollectiveAccuracy) -> list[str]:
         f"target: median <= {100 * TARGET_MEDIAN:.0f}% on a topology left out of the fit: calibrated met on {a.met} "
         f"of {len(a.held_out)} topologies; first principles (nothing fitted) on {first}"
     )
+    for run in RUNS:
+        cells, median, largest = run_spread(run)
+        if cells:
+            lines.append(
+                f"CCL bandwidth benchmark on {run.mesh}: two runs time {cells} common cells within {_pct(median)} of "
+                f"each other at the median, {_pct(largest)} at most"
+            )
     lines.append(
         "first principles by op: rows, median |error|, median and largest-slice predicted/measured - 1 "
         "(negative: predicted too fast)"

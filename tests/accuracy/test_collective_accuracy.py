@@ -142,6 +142,7 @@ def test_cli_accuracy_collectives(capsys: pytest.CaptureFixture[str]) -> None:
         line = next(x for x in out.splitlines() if x.startswith(h.topology))
         assert f"{100 * (h.first_principles.median or 0):.1f}%" in line
     assert f"calibrated met on {a.met} of {len(a.held_out)}" in out
+    assert "CCL bandwidth benchmark on t3000: two runs time 247 common cells" in out
 
 
 def test_the_error_by_op_groups_every_measured_held_out_row(capsys: pytest.CaptureFixture[str]) -> None:
