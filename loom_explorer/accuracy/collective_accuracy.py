@@ -171,6 +171,7 @@ class HeldOut:
     naive: Errors
     predicted_us: tuple[float, ...]  # the calibrated prediction of each of its rows, in ``rows`` order
     rows: tuple[CollectiveRow, ...]
+    first_principles_us: tuple[float, ...] = ()  # the first-principles prediction of each row, likewise
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,18 +187,29 @@ class CollectiveAccuracy:
         return sum(1 for h in self.held_out if h.calibrated.median is not None and h.calibrated.median <= TARGET_MEDIAN)
 
 
-def _fold(topology: str, rows: Sequence[CollectiveRow], constants: CollectiveConstants) -> HeldOut:
-    predicted = [constants.predict_us(r.op, r.mesh) for r in rows]
-    first = [UNCALIBRATED.predict_us(r.op, r.mesh) for r in rows]
+def _held_out(
+    topology: str,
+    constants: CollectiveConstants,
+    rows: Sequence[CollectiveRow],
+    predicted: Sequence[float],
+    first: Sequence[float],
+) -> HeldOut:
+    """``rows`` scored with their calibrated (``predicted``), first-principles and naive predictions."""
     return HeldOut(
         topology,
         constants,
-        score(rows, predicted),
-        score(rows, first),
+        score(rows, list(predicted)),
+        score(rows, list(first)),
         score(rows, [naive_us(r) for r in rows]),
         tuple(predicted),
         tuple(rows),
+        tuple(first),
     )
+
+
+def _fold(topology: str, rows: Sequence[CollectiveRow], constants: CollectiveConstants) -> HeldOut:
+    predicted = [constants.predict_us(r.op, r.mesh) for r in rows]
+    return _held_out(topology, constants, rows, predicted, [UNCALIBRATED.predict_us(r.op, r.mesh) for r in rows])
 
 
 def leave_one_topology_out(rows: Sequence[CollectiveRow]) -> tuple[HeldOut, ...]:
@@ -213,17 +225,12 @@ def leave_one_topology_out(rows: Sequence[CollectiveRow]) -> tuple[HeldOut, ...]
 def collective_accuracy(data: AllRows | None = None) -> CollectiveAccuracy:
     data = data or all_rows()
     held = leave_one_topology_out(data.rows)
-    rows = [r for h in held for r in h.rows]
-    predicted = [p for h in held for p in h.predicted_us]
-    first = [UNCALIBRATED.predict_us(r.op, r.mesh) for r in rows]
-    pooled = HeldOut(
+    pooled = _held_out(
         "all (pooled)",
         shipped_constants(),
-        score(rows, predicted),
-        score(rows, first),
-        score(rows, [naive_us(r) for r in rows]),
-        tuple(predicted),
-        tuple(rows),
+        [r for h in held for r in h.rows],
+        [p for h in held for p in h.predicted_us],
+        [p for h in held for p in h.first_principles_us],
     )
     return CollectiveAccuracy(held, pooled, shipped_constants(), data.skipped)
 
@@ -252,16 +259,16 @@ class OpGroup:
 
 def by_op(a: CollectiveAccuracy) -> tuple[OpGroup, ...]:
     """The held-out measured rows grouped by topology, kind, fabric topology and ring size."""
-    groups: dict[tuple[str, str, str, int], list[CollectiveRow]] = {}
+    groups: dict[tuple[str, str, str, int], list[tuple[CollectiveRow, float]]] = {}
     for h in a.held_out:
-        for r in h.rows:
+        for r, first in zip(h.rows, h.first_principles_us, strict=True):
             if not r.upper_bound:
-                groups.setdefault((h.topology, r.op.kind.value, r.op.topology.value, r.op.ring_size), []).append(r)
+                key = (h.topology, r.op.kind.value, r.op.topology.value, r.op.ring_size)
+                groups.setdefault(key, []).append((r, first / r.time_us - 1))
     out = []
-    for key, rows in sorted(groups.items()):
-        signed = [UNCALIBRATED.predict_us(r.op, r.mesh) / r.time_us - 1 for r in rows]
-        largest = max(range(len(rows)), key=lambda i: rows[i].op.slice_bytes)
-        out.append(OpGroup(*key, tuple(signed), signed[largest]))
+    for key, pairs in sorted(groups.items()):
+        largest = max(pairs, key=lambda pair: pair[0].op.slice_bytes)[1]
+        out.append(OpGroup(*key, tuple(e for _, e in pairs), largest))
     return tuple(out)
 
 
