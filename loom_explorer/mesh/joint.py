@@ -22,6 +22,14 @@ Costs (cycles), the objective's terms, summed over the chain of ops every device
 
 The boundary ops pin the input's and output's states (``graph.py``).
 
+**Dominated configs.** A tensor's config enters the model only through its own transitions' and fused
+splits' costs, so a config ``c`` that another config ``c'`` matches or beats on every one of them (every
+state change ``a -> b`` its readers may ask, every fused split reading it) is left out: any assignment
+choosing ``c`` costs at least as much with ``c'``, so the optimum is unchanged. Of configs equal on every
+term the first listed is kept. More links, and a ring where the axis closes, usually dominate: a Galaxy
+view's 64 configs per tensor come down to one or two. A tensor a ``num_links`` or ``topology`` pin names
+keeps every config (the pin chooses among them), as does the feasibility-only copy that explains pins.
+
 DRAM capacity (``capacity.py``): a split whose own resident and activation bytes exceed a chip's DRAM is
 forbidden; the family ``dram`` adds, per op ``o``, ``sum_{o', s} W(s) x[o', s] + sum_s A(s) x[o, s] <= C``
 (left out when even the largest choice of every op fits).
@@ -33,7 +41,7 @@ cores) gives ``sufficient_assumptions_for_infeasibility``, shrunk by deletion to
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -45,7 +53,14 @@ from loom_explorer.mesh.graph import Boundary, OpGraph
 from loom_explorer.mesh.pins import MeshPin
 from loom_explorer.mesh.splits import Split
 from loom_explorer.mesh.states import AxisState, MeshError, MeshView, TensorState
-from loom_explorer.mesh.transitions import CollectiveConfig, TransitionCost, collective_configs, transition_cost
+from loom_explorer.mesh.transitions import (
+    AxisConfig,
+    CollectiveConfig,
+    TransitionCost,
+    collective_configs,
+    transition_cost,
+)
+from loom_explorer.model.collective import CollectiveKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +107,8 @@ class JointTables:
     _table: dict[tuple[str, TensorState, TensorState, CollectiveConfig], TransitionCost | None] = field(
         default_factory=dict
     )
+    _collectives: dict[tuple[CollectiveKind, int, AxisConfig, int, int], int] = field(default_factory=dict)
+    _changes: dict[tuple[str, str], dict[CollectiveConfig, tuple[int, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.configs = {v.name: collective_configs(v) for v in self.views}
@@ -122,8 +139,39 @@ class JointTables:
         key = (tensor, src, dst, c)
         if key not in self._table:
             size = self.graph.op(tensor).output
-            self._table[key] = transition_cost(self.mesh, self.chip, self.view(src.view), size, src, dst, c)
+            view = self.view(src.view)
+            self._table[key] = transition_cost(self.mesh, self.chip, view, size, src, dst, c, self._collectives)
         return self._table[key]
+
+    def change_cycles(self, tensor: str, view: str) -> dict[CollectiveConfig, tuple[int, ...]]:
+        """Per config of ``view``, the cycles of every state change of ``tensor`` its readers on ``view`` may
+        ask (each pair of its producer's output state and a reader's input state that a collective connects),
+        in one fixed order: what the dominated configs are judged on (``JointModel._configs``)."""
+        key = (tensor, view)
+        if key not in self._changes:
+            sources = {s.output for s in self.splits[tensor] if s.view == view}
+            wanted = {
+                b
+                for op in self.graph.consumers(tensor)
+                for s in self.splits[op.name]
+                if s.view == view
+                for i, b in enumerate(s.inputs)
+                if op.inputs[i] == tensor
+            }
+            configs = self.configs[view]
+            pairs = [
+                (a, b)
+                for a in sorted(sources, key=lambda x: x.label)
+                for b in sorted(wanted - {a}, key=lambda x: x.label)
+                if self.transition(tensor, a, b, configs[0]) is not None
+            ]
+            self._changes[key] = {c: tuple(self._cycles(tensor, a, b, c) for a, b in pairs) for c in configs}
+        return self._changes[key]
+
+    def _cycles(self, tensor: str, src: TensorState, dst: TensorState, c: CollectiveConfig) -> int:
+        tc = self.transition(tensor, src, dst, c)
+        assert tc is not None  # a pair a collective connects under one config is connected under each
+        return tc.latency_cycles
 
 
 def _boundary_ok(graph: OpGraph, s: Split) -> bool:
@@ -144,8 +192,13 @@ class JointModel:
         fused: dict[tuple[str, str, str], int],
         feasibility_only: bool = False,
         only: str | None = None,
+        pinned: frozenset[str] = frozenset(),
     ) -> None:
         self.t = tables
+        self._onchip, self._fused = onchip, fused
+        # every config of a tensor a pin constrains, or of any tensor when only feasibility is asked (pins)
+        self._all_configs = pinned if not feasibility_only else frozenset(op.name for op in tables.graph.ops)
+        self.kept: dict[tuple[str, str], tuple[CollectiveConfig, ...]] = {}
         m = self.model = cp_model.CpModel()
         g = tables.graph
         self.views = tuple(v for v in tables.views if only is None or v.name == only)
@@ -165,7 +218,7 @@ class JointModel:
             if op.name == "out":
                 continue
             for v in self.views:
-                lits = [self._cfg(op.name, c) for c in tables.configs[v.name]]
+                lits = [self._cfg(op.name, c) for c in self._configs(op.name, v.name)]
                 m.add(sum(lits) == self.view[v.name])
         for op in g.ops:
             if op.name != "out":
@@ -176,7 +229,7 @@ class JointModel:
                 continue
             tensor = tables.graph.op(op_name).inputs[0]
             zs = []
-            for c in tables.configs[s.view]:  # z[c] = x and cfg[c], disaggregated: sum_c z[c] = x
+            for c in self._configs(tensor, s.view):  # z[c] = x and cfg[c], disaggregated: sum_c z[c] = x
                 z = m.new_bool_var(f"z[{op_name},{s_name},{c.label}]")
                 m.add_implication(z, self.cfg[(tensor, c)])
                 zs.append(z)
@@ -219,6 +272,32 @@ class JointModel:
         for op in t.splits:
             act = sum(t.memory[k].activation_bytes * lit for k, lit in self.x.items() if k[0] == op)
             self.model.add(resident + act <= t.capacity_bytes)
+
+    def _configs(self, tensor: str, view: str) -> tuple[CollectiveConfig, ...]:
+        """The configs of ``tensor`` on ``view`` the model offers: all of them for a tensor in
+        ``_all_configs``, else those no other config dominates (module docstring, "Dominated configs")."""
+        key = (tensor, view)
+        if key not in self.kept:
+            configs = self.t.configs[view]
+            if tensor in self._all_configs or len(configs) == 1:
+                self.kept[key] = configs
+            else:
+                costs = [self._config_costs(tensor, view, c) for c in configs]
+                self.kept[key] = tuple(c for i, c in enumerate(configs) if not _dominated(i, costs))
+        return self.kept[key]
+
+    def _config_costs(self, tensor: str, view: str, c: CollectiveConfig) -> tuple[int, ...]:
+        """What choosing ``c`` for ``tensor`` costs, term by term: every state change a reader on ``view``
+        may ask of it (``JointTables.change_cycles``), and every fused split reading it whose matmul has a
+        cost."""
+        fused = [
+            self._fused[(op.name, s.name, c.label)]
+            for op in self.t.graph.consumers(tensor)
+            if op.inputs[0] == tensor
+            for s in self.t.splits[op.name]
+            if s.view == view and s.fused_axis is not None and self._onchip.get((op.name, s.name)) is not None
+        ]
+        return (*self.t.change_cycles(tensor, view)[c], *fused)
 
     def _cfg(self, tensor: str, c: CollectiveConfig) -> cp_model.IntVar:
         key = (tensor, c)
@@ -283,7 +362,7 @@ class JointModel:
         """The change ``a -> b`` under the tensor's config, disaggregated: ``sum_c made[c] = made``."""
         cost: list[cp_model.LinearExprT] = []
         per_config = []
-        for c in self.t.configs[view]:
+        for c in self._configs(tensor, view):
             rc = self.model.new_bool_var(f"made[{tensor},{a.label}->{b.label},{c.label}]")
             self.model.add_implication(rc, self.cfg[(tensor, c)])
             per_config.append(rc)
@@ -316,6 +395,16 @@ class JointModel:
         return lit
 
 
+def _dominated(i: int, costs: Sequence[tuple[int, ...]]) -> bool:
+    """Whether another config costs no more than config ``i`` in every term (and less in one, or equal in
+    all and listed earlier: of equal configs the first is kept)."""
+    mine = costs[i]
+    return any(
+        j != i and all(x <= y for x, y in zip(other, mine, strict=True)) and (other != mine or j < i)
+        for j, other in enumerate(costs)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class NoneFaster:
     """No assignment on the view is cheaper than ``upper_bound_cycles`` (proven: CP-SAT found none)."""
@@ -346,7 +435,9 @@ def solve_joint(
     One model per view: views exclude each other, and apart each model is small enough for CP-SAT's
     portfolio (``JOINT_WORKERS``) with its stronger linear relaxation (``linearization_level=2``) to prove in
     well under a second on a T3000's ring view (the 2 x 4 view's 16 states per tensor take about one)."""
-    jm = JointModel(tables, onchip, fused, only=view)
+    pins = list(pins)
+    pinned = frozenset(p.target for p in pins if p.field in ("num_links", "topology"))
+    jm = JointModel(tables, onchip, fused, only=view, pinned=pinned)
     jm.model.add(jm.view[view] == 1)
     if below_cycles is not None:
         jm.model.add(jm.objective <= below_cycles - 1)

@@ -114,7 +114,9 @@ class Planner:
             return self.solved[p].latency_cycles
         return self.bounds[p]
 
-    def _costs(self) -> tuple[dict[tuple[str, str], int | None], dict[tuple[str, str, str], int]]:
+    def costs(self) -> tuple[dict[tuple[str, str], int | None], dict[tuple[str, str, str], int]]:
+        """The joint model's split costs now (``joint.JointModel``'s ``onchip`` and ``fused``): each split's
+        proven optimum where solved, else its bound, plus its own collectives."""
         onchip: dict[tuple[str, str], int | None] = {}
         fused: dict[tuple[str, str, str], int] = {}
         for op, ss in self.tables.splits.items():
@@ -165,7 +167,7 @@ class Planner:
     def true_latency(self, found: JointSolution) -> int | None:
         """``found``'s assignment charged with every split's proven optimum (each of its problems solved):
         what the joint model's objective is for it once no bound is left; None if a problem has no schedule."""
-        onchip, fused = self._costs()
+        onchip, fused = self.costs()
         configs = dict(found.configs)
         total = sum(e.cost.latency_cycles for e in found.edges)
         for op, s in found.splits:
@@ -182,7 +184,7 @@ class Planner:
 
     def _charged(self, found: JointSolution, latency_cycles: int) -> JointSolution:
         """``found`` with its splits' charges and latency recomputed from the proven optima."""
-        onchip, fused = self._costs()
+        onchip, fused = self.costs()
         configs = dict(found.configs)
         cycles = []
         for op, s in found.splits:
@@ -210,7 +212,7 @@ class Planner:
                 open_views.remove(view)  # its optimum is at least its model's, no faster than the best
                 continue
             rounds += 1
-            onchip, fused = self._costs()
+            onchip, fused = self.costs()
             below = best.latency_cycles if best is not None else None
             found = solve_joint(self.tables, onchip, fused, pins, view, below, self.time_limit_seconds)
             if not isinstance(found, JointSolution):
@@ -230,7 +232,7 @@ class Planner:
         if best is not None:
             result = best
         else:
-            onchip, _ = self._costs()
+            onchip, _ = self.costs()
             result = explain(self.tables, onchip, pins, self.time_limit_seconds)
         statuses = []
         for op, ss in self.tables.splits.items():

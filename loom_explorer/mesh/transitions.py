@@ -119,9 +119,11 @@ def transition_cost(
     src: TensorState,
     dst: TensorState,
     config: CollectiveConfig,
+    memo: dict[tuple[CollectiveKind, int, AxisConfig, int, int], int] | None = None,
 ) -> TransitionCost | None:
     """The cheapest order of per-axis collectives from ``src`` to ``dst`` (module docstring); None when no
-    sequence of collectives gets there (a partial sum asked for)."""
+    sequence of collectives gets there (a partial sum asked for). ``memo``: the cycles of each collective
+    priced before on this mesh, by kind, chips, axis config, slice and page bytes (read and filled)."""
     best: TransitionCost | None = None
     for order in permutations(range(len(view.axes))):
         current = list(src.axes)
@@ -141,7 +143,12 @@ def transition_cost(
                 slice_bytes = piece
             else:  # the reduction's share per device: a tile at least, whole tiles
                 slice_bytes = ceil(piece / axis.chips / size.page_bytes) * size.page_bytes
-            cycles = collective_cycles(mesh, chip, kind, axis.chips, cfg, slice_bytes, size.page_bytes)
+            key = (kind, axis.chips, cfg, slice_bytes, size.page_bytes)
+            cycles = memo.get(key) if memo is not None else None
+            if cycles is None:
+                cycles = collective_cycles(mesh, chip, kind, axis.chips, cfg, slice_bytes, size.page_bytes)
+                if memo is not None:
+                    memo[key] = cycles
             steps.append(Collective(axis.name, kind, slice_bytes, cfg.links, cfg.topology, cycles))
         if not possible:
             return None
