@@ -413,11 +413,13 @@ class NoneFaster:
     upper_bound_cycles: int
 
 
-# CP-SAT's portfolio for a view's joint model. Measured on the Llama-3-70B prefill layer's rounds (2 cores,
-# docs/performance.md): 8 workers 0.9-1.4 s a 2 x 4 round where 1 worker takes 1.1-2.5 s, and 2 or 4 workers
-# up to 16-18 s. Ties between equally fast assignments may be broken differently from run to run; the
-# optimum's latency is the same.
-JOINT_WORKERS = 8
+# CP-SAT's settings for a view's joint model, once dominated configs are left out (docs/performance.md):
+# one worker without probing proves the 66 rounds of nine layer plans (Llama-3-70B and -8B on the T3000,
+# Galaxy, Blackhole Galaxy and p150 x 8) in 11.4 s in all, where 8 workers take 30.9 s and one worker with
+# probing 21.9 s, each round no slower, every optimum the same. One worker is also deterministic: ties
+# between equally fast assignments are broken alike in every run.
+JOINT_WORKERS = 1
+JOINT_PROBING_LEVEL = 0
 
 
 def solve_joint(
@@ -432,9 +434,10 @@ def solve_joint(
     """The optimum of the joint model on ``view`` under ``pins``: a solution, :class:`NoneFaster` when
     ``below_cycles`` is given and no assignment beats it, None when the pins rule the view out.
 
-    One model per view: views exclude each other, and apart each model is small enough for CP-SAT's
-    portfolio (``JOINT_WORKERS``) with its stronger linear relaxation (``linearization_level=2``) to prove in
-    well under a second on a T3000's ring view (the 2 x 4 view's 16 states per tensor take about one)."""
+    One model per view: views exclude each other, and apart each model (its dominated configs left out) is
+    small enough for one CP-SAT worker (``JOINT_WORKERS``) with its stronger linear relaxation
+    (``linearization_level=2``) to prove in well under a second, a 2 x 4 or 8 x 4 view's 16 states per tensor
+    included."""
     pins = list(pins)
     pinned = frozenset(p.target for p in pins if p.field in ("num_links", "topology"))
     jm = JointModel(tables, onchip, fused, only=view, pinned=pinned)
@@ -447,6 +450,7 @@ def solve_joint(
     solver.parameters.num_workers = JOINT_WORKERS
     solver.parameters.random_seed = 0
     solver.parameters.linearization_level = 2
+    solver.parameters.cp_model_probing_level = JOINT_PROBING_LEVEL
     status = solver.solve(jm.model)
     if status == cp_model.OPTIMAL:
         return _solution(jm, solver, onchip, fused)

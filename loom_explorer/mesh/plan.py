@@ -9,8 +9,10 @@ can still matter, and repeat the joint model until its answer rests on proven op
    monotone in its matmul's, so a bound there gives a bound too), asked only for an assignment cheaper than
    the best known.
 3. Every per-chip problem that optimum uses and that is still only bounded is solved to its proven optimum
-   (``onchip.solve_chip``, through the results store); the assignment's true latency (``true_latency``) is
-   the best known when it is lower. A view closes when CP-SAT finds nothing on it cheaper than the best,
+   (``onchip.solve_chip``, through the results store), the largest bound first; the assignment's true
+   latency (``true_latency``) is the best known when it is lower. Once a best is known, the solving stops
+   as soon as the assignment's cost with the optima found so far reaches the best (it cannot win), and the
+   view is solved again (step 2) with the higher costs. A view closes when CP-SAT finds nothing on it cheaper than the best,
    when its lower bound reaches the best, or when its optimum uses solved problems only (it is then the
    best). Back to 2 until every view is closed.
 
@@ -21,7 +23,7 @@ view was closed by a proof that none of its assignments is cheaper than the best
 infeasibility under ``objective <= best - 1``, or its earlier optimum already at least the best), or its
 optimum is the best, charged its true latency. The best is then no slower than any assignment of any view.
 A split never solved is thereby proven no better: it is "pruned". Each round either closes a view or solves
-at least one new problem, so the loop ends.
+at least one new problem (a round that stops early has solved one), so the loop ends.
 """
 
 from __future__ import annotations
@@ -157,6 +159,23 @@ class Planner:
             if not found.proven:
                 raise MeshError(f"per-chip problem {p.label} was not proven within {self.time_limit_seconds} s")
 
+    def _solve_while_it_may_win(
+        self, todo: list[ChipProblem], found: JointSolution, best: JointSolution | None
+    ) -> bool:
+        """Solve ``todo`` (the problems ``found`` uses that are only bounded), the largest bound first, and
+        stop once ``found`` cannot beat ``best`` any more: its cost with the optima known so far (a lower bound
+        of its latency) reaches the best, or a problem has no schedule. True when every problem was solved.
+        Without a best, all are solved (the first upper bound)."""
+        order = sorted(dict.fromkeys(todo), key=lambda q: (-(self.bounds[q] or 0), q.label))
+        for i, p in enumerate(order):
+            self._solve([p])
+            if best is None or i == len(order) - 1:
+                continue
+            cost = self.true_latency(found)
+            if cost is None or cost >= best.latency_cycles:
+                return False
+        return True
+
     def read_stored(self) -> None:
         """Read every per-chip answer the results store holds (``onchip.stored``), once per planner."""
         if self._read or not self.use_memory:
@@ -224,7 +243,8 @@ class Planner:
                 best = found
                 open_views.remove(view)
                 continue
-            self._solve(todo)
+            if not self._solve_while_it_may_win(todo, found, best):
+                continue  # a lower bound of its cost already reaches the best: solve the view again
             latency = self.true_latency(found)
             if latency is not None and (best is None or latency < best.latency_cycles):
                 best = self._charged(found, latency)  # an upper bound: the other views need only beat it
