@@ -39,6 +39,13 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
         (pytest.mark.slow,),
         (r"matmul M=32,K=1024,N=4096: cold \d+\.\d+ s .* warm \d+\.\d+ s; per-chip problems solved \d+",),
     ),
+    "joint_settings.py": (
+        (pytest.mark.slow,),
+        (
+            r"t3000 matmul M=32,K=1024,N=4096: \d+ rounds: every config, 8 workers \d+\.\d+ s",
+            r"all \d+ rounds, pruned, 1 worker, no probing: \d+\.\d+ s \(1\.0x the shipped setting's time\)",
+        ),
+    ),
     "model_variants.py": (
         (pytest.mark.slow,),
         (r"wormhole_n150 +M=2048,K=2048,N=2048 +\d+\.\d+", r"total \d+\.\d+ s, CPU \d+\.\d+ s"),

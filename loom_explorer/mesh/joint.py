@@ -413,11 +413,11 @@ class NoneFaster:
     upper_bound_cycles: int
 
 
-# CP-SAT's settings for a view's joint model, once dominated configs are left out (docs/performance.md):
-# one worker without probing proves the 66 rounds of nine layer plans (Llama-3-70B and -8B on the T3000,
-# Galaxy, Blackhole Galaxy and p150 x 8) in 11.4 s in all, where 8 workers take 30.9 s and one worker with
-# probing 21.9 s, each round no slower, every optimum the same. One worker is also deterministic: ties
-# between equally fast assignments are broken alike in every run.
+# CP-SAT's settings for a view's joint model, once dominated configs are left out (``python
+# benchmarks/joint_settings.py``, docs/performance.md): one worker without probing solves the 30 rounds of
+# five layer plans on four meshes in 8.8 s, where one worker with probing takes 13.4 s and 8 workers 18.7 s
+# (every config kept, 8 workers: 237.8 s), every round's answer the same. One worker is also deterministic:
+# ties between equally fast assignments are broken alike in every run.
 JOINT_WORKERS = 1
 JOINT_PROBING_LEVEL = 0
 

@@ -12,9 +12,9 @@ can still matter, and repeat the joint model until its answer rests on proven op
    (``onchip.solve_chip``, through the results store), the largest bound first; the assignment's true
    latency (``true_latency``) is the best known when it is lower. Once a best is known, the solving stops
    as soon as the assignment's cost with the optima found so far reaches the best (it cannot win), and the
-   view is solved again (step 2) with the higher costs. A view closes when CP-SAT finds nothing on it cheaper than the best,
-   when its lower bound reaches the best, or when its optimum uses solved problems only (it is then the
-   best). Back to 2 until every view is closed.
+   view is solved again (step 2) with the higher costs. A view closes when CP-SAT finds nothing on it
+   cheaper than the best, when its lower bound reaches the best, or when its optimum uses solved problems
+   only (it is then the best). Back to 2 until every view is closed.
 
 **Why the answer is proven optimal.** Costs only rise between rounds (a bound becomes an optimum at least
 as large), so a view's joint optimum, computed with costs that are each the split's proven optimum or a
