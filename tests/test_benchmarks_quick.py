@@ -80,6 +80,13 @@ EXPECTED: dict[str, tuple[tuple[pytest.MarkDecorator, ...], tuple[str, ...]]] = 
             r"internal errors: 0; over 60 s: 0",
         ),
     ),
+    "solve_order.py": (
+        (pytest.mark.slow,),
+        (
+            r"gemm M=256,K=256,N=256: at once \d+\.\d+ s, at the end \d+\.\d+ s",
+            r"2 problems: at once \d+\.\d+ s, at the end \d+\.\d+ s; at once / at the end \d+\.\d+x",
+        ),
+    ),
     "store_referee.py": ((pytest.mark.slow,), (r"gemm M=256,K=256,N=256 +20 +20 +\d+\.\d+ +\d+ +\d+",)),
     "solve_memory.py": (
         (pytest.mark.slow,),
