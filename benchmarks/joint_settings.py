@@ -121,7 +121,7 @@ def solve(r: Round, s: Setting) -> tuple[float, str, int | None]:
     if s.probing_level is not None:
         solver.parameters.cp_model_probing_level = s.probing_level
     status = solver.solve(jm.model)
-    optimum = round(solver.objective_value) if status == cp_model.OPTIMAL else None
+    optimum = solver.value(jm.objective) if status == cp_model.OPTIMAL else None
     return time.perf_counter() - start, solver.status_name(status), optimum
 
 

@@ -22,6 +22,11 @@ Costs (cycles), the objective's terms, summed over the chain of ops every device
 
 The boundary ops pin the input's and output's states (``graph.py``).
 
+Of equally fast assignments the one with the fewest collectives is returned: the model minimises
+``(K + 1) * latency + sum(made) + sum(z)`` over its ``K`` state-change and fused-gather literals, so the
+latency comes first and the count of collectives (at most ``K``) only breaks its ties (a matmul whose input
+is already replicated takes its plain split, not a fused gather of nothing).
+
 **Dominated configs.** A tensor's config enters the model only through its own transitions' and fused
 splits' costs, so a config ``c`` that another config ``c'`` matches or beats on every one of them (every
 state change ``a -> b`` its readers may ask, every fused split reading it) is left out: any assignment
@@ -199,6 +204,7 @@ class JointModel:
         # every config of a tensor a pin constrains, or of any tensor when only feasibility is asked (pins)
         self._all_configs = pinned if not feasibility_only else frozenset(op.name for op in tables.graph.ops)
         self.kept: dict[tuple[str, str], tuple[CollectiveConfig, ...]] = {}
+        self.collectives: list[cp_model.IntVar] = []  # each state change made, each fused gather chosen
         m = self.model = cp_model.CpModel()
         g = tables.graph
         self.views = tuple(v for v in tables.views if only is None or v.name == only)
@@ -233,12 +239,13 @@ class JointModel:
                 z = m.new_bool_var(f"z[{op_name},{s_name},{c.label}]")
                 m.add_implication(z, self.cfg[(tensor, c)])
                 zs.append(z)
+                self.collectives.append(z)
                 cost.append(fused[(op_name, s_name, c.label)] * z)
             m.add(sum(zs) == lit)
         self._dram()
         self.objective = sum(cost)
-        if not feasibility_only:
-            m.minimize(self.objective)
+        if not feasibility_only:  # the latency first, then the fewest collectives (module docstring)
+            m.minimize((len(self.collectives) + 1) * self.objective + sum(self.collectives))
 
     def _split_vars(
         self, op: str, onchip: dict[tuple[str, str], int | None], feasibility_only: bool
@@ -354,6 +361,7 @@ class JointModel:
             if a != b:
                 if (a, b) not in made:
                     made[(a, b)] = m.new_bool_var(f"made[{tensor},{a.label}->{b.label}]")
+                    self.collectives.append(made[(a, b)])
                 m.add_implication(lit, made[(a, b)])
 
     def _made_cost(
@@ -415,9 +423,8 @@ class NoneFaster:
 
 # CP-SAT's settings for a view's joint model, once dominated configs are left out (``python
 # benchmarks/joint_settings.py``, docs/performance.md): one worker without probing solves the 30 rounds of
-# five layer plans on four meshes in 8.8 s, where one worker with probing takes 13.4 s and 8 workers 18.7 s
-# (every config kept, 8 workers: 237.8 s), every round's answer the same. One worker is also deterministic:
-# ties between equally fast assignments are broken alike in every run.
+# five layer plans on four meshes in 7.8 s, where one worker with probing takes 11.8 s and 8 workers 21.2 s
+# (every config kept, 8 workers: 363.9 s), every round's answer the same. One worker is also deterministic.
 JOINT_WORKERS = 1
 JOINT_PROBING_LEVEL = 0
 
@@ -573,7 +580,7 @@ def _solution(
         else:
             split_cycles.append((op.name, onchip[(op.name, s.name)] or 0))
     return JointSolution(
-        int(round(solver.objective_value)),
+        int(solver.value(jm.objective)),
         view,
         tuple((op.name, chosen[op.name]) for op in t.graph.ops),
         tuple(sorted(configs.items(), key=lambda kv: kv[0])),

@@ -1,6 +1,7 @@
 """Dominated collective configs (``mesh/joint.py``): leaving them out of the joint model keeps its optimum,
-a config pin keeps every config of its tensor, and of equal configs the first is kept; and the plan
-(``mesh/plan.py``) against an oracle that solves every per-chip problem."""
+a config pin keeps every config of its tensor, and of equal configs the first is kept; ties between
+assignments go to the fewest collectives; and the plan (``mesh/plan.py``) against an oracle that solves
+every per-chip problem."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _optimum_with_every_config(planner: Planner, view: str) -> int:
     solver.parameters.num_workers = 8
     solver.parameters.max_time_in_seconds = 120
     assert solver.solve(jm.model) == cp_model.OPTIMAL
-    return round(solver.objective_value)
+    return int(solver.value(jm.objective))
 
 
 def test_leaving_dominated_configs_out_keeps_every_views_optimum() -> None:
@@ -78,3 +79,14 @@ def test_the_plan_equals_the_joint_optimum_with_every_problem_solved() -> None:
     oracle = Planner(load_mesh("t3000"), graph, use_memory=False)
     oracle._solve(sorted(oracle.bounds, key=lambda p: p.label))
     assert plan.result.latency_cycles == min(_optimum_with_every_config(oracle, v.name) for v in oracle.views)
+
+
+def test_of_equally_fast_assignments_the_one_with_fewer_collectives_wins() -> None:
+    planner = Planner(load_mesh("t3000"), matmul_graph(32, 2048, 8192), use_memory=False)
+    plain, fused = planner.plan(["matmul.split=N@ring"]), planner.plan(["matmul.split=agN@ring"])
+    best = planner.plan()
+    assert isinstance(best.result, JointSolution) and isinstance(plain.result, JointSolution)
+    assert isinstance(fused.result, JointSolution)
+    # x is replicated: gathering it in the fused op is free, so both are proven equally fast
+    assert plain.result.latency_cycles == fused.result.latency_cycles == best.result.latency_cycles
+    assert dict(best.result.splits)["matmul"].name == "N@ring"
