@@ -7,8 +7,8 @@ Each case plans a Llama-3-70B decoder layer (tt-transformers' performance precis
 ``mesh solve`` does) into a new empty results store and records the inputs of every joint solve it makes (its
 rounds: ``mesh/plan.py``). Each round's model is then built and solved again, in this process, under:
 
-* ``every config, 8 workers``: every collective config of every tensor kept (``JointModel``'s ``pinned``
-  naming every tensor), CP-SAT's 8-worker portfolio with its default probing (the settings before dominated
+* ``every config, 8 workers``: every collective config of every tensor kept (``round_model``'s
+  ``every_config``), CP-SAT's 8-worker portfolio with its default probing (the settings before dominated
   configs were left out);
 * ``pruned, 8 workers``: dominated configs left out (``mesh/joint.py``), the same portfolio;
 * ``pruned, 1 worker``: dominated configs left out, one worker, default probing;
@@ -37,10 +37,10 @@ from loom_explorer.mesh.graph import OpGraph, matmul_graph, model_graph
 from loom_explorer.mesh.joint import (
     JOINT_PROBING_LEVEL,
     JOINT_WORKERS,
-    JointModel,
     JointSolution,
     JointTables,
     NoneFaster,
+    round_model,
     solve_joint,
 )
 from loom_explorer.mesh.pins import MeshPin
@@ -105,14 +105,8 @@ def rounds_of(mesh: str, graph: OpGraph) -> list[Round]:
 
 def solve(r: Round, s: Setting) -> tuple[float, str, int | None]:
     """One round under one setting: seconds, CP-SAT's status, the optimum (None when infeasible)."""
-    every = frozenset(op.name for op in r.tables.graph.ops) if s.every_config else frozenset()
-    pinned = every | frozenset(p.target for p in r.pins if p.field in ("num_links", "topology"))
     start = time.perf_counter()
-    jm = JointModel(r.tables, r.onchip, r.fused, only=r.view, pinned=pinned)
-    jm.model.add(jm.view[r.view] == 1)
-    if r.below_cycles is not None:
-        jm.model.add(jm.objective <= r.below_cycles - 1)
-    jm.model.add_assumptions([jm.pin_literal(p) for p in r.pins])
+    jm = round_model(r.tables, r.onchip, r.fused, r.pins, r.view, r.below_cycles, s.every_config)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = 600.0
     solver.parameters.num_workers = s.workers

@@ -429,6 +429,28 @@ JOINT_WORKERS = 1
 JOINT_PROBING_LEVEL = 0
 
 
+def round_model(
+    tables: JointTables,
+    onchip: dict[tuple[str, str], int | None],
+    fused: dict[tuple[str, str, str], int],
+    pins: Sequence[MeshPin],
+    view: str,
+    below_cycles: int | None = None,
+    every_config: bool = False,
+) -> JointModel:
+    """The joint model of one round on ``view`` under ``pins`` (assumptions), asked for an assignment faster
+    than ``below_cycles`` when given. A tensor a ``num_links`` or ``topology`` pin names keeps every config;
+    ``every_config``: every tensor does (``benchmarks/joint_settings.py`` measures what leaving them out saves)."""
+    named = frozenset(p.target for p in pins if p.field in ("num_links", "topology"))
+    every = frozenset(op.name for op in tables.graph.ops) if every_config else frozenset()
+    jm = JointModel(tables, onchip, fused, only=view, pinned=named | every)
+    jm.model.add(jm.view[view] == 1)
+    if below_cycles is not None:
+        jm.model.add(jm.objective <= below_cycles - 1)
+    jm.model.add_assumptions([jm.pin_literal(p) for p in pins])
+    return jm
+
+
 def solve_joint(
     tables: JointTables,
     onchip: dict[tuple[str, str], int | None],
@@ -445,13 +467,7 @@ def solve_joint(
     small enough for one CP-SAT worker (``JOINT_WORKERS``) with its stronger linear relaxation
     (``linearization_level=2``) to prove in well under a second, a 2 x 4 or 8 x 4 view's 16 states per tensor
     included."""
-    pins = list(pins)
-    pinned = frozenset(p.target for p in pins if p.field in ("num_links", "topology"))
-    jm = JointModel(tables, onchip, fused, only=view, pinned=pinned)
-    jm.model.add(jm.view[view] == 1)
-    if below_cycles is not None:
-        jm.model.add(jm.objective <= below_cycles - 1)
-    jm.model.add_assumptions([jm.pin_literal(p) for p in pins])
+    jm = round_model(tables, onchip, fused, list(pins), view, below_cycles)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_seconds
     solver.parameters.num_workers = JOINT_WORKERS

@@ -208,6 +208,11 @@ class Session:
             if r.solution is not None:
                 latencies[r.candidate_name] = r.solution.latency_cycles
 
+        def settle(name: str) -> None:
+            """Solve the deferred ``name`` to its optimum under the current ``c``, from the schedule found."""
+            latencies.pop(name, None)  # its optimum replaces the screened latency
+            record(self.solve_one(self.schedule(name), pins, options, cutoff=cutoff(), start=found.pop(name)))
+
         cores = os.cpu_count() or 1
         with ThreadPoolExecutor(max_workers=cores) as pool:
             while pending:
@@ -239,14 +244,9 @@ class Session:
                         if out is not None:
                             latencies[s.candidate.name] = out.latency_cycles
                 if found and self.solve_found_at_once:  # the fastest found, solved now: its optimum tightens c
-                    name = min(found, key=lambda n: _known_key(found[n]))
-                    start = found.pop(name)
-                    latencies.pop(name, None)
-                    record(self.solve_one(self.schedule(name), pins, options, cutoff=cutoff(), start=start))
-            deferred = sorted(found, key=lambda name: _known_key(found[name]))
-            for name in deferred:
-                latencies.pop(name, None)  # its optimum replaces the screened latency
-                record(self.solve_one(self.schedule(name), pins, options, cutoff=cutoff(), start=found[name]))
+                    settle(min(found, key=lambda name: _known_key(found[name])))
+            for name in sorted(found, key=lambda name: _known_key(found[name])):
+                settle(name)
         return results
 
     def screen(

@@ -9,7 +9,7 @@ from ortools.sat.python import cp_model
 
 from loom_explorer.hardware.mesh_load import load_mesh
 from loom_explorer.mesh.graph import decoder_layer_graph, matmul_graph, model_graph
-from loom_explorer.mesh.joint import JointModel, JointSolution, _dominated, solve_joint
+from loom_explorer.mesh.joint import JointModel, JointSolution, _dominated, round_model, solve_joint
 from loom_explorer.mesh.plan import Planner
 from loom_explorer.mesh.precision import precision
 from loom_explorer.model.collective import FabricTopology
@@ -18,10 +18,8 @@ from loom_explorer.sweep.ops import DECODE_KV, MODELS
 
 def _optimum_with_every_config(planner: Planner, view: str) -> int:
     onchip, fused = planner.costs()
-    every = frozenset(op.name for op in planner.graph.ops)
-    jm = JointModel(planner.tables, onchip, fused, only=view, pinned=every)
+    jm = round_model(planner.tables, onchip, fused, [], view, every_config=True)
     assert all(jm.kept[k] == planner.tables.configs[k[1]] for k in jm.kept)
-    jm.model.add(jm.view[view] == 1)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 8
     solver.parameters.max_time_in_seconds = 120
